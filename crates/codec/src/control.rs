@@ -1,0 +1,1 @@
+//! Control records (stub).

@@ -1,0 +1,246 @@
+//! The one error type of krecords-codec.
+//!
+//! Every variant that describes malformed input carries the absolute byte position (`at`) in the
+//! buffer the caller handed in, and what was expected against what was found.
+
+use crate::Compression;
+use std::fmt;
+
+/// A result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while reading or writing Kafka records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input ended before a field or a declared length was complete.
+    Truncated {
+        /// Byte position where the field starts.
+        at: usize,
+        /// What was being read.
+        what: &'static str,
+        /// Bytes the field needs.
+        needed: usize,
+        /// Bytes that were left.
+        available: usize,
+    },
+    /// A magic byte other than 0, 1 or 2.
+    InvalidMagic {
+        /// Position of the magic byte.
+        at: usize,
+        /// The value found.
+        found: i8,
+    },
+    /// A stored CRC does not match the CRC computed over the bytes it covers.
+    CrcMismatch {
+        /// Position of the entry whose CRC failed.
+        at: usize,
+        /// CRC in the header.
+        stored: u32,
+        /// CRC of the bytes.
+        computed: u32,
+    },
+    /// A declared length or count is impossible (negative, too small, too large, or inconsistent
+    /// with the bytes present).
+    InvalidLength {
+        /// Position of the length field.
+        at: usize,
+        /// Which length.
+        what: &'static str,
+        /// What the format allows.
+        expected: String,
+        /// The value found.
+        found: i64,
+    },
+    /// A varint longer than 5 bytes (or varlong longer than 10).
+    InvalidVarint {
+        /// Position of the first byte of the varint.
+        at: usize,
+        /// Maximum length in bytes of this varint kind.
+        max_bytes: usize,
+    },
+    /// The records section does not hold what the header declares.
+    RecordCountMismatch {
+        /// Position of the batch.
+        at: usize,
+        /// Records declared by the header (or implied by `last_offset_delta`).
+        declared: i64,
+        /// Records found, or a description of what was found.
+        found: String,
+    },
+    /// Structurally decodable input that breaks a rule of the format, such as a null header key,
+    /// nested compression or an empty compressed wrapper.
+    InvalidRecord {
+        /// Position of the offending record or field.
+        at: usize,
+        /// What rule was broken, in lowercase words.
+        reason: String,
+    },
+    /// Compression id 5..7 in the attributes.
+    UnknownCompression {
+        /// Position of the attributes.
+        at: usize,
+        /// The id found.
+        id: u8,
+    },
+    /// A codec the format version does not allow (zstd in v0/v1).
+    UnsupportedCompression {
+        /// Position of the batch.
+        at: usize,
+        /// The codec.
+        compression: Compression,
+        /// The message format.
+        magic: u8,
+    },
+    /// Compressed data that the codec cannot decode.
+    Decompress {
+        /// Position of the compressed data (start of the records section or wrapper value).
+        at: usize,
+        /// The codec.
+        compression: Compression,
+        /// What the decoder reported.
+        reason: String,
+    },
+    /// Decompression would produce more than the configured limit.
+    DecompressLimit {
+        /// Position of the compressed data.
+        at: usize,
+        /// The codec.
+        compression: Compression,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// Compression failed (only an I/O style failure inside a codec library).
+    Compress {
+        /// The codec.
+        compression: Compression,
+        /// What the encoder reported.
+        reason: String,
+    },
+    /// A compression level outside the codec's range.
+    InvalidLevel {
+        /// The codec.
+        compression: Compression,
+        /// The level asked for.
+        level: i32,
+    },
+    /// A value the writer cannot represent (a record too large for an i32 length, an offset delta
+    /// beyond i32, a header key that is not valid for the format).
+    Unencodable {
+        /// What cannot be written.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The absolute byte position the error refers to, where it has one.
+    pub fn position(&self) -> Option<usize> {
+        match *self {
+            Error::Truncated { at, .. }
+            | Error::InvalidMagic { at, .. }
+            | Error::CrcMismatch { at, .. }
+            | Error::InvalidLength { at, .. }
+            | Error::InvalidVarint { at, .. }
+            | Error::RecordCountMismatch { at, .. }
+            | Error::InvalidRecord { at, .. }
+            | Error::UnknownCompression { at, .. }
+            | Error::UnsupportedCompression { at, .. }
+            | Error::Decompress { at, .. }
+            | Error::DecompressLimit { at, .. } => Some(at),
+            Error::Compress { .. } | Error::InvalidLevel { .. } | Error::Unencodable { .. } => None,
+        }
+    }
+
+    /// The same error with every position moved by `delta` bytes (used when a parser ran over a
+    /// sub-slice that starts `delta` bytes into the caller's buffer).
+    pub fn shifted(mut self, delta: usize) -> Self {
+        match &mut self {
+            Error::Truncated { at, .. }
+            | Error::InvalidMagic { at, .. }
+            | Error::CrcMismatch { at, .. }
+            | Error::InvalidLength { at, .. }
+            | Error::InvalidVarint { at, .. }
+            | Error::RecordCountMismatch { at, .. }
+            | Error::InvalidRecord { at, .. }
+            | Error::UnknownCompression { at, .. }
+            | Error::UnsupportedCompression { at, .. }
+            | Error::Decompress { at, .. }
+            | Error::DecompressLimit { at, .. } => *at = at.saturating_add(delta),
+            Error::Compress { .. } | Error::InvalidLevel { .. } | Error::Unencodable { .. } => {}
+        }
+        self
+    }
+
+    /// True when the error says the data is corrupt (as opposed to a limit or a writer problem).
+    pub fn is_corruption(&self) -> bool {
+        !matches!(
+            self,
+            Error::DecompressLimit { .. }
+                | Error::Compress { .. }
+                | Error::InvalidLevel { .. }
+                | Error::Unencodable { .. }
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Truncated { at, what, needed, available } => write!(
+                f,
+                "byte {at}: {what} needs {needed} bytes but only {available} remain"
+            ),
+            Error::InvalidMagic { at, found } => {
+                write!(f, "byte {at}: invalid magic {found} (expected 0, 1 or 2)")
+            }
+            Error::CrcMismatch { at, stored, computed } => write!(
+                f,
+                "entry at byte {at}: crc mismatch (stored {stored}, computed {computed})"
+            ),
+            Error::InvalidLength { at, what, expected, found } => {
+                write!(f, "byte {at}: invalid {what} {found} (expected {expected})")
+            }
+            Error::InvalidVarint { at, max_bytes } => write!(
+                f,
+                "byte {at}: varint longer than {max_bytes} bytes"
+            ),
+            Error::RecordCountMismatch { at, declared, found } => write!(
+                f,
+                "batch at byte {at}: header declares {declared} records but {found}"
+            ),
+            Error::InvalidRecord { at, reason } => write!(f, "byte {at}: {reason}"),
+            Error::UnknownCompression { at, id } => {
+                write!(f, "byte {at}: unknown compression id {id} (expected 0..4)")
+            }
+            Error::UnsupportedCompression { at, compression, magic } => write!(
+                f,
+                "entry at byte {at}: {} compression is not allowed in magic {magic}",
+                compression.name()
+            ),
+            Error::Decompress { at, compression, reason } => write!(
+                f,
+                "byte {at}: invalid {} data: {reason}",
+                compression.name()
+            ),
+            Error::DecompressLimit { at, compression, limit } => write!(
+                f,
+                "byte {at}: {} data decompresses to more than the limit of {limit} bytes",
+                compression.name()
+            ),
+            Error::Compress { compression, reason } => {
+                write!(f, "{} compression failed: {reason}", compression.name())
+            }
+            Error::InvalidLevel { compression, level } => {
+                let (lo, hi) = compression.level_range().unwrap_or((0, 0));
+                write!(
+                    f,
+                    "invalid {} level {level} (expected {lo}..={hi})",
+                    compression.name()
+                )
+            }
+            Error::Unencodable { reason } => write!(f, "cannot encode: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,207 @@
+//! Kafka's message formats, read and written byte for byte as Apache Kafka does.
+//!
+//! Three formats share the log, told apart by the magic byte at offset 16 of every entry:
+//! magic 0 and 1 (single "messages", possibly a compressed wrapper around inner messages) and
+//! magic 2, the RecordBatch. [`read::Entries`] walks any buffer of concatenated entries (a segment
+//! file, the records field of a fetch response) and yields a [`read::Batch`] per entry without
+//! copying; [`write::V2Builder`] and [`write::LegacyBuilder`] write entries identical to Apache
+//! Kafka's `MemoryRecordsBuilder`.
+//!
+//! # Examples (see the read and write modules)
+//!
+//! ```ignore
+//! use krecords_codec::read::Entries;
+//! use krecords_codec::write::{V2Builder, Record};
+//!
+//! let mut builder = V2Builder::new(0);
+//! builder.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+//! builder.append(&Record::new(1714000000000, None, Some(b"world"))).unwrap();
+//! let bytes = builder.finish().unwrap();
+//! assert_eq!(bytes.len(), 85);
+//!
+//! let mut scratch = Vec::new();
+//! for batch in Entries::new(&bytes) {
+//!     let batch = batch.unwrap();
+//!     batch.validate().unwrap();
+//!     for record in batch.records(&mut scratch, usize::MAX).unwrap() {
+//!         let record = record.unwrap();
+//!         println!("{} {:?}", record.offset, record.value);
+//!     }
+//! }
+//! ```
+#![deny(missing_docs)]
+
+pub mod compression;
+pub mod control;
+pub mod crc;
+mod error;
+pub mod read;
+pub mod varint;
+pub mod write;
+
+pub use error::{Error, Result};
+
+/// Size of the `offset` (i64) + `size` (i32) prefix that every log entry of every format starts
+/// with. Kafka calls it `LOG_OVERHEAD`.
+pub const LOG_OVERHEAD: usize = 12;
+
+/// Position of the magic byte in every entry, whatever its format.
+pub const MAGIC_OFFSET: usize = 16;
+
+/// The default cap on decompressed bytes per batch: 256 MiB, well above Kafka's largest
+/// `max.message.bytes` in practice and well below this machine's memory.
+pub const DEFAULT_DECOMPRESS_LIMIT: usize = 256 << 20;
+
+/// The compression codec of an entry: bits 0..2 of the attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Compression {
+    /// Uncompressed (id 0).
+    None,
+    /// gzip (id 1).
+    Gzip,
+    /// snappy, xerial-framed when written (id 2).
+    Snappy,
+    /// LZ4 in Kafka's frame (id 3).
+    Lz4,
+    /// zstd (id 4); v2 only.
+    Zstd,
+}
+
+impl Compression {
+    /// All codecs, in id order.
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+
+    /// The codec for an attributes id, `None` for ids 5..7.
+    pub fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            0 => Compression::None,
+            1 => Compression::Gzip,
+            2 => Compression::Snappy,
+            3 => Compression::Lz4,
+            4 => Compression::Zstd,
+            _ => return None,
+        })
+    }
+
+    /// The attributes id (0..4).
+    pub fn id(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Gzip => 1,
+            Compression::Snappy => 2,
+            Compression::Lz4 => 3,
+            Compression::Zstd => 4,
+        }
+    }
+
+    /// Kafka's name: `none`, `gzip`, `snappy`, `lz4`, `zstd`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// Parses Kafka's name (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Compression::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether the codec may appear in the given message format (zstd needs magic 2).
+    pub fn allowed_in(self, magic: u8) -> bool {
+        match self {
+            Compression::Zstd => magic >= 2,
+            _ => magic <= 2,
+        }
+    }
+
+    /// The inclusive range of levels Kafka (3.8+) accepts for the codec, `None` for codecs
+    /// without levels (none, snappy).
+    pub fn level_range(self) -> Option<(i32, i32)> {
+        match self {
+            Compression::Gzip => Some((1, 9)),
+            Compression::Lz4 => Some((1, 17)),
+            Compression::Zstd => Some((-131072, 22)),
+            Compression::None | Compression::Snappy => None,
+        }
+    }
+
+    /// Kafka's default level for the codec (gzip 6 as `Deflater.DEFAULT_COMPRESSION`, lz4 9,
+    /// zstd 3), `None` for codecs without levels.
+    pub fn default_level(self) -> Option<i32> {
+        match self {
+            Compression::Gzip => Some(6),
+            Compression::Lz4 => Some(9),
+            Compression::Zstd => Some(3),
+            Compression::None | Compression::Snappy => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a timestamp was assigned: attributes bit 3 (v1 and v2); v0 has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimestampType {
+    /// Magic 0: no timestamps at all.
+    NoTimestamp,
+    /// The producer's timestamp.
+    CreateTime,
+    /// The broker's append time, set on the batch (v2) or wrapper (v1).
+    LogAppendTime,
+}
+
+impl TimestampType {
+    /// Name as in the JSON output: `none`, `create_time`, `log_append_time`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimestampType::NoTimestamp => "none",
+            TimestampType::CreateTime => "create_time",
+            TimestampType::LogAppendTime => "log_append_time",
+        }
+    }
+
+    /// Kafka's display name: `NO_TIMESTAMP_TYPE`, `CreateTime`, `LogAppendTime`.
+    pub fn kafka_name(self) -> &'static str {
+        match self {
+            TimestampType::NoTimestamp => "NO_TIMESTAMP_TYPE",
+            TimestampType::CreateTime => "CreateTime",
+            TimestampType::LogAppendTime => "LogAppendTime",
+        }
+    }
+
+    /// Parses `none`/`create_time`/`log_append_time` (also Kafka's spellings).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().replace('-', "_").as_str() {
+            "none" | "no_timestamp_type" => Some(TimestampType::NoTimestamp),
+            "create_time" | "createtime" => Some(TimestampType::CreateTime),
+            "log_append_time" | "logappendtime" => Some(TimestampType::LogAppendTime),
+            _ => None,
+        }
+    }
+}
+
+/// One record header: a UTF-8 key (not checked for UTF-8 on read, as Kafka's reader does not)
+/// and an optional value. Order and duplicates are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Header<'a> {
+    /// Header key bytes.
+    pub key: &'a [u8],
+    /// Header value, `None` for a null value (length -1).
+    pub value: Option<&'a [u8]>,
+}

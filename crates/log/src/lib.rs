@@ -1,0 +1,1 @@
+//! krecords-log: a Kafka partition log (work in progress).
