@@ -1,1 +1,228 @@
-//! Control records (stub).
+//! Control records: the records of a control batch (attributes bit 5).
+//!
+//! ```text
+//! key:   version: i16 (0), type: i16      0 abort, 1 commit, 2 leader change, 3 snapshot header,
+//!                                         4 snapshot footer, 5 kraft version, 6 kraft voters
+//! value of an abort/commit (end transaction marker):
+//!        version: i16 (0), coordinator epoch: i32
+//! ```
+//!
+//! As in Kafka's `ControlRecordType.parse`, a key shorter than 4 bytes or with a negative version
+//! is invalid, a newer version is read as far as the fields this version knows, and an unknown type
+//! is [`ControlRecordType::Unknown`].
+
+use crate::{Error, Result};
+
+/// Size of a control record key: version + type.
+pub const KEY_SIZE: usize = 4;
+/// Size of an end transaction marker value (version 0): version + coordinator epoch.
+pub const END_TXN_MARKER_SIZE: usize = 6;
+
+/// The type of a control record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ControlRecordType {
+    /// 0: a transaction was aborted.
+    Abort,
+    /// 1: a transaction was committed.
+    Commit,
+    /// 2: KRaft leader change.
+    LeaderChange,
+    /// 3: KRaft snapshot header.
+    SnapshotHeader,
+    /// 4: KRaft snapshot footer.
+    SnapshotFooter,
+    /// 5: KRaft version.
+    KRaftVersion,
+    /// 6: KRaft voters.
+    KRaftVoters,
+    /// Any other type id.
+    Unknown(i16),
+}
+
+impl ControlRecordType {
+    /// The type for an id.
+    pub fn from_id(id: i16) -> Self {
+        match id {
+            0 => ControlRecordType::Abort,
+            1 => ControlRecordType::Commit,
+            2 => ControlRecordType::LeaderChange,
+            3 => ControlRecordType::SnapshotHeader,
+            4 => ControlRecordType::SnapshotFooter,
+            5 => ControlRecordType::KRaftVersion,
+            6 => ControlRecordType::KRaftVoters,
+            other => ControlRecordType::Unknown(other),
+        }
+    }
+
+    /// The type id.
+    pub fn id(self) -> i16 {
+        match self {
+            ControlRecordType::Abort => 0,
+            ControlRecordType::Commit => 1,
+            ControlRecordType::LeaderChange => 2,
+            ControlRecordType::SnapshotHeader => 3,
+            ControlRecordType::SnapshotFooter => 4,
+            ControlRecordType::KRaftVersion => 5,
+            ControlRecordType::KRaftVoters => 6,
+            ControlRecordType::Unknown(id) => id,
+        }
+    }
+
+    /// Lowercase name as in our JSON: `abort`, `commit`, `leader_change`, ..., `unknown`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlRecordType::Abort => "abort",
+            ControlRecordType::Commit => "commit",
+            ControlRecordType::LeaderChange => "leader_change",
+            ControlRecordType::SnapshotHeader => "snapshot_header",
+            ControlRecordType::SnapshotFooter => "snapshot_footer",
+            ControlRecordType::KRaftVersion => "kraft_version",
+            ControlRecordType::KRaftVoters => "kraft_voters",
+            ControlRecordType::Unknown(_) => "unknown",
+        }
+    }
+
+    /// Kafka's enum name: `ABORT`, `COMMIT`, ..., `UNKNOWN`.
+    pub fn kafka_name(self) -> &'static str {
+        match self {
+            ControlRecordType::Abort => "ABORT",
+            ControlRecordType::Commit => "COMMIT",
+            ControlRecordType::LeaderChange => "LEADER_CHANGE",
+            ControlRecordType::SnapshotHeader => "SNAPSHOT_HEADER",
+            ControlRecordType::SnapshotFooter => "SNAPSHOT_FOOTER",
+            ControlRecordType::KRaftVersion => "KRAFT_VERSION",
+            ControlRecordType::KRaftVoters => "KRAFT_VOTERS",
+            ControlRecordType::Unknown(_) => "UNKNOWN",
+        }
+    }
+
+    /// Whether this type ends a transaction (abort or commit).
+    pub fn is_end_txn(self) -> bool {
+        matches!(self, ControlRecordType::Abort | ControlRecordType::Commit)
+    }
+
+    /// Parses a name as printed by [`Self::name`] or Kafka (`commit`, `COMMIT`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        (0..=6)
+            .map(Self::from_id)
+            .find(|t| t.name().eq_ignore_ascii_case(name) || t.kafka_name() == name)
+    }
+}
+
+/// A decoded control record key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControlRecordKey {
+    /// Key version (0 today).
+    pub version: i16,
+    /// Record type.
+    pub kind: ControlRecordType,
+}
+
+impl ControlRecordKey {
+    /// Parses a control record key; `at` is the absolute position of the key for errors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRecord`] for a null key, fewer than 4 bytes, or a negative version.
+    pub fn parse(key: Option<&[u8]>, at: usize) -> Result<Self> {
+        let Some(key) = key else {
+            return Err(Error::InvalidRecord { at, reason: "control record has a null key".into() });
+        };
+        let (Some(v), Some(t)) = (key.get(0..2), key.get(2..4)) else {
+            return Err(Error::InvalidRecord {
+                at,
+                reason: format!(
+                    "control record key has {} bytes, expected at least {KEY_SIZE}",
+                    key.len()
+                ),
+            });
+        };
+        let version = i16::from_be_bytes([v[0], v[1]]);
+        if version < 0 {
+            return Err(Error::InvalidRecord {
+                at,
+                reason: format!("invalid control record key version {version}"),
+            });
+        }
+        let kind = ControlRecordType::from_id(i16::from_be_bytes([t[0], t[1]]));
+        Ok(ControlRecordKey { version, kind })
+    }
+
+    /// The 4 key bytes.
+    pub fn to_bytes(self) -> [u8; 4] {
+        let v = self.version.to_be_bytes();
+        let t = self.kind.id().to_be_bytes();
+        [v[0], v[1], t[0], t[1]]
+    }
+}
+
+/// The value of an abort or commit control record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndTxnMarker {
+    /// Marker version (0 today).
+    pub version: i16,
+    /// Epoch of the transaction coordinator that wrote the marker.
+    pub coordinator_epoch: i32,
+}
+
+impl EndTxnMarker {
+    /// Parses the value of an abort/commit record; `at` is its absolute position for errors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRecord`] for a null value, fewer than 6 bytes, or a negative version.
+    pub fn parse(value: Option<&[u8]>, at: usize) -> Result<Self> {
+        let Some(value) = value else {
+            return Err(Error::InvalidRecord {
+                at,
+                reason: "end transaction marker has a null value".into(),
+            });
+        };
+        let (Some(v), Some(e)) = (value.get(0..2), value.get(2..6)) else {
+            return Err(Error::InvalidRecord {
+                at,
+                reason: format!(
+                    "end transaction marker has {} bytes, expected at least {END_TXN_MARKER_SIZE}",
+                    value.len()
+                ),
+            });
+        };
+        let version = i16::from_be_bytes([v[0], v[1]]);
+        if version < 0 {
+            return Err(Error::InvalidRecord {
+                at,
+                reason: format!("invalid end transaction marker version {version}"),
+            });
+        }
+        let coordinator_epoch = i32::from_be_bytes([e[0], e[1], e[2], e[3]]);
+        Ok(EndTxnMarker { version, coordinator_epoch })
+    }
+
+    /// The 6 value bytes (version 0).
+    pub fn to_bytes(self) -> [u8; 6] {
+        let v = self.version.to_be_bytes();
+        let e = self.coordinator_epoch.to_be_bytes();
+        [v[0], v[1], e[0], e[1], e[2], e[3]]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects_like_kafka() {
+        let k = ControlRecordKey::parse(Some(&[0, 0, 0, 1]), 0).unwrap();
+        assert_eq!(k.kind, ControlRecordType::Commit);
+        assert_eq!(k.to_bytes(), [0, 0, 0, 1]);
+        let k = ControlRecordKey::parse(Some(&[0, 1, 0, 9, 7]), 0).unwrap();
+        assert_eq!((k.version, k.kind), (1, ControlRecordType::Unknown(9)));
+        assert!(matches!(ControlRecordKey::parse(Some(&[0, 0, 0]), 5), Err(Error::InvalidRecord { at: 5, .. })));
+        assert!(ControlRecordKey::parse(Some(&[0xff, 0xff, 0, 0]), 0).is_err());
+        assert!(ControlRecordKey::parse(None, 0).is_err());
+        let m = EndTxnMarker::parse(Some(&[0, 0, 0, 0, 0, 7]), 0).unwrap();
+        assert_eq!(m.coordinator_epoch, 7);
+        assert_eq!(m.to_bytes(), [0, 0, 0, 0, 0, 7]);
+        assert!(EndTxnMarker::parse(Some(&[0, 0, 0]), 0).is_err());
+    }
+}

@@ -7,9 +7,9 @@
 //! copying; [`write::V2Builder`] and [`write::LegacyBuilder`] write entries identical to Apache
 //! Kafka's `MemoryRecordsBuilder`.
 //!
-//! # Examples (see the read and write modules)
+//! # Examples
 //!
-//! ```ignore
+//! ```
 //! use krecords_codec::read::Entries;
 //! use krecords_codec::write::{V2Builder, Record};
 //!

@@ -1,1 +1,384 @@
-//! Reading (stub).
+//! Zero-copy reading of log entries in any mix of formats.
+//!
+//! [`Entries`] walks a buffer of concatenated entries. Every entry starts with
+//! `offset: i64, size: i32` and has its magic byte at position 16, so one look at that byte tells
+//! the format: 0 or 1 gives a [`LegacyBatch`] (one message, possibly a compressed wrapper), 2 a
+//! [`V2Batch`]. Both sit behind the [`Batch`] enum. Records borrow from the input, or for
+//! compressed entries from one decompressed buffer the caller provides and may reuse.
+//!
+//! A buffer that ends inside an entry is not corrupt: fetch responses routinely cut the last batch
+//! short. [`Entries`] stops there and [`Entries::partial`] reports the leftover bytes.
+
+mod bytes;
+pub mod legacy;
+pub mod v2;
+
+pub use legacy::{LegacyBatch, LegacyRecord, LegacyRecords};
+pub use v2::{Headers, V2Batch, V2Record, V2Records};
+
+use crate::{Compression, Error, Header, Result, TimestampType, LOG_OVERHEAD, MAGIC_OFFSET};
+use bytes::{i32_at, i64_at, u8_at};
+
+/// Smallest possible entry size field: a v0 message with null key and value
+/// (crc 4 + magic 1 + attributes 1 + key length 4 + value length 4). Kafka's
+/// `LegacyRecord.RECORD_OVERHEAD_V0`.
+pub const MIN_ENTRY_SIZE: i32 = 14;
+
+/// Bytes needed to see the magic byte of an entry (offset, size, 4 more bytes, magic).
+const HEADER_SIZE_UP_TO_MAGIC: usize = MAGIC_OFFSET + 1;
+
+/// A truncated entry at the end of a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partial {
+    /// Absolute position where the truncated entry starts.
+    pub position: usize,
+    /// Bytes present from there to the end of the buffer.
+    pub bytes: usize,
+    /// Total size the entry declares (offset and size prefix included), when the size field was
+    /// complete.
+    pub declared_size: Option<usize>,
+}
+
+/// Iterator over the entries of a buffer of concatenated log entries of any format.
+///
+/// Yields `Result<Batch>`; after an error it yields nothing more. A truncated last entry ends the
+/// iteration without an error and is reported by [`Entries::partial`].
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::read::Entries;
+/// let bytes = [0u8; 5]; // shorter than any entry
+/// let mut entries = Entries::new(&bytes);
+/// assert!(entries.next().is_none());
+/// assert_eq!(entries.partial().unwrap().bytes, 5);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Entries<'a> {
+    buf: &'a [u8],
+    /// Position of the next entry within `buf`.
+    pos: usize,
+    /// Absolute position of `buf[0]` (non-zero when the caller hands in a window of a file).
+    base: usize,
+    /// Set once iteration ended (end of input, partial tail or error).
+    done: bool,
+    partial: Option<Partial>,
+}
+
+impl<'a> Entries<'a> {
+    /// Iterates the entries of `buf`; positions are reported relative to `buf[0]`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self::with_base(buf, 0)
+    }
+
+    /// Iterates the entries of `buf`, reporting positions as `base + index into buf` (for a window
+    /// of a larger file).
+    pub fn with_base(buf: &'a [u8], base: usize) -> Self {
+        Entries { buf, pos: 0, base, done: false, partial: None }
+    }
+
+    /// The truncated entry that ended iteration, if any.
+    pub fn partial(&self) -> Option<Partial> {
+        self.partial
+    }
+
+    /// Absolute position of the next entry (after iteration: the end of the last complete entry,
+    /// or the position of the error).
+    pub fn next_position(&self) -> usize {
+        self.base.saturating_add(self.pos)
+    }
+
+    /// Bytes not consumed by complete entries so far.
+    pub fn remaining(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or(&[])
+    }
+
+    /// Returns the next entry, `Ok(None)` at the end of the input or at a truncated tail.
+    ///
+    /// # Errors
+    ///
+    /// An entry whose size is below the minimum, whose magic is not 0..2, or whose fixed header
+    /// does not fit its declared size; iteration stops after the first error.
+    pub fn next_entry(&mut self) -> Result<Option<Batch<'a>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let rest = self.remaining();
+        let at = self.next_position();
+        if rest.is_empty() {
+            self.done = true;
+            return Ok(None);
+        }
+        if rest.len() < LOG_OVERHEAD {
+            return Ok(self.stop_partial(None));
+        }
+        let size = i32_at(rest, 8);
+        if size < MIN_ENTRY_SIZE {
+            self.done = true;
+            return Err(Error::InvalidLength {
+                at: at + 8,
+                what: "entry size",
+                expected: format!(">= {MIN_ENTRY_SIZE}"),
+                found: i64::from(size),
+            });
+        }
+        // size >= 14 here, so the conversion cannot fail; total cannot overflow on 64-bit.
+        let total = (size as usize).saturating_add(LOG_OVERHEAD);
+        if rest.len() < HEADER_SIZE_UP_TO_MAGIC {
+            return Ok(self.stop_partial(Some(total)));
+        }
+        let magic = u8_at(rest, MAGIC_OFFSET) as i8;
+        if !(0..=2).contains(&magic) {
+            self.done = true;
+            return Err(Error::InvalidMagic { at: at + MAGIC_OFFSET, found: magic });
+        }
+        let Some(entry) = rest.get(..total) else {
+            return Ok(self.stop_partial(Some(total)));
+        };
+        let batch = if magic == 2 {
+            V2Batch::new(entry, at).map(Batch::V2)
+        } else {
+            LegacyBatch::new(entry, at).map(Batch::Legacy)
+        };
+        match batch {
+            Ok(b) => {
+                self.pos += total;
+                Ok(Some(b))
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e)
+            }
+        }
+    }
+
+    fn stop_partial(&mut self, declared_size: Option<usize>) -> Option<Batch<'a>> {
+        self.done = true;
+        self.partial = Some(Partial {
+            position: self.next_position(),
+            bytes: self.remaining().len(),
+            declared_size,
+        });
+        None
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = Result<Batch<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_entry().transpose()
+    }
+}
+
+/// One log entry: a v0/v1 message or a v2 record batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batch<'a> {
+    /// Magic 0 or 1: one message, possibly a compressed wrapper around inner messages.
+    Legacy(LegacyBatch<'a>),
+    /// Magic 2: a record batch.
+    V2(V2Batch<'a>),
+}
+
+impl<'a> Batch<'a> {
+    /// The whole entry, offset and size prefix included.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        match self {
+            Batch::Legacy(b) => b.as_bytes(),
+            Batch::V2(b) => b.as_bytes(),
+        }
+    }
+
+    /// Absolute position of the entry in the buffer it was read from.
+    pub fn position(&self) -> usize {
+        match self {
+            Batch::Legacy(b) => b.position(),
+            Batch::V2(b) => b.position(),
+        }
+    }
+
+    /// Size of the whole entry including the 12-byte offset and size prefix.
+    pub fn size_in_bytes(&self) -> usize {
+        self.as_bytes().len()
+    }
+
+    /// The magic byte: 0, 1 or 2.
+    pub fn magic(&self) -> u8 {
+        match self {
+            Batch::Legacy(b) => b.magic(),
+            Batch::V2(_) => 2,
+        }
+    }
+
+    /// The offset field of the entry: the base offset for v2, the (last) offset for v0/v1.
+    pub fn offset_field(&self) -> i64 {
+        i64_at(self.as_bytes(), 0)
+    }
+
+    /// The last offset the entry covers: `base_offset + last_offset_delta` for v2, the offset
+    /// field for v0/v1 (a wrapper carries its last inner offset).
+    pub fn last_offset(&self) -> i64 {
+        match self {
+            Batch::Legacy(b) => b.offset(),
+            Batch::V2(b) => b.last_offset(),
+        }
+    }
+
+    /// The stored checksum (CRC-32 for v0/v1, CRC-32C for v2).
+    pub fn crc(&self) -> u32 {
+        match self {
+            Batch::Legacy(b) => b.crc(),
+            Batch::V2(b) => b.crc(),
+        }
+    }
+
+    /// The checksum computed over the bytes the stored one covers.
+    pub fn compute_crc(&self) -> u32 {
+        match self {
+            Batch::Legacy(b) => b.compute_crc(),
+            Batch::V2(b) => b.compute_crc(),
+        }
+    }
+
+    /// Whether the stored checksum matches.
+    pub fn is_crc_valid(&self) -> bool {
+        self.crc() == self.compute_crc()
+    }
+
+    /// The compression codec.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownCompression`] for codec ids 5..7.
+    pub fn compression(&self) -> Result<Compression> {
+        match self {
+            Batch::Legacy(b) => b.compression(),
+            Batch::V2(b) => b.compression(),
+        }
+    }
+
+    /// The timestamp type (`NoTimestamp` for v0).
+    pub fn timestamp_type(&self) -> TimestampType {
+        match self {
+            Batch::Legacy(b) => b.timestamp_type(),
+            Batch::V2(b) => b.timestamp_type(),
+        }
+    }
+
+    /// Checks everything that can be checked: CRC, lengths, record count, and for compressed
+    /// entries the decompressed contents (bounded by [`crate::DEFAULT_DECOMPRESS_LIMIT`]).
+    ///
+    /// # Errors
+    ///
+    /// The first problem found.
+    pub fn validate(&self) -> Result<()> {
+        let mut scratch = Vec::new();
+        self.validate_with(&mut scratch, crate::DEFAULT_DECOMPRESS_LIMIT)
+    }
+
+    /// As [`Batch::validate`], decompressing into `scratch` with at most `limit` bytes.
+    ///
+    /// # Errors
+    ///
+    /// The first problem found.
+    pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
+        match self {
+            Batch::Legacy(b) => b.validate_with(scratch, limit),
+            Batch::V2(b) => b.validate_with(scratch, limit),
+        }
+    }
+
+    /// Iterates the records of the entry. Compressed entries decompress into `scratch` (cleared
+    /// first, at most `limit` bytes) and the records borrow from it; uncompressed entries borrow
+    /// from the input.
+    ///
+    /// # Errors
+    ///
+    /// Decompression failures and, for v0/v1 wrappers, the structural errors Kafka raises before
+    /// iterating (empty wrapper, null value, bad wrapper offset).
+    pub fn records<'b>(&self, scratch: &'b mut Vec<u8>, limit: usize) -> Result<Records<'b>>
+    where
+        'a: 'b,
+    {
+        match self {
+            Batch::Legacy(b) => b.records(scratch, limit).map(Records::Legacy),
+            Batch::V2(b) => b.records(scratch, limit).map(Records::V2),
+        }
+    }
+}
+
+/// Iterator over the records of a [`Batch`].
+#[derive(Debug, Clone)]
+pub enum Records<'a> {
+    /// Records of a v0/v1 entry.
+    Legacy(LegacyRecords<'a>),
+    /// Records of a v2 batch.
+    V2(V2Records<'a>),
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<Record<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Records::Legacy(r) => r.next().map(|r| r.map(Record::Legacy)),
+            Records::V2(r) => r.next().map(|r| r.map(Record::V2)),
+        }
+    }
+}
+
+/// One record of any format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// A v0/v1 message (for a wrapper, one inner message with its absolute offset).
+    Legacy(LegacyRecord<'a>),
+    /// A v2 record.
+    V2(V2Record<'a>),
+}
+
+impl<'a> Record<'a> {
+    /// Absolute offset.
+    pub fn offset(&self) -> i64 {
+        match self {
+            Record::Legacy(r) => r.offset,
+            Record::V2(r) => r.offset,
+        }
+    }
+
+    /// Timestamp with LogAppendTime applied; `None` for v0.
+    pub fn timestamp(&self) -> Option<i64> {
+        match self {
+            Record::Legacy(r) => r.timestamp,
+            Record::V2(r) => Some(r.timestamp),
+        }
+    }
+
+    /// Key, `None` for a null key.
+    pub fn key(&self) -> Option<&'a [u8]> {
+        match self {
+            Record::Legacy(r) => r.key,
+            Record::V2(r) => r.key,
+        }
+    }
+
+    /// Value, `None` for a null value (a tombstone).
+    pub fn value(&self) -> Option<&'a [u8]> {
+        match self {
+            Record::Legacy(r) => r.value,
+            Record::V2(r) => r.value,
+        }
+    }
+
+    /// Headers in order (always empty for v0/v1).
+    pub fn headers(&self) -> Headers<'a> {
+        match self {
+            Record::Legacy(_) => Headers::empty(),
+            Record::V2(r) => r.headers,
+        }
+    }
+
+    /// Collects the headers into a vector.
+    pub fn header_vec(&self) -> Vec<Header<'a>> {
+        self.headers().collect()
+    }
+}

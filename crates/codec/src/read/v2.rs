@@ -1,0 +1,706 @@
+//! Magic 2: the record batch.
+//!
+//! ```text
+//! offset  size  field                      covered by CRC-32C
+//!      0     8  base offset
+//!      8     4  batch length (bytes after this field)
+//!     12     4  partition leader epoch
+//!     16     1  magic (2)
+//!     17     4  crc (CRC-32C of bytes 21..end)
+//!     21     2  attributes                   ┐
+//!     23     4  last offset delta            │
+//!     27     8  base timestamp               │
+//!     35     8  max timestamp                │
+//!     43     8  producer id                  │
+//!     51     2  producer epoch               │
+//!     53     4  base sequence                │
+//!     57     4  records count                │
+//!     61     …  records (compressed whole)   ┘
+//! ```
+//!
+//! A record: `length: varint`, then `attributes: i8, timestamp delta: varlong,
+//! offset delta: varint, key length: varint, key, value length: varint, value,
+//! header count: varint, headers [key length: varint, key, value length: varint, value]`.
+
+use super::bytes::{i16_at, i32_at, i64_at, take, u32_at, u8_at};
+use crate::varint::{read_varint, read_varlong};
+use crate::{Compression, Error, Header, Result, TimestampType};
+
+/// Position of the base offset.
+pub const BASE_OFFSET_OFFSET: usize = 0;
+/// Position of the batch length.
+pub const LENGTH_OFFSET: usize = BASE_OFFSET_OFFSET + 8;
+/// Position of the partition leader epoch.
+pub const PARTITION_LEADER_EPOCH_OFFSET: usize = LENGTH_OFFSET + 4;
+/// Position of the magic byte.
+pub const MAGIC_OFFSET: usize = PARTITION_LEADER_EPOCH_OFFSET + 4;
+/// Position of the CRC-32C.
+pub const CRC_OFFSET: usize = MAGIC_OFFSET + 1;
+/// Position of the attributes; the CRC covers from here to the end.
+pub const ATTRIBUTES_OFFSET: usize = CRC_OFFSET + 4;
+/// Position of the last offset delta.
+pub const LAST_OFFSET_DELTA_OFFSET: usize = ATTRIBUTES_OFFSET + 2;
+/// Position of the base timestamp.
+pub const BASE_TIMESTAMP_OFFSET: usize = LAST_OFFSET_DELTA_OFFSET + 4;
+/// Position of the max timestamp.
+pub const MAX_TIMESTAMP_OFFSET: usize = BASE_TIMESTAMP_OFFSET + 8;
+/// Position of the producer id.
+pub const PRODUCER_ID_OFFSET: usize = MAX_TIMESTAMP_OFFSET + 8;
+/// Position of the producer epoch.
+pub const PRODUCER_EPOCH_OFFSET: usize = PRODUCER_ID_OFFSET + 8;
+/// Position of the base sequence.
+pub const BASE_SEQUENCE_OFFSET: usize = PRODUCER_EPOCH_OFFSET + 2;
+/// Position of the records count.
+pub const RECORDS_COUNT_OFFSET: usize = BASE_SEQUENCE_OFFSET + 4;
+/// Position of the first record; also the size of the batch header (Kafka's
+/// `RECORD_BATCH_OVERHEAD`, 61).
+pub const RECORDS_OFFSET: usize = RECORDS_COUNT_OFFSET + 4;
+
+/// Attributes bits 0..2: the compression codec.
+pub const COMPRESSION_MASK: i16 = 0x07;
+/// Attributes bit 3: LogAppendTime.
+pub const TIMESTAMP_TYPE_MASK: i16 = 0x08;
+/// Attributes bit 4: part of a transaction.
+pub const TRANSACTIONAL_MASK: i16 = 0x10;
+/// Attributes bit 5: a control batch (transaction markers, KRaft records).
+pub const CONTROL_MASK: i16 = 0x20;
+/// Attributes bit 6: the base timestamp holds the delete horizon (compaction).
+pub const DELETE_HORIZON_MASK: i16 = 0x40;
+
+/// The fewest bytes a record can take: length, attributes, timestamp delta, offset delta, key
+/// length, value length and header count, one byte each.
+pub const MIN_RECORD_SIZE: usize = 7;
+
+/// A view of one v2 record batch (the whole entry, offset and length prefix included).
+///
+/// The constructor checks that the fixed 61-byte header is present; accessors then cannot fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct V2Batch<'a> {
+    /// The entry bytes; `buf.len() >= RECORDS_OFFSET` and equals `12 + batch_length`.
+    buf: &'a [u8],
+    /// Absolute position of `buf[0]`.
+    position: usize,
+}
+
+impl<'a> V2Batch<'a> {
+    /// Views `entry`, which must be exactly one v2 batch (its length field is taken as given;
+    /// [`crate::read::Entries`] slices entries by it). `position` is its absolute position.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidLength`] when the entry is shorter than the 61-byte header,
+    /// [`Error::Truncated`] when `entry` is shorter than the length field says.
+    pub fn new(entry: &'a [u8], position: usize) -> Result<Self> {
+        let length = i32_at(entry, LENGTH_OFFSET);
+        let min = (RECORDS_OFFSET - crate::LOG_OVERHEAD) as i32;
+        if entry.len() < RECORDS_OFFSET || length < min {
+            return Err(Error::InvalidLength {
+                at: position + LENGTH_OFFSET,
+                what: "batch length",
+                expected: format!(">= {min} (the v2 header)"),
+                found: i64::from(length),
+            });
+        }
+        let total = (length as usize).saturating_add(crate::LOG_OVERHEAD);
+        let buf = take(entry, 0, total, position, "record batch")?;
+        if u8_at(buf, MAGIC_OFFSET) != 2 {
+            return Err(Error::InvalidMagic {
+                at: position + MAGIC_OFFSET,
+                found: u8_at(buf, MAGIC_OFFSET) as i8,
+            });
+        }
+        Ok(V2Batch { buf, position })
+    }
+
+    /// The whole entry.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// Absolute position of the entry.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Base offset: the offset of the first record (before compaction).
+    pub fn base_offset(&self) -> i64 {
+        i64_at(self.buf, BASE_OFFSET_OFFSET)
+    }
+
+    /// The batch length field: bytes after it (total size minus 12).
+    pub fn batch_length(&self) -> i32 {
+        i32_at(self.buf, LENGTH_OFFSET)
+    }
+
+    /// Partition leader epoch, `None` for -1 (not set, as producers write it).
+    pub fn partition_leader_epoch(&self) -> Option<i32> {
+        Some(self.raw_partition_leader_epoch()).filter(|&e| e >= 0)
+    }
+
+    /// Partition leader epoch as stored (-1 when not set).
+    pub fn raw_partition_leader_epoch(&self) -> i32 {
+        i32_at(self.buf, PARTITION_LEADER_EPOCH_OFFSET)
+    }
+
+    /// The stored CRC-32C.
+    pub fn crc(&self) -> u32 {
+        u32_at(self.buf, CRC_OFFSET)
+    }
+
+    /// CRC-32C of the bytes the stored CRC covers (attributes to the end).
+    pub fn compute_crc(&self) -> u32 {
+        crate::crc::crc32c(self.buf.get(ATTRIBUTES_OFFSET..).unwrap_or(&[]))
+    }
+
+    /// Whether the stored CRC matches.
+    pub fn is_crc_valid(&self) -> bool {
+        self.crc() == self.compute_crc()
+    }
+
+    /// The 16-bit attributes as stored.
+    pub fn attributes(&self) -> i16 {
+        i16_at(self.buf, ATTRIBUTES_OFFSET)
+    }
+
+    /// The compression codec.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownCompression`] for ids 5..7.
+    pub fn compression(&self) -> Result<Compression> {
+        let id = (self.attributes() & COMPRESSION_MASK) as u8;
+        Compression::from_id(id).ok_or(Error::UnknownCompression {
+            at: self.position + ATTRIBUTES_OFFSET,
+            id,
+        })
+    }
+
+    /// CreateTime or LogAppendTime.
+    pub fn timestamp_type(&self) -> TimestampType {
+        if self.attributes() & TIMESTAMP_TYPE_MASK != 0 {
+            TimestampType::LogAppendTime
+        } else {
+            TimestampType::CreateTime
+        }
+    }
+
+    /// Part of a transaction.
+    pub fn is_transactional(&self) -> bool {
+        self.attributes() & TRANSACTIONAL_MASK != 0
+    }
+
+    /// A control batch (its records are control records).
+    pub fn is_control(&self) -> bool {
+        self.attributes() & CONTROL_MASK != 0
+    }
+
+    /// Whether the base timestamp field holds a delete horizon.
+    pub fn has_delete_horizon(&self) -> bool {
+        self.attributes() & DELETE_HORIZON_MASK != 0
+    }
+
+    /// The delete horizon set by compaction, `None` unless attributes bit 6 is set.
+    pub fn delete_horizon_ms(&self) -> Option<i64> {
+        self.has_delete_horizon().then(|| self.base_timestamp())
+    }
+
+    /// Last offset delta: `last_offset - base_offset`.
+    pub fn last_offset_delta(&self) -> i32 {
+        i32_at(self.buf, LAST_OFFSET_DELTA_OFFSET)
+    }
+
+    /// The last offset of the batch (kept through compaction).
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset()
+            .wrapping_add(i64::from(self.last_offset_delta()))
+    }
+
+    /// The offset after this batch.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset().wrapping_add(1)
+    }
+
+    /// Base timestamp: the first record's timestamp, or the delete horizon when
+    /// [`Self::has_delete_horizon`]. Record timestamps are deltas from it.
+    pub fn base_timestamp(&self) -> i64 {
+        i64_at(self.buf, BASE_TIMESTAMP_OFFSET)
+    }
+
+    /// Max timestamp: the largest record timestamp, or the append time for LogAppendTime.
+    pub fn max_timestamp(&self) -> i64 {
+        i64_at(self.buf, MAX_TIMESTAMP_OFFSET)
+    }
+
+    /// Producer id, `None` for -1 (not idempotent).
+    pub fn producer_id(&self) -> Option<i64> {
+        Some(self.raw_producer_id()).filter(|&p| p >= 0)
+    }
+
+    /// Producer id as stored.
+    pub fn raw_producer_id(&self) -> i64 {
+        i64_at(self.buf, PRODUCER_ID_OFFSET)
+    }
+
+    /// Producer epoch, `None` for -1.
+    pub fn producer_epoch(&self) -> Option<i16> {
+        Some(self.raw_producer_epoch()).filter(|&e| e >= 0)
+    }
+
+    /// Producer epoch as stored.
+    pub fn raw_producer_epoch(&self) -> i16 {
+        i16_at(self.buf, PRODUCER_EPOCH_OFFSET)
+    }
+
+    /// Base sequence, `None` for -1.
+    pub fn base_sequence(&self) -> Option<i32> {
+        Some(self.raw_base_sequence()).filter(|&s| s >= 0)
+    }
+
+    /// Base sequence as stored.
+    pub fn raw_base_sequence(&self) -> i32 {
+        i32_at(self.buf, BASE_SEQUENCE_OFFSET)
+    }
+
+    /// Sequence of the last record: `base_sequence + last_offset_delta`, wrapping from
+    /// `i32::MAX` to 0 as Kafka's `DefaultRecordBatch.incrementSequence` does; `None` without a
+    /// base sequence.
+    pub fn last_sequence(&self) -> Option<i32> {
+        self.base_sequence()
+            .map(|s| increment_sequence(s, self.last_offset_delta()))
+    }
+
+    /// The records count as stored (may be negative in corrupt input).
+    pub fn records_count(&self) -> i32 {
+        i32_at(self.buf, RECORDS_COUNT_OFFSET)
+    }
+
+    /// The records section as stored (compressed when the batch is).
+    pub fn records_section(&self) -> &'a [u8] {
+        self.buf.get(RECORDS_OFFSET..).unwrap_or(&[])
+    }
+
+    /// Iterates the records. A compressed batch decompresses into `scratch` (cleared first, at
+    /// most `limit` bytes) and records borrow from it; otherwise records borrow from the input and
+    /// `scratch` is untouched. A batch with count 0 yields nothing without decompressing, as in
+    /// Kafka.
+    ///
+    /// # Errors
+    ///
+    /// A negative count, an unknown codec, a decompression failure, or a count that cannot fit
+    /// the records section (each record takes at least 7 bytes) — all before any allocation
+    /// sized by the count.
+    pub fn records<'b>(&self, scratch: &'b mut Vec<u8>, limit: usize) -> Result<V2Records<'b>>
+    where
+        'a: 'b,
+    {
+        let compression = self.compression()?;
+        self.check_count()?;
+        let section = self.records_section();
+        let section_at = self.position + RECORDS_OFFSET;
+        if compression == Compression::None || self.records_count() == 0 {
+            return self.records_over(section, section_at, false);
+        }
+        scratch.clear();
+        crate::compression::decompress(compression, 2, section, limit, section_at, scratch)?;
+        self.records_over(scratch.as_slice(), section_at, true)
+    }
+
+    /// Iterates the records of an uncompressed batch, borrowing from the input for `'a`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::records`]; a compressed batch with records is [`Error::InvalidRecord`].
+    pub fn uncompressed_records(&self) -> Result<V2Records<'a>> {
+        let compression = self.compression()?;
+        self.check_count()?;
+        if compression != Compression::None && self.records_count() != 0 {
+            return Err(Error::InvalidRecord {
+                at: self.position + ATTRIBUTES_OFFSET,
+                reason: format!("batch is {compression}-compressed; decompress it to read records"),
+            });
+        }
+        self.records_over(self.records_section(), self.position + RECORDS_OFFSET, false)
+    }
+
+    fn check_count(&self) -> Result<()> {
+        let count = self.records_count();
+        if count < 0 {
+            return Err(Error::InvalidLength {
+                at: self.position + RECORDS_COUNT_OFFSET,
+                what: "records count",
+                expected: ">= 0".into(),
+                found: i64::from(count),
+            });
+        }
+        Ok(())
+    }
+
+    fn records_over<'b>(&self, data: &'b [u8], at: usize, compressed: bool) -> Result<V2Records<'b>> {
+        let count = self.records_count();
+        let count_usize = usize::try_from(count).unwrap_or(0);
+        if count_usize.saturating_mul(MIN_RECORD_SIZE) > data.len() {
+            return Err(Error::RecordCountMismatch {
+                at: self.position,
+                declared: i64::from(count),
+                found: format!(
+                    "the {} records section has only {} bytes (at least {} needed)",
+                    if compressed { "decompressed" } else { "" },
+                    data.len(),
+                    count_usize.saturating_mul(MIN_RECORD_SIZE)
+                )
+                .replace("the  records", "the records"),
+            });
+        }
+        let log_append_time = (self.timestamp_type() == TimestampType::LogAppendTime)
+            .then(|| self.max_timestamp());
+        Ok(V2Records {
+            data,
+            pos: 0,
+            at,
+            compressed,
+            remaining: count_usize,
+            base_offset: self.base_offset(),
+            base_timestamp: self.base_timestamp(),
+            log_append_time,
+            base_sequence: self.base_sequence(),
+            batch_at: self.position,
+        })
+    }
+
+    /// Checks the CRC, the codec, the record count against the records present and against the
+    /// last offset delta, and every record's lengths; decompresses into `scratch` (at most `limit`
+    /// bytes).
+    ///
+    /// # Errors
+    ///
+    /// The first problem found.
+    pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
+        let computed = self.compute_crc();
+        if computed != self.crc() {
+            return Err(Error::CrcMismatch { at: self.position, stored: self.crc(), computed });
+        }
+        let count = self.records_count();
+        let delta = self.last_offset_delta();
+        if count > 0 && (delta < 0 || count - 1 > delta) {
+            return Err(Error::RecordCountMismatch {
+                at: self.position,
+                declared: i64::from(count),
+                found: format!("last offset delta {delta} allows at most {} records", i64::from(delta.max(-1)) + 1),
+            });
+        }
+        for record in self.records(scratch, limit)? {
+            let record = record?;
+            if record.offset_delta < 0 || record.offset_delta > delta {
+                return Err(Error::InvalidRecord {
+                    at: record.position,
+                    reason: format!(
+                        "record offset delta {} outside the batch's 0..={delta}",
+                        record.offset_delta
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// As [`Self::validate_with`] with a fresh buffer and the default limit.
+    ///
+    /// # Errors
+    ///
+    /// The first problem found.
+    pub fn validate(&self) -> Result<()> {
+        self.validate_with(&mut Vec::new(), crate::DEFAULT_DECOMPRESS_LIMIT)
+    }
+}
+
+/// `sequence + increment`, wrapping past `i32::MAX` to 0 as Kafka's producer sequences do.
+pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
+    if sequence > i32::MAX - increment {
+        increment - (i32::MAX - sequence) - 1
+    } else {
+        sequence + increment
+    }
+}
+
+/// Iterator over the records of a v2 batch. Yields `Result<V2Record>` and stops after an error.
+#[derive(Debug, Clone)]
+pub struct V2Records<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// Absolute position of the records section in the input.
+    at: usize,
+    /// Whether `data` is decompressed (positions then refer to it, not to the input).
+    compressed: bool,
+    remaining: usize,
+    base_offset: i64,
+    base_timestamp: i64,
+    log_append_time: Option<i64>,
+    base_sequence: Option<i32>,
+    batch_at: usize,
+}
+
+impl<'a> V2Records<'a> {
+    /// Records not yet read, as the header declares.
+    pub fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    fn stop(&mut self) {
+        self.remaining = 0;
+        self.pos = self.data.len();
+    }
+
+    /// Maps an error inside decompressed data to the position of the compressed section.
+    fn locate(&self, e: Error) -> Error {
+        if self.compressed {
+            Error::InvalidRecord {
+                at: self.at,
+                reason: format!("in the decompressed records: {e}"),
+            }
+        } else {
+            e.shifted(self.at)
+        }
+    }
+
+    /// Returns the next record.
+    ///
+    /// # Errors
+    ///
+    /// Any structural problem in the record; and on the last declared record, bytes left over
+    /// after it (Kafka's "records still remaining").
+    pub fn next_record(&mut self) -> Result<Option<V2Record<'a>>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        match parse_record(self.data, self.pos) {
+            Ok((mut record, end)) => {
+                self.pos = end;
+                self.remaining -= 1;
+                if self.remaining == 0 && self.pos != self.data.len() {
+                    let left = self.data.len() - self.pos;
+                    let e = Error::RecordCountMismatch {
+                        at: self.batch_at,
+                        declared: 0,
+                        found: format!("{left} bytes remain after the last declared record"),
+                    };
+                    self.stop();
+                    return Err(e);
+                }
+                record.offset = self.base_offset.wrapping_add(i64::from(record.offset_delta));
+                record.timestamp = match self.log_append_time {
+                    Some(t) => t,
+                    None => self.base_timestamp.wrapping_add(record.timestamp_delta),
+                };
+                record.sequence = self
+                    .base_sequence
+                    .map(|s| increment_sequence(s, record.offset_delta));
+                if !self.compressed {
+                    record.position += self.at;
+                }
+                Ok(Some(record))
+            }
+            Err(e) => {
+                let e = self.locate(e);
+                self.stop();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl<'a> Iterator for V2Records<'a> {
+    type Item = Result<V2Record<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.remaining))
+    }
+}
+
+/// Parses one record starting at `pos` of `data`; positions in errors are relative to `data`.
+/// Returns the record (offset, timestamp and sequence still relative) and the end position.
+#[inline]
+fn parse_record(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
+    let rest = data.get(pos..).unwrap_or(&[]);
+    let (length, n) = read_varint(rest, pos)?;
+    let body_at = pos + n;
+    let Ok(length) = usize::try_from(length) else {
+        return Err(Error::InvalidLength {
+            at: pos,
+            what: "record length",
+            expected: ">= 0".into(),
+            found: i64::from(length),
+        });
+    };
+    let body = take(data, body_at, length, 0, "record")?;
+    let mut p = 0usize;
+    let attributes = *body.first().ok_or(Error::Truncated {
+        at: body_at,
+        what: "record attributes",
+        needed: 1,
+        available: 0,
+    })? as i8;
+    p += 1;
+    let (timestamp_delta, n) = read_varlong(body.get(p..).unwrap_or(&[]), body_at + p)?;
+    p += n;
+    let (offset_delta, n) = read_varint(body.get(p..).unwrap_or(&[]), body_at + p)?;
+    p += n;
+    let key = read_bytes(body, &mut p, body_at, "record key")?;
+    let value = read_bytes(body, &mut p, body_at, "record value")?;
+    let count_at = body_at + p;
+    let (header_count, n) = read_varint(body.get(p..).unwrap_or(&[]), count_at)?;
+    p += n;
+    if header_count < 0 {
+        return Err(Error::InvalidRecord {
+            at: count_at,
+            reason: format!("invalid header count {header_count}"),
+        });
+    }
+    let headers_start = p;
+    for _ in 0..header_count {
+        let key_at = body_at + p;
+        let (key_len, n) = read_varint(body.get(p..).unwrap_or(&[]), key_at)?;
+        if key_len < 0 {
+            return Err(Error::InvalidRecord {
+                at: key_at,
+                reason: format!("invalid header key length {key_len} (header keys cannot be null)"),
+            });
+        }
+        p += n;
+        take(body, p, key_len as usize, body_at, "header key")?;
+        p += key_len as usize;
+        read_bytes(body, &mut p, body_at, "header value")?;
+    }
+    if p != body.len() {
+        return Err(Error::InvalidLength {
+            at: pos,
+            what: "record length",
+            expected: format!("{p} (the bytes its fields take)"),
+            found: length as i64,
+        });
+    }
+    let headers = Headers {
+        buf: body.get(headers_start..).unwrap_or(&[]),
+        remaining: header_count as u32,
+    };
+    Ok((
+        V2Record {
+            offset: 0,
+            timestamp: 0,
+            sequence: None,
+            offset_delta,
+            timestamp_delta,
+            attributes,
+            key,
+            value,
+            headers,
+            position: pos,
+            size: n_total(body_at, pos, length),
+        },
+        body_at + length,
+    ))
+}
+
+#[inline]
+fn n_total(body_at: usize, pos: usize, length: usize) -> usize {
+    body_at - pos + length
+}
+
+/// Reads a varint length and that many bytes; a negative length is null (Kafka treats every
+/// negative length so).
+#[inline]
+fn read_bytes<'a>(
+    body: &'a [u8],
+    p: &mut usize,
+    body_at: usize,
+    what: &'static str,
+) -> Result<Option<&'a [u8]>> {
+    let (len, n) = read_varint(body.get(*p..).unwrap_or(&[]), body_at + *p)?;
+    *p += n;
+    if len < 0 {
+        return Ok(None);
+    }
+    let bytes = take(body, *p, len as usize, body_at, what)?;
+    *p += len as usize;
+    Ok(Some(bytes))
+}
+
+/// One v2 record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct V2Record<'a> {
+    /// Absolute offset: base offset + offset delta.
+    pub offset: i64,
+    /// Timestamp: the batch's max timestamp under LogAppendTime, else base timestamp + delta.
+    pub timestamp: i64,
+    /// Producer sequence of this record (base sequence + offset delta, wrapping), `None` when the
+    /// batch has no base sequence.
+    pub sequence: Option<i32>,
+    /// Offset delta as stored.
+    pub offset_delta: i32,
+    /// Timestamp delta as stored.
+    pub timestamp_delta: i64,
+    /// Record attributes byte (unused by Kafka, always 0 when written).
+    pub attributes: i8,
+    /// Key, `None` for null.
+    pub key: Option<&'a [u8]>,
+    /// Value, `None` for null.
+    pub value: Option<&'a [u8]>,
+    /// Headers, in order, duplicates and null values kept.
+    pub headers: Headers<'a>,
+    /// Position of the record's length varint: absolute in the input for uncompressed batches,
+    /// within the decompressed records for compressed ones.
+    pub position: usize,
+    /// Size of the record including its length varint.
+    pub size: usize,
+}
+
+/// The headers of a record: a lazily decoded, already validated list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headers<'a> {
+    buf: &'a [u8],
+    remaining: u32,
+}
+
+impl<'a> Headers<'a> {
+    /// No headers.
+    pub fn empty() -> Self {
+        Headers { buf: &[], remaining: 0 }
+    }
+
+    /// Number of headers.
+    pub fn len(&self) -> usize {
+        self.remaining as usize
+    }
+
+    /// Whether there are no headers.
+    pub fn is_empty(&self) -> bool {
+        self.remaining == 0
+    }
+}
+
+impl<'a> Iterator for Headers<'a> {
+    type Item = Header<'a>;
+
+    fn next(&mut self) -> Option<Header<'a>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        // Validated when the record was parsed; a failure here means nothing is left.
+        let mut p = 0;
+        let (key_len, n) = read_varint(self.buf, 0).ok()?;
+        p += n;
+        let key = self.buf.get(p..p + usize::try_from(key_len).ok()?)?;
+        p += key.len();
+        let value = read_bytes(self.buf, &mut p, 0, "header value").ok()?;
+        self.buf = self.buf.get(p..)?;
+        self.remaining -= 1;
+        Some(Header { key, value })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining as usize, Some(self.remaining as usize))
+    }
+}

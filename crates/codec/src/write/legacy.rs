@@ -1,0 +1,234 @@
+//! The v0/v1 message builder: plain messages, or one compressed wrapper around inner messages.
+
+use super::{check_append, len_i32, Record};
+use crate::read::legacy as layout;
+use crate::{Compression, Error, Result, TimestampType, LOG_OVERHEAD};
+
+/// Builds v0/v1 entries as Kafka's `MemoryRecordsBuilder` does: uncompressed, one entry per
+/// record; compressed, one wrapper whose value holds the inner messages.
+///
+/// For a v1 wrapper the inner offsets are relative (0, 1, ...) and the wrapper offset is the
+/// last absolute offset; for v0 inner offsets are absolute. The wrapper timestamp is the append
+/// time under LogAppendTime, else the max inner timestamp. Under LogAppendTime every message's
+/// timestamp is replaced by the append time.
+#[derive(Debug, Clone)]
+pub struct LegacyBuilder {
+    magic: u8,
+    base_offset: i64,
+    compression: Compression,
+    level: Option<i32>,
+    timestamp_type: TimestampType,
+    log_append_time: i64,
+    /// Uncompressed: the finished entries. Compressed: the inner messages.
+    buf: Vec<u8>,
+    count: usize,
+    last_offset: Option<i64>,
+    max_timestamp: i64,
+}
+
+impl LegacyBuilder {
+    /// A builder for `magic` 0 or 1 starting at `base_offset`, uncompressed, CreateTime (v1).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unencodable`] for a magic other than 0 or 1.
+    pub fn new(magic: u8, base_offset: i64) -> Result<Self> {
+        if magic > 1 {
+            return Err(Error::Unencodable {
+                reason: format!("legacy builder writes magic 0 or 1, not {magic}"),
+            });
+        }
+        Ok(LegacyBuilder {
+            magic,
+            base_offset,
+            compression: Compression::None,
+            level: None,
+            timestamp_type: if magic == 0 {
+                TimestampType::NoTimestamp
+            } else {
+                TimestampType::CreateTime
+            },
+            log_append_time: -1,
+            buf: Vec::new(),
+            count: 0,
+            last_offset: None,
+            max_timestamp: -1,
+        })
+    }
+
+    /// Sets the codec and level.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedCompression`] for zstd, which v0/v1 cannot carry.
+    pub fn compression(mut self, compression: Compression, level: Option<i32>) -> Result<Self> {
+        if !compression.allowed_in(self.magic) {
+            return Err(Error::UnsupportedCompression { at: 0, compression, magic: self.magic });
+        }
+        self.compression = compression;
+        self.level = level;
+        Ok(self)
+    }
+
+    /// Sets the timestamp type (v1; ignored for v0) and the append time used under
+    /// LogAppendTime.
+    pub fn timestamp_type(mut self, timestamp_type: TimestampType, log_append_time: i64) -> Self {
+        if self.magic == 1 && timestamp_type != TimestampType::NoTimestamp {
+            self.timestamp_type = timestamp_type;
+        }
+        self.log_append_time = log_append_time;
+        self
+    }
+
+    /// Records appended so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The offset the next [`LegacyBuilder::append`] uses.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset.map_or(self.base_offset, |o| o + 1)
+    }
+
+    /// Appends a record at the next offset and returns the offset.
+    ///
+    /// # Errors
+    ///
+    /// Headers (v0/v1 cannot carry them), a negative timestamp other than -1, a key or value
+    /// over `i32::MAX` bytes.
+    pub fn append(&mut self, record: &Record<'_>) -> Result<i64> {
+        let offset = self.next_offset();
+        self.append_with_offset(offset, record)?;
+        Ok(offset)
+    }
+
+    /// Appends a record at `offset` (above the previous one).
+    ///
+    /// # Errors
+    ///
+    /// As [`LegacyBuilder::append`], plus an offset that does not increase.
+    pub fn append_with_offset(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+        check_append(self.base_offset, self.last_offset, offset, record.timestamp)?;
+        if !record.headers.is_empty() {
+            return Err(Error::Unencodable {
+                reason: format!("magic {} does not support record headers", self.magic),
+            });
+        }
+        let timestamp = if self.timestamp_type == TimestampType::LogAppendTime {
+            self.log_append_time
+        } else {
+            record.timestamp
+        };
+        let inner_offset = if self.magic > 0 && self.compression != Compression::None {
+            offset - self.base_offset
+        } else {
+            offset
+        };
+        let attributes = self.attributes(Compression::None);
+        write_message(
+            &mut self.buf,
+            inner_offset,
+            self.magic,
+            attributes,
+            timestamp,
+            record.key,
+            record.value,
+        )?;
+        self.count += 1;
+        self.last_offset = Some(offset);
+        if self.magic > 0 && timestamp > self.max_timestamp {
+            self.max_timestamp = timestamp;
+        }
+        Ok(())
+    }
+
+    fn attributes(&self, compression: Compression) -> u8 {
+        let mut a = compression.id();
+        if self.magic > 0 && self.timestamp_type == TimestampType::LogAppendTime {
+            a |= layout::TIMESTAMP_TYPE_MASK;
+        }
+        a
+    }
+
+    /// Finishes and returns the entries (nothing when no record was appended).
+    ///
+    /// # Errors
+    ///
+    /// A bad compression level or a wrapper over `i32::MAX` bytes.
+    pub fn finish(self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.finish_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// As [`LegacyBuilder::finish`], appending to `out`.
+    ///
+    /// # Errors
+    ///
+    /// As [`LegacyBuilder::finish`].
+    pub fn finish_into(self, out: &mut Vec<u8>) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        if self.compression == Compression::None {
+            out.extend_from_slice(&self.buf);
+            return Ok(());
+        }
+        let mut compressed = Vec::new();
+        crate::compression::compress(self.compression, self.level, self.magic, &self.buf, &mut compressed)?;
+        let timestamp = if self.timestamp_type == TimestampType::LogAppendTime {
+            self.log_append_time
+        } else {
+            self.max_timestamp
+        };
+        write_message(
+            out,
+            self.last_offset.unwrap_or(self.base_offset),
+            self.magic,
+            self.attributes(self.compression),
+            timestamp,
+            None,
+            Some(&compressed),
+        )
+    }
+}
+
+/// Appends one message with its offset and size prefix.
+pub(crate) fn write_message(
+    out: &mut Vec<u8>,
+    offset: i64,
+    magic: u8,
+    attributes: u8,
+    timestamp: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Result<()> {
+    let key_len = key.map_or(0, <[u8]>::len);
+    let value_len = value.map_or(0, <[u8]>::len);
+    let overhead = if magic == 0 { 14 } else { 22 };
+    let size = len_i32(overhead + key_len + value_len, "message")?;
+    let start = out.len();
+    out.reserve(LOG_OVERHEAD + size as usize);
+    out.extend_from_slice(&offset.to_be_bytes());
+    out.extend_from_slice(&size.to_be_bytes());
+    out.extend_from_slice(&[0; 4]); // crc, filled below
+    out.push(magic);
+    out.push(attributes);
+    if magic > 0 {
+        out.extend_from_slice(&timestamp.to_be_bytes());
+    }
+    for field in [key, value] {
+        match field {
+            Some(b) => {
+                out.extend_from_slice(&len_i32(b.len(), "field")?.to_be_bytes());
+                out.extend_from_slice(b);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    let crc = crate::crc::crc32(out.get(start + layout::MAGIC_OFFSET..).unwrap_or(&[]));
+    if let Some(dst) = out.get_mut(start + layout::CRC_OFFSET..start + layout::CRC_OFFSET + 4) {
+        dst.copy_from_slice(&crc.to_be_bytes());
+    }
+    Ok(())
+}

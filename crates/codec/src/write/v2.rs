@@ -1,0 +1,500 @@
+//! The v2 record batch builder.
+
+use super::{check_append, len_i32, Record};
+use crate::read::v2 as layout;
+use crate::varint::{varint_len, varlong_len, write_varint, write_varlong};
+use crate::{Compression, Error, Header, Result, TimestampType};
+
+/// Builds one v2 record batch, identical to Kafka's `MemoryRecordsBuilder` for the same input.
+///
+/// The base timestamp is the first record's timestamp (or the delete horizon when one is set);
+/// the max timestamp is the largest record timestamp, or the append time under LogAppendTime.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::write::{V2Builder, Record};
+/// use krecords_codec::Compression;
+/// let mut b = V2Builder::new(100).compression(Compression::None, None);
+/// b.append(&Record::new(1714000000000, Some(b"k"), Some(b"v"))).unwrap();
+/// let bytes = b.finish().unwrap();
+/// assert_eq!(&bytes[..8], &100i64.to_be_bytes());
+/// ```
+#[derive(Debug, Clone)]
+pub struct V2Builder {
+    base_offset: i64,
+    compression: Compression,
+    level: Option<i32>,
+    timestamp_type: TimestampType,
+    log_append_time: i64,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    transactional: bool,
+    control: bool,
+    partition_leader_epoch: i32,
+    delete_horizon_ms: Option<i64>,
+    /// Uncompressed: the whole batch so far, header reserved. Compressed: the records only.
+    buf: Vec<u8>,
+    count: i32,
+    last_offset: Option<i64>,
+    base_timestamp: Option<i64>,
+    max_timestamp: i64,
+}
+
+impl V2Builder {
+    /// A builder for a batch starting at `base_offset`, uncompressed, CreateTime, no producer.
+    pub fn new(base_offset: i64) -> Self {
+        Self::with_buffer(base_offset, Vec::new())
+    }
+
+    /// As [`V2Builder::new`], writing into `buf` (cleared; its capacity is reused).
+    pub fn with_buffer(base_offset: i64, mut buf: Vec<u8>) -> Self {
+        buf.clear();
+        buf.resize(layout::RECORDS_OFFSET, 0);
+        V2Builder {
+            base_offset,
+            compression: Compression::None,
+            level: None,
+            timestamp_type: TimestampType::CreateTime,
+            log_append_time: -1,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            transactional: false,
+            control: false,
+            partition_leader_epoch: -1,
+            delete_horizon_ms: None,
+            buf,
+            count: 0,
+            last_offset: None,
+            base_timestamp: None,
+            max_timestamp: -1,
+        }
+    }
+
+    /// Sets the codec and level (`None`: the codec's default). Call before appending.
+    pub fn compression(mut self, compression: Compression, level: Option<i32>) -> Self {
+        self.compression = compression;
+        self.level = level;
+        if compression != Compression::None && self.count == 0 {
+            self.buf.clear();
+        }
+        self
+    }
+
+    /// Sets the timestamp type; `log_append_time` becomes the max timestamp (and so every
+    /// record's timestamp on read) under LogAppendTime.
+    pub fn timestamp_type(mut self, timestamp_type: TimestampType, log_append_time: i64) -> Self {
+        self.timestamp_type = timestamp_type;
+        self.log_append_time = log_append_time;
+        self
+    }
+
+    /// Sets producer id, epoch and base sequence (-1 for none).
+    pub fn producer(mut self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> Self {
+        self.producer_id = producer_id;
+        self.producer_epoch = producer_epoch;
+        self.base_sequence = base_sequence;
+        self
+    }
+
+    /// Marks the batch transactional.
+    pub fn transactional(mut self, transactional: bool) -> Self {
+        self.transactional = transactional;
+        self
+    }
+
+    /// Makes this a control batch; append control records with [`V2Builder::append_control`].
+    pub fn control(mut self, control: bool) -> Self {
+        self.control = control;
+        self
+    }
+
+    /// Sets the partition leader epoch (-1: not set).
+    pub fn partition_leader_epoch(mut self, epoch: i32) -> Self {
+        self.partition_leader_epoch = epoch;
+        self
+    }
+
+    /// Sets a delete horizon: it becomes the base timestamp and attributes bit 6 is set.
+    pub fn delete_horizon_ms(mut self, delete_horizon_ms: Option<i64>) -> Self {
+        self.delete_horizon_ms = delete_horizon_ms.filter(|&d| d >= 0);
+        if let Some(d) = self.delete_horizon_ms {
+            self.base_timestamp = Some(d);
+        }
+        self
+    }
+
+    /// Records appended so far.
+    pub fn count(&self) -> i32 {
+        self.count
+    }
+
+    /// Uncompressed bytes written so far (header included for uncompressed batches).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether no record was appended.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The offset the next [`V2Builder::append`] uses.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset.map_or(self.base_offset, |o| o + 1)
+    }
+
+    /// Appends a record at the next offset and returns that offset.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unencodable`] for a negative timestamp other than -1, a field too long for its
+    /// length, or when called on a control batch.
+    pub fn append(&mut self, record: &Record<'_>) -> Result<i64> {
+        let offset = self.next_offset();
+        self.append_with_offset(offset, record)?;
+        Ok(offset)
+    }
+
+    /// Appends a record at `offset`, which must be above the previous one (gaps are allowed, as
+    /// compaction leaves them).
+    ///
+    /// # Errors
+    ///
+    /// As [`V2Builder::append`], plus an offset that does not increase.
+    pub fn append_with_offset(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+        if self.control {
+            return Err(Error::Unencodable {
+                reason: "only control records can be appended to a control batch".into(),
+            });
+        }
+        self.append_raw(offset, record)
+    }
+
+    /// Appends a control record (key and value already encoded, see [`crate::control`]) at the
+    /// next offset.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unencodable`] unless this is a control batch.
+    pub fn append_control(&mut self, timestamp: i64, key: &[u8], value: &[u8]) -> Result<i64> {
+        if !self.control {
+            return Err(Error::Unencodable {
+                reason: "control records can only be appended to control batches".into(),
+            });
+        }
+        let offset = self.next_offset();
+        self.append_raw(offset, &Record::new(timestamp, Some(key), Some(value)))?;
+        Ok(offset)
+    }
+
+    fn append_raw(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+        check_append(self.base_offset, self.last_offset, offset, record.timestamp)?;
+        if self.count == i32::MAX {
+            return Err(Error::Unencodable { reason: "more than i32::MAX records".into() });
+        }
+        let base_timestamp = *self.base_timestamp.get_or_insert(record.timestamp);
+        let offset_delta = (offset - self.base_offset) as i32;
+        let timestamp_delta = record.timestamp.wrapping_sub(base_timestamp);
+        write_record(&mut self.buf, offset_delta, timestamp_delta, record)?;
+        self.count += 1;
+        self.last_offset = Some(offset);
+        if record.timestamp > self.max_timestamp {
+            self.max_timestamp = record.timestamp;
+        }
+        Ok(())
+    }
+
+    /// Finishes the batch and returns it. A batch without records is empty (no bytes), as
+    /// Kafka's builder returns `MemoryRecords.EMPTY`; write a record-less batch with
+    /// [`write_empty_batch`].
+    ///
+    /// # Errors
+    ///
+    /// Producer fields Kafka rejects (transactional without producer id, producer id without
+    /// epoch, idempotent data without a base sequence), a bad compression level, or a batch
+    /// over `i32::MAX` bytes.
+    pub fn finish(self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.finish_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// As [`V2Builder::finish`], appending the batch to `out`.
+    ///
+    /// # Errors
+    ///
+    /// As [`V2Builder::finish`].
+    pub fn finish_into(mut self, out: &mut Vec<u8>) -> Result<()> {
+        self.check_producer_state()?;
+        if self.count == 0 {
+            return Ok(());
+        }
+        let start = out.len();
+        if self.compression == Compression::None {
+            if out.is_empty() {
+                std::mem::swap(out, &mut self.buf);
+            } else {
+                out.extend_from_slice(&self.buf);
+            }
+        } else {
+            out.resize(start + layout::RECORDS_OFFSET, 0);
+            crate::compression::compress(self.compression, self.level, 2, &self.buf, out)?;
+        }
+        let last_offset = self.last_offset.unwrap_or(self.base_offset);
+        let max_timestamp = if self.timestamp_type == TimestampType::LogAppendTime {
+            self.log_append_time
+        } else {
+            self.max_timestamp
+        };
+        let header = HeaderFields {
+            base_offset: self.base_offset,
+            last_offset_delta: (last_offset - self.base_offset) as i32,
+            partition_leader_epoch: self.partition_leader_epoch,
+            attributes: self.attributes(),
+            base_timestamp: self.base_timestamp.unwrap_or(-1),
+            max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+            count: self.count,
+        };
+        write_header(out, start, &header)
+    }
+
+    fn attributes(&self) -> i16 {
+        attributes(
+            self.compression,
+            self.timestamp_type,
+            self.transactional,
+            self.control,
+            self.delete_horizon_ms.is_some(),
+        )
+    }
+
+    fn check_producer_state(&self) -> Result<()> {
+        if self.transactional && self.producer_id == -1 {
+            return Err(Error::Unencodable {
+                reason: "transactional batches need a producer id".into(),
+            });
+        }
+        if self.producer_id != -1 {
+            if self.producer_epoch == -1 {
+                return Err(Error::Unencodable {
+                    reason: "a producer id needs a producer epoch".into(),
+                });
+            }
+            if self.base_sequence < 0 && !self.control {
+                return Err(Error::Unencodable {
+                    reason: "a producer id needs a non-negative base sequence".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn attributes(
+    compression: Compression,
+    timestamp_type: TimestampType,
+    transactional: bool,
+    control: bool,
+    delete_horizon: bool,
+) -> i16 {
+    let mut a = i16::from(compression.id());
+    if timestamp_type == TimestampType::LogAppendTime {
+        a |= layout::TIMESTAMP_TYPE_MASK;
+    }
+    if transactional {
+        a |= layout::TRANSACTIONAL_MASK;
+    }
+    if control {
+        a |= layout::CONTROL_MASK;
+    }
+    if delete_horizon {
+        a |= layout::DELETE_HORIZON_MASK;
+    }
+    a
+}
+
+struct HeaderFields {
+    base_offset: i64,
+    last_offset_delta: i32,
+    partition_leader_epoch: i32,
+    attributes: i16,
+    base_timestamp: i64,
+    max_timestamp: i64,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    count: i32,
+}
+
+/// Fills the 61-byte header of the batch at `out[start..]` (already reserved, records after it)
+/// and its CRC.
+fn write_header(out: &mut [u8], start: usize, h: &HeaderFields) -> Result<()> {
+    let batch = out.get_mut(start..).unwrap_or(&mut []);
+    let length = len_i32(batch.len().saturating_sub(crate::LOG_OVERHEAD), "record batch")?;
+    let mut put = |at: usize, bytes: &[u8]| {
+        if let Some(dst) = batch.get_mut(at..at + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+    };
+    put(layout::BASE_OFFSET_OFFSET, &h.base_offset.to_be_bytes());
+    put(layout::LENGTH_OFFSET, &length.to_be_bytes());
+    put(layout::PARTITION_LEADER_EPOCH_OFFSET, &h.partition_leader_epoch.to_be_bytes());
+    put(layout::MAGIC_OFFSET, &[2]);
+    put(layout::ATTRIBUTES_OFFSET, &h.attributes.to_be_bytes());
+    put(layout::LAST_OFFSET_DELTA_OFFSET, &h.last_offset_delta.to_be_bytes());
+    put(layout::BASE_TIMESTAMP_OFFSET, &h.base_timestamp.to_be_bytes());
+    put(layout::MAX_TIMESTAMP_OFFSET, &h.max_timestamp.to_be_bytes());
+    put(layout::PRODUCER_ID_OFFSET, &h.producer_id.to_be_bytes());
+    put(layout::PRODUCER_EPOCH_OFFSET, &h.producer_epoch.to_be_bytes());
+    put(layout::BASE_SEQUENCE_OFFSET, &h.base_sequence.to_be_bytes());
+    put(layout::RECORDS_COUNT_OFFSET, &h.count.to_be_bytes());
+    let crc = crate::crc::crc32c(batch.get(layout::ATTRIBUTES_OFFSET..).unwrap_or(&[]));
+    if let Some(dst) = batch.get_mut(layout::CRC_OFFSET..layout::CRC_OFFSET + 4) {
+        dst.copy_from_slice(&crc.to_be_bytes());
+    }
+    Ok(())
+}
+
+/// Bytes of a length-prefixed field: varint length + bytes, or a 1-byte -1 for null.
+#[inline]
+fn sized_len(b: Option<&[u8]>) -> Result<usize> {
+    Ok(match b {
+        Some(b) => varint_len(len_i32(b.len(), "field")?) + b.len(),
+        None => 1,
+    })
+}
+
+#[inline]
+fn write_sized(out: &mut Vec<u8>, b: Option<&[u8]>) {
+    match b {
+        Some(b) => {
+            write_varint(out, b.len() as i32);
+            out.extend_from_slice(b);
+        }
+        None => write_varint(out, -1),
+    }
+}
+
+/// Size of a record body (without its length varint), as Kafka's
+/// `DefaultRecord.sizeOfBodyInBytes`.
+pub(crate) fn record_body_size(
+    offset_delta: i32,
+    timestamp_delta: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: &[Header<'_>],
+) -> Result<usize> {
+    let mut size = 1 + varlong_len(timestamp_delta) + varint_len(offset_delta);
+    size += sized_len(key)? + sized_len(value)?;
+    size += varint_len(len_i32(headers.len(), "header count")?);
+    for h in headers {
+        size += sized_len(Some(h.key))? + sized_len(h.value)?;
+    }
+    Ok(size)
+}
+
+/// Appends one record (length varint + body) to `out`.
+fn write_record(
+    out: &mut Vec<u8>,
+    offset_delta: i32,
+    timestamp_delta: i64,
+    record: &Record<'_>,
+) -> Result<()> {
+    let body = record_body_size(
+        offset_delta,
+        timestamp_delta,
+        record.key,
+        record.value,
+        record.headers,
+    )?;
+    let body_i32 = len_i32(body, "record")?;
+    out.reserve(body + 5);
+    write_varint(out, body_i32);
+    out.push(0); // attributes: unused
+    write_varlong(out, timestamp_delta);
+    write_varint(out, offset_delta);
+    write_sized(out, record.key);
+    write_sized(out, record.value);
+    write_varint(out, record.headers.len() as i32);
+    for h in record.headers {
+        write_sized(out, Some(h.key));
+        write_sized(out, h.value);
+    }
+    Ok(())
+}
+
+/// The fields of a batch without records, as compaction leaves it to keep producer state
+/// (Kafka's `DefaultRecordBatch.writeEmptyHeader`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmptyBatch {
+    /// Base offset.
+    pub base_offset: i64,
+    /// Last offset (kept from the batch that was emptied).
+    pub last_offset: i64,
+    /// Partition leader epoch (-1: none).
+    pub partition_leader_epoch: i32,
+    /// Timestamp type.
+    pub timestamp_type: TimestampType,
+    /// Written as both base and max timestamp.
+    pub timestamp: i64,
+    /// Producer id (-1: none).
+    pub producer_id: i64,
+    /// Producer epoch (-1: none).
+    pub producer_epoch: i16,
+    /// Base sequence (-1: none).
+    pub base_sequence: i32,
+    /// Transactional flag.
+    pub transactional: bool,
+    /// Control flag.
+    pub control: bool,
+}
+
+/// Appends a v2 batch with zero records (61 bytes) to `out`.
+///
+/// # Errors
+///
+/// An offset range beyond i32.
+pub fn write_empty_batch(out: &mut Vec<u8>, b: &EmptyBatch) -> Result<()> {
+    let delta = b.last_offset.wrapping_sub(b.base_offset);
+    let last_offset_delta = i32::try_from(delta).map_err(|_| Error::Unencodable {
+        reason: format!("last offset delta {delta} does not fit an i32"),
+    })?;
+    let start = out.len();
+    out.resize(start + layout::RECORDS_OFFSET, 0);
+    let header = HeaderFields {
+        base_offset: b.base_offset,
+        last_offset_delta,
+        partition_leader_epoch: b.partition_leader_epoch,
+        attributes: attributes(Compression::None, b.timestamp_type, b.transactional, b.control, false),
+        base_timestamp: b.timestamp,
+        max_timestamp: b.timestamp,
+        producer_id: b.producer_id,
+        producer_epoch: b.producer_epoch,
+        base_sequence: b.base_sequence,
+        count: 0,
+    };
+    write_header(out, start, &header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_world_batch_matches_kafka_python_bytes() {
+        // kafka-python writes partition leader epoch 0 where Kafka's producer writes -1.
+        let mut b = V2Builder::new(0).partition_leader_epoch(0);
+        b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+        b.append(&Record::new(1714000000000, None, Some(b"world"))).unwrap();
+        let bytes = b.finish().unwrap();
+        let expected = "0000000000000000000000490000000002dbda21c90000000000010000018f125c74000000018f125c7400ffffffffffffffffffffffffffff0000000216000000010a68656c6c6f0016000002010a776f726c6400";
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, expected);
+    }
+}
