@@ -25,7 +25,7 @@
 //!     batch.validate().unwrap();
 //!     for record in batch.records(&mut scratch, usize::MAX).unwrap() {
 //!         let record = record.unwrap();
-//!         println!("{} {:?}", record.offset, record.value);
+//!         println!("{} {:?}", record.offset(), record.value());
 //!     }
 //! }
 //! ```
