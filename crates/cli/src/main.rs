@@ -1,1 +1,99 @@
-fn main() {}
+//! `krec`: the command line for Kafka data.
+//!
+//! Glue only: parse arguments, call krecords-codec and krecords-log, map outcomes to exit codes
+//! (0 success, 1 the data has a problem, 2 usage or I/O error). Data goes to stdout, diagnostics
+//! to stderr; a closed stdout pipe ends the program quietly.
+
+mod build;
+mod bytes_fmt;
+mod dump;
+mod entry_json;
+mod source;
+
+use clap::{Parser, Subcommand};
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// Command line for Kafka's message formats: dump, build and inspect log segments.
+#[derive(Parser)]
+#[command(name = "krec", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Dump(dump::Args),
+    Build(build::Args),
+}
+
+/// How a subcommand ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Everything was fine.
+    Ok,
+    /// The data has a problem (exit 1); details were already printed.
+    DataProblem,
+}
+
+/// A failure that stops a subcommand: usage or I/O (exit 2), or a data problem (exit 1).
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad arguments or input that is not data (exit 2).
+    Usage(String),
+    /// An I/O error (exit 2); a broken pipe on stdout exits 0.
+    Io(io::Error, String),
+    /// The data is invalid (exit 1).
+    Data(String),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Io(e, String::new())
+    }
+}
+
+/// Adds a path or a description to I/O errors.
+pub trait Context<T> {
+    /// Names what was being done when the error happened.
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, Failure>;
+}
+
+impl<T> Context<T> for io::Result<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, Failure> {
+        self.map_err(|e| Failure::Io(e, what()))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = match cli.command {
+        Command::Dump(args) => dump::run(args, &mut out),
+        Command::Build(args) => build::run(args, &mut out),
+    };
+    let result = result.and_then(|o| out.flush().map(|()| o).map_err(Failure::from));
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::DataProblem) => ExitCode::from(1),
+        Err(Failure::Io(e, _)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Io(e, what)) => {
+            if what.is_empty() {
+                eprintln!("krec: {e}");
+            } else {
+                eprintln!("krec: {what}: {e}");
+            }
+            ExitCode::from(2)
+        }
+        Err(Failure::Usage(msg)) => {
+            eprintln!("krec: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Data(msg)) => {
+            eprintln!("krec: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}

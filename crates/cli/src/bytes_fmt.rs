@@ -1,0 +1,59 @@
+//! Rendering and parsing of keys, values and header values as `--bytes utf8|hex|base64`.
+
+use base64::Engine;
+use clap::ValueEnum;
+
+/// How byte fields appear in JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum BytesFormat {
+    /// UTF-8 text; invalid sequences are replaced (lossy), so prefer hex or base64 for binary.
+    #[default]
+    Utf8,
+    /// Lowercase hex.
+    Hex,
+    /// Standard base64 with padding.
+    Base64,
+}
+
+impl BytesFormat {
+    /// Renders bytes as a JSON string value.
+    pub fn render(self, bytes: &[u8]) -> String {
+        match self {
+            BytesFormat::Utf8 => String::from_utf8_lossy(bytes).into_owned(),
+            BytesFormat::Hex => hex::encode(bytes),
+            BytesFormat::Base64 => base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// Renders optional bytes: `None` is JSON null.
+    pub fn render_opt(self, bytes: Option<&[u8]>) -> serde_json::Value {
+        match bytes {
+            Some(b) => serde_json::Value::String(self.render(b)),
+            None => serde_json::Value::Null,
+        }
+    }
+
+    /// Parses a JSON string in this format back to bytes.
+    pub fn parse(self, text: &str) -> Result<Vec<u8>, String> {
+        match self {
+            BytesFormat::Utf8 => Ok(text.as_bytes().to_vec()),
+            BytesFormat::Hex => hex::decode(text).map_err(|e| format!("invalid hex {text:?}: {e}")),
+            BytesFormat::Base64 => base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .map_err(|e| format!("invalid base64 {text:?}: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        for f in [BytesFormat::Hex, BytesFormat::Base64, BytesFormat::Utf8] {
+            assert_eq!(f.parse(&f.render(b"hello")).unwrap(), b"hello");
+        }
+        assert_eq!(BytesFormat::Hex.render(&[0xAB]), "ab");
+    }
+}

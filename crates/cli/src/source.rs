@@ -1,0 +1,176 @@
+//! Streaming input of log entries from a file or stdin in constant memory.
+//!
+//! Entries are read one at a time into a reusable buffer that grows only to the size of the
+//! largest entry (never to a size the input merely claims: a declared size beyond the bytes that
+//! exist is a partial tail).
+
+use krecords_codec::read::{Batch, Entries, Partial};
+use krecords_codec::LOG_OVERHEAD;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+const CHUNK: usize = 1 << 20;
+
+/// One step of reading.
+pub enum Next<'a> {
+    /// A complete entry.
+    Entry(Batch<'a>),
+    /// A malformed entry; reading stops.
+    Error(krecords_codec::Error),
+    /// A truncated tail; reading stops.
+    Partial(Partial),
+    /// End of input.
+    End,
+}
+
+/// A stream of entries from a reader.
+pub struct Source {
+    /// Display name (a path or `-`).
+    pub name: String,
+    reader: Box<dyn Read>,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Absolute position of `buf[start]`.
+    base: usize,
+    eof: bool,
+    done: bool,
+    /// Bytes of the input that are not read yet, when known (a regular file).
+    unread: Option<u64>,
+}
+
+impl Source {
+    /// Opens a file, or stdin for `-`.
+    pub fn open(path: &Path) -> io::Result<Source> {
+        if path == Path::new("-") {
+            return Ok(Source::new("-".into(), Box::new(io::stdin()), None));
+        }
+        let file = File::open(path)?;
+        let len = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        Ok(Source::new(path.display().to_string(), Box::new(file), len))
+    }
+
+    fn new(name: String, reader: Box<dyn Read>, unread: Option<u64>) -> Source {
+        Source {
+            name,
+            reader,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+            done: false,
+            unread,
+        }
+    }
+
+    /// Reads until at least `want` bytes are buffered or the input ends.
+    fn fill(&mut self, want: usize) -> io::Result<()> {
+        while self.end - self.start < want && !self.eof {
+            if self.start > 0 && (self.buf.len() - self.end < CHUNK || self.start == self.end) {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            let need = (self.start + want).max(self.end + CHUNK);
+            if self.buf.len() < need {
+                self.buf.resize(need, 0);
+            }
+            let n = match self.reader.read(&mut self.buf[self.end..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                self.eof = true;
+            }
+            self.end += n;
+            if let Some(u) = self.unread.as_mut() {
+                *u = u.saturating_sub(n as u64);
+            }
+        }
+        Ok(())
+    }
+
+    /// Absolute position of the next unread entry.
+    pub fn position(&self) -> usize {
+        self.base
+    }
+
+    /// Returns the next entry.
+    pub fn next_entry(&mut self) -> io::Result<Next<'_>> {
+        if self.done {
+            return Ok(Next::End);
+        }
+        self.fill(LOG_OVERHEAD + 5)?;
+        let avail = self.end - self.start;
+        if avail >= LOG_OVERHEAD {
+            let size = i32::from_be_bytes(
+                self.buf[self.start + 8..self.start + 12].try_into().unwrap_or([0; 4]),
+            );
+            if size > 0 {
+                let total = size as usize + LOG_OVERHEAD;
+                // Do not grow the buffer for bytes that cannot exist.
+                let exists = match self.unread {
+                    Some(u) => (avail as u64).saturating_add(u) >= total as u64,
+                    None => true,
+                };
+                if exists {
+                    self.fill(total)?;
+                }
+            }
+        }
+        let window = &self.buf[self.start..self.end];
+        let mut entries = Entries::with_base(window, self.base);
+        match entries.next_entry() {
+            Ok(Some(batch)) => {
+                let size = batch.size_in_bytes();
+                self.start += size;
+                self.base += size;
+                Ok(Next::Entry(batch))
+            }
+            Ok(None) => {
+                self.done = true;
+                match entries.partial() {
+                    Some(p) => Ok(Next::Partial(p)),
+                    None => Ok(Next::End),
+                }
+            }
+            Err(e) => {
+                self.done = true;
+                Ok(Next::Error(e))
+            }
+        }
+    }
+
+    /// Bytes from the current position to the end of the input (after an error: how many bytes
+    /// were left unread as invalid). Reads the rest of the input to count it.
+    pub fn remaining_bytes(&mut self) -> io::Result<u64> {
+        let buffered = (self.end - self.start) as u64;
+        if let Some(u) = self.unread {
+            return Ok(buffered + u);
+        }
+        let mut sink = io::sink();
+        let rest = io::copy(&mut self.reader, &mut sink)?;
+        Ok(buffered + rest)
+    }
+}
+
+/// Expands PATH arguments: a directory means its `.log` files in offset order; `-` is stdin.
+pub fn expand_paths(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut logs: Vec<PathBuf> = std::fs::read_dir(p)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "log"))
+                .collect();
+            logs.sort();
+            out.extend(logs);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
