@@ -1,7 +1,6 @@
 package dev.krecords.interop;
 
 import org.apache.kafka.common.message.LeaderChangeMessage;
-import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.record.internal.ControlRecordUtils;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -27,6 +26,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiPredicate;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -51,8 +52,8 @@ public final class GenerateVectors {
     static final List<String> LEGACY_CODECS = List.of("none", "gzip", "snappy", "lz4");
     static final List<String> V2_CODECS = List.of("none", "gzip", "snappy", "lz4", "zstd");
 
-    /** One record shape: its name, the magics it applies to, and how to fill in a BuildSpec. */
-    record Shape(String name, Set<Integer> magics, String what, java.util.function.Consumer<BuildSpec> fill) {}
+    /** One record shape: its name, the magic/codec pairs it is generated for, and how to fill in a BuildSpec. */
+    record Shape(String name, BiPredicate<Integer, String> applies, String what, Consumer<BuildSpec> fill) {}
 
     /** One vector to write. {@code layout} is "records" unless the bytes went through a Kafka filter. */
     record Vector(String name, BuildSpec spec, byte[] bytes, String layout, Map<String, Object> extra, String what) {}
@@ -92,23 +93,24 @@ public final class GenerateVectors {
         for (int magic = 0; magic <= 2; magic++) {
             for (String codec : magic < 2 ? LEGACY_CODECS : V2_CODECS) {
                 for (Shape shape : shapes()) {
-                    if (!shape.magics().contains(magic)) continue;
+                    if (!shape.applies().test(magic, codec)) continue;
                     BuildSpec spec = base(magic, codec);
                     shape.fill().accept(spec);
                     out.add(plain("v" + magic + "_" + codec + "_" + shape.name(), spec, shape.what()));
                 }
             }
         }
-        // Compression levels on the many-records shape (magic 2; the default-level files are above).
+        // Compression levels (magic 2; the default-level files are above), on the 100-record version of
+        // the many-records shape: seven 1000-record files would add ~6 MiB for little extra coverage.
         int[][] levels = {{1, 9}, {1, 17}, {-5, 3, 19}};
         String[] leveled = {"gzip", "lz4", "zstd"};
         for (int c = 0; c < leveled.length; c++) {
             for (int level : levels[c]) {
                 BuildSpec spec = base(2, leveled[c]);
                 spec.level = level;
-                many(spec);
-                out.add(plain("v2_" + leveled[c] + "_level" + level + "_many", spec,
-                        "many-records shape at " + leveled[c] + " level " + level));
+                hundred(spec);
+                out.add(plain("v2_" + leveled[c] + "_level" + level + "_hundred", spec,
+                        "100 records at " + leveled[c] + " level " + level));
             }
         }
         // Legacy levels: gzip and lz4 levels apply to v0/v1 too (lz4 level != default switches to LZ4 HC).
@@ -135,9 +137,16 @@ public final class GenerateVectors {
         return new Vector(name, spec, spec.build(), "records", null, what);
     }
 
-    static final Set<Integer> ALL = Set.of(0, 1, 2);
-    static final Set<Integer> V1_V2 = Set.of(1, 2);
-    static final Set<Integer> V2 = Set.of(2);
+    static final BiPredicate<Integer, String> ALL = (magic, codec) -> true;
+    static final BiPredicate<Integer, String> V1_V2 = (magic, codec) -> magic >= 1;
+    static final BiPredicate<Integer, String> V2 = (magic, codec) -> magic == 2;
+    static final BiPredicate<Integer, String> LEGACY = (magic, codec) -> magic < 2;
+    /**
+     * The bulky shapes (hundreds of KiB of JSON each) are generated for every codec at magic 2 and, at
+     * magic 0 and 1, with lz4 only: lz4 is the one codec whose framing depends on the magic (v0's broken
+     * header checksum); gzip, snappy and zstd frame the same way for every magic. Keeps the folder ~15 MiB.
+     */
+    static final BiPredicate<Integer, String> BULKY = (magic, codec) -> magic == 2 || codec.equals("lz4");
 
     static List<Shape> shapes() {
         return List.of(
@@ -164,12 +173,14 @@ public final class GenerateVectors {
                 s.records.add(new BuildSpec.Rec(T0 + 1, null, null).header("trace", null));
                 s.records.add(new BuildSpec.Rec(T0 + 2, utf8("k2"), utf8("no headers")));
             }),
-            new Shape("large_random", ALL, "one record with a 100 KiB pseudo-random value (Random seed 42)", s ->
+            new Shape("large_random", BULKY, "one record with a 100 KiB pseudo-random value (Random seed 42)", s ->
                 s.records.add(new BuildSpec.Rec(T0, utf8("large"), randomBytes(42, 100 * 1024)))),
-            new Shape("large_compressible", ALL, "one record with a 200 KiB highly compressible value", s ->
-                s.records.add(new BuildSpec.Rec(T0, utf8("compressible"), compressible(200 * 1024)))),
-            new Shape("many", ALL, "1000 records, keys key-N, 100-byte values, timestamps T0+N",
+            new Shape("large_compressible", BULKY, "one record with a 128 KiB highly compressible value", s ->
+                s.records.add(new BuildSpec.Rec(T0, utf8("compressible"), compressible(128 * 1024)))),
+            new Shape("many", V2, "1000 records, keys key-N, 100-byte values, timestamps T0+N",
                 GenerateVectors::many),
+            new Shape("hundred", LEGACY, "100 records, keys key-N, 100-byte values, timestamps T0+N (legacy many)",
+                GenerateVectors::hundred),
             new Shape("log_append_time", V1_V2, "LogAppendTime batch: create times T0+N, log append time T0+600000",
                 s -> {
                     s.timestampType = "log_append_time";
@@ -362,7 +373,7 @@ public final class GenerateVectors {
         f.put("api", "MemoryRecords.filterTo");
         f.put("current_time", currentTime);
         f.put("delete_retention_ms", deleteRetentionMs);
-        f.put("batch_retention", retention.name().toLowerCase());
+        f.put("batch_retention", retention.name().toLowerCase(java.util.Locale.ROOT));
         f.put("retain_offsets", keep.stream().sorted().map(o -> (Object) o).collect(Collectors.toList()));
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("filter", f);
@@ -494,6 +505,55 @@ public final class GenerateVectors {
         the output of `build`. `filter` gives `current_time`, `delete_retention_ms`, the batch retention
         decision and the offsets kept. A builder cannot reproduce `hex` from `build`: use these to check
         reading (empty batches, the delete horizon) only.
+
+        ## Coverage
+
+        Names are `v<magic>_<codec>_<shape>`. Small shapes exist for every magic and every codec Kafka
+        allows for it (v0/v1: none, gzip, snappy, lz4; v2: also zstd); `headers`, `idempotent`,
+        `transactional` and `delete_horizon` are v2 only; `log_append_time`, `ts_unordered` and
+        `no_timestamp` v1 and v2. The bulky shapes keep the folder near 14 MB: `large_random` (100 KiB)
+        and `large_compressible` (128 KiB) exist for every v2 codec and for v0/v1 with lz4 only (the
+        only codec whose framing depends on the magic); `many` (1000 records) is v2 only and `hundred`
+        (the same shape with 100 records) v0/v1 only. Compression levels: `v2_gzip_level{1,9}`,
+        `v2_lz4_level{1,17}`, `v2_zstd_level{-5,3,19}` and `v{0,1}_lz4_level1` on the `hundred` shape.
+        Control batches: `v2_none_control_{commit,abort,leader_change}`. Log cleaning (layout
+        "filtered"): `v2_none_compacted_empty`, `v2_{none,zstd}_compacted_tombstone`.
+
+        ## What Kafka's writer does (read from these vectors and the @VERSION@ code)
+
+        - v2 BaseTimestamp is the *first appended* record's timestamp (not the minimum; later records
+          may have negative deltas), except when a delete horizon is given: then BaseTimestamp is the
+          delete horizon, every delta is relative to it, and the delete-horizon attribute bit (0x40) is
+          set. MaxTimestamp is the largest record timestamp (starting from -1, so -1 when every record
+          has timestamp -1); the delete horizon does not count. With LogAppendTime, MaxTimestamp is the
+          log append time while BaseTimestamp and the deltas still come from the records' create times;
+          readers report the log append time for every record.
+        - Legacy compressed wrappers (v0 and v1): the wrapper's offset is the absolute offset of the
+          last inner message; v1 inner offsets are relative to the builder's base offset, v0 inner
+          offsets absolute. Wrapper key null, wrapper attributes = codec | 0x08 for LogAppendTime (v1);
+          wrapper timestamp (v1) = the log append time, or else the largest inner timestamp. Inner
+          messages carry codec 0 and the same timestamp-type bit; with LogAppendTime every v1 message's
+          timestamp field (inner or uncompressed) is overwritten with the log append time.
+        - A builder with no records writes nothing (`MemoryRecords.EMPTY`). Empty v2 batches come from
+          log cleaning (`filterTo` with RETAIN_EMPTY): count 0, BaseTimestamp -1, MaxTimestamp, last
+          offset delta, producer id/epoch, base sequence and flags kept, codec none.
+        - When cleaning keeps a tombstone, Kafka rewrites the batch with delete horizon =
+          currentTime + deleteRetentionMs, keeping the original base offset and the records' offset
+          deltas, and the batch's codec (at the codec's default level).
+        - End-transaction markers: attributes 0x30 (transactional + control), base sequence -1, one
+          record with key `0000 000t` (version 0, type 0 abort / 1 commit) and value version 0 +
+          coordinator epoch; leader-change records: attributes 0x20, key type 2.
+        - Sequences wrap from 2147483647 to 0 (`last_sequence` 11 for base 2147483640 and 20 records).
+        - Timestamps: -1 is accepted for v1/v2 records; any other negative timestamp is rejected.
+        - lz4: Kafka's frame is magic 04224d18, FLG 0x60, BD 0x40 (64 KiB blocks), then the header
+          checksum byte, which for v0 is the historical wrong one (`v0_lz4_small`: 0x1a, `v1_lz4_small`:
+          0x82); blocks that do not shrink are stored raw (size high bit set); no content checksum.
+          Kafka's default lz4 level (9) uses lz4-java's *fast* compressor; any other level (1 included)
+          uses LZ4 HC at that level.
+        - gzip: header `1f8b08000000000000ff` (mtime 0, XFL 0, OS 255); default level -1 (zlib's 6),
+          levels 1..9. zstd: default level 3, levels -131072..22; frames have no content size and no
+          checksum. snappy: xerial framing: magic `82534e4150505900`, version and compatible version
+          `00000001 00000001`, then chunks of up to 32 KiB of input, each with a big-endian int32 length.
 
         ## Vectors
 

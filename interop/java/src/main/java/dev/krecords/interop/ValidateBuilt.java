@@ -21,11 +21,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -384,9 +384,9 @@ public final class ValidateBuilt {
         String codec = spec.compression;
         boolean tolerate = tolerated.contains(codec);
 
-        // 4. reference: Kafka's reading of both. Where the compressed bytes legitimately differ, the
-        // fields that depend on them (CRC, lengths) are left out here and checked in step 5.
-        Set<String> ignore = identical || !tolerate ? Set.of() : Set.of("crc", "batch_length", "size_in_bytes");
+        // 4. reference: Kafka's reading of both. When compressed bytes differ, the fields that depend on
+        // them (CRC, lengths) are left out here, so this check reports on meaning only; step 5 judges bytes.
+        List<String> ignore = identical || codec.equals("none") ? List.of() : List.of("crc", "batch_length", "size_in_bytes");
         List<String> diffs = new ArrayList<>();
         try {
             List<Object> actDesc = describe(act, ignore);
@@ -413,7 +413,7 @@ public final class ValidateBuilt {
         }
     }
 
-    private static List<Object> describe(List<MutableRecordBatch> batches, Set<String> ignore) {
+    private static List<Object> describe(List<MutableRecordBatch> batches, List<String> ignore) {
         List<Object> out = new ArrayList<>();
         for (MutableRecordBatch b : batches) {
             Map<String, Object> bm = Describe.batch(b);
@@ -429,20 +429,18 @@ public final class ValidateBuilt {
     /** Appends "path: expected X, got Y" for every difference between two JSON-like trees. */
     private static void diff(List<String> out, String path, Object want, Object got) {
         if (want instanceof Map<?, ?> wm && got instanceof Map<?, ?> gm) {
-            Set<Object> keys = new TreeSet<>(Comparators.STRING);
+            Set<Object> keys = new LinkedHashSet<>(); // field order as Describe writes it
             keys.addAll(wm.keySet());
             keys.addAll(gm.keySet());
             for (Object k : keys) diff(out, path + "." + k, wm.get(k), gm.get(k));
         } else if (want instanceof List<?> wl && got instanceof List<?> gl) {
-            if (wl.size() != gl.size()) out.add(path + ": expected " + wl.size() + " items, got " + gl.size());
+            if (wl.size() != gl.size())
+                out.add((path.isEmpty() ? "batches" : path) + ": Kafka has " + wl.size() + ", the file " + gl.size());
             for (int i = 0; i < Math.min(wl.size(), gl.size()); i++) diff(out, path + "[" + i + "]", wl.get(i), gl.get(i));
         } else if (!Objects.equals(want, got)) {
-            out.add((path.isEmpty() ? "value" : path.substring(1)) + ": Kafka " + abbreviate(want) + ", file " + abbreviate(got));
+            String where = path.startsWith(".") ? path.substring(1) : path.isEmpty() ? "value" : path;
+            out.add(where + ": Kafka " + abbreviate(want) + ", file " + abbreviate(got));
         }
-    }
-
-    private static final class Comparators {
-        static final java.util.Comparator<Object> STRING = java.util.Comparator.comparing(String::valueOf);
     }
 
     /** Same batch header except CRC and length, same decompressed records. */
