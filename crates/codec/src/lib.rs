@@ -33,6 +33,7 @@
 
 pub mod compression;
 pub mod control;
+pub mod convert;
 pub mod crc;
 mod error;
 pub mod read;

@@ -1,0 +1,1 @@
+//! Conversion between message formats (in progress).
