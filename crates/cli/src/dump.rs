@@ -39,6 +39,20 @@ pub struct Args {
     max_decompressed_bytes: usize,
 }
 
+impl Args {
+    /// Arguments for the demo: deep, with data, UTF-8.
+    pub fn for_demo(paths: Vec<PathBuf>, format: Format) -> Args {
+        Args {
+            paths,
+            deep: true,
+            print_data: true,
+            format,
+            bytes: BytesFormat::Utf8,
+            max_decompressed_bytes: DEFAULT_DECOMPRESS_LIMIT,
+        }
+    }
+}
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

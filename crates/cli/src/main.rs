@@ -6,6 +6,7 @@
 
 mod build;
 mod bytes_fmt;
+mod demo;
 mod dump;
 mod entry_json;
 mod source;
@@ -25,6 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Dump(dump::Args),
+    Demo(demo::Args),
     Build(build::Args),
 }
 
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = match cli.command {
         Command::Dump(args) => dump::run(args, &mut out),
+        Command::Demo(args) => demo::run(args, &mut out),
         Command::Build(args) => build::run(args, &mut out),
     };
     let result = result.and_then(|o| out.flush().map(|()| o).map_err(Failure::from));
