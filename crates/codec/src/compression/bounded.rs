@@ -12,6 +12,10 @@
 //!
 //! Capacity grows geometrically but never above `start + limit + 1`, so a caller that sets a limit
 //! of L never sees its buffer reach much more than L bytes because of what an input claims.
+//! A spare-capacity decoder fills whatever spare capacity the vector already has, so when the
+//! caller hands in more capacity than `limit + 1`, an over-long stream can fill some of it before
+//! the limit is noticed: no memory is allocated for that and the length is truncated back, only
+//! the work is bounded by the caller's capacity instead of the limit.
 //! Dropping a `BoundedOut` without [`BoundedOut::finish`] truncates the vector back to its length
 //! on entry, so an error never leaves partial output behind.
 

@@ -19,20 +19,20 @@
 //!
 //! A raw snappy block starts with its uncompressed length as a little-endian base-128 varint,
 //! then literal and copy elements. Each chunk holds at most 32 KiB of uncompressed bytes:
-//! snappy-java's default block size, which Kafka has used since KIP-780 made it configurable
-//! (`compression.snappy.block.size`, 1 KiB to 512 MiB; snappy-java never uses less than 1 KiB).
+//! snappy-java's default block size, which is also the default of Kafka's `SnappyCompression`
+//! builder (its block size can be set from 1 KiB up; readers never depend on it).
 //! Empty input is the 16-byte header alone, as `SnappyOutputStream` writes the header on close
 //! even when nothing was written. There is no checksum: the batch CRC covers the bytes.
 //!
 //! # Reading
 //!
-//! As snappy-java's `SnappyInputStream` (1.1.10) reads, with three differences noted below:
+//! As snappy-java's `SnappyInputStream` reads, with the differences listed at the end:
 //!
 //! - Empty input is an error (snappy-java: "Cannot decompress empty stream").
 //! - Input of 16 bytes or more that starts with the 8-byte magic is xerial. The version fields are
 //!   not looked at (Redpanda once wrote them little-endian; snappy-java ignores them too).
-//!   Anything else, including a 8..15-byte input that starts with the magic, is one raw snappy
-//!   block, which is what librdkafka, franz-go and Sarama write.
+//!   Anything else, including an 8..15-byte input that starts with the magic, is one raw snappy
+//!   block, which is what librdkafka and franz-go write.
 //! - A chunk length of `0x82534e41` (the magic's first four bytes) starts another xerial header,
 //!   i.e. concatenated streams, which snappy-java reads too.
 //! - Each block's declared length is checked before any output is allocated: against what its
