@@ -129,7 +129,7 @@ pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure>
         Some(l) => {
             let l: i32 = l.parse().map_err(|_| Failure::Usage(format!("invalid level {l:?}")))?;
             match codec.level_range() {
-                Some((lo, hi)) if (lo..=hi).contains(&l) => Some(l),
+                Some(_) if codec.is_valid_level(l) => Some(l),
                 Some((lo, hi)) => {
                     return Err(Failure::Usage(format!("{name} level {l} outside {lo}..={hi}")))
                 }

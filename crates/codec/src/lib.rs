@@ -138,6 +138,16 @@ impl Compression {
         }
     }
 
+    /// Whether Kafka accepts `level` for the codec: within [`Self::level_range`], or -1 for gzip
+    /// (`Deflater.DEFAULT_COMPRESSION`, which Kafka's gzip level config also accepts). Codecs
+    /// without levels accept none.
+    pub fn is_valid_level(self, level: i32) -> bool {
+        match self.level_range() {
+            Some((lo, hi)) => (lo..=hi).contains(&level) || (self == Compression::Gzip && level == -1),
+            None => false,
+        }
+    }
+
     /// Kafka's default level for the codec (gzip 6 as `Deflater.DEFAULT_COMPRESSION`, lz4 9,
     /// zstd 3), `None` for codecs without levels.
     pub fn default_level(self) -> Option<i32> {

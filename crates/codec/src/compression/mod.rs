@@ -56,8 +56,8 @@ pub fn compress(
     input: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    if let (Some(level), Some((lo, hi))) = (level, codec.level_range()) {
-        if level < lo || level > hi {
+    if let (Some(level), Some(_)) = (level, codec.level_range()) {
+        if !codec.is_valid_level(level) {
             return Err(Error::InvalidLevel {
                 compression: codec,
                 level,
