@@ -52,7 +52,8 @@ pub(crate) fn check_append(
             });
         }
     }
-    if offset < base_offset || offset.wrapping_sub(base_offset) > i64::from(i32::MAX) {
+    let delta = offset.checked_sub(base_offset);
+    if !delta.is_some_and(|d| (0..=i64::from(i32::MAX)).contains(&d)) {
         return Err(Error::Unencodable {
             reason: format!("offset {offset} is outside base offset {base_offset} + 0..=i32::MAX"),
         });
@@ -61,6 +62,17 @@ pub(crate) fn check_append(
         return Err(Error::Unencodable { reason: format!("invalid negative timestamp {timestamp}") });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn offset_delta_overflow_is_an_error_not_a_panic() {
+        // Regression: base -1 and offset i64::MAX wrapped around the delta check.
+        assert!(super::check_append(-1, None, i64::MAX, 0).is_err());
+        assert!(super::check_append(i64::MIN, None, i64::MAX, 0).is_err());
+        assert!(super::check_append(5, None, 5 + i64::from(i32::MAX), 0).is_ok());
+    }
 }
 
 /// Converts a length to Kafka's i32, or reports it as unencodable.
