@@ -1758,16 +1758,24 @@ mod tests {
 
     #[test]
     fn hostile_offsets_are_errors_not_overflows() {
-        // A v0 wrapper's inner offsets are absolute and unchecked: -1 then i64::MAX.
-        let mut b = LegacyBuilder::new(0, -1)
-            .unwrap()
-            .compression(Compression::Gzip, None)
-            .unwrap();
+        // A v0 wrapper's inner offsets are absolute and unchecked: -1 then i64::MAX. Our
+        // builders refuse such offsets, so patch them in (the offset is outside the CRC).
+        let mut b = LegacyBuilder::new(0, -1).unwrap();
         b.append_with_offset(-1, &Record::new(-1, None, Some(b"a")))
             .unwrap();
-        b.append_with_offset(i64::MAX, &Record::new(-1, None, Some(b"b")))
+        b.append_with_offset(0, &Record::new(-1, None, Some(b"b")))
             .unwrap();
-        let input = b.finish().unwrap();
+        let mut inner = b.finish().unwrap();
+        let second = inner.len() / 2;
+        inner[second..second + 8].copy_from_slice(&i64::MAX.to_be_bytes());
+        let mut value = Vec::new();
+        crate::compression::compress(Compression::Gzip, None, 0, &inner, &mut value).unwrap();
+        let mut w = LegacyBuilder::new(0, i64::MAX).unwrap();
+        w.append(&Record::new(-1, None, Some(&value))).unwrap();
+        let mut input = w.finish().unwrap();
+        input[17] = Compression::Gzip.id();
+        let len = input.len();
+        fix_crc(&mut input, 0, len);
         for opts in [
             to(2),
             to(1),
