@@ -1,0 +1,2 @@
+//! Comparison harness (in progress).
+fn main() {}
