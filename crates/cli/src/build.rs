@@ -122,16 +122,23 @@ pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure>
         Some((n, l)) => (n, Some(l)),
         None => (s, None),
     };
-    let codec = Compression::from_name(name)
-        .ok_or_else(|| Failure::Usage(format!("unknown compression {name:?} (none, gzip, snappy, lz4, zstd)")))?;
+    let codec = Compression::from_name(name).ok_or_else(|| {
+        Failure::Usage(format!(
+            "unknown compression {name:?} (none, gzip, snappy, lz4, zstd)"
+        ))
+    })?;
     let level = match level {
         None => None,
         Some(l) => {
-            let l: i32 = l.parse().map_err(|_| Failure::Usage(format!("invalid level {l:?}")))?;
+            let l: i32 = l
+                .parse()
+                .map_err(|_| Failure::Usage(format!("invalid level {l:?}")))?;
             match codec.level_range() {
                 Some(_) if codec.is_valid_level(l) => Some(l),
                 Some((lo, hi)) => {
-                    return Err(Failure::Usage(format!("{name} level {l} outside {lo}..={hi}")))
+                    return Err(Failure::Usage(format!(
+                        "{name} level {l} outside {lo}..={hi}"
+                    )))
                 }
                 None => return Err(Failure::Usage(format!("{name} has no levels"))),
             }
@@ -149,7 +156,9 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
         build_records(&args, &records)?
     };
     match &args.output {
-        Some(path) => std::fs::write(path, &bytes).context(|| format!("cannot write {}", path.display()))?,
+        Some(path) => {
+            std::fs::write(path, &bytes).context(|| format!("cannot write {}", path.display()))?
+        }
         None => stdout.write_all(&bytes)?,
     }
     Ok(Outcome::Ok)
@@ -172,8 +181,12 @@ fn read_records(args: &Args) -> Result<Vec<Owned>, Failure> {
         let r: InputRecord = serde_json::from_str(&line)
             .map_err(|e| Failure::Usage(format!("input line {}: {e}", i + 1)))?;
         let parse = |s: Option<String>| -> Result<Option<Vec<u8>>, Failure> {
-            s.map(|s| args.bytes.parse(&s).map_err(|e| Failure::Usage(format!("input line {}: {e}", i + 1))))
-                .transpose()
+            s.map(|s| {
+                args.bytes
+                    .parse(&s)
+                    .map_err(|e| Failure::Usage(format!("input line {}: {e}", i + 1)))
+            })
+            .transpose()
         };
         let mut headers = Vec::with_capacity(r.headers.len());
         for h in r.headers {
@@ -196,8 +209,9 @@ fn codec_error(e: krecords_codec::Error) -> Failure {
 
 fn build_records(args: &Args, records: &[Owned]) -> Result<Vec<u8>, Failure> {
     let (codec, level) = parse_compression(&args.compression)?;
-    let ts_type = TimestampType::from_name(&args.timestamp_type)
-        .ok_or_else(|| Failure::Usage(format!("unknown timestamp type {:?}", args.timestamp_type)))?;
+    let ts_type = TimestampType::from_name(&args.timestamp_type).ok_or_else(|| {
+        Failure::Usage(format!("unknown timestamp type {:?}", args.timestamp_type))
+    })?;
     let log_append_time = args.log_append_time.unwrap_or_else(now_ms);
     if args.magic < 2
         && (args.producer_id != -1 || args.transactional || args.delete_horizon_ms.is_some())
@@ -207,7 +221,11 @@ fn build_records(args: &Args, records: &[Owned]) -> Result<Vec<u8>, Failure> {
             args.magic
         )));
     }
-    let per = if args.records_per_batch == 0 { records.len().max(1) } else { args.records_per_batch };
+    let per = if args.records_per_batch == 0 {
+        records.len().max(1)
+    } else {
+        args.records_per_batch
+    };
     let mut out = Vec::new();
     let mut next_offset = args.base_offset;
     let mut sequence = args.base_sequence;
@@ -215,12 +233,25 @@ fn build_records(args: &Args, records: &[Owned]) -> Result<Vec<u8>, Failure> {
         let base = chunk.first().and_then(|r| r.offset).unwrap_or(next_offset);
         let header_store: Vec<Vec<Header<'_>>> = chunk
             .iter()
-            .map(|r| r.headers.iter().map(|(k, v)| Header { key: k, value: v.as_deref() }).collect())
+            .map(|r| {
+                r.headers
+                    .iter()
+                    .map(|(k, v)| Header {
+                        key: k,
+                        value: v.as_deref(),
+                    })
+                    .collect()
+            })
             .collect();
         let recs: Vec<(Option<i64>, Record<'_>)> = chunk
             .iter()
             .zip(&header_store)
-            .map(|(r, h)| (r.offset, Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref()).with_headers(h)))
+            .map(|(r, h)| {
+                (
+                    r.offset,
+                    Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref()).with_headers(h),
+                )
+            })
             .collect();
         if args.magic == 2 {
             let mut b = V2Builder::new(base)
@@ -269,16 +300,23 @@ fn build_control(args: &Args, kind: &str) -> Result<Vec<u8>, Failure> {
         .filter(|k| k.is_end_txn())
         .ok_or_else(|| Failure::Usage(format!("--control takes commit or abort, not {kind:?}")))?;
     if args.producer_id < 0 || args.producer_epoch < 0 {
-        return Err(Failure::Usage("--control needs --producer-id and --producer-epoch".into()));
+        return Err(Failure::Usage(
+            "--control needs --producer-id and --producer-epoch".into(),
+        ));
     }
     let timestamp = args.timestamp.unwrap_or_else(now_ms);
     let key = ControlRecordKey { version: 0, kind }.to_bytes();
-    let value = EndTxnMarker { version: 0, coordinator_epoch: args.coordinator_epoch }.to_bytes();
+    let value = EndTxnMarker {
+        version: 0,
+        coordinator_epoch: args.coordinator_epoch,
+    }
+    .to_bytes();
     let mut b = V2Builder::new(args.base_offset)
         .control(true)
         .transactional(true)
         .producer(args.producer_id, args.producer_epoch, -1)
         .partition_leader_epoch(args.partition_leader_epoch);
-    b.append_control(timestamp, &key, &value).map_err(codec_error)?;
+    b.append_control(timestamp, &key, &value)
+        .map_err(codec_error)?;
     b.finish().map_err(codec_error)
 }

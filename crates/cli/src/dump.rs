@@ -39,20 +39,6 @@ pub struct Args {
     max_decompressed_bytes: usize,
 }
 
-impl Args {
-    /// Arguments for the demo: deep, with data, UTF-8.
-    pub fn for_demo(paths: Vec<PathBuf>, format: Format) -> Args {
-        Args {
-            paths,
-            deep: true,
-            print_data: true,
-            format,
-            bytes: BytesFormat::Utf8,
-            max_decompressed_bytes: DEFAULT_DECOMPRESS_LIMIT,
-        }
-    }
-}
-
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -68,7 +54,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut problem = false;
     let mut scratch = Vec::new();
     for path in &paths {
-        let mut source = Source::open(path).context(|| format!("cannot open {}", path.display()))?;
+        let mut source =
+            Source::open(path).context(|| format!("cannot open {}", path.display()))?;
         if args.format == Format::Text {
             writeln!(out, "Dumping {}", source.name)?;
             if let Some(start) = log_start_offset(path) {
@@ -77,7 +64,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         loop {
             let name = source.name.clone();
-            let next = source.next_entry().context(|| format!("cannot read {name}"))?;
+            let next = source
+                .next_entry()
+                .context(|| format!("cannot read {name}"))?;
             match next {
                 Next::End => break,
                 Next::Entry(batch) => {
@@ -101,7 +90,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 Next::Error(e) => {
                     problem = true;
                     let position = source.position();
-                    let rest = source.remaining_bytes().context(|| format!("cannot read {name}"))?;
+                    let rest = source
+                        .remaining_bytes()
+                        .context(|| format!("cannot read {name}"))?;
                     match args.format {
                         Format::Json => writeln!(
                             out,
@@ -109,7 +100,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                             serde_json::json!({"file": name, "position": position, "error": e.to_string()})
                         )?,
                         Format::Text => {
-                            writeln!(out, "Found {rest} invalid bytes at the end of {}", file_name(&name))?;
+                            writeln!(
+                                out,
+                                "Found {rest} invalid bytes at the end of {}",
+                                file_name(&name)
+                            )?;
                             eprintln!("krec: {name}: {e}");
                         }
                     }
@@ -117,7 +112,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
         }
     }
-    Ok(if problem { Outcome::DataProblem } else { Outcome::Ok })
+    Ok(if problem {
+        Outcome::DataProblem
+    } else {
+        Outcome::Ok
+    })
 }
 
 fn file_name(name: &str) -> &str {
@@ -171,7 +170,11 @@ fn dump_entry(
         }
     }
     let ok = batch.is_crc_valid() && record_error.is_none();
-    let (first, cnt) = if legacy_wrapper { (first_offset, Some(count)) } else { (None, None) };
+    let (first, cnt) = if legacy_wrapper {
+        (first_offset, Some(count))
+    } else {
+        (None, None)
+    };
     match args.format {
         Format::Json => {
             if let Some(e) = &record_error {
@@ -185,7 +188,10 @@ fn dump_entry(
             let mut entry = entry_json::entry(name, batch, first, cnt);
             if deep {
                 entry.records = Some(
-                    records.iter().map(|r| entry_json::record(r, control, args.bytes)).collect(),
+                    records
+                        .iter()
+                        .map(|r| entry_json::record(r, control, args.bytes))
+                        .collect(),
                 );
             }
             serde_json::to_writer(&mut *out, &entry).map_err(std::io::Error::from)?;
@@ -194,7 +200,13 @@ fn dump_entry(
         Format::Text => {
             write_text_entry(out, batch, first, cnt)?;
             for r in &records {
-                write_text_record(out, r, batch.timestamp_type().kafka_name(), control, args.print_data)?;
+                write_text_record(
+                    out,
+                    r,
+                    batch.timestamp_type().kafka_name(),
+                    control,
+                    args.print_data,
+                )?;
             }
             if let Some(e) = &record_error {
                 eprintln!("krec: {name}: {e}");
@@ -204,7 +216,12 @@ fn dump_entry(
     Ok(ok)
 }
 
-fn write_text_entry(out: &mut impl Write, batch: &Batch<'_>, first: Option<i64>, count: Option<i64>) -> std::io::Result<()> {
+fn write_text_entry(
+    out: &mut impl Write,
+    batch: &Batch<'_>,
+    first: Option<i64>,
+    count: Option<i64>,
+) -> std::io::Result<()> {
     let e = entry_json::entry("", batch, first, count);
     let ts_name = batch.timestamp_type().kafka_name();
     let ts = e.max_timestamp.unwrap_or(-1);
@@ -257,17 +274,30 @@ fn write_text_record(
         (None, _) => {}
     }
     let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
-    write!(out, " keySize: {} valueSize: {}", size(r.key()), size(r.value()))?;
+    write!(
+        out,
+        " keySize: {} valueSize: {}",
+        size(r.key()),
+        size(r.value())
+    )?;
     if let Record::V2(v) = r {
         write!(out, " sequence: {}", v.sequence.unwrap_or(-1))?;
-        let keys: Vec<String> = r.headers().map(|h| String::from_utf8_lossy(h.key).into_owned()).collect();
+        let keys: Vec<String> = r
+            .headers()
+            .map(|h| String::from_utf8_lossy(h.key).into_owned())
+            .collect();
         write!(out, " headerKeys: [{}]", keys.join(", "))?;
     }
     if control {
         let j = entry_json::record(r, true, BytesFormat::Hex);
         if let Some(c) = j.control {
             if let Some(epoch) = c.coordinator_epoch {
-                write!(out, " endTxnMarker: {} coordinatorEpoch: {}", c.kind.to_uppercase(), epoch)?;
+                write!(
+                    out,
+                    " endTxnMarker: {} coordinatorEpoch: {}",
+                    c.kind.to_uppercase(),
+                    epoch
+                )?;
             }
         }
     } else if data {

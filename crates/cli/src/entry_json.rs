@@ -95,13 +95,26 @@ pub struct ControlJson {
 
 /// Summarises an entry. `records` are the decoded records when the caller iterated them (needed
 /// for the first offset and count of a v0/v1 wrapper).
-pub fn entry<'a>(file: &'a str, batch: &Batch<'_>, first_offset: Option<i64>, count: Option<i64>) -> EntryJson<'a> {
+pub fn entry<'a>(
+    file: &'a str,
+    batch: &Batch<'_>,
+    first_offset: Option<i64>,
+    count: Option<i64>,
+) -> EntryJson<'a> {
     let compression = match batch.compression() {
         Ok(c) => c.name().to_string(),
-        Err(_) => format!("unknown({})", batch.as_bytes().get(match batch {
-            Batch::Legacy(_) => 17,
-            Batch::V2(_) => 22,
-        }).copied().unwrap_or(0) & 7),
+        Err(_) => format!(
+            "unknown({})",
+            batch
+                .as_bytes()
+                .get(match batch {
+                    Batch::Legacy(_) => 17,
+                    Batch::V2(_) => 22,
+                })
+                .copied()
+                .unwrap_or(0)
+                & 7
+        ),
     };
     let common = |base_offset, count| EntryJson {
         file,
@@ -156,12 +169,18 @@ pub fn record(r: &Record<'_>, control: bool, bytes: BytesFormat) -> RecordJson {
                 kind: k.kind.name(),
                 version: k.version,
                 coordinator_epoch: if k.kind.is_end_txn() {
-                    EndTxnMarker::parse(r.value(), 0).ok().map(|m| m.coordinator_epoch)
+                    EndTxnMarker::parse(r.value(), 0)
+                        .ok()
+                        .map(|m| m.coordinator_epoch)
                 } else {
                     None
                 },
             },
-            Err(_) => ControlJson { kind: "invalid", version: -1, coordinator_epoch: None },
+            Err(_) => ControlJson {
+                kind: "invalid",
+                version: -1,
+                coordinator_epoch: None,
+            },
         }
     });
     RecordJson {

@@ -9,7 +9,10 @@ mod bytes_fmt;
 mod demo;
 mod dump;
 mod entry_json;
+mod explain;
+mod gen;
 mod source;
+mod stats;
 
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};
@@ -28,6 +31,9 @@ enum Command {
     Dump(dump::Args),
     Demo(demo::Args),
     Build(build::Args),
+    Explain(explain::Args),
+    Stats(stats::Args),
+    Gen(gen::Args),
 }
 
 /// How a subcommand ended.
@@ -76,6 +82,9 @@ fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),
         Command::Build(args) => build::run(args, &mut out),
+        Command::Explain(args) => explain::run(args, &mut out),
+        Command::Stats(args) => stats::run(args, &mut out),
+        Command::Gen(args) => gen::run(args, &mut out),
     };
     let result = result.and_then(|o| out.flush().map(|()| o).map_err(Failure::from));
     match result {

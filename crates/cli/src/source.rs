@@ -47,7 +47,11 @@ impl Source {
             return Ok(Source::new("-".into(), Box::new(io::stdin()), None));
         }
         let file = File::open(path)?;
-        let len = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        let len = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
         Ok(Source::new(path.display().to_string(), Box::new(file), len))
     }
 
@@ -107,7 +111,9 @@ impl Source {
         let avail = self.end - self.start;
         if avail >= LOG_OVERHEAD {
             let size = i32::from_be_bytes(
-                self.buf[self.start + 8..self.start + 12].try_into().unwrap_or([0; 4]),
+                self.buf[self.start + 8..self.start + 12]
+                    .try_into()
+                    .unwrap_or([0; 4]),
             );
             if size > 0 {
                 let total = size as usize + LOG_OVERHEAD;

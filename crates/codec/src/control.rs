@@ -126,7 +126,10 @@ impl ControlRecordKey {
     /// [`Error::InvalidRecord`] for a null key, fewer than 4 bytes, or a negative version.
     pub fn parse(key: Option<&[u8]>, at: usize) -> Result<Self> {
         let Some(key) = key else {
-            return Err(Error::InvalidRecord { at, reason: "control record has a null key".into() });
+            return Err(Error::InvalidRecord {
+                at,
+                reason: "control record has a null key".into(),
+            });
         };
         let (Some(v), Some(t)) = (key.get(0..2), key.get(2..4)) else {
             return Err(Error::InvalidRecord {
@@ -195,7 +198,10 @@ impl EndTxnMarker {
             });
         }
         let coordinator_epoch = i32::from_be_bytes([e[0], e[1], e[2], e[3]]);
-        Ok(EndTxnMarker { version, coordinator_epoch })
+        Ok(EndTxnMarker {
+            version,
+            coordinator_epoch,
+        })
     }
 
     /// The 6 value bytes (version 0).
@@ -217,7 +223,10 @@ mod tests {
         assert_eq!(k.to_bytes(), [0, 0, 0, 1]);
         let k = ControlRecordKey::parse(Some(&[0, 1, 0, 9, 7]), 0).unwrap();
         assert_eq!((k.version, k.kind), (1, ControlRecordType::Unknown(9)));
-        assert!(matches!(ControlRecordKey::parse(Some(&[0, 0, 0]), 5), Err(Error::InvalidRecord { at: 5, .. })));
+        assert!(matches!(
+            ControlRecordKey::parse(Some(&[0, 0, 0]), 5),
+            Err(Error::InvalidRecord { at: 5, .. })
+        ));
         assert!(ControlRecordKey::parse(Some(&[0xff, 0xff, 0, 0]), 0).is_err());
         assert!(ControlRecordKey::parse(None, 0).is_err());
         let m = EndTxnMarker::parse(Some(&[0, 0, 0, 0, 0, 7]), 0).unwrap();

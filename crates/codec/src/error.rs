@@ -186,25 +186,42 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Truncated { at, what, needed, available } => write!(
+            Error::Truncated {
+                at,
+                what,
+                needed,
+                available,
+            } => write!(
                 f,
                 "byte {at}: {what} needs {needed} bytes but only {available} remain"
             ),
             Error::InvalidMagic { at, found } => {
                 write!(f, "byte {at}: invalid magic {found} (expected 0, 1 or 2)")
             }
-            Error::CrcMismatch { at, stored, computed } => write!(
+            Error::CrcMismatch {
+                at,
+                stored,
+                computed,
+            } => write!(
                 f,
                 "entry at byte {at}: crc mismatch (stored {stored}, computed {computed})"
             ),
-            Error::InvalidLength { at, what, expected, found } => {
+            Error::InvalidLength {
+                at,
+                what,
+                expected,
+                found,
+            } => {
                 write!(f, "byte {at}: invalid {what} {found} (expected {expected})")
             }
-            Error::InvalidVarint { at, max_bytes } => write!(
-                f,
-                "byte {at}: varint longer than {max_bytes} bytes"
-            ),
-            Error::RecordCountMismatch { at, declared, found } => write!(
+            Error::InvalidVarint { at, max_bytes } => {
+                write!(f, "byte {at}: varint longer than {max_bytes} bytes")
+            }
+            Error::RecordCountMismatch {
+                at,
+                declared,
+                found,
+            } => write!(
                 f,
                 "batch at byte {at}: header declares {declared} records but {found}"
             ),
@@ -212,22 +229,37 @@ impl fmt::Display for Error {
             Error::UnknownCompression { at, id } => {
                 write!(f, "byte {at}: unknown compression id {id} (expected 0..4)")
             }
-            Error::UnsupportedCompression { at, compression, magic } => write!(
+            Error::UnsupportedCompression {
+                at,
+                compression,
+                magic,
+            } => write!(
                 f,
                 "entry at byte {at}: {} compression is not allowed in magic {magic}",
                 compression.name()
             ),
-            Error::Decompress { at, compression, reason } => write!(
+            Error::Decompress {
+                at,
+                compression,
+                reason,
+            } => write!(
                 f,
                 "byte {at}: invalid {} data: {reason}",
                 compression.name()
             ),
-            Error::DecompressLimit { at, compression, limit } => write!(
+            Error::DecompressLimit {
+                at,
+                compression,
+                limit,
+            } => write!(
                 f,
                 "byte {at}: {} data decompresses to more than the limit of {limit} bytes",
                 compression.name()
             ),
-            Error::Compress { compression, reason } => {
+            Error::Compress {
+                compression,
+                reason,
+            } => {
                 write!(f, "{} compression failed: {reason}", compression.name())
             }
             Error::InvalidLevel { compression, level } => {

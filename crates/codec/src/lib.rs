@@ -5,7 +5,8 @@
 //! magic 2, the RecordBatch. [`read::Entries`] walks any buffer of concatenated entries (a segment
 //! file, the records field of a fetch response) and yields a [`read::Batch`] per entry without
 //! copying; [`write::V2Builder`] and [`write::LegacyBuilder`] write entries identical to Apache
-//! Kafka's `MemoryRecordsBuilder`.
+//! Kafka's `MemoryRecordsBuilder` (for compressed entries: the same framing and contents, with
+//! the compressed bytes themselves as our codec libraries produce them).
 //!
 //! # Examples
 //!
@@ -143,7 +144,9 @@ impl Compression {
     /// without levels accept none.
     pub fn is_valid_level(self, level: i32) -> bool {
         match self.level_range() {
-            Some((lo, hi)) => (lo..=hi).contains(&level) || (self == Compression::Gzip && level == -1),
+            Some((lo, hi)) => {
+                (lo..=hi).contains(&level) || (self == Compression::Gzip && level == -1)
+            }
             None => false,
         }
     }

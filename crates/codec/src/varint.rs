@@ -56,7 +56,12 @@ pub fn read_varint(buf: &[u8], at: usize) -> Result<(i32, usize)> {
     if buf.len() >= 5 {
         Err(Error::InvalidVarint { at, max_bytes: 5 })
     } else {
-        Err(Error::Truncated { at, what: "varint", needed: buf.len() + 1, available: buf.len() })
+        Err(Error::Truncated {
+            at,
+            what: "varint",
+            needed: buf.len() + 1,
+            available: buf.len(),
+        })
     }
 }
 
@@ -82,7 +87,12 @@ pub fn read_varlong(buf: &[u8], at: usize) -> Result<(i64, usize)> {
     if buf.len() >= 10 {
         Err(Error::InvalidVarint { at, max_bytes: 10 })
     } else {
-        Err(Error::Truncated { at, what: "varlong", needed: buf.len() + 1, available: buf.len() })
+        Err(Error::Truncated {
+            at,
+            what: "varlong",
+            needed: buf.len() + 1,
+            available: buf.len(),
+        })
     }
 }
 
@@ -149,11 +159,26 @@ mod tests {
     #[test]
     fn too_long_is_an_error_and_short_is_truncated() {
         let six = [0x80, 0x80, 0x80, 0x80, 0x80, 0x00];
-        assert!(matches!(read_varint(&six, 7), Err(Error::InvalidVarint { at: 7, max_bytes: 5 })));
-        assert!(matches!(read_varint(&[0x80, 0x80], 3), Err(Error::Truncated { at: 3, .. })));
-        assert!(matches!(read_varint(&[], 3), Err(Error::Truncated { at: 3, .. })));
+        assert!(matches!(
+            read_varint(&six, 7),
+            Err(Error::InvalidVarint {
+                at: 7,
+                max_bytes: 5
+            })
+        ));
+        assert!(matches!(
+            read_varint(&[0x80, 0x80], 3),
+            Err(Error::Truncated { at: 3, .. })
+        ));
+        assert!(matches!(
+            read_varint(&[], 3),
+            Err(Error::Truncated { at: 3, .. })
+        ));
         let eleven = [0xffu8; 11];
-        assert!(matches!(read_varlong(&eleven, 0), Err(Error::InvalidVarint { max_bytes: 10, .. })));
+        assert!(matches!(
+            read_varlong(&eleven, 0),
+            Err(Error::InvalidVarint { max_bytes: 10, .. })
+        ));
     }
 
     #[test]

@@ -67,9 +67,16 @@ impl<'a> LegacyBatch<'a> {
         let size = i32_at(entry, 8);
         let magic = u8_at(entry, MAGIC_OFFSET);
         if magic > 1 {
-            return Err(Error::InvalidMagic { at: position + MAGIC_OFFSET, found: magic as i8 });
+            return Err(Error::InvalidMagic {
+                at: position + MAGIC_OFFSET,
+                found: magic as i8,
+            });
         }
-        let min = if magic == 0 { MIN_ENTRY_SIZE } else { MIN_SIZE_V1 };
+        let min = if magic == 0 {
+            MIN_ENTRY_SIZE
+        } else {
+            MIN_SIZE_V1
+        };
         if size < min {
             return Err(Error::InvalidLength {
                 at: position + 8,
@@ -79,10 +86,20 @@ impl<'a> LegacyBatch<'a> {
             });
         }
         let buf = take(entry, 0, size as usize + LOG_OVERHEAD, position, "message")?;
-        let mut p = if magic == 0 { KEY_SIZE_OFFSET_V0 } else { KEY_SIZE_OFFSET_V1 };
+        let mut p = if magic == 0 {
+            KEY_SIZE_OFFSET_V0
+        } else {
+            KEY_SIZE_OFFSET_V1
+        };
         let key = read_sized(buf, &mut p, position, "message key")?;
         let value = read_sized(buf, &mut p, position, "message value")?;
-        Ok(LegacyBatch { buf, position, key, value, trailing: buf.len() - p })
+        Ok(LegacyBatch {
+            buf,
+            position,
+            key,
+            value,
+            trailing: buf.len() - p,
+        })
     }
 
     /// The whole entry.
@@ -138,8 +155,10 @@ impl<'a> LegacyBatch<'a> {
     /// [`Error::UnknownCompression`] for ids 5..7.
     pub fn compression(&self) -> Result<Compression> {
         let id = self.attributes() & COMPRESSION_MASK;
-        Compression::from_id(id)
-            .ok_or(Error::UnknownCompression { at: self.position + ATTRIBUTES_OFFSET, id })
+        Compression::from_id(id).ok_or(Error::UnknownCompression {
+            at: self.position + ATTRIBUTES_OFFSET,
+            id,
+        })
     }
 
     /// Whether the message is a compressed wrapper (any non-zero codec id).
@@ -205,7 +224,9 @@ impl<'a> LegacyBatch<'a> {
     {
         let compression = self.compression()?;
         if compression == Compression::None {
-            return Ok(LegacyRecords { inner: Inner::Single(Some(self.as_record())) });
+            return Ok(LegacyRecords {
+                inner: Inner::Single(Some(self.as_record())),
+            });
         }
         if !compression.allowed_in(self.magic()) {
             return Err(Error::UnsupportedCompression {
@@ -241,7 +262,7 @@ impl<'a> LegacyBatch<'a> {
                     ),
                 });
             } else {
-                Some(wrapper - scan.last_offset)
+                Some(wrapper.wrapping_sub(scan.last_offset))
             }
         } else {
             None
@@ -277,13 +298,20 @@ impl<'a> LegacyBatch<'a> {
     pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
         let computed = self.compute_crc();
         if computed != self.crc() {
-            return Err(Error::CrcMismatch { at: self.position, stored: self.crc(), computed });
+            return Err(Error::CrcMismatch {
+                at: self.position,
+                stored: self.crc(),
+                computed,
+            });
         }
         if self.trailing != 0 {
             return Err(Error::InvalidLength {
                 at: self.position + 8,
                 what: "message size",
-                expected: format!("{} (the bytes its fields take)", self.message_size() as usize - self.trailing),
+                expected: format!(
+                    "{} (the bytes its fields take)",
+                    self.message_size() as usize - self.trailing
+                ),
                 found: i64::from(self.message_size()),
             });
         }
@@ -365,7 +393,10 @@ fn scan_inner(data: &[u8], value_at: usize) -> Result<Scan> {
             reason: "compressed message set has no inner messages".into(),
         });
     }
-    Ok(Scan { last_offset, end: pos })
+    Ok(Scan {
+        last_offset,
+        end: pos,
+    })
 }
 
 /// The inner message at `pos`, `None` at the end or at a truncated tail.

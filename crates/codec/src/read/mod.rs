@@ -74,7 +74,15 @@ impl<'a> Entries<'a> {
     /// Iterates the entries of `buf`, reporting positions as `base + index into buf` (for a window
     /// of a larger file).
     pub fn with_base(buf: &'a [u8], base: usize) -> Self {
-        Entries { buf, pos: 0, base, done: false, partial: None }
+        // Positions are `base + index`; keep them representable whatever the caller passes.
+        let base = base.min(usize::MAX - buf.len());
+        Entries {
+            buf,
+            pos: 0,
+            base,
+            done: false,
+            partial: None,
+        }
     }
 
     /// The truncated entry that ended iteration, if any.
@@ -116,7 +124,7 @@ impl<'a> Entries<'a> {
         if size < MIN_ENTRY_SIZE {
             self.done = true;
             return Err(Error::InvalidLength {
-                at: at + 8,
+                at: at.saturating_add(8),
                 what: "entry size",
                 expected: format!(">= {MIN_ENTRY_SIZE}"),
                 found: i64::from(size),
@@ -130,7 +138,10 @@ impl<'a> Entries<'a> {
         let magic = u8_at(rest, MAGIC_OFFSET) as i8;
         if !(0..=2).contains(&magic) {
             self.done = true;
-            return Err(Error::InvalidMagic { at: at + MAGIC_OFFSET, found: magic });
+            return Err(Error::InvalidMagic {
+                at: at.saturating_add(MAGIC_OFFSET),
+                found: magic,
+            });
         }
         let Some(entry) = rest.get(..total) else {
             return Ok(self.stop_partial(Some(total)));

@@ -319,7 +319,11 @@ impl<'a> V2Batch<'a> {
                 reason: format!("batch is {compression}-compressed; decompress it to read records"),
             });
         }
-        self.records_over(self.records_section(), self.position + RECORDS_OFFSET, false)
+        self.records_over(
+            self.records_section(),
+            self.position + RECORDS_OFFSET,
+            false,
+        )
     }
 
     fn check_count(&self) -> Result<()> {
@@ -335,7 +339,12 @@ impl<'a> V2Batch<'a> {
         Ok(())
     }
 
-    fn records_over<'b>(&self, data: &'b [u8], at: usize, compressed: bool) -> Result<V2Records<'b>> {
+    fn records_over<'b>(
+        &self,
+        data: &'b [u8],
+        at: usize,
+        compressed: bool,
+    ) -> Result<V2Records<'b>> {
         let count = self.records_count();
         let count_usize = usize::try_from(count).unwrap_or(0);
         if count_usize.saturating_mul(MIN_RECORD_SIZE) > data.len() {
@@ -351,14 +360,15 @@ impl<'a> V2Batch<'a> {
                 .replace("the  records", "the records"),
             });
         }
-        let log_append_time = (self.timestamp_type() == TimestampType::LogAppendTime)
-            .then(|| self.max_timestamp());
+        let log_append_time =
+            (self.timestamp_type() == TimestampType::LogAppendTime).then(|| self.max_timestamp());
         Ok(V2Records {
             data,
             pos: 0,
             at,
             compressed,
             remaining: count_usize,
+            declared: count,
             base_offset: self.base_offset(),
             base_timestamp: self.base_timestamp(),
             log_append_time,
@@ -377,7 +387,11 @@ impl<'a> V2Batch<'a> {
     pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
         let computed = self.compute_crc();
         if computed != self.crc() {
-            return Err(Error::CrcMismatch { at: self.position, stored: self.crc(), computed });
+            return Err(Error::CrcMismatch {
+                at: self.position,
+                stored: self.crc(),
+                computed,
+            });
         }
         let count = self.records_count();
         let delta = self.last_offset_delta();
@@ -385,7 +399,10 @@ impl<'a> V2Batch<'a> {
             return Err(Error::RecordCountMismatch {
                 at: self.position,
                 declared: i64::from(count),
-                found: format!("last offset delta {delta} allows at most {} records", i64::from(delta.max(-1)) + 1),
+                found: format!(
+                    "last offset delta {delta} allows at most {} records",
+                    i64::from(delta.max(-1)) + 1
+                ),
             });
         }
         for record in self.records(scratch, limit)? {
@@ -415,10 +432,13 @@ impl<'a> V2Batch<'a> {
 
 /// `sequence + increment`, wrapping past `i32::MAX` to 0 as Kafka's producer sequences do.
 pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
-    if sequence > i32::MAX - increment {
-        increment - (i32::MAX - sequence) - 1
+    // Java's int arithmetic wraps; so does ours, so hostile deltas cannot overflow.
+    if sequence > i32::MAX.wrapping_sub(increment) {
+        increment
+            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
+            .wrapping_sub(1)
     } else {
-        sequence + increment
+        sequence.wrapping_add(increment)
     }
 }
 
@@ -432,6 +452,8 @@ pub struct V2Records<'a> {
     /// Whether `data` is decompressed (positions then refer to it, not to the input).
     compressed: bool,
     remaining: usize,
+    /// Records the header declares.
+    declared: i32,
     base_offset: i64,
     base_timestamp: i64,
     log_append_time: Option<i64>,
@@ -480,13 +502,15 @@ impl<'a> V2Records<'a> {
                     let left = self.data.len() - self.pos;
                     let e = Error::RecordCountMismatch {
                         at: self.batch_at,
-                        declared: 0,
+                        declared: i64::from(self.declared),
                         found: format!("{left} bytes remain after the last declared record"),
                     };
                     self.stop();
                     return Err(e);
                 }
-                record.offset = self.base_offset.wrapping_add(i64::from(record.offset_delta));
+                record.offset = self
+                    .base_offset
+                    .wrapping_add(i64::from(record.offset_delta));
                 record.timestamp = match self.log_append_time {
                     Some(t) => t,
                     None => self.base_timestamp.wrapping_add(record.timestamp_delta),
@@ -667,7 +691,10 @@ pub struct Headers<'a> {
 impl<'a> Headers<'a> {
     /// No headers.
     pub fn empty() -> Self {
-        Headers { buf: &[], remaining: 0 }
+        Headers {
+            buf: &[],
+            remaining: 0,
+        }
     }
 
     /// Number of headers.

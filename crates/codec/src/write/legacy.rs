@@ -63,7 +63,11 @@ impl LegacyBuilder {
     /// [`Error::UnsupportedCompression`] for zstd, which v0/v1 cannot carry.
     pub fn compression(mut self, compression: Compression, level: Option<i32>) -> Result<Self> {
         if !compression.allowed_in(self.magic) {
-            return Err(Error::UnsupportedCompression { at: 0, compression, magic: self.magic });
+            return Err(Error::UnsupportedCompression {
+                at: 0,
+                compression,
+                magic: self.magic,
+            });
         }
         self.compression = compression;
         self.level = level;
@@ -175,7 +179,13 @@ impl LegacyBuilder {
             return Ok(());
         }
         let mut compressed = Vec::new();
-        crate::compression::compress(self.compression, self.level, self.magic, &self.buf, &mut compressed)?;
+        crate::compression::compress(
+            self.compression,
+            self.level,
+            self.magic,
+            &self.buf,
+            &mut compressed,
+        )?;
         let timestamp = if self.timestamp_type == TimestampType::LogAppendTime {
             self.log_append_time
         } else {

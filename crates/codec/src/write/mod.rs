@@ -27,7 +27,12 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// A record without headers.
     pub fn new(timestamp: i64, key: Option<&'a [u8]>, value: Option<&'a [u8]>) -> Self {
-        Record { timestamp, key, value, headers: &[] }
+        Record {
+            timestamp,
+            key,
+            value,
+            headers: &[],
+        }
     }
 
     /// The same record with headers.
@@ -59,9 +64,18 @@ pub(crate) fn check_append(
         });
     }
     if timestamp < 0 && timestamp != -1 {
-        return Err(Error::Unencodable { reason: format!("invalid negative timestamp {timestamp}") });
+        return Err(Error::Unencodable {
+            reason: format!("invalid negative timestamp {timestamp}"),
+        });
     }
     Ok(())
+}
+
+/// Converts a length to Kafka's i32, or reports it as unencodable.
+pub(crate) fn len_i32(len: usize, what: &str) -> Result<i32> {
+    i32::try_from(len).map_err(|_| Error::Unencodable {
+        reason: format!("{what} of {len} bytes does not fit an i32 length"),
+    })
 }
 
 #[cfg(test)]
@@ -73,11 +87,4 @@ mod tests {
         assert!(super::check_append(i64::MIN, None, i64::MAX, 0).is_err());
         assert!(super::check_append(5, None, 5 + i64::from(i32::MAX), 0).is_ok());
     }
-}
-
-/// Converts a length to Kafka's i32, or reports it as unencodable.
-pub(crate) fn len_i32(len: usize, what: &str) -> Result<i32> {
-    i32::try_from(len).map_err(|_| Error::Unencodable {
-        reason: format!("{what} of {len} bytes does not fit an i32 length"),
-    })
 }

@@ -77,8 +77,13 @@ impl V2Builder {
     pub fn compression(mut self, compression: Compression, level: Option<i32>) -> Self {
         self.compression = compression;
         self.level = level;
-        if compression != Compression::None && self.count == 0 {
+        if self.count == 0 {
+            // Uncompressed batches are written in place after a reserved header; compressed ones
+            // collect the records alone and get their header on finish.
             self.buf.clear();
+            if compression == Compression::None {
+                self.buf.resize(layout::RECORDS_OFFSET, 0);
+            }
         }
         self
     }
@@ -193,7 +198,9 @@ impl V2Builder {
     fn append_raw(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
         check_append(self.base_offset, self.last_offset, offset, record.timestamp)?;
         if self.count == i32::MAX {
-            return Err(Error::Unencodable { reason: "more than i32::MAX records".into() });
+            return Err(Error::Unencodable {
+                reason: "more than i32::MAX records".into(),
+            });
         }
         let base_timestamp = *self.base_timestamp.get_or_insert(record.timestamp);
         let offset_delta = (offset - self.base_offset) as i32;
@@ -336,7 +343,10 @@ struct HeaderFields {
 /// and its CRC.
 fn write_header(out: &mut [u8], start: usize, h: &HeaderFields) -> Result<()> {
     let batch = out.get_mut(start..).unwrap_or(&mut []);
-    let length = len_i32(batch.len().saturating_sub(crate::LOG_OVERHEAD), "record batch")?;
+    let length = len_i32(
+        batch.len().saturating_sub(crate::LOG_OVERHEAD),
+        "record batch",
+    )?;
     let mut put = |at: usize, bytes: &[u8]| {
         if let Some(dst) = batch.get_mut(at..at + bytes.len()) {
             dst.copy_from_slice(bytes);
@@ -344,14 +354,26 @@ fn write_header(out: &mut [u8], start: usize, h: &HeaderFields) -> Result<()> {
     };
     put(layout::BASE_OFFSET_OFFSET, &h.base_offset.to_be_bytes());
     put(layout::LENGTH_OFFSET, &length.to_be_bytes());
-    put(layout::PARTITION_LEADER_EPOCH_OFFSET, &h.partition_leader_epoch.to_be_bytes());
+    put(
+        layout::PARTITION_LEADER_EPOCH_OFFSET,
+        &h.partition_leader_epoch.to_be_bytes(),
+    );
     put(layout::MAGIC_OFFSET, &[2]);
     put(layout::ATTRIBUTES_OFFSET, &h.attributes.to_be_bytes());
-    put(layout::LAST_OFFSET_DELTA_OFFSET, &h.last_offset_delta.to_be_bytes());
-    put(layout::BASE_TIMESTAMP_OFFSET, &h.base_timestamp.to_be_bytes());
+    put(
+        layout::LAST_OFFSET_DELTA_OFFSET,
+        &h.last_offset_delta.to_be_bytes(),
+    );
+    put(
+        layout::BASE_TIMESTAMP_OFFSET,
+        &h.base_timestamp.to_be_bytes(),
+    );
     put(layout::MAX_TIMESTAMP_OFFSET, &h.max_timestamp.to_be_bytes());
     put(layout::PRODUCER_ID_OFFSET, &h.producer_id.to_be_bytes());
-    put(layout::PRODUCER_EPOCH_OFFSET, &h.producer_epoch.to_be_bytes());
+    put(
+        layout::PRODUCER_EPOCH_OFFSET,
+        &h.producer_epoch.to_be_bytes(),
+    );
     put(layout::BASE_SEQUENCE_OFFSET, &h.base_sequence.to_be_bytes());
     put(layout::RECORDS_COUNT_OFFSET, &h.count.to_be_bytes());
     let crc = crate::crc::crc32c(batch.get(layout::ATTRIBUTES_OFFSET..).unwrap_or(&[]));
@@ -441,7 +463,7 @@ pub struct EmptyBatch {
     pub partition_leader_epoch: i32,
     /// Timestamp type.
     pub timestamp_type: TimestampType,
-    /// Written as both base and max timestamp.
+    /// Written as the max timestamp (the base timestamp is -1, as Kafka writes it).
     pub timestamp: i64,
     /// Producer id (-1: none).
     pub producer_id: i64,
@@ -471,8 +493,14 @@ pub fn write_empty_batch(out: &mut Vec<u8>, b: &EmptyBatch) -> Result<()> {
         base_offset: b.base_offset,
         last_offset_delta,
         partition_leader_epoch: b.partition_leader_epoch,
-        attributes: attributes(Compression::None, b.timestamp_type, b.transactional, b.control, false),
-        base_timestamp: b.timestamp,
+        attributes: attributes(
+            Compression::None,
+            b.timestamp_type,
+            b.transactional,
+            b.control,
+            false,
+        ),
+        base_timestamp: -1,
         max_timestamp: b.timestamp,
         producer_id: b.producer_id,
         producer_epoch: b.producer_epoch,
@@ -490,8 +518,10 @@ mod tests {
     fn hello_world_batch_matches_kafka_python_bytes() {
         // kafka-python writes partition leader epoch 0 where Kafka's producer writes -1.
         let mut b = V2Builder::new(0).partition_leader_epoch(0);
-        b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
-        b.append(&Record::new(1714000000000, None, Some(b"world"))).unwrap();
+        b.append(&Record::new(1714000000000, None, Some(b"hello")))
+            .unwrap();
+        b.append(&Record::new(1714000000000, None, Some(b"world")))
+            .unwrap();
         let bytes = b.finish().unwrap();
         let expected = "0000000000000000000000490000000002dbda21c90000000000010000018f125c74000000018f125c7400ffffffffffffffffffffffffffff0000000216000000010a68656c6c6f0016000002010a776f726c6400";
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();

@@ -1,0 +1,15 @@
+//! Integration tests: the built `krec` binary, run as scripts and users run it.
+//!
+//! One aggregator (as ripgrep's `tests/tests.rs`), one module per subcommand under `cli/`.
+
+#[path = "cli/util.rs"]
+mod util;
+
+#[path = "cli/build_dump.rs"]
+mod build_dump;
+#[path = "cli/explain.rs"]
+mod explain;
+#[path = "cli/gen.rs"]
+mod gen;
+#[path = "cli/stats.rs"]
+mod stats;

@@ -1,0 +1,252 @@
+//! `krec build` and `krec dump` through the binary: DESIGN.md's bytes and JSON, round trips,
+//! exit codes, a closed pipe.
+
+use crate::util::{run, Dir, HELLO_HEX, HELLO_INPUT};
+use std::io::{BufRead, BufReader, Read};
+use std::process::Stdio;
+
+#[test]
+fn build_writes_the_design_hello_world_batch() {
+    let d = Dir::new();
+    let r = d.run(
+        &["build", "--partition-leader-epoch", "0"],
+        HELLO_INPUT.as_bytes(),
+    );
+    r.ok();
+    assert_eq!(hex::encode(&r.stdout), HELLO_HEX);
+    assert_eq!(r.stdout.len(), 85);
+    d.hello("hello.bin");
+    assert_eq!(hex::encode(d.read("hello.bin")), HELLO_HEX);
+}
+
+#[test]
+fn dump_json_deep_is_exactly_design_md() {
+    let d = Dir::new();
+    d.hello("hello.bin");
+    let out = d
+        .run(
+            &[
+                "dump",
+                "--format",
+                "json",
+                "--deep",
+                "--bytes",
+                "hex",
+                "hello.bin",
+            ],
+            b"",
+        )
+        .ok();
+    let expected = concat!(
+        r#"{"file":"hello.bin","position":0,"magic":2,"base_offset":0,"last_offset":1,"count":2,"size_bytes":85,"#,
+        r#""crc":3688505801,"crc_valid":true,"compression":"none","timestamp_type":"create_time","#,
+        r#""base_timestamp":1714000000000,"max_timestamp":1714000000000,"partition_leader_epoch":0,"#,
+        r#""producer_id":-1,"producer_epoch":-1,"base_sequence":-1,"transactional":false,"control":false,"#,
+        r#""delete_horizon_ms":null,"#,
+        r#""records":[{"offset":0,"timestamp":1714000000000,"key":null,"value":"68656c6c6f","headers":[]},"#,
+        r#"{"offset":1,"timestamp":1714000000000,"key":null,"value":"776f726c64","headers":[]}]}"#,
+        "\n"
+    );
+    assert_eq!(out, expected);
+}
+
+const ROUND_TRIP_V2: &str = r#"{"timestamp":1714000000000,"key":"k1","value":"hello","headers":[{"key":"h","value":"v"},{"key":"h","value":null}]}
+{"timestamp":1714000000007,"key":null,"value":null}
+{"timestamp":1714000000003,"key":"","value":"x"}
+{"timestamp":1714000000009,"key":"k4","value":"a longer value that runs past thirty-two bytes, to be sure"}
+{"timestamp":1714000000009,"key":"k5","value":"five","headers":[{"key":"only","value":""}]}
+"#;
+
+const ROUND_TRIP_LEGACY: &str = r#"{"timestamp":1714000000000,"key":"k1","value":"hello"}
+{"timestamp":1714000000007,"key":null,"value":null}
+{"timestamp":1714000000003,"key":"","value":"x"}
+{"timestamp":1714000000009,"key":"k4","value":"a longer value that runs past thirty-two bytes, to be sure"}
+{"timestamp":1714000000009,"key":"k5","value":"five"}
+"#;
+
+/// build → dump --deep --format json --bytes hex → the dumped records → build --bytes hex with the
+/// same options must give the same bytes.
+fn round_trip(magic: &str, compression: &str) {
+    let d = Dir::new();
+    let input = if magic == "2" {
+        ROUND_TRIP_V2
+    } else {
+        ROUND_TRIP_LEGACY
+    };
+    let opts = [
+        "--magic",
+        magic,
+        "--compression",
+        compression,
+        "--records-per-batch",
+        "2",
+        "--base-offset",
+        "100",
+    ];
+    let mut args = vec!["build", "--output", "a.bin"];
+    args.extend_from_slice(&opts);
+    d.run(&args, input.as_bytes()).ok();
+    let first = d.read("a.bin");
+    let dumped = d.run(
+        &[
+            "dump", "--deep", "--format", "json", "--bytes", "hex", "a.bin",
+        ],
+        b"",
+    );
+    dumped.ok();
+    let mut records = String::new();
+    let mut count = 0;
+    for entry in dumped.json_lines() {
+        assert_eq!(entry["crc_valid"], true, "{entry}");
+        assert_eq!(entry["compression"], compression.split(':').next().unwrap());
+        for r in entry["records"].as_array().expect("records") {
+            records.push_str(&r.to_string());
+            records.push('\n');
+            count += 1;
+        }
+    }
+    assert_eq!(count, 5, "magic {magic} {compression}");
+    let mut args = vec!["build", "--bytes", "hex", "--output", "b.bin"];
+    args.extend_from_slice(&opts);
+    d.run(&args, records.as_bytes()).ok();
+    assert_eq!(
+        hex::encode(d.read("b.bin")),
+        hex::encode(&first),
+        "magic {magic} {compression}"
+    );
+}
+
+#[test]
+fn build_dump_build_round_trips_uncompressed() {
+    for magic in ["0", "1", "2"] {
+        round_trip(magic, "none");
+    }
+}
+
+#[test]
+fn build_dump_build_round_trips_compressed() {
+    for magic in ["0", "1", "2"] {
+        for codec in ["gzip", "gzip:1", "snappy", "lz4"] {
+            round_trip(magic, codec);
+        }
+    }
+    round_trip("2", "zstd");
+    round_trip("2", "zstd:10");
+}
+
+#[test]
+fn dump_of_a_flipped_crc_bit_exits_1_with_crc_valid_false() {
+    let d = Dir::new();
+    let mut bytes = hex::decode(HELLO_HEX).unwrap();
+    bytes[68] ^= 0x01; // a bit of "hello"
+    let path = d.write("flipped.bin", &bytes);
+    let r = d.run(&["dump", "--format", "json", &path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["crc_valid"], false);
+    assert_eq!(lines[0]["crc"], 3688505801u64);
+}
+
+#[test]
+fn dump_of_a_truncated_tail_prints_a_partial_line_and_exits_0() {
+    let d = Dir::new();
+    let mut bytes = hex::decode(HELLO_HEX).unwrap();
+    bytes.extend_from_slice(&hex::decode(HELLO_HEX).unwrap()[..30]);
+    d.write("cut.bin", &bytes);
+    let r = d.run(&["dump", "--format", "json", "cut.bin"], b"");
+    r.ok();
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["crc_valid"], true);
+    assert_eq!(
+        lines[1],
+        serde_json::json!({"file": "cut.bin", "position": 85, "partial": true, "bytes": 30})
+    );
+}
+
+#[test]
+fn dump_of_a_bad_magic_prints_an_error_line_and_exits_1() {
+    let d = Dir::new();
+    let mut bytes = hex::decode(HELLO_HEX).unwrap();
+    bytes[16] = 7;
+    d.write("magic.bin", &bytes);
+    let r = d.run(&["dump", "--format", "json", "magic.bin"], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["position"], 0);
+    let error = lines[0]["error"].as_str().expect("error message");
+    assert!(error.contains("magic 7"), "{error}");
+}
+
+#[test]
+fn dump_of_a_missing_file_exits_2() {
+    let r = run(&["dump", "/nonexistent/krec-test/nothing.log"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("nothing.log"), "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [
+        &["dump", "--format", "xml", "x.log"][..],
+        &["dump"][..],
+        &["no-such-subcommand"][..],
+        &["build", "--magic", "3"][..],
+        &["gen", "--value-size", "10"][..],
+        &["explain"][..],
+        &["stats", "--levels", "gzip:99", "x.log"][..],
+    ] {
+        let r = run(args);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(!r.stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn build_with_bad_input_exits_2() {
+    let d = Dir::new();
+    let r = d.run(&["build"], b"{\"value\":\"x\",\"bogus\":1}\n");
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("line 1"), "{}", r.stderr);
+}
+
+#[test]
+fn dump_into_a_closed_pipe_exits_0_quietly() {
+    let d = Dir::new();
+    let big = d.gen(
+        "big.bin",
+        &[
+            "--records",
+            "200000",
+            "--value-size",
+            "10",
+            "--records-per-batch",
+            "1",
+        ],
+    );
+    let mut child = crate::util::krec()
+        .args(["dump", "--deep", &big])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader (and the pipe) are dropped here, as `| head -1` does.
+    assert!(first.starts_with("Dumping"), "{first}");
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(stderr, "");
+}

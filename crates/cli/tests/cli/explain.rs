@@ -1,0 +1,353 @@
+//! `krec explain`: the chapter's byte diagrams for real data.
+
+use crate::util::{Dir, HELLO_HEX};
+
+#[test]
+fn hello_world_fields_are_explained_exactly() {
+    let d = Dir::new();
+    let path = d.hello("hello.bin");
+    let out = d.run(&["explain", &path], b"").ok();
+    let lines: Vec<&str> = out.lines().collect();
+    for expected in [
+        "# magic 2 record batch at byte 0, 85 bytes",
+        "         8  00 00 00 49               batch length                   73 (bytes after this field; the entry is 85 bytes)",
+        "        17  db da 21 c9               crc                            3688505801 (CRC-32C of bytes 21..85, attributes to the end: valid)",
+        "        21  00 00                     attributes                     0x0000 (bits 0-2: compression none; bit 3: create_time; bit 4: not transactional; bit 5: not control; bit 6: no delete horizon)",
+        "        27  00 00 01 8f 12 5c 74 00   base timestamp                 1714000000000 (2024-04-24T23:06:40.000Z)",
+        "        57  00 00 00 02               records count                  2",
+        // The chapter mislabels this byte: 0x16 is the record length varint, zigzag 11.
+        "        61  16                        record 0 length                11 (varint, 1 byte; record 0 is 12 bytes)",
+        "        65  01                        record 0 key length            -1 (varint, 1 byte; null key)",
+        "        66  0a                        record 0 value length          5 (varint, 1 byte)",
+        "        67  68 65 6c 6c 6f            record 0 value                 \"hello\" (5 bytes)",
+        "        76  02                        record 1 offset delta          1 (varint, 1 byte; offset = base + delta = 1)",
+        "        84  00                        record 1 header count          0 (varint, 1 byte)",
+    ] {
+        assert!(lines.contains(&expected), "missing line:\n{expected}\nin:\n{out}");
+    }
+    // One line per field: 13 header fields, 8 per record, 2 headings.
+    assert_eq!(lines.len(), 13 + 2 * 8 + 2, "{out}");
+}
+
+#[test]
+fn json_output_lists_position_length_field_and_value() {
+    let d = Dir::new();
+    let path = d.hello("hello.bin");
+    let fields = d.run(&["explain", "--format", "json", &path], b"").json();
+    let fields = fields.as_array().expect("a JSON array");
+    let find = |name: &str| {
+        fields
+            .iter()
+            .find(|f| f["field"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let length = find("record 0 length");
+    assert_eq!(length["position"], 61);
+    assert_eq!(length["length"], 1);
+    assert_eq!(length["hex"], "16");
+    assert_eq!(length["value"], 11);
+    assert_eq!(length["decompressed"], false);
+    assert_eq!(find("crc")["value"], 3688505801u64);
+    assert_eq!(find("record 1 value")["value"], "world");
+    // Fields tile the entry: every byte is covered once.
+    let covered: u64 = fields
+        .iter()
+        .filter(|f| !["entry", "records"].contains(&f["field"].as_str().unwrap()))
+        .map(|f| f["length"].as_u64().unwrap())
+        .sum();
+    assert_eq!(covered, 85);
+}
+
+#[test]
+fn position_must_be_an_entry_boundary() {
+    let d = Dir::new();
+    let path = d.gen(
+        "v1.bin",
+        &["--magic", "1", "--records", "3", "--value-size", "5"],
+    );
+    // v1 messages with null keys and 5-byte values are 12 + 22 + 5 = 39 bytes.
+    let out = d
+        .run(&["explain", "--position", "39", "--count", "1", &path], b"")
+        .ok();
+    assert!(
+        out.starts_with("# magic 1 message at byte 39, 39 bytes\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("        39  00 00 00 00 00 00 00 01   offset                         1\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("at byte 78"),
+        "--count 1 stops after one entry"
+    );
+    let r = d.run(&["explain", "--position", "40", &path], b"");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("position 40 is not an entry boundary"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("inside the entry at byte 39"),
+        "{}",
+        r.stderr
+    );
+    let r = d.run(&["explain", "--position", "500", &path], b"");
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn legacy_message_fields() {
+    let d = Dir::new();
+    let path = d.gen(
+        "v0.bin",
+        &[
+            "--magic",
+            "0",
+            "--records",
+            "1",
+            "--value-size",
+            "3",
+            "--key-size",
+            "2",
+        ],
+    );
+    let out = d.run(&["explain", &path], b"").ok();
+    for expected in [
+        "        12  ",
+        "crc ",
+        "(CRC-32 of bytes 16..31, magic to the end: valid)",
+        "        16  00                        magic                          0 (v0 message)",
+        "        17  00                        attributes                     0x00 (bits 0-2: compression none)",
+        "        18  00 00 00 02               key length                     2 (int32, 4 bytes)",
+        "        22  6b 65                     key                            \"ke\" (2 bytes)",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn compressed_v1_wrapper_shows_inner_messages_with_absolute_offsets() {
+    let d = Dir::new();
+    let path = d.gen(
+        "w.bin",
+        &[
+            "--magic",
+            "1",
+            "--compression",
+            "gzip",
+            "--records",
+            "3",
+            "--records-per-batch",
+            "3",
+            "--value-size",
+            "8",
+            "--base-offset",
+            "100",
+        ],
+    );
+    let out = d.run(&["explain", &path], b"").ok();
+    for expected in [
+        "# magic 1 gzip-compressed wrapper at byte 0",
+        "offset                         102 (the offset of the wrapper's last inner message)",
+        "value (gzip) ",
+        "# inner messages, decompressed: 126 bytes (positions d+N are in the decompressed data)",
+        "       d+0  00 00 00 00 00 00 00 00   inner 0 offset                 0 (relative to the wrapper; absolute offset 100)",
+        "      d+42  00 00 00 00 00 00 00 01   inner 1 offset                 1 (relative to the wrapper; absolute offset 101)",
+        "inner 2 crc ",
+        "(CRC-32 of d+100..d+126, magic to the end: valid)",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn compressed_v2_batch_shows_records_from_the_decompressed_buffer() {
+    let d = Dir::new();
+    for codec in ["gzip", "snappy", "lz4", "zstd"] {
+        let path = d.gen(
+            "z.bin",
+            &[
+                "--compression",
+                codec,
+                "--records",
+                "2",
+                "--value-size",
+                "10",
+            ],
+        );
+        let out = d.run(&["explain", &path], b"").ok();
+        for expected in [
+            format!("records ({codec})"),
+            "# records, decompressed: 34 bytes (positions d+N are in the decompressed data)".to_string(),
+            "       d+0  20                        record 0 length                16 (varint, 1 byte; record 0 is 17 bytes)".to_string(),
+            "      d+17  20                        record 1 length                16 (varint, 1 byte; record 1 is 17 bytes)".to_string(),
+        ] {
+            assert!(out.contains(&expected), "{codec}: missing {expected:?} in:\n{out}");
+        }
+    }
+}
+
+#[test]
+fn control_records_are_decoded() {
+    let d = Dir::new();
+    let r = d.run(
+        &[
+            "build",
+            "--control",
+            "abort",
+            "--producer-id",
+            "7",
+            "--producer-epoch",
+            "2",
+            "--coordinator-epoch",
+            "5",
+            "--timestamp",
+            "1714000000000",
+        ],
+        b"",
+    );
+    r.ok();
+    let path = d.write("marker.bin", &r.stdout);
+    let out = d.run(&["explain", &path], b"").ok();
+    for expected in [
+        "bit 4: transactional; bit 5: control;",
+        "        43  00 00 00 00 00 00 00 07   producer id                    7",
+        "        66  00 00                     record 0 control key version   0",
+        "        68  00 00                     record 0 control key type      0 (abort: an end-transaction marker)",
+        "        71  00 00                     record 0 marker version        0 (end-transaction marker)",
+        "        73  00 00 00 05               record 0 coordinator epoch     5",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn headers_are_explained_one_field_per_line() {
+    let d = Dir::new();
+    let input = br#"{"timestamp":1714000000000,"key":"k","value":"v","headers":[{"key":"trace","value":"abc"},{"key":"empty","value":null}]}"#;
+    let r = d.run(&["build"], input);
+    r.ok();
+    let path = d.write("h.bin", &r.stdout);
+    let out = d.run(&["explain", &path], b"").ok();
+    for expected in [
+        "record 0 header count          2 (varint, 1 byte)",
+        "record 0 header 0 key          \"trace\" (5 bytes)",
+        "record 0 header 0 value        \"abc\" (3 bytes)",
+        "record 0 header 1 value length -1 (varint, 1 byte; null value)",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn a_flipped_crc_bit_is_reported_invalid_and_exits_1() {
+    let d = Dir::new();
+    let mut bytes = hex::decode(HELLO_HEX).unwrap();
+    bytes[80] ^= 0x20;
+    let path = d.write("bad.bin", &bytes);
+    let r = d.run(&["explain", &path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    let out = r.out();
+    assert!(
+        out.contains("attributes to the end: INVALID, computed "),
+        "{out}"
+    );
+    assert!(
+        out.contains("record 1 value                 \"wOrld\" (5 bytes)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_truncated_tail_is_explained_as_far_as_it_goes_and_exits_0() {
+    let d = Dir::new();
+    let mut bytes = hex::decode(HELLO_HEX).unwrap();
+    bytes.extend_from_slice(&hex::decode(HELLO_HEX).unwrap()[..66]);
+    let path = d.write("cut.bin", &bytes);
+    let r = d.run(&["explain", &path], b"");
+    let out = r.ok();
+    assert!(
+        out.contains(
+            "# partial magic 2 record batch at byte 85: declares 85 bytes, only 66 present"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("cannot check, the entry is incomplete"),
+        "{out}"
+    );
+    assert!(
+        out.contains("       146  16                        record 0 length"),
+        "{out}"
+    );
+    assert!(out.contains("# the entry is cut here"), "{out}");
+}
+
+#[test]
+fn broken_structure_gives_an_error_line_and_exit_1() {
+    let d = Dir::new();
+    let mut bytes = hex::decode(HELLO_HEX).unwrap();
+    bytes[16] = 9;
+    let path = d.write("magic.bin", &bytes);
+    let r = d.run(&["explain", &path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.out()
+            .contains("error                          invalid magic 9"),
+        "{}",
+        r.out()
+    );
+
+    // A record length that disagrees with its fields (CRC fixed up so only the structure is wrong).
+    let mut bytes = hex::decode(HELLO_HEX).unwrap();
+    bytes[61] = 0x18; // 12 instead of 11
+    let crc = crc32c(&bytes[21..]);
+    bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+    let path = d.write("len.bin", &bytes);
+    let r = d.run(&["explain", "--format", "json", &path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    let fields = r.json();
+    let error = fields
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["field"] == "error")
+        .expect("an error field");
+    assert!(
+        error["value"]
+            .as_str()
+            .unwrap()
+            .contains("record 0: its length says 12 bytes but its fields take 11"),
+        "{error}"
+    );
+}
+
+#[test]
+fn stdin_is_read_with_a_dash() {
+    let d = Dir::new();
+    let out = d
+        .run(&["explain", "-"], &hex::decode(HELLO_HEX).unwrap())
+        .ok();
+    assert!(
+        out.contains("record 1 value                 \"world\" (5 bytes)"),
+        "{out}"
+    );
+}
+
+/// CRC-32C (Castagnoli), bitwise, independent of the codec.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}

@@ -1,0 +1,370 @@
+//! `krec stats`: sizes now, and `--what-if` re-encoded and measured.
+
+use crate::util::{zigzag_len, Dir};
+use serde_json::Value;
+
+fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a Value {
+    rows["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["magic"] == magic && r["compression"] == codec && r["level"].as_i64() == level)
+        .unwrap_or_else(|| panic!("no row for magic {magic} {codec} {level:?}"))
+}
+
+/// DESIGN.md's must-show: 1000 v1 records with 100-byte values and no key take 134 bytes each
+/// as v1 and, measured by encoding, the exact v2 figure (about 110, not the chapter's 105).
+#[test]
+fn what_if_gives_134_bytes_for_v1_and_the_exact_v2_figure() {
+    let d = Dir::new();
+    let path = d.gen(
+        "v1.bin",
+        &[
+            "--magic",
+            "1",
+            "--records",
+            "1000",
+            "--value-size",
+            "100",
+            "--records-per-batch",
+            "1000",
+        ],
+    );
+    let r = d.run(
+        &[
+            "stats",
+            "--what-if",
+            "--format",
+            "json",
+            "--min-time-ms",
+            "1",
+            &path,
+        ],
+        b"",
+    );
+    r.ok();
+    let stats = r.json();
+
+    let v1 = row(&stats, 1, "none", None);
+    assert_eq!(v1["bytes"], 134_000);
+    assert_eq!(v1["records"], 1000);
+    assert_eq!(v1["bytes_per_record"], 134.0);
+    assert_eq!(v1["ratio"], 1.0);
+
+    // By hand: one batch (the input's 1000 messages are one run), a 61-byte header, and per
+    // record: length varint + attributes 1 + timestamp delta varlong (timestamps are start + i
+    // ms) + offset delta varint + key length 1 (-1) + value length varint (100 zigzags to 200:
+    // 2 bytes) + 100 + header count 1.
+    let mut v2_bytes = 61u64;
+    for i in 0..1000i64 {
+        let body = 1 + zigzag_len(i) + zigzag_len(i) + 1 + zigzag_len(100) + 100 + 1;
+        v2_bytes += (zigzag_len(body as i64) + body) as u64;
+    }
+    assert_eq!(zigzag_len(100), 2);
+    assert_eq!(v2_bytes, 110_933);
+    let v2 = row(&stats, 2, "none", None);
+    assert_eq!(v2["bytes"], v2_bytes);
+    assert_eq!(v2["entries"], 1);
+    assert_eq!(v2["bytes_per_record"], v2_bytes as f64 / 1000.0);
+    assert_eq!(v2["ratio"], v2_bytes as f64 / 134_000.0);
+    // v0: 12 + 14 + 100 per message.
+    assert_eq!(row(&stats, 0, "none", None)["bytes_per_record"], 126.0);
+
+    // Every codec each magic allows, at its default level; speeds measured.
+    let rows = stats["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4 + 4 + 5);
+    for r in rows {
+        assert!(r.get("error").is_none(), "{r}");
+        assert!(r["encode_mb_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["decode_mb_s"].as_f64().unwrap() > 0.0, "{r}");
+        if r["compression"] != "none" {
+            assert!(
+                r["bytes"].as_u64().unwrap() < 134_000 / 2,
+                "text content compresses: {r}"
+            );
+        }
+    }
+    assert_eq!(row(&stats, 2, "zstd", Some(3))["records"], 1000);
+    assert_eq!(row(&stats, 1, "gzip", Some(6))["entries"], 1);
+
+    // The current-data summary.
+    let g = &stats["groups"][0];
+    assert_eq!(
+        (g["magic"].as_u64(), g["compression"].as_str()),
+        (Some(1), Some("none"))
+    );
+    assert_eq!(g["entries"], 1000);
+    assert_eq!(g["bytes_per_record"], 134.0);
+    assert_eq!(g["batch_overhead_per_record"], 0.0);
+    assert_eq!(g["record_overhead_per_record"], 34.0);
+    assert_eq!(g["payload_per_record"], 100.0);
+    assert_eq!(g["compression_ratio"], 1.0);
+    assert_eq!(stats["what_if"]["batches"], 1);
+    assert_eq!(stats["summary"]["records"], 1000);
+}
+
+#[test]
+fn text_output_shows_the_table() {
+    let d = Dir::new();
+    let path = d.gen(
+        "v1.bin",
+        &[
+            "--magic",
+            "1",
+            "--records",
+            "1000",
+            "--value-size",
+            "100",
+            "--records-per-batch",
+            "1000",
+        ],
+    );
+    let out = d
+        .run(&["stats", "--what-if", "--min-time-ms", "1", &path], b"")
+        .ok();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines.contains(&"1 file, 1000 entries, 1000 records, 134000 bytes"),
+        "{out}"
+    );
+    let starts = |prefix: &str| lines.iter().any(|l| l.starts_with(prefix));
+    assert!(starts("    1  none              1000        1000        134000     134.00       0.00      34.00     100.00        1.0    1.00"), "{out}");
+    assert!(
+        starts("    1  none             -        134000     134.00     1.000"),
+        "{out}"
+    );
+    assert!(
+        starts("    2  none             -        110933     110.93     0.828"),
+        "{out}"
+    );
+    assert!(starts("    2  zstd             3"), "{out}");
+}
+
+#[test]
+fn current_sizes_split_overheads_per_format() {
+    let d = Dir::new();
+    // v2, 10 records per batch, 20-byte values, 4-byte keys, gzip.
+    let path = d.gen(
+        "v2.bin",
+        &[
+            "--compression",
+            "gzip",
+            "--records",
+            "100",
+            "--value-size",
+            "20",
+            "--key-size",
+            "4",
+            "--records-per-batch",
+            "10",
+        ],
+    );
+    let stats = d.run(&["stats", "--format", "json", &path], b"").json();
+    let g = &stats["groups"][0];
+    assert_eq!(g["compression"], "gzip");
+    assert_eq!(g["entries"], 10);
+    assert_eq!(g["records_per_batch"], 10.0);
+    assert_eq!(g["batch_overhead_per_record"], 6.1);
+    assert_eq!(g["payload_per_record"], 24.0);
+    // Record overhead: length 1 + attributes 1 + deltas 1 + 1 + key length 1 + value length 1 + header count 1.
+    assert_eq!(g["record_overhead_per_record"], 7.0);
+    let uncompressed = g["uncompressed_bytes"].as_u64().unwrap();
+    assert_eq!(uncompressed, 10 * 61 + 100 * (7 + 24));
+    assert_eq!(
+        g["compression_ratio"],
+        uncompressed as f64 / g["bytes"].as_u64().unwrap() as f64
+    );
+    assert!(stats.get("rows").is_none());
+
+    // A v1 gzip wrapper: 34 bytes of wrapper overhead per entry, 34 per inner message.
+    let path = d.gen(
+        "w.bin",
+        &[
+            "--magic",
+            "1",
+            "--compression",
+            "gzip",
+            "--records",
+            "20",
+            "--value-size",
+            "10",
+            "--records-per-batch",
+            "10",
+        ],
+    );
+    let stats = d.run(&["stats", "--format", "json", &path], b"").json();
+    let g = &stats["groups"][0];
+    assert_eq!(g["batch_overhead_bytes"], 2 * 34);
+    assert_eq!(g["record_overhead_per_record"], 34.0);
+    assert_eq!(g["uncompressed_bytes"], 2 * 34 + 20 * 44);
+}
+
+#[test]
+fn several_inputs_are_grouped_by_magic_and_codec() {
+    let d = Dir::new();
+    let a = d.gen(
+        "a.bin",
+        &["--magic", "0", "--records", "5", "--value-size", "10"],
+    );
+    let b = d.gen(
+        "b.bin",
+        &[
+            "--magic",
+            "2",
+            "--compression",
+            "lz4",
+            "--records",
+            "5",
+            "--value-size",
+            "10",
+        ],
+    );
+    let stats = d.run(&["stats", "--format", "json", &a, &b], b"").json();
+    let groups: Vec<(u64, String)> = stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["magic"].as_u64().unwrap(),
+                g["compression"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(groups, [(0, "none".to_string()), (2, "lz4".to_string())]);
+    assert_eq!(stats["summary"]["files"], 2);
+    assert_eq!(stats["summary"]["records"], 10);
+}
+
+#[test]
+fn levels_and_records_per_batch_shape_the_what_if_rows() {
+    let d = Dir::new();
+    let path = d.gen(
+        "v2.bin",
+        &[
+            "--records",
+            "200",
+            "--value-size",
+            "50",
+            "--records-per-batch",
+            "200",
+        ],
+    );
+    let stats = d
+        .run(
+            &[
+                "stats",
+                "--what-if",
+                "--format",
+                "json",
+                "--min-time-ms",
+                "1",
+                "--levels",
+                "gzip:1,gzip:9,zstd:19,gzip:6,lz4:12",
+                "--records-per-batch",
+                "10",
+                &path,
+            ],
+            b"",
+        )
+        .json();
+    let rows = stats["rows"].as_array().unwrap();
+    // 13 default rows, gzip 1 and 9 and lz4 12 for each of three magics, zstd 19 for v2 (gzip:6
+    // is the default).
+    assert_eq!(rows.len(), 13 + 6 + 3 + 1);
+    let lz4 = row(&stats, 2, "lz4", Some(12));
+    assert!(
+        lz4["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("level not applied"),
+        "{lz4}"
+    );
+    assert_eq!(lz4["bytes"], row(&stats, 2, "lz4", Some(9))["bytes"]);
+    assert_eq!(row(&stats, 0, "gzip", Some(1))["records"], 200);
+    assert_eq!(row(&stats, 2, "zstd", Some(19))["entries"], 20);
+    assert_eq!(row(&stats, 1, "lz4", Some(9))["entries"], 20);
+    assert_eq!(row(&stats, 1, "none", None)["entries"], 200);
+    assert_eq!(stats["what_if"]["batches"], 20);
+    let r = d.run(&["stats", "--what-if", "--levels", "snappy:3", &path], b"");
+    assert_eq!(r.code, 2);
+    let r = d.run(&["stats", "--what-if", "--levels", "zstd", &path], b"");
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn headers_are_dropped_in_legacy_rows_and_control_batches_skipped() {
+    let d = Dir::new();
+    let data = d.run(
+        &[
+            "gen",
+            "--records",
+            "10",
+            "--value-size",
+            "10",
+            "--headers",
+            "1",
+        ],
+        b"",
+    );
+    data.ok();
+    let marker = d.run(
+        &[
+            "build",
+            "--control",
+            "commit",
+            "--producer-id",
+            "1",
+            "--producer-epoch",
+            "0",
+            "--base-offset",
+            "10",
+            "--timestamp",
+            "1714000000000",
+        ],
+        b"",
+    );
+    marker.ok();
+    let path = d.write("mixed.bin", &[data.stdout, marker.stdout].concat());
+    let stats = d
+        .run(
+            &[
+                "stats",
+                "--what-if",
+                "--format",
+                "json",
+                "--min-time-ms",
+                "1",
+                &path,
+            ],
+            b"",
+        )
+        .json();
+    assert_eq!(stats["summary"]["records"], 11);
+    assert_eq!(stats["what_if"]["records"], 10);
+    assert_eq!(stats["what_if"]["skipped_control_records"], 1);
+    assert_eq!(
+        row(&stats, 1, "none", None)["note"],
+        "headers dropped: v0/v1 cannot carry them"
+    );
+    assert!(row(&stats, 2, "none", None).get("note").is_none());
+    assert_eq!(
+        row(&stats, 2, "none", None)["bytes"],
+        d.read("mixed.bin").len() as u64 - 78
+    );
+}
+
+#[test]
+fn corrupt_input_exits_1_and_still_reports() {
+    let d = Dir::new();
+    let path = d.hello("hello.bin");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[70] ^= 1;
+    let bad = d.write("bad.bin", &bytes);
+    let r = d.run(&["stats", "--format", "json", &bad], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.json()["summary"]["invalid_crc_entries"], 1);
+    assert!(r.stderr.contains("crc mismatch"), "{}", r.stderr);
+    let r = d.run(&["stats", "/nonexistent/krec/x.log"], b"");
+    assert_eq!(r.code, 2);
+}
