@@ -1,6 +1,8 @@
 //! krecords-log: a Kafka partition log in Kafka's on-disk layout (work in progress).
 #![deny(missing_docs)]
 
+pub mod clock;
 mod error;
+pub mod storage;
 
 pub use error::{Error, Location, RecordError, Result};
