@@ -2,7 +2,9 @@
 #![deny(missing_docs)]
 
 pub mod clock;
+pub mod config;
 mod error;
 pub mod storage;
 
+pub use config::LogConfig;
 pub use error::{Error, Location, RecordError, Result};
