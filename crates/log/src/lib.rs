@@ -4,6 +4,8 @@
 pub mod clock;
 pub mod config;
 mod error;
+pub mod files;
+mod index;
 pub mod storage;
 
 pub use config::LogConfig;
