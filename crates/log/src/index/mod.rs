@@ -109,11 +109,6 @@ impl IndexFile {
         self.resize(max_bytes)
     }
 
-    /// Keeps the first `n` entries.
-    pub(crate) fn truncate_entries(&mut self, n: u64) {
-        self.entries = self.entries.min(n);
-    }
-
     pub(crate) fn sync(&self) -> Result<()> {
         self.file.sync().map_err(|e| Error::io("sync", &self.path, e))
     }

@@ -163,16 +163,6 @@ impl OffsetIndex {
         Ok(())
     }
 
-    /// Drops entries with offsets >= `offset` (used when truncating a segment).
-    pub(crate) fn truncate_to(&mut self, offset: i64) -> Result<()> {
-        let keep = match search(self.entries(), offset - 1, |n| self.entry(n).map(|e| e.0))? {
-            Some(n) => n + 1,
-            None => 0,
-        };
-        self.file.truncate_entries(keep);
-        self.reload_last()
-    }
-
     pub(crate) fn sync(&self) -> Result<()> {
         self.file.sync()
     }
@@ -217,10 +207,7 @@ mod tests {
         assert_eq!(reopened.entries(), 1);
         reopened.sanity_check(100).unwrap();
         assert!(reopened.sanity_check(10).is_err());
-        // Truncation.
-        idx.truncate_to(125).unwrap();
-        assert_eq!(idx.entries(), 2);
-        assert_eq!(idx.last_entry(), Some((120, 2000)));
+        assert_eq!(idx.last_entry(), Some((140, 4000)));
         assert_eq!(&s.file_bytes(p).unwrap()[..8], &[0, 0, 0, 10, 0, 0, 3, 232]);
     }
 }

@@ -165,16 +165,6 @@ impl TimeIndex {
         Ok(())
     }
 
-    /// Drops entries with offsets >= `offset`.
-    pub(crate) fn truncate_to(&mut self, offset: i64) -> Result<()> {
-        let mut keep = self.entries();
-        while keep > 0 && self.entry(keep - 1)?.1 >= offset {
-            keep -= 1;
-        }
-        self.file.truncate_entries(keep);
-        self.reload_last()
-    }
-
     pub(crate) fn sync(&self) -> Result<()> {
         self.file.sync()
     }
@@ -214,8 +204,6 @@ mod tests {
         assert_eq!(idx.lookup(100).unwrap(), (100, 12));
         assert_eq!(idx.lookup(250).unwrap(), (200, 15));
         assert_eq!(idx.lookup(1000).unwrap(), (400, 18));
-        idx.truncate_to(17).unwrap();
-        assert_eq!(idx.last_entry(), (200, 15));
         assert_eq!(&s.file_bytes(p).unwrap()[..12], &[0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 2]);
     }
 }

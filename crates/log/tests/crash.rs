@@ -1,0 +1,2 @@
+//! crash tests.
+use crate::util::*;

@@ -1,0 +1,2 @@
+//! mixed_formats tests.
+use crate::util::*;

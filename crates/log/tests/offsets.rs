@@ -1,0 +1,2 @@
+//! offsets tests.
+use crate::util::*;

@@ -1,0 +1,2 @@
+//! recovery tests.
+use crate::util::*;

@@ -1,0 +1,2 @@
+//! retention tests.
+use crate::util::*;

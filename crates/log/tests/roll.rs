@@ -1,0 +1,2 @@
+//! roll tests.
+use crate::util::*;

@@ -1,0 +1,11 @@
+//! Integration tests of krecords-log, one module per area.
+
+mod util;
+
+mod append;
+mod crash;
+mod mixed_formats;
+mod offsets;
+mod recovery;
+mod retention;
+mod roll;
