@@ -113,7 +113,9 @@ impl MessageFormatVersion {
             None => (trimmed, None),
         };
         if let Some(iv) = iv {
-            let ok = iv.strip_prefix("IV").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            let ok = iv
+                .strip_prefix("IV")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
             if !ok {
                 return Err(bad("expected a suffix like -IV0"));
             }
@@ -121,12 +123,18 @@ impl MessageFormatVersion {
         let parts: Vec<&str> = numbers.split('.').collect();
         if parts.len() < 2
             || parts.len() > 3
-            || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+            || parts
+                .iter()
+                .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
         {
             return Err(bad("expected a Kafka version such as 0.10.2, 2.8 or 3.0"));
         }
-        let major: u32 = parts[0].parse().map_err(|_| bad("version number too large"))?;
-        let minor: u32 = parts[1].parse().map_err(|_| bad("version number too large"))?;
+        let major: u32 = parts[0]
+            .parse()
+            .map_err(|_| bad("version number too large"))?;
+        let minor: u32 = parts[1]
+            .parse()
+            .map_err(|_| bad("version number too large"))?;
         let magic = match (major, minor) {
             (0, 8) | (0, 9) => 0,
             (0, 10) => 1,
@@ -135,7 +143,10 @@ impl MessageFormatVersion {
             (1..=4, _) => 2,
             _ => return Err(bad("no such Kafka version")),
         };
-        Ok(MessageFormatVersion { version: trimmed.to_owned(), magic })
+        Ok(MessageFormatVersion {
+            version: trimmed.to_owned(),
+            magic,
+        })
     }
 
     /// The version string as given.
@@ -258,10 +269,16 @@ impl Default for LogConfig {
             compression_gzip_level: -1,
             compression_lz4_level: 9,
             compression_zstd_level: 3,
-            message_format_version: MessageFormatVersion { version: "3.0".into(), magic: 2 },
+            message_format_version: MessageFormatVersion {
+                version: "3.0".into(),
+                magic: 2,
+            },
             retention_ms: 7 * 24 * 60 * 60 * 1000,
             retention_bytes: -1,
-            cleanup_policy: CleanupPolicy { delete: true, compact: false },
+            cleanup_policy: CleanupPolicy {
+                delete: true,
+                compact: false,
+            },
             flush_messages: i64::MAX,
             flush_ms: i64::MAX,
         }
@@ -353,18 +370,23 @@ impl LogConfig {
                 self.message_timestamp_after_max_ms = parse_long(name, value, 0, i64::MAX)?;
             }
             "compression.type" => {
-                self.compression_type = CompressionType::from_name(value.trim()).ok_or_else(|| {
-                    Error::config(
-                        name,
-                        value,
-                        "expected uncompressed, gzip, snappy, lz4, zstd or producer",
-                    )
-                })?;
+                self.compression_type =
+                    CompressionType::from_name(value.trim()).ok_or_else(|| {
+                        Error::config(
+                            name,
+                            value,
+                            "expected uncompressed, gzip, snappy, lz4, zstd or producer",
+                        )
+                    })?;
             }
             "compression.gzip.level" => {
                 let level = parse_int(name, value, -1, 9)?;
                 if level == 0 {
-                    return Err(Error::config(name, value, "value must be -1 or between 1 and 9"));
+                    return Err(Error::config(
+                        name,
+                        value,
+                        "value must be -1 or between 1 and 9",
+                    ));
                 }
                 self.compression_gzip_level = level;
             }
@@ -376,14 +398,25 @@ impl LogConfig {
                 self.message_format_version = MessageFormatVersion::parse(value)?;
             }
             "retention.ms" => self.retention_ms = parse_long(name, value, -1, i64::MAX)?,
-            "retention.bytes" => self.retention_bytes = parse_long(name, value, i64::MIN, i64::MAX)?,
+            "retention.bytes" => {
+                self.retention_bytes = parse_long(name, value, i64::MIN, i64::MAX)?
+            }
             "cleanup.policy" => {
-                let mut policy = CleanupPolicy { delete: false, compact: false };
+                let mut policy = CleanupPolicy {
+                    delete: false,
+                    compact: false,
+                };
                 for item in value.split(',').map(str::trim) {
                     let slot = match item.to_ascii_lowercase().as_str() {
                         "delete" => &mut policy.delete,
                         "compact" => &mut policy.compact,
-                        _ => return Err(Error::config(name, value, "expected delete, compact or both")),
+                        _ => {
+                            return Err(Error::config(
+                                name,
+                                value,
+                                "expected delete, compact or both",
+                            ))
+                        }
                     };
                     if *slot {
                         return Err(Error::config(name, value, "duplicate policy"));
@@ -491,7 +524,11 @@ impl LogConfig {
     /// bad value.
     pub fn from_json(json: &Value) -> Result<Self> {
         let Some(map) = json.as_object() else {
-            return Err(Error::config("krec-log.json", json.to_string(), "expected a JSON object"));
+            return Err(Error::config(
+                "krec-log.json",
+                json.to_string(),
+                "expected a JSON object",
+            ));
         };
         let mut pairs = Vec::with_capacity(map.len());
         for (name, value) in map {
@@ -499,7 +536,11 @@ impl LogConfig {
                 Value::String(s) => s.clone(),
                 Value::Number(n) => n.to_string(),
                 other => {
-                    return Err(Error::config(name, other.to_string(), "expected a string or number"))
+                    return Err(Error::config(
+                        name,
+                        other.to_string(),
+                        "expected a string or number",
+                    ))
                 }
             };
             pairs.push((name.as_str(), value));
@@ -554,7 +595,16 @@ mod tests {
         ] {
             assert_eq!(MessageFormatVersion::parse(v).unwrap().magic(), m, "{v}");
         }
-        for bad in ["", "0.7", "3", "x.y", "0.10.0-IV", "9.0", "1.2.3.4", "0.10.0-XX1"] {
+        for bad in [
+            "",
+            "0.7",
+            "3",
+            "x.y",
+            "0.10.0-IV",
+            "9.0",
+            "1.2.3.4",
+            "0.10.0-XX1",
+        ] {
             assert!(MessageFormatVersion::parse(bad).is_err(), "{bad}");
         }
     }
@@ -584,8 +634,11 @@ mod tests {
             let e = LogConfig::from_pairs([(n, v)]).unwrap_err();
             assert_eq!(e.kafka_name(), "INVALID_CONFIG", "{n}={v}");
         }
-        let e = LogConfig::from_pairs([("compression.type", "zstd"), ("message.format.version", "0.10.2")])
-            .unwrap_err();
+        let e = LogConfig::from_pairs([
+            ("compression.type", "zstd"),
+            ("message.format.version", "0.10.2"),
+        ])
+        .unwrap_err();
         assert!(e.to_string().contains("zstd needs"), "{e}");
     }
 
@@ -604,10 +657,19 @@ mod tests {
         assert_eq!(json["message.format.version"], "0.10.2");
         assert_eq!(json["cleanup.policy"], "delete,compact");
         assert_eq!(LogConfig::from_json(&json).unwrap(), c);
-        assert_eq!(c.target_compression(Compression::Snappy), (Compression::Gzip, None));
+        assert_eq!(
+            c.target_compression(Compression::Snappy),
+            (Compression::Gzip, None)
+        );
         let p = LogConfig::default();
-        assert_eq!(p.target_compression(Compression::Zstd), (Compression::Zstd, Some(3)));
-        assert_eq!(LogConfig::parse_assignment("a.b=c=d").unwrap(), ("a.b", "c=d"));
+        assert_eq!(
+            p.target_compression(Compression::Zstd),
+            (Compression::Zstd, Some(3))
+        );
+        assert_eq!(
+            LogConfig::parse_assignment("a.b=c=d").unwrap(),
+            ("a.b", "c=d")
+        );
         assert!(LogConfig::parse_assignment("nope").is_err());
     }
 }

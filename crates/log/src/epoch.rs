@@ -77,7 +77,11 @@ impl LeaderEpochCache {
     /// Kafka's `truncateFromStart`: entries entirely before `start_offset` go; the last of them
     /// is kept with its start moved up to `start_offset`. Returns whether the cache changed.
     pub(crate) fn truncate_from_start(&mut self, start_offset: i64) -> bool {
-        let below = self.entries.iter().filter(|&&(_, s)| s < start_offset).count();
+        let below = self
+            .entries
+            .iter()
+            .filter(|&&(_, s)| s < start_offset)
+            .count();
         if below == 0 {
             return false;
         }

@@ -220,15 +220,26 @@ impl Error {
     }
 
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
-        Error::Io { op, path: path.into(), source }
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
     }
 
     pub(crate) fn invalid_record(at: Location, reason: impl Into<String>) -> Self {
-        Error::InvalidRecord { at, reason: reason.into(), record_errors: Vec::new() }
+        Error::InvalidRecord {
+            at,
+            reason: reason.into(),
+            record_errors: Vec::new(),
+        }
     }
 
     pub(crate) fn corrupt(at: Location, reason: impl Into<String>) -> Self {
-        Error::CorruptMessage { at, reason: reason.into() }
+        Error::CorruptMessage {
+            at,
+            reason: reason.into(),
+        }
     }
 
     pub(crate) fn config(
@@ -236,7 +247,11 @@ impl Error {
         value: impl Into<String>,
         reason: impl Into<String>,
     ) -> Self {
-        Error::InvalidConfig { name: name.into(), value: value.into(), reason: reason.into() }
+        Error::InvalidConfig {
+            name: name.into(),
+            value: value.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -311,7 +326,10 @@ mod tests {
     #[test]
     fn names_and_messages() {
         let e = Error::corrupt(
-            Location::File { path: "/p/00000000000000000000.log".into(), position: 4096 },
+            Location::File {
+                path: "/p/00000000000000000000.log".into(),
+                position: 4096,
+            },
             "crc mismatch",
         );
         assert_eq!(e.kafka_name(), "CORRUPT_MESSAGE");
@@ -319,18 +337,36 @@ mod tests {
             e.to_string(),
             "/p/00000000000000000000.log at byte 4096: corrupt message: crc mismatch"
         );
-        let e = Error::MessageTooLarge { at: Location::Append { position: 0 }, size: 10, max: 5 };
+        let e = Error::MessageTooLarge {
+            at: Location::Append { position: 0 },
+            size: 10,
+            max: 5,
+        };
         assert_eq!(e.kafka_name(), "MESSAGE_TOO_LARGE");
-        assert_eq!(e.to_string(), "append payload at byte 0: batch of 10 bytes exceeds max.message.bytes 5");
+        assert_eq!(
+            e.to_string(),
+            "append payload at byte 0: batch of 10 bytes exceeds max.message.bytes 5"
+        );
         let e = Error::io("write", "/p/x.log", io::Error::other("disk full"));
         assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
         assert!(e.is_storage_error());
         assert!(std::error::Error::source(&e).is_some());
-        assert_eq!(Error::RecordListTooLarge { size: 1, max: 0 }.kafka_name(), "RECORD_LIST_TOO_LARGE");
         assert_eq!(
-            Error::OffsetOutOfRange { offset: 9, log_start_offset: 0, log_end_offset: 3 }.kafka_name(),
+            Error::RecordListTooLarge { size: 1, max: 0 }.kafka_name(),
+            "RECORD_LIST_TOO_LARGE"
+        );
+        assert_eq!(
+            Error::OffsetOutOfRange {
+                offset: 9,
+                log_start_offset: 0,
+                log_end_offset: 3
+            }
+            .kafka_name(),
             "OFFSET_OUT_OF_RANGE"
         );
-        assert_eq!(Error::config("segment.bytes", "x", "not a number").kafka_name(), "INVALID_CONFIG");
+        assert_eq!(
+            Error::config("segment.bytes", "x", "not a number").kafka_name(),
+            "INVALID_CONFIG"
+        );
     }
 }

@@ -77,20 +77,31 @@ pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Opti
         reason: format!("{len} bytes is too large"),
     })?;
     let mut buf = vec![0; len];
-    file.read_exact_at(&mut buf, 0).map_err(|e| Error::io("read", path, e))?;
+    file.read_exact_at(&mut buf, 0)
+        .map_err(|e| Error::io("read", path, e))?;
     Ok(Some(buf))
 }
 
 /// Replaces `dir/name` with `bytes` atomically and durably: temporary file, sync, rename,
 /// directory sync.
-pub(crate) fn write_atomic(storage: &dyn Storage, dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(
+    storage: &dyn Storage,
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<()> {
     let tmp = dir.join(format!("{name}{TMP_SUFFIX}"));
     let path = dir.join(name);
-    let file = storage.create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
-    file.write_at(bytes, 0).map_err(|e| Error::io("write", &tmp, e))?;
+    let file = storage
+        .create(&tmp)
+        .map_err(|e| Error::io("create", &tmp, e))?;
+    file.write_at(bytes, 0)
+        .map_err(|e| Error::io("write", &tmp, e))?;
     file.sync().map_err(|e| Error::io("sync", &tmp, e))?;
     drop(file);
-    storage.rename(&tmp, &path).map_err(|e| Error::io("rename", &tmp, e))?;
+    storage
+        .rename(&tmp, &path)
+        .map_err(|e| Error::io("rename", &tmp, e))?;
     storage.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))
 }
 
@@ -123,7 +134,10 @@ pub(crate) fn format_epoch_checkpoint(entries: &[(i32, i64)]) -> String {
 
 /// Parses Kafka's leader epoch checkpoint.
 pub(crate) fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i32, i64)>> {
-    let bad = |reason: String| Error::CorruptFile { path: path.to_path_buf(), reason };
+    let bad = |reason: String| Error::CorruptFile {
+        path: path.to_path_buf(),
+        reason,
+    };
     let text = std::str::from_utf8(bytes).map_err(|_| bad("not UTF-8".into()))?;
     let mut lines = text.lines();
     match lines.next().map(str::trim) {
@@ -140,12 +154,19 @@ pub(crate) fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i
         let (Some(e), Some(o), None) = (it.next(), it.next(), it.next()) else {
             return Err(bad(format!("malformed line {line:?}")));
         };
-        let epoch = e.parse().map_err(|_| bad(format!("malformed line {line:?}")))?;
-        let start = o.parse().map_err(|_| bad(format!("malformed line {line:?}")))?;
+        let epoch = e
+            .parse()
+            .map_err(|_| bad(format!("malformed line {line:?}")))?;
+        let start = o
+            .parse()
+            .map_err(|_| bad(format!("malformed line {line:?}")))?;
         entries.push((epoch, start));
     }
     if entries.len() != count {
-        return Err(bad(format!("expected {count} entries, found {}", entries.len())));
+        return Err(bad(format!(
+            "expected {count} entries, found {}",
+            entries.len()
+        )));
     }
     Ok(entries)
 }
@@ -157,9 +178,18 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(file_name(0, LOG_SUFFIX), "00000000000000000000.log");
-        assert_eq!(file_name(i64::MAX, INDEX_SUFFIX), "09223372036854775807.index");
-        assert_eq!(parse_file_name("00000000000000000100.timeindex", TIME_INDEX_SUFFIX), Some(100));
-        assert_eq!(parse_file_name("00000000000000000100.index", TIME_INDEX_SUFFIX), None);
+        assert_eq!(
+            file_name(i64::MAX, INDEX_SUFFIX),
+            "09223372036854775807.index"
+        );
+        assert_eq!(
+            parse_file_name("00000000000000000100.timeindex", TIME_INDEX_SUFFIX),
+            Some(100)
+        );
+        assert_eq!(
+            parse_file_name("00000000000000000100.index", TIME_INDEX_SUFFIX),
+            None
+        );
         assert_eq!(parse_file_name("x.log", LOG_SUFFIX), None);
         assert_eq!(parse_file_name(".log", LOG_SUFFIX), None);
     }
@@ -169,7 +199,10 @@ mod tests {
         let p = Path::new("leader-epoch-checkpoint");
         let text = format_epoch_checkpoint(&[(0, 0), (3, 150)]);
         assert_eq!(text, "0\n2\n0 0\n3 150\n");
-        assert_eq!(parse_epoch_checkpoint(p, text.as_bytes()).unwrap(), vec![(0, 0), (3, 150)]);
+        assert_eq!(
+            parse_epoch_checkpoint(p, text.as_bytes()).unwrap(),
+            vec![(0, 0), (3, 150)]
+        );
         assert!(parse_epoch_checkpoint(p, b"1\n0\n").is_err());
         assert!(parse_epoch_checkpoint(p, b"0\n2\n0 0\n").is_err());
         assert!(parse_epoch_checkpoint(p, b"0\n1\n0 x\n").is_err());

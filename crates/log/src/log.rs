@@ -149,7 +149,11 @@ pub struct ListOffsetsResult {
 }
 
 impl ListOffsetsResult {
-    const NONE: ListOffsetsResult = ListOffsetsResult { offset: -1, timestamp: None, leader_epoch: None };
+    const NONE: ListOffsetsResult = ListOffsetsResult {
+        offset: -1,
+        timestamp: None,
+        leader_epoch: None,
+    };
 }
 
 /// One segment, as `info` lists it.
@@ -254,8 +258,12 @@ impl Log {
         let dir = dir.as_ref().to_path_buf();
         let storage = env.storage.clone();
         config.validate()?;
-        storage.create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
-        let names = storage.list_dir(&dir).map_err(|e| Error::io("list", &dir, e))?;
+        storage
+            .create_dir_all(&dir)
+            .map_err(|e| Error::io("create", &dir, e))?;
+        let names = storage
+            .list_dir(&dir)
+            .map_err(|e| Error::io("list", &dir, e))?;
         if names
             .iter()
             .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some())
@@ -266,7 +274,9 @@ impl Log {
         files::write_atomic(storage.as_ref(), &dir, CONFIG_FILE, &json)?;
         let now = env.clock.now_ms();
         let segment = Segment::create(storage.as_ref(), &dir, 0, &config, now)?;
-        storage.sync_dir(&dir).map_err(|e| Error::io("sync", &dir, e))?;
+        storage
+            .sync_dir(&dir)
+            .map_err(|e| Error::io("sync", &dir, e))?;
         Ok(Log {
             dir,
             env,
@@ -280,7 +290,11 @@ impl Log {
             unflushed_messages: 0,
             last_flush_ms: now,
             poisoned: None,
-            recovery: RecoverInfo { segments: 1, clean_shutdown: true, ..RecoverInfo::default() },
+            recovery: RecoverInfo {
+                segments: 1,
+                clean_shutdown: true,
+                ..RecoverInfo::default()
+            },
         })
     }
 
@@ -335,7 +349,9 @@ impl Log {
         let names = match st.list_dir(dir) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(Error::NotALog { path: dir.to_path_buf() })
+                return Err(Error::NotALog {
+                    path: dir.to_path_buf(),
+                })
             }
             Err(e) => return Err(Error::io("list", dir, e)),
         };
@@ -353,7 +369,9 @@ impl Log {
         };
         let bases = recovery::clean_dir(st, dir, &names)?;
         if !has_config && bases.is_empty() {
-            return Err(Error::NotALog { path: dir.to_path_buf() });
+            return Err(Error::NotALog {
+                path: dir.to_path_buf(),
+            });
         }
         let clean = names.iter().any(|n| n == CLEAN_SHUTDOWN_FILE) && !full_scan;
         let recover_from = if clean {
@@ -442,7 +460,8 @@ impl Log {
 
     /// The last stable offset (the high watermark until transactions are implemented).
     pub fn last_stable_offset(&self) -> i64 {
-        self.producer_state.last_stable_offset(self.high_watermark())
+        self.producer_state
+            .last_stable_offset(self.high_watermark())
     }
 
     /// The leader epoch stamped on appended v2 batches (0 for a new log; after reopening, the
@@ -473,7 +492,9 @@ impl Log {
 
     fn check_writable(&self) -> Result<()> {
         match &self.poisoned {
-            Some(cause) => Err(Error::Poisoned { cause: cause.clone() }),
+            Some(cause) => Err(Error::Poisoned {
+                cause: cause.clone(),
+            }),
             None => Ok(()),
         }
     }
@@ -513,7 +534,10 @@ impl Log {
         let validated = validate::validate(bytes, self.log_end_offset(), &settings)?;
         let mut batches: Vec<Batch<'_>> = Vec::new();
         for entry in Entries::new(&validated.bytes) {
-            let b = entry.map_err(|e| Error::Codec { at: Location::Unknown, source: e })?;
+            let b = entry.map_err(|e| Error::Codec {
+                at: Location::Unknown,
+                source: e,
+            })?;
             if validated.rebuilt && b.size_in_bytes() > self.config.max_message_bytes as usize {
                 return Err(Error::MessageTooLarge {
                     at: Location::Unknown,
@@ -555,7 +579,13 @@ impl Log {
             .collect();
         let max_timestamp = metas.iter().map(|m| m.max_timestamp).max().unwrap_or(-1);
         let size = validated.bytes.len() as u64;
-        if self.active().should_roll(&self.config, size, max_timestamp, validated.last_offset, now) {
+        if self.active().should_roll(
+            &self.config,
+            size,
+            max_timestamp,
+            validated.last_offset,
+            now,
+        ) {
             let r = self.roll_at(Some(validated.first_offset));
             self.guard(r)?;
         }
@@ -576,7 +606,8 @@ impl Log {
             let r = self.epoch_cache.store(self.env.storage.as_ref(), &self.dir);
             self.guard(r)?;
         }
-        self.producer_state.update(&batches, validated.last_offset + 1);
+        self.producer_state
+            .update(&batches, validated.last_offset + 1);
         self.unflushed_messages = self
             .unflushed_messages
             .saturating_add(i64::try_from(validated.record_count).unwrap_or(i64::MAX));
@@ -637,7 +668,8 @@ impl Log {
         self.active_mut().seal()?;
         let now = self.env.clock.now_ms();
         let segment = Segment::create(st.as_ref(), &self.dir, base, &self.config, now)?;
-        st.sync_dir(&self.dir).map_err(|e| Error::io("sync", &self.dir, e))?;
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io("sync", &self.dir, e))?;
         self.segments.push(segment);
         self.unflushed_messages = 0;
         self.set_recovery_point(base)
@@ -683,7 +715,9 @@ impl Log {
             .rposition(|s| s.base_offset() <= offset)
             .unwrap_or(0);
         for segment in &self.segments[first..] {
-            let Some(position) = segment.find_position(offset)? else { continue };
+            let Some(position) = segment.find_position(offset)? else {
+                continue;
+            };
             let (last, full) = segment.read_into(position, max_bytes, &mut result.bytes)?;
             if let Some(last) = last {
                 result.next_offset = last + 1;
@@ -742,7 +776,9 @@ impl Log {
                     if s.size() == 0 || s.largest_timestamp(st)? < target {
                         continue;
                     }
-                    if let Some(found) = s.find_offset_by_timestamp(target, self.log_start_offset)? {
+                    if let Some(found) =
+                        s.find_offset_by_timestamp(target, self.log_start_offset)?
+                    {
                         return Ok(epoch_of(Some(found)));
                     }
                 }
@@ -801,7 +837,10 @@ impl Log {
                 deleted += self.delete_oldest(n)?;
             }
         }
-        Ok(RetainInfo { deleted_segments: deleted, log_start_offset: self.log_start_offset })
+        Ok(RetainInfo {
+            deleted_segments: deleted,
+            log_start_offset: self.log_start_offset,
+        })
     }
 
     /// Deletes the `n` oldest segments (never an empty active segment; rolls first when all
@@ -821,7 +860,8 @@ impl Log {
         for segment in self.segments.drain(..n) {
             segment.delete(st.as_ref(), &self.dir)?;
         }
-        st.sync_dir(&self.dir).map_err(|e| Error::io("sync", &self.dir, e))?;
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io("sync", &self.dir, e))?;
         self.log_start_offset = self.segments[0].base_offset();
         if self.epoch_cache.truncate_from_start(self.log_start_offset) {
             self.epoch_cache.store(st.as_ref(), &self.dir)?;
@@ -899,7 +939,11 @@ impl Log {
             .iter()
             .map(|s| {
                 let (oi, ti) = s.index_paths();
-                (s.log_path().to_path_buf(), oi.to_path_buf(), ti.to_path_buf())
+                (
+                    s.log_path().to_path_buf(),
+                    oi.to_path_buf(),
+                    ti.to_path_buf(),
+                )
             })
             .collect()
     }
@@ -919,8 +963,11 @@ impl Log {
         self.set_recovery_point(log_end)?;
         let st = self.env.storage.clone();
         let marker = self.dir.join(CLEAN_SHUTDOWN_FILE);
-        let f = st.create(&marker).map_err(|e| Error::io("create", &marker, e))?;
+        let f = st
+            .create(&marker)
+            .map_err(|e| Error::io("create", &marker, e))?;
         f.sync().map_err(|e| Error::io("sync", &marker, e))?;
-        st.sync_dir(&self.dir).map_err(|e| Error::io("sync", &self.dir, e))
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io("sync", &self.dir, e))
     }
 }

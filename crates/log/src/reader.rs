@@ -42,7 +42,14 @@ pub(crate) struct SegmentReader<'f> {
 impl<'f> SegmentReader<'f> {
     /// Reads the entries in `[start, end)` of `file`.
     pub(crate) fn new(file: &'f dyn StorageFile, start: u64, end: u64, window: usize) -> Self {
-        SegmentReader { file, pos: start, end, window, buf: Vec::new(), buf_start: start }
+        SegmentReader {
+            file,
+            pos: start,
+            end,
+            window,
+            buf: Vec::new(),
+            buf_start: start,
+        }
     }
 
     /// Position of the next entry.
@@ -73,7 +80,10 @@ impl<'f> SegmentReader<'f> {
         }
         let available = self.end - pos;
         if available < LOG_OVERHEAD as u64 {
-            return Ok(Next::Partial { position: pos, bytes: available });
+            return Ok(Next::Partial {
+                position: pos,
+                bytes: available,
+            });
         }
         self.fill(pos, LOG_OVERHEAD)?;
         let off = (pos - self.buf_start) as usize;
@@ -87,7 +97,10 @@ impl<'f> SegmentReader<'f> {
         }
         let total = size as u64 + LOG_OVERHEAD as u64;
         if total > available {
-            return Ok(Next::Partial { position: pos, bytes: available });
+            return Ok(Next::Partial {
+                position: pos,
+                bytes: available,
+            });
         }
         let total = total as usize;
         self.fill(pos, total)?;
@@ -99,8 +112,14 @@ impl<'f> SegmentReader<'f> {
                 self.pos = pos + total as u64;
                 Ok(Next::Batch(batch))
             }
-            Ok(None) => Ok(Next::Partial { position: pos, bytes: available }),
-            Err(e) => Ok(Next::Corrupt { position: pos, reason: e.to_string() }),
+            Ok(None) => Ok(Next::Partial {
+                position: pos,
+                bytes: available,
+            }),
+            Err(e) => Ok(Next::Corrupt {
+                position: pos,
+                reason: e.to_string(),
+            }),
         }
     }
 }

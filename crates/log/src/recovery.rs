@@ -51,8 +51,10 @@ pub struct RecoverInfo {
 
 /// Removes leftovers (step 1); returns the base offsets of the segments, sorted.
 pub(crate) fn clean_dir(storage: &dyn Storage, dir: &Path, names: &[String]) -> Result<Vec<i64>> {
-    let mut bases: Vec<i64> =
-        names.iter().filter_map(|n| files::parse_file_name(n, LOG_SUFFIX)).collect();
+    let mut bases: Vec<i64> = names
+        .iter()
+        .filter_map(|n| files::parse_file_name(n, LOG_SUFFIX))
+        .collect();
     bases.sort_unstable();
     bases.dedup();
     let mut removed = false;
@@ -69,7 +71,9 @@ pub(crate) fn clean_dir(storage: &dyn Storage, dir: &Path, names: &[String]) -> 
         }
     }
     if removed {
-        storage.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+        storage
+            .sync_dir(dir)
+            .map_err(|e| Error::io("sync", dir, e))?;
     }
     Ok(bases)
 }
@@ -84,7 +88,10 @@ pub(crate) fn load_segments(
     recover_from: Option<i64>,
     now_ms: i64,
 ) -> Result<(Vec<Segment>, RecoverInfo)> {
-    let mut info = RecoverInfo { clean_shutdown: recover_from.is_none(), ..RecoverInfo::default() };
+    let mut info = RecoverInfo {
+        clean_shutdown: recover_from.is_none(),
+        ..RecoverInfo::default()
+    };
     let mut segments = Vec::with_capacity(bases.len());
     let mut needs = Vec::with_capacity(bases.len());
     for &base in bases {
@@ -107,7 +114,8 @@ pub(crate) fn load_segments(
             info.recovered_segments += 1;
             info.truncated_bytes += truncated;
             if let Some(p) = problem {
-                info.problems.push(format!("{}: {p}", segments[i].log_path().display()));
+                info.problems
+                    .push(format!("{}: {p}", segments[i].log_path().display()));
             }
             if truncated > 0 && scan {
                 // Everything after a torn write goes.
@@ -117,7 +125,9 @@ pub(crate) fn load_segments(
                     later.delete(storage, dir)?;
                 }
                 if info.deleted_segments > 0 {
-                    storage.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+                    storage
+                        .sync_dir(dir)
+                        .map_err(|e| Error::io("sync", dir, e))?;
                 }
                 break;
             }

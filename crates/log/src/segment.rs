@@ -71,7 +71,9 @@ impl Segment {
         now_ms: i64,
     ) -> Result<Self> {
         let log_path = dir.join(files::file_name(base_offset, LOG_SUFFIX));
-        let log = storage.create(&log_path).map_err(|e| Error::io("create", &log_path, e))?;
+        let log = storage
+            .create(&log_path)
+            .map_err(|e| Error::io("create", &log_path, e))?;
         let max = max_index_bytes(config);
         let offset_index = OffsetIndex::create(
             storage,
@@ -112,19 +114,27 @@ impl Segment {
         now_ms: i64,
     ) -> Result<(Self, bool)> {
         let log_path = dir.join(files::file_name(base_offset, LOG_SUFFIX));
-        let log = storage.open(&log_path).map_err(|e| Error::io("open", &log_path, e))?;
+        let log = storage
+            .open(&log_path)
+            .map_err(|e| Error::io("open", &log_path, e))?;
         let size = log.len().map_err(|e| Error::io("read", &log_path, e))?;
         let max = max_index_bytes(config);
         let mut needs_recovery = false;
         let index_path = dir.join(files::file_name(base_offset, INDEX_SUFFIX));
-        let offset_index = if storage.exists(&index_path).map_err(|e| Error::io("open", &index_path, e))? {
+        let offset_index = if storage
+            .exists(&index_path)
+            .map_err(|e| Error::io("open", &index_path, e))?
+        {
             OffsetIndex::open(storage, &index_path, base_offset)?
         } else {
             needs_recovery = true;
             OffsetIndex::create(storage, &index_path, base_offset, max)?
         };
         let time_path = dir.join(files::file_name(base_offset, TIME_INDEX_SUFFIX));
-        let time_index = if storage.exists(&time_path).map_err(|e| Error::io("open", &time_path, e))? {
+        let time_index = if storage
+            .exists(&time_path)
+            .map_err(|e| Error::io("open", &time_path, e))?
+        {
             TimeIndex::open(storage, &time_path, base_offset)?
         } else {
             needs_recovery = true;
@@ -156,7 +166,10 @@ impl Segment {
         {
             let mut r = SegmentReader::new(segment.log.as_ref(), start, size, SCAN_WINDOW);
             loop {
-                match r.next_entry().map_err(|e| Error::io("read", &segment.log_path, e))? {
+                match r
+                    .next_entry()
+                    .map_err(|e| Error::io("read", &segment.log_path, e))?
+                {
                     Next::Batch(b) => {
                         let ts = reader::max_timestamp(&b);
                         if ts > max_ts.0 {
@@ -171,7 +184,11 @@ impl Segment {
         }
         segment.next_offset = last_offset.map_or(base_offset, |o| o + 1);
         (segment.max_timestamp, segment.offset_of_max_timestamp) = max_ts;
-        if segment.time_index.sanity_check(Some(segment.next_offset)).is_err() {
+        if segment
+            .time_index
+            .sanity_check(Some(segment.next_offset))
+            .is_err()
+        {
             return Ok((segment, true));
         }
         segment.bytes_since_last_index_entry = size - start;
@@ -181,7 +198,10 @@ impl Segment {
 
     fn first_batch_max_timestamp(&self) -> Result<Option<i64>> {
         let mut r = SegmentReader::new(self.log.as_ref(), 0, self.size, SEEK_WINDOW);
-        match r.next_entry().map_err(|e| Error::io("read", &self.log_path, e))? {
+        match r
+            .next_entry()
+            .map_err(|e| Error::io("read", &self.log_path, e))?
+        {
             Next::Batch(b) => Ok(Some(reader::max_timestamp(&b))),
             _ => Ok(None),
         }
@@ -208,7 +228,10 @@ impl Segment {
     }
 
     pub(crate) fn location(&self, position: u64) -> Location {
-        Location::File { path: self.log_path.clone(), position }
+        Location::File {
+            path: self.log_path.clone(),
+            position,
+        }
     }
 
     /// Kafka's `largestTimestamp`: the max timestamp, or the file's modification time when the
@@ -217,7 +240,9 @@ impl Segment {
         if self.max_timestamp >= 0 {
             return Ok(self.max_timestamp);
         }
-        storage.modified_ms(&self.log_path).map_err(|e| Error::io("stat", &self.log_path, e))
+        storage
+            .modified_ms(&self.log_path)
+            .map_err(|e| Error::io("stat", &self.log_path, e))
     }
 
     /// Whether `offset` fits the indexes' 32-bit relative offsets.
@@ -254,7 +279,9 @@ impl Segment {
             return Ok(());
         }
         let start = self.size;
-        self.log.write_at(bytes, start).map_err(|e| Error::io("write", &self.log_path, e))?;
+        self.log
+            .write_at(bytes, start)
+            .map_err(|e| Error::io("write", &self.log_path, e))?;
         if start == 0 {
             let largest = batches.iter().map(|b| b.max_timestamp).max().unwrap_or(-1);
             self.rolling_based_timestamp = Some(largest);
@@ -268,7 +295,13 @@ impl Segment {
     }
 
     /// Index bookkeeping for one batch at `position` (append and recovery share it).
-    fn index_batch(&mut self, position: u64, size: u64, last_offset: i64, max_ts: i64) -> Result<()> {
+    fn index_batch(
+        &mut self,
+        position: u64,
+        size: u64,
+        last_offset: i64,
+        max_ts: i64,
+    ) -> Result<()> {
         if max_ts > self.max_timestamp {
             self.max_timestamp = max_ts;
             self.offset_of_max_timestamp = last_offset;
@@ -277,8 +310,11 @@ impl Segment {
             if !self.offset_index.is_full() {
                 self.offset_index.append(last_offset, position)?;
             }
-            self.time_index
-                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp, false)?;
+            self.time_index.maybe_append(
+                self.max_timestamp,
+                self.offset_of_max_timestamp,
+                false,
+            )?;
             self.bytes_since_last_index_entry = 0;
         }
         self.bytes_since_last_index_entry += size;
@@ -296,7 +332,10 @@ impl Segment {
         self.offset_of_max_timestamp = self.base_offset;
         self.bytes_since_last_index_entry = 0;
         self.rolling_based_timestamp = None;
-        let file_len = self.log.len().map_err(|e| Error::io("read", &self.log_path, e))?;
+        let file_len = self
+            .log
+            .len()
+            .map_err(|e| Error::io("read", &self.log_path, e))?;
         let mut valid = 0u64;
         let mut prev_last = self.base_offset - 1;
         let mut first_ts = None;
@@ -305,7 +344,10 @@ impl Segment {
         {
             let mut r = SegmentReader::new(self.log.as_ref(), 0, file_len, SCAN_WINDOW);
             loop {
-                match r.next_entry().map_err(|e| Error::io("read", &self.log_path, e))? {
+                match r
+                    .next_entry()
+                    .map_err(|e| Error::io("read", &self.log_path, e))?
+                {
                     Next::Batch(b) => {
                         if let Some(reason) = recovery_check(&b, self.base_offset, prev_last) {
                             problem = Some(format!("byte {}: {reason}", b.position()));
@@ -324,7 +366,9 @@ impl Segment {
                     }
                     Next::End => break,
                     Next::Partial { position, bytes } => {
-                        problem = Some(format!("byte {position}: {bytes} bytes of a truncated entry"));
+                        problem = Some(format!(
+                            "byte {position}: {bytes} bytes of a truncated entry"
+                        ));
                         break;
                     }
                     Next::Corrupt { position, reason } => {
@@ -342,7 +386,9 @@ impl Segment {
         }
         let truncated = file_len - valid;
         if truncated > 0 {
-            self.log.set_len(valid).map_err(|e| Error::io("truncate", &self.log_path, e))?;
+            self.log
+                .set_len(valid)
+                .map_err(|e| Error::io("truncate", &self.log_path, e))?;
         }
         self.size = valid;
         self.next_offset = prev_last + 1;
@@ -374,7 +420,9 @@ impl Segment {
 
     /// Syncs the log file.
     pub(crate) fn flush(&self) -> Result<()> {
-        self.log.sync().map_err(|e| Error::io("sync", &self.log_path, e))
+        self.log
+            .sync()
+            .map_err(|e| Error::io("sync", &self.log_path, e))
     }
 
     fn sync_all(&self) -> Result<()> {
@@ -387,7 +435,10 @@ impl Segment {
     pub(crate) fn delete(&self, storage: &dyn Storage, dir: &Path) -> Result<()> {
         files::remove_if_exists(storage, &self.log_path)?;
         for suffix in [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX] {
-            files::remove_if_exists(storage, &dir.join(files::file_name(self.base_offset, suffix)))?;
+            files::remove_if_exists(
+                storage,
+                &dir.join(files::file_name(self.base_offset, suffix)),
+            )?;
         }
         Ok(())
     }
@@ -408,14 +459,19 @@ impl Segment {
     /// Next batch of a reader over this segment; corruption inside the validated size is an
     /// error.
     fn next<'r>(&self, r: &'r mut SegmentReader<'_>) -> Result<Option<Batch<'r>>> {
-        match r.next_entry().map_err(|e| Error::io("read", &self.log_path, e))? {
+        match r
+            .next_entry()
+            .map_err(|e| Error::io("read", &self.log_path, e))?
+        {
             Next::Batch(b) => Ok(Some(b)),
             Next::End => Ok(None),
             Next::Partial { position, bytes } => Err(Error::corrupt(
                 self.location(position),
                 format!("entry cut short: {bytes} bytes left"),
             )),
-            Next::Corrupt { position, reason } => Err(Error::corrupt(self.location(position), reason)),
+            Next::Corrupt { position, reason } => {
+                Err(Error::corrupt(self.location(position), reason))
+            }
         }
     }
 
@@ -431,7 +487,9 @@ impl Segment {
         let mut r = SegmentReader::new(self.log.as_ref(), position, self.size, SCAN_WINDOW);
         let mut last = None;
         loop {
-            let Some(b) = self.next(&mut r)? else { return Ok((last, false)) };
+            let Some(b) = self.next(&mut r)? else {
+                return Ok((last, false));
+            };
             let bytes = b.as_bytes();
             if !out.is_empty() && out.len() + bytes.len() > max_bytes {
                 return Ok((last, true));
@@ -453,7 +511,9 @@ impl Segment {
         starting_offset: i64,
     ) -> Result<Option<TimestampAndOffset>> {
         let (_, indexed_offset) = self.time_index.lookup(target)?;
-        let (_, start) = self.offset_index.lookup(indexed_offset.max(starting_offset))?;
+        let (_, start) = self
+            .offset_index
+            .lookup(indexed_offset.max(starting_offset))?;
         let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SCAN_WINDOW);
         let mut scratch = Vec::new();
         while let Some(b) = self.next(&mut r)? {
@@ -537,7 +597,11 @@ impl Segment {
         // (position, last offset, max timestamp) of every batch.
         let mut batches = Vec::new();
         self.for_each_batch(|b| {
-            batches.push((b.position() as u64, b.last_offset(), reader::max_timestamp(b)));
+            batches.push((
+                b.position() as u64,
+                b.last_offset(),
+                reader::max_timestamp(b),
+            ));
             Ok(())
         })?;
         let oi = &self.offset_index;
@@ -546,10 +610,15 @@ impl Segment {
             let (offset, position) = oi.entry(n)?;
             if let Some((po, pp)) = prev {
                 if offset <= po || position <= pp {
-                    return Err(oi.corrupt(format!("entry {n} ({offset}, {position}) does not increase")));
+                    return Err(oi.corrupt(format!(
+                        "entry {n} ({offset}, {position}) does not increase"
+                    )));
                 }
             }
-            if !batches.iter().any(|&(p, o, _)| p == position && o == offset) {
+            if !batches
+                .iter()
+                .any(|&(p, o, _)| p == position && o == offset)
+            {
                 return Err(oi.corrupt(format!(
                     "entry {n} ({offset}, {position}) is not a batch boundary"
                 )));
@@ -582,7 +651,10 @@ impl Segment {
         if next != self.next_offset {
             return Err(Error::corrupt(
                 self.location(self.size),
-                format!("segment next offset {} but the batches end at {next}", self.next_offset),
+                format!(
+                    "segment next offset {} but the batches end at {next}",
+                    self.next_offset
+                ),
             ));
         }
         Ok(())
@@ -612,13 +684,17 @@ fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<Str
     let last = b.last_offset();
     let first = reader::first_offset_hint(b);
     if first < base_offset || last < first {
-        return Some(format!("offsets {first}..={last} outside the segment based at {base_offset}"));
+        return Some(format!(
+            "offsets {first}..={last} outside the segment based at {base_offset}"
+        ));
     }
     if last <= prev_last {
         return Some(format!("last offset {last} does not follow {prev_last}"));
     }
     if last - base_offset > i64::from(i32::MAX) {
-        return Some(format!("offset {last} overflows the segment's relative offsets"));
+        return Some(format!(
+            "offset {last} overflows the segment's relative offsets"
+        ));
     }
     None
 }

@@ -118,7 +118,10 @@ pub trait StorageFile: fmt::Debug + Send + Sync {
         while !buf.is_empty() {
             let n = self.read_at(buf, pos)?;
             if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file ended early"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "file ended early",
+                ));
             }
             buf = &mut buf[n..];
             pos += n as u64;
@@ -178,7 +181,10 @@ impl Storage for FsStorage {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
-        let f = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)?;
         Ok(Box::new(FsFile(f)))
     }
 
@@ -356,7 +362,10 @@ fn injected(what: &str) -> io::Error {
 }
 
 fn not_found(path: &Path) -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, format!("{} not found", path.display()))
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{} not found", path.display()),
+    )
 }
 
 impl MemStorage {
@@ -367,7 +376,10 @@ impl MemStorage {
 
     /// An empty storage stamping modification times from `clock`.
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
-        MemStorage { state: Arc::new(Mutex::new(MemState::default())), clock }
+        MemStorage {
+            state: Arc::new(Mutex::new(MemState::default())),
+            clock,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, MemState> {
@@ -428,7 +440,9 @@ impl MemStorage {
         let mut ids: Vec<u64> = s.files.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
-            let Some(f) = s.files.get_mut(&id) else { continue };
+            let Some(f) = s.files.get_mut(&id) else {
+                continue;
+            };
             let appended_only = f.live.len() > f.durable.len() && f.live.starts_with(&f.durable);
             match rng.as_mut() {
                 Some(rng) if appended_only => {
@@ -500,7 +514,10 @@ impl MemFile {
         let mut s = self.storage.lock();
         match s.files.get_mut(&self.id) {
             Some(data) => Ok(f(data)),
-            None => Err(io::Error::new(io::ErrorKind::NotFound, "file was lost in a crash")),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "file was lost in a crash",
+            )),
         }
     }
 
@@ -592,17 +609,29 @@ impl Storage for MemStorage {
         }
         let id = s.next_id;
         s.next_id += 1;
-        s.files.insert(id, MemFileData { modified_ms: now, ..MemFileData::default() });
+        s.files.insert(
+            id,
+            MemFileData {
+                modified_ms: now,
+                ..MemFileData::default()
+            },
+        );
         s.live_names.insert(path.to_path_buf(), id);
         drop(s);
-        Ok(Box::new(MemFile { storage: self.clone(), id }))
+        Ok(Box::new(MemFile {
+            storage: self.clone(),
+            id,
+        }))
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
         let s = self.lock();
         let id = *s.live_names.get(path).ok_or_else(|| not_found(path))?;
         drop(s);
-        Ok(Box::new(MemFile { storage: self.clone(), id }))
+        Ok(Box::new(MemFile {
+            storage: self.clone(),
+            id,
+        }))
     }
 
     fn exists(&self, path: &Path) -> io::Result<bool> {
@@ -628,8 +657,7 @@ impl Storage for MemStorage {
         if !s.dirs.iter().any(|d| d == dir) {
             return Err(not_found(dir));
         }
-        Ok(s
-            .live_names
+        Ok(s.live_names
             .keys()
             .filter(|p| p.parent() == Some(dir))
             .filter_map(|p| p.file_name()?.to_str().map(str::to_owned))

@@ -74,9 +74,9 @@ fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
         | C::DecompressLimit { .. }
         | C::UnknownCompression { .. }
         | C::CrcMismatch { .. } => Error::corrupt(loc, e.to_string()),
-        C::UnsupportedCompression { .. } => {
-            Error::UnsupportedCompressionType { reason: e.to_string() }
-        }
+        C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
+            reason: e.to_string(),
+        },
         C::Compress { .. } | C::InvalidLevel { .. } | C::Unencodable { .. } => {
             Error::Codec { at: loc, source: e }
         }
@@ -88,10 +88,13 @@ fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
 fn build_error(e: krecords_codec::Error) -> Error {
     use krecords_codec::Error as C;
     match e {
-        C::UnsupportedCompression { .. } => {
-            Error::UnsupportedCompressionType { reason: e.to_string() }
-        }
-        other => Error::Codec { at: Location::Unknown, source: other },
+        C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
+            reason: e.to_string(),
+        },
+        other => Error::Codec {
+            at: Location::Unknown,
+            source: other,
+        },
     }
 }
 
@@ -167,16 +170,24 @@ fn validate_batch(first: &Batch<'_>, b: &Batch<'_>, to_magic: u8) -> Result<()> 
         }
         let count = v.records_count();
         if count <= 0 {
-            return Err(Error::invalid_record(loc, format!("invalid record count {count}")));
+            return Err(Error::invalid_record(
+                loc,
+                format!("invalid record count {count}"),
+            ));
         }
         if from_offsets != i64::from(count) {
             return Err(Error::invalid_record(
                 loc,
-                format!("inconsistent batch offset range [{base}, {last}] and record count {count}"),
+                format!(
+                    "inconsistent batch offset range [{base}, {last}] and record count {count}"
+                ),
             ));
         }
         if v.is_control() {
-            return Err(Error::invalid_record(loc, "clients are not allowed to write control records"));
+            return Err(Error::invalid_record(
+                loc,
+                "clients are not allowed to write control records",
+            ));
         }
         if producer_id >= 0 && base_sequence < 0 {
             return Err(Error::invalid_record(
@@ -216,11 +227,22 @@ fn validate_record(
         Record::Legacy(r) => r.magic,
         Record::V2(_) => 2,
     };
-    let reject = |kind, message: String| Ok(Some((kind, RecordError { batch_index: index, message })));
+    let reject = |kind, message: String| {
+        Ok(Some((
+            kind,
+            RecordError {
+                batch_index: index,
+                message,
+            },
+        )))
+    };
     if record_magic != b.magic() {
         return reject(
             RecordErrorKind::InvalidRecord,
-            format!("record magic {record_magic} does not match the batch magic {}", b.magic()),
+            format!(
+                "record magic {record_magic} does not match the batch magic {}",
+                b.magic()
+            ),
         );
     }
     if let (Record::Legacy(r), Batch::Legacy(l)) = (record, b) {
@@ -276,11 +298,16 @@ fn validate_record(
 }
 
 /// Kafka's `processRecordErrors`.
-fn record_errors_to_error(b: &Batch<'_>, errors: Vec<(RecordErrorKind, RecordError)>) -> Result<()> {
+fn record_errors_to_error(
+    b: &Batch<'_>,
+    errors: Vec<(RecordErrorKind, RecordError)>,
+) -> Result<()> {
     if errors.is_empty() {
         return Ok(());
     }
-    let any_timestamp = errors.iter().any(|(k, _)| *k == RecordErrorKind::InvalidTimestamp);
+    let any_timestamp = errors
+        .iter()
+        .any(|(k, _)| *k == RecordErrorKind::InvalidTimestamp);
     let n = errors.len();
     let record_errors: Vec<RecordError> = errors.into_iter().map(|(_, e)| e).collect();
     let loc = at(b.position());
@@ -291,7 +318,10 @@ fn record_errors_to_error(b: &Batch<'_>, errors: Vec<(RecordErrorKind, RecordErr
             record_errors,
         })
     } else {
-        let first = record_errors.first().map(|e| e.message.clone()).unwrap_or_default();
+        let first = record_errors
+            .first()
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
         Err(Error::InvalidRecord {
             at: loc,
             reason: format!("{n} record(s) rejected, the first: {first}"),
@@ -314,7 +344,10 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
         if b.magic() >= 2 && b.offset_field() != 0 {
             return Err(Error::invalid_record(
                 loc,
-                format!("the base offset of the record batch should be 0, but it is {}", b.offset_field()),
+                format!(
+                    "the base offset of the record batch should be 0, but it is {}",
+                    b.offset_field()
+                ),
             ));
         }
         if b.size_in_bytes() > usize::try_from(config.max_message_bytes).unwrap_or(0) {
@@ -327,10 +360,16 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
         if !b.is_crc_valid() {
             return Err(Error::corrupt(
                 loc,
-                format!("record is corrupt (stored crc {}, computed {})", b.crc(), b.compute_crc()),
+                format!(
+                    "record is corrupt (stored crc {}, computed {})",
+                    b.crc(),
+                    b.compute_crc()
+                ),
             ));
         }
-        let codec = b.compression().map_err(|e| Error::corrupt(loc.clone(), e.to_string()))?;
+        let codec = b
+            .compression()
+            .map_err(|e| Error::corrupt(loc.clone(), e.to_string()))?;
         if codec != Compression::None {
             source = codec;
         }
@@ -339,7 +378,10 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
     let valid_bytes = entries.next_position();
     let trimmed_bytes = input.len() - valid_bytes;
     let Some(first) = batches.first().copied() else {
-        return Err(Error::invalid_record(at(0), "the append holds no complete record batch"));
+        return Err(Error::invalid_record(
+            at(0),
+            "the append holds no complete record batch",
+        ));
     };
     let (target, level) = config.target_compression(source);
     let to_magic = config.record_magic();
@@ -370,13 +412,29 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
                 None => {
                     // Out-of-order v2 offset deltas: rebuild.
                     let records = collect_uncompressed(&batches, s, to_magic)?;
-                    let bytes = build(s, to_magic, Compression::None, None, next_offset, &first, &records)?;
+                    let bytes = build(
+                        s,
+                        to_magic,
+                        Compression::None,
+                        None,
+                        next_offset,
+                        &first,
+                        &records,
+                    )?;
                     Ok(done(bytes, records.len() as u64, true))
                 }
             };
         }
         let records = collect_uncompressed(&batches, s, to_magic)?;
-        let bytes = build(s, to_magic, Compression::None, None, next_offset, &first, &records)?;
+        let bytes = build(
+            s,
+            to_magic,
+            Compression::None,
+            None,
+            next_offset,
+            &first,
+            &records,
+        )?;
         return Ok(done(bytes, records.len() as u64, true));
     }
 
@@ -390,7 +448,16 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
             .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
             .map_err(|e| record_read_error(first.position(), e))?;
         let mut out = Vec::new();
-        check_records(s, &first, iter, to_magic, &mut 0, &mut in_place, &mut max_timestamp, &mut out)?;
+        check_records(
+            s,
+            &first,
+            iter,
+            to_magic,
+            &mut 0,
+            &mut in_place,
+            &mut max_timestamp,
+            &mut out,
+        )?;
         out
     } else {
         let mut out = Vec::new();
@@ -398,7 +465,16 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
         for b in &batches {
             validate_batch(&first, b, to_magic)?;
             let iter = uncompressed_records(b)?;
-            check_records(s, b, iter, to_magic, &mut expected, &mut in_place, &mut max_timestamp, &mut out)?;
+            check_records(
+                s,
+                b,
+                iter,
+                to_magic,
+                &mut expected,
+                &mut in_place,
+                &mut max_timestamp,
+                &mut out,
+            )?;
         }
         out
     };
@@ -415,7 +491,13 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
     } else {
         max_timestamp
     };
-    patch(&mut bytes, &first, last_offset, Some((config.message_timestamp_type, ts)), s.partition_leader_epoch);
+    patch(
+        &mut bytes,
+        &first,
+        last_offset,
+        Some((config.message_timestamp_type, ts)),
+        s.partition_leader_epoch,
+    );
     Ok(done(bytes, count, false))
 }
 
@@ -465,7 +547,11 @@ fn rec_of<'r>(record: &Record<'r>) -> Rec<'r> {
 }
 
 /// Validates every batch and record of an uncompressed append and collects the records.
-fn collect_uncompressed<'a>(batches: &[Batch<'a>], s: &Settings<'_>, to_magic: u8) -> Result<Vec<Rec<'a>>> {
+fn collect_uncompressed<'a>(
+    batches: &[Batch<'a>],
+    s: &Settings<'_>,
+    to_magic: u8,
+) -> Result<Vec<Rec<'a>>> {
     let first = batches[0];
     let mut out = Vec::new();
     for b in batches {
@@ -533,7 +619,13 @@ fn assign_in_place_uncompressed(
 /// Kafka's `setLastOffset` / `setMaxTimestamp` / `setPartitionLeaderEpoch` on the copy of `b` in
 /// `bytes` (same position): rewrites the offset fields, and the timestamp and attributes with a
 /// new CRC only when they change.
-fn patch(bytes: &mut [u8], b: &Batch<'_>, last_offset: i64, ts: Option<(TimestampType, i64)>, epoch: i32) {
+fn patch(
+    bytes: &mut [u8],
+    b: &Batch<'_>,
+    last_offset: i64,
+    ts: Option<(TimestampType, i64)>,
+    epoch: i32,
+) {
     let start = b.position();
     let entry = &mut bytes[start..start + b.size_in_bytes()];
     match b {
@@ -541,7 +633,8 @@ fn patch(bytes: &mut [u8], b: &Batch<'_>, last_offset: i64, ts: Option<(Timestam
             let base = last_offset - i64::from(v.last_offset_delta());
             entry[v2_layout::BASE_OFFSET_OFFSET..v2_layout::BASE_OFFSET_OFFSET + 8]
                 .copy_from_slice(&base.to_be_bytes());
-            entry[v2_layout::PARTITION_LEADER_EPOCH_OFFSET..v2_layout::PARTITION_LEADER_EPOCH_OFFSET + 4]
+            entry[v2_layout::PARTITION_LEADER_EPOCH_OFFSET
+                ..v2_layout::PARTITION_LEADER_EPOCH_OFFSET + 4]
                 .copy_from_slice(&epoch.to_be_bytes());
             if let Some((tt, ts)) = ts {
                 if v.timestamp_type() != tt || v.max_timestamp() != ts {
@@ -554,7 +647,8 @@ fn patch(bytes: &mut [u8], b: &Batch<'_>, last_offset: i64, ts: Option<(Timestam
                     entry[v2_layout::MAX_TIMESTAMP_OFFSET..v2_layout::MAX_TIMESTAMP_OFFSET + 8]
                         .copy_from_slice(&ts.to_be_bytes());
                     let crc = krecords_codec::crc::crc32c(&entry[v2_layout::ATTRIBUTES_OFFSET..]);
-                    entry[v2_layout::CRC_OFFSET..v2_layout::CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+                    entry[v2_layout::CRC_OFFSET..v2_layout::CRC_OFFSET + 4]
+                        .copy_from_slice(&crc.to_be_bytes());
                 }
             }
         }
@@ -568,9 +662,11 @@ fn patch(bytes: &mut [u8], b: &Batch<'_>, last_offset: i64, ts: Option<(Timestam
                         attrs |= layout::TIMESTAMP_TYPE_MASK;
                     }
                     entry[layout::ATTRIBUTES_OFFSET] = attrs;
-                    entry[layout::TIMESTAMP_OFFSET..layout::TIMESTAMP_OFFSET + 8].copy_from_slice(&ts.to_be_bytes());
+                    entry[layout::TIMESTAMP_OFFSET..layout::TIMESTAMP_OFFSET + 8]
+                        .copy_from_slice(&ts.to_be_bytes());
                     let crc = krecords_codec::crc::crc32(&entry[layout::MAGIC_OFFSET..]);
-                    entry[layout::CRC_OFFSET..layout::CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+                    entry[layout::CRC_OFFSET..layout::CRC_OFFSET + 4]
+                        .copy_from_slice(&crc.to_be_bytes());
                 }
             }
         }
@@ -601,7 +697,9 @@ fn build(
             .partition_leader_epoch(s.partition_leader_epoch);
         for (i, r) in records.iter().enumerate() {
             let rec = NewRecord::new(r.timestamp, r.key, r.value).with_headers(&r.headers);
-            builder.append_with_offset(base_offset + i as i64, &rec).map_err(build_error)?;
+            builder
+                .append_with_offset(base_offset + i as i64, &rec)
+                .map_err(build_error)?;
         }
         builder.finish_into(&mut out).map_err(build_error)?;
     } else {
@@ -616,7 +714,9 @@ fn build(
             .timestamp_type(tt, s.now);
         for (i, r) in records.iter().enumerate() {
             let rec = NewRecord::new(r.timestamp, r.key, r.value);
-            builder.append_with_offset(base_offset + i as i64, &rec).map_err(build_error)?;
+            builder
+                .append_with_offset(base_offset + i as i64, &rec)
+                .map_err(build_error)?;
         }
         builder.finish_into(&mut out).map_err(build_error)?;
     }

@@ -15,7 +15,10 @@ fn smoke() {
     let b = append(&mut log, &v2(NOW, &["c"]));
     assert_eq!((b.base_offset, b.last_offset), (2, 2));
     let all = read_all(&log, 1);
-    assert_eq!(all.iter().map(|s| s.offset).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert_eq!(
+        all.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
     log.close().unwrap();
     let log = m.open();
     assert!(log.recovery_info().clean_shutdown);
@@ -30,7 +33,11 @@ fn rejected(m: &Mem, log: &mut Log, bytes: &[u8], name: &str) -> Error {
     let end = log.log_end_offset();
     let e = log.append(bytes, AppendOrigin::Client).unwrap_err();
     assert_eq!(e.kafka_name(), name, "{e}");
-    assert_eq!(m.snapshot(), before, "a rejected append changed the directory");
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a rejected append changed the directory"
+    );
     assert_eq!(log.log_end_offset(), end);
     assert!(!log.is_poisoned());
     e
@@ -46,7 +53,11 @@ fn setup(pairs: &[(&str, &str)]) -> (Mem, Log) {
 #[test]
 fn corrupt_message_for_bad_crc_in_every_magic() {
     let (m, mut log) = setup(&[]);
-    for mut bytes in [v2(NOW, &["x"]), legacy(1, NOW, &["x"]), legacy(0, NOW, &["x"])] {
+    for mut bytes in [
+        v2(NOW, &["x"]),
+        legacy(1, NOW, &["x"]),
+        legacy(0, NOW, &["x"]),
+    ] {
         let last = bytes.len() - 1;
         bytes[last] ^= 0xff;
         let e = rejected(&m, &mut log, &bytes, "CORRUPT_MESSAGE");
@@ -127,7 +138,8 @@ fn invalid_record_for_inconsistent_counts() {
 fn invalid_record_for_client_control_batch() {
     let (m, mut log) = setup(&[]);
     let mut b = V2Builder::new(0).control(true).producer(7, 0, -1);
-    b.append_control(NOW, &[0, 0, 0, 1], &[0, 0, 0, 0, 0, 0]).unwrap();
+    b.append_control(NOW, &[0, 0, 0, 1], &[0, 0, 0, 0, 0, 0])
+        .unwrap();
     let bytes = b.finish().unwrap();
     let e = rejected(&m, &mut log, &bytes, "INVALID_RECORD");
     assert!(e.to_string().contains("control"), "{e}");
@@ -211,7 +223,10 @@ fn record_list_too_large_when_the_append_exceeds_segment_bytes() {
     let many: Vec<String> = (0..20).map(|i| format!("value-{i}")).collect();
     let refs: Vec<&str> = many.iter().map(String::as_str).collect();
     let bytes = legacy(1, NOW, &refs);
-    let (m, mut log) = setup(&[("segment.bytes", "300"), ("message.format.version", "0.10.2")]);
+    let (m, mut log) = setup(&[
+        ("segment.bytes", "300"),
+        ("message.format.version", "0.10.2"),
+    ]);
     let e = rejected(&m, &mut log, &bytes, "RECORD_LIST_TOO_LARGE");
     assert!(e.to_string().contains("segment.bytes 300"), "{e}");
 }
@@ -225,16 +240,31 @@ fn invalid_timestamp_outside_the_window() {
     append(&mut log, &v2(NOW - 1000, &["edge-old"]));
     append(&mut log, &v2(NOW + 500, &["edge-new"]));
     append(&mut log, &v2(-1, &["no timestamp"]));
-    let e = rejected(&m, &mut log, &v2_ts(&[(NOW, "ok"), (NOW - 1001, "old")]), "INVALID_TIMESTAMP");
+    let e = rejected(
+        &m,
+        &mut log,
+        &v2_ts(&[(NOW, "ok"), (NOW - 1001, "old")]),
+        "INVALID_TIMESTAMP",
+    );
     assert_eq!(e.record_errors().len(), 1);
     assert_eq!(e.record_errors()[0].batch_index, 1);
     assert!(e.record_errors()[0].message.contains("out of range"));
     rejected(&m, &mut log, &v2(NOW + 501, &["new"]), "INVALID_TIMESTAMP");
-    rejected(&m, &mut log, &legacy(1, NOW + 501, &["new"]), "INVALID_TIMESTAMP");
+    rejected(
+        &m,
+        &mut log,
+        &legacy(1, NOW + 501, &["new"]),
+        "INVALID_TIMESTAMP",
+    );
     // The default window: one hour into the future.
     let (m, mut log) = setup(&[]);
     append(&mut log, &v2(1, &["ancient is fine"]));
-    rejected(&m, &mut log, &v2(NOW + 3_600_001, &["future"]), "INVALID_TIMESTAMP");
+    rejected(
+        &m,
+        &mut log,
+        &v2(NOW + 3_600_001, &["future"]),
+        "INVALID_TIMESTAMP",
+    );
 }
 
 #[test]
@@ -252,13 +282,28 @@ fn unsupported_for_message_format_below_v2() {
     let (m, mut log) = setup(&[("message.format.version", "0.10.2")]);
     let mut b = V2Builder::new(0).producer(7, 0, 0).transactional(true);
     b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
-    let e = rejected(&m, &mut log, &b.finish().unwrap(), "UNSUPPORTED_FOR_MESSAGE_FORMAT");
+    let e = rejected(
+        &m,
+        &mut log,
+        &b.finish().unwrap(),
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    );
     assert!(e.to_string().contains("transactional"), "{e}");
     let mut b = V2Builder::new(0).producer(7, 0, 0);
     b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
-    let e = rejected(&m, &mut log, &b.finish().unwrap(), "UNSUPPORTED_FOR_MESSAGE_FORMAT");
+    let e = rejected(
+        &m,
+        &mut log,
+        &b.finish().unwrap(),
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    );
     assert!(e.to_string().contains("idempotent"), "{e}");
-    let e = rejected(&m, &mut log, &v2_with_headers(NOW, "v"), "UNSUPPORTED_FOR_MESSAGE_FORMAT");
+    let e = rejected(
+        &m,
+        &mut log,
+        &v2_with_headers(NOW, "v"),
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    );
     assert!(e.to_string().contains("headers"), "{e}");
 }
 
@@ -266,7 +311,12 @@ fn unsupported_for_message_format_below_v2() {
 #[ignore = "needs compression branch"]
 fn unsupported_compression_type_for_zstd_below_v2() {
     let (m, mut log) = setup(&[("message.format.version", "0.10.2")]);
-    rejected(&m, &mut log, &v2_compressed(Compression::Zstd, NOW, &["v"]), "UNSUPPORTED_COMPRESSION_TYPE");
+    rejected(
+        &m,
+        &mut log,
+        &v2_compressed(Compression::Zstd, NOW, &["v"]),
+        "UNSUPPORTED_COMPRESSION_TYPE",
+    );
 }
 
 #[test]
@@ -277,15 +327,25 @@ fn v2_in_place_rewrites_only_base_offset_and_epoch() {
     log.set_leader_epoch(7);
     let sent = v2(NOW, &["d", "e"]);
     let info = append(&mut log, &sent);
-    assert_eq!((info.base_offset, info.last_offset, info.rebuilt), (3, 4, false));
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (3, 4, false)
+    );
     assert_eq!(info.log_append_time, None);
     let stored = log.read(3, 1 << 20).unwrap().bytes;
     assert_eq!(stored.len(), sent.len());
     assert_eq!(&stored[0..8], &3i64.to_be_bytes());
     assert_eq!(&stored[12..16], &7i32.to_be_bytes());
-    assert_eq!(&stored[16..], &sent[16..], "CRC and everything after it unchanged");
+    assert_eq!(
+        &stored[16..],
+        &sent[16..],
+        "CRC and everything after it unchanged"
+    );
     assert_eq!(log.info().unwrap().leader_epochs, vec![(0, 0), (7, 3)]);
-    assert_eq!(m.file("leader-epoch-checkpoint").unwrap(), b"0\n2\n0 0\n7 3\n");
+    assert_eq!(
+        m.file("leader-epoch-checkpoint").unwrap(),
+        b"0\n2\n0 0\n7 3\n"
+    );
 }
 
 #[test]
@@ -320,9 +380,15 @@ fn log_append_time_is_stamped() {
     assert!(seen.iter().all(|s| s.timestamp == Some(NOW + 42)));
     // v1 in place gets the time too.
     let m = mem();
-    let mut log = m.create(&[("message.timestamp.type", "LogAppendTime"), ("message.format.version", "0.10.2")]);
+    let mut log = m.create(&[
+        ("message.timestamp.type", "LogAppendTime"),
+        ("message.format.version", "0.10.2"),
+    ]);
     let info = append(&mut log, &legacy(1, 5, &["x", "y"]));
-    assert_eq!((info.base_offset, info.last_offset, info.rebuilt), (0, 1, false));
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (0, 1, false)
+    );
     let stored = log.read(0, 1 << 20).unwrap().bytes;
     assert!(records_of(&stored).iter().all(|s| s.timestamp == Some(NOW)));
     assert_eq!(magics(&stored), vec![1, 1]);
@@ -334,13 +400,19 @@ fn legacy_input_is_up_converted_to_v2() {
     let mut log = m.create(&[]);
     append(&mut log, &v2(NOW, &["v2"]));
     let info = append(&mut log, &legacy(0, -1, &["a", "b", "c"]));
-    assert_eq!((info.base_offset, info.last_offset, info.rebuilt), (1, 3, true));
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (1, 3, true)
+    );
     let info = append(&mut log, &legacy(1, NOW, &["d"]));
     assert_eq!((info.base_offset, info.last_offset), (4, 4));
     let stored = log.read(1, 1 << 20).unwrap().bytes;
     assert_eq!(magics(&stored), vec![2, 2]);
     let seen = records_of(&stored);
-    let values: Vec<_> = seen.iter().map(|s| (s.offset, s.timestamp, s.value.clone())).collect();
+    let values: Vec<_> = seen
+        .iter()
+        .map(|s| (s.offset, s.timestamp, s.value.clone()))
+        .collect();
     assert_eq!(
         values,
         vec![
@@ -375,11 +447,17 @@ fn legacy_in_place_assigns_each_message_an_offset() {
     let mut log = m.create(&[("message.format.version", "0.9.0")]);
     let sent = legacy(0, -1, &["a", "b", "c"]);
     let info = append(&mut log, &sent);
-    assert_eq!((info.base_offset, info.last_offset, info.rebuilt), (0, 2, false));
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (0, 2, false)
+    );
     let info = append(&mut log, &sent);
     assert_eq!((info.base_offset, info.last_offset), (3, 5));
     let all = read_all(&log, 1);
-    assert_eq!(all.iter().map(|s| s.offset).collect::<Vec<_>>(), (0..6).collect::<Vec<_>>());
+    assert_eq!(
+        all.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        (0..6).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -390,7 +468,10 @@ fn truncated_trailing_entry_is_trimmed_like_kafka() {
     let whole = bytes.len();
     bytes.extend_from_slice(&legacy(1, NOW, &["c"])[..20]);
     let info = append(&mut log, &bytes);
-    assert_eq!((info.base_offset, info.last_offset, info.trimmed_bytes), (0, 1, 20));
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.trimmed_bytes),
+        (0, 1, 20)
+    );
     assert_eq!(info.size_bytes, whole);
 }
 
@@ -399,8 +480,10 @@ fn out_of_order_v2_offset_deltas_are_rebuilt() {
     let m = mem();
     let mut log = m.create(&[]);
     let mut b = V2Builder::new(0);
-    b.append_with_offset(0, &Record::new(NOW, None, Some(b"a"))).unwrap();
-    b.append_with_offset(2, &Record::new(NOW, None, Some(b"b"))).unwrap();
+    b.append_with_offset(0, &Record::new(NOW, None, Some(b"a")))
+        .unwrap();
+    b.append_with_offset(2, &Record::new(NOW, None, Some(b"b")))
+        .unwrap();
     let mut bytes = b.finish().unwrap();
     // Two records with last offset delta 1: consistent count, but deltas 0 and 2.
     bytes[23..27].copy_from_slice(&1i32.to_be_bytes());
@@ -408,7 +491,10 @@ fn out_of_order_v2_offset_deltas_are_rebuilt() {
     let info = append(&mut log, &bytes);
     assert!(info.rebuilt);
     let seen = read_all(&log, 1 << 20);
-    assert_eq!(seen.iter().map(|s| s.offset).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(
+        seen.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
 }
 
 #[test]
@@ -427,7 +513,10 @@ fn compressed_v2_is_kept_in_place_or_recompressed() {
     let info = append(&mut log, &sent);
     assert!(info.rebuilt);
     let stored = log.read(0, 1 << 20).unwrap().bytes;
-    assert_eq!(first_batch(&stored).compression().unwrap(), Compression::Lz4);
+    assert_eq!(
+        first_batch(&stored).compression().unwrap(),
+        Compression::Lz4
+    );
     assert_eq!(records_of(&stored).len(), 2);
 }
 

@@ -64,10 +64,19 @@ impl Model {
         } else {
             match self.batch_ends.iter().position(|&e| e == end) {
                 Some(i) => i + 1,
-                None => return Err(TestCaseError::fail(format!("log ends at {end}, inside a batch: {:?}", self.batch_ends))),
+                None => {
+                    return Err(TestCaseError::fail(format!(
+                        "log ends at {end}, inside a batch: {:?}",
+                        self.batch_ends
+                    )))
+                }
             }
         };
-        prop_assert!(k >= self.durable, "lost synced batches: log has {k}, {} were synced", self.durable);
+        prop_assert!(
+            k >= self.durable,
+            "lost synced batches: log has {k}, {} were synced",
+            self.durable
+        );
         prop_assert!(k <= self.batch_ends.len());
         prop_assert!(start <= end);
         let seen = read_all(log, 150);
@@ -76,7 +85,8 @@ impl Model {
         for s in &seen {
             prop_assert_eq!(&s.value, self.values[s.offset as usize].as_bytes());
         }
-        log.verify_indexes().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        log.verify_indexes()
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         // Whatever survived recovery is on disk now.
         self.batch_ends.truncate(k);
         self.values.truncate(end);
@@ -104,7 +114,10 @@ fn run(ops: Vec<Op>, flush_messages: &str) -> Result<(), TestCaseError> {
         flush_every_append: flush_messages == "1",
         next_ts: NOW - 100_000,
     };
-    let crash = |log: &mut Option<Log>, model: &mut Model, torn: Option<u64>| -> Result<(), TestCaseError> {
+    let crash = |log: &mut Option<Log>,
+                 model: &mut Model,
+                 torn: Option<u64>|
+     -> Result<(), TestCaseError> {
         drop(log.take());
         m.storage.clear_faults();
         m.storage.crash_with(match torn {
@@ -125,7 +138,8 @@ fn run(ops: Vec<Op>, flush_messages: &str) -> Result<(), TestCaseError> {
                 let values: Vec<String> = (0..records)
                     .map(|i| format!("b{b}-r{i}-{}", "x".repeat(size as usize)))
                     .collect();
-                let refs: Vec<(i64, &str)> = values.iter().map(|v| (model.next_ts, v.as_str())).collect();
+                let refs: Vec<(i64, &str)> =
+                    values.iter().map(|v| (model.next_ts, v.as_str())).collect();
                 let poisoned = l.is_poisoned();
                 match l.append(&v2_ts(&refs), AppendOrigin::Client) {
                     Ok(info) => {
@@ -204,7 +218,10 @@ fn torn_write_in_the_middle_of_a_batch_then_crash() {
         append(&mut log, &v2(NOW + i, &["synced"]));
     }
     m.storage.short_write_after(1);
-    assert!(log.append(&v2(NOW, &["torn"]), AppendOrigin::Client).unwrap_err().is_storage_error());
+    assert!(log
+        .append(&v2(NOW, &["torn"]), AppendOrigin::Client)
+        .unwrap_err()
+        .is_storage_error());
     drop(log);
     m.storage.crash_with(CrashMode::TornTail { seed: 1 });
     let mut log = m.open();

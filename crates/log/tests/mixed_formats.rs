@@ -13,7 +13,10 @@ fn upgrade(log: &mut Log, version: &str) {
 #[test]
 fn v0_then_v1_then_v2_all_readable_in_order() {
     let m = mem();
-    let mut log = m.create(&[("message.format.version", "0.9.0"), ("segment.bytes", "150")]);
+    let mut log = m.create(&[
+        ("message.format.version", "0.9.0"),
+        ("segment.bytes", "150"),
+    ]);
     append(&mut log, &legacy(0, -1, &["v0-a", "v0-b"]));
     append(&mut log, &legacy(0, -1, &["v0-c"]));
     upgrade(&mut log, "0.10.2");
@@ -27,14 +30,35 @@ fn v0_then_v1_then_v2_all_readable_in_order() {
     let everything = log.read(0, usize::MAX).unwrap().bytes;
     assert_eq!(magics(&everything), vec![0, 0, 0, 1, 1, 1, 2, 2, 2]);
     let seen = read_all(&log, 1);
-    let values: Vec<String> = seen.iter().map(|s| String::from_utf8(s.value.clone()).unwrap()).collect();
+    let values: Vec<String> = seen
+        .iter()
+        .map(|s| String::from_utf8(s.value.clone()).unwrap())
+        .collect();
     assert_eq!(
         values,
-        ["v0-a", "v0-b", "v0-c", "v1-d", "v1-e", "v0-as-v1-f", "v2-g", "v2-h", "v1-as-v2-i", "v2-j"]
+        [
+            "v0-a",
+            "v0-b",
+            "v0-c",
+            "v1-d",
+            "v1-e",
+            "v0-as-v1-f",
+            "v2-g",
+            "v2-h",
+            "v1-as-v2-i",
+            "v2-j"
+        ]
     );
-    assert_eq!(seen.iter().map(|s| s.offset).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>());
+    assert_eq!(
+        seen.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        (0..10).collect::<Vec<_>>()
+    );
     assert_eq!(seen[0].timestamp, None);
-    assert_eq!(seen[5].timestamp, Some(-1), "v0 up-converted to v1 has no timestamp (-1)");
+    assert_eq!(
+        seen[5].timestamp,
+        Some(-1),
+        "v0 up-converted to v1 has no timestamp (-1)"
+    );
     assert_eq!(seen[8].timestamp, Some(NOW - 4));
     assert!(log.info().unwrap().segments.len() >= 3);
     // Time lookups skip the timestamp-less v0 data.
@@ -104,9 +128,18 @@ fn reads_return_whole_batches_within_the_limit() {
     assert_eq!(r.bytes.len(), 2 * batch.len());
     let r = log.read(0, usize::MAX).unwrap();
     assert_eq!(r.bytes.len(), 6 * batch.len());
-    assert_eq!((r.next_offset, r.high_watermark, r.log_start_offset), (18, 18, 0));
+    assert_eq!(
+        (r.next_offset, r.high_watermark, r.log_start_offset),
+        (18, 18, 0)
+    );
     // At the end: nothing; past it: out of range.
     assert!(log.read(18, 100).unwrap().bytes.is_empty());
-    assert_eq!(log.read(19, 100).unwrap_err().kafka_name(), "OFFSET_OUT_OF_RANGE");
-    assert_eq!(log.read(-1, 100).unwrap_err().kafka_name(), "OFFSET_OUT_OF_RANGE");
+    assert_eq!(
+        log.read(19, 100).unwrap_err().kafka_name(),
+        "OFFSET_OUT_OF_RANGE"
+    );
+    assert_eq!(
+        log.read(-1, 100).unwrap_err().kafka_name(),
+        "OFFSET_OUT_OF_RANGE"
+    );
 }

@@ -21,13 +21,24 @@ fn clean_shutdown_skips_recovery_and_trims_indexes() {
     let before = read_all(&log, 1);
     log.close().unwrap();
     assert!(exists(&m, "krec-clean-shutdown"));
-    assert_eq!(m.file(&seg(6, ".index")).unwrap().len(), 16, "active index trimmed on close");
+    assert_eq!(
+        m.file(&seg(6, ".index")).unwrap().len(),
+        16,
+        "active index trimmed on close"
+    );
     let log = m.open();
     let info = log.recovery_info();
     assert!(info.clean_shutdown);
     assert_eq!(info.recovered_segments, 0);
-    assert!(!exists(&m, "krec-clean-shutdown"), "marker removed once opened");
-    assert_eq!(m.file(&seg(6, ".index")).unwrap().len(), 10 << 20, "active index preallocated");
+    assert!(
+        !exists(&m, "krec-clean-shutdown"),
+        "marker removed once opened"
+    );
+    assert_eq!(
+        m.file(&seg(6, ".index")).unwrap().len(),
+        10 << 20,
+        "active index preallocated"
+    );
     assert_eq!(read_all(&log, 1), before);
     log.verify_indexes().unwrap();
 }
@@ -41,7 +52,10 @@ fn unclean_shutdown_scans_from_the_recovery_point() {
     let log = m.open();
     let info = log.recovery_info().clone();
     assert!(!info.clean_shutdown);
-    assert_eq!(info.recovered_segments, 1, "only the active segment: {info:?}");
+    assert_eq!(
+        info.recovered_segments, 1,
+        "only the active segment: {info:?}"
+    );
     assert_eq!(info.truncated_bytes, 0);
     assert_eq!((info.segments, info.next_offset), (3, 9));
     assert_eq!(read_all(&log, 1), before);
@@ -61,7 +75,11 @@ fn a_torn_tail_is_truncated() {
     log = m.open();
     let info = log.recovery_info().clone();
     assert_eq!(info.truncated_bytes, 30);
-    assert!(info.problems[0].contains("truncated entry"), "{:?}", info.problems);
+    assert!(
+        info.problems[0].contains("truncated entry"),
+        "{:?}",
+        info.problems
+    );
     assert_eq!(m.file(&seg(6, ".log")).unwrap().len(), good);
     assert_eq!(log.log_end_offset(), 9);
     let a = append(&mut log, &v2(NOW, &["after"]));
@@ -86,7 +104,11 @@ fn a_corrupt_batch_truncates_there_and_drops_later_segments() {
     let info = log.recovery_info().clone();
     assert_eq!(info.deleted_segments, 1);
     assert_eq!(info.truncated_bytes, (bytes.len() - batch) as u64 + seg6);
-    assert!(info.problems[0].contains("crc mismatch"), "{:?}", info.problems);
+    assert!(
+        info.problems[0].contains("crc mismatch"),
+        "{:?}",
+        info.problems
+    );
     assert_eq!(log.log_end_offset(), 4);
     assert!(!exists(&m, &seg(6, ".log")));
     assert!(!exists(&m, &seg(6, ".index")));
@@ -110,8 +132,14 @@ fn a_zero_filled_index_tail_is_rebuilt_even_after_a_clean_shutdown() {
     m.storage.put_file(&tpath, &tindex);
     let log = m.open();
     assert_eq!(log.recovery_info().recovered_segments, 2);
-    assert_eq!(m.file(&seg(0, ".index")).unwrap(), index[..index.len() - 64]);
-    assert_eq!(m.file(&seg(3, ".timeindex")).unwrap(), tindex[..tindex.len() - 36]);
+    assert_eq!(
+        m.file(&seg(0, ".index")).unwrap(),
+        index[..index.len() - 64]
+    );
+    assert_eq!(
+        m.file(&seg(3, ".timeindex")).unwrap(),
+        tindex[..tindex.len() - 36]
+    );
     log.verify_indexes().unwrap();
 }
 
@@ -150,7 +178,8 @@ fn leftovers_are_removed_on_open() {
     log.close().unwrap();
     m.storage.put_file(&m.path("krec-log.json.tmp"), b"{");
     m.storage.put_file(&m.path(&seg(99, ".index")), &[0; 8]);
-    m.storage.put_file(&m.path(&format!("{}.deleted", seg(0, ".log"))), b"x");
+    m.storage
+        .put_file(&m.path(&format!("{}.deleted", seg(0, ".log"))), b"x");
     let log = m.open();
     assert!(!exists(&m, "krec-log.json.tmp"));
     assert!(!exists(&m, &seg(99, ".index")));
@@ -163,7 +192,9 @@ fn not_a_log_and_already_exists() {
     let m = mem();
     m.storage.create_dir_all(&m.dir).unwrap();
     assert_eq!(
-        Log::open_with(&m.dir, m.env.clone()).unwrap_err().kafka_name(),
+        Log::open_with(&m.dir, m.env.clone())
+            .unwrap_err()
+            .kafka_name(),
         "KAFKA_STORAGE_ERROR"
     );
     assert!(matches!(
@@ -188,14 +219,20 @@ fn a_directory_without_our_config_opens_with_kafka_defaults() {
     second[0..8].copy_from_slice(&2i64.to_be_bytes());
     bytes.extend_from_slice(&second);
     m.storage.put_file(&m.path(&seg(0, ".log")), &bytes);
-    m.storage.put_file(&m.path("leader-epoch-checkpoint"), b"0\n1\n5 0\n");
+    m.storage
+        .put_file(&m.path("leader-epoch-checkpoint"), b"0\n1\n5 0\n");
     let log = m.open();
     assert_eq!(log.config(), &krecords_log::LogConfig::default());
     assert_eq!(log.log_end_offset(), 3);
     assert_eq!(log.leader_epoch(), 5);
     assert!(!exists(&m, "krec-log.json"));
-    let r = log.offsets(krecords_log::OffsetSpec::Timestamp(NOW + 1)).unwrap();
-    assert_eq!((r.offset, r.timestamp, r.leader_epoch), (2, Some(NOW + 1), None));
+    let r = log
+        .offsets(krecords_log::OffsetSpec::Timestamp(NOW + 1))
+        .unwrap();
+    assert_eq!(
+        (r.offset, r.timestamp, r.leader_epoch),
+        (2, Some(NOW + 1), None)
+    );
 }
 
 #[test]
@@ -204,10 +241,14 @@ fn a_failed_write_poisons_the_log_until_reopened() {
     let mut log = m.create(&[("flush.messages", "1")]);
     append(&mut log, &v2(NOW, &["kept"]));
     m.storage.fail_write_after(1);
-    let e = log.append(&v2(NOW, &["lost"]), AppendOrigin::Client).unwrap_err();
+    let e = log
+        .append(&v2(NOW, &["lost"]), AppendOrigin::Client)
+        .unwrap_err();
     assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
     assert!(log.is_poisoned());
-    let e = log.append(&v2(NOW, &["refused"]), AppendOrigin::Client).unwrap_err();
+    let e = log
+        .append(&v2(NOW, &["refused"]), AppendOrigin::Client)
+        .unwrap_err();
     assert!(matches!(e, krecords_log::Error::Poisoned { .. }), "{e}");
     assert!(log.flush().is_err());
     assert!(log.retain().is_err());
@@ -223,13 +264,19 @@ fn a_failed_sync_poisons_the_log() {
     let m = mem();
     let mut log = m.create(&[("flush.messages", "1")]);
     m.storage.fail_sync_after(1);
-    let e = log.append(&v2(NOW, &["x"]), AppendOrigin::Client).unwrap_err();
+    let e = log
+        .append(&v2(NOW, &["x"]), AppendOrigin::Client)
+        .unwrap_err();
     assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
     assert!(log.is_poisoned());
     drop(log);
     m.storage.crash();
     let log = m.open();
-    assert_eq!(log.log_end_offset(), 0, "the unsynced batch is gone after the crash");
+    assert_eq!(
+        log.log_end_offset(),
+        0,
+        "the unsynced batch is gone after the crash"
+    );
 }
 
 #[test]
@@ -259,7 +306,13 @@ fn on_the_real_file_system() {
     let path = dir.path().join("topic-0");
     let mut log = Log::create(&path, config(&[("segment.bytes", "250")])).unwrap();
     for i in 0..5 {
-        append(&mut log, &v2(krecords_log::clock::Clock::now_ms(&krecords_log::clock::SystemClock) + i, &["0123456789"]));
+        append(
+            &mut log,
+            &v2(
+                krecords_log::clock::Clock::now_ms(&krecords_log::clock::SystemClock) + i,
+                &["0123456789"],
+            ),
+        );
     }
     log.close().unwrap();
     let mut names: Vec<String> = std::fs::read_dir(&path)
@@ -285,7 +338,12 @@ fn on_the_real_file_system() {
     // A torn write on disk.
     use std::io::Write;
     let seg3 = path.join("00000000000000000003.log");
-    std::fs::OpenOptions::new().append(true).open(&seg3).unwrap().write_all(&[0, 0, 0, 0, 0, 0, 0, 9, 0, 0]).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&seg3)
+        .unwrap()
+        .write_all(&[0, 0, 0, 0, 0, 0, 0, 9, 0, 0])
+        .unwrap();
     std::fs::remove_file(path.join("krec-clean-shutdown")).unwrap();
     let log = Log::open(&path).unwrap();
     assert_eq!(log.recovery_info().truncated_bytes, 10);

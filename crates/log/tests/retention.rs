@@ -17,7 +17,12 @@ fn filled(pairs: &[(&str, &str)], timestamps: &[i64]) -> (Mem, Log) {
 }
 
 fn bases(log: &Log) -> Vec<i64> {
-    log.info().unwrap().segments.iter().map(|s| s.base_offset).collect()
+    log.info()
+        .unwrap()
+        .segments
+        .iter()
+        .map(|s| s.base_offset)
+        .collect()
 }
 
 #[test]
@@ -44,7 +49,14 @@ fn retention_by_time_uses_the_largest_timestamp_of_each_segment() {
     let day = 86_400_000;
     let (_m, mut log) = filled(
         &[("retention.ms", &day.to_string())],
-        &[NOW - 3 * day, NOW - 2 * day, NOW - 2 * day, NOW - 1000, NOW, NOW],
+        &[
+            NOW - 3 * day,
+            NOW - 2 * day,
+            NOW - 2 * day,
+            NOW - 1000,
+            NOW,
+            NOW,
+        ],
     );
     assert_eq!(bases(&log), vec![0, 2, 4]);
     // Segment 0 ends 2 days ago, segment 2 holds a recent batch.
@@ -54,12 +66,20 @@ fn retention_by_time_uses_the_largest_timestamp_of_each_segment() {
     let e = log.read(1, 100).unwrap_err();
     assert_eq!(e.kafka_name(), "OFFSET_OUT_OF_RANGE");
     assert_eq!(log.read(2, 1).unwrap().next_offset, 3);
-    assert_eq!(log.offsets(krecords_log::OffsetSpec::Earliest).unwrap().offset, 2);
+    assert_eq!(
+        log.offsets(krecords_log::OffsetSpec::Earliest)
+            .unwrap()
+            .offset,
+        2
+    );
 }
 
 #[test]
 fn retention_can_delete_the_active_segment_after_rolling() {
-    let (m, mut log) = filled(&[("retention.ms", "1000")], &[NOW - 5000, NOW - 5000, NOW - 5000]);
+    let (m, mut log) = filled(
+        &[("retention.ms", "1000")],
+        &[NOW - 5000, NOW - 5000, NOW - 5000],
+    );
     assert_eq!(bases(&log), vec![0, 2]);
     let r = log.retain().unwrap();
     assert_eq!((r.deleted_segments, r.log_start_offset), (2, 3));
@@ -93,9 +113,15 @@ fn retention_trims_the_leader_epoch_checkpoint() {
 
 #[test]
 fn compact_only_logs_are_not_deleted_by_retention() {
-    let (_m, mut log) = filled(&[("cleanup.policy", "compact"), ("retention.ms", "0")], &[NOW - 10_000; 5]);
+    let (_m, mut log) = filled(
+        &[("cleanup.policy", "compact"), ("retention.ms", "0")],
+        &[NOW - 10_000; 5],
+    );
     assert_eq!(log.retain().unwrap().deleted_segments, 0);
-    let (_m, mut log) = filled(&[("retention.ms", "-1"), ("retention.bytes", "-1")], &[1; 5]);
+    let (_m, mut log) = filled(
+        &[("retention.ms", "-1"), ("retention.bytes", "-1")],
+        &[1; 5],
+    );
     assert_eq!(log.retain().unwrap().deleted_segments, 0);
 }
 

@@ -3,7 +3,12 @@
 use crate::util::*;
 
 fn bases(log: &krecords_log::Log) -> Vec<i64> {
-    log.info().unwrap().segments.iter().map(|s| s.base_offset).collect()
+    log.info()
+        .unwrap()
+        .segments
+        .iter()
+        .map(|s| s.base_offset)
+        .collect()
 }
 
 #[test]
@@ -78,7 +83,10 @@ fn rolls_when_an_index_is_full() {
 #[test]
 fn a_roll_trims_the_old_indexes_and_preallocates_the_new_ones() {
     let m = mem();
-    let mut log = m.create(&[("segment.index.bytes", "1000"), ("index.interval.bytes", "0")]);
+    let mut log = m.create(&[
+        ("segment.index.bytes", "1000"),
+        ("index.interval.bytes", "0"),
+    ]);
     append(&mut log, &v2(NOW, &["a"]));
     append(&mut log, &v2(NOW + 5, &["b"]));
     append(&mut log, &v2(NOW + 3, &["c"]));
@@ -98,6 +106,12 @@ fn a_roll_trims_the_old_indexes_and_preallocates_the_new_ones() {
     assert_eq!(m.file(&seg(3, ".index")).unwrap().len(), 1000 / 8 * 8);
     assert_eq!(m.file("krec-recovery-point").unwrap(), b"3\n");
     // The old segment is synced: a crash now keeps all of it.
-    assert_eq!(m.storage.durable_bytes(&m.path(&seg(0, ".log"))).unwrap().len(), 210);
+    assert_eq!(
+        m.storage
+            .durable_bytes(&m.path(&seg(0, ".log")))
+            .unwrap()
+            .len(),
+        210
+    );
     log.verify_indexes().unwrap();
 }

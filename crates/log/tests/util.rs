@@ -24,7 +24,12 @@ pub fn mem() -> Mem {
     let clock = Arc::new(ManualClock::new(NOW));
     let storage = MemStorage::with_clock(clock.clone());
     let env = Env::new(Arc::new(storage.clone()), clock.clone());
-    Mem { env, storage, clock, dir: PathBuf::from("/logs/topic-0") }
+    Mem {
+        env,
+        storage,
+        clock,
+        dir: PathBuf::from("/logs/topic-0"),
+    }
 }
 
 impl Mem {
@@ -67,7 +72,8 @@ pub fn config(pairs: &[(&str, &str)]) -> LogConfig {
 pub fn v2(ts: i64, values: &[&str]) -> Vec<u8> {
     let mut b = V2Builder::new(0);
     for v in values {
-        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes()))).unwrap();
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
     }
     b.finish().unwrap()
 }
@@ -76,14 +82,18 @@ pub fn v2(ts: i64, values: &[&str]) -> Vec<u8> {
 pub fn v2_ts(records: &[(i64, &str)]) -> Vec<u8> {
     let mut b = V2Builder::new(0);
     for (ts, v) in records {
-        b.append(&Record::new(*ts, Some(b"k"), Some(v.as_bytes()))).unwrap();
+        b.append(&Record::new(*ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
     }
     b.finish().unwrap()
 }
 
 /// A v2 batch with headers.
 pub fn v2_with_headers(ts: i64, value: &str) -> Vec<u8> {
-    let headers = [Header { key: b"h", value: Some(b"v") }];
+    let headers = [Header {
+        key: b"h",
+        value: Some(b"v"),
+    }];
     let mut b = V2Builder::new(0);
     b.append(&Record::new(ts, Some(b"k"), Some(value.as_bytes())).with_headers(&headers))
         .unwrap();
@@ -94,7 +104,8 @@ pub fn v2_with_headers(ts: i64, value: &str) -> Vec<u8> {
 pub fn legacy(magic: u8, ts: i64, values: &[&str]) -> Vec<u8> {
     let mut b = LegacyBuilder::new(magic, 0).unwrap();
     for v in values {
-        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes()))).unwrap();
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
     }
     b.finish().unwrap()
 }
@@ -103,7 +114,8 @@ pub fn legacy(magic: u8, ts: i64, values: &[&str]) -> Vec<u8> {
 pub fn v2_compressed(codec: Compression, ts: i64, values: &[&str]) -> Vec<u8> {
     let mut b = V2Builder::new(0).compression(codec, None);
     for v in values {
-        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes()))).unwrap();
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
     }
     b.finish().unwrap()
 }

@@ -38,9 +38,16 @@ impl IndexFile {
         entry_size: u64,
         max_bytes: u64,
     ) -> Result<Self> {
-        let file = storage.create(path).map_err(|e| Error::io("create", path, e))?;
-        let mut index =
-            IndexFile { path: path.to_path_buf(), file, entry_size, entries: 0, len: 0 };
+        let file = storage
+            .create(path)
+            .map_err(|e| Error::io("create", path, e))?;
+        let mut index = IndexFile {
+            path: path.to_path_buf(),
+            file,
+            entry_size,
+            entries: 0,
+            len: 0,
+        };
         index.resize(max_bytes)?;
         Ok(index)
     }
@@ -50,7 +57,13 @@ impl IndexFile {
     pub(crate) fn open(storage: &dyn Storage, path: &Path, entry_size: u64) -> Result<Self> {
         let file = storage.open(path).map_err(|e| Error::io("open", path, e))?;
         let len = file.len().map_err(|e| Error::io("read", path, e))?;
-        Ok(IndexFile { path: path.to_path_buf(), file, entry_size, entries: len / entry_size, len })
+        Ok(IndexFile {
+            path: path.to_path_buf(),
+            file,
+            entry_size,
+            entries: len / entry_size,
+            len,
+        })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -73,13 +86,17 @@ impl IndexFile {
     /// Reads entry `n` into `buf` (`entry_size` bytes).
     pub(crate) fn read_entry(&self, n: u64, buf: &mut [u8]) -> Result<()> {
         let pos = n * self.entry_size;
-        self.file.read_exact_at(buf, pos).map_err(|e| Error::io("read", &self.path, e))
+        self.file
+            .read_exact_at(buf, pos)
+            .map_err(|e| Error::io("read", &self.path, e))
     }
 
     /// Writes the next entry, growing the file by one entry when it is full.
     pub(crate) fn push(&mut self, entry: &[u8]) -> Result<()> {
         let pos = self.entries * self.entry_size;
-        self.file.write_at(entry, pos).map_err(|e| Error::io("write", &self.path, e))?;
+        self.file
+            .write_at(entry, pos)
+            .map_err(|e| Error::io("write", &self.path, e))?;
         self.entries += 1;
         self.len = self.len.max(pos + self.entry_size);
         Ok(())
@@ -89,7 +106,9 @@ impl IndexFile {
     pub(crate) fn resize(&mut self, bytes: u64) -> Result<()> {
         let rounded = bytes / self.entry_size * self.entry_size;
         if rounded != self.len {
-            self.file.set_len(rounded).map_err(|e| Error::io("write", &self.path, e))?;
+            self.file
+                .set_len(rounded)
+                .map_err(|e| Error::io("write", &self.path, e))?;
             self.len = rounded;
         }
         self.entries = self.entries.min(self.max_entries());
@@ -104,17 +123,24 @@ impl IndexFile {
     /// Drops every entry and preallocates `max_bytes` of zeros.
     pub(crate) fn reset(&mut self, max_bytes: u64) -> Result<()> {
         self.entries = 0;
-        self.file.set_len(0).map_err(|e| Error::io("write", &self.path, e))?;
+        self.file
+            .set_len(0)
+            .map_err(|e| Error::io("write", &self.path, e))?;
         self.len = 0;
         self.resize(max_bytes)
     }
 
     pub(crate) fn sync(&self) -> Result<()> {
-        self.file.sync().map_err(|e| Error::io("sync", &self.path, e))
+        self.file
+            .sync()
+            .map_err(|e| Error::io("sync", &self.path, e))
     }
 
     pub(crate) fn corrupt(&self, reason: impl Into<String>) -> Error {
-        Error::CorruptFile { path: self.path.clone(), reason: reason.into() }
+        Error::CorruptFile {
+            path: self.path.clone(),
+            reason: reason.into(),
+        }
     }
 }
 

@@ -39,19 +39,31 @@ impl OffsetIndex {
         max_bytes: u64,
     ) -> Result<Self> {
         let file = IndexFile::create(storage, path, ENTRY_SIZE, max_bytes)?;
-        Ok(OffsetIndex { file, base_offset, last: None })
+        Ok(OffsetIndex {
+            file,
+            base_offset,
+            last: None,
+        })
     }
 
     pub(crate) fn open(storage: &dyn Storage, path: &Path, base_offset: i64) -> Result<Self> {
         let file = IndexFile::open(storage, path, ENTRY_SIZE)?;
-        let mut index = OffsetIndex { file, base_offset, last: None };
+        let mut index = OffsetIndex {
+            file,
+            base_offset,
+            last: None,
+        };
         index.reload_last()?;
         Ok(index)
     }
 
     fn reload_last(&mut self) -> Result<()> {
         let n = self.file.entries();
-        self.last = if n == 0 { None } else { Some(self.entry(n - 1)?) };
+        self.last = if n == 0 {
+            None
+        } else {
+            Some(self.entry(n - 1)?)
+        };
         Ok(())
     }
 
@@ -131,7 +143,10 @@ impl OffsetIndex {
     /// is not part of a zero-filled preallocated tail.
     pub(crate) fn sanity_check(&self, log_size: u64) -> std::result::Result<(), String> {
         if self.file.len() % ENTRY_SIZE != 0 {
-            return Err(format!("length {} is not a multiple of {ENTRY_SIZE}", self.file.len()));
+            return Err(format!(
+                "length {} is not a multiple of {ENTRY_SIZE}",
+                self.file.len()
+            ));
         }
         let n = self.entries();
         if let Some((offset, position)) = self.last {
@@ -139,7 +154,9 @@ impl OffsetIndex {
                 return Err(format!("last offset {offset} is below the base offset"));
             }
             if position >= log_size {
-                return Err(format!("last position {position} is beyond the segment's {log_size} bytes"));
+                return Err(format!(
+                    "last position {position} is beyond the segment's {log_size} bytes"
+                ));
             }
             if n >= 2 && offset == self.base_offset && position == 0 {
                 return Err("ends in zero entries (an untrimmed preallocated index)".into());

@@ -35,19 +35,31 @@ impl TimeIndex {
         max_bytes: u64,
     ) -> Result<Self> {
         let file = IndexFile::create(storage, path, ENTRY_SIZE, max_bytes)?;
-        Ok(TimeIndex { file, base_offset, last: (-1, base_offset) })
+        Ok(TimeIndex {
+            file,
+            base_offset,
+            last: (-1, base_offset),
+        })
     }
 
     pub(crate) fn open(storage: &dyn Storage, path: &Path, base_offset: i64) -> Result<Self> {
         let file = IndexFile::open(storage, path, ENTRY_SIZE)?;
-        let mut index = TimeIndex { file, base_offset, last: (-1, base_offset) };
+        let mut index = TimeIndex {
+            file,
+            base_offset,
+            last: (-1, base_offset),
+        };
         index.reload_last()?;
         Ok(index)
     }
 
     fn reload_last(&mut self) -> Result<()> {
         let n = self.file.entries();
-        self.last = if n == 0 { (-1, self.base_offset) } else { self.entry(n - 1)? };
+        self.last = if n == 0 {
+            (-1, self.base_offset)
+        } else {
+            self.entry(n - 1)?
+        };
         Ok(())
     }
 
@@ -80,7 +92,12 @@ impl TimeIndex {
 
     /// Appends `(timestamp, offset)` if `timestamp` is above the last entry's (Kafka's
     /// `maybeAppend`). Unless `final_entry`, nothing is written to a full index.
-    pub(crate) fn maybe_append(&mut self, timestamp: i64, offset: i64, final_entry: bool) -> Result<()> {
+    pub(crate) fn maybe_append(
+        &mut self,
+        timestamp: i64,
+        offset: i64,
+        final_entry: bool,
+    ) -> Result<()> {
         if !final_entry && self.is_full() {
             return Ok(());
         }
@@ -124,9 +141,15 @@ impl TimeIndex {
 
     /// Quick checks on open: whole entries, a last entry inside the segment's offsets, and no
     /// zero-filled tail.
-    pub(crate) fn sanity_check(&self, next_offset_bound: Option<i64>) -> std::result::Result<(), String> {
+    pub(crate) fn sanity_check(
+        &self,
+        next_offset_bound: Option<i64>,
+    ) -> std::result::Result<(), String> {
         if self.file.len() % ENTRY_SIZE != 0 {
-            return Err(format!("length {} is not a multiple of {ENTRY_SIZE}", self.file.len()));
+            return Err(format!(
+                "length {} is not a multiple of {ENTRY_SIZE}",
+                self.file.len()
+            ));
         }
         let n = self.entries();
         if n == 0 {
@@ -204,6 +227,9 @@ mod tests {
         assert_eq!(idx.lookup(100).unwrap(), (100, 12));
         assert_eq!(idx.lookup(250).unwrap(), (200, 15));
         assert_eq!(idx.lookup(1000).unwrap(), (400, 18));
-        assert_eq!(&s.file_bytes(p).unwrap()[..12], &[0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 2]);
+        assert_eq!(
+            &s.file_bytes(p).unwrap()[..12],
+            &[0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 2]
+        );
     }
 }
