@@ -514,8 +514,8 @@ impl Log {
     /// offsets, writes the result to the active segment (rolling first if needed), and syncs
     /// as `flush.messages` / `flush.ms` say.
     ///
-    /// See [`crate::validate`](crate#append-validation) for the rules. A v2 append holds one
-    /// batch; split a buffer of several batches and append each.
+    /// See [the crate documentation](crate#append-validation) for the rules. A v2 append holds
+    /// one batch; split a buffer of several batches and append each.
     ///
     /// # Errors
     ///
