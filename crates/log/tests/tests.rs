@@ -4,6 +4,7 @@ mod util;
 
 mod append;
 mod crash;
+mod interop;
 mod mixed_formats;
 mod offsets;
 mod recovery;
