@@ -530,3 +530,84 @@ fn append_json_matches_design() {
         r#"{"base_offset":0,"last_offset":1,"log_append_time":null,"duplicate":false}"#
     );
 }
+
+#[test]
+#[ignore = "needs compression branch"]
+fn v1_compressed_wrapper_is_kept_in_place() {
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.10.2")]);
+    append(&mut log, &legacy(1, NOW, &["x"]));
+    let sent = legacy_compressed(1, Compression::Gzip, NOW, &["a", "b", "c"]);
+    let info = append(&mut log, &sent);
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (1, 3, false)
+    );
+    let stored = log.read(1, 1 << 20).unwrap().bytes;
+    assert_eq!(
+        &stored[..8],
+        &3i64.to_be_bytes(),
+        "wrapper offset: the last inner offset"
+    );
+    assert_eq!(&stored[8..], &sent[8..]);
+    let offsets: Vec<i64> = read_all(&log, 1 << 20).iter().map(|s| s.offset).collect();
+    assert_eq!(offsets, vec![0, 1, 2, 3]);
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn v0_compressed_wrappers_are_always_rebuilt() {
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.9.0")]);
+    append(&mut log, &legacy(0, -1, &["x"]));
+    let info = append(
+        &mut log,
+        &legacy_compressed(0, Compression::Gzip, -1, &["a", "b"]),
+    );
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (1, 2, true)
+    );
+    let offsets: Vec<i64> = read_all(&log, 1 << 20).iter().map(|s| s.offset).collect();
+    assert_eq!(offsets, vec![0, 1, 2]);
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn uncompressed_input_is_compressed_to_the_configured_codec() {
+    let m = mem();
+    let mut log = m.create(&[("compression.type", "snappy")]);
+    let info = append(&mut log, &v2(NOW, &["a", "b"]));
+    assert!(info.rebuilt);
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(
+        first_batch(&stored).compression().unwrap(),
+        Compression::Snappy
+    );
+    assert_eq!(records_of(&stored).len(), 2);
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn log_append_time_on_a_compressed_batch_patches_only_the_header() {
+    let m = mem();
+    let mut log = m.create(&[("message.timestamp.type", "LogAppendTime")]);
+    let sent = v2_compressed(Compression::Gzip, NOW - 5, &["a", "b"]);
+    let info = append(&mut log, &sent);
+    assert!(!info.rebuilt);
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(
+        &stored[61..],
+        &sent[61..],
+        "the compressed records are untouched"
+    );
+    assert!(first_batch(&stored).is_crc_valid());
+    assert!(records_of(&stored).iter().all(|s| s.timestamp == Some(NOW)));
+}
+
+#[test]
+fn logs_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Log>();
+    assert_send::<Error>();
+}

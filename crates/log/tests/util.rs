@@ -206,3 +206,16 @@ pub fn seg(n: i64, suffix: &str) -> String {
 pub fn p(s: &str) -> &Path {
     Path::new(s)
 }
+
+/// A v0/v1 compressed wrapper (needs the compression branch).
+pub fn legacy_compressed(magic: u8, codec: Compression, ts: i64, values: &[&str]) -> Vec<u8> {
+    let mut b = LegacyBuilder::new(magic, 0)
+        .unwrap()
+        .compression(codec, None)
+        .unwrap();
+    for v in values {
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
