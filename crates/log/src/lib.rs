@@ -1,1 +1,111 @@
-//! krecords-log: a Kafka partition log (work in progress).
+//! A Kafka partition log: Kafka's on-disk layout, the broker's append validation, sparse
+//! indexes, time lookups, segment rolls, retention and crash recovery.
+//!
+//! A [`Log`] lives in a directory laid out as a Kafka broker lays out a partition (see
+//! [`files`]): `<20-digit base offset>.log` segments holding entries of any magic,
+//! `.index` and `.timeindex` files in Kafka's formats, `leader-epoch-checkpoint`, plus our
+//! `krec-log.json` with the configuration under Kafka's topic config names ([`LogConfig`]).
+//!
+//! # Examples
+//!
+//! ```
+//! use krecords_codec::write::{Record, V2Builder};
+//! use krecords_log::clock::ManualClock;
+//! use krecords_log::storage::MemStorage;
+//! use krecords_log::{AppendOrigin, Env, Log, LogConfig, OffsetSpec};
+//! use std::sync::Arc;
+//!
+//! # fn main() -> krecords_log::Result<()> {
+//! // In memory here; `Log::create(dir, config)` uses the file system.
+//! let env = Env::new(Arc::new(MemStorage::new()), Arc::new(ManualClock::new(1_714_000_000_000)));
+//! let config = LogConfig::from_pairs([("segment.bytes", "1048576")])?;
+//! let mut log = Log::create_with("/data/events-0", config, env.clone())?;
+//!
+//! // A producer's batch: base offset 0, the log assigns the real offsets.
+//! let mut batch = V2Builder::new(0);
+//! batch.append(&Record::new(1_714_000_000_000, None, Some(b"hello"))).unwrap();
+//! batch.append(&Record::new(1_714_000_000_000, None, Some(b"world"))).unwrap();
+//! let info = log.append(&batch.finish().unwrap(), AppendOrigin::Client)?;
+//! assert_eq!((info.base_offset, info.last_offset), (0, 1));
+//!
+//! // Reads return whole batches as stored.
+//! let read = log.read(1, 1 << 20)?;
+//! assert_eq!(read.next_offset, 2);
+//!
+//! // ListOffsets.
+//! assert_eq!(log.offsets(OffsetSpec::Timestamp(1_714_000_000_000))?.offset, 0);
+//! assert_eq!(log.offsets(OffsetSpec::Latest)?.offset, 2);
+//!
+//! // A clean close lets the next open skip recovery.
+//! log.close()?;
+//! let log = Log::open_with("/data/events-0", env)?;
+//! assert!(log.recovery_info().clean_shutdown);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Append validation
+//!
+//! [`Log::append`] takes what a produce request carries for one partition and follows Kafka's
+//! leader path (`UnifiedLog.analyzeAndValidateRecords` and `LogValidator`):
+//!
+//! * Any magic is accepted; every entry must parse and pass its CRC (`CORRUPT_MESSAGE`) and fit
+//!   `max.message.bytes` counting its 12-byte offset and size prefix (`MESSAGE_TOO_LARGE`); a v2
+//!   batch from a client must have base offset 0 and a record count equal to its offset range,
+//!   may not be a control batch, and comes alone (`INVALID_RECORD`). A truncated trailing entry
+//!   is dropped, as Kafka trims it.
+//! * Records: a key on compacted logs (`INVALID_RECORD`); CreateTime timestamps within
+//!   `message.timestamp.before.max.ms` / `after.max.ms` of now, no LogAppendTime from producers
+//!   (`INVALID_TIMESTAMP`); no transactional, idempotent or header-carrying data below magic 2
+//!   (`UNSUPPORTED_FOR_MESSAGE_FORMAT`).
+//! * Offsets are assigned in place when codec and magic already match the log's (for v2: the base
+//!   offset and partition leader epoch, outside the CRC; the max timestamp, attributes and CRC
+//!   only for LogAppendTime or a wrong max timestamp). Otherwise the records are rebuilt:
+//!   v0/v1 up-converted to v2, down-converted when `message.format.version` is older, or
+//!   recompressed to `compression.type`. The log's magic follows `message.format.version`
+//!   (0.8/0.9: v0, 0.10: v1, 0.11 and later: v2), so a log upgraded with
+//!   [`Log::update_config`] holds each format in order.
+//! * An append over `segment.bytes` is `RECORD_LIST_TOO_LARGE`. Every validation error leaves the
+//!   log untouched; [`Error::kafka_name`] gives the Kafka error name.
+//!
+//! # Durability and recovery
+//!
+//! Appends are written with one positioned write and synced per `flush.messages` / `flush.ms`
+//! (or [`Log::flush`]); a roll syncs the finished segment and its trimmed indexes, then the
+//! directory, then records the recovery point. Creations, renames and deletions are followed by
+//! a directory sync. After a failed write or sync the log is poisoned: every later write is
+//! refused until it is reopened. Opening a log that was not [`Log::close`]d scans the segments
+//! from the recovery point, validates every batch, truncates at the first invalid one, deletes
+//! any later segment and rebuilds the indexes ([`RecoverInfo`]). All file access goes through
+//! [`storage::Storage`], whose in-memory implementation injects faults and simulates crashes.
+//!
+//! # Not yet
+//!
+//! Idempotent and transactional producers (sequence checks, duplicates, `end-txn`, the
+//! transaction index, producer snapshots, read-committed reads and the last stable offset) are a
+//! later issue; the append path calls a placeholder producer state where they will go.
+//! Compaction, down-conversion on read for old consumers, and compressed data (until the codec's
+//! compression lands) are not available either.
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod config;
+mod epoch;
+mod error;
+pub mod files;
+mod index;
+mod log;
+mod producer_state;
+mod reader;
+mod recovery;
+mod segment;
+pub mod storage;
+mod validate;
+
+pub use config::LogConfig;
+pub use error::{Error, Location, RecordError, Result};
+pub use log::{
+    AppendInfo, AppendOrigin, Env, ListOffsetsResult, Log, LogInfo, OffsetSpec, ReadResult,
+    RetainInfo, SegmentInfo,
+};
+pub use recovery::RecoverInfo;

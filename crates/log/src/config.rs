@@ -1,0 +1,675 @@
+//! The log configuration: Kafka's topic configuration names, defaults and validation.
+//!
+//! | name                               | default             | Kafka's bound          |
+//! |------------------------------------|---------------------|------------------------|
+//! | `segment.bytes`                    | 1073741824 (1 GiB)  | >= 14 (3.x)            |
+//! | `segment.ms`                       | 604800000 (7 days)  | >= 1                   |
+//! | `segment.index.bytes`              | 10485760 (10 MiB)   | >= 4, see below        |
+//! | `index.interval.bytes`             | 4096                | >= 0                   |
+//! | `max.message.bytes`                | 1048588             | >= 0                   |
+//! | `message.timestamp.type`           | CreateTime          | CreateTime, LogAppendTime |
+//! | `message.timestamp.before.max.ms`  | 9223372036854775807 | >= 0                   |
+//! | `message.timestamp.after.max.ms`   | 3600000 (1 hour)    | >= 0                   |
+//! | `compression.type`                 | producer            | uncompressed, gzip, snappy, lz4, zstd, producer |
+//! | `compression.gzip.level`           | -1 (zlib default 6) | -1 or 1..=9            |
+//! | `compression.lz4.level`            | 9                   | 1..=17                 |
+//! | `compression.zstd.level`           | 3                   | -131072..=22           |
+//! | `message.format.version`           | 3.0                 | 0.8.0 .. 3.x           |
+//! | `retention.ms`                     | 604800000 (7 days)  | >= -1 (-1: forever)    |
+//! | `retention.bytes`                  | -1 (no limit)       | any                    |
+//! | `cleanup.policy`                   | delete              | delete, compact, both  |
+//! | `flush.messages`                   | 9223372036854775807 | >= 1                   |
+//! | `flush.ms`                         | 9223372036854775807 | >= 0                   |
+//!
+//! Defaults follow current Apache Kafka (4.x), where `message.timestamp.after.max.ms` became one
+//! hour (it was `Long.MAX_VALUE` in 3.x). `message.format.version` is kept as Kafka had it before
+//! 3.0 made it a no-op, so a log can hold data written before a format upgrade: 0.8.x and 0.9.x
+//! store magic 0, 0.10.x magic 1, 0.11.0 and later magic 2. `segment.bytes` keeps 3.x's lower
+//! bound of 14 bytes (4.x raised it to 1 MiB) so tests can roll small segments.
+//! `segment.index.bytes` must hold at least one time index entry (12 bytes): Kafka accepts 4
+//! but then fails to create the index, so it is refused here up front.
+//!
+//! The configuration is stored as `krec-log.json` in the log directory: one JSON object mapping
+//! each Kafka name to its value.
+
+use crate::error::{Error, Result};
+use krecords_codec::{Compression, TimestampType};
+use serde_json::{Map, Value};
+
+/// `compression.type`: the codec the log stores batches in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompressionType {
+    /// `producer`: keep whatever codec the producer used.
+    Producer,
+    /// `uncompressed`.
+    Uncompressed,
+    /// `gzip`.
+    Gzip,
+    /// `snappy`.
+    Snappy,
+    /// `lz4`.
+    Lz4,
+    /// `zstd` (needs message format v2).
+    Zstd,
+}
+
+impl CompressionType {
+    /// Kafka's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompressionType::Producer => "producer",
+            CompressionType::Uncompressed => "uncompressed",
+            CompressionType::Gzip => "gzip",
+            CompressionType::Snappy => "snappy",
+            CompressionType::Lz4 => "lz4",
+            CompressionType::Zstd => "zstd",
+        }
+    }
+
+    /// Parses Kafka's name (case-insensitive; `none` is taken for `uncompressed`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "producer" => CompressionType::Producer,
+            "uncompressed" | "none" => CompressionType::Uncompressed,
+            "gzip" => CompressionType::Gzip,
+            "snappy" => CompressionType::Snappy,
+            "lz4" => CompressionType::Lz4,
+            "zstd" => CompressionType::Zstd,
+            _ => return None,
+        })
+    }
+
+    /// The codec, `None` for `producer`.
+    pub fn codec(self) -> Option<Compression> {
+        Some(match self {
+            CompressionType::Producer => return None,
+            CompressionType::Uncompressed => Compression::None,
+            CompressionType::Gzip => Compression::Gzip,
+            CompressionType::Snappy => Compression::Snappy,
+            CompressionType::Lz4 => Compression::Lz4,
+            CompressionType::Zstd => Compression::Zstd,
+        })
+    }
+}
+
+/// `message.format.version`: a Kafka version string and the magic it selects.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MessageFormatVersion {
+    version: String,
+    magic: u8,
+}
+
+impl MessageFormatVersion {
+    /// Parses a Kafka version such as `0.9.0`, `0.10.2`, `0.10.0-IV1`, `0.11.0`, `2.8` or `3.0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for anything that is not a Kafka version.
+    pub fn parse(version: &str) -> Result<Self> {
+        let bad = |why: &str| Error::config("message.format.version", version, why);
+        let trimmed = version.trim();
+        let (numbers, iv) = match trimmed.split_once('-') {
+            Some((n, iv)) => (n, Some(iv)),
+            None => (trimmed, None),
+        };
+        if let Some(iv) = iv {
+            let ok = iv
+                .strip_prefix("IV")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if !ok {
+                return Err(bad("expected a suffix like -IV0"));
+            }
+        }
+        let parts: Vec<&str> = numbers.split('.').collect();
+        if parts.len() < 2
+            || parts.len() > 3
+            || parts
+                .iter()
+                .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return Err(bad("expected a Kafka version such as 0.10.2, 2.8 or 3.0"));
+        }
+        let major: u32 = parts[0]
+            .parse()
+            .map_err(|_| bad("version number too large"))?;
+        let minor: u32 = parts[1]
+            .parse()
+            .map_err(|_| bad("version number too large"))?;
+        let magic = match (major, minor) {
+            (0, 8) | (0, 9) => 0,
+            (0, 10) => 1,
+            (0, 11) => 2,
+            (0, _) => return Err(bad("no such Kafka version")),
+            (1..=4, _) => 2,
+            _ => return Err(bad("no such Kafka version")),
+        };
+        Ok(MessageFormatVersion {
+            version: trimmed.to_owned(),
+            magic,
+        })
+    }
+
+    /// The version string as given.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The magic byte batches are stored with: 0, 1 or 2.
+    pub fn magic(&self) -> u8 {
+        self.magic
+    }
+}
+
+/// `cleanup.policy`: `delete`, `compact` or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CleanupPolicy {
+    /// Segments are deleted by `retention.ms` / `retention.bytes`.
+    pub delete: bool,
+    /// The log is compacted: appends must carry keys (compaction itself is not implemented yet).
+    pub compact: bool,
+}
+
+impl CleanupPolicy {
+    fn name(self) -> String {
+        match (self.delete, self.compact) {
+            (true, true) => "delete,compact".into(),
+            (false, true) => "compact".into(),
+            _ => "delete".into(),
+        }
+    }
+}
+
+/// The names [`LogConfig`] knows, in the order [`LogConfig::to_pairs`] lists them.
+pub const CONFIG_NAMES: [&str; 18] = [
+    "segment.bytes",
+    "segment.ms",
+    "segment.index.bytes",
+    "index.interval.bytes",
+    "max.message.bytes",
+    "message.timestamp.type",
+    "message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms",
+    "compression.type",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.zstd.level",
+    "message.format.version",
+    "retention.ms",
+    "retention.bytes",
+    "cleanup.policy",
+    "flush.messages",
+    "flush.ms",
+];
+
+/// The configuration of one log, with Kafka's topic configuration names and defaults (see the
+/// module documentation for the table).
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::LogConfig;
+/// let config = LogConfig::from_pairs([("segment.bytes", "1048576"), ("message.format.version", "0.10.2")]).unwrap();
+/// assert_eq!(config.segment_bytes, 1 << 20);
+/// assert_eq!(config.record_magic(), 1);
+/// assert_eq!(LogConfig::from_pairs([("segment.ms", "0")]).unwrap_err().kafka_name(), "INVALID_CONFIG");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `segment.bytes`: roll when a segment would grow past this.
+    pub segment_bytes: i32,
+    /// `segment.ms`: roll when the first and the newest timestamps of a segment are this far apart.
+    pub segment_ms: i64,
+    /// `segment.index.bytes`: preallocated size of the offset and time indexes; a full index
+    /// rolls the segment.
+    pub segment_index_bytes: i32,
+    /// `index.interval.bytes`: bytes of batches between two index entries.
+    pub index_interval_bytes: i32,
+    /// `max.message.bytes`: largest batch, its 12-byte prefix included.
+    pub max_message_bytes: i32,
+    /// `message.timestamp.type`: CreateTime or LogAppendTime.
+    pub message_timestamp_type: TimestampType,
+    /// `message.timestamp.before.max.ms`: how far in the past a CreateTime timestamp may be.
+    pub message_timestamp_before_max_ms: i64,
+    /// `message.timestamp.after.max.ms`: how far in the future a CreateTime timestamp may be.
+    pub message_timestamp_after_max_ms: i64,
+    /// `compression.type`.
+    pub compression_type: CompressionType,
+    /// `compression.gzip.level` (-1: zlib's default).
+    pub compression_gzip_level: i32,
+    /// `compression.lz4.level`.
+    pub compression_lz4_level: i32,
+    /// `compression.zstd.level`.
+    pub compression_zstd_level: i32,
+    /// `message.format.version`.
+    pub message_format_version: MessageFormatVersion,
+    /// `retention.ms` (-1: keep forever).
+    pub retention_ms: i64,
+    /// `retention.bytes` (negative: no limit).
+    pub retention_bytes: i64,
+    /// `cleanup.policy`.
+    pub cleanup_policy: CleanupPolicy,
+    /// `flush.messages`: fsync after this many appended records.
+    pub flush_messages: i64,
+    /// `flush.ms`: fsync when the last fsync is this old (checked on append).
+    pub flush_ms: i64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            segment_bytes: 1 << 30,
+            segment_ms: 7 * 24 * 60 * 60 * 1000,
+            segment_index_bytes: 10 << 20,
+            index_interval_bytes: 4096,
+            max_message_bytes: (1 << 20) + 12,
+            message_timestamp_type: TimestampType::CreateTime,
+            message_timestamp_before_max_ms: i64::MAX,
+            message_timestamp_after_max_ms: 3_600_000,
+            compression_type: CompressionType::Producer,
+            compression_gzip_level: -1,
+            compression_lz4_level: 9,
+            compression_zstd_level: 3,
+            message_format_version: MessageFormatVersion {
+                version: "3.0".into(),
+                magic: 2,
+            },
+            retention_ms: 7 * 24 * 60 * 60 * 1000,
+            retention_bytes: -1,
+            cleanup_policy: CleanupPolicy {
+                delete: true,
+                compact: false,
+            },
+            flush_messages: i64::MAX,
+            flush_ms: i64::MAX,
+        }
+    }
+}
+
+fn parse_long(name: &str, value: &str, min: i64, max: i64) -> Result<i64> {
+    let v: i64 = value
+        .trim()
+        .parse()
+        .map_err(|_| Error::config(name, value, "expected an integer"))?;
+    if v < min || v > max {
+        let range = if max == i64::MAX {
+            format!("at least {min}")
+        } else {
+            format!("between {min} and {max}")
+        };
+        return Err(Error::config(name, value, format!("value must be {range}")));
+    }
+    Ok(v)
+}
+
+fn parse_int(name: &str, value: &str, min: i32, max: i32) -> Result<i32> {
+    let v = parse_long(name, value, i64::from(min), i64::from(max))?;
+    Ok(v as i32)
+}
+
+impl LogConfig {
+    /// The defaults with `pairs` applied, then checked as a whole.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for an unknown name, a bad value, or a bad combination.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
+        let mut config = LogConfig::default();
+        for (name, value) in pairs {
+            config.set(name, value)?;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Splits a `NAME=VALUE` argument as `krec log create --config` takes it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] without a `=`.
+    pub fn parse_assignment(arg: &str) -> Result<(&str, &str)> {
+        match arg.split_once('=') {
+            Some((name, value)) => Ok((name.trim(), value)),
+            None => Err(Error::config(arg, "", "expected NAME=VALUE")),
+        }
+    }
+
+    /// Sets one configuration by its Kafka name. Combinations are checked by
+    /// [`LogConfig::validate`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for an unknown name or a value out of Kafka's bounds.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        match name {
+            "segment.bytes" => self.segment_bytes = parse_int(name, value, 14, i32::MAX)?,
+            "segment.ms" => self.segment_ms = parse_long(name, value, 1, i64::MAX)?,
+            "segment.index.bytes" => {
+                self.segment_index_bytes = parse_int(name, value, 12, i32::MAX)?;
+            }
+            "index.interval.bytes" => {
+                self.index_interval_bytes = parse_int(name, value, 0, i32::MAX)?;
+            }
+            "max.message.bytes" => self.max_message_bytes = parse_int(name, value, 0, i32::MAX)?,
+            "message.timestamp.type" => {
+                self.message_timestamp_type = match value.trim() {
+                    "CreateTime" => TimestampType::CreateTime,
+                    "LogAppendTime" => TimestampType::LogAppendTime,
+                    _ => {
+                        return Err(Error::config(
+                            name,
+                            value,
+                            "expected CreateTime or LogAppendTime",
+                        ))
+                    }
+                }
+            }
+            "message.timestamp.before.max.ms" => {
+                self.message_timestamp_before_max_ms = parse_long(name, value, 0, i64::MAX)?;
+            }
+            "message.timestamp.after.max.ms" => {
+                self.message_timestamp_after_max_ms = parse_long(name, value, 0, i64::MAX)?;
+            }
+            "compression.type" => {
+                self.compression_type =
+                    CompressionType::from_name(value.trim()).ok_or_else(|| {
+                        Error::config(
+                            name,
+                            value,
+                            "expected uncompressed, gzip, snappy, lz4, zstd or producer",
+                        )
+                    })?;
+            }
+            "compression.gzip.level" => {
+                let level = parse_int(name, value, -1, 9)?;
+                if level == 0 {
+                    return Err(Error::config(
+                        name,
+                        value,
+                        "value must be -1 or between 1 and 9",
+                    ));
+                }
+                self.compression_gzip_level = level;
+            }
+            "compression.lz4.level" => self.compression_lz4_level = parse_int(name, value, 1, 17)?,
+            "compression.zstd.level" => {
+                self.compression_zstd_level = parse_int(name, value, -131_072, 22)?;
+            }
+            "message.format.version" => {
+                self.message_format_version = MessageFormatVersion::parse(value)?;
+            }
+            "retention.ms" => self.retention_ms = parse_long(name, value, -1, i64::MAX)?,
+            "retention.bytes" => {
+                self.retention_bytes = parse_long(name, value, i64::MIN, i64::MAX)?
+            }
+            "cleanup.policy" => {
+                let mut policy = CleanupPolicy {
+                    delete: false,
+                    compact: false,
+                };
+                for item in value.split(',').map(str::trim) {
+                    let slot = match item.to_ascii_lowercase().as_str() {
+                        "delete" => &mut policy.delete,
+                        "compact" => &mut policy.compact,
+                        _ => {
+                            return Err(Error::config(
+                                name,
+                                value,
+                                "expected delete, compact or both",
+                            ))
+                        }
+                    };
+                    if *slot {
+                        return Err(Error::config(name, value, "duplicate policy"));
+                    }
+                    *slot = true;
+                }
+                self.cleanup_policy = policy;
+            }
+            "flush.messages" => self.flush_messages = parse_long(name, value, 1, i64::MAX)?,
+            "flush.ms" => self.flush_ms = parse_long(name, value, 0, i64::MAX)?,
+            _ => return Err(Error::config(name, value, "unknown configuration")),
+        }
+        Ok(())
+    }
+
+    /// The value of one configuration as a string, `None` for an unknown name.
+    pub fn get(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "segment.bytes" => self.segment_bytes.to_string(),
+            "segment.ms" => self.segment_ms.to_string(),
+            "segment.index.bytes" => self.segment_index_bytes.to_string(),
+            "index.interval.bytes" => self.index_interval_bytes.to_string(),
+            "max.message.bytes" => self.max_message_bytes.to_string(),
+            "message.timestamp.type" => self.message_timestamp_type.kafka_name().to_owned(),
+            "message.timestamp.before.max.ms" => self.message_timestamp_before_max_ms.to_string(),
+            "message.timestamp.after.max.ms" => self.message_timestamp_after_max_ms.to_string(),
+            "compression.type" => self.compression_type.name().to_owned(),
+            "compression.gzip.level" => self.compression_gzip_level.to_string(),
+            "compression.lz4.level" => self.compression_lz4_level.to_string(),
+            "compression.zstd.level" => self.compression_zstd_level.to_string(),
+            "message.format.version" => self.message_format_version.version().to_owned(),
+            "retention.ms" => self.retention_ms.to_string(),
+            "retention.bytes" => self.retention_bytes.to_string(),
+            "cleanup.policy" => self.cleanup_policy.name(),
+            "flush.messages" => self.flush_messages.to_string(),
+            "flush.ms" => self.flush_ms.to_string(),
+            _ => return None,
+        })
+    }
+
+    /// Every configuration with its value, in [`CONFIG_NAMES`] order.
+    pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
+        CONFIG_NAMES
+            .iter()
+            .map(|&n| (n, self.get(n).unwrap_or_default()))
+            .collect()
+    }
+
+    /// Checks combinations: zstd needs message format v2.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] naming the offending setting.
+    pub fn validate(&self) -> Result<()> {
+        if self.compression_type == CompressionType::Zstd && self.record_magic() < 2 {
+            return Err(Error::config(
+                "compression.type",
+                "zstd",
+                format!(
+                    "zstd needs message.format.version 0.11.0 or later, not {}",
+                    self.message_format_version.version()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The magic byte batches are stored in (from `message.format.version`).
+    pub fn record_magic(&self) -> u8 {
+        self.message_format_version.magic()
+    }
+
+    /// The codec and level a batch is stored with when the producer used `source`
+    /// (Kafka's `BrokerCompressionType.targetCompression`).
+    pub fn target_compression(&self, source: Compression) -> (Compression, Option<i32>) {
+        let codec = self.compression_type.codec().unwrap_or(source);
+        let level = match codec {
+            Compression::Gzip => Some(self.compression_gzip_level).filter(|&l| l > 0),
+            Compression::Lz4 => Some(self.compression_lz4_level),
+            Compression::Zstd => Some(self.compression_zstd_level),
+            Compression::None | Compression::Snappy => None,
+        };
+        (codec, level)
+    }
+
+    /// The configuration as the JSON object stored in `krec-log.json` (numbers as numbers).
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        for (name, value) in self.to_pairs() {
+            let v = match value.parse::<i64>() {
+                Ok(n) if name != "message.format.version" => Value::from(n),
+                _ => Value::from(value),
+            };
+            map.insert(name.to_owned(), v);
+        }
+        Value::Object(map)
+    }
+
+    /// Reads a configuration from the JSON object of `krec-log.json`; names it lacks keep their
+    /// defaults.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for a value that is not a string or number, an unknown name or a
+    /// bad value.
+    pub fn from_json(json: &Value) -> Result<Self> {
+        let Some(map) = json.as_object() else {
+            return Err(Error::config(
+                "krec-log.json",
+                json.to_string(),
+                "expected a JSON object",
+            ));
+        };
+        let mut pairs = Vec::with_capacity(map.len());
+        for (name, value) in map {
+            let value = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                other => {
+                    return Err(Error::config(
+                        name,
+                        other.to_string(),
+                        "expected a string or number",
+                    ))
+                }
+            };
+            pairs.push((name.as_str(), value));
+        }
+        let mut config = LogConfig::default();
+        for (name, value) in &pairs {
+            config.set(name, value)?;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_kafkas() {
+        let c = LogConfig::default();
+        assert_eq!(c.segment_bytes, 1_073_741_824);
+        assert_eq!(c.segment_ms, 604_800_000);
+        assert_eq!(c.segment_index_bytes, 10_485_760);
+        assert_eq!(c.index_interval_bytes, 4096);
+        assert_eq!(c.max_message_bytes, 1_048_588);
+        assert_eq!(c.message_timestamp_type, TimestampType::CreateTime);
+        assert_eq!(c.message_timestamp_before_max_ms, i64::MAX);
+        assert_eq!(c.message_timestamp_after_max_ms, 3_600_000);
+        assert_eq!(c.compression_type, CompressionType::Producer);
+        assert_eq!(c.record_magic(), 2);
+        assert_eq!(c.retention_ms, 604_800_000);
+        assert_eq!(c.retention_bytes, -1);
+        assert!(c.cleanup_policy.delete && !c.cleanup_policy.compact);
+        assert_eq!(c.flush_messages, i64::MAX);
+        assert_eq!(c.flush_ms, i64::MAX);
+    }
+
+    #[test]
+    fn message_format_versions_map_to_magic() {
+        for (v, m) in [
+            ("0.8.0", 0),
+            ("0.8.2", 0),
+            ("0.9.0", 0),
+            ("0.10.0", 1),
+            ("0.10.0-IV0", 1),
+            ("0.10.2", 1),
+            ("0.11.0", 2),
+            ("1.0", 2),
+            ("2.8", 2),
+            ("3.0", 2),
+            ("3.0-IV1", 2),
+        ] {
+            assert_eq!(MessageFormatVersion::parse(v).unwrap().magic(), m, "{v}");
+        }
+        for bad in [
+            "",
+            "0.7",
+            "3",
+            "x.y",
+            "0.10.0-IV",
+            "9.0",
+            "1.2.3.4",
+            "0.10.0-XX1",
+        ] {
+            assert!(MessageFormatVersion::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rejects_out_of_bounds_and_unknown() {
+        for (n, v) in [
+            ("segment.bytes", "13"),
+            ("segment.bytes", "2147483648"),
+            ("segment.ms", "0"),
+            ("segment.index.bytes", "8"),
+            ("index.interval.bytes", "-1"),
+            ("max.message.bytes", "x"),
+            ("message.timestamp.type", "createtime"),
+            ("message.timestamp.after.max.ms", "-1"),
+            ("compression.type", "brotli"),
+            ("compression.gzip.level", "0"),
+            ("compression.lz4.level", "18"),
+            ("compression.zstd.level", "23"),
+            ("retention.ms", "-2"),
+            ("cleanup.policy", "delete,delete"),
+            ("cleanup.policy", "archive"),
+            ("flush.messages", "0"),
+            ("flush.ms", "-1"),
+            ("no.such.config", "1"),
+        ] {
+            let e = LogConfig::from_pairs([(n, v)]).unwrap_err();
+            assert_eq!(e.kafka_name(), "INVALID_CONFIG", "{n}={v}");
+        }
+        let e = LogConfig::from_pairs([
+            ("compression.type", "zstd"),
+            ("message.format.version", "0.10.2"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("zstd needs"), "{e}");
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let c = LogConfig::from_pairs([
+            ("segment.bytes", "4096"),
+            ("message.timestamp.type", "LogAppendTime"),
+            ("cleanup.policy", "compact,delete"),
+            ("message.format.version", "0.10.2"),
+            ("compression.type", "gzip"),
+        ])
+        .unwrap();
+        let json = c.to_json();
+        assert_eq!(json["segment.bytes"], 4096);
+        assert_eq!(json["message.format.version"], "0.10.2");
+        assert_eq!(json["cleanup.policy"], "delete,compact");
+        assert_eq!(LogConfig::from_json(&json).unwrap(), c);
+        assert_eq!(
+            c.target_compression(Compression::Snappy),
+            (Compression::Gzip, None)
+        );
+        let p = LogConfig::default();
+        assert_eq!(
+            p.target_compression(Compression::Zstd),
+            (Compression::Zstd, Some(3))
+        );
+        assert_eq!(
+            LogConfig::parse_assignment("a.b=c=d").unwrap(),
+            ("a.b", "c=d")
+        );
+        assert!(LogConfig::parse_assignment("nope").is_err());
+    }
+}

@@ -1,0 +1,372 @@
+//! The one error type of krecords-log.
+//!
+//! Every variant maps to the name of the Kafka error a broker would return for it
+//! ([`Error::kafka_name`]), so a caller speaking Kafka's protocol (or printing
+//! `{"error":"CORRUPT_MESSAGE",...}` like `krec log`) needs no table of its own. Messages are
+//! lowercase and say where the problem is: a byte position in the bytes handed to
+//! [`crate::Log::append`], or a segment file and the byte position in it.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// A result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Where a data problem was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Location {
+    /// A byte position in the payload handed to [`crate::Log::append`].
+    Append {
+        /// Byte position from the start of the payload.
+        position: usize,
+    },
+    /// A byte position in a file of the log directory (a segment or an index).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Byte position from the start of the file.
+        position: u64,
+    },
+    /// Not tied to a position (for example a batch rebuilt during validation).
+    Unknown,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Append { position } => write!(f, "append payload at byte {position}"),
+            Location::File { path, position } => {
+                write!(f, "{} at byte {position}", path.display())
+            }
+            Location::Unknown => f.write_str("rebuilt batch"),
+        }
+    }
+}
+
+/// One rejected record of an append, as Kafka's produce response lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordError {
+    /// Index of the record within its batch (Kafka's `batchIndex`).
+    pub batch_index: usize,
+    /// Why it was rejected.
+    pub message: String,
+}
+
+/// Everything that can go wrong in the log.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Bytes that fail a structural or checksum check (`CORRUPT_MESSAGE`): a bad entry size or
+    /// magic, a CRC mismatch, undecodable compressed data, or a corrupt segment found while
+    /// reading.
+    CorruptMessage {
+        /// Where.
+        at: Location,
+        /// What was wrong, in lowercase words.
+        reason: String,
+    },
+    /// A batch or record that breaks a rule of the append path (`INVALID_RECORD`): a non-zero
+    /// v2 base offset, an inconsistent record count, a control batch from a client, a missing key
+    /// on a compacted log, more than one v2 batch in one append, and so on.
+    InvalidRecord {
+        /// Where.
+        at: Location,
+        /// What was wrong.
+        reason: String,
+        /// The individual records rejected, when the problem was with records.
+        record_errors: Vec<RecordError>,
+    },
+    /// One or more record timestamps outside `message.timestamp.before.max.ms` /
+    /// `after.max.ms`, or a LogAppendTime batch from a producer (`INVALID_TIMESTAMP`).
+    InvalidTimestamp {
+        /// Where.
+        at: Location,
+        /// Summary.
+        reason: String,
+        /// The individual records rejected.
+        record_errors: Vec<RecordError>,
+    },
+    /// A batch larger than `max.message.bytes`, its 12-byte offset and size prefix included
+    /// (`MESSAGE_TOO_LARGE`).
+    MessageTooLarge {
+        /// Where.
+        at: Location,
+        /// Size of the batch including the prefix.
+        size: usize,
+        /// `max.message.bytes`.
+        max: i32,
+    },
+    /// An append larger than `segment.bytes` (`RECORD_LIST_TOO_LARGE`).
+    RecordListTooLarge {
+        /// Bytes of the validated append.
+        size: usize,
+        /// `segment.bytes`.
+        max: i32,
+    },
+    /// Data the log's message format cannot hold (`UNSUPPORTED_FOR_MESSAGE_FORMAT`):
+    /// transactional or idempotent batches, or record headers, below magic 2.
+    UnsupportedForMessageFormat {
+        /// What cannot be stored.
+        reason: String,
+    },
+    /// A codec the message format cannot carry, such as zstd below magic 2
+    /// (`UNSUPPORTED_COMPRESSION_TYPE`).
+    UnsupportedCompressionType {
+        /// What was asked for.
+        reason: String,
+    },
+    /// A read or lookup outside `[log start offset, log end offset]` (`OFFSET_OUT_OF_RANGE`).
+    OffsetOutOfRange {
+        /// The offset asked for.
+        offset: i64,
+        /// First offset of the log.
+        log_start_offset: i64,
+        /// Offset the next append will get.
+        log_end_offset: i64,
+    },
+    /// A configuration name or value Kafka would refuse (`INVALID_CONFIG`).
+    InvalidConfig {
+        /// The configuration name (`segment.bytes`, ...).
+        name: String,
+        /// The value given.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// An I/O error on a file of the log directory (`KAFKA_STORAGE_ERROR`). A failed write or
+    /// sync poisons the log.
+    Io {
+        /// The operation: `read`, `write`, `sync`, `open`, ...
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// A write or sync failed earlier; the log refuses further writes until it is reopened, which
+    /// recovers it from what reached the disk (`KAFKA_STORAGE_ERROR`).
+    Poisoned {
+        /// The error that poisoned the log.
+        cause: String,
+    },
+    /// A derived file (index, checkpoint, configuration) that cannot be used
+    /// (`KAFKA_STORAGE_ERROR`).
+    CorruptFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `create` on a directory that already holds a log (`TOPIC_ALREADY_EXISTS`).
+    AlreadyExists {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// `open` on a directory without a log in it (`KAFKA_STORAGE_ERROR`).
+    NotALog {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The codec failed while rebuilding a batch, for a reason other than bad input (for
+    /// example a codec not available in this build) (`UNKNOWN_SERVER_ERROR`).
+    Codec {
+        /// Where.
+        at: Location,
+        /// The codec's error.
+        source: krecords_codec::Error,
+    },
+}
+
+impl Error {
+    /// The name of the Kafka error code this error corresponds to, as in Kafka's `Errors` enum:
+    /// `CORRUPT_MESSAGE`, `INVALID_RECORD`, `MESSAGE_TOO_LARGE`, `RECORD_LIST_TOO_LARGE`,
+    /// `INVALID_TIMESTAMP`, `UNSUPPORTED_FOR_MESSAGE_FORMAT`, `UNSUPPORTED_COMPRESSION_TYPE`,
+    /// `OFFSET_OUT_OF_RANGE`, `INVALID_CONFIG`, `KAFKA_STORAGE_ERROR`, `TOPIC_ALREADY_EXISTS`,
+    /// `UNKNOWN_SERVER_ERROR`.
+    pub fn kafka_name(&self) -> &'static str {
+        match self {
+            Error::CorruptMessage { .. } => "CORRUPT_MESSAGE",
+            Error::InvalidRecord { .. } => "INVALID_RECORD",
+            Error::InvalidTimestamp { .. } => "INVALID_TIMESTAMP",
+            Error::MessageTooLarge { .. } => "MESSAGE_TOO_LARGE",
+            Error::RecordListTooLarge { .. } => "RECORD_LIST_TOO_LARGE",
+            Error::UnsupportedForMessageFormat { .. } => "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+            Error::UnsupportedCompressionType { .. } => "UNSUPPORTED_COMPRESSION_TYPE",
+            Error::OffsetOutOfRange { .. } => "OFFSET_OUT_OF_RANGE",
+            Error::InvalidConfig { .. } => "INVALID_CONFIG",
+            Error::Io { .. }
+            | Error::Poisoned { .. }
+            | Error::CorruptFile { .. }
+            | Error::NotALog { .. } => "KAFKA_STORAGE_ERROR",
+            Error::AlreadyExists { .. } => "TOPIC_ALREADY_EXISTS",
+            Error::Codec { .. } => "UNKNOWN_SERVER_ERROR",
+        }
+    }
+
+    /// The records rejected individually, for the errors that list them.
+    pub fn record_errors(&self) -> &[RecordError] {
+        match self {
+            Error::InvalidRecord { record_errors, .. }
+            | Error::InvalidTimestamp { record_errors, .. } => record_errors,
+            _ => &[],
+        }
+    }
+
+    /// True for I/O failures (the ones that poison the log when they happen while writing).
+    pub fn is_storage_error(&self) -> bool {
+        matches!(self, Error::Io { .. } | Error::Poisoned { .. })
+    }
+
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn invalid_record(at: Location, reason: impl Into<String>) -> Self {
+        Error::InvalidRecord {
+            at,
+            reason: reason.into(),
+            record_errors: Vec::new(),
+        }
+    }
+
+    pub(crate) fn corrupt(at: Location, reason: impl Into<String>) -> Self {
+        Error::CorruptMessage {
+            at,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn config(
+        name: impl Into<String>,
+        value: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::InvalidConfig {
+            name: name.into(),
+            value: value.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::CorruptMessage { at, reason } => write!(f, "{at}: corrupt message: {reason}"),
+            Error::InvalidRecord { at, reason, .. } => write!(f, "{at}: invalid record: {reason}"),
+            Error::InvalidTimestamp { at, reason, record_errors } => {
+                write!(f, "{at}: invalid timestamp: {reason}")?;
+                if let Some(first) = record_errors.first() {
+                    write!(f, " (record {}: {})", first.batch_index, first.message)?;
+                }
+                Ok(())
+            }
+            Error::MessageTooLarge { at, size, max } => write!(
+                f,
+                "{at}: batch of {size} bytes exceeds max.message.bytes {max}"
+            ),
+            Error::RecordListTooLarge { size, max } => write!(
+                f,
+                "append of {size} bytes exceeds segment.bytes {max}"
+            ),
+            Error::UnsupportedForMessageFormat { reason } => {
+                write!(f, "unsupported for the message format: {reason}")
+            }
+            Error::UnsupportedCompressionType { reason } => {
+                write!(f, "unsupported compression type: {reason}")
+            }
+            Error::OffsetOutOfRange { offset, log_start_offset, log_end_offset } => write!(
+                f,
+                "offset {offset} is out of range [{log_start_offset}, {log_end_offset}]"
+            ),
+            Error::InvalidConfig { name, value, reason } => {
+                write!(f, "invalid config {name}={value}: {reason}")
+            }
+            Error::Io { op, path, source } => {
+                write!(f, "{op} {}: {source}", path.display())
+            }
+            Error::Poisoned { cause } => write!(
+                f,
+                "log refuses writes after an earlier storage failure ({cause}); reopen it to recover"
+            ),
+            Error::CorruptFile { path, reason } => write!(f, "{}: {reason}", path.display()),
+            Error::AlreadyExists { path } => {
+                write!(f, "{}: a log already exists here", path.display())
+            }
+            Error::NotALog { path } => write!(
+                f,
+                "{}: not a log directory (no krec-log.json and no .log segments)",
+                path.display()
+            ),
+            Error::Codec { at, source } => write!(f, "{at}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            Error::Codec { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_messages() {
+        let e = Error::corrupt(
+            Location::File {
+                path: "/p/00000000000000000000.log".into(),
+                position: 4096,
+            },
+            "crc mismatch",
+        );
+        assert_eq!(e.kafka_name(), "CORRUPT_MESSAGE");
+        assert_eq!(
+            e.to_string(),
+            "/p/00000000000000000000.log at byte 4096: corrupt message: crc mismatch"
+        );
+        let e = Error::MessageTooLarge {
+            at: Location::Append { position: 0 },
+            size: 10,
+            max: 5,
+        };
+        assert_eq!(e.kafka_name(), "MESSAGE_TOO_LARGE");
+        assert_eq!(
+            e.to_string(),
+            "append payload at byte 0: batch of 10 bytes exceeds max.message.bytes 5"
+        );
+        let e = Error::io("write", "/p/x.log", io::Error::other("disk full"));
+        assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
+        assert!(e.is_storage_error());
+        assert!(std::error::Error::source(&e).is_some());
+        assert_eq!(
+            Error::RecordListTooLarge { size: 1, max: 0 }.kafka_name(),
+            "RECORD_LIST_TOO_LARGE"
+        );
+        assert_eq!(
+            Error::OffsetOutOfRange {
+                offset: 9,
+                log_start_offset: 0,
+                log_end_offset: 3
+            }
+            .kafka_name(),
+            "OFFSET_OUT_OF_RANGE"
+        );
+        assert_eq!(
+            Error::config("segment.bytes", "x", "not a number").kafka_name(),
+            "INVALID_CONFIG"
+        );
+    }
+}

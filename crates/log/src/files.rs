@@ -1,0 +1,211 @@
+//! File names of a partition directory and the small text files beside the segments.
+//!
+//! ```text
+//! 00000000000000000000.log        segment: concatenated entries, any magic (Kafka's FileRecords)
+//! 00000000000000000000.index      offset index: [relative offset i32 BE, position i32 BE]*
+//! 00000000000000000000.timeindex  time index: [timestamp i64 BE, relative offset i32 BE]*
+//! 00000000000000000000.txnindex   aborted transactions (Kafka's; read by later work)
+//! leader-epoch-checkpoint         "0\n<count>\n<epoch> <start offset>\n..." (Kafka's format)
+//! krec-log.json                   our configuration, Kafka's names
+//! krec-recovery-point             "<offset>\n": every segment below it is fully synced
+//! krec-clean-shutdown             present only while the log is closed cleanly
+//! ```
+//!
+//! Segment files are named after their base offset in 20 decimal digits (Kafka's
+//! `LogFileUtils.filenamePrefixFromOffset`). Small files are replaced atomically: written to
+//! `<name>.tmp`, synced, renamed over the old one, then the directory is synced (Kafka's
+//! `CheckpointFile`).
+
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+use std::io;
+use std::path::Path;
+
+/// Suffix of segment files.
+pub const LOG_SUFFIX: &str = ".log";
+/// Suffix of offset index files.
+pub const INDEX_SUFFIX: &str = ".index";
+/// Suffix of time index files.
+pub const TIME_INDEX_SUFFIX: &str = ".timeindex";
+/// Suffix of transaction index files.
+pub const TXN_INDEX_SUFFIX: &str = ".txnindex";
+/// Suffix Kafka gives files scheduled for deletion.
+pub const DELETED_SUFFIX: &str = ".deleted";
+/// Suffix Kafka gives files being cleaned.
+pub const CLEANED_SUFFIX: &str = ".cleaned";
+/// Suffix of temporary files written before an atomic rename.
+pub const TMP_SUFFIX: &str = ".tmp";
+/// The configuration file.
+pub const CONFIG_FILE: &str = "krec-log.json";
+/// The clean shutdown marker.
+pub const CLEAN_SHUTDOWN_FILE: &str = "krec-clean-shutdown";
+/// The recovery point checkpoint.
+pub const RECOVERY_POINT_FILE: &str = "krec-recovery-point";
+/// Kafka's leader epoch checkpoint.
+pub const LEADER_EPOCH_CHECKPOINT_FILE: &str = "leader-epoch-checkpoint";
+
+/// `<20-digit base offset><suffix>`, as Kafka names segment files.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(krecords_log::files::file_name(42, ".log"), "00000000000000000042.log");
+/// ```
+pub fn file_name(base_offset: i64, suffix: &str) -> String {
+    format!("{base_offset:020}{suffix}")
+}
+
+/// The base offset of a file named `<digits><suffix>`, `None` for any other name.
+pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
+    let digits = name.strip_suffix(suffix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Reads a whole small file, `None` when it does not exist.
+pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
+    let file = match storage.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("open", path, e)),
+    };
+    let len = file.len().map_err(|e| Error::io("read", path, e))?;
+    let len = usize::try_from(len).map_err(|_| Error::CorruptFile {
+        path: path.to_path_buf(),
+        reason: format!("{len} bytes is too large"),
+    })?;
+    let mut buf = vec![0; len];
+    file.read_exact_at(&mut buf, 0)
+        .map_err(|e| Error::io("read", path, e))?;
+    Ok(Some(buf))
+}
+
+/// Replaces `dir/name` with `bytes` atomically and durably: temporary file, sync, rename,
+/// directory sync.
+pub(crate) fn write_atomic(
+    storage: &dyn Storage,
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<()> {
+    let tmp = dir.join(format!("{name}{TMP_SUFFIX}"));
+    let path = dir.join(name);
+    let file = storage
+        .create(&tmp)
+        .map_err(|e| Error::io("create", &tmp, e))?;
+    file.write_at(bytes, 0)
+        .map_err(|e| Error::io("write", &tmp, e))?;
+    file.sync().map_err(|e| Error::io("sync", &tmp, e))?;
+    drop(file);
+    storage
+        .rename(&tmp, &path)
+        .map_err(|e| Error::io("rename", &tmp, e))?;
+    storage.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))
+}
+
+/// Removes a file if it exists; returns whether it did.
+pub(crate) fn remove_if_exists(storage: &dyn Storage, path: &Path) -> Result<bool> {
+    match storage.remove(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io("remove", path, e)),
+    }
+}
+
+/// Parses the recovery point file: one decimal offset.
+pub(crate) fn parse_recovery_point(path: &Path, bytes: &[u8]) -> Result<i64> {
+    let text = std::str::from_utf8(bytes).unwrap_or("");
+    text.trim().parse().map_err(|_| Error::CorruptFile {
+        path: path.to_path_buf(),
+        reason: "expected one offset".into(),
+    })
+}
+
+/// Formats Kafka's leader epoch checkpoint: version 0, the count, then `epoch start` lines.
+pub(crate) fn format_epoch_checkpoint(entries: &[(i32, i64)]) -> String {
+    let mut s = format!("0\n{}\n", entries.len());
+    for (epoch, start) in entries {
+        s.push_str(&format!("{epoch} {start}\n"));
+    }
+    s
+}
+
+/// Parses Kafka's leader epoch checkpoint.
+pub(crate) fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i32, i64)>> {
+    let bad = |reason: String| Error::CorruptFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|_| bad("not UTF-8".into()))?;
+    let mut lines = text.lines();
+    match lines.next().map(str::trim) {
+        Some("0") => {}
+        other => return Err(bad(format!("unsupported checkpoint version {other:?}"))),
+    }
+    let count: usize = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| bad("missing entry count".into()))?;
+    let mut entries = Vec::new();
+    for line in lines.by_ref().take(count) {
+        let mut it = line.split_whitespace();
+        let (Some(e), Some(o), None) = (it.next(), it.next(), it.next()) else {
+            return Err(bad(format!("malformed line {line:?}")));
+        };
+        let epoch = e
+            .parse()
+            .map_err(|_| bad(format!("malformed line {line:?}")))?;
+        let start = o
+            .parse()
+            .map_err(|_| bad(format!("malformed line {line:?}")))?;
+        entries.push((epoch, start));
+    }
+    if entries.len() != count {
+        return Err(bad(format!(
+            "expected {count} entries, found {}",
+            entries.len()
+        )));
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(file_name(0, LOG_SUFFIX), "00000000000000000000.log");
+        assert_eq!(
+            file_name(i64::MAX, INDEX_SUFFIX),
+            "09223372036854775807.index"
+        );
+        assert_eq!(
+            parse_file_name("00000000000000000100.timeindex", TIME_INDEX_SUFFIX),
+            Some(100)
+        );
+        assert_eq!(
+            parse_file_name("00000000000000000100.index", TIME_INDEX_SUFFIX),
+            None
+        );
+        assert_eq!(parse_file_name("x.log", LOG_SUFFIX), None);
+        assert_eq!(parse_file_name(".log", LOG_SUFFIX), None);
+    }
+
+    #[test]
+    fn epoch_checkpoint_round_trip() {
+        let p = Path::new("leader-epoch-checkpoint");
+        let text = format_epoch_checkpoint(&[(0, 0), (3, 150)]);
+        assert_eq!(text, "0\n2\n0 0\n3 150\n");
+        assert_eq!(
+            parse_epoch_checkpoint(p, text.as_bytes()).unwrap(),
+            vec![(0, 0), (3, 150)]
+        );
+        assert!(parse_epoch_checkpoint(p, b"1\n0\n").is_err());
+        assert!(parse_epoch_checkpoint(p, b"0\n2\n0 0\n").is_err());
+        assert!(parse_epoch_checkpoint(p, b"0\n1\n0 x\n").is_err());
+        assert_eq!(parse_recovery_point(p, b"42\n").unwrap(), 42);
+    }
+}

@@ -1,0 +1,183 @@
+//! The sparse indexes of a segment, in Kafka's file formats.
+//!
+//! Both are arrays of fixed-size big-endian entries, preallocated to `segment.index.bytes`
+//! (rounded down to a whole entry) while their segment is active and trimmed to their entries
+//! when it rolls or the log closes, as Kafka's `AbstractIndex` does. An index that was not trimmed
+//! (an unclean shutdown) has a zero-filled tail; recovery rebuilds it from the log.
+//!
+//! Lookups binary-search the file with positioned reads; only the entry count and the last entry
+//! are kept in memory.
+
+pub(crate) mod offset;
+pub(crate) mod time;
+
+pub(crate) use offset::OffsetIndex;
+pub(crate) use time::TimeIndex;
+
+use crate::error::{Error, Result};
+use crate::storage::{Storage, StorageFile};
+use std::path::{Path, PathBuf};
+
+/// A file of fixed-size entries.
+#[derive(Debug)]
+pub(crate) struct IndexFile {
+    path: PathBuf,
+    file: Box<dyn StorageFile>,
+    entry_size: u64,
+    /// Entries written (the rest of the file is preallocated space).
+    entries: u64,
+    /// Length of the file.
+    len: u64,
+}
+
+impl IndexFile {
+    /// Creates (or truncates) the file and preallocates `max_bytes` rounded down to whole entries.
+    pub(crate) fn create(
+        storage: &dyn Storage,
+        path: &Path,
+        entry_size: u64,
+        max_bytes: u64,
+    ) -> Result<Self> {
+        let file = storage
+            .create(path)
+            .map_err(|e| Error::io("create", path, e))?;
+        let mut index = IndexFile {
+            path: path.to_path_buf(),
+            file,
+            entry_size,
+            entries: 0,
+            len: 0,
+        };
+        index.resize(max_bytes)?;
+        Ok(index)
+    }
+
+    /// Opens an existing file; every whole entry in it counts (as Kafka's `AbstractIndex` does),
+    /// so an untrimmed file needs [`IndexFile::reset`] or a sanity check.
+    pub(crate) fn open(storage: &dyn Storage, path: &Path, entry_size: u64) -> Result<Self> {
+        let file = storage.open(path).map_err(|e| Error::io("open", path, e))?;
+        let len = file.len().map_err(|e| Error::io("read", path, e))?;
+        Ok(IndexFile {
+            path: path.to_path_buf(),
+            file,
+            entry_size,
+            entries: len / entry_size,
+            len,
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Entries the file has room for.
+    pub(crate) fn max_entries(&self) -> u64 {
+        self.len / self.entry_size
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Reads entry `n` into `buf` (`entry_size` bytes).
+    pub(crate) fn read_entry(&self, n: u64, buf: &mut [u8]) -> Result<()> {
+        let pos = n * self.entry_size;
+        self.file
+            .read_exact_at(buf, pos)
+            .map_err(|e| Error::io("read", &self.path, e))
+    }
+
+    /// Writes the next entry, growing the file by one entry when it is full.
+    pub(crate) fn push(&mut self, entry: &[u8]) -> Result<()> {
+        let pos = self.entries * self.entry_size;
+        self.file
+            .write_at(entry, pos)
+            .map_err(|e| Error::io("write", &self.path, e))?;
+        self.entries += 1;
+        self.len = self.len.max(pos + self.entry_size);
+        Ok(())
+    }
+
+    /// Sets the file length to `bytes` rounded down to whole entries, dropping entries beyond it.
+    pub(crate) fn resize(&mut self, bytes: u64) -> Result<()> {
+        let rounded = bytes / self.entry_size * self.entry_size;
+        if rounded != self.len {
+            self.file
+                .set_len(rounded)
+                .map_err(|e| Error::io("write", &self.path, e))?;
+            self.len = rounded;
+        }
+        self.entries = self.entries.min(self.max_entries());
+        Ok(())
+    }
+
+    /// Shrinks the file to its entries.
+    pub(crate) fn trim(&mut self) -> Result<()> {
+        self.resize(self.entries * self.entry_size)
+    }
+
+    /// Drops every entry and preallocates `max_bytes` of zeros.
+    pub(crate) fn reset(&mut self, max_bytes: u64) -> Result<()> {
+        self.entries = 0;
+        self.file
+            .set_len(0)
+            .map_err(|e| Error::io("write", &self.path, e))?;
+        self.len = 0;
+        self.resize(max_bytes)
+    }
+
+    pub(crate) fn sync(&self) -> Result<()> {
+        self.file
+            .sync()
+            .map_err(|e| Error::io("sync", &self.path, e))
+    }
+
+    pub(crate) fn corrupt(&self, reason: impl Into<String>) -> Error {
+        Error::CorruptFile {
+            path: self.path.clone(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Index of the last entry `e` in `0..n` with `key(e) <= target`, `None` when even the first
+/// entry is above it. `key` reads an entry and may fail.
+pub(crate) fn search<F>(n: u64, target: i64, mut key: F) -> Result<Option<u64>>
+where
+    F: FnMut(u64) -> Result<i64>,
+{
+    if n == 0 || key(0)? > target {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (0u64, n - 1);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if key(mid)? <= target {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok(Some(lo))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_finds_greatest_lower_bound() {
+        let keys = [10i64, 20, 30, 40];
+        let f = |i: u64| Ok(keys[i as usize]);
+        assert_eq!(search(4, 5, f).unwrap(), None);
+        assert_eq!(search(4, 10, f).unwrap(), Some(0));
+        assert_eq!(search(4, 29, f).unwrap(), Some(1));
+        assert_eq!(search(4, 40, f).unwrap(), Some(3));
+        assert_eq!(search(4, 99, f).unwrap(), Some(3));
+        assert_eq!(search(0, 99, f).unwrap(), None);
+    }
+}

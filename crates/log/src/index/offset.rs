@@ -1,0 +1,230 @@
+//! The offset index (`.index`): Kafka's `OffsetIndex`.
+//!
+//! ```text
+//! entry (8 bytes): relative offset i32 BE | position i32 BE
+//! ```
+//!
+//! An entry `(offset - base offset, position)` says the batch starting at byte `position` of
+//! the segment ends at `offset`. Entries are sparse (one per `index.interval.bytes` of batches)
+//! and strictly increasing in both fields. A lookup returns the greatest entry at or below the
+//! target; the reader then scans forward from its position.
+
+use super::{search, IndexFile};
+use crate::error::Result;
+use crate::storage::Storage;
+use std::path::Path;
+
+/// Size of one entry.
+pub(crate) const ENTRY_SIZE: u64 = 8;
+
+#[derive(Debug)]
+pub(crate) struct OffsetIndex {
+    file: IndexFile,
+    base_offset: i64,
+    /// The last entry, absolute offset and position.
+    last: Option<(i64, u64)>,
+}
+
+fn decode(b: [u8; 8]) -> (i32, i32) {
+    let rel = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let pos = i32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    (rel, pos)
+}
+
+impl OffsetIndex {
+    pub(crate) fn create(
+        storage: &dyn Storage,
+        path: &Path,
+        base_offset: i64,
+        max_bytes: u64,
+    ) -> Result<Self> {
+        let file = IndexFile::create(storage, path, ENTRY_SIZE, max_bytes)?;
+        Ok(OffsetIndex {
+            file,
+            base_offset,
+            last: None,
+        })
+    }
+
+    pub(crate) fn open(storage: &dyn Storage, path: &Path, base_offset: i64) -> Result<Self> {
+        let file = IndexFile::open(storage, path, ENTRY_SIZE)?;
+        let mut index = OffsetIndex {
+            file,
+            base_offset,
+            last: None,
+        };
+        index.reload_last()?;
+        Ok(index)
+    }
+
+    fn reload_last(&mut self) -> Result<()> {
+        let n = self.file.entries();
+        self.last = if n == 0 {
+            None
+        } else {
+            Some(self.entry(n - 1)?)
+        };
+        Ok(())
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    pub(crate) fn entries(&self) -> u64 {
+        self.file.entries()
+    }
+
+    /// Entry `n` as (absolute offset, position). Negative stored values come back as such
+    /// (positions wrap to huge numbers) and fail the sanity checks.
+    pub(crate) fn entry(&self, n: u64) -> Result<(i64, u64)> {
+        let mut b = [0u8; 8];
+        self.file.read_entry(n, &mut b)?;
+        let (rel, pos) = decode(b);
+        Ok((self.base_offset + i64::from(rel), pos as u32 as u64))
+    }
+
+    pub(crate) fn last_entry(&self) -> Option<(i64, u64)> {
+        self.last
+    }
+
+    /// Kafka's `isFull`: no room for another entry.
+    pub(crate) fn is_full(&self) -> bool {
+        self.file.entries() >= self.file.max_entries()
+    }
+
+    /// Whether `offset` can be stored relative to the base offset (Kafka's `canAppendOffset`).
+    pub(crate) fn can_append_offset(&self, offset: i64) -> bool {
+        let rel = offset.wrapping_sub(self.base_offset);
+        offset >= self.base_offset && rel <= i64::from(i32::MAX)
+    }
+
+    /// Appends an entry; the caller checks [`Self::is_full`] and that offsets increase.
+    pub(crate) fn append(&mut self, offset: i64, position: u64) -> Result<()> {
+        if let Some((last, _)) = self.last {
+            if offset <= last {
+                return Err(self.file.corrupt(format!(
+                    "offset index entry {offset} does not follow {last}"
+                )));
+            }
+        }
+        let (Ok(rel), Ok(pos)) = (
+            i32::try_from(offset - self.base_offset),
+            i32::try_from(position),
+        ) else {
+            return Err(self.file.corrupt(format!(
+                "offset {offset} at position {position} cannot be indexed from base {}",
+                self.base_offset
+            )));
+        };
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&rel.to_be_bytes());
+        b[4..].copy_from_slice(&pos.to_be_bytes());
+        self.file.push(&b)?;
+        self.last = Some((offset, position));
+        Ok(())
+    }
+
+    /// The greatest entry with offset <= `target`, or `(base offset, 0)`.
+    pub(crate) fn lookup(&self, target: i64) -> Result<(i64, u64)> {
+        if let Some((o, p)) = self.last {
+            if o <= target {
+                return Ok((o, p));
+            }
+        }
+        let found = search(self.entries(), target, |n| self.entry(n).map(|e| e.0))?;
+        match found {
+            Some(n) => self.entry(n),
+            None => Ok((self.base_offset, 0)),
+        }
+    }
+
+    /// Quick checks on open: whole entries, and a last entry that lies inside the segment and
+    /// is not part of a zero-filled preallocated tail.
+    pub(crate) fn sanity_check(&self, log_size: u64) -> std::result::Result<(), String> {
+        if self.file.len() % ENTRY_SIZE != 0 {
+            return Err(format!(
+                "length {} is not a multiple of {ENTRY_SIZE}",
+                self.file.len()
+            ));
+        }
+        let n = self.entries();
+        if let Some((offset, position)) = self.last {
+            if offset < self.base_offset {
+                return Err(format!("last offset {offset} is below the base offset"));
+            }
+            if position >= log_size {
+                return Err(format!(
+                    "last position {position} is beyond the segment's {log_size} bytes"
+                ));
+            }
+            if n >= 2 && offset == self.base_offset && position == 0 {
+                return Err("ends in zero entries (an untrimmed preallocated index)".into());
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn trim(&mut self) -> Result<()> {
+        self.file.trim()
+    }
+
+    pub(crate) fn resize(&mut self, max_bytes: u64) -> Result<()> {
+        self.file.resize(max_bytes)?;
+        self.reload_last()
+    }
+
+    pub(crate) fn reset(&mut self, max_bytes: u64) -> Result<()> {
+        self.file.reset(max_bytes)?;
+        self.last = None;
+        Ok(())
+    }
+
+    pub(crate) fn sync(&self) -> Result<()> {
+        self.file.sync()
+    }
+
+    pub(crate) fn corrupt(&self, reason: impl Into<String>) -> crate::Error {
+        self.file.corrupt(reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{MemStorage, Storage};
+
+    #[test]
+    fn append_lookup_trim_reopen() {
+        let s = MemStorage::new();
+        s.create_dir_all(Path::new("/d")).unwrap();
+        let p = Path::new("/d/00000000000000000100.index");
+        let mut idx = OffsetIndex::create(&s, p, 100, 8 * 4 + 5).unwrap();
+        assert_eq!(s.file_bytes(p).unwrap().len(), 32);
+        assert_eq!(idx.lookup(150).unwrap(), (100, 0));
+        idx.append(110, 1000).unwrap();
+        idx.append(120, 2000).unwrap();
+        idx.append(130, 3000).unwrap();
+        assert!(idx.append(130, 4000).is_err());
+        assert!(!idx.is_full());
+        assert_eq!(idx.lookup(105).unwrap(), (100, 0));
+        assert_eq!(idx.lookup(110).unwrap(), (110, 1000));
+        assert_eq!(idx.lookup(125).unwrap(), (120, 2000));
+        assert_eq!(idx.lookup(999).unwrap(), (130, 3000));
+        idx.append(140, 4000).unwrap();
+        assert!(idx.is_full());
+        // An untrimmed index with a zero tail fails the sanity check once reopened.
+        let mut idx2 = OffsetIndex::create(&s, Path::new("/d/x.index"), 100, 32).unwrap();
+        idx2.append(110, 10).unwrap();
+        let reopened = OffsetIndex::open(&s, Path::new("/d/x.index"), 100).unwrap();
+        assert_eq!(reopened.entries(), 4);
+        assert!(reopened.sanity_check(100).is_err());
+        idx2.trim().unwrap();
+        let reopened = OffsetIndex::open(&s, Path::new("/d/x.index"), 100).unwrap();
+        assert_eq!(reopened.entries(), 1);
+        reopened.sanity_check(100).unwrap();
+        assert!(reopened.sanity_check(10).is_err());
+        assert_eq!(idx.last_entry(), Some((140, 4000)));
+        assert_eq!(&s.file_bytes(p).unwrap()[..8], &[0, 0, 0, 10, 0, 0, 3, 232]);
+    }
+}

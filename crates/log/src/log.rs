@@ -1,0 +1,973 @@
+//! The partition log: segments, appends, reads, offset lookups, rolls, retention, durability.
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::LogConfig;
+use crate::epoch::LeaderEpochCache;
+use crate::error::{Error, Location, Result};
+use crate::files::{self, CLEAN_SHUTDOWN_FILE, CONFIG_FILE, LOG_SUFFIX, RECOVERY_POINT_FILE};
+use crate::producer_state::ProducerStateManager;
+use crate::reader;
+use crate::recovery::{self, RecoverInfo};
+use crate::segment::{BatchMeta, Segment};
+use crate::storage::{FsStorage, MemStorage, Storage};
+use crate::validate::{self, Settings};
+use krecords_codec::read::{Batch, Entries};
+use krecords_codec::TimestampType;
+use serde::Serialize;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The storage and clock a log uses.
+#[derive(Debug, Clone)]
+pub struct Env {
+    /// File access.
+    pub storage: Arc<dyn Storage>,
+    /// Wall-clock time.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Env {
+    /// The given storage and clock.
+    pub fn new(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>) -> Self {
+        Env { storage, clock }
+    }
+
+    /// The real file system and the system clock.
+    pub fn fs() -> Self {
+        Env::new(Arc::new(FsStorage), Arc::new(SystemClock))
+    }
+
+    /// A fresh [`MemStorage`] and the system clock (for examples and tests).
+    pub fn memory() -> Self {
+        Env::new(Arc::new(MemStorage::new()), Arc::new(SystemClock))
+    }
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env::fs()
+    }
+}
+
+/// Who is appending (Kafka's `AppendOrigin`). Only the client (leader) path exists today;
+/// replication and coordinator appends come with the transaction work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AppendOrigin {
+    /// A producer: the batch is validated and the log assigns offsets.
+    Client,
+}
+
+/// The outcome of an append.
+///
+/// Serializes as DESIGN.md's `krec log append` line:
+/// `{"base_offset":N,"last_offset":N,"log_append_time":T|null,"duplicate":false}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AppendInfo {
+    /// Offset of the first record appended.
+    pub base_offset: i64,
+    /// Offset of the last record appended.
+    pub last_offset: i64,
+    /// The append time stamped on the batches, when the log uses LogAppendTime.
+    pub log_append_time: Option<i64>,
+    /// Whether the batch was a producer retry of one already in the log (never, until producer
+    /// state lands).
+    pub duplicate: bool,
+    /// Records appended.
+    #[serde(skip)]
+    pub record_count: u64,
+    /// Largest batch max timestamp of the append (-1 when none).
+    #[serde(skip)]
+    pub max_timestamp: i64,
+    /// Bytes written to the segment.
+    #[serde(skip)]
+    pub size_bytes: usize,
+    /// Whether the records were rebuilt (format conversion or recompression) rather than
+    /// stored as sent.
+    #[serde(skip)]
+    pub rebuilt: bool,
+    /// Bytes of a truncated trailing entry that were dropped, as Kafka trims them.
+    #[serde(skip)]
+    pub trimmed_bytes: usize,
+}
+
+/// Raw bytes read from the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadResult {
+    /// Whole entries as stored (any magic, compressed or not). The first may start before the
+    /// offset asked for: a v2 batch or a v0/v1 wrapper is returned whole, and consumers skip
+    /// the records below the offset they asked for.
+    pub bytes: Vec<u8>,
+    /// The offset after the last entry returned (the offset asked for when nothing was).
+    pub next_offset: i64,
+    /// The high watermark (the log end offset: this log is its only replica).
+    pub high_watermark: i64,
+    /// The log start offset.
+    pub log_start_offset: i64,
+}
+
+/// What `offsets` looks up (ListOffsets semantics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetSpec {
+    /// The log start offset (Kafka's timestamp -2).
+    Earliest,
+    /// The log end offset (Kafka's timestamp -1).
+    Latest,
+    /// The record with the largest timestamp (Kafka's timestamp -3).
+    MaxTimestamp,
+    /// The first record with a timestamp at or after this one.
+    Timestamp(i64),
+}
+
+impl OffsetSpec {
+    /// The spec for a ListOffsets request timestamp: -2 earliest, -1 latest, -3 max timestamp,
+    /// -4 (earliest local) as earliest, anything else a timestamp.
+    pub fn from_kafka_timestamp(ts: i64) -> Self {
+        match ts {
+            -1 => OffsetSpec::Latest,
+            -2 | -4 => OffsetSpec::Earliest,
+            -3 => OffsetSpec::MaxTimestamp,
+            t => OffsetSpec::Timestamp(t),
+        }
+    }
+}
+
+/// The answer to an offsets lookup.
+///
+/// Serializes as `{"offset":N,"timestamp":T|null}`; `offset` is -1 when nothing matches, as in
+/// Kafka's ListOffsets response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ListOffsetsResult {
+    /// The offset found, -1 when none.
+    pub offset: i64,
+    /// The timestamp of the record found (`None` for earliest, latest and no match).
+    pub timestamp: Option<i64>,
+    /// Partition leader epoch of the batch found, when known.
+    #[serde(skip)]
+    pub leader_epoch: Option<i32>,
+}
+
+impl ListOffsetsResult {
+    const NONE: ListOffsetsResult = ListOffsetsResult {
+        offset: -1,
+        timestamp: None,
+        leader_epoch: None,
+    };
+}
+
+/// One segment, as `info` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SegmentInfo {
+    /// File name of the `.log` file.
+    pub file: String,
+    /// Base offset (the file name's number).
+    pub base_offset: i64,
+    /// Offset after its last batch.
+    pub next_offset: i64,
+    /// Bytes in the `.log` file.
+    pub size_bytes: u64,
+    /// Largest batch timestamp, `None` when no batch has one.
+    pub max_timestamp: Option<i64>,
+    /// Entries in the offset index.
+    pub offset_index_entries: u64,
+    /// Entries in the time index.
+    pub time_index_entries: u64,
+}
+
+/// The state of the log, as `krec log info` prints it:
+/// `{"log_start_offset":N,"high_watermark":N,"last_stable_offset":N,"segments":[...]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogInfo {
+    /// First offset of the log.
+    pub log_start_offset: i64,
+    /// Offset the next append gets (this log is its own only replica).
+    pub high_watermark: i64,
+    /// Offset below which no transaction is open (the high watermark until transactions land).
+    pub last_stable_offset: i64,
+    /// The segments, oldest first.
+    pub segments: Vec<SegmentInfo>,
+    /// The log end offset (equal to the high watermark).
+    #[serde(skip)]
+    pub log_end_offset: i64,
+    /// The leader epoch stamped on new v2 batches.
+    #[serde(skip)]
+    pub leader_epoch: i32,
+    /// `(epoch, start offset)` of the leader epoch checkpoint.
+    #[serde(skip)]
+    pub leader_epochs: Vec<(i32, i64)>,
+}
+
+/// What `retain` did, as `krec log retain` prints it:
+/// `{"deleted_segments":N,"log_start_offset":N}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RetainInfo {
+    /// Segments deleted.
+    pub deleted_segments: usize,
+    /// The log start offset afterwards.
+    pub log_start_offset: i64,
+}
+
+/// A Kafka partition log in a directory: segments, indexes and checkpoints in Kafka's layout.
+///
+/// Not thread-safe by itself (appends take `&mut self`); wrap it in a mutex to share it.
+/// Dropping a log without [`Log::close`] leaves it as a crash would: the next open recovers it.
+#[derive(Debug)]
+pub struct Log {
+    dir: PathBuf,
+    env: Env,
+    config: LogConfig,
+    /// Oldest first; never empty; the last one is active.
+    segments: Vec<Segment>,
+    log_start_offset: i64,
+    /// Segments from the one holding this offset on are scanned after an unclean shutdown.
+    recovery_point: i64,
+    leader_epoch: i32,
+    epoch_cache: LeaderEpochCache,
+    producer_state: ProducerStateManager,
+    unflushed_messages: i64,
+    last_flush_ms: i64,
+    /// Set by a failed write or sync; every later write is refused.
+    poisoned: Option<String>,
+    recovery: RecoverInfo,
+}
+
+fn is_storage_failure(e: &Error) -> bool {
+    matches!(e, Error::Io { .. } | Error::CorruptFile { .. })
+}
+
+impl Log {
+    /// Creates a log in `dir` (created if needed) on the real file system.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AlreadyExists`] if `dir` holds a log, [`Error::InvalidConfig`], I/O errors.
+    pub fn create(dir: impl AsRef<Path>, config: LogConfig) -> Result<Log> {
+        Log::create_with(dir, config, Env::fs())
+    }
+
+    /// Creates a log in `dir` with the given storage and clock.
+    ///
+    /// Writes `krec-log.json` and an empty first segment (base offset 0, indexes preallocated),
+    /// and syncs the directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::create`].
+    pub fn create_with(dir: impl AsRef<Path>, config: LogConfig, env: Env) -> Result<Log> {
+        let dir = dir.as_ref().to_path_buf();
+        let storage = env.storage.clone();
+        config.validate()?;
+        storage
+            .create_dir_all(&dir)
+            .map_err(|e| Error::io("create", &dir, e))?;
+        let names = storage
+            .list_dir(&dir)
+            .map_err(|e| Error::io("list", &dir, e))?;
+        if names
+            .iter()
+            .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some())
+        {
+            return Err(Error::AlreadyExists { path: dir });
+        }
+        let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
+        files::write_atomic(storage.as_ref(), &dir, CONFIG_FILE, &json)?;
+        let now = env.clock.now_ms();
+        let segment = Segment::create(storage.as_ref(), &dir, 0, &config, now)?;
+        storage
+            .sync_dir(&dir)
+            .map_err(|e| Error::io("sync", &dir, e))?;
+        Ok(Log {
+            dir,
+            env,
+            config,
+            segments: vec![segment],
+            log_start_offset: 0,
+            recovery_point: 0,
+            leader_epoch: 0,
+            epoch_cache: LeaderEpochCache::default(),
+            producer_state: ProducerStateManager::default(),
+            unflushed_messages: 0,
+            last_flush_ms: now,
+            poisoned: None,
+            recovery: RecoverInfo {
+                segments: 1,
+                clean_shutdown: true,
+                ..RecoverInfo::default()
+            },
+        })
+    }
+
+    /// Opens the log in `dir` on the real file system, recovering it if it was not closed
+    /// cleanly (see [`Log::recovery_info`]).
+    ///
+    /// A directory without `krec-log.json` but with `.log` segments (one a Kafka broker wrote)
+    /// opens with the default configuration; its segments are scanned as after a crash.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotALog`], a corrupt configuration, I/O errors.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Log> {
+        Log::open_with(dir, Env::fs())
+    }
+
+    /// Opens the log in `dir` with the given storage and clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn open_with(dir: impl AsRef<Path>, env: Env) -> Result<Log> {
+        Log::load(dir.as_ref(), env, false)
+    }
+
+    /// Opens the log in `dir`, scans every segment (whether or not it was closed cleanly),
+    /// truncates at the first invalid batch, rebuilds every index, and closes it again.
+    /// This is `krec log recover`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn recover(dir: impl AsRef<Path>) -> Result<RecoverInfo> {
+        Log::recover_with(dir, Env::fs())
+    }
+
+    /// As [`Log::recover`] with the given storage and clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn recover_with(dir: impl AsRef<Path>, env: Env) -> Result<RecoverInfo> {
+        let log = Log::load(dir.as_ref(), env, true)?;
+        let info = log.recovery.clone();
+        log.close()?;
+        Ok(info)
+    }
+
+    fn load(dir: &Path, env: Env, full_scan: bool) -> Result<Log> {
+        let storage = env.storage.clone();
+        let st = storage.as_ref();
+        let names = match st.list_dir(dir) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(Error::NotALog {
+                    path: dir.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(Error::io("list", dir, e)),
+        };
+        let has_config = names.iter().any(|n| n == CONFIG_FILE);
+        let config = match files::read_small_file(st, &dir.join(CONFIG_FILE))? {
+            Some(bytes) => {
+                let json: serde_json::Value =
+                    serde_json::from_slice(&bytes).map_err(|e| Error::CorruptFile {
+                        path: dir.join(CONFIG_FILE),
+                        reason: format!("not JSON: {e}"),
+                    })?;
+                LogConfig::from_json(&json)?
+            }
+            None => LogConfig::default(),
+        };
+        let bases = recovery::clean_dir(st, dir, &names)?;
+        if !has_config && bases.is_empty() {
+            return Err(Error::NotALog {
+                path: dir.to_path_buf(),
+            });
+        }
+        let clean = names.iter().any(|n| n == CLEAN_SHUTDOWN_FILE) && !full_scan;
+        let recover_from = if clean {
+            None
+        } else if full_scan {
+            Some(i64::MIN)
+        } else {
+            let path = dir.join(RECOVERY_POINT_FILE);
+            Some(match files::read_small_file(st, &path)? {
+                Some(bytes) => files::parse_recovery_point(&path, &bytes).unwrap_or(i64::MIN),
+                None => i64::MIN,
+            })
+        };
+        let now = env.clock.now_ms();
+        let (mut segments, mut info) =
+            recovery::load_segments(st, dir, &config, &bases, recover_from, now)?;
+        if segments.is_empty() {
+            segments.push(Segment::create(st, dir, 0, &config, now)?);
+            st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+        }
+        let active = segments.len() - 1;
+        segments[active].resize_indexes(&config)?;
+        let log_end = segments[active].next_offset();
+        let (mut epoch_cache, readable) = LeaderEpochCache::load(st, dir)?;
+        let mut epochs_changed = !readable;
+        epochs_changed |= epoch_cache.truncate_from_end(log_end);
+        epochs_changed |= epoch_cache.truncate_from_start(segments[0].base_offset());
+        if epochs_changed {
+            epoch_cache.store(st, dir)?;
+        }
+        if names.iter().any(|n| n == CLEAN_SHUTDOWN_FILE) {
+            // From here on a crash must not look like a clean shutdown.
+            files::remove_if_exists(st, &dir.join(CLEAN_SHUTDOWN_FILE))?;
+            st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+        }
+        info.segments = segments.len();
+        info.next_offset = log_end;
+        let mut producer_state = ProducerStateManager::default();
+        producer_state.reset_to(log_end);
+        Ok(Log {
+            dir: dir.to_path_buf(),
+            log_start_offset: segments[0].base_offset(),
+            recovery_point: segments[active].base_offset(),
+            leader_epoch: epoch_cache.latest_epoch().unwrap_or(0),
+            segments,
+            env,
+            config,
+            epoch_cache,
+            producer_state,
+            unflushed_messages: 0,
+            last_flush_ms: now,
+            poisoned: None,
+            recovery: info,
+        })
+    }
+
+    /// The log directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+
+    /// What opening the log found and repaired.
+    pub fn recovery_info(&self) -> &RecoverInfo {
+        &self.recovery
+    }
+
+    /// The first offset of the log.
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset
+    }
+
+    /// The offset the next append gets.
+    pub fn log_end_offset(&self) -> i64 {
+        self.active().next_offset()
+    }
+
+    /// The high watermark: the log end offset, as this log is its only replica.
+    pub fn high_watermark(&self) -> i64 {
+        self.log_end_offset()
+    }
+
+    /// The last stable offset (the high watermark until transactions are implemented).
+    pub fn last_stable_offset(&self) -> i64 {
+        self.producer_state
+            .last_stable_offset(self.high_watermark())
+    }
+
+    /// The leader epoch stamped on appended v2 batches (0 for a new log; after reopening, the
+    /// latest epoch of `leader-epoch-checkpoint`).
+    pub fn leader_epoch(&self) -> i32 {
+        self.leader_epoch
+    }
+
+    /// Sets the leader epoch for later appends (a new leadership in Kafka's terms).
+    pub fn set_leader_epoch(&mut self, epoch: i32) {
+        self.leader_epoch = epoch;
+    }
+
+    /// Whether an earlier storage failure made the log refuse writes.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.is_some()
+    }
+
+    fn active(&self) -> &Segment {
+        // `segments` is never empty.
+        &self.segments[self.segments.len() - 1]
+    }
+
+    fn active_mut(&mut self) -> &mut Segment {
+        let last = self.segments.len() - 1;
+        &mut self.segments[last]
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(cause) => Err(Error::Poisoned {
+                cause: cause.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Poisons the log when `r` is a storage failure.
+    fn guard<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            if is_storage_failure(e) {
+                self.poisoned = Some(e.to_string());
+            }
+        }
+        r
+    }
+
+    /// Validates `bytes` (the records of one produce request for this partition: v0/v1
+    /// messages, a v1 compressed wrapper or one v2 batch) as Kafka's leader does, assigns
+    /// offsets, writes the result to the active segment (rolling first if needed), and syncs
+    /// as `flush.messages` / `flush.ms` say.
+    ///
+    /// See [the crate documentation](crate#append-validation) for the rules. A v2 append holds
+    /// one batch; split a buffer of several batches and append each.
+    ///
+    /// # Errors
+    ///
+    /// A validation error (`CORRUPT_MESSAGE`, `INVALID_RECORD`, `MESSAGE_TOO_LARGE`,
+    /// `RECORD_LIST_TOO_LARGE`, `INVALID_TIMESTAMP`, `UNSUPPORTED_FOR_MESSAGE_FORMAT`, ...)
+    /// leaves the log untouched. A storage error poisons the log.
+    pub fn append(&mut self, bytes: &[u8], origin: AppendOrigin) -> Result<AppendInfo> {
+        let AppendOrigin::Client = origin;
+        self.check_writable()?;
+        let now = self.env.clock.now_ms();
+        let settings = Settings {
+            config: &self.config,
+            now,
+            partition_leader_epoch: self.leader_epoch,
+        };
+        let validated = validate::validate(bytes, self.log_end_offset(), &settings)?;
+        let mut batches: Vec<Batch<'_>> = Vec::new();
+        for entry in Entries::new(&validated.bytes) {
+            let b = entry.map_err(|e| Error::Codec {
+                at: Location::Unknown,
+                source: e,
+            })?;
+            if validated.rebuilt && b.size_in_bytes() > self.config.max_message_bytes as usize {
+                return Err(Error::MessageTooLarge {
+                    at: Location::Unknown,
+                    size: b.size_in_bytes(),
+                    max: self.config.max_message_bytes,
+                });
+            }
+            batches.push(b);
+        }
+        if validated.bytes.len() > self.config.segment_bytes as usize {
+            return Err(Error::RecordListTooLarge {
+                size: validated.bytes.len(),
+                max: self.config.segment_bytes,
+            });
+        }
+        let log_append_time = (self.config.message_timestamp_type == TimestampType::LogAppendTime)
+            .then_some(validated.now);
+        if let Some(dup) = self.producer_state.check(&batches)? {
+            return Ok(AppendInfo {
+                base_offset: dup.first_offset,
+                last_offset: dup.last_offset,
+                log_append_time: dup.log_append_time,
+                duplicate: true,
+                record_count: 0,
+                max_timestamp: -1,
+                size_bytes: 0,
+                rebuilt: false,
+                trimmed_bytes: validated.trimmed_bytes,
+            });
+        }
+        let metas: Vec<BatchMeta> = batches
+            .iter()
+            .map(|b| BatchMeta {
+                position: b.position() as u64,
+                size: b.size_in_bytes() as u64,
+                last_offset: b.last_offset(),
+                max_timestamp: reader::max_timestamp(b),
+            })
+            .collect();
+        let max_timestamp = metas.iter().map(|m| m.max_timestamp).max().unwrap_or(-1);
+        let size = validated.bytes.len() as u64;
+        if self.active().should_roll(
+            &self.config,
+            size,
+            max_timestamp,
+            validated.last_offset,
+            now,
+        ) {
+            let r = self.roll_at(Some(validated.first_offset));
+            self.guard(r)?;
+        }
+        let mut epochs_changed = false;
+        for b in &batches {
+            match b {
+                Batch::V2(v) => {
+                    epochs_changed |= self
+                        .epoch_cache
+                        .assign(v.raw_partition_leader_epoch(), v.base_offset());
+                }
+                Batch::Legacy(_) => epochs_changed |= self.epoch_cache.clear(),
+            }
+        }
+        let r = self.active_mut().append(&validated.bytes, &metas);
+        self.guard(r)?;
+        if epochs_changed {
+            let r = self.epoch_cache.store(self.env.storage.as_ref(), &self.dir);
+            self.guard(r)?;
+        }
+        self.producer_state
+            .update(&batches, validated.last_offset + 1);
+        self.unflushed_messages = self
+            .unflushed_messages
+            .saturating_add(i64::try_from(validated.record_count).unwrap_or(i64::MAX));
+        if self.unflushed_messages >= self.config.flush_messages
+            || now.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
+        {
+            self.flush()?;
+        }
+        Ok(AppendInfo {
+            base_offset: validated.first_offset,
+            last_offset: validated.last_offset,
+            log_append_time,
+            duplicate: false,
+            record_count: validated.record_count,
+            max_timestamp,
+            size_bytes: validated.bytes.len(),
+            rebuilt: validated.rebuilt,
+            trimmed_bytes: validated.trimmed_bytes,
+        })
+    }
+
+    /// Syncs the active segment's log file (older segments were synced when they rolled).
+    ///
+    /// # Errors
+    ///
+    /// A sync failure, which poisons the log.
+    pub fn flush(&mut self) -> Result<()> {
+        self.check_writable()?;
+        let r = self.active().flush();
+        self.guard(r)?;
+        self.unflushed_messages = 0;
+        self.last_flush_ms = self.env.clock.now_ms();
+        Ok(())
+    }
+
+    /// Rolls to a new empty segment at the log end offset (nothing happens when the active
+    /// segment is empty).
+    ///
+    /// # Errors
+    ///
+    /// Storage errors, which poison the log.
+    pub fn roll(&mut self) -> Result<()> {
+        self.check_writable()?;
+        let r = self.roll_at(None);
+        self.guard(r)
+    }
+
+    /// Kafka's `roll`: seals the active segment (final time index entry, trimmed indexes, all
+    /// synced), creates the next one at `max(expected, log end offset)`, syncs the directory and
+    /// moves the recovery point to it.
+    fn roll_at(&mut self, expected_next_offset: Option<i64>) -> Result<()> {
+        let log_end = self.log_end_offset();
+        let base = expected_next_offset.map_or(log_end, |o| o.max(log_end));
+        if self.active().size() == 0 && self.active().base_offset() == base {
+            return Ok(());
+        }
+        let st = self.env.storage.clone();
+        self.active_mut().seal()?;
+        let now = self.env.clock.now_ms();
+        let segment = Segment::create(st.as_ref(), &self.dir, base, &self.config, now)?;
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io("sync", &self.dir, e))?;
+        self.segments.push(segment);
+        self.unflushed_messages = 0;
+        self.set_recovery_point(base)
+    }
+
+    fn set_recovery_point(&mut self, offset: i64) -> Result<()> {
+        files::write_atomic(
+            self.env.storage.as_ref(),
+            &self.dir,
+            RECOVERY_POINT_FILE,
+            format!("{offset}\n").as_bytes(),
+        )?;
+        self.recovery_point = offset;
+        Ok(())
+    }
+
+    /// Reads whole entries starting with the one holding `offset`, up to `max_bytes` (at least
+    /// one entry even when it is larger, as Kafka's `minOneMessage`), across segments. The
+    /// bytes are returned as stored: no decompression, no conversion.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OffsetOutOfRange`] outside `[log start offset, log end offset]`; corruption or
+    /// I/O errors met while reading.
+    pub fn read(&self, offset: i64, max_bytes: usize) -> Result<ReadResult> {
+        let log_end = self.log_end_offset();
+        let mut result = ReadResult {
+            bytes: Vec::new(),
+            next_offset: offset,
+            high_watermark: log_end,
+            log_start_offset: self.log_start_offset,
+        };
+        if offset < self.log_start_offset || offset > log_end {
+            return Err(Error::OffsetOutOfRange {
+                offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: log_end,
+            });
+        }
+        let first = self
+            .segments
+            .iter()
+            .rposition(|s| s.base_offset() <= offset)
+            .unwrap_or(0);
+        for segment in &self.segments[first..] {
+            let Some(position) = segment.find_position(offset)? else {
+                continue;
+            };
+            let (last, full) = segment.read_into(position, max_bytes, &mut result.bytes)?;
+            if let Some(last) = last {
+                result.next_offset = last + 1;
+            }
+            if full {
+                break;
+            }
+        }
+        Ok(result)
+    }
+
+    /// Kafka's ListOffsets: the log start or end offset, the record with the largest
+    /// timestamp, or the first record with a timestamp at or after a given one (using the time
+    /// indexes). Unlike Kafka, a time lookup that finds nothing in the first segment whose
+    /// largest timestamp qualifies goes on to the next one (this only matters for segments
+    /// without timestamps, which Kafka dates by file modification time).
+    ///
+    /// # Errors
+    ///
+    /// Corruption or I/O errors; a compressed batch the codec cannot decompress.
+    pub fn offsets(&self, spec: OffsetSpec) -> Result<ListOffsetsResult> {
+        let epoch_of = |found: Option<crate::segment::TimestampAndOffset>| match found {
+            Some(t) => ListOffsetsResult {
+                offset: t.offset,
+                timestamp: Some(t.timestamp),
+                leader_epoch: t.leader_epoch,
+            },
+            None => ListOffsetsResult::NONE,
+        };
+        match spec {
+            OffsetSpec::Earliest => Ok(ListOffsetsResult {
+                offset: self.log_start_offset,
+                timestamp: None,
+                leader_epoch: None,
+            }),
+            OffsetSpec::Latest => Ok(ListOffsetsResult {
+                offset: self.log_end_offset(),
+                timestamp: None,
+                leader_epoch: self.epoch_cache.latest_epoch(),
+            }),
+            OffsetSpec::MaxTimestamp => {
+                let mut best: Option<&Segment> = None;
+                for s in &self.segments {
+                    if best.map_or(true, |b| s.max_timestamp() > b.max_timestamp()) {
+                        best = Some(s);
+                    }
+                }
+                match best {
+                    Some(s) if s.size() > 0 => Ok(epoch_of(s.max_timestamp_record()?)),
+                    _ => Ok(ListOffsetsResult::NONE),
+                }
+            }
+            OffsetSpec::Timestamp(target) => {
+                let st = self.env.storage.as_ref();
+                for s in &self.segments {
+                    if s.size() == 0 || s.largest_timestamp(st)? < target {
+                        continue;
+                    }
+                    if let Some(found) =
+                        s.find_offset_by_timestamp(target, self.log_start_offset)?
+                    {
+                        return Ok(epoch_of(Some(found)));
+                    }
+                }
+                Ok(ListOffsetsResult::NONE)
+            }
+        }
+    }
+
+    /// Kafka's `deleteOldSegments` for `cleanup.policy=delete`: deletes the oldest segments
+    /// while the log is over `retention.bytes`, then those whose largest timestamp is older
+    /// than `retention.ms`, and moves the log start offset up. The active segment is deleted
+    /// too when it qualifies, after rolling a new empty one at the log end.
+    ///
+    /// # Errors
+    ///
+    /// Storage errors, which poison the log.
+    pub fn retain(&mut self) -> Result<RetainInfo> {
+        self.check_writable()?;
+        let r = self.retain_inner();
+        self.guard(r)
+    }
+
+    fn retain_inner(&mut self) -> Result<RetainInfo> {
+        let mut deleted = 0;
+        if self.config.cleanup_policy.delete {
+            let retention_bytes = self.config.retention_bytes;
+            let total: u64 = self.segments.iter().map(Segment::size).sum();
+            if retention_bytes >= 0 && total >= retention_bytes as u64 {
+                let mut diff = total - retention_bytes as u64;
+                let n = self
+                    .segments
+                    .iter()
+                    .take_while(|s| {
+                        if s.size() <= diff {
+                            diff -= s.size();
+                            true
+                        } else {
+                            false
+                        }
+                    })
+                    .count();
+                deleted += self.delete_oldest(n)?;
+            }
+            let retention_ms = self.config.retention_ms;
+            if retention_ms >= 0 {
+                let now = self.env.clock.now_ms();
+                let st = self.env.storage.clone();
+                let mut n = 0;
+                for s in &self.segments {
+                    if now.saturating_sub(s.largest_timestamp(st.as_ref())?) > retention_ms {
+                        n += 1;
+                    } else {
+                        break;
+                    }
+                }
+                deleted += self.delete_oldest(n)?;
+            }
+        }
+        Ok(RetainInfo {
+            deleted_segments: deleted,
+            log_start_offset: self.log_start_offset,
+        })
+    }
+
+    /// Deletes the `n` oldest segments (never an empty active segment; rolls first when all
+    /// would go). Returns how many were deleted.
+    fn delete_oldest(&mut self, mut n: usize) -> Result<usize> {
+        n = n.min(self.segments.len());
+        if n == self.segments.len() && self.active().size() == 0 {
+            n -= 1;
+        }
+        if n == 0 {
+            return Ok(0);
+        }
+        if n == self.segments.len() {
+            self.roll_at(None)?;
+        }
+        let st = self.env.storage.clone();
+        for segment in self.segments.drain(..n) {
+            segment.delete(st.as_ref(), &self.dir)?;
+        }
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io("sync", &self.dir, e))?;
+        self.log_start_offset = self.segments[0].base_offset();
+        if self.epoch_cache.truncate_from_start(self.log_start_offset) {
+            self.epoch_cache.store(st.as_ref(), &self.dir)?;
+        }
+        Ok(n)
+    }
+
+    /// The state of the log for `krec log info`.
+    ///
+    /// # Errors
+    ///
+    /// None today; reserved for index statistics that need I/O.
+    pub fn info(&self) -> Result<LogInfo> {
+        let segments = self
+            .segments
+            .iter()
+            .map(|s| {
+                let (oi, ti) = s.index_entries();
+                SegmentInfo {
+                    file: files::file_name(s.base_offset(), LOG_SUFFIX),
+                    base_offset: s.base_offset(),
+                    next_offset: s.next_offset(),
+                    size_bytes: s.size(),
+                    max_timestamp: Some(s.max_timestamp()).filter(|&t| t >= 0),
+                    offset_index_entries: oi,
+                    time_index_entries: ti,
+                }
+            })
+            .collect();
+        Ok(LogInfo {
+            log_start_offset: self.log_start_offset,
+            high_watermark: self.high_watermark(),
+            last_stable_offset: self.last_stable_offset(),
+            segments,
+            log_end_offset: self.log_end_offset(),
+            leader_epoch: self.leader_epoch,
+            leader_epochs: self.epoch_cache.entries().to_vec(),
+        })
+    }
+
+    /// Replaces the configuration (stored in `krec-log.json` atomically). New settings apply to
+    /// later appends, rolls and retention; existing batches are not rewritten, so a log can hold
+    /// several message formats.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`], storage errors (which poison the log).
+    pub fn update_config(&mut self, config: LogConfig) -> Result<()> {
+        self.check_writable()?;
+        config.validate()?;
+        let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
+        let r = files::write_atomic(self.env.storage.as_ref(), &self.dir, CONFIG_FILE, &json);
+        self.guard(r)?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// Checks every index entry against the segments (what `kafka-dump-log
+    /// --index-sanity-check` and `krec verify` look at): offset entries at batch boundaries,
+    /// increasing; time entries holding the running maximum timestamp.
+    ///
+    /// # Errors
+    ///
+    /// The first inconsistency, as [`Error::CorruptFile`] naming the index.
+    pub fn verify_indexes(&self) -> Result<()> {
+        for s in &self.segments {
+            s.verify_indexes()?;
+        }
+        Ok(())
+    }
+
+    /// The paths of every segment's `.log`, `.index` and `.timeindex` files, oldest first.
+    pub fn segment_files(&self) -> Vec<(PathBuf, PathBuf, PathBuf)> {
+        self.segments
+            .iter()
+            .map(|s| {
+                let (oi, ti) = s.index_paths();
+                (
+                    s.log_path().to_path_buf(),
+                    oi.to_path_buf(),
+                    ti.to_path_buf(),
+                )
+            })
+            .collect()
+    }
+
+    /// Closes the log cleanly: seals the active segment (final time index entry, indexes
+    /// trimmed, everything synced), writes the recovery point and the clean shutdown marker,
+    /// and syncs the directory. The next open skips recovery.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Poisoned`] after an earlier storage failure (no marker is written, so the next
+    /// open recovers); storage errors.
+    pub fn close(mut self) -> Result<()> {
+        self.check_writable()?;
+        self.active_mut().seal()?;
+        let log_end = self.log_end_offset();
+        self.set_recovery_point(log_end)?;
+        let st = self.env.storage.clone();
+        let marker = self.dir.join(CLEAN_SHUTDOWN_FILE);
+        let f = st
+            .create(&marker)
+            .map_err(|e| Error::io("create", &marker, e))?;
+        f.sync().map_err(|e| Error::io("sync", &marker, e))?;
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io("sync", &self.dir, e))
+    }
+}

@@ -1,0 +1,700 @@
+//! One segment: a `.log` file of entries and its two indexes (Kafka's `LogSegment`).
+//!
+//! Appends write the validated bytes at the end of the `.log` file with one positioned write,
+//! then add index entries: after every `index.interval.bytes` of batches, an offset index entry
+//! `(last offset of the batch, its position)` and a time index entry with the running maximum
+//! timestamp (Kafka's `LogSegment.append`). Recovery rebuilds the same entries from the file.
+
+use crate::config::LogConfig;
+use crate::error::{Error, Location, Result};
+use crate::files::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX};
+use crate::index::{OffsetIndex, TimeIndex};
+use crate::reader::{self, Next, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
+use crate::storage::{Storage, StorageFile};
+use krecords_codec::read::Batch;
+use std::path::{Path, PathBuf};
+
+/// What an append tells the segment about each batch it wrote.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BatchMeta {
+    /// Position of the batch within the appended bytes.
+    pub(crate) position: u64,
+    /// Size including the 12-byte prefix.
+    pub(crate) size: u64,
+    pub(crate) last_offset: i64,
+    pub(crate) max_timestamp: i64,
+}
+
+/// A timestamp and offset found by a time lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TimestampAndOffset {
+    pub(crate) timestamp: i64,
+    pub(crate) offset: i64,
+    pub(crate) leader_epoch: Option<i32>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Segment {
+    base_offset: i64,
+    log_path: PathBuf,
+    log: Box<dyn StorageFile>,
+    /// Bytes of complete, validated entries in the `.log` file.
+    size: u64,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    /// Offset after the last batch (`base_offset` when empty).
+    next_offset: i64,
+    /// Largest batch max timestamp so far, -1 when none.
+    max_timestamp: i64,
+    /// Last offset of the batch where `max_timestamp` first appeared (`base_offset` if none).
+    offset_of_max_timestamp: i64,
+    /// Bytes appended since the batch that got the last offset index entry.
+    bytes_since_last_index_entry: u64,
+    /// Max timestamp of the first append (Kafka's `rollingBasedTimestamp`).
+    rolling_based_timestamp: Option<i64>,
+    /// When this segment object was created (Kafka's `created`).
+    created_ms: i64,
+    index_interval_bytes: u64,
+}
+
+fn max_index_bytes(config: &LogConfig) -> u64 {
+    u64::try_from(config.segment_index_bytes).unwrap_or(0)
+}
+
+impl Segment {
+    /// Creates the three files of a new, empty segment (the caller syncs the directory).
+    pub(crate) fn create(
+        storage: &dyn Storage,
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+    ) -> Result<Self> {
+        let log_path = dir.join(files::file_name(base_offset, LOG_SUFFIX));
+        let log = storage
+            .create(&log_path)
+            .map_err(|e| Error::io("create", &log_path, e))?;
+        let max = max_index_bytes(config);
+        let offset_index = OffsetIndex::create(
+            storage,
+            &dir.join(files::file_name(base_offset, INDEX_SUFFIX)),
+            base_offset,
+            max,
+        )?;
+        let time_index = TimeIndex::create(
+            storage,
+            &dir.join(files::file_name(base_offset, TIME_INDEX_SUFFIX)),
+            base_offset,
+            max,
+        )?;
+        Ok(Segment {
+            base_offset,
+            log_path,
+            log,
+            size: 0,
+            offset_index,
+            time_index,
+            next_offset: base_offset,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            bytes_since_last_index_entry: 0,
+            rolling_based_timestamp: None,
+            created_ms: now_ms,
+            index_interval_bytes: u64::try_from(config.index_interval_bytes).unwrap_or(0),
+        })
+    }
+
+    /// Opens an existing segment. Returns it and whether it needs [`Segment::recover`]: a
+    /// missing or insane index, or a tail that does not parse.
+    pub(crate) fn open(
+        storage: &dyn Storage,
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+    ) -> Result<(Self, bool)> {
+        let log_path = dir.join(files::file_name(base_offset, LOG_SUFFIX));
+        let log = storage
+            .open(&log_path)
+            .map_err(|e| Error::io("open", &log_path, e))?;
+        let size = log.len().map_err(|e| Error::io("read", &log_path, e))?;
+        let max = max_index_bytes(config);
+        let mut needs_recovery = false;
+        let index_path = dir.join(files::file_name(base_offset, INDEX_SUFFIX));
+        let offset_index = if storage
+            .exists(&index_path)
+            .map_err(|e| Error::io("open", &index_path, e))?
+        {
+            OffsetIndex::open(storage, &index_path, base_offset)?
+        } else {
+            needs_recovery = true;
+            OffsetIndex::create(storage, &index_path, base_offset, max)?
+        };
+        let time_path = dir.join(files::file_name(base_offset, TIME_INDEX_SUFFIX));
+        let time_index = if storage
+            .exists(&time_path)
+            .map_err(|e| Error::io("open", &time_path, e))?
+        {
+            TimeIndex::open(storage, &time_path, base_offset)?
+        } else {
+            needs_recovery = true;
+            TimeIndex::create(storage, &time_path, base_offset, max)?
+        };
+        let (last_ts, last_ts_offset) = time_index.last_entry();
+        let mut segment = Segment {
+            base_offset,
+            log_path,
+            log,
+            size,
+            offset_index,
+            time_index,
+            next_offset: base_offset,
+            max_timestamp: last_ts,
+            offset_of_max_timestamp: last_ts_offset,
+            bytes_since_last_index_entry: 0,
+            rolling_based_timestamp: None,
+            created_ms: now_ms,
+            index_interval_bytes: u64::try_from(config.index_interval_bytes).unwrap_or(0),
+        };
+        if needs_recovery || segment.offset_index.sanity_check(size).is_err() {
+            return Ok((segment, true));
+        }
+        // Find the next offset and any larger timestamp after the last index entries.
+        let start = segment.offset_index.last_entry().map_or(0, |(_, p)| p);
+        let mut last_offset = None;
+        let mut max_ts = (segment.max_timestamp, segment.offset_of_max_timestamp);
+        {
+            let mut r = SegmentReader::new(segment.log.as_ref(), start, size, SCAN_WINDOW);
+            loop {
+                match r
+                    .next_entry()
+                    .map_err(|e| Error::io("read", &segment.log_path, e))?
+                {
+                    Next::Batch(b) => {
+                        let ts = reader::max_timestamp(&b);
+                        if ts > max_ts.0 {
+                            max_ts = (ts, b.last_offset());
+                        }
+                        last_offset = Some(b.last_offset());
+                    }
+                    Next::End => break,
+                    Next::Partial { .. } | Next::Corrupt { .. } => return Ok((segment, true)),
+                }
+            }
+        }
+        segment.next_offset = last_offset.map_or(base_offset, |o| o + 1);
+        (segment.max_timestamp, segment.offset_of_max_timestamp) = max_ts;
+        if segment
+            .time_index
+            .sanity_check(Some(segment.next_offset))
+            .is_err()
+        {
+            return Ok((segment, true));
+        }
+        segment.bytes_since_last_index_entry = size - start;
+        segment.rolling_based_timestamp = segment.first_batch_max_timestamp()?;
+        Ok((segment, false))
+    }
+
+    fn first_batch_max_timestamp(&self) -> Result<Option<i64>> {
+        let mut r = SegmentReader::new(self.log.as_ref(), 0, self.size, SEEK_WINDOW);
+        match r
+            .next_entry()
+            .map_err(|e| Error::io("read", &self.log_path, e))?
+        {
+            Next::Batch(b) => Ok(Some(reader::max_timestamp(&b))),
+            _ => Ok(None),
+        }
+    }
+
+    pub(crate) fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub(crate) fn next_offset(&self) -> i64 {
+        self.next_offset
+    }
+
+    pub(crate) fn max_timestamp(&self) -> i64 {
+        self.max_timestamp
+    }
+
+    pub(crate) fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    pub(crate) fn location(&self, position: u64) -> Location {
+        Location::File {
+            path: self.log_path.clone(),
+            position,
+        }
+    }
+
+    /// Kafka's `largestTimestamp`: the max timestamp, or the file's modification time when the
+    /// segment holds no timestamps.
+    pub(crate) fn largest_timestamp(&self, storage: &dyn Storage) -> Result<i64> {
+        if self.max_timestamp >= 0 {
+            return Ok(self.max_timestamp);
+        }
+        storage
+            .modified_ms(&self.log_path)
+            .map_err(|e| Error::io("stat", &self.log_path, e))
+    }
+
+    /// Whether `offset` fits the indexes' 32-bit relative offsets.
+    pub(crate) fn can_convert_offset(&self, offset: i64) -> bool {
+        self.offset_index.can_append_offset(offset)
+    }
+
+    /// Kafka's `LogSegment.shouldRoll`.
+    pub(crate) fn should_roll(
+        &self,
+        config: &LogConfig,
+        messages_size: u64,
+        max_timestamp_in_messages: i64,
+        max_offset_in_messages: i64,
+        now_ms: i64,
+    ) -> bool {
+        let waited = match self.rolling_based_timestamp {
+            Some(ts) if ts >= 0 => max_timestamp_in_messages.saturating_sub(ts),
+            _ => now_ms.saturating_sub(self.created_ms),
+        };
+        let size = self.size as i64;
+        size > i64::from(config.segment_bytes) - messages_size as i64
+            || (size > 0 && waited > config.segment_ms)
+            || self.offset_index.is_full()
+            || self.time_index.is_full()
+            || !self.can_convert_offset(max_offset_in_messages)
+    }
+
+    /// Writes `bytes` (whole validated entries, described by `batches`) at the end of the log
+    /// file and indexes them. An I/O error leaves the segment's in-memory state unchanged
+    /// except for indexes, and the caller poisons the log.
+    pub(crate) fn append(&mut self, bytes: &[u8], batches: &[BatchMeta]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let start = self.size;
+        self.log
+            .write_at(bytes, start)
+            .map_err(|e| Error::io("write", &self.log_path, e))?;
+        if start == 0 {
+            let largest = batches.iter().map(|b| b.max_timestamp).max().unwrap_or(-1);
+            self.rolling_based_timestamp = Some(largest);
+        }
+        self.size = start + bytes.len() as u64;
+        for b in batches {
+            self.index_batch(start + b.position, b.size, b.last_offset, b.max_timestamp)?;
+            self.next_offset = b.last_offset + 1;
+        }
+        Ok(())
+    }
+
+    /// Index bookkeeping for one batch at `position` (append and recovery share it).
+    fn index_batch(
+        &mut self,
+        position: u64,
+        size: u64,
+        last_offset: i64,
+        max_ts: i64,
+    ) -> Result<()> {
+        if max_ts > self.max_timestamp {
+            self.max_timestamp = max_ts;
+            self.offset_of_max_timestamp = last_offset;
+        }
+        if self.bytes_since_last_index_entry > self.index_interval_bytes {
+            if !self.offset_index.is_full() {
+                self.offset_index.append(last_offset, position)?;
+            }
+            self.time_index.maybe_append(
+                self.max_timestamp,
+                self.offset_of_max_timestamp,
+                false,
+            )?;
+            self.bytes_since_last_index_entry = 0;
+        }
+        self.bytes_since_last_index_entry += size;
+        Ok(())
+    }
+
+    /// Kafka's `LogSegment.recover`: rebuilds both indexes from the log file, validating every
+    /// batch (structure, CRC, offsets increasing and within the segment), truncates the file at
+    /// the first invalid batch, and syncs. Returns the bytes truncated and, if any, why.
+    pub(crate) fn recover(&mut self, config: &LogConfig) -> Result<(u64, Option<String>)> {
+        let max = max_index_bytes(config);
+        self.offset_index.reset(max)?;
+        self.time_index.reset(max)?;
+        self.max_timestamp = -1;
+        self.offset_of_max_timestamp = self.base_offset;
+        self.bytes_since_last_index_entry = 0;
+        self.rolling_based_timestamp = None;
+        let file_len = self
+            .log
+            .len()
+            .map_err(|e| Error::io("read", &self.log_path, e))?;
+        let mut valid = 0u64;
+        let mut prev_last = self.base_offset - 1;
+        let mut first_ts = None;
+        let mut problem = None;
+        let mut metas = Vec::new();
+        {
+            let mut r = SegmentReader::new(self.log.as_ref(), 0, file_len, SCAN_WINDOW);
+            loop {
+                match r
+                    .next_entry()
+                    .map_err(|e| Error::io("read", &self.log_path, e))?
+                {
+                    Next::Batch(b) => {
+                        if let Some(reason) = recovery_check(&b, self.base_offset, prev_last) {
+                            problem = Some(format!("byte {}: {reason}", b.position()));
+                            break;
+                        }
+                        let ts = reader::max_timestamp(&b);
+                        first_ts.get_or_insert(ts);
+                        prev_last = b.last_offset();
+                        metas.push(BatchMeta {
+                            position: b.position() as u64,
+                            size: b.size_in_bytes() as u64,
+                            last_offset: prev_last,
+                            max_timestamp: ts,
+                        });
+                        valid = r.position();
+                    }
+                    Next::End => break,
+                    Next::Partial { position, bytes } => {
+                        problem = Some(format!(
+                            "byte {position}: {bytes} bytes of a truncated entry"
+                        ));
+                        break;
+                    }
+                    Next::Corrupt { position, reason } => {
+                        problem = Some(format!("byte {position}: {reason}"));
+                        break;
+                    }
+                }
+            }
+        }
+        for m in &metas {
+            if !self.offset_index.can_append_offset(m.last_offset) {
+                break;
+            }
+            self.index_batch(m.position, m.size, m.last_offset, m.max_timestamp)?;
+        }
+        let truncated = file_len - valid;
+        if truncated > 0 {
+            self.log
+                .set_len(valid)
+                .map_err(|e| Error::io("truncate", &self.log_path, e))?;
+        }
+        self.size = valid;
+        self.next_offset = prev_last + 1;
+        self.rolling_based_timestamp = first_ts;
+        self.offset_index.trim()?;
+        self.time_index
+            .maybe_append(self.max_timestamp, self.offset_of_max_timestamp, true)?;
+        self.time_index.trim()?;
+        self.sync_all()?;
+        Ok((truncated, problem))
+    }
+
+    /// Preallocates the indexes again (the active segment after open or recovery).
+    pub(crate) fn resize_indexes(&mut self, config: &LogConfig) -> Result<()> {
+        let max = max_index_bytes(config);
+        self.offset_index.resize(max)?;
+        self.time_index.resize(max)
+    }
+
+    /// Kafka's `onBecomeInactiveSegment` plus the flush that follows a roll: writes the final
+    /// time index entry, trims both indexes to their entries and syncs all three files.
+    pub(crate) fn seal(&mut self) -> Result<()> {
+        self.time_index
+            .maybe_append(self.max_timestamp, self.offset_of_max_timestamp, true)?;
+        self.offset_index.trim()?;
+        self.time_index.trim()?;
+        self.sync_all()
+    }
+
+    /// Syncs the log file.
+    pub(crate) fn flush(&self) -> Result<()> {
+        self.log
+            .sync()
+            .map_err(|e| Error::io("sync", &self.log_path, e))
+    }
+
+    fn sync_all(&self) -> Result<()> {
+        self.flush()?;
+        self.offset_index.sync()?;
+        self.time_index.sync()
+    }
+
+    /// Removes the segment's files (the caller syncs the directory).
+    pub(crate) fn delete(&self, storage: &dyn Storage, dir: &Path) -> Result<()> {
+        files::remove_if_exists(storage, &self.log_path)?;
+        for suffix in [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX] {
+            files::remove_if_exists(
+                storage,
+                &dir.join(files::file_name(self.base_offset, suffix)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Position of the first batch whose last offset is >= `offset`, `None` if there is none.
+    pub(crate) fn find_position(&self, offset: i64) -> Result<Option<u64>> {
+        let (_, start) = self.offset_index.lookup(offset)?;
+        let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SEEK_WINDOW);
+        loop {
+            match self.next(&mut r)? {
+                Some(b) if b.last_offset() >= offset => return Ok(Some(b.position() as u64)),
+                Some(_) => {}
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Next batch of a reader over this segment; corruption inside the validated size is an
+    /// error.
+    fn next<'r>(&self, r: &'r mut SegmentReader<'_>) -> Result<Option<Batch<'r>>> {
+        match r
+            .next_entry()
+            .map_err(|e| Error::io("read", &self.log_path, e))?
+        {
+            Next::Batch(b) => Ok(Some(b)),
+            Next::End => Ok(None),
+            Next::Partial { position, bytes } => Err(Error::corrupt(
+                self.location(position),
+                format!("entry cut short: {bytes} bytes left"),
+            )),
+            Next::Corrupt { position, reason } => {
+                Err(Error::corrupt(self.location(position), reason))
+            }
+        }
+    }
+
+    /// Appends whole batches from `position` to `out` while they fit `max_bytes` (the first one
+    /// always, as Kafka's `minOneMessage`). Returns the last offset copied and whether the limit
+    /// stopped the copy.
+    pub(crate) fn read_into(
+        &self,
+        position: u64,
+        max_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(Option<i64>, bool)> {
+        let mut r = SegmentReader::new(self.log.as_ref(), position, self.size, SCAN_WINDOW);
+        let mut last = None;
+        loop {
+            let Some(b) = self.next(&mut r)? else {
+                return Ok((last, false));
+            };
+            let bytes = b.as_bytes();
+            if !out.is_empty() && out.len() + bytes.len() > max_bytes {
+                return Ok((last, true));
+            }
+            out.extend_from_slice(bytes);
+            last = Some(b.last_offset());
+            if out.len() >= max_bytes {
+                return Ok((last, true));
+            }
+        }
+    }
+
+    /// Kafka's `findOffsetByTimestamp`: the first record at or after `starting_offset` with a
+    /// timestamp >= `target`, using the time index to skip ahead. Decompresses the batch it
+    /// finds.
+    pub(crate) fn find_offset_by_timestamp(
+        &self,
+        target: i64,
+        starting_offset: i64,
+    ) -> Result<Option<TimestampAndOffset>> {
+        let (_, indexed_offset) = self.time_index.lookup(target)?;
+        let (_, start) = self
+            .offset_index
+            .lookup(indexed_offset.max(starting_offset))?;
+        let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SCAN_WINDOW);
+        let mut scratch = Vec::new();
+        while let Some(b) = self.next(&mut r)? {
+            if reader::max_timestamp(&b) < target {
+                continue;
+            }
+            let epoch = Some(reader::partition_leader_epoch(&b)).filter(|&e| e >= 0);
+            let records = b
+                .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+                .map_err(|e| self.codec_error(&b, e))?;
+            for record in records {
+                let record = record.map_err(|e| self.codec_error(&b, e))?;
+                let ts = record.timestamp().unwrap_or(-1);
+                if ts >= target && record.offset() >= starting_offset {
+                    return Ok(Some(TimestampAndOffset {
+                        timestamp: ts,
+                        offset: record.offset(),
+                        leader_epoch: epoch,
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The record with this segment's max timestamp (ListOffsets `MAX_TIMESTAMP`): the first
+    /// batch whose max timestamp is the segment's, and in it the first record with that
+    /// timestamp (`None` for magic 0, as Kafka's `offsetOfMaxTimestamp`).
+    pub(crate) fn max_timestamp_record(&self) -> Result<Option<TimestampAndOffset>> {
+        let (_, start) = self.offset_index.lookup(self.offset_of_max_timestamp)?;
+        let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SCAN_WINDOW);
+        let mut scratch = Vec::new();
+        while let Some(b) = self.next(&mut r)? {
+            if reader::max_timestamp(&b) != self.max_timestamp {
+                continue;
+            }
+            if b.magic() == 0 {
+                return Ok(None);
+            }
+            let epoch = Some(reader::partition_leader_epoch(&b)).filter(|&e| e >= 0);
+            let records = b
+                .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+                .map_err(|e| self.codec_error(&b, e))?;
+            for record in records {
+                let record = record.map_err(|e| self.codec_error(&b, e))?;
+                if record.timestamp() == Some(self.max_timestamp) {
+                    return Ok(Some(TimestampAndOffset {
+                        timestamp: self.max_timestamp,
+                        offset: record.offset(),
+                        leader_epoch: epoch,
+                    }));
+                }
+            }
+            return Ok(None);
+        }
+        Ok(None)
+    }
+
+    fn codec_error(&self, b: &Batch<'_>, e: krecords_codec::Error) -> Error {
+        let at = self.location(b.position() as u64);
+        if e.is_corruption() {
+            Error::corrupt(at, e.to_string())
+        } else {
+            Error::Codec { at, source: e }
+        }
+    }
+
+    /// Visits every batch of the segment in order.
+    pub(crate) fn for_each_batch(&self, mut f: impl FnMut(&Batch<'_>) -> Result<()>) -> Result<()> {
+        let mut r = SegmentReader::new(self.log.as_ref(), 0, self.size, SCAN_WINDOW);
+        while let Some(b) = self.next(&mut r)? {
+            f(&b)?;
+        }
+        Ok(())
+    }
+
+    /// Checks both indexes entry by entry against the log: every offset index entry points at
+    /// the start of the batch ending at its offset, positions and offsets increase, and every
+    /// time index entry holds the largest timestamp of the batches up to its offset.
+    pub(crate) fn verify_indexes(&self) -> Result<()> {
+        // (position, last offset, max timestamp) of every batch.
+        let mut batches = Vec::new();
+        self.for_each_batch(|b| {
+            batches.push((
+                b.position() as u64,
+                b.last_offset(),
+                reader::max_timestamp(b),
+            ));
+            Ok(())
+        })?;
+        let oi = &self.offset_index;
+        let mut prev: Option<(i64, u64)> = None;
+        for n in 0..oi.entries() {
+            let (offset, position) = oi.entry(n)?;
+            if let Some((po, pp)) = prev {
+                if offset <= po || position <= pp {
+                    return Err(oi.corrupt(format!(
+                        "entry {n} ({offset}, {position}) does not increase"
+                    )));
+                }
+            }
+            if !batches
+                .iter()
+                .any(|&(p, o, _)| p == position && o == offset)
+            {
+                return Err(oi.corrupt(format!(
+                    "entry {n} ({offset}, {position}) is not a batch boundary"
+                )));
+            }
+            prev = Some((offset, position));
+        }
+        let ti = &self.time_index;
+        let mut prev_ts = -1;
+        for n in 0..ti.entries() {
+            let (ts, offset) = ti.entry(n)?;
+            if ts <= prev_ts {
+                return Err(ti.corrupt(format!("entry {n} timestamp {ts} does not increase")));
+            }
+            let upto = batches.iter().filter(|b| b.1 <= offset).map(|b| b.2).max();
+            if upto != Some(ts) {
+                return Err(ti.corrupt(format!(
+                    "entry {n} ({ts}, {offset}) but the batches up to that offset have max timestamp {upto:?}"
+                )));
+            }
+            prev_ts = ts;
+        }
+        let seen_max = batches.iter().map(|b| b.2).max().unwrap_or(-1);
+        if seen_max != self.max_timestamp {
+            return Err(ti.corrupt(format!(
+                "segment max timestamp {} but the batches hold {seen_max}",
+                self.max_timestamp
+            )));
+        }
+        let next = batches.last().map_or(self.base_offset, |b| b.1 + 1);
+        if next != self.next_offset {
+            return Err(Error::corrupt(
+                self.location(self.size),
+                format!(
+                    "segment next offset {} but the batches end at {next}",
+                    self.next_offset
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Paths of the two index files.
+    pub(crate) fn index_paths(&self) -> (&Path, &Path) {
+        (self.offset_index.path(), self.time_index.path())
+    }
+
+    /// Entries in the (offset, time) indexes.
+    pub(crate) fn index_entries(&self) -> (u64, u64) {
+        (self.offset_index.entries(), self.time_index.entries())
+    }
+}
+
+/// Why recovery stops at `b`, if it must: a bad CRC, or offsets that go backwards or leave the
+/// segment's 32-bit relative range.
+fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
+    if !b.is_crc_valid() {
+        return Some(format!(
+            "crc mismatch (stored {}, computed {})",
+            b.crc(),
+            b.compute_crc()
+        ));
+    }
+    let last = b.last_offset();
+    let first = reader::first_offset_hint(b);
+    if first < base_offset || last < first {
+        return Some(format!(
+            "offsets {first}..={last} outside the segment based at {base_offset}"
+        ));
+    }
+    if last <= prev_last {
+        return Some(format!("last offset {last} does not follow {prev_last}"));
+    }
+    if last - base_offset > i64::from(i32::MAX) {
+        return Some(format!(
+            "offset {last} overflows the segment's relative offsets"
+        ));
+    }
+    None
+}

@@ -1,0 +1,724 @@
+//! Append validation and offset assignment on the leader path: Kafka's
+//! `UnifiedLog.analyzeAndValidateRecords` followed by `LogValidator`.
+//!
+//! 1. Shallow pass over the entries (any magic): a v2 batch from a client must have base offset
+//!    0 (`INVALID_RECORD`); every entry must fit `max.message.bytes` counting its 12-byte prefix
+//!    (`MESSAGE_TOO_LARGE`) and pass its CRC (`CORRUPT_MESSAGE`). A truncated trailing entry is
+//!    dropped, as Kafka trims it; an append with no complete entry is `INVALID_RECORD`.
+//! 2. The codec the log stores is `compression.type`, or the producer's for `producer`; the
+//!    magic is `message.format.version`'s.
+//! 3. Uncompressed in and out, same magic: offsets are assigned in place. For v2 that rewrites the
+//!    base offset and the partition leader epoch, which the CRC does not cover; the max timestamp
+//!    (and for LogAppendTime the attributes) only when they change, with a new CRC. For v1 the
+//!    offset field, and the timestamp when it changes. For v0 the offset field.
+//! 4. Uncompressed in and out, another magic: the records are rebuilt into one entry (v2) or
+//!    one message each (v0/v1) of the log's magic: up-conversion of v0/v1 to v2, or
+//!    down-conversion when the log is configured for an older format.
+//! 5. Compressed in or out: records are decompressed and checked; the batch is kept as it is
+//!    (offsets and timestamps patched) when codec and magic already match, the magic is not 0
+//!    and the inner offsets run 0, 1, 2, ...; otherwise rebuilt with the target codec.
+//!
+//! Batch checks (Kafka's `validateBatch`): one magic per append; for v2, a positive record count
+//! equal to `last offset delta + 1`, one batch only, no control batch from a client, a base
+//! sequence with a producer id; no transactional or idempotent data below magic 2
+//! (`UNSUPPORTED_FOR_MESSAGE_FORMAT`). Record checks (`validateRecord`): inner magic equal to
+//! the wrapper's, inner CRC of v0/v1 compressed messages (`CORRUPT_MESSAGE`), a key on compacted
+//! logs, and CreateTime timestamps within `now - before.max.ms ..= now + after.max.ms`
+//! (`INVALID_TIMESTAMP`). Record errors are collected per batch as Kafka's produce response lists
+//! them.
+//!
+//! One deliberate difference: an uncompressed v2 batch whose record offset deltas do not run 0, 1,
+//! 2, ... is rebuilt instead of stored as is (Kafka does so for compressed batches only), so
+//! every stored batch reads back with the offsets the broker assigned.
+
+use crate::config::LogConfig;
+use crate::error::{Error, Location, RecordError, Result};
+use krecords_codec::read::{v2 as v2_layout, Batch, LegacyRecord, Record, V2Records};
+use krecords_codec::write::{LegacyBuilder, Record as NewRecord, V2Builder};
+use krecords_codec::{Compression, Header, TimestampType};
+
+/// The result of validating one append.
+#[derive(Debug)]
+pub(crate) struct Validated {
+    /// The entries to write, offsets assigned.
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) first_offset: i64,
+    pub(crate) last_offset: i64,
+    pub(crate) record_count: u64,
+    /// The time used for LogAppendTime (and timestamp checks).
+    pub(crate) now: i64,
+    /// Whether the records were rebuilt (conversion or recompression).
+    pub(crate) rebuilt: bool,
+    /// Bytes of a truncated trailing entry that were dropped.
+    pub(crate) trimmed_bytes: usize,
+}
+
+/// Where the validator gets its settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings<'c> {
+    pub(crate) config: &'c LogConfig,
+    pub(crate) now: i64,
+    pub(crate) partition_leader_epoch: i32,
+}
+
+fn at(position: usize) -> Location {
+    Location::Append { position }
+}
+
+/// Maps a codec error met while reading records of the batch at `batch_at`.
+fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
+    use krecords_codec::Error as C;
+    let loc = at(e.position().unwrap_or(batch_at));
+    match e {
+        C::Decompress { .. }
+        | C::DecompressLimit { .. }
+        | C::UnknownCompression { .. }
+        | C::CrcMismatch { .. } => Error::corrupt(loc, e.to_string()),
+        C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
+            reason: e.to_string(),
+        },
+        C::Compress { .. } | C::InvalidLevel { .. } | C::Unencodable { .. } => {
+            Error::Codec { at: loc, source: e }
+        }
+        _ => Error::invalid_record(loc, e.to_string()),
+    }
+}
+
+/// Maps a codec error met while building the stored batch.
+fn build_error(e: krecords_codec::Error) -> Error {
+    use krecords_codec::Error as C;
+    match e {
+        C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
+            reason: e.to_string(),
+        },
+        other => Error::Codec {
+            at: Location::Unknown,
+            source: other,
+        },
+    }
+}
+
+/// A record to rebuild: its fields, borrowed from the input or the decompression buffer.
+struct Rec<'r> {
+    timestamp: i64,
+    key: Option<&'r [u8]>,
+    value: Option<&'r [u8]>,
+    headers: Vec<Header<'r>>,
+}
+
+/// Records of an uncompressed entry, borrowing from the input.
+enum Uncompressed<'a> {
+    V2(V2Records<'a>),
+    One(Option<LegacyRecord<'a>>),
+}
+
+impl<'a> Iterator for Uncompressed<'a> {
+    type Item = krecords_codec::Result<Record<'a>>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Uncompressed::V2(r) => r.next().map(|r| r.map(Record::V2)),
+            Uncompressed::One(r) => r.take().map(|r| Ok(Record::Legacy(r))),
+        }
+    }
+}
+
+fn uncompressed_records<'a>(b: &Batch<'a>) -> Result<Uncompressed<'a>> {
+    match b {
+        Batch::V2(v) => v
+            .uncompressed_records()
+            .map(Uncompressed::V2)
+            .map_err(|e| record_read_error(b.position(), e)),
+        Batch::Legacy(l) => Ok(Uncompressed::One(Some(l.as_record()))),
+    }
+}
+
+fn producer_fields(b: &Batch<'_>) -> (i64, i16, i32, bool) {
+    match b {
+        Batch::V2(v) => (
+            v.raw_producer_id(),
+            v.raw_producer_epoch(),
+            v.raw_base_sequence(),
+            v.is_transactional(),
+        ),
+        Batch::Legacy(_) => (-1, -1, -1, false),
+    }
+}
+
+/// Kafka's `validateBatch` for the client origin.
+fn validate_batch(first: &Batch<'_>, b: &Batch<'_>, to_magic: u8) -> Result<()> {
+    let loc = at(b.position());
+    if first.magic() != b.magic() {
+        return Err(Error::invalid_record(
+            loc,
+            format!(
+                "batch magic {} is not the same as the first batch's magic {}",
+                b.magic(),
+                first.magic()
+            ),
+        ));
+    }
+    let (producer_id, _, base_sequence, transactional) = producer_fields(b);
+    if let Batch::V2(v) = b {
+        let base = v.base_offset();
+        let last = v.last_offset();
+        let from_offsets = i64::from(v.last_offset_delta()) + 1;
+        if from_offsets <= 0 {
+            return Err(Error::invalid_record(
+                loc,
+                format!("batch has an invalid offset range [{base}, {last}]"),
+            ));
+        }
+        let count = v.records_count();
+        if count <= 0 {
+            return Err(Error::invalid_record(
+                loc,
+                format!("invalid record count {count}"),
+            ));
+        }
+        if from_offsets != i64::from(count) {
+            return Err(Error::invalid_record(
+                loc,
+                format!(
+                    "inconsistent batch offset range [{base}, {last}] and record count {count}"
+                ),
+            ));
+        }
+        if v.is_control() {
+            return Err(Error::invalid_record(
+                loc,
+                "clients are not allowed to write control records",
+            ));
+        }
+        if producer_id >= 0 && base_sequence < 0 {
+            return Err(Error::invalid_record(
+                loc,
+                format!("invalid sequence number {base_sequence} in a batch with producer id {producer_id}"),
+            ));
+        }
+    }
+    if transactional && to_magic < 2 {
+        return Err(Error::UnsupportedForMessageFormat {
+            reason: format!("transactional records cannot be stored with magic {to_magic}"),
+        });
+    }
+    if producer_id >= 0 && to_magic < 2 {
+        return Err(Error::UnsupportedForMessageFormat {
+            reason: format!("idempotent records cannot be stored with magic {to_magic}"),
+        });
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecordErrorKind {
+    InvalidRecord,
+    InvalidTimestamp,
+}
+
+/// Kafka's `validateRecord`: `Err` for errors that fail the append at once (an inner CRC),
+/// `Ok(Some(..))` for a record error to collect.
+fn validate_record(
+    s: &Settings<'_>,
+    b: &Batch<'_>,
+    record: &Record<'_>,
+    index: usize,
+) -> Result<Option<(RecordErrorKind, RecordError)>> {
+    let record_magic = match record {
+        Record::Legacy(r) => r.magic,
+        Record::V2(_) => 2,
+    };
+    let reject = |kind, message: String| {
+        Ok(Some((
+            kind,
+            RecordError {
+                batch_index: index,
+                message,
+            },
+        )))
+    };
+    if record_magic != b.magic() {
+        return reject(
+            RecordErrorKind::InvalidRecord,
+            format!(
+                "record magic {record_magic} does not match the batch magic {}",
+                b.magic()
+            ),
+        );
+    }
+    if let (Record::Legacy(r), Batch::Legacy(l)) = (record, b) {
+        if l.is_compressed() {
+            if (r.attributes & krecords_codec::read::legacy::COMPRESSION_MASK) != 0 {
+                return reject(
+                    RecordErrorKind::InvalidRecord,
+                    "compressed outer record should not have an inner record with a compression attribute set".into(),
+                );
+            }
+            let computed = r.compute_crc();
+            if computed != r.crc {
+                return Err(Error::corrupt(
+                    at(b.position()),
+                    format!(
+                        "inner message at offset {} has crc {} but its bytes give {computed}",
+                        r.offset, r.crc
+                    ),
+                ));
+            }
+        }
+    }
+    if s.config.cleanup_policy.compact && record.key().is_none() {
+        return reject(
+            RecordErrorKind::InvalidRecord,
+            "compacted topic cannot accept message without key".into(),
+        );
+    }
+    let ts = record.timestamp().unwrap_or(-1);
+    let config = s.config;
+    if config.message_timestamp_type == TimestampType::CreateTime && ts != -1 {
+        let diff = i128::from(s.now) - i128::from(ts);
+        if diff > i128::from(config.message_timestamp_before_max_ms)
+            || -diff > i128::from(config.message_timestamp_after_max_ms)
+        {
+            let lo = i128::from(s.now) - i128::from(config.message_timestamp_before_max_ms);
+            let hi = i128::from(s.now) + i128::from(config.message_timestamp_after_max_ms);
+            return reject(
+                RecordErrorKind::InvalidTimestamp,
+                format!(
+                    "timestamp {ts} of message with offset {} is out of range; it must be within [{lo}, {hi}]",
+                    record.offset()
+                ),
+            );
+        }
+    } else if b.timestamp_type() == TimestampType::LogAppendTime {
+        return reject(
+            RecordErrorKind::InvalidTimestamp,
+            "invalid timestamp type: producers should not set LogAppendTime".into(),
+        );
+    }
+    Ok(None)
+}
+
+/// Kafka's `processRecordErrors`.
+fn record_errors_to_error(
+    b: &Batch<'_>,
+    errors: Vec<(RecordErrorKind, RecordError)>,
+) -> Result<()> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let any_timestamp = errors
+        .iter()
+        .any(|(k, _)| *k == RecordErrorKind::InvalidTimestamp);
+    let n = errors.len();
+    let record_errors: Vec<RecordError> = errors.into_iter().map(|(_, e)| e).collect();
+    let loc = at(b.position());
+    if any_timestamp {
+        Err(Error::InvalidTimestamp {
+            at: loc,
+            reason: format!("{n} record(s) rejected because of invalid timestamps"),
+            record_errors,
+        })
+    } else {
+        let first = record_errors
+            .first()
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
+        Err(Error::InvalidRecord {
+            at: loc,
+            reason: format!("{n} record(s) rejected, the first: {first}"),
+            record_errors,
+        })
+    }
+}
+
+/// Validates and assigns offsets to `input`, the payload of one produce request for this
+/// partition, starting at `next_offset`. On error nothing has been written anywhere.
+pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Result<Validated> {
+    let config = s.config;
+    // 1. The shallow pass (Kafka's analyzeAndValidateRecords).
+    let mut entries = krecords_codec::read::Entries::new(input);
+    let mut batches: Vec<Batch<'_>> = Vec::new();
+    let mut source = Compression::None;
+    for entry in entries.by_ref() {
+        let b = entry.map_err(|e| Error::corrupt(at(e.position().unwrap_or(0)), e.to_string()))?;
+        let loc = at(b.position());
+        if b.magic() >= 2 && b.offset_field() != 0 {
+            return Err(Error::invalid_record(
+                loc,
+                format!(
+                    "the base offset of the record batch should be 0, but it is {}",
+                    b.offset_field()
+                ),
+            ));
+        }
+        if b.size_in_bytes() > usize::try_from(config.max_message_bytes).unwrap_or(0) {
+            return Err(Error::MessageTooLarge {
+                at: loc,
+                size: b.size_in_bytes(),
+                max: config.max_message_bytes,
+            });
+        }
+        if !b.is_crc_valid() {
+            return Err(Error::corrupt(
+                loc,
+                format!(
+                    "record is corrupt (stored crc {}, computed {})",
+                    b.crc(),
+                    b.compute_crc()
+                ),
+            ));
+        }
+        let codec = b
+            .compression()
+            .map_err(|e| Error::corrupt(loc.clone(), e.to_string()))?;
+        if codec != Compression::None {
+            source = codec;
+        }
+        batches.push(b);
+    }
+    let valid_bytes = entries.next_position();
+    let trimmed_bytes = input.len() - valid_bytes;
+    let Some(first) = batches.first().copied() else {
+        return Err(Error::invalid_record(
+            at(0),
+            "the append holds no complete record batch",
+        ));
+    };
+    let (target, level) = config.target_compression(source);
+    let to_magic = config.record_magic();
+    let input = &input[..valid_bytes];
+
+    // getFirstBatchAndMaybeValidateNoMoreBatches
+    if (first.magic() >= 2 || source != Compression::None) && batches.len() > 1 {
+        return Err(Error::invalid_record(
+            at(batches[1].position()),
+            "compressed outer record has more than one batch",
+        ));
+    }
+
+    let done = |bytes: Vec<u8>, count: u64, rebuilt: bool| Validated {
+        bytes,
+        first_offset: next_offset,
+        last_offset: next_offset + count as i64 - 1,
+        record_count: count,
+        now: s.now,
+        rebuilt,
+        trimmed_bytes,
+    };
+
+    if source == Compression::None && target == Compression::None {
+        if batches.iter().all(|b| b.magic() == to_magic) {
+            return match assign_in_place_uncompressed(input, &batches, next_offset, s)? {
+                Some((bytes, count)) => Ok(done(bytes, count, false)),
+                None => {
+                    // Out-of-order v2 offset deltas: rebuild.
+                    let records = collect_uncompressed(&batches, s, to_magic)?;
+                    let bytes = build(
+                        s,
+                        to_magic,
+                        Compression::None,
+                        None,
+                        next_offset,
+                        &first,
+                        &records,
+                    )?;
+                    Ok(done(bytes, records.len() as u64, true))
+                }
+            };
+        }
+        let records = collect_uncompressed(&batches, s, to_magic)?;
+        let bytes = build(
+            s,
+            to_magic,
+            Compression::None,
+            None,
+            next_offset,
+            &first,
+            &records,
+        )?;
+        return Ok(done(bytes, records.len() as u64, true));
+    }
+
+    // 5. The compressed path (Kafka's validateMessagesAndAssignOffsetsCompressed).
+    let mut in_place = source == target && first.magic() == to_magic && to_magic != 0;
+    let mut scratch = Vec::new();
+    let mut max_timestamp = -1i64;
+    let records: Vec<Rec<'_>> = if source != Compression::None {
+        validate_batch(&first, &first, to_magic)?;
+        let iter = first
+            .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+            .map_err(|e| record_read_error(first.position(), e))?;
+        let mut out = Vec::new();
+        check_records(
+            s,
+            &first,
+            iter,
+            to_magic,
+            &mut 0,
+            &mut in_place,
+            &mut max_timestamp,
+            &mut out,
+        )?;
+        out
+    } else {
+        let mut out = Vec::new();
+        let mut expected = 0i64;
+        for b in &batches {
+            validate_batch(&first, b, to_magic)?;
+            let iter = uncompressed_records(b)?;
+            check_records(
+                s,
+                b,
+                iter,
+                to_magic,
+                &mut expected,
+                &mut in_place,
+                &mut max_timestamp,
+                &mut out,
+            )?;
+        }
+        out
+    };
+    let count = records.len() as u64;
+    if !in_place {
+        let bytes = build(s, to_magic, target, level, next_offset, &first, &records)?;
+        return Ok(done(bytes, count, true));
+    }
+    // In place: one batch (compressed), patch offsets, timestamp and epoch.
+    let mut bytes = input.to_vec();
+    let last_offset = next_offset + count as i64 - 1;
+    let ts = if config.message_timestamp_type == TimestampType::LogAppendTime {
+        s.now
+    } else {
+        max_timestamp
+    };
+    patch(
+        &mut bytes,
+        &first,
+        last_offset,
+        Some((config.message_timestamp_type, ts)),
+        s.partition_leader_epoch,
+    );
+    Ok(done(bytes, count, false))
+}
+
+/// Validates the records of one batch of the compressed path, collecting them for a rebuild
+/// and noting whether they still allow in-place assignment.
+#[allow(clippy::too_many_arguments)]
+fn check_records<'r>(
+    s: &Settings<'_>,
+    b: &Batch<'_>,
+    iter: impl Iterator<Item = krecords_codec::Result<Record<'r>>>,
+    to_magic: u8,
+    expected_offset: &mut i64,
+    in_place: &mut bool,
+    max_timestamp: &mut i64,
+    out: &mut Vec<Rec<'r>>,
+) -> Result<()> {
+    let mut errors = Vec::new();
+    for (index, record) in iter.enumerate() {
+        let record = record.map_err(|e| record_read_error(b.position(), e))?;
+        let expected = *expected_offset;
+        *expected_offset += 1;
+        if let Some(err) = validate_record(s, b, &record, index)? {
+            errors.push(err);
+            continue;
+        }
+        if b.magic() > 0 && to_magic > 0 {
+            let ts = record.timestamp().unwrap_or(-1);
+            if ts > *max_timestamp {
+                *max_timestamp = ts;
+            }
+            if record.offset() != expected {
+                *in_place = false;
+            }
+        }
+        out.push(rec_of(&record));
+    }
+    record_errors_to_error(b, errors)
+}
+
+fn rec_of<'r>(record: &Record<'r>) -> Rec<'r> {
+    Rec {
+        timestamp: record.timestamp().unwrap_or(-1),
+        key: record.key(),
+        value: record.value(),
+        headers: record.headers().collect(),
+    }
+}
+
+/// Validates every batch and record of an uncompressed append and collects the records.
+fn collect_uncompressed<'a>(
+    batches: &[Batch<'a>],
+    s: &Settings<'_>,
+    to_magic: u8,
+) -> Result<Vec<Rec<'a>>> {
+    let first = batches[0];
+    let mut out = Vec::new();
+    for b in batches {
+        validate_batch(&first, b, to_magic)?;
+        let mut errors = Vec::new();
+        for (index, record) in uncompressed_records(b)?.enumerate() {
+            let record = record.map_err(|e| record_read_error(b.position(), e))?;
+            match validate_record(s, b, &record, index)? {
+                Some(err) => errors.push(err),
+                None => out.push(rec_of(&record)),
+            }
+        }
+        record_errors_to_error(b, errors)?;
+    }
+    Ok(out)
+}
+
+/// Kafka's `assignOffsetsNonCompressed`. Returns `None` when a v2 batch's offset deltas are not
+/// 0, 1, 2, ... and it must be rebuilt instead.
+fn assign_in_place_uncompressed(
+    input: &[u8],
+    batches: &[Batch<'_>],
+    next_offset: i64,
+    s: &Settings<'_>,
+) -> Result<Option<(Vec<u8>, u64)>> {
+    let first = batches[0];
+    let tt = s.config.message_timestamp_type;
+    // (batch, last offset assigned, timestamp to set)
+    let mut patches = Vec::with_capacity(batches.len());
+    let mut counter = next_offset;
+    for b in batches {
+        validate_batch(&first, b, b.magic())?;
+        let mut errors = Vec::new();
+        let mut max_batch_ts = -1i64;
+        for (index, record) in uncompressed_records(b)?.enumerate() {
+            let record = record.map_err(|e| record_read_error(b.position(), e))?;
+            if let Some(err) = validate_record(s, b, &record, index)? {
+                errors.push(err);
+            }
+            if let Record::V2(r) = &record {
+                if i64::from(r.offset_delta) != index as i64 {
+                    return Ok(None);
+                }
+            }
+            counter += 1;
+            if b.magic() > 0 {
+                max_batch_ts = max_batch_ts.max(record.timestamp().unwrap_or(-1));
+            }
+        }
+        record_errors_to_error(b, errors)?;
+        let ts = match (b.magic(), tt) {
+            (0, _) => None,
+            (_, TimestampType::LogAppendTime) => Some((tt, s.now)),
+            _ => Some((tt, max_batch_ts)),
+        };
+        patches.push((*b, counter - 1, ts));
+    }
+    let mut bytes = input.to_vec();
+    for (b, last, ts) in patches {
+        patch(&mut bytes, &b, last, ts, s.partition_leader_epoch);
+    }
+    Ok(Some((bytes, (counter - next_offset) as u64)))
+}
+
+/// Kafka's `setLastOffset` / `setMaxTimestamp` / `setPartitionLeaderEpoch` on the copy of `b` in
+/// `bytes` (same position): rewrites the offset fields, and the timestamp and attributes with a
+/// new CRC only when they change.
+fn patch(
+    bytes: &mut [u8],
+    b: &Batch<'_>,
+    last_offset: i64,
+    ts: Option<(TimestampType, i64)>,
+    epoch: i32,
+) {
+    let start = b.position();
+    let entry = &mut bytes[start..start + b.size_in_bytes()];
+    match b {
+        Batch::V2(v) => {
+            let base = last_offset - i64::from(v.last_offset_delta());
+            entry[v2_layout::BASE_OFFSET_OFFSET..v2_layout::BASE_OFFSET_OFFSET + 8]
+                .copy_from_slice(&base.to_be_bytes());
+            entry[v2_layout::PARTITION_LEADER_EPOCH_OFFSET
+                ..v2_layout::PARTITION_LEADER_EPOCH_OFFSET + 4]
+                .copy_from_slice(&epoch.to_be_bytes());
+            if let Some((tt, ts)) = ts {
+                if v.timestamp_type() != tt || v.max_timestamp() != ts {
+                    let mut attrs = v.attributes() & !v2_layout::TIMESTAMP_TYPE_MASK;
+                    if tt == TimestampType::LogAppendTime {
+                        attrs |= v2_layout::TIMESTAMP_TYPE_MASK;
+                    }
+                    entry[v2_layout::ATTRIBUTES_OFFSET..v2_layout::ATTRIBUTES_OFFSET + 2]
+                        .copy_from_slice(&attrs.to_be_bytes());
+                    entry[v2_layout::MAX_TIMESTAMP_OFFSET..v2_layout::MAX_TIMESTAMP_OFFSET + 8]
+                        .copy_from_slice(&ts.to_be_bytes());
+                    let crc = krecords_codec::crc::crc32c(&entry[v2_layout::ATTRIBUTES_OFFSET..]);
+                    entry[v2_layout::CRC_OFFSET..v2_layout::CRC_OFFSET + 4]
+                        .copy_from_slice(&crc.to_be_bytes());
+                }
+            }
+        }
+        Batch::Legacy(l) => {
+            use krecords_codec::read::legacy as layout;
+            entry[0..8].copy_from_slice(&last_offset.to_be_bytes());
+            if let (Some((tt, ts)), 1) = (ts, l.magic()) {
+                if l.timestamp_type() != tt || l.timestamp() != Some(ts) {
+                    let mut attrs = l.attributes() & !layout::TIMESTAMP_TYPE_MASK;
+                    if tt == TimestampType::LogAppendTime {
+                        attrs |= layout::TIMESTAMP_TYPE_MASK;
+                    }
+                    entry[layout::ATTRIBUTES_OFFSET] = attrs;
+                    entry[layout::TIMESTAMP_OFFSET..layout::TIMESTAMP_OFFSET + 8]
+                        .copy_from_slice(&ts.to_be_bytes());
+                    let crc = krecords_codec::crc::crc32(&entry[layout::MAGIC_OFFSET..]);
+                    entry[layout::CRC_OFFSET..layout::CRC_OFFSET + 4]
+                        .copy_from_slice(&crc.to_be_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// Kafka's `buildRecordsAndAssignOffsets` / the conversion path: one new entry (v2 batch or
+/// v0/v1 wrapper, or one message per record when uncompressed v0/v1) of the log's magic and
+/// codec, with the producer fields of the first batch.
+fn build(
+    s: &Settings<'_>,
+    to_magic: u8,
+    codec: Compression,
+    level: Option<i32>,
+    base_offset: i64,
+    first: &Batch<'_>,
+    records: &[Rec<'_>],
+) -> Result<Vec<u8>> {
+    let tt = s.config.message_timestamp_type;
+    let mut out = Vec::new();
+    if to_magic >= 2 {
+        let (pid, epoch, seq, transactional) = producer_fields(first);
+        let mut builder = V2Builder::new(base_offset)
+            .compression(codec, level)
+            .timestamp_type(tt, s.now)
+            .producer(pid, epoch, seq)
+            .transactional(transactional)
+            .partition_leader_epoch(s.partition_leader_epoch);
+        for (i, r) in records.iter().enumerate() {
+            let rec = NewRecord::new(r.timestamp, r.key, r.value).with_headers(&r.headers);
+            builder
+                .append_with_offset(base_offset + i as i64, &rec)
+                .map_err(build_error)?;
+        }
+        builder.finish_into(&mut out).map_err(build_error)?;
+    } else {
+        if records.iter().any(|r| !r.headers.is_empty()) {
+            return Err(Error::UnsupportedForMessageFormat {
+                reason: format!("record headers need magic 2, the log stores magic {to_magic}"),
+            });
+        }
+        let mut builder = LegacyBuilder::new(to_magic, base_offset)
+            .and_then(|b| b.compression(codec, level))
+            .map_err(build_error)?
+            .timestamp_type(tt, s.now);
+        for (i, r) in records.iter().enumerate() {
+            let rec = NewRecord::new(r.timestamp, r.key, r.value);
+            builder
+                .append_with_offset(base_offset + i as i64, &rec)
+                .map_err(build_error)?;
+        }
+        builder.finish_into(&mut out).map_err(build_error)?;
+    }
+    Ok(out)
+}

@@ -1,0 +1,613 @@
+//! Append validation (every error Kafka's leader raises) and offset assignment.
+
+use crate::util::*;
+use krecords_codec::read::Batch;
+use krecords_codec::write::{write_empty_batch, EmptyBatch, Record, V2Builder};
+use krecords_codec::{Compression, TimestampType};
+use krecords_log::{AppendOrigin, Error, Log};
+
+#[test]
+fn smoke() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    let a = append(&mut log, &v2(NOW, &["a", "b"]));
+    assert_eq!((a.base_offset, a.last_offset), (0, 1));
+    let b = append(&mut log, &v2(NOW, &["c"]));
+    assert_eq!((b.base_offset, b.last_offset), (2, 2));
+    let all = read_all(&log, 1);
+    assert_eq!(
+        all.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
+    log.close().unwrap();
+    let log = m.open();
+    assert!(log.recovery_info().clean_shutdown);
+    assert_eq!(log.log_end_offset(), 3);
+    log.verify_indexes().unwrap();
+}
+
+/// Appends `bytes`, expects the Kafka error `name`, and checks that nothing in the directory
+/// changed and the log still takes appends.
+fn rejected(m: &Mem, log: &mut Log, bytes: &[u8], name: &str) -> Error {
+    let before = m.snapshot();
+    let end = log.log_end_offset();
+    let e = log.append(bytes, AppendOrigin::Client).unwrap_err();
+    assert_eq!(e.kafka_name(), name, "{e}");
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a rejected append changed the directory"
+    );
+    assert_eq!(log.log_end_offset(), end);
+    assert!(!log.is_poisoned());
+    e
+}
+
+fn setup(pairs: &[(&str, &str)]) -> (Mem, Log) {
+    let m = mem();
+    let mut log = m.create(pairs);
+    append(&mut log, &v2(NOW, &["first"]));
+    (m, log)
+}
+
+#[test]
+fn corrupt_message_for_bad_crc_in_every_magic() {
+    let (m, mut log) = setup(&[]);
+    for mut bytes in [
+        v2(NOW, &["x"]),
+        legacy(1, NOW, &["x"]),
+        legacy(0, NOW, &["x"]),
+    ] {
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        let e = rejected(&m, &mut log, &bytes, "CORRUPT_MESSAGE");
+        assert!(e.to_string().contains("append payload at byte 0"), "{e}");
+        assert!(e.to_string().contains("crc"), "{e}");
+    }
+}
+
+#[test]
+fn corrupt_message_for_bad_size_or_magic() {
+    let (m, mut log) = setup(&[]);
+    let mut bytes = v2(NOW, &["x"]);
+    bytes[8..12].copy_from_slice(&13i32.to_be_bytes());
+    rejected(&m, &mut log, &bytes, "CORRUPT_MESSAGE");
+    let mut bytes = v2(NOW, &["x"]);
+    bytes[16] = 3;
+    rejected(&m, &mut log, &bytes, "CORRUPT_MESSAGE");
+    // A v2 entry shorter than the 61-byte header.
+    let mut bytes = v2(NOW, &["x"]);
+    bytes[8..12].copy_from_slice(&20i32.to_be_bytes());
+    rejected(&m, &mut log, &bytes, "CORRUPT_MESSAGE");
+    // A second entry with a bad CRC: the position names it.
+    let mut two = legacy(1, NOW, &["a", "b"]);
+    let last = two.len() - 1;
+    two[last] ^= 1;
+    let e = rejected(&m, &mut log, &two, "CORRUPT_MESSAGE");
+    let second = legacy(1, NOW, &["a"]).len();
+    assert!(e.to_string().contains(&format!("at byte {second}")), "{e}");
+}
+
+#[test]
+fn invalid_record_for_nonzero_v2_base_offset() {
+    let (m, mut log) = setup(&[]);
+    let mut bytes = v2(NOW, &["x"]);
+    bytes[0..8].copy_from_slice(&5i64.to_be_bytes());
+    let e = rejected(&m, &mut log, &bytes, "INVALID_RECORD");
+    assert!(e.to_string().contains("should be 0"), "{e}");
+}
+
+#[test]
+fn invalid_record_for_inconsistent_counts() {
+    let (m, mut log) = setup(&[]);
+    // Count 3 but last offset delta 1.
+    let mut bytes = v2(NOW, &["a", "b"]);
+    bytes[57..61].copy_from_slice(&3i32.to_be_bytes());
+    fix_v2_crc(&mut bytes);
+    let e = rejected(&m, &mut log, &bytes, "INVALID_RECORD");
+    assert!(e.to_string().contains("inconsistent"), "{e}");
+    // Count 0 (a record-less batch).
+    let mut empty = Vec::new();
+    write_empty_batch(
+        &mut empty,
+        &EmptyBatch {
+            base_offset: 0,
+            last_offset: 0,
+            partition_leader_epoch: -1,
+            timestamp_type: TimestampType::CreateTime,
+            timestamp: NOW,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            transactional: false,
+            control: false,
+        },
+    )
+    .unwrap();
+    let e = rejected(&m, &mut log, &empty, "INVALID_RECORD");
+    assert!(e.to_string().contains("record count 0"), "{e}");
+    // A negative last offset delta.
+    let mut bytes = v2(NOW, &["a"]);
+    bytes[23..27].copy_from_slice(&(-1i32).to_be_bytes());
+    fix_v2_crc(&mut bytes);
+    let e = rejected(&m, &mut log, &bytes, "INVALID_RECORD");
+    assert!(e.to_string().contains("invalid offset range"), "{e}");
+}
+
+#[test]
+fn invalid_record_for_client_control_batch() {
+    let (m, mut log) = setup(&[]);
+    let mut b = V2Builder::new(0).control(true).producer(7, 0, -1);
+    b.append_control(NOW, &[0, 0, 0, 1], &[0, 0, 0, 0, 0, 0])
+        .unwrap();
+    let bytes = b.finish().unwrap();
+    let e = rejected(&m, &mut log, &bytes, "INVALID_RECORD");
+    assert!(e.to_string().contains("control"), "{e}");
+}
+
+#[test]
+fn invalid_record_for_producer_id_without_sequence() {
+    let (m, mut log) = setup(&[]);
+    let mut b = V2Builder::new(0).producer(7, 0, 0);
+    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    let mut bytes = b.finish().unwrap();
+    bytes[53..57].copy_from_slice(&(-1i32).to_be_bytes());
+    fix_v2_crc(&mut bytes);
+    let e = rejected(&m, &mut log, &bytes, "INVALID_RECORD");
+    assert!(e.to_string().contains("sequence"), "{e}");
+}
+
+#[test]
+fn invalid_record_for_two_v2_batches_or_mixed_magic() {
+    let (m, mut log) = setup(&[]);
+    let mut two = v2(NOW, &["a"]);
+    two.extend(v2(NOW, &["b"]));
+    let e = rejected(&m, &mut log, &two, "INVALID_RECORD");
+    assert!(e.to_string().contains("more than one batch"), "{e}");
+    let mut mixed = legacy(0, NOW, &["a"]);
+    mixed.extend(legacy(1, NOW, &["b"]));
+    let e = rejected(&m, &mut log, &mixed, "INVALID_RECORD");
+    assert!(e.to_string().contains("magic"), "{e}");
+}
+
+#[test]
+fn invalid_record_for_empty_append_and_bad_record_structure() {
+    let (m, mut log) = setup(&[]);
+    rejected(&m, &mut log, &[], "INVALID_RECORD");
+    rejected(&m, &mut log, &[0u8; 5], "INVALID_RECORD");
+    // A record length that runs past the batch, with a valid CRC.
+    let mut bytes = v2(NOW, &["abc"]);
+    bytes[61] = 0x7e; // record length varint 63
+    fix_v2_crc(&mut bytes);
+    rejected(&m, &mut log, &bytes, "INVALID_RECORD");
+}
+
+#[test]
+fn invalid_record_for_missing_key_on_compacted_log() {
+    let (m, mut log) = setup(&[("cleanup.policy", "compact")]);
+    let mut b = V2Builder::new(0);
+    b.append(&Record::new(NOW, Some(b"k"), Some(b"v"))).unwrap();
+    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    let e = rejected(&m, &mut log, &b.finish().unwrap(), "INVALID_RECORD");
+    assert_eq!(e.record_errors().len(), 1);
+    assert_eq!(e.record_errors()[0].batch_index, 1);
+    assert!(e.record_errors()[0].message.contains("without key"));
+}
+
+#[test]
+fn message_too_large_counts_the_12_byte_prefix() {
+    let bytes = v2(NOW, &["0123456789"]);
+    let exact = bytes.len().to_string();
+    let (m, mut log) = setup(&[("max.message.bytes", &exact)]);
+    append(&mut log, &bytes);
+    let smaller = (bytes.len() - 1).to_string();
+    let (m2, mut log2) = setup(&[("max.message.bytes", &smaller)]);
+    let e = rejected(&m2, &mut log2, &bytes, "MESSAGE_TOO_LARGE");
+    assert!(matches!(e, Error::MessageTooLarge { size, .. } if size == bytes.len()));
+    drop(m);
+}
+
+#[test]
+fn message_too_large_after_up_conversion() {
+    // A v0 message that fits, but its v2 form (61-byte header) does not.
+    let bytes = legacy(0, -1, &["v"]);
+    let max = (bytes.len() + 10).to_string();
+    let m = mem();
+    let mut log = m.create(&[("max.message.bytes", &max)]);
+    let e = rejected(&m, &mut log, &bytes, "MESSAGE_TOO_LARGE");
+    assert!(e.to_string().contains("rebuilt batch"), "{e}");
+}
+
+#[test]
+fn record_list_too_large_when_the_append_exceeds_segment_bytes() {
+    let many: Vec<String> = (0..20).map(|i| format!("value-{i}")).collect();
+    let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    let bytes = legacy(1, NOW, &refs);
+    let (m, mut log) = setup(&[
+        ("segment.bytes", "300"),
+        ("message.format.version", "0.10.2"),
+    ]);
+    let e = rejected(&m, &mut log, &bytes, "RECORD_LIST_TOO_LARGE");
+    assert!(e.to_string().contains("segment.bytes 300"), "{e}");
+}
+
+#[test]
+fn invalid_timestamp_outside_the_window() {
+    let (m, mut log) = setup(&[
+        ("message.timestamp.before.max.ms", "1000"),
+        ("message.timestamp.after.max.ms", "500"),
+    ]);
+    append(&mut log, &v2(NOW - 1000, &["edge-old"]));
+    append(&mut log, &v2(NOW + 500, &["edge-new"]));
+    append(&mut log, &v2(-1, &["no timestamp"]));
+    let e = rejected(
+        &m,
+        &mut log,
+        &v2_ts(&[(NOW, "ok"), (NOW - 1001, "old")]),
+        "INVALID_TIMESTAMP",
+    );
+    assert_eq!(e.record_errors().len(), 1);
+    assert_eq!(e.record_errors()[0].batch_index, 1);
+    assert!(e.record_errors()[0].message.contains("out of range"));
+    rejected(&m, &mut log, &v2(NOW + 501, &["new"]), "INVALID_TIMESTAMP");
+    rejected(
+        &m,
+        &mut log,
+        &legacy(1, NOW + 501, &["new"]),
+        "INVALID_TIMESTAMP",
+    );
+    // The default window: one hour into the future.
+    let (m, mut log) = setup(&[]);
+    append(&mut log, &v2(1, &["ancient is fine"]));
+    rejected(
+        &m,
+        &mut log,
+        &v2(NOW + 3_600_001, &["future"]),
+        "INVALID_TIMESTAMP",
+    );
+}
+
+#[test]
+fn invalid_timestamp_for_producer_log_append_time() {
+    let mut b = V2Builder::new(0).timestamp_type(TimestampType::LogAppendTime, NOW);
+    b.append(&Record::new(-1, None, Some(b"v"))).unwrap();
+    let bytes = b.finish().unwrap();
+    // Under LogAppendTime the producer's LogAppendTime flag is refused.
+    let (m, mut log) = setup(&[("message.timestamp.type", "LogAppendTime")]);
+    rejected(&m, &mut log, &bytes, "INVALID_TIMESTAMP");
+}
+
+#[test]
+fn unsupported_for_message_format_below_v2() {
+    let (m, mut log) = setup(&[("message.format.version", "0.10.2")]);
+    let mut b = V2Builder::new(0).producer(7, 0, 0).transactional(true);
+    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    let e = rejected(
+        &m,
+        &mut log,
+        &b.finish().unwrap(),
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    );
+    assert!(e.to_string().contains("transactional"), "{e}");
+    let mut b = V2Builder::new(0).producer(7, 0, 0);
+    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    let e = rejected(
+        &m,
+        &mut log,
+        &b.finish().unwrap(),
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    );
+    assert!(e.to_string().contains("idempotent"), "{e}");
+    let e = rejected(
+        &m,
+        &mut log,
+        &v2_with_headers(NOW, "v"),
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    );
+    assert!(e.to_string().contains("headers"), "{e}");
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn unsupported_compression_type_for_zstd_below_v2() {
+    let (m, mut log) = setup(&[("message.format.version", "0.10.2")]);
+    rejected(
+        &m,
+        &mut log,
+        &v2_compressed(Compression::Zstd, NOW, &["v"]),
+        "UNSUPPORTED_COMPRESSION_TYPE",
+    );
+}
+
+#[test]
+fn v2_in_place_rewrites_only_base_offset_and_epoch() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    append(&mut log, &v2(NOW, &["a", "b", "c"]));
+    log.set_leader_epoch(7);
+    let sent = v2(NOW, &["d", "e"]);
+    let info = append(&mut log, &sent);
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (3, 4, false)
+    );
+    assert_eq!(info.log_append_time, None);
+    let stored = log.read(3, 1 << 20).unwrap().bytes;
+    assert_eq!(stored.len(), sent.len());
+    assert_eq!(&stored[0..8], &3i64.to_be_bytes());
+    assert_eq!(&stored[12..16], &7i32.to_be_bytes());
+    assert_eq!(
+        &stored[16..],
+        &sent[16..],
+        "CRC and everything after it unchanged"
+    );
+    assert_eq!(log.info().unwrap().leader_epochs, vec![(0, 0), (7, 3)]);
+    assert_eq!(
+        m.file("leader-epoch-checkpoint").unwrap(),
+        b"0\n2\n0 0\n7 3\n"
+    );
+}
+
+#[test]
+fn v2_max_timestamp_is_corrected_and_crc_recomputed() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    let mut sent = v2_ts(&[(NOW - 5, "a"), (NOW - 2, "b")]);
+    sent[35..43].copy_from_slice(&(NOW + 99).to_be_bytes()); // a wrong max timestamp
+    fix_v2_crc(&mut sent);
+    append(&mut log, &sent);
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    match first_batch(&stored) {
+        Batch::V2(b) => {
+            assert_eq!(b.max_timestamp(), NOW - 2);
+            assert!(b.is_crc_valid());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn log_append_time_is_stamped() {
+    let m = mem();
+    let mut log = m.create(&[("message.timestamp.type", "LogAppendTime")]);
+    m.clock.set(NOW + 42);
+    let info = append(&mut log, &v2(NOW - 10_000_000_000, &["a", "b"]));
+    assert_eq!(info.log_append_time, Some(NOW + 42));
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(timestamp_type(&stored), TimestampType::LogAppendTime);
+    assert!(first_batch(&stored).is_crc_valid());
+    let seen = records_of(&stored);
+    assert!(seen.iter().all(|s| s.timestamp == Some(NOW + 42)));
+    // v1 in place gets the time too.
+    let m = mem();
+    let mut log = m.create(&[
+        ("message.timestamp.type", "LogAppendTime"),
+        ("message.format.version", "0.10.2"),
+    ]);
+    let info = append(&mut log, &legacy(1, 5, &["x", "y"]));
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (0, 1, false)
+    );
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert!(records_of(&stored).iter().all(|s| s.timestamp == Some(NOW)));
+    assert_eq!(magics(&stored), vec![1, 1]);
+}
+
+#[test]
+fn legacy_input_is_up_converted_to_v2() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    append(&mut log, &v2(NOW, &["v2"]));
+    let info = append(&mut log, &legacy(0, -1, &["a", "b", "c"]));
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (1, 3, true)
+    );
+    let info = append(&mut log, &legacy(1, NOW, &["d"]));
+    assert_eq!((info.base_offset, info.last_offset), (4, 4));
+    let stored = log.read(1, 1 << 20).unwrap().bytes;
+    assert_eq!(magics(&stored), vec![2, 2]);
+    let seen = records_of(&stored);
+    let values: Vec<_> = seen
+        .iter()
+        .map(|s| (s.offset, s.timestamp, s.value.clone()))
+        .collect();
+    assert_eq!(
+        values,
+        vec![
+            (1, Some(-1), b"a".to_vec()),
+            (2, Some(-1), b"b".to_vec()),
+            (3, Some(-1), b"c".to_vec()),
+            (4, Some(NOW), b"d".to_vec()),
+        ]
+    );
+}
+
+#[test]
+fn v2_input_is_down_converted_for_an_old_format() {
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.10.2")]);
+    let info = append(&mut log, &v2(NOW, &["a", "b"]));
+    assert!(info.rebuilt);
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(magics(&stored), vec![1, 1]);
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.9.0")]);
+    append(&mut log, &v2(NOW, &["a"]));
+    append(&mut log, &legacy(1, NOW, &["b"]));
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(magics(&stored), vec![0, 0]);
+    assert!(records_of(&stored).iter().all(|s| s.timestamp.is_none()));
+}
+
+#[test]
+fn legacy_in_place_assigns_each_message_an_offset() {
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.9.0")]);
+    let sent = legacy(0, -1, &["a", "b", "c"]);
+    let info = append(&mut log, &sent);
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (0, 2, false)
+    );
+    let info = append(&mut log, &sent);
+    assert_eq!((info.base_offset, info.last_offset), (3, 5));
+    let all = read_all(&log, 1);
+    assert_eq!(
+        all.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        (0..6).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn truncated_trailing_entry_is_trimmed_like_kafka() {
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.10.2")]);
+    let mut bytes = legacy(1, NOW, &["a", "b"]);
+    let whole = bytes.len();
+    bytes.extend_from_slice(&legacy(1, NOW, &["c"])[..20]);
+    let info = append(&mut log, &bytes);
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.trimmed_bytes),
+        (0, 1, 20)
+    );
+    assert_eq!(info.size_bytes, whole);
+}
+
+#[test]
+fn out_of_order_v2_offset_deltas_are_rebuilt() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    let mut b = V2Builder::new(0);
+    b.append_with_offset(0, &Record::new(NOW, None, Some(b"a")))
+        .unwrap();
+    b.append_with_offset(2, &Record::new(NOW, None, Some(b"b")))
+        .unwrap();
+    let mut bytes = b.finish().unwrap();
+    // Two records with last offset delta 1: consistent count, but deltas 0 and 2.
+    bytes[23..27].copy_from_slice(&1i32.to_be_bytes());
+    fix_v2_crc(&mut bytes);
+    let info = append(&mut log, &bytes);
+    assert!(info.rebuilt);
+    let seen = read_all(&log, 1 << 20);
+    assert_eq!(
+        seen.iter().map(|s| s.offset).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn compressed_v2_is_kept_in_place_or_recompressed() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    append(&mut log, &v2(NOW, &["x"]));
+    let sent = v2_compressed(Compression::Gzip, NOW, &["a", "b"]);
+    let info = append(&mut log, &sent);
+    assert!(!info.rebuilt);
+    let stored = log.read(1, 1 << 20).unwrap().bytes;
+    assert_eq!(&stored[16..], &sent[16..]);
+    let m = mem();
+    let mut log = m.create(&[("compression.type", "lz4")]);
+    let info = append(&mut log, &sent);
+    assert!(info.rebuilt);
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(
+        first_batch(&stored).compression().unwrap(),
+        Compression::Lz4
+    );
+    assert_eq!(records_of(&stored).len(), 2);
+}
+
+#[test]
+fn append_json_matches_design() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    let info = append(&mut log, &v2(NOW, &["a", "b"]));
+    assert_eq!(
+        serde_json::to_string(&info).unwrap(),
+        r#"{"base_offset":0,"last_offset":1,"log_append_time":null,"duplicate":false}"#
+    );
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn v1_compressed_wrapper_is_kept_in_place() {
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.10.2")]);
+    append(&mut log, &legacy(1, NOW, &["x"]));
+    let sent = legacy_compressed(1, Compression::Gzip, NOW, &["a", "b", "c"]);
+    let info = append(&mut log, &sent);
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (1, 3, false)
+    );
+    let stored = log.read(1, 1 << 20).unwrap().bytes;
+    assert_eq!(
+        &stored[..8],
+        &3i64.to_be_bytes(),
+        "wrapper offset: the last inner offset"
+    );
+    assert_eq!(&stored[8..], &sent[8..]);
+    let offsets: Vec<i64> = read_all(&log, 1 << 20).iter().map(|s| s.offset).collect();
+    assert_eq!(offsets, vec![0, 1, 2, 3]);
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn v0_compressed_wrappers_are_always_rebuilt() {
+    let m = mem();
+    let mut log = m.create(&[("message.format.version", "0.9.0")]);
+    append(&mut log, &legacy(0, -1, &["x"]));
+    let info = append(
+        &mut log,
+        &legacy_compressed(0, Compression::Gzip, -1, &["a", "b"]),
+    );
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.rebuilt),
+        (1, 2, true)
+    );
+    let offsets: Vec<i64> = read_all(&log, 1 << 20).iter().map(|s| s.offset).collect();
+    assert_eq!(offsets, vec![0, 1, 2]);
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn uncompressed_input_is_compressed_to_the_configured_codec() {
+    let m = mem();
+    let mut log = m.create(&[("compression.type", "snappy")]);
+    let info = append(&mut log, &v2(NOW, &["a", "b"]));
+    assert!(info.rebuilt);
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(
+        first_batch(&stored).compression().unwrap(),
+        Compression::Snappy
+    );
+    assert_eq!(records_of(&stored).len(), 2);
+}
+
+#[test]
+#[ignore = "needs compression branch"]
+fn log_append_time_on_a_compressed_batch_patches_only_the_header() {
+    let m = mem();
+    let mut log = m.create(&[("message.timestamp.type", "LogAppendTime")]);
+    let sent = v2_compressed(Compression::Gzip, NOW - 5, &["a", "b"]);
+    let info = append(&mut log, &sent);
+    assert!(!info.rebuilt);
+    let stored = log.read(0, 1 << 20).unwrap().bytes;
+    assert_eq!(
+        &stored[61..],
+        &sent[61..],
+        "the compressed records are untouched"
+    );
+    assert!(first_batch(&stored).is_crc_valid());
+    assert!(records_of(&stored).iter().all(|s| s.timestamp == Some(NOW)));
+}
+
+#[test]
+fn logs_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Log>();
+    assert_send::<Error>();
+}

@@ -1,0 +1,355 @@
+//! Opening after clean and unclean shutdowns: recovery, truncation of torn writes, index
+//! rebuilds, leftovers, poisoning after storage failures.
+
+use crate::util::*;
+use krecords_log::storage::Storage;
+use krecords_log::{AppendOrigin, Env, Log};
+
+fn three_segments(m: &Mem) -> Log {
+    let mut log = m.create(&[("segment.bytes", "250"), ("index.interval.bytes", "60")]);
+    for i in 0..9 {
+        append(&mut log, &v2(NOW + i, &["0123456789"]));
+    }
+    assert_eq!(log.info().unwrap().segments.len(), 3);
+    log
+}
+
+#[test]
+fn clean_shutdown_skips_recovery_and_trims_indexes() {
+    let m = mem();
+    let log = three_segments(&m);
+    let before = read_all(&log, 1);
+    log.close().unwrap();
+    assert!(exists(&m, "krec-clean-shutdown"));
+    assert_eq!(
+        m.file(&seg(6, ".index")).unwrap().len(),
+        16,
+        "active index trimmed on close"
+    );
+    let log = m.open();
+    let info = log.recovery_info();
+    assert!(info.clean_shutdown);
+    assert_eq!(info.recovered_segments, 0);
+    assert!(
+        !exists(&m, "krec-clean-shutdown"),
+        "marker removed once opened"
+    );
+    assert_eq!(
+        m.file(&seg(6, ".index")).unwrap().len(),
+        10 << 20,
+        "active index preallocated"
+    );
+    assert_eq!(read_all(&log, 1), before);
+    log.verify_indexes().unwrap();
+}
+
+#[test]
+fn unclean_shutdown_scans_from_the_recovery_point() {
+    let m = mem();
+    let log = three_segments(&m);
+    let before = read_all(&log, 1);
+    drop(log);
+    let log = m.open();
+    let info = log.recovery_info().clone();
+    assert!(!info.clean_shutdown);
+    assert_eq!(
+        info.recovered_segments, 1,
+        "only the active segment: {info:?}"
+    );
+    assert_eq!(info.truncated_bytes, 0);
+    assert_eq!((info.segments, info.next_offset), (3, 9));
+    assert_eq!(read_all(&log, 1), before);
+    log.verify_indexes().unwrap();
+}
+
+#[test]
+fn a_torn_tail_is_truncated() {
+    let m = mem();
+    let mut log = three_segments(&m);
+    drop(log);
+    let path = m.path(&seg(6, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    let good = bytes.len();
+    bytes.extend_from_slice(&v2(NOW, &["torn"])[..30]);
+    m.storage.put_file(&path, &bytes);
+    log = m.open();
+    let info = log.recovery_info().clone();
+    assert_eq!(info.truncated_bytes, 30);
+    assert!(
+        info.problems[0].contains("truncated entry"),
+        "{:?}",
+        info.problems
+    );
+    assert_eq!(m.file(&seg(6, ".log")).unwrap().len(), good);
+    assert_eq!(log.log_end_offset(), 9);
+    let a = append(&mut log, &v2(NOW, &["after"]));
+    assert_eq!(a.base_offset, 9);
+    log.verify_indexes().unwrap();
+}
+
+#[test]
+fn a_corrupt_batch_truncates_there_and_drops_later_segments() {
+    let m = mem();
+    let log = three_segments(&m);
+    drop(log);
+    // Forget the recovery point so every segment is scanned, and corrupt batch 4 (segment 3).
+    m.storage.remove(&m.path("krec-recovery-point")).unwrap();
+    let path = m.path(&seg(3, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    let batch = v2(NOW, &["0123456789"]).len();
+    bytes[batch + 70] ^= 0x55;
+    m.storage.put_file(&path, &bytes);
+    let seg6 = m.file(&seg(6, ".log")).unwrap().len() as u64;
+    let log = m.open();
+    let info = log.recovery_info().clone();
+    assert_eq!(info.deleted_segments, 1);
+    assert_eq!(info.truncated_bytes, (bytes.len() - batch) as u64 + seg6);
+    assert!(
+        info.problems[0].contains("crc mismatch"),
+        "{:?}",
+        info.problems
+    );
+    assert_eq!(log.log_end_offset(), 4);
+    assert!(!exists(&m, &seg(6, ".log")));
+    assert!(!exists(&m, &seg(6, ".index")));
+    assert_eq!(read_all(&log, 1).len(), 4);
+    log.verify_indexes().unwrap();
+}
+
+#[test]
+fn a_zero_filled_index_tail_is_rebuilt_even_after_a_clean_shutdown() {
+    let m = mem();
+    let log = three_segments(&m);
+    log.close().unwrap();
+    let path = m.path(&seg(0, ".index"));
+    let mut index = m.storage.file_bytes(&path).unwrap();
+    assert!(!index.is_empty());
+    index.extend_from_slice(&[0u8; 64]);
+    m.storage.put_file(&path, &index);
+    let tpath = m.path(&seg(3, ".timeindex"));
+    let mut tindex = m.storage.file_bytes(&tpath).unwrap();
+    tindex.extend_from_slice(&[0u8; 36]);
+    m.storage.put_file(&tpath, &tindex);
+    let log = m.open();
+    assert_eq!(log.recovery_info().recovered_segments, 2);
+    assert_eq!(
+        m.file(&seg(0, ".index")).unwrap(),
+        index[..index.len() - 64]
+    );
+    assert_eq!(
+        m.file(&seg(3, ".timeindex")).unwrap(),
+        tindex[..tindex.len() - 36]
+    );
+    log.verify_indexes().unwrap();
+}
+
+#[test]
+fn missing_indexes_are_rebuilt() {
+    let m = mem();
+    let log = three_segments(&m);
+    log.close().unwrap();
+    let expected = m.file(&seg(3, ".index")).unwrap();
+    m.storage.remove(&m.path(&seg(3, ".index"))).unwrap();
+    m.storage.remove(&m.path(&seg(3, ".timeindex"))).unwrap();
+    let log = m.open();
+    assert_eq!(log.recovery_info().recovered_segments, 1);
+    assert_eq!(m.file(&seg(3, ".index")).unwrap(), expected);
+    log.verify_indexes().unwrap();
+}
+
+#[test]
+fn recover_scans_everything_and_reports_json() {
+    let m = mem();
+    let log = three_segments(&m);
+    log.close().unwrap();
+    let info = Log::recover_with(&m.dir, m.env.clone()).unwrap();
+    assert_eq!(info.recovered_segments, 3);
+    assert_eq!(
+        serde_json::to_string(&info).unwrap(),
+        r#"{"truncated_bytes":0,"segments":3,"next_offset":9}"#
+    );
+    assert!(m.open().recovery_info().clean_shutdown);
+}
+
+#[test]
+fn leftovers_are_removed_on_open() {
+    let m = mem();
+    let log = three_segments(&m);
+    log.close().unwrap();
+    m.storage.put_file(&m.path("krec-log.json.tmp"), b"{");
+    m.storage.put_file(&m.path(&seg(99, ".index")), &[0; 8]);
+    m.storage
+        .put_file(&m.path(&format!("{}.deleted", seg(0, ".log"))), b"x");
+    let log = m.open();
+    assert!(!exists(&m, "krec-log.json.tmp"));
+    assert!(!exists(&m, &seg(99, ".index")));
+    assert!(!exists(&m, &format!("{}.deleted", seg(0, ".log"))));
+    assert_eq!(log.log_end_offset(), 9);
+}
+
+#[test]
+fn not_a_log_and_already_exists() {
+    let m = mem();
+    m.storage.create_dir_all(&m.dir).unwrap();
+    assert_eq!(
+        Log::open_with(&m.dir, m.env.clone())
+            .unwrap_err()
+            .kafka_name(),
+        "KAFKA_STORAGE_ERROR"
+    );
+    assert!(matches!(
+        Log::open_with("/nowhere", m.env.clone()),
+        Err(krecords_log::Error::NotALog { .. })
+    ));
+    m.create(&[]);
+    let e = Log::create_with(&m.dir, config(&[]), m.env.clone()).unwrap_err();
+    assert_eq!(e.kafka_name(), "TOPIC_ALREADY_EXISTS");
+}
+
+#[test]
+fn a_directory_without_our_config_opens_with_kafka_defaults() {
+    // As a broker leaves it: segments only (here one v2 segment written by hand).
+    let m = mem();
+    m.storage.create_dir_all(&m.dir).unwrap();
+    let mut bytes = Vec::new();
+    let mut first = v2(NOW, &["a", "b"]);
+    first[12..16].copy_from_slice(&5i32.to_be_bytes());
+    bytes.extend_from_slice(&first);
+    let mut second = v2(NOW + 1, &["c"]);
+    second[0..8].copy_from_slice(&2i64.to_be_bytes());
+    bytes.extend_from_slice(&second);
+    m.storage.put_file(&m.path(&seg(0, ".log")), &bytes);
+    m.storage
+        .put_file(&m.path("leader-epoch-checkpoint"), b"0\n1\n5 0\n");
+    let log = m.open();
+    assert_eq!(log.config(), &krecords_log::LogConfig::default());
+    assert_eq!(log.log_end_offset(), 3);
+    assert_eq!(log.leader_epoch(), 5);
+    assert!(!exists(&m, "krec-log.json"));
+    let r = log
+        .offsets(krecords_log::OffsetSpec::Timestamp(NOW + 1))
+        .unwrap();
+    assert_eq!(
+        (r.offset, r.timestamp, r.leader_epoch),
+        (2, Some(NOW + 1), None)
+    );
+}
+
+#[test]
+fn a_failed_write_poisons_the_log_until_reopened() {
+    let m = mem();
+    let mut log = m.create(&[("flush.messages", "1")]);
+    append(&mut log, &v2(NOW, &["kept"]));
+    m.storage.fail_write_after(1);
+    let e = log
+        .append(&v2(NOW, &["lost"]), AppendOrigin::Client)
+        .unwrap_err();
+    assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
+    assert!(log.is_poisoned());
+    let e = log
+        .append(&v2(NOW, &["refused"]), AppendOrigin::Client)
+        .unwrap_err();
+    assert!(matches!(e, krecords_log::Error::Poisoned { .. }), "{e}");
+    assert!(log.flush().is_err());
+    assert!(log.retain().is_err());
+    assert!(log.read(0, 100).is_ok(), "reads still work");
+    assert!(log.close().is_err());
+    let log = m.open();
+    assert!(!log.recovery_info().clean_shutdown);
+    assert_eq!(read_all(&log, 100).len(), 1);
+}
+
+#[test]
+fn a_failed_sync_poisons_the_log() {
+    let m = mem();
+    let mut log = m.create(&[("flush.messages", "1")]);
+    m.storage.fail_sync_after(1);
+    let e = log
+        .append(&v2(NOW, &["x"]), AppendOrigin::Client)
+        .unwrap_err();
+    assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
+    assert!(log.is_poisoned());
+    drop(log);
+    m.storage.crash();
+    let log = m.open();
+    assert_eq!(
+        log.log_end_offset(),
+        0,
+        "the unsynced batch is gone after the crash"
+    );
+}
+
+#[test]
+fn flush_messages_controls_durability() {
+    let m = mem();
+    let mut log = m.create(&[("flush.messages", "3")]);
+    append(&mut log, &v2(NOW, &["a"]));
+    append(&mut log, &v2(NOW, &["b"]));
+    let path = m.path(&seg(0, ".log"));
+    assert_eq!(m.storage.durable_bytes(&path).unwrap().len(), 0);
+    append(&mut log, &v2(NOW, &["c"]));
+    assert_eq!(m.storage.durable_bytes(&path).unwrap().len(), 3 * 70);
+    // flush.ms: the next append after the interval syncs.
+    let m = mem();
+    let mut log = m.create(&[("flush.ms", "1000")]);
+    append(&mut log, &v2(NOW, &["a"]));
+    let path = m.path(&seg(0, ".log"));
+    assert_eq!(m.storage.durable_bytes(&path).unwrap().len(), 0);
+    m.clock.advance(1000);
+    append(&mut log, &v2(NOW, &["b"]));
+    assert_eq!(m.storage.durable_bytes(&path).unwrap().len(), 140);
+}
+
+#[test]
+fn on_the_real_file_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("topic-0");
+    let mut log = Log::create(&path, config(&[("segment.bytes", "250")])).unwrap();
+    for i in 0..5 {
+        append(
+            &mut log,
+            &v2(
+                krecords_log::clock::Clock::now_ms(&krecords_log::clock::SystemClock) + i,
+                &["0123456789"],
+            ),
+        );
+    }
+    log.close().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "00000000000000000000.index",
+            "00000000000000000000.log",
+            "00000000000000000000.timeindex",
+            "00000000000000000003.index",
+            "00000000000000000003.log",
+            "00000000000000000003.timeindex",
+            "krec-clean-shutdown",
+            "krec-log.json",
+            "krec-recovery-point",
+            "leader-epoch-checkpoint",
+        ]
+    );
+    // A torn write on disk.
+    use std::io::Write;
+    let seg3 = path.join("00000000000000000003.log");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&seg3)
+        .unwrap()
+        .write_all(&[0, 0, 0, 0, 0, 0, 0, 9, 0, 0])
+        .unwrap();
+    std::fs::remove_file(path.join("krec-clean-shutdown")).unwrap();
+    let log = Log::open(&path).unwrap();
+    assert_eq!(log.recovery_info().truncated_bytes, 10);
+    assert_eq!(log.log_end_offset(), 5);
+    log.verify_indexes().unwrap();
+    let env = Env::fs();
+    drop(log);
+    assert_eq!(Log::recover_with(&path, env).unwrap().next_offset, 5);
+}

@@ -1,0 +1,12 @@
+//! Integration tests of krecords-log, one module per area.
+
+mod util;
+
+mod append;
+mod crash;
+mod interop;
+mod mixed_formats;
+mod offsets;
+mod recovery;
+mod retention;
+mod roll;

@@ -1,0 +1,221 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use krecords_codec::read::{Batch, Entries};
+use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::{Compression, Header, TimestampType};
+use krecords_log::clock::ManualClock;
+use krecords_log::storage::MemStorage;
+use krecords_log::{AppendInfo, AppendOrigin, Env, Log, LogConfig};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A fixed "now" for tests: 2024-04-25.
+pub const NOW: i64 = 1_714_000_000_000;
+
+pub struct Mem {
+    pub env: Env,
+    pub storage: MemStorage,
+    pub clock: Arc<ManualClock>,
+    pub dir: PathBuf,
+}
+
+pub fn mem() -> Mem {
+    let clock = Arc::new(ManualClock::new(NOW));
+    let storage = MemStorage::with_clock(clock.clone());
+    let env = Env::new(Arc::new(storage.clone()), clock.clone());
+    Mem {
+        env,
+        storage,
+        clock,
+        dir: PathBuf::from("/logs/topic-0"),
+    }
+}
+
+impl Mem {
+    pub fn create(&self, pairs: &[(&str, &str)]) -> Log {
+        Log::create_with(&self.dir, config(pairs), self.env.clone()).unwrap()
+    }
+
+    pub fn open(&self) -> Log {
+        Log::open_with(&self.dir, self.env.clone()).unwrap()
+    }
+
+    pub fn file(&self, name: &str) -> Option<Vec<u8>> {
+        self.storage.file_bytes(&self.dir.join(name))
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Every file of the log directory with its bytes (to check that nothing changed).
+    pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        use krecords_log::storage::Storage;
+        let mut names = self.storage.list_dir(&self.dir).unwrap();
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| {
+                let b = self.storage.file_bytes(&self.dir.join(&n)).unwrap();
+                (n, b)
+            })
+            .collect()
+    }
+}
+
+pub fn config(pairs: &[(&str, &str)]) -> LogConfig {
+    LogConfig::from_pairs(pairs.iter().copied()).unwrap()
+}
+
+/// One uncompressed v2 batch (base offset 0, as producers send it) of `values`, all at `ts`.
+pub fn v2(ts: i64, values: &[&str]) -> Vec<u8> {
+    let mut b = V2Builder::new(0);
+    for v in values {
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// One uncompressed v2 batch with per-record timestamps.
+pub fn v2_ts(records: &[(i64, &str)]) -> Vec<u8> {
+    let mut b = V2Builder::new(0);
+    for (ts, v) in records {
+        b.append(&Record::new(*ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// A v2 batch with headers.
+pub fn v2_with_headers(ts: i64, value: &str) -> Vec<u8> {
+    let headers = [Header {
+        key: b"h",
+        value: Some(b"v"),
+    }];
+    let mut b = V2Builder::new(0);
+    b.append(&Record::new(ts, Some(b"k"), Some(value.as_bytes())).with_headers(&headers))
+        .unwrap();
+    b.finish().unwrap()
+}
+
+/// Uncompressed v0/v1 messages of `values` (offsets 0.., as old producers send them).
+pub fn legacy(magic: u8, ts: i64, values: &[&str]) -> Vec<u8> {
+    let mut b = LegacyBuilder::new(magic, 0).unwrap();
+    for v in values {
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// A compressed v2 batch (needs the compression branch).
+pub fn v2_compressed(codec: Compression, ts: i64, values: &[&str]) -> Vec<u8> {
+    let mut b = V2Builder::new(0).compression(codec, None);
+    for v in values {
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+pub fn append(log: &mut Log, bytes: &[u8]) -> AppendInfo {
+    log.append(bytes, AppendOrigin::Client).unwrap()
+}
+
+/// Rewrites the CRC of the v2 batch at the start of `bytes` after a test edited it.
+pub fn fix_v2_crc(bytes: &mut [u8]) {
+    let crc = krecords_codec::crc::crc32c(&bytes[21..]);
+    bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+}
+
+/// Rewrites the CRC of the v0/v1 message at the start of `bytes`.
+pub fn fix_legacy_crc(bytes: &mut [u8]) {
+    let crc = krecords_codec::crc::crc32(&bytes[16..]);
+    bytes[12..16].copy_from_slice(&crc.to_be_bytes());
+}
+
+/// A record as a consumer sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub offset: i64,
+    pub timestamp: Option<i64>,
+    pub value: Vec<u8>,
+    pub magic: u8,
+}
+
+/// Decodes every record of `bytes` (whole entries).
+pub fn records_of(bytes: &[u8]) -> Vec<Seen> {
+    let mut out = Vec::new();
+    let mut scratch = Vec::new();
+    for batch in Entries::new(bytes) {
+        let batch = batch.unwrap();
+        batch.validate().unwrap();
+        for r in batch.records(&mut scratch, usize::MAX).unwrap() {
+            let r = r.unwrap();
+            out.push(Seen {
+                offset: r.offset(),
+                timestamp: r.timestamp(),
+                value: r.value().unwrap_or_default().to_vec(),
+                magic: batch.magic(),
+            });
+        }
+    }
+    out
+}
+
+/// Every record of the log, read in pages of `page` bytes.
+pub fn read_all(log: &Log, page: usize) -> Vec<Seen> {
+    let mut out: Vec<Seen> = Vec::new();
+    let mut offset = log.log_start_offset();
+    while offset < log.log_end_offset() {
+        let r = log.read(offset, page).unwrap();
+        assert!(!r.bytes.is_empty(), "empty read at {offset}");
+        for s in records_of(&r.bytes) {
+            if s.offset >= offset {
+                out.push(s);
+            }
+        }
+        offset = r.next_offset;
+    }
+    out
+}
+
+/// Magic bytes of the entries of `bytes`.
+pub fn magics(bytes: &[u8]) -> Vec<u8> {
+    Entries::new(bytes).map(|b| b.unwrap().magic()).collect()
+}
+
+pub fn first_batch(bytes: &[u8]) -> Batch<'_> {
+    Entries::new(bytes).next().unwrap().unwrap()
+}
+
+pub fn timestamp_type(bytes: &[u8]) -> TimestampType {
+    first_batch(bytes).timestamp_type()
+}
+
+pub fn exists(m: &Mem, name: &str) -> bool {
+    m.storage.file_bytes(&m.dir.join(name)).is_some()
+}
+
+pub fn seg(n: i64, suffix: &str) -> String {
+    krecords_log::files::file_name(n, suffix)
+}
+
+pub fn p(s: &str) -> &Path {
+    Path::new(s)
+}
+
+/// A v0/v1 compressed wrapper (needs the compression branch).
+pub fn legacy_compressed(magic: u8, codec: Compression, ts: i64, values: &[&str]) -> Vec<u8> {
+    let mut b = LegacyBuilder::new(magic, 0)
+        .unwrap()
+        .compression(codec, None)
+        .unwrap();
+    for v in values {
+        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
