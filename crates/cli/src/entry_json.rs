@@ -103,18 +103,9 @@ pub fn entry<'a>(
 ) -> EntryJson<'a> {
     let compression = match batch.compression() {
         Ok(c) => c.name().to_string(),
-        Err(_) => format!(
-            "unknown({})",
-            batch
-                .as_bytes()
-                .get(match batch {
-                    Batch::Legacy(_) => 17,
-                    Batch::V2(_) => 22,
-                })
-                .copied()
-                .unwrap_or(0)
-                & 7
-        ),
+        // The error names the id; JSON carries it as "unknown(N)".
+        Err(krecords_codec::Error::UnknownCompression { id, .. }) => format!("unknown({id})"),
+        Err(e) => format!("unknown ({e})"),
     };
     let common = |base_offset, count| EntryJson {
         file,
