@@ -101,16 +101,22 @@ struct InputHeader {
     value: Option<String>,
 }
 
-/// A record with owned bytes.
-struct Owned {
-    offset: Option<i64>,
-    timestamp: i64,
-    key: Option<Vec<u8>>,
-    value: Option<Vec<u8>>,
-    headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+/// A record read from a JSON line, with owned bytes.
+pub struct OwnedRecord {
+    /// The `offset` given in the input, if any.
+    pub offset: Option<i64>,
+    /// The timestamp (the time of reading when the input had none).
+    pub timestamp: i64,
+    /// Key bytes.
+    pub key: Option<Vec<u8>>,
+    /// Value bytes.
+    pub value: Option<Vec<u8>>,
+    /// Headers in order: key bytes, optional value bytes.
+    pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
-fn now_ms() -> i64 {
+/// The current time in ms since the epoch.
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -164,13 +170,26 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-fn read_records(args: &Args) -> Result<Vec<Owned>, Failure> {
+fn read_records(args: &Args) -> Result<Vec<OwnedRecord>, Failure> {
     let reader: Box<dyn BufRead> = match &args.input {
         Some(p) => Box::new(std::io::BufReader::new(
             std::fs::File::open(p).context(|| format!("cannot open {}", p.display()))?,
         )),
         None => Box::new(std::io::stdin().lock()),
     };
+    read_json_records(reader, args.bytes)
+}
+
+/// Reads records as JSON lines (`{"timestamp":..,"key":..,"value":..,"headers":[..]}`, bytes
+/// per `bytes`; blank lines skipped; a missing timestamp is now).
+///
+/// # Errors
+///
+/// A usage error naming the line for malformed JSON or bytes; I/O errors.
+pub fn read_json_records(
+    reader: impl BufRead,
+    bytes: BytesFormat,
+) -> Result<Vec<OwnedRecord>, Failure> {
     let now = now_ms();
     let mut out = Vec::new();
     for (i, line) in reader.lines().enumerate() {
@@ -182,7 +201,7 @@ fn read_records(args: &Args) -> Result<Vec<Owned>, Failure> {
             .map_err(|e| Failure::Usage(format!("input line {}: {e}", i + 1)))?;
         let parse = |s: Option<String>| -> Result<Option<Vec<u8>>, Failure> {
             s.map(|s| {
-                args.bytes
+                bytes
                     .parse(&s)
                     .map_err(|e| Failure::Usage(format!("input line {}: {e}", i + 1)))
             })
@@ -192,7 +211,7 @@ fn read_records(args: &Args) -> Result<Vec<Owned>, Failure> {
         for h in r.headers {
             headers.push((h.key.into_bytes(), parse(h.value)?));
         }
-        out.push(Owned {
+        out.push(OwnedRecord {
             offset: r.offset,
             timestamp: r.timestamp.unwrap_or(now),
             key: parse(r.key)?,
@@ -207,29 +226,101 @@ fn codec_error(e: krecords_codec::Error) -> Failure {
     Failure::Usage(e.to_string())
 }
 
-fn build_records(args: &Args, records: &[Owned]) -> Result<Vec<u8>, Failure> {
-    let (codec, level) = parse_compression(&args.compression)?;
-    let ts_type = TimestampType::from_name(&args.timestamp_type).ok_or_else(|| {
+fn build_records(args: &Args, records: &[OwnedRecord]) -> Result<Vec<u8>, Failure> {
+    let (compression, level) = parse_compression(&args.compression)?;
+    let timestamp_type = TimestampType::from_name(&args.timestamp_type).ok_or_else(|| {
         Failure::Usage(format!("unknown timestamp type {:?}", args.timestamp_type))
     })?;
-    let log_append_time = args.log_append_time.unwrap_or_else(now_ms);
-    if args.magic < 2
-        && (args.producer_id != -1 || args.transactional || args.delete_horizon_ms.is_some())
+    let opts = BatchOptions {
+        magic: args.magic,
+        compression,
+        level,
+        timestamp_type,
+        log_append_time: args.log_append_time.unwrap_or_else(now_ms),
+        producer_id: args.producer_id,
+        producer_epoch: args.producer_epoch,
+        base_sequence: args.base_sequence,
+        transactional: args.transactional,
+        partition_leader_epoch: args.partition_leader_epoch,
+        delete_horizon_ms: args.delete_horizon_ms,
+        records_per_batch: args.records_per_batch,
+        base_offset: args.base_offset,
+        restart_offsets: false,
+    };
+    let mut out = Vec::new();
+    build_batches(&opts, records, |bytes, _| {
+        out.extend_from_slice(bytes);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Batch-level settings for [`build_batches`].
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// Message format: 0, 1 or 2.
+    pub magic: u8,
+    /// Codec.
+    pub compression: Compression,
+    /// Codec level (`None`: the codec's default).
+    pub level: Option<i32>,
+    /// Timestamp type (v1, v2).
+    pub timestamp_type: TimestampType,
+    /// Append time written under LogAppendTime.
+    pub log_append_time: i64,
+    /// Producer id (v2; -1 for none).
+    pub producer_id: i64,
+    /// Producer epoch (v2; -1 for none).
+    pub producer_epoch: i16,
+    /// Base sequence of the first batch (v2; -1 for none); later batches continue from it.
+    pub base_sequence: i32,
+    /// Transactional flag (v2).
+    pub transactional: bool,
+    /// Partition leader epoch (v2).
+    pub partition_leader_epoch: i32,
+    /// Delete horizon (v2).
+    pub delete_horizon_ms: Option<i64>,
+    /// Records per entry; 0 = all in one.
+    pub records_per_batch: usize,
+    /// Offset of the first record.
+    pub base_offset: i64,
+    /// Start every batch at `base_offset` again, as a producer writes batches for a broker to
+    /// assign offsets (`krec log append`), instead of running offsets on across batches.
+    pub restart_offsets: bool,
+}
+
+/// Builds entries from `records` (`records_per_batch` at a time) and hands each entry's bytes and
+/// record count to `emit`, in order.
+///
+/// # Errors
+///
+/// Usage errors for options the magic cannot carry and for records the builders refuse;
+/// whatever `emit` returns.
+pub fn build_batches(
+    opts: &BatchOptions,
+    records: &[OwnedRecord],
+    mut emit: impl FnMut(&[u8], usize) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    if opts.magic < 2
+        && (opts.producer_id != -1 || opts.transactional || opts.delete_horizon_ms.is_some())
     {
         return Err(Failure::Usage(format!(
             "magic {} has no producer id, transactions or delete horizon",
-            args.magic
+            opts.magic
         )));
     }
-    let per = if args.records_per_batch == 0 {
+    let per = if opts.records_per_batch == 0 {
         records.len().max(1)
     } else {
-        args.records_per_batch
+        opts.records_per_batch
     };
-    let mut out = Vec::new();
-    let mut next_offset = args.base_offset;
-    let mut sequence = args.base_sequence;
+    let mut buf = Vec::new();
+    let mut next_offset = opts.base_offset;
+    let mut sequence = opts.base_sequence;
     for chunk in records.chunks(per) {
+        if opts.restart_offsets {
+            next_offset = opts.base_offset;
+        }
         let base = chunk.first().and_then(|r| r.offset).unwrap_or(next_offset);
         let header_store: Vec<Vec<Header<'_>>> = chunk
             .iter()
@@ -253,14 +344,15 @@ fn build_records(args: &Args, records: &[Owned]) -> Result<Vec<u8>, Failure> {
                 )
             })
             .collect();
-        if args.magic == 2 {
+        buf.clear();
+        if opts.magic == 2 {
             let mut b = V2Builder::new(base)
-                .compression(codec, level)
-                .timestamp_type(ts_type, log_append_time)
-                .producer(args.producer_id, args.producer_epoch, sequence)
-                .transactional(args.transactional)
-                .partition_leader_epoch(args.partition_leader_epoch)
-                .delete_horizon_ms(args.delete_horizon_ms);
+                .compression(opts.compression, opts.level)
+                .timestamp_type(opts.timestamp_type, opts.log_append_time)
+                .producer(opts.producer_id, opts.producer_epoch, sequence)
+                .transactional(opts.transactional)
+                .partition_leader_epoch(opts.partition_leader_epoch)
+                .delete_horizon_ms(opts.delete_horizon_ms);
             for (offset, r) in &recs {
                 match offset {
                     Some(o) => b.append_with_offset(*o, r).map_err(codec_error)?,
@@ -270,13 +362,13 @@ fn build_records(args: &Args, records: &[Owned]) -> Result<Vec<u8>, Failure> {
                 }
             }
             next_offset = b.next_offset();
-            b.finish_into(&mut out).map_err(codec_error)?;
+            b.finish_into(&mut buf).map_err(codec_error)?;
         } else {
-            let mut b = LegacyBuilder::new(args.magic, base)
+            let mut b = LegacyBuilder::new(opts.magic, base)
                 .map_err(codec_error)?
-                .compression(codec, level)
+                .compression(opts.compression, opts.level)
                 .map_err(codec_error)?
-                .timestamp_type(ts_type, log_append_time);
+                .timestamp_type(opts.timestamp_type, opts.log_append_time);
             for (offset, r) in &recs {
                 match offset {
                     Some(o) => b.append_with_offset(*o, r).map_err(codec_error)?,
@@ -286,13 +378,14 @@ fn build_records(args: &Args, records: &[Owned]) -> Result<Vec<u8>, Failure> {
                 }
             }
             next_offset = b.next_offset();
-            b.finish_into(&mut out).map_err(codec_error)?;
+            b.finish_into(&mut buf).map_err(codec_error)?;
         }
+        emit(&buf, chunk.len())?;
         if sequence >= 0 {
             sequence = krecords_codec::read::v2::increment_sequence(sequence, chunk.len() as i32);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn build_control(args: &Args, kind: &str) -> Result<Vec<u8>, Failure> {

@@ -2,6 +2,7 @@
 
 use crate::bytes_fmt::BytesFormat;
 use crate::entry_json;
+use crate::java_text;
 use crate::source::{expand_paths, Next, Source};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
@@ -216,6 +217,7 @@ fn dump_entry(
     Ok(ok)
 }
 
+/// The batch line of kafka-dump-log (Kafka 4.4.0's `DumpLogSegments.printBatchLevel`).
 fn write_text_entry(
     out: &mut impl Write,
     batch: &Batch<'_>,
@@ -223,12 +225,10 @@ fn write_text_entry(
     count: Option<i64>,
 ) -> std::io::Result<()> {
     let e = entry_json::entry("", batch, first, count);
-    let ts_name = batch.timestamp_type().kafka_name();
-    let ts = e.max_timestamp.unwrap_or(-1);
     match batch {
-        Batch::V2(b) => writeln!(
+        Batch::V2(b) => write!(
             out,
-            "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {} position: {} {}: {} size: {} magic: 2 compresscodec: {} crc: {} isvalid: {}",
+            "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {}",
             e.base_offset,
             e.last_offset,
             e.count,
@@ -239,23 +239,27 @@ fn write_text_entry(
             e.partition_leader_epoch,
             e.transactional,
             e.control,
-            b.delete_horizon_ms().map_or("OptionalLong.empty".to_string(), |d| format!("OptionalLong[{d}]")),
-            e.position,
-            ts_name,
-            ts,
-            e.size_bytes,
-            e.compression,
-            e.crc,
-            e.crc_valid
-        ),
-        Batch::Legacy(_) => writeln!(
-            out,
-            "baseOffset: {} lastOffset: {} count: {} baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 partitionLeaderEpoch: -1 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
-            e.base_offset, e.last_offset, e.count, e.position, ts_name, ts, e.size_bytes, e.magic, e.compression, e.crc, e.crc_valid
-        ),
+            b.delete_horizon_ms()
+                .map_or("OptionalLong.empty".to_string(), |d| format!("OptionalLong[{d}]")),
+        )?,
+        // Legacy entries print only their (last) offset.
+        Batch::Legacy(b) => write!(out, "offset: {}", b.offset())?,
     }
+    writeln!(
+        out,
+        " position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
+        e.position,
+        batch.timestamp_type().kafka_name(),
+        e.max_timestamp.unwrap_or(-1),
+        e.size_bytes,
+        e.magic,
+        e.compression,
+        e.crc,
+        e.crc_valid
+    )
 }
 
+/// A record line of kafka-dump-log (`| offset: ...`), with Java's rendering of bytes as text.
 fn write_text_record(
     out: &mut impl Write,
     r: &Record<'_>,
@@ -263,49 +267,47 @@ fn write_text_record(
     control: bool,
     data: bool,
 ) -> std::io::Result<()> {
-    let (ts_name, ts) = match r {
-        Record::V2(_) => (Some(batch_ts_name), r.timestamp()),
-        Record::Legacy(l) => (Some(l.timestamp_type.kafka_name()), l.timestamp),
-    };
-    write!(out, "| offset: {}", r.offset())?;
-    match (ts_name, ts) {
-        (Some(name), Some(ts)) => write!(out, " {name}: {ts}")?,
-        (Some(name), None) => write!(out, " {name}: -1")?,
-        (None, _) => {}
-    }
     let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
     write!(
         out,
-        " keySize: {} valueSize: {}",
+        "| offset: {} {batch_ts_name}: {} keySize: {} valueSize: {}",
+        r.offset(),
+        r.timestamp().unwrap_or(-1),
         size(r.key()),
         size(r.value())
     )?;
-    if let Record::V2(v) = r {
-        write!(out, " sequence: {}", v.sequence.unwrap_or(-1))?;
-        let keys: Vec<String> = r
-            .headers()
-            .map(|h| String::from_utf8_lossy(h.key).into_owned())
-            .collect();
-        write!(out, " headerKeys: [{}]", keys.join(", "))?;
+    match r {
+        Record::V2(v) => {
+            let keys: Vec<String> = r.headers().map(|h| java_text::decode(h.key)).collect();
+            write!(
+                out,
+                " sequence: {} headerKeys: [{}]",
+                v.sequence.unwrap_or(-1),
+                keys.join(",")
+            )?;
+        }
+        Record::Legacy(l) => write!(out, " isValid: {} crc: {}", l.crc == l.compute_crc(), l.crc)?,
     }
     if control {
         let j = entry_json::record(r, true, BytesFormat::Hex);
         if let Some(c) = j.control {
-            if let Some(epoch) = c.coordinator_epoch {
-                write!(
+            match c.coordinator_epoch {
+                Some(epoch) => write!(
                     out,
                     " endTxnMarker: {} coordinatorEpoch: {}",
                     c.kind.to_uppercase(),
                     epoch
-                )?;
+                )?,
+                // KRaft control records print their JSON in Kafka; we name the type only.
+                None => write!(out, " controlType: {}", c.kind.to_uppercase())?,
             }
         }
     } else if data {
         if let Some(k) = r.key() {
-            write!(out, " key: {}", String::from_utf8_lossy(k))?;
+            write!(out, " key: {}", java_text::decode(k))?;
         }
         if let Some(v) = r.value() {
-            write!(out, " payload: {}", String::from_utf8_lossy(v))?;
+            write!(out, " payload: {}", java_text::decode(v))?;
         }
     }
     writeln!(out)

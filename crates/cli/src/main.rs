@@ -11,6 +11,7 @@ mod dump;
 mod entry_json;
 mod explain;
 mod gen;
+mod java_text;
 mod source;
 mod stats;
 

@@ -190,10 +190,10 @@ impl TimestampType {
         }
     }
 
-    /// Kafka's display name: `NO_TIMESTAMP_TYPE`, `CreateTime`, `LogAppendTime`.
+    /// Kafka's display name (`TimestampType.toString`): `NoTimestampType`, `CreateTime`, `LogAppendTime`.
     pub fn kafka_name(self) -> &'static str {
         match self {
-            TimestampType::NoTimestamp => "NO_TIMESTAMP_TYPE",
+            TimestampType::NoTimestamp => "NoTimestampType",
             TimestampType::CreateTime => "CreateTime",
             TimestampType::LogAppendTime => "LogAppendTime",
         }

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# interop/broker/broker.sh: a single-node Apache Kafka (KRaft, broker + controller in one process) on
+# 127.0.0.1, run from the jars that `mvn package` put in interop/java/target/lib.
+#
+#   broker.sh start DIR    format DIR/logs and start the broker on two free ports; waits until it
+#                          listens (60 s at most), then prints the bootstrap address. DIR/broker.pid,
+#                          DIR/bootstrap, DIR/server.properties, DIR/broker.log (INFO), DIR/broker.out.
+#   broker.sh stop DIR     SIGTERM and wait for the clean shutdown that flushes and closes every
+#                          segment (60 s), then SIGKILL if it is still running. Safe to call twice.
+#   broker.sh status DIR   exit 0 when the broker of DIR is running.
+#
+# Environment: KAFKA_CP (default: interop/java/target/lib/*), JAVA (default: java),
+# BROKER_HEAP (default: 768m). The broker's partition directories are DIR/logs/TOPIC-PARTITION.
+# Main classes: kafka.tools.StorageTool (format) and kafka.Kafka (the server), both in kafka_2.13.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+KAFKA_CP="${KAFKA_CP:-$ROOT/interop/java/target/lib/*}"
+JAVA="${JAVA:-java}"
+# A fixed cluster id keeps runs alike: base64url of the 16 bytes "krecords-interop".
+CLUSTER_ID="a3JlY29yZHMtaW50ZXJvcA"
+
+die() { echo "broker.sh: $*" >&2; exit 2; }
+
+# Two free TCP ports on 127.0.0.1 (bound and released by the kernel's choice).
+free_ports() {
+    python3 - <<'EOF'
+import socket
+socks = []
+for _ in range(2):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks:
+    s.close()
+EOF
+}
+
+port_open() {
+    python3 - "$1" <<'EOF'
+import socket, sys
+s = socket.socket()
+s.settimeout(1)
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+EOF
+}
+
+running() {
+    local dir="$1"
+    [ -f "$dir/broker.pid" ] && kill -0 "$(cat "$dir/broker.pid")" 2>/dev/null
+}
+
+start() {
+    local dir="$1"
+    mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"
+    if running "$dir"; then die "a broker is already running for $dir (pid $(cat "$dir/broker.pid"))"; fi
+    local ports bport cport
+    ports="$(free_ports)"
+    bport="${ports% *}"
+    cport="${ports#* }"
+    rm -rf "$dir/logs"
+    cat >"$dir/server.properties" <<EOF
+# Written by interop/broker/broker.sh: single-node KRaft broker + controller for the interop tests.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$bport
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/logs
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+# No background cleaning or retention during the run: the segments stay as the broker wrote them.
+log.cleaner.enable=false
+log.retention.check.interval.ms=3600000
+EOF
+    cat >"$dir/log4j2.properties" <<EOF
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = $dir/broker.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = info
+rootLogger.appenderRef.file.ref = FILE
+logger.kafka.name = kafka
+logger.kafka.level = info
+logger.org.name = org.apache.kafka
+logger.org.level = info
+EOF
+    local jopts=(-Xms256m "-Xmx${BROKER_HEAP:-768m}" -XX:+UseG1GC -Djava.awt.headless=true
+                 "-Dlog4j2.configurationFile=$dir/log4j2.properties")
+    if ! timeout 120 "$JAVA" "${jopts[@]}" -cp "$KAFKA_CP" kafka.tools.StorageTool format \
+            -t "$CLUSTER_ID" -c "$dir/server.properties" >"$dir/format.out" 2>&1; then
+        echo "broker.sh: kafka-storage format (kafka.tools.StorageTool) failed:" >&2
+        tail -n 20 "$dir/format.out" >&2
+        exit 1
+    fi
+    # setsid: the broker gets its own process group, so that nothing sent to the caller's group
+    # (Ctrl-C in a terminal) skips the clean shutdown below.
+    setsid "$JAVA" "${jopts[@]}" -cp "$KAFKA_CP" kafka.Kafka "$dir/server.properties" \
+        >"$dir/broker.out" 2>&1 </dev/null &
+    echo $! >"$dir/broker.pid"
+    echo "127.0.0.1:$bport" >"$dir/bootstrap"
+    local waited=0
+    until port_open "$bport"; do
+        if ! running "$dir"; then
+            echo "broker.sh: the broker exited during startup; last lines of its logs:" >&2
+            tail -n 20 "$dir/broker.out" >&2
+            tail -n 30 "$dir/broker.log" >&2 2>/dev/null || true
+            rm -f "$dir/broker.pid"
+            exit 1
+        fi
+        if [ "$waited" -ge 120 ]; then
+            echo "broker.sh: the broker did not listen on 127.0.0.1:$bport within 60 s; last log lines:" >&2
+            tail -n 30 "$dir/broker.log" >&2 2>/dev/null || true
+            stop "$dir"
+            exit 1
+        fi
+        sleep 0.5
+        waited=$((waited + 1))
+    done
+    echo "127.0.0.1:$bport"
+}
+
+stop() {
+    local dir="$1"
+    [ -f "$dir/broker.pid" ] || return 0
+    local pid
+    pid="$(cat "$dir/broker.pid")"
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        local waited=0
+        while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 120 ]; do
+            sleep 0.5
+            waited=$((waited + 1))
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "broker.sh: the broker (pid $pid) did not stop within 60 s of SIGTERM; killing it" >&2
+            kill -KILL "$pid" 2>/dev/null || true
+            rm -f "$dir/broker.pid"
+            return 1
+        fi
+    fi
+    rm -f "$dir/broker.pid"
+}
+
+[ $# -eq 2 ] || die "usage: broker.sh start|stop|status DIR"
+case "$1" in
+    start) start "$2" ;;
+    stop) stop "$2" ;;
+    status) running "$2" ;;
+    *) die "usage: broker.sh start|stop|status DIR" ;;
+esac
