@@ -321,7 +321,9 @@ pub fn build_batches(
         if opts.restart_offsets {
             next_offset = opts.base_offset;
         }
-        let base = chunk.first().and_then(|r| r.offset).unwrap_or(next_offset);
+        // As Kafka's builder: the batch starts at the running offset; records with explicit
+        // offsets may sit after it (gaps), and the next batch starts after the last offset.
+        let base = next_offset;
         let header_store: Vec<Vec<Header<'_>>> = chunk
             .iter()
             .map(|r| {
@@ -382,7 +384,10 @@ pub fn build_batches(
         }
         emit(&buf, chunk.len())?;
         if sequence >= 0 {
-            sequence = krecords_codec::read::v2::increment_sequence(sequence, chunk.len() as i32);
+            // A record's sequence is the base sequence plus its offset delta, so the next batch
+            // continues after the offset span of this one.
+            let span = i32::try_from(next_offset.wrapping_sub(base)).unwrap_or(i32::MAX);
+            sequence = krecords_codec::read::v2::increment_sequence(sequence, span);
         }
     }
     Ok(())
