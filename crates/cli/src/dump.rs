@@ -259,6 +259,33 @@ fn write_text_entry(
     )
 }
 
+/// KRaft control records as kafka-dump-log 4.4.0 prints them: the type and the value as JSON.
+fn write_kraft_control(out: &mut impl Write, r: &Record<'_>) -> std::io::Result<()> {
+    use krecords_codec::control::{kraft_json, ControlRecordKey, ControlRecordType};
+    let Ok(key) = ControlRecordKey::parse(r.key(), 0) else {
+        return Ok(());
+    };
+    let label = match key.kind {
+        ControlRecordType::LeaderChange => "LeaderChange:",
+        ControlRecordType::SnapshotHeader => "SnapshotHeader",
+        ControlRecordType::SnapshotFooter => "SnapshotFooter",
+        ControlRecordType::KRaftVersion => "KRaftVersion",
+        ControlRecordType::KRaftVoters => "KRaftVoters",
+        _ => {
+            return write!(
+                out,
+                " controlType: {}({})",
+                key.kind.kafka_name(),
+                key.kind.id()
+            )
+        }
+    };
+    match kraft_json(key.kind, r.value(), 0) {
+        Ok(Some(json)) => write!(out, " {label} {json}"),
+        _ => write!(out, " {label}"),
+    }
+}
+
 /// A record line of kafka-dump-log (`| offset: ...`), with Java's rendering of bytes as text.
 fn write_text_record(
     out: &mut impl Write,
@@ -298,8 +325,7 @@ fn write_text_record(
                     c.kind.to_uppercase(),
                     epoch
                 )?,
-                // KRaft control records print their JSON in Kafka; we name the type only.
-                None => write!(out, " controlType: {}", c.kind.to_uppercase())?,
+                None => write_kraft_control(out, r)?,
             }
         }
     } else if data {

@@ -96,6 +96,19 @@ pub fn read_varlong(buf: &[u8], at: usize) -> Result<(i64, usize)> {
     }
 }
 
+/// Reads an unsigned varint (no zigzag; up to 5 bytes), as Kafka's flexible protocol messages
+/// use for compact lengths and tagged fields.
+///
+/// # Errors
+///
+/// As [`read_varint`].
+#[inline]
+pub fn read_unsigned_varint(buf: &[u8], at: usize) -> Result<(u32, usize)> {
+    let (v, n) = read_varint(buf, at)?;
+    // read_varint decoded zigzag; undo it to get the raw unsigned value.
+    Ok((zigzag32(v), n))
+}
+
 /// Bytes the zigzag varint encoding of `v` takes (1..=5).
 #[inline]
 pub fn varint_len(v: i32) -> usize {
