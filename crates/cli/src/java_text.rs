@@ -46,7 +46,7 @@ pub fn decode(b: &[u8]) -> String {
                     let (b2, b3) = (at(sp), at(sp + 1));
                     if overlong(b2) || !cont(b2) || !cont(b3) {
                         out.push(REPLACEMENT);
-                        if !(overlong(b2) || !cont(b2)) {
+                        if !overlong(b2) && cont(b2) {
                             sp += 1;
                         }
                     } else {
@@ -77,7 +77,7 @@ pub fn decode(b: &[u8]) -> String {
                         | (u32::from(b2 & 0x3f) << 12)
                         | (u32::from(b3 & 0x3f) << 6)
                         | u32::from(b4 & 0x3f);
-                    if !(cont(b2) && cont(b3) && cont(b4)) || !(0x10000..=0x10ffff).contains(&uc) {
+                    if !(cont(b2) && cont(b3) && cont(b4) && (0x10000..=0x10ffff).contains(&uc)) {
                         out.push(REPLACEMENT);
                         if bad_second(b2) {
                             // one byte

@@ -321,7 +321,7 @@ impl LeaderChange {
         };
         let version = r.i16("version")?;
         let leader_id = r.i32("leader id")?;
-        let mut voter_list = |r: &mut Flexible<'_>, what| -> Result<Vec<i32>> {
+        let voter_list = |r: &mut Flexible<'_>, what| -> Result<Vec<i32>> {
             let n = r.compact_len(5, what)?;
             let mut v = Vec::with_capacity(n);
             for _ in 0..n {
