@@ -1,20 +1,22 @@
 //! `krec demo`: builds a small mixed-format partition in a temporary folder and walks through it.
 //!
-//! The partition tells the story of a topic that lived through format upgrades: a v0 segment
-//! (Kafka 0.8/0.9), a v1 segment (0.10, timestamps), and a v2 segment (0.11+) with compression,
-//! an idempotent producer, and a committed and an aborted transaction.
+//! The partition tells the story of a topic that lived through format upgrades, written by the
+//! log engine as a broker would have written it: a log created with `message.format.version`
+//! 0.9 (v0 data), upgraded to 0.10 (v1, timestamps), then to 3.0 (v2, with compression and an
+//! idempotent producer), one segment per format. Transactions (markers, aborted records) join
+//! the story once the engine can append transaction markers.
 
 use crate::{Failure, Outcome};
-use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
 use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
 use krecords_codec::{Compression, Header};
+use krecords_log::{AppendOrigin, Log, LogConfig};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Build a sample mixed-format partition in a temporary folder and show it.
 ///
 /// Examples:
-///   krec demo                      # build, then show dump, explain and stats
+///   krec demo                      # build, then show dump, explain, stats and verify
 ///   krec demo --keep --dir /tmp/x  # keep the files to explore them yourself
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
@@ -33,10 +35,38 @@ fn codec_err(e: krecords_codec::Error) -> Failure {
     Failure::Data(e.to_string())
 }
 
-/// Writes the sample partition into `dir`; returns the segment paths.
+fn log_err(e: krecords_log::Error) -> Failure {
+    if e.is_storage_error() {
+        Failure::Io(std::io::Error::other(e.to_string()), String::new())
+    } else {
+        Failure::Data(e.to_string())
+    }
+}
+
+/// Sets `message.format.version`, as an operator upgrading a topic would.
+fn upgrade(log: &mut Log, version: &str) -> Result<(), Failure> {
+    let mut config = log.config().clone();
+    config
+        .set("message.format.version", version)
+        .map_err(log_err)?;
+    log.update_config(config).map_err(log_err)
+}
+
+/// Appends what a producer sent; the log assigns the offsets.
+fn produce(log: &mut Log, bytes: &[u8]) -> Result<(), Failure> {
+    log.append(bytes, AppendOrigin::Client)
+        .map(|_| ())
+        .map_err(log_err)
+}
+
+/// Writes the sample partition into `dir` with the log engine; returns the segment paths.
 pub fn build_partition(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::Io(e, format!("cannot create {}", dir.display())))?;
+    if dir.join(krecords_log::files::CONFIG_FILE).exists() {
+        return Err(Failure::Usage(format!(
+            "{} already holds a log; remove it or choose another --dir",
+            dir.display()
+        )));
+    }
     let value = |i: usize| {
         format!(
             "{{\"order\":{i},\"item\":\"widget-{}\",\"qty\":{}}}",
@@ -44,120 +74,76 @@ pub fn build_partition(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
             i % 5 + 1
         )
     };
-    let mut segments = Vec::new();
+    let key = |i: usize| format!("user-{i}");
+    let config = LogConfig::from_pairs([("message.format.version", "0.9.0")]).map_err(log_err)?;
+    let mut log = Log::create(dir, config).map_err(log_err)?;
 
-    // v0: before 0.10, no timestamps; one gzip wrapper after two plain messages.
-    let mut seg = Vec::new();
+    // Kafka 0.8/0.9 (v0): no timestamps; two plain messages, then a gzip wrapper of three.
     let mut b = LegacyBuilder::new(0, 0).map_err(codec_err)?;
     for i in 0..2 {
-        let v = value(i);
-        b.append(&Record::new(
-            -1,
-            Some(format!("user-{i}").as_bytes()),
-            Some(v.as_bytes()),
-        ))
-        .map_err(codec_err)?;
+        let (k, v) = (key(i), value(i));
+        b.append(&Record::new(-1, Some(k.as_bytes()), Some(v.as_bytes())))
+            .map_err(codec_err)?;
     }
-    b.finish_into(&mut seg).map_err(codec_err)?;
-    let mut b = LegacyBuilder::new(0, 2)
+    produce(&mut log, &b.finish().map_err(codec_err)?)?;
+    let mut b = LegacyBuilder::new(0, 0)
         .and_then(|b| b.compression(Compression::Gzip, None))
         .map_err(codec_err)?;
     for i in 2..5 {
-        let v = value(i);
-        b.append(&Record::new(
-            -1,
-            Some(format!("user-{i}").as_bytes()),
-            Some(v.as_bytes()),
-        ))
-        .map_err(codec_err)?;
+        let (k, v) = (key(i), value(i));
+        b.append(&Record::new(-1, Some(k.as_bytes()), Some(v.as_bytes())))
+            .map_err(codec_err)?;
     }
-    b.finish_into(&mut seg).map_err(codec_err)?;
-    let next = 5;
-    segments.push(write_segment(dir, 0, &seg)?);
+    produce(&mut log, &b.finish().map_err(codec_err)?)?;
+    log.roll().map_err(log_err)?;
 
-    // v1: 0.10 added timestamps.
-    let base = next;
-    let mut seg = Vec::new();
-    let mut b = LegacyBuilder::new(1, base).map_err(codec_err)?;
-    for i in 0..5 {
-        let v = value(base as usize + i);
+    // Kafka 0.10 (v1): timestamps.
+    upgrade(&mut log, "0.10.2")?;
+    let mut b = LegacyBuilder::new(1, 0).map_err(codec_err)?;
+    for i in 5..10 {
+        let (k, v) = (key(i - 5), value(i));
         b.append(&Record::new(
             T0 + i as i64,
-            Some(format!("user-{i}").as_bytes()),
+            Some(k.as_bytes()),
             Some(v.as_bytes()),
         ))
         .map_err(codec_err)?;
     }
-    b.finish_into(&mut seg).map_err(codec_err)?;
-    segments.push(write_segment(dir, base, &seg)?);
+    produce(&mut log, &b.finish().map_err(codec_err)?)?;
+    log.roll().map_err(log_err)?;
 
-    // v2: batches with headers, an idempotent producer, and two transactions.
-    let mut offset = base + 5;
-    let v2_base = offset;
-    let mut seg = Vec::new();
+    // Kafka 0.11+ (v2): batches with headers, an idempotent producer, zstd.
+    upgrade(&mut log, "3.0")?;
     let trace = [Header {
         key: b"trace-id",
         value: Some(b"4bf92f35"),
     }];
-    let mut b = V2Builder::new(offset)
+    let mut b = V2Builder::new(0)
         .compression(Compression::Lz4, None)
         .producer(1000, 0, 0);
-    for i in 0..10 {
-        let v = value(offset as usize + i);
+    for i in 10..20 {
+        let v = value(i);
         b.append(
             &Record::new(T0 + 100 + i as i64, Some(b"user-1"), Some(v.as_bytes()))
                 .with_headers(&trace),
         )
         .map_err(codec_err)?;
     }
-    offset = b.next_offset();
-    b.finish_into(&mut seg).map_err(codec_err)?;
-    for (pid, commit) in [(2000i64, true), (2001, false)] {
-        let mut b = V2Builder::new(offset)
-            .producer(pid, 0, 0)
-            .transactional(true);
-        for i in 0..3 {
-            let v = format!("{{\"txn\":{pid},\"step\":{i}}}");
-            b.append(&Record::new(
-                T0 + 200 + i,
-                Some(b"account-9"),
-                Some(v.as_bytes()),
-            ))
-            .map_err(codec_err)?;
-        }
-        offset = b.next_offset();
-        b.finish_into(&mut seg).map_err(codec_err)?;
-        let kind = if commit {
-            ControlRecordType::Commit
-        } else {
-            ControlRecordType::Abort
-        };
-        let mut m = V2Builder::new(offset)
-            .control(true)
-            .transactional(true)
-            .producer(pid, 0, -1);
-        m.append_control(
-            T0 + 300,
-            &ControlRecordKey { version: 0, kind }.to_bytes(),
-            &EndTxnMarker {
-                version: 0,
-                coordinator_epoch: 5,
-            }
-            .to_bytes(),
-        )
+    produce(&mut log, &b.finish().map_err(codec_err)?)?;
+    let mut b = V2Builder::new(0).compression(Compression::Zstd, None);
+    for i in 20..23 {
+        let (k, v) = (key(i % 3), value(i));
+        b.append(&Record::new(
+            T0 + 200 + i as i64,
+            Some(k.as_bytes()),
+            Some(v.as_bytes()),
+        ))
         .map_err(codec_err)?;
-        offset += 1;
-        m.finish_into(&mut seg).map_err(codec_err)?;
     }
-    segments.push(write_segment(dir, v2_base, &seg)?);
+    produce(&mut log, &b.finish().map_err(codec_err)?)?;
+    let segments = log.segment_files().into_iter().map(|s| s.0).collect();
+    log.close().map_err(log_err)?;
     Ok(segments)
-}
-
-fn write_segment(dir: &Path, base: i64, bytes: &[u8]) -> Result<PathBuf, Failure> {
-    let path = dir.join(format!("{base:020}.log"));
-    std::fs::write(&path, bytes)
-        .map_err(|e| Failure::Io(e, format!("cannot write {}", path.display())))?;
-    Ok(path)
 }
 
 /// Runs `krec ARGS...` (this same binary) and copies its stdout, after a `$ krec ...` line.
@@ -213,17 +199,18 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     )?;
     writeln!(
         out,
-        "#   {} v1 (Kafka 0.10): timestamps",
+        "#   {} v1 (Kafka 0.10, message.format.version upgraded): timestamps",
         file_name(&segments[1])
     )?;
     writeln!(
         out,
-        "#   {} v2 (Kafka 0.11+): lz4 batch with headers from an idempotent producer,",
+        "#   {} v2 (Kafka 0.11+, upgraded again): an lz4 batch with headers from an",
         file_name(&segments[2])
     )?;
+    writeln!(out, "#       idempotent producer, then a zstd batch")?;
     writeln!(
         out,
-        "#       then a committed and an aborted transaction with their markers"
+        "# written through the log engine (krec log): indexes, time indexes and checkpoints included"
     )?;
     let mut ok = true;
     writeln!(
@@ -250,6 +237,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         "\n# 4. What the data costs now, and what v0/v1/v2 and each codec would make of it:"
     )?;
     ok &= show(out, &["stats", "--what-if", &p], None)?;
+    writeln!(
+        out,
+        "\n# 5. Every CRC, record, offset and index entry checked (exit 1 on any problem):"
+    )?;
+    ok &= show(out, &["verify", &p], None)?;
     if temp {
         let _ = std::fs::remove_dir_all(&dir);
     } else {

@@ -6,14 +6,17 @@
 
 mod build;
 mod bytes_fmt;
+mod convert;
 mod demo;
 mod dump;
 mod entry_json;
 mod explain;
 mod gen;
 mod java_text;
+mod log_cmd;
 mod source;
 mod stats;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};
@@ -35,6 +38,9 @@ enum Command {
     Explain(explain::Args),
     Stats(stats::Args),
     Gen(gen::Args),
+    Verify(verify::Args),
+    Convert(convert::Args),
+    Log(log_cmd::Args),
 }
 
 /// How a subcommand ended.
@@ -86,6 +92,9 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(args, &mut out),
         Command::Stats(args) => stats::run(args, &mut out),
         Command::Gen(args) => gen::run(args, &mut out),
+        Command::Verify(args) => verify::run(args, &mut out),
+        Command::Convert(args) => convert::run(args, &mut out),
+        Command::Log(args) => log_cmd::run(args, &mut out),
     };
     let result = result.and_then(|o| out.flush().map(|()| o).map_err(Failure::from));
     match result {

@@ -7,9 +7,17 @@ mod util;
 
 #[path = "cli/build_dump.rs"]
 mod build_dump;
+#[path = "cli/convert.rs"]
+mod convert;
+#[path = "cli/demo.rs"]
+mod demo;
 #[path = "cli/explain.rs"]
 mod explain;
 #[path = "cli/gen.rs"]
 mod gen;
+#[path = "cli/log.rs"]
+mod log;
 #[path = "cli/stats.rs"]
 mod stats;
+#[path = "cli/verify.rs"]
+mod verify;

@@ -1,0 +1,429 @@
+//! `krec convert`: rewrite a segment file or a partition directory in another message format
+//! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
+
+use crate::build::parse_compression;
+use crate::source::{Next, Source};
+use crate::{Context, Failure, Outcome};
+use clap::ValueEnum;
+use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter};
+use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
+use krecords_log::files::{self, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, TXN_INDEX_SUFFIX};
+use krecords_log::{Log, LogConfig};
+use serde::Serialize;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Rewrite a segment or a partition directory in another message format and/or codec.
+///
+/// Offsets are kept exactly (gaps included); Kafka's conversion rules apply (see the codec's
+/// convert module): v2 → v0/v1 drops headers, producer state, transaction markers and empty
+/// batches (counted in the report); v0/v1 → v2 makes one batch per entry unless
+/// --records-per-batch regroups records; entries already in the target format and codec are
+/// copied unchanged. Every CRC is checked first: corrupt input is refused, never re-checksummed.
+///
+/// IN a file (or `-` for stdin) → OUT a file (or `-` for stdout). IN a partition directory →
+/// OUT a new directory: every segment converted under the same name, krec-log.json copied with
+/// message.format.version set to the target format's, then the log is recovered there to build
+/// the .index and .timeindex files (and checked to keep every byte). For --magic 2 the
+/// leader-epoch-checkpoint, .txnindex files and producer snapshots are copied too (offsets
+/// are unchanged); for v0/v1 they no longer apply and are left out.
+///
+/// Reports the size before and after (text, or one JSON object with --format json).
+///
+/// Examples:
+///   krec convert old.log new.log --magic 2 --compression zstd:3 --records-per-batch 500
+///   krec convert /var/kafka/events-0 /tmp/events-0-v1 --magic 1
+///   krec convert --format json in.bin - --magic 0 > out.bin
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// A segment file, a file of entries, a partition directory, or `-` for stdin.
+    input: PathBuf,
+    /// The output file (`-` for stdout) or, for a directory, a new directory.
+    output: PathBuf,
+    /// Target message format: 0, 1 or 2.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
+    magic: u8,
+    /// Target codec, optionally with a level (default: each entry keeps its own):
+    /// none, gzip[:1-9], snappy, lz4[:1-17], zstd[:level] (zstd needs --magic 2).
+    #[arg(long)]
+    compression: Option<String>,
+    /// Regroup records into entries of at most N records (v2 batches, v0/v1 wrappers).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    records_per_batch: Option<u64>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Upper bound on the decompressed size of one entry.
+    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
+    max_decompressed_bytes: usize,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A few lines of text.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// What a conversion did, as `--format json` prints it.
+#[derive(Serialize, Default)]
+struct Report {
+    input: String,
+    output: String,
+    magic: u8,
+    /// The target codec, or "kept".
+    compression: String,
+    segments: u64,
+    entries_in: u64,
+    entries_out: u64,
+    entries_passed_through: u64,
+    records_converted: u64,
+    bytes_before: u64,
+    bytes_after: u64,
+    /// bytes_after / bytes_before.
+    ratio: f64,
+    dropped_control_batches: u64,
+    dropped_empty_batches: u64,
+    dropped_headers: u64,
+    dropped_producer_state: u64,
+    /// Bytes of a truncated entry at the end of an input, not converted.
+    truncated_bytes: u64,
+}
+
+impl Report {
+    fn add(&mut self, s: &ConvertStats) {
+        self.entries_in += s.entries_in as u64;
+        self.entries_out += s.entries_out as u64;
+        self.entries_passed_through += s.entries_passed_through as u64;
+        self.records_converted += s.records_converted as u64;
+        self.bytes_before += s.bytes_in as u64;
+        self.bytes_after += s.bytes_out as u64;
+        self.dropped_control_batches += s.dropped_control_batches as u64;
+        self.dropped_empty_batches += s.dropped_empty_batches as u64;
+        self.dropped_headers += s.dropped_headers as u64;
+        self.dropped_producer_state += s.dropped_producer_state as u64;
+    }
+}
+
+/// Runs the subcommand.
+pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let (compression, level) = match &args.compression {
+        Some(c) => {
+            let (codec, level) = parse_compression(c)?;
+            (Some(codec), level)
+        }
+        None => (None, None),
+    };
+    let opts = ConvertOptions {
+        compression,
+        level,
+        records_per_batch: args
+            .records_per_batch
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        decompress_limit: args.max_decompressed_bytes,
+        ..ConvertOptions::new(args.magic)
+    };
+    opts.validate().map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut report = Report {
+        input: args.input.display().to_string(),
+        output: args.output.display().to_string(),
+        magic: args.magic,
+        compression: compression.map_or("kept".into(), |c| c.name().to_string()),
+        ..Report::default()
+    };
+    let same = args.input != Path::new("-")
+        && matches!(
+            (args.input.canonicalize(), args.output.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        );
+    if same {
+        return Err(Failure::Usage(format!(
+            "{} is both the input and the output",
+            args.input.display()
+        )));
+    }
+    if args.input.is_dir() {
+        convert_dir(&args.input, &args.output, &opts, &mut report)?;
+    } else {
+        let to_stdout = args.output == Path::new("-");
+        if to_stdout {
+            let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            convert_file(&args.input, &mut sink, &opts, &mut report)?;
+            sink.flush()?;
+        } else {
+            let file = File::create(&args.output)
+                .context(|| format!("cannot create {}", args.output.display()))?;
+            let mut sink = BufWriter::with_capacity(1 << 16, file);
+            let r = convert_file(&args.input, &mut sink, &opts, &mut report)
+                .and_then(|()| sink.flush().map_err(Failure::from));
+            if let Err(e) = r {
+                drop(sink);
+                let _ = std::fs::remove_file(&args.output);
+                return Err(e);
+            }
+        }
+    }
+    report.ratio = if report.bytes_before == 0 {
+        1.0
+    } else {
+        report.bytes_after as f64 / report.bytes_before as f64
+    };
+    if report.dropped_control_batches > 0 {
+        eprintln!(
+            "krec: dropped {} control batches (transaction markers): magic {} has none, so the \
+             records of aborted transactions are visible again",
+            report.dropped_control_batches, args.magic
+        );
+    }
+    // With the data on stdout the report goes to stderr.
+    if args.output == Path::new("-") && !args.input.is_dir() {
+        let mut err = io::stderr().lock();
+        write_report(&mut err, &report, args.format)?;
+    } else {
+        write_report(out, &report, args.format)?;
+    }
+    Ok(Outcome::Ok)
+}
+
+fn write_report(out: &mut impl Write, r: &Report, format: Format) -> io::Result<()> {
+    match format {
+        Format::Json => {
+            serde_json::to_writer(&mut *out, r).map_err(io::Error::from)?;
+            out.write_all(b"\n")
+        }
+        Format::Text => {
+            writeln!(
+                out,
+                "{} -> {}: magic {}, compression {}",
+                r.input, r.output, r.magic, r.compression
+            )?;
+            if r.segments > 0 {
+                writeln!(out, "  segments:  {}", r.segments)?;
+            }
+            writeln!(
+                out,
+                "  entries:   {} -> {} ({} copied unchanged)",
+                r.entries_in, r.entries_out, r.entries_passed_through
+            )?;
+            writeln!(out, "  records:   {} re-encoded", r.records_converted)?;
+            writeln!(
+                out,
+                "  size:      {} -> {} bytes ({:.1}%)",
+                r.bytes_before,
+                r.bytes_after,
+                r.ratio * 100.0
+            )?;
+            let mut dropped = Vec::new();
+            if r.dropped_control_batches > 0 {
+                dropped.push(format!("{} control batches", r.dropped_control_batches));
+            }
+            if r.dropped_empty_batches > 0 {
+                dropped.push(format!("{} empty batches", r.dropped_empty_batches));
+            }
+            if r.dropped_headers > 0 {
+                dropped.push(format!("{} headers", r.dropped_headers));
+            }
+            if r.dropped_producer_state > 0 {
+                dropped.push(format!(
+                    "the producer id, epoch and sequence of {} batches",
+                    r.dropped_producer_state
+                ));
+            }
+            if !dropped.is_empty() {
+                writeln!(out, "  dropped:   {}", dropped.join(", "))?;
+            }
+            if r.truncated_bytes > 0 {
+                writeln!(
+                    out,
+                    "  truncated: {} bytes at the end not converted",
+                    r.truncated_bytes
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Converts the entries of one file into `sink`, one entry in memory at a time.
+fn convert_file(
+    input: &Path,
+    sink: &mut impl Write,
+    opts: &ConvertOptions,
+    report: &mut Report,
+) -> Result<(), Failure> {
+    let mut source = Source::open(input).context(|| format!("cannot open {}", input.display()))?;
+    let name = source.name.clone();
+    let mut converter = Converter::new(opts.clone()).map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut buf = Vec::new();
+    loop {
+        let next = source
+            .next_entry()
+            .context(|| format!("cannot read {name}"))?;
+        match next {
+            Next::End => break,
+            Next::Entry(batch) => {
+                converter
+                    .push(&batch, &mut buf)
+                    .map_err(|e| Failure::Data(format!("{name}: cannot convert: {e}")))?;
+            }
+            Next::Partial(p) => {
+                eprintln!(
+                    "krec: {name}: {} bytes of a truncated entry at byte {} were not converted",
+                    p.bytes, p.position
+                );
+                report.truncated_bytes += p.bytes as u64;
+                break;
+            }
+            Next::Error(e) => {
+                return Err(Failure::Data(format!("{name}: cannot convert: {e}")));
+            }
+        }
+        if buf.len() >= 1 << 16 {
+            sink.write_all(&buf)
+                .context(|| "cannot write the output".into())?;
+            buf.clear();
+        }
+    }
+    let stats = converter
+        .finish(&mut buf)
+        .map_err(|e| Failure::Data(format!("{name}: cannot convert: {e}")))?;
+    sink.write_all(&buf)
+        .context(|| "cannot write the output".into())?;
+    report.add(&stats);
+    Ok(())
+}
+
+fn log_error(e: krecords_log::Error) -> Failure {
+    if e.is_storage_error() {
+        Failure::Io(io::Error::other(e.to_string()), String::new())
+    } else {
+        Failure::Data(e.to_string())
+    }
+}
+
+/// The `message.format.version` that makes a log write `magic`.
+fn format_version(magic: u8) -> &'static str {
+    match magic {
+        0 => "0.9.0",
+        1 => "0.10.2",
+        _ => "3.0",
+    }
+}
+
+/// Converts a partition directory into a new one, then recovers it there to build the indexes.
+fn convert_dir(
+    input: &Path,
+    output: &Path,
+    opts: &ConvertOptions,
+    report: &mut Report,
+) -> Result<(), Failure> {
+    if output.exists()
+        && std::fs::read_dir(output)
+            .context(|| format!("cannot list {}", output.display()))?
+            .next()
+            .is_some()
+    {
+        return Err(Failure::Usage(format!(
+            "{} exists and is not empty",
+            output.display()
+        )));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(input)
+        .context(|| format!("cannot list {}", input.display()))?
+        .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
+        .collect();
+    names.sort();
+    let mut segments: Vec<(i64, &String)> = names
+        .iter()
+        .filter_map(|n| files::parse_file_name(n, LOG_SUFFIX).map(|b| (b, n)))
+        .collect();
+    segments.sort_by_key(|s| s.0);
+    if segments.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{}: no segments (<base offset>.log files)",
+            input.display()
+        )));
+    }
+    let config_path = input.join(files::CONFIG_FILE);
+    let mut config = match std::fs::read(&config_path) {
+        Ok(bytes) => {
+            let json: serde_json::Value = serde_json::from_slice(&bytes)
+                .map_err(|e| Failure::Data(format!("{}: not JSON: {e}", config_path.display())))?;
+            LogConfig::from_json(&json).map_err(log_error)?
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => LogConfig::default(),
+        Err(e) => {
+            return Err(Failure::Io(
+                e,
+                format!("cannot read {}", config_path.display()),
+            ))
+        }
+    };
+    config
+        .set("message.format.version", format_version(opts.magic))
+        .map_err(log_error)?;
+    std::fs::create_dir_all(output).context(|| format!("cannot create {}", output.display()))?;
+    let result = (|| {
+        let json = serde_json::to_vec_pretty(&config.to_json()).map_err(io::Error::from)?;
+        std::fs::write(output.join(files::CONFIG_FILE), json)
+            .context(|| format!("cannot write {}", output.display()))?;
+        for (base, name) in &segments {
+            let target = output.join(name);
+            let file =
+                File::create(&target).context(|| format!("cannot create {}", target.display()))?;
+            let mut sink = BufWriter::with_capacity(1 << 16, file);
+            convert_file(&input.join(name), &mut sink, opts, report)?;
+            let file = sink.into_inner().map_err(|e| {
+                Failure::Io(e.into_error(), format!("cannot write {}", target.display()))
+            })?;
+            file.sync_all()
+                .context(|| format!("cannot sync {}", target.display()))?;
+            report.segments += 1;
+            if opts.magic == 2 {
+                let txn = files::file_name(*base, TXN_INDEX_SUFFIX);
+                copy_if_exists(&input.join(&txn), &output.join(&txn))?;
+            }
+        }
+        if opts.magic == 2 {
+            for n in &names {
+                if n == LEADER_EPOCH_CHECKPOINT_FILE
+                    || files::parse_file_name(n, ".snapshot").is_some()
+                {
+                    copy_if_exists(&input.join(n), &output.join(n))?;
+                }
+            }
+        }
+        // Recovery scans every segment and builds its indexes; it must keep every byte.
+        let info = Log::recover(output).map_err(log_error)?;
+        if info.truncated_bytes > 0 {
+            return Err(Failure::Data(format!(
+                "the converted log failed recovery: {} bytes were cut ({})",
+                info.truncated_bytes,
+                info.problems.join("; ")
+            )));
+        }
+        // Opening checks the log as a whole (segment order, indexes) once more.
+        let log = Log::open(output).map_err(log_error)?;
+        log.verify_indexes().map_err(log_error)?;
+        log.close().map_err(log_error)
+    })();
+    if result.is_err() {
+        eprintln!(
+            "krec: the incomplete output is left in {} for inspection",
+            output.display()
+        );
+    }
+    result
+}
+
+fn copy_if_exists(from: &Path, to: &Path) -> Result<(), Failure> {
+    match std::fs::copy(from, to) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Failure::Io(e, format!("cannot copy {}", from.display()))),
+    }
+}

@@ -1,0 +1,757 @@
+//! `krec log` through the binary: DESIGN.md's JSON shapes for create, append, read, offsets,
+//! info, retain and recover; rejected appends (exit 1, nothing written); usage and storage
+//! errors (exit 2); read-committed on a directory holding transaction markers.
+
+use crate::util::Dir;
+use serde_json::{json, Value};
+
+const T0: i64 = 1_714_000_000_000;
+
+/// JSON lines of `n` records with values `v0..`, keys `k0..` and timestamps `T0 + i`.
+fn records(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\":{},\"key\":\"k{i}\",\"value\":\"v{i}\"}}\n",
+                T0 + i as i64
+            )
+        })
+        .collect()
+}
+
+/// Creates a log `name` with `configs` and returns its path argument.
+fn create(d: &Dir, name: &str, configs: &[&str]) -> String {
+    let mut args = vec!["log", "create", name];
+    for c in configs {
+        args.push("--config");
+        args.push(c);
+    }
+    d.run(&args, b"").ok();
+    d.arg(name)
+}
+
+/// Every file of the log directory with its bytes, to show that nothing changed.
+fn snapshot(d: &Dir, name: &str) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(d.path(name))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().into_string().unwrap(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn create_prints_the_config_and_lays_out_a_kafka_partition() {
+    let d = Dir::new();
+    let r = d.run(
+        &[
+            "log",
+            "create",
+            "events-0",
+            "--config",
+            "segment.bytes=1000",
+            "--config",
+            "message.format.version=0.10.2",
+        ],
+        b"",
+    );
+    r.ok();
+    let j = r.json();
+    assert_eq!(j["dir"], "events-0");
+    assert_eq!(j["config"]["segment.bytes"], 1000);
+    assert_eq!(j["config"]["message.format.version"], "0.10.2");
+    assert_eq!(j["config"]["cleanup.policy"], "delete");
+    for f in [
+        "00000000000000000000.log",
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+        "krec-log.json",
+    ] {
+        assert!(d.path("events-0").join(f).exists(), "{f}");
+    }
+    // Closed cleanly.
+    assert!(d.path("events-0/krec-clean-shutdown").exists());
+}
+
+#[test]
+fn append_prints_one_line_per_batch_and_read_returns_every_record() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let r = d.run(
+        &["log", "append", &log, "--records-per-batch", "2"],
+        records(5).as_bytes(),
+    );
+    assert_eq!(
+        r.ok(),
+        concat!(
+            r#"{"base_offset":0,"last_offset":1,"log_append_time":null,"duplicate":false}"#,
+            "\n",
+            r#"{"base_offset":2,"last_offset":3,"log_append_time":null,"duplicate":false}"#,
+            "\n",
+            r#"{"base_offset":4,"last_offset":4,"log_append_time":null,"duplicate":false}"#,
+            "\n"
+        )
+    );
+    let out = d.run(&["log", "read", &log], b"").ok();
+    let expected: String = (0..5)
+        .map(|i| {
+            format!(
+                "{{\"offset\":{i},\"timestamp\":{},\"key\":\"k{i}\",\"value\":\"v{i}\",\"headers\":[]}}\n",
+                T0 + i
+            )
+        })
+        .collect();
+    assert_eq!(out, expected);
+    // A second append continues the offsets.
+    let r = d.run(&["log", "append", &log], records(1).as_bytes());
+    assert_eq!(
+        r.json(),
+        json!({"base_offset":5,"last_offset":5,"log_append_time":null,"duplicate":false})
+    );
+}
+
+#[test]
+fn read_skips_records_below_the_offset_and_stops_at_max_bytes() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "2"],
+        records(6).as_bytes(),
+    )
+    .ok();
+    // Offset 3 is in the batch 2..=3: the consumer skips offset 2.
+    let lines = d
+        .run(&["log", "read", &log, "--offset", "3"], b"")
+        .json_lines();
+    let offsets: Vec<i64> = lines
+        .iter()
+        .map(|l| l["offset"].as_i64().unwrap())
+        .collect();
+    assert_eq!(offsets, [3, 4, 5]);
+    // A byte limit below one batch still returns the first batch whole, and no more.
+    let lines = d
+        .run(
+            &["log", "read", &log, "--offset", "3", "--max-bytes", "1"],
+            b"",
+        )
+        .json_lines();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["offset"], 3);
+    // Two batches' worth.
+    let lines = d
+        .run(&["log", "read", &log, "--max-bytes", "170"], b"")
+        .json_lines();
+    assert_eq!(lines.len(), 4);
+    // At the log end: nothing.
+    assert_eq!(d.run(&["log", "read", &log, "--offset", "6"], b"").ok(), "");
+    // Bytes rendered on request.
+    let lines = d
+        .run(
+            &["log", "read", &log, "--offset", "5", "--bytes", "hex"],
+            b"",
+        )
+        .json_lines();
+    assert_eq!(lines[0]["value"], "7635");
+}
+
+#[test]
+fn headers_and_null_keys_survive_append_and_read() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let input = format!(
+        "{{\"timestamp\":{T0},\"key\":null,\"value\":null,\"headers\":[{{\"key\":\"h\",\"value\":\"x\"}},{{\"key\":\"h\",\"value\":null}}]}}\n"
+    );
+    d.run(&["log", "append", &log], input.as_bytes()).ok();
+    let out = d.run(&["log", "read", &log], b"").ok();
+    assert_eq!(
+        out,
+        format!("{{\"offset\":0,\"timestamp\":{T0},\"key\":null,\"value\":null,\"headers\":[{{\"key\":\"h\",\"value\":\"x\"}},{{\"key\":\"h\",\"value\":null}}]}}\n")
+    );
+}
+
+#[test]
+fn append_in_old_formats_and_with_compression() {
+    let d = Dir::new();
+    let log = create(&d, "p", &["message.format.version=0.10.2"]);
+    for (magic, codec) in [("0", "none"), ("1", "gzip"), ("2", "lz4"), ("2", "snappy")] {
+        d.run(
+            &[
+                "log",
+                "append",
+                &log,
+                "--magic",
+                magic,
+                "--compression",
+                codec,
+                "--records-per-batch",
+                "2",
+            ],
+            records(3).as_bytes(),
+        )
+        .ok();
+    }
+    let lines = d.run(&["log", "read", &log], b"").json_lines();
+    assert_eq!(lines.len(), 12);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l["offset"], i as i64);
+        assert_eq!(l["value"], format!("v{}", i % 3));
+    }
+    // The log stores its own format (v1 for 0.10.2) whatever was sent.
+    let dump = d.run(&["dump", "--format", "json", &log], b"").json_lines();
+    assert!(dump.iter().all(|e| e["magic"] == 1), "{dump:?}");
+    assert_eq!(d.run(&["verify", &log], b"").code, 0);
+    // zstd cannot be stored in v1.
+    let r = d.run(
+        &["log", "append", &log, "--compression", "zstd"],
+        records(1).as_bytes(),
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"], "UNSUPPORTED_COMPRESSION_TYPE");
+}
+
+#[test]
+fn log_append_time_is_reported() {
+    let d = Dir::new();
+    let log = create(&d, "p", &["message.timestamp.type=LogAppendTime"]);
+    let r = d.run(&["log", "append", &log], records(2).as_bytes());
+    let j = r.json();
+    let t = j["log_append_time"].as_i64().expect("a timestamp");
+    assert!(t > T0);
+    let lines = d.run(&["log", "read", &log], b"").json_lines();
+    assert!(lines.iter().all(|l| l["timestamp"] == t));
+}
+
+#[test]
+fn producer_options_go_into_the_batches() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    d.run(
+        &[
+            "log",
+            "append",
+            &log,
+            "--producer-id",
+            "7",
+            "--producer-epoch",
+            "2",
+            "--base-sequence",
+            "5",
+            "--transactional",
+            "--records-per-batch",
+            "2",
+        ],
+        records(3).as_bytes(),
+    )
+    .ok();
+    let dump = d.run(&["dump", "--format", "json", &log], b"").json_lines();
+    assert_eq!(dump.len(), 2);
+    for (e, seq) in dump.iter().zip([5, 7]) {
+        assert_eq!(e["producer_id"], 7);
+        assert_eq!(e["producer_epoch"], 2);
+        assert_eq!(e["base_sequence"], seq);
+        assert_eq!(e["transactional"], true);
+    }
+    // Idempotent without a transaction: the sequence defaults to 0.
+    let log2 = create(&d, "q", &[]);
+    d.run(
+        &[
+            "log",
+            "append",
+            &log2,
+            "--producer-id",
+            "9",
+            "--producer-epoch",
+            "0",
+        ],
+        records(1).as_bytes(),
+    )
+    .ok();
+    let dump = d
+        .run(&["dump", "--format", "json", &log2], b"")
+        .json_lines();
+    assert_eq!(
+        (
+            &dump[0]["producer_id"],
+            &dump[0]["base_sequence"],
+            &dump[0]["transactional"]
+        ),
+        (&json!(9), &json!(0), &json!(false))
+    );
+}
+
+#[test]
+fn producer_option_mistakes_are_usage_errors() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let before = snapshot(&d, "p");
+    for args in [
+        vec!["--transactional"],
+        vec!["--producer-id", "1"],
+        vec!["--producer-epoch", "1"],
+        vec![
+            "--magic",
+            "1",
+            "--producer-id",
+            "1",
+            "--producer-epoch",
+            "0",
+        ],
+    ] {
+        let mut all = vec!["log", "append", log.as_str()];
+        all.extend(args.iter());
+        let r = d.run(&all, records(1).as_bytes());
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert_eq!(r.out(), "");
+    }
+    // Offsets are the log's to assign.
+    let r = d.run(
+        &["log", "append", &log],
+        b"{\"offset\":5,\"value\":\"x\"}\n",
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("offset"), "{}", r.stderr);
+    assert_eq!(snapshot(&d, "p"), before);
+}
+
+#[test]
+fn raw_append_takes_entries_as_a_producer_sends_them() {
+    let d = Dir::new();
+    let log = create(&d, "p", &["message.format.version=0.10.2"]);
+    // Three v1 messages: one append.
+    let v1 = d
+        .run(&["build", "--magic", "1"], records(3).as_bytes())
+        .stdout;
+    let r = d.run(&["log", "append", &log, "--raw"], &v1);
+    assert_eq!(
+        r.ok(),
+        "{\"base_offset\":0,\"last_offset\":2,\"log_append_time\":null,\"duplicate\":false}\n"
+    );
+    // A v2 batch with base offset 0 (as a producer sends it), then a gzip v1 wrapper: two
+    // appends.
+    let mut input = d.run(&["build"], records(2).as_bytes()).stdout;
+    input.extend(
+        d.run(
+            &["build", "--magic", "1", "--compression", "gzip"],
+            records(2).as_bytes(),
+        )
+        .stdout,
+    );
+    let r = d.run(&["log", "append", &log, "--raw"], &input);
+    let lines = r.json_lines();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        (&lines[0]["base_offset"], &lines[0]["last_offset"]),
+        (&json!(3), &json!(4))
+    );
+    assert_eq!(
+        (&lines[1]["base_offset"], &lines[1]["last_offset"]),
+        (&json!(5), &json!(6))
+    );
+    let values: Vec<String> = d
+        .run(&["log", "read", &log], b"")
+        .json_lines()
+        .iter()
+        .map(|l| l["value"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(values, ["v0", "v1", "v2", "v0", "v1", "v0", "v1"]);
+}
+
+#[test]
+fn a_raw_append_with_a_corrupt_entry_writes_nothing() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    d.run(&["log", "append", &log], records(2).as_bytes()).ok();
+    let good = d.run(&["build"], records(1).as_bytes()).stdout;
+    let mut bad = good.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 0x01; // inside the record: the CRC no longer matches
+    let mut input = good.clone();
+    input.extend_from_slice(&bad);
+    let before = snapshot(&d, "p");
+    let r = d.run(&["log", "append", &log, "--raw"], &input);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["error"], "CORRUPT_MESSAGE");
+    let msg = j["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("byte {}", good.len())) && msg.contains("crc"),
+        "{msg}"
+    );
+    assert!(r.stderr.contains("CORRUPT_MESSAGE"), "{}", r.stderr);
+    // Not even the good first entry was written.
+    assert_eq!(snapshot(&d, "p"), before);
+    assert_eq!(d.run(&["log", "read", &log], b"").json_lines().len(), 2);
+}
+
+#[test]
+fn a_rejected_json_append_writes_nothing() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let before = snapshot(&d, "p");
+    // The second batch is an hour and more in the future: INVALID_TIMESTAMP, and the first
+    // batch is not written either.
+    let input = "{\"value\":\"ok\"}\n{\"timestamp\":9999999999999,\"value\":\"late\"}\n";
+    let r = d.run(
+        &["log", "append", &log, "--records-per-batch", "1"],
+        input.as_bytes(),
+    );
+    assert_eq!(r.code, 1);
+    let j = r.json();
+    assert_eq!(j["error"], "INVALID_TIMESTAMP");
+    assert!(
+        j["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("batch of input records 2..=2"),
+        "{j}"
+    );
+    assert_eq!(snapshot(&d, "p"), before);
+    // A batch over max.message.bytes.
+    let log2 = create(&d, "q", &["max.message.bytes=100"]);
+    let r = d.run(&["log", "append", &log2], records(5).as_bytes());
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"], "MESSAGE_TOO_LARGE");
+    // A client may not send control batches.
+    let marker = d
+        .run(
+            &[
+                "build",
+                "--control",
+                "commit",
+                "--producer-id",
+                "1",
+                "--producer-epoch",
+                "0",
+            ],
+            b"",
+        )
+        .stdout;
+    let r = d.run(&["log", "append", &log, "--raw"], &marker);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"], "INVALID_RECORD");
+    assert_eq!(snapshot(&d, "p"), before);
+}
+
+#[test]
+fn offsets_answer_list_offsets() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let input = [3, 1, 7, 7, 2]
+        .iter()
+        .enumerate()
+        .map(|(i, dt)| format!("{{\"timestamp\":{},\"value\":\"v{i}\"}}\n", T0 + dt))
+        .collect::<String>();
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "1"],
+        input.as_bytes(),
+    )
+    .ok();
+    let q = |spec: &[&str]| {
+        let mut args = vec!["log", "offsets", log.as_str()];
+        args.extend_from_slice(spec);
+        d.run(&args, b"").json()
+    };
+    assert_eq!(q(&["--earliest"]), json!({"offset":0,"timestamp":null}));
+    assert_eq!(q(&["--latest"]), json!({"offset":5,"timestamp":null}));
+    assert_eq!(
+        q(&["--max-timestamp"]),
+        json!({"offset":2,"timestamp":T0 + 7})
+    );
+    let t = (T0 + 5).to_string();
+    assert_eq!(q(&["--time", &t]), json!({"offset":2,"timestamp":T0 + 7}));
+    let t = (T0 + 100).to_string();
+    assert_eq!(q(&["--time", &t]), json!({"offset":-1,"timestamp":null}));
+    // Exactly one of the four.
+    assert_eq!(d.run(&["log", "offsets", &log], b"").code, 2);
+    assert_eq!(
+        d.run(&["log", "offsets", &log, "--earliest", "--latest"], b"")
+            .code,
+        2
+    );
+}
+
+#[test]
+fn info_lists_offsets_and_segments() {
+    let d = Dir::new();
+    let log = create(&d, "p", &["segment.bytes=200", "index.interval.bytes=0"]);
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "2"],
+        records(6).as_bytes(),
+    )
+    .ok();
+    let j = d.run(&["log", "info", &log], b"").json();
+    let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "log_start_offset",
+            "high_watermark",
+            "last_stable_offset",
+            "segments"
+        ]
+    );
+    assert_eq!(j["log_start_offset"], 0);
+    assert_eq!(j["high_watermark"], 6);
+    assert_eq!(j["last_stable_offset"], 6);
+    let segments = j["segments"].as_array().unwrap();
+    assert!(segments.len() >= 2, "{j}");
+    assert_eq!(segments[0]["file"], "00000000000000000000.log");
+    assert_eq!(segments[0]["base_offset"], 0);
+    let total: u64 = segments
+        .iter()
+        .map(|s| s["size_bytes"].as_u64().unwrap())
+        .sum();
+    let on_disk: u64 = segments
+        .iter()
+        .map(|s| {
+            std::fs::metadata(d.path("p").join(s["file"].as_str().unwrap()))
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(total, on_disk);
+    assert_eq!(segments.last().unwrap()["next_offset"], 6);
+}
+
+#[test]
+fn retain_deletes_old_segments_and_moves_the_log_start() {
+    let d = Dir::new();
+    let log = create(
+        &d,
+        "p",
+        &["segment.bytes=200", "retention.bytes=50", "retention.ms=-1"],
+    );
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "2"],
+        records(6).as_bytes(),
+    )
+    .ok();
+    let segments_before = d.run(&["log", "info", &log], b"").json()["segments"]
+        .as_array()
+        .unwrap()
+        .len();
+    let r = d.run(&["log", "retain", &log], b"").json();
+    let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["deleted_segments", "log_start_offset"]);
+    let deleted = r["deleted_segments"].as_u64().unwrap() as usize;
+    assert!(deleted >= 1 && deleted < segments_before, "{r}");
+    let start = r["log_start_offset"].as_i64().unwrap();
+    assert!(start > 0);
+    let info = d.run(&["log", "info", &log], b"").json();
+    assert_eq!(info["log_start_offset"], start);
+    assert_eq!(
+        d.run(&["log", "offsets", &log, "--earliest"], b"").json()["offset"],
+        start
+    );
+    let first = d.run(&["log", "read", &log], b"").json_lines()[0]["offset"].clone();
+    assert_eq!(first, start);
+    // Reading below the log start is out of range.
+    let r = d.run(&["log", "read", &log, "--offset", "0"], b"");
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"], "OFFSET_OUT_OF_RANGE");
+    // Nothing more to delete.
+    assert_eq!(
+        d.run(&["log", "retain", &log], b"").json()["deleted_segments"],
+        0
+    );
+}
+
+#[test]
+fn recover_reports_and_cuts_a_torn_tail() {
+    let d = Dir::new();
+    let log = create(&d, "p", &["index.interval.bytes=0"]);
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "2"],
+        records(4).as_bytes(),
+    )
+    .ok();
+    assert_eq!(
+        d.run(&["log", "recover", &log], b"").json(),
+        json!({"truncated_bytes":0,"segments":1,"next_offset":4})
+    );
+    // A torn write: the last batch loses its last 5 bytes.
+    let seg = d.path("p/00000000000000000000.log");
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let batch = bytes.len() / 2;
+    bytes.truncate(bytes.len() - 5);
+    std::fs::write(&seg, &bytes).unwrap();
+    let r = d.run(&["log", "recover", &log], b"");
+    assert_eq!(
+        r.json(),
+        json!({"truncated_bytes": batch - 5, "segments": 1, "next_offset": 2})
+    );
+    assert!(r.stderr.contains("truncated"), "{}", r.stderr);
+    assert_eq!(d.run(&["log", "read", &log], b"").json_lines().len(), 2);
+    assert_eq!(d.run(&["verify", &log], b"").code, 0);
+    // Appends continue after the cut.
+    let r = d.run(&["log", "append", &log], records(1).as_bytes());
+    assert_eq!(r.json()["base_offset"], 2);
+}
+
+#[test]
+fn end_txn_is_not_supported_yet() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let r = d.run(
+        &[
+            "log",
+            "end-txn",
+            &log,
+            "--producer-id",
+            "1",
+            "--producer-epoch",
+            "0",
+            "--coordinator-epoch",
+            "0",
+            "--commit",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not supported yet"), "{}", r.stderr);
+    // --commit or --abort, not both, not neither.
+    let base = [
+        "log",
+        "end-txn",
+        log.as_str(),
+        "--producer-id",
+        "1",
+        "--producer-epoch",
+        "0",
+        "--coordinator-epoch",
+        "0",
+    ];
+    assert_eq!(d.run(&base, b"").code, 2);
+    let mut both = base.to_vec();
+    both.extend(["--commit", "--abort"]);
+    assert_eq!(d.run(&both, b"").code, 2);
+}
+
+/// A partition directory as a broker with transactions writes it: producer 1 commits, producer
+/// 2 aborts, producer 3's transaction is still open.
+fn transactional_partition(d: &Dir) -> String {
+    std::fs::create_dir(d.path("tx")).unwrap();
+    let data = |d: &Dir, base: &str, value: &str, producer: Option<&str>| {
+        let input = format!("{{\"timestamp\":{T0},\"value\":\"{value}\"}}\n");
+        let mut args = vec![
+            "build",
+            "--base-offset",
+            base,
+            "--partition-leader-epoch",
+            "0",
+        ];
+        if let Some(p) = producer {
+            args.extend([
+                "--producer-id",
+                p,
+                "--producer-epoch",
+                "0",
+                "--base-sequence",
+                "0",
+                "--transactional",
+            ]);
+        }
+        d.run(&args, input.as_bytes()).stdout
+    };
+    let marker = |d: &Dir, base: &str, kind: &str, producer: &str| {
+        let ts = T0.to_string();
+        d.run(
+            &[
+                "build",
+                "--control",
+                kind,
+                "--producer-id",
+                producer,
+                "--producer-epoch",
+                "0",
+                "--coordinator-epoch",
+                "1",
+                "--base-offset",
+                base,
+                "--timestamp",
+                &ts,
+                "--partition-leader-epoch",
+                "0",
+            ],
+            b"",
+        )
+        .stdout
+    };
+    let mut seg = Vec::new();
+    seg.extend(data(d, "0", "p1-a", Some("1")));
+    seg.extend(data(d, "1", "p2-a", Some("2")));
+    seg.extend(data(d, "2", "plain-2", None));
+    seg.extend(marker(d, "3", "commit", "1"));
+    seg.extend(data(d, "4", "p1-b", Some("1")));
+    seg.extend(marker(d, "5", "abort", "2"));
+    seg.extend(data(d, "6", "plain-6", None));
+    seg.extend(marker(d, "7", "commit", "1"));
+    seg.extend(data(d, "8", "p3-a", Some("3")));
+    seg.extend(data(d, "9", "plain-9", None));
+    d.write("tx/00000000000000000000.log", &seg);
+    d.arg("tx")
+}
+
+fn values(lines: &[Value]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l["value"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn read_committed_drops_aborted_records_and_stops_at_an_open_transaction() {
+    let d = Dir::new();
+    let log = transactional_partition(&d);
+    let all = d.run(&["log", "read", &log], b"").json_lines();
+    assert_eq!(
+        values(&all),
+        ["p1-a", "p2-a", "plain-2", "p1-b", "plain-6", "p3-a", "plain-9"]
+    );
+    let committed = |extra: &[&str]| {
+        let mut args = vec!["log", "read", log.as_str(), "--isolation", "read-committed"];
+        args.extend_from_slice(extra);
+        let r = d.run(&args, b"");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        values(&r.json_lines())
+    };
+    assert_eq!(committed(&[]), ["p1-a", "plain-2", "p1-b", "plain-6"]);
+    // From the middle: producer 1's second transaction is decided by the marker at 7.
+    assert_eq!(committed(&["--offset", "4"]), ["p1-b", "plain-6"]);
+    // Past the open transaction nothing is stable yet.
+    assert_eq!(committed(&["--offset", "9"]), Vec::<String>::new());
+    // One entry's worth of bytes: the first record is held until its commit is seen, then
+    // printed; nothing else.
+    assert_eq!(committed(&["--max-bytes", "1"]), ["p1-a"]);
+}
+
+#[test]
+fn usage_and_storage_errors_exit_2() {
+    let d = Dir::new();
+    let r = d.run(&["log", "read", "missing"], b"");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not a log directory"), "{}", r.stderr);
+    assert_eq!(r.out(), "");
+    let r = d.run(&["log", "create", "p", "--config", "segment.bytes=x"], b"");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("segment.bytes"), "{}", r.stderr);
+    let r = d.run(&["log", "create", "p", "--config", "nonsense"], b"");
+    assert_eq!(r.code, 2);
+    create(&d, "p", &[]);
+    let r = d.run(&["log", "create", "p"], b"");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("already"), "{}", r.stderr);
+    let r = d.run(&["log", "read", "p", "--offset", "1"], b"");
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.json(),
+        json!({"error":"OFFSET_OUT_OF_RANGE","message":"offset 1 is out of range [0, 0]"})
+    );
+}

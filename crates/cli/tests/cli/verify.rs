@@ -1,0 +1,524 @@
+//! `krec verify` through the binary: clean files and logs exit 0; a flipped bit, a truncated
+//! tail, bad index and time index entries, offsets out of order, a corrupt producer snapshot
+//! and a transaction index without its marker exit 1 naming the file and byte position.
+
+use crate::util::Dir;
+use serde_json::Value;
+
+const T0: i64 = 1_714_000_000_000;
+
+fn records(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("{{\"timestamp\":{},\"value\":\"v{i}\"}}\n", T0 + i as i64))
+        .collect()
+}
+
+/// A log of five 2-record batches (79 bytes each) in segments 0 (offsets 0..=3), 4 (4..=7) and
+/// 8 (8..=9); index.interval.bytes=0 indexes every batch after the first of a segment, so
+/// 00000000000000000000.index holds (offset 3, position 79) and the .timeindex
+/// (T0 + 3, offset 3).
+fn indexed_log(d: &Dir) -> String {
+    d.run(
+        &[
+            "log",
+            "create",
+            "p",
+            "--config",
+            "index.interval.bytes=0",
+            "--config",
+            "segment.bytes=200",
+        ],
+        b"",
+    )
+    .ok();
+    d.run(
+        &["log", "append", "p", "--records-per-batch", "2"],
+        records(10).as_bytes(),
+    )
+    .ok();
+    d.arg("p")
+}
+
+fn patch(d: &Dir, name: &str, f: impl FnOnce(&mut Vec<u8>)) {
+    let mut b = d.read(name);
+    f(&mut b);
+    d.write(name, &b);
+}
+
+/// Problems of a `--format json` run, and its summary.
+fn json_run(d: &Dir, path: &str) -> (i32, Vec<Value>, Value) {
+    let r = d.run(&["verify", "--format", "json", path], b"");
+    let mut lines = r.json_lines();
+    let summary = lines.pop().expect("a summary");
+    (r.code, lines, summary["summary"].clone())
+}
+
+#[test]
+fn a_clean_log_and_a_clean_file_pass() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 0, "{}", r.out());
+    // 3 segments × (log, index, timeindex) + leader-epoch-checkpoint + krec-log.json.
+    assert_eq!(
+        r.out(),
+        "11 files, 5 entries, 10 records, 395 bytes: no problems\n"
+    );
+    let (code, problems, summary) = json_run(&d, &log);
+    assert_eq!(code, 0);
+    assert!(problems.is_empty());
+    assert_eq!(
+        summary,
+        serde_json::json!({"files":11,"entries":5,"records":10,"bytes":395,"problems":0})
+    );
+    let hello = d.hello("hello.bin");
+    let r = d.run(&["verify", &hello], b"");
+    assert_eq!(
+        r.ok(),
+        "1 files, 1 entries, 2 records, 85 bytes: no problems\n"
+    );
+    // Stdin too.
+    let bytes = d.read("hello.bin");
+    assert_eq!(d.run(&["verify", "-"], &bytes).code, 0);
+}
+
+#[test]
+fn every_format_and_codec_passes() {
+    let d = Dir::new();
+    let mut paths = Vec::new();
+    for (i, (magic, codec)) in [
+        ("0", "none"),
+        ("0", "gzip"),
+        ("1", "snappy"),
+        ("1", "lz4"),
+        ("2", "zstd"),
+        ("2", "gzip"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let base = (i * 100).to_string();
+        let out = d
+            .run(
+                &[
+                    "build",
+                    "--magic",
+                    magic,
+                    "--compression",
+                    codec,
+                    "--base-offset",
+                    &base,
+                    "--records-per-batch",
+                    "3",
+                ],
+                records(6).as_bytes(),
+            )
+            .stdout;
+        paths.push(d.write(&format!("part-{magic}-{codec}.bin"), &out));
+    }
+    let mut args = vec!["verify"];
+    args.extend(paths.iter().map(String::as_str));
+    let r = d.run(&args, b"");
+    assert_eq!(r.code, 0, "{}", r.out());
+    // Uncompressed v0: one entry per record; otherwise one per 3 records.
+    assert_eq!(
+        r.out(),
+        "6 files, 16 entries, 36 records, ".to_string()
+            + &format!(
+                "{} bytes: no problems\n",
+                paths
+                    .iter()
+                    .map(|p| std::fs::metadata(p).unwrap().len())
+                    .sum::<u64>()
+            )
+    );
+}
+
+#[test]
+fn a_flipped_bit_is_a_crc_problem_with_its_position() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    // The second batch of the first segment starts at byte 79; flip a bit in its records.
+    patch(&d, "p/00000000000000000000.log", |b| b[79 + 70] ^= 0x04);
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    let out = r.out();
+    let seg = d.arg("p/00000000000000000000.log");
+    assert!(
+        out.contains(&format!("{seg}: byte 79: [entry]")) && out.contains("crc"),
+        "{out}"
+    );
+    assert!(out.ends_with("1 problem\n"), "{out}");
+    let (code, problems, summary) = json_run(&d, &log);
+    assert_eq!(code, 1);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["file"], seg.as_str());
+    assert_eq!(problems[0]["position"], 79);
+    assert_eq!(problems[0]["check"], "entry");
+    assert_eq!(summary["problems"], 1);
+    // A single file alone says the same.
+    let r = d.run(&["verify", &seg], b"");
+    assert_eq!(r.code, 1);
+    assert!(r.out().contains("byte 79"), "{}", r.out());
+}
+
+#[test]
+fn a_truncated_tail_is_a_problem() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    patch(&d, "p/00000000000000000008.log", |b| {
+        b.truncate(b.len() - 10)
+    });
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    let seg = d.arg("p/00000000000000000008.log");
+    assert!(
+        r.out().contains(&format!(
+            "{seg}: byte 0: [truncated] truncated entry: the last 69 bytes"
+        )),
+        "{}",
+        r.out()
+    );
+    // A file cut inside the 12-byte prefix.
+    let hello = d.hello("hello.bin");
+    patch(&d, "hello.bin", |b| b.truncate(9));
+    let r = d.run(&["verify", &hello], b"");
+    assert_eq!(r.code, 1);
+    assert!(r.out().contains("byte 0: [truncated]"), "{}", r.out());
+}
+
+#[test]
+fn bad_index_entries_are_problems_with_their_positions() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    let index = d.arg("p/00000000000000000000.index");
+    assert_eq!(
+        d.read("p/00000000000000000000.index"),
+        [0, 0, 0, 3, 0, 0, 0, 79]
+    );
+    // Point the entry into the middle of the first batch.
+    patch(&d, "p/00000000000000000000.index", |b| b[7] = 40);
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out().contains(&format!(
+            "{index}: byte 0: [index] entry 0 (offset 3, position 40) is not at an entry boundary"
+        )),
+        "{}",
+        r.out()
+    );
+    // The right position with the wrong offset for the batch there.
+    patch(&d, "p/00000000000000000000.index", |b| {
+        b[7] = 79;
+        b[3] = 2;
+    });
+    let (code, problems, _) = json_run(&d, &log);
+    assert_eq!(code, 1);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["file"], index.as_str());
+    assert_eq!(problems[0]["position"], 0);
+    assert_eq!(problems[0]["check"], "index");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("entry 0 (offset 2, position 79): the entry there has last offset 3"),
+        "{problems:?}"
+    );
+    // An entry past the end of the segment.
+    patch(&d, "p/00000000000000000000.index", |b| {
+        b[3] = 3;
+        b.extend_from_slice(&[0, 0, 0, 9, 0, 0, 1, 0]);
+    });
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out().contains(&format!(
+            "{index}: byte 8: [index] entry 1 (offset 9, position 256) is past the last entry"
+        )),
+        "{}",
+        r.out()
+    );
+    // An entry that does not increase.
+    patch(&d, "p/00000000000000000000.index", |b| {
+        b.truncate(8);
+        b.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 90]);
+    });
+    let r = d.run(&["verify", &log], b"");
+    assert!(
+        r.out().contains(&format!(
+            "{index}: byte 8: [index] entry 1 (offset 2, position 90) does not increase"
+        )),
+        "{}",
+        r.out()
+    );
+    // A partial entry.
+    patch(&d, "p/00000000000000000000.index", |b| b.truncate(11));
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out().contains(&format!(
+            "{index}: byte 8: [index] 3 bytes of a partial entry"
+        )),
+        "{}",
+        r.out()
+    );
+}
+
+#[test]
+fn a_preallocated_zero_tail_is_not_a_problem_but_a_zeroed_entry_is() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    patch(&d, "p/00000000000000000000.index", |b| b.resize(4096, 0));
+    patch(&d, "p/00000000000000000000.timeindex", |b| {
+        b.resize(4092, 0)
+    });
+    assert_eq!(d.run(&["verify", &log], b"").code, 0);
+    // A zeroed entry before a real one is an entry (offset 0, position 0), and wrong: the
+    // batch at position 0 ends at offset 1.
+    patch(&d, "p/00000000000000000000.index", |b| {
+        let mut z = vec![0u8; 8];
+        z.extend_from_slice(&b[..8]);
+        *b = z;
+    });
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1, "{}", r.out());
+    assert!(
+        r.out().contains("the entry there has last offset 1"),
+        "{}",
+        r.out()
+    );
+}
+
+#[test]
+fn bad_time_index_entries_are_problems() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    let ti = d.arg("p/00000000000000000000.timeindex");
+    let mut expected = (T0 + 3).to_be_bytes().to_vec();
+    expected.extend_from_slice(&3i32.to_be_bytes());
+    assert_eq!(d.read("p/00000000000000000000.timeindex"), expected);
+    // The entry claims a larger timestamp than the batches up to its offset hold.
+    patch(&d, "p/00000000000000000000.timeindex", |b| b[7] += 50);
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out().contains(&format!(
+            "{ti}: byte 0: [timeindex] entry 0 (timestamp {}, offset 3): the largest timestamp up to that offset is {}",
+            T0 + 53,
+            T0 + 3
+        )),
+        "{}",
+        r.out()
+    );
+    // A second entry going back in time.
+    patch(&d, "p/00000000000000000000.timeindex", |b| {
+        b[7] -= 50;
+        b.extend_from_slice(&(T0 + 1).to_be_bytes());
+        b.extend_from_slice(&3i32.to_be_bytes());
+    });
+    let (code, problems, _) = json_run(&d, &log);
+    assert_eq!(code, 1);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["position"], 12);
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not increase"),
+        "{problems:?}"
+    );
+    // An offset outside the segment.
+    patch(&d, "p/00000000000000000000.timeindex", |b| {
+        b.truncate(12);
+        b.extend_from_slice(&(T0 + 9).to_be_bytes());
+        b.extend_from_slice(&7i32.to_be_bytes());
+    });
+    let r = d.run(&["verify", &log], b"");
+    assert!(
+        r.out().contains(&format!(
+            "{ti}: byte 12: [timeindex] entry 1 (timestamp {}, offset 7) is past the last offset",
+            T0 + 9
+        )),
+        "{}",
+        r.out()
+    );
+}
+
+#[test]
+fn offsets_must_increase_across_entries_and_segments() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("q")).unwrap();
+    let a = d
+        .run(&["build", "--base-offset", "0"], records(3).as_bytes())
+        .stdout;
+    let b = d
+        .run(&["build", "--base-offset", "2"], records(3).as_bytes())
+        .stdout;
+    d.write("q/00000000000000000000.log", &a);
+    d.write("q/00000000000000000002.log", &b);
+    let r = d.run(&["verify", &d.arg("q")], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out()
+            .contains("segment base offset 2 is not above the previous segment's last offset 2"),
+        "{}",
+        r.out()
+    );
+    // Within one file.
+    let mut both = a.clone();
+    both.extend_from_slice(&b);
+    let f = d.write("both.bin", &both);
+    let r = d.run(&["verify", &f], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out().contains(&format!(
+            "byte {}: [offsets] entry with offsets 2..=4 does not follow the previous last offset 2",
+            a.len()
+        )),
+        "{}",
+        r.out()
+    );
+    // Below the segment's own base offset.
+    d.write("q/00000000000000000002.log", &a);
+    std::fs::remove_file(d.path("q/00000000000000000000.log")).unwrap();
+    let r = d.run(&["verify", &d.arg("q")], b"");
+    assert!(
+        r.out().contains("is below the segment's base offset 2"),
+        "{}",
+        r.out()
+    );
+}
+
+/// Kafka's producer snapshot with one entry.
+fn snapshot_bytes() -> Vec<u8> {
+    let mut entries = Vec::new();
+    entries.extend_from_slice(&7i64.to_be_bytes()); // producer id
+    entries.extend_from_slice(&0i16.to_be_bytes()); // epoch
+    entries.extend_from_slice(&4i32.to_be_bytes()); // last sequence
+    entries.extend_from_slice(&9i64.to_be_bytes()); // last offset
+    entries.extend_from_slice(&4i32.to_be_bytes()); // offset delta
+    entries.extend_from_slice(&T0.to_be_bytes()); // timestamp
+    entries.extend_from_slice(&(-1i32).to_be_bytes()); // coordinator epoch
+    entries.extend_from_slice(&(-1i64).to_be_bytes()); // current txn first offset
+    let mut body = 1i32.to_be_bytes().to_vec();
+    body.extend_from_slice(&entries);
+    let crc = crc32c(&body);
+    let mut out = 1i16.to_be_bytes().to_vec();
+    out.extend_from_slice(&crc.to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// CRC-32C, bit by bit (independent of the codec).
+fn crc32c(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x82f6_3b78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+#[test]
+fn producer_snapshots_are_checked() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    d.write("p/00000000000000000010.snapshot", &snapshot_bytes());
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 0, "{}", r.out());
+    patch(&d, "p/00000000000000000010.snapshot", |b| b[20] ^= 1);
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    let snap = d.arg("p/00000000000000000010.snapshot");
+    assert!(
+        r.out()
+            .contains(&format!("{snap}: byte 2: [snapshot] crc mismatch")),
+        "{}",
+        r.out()
+    );
+    d.write("p/00000000000000000010.snapshot", &snapshot_bytes()[..30]);
+    let r = d.run(&["verify", &log], b"");
+    assert!(
+        r.out().contains("[snapshot] 1 producer entries do not fit"),
+        "{}",
+        r.out()
+    );
+}
+
+/// A segment with an aborted transaction of producer 2 (data at 0, abort marker at 1) and its
+/// `.txnindex` entry.
+#[test]
+fn transaction_index_entries_must_end_at_an_abort_marker() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("t")).unwrap();
+    let mut seg = d
+        .run(
+            &[
+                "build",
+                "--producer-id",
+                "2",
+                "--producer-epoch",
+                "0",
+                "--base-sequence",
+                "0",
+                "--transactional",
+            ],
+            records(1).as_bytes(),
+        )
+        .stdout;
+    seg.extend(
+        d.run(
+            &[
+                "build",
+                "--control",
+                "abort",
+                "--producer-id",
+                "2",
+                "--producer-epoch",
+                "0",
+                "--base-offset",
+                "1",
+            ],
+            b"",
+        )
+        .stdout,
+    );
+    d.write("t/00000000000000000000.log", &seg);
+    let txn = |producer: i64, first: i64, last: i64| {
+        let mut e = 0i16.to_be_bytes().to_vec();
+        e.extend_from_slice(&producer.to_be_bytes());
+        e.extend_from_slice(&first.to_be_bytes());
+        e.extend_from_slice(&last.to_be_bytes());
+        e.extend_from_slice(&0i64.to_be_bytes());
+        e
+    };
+    d.write("t/00000000000000000000.txnindex", &txn(2, 0, 1));
+    let r = d.run(&["verify", &d.arg("t")], b"");
+    assert_eq!(r.code, 0, "{}", r.out());
+    d.write("t/00000000000000000000.txnindex", &txn(3, 0, 1));
+    let r = d.run(&["verify", &d.arg("t")], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out()
+            .contains("byte 0: [txnindex] entry 0 (producer 3, offsets 0..=1): no abort marker"),
+        "{}",
+        r.out()
+    );
+}
+
+#[test]
+fn missing_paths_exit_2() {
+    let d = Dir::new();
+    let r = d.run(&["verify", "nope.log"], b"");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("nope.log"), "{}", r.stderr);
+    std::fs::create_dir(d.path("empty")).unwrap();
+    assert_eq!(d.run(&["verify", &d.arg("empty")], b"").code, 2);
+}
