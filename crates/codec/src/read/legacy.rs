@@ -68,7 +68,7 @@ impl<'a> LegacyBatch<'a> {
         let magic = u8_at(entry, MAGIC_OFFSET);
         if magic > 1 {
             return Err(Error::InvalidMagic {
-                at: position + MAGIC_OFFSET,
+                at: position.saturating_add(MAGIC_OFFSET),
                 found: magic as i8,
             });
         }
@@ -79,13 +79,13 @@ impl<'a> LegacyBatch<'a> {
         };
         if size < min {
             return Err(Error::InvalidLength {
-                at: position + 8,
+                at: position.saturating_add(8),
                 what: "message size",
                 expected: format!(">= {min} for magic {magic}"),
                 found: i64::from(size),
             });
         }
-        let buf = take(entry, 0, size as usize + LOG_OVERHEAD, position, "message")?;
+        let buf = take(entry, 0, (size as usize).saturating_add(LOG_OVERHEAD), position, "message")?;
         let mut p = if magic == 0 {
             KEY_SIZE_OFFSET_V0
         } else {
@@ -98,7 +98,7 @@ impl<'a> LegacyBatch<'a> {
             position,
             key,
             value,
-            trailing: buf.len() - p,
+            trailing: buf.len().saturating_sub(p),
         })
     }
 
@@ -156,7 +156,7 @@ impl<'a> LegacyBatch<'a> {
     pub fn compression(&self) -> Result<Compression> {
         let id = self.attributes() & COMPRESSION_MASK;
         Compression::from_id(id).ok_or(Error::UnknownCompression {
-            at: self.position + ATTRIBUTES_OFFSET,
+            at: self.position.saturating_add(ATTRIBUTES_OFFSET),
             id,
         })
     }
@@ -285,7 +285,10 @@ impl<'a> LegacyBatch<'a> {
     /// Absolute position of the value bytes (after the value length).
     fn value_position(&self) -> usize {
         let value_len = self.value.map_or(0, <[u8]>::len);
-        self.position + self.buf.len() - self.trailing - value_len
+        self.position
+            .saturating_add(self.buf.len())
+            .saturating_sub(self.trailing)
+            .saturating_sub(value_len)
     }
 
     /// Checks the CRC, the codec, that the fields fill the message exactly, and for a wrapper
@@ -306,11 +309,11 @@ impl<'a> LegacyBatch<'a> {
         }
         if self.trailing != 0 {
             return Err(Error::InvalidLength {
-                at: self.position + 8,
+                at: self.position.saturating_add(8),
                 what: "message size",
                 expected: format!(
                     "{} (the bytes its fields take)",
-                    self.message_size() as usize - self.trailing
+                    (self.message_size() as usize).saturating_sub(self.trailing)
                 ),
                 found: i64::from(self.message_size()),
             });
@@ -361,12 +364,12 @@ fn read_sized<'a>(
 ) -> Result<Option<&'a [u8]>> {
     let len_bytes = take(buf, *p, 4, position, what)?;
     let len = i32_at(len_bytes, 0);
-    *p += 4;
+    *p = p.saturating_add(4);
     if len < 0 {
         return Ok(None);
     }
     let bytes = take(buf, *p, len as usize, position, what)?;
-    *p += len as usize;
+    *p = p.saturating_add(len as usize);
     Ok(Some(bytes))
 }
 
@@ -384,8 +387,8 @@ fn scan_inner(data: &[u8], value_at: usize) -> Result<Scan> {
     let mut last_offset = 0;
     while let Some(inner) = next_inner(data, pos, value_at)? {
         last_offset = inner.offset();
-        pos += inner.as_bytes().len();
-        count += 1;
+        pos = pos.saturating_add(inner.as_bytes().len());
+        count = count.saturating_add(1);
     }
     if count == 0 {
         return Err(Error::InvalidRecord {
@@ -412,19 +415,19 @@ fn next_inner(data: &[u8], pos: usize, value_at: usize) -> Result<Option<LegacyB
     let size = i32_at(rest, 8);
     if size < MIN_ENTRY_SIZE {
         return Err(locate(Error::InvalidLength {
-            at: pos + 8,
+            at: pos.saturating_add(8),
             what: "message size",
             expected: format!(">= {MIN_ENTRY_SIZE}"),
             found: i64::from(size),
         }));
     }
-    if rest.len() < size as usize + LOG_OVERHEAD {
+    if rest.len() < (size as usize).saturating_add(LOG_OVERHEAD) {
         return Ok(None);
     }
     let inner = LegacyBatch::new(rest, pos).map_err(|e| {
         let e = match e {
             Error::InvalidMagic { found, .. } => Error::InvalidRecord {
-                at: pos + MAGIC_OFFSET,
+                at: pos.saturating_add(MAGIC_OFFSET),
                 reason: format!("inner message magic {found} (expected 0 or 1)"),
             },
             other => other,
@@ -523,7 +526,7 @@ impl<'a> Iterator for LegacyRecords<'a> {
                         return Some(Err(e));
                     }
                 };
-                *pos += inner.as_bytes().len();
+                *pos = pos.saturating_add(inner.as_bytes().len());
                 let mut record = inner.as_record();
                 if let Some(base) = absolute_base {
                     record.offset = base.wrapping_add(record.offset);

@@ -9,6 +9,14 @@
 //! A buffer that ends inside an entry is not corrupt: fetch responses routinely cut the last batch
 //! short. [`Entries`] stops there and [`Entries::partial`] reports the leftover bytes.
 
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
+
 mod bytes;
 pub mod legacy;
 pub mod v2;
@@ -75,7 +83,7 @@ impl<'a> Entries<'a> {
     /// of a larger file).
     pub fn with_base(buf: &'a [u8], base: usize) -> Self {
         // Positions are `base + index`; keep them representable whatever the caller passes.
-        let base = base.min(usize::MAX - buf.len());
+        let base = base.min(usize::MAX.saturating_sub(buf.len()));
         Entries {
             buf,
             pos: 0,
@@ -153,7 +161,7 @@ impl<'a> Entries<'a> {
         };
         match batch {
             Ok(b) => {
-                self.pos += total;
+                self.pos = self.pos.saturating_add(total);
                 Ok(Some(b))
             }
             Err(e) => {

@@ -95,7 +95,7 @@ impl<'a> V2Batch<'a> {
         let min = (RECORDS_OFFSET - crate::LOG_OVERHEAD) as i32;
         if entry.len() < RECORDS_OFFSET || length < min {
             return Err(Error::InvalidLength {
-                at: position + LENGTH_OFFSET,
+                at: position.saturating_add(LENGTH_OFFSET),
                 what: "batch length",
                 expected: format!(">= {min} (the v2 header)"),
                 found: i64::from(length),
@@ -105,7 +105,7 @@ impl<'a> V2Batch<'a> {
         let buf = take(entry, 0, total, position, "record batch")?;
         if u8_at(buf, MAGIC_OFFSET) != 2 {
             return Err(Error::InvalidMagic {
-                at: position + MAGIC_OFFSET,
+                at: position.saturating_add(MAGIC_OFFSET),
                 found: u8_at(buf, MAGIC_OFFSET) as i8,
             });
         }
@@ -170,7 +170,7 @@ impl<'a> V2Batch<'a> {
     pub fn compression(&self) -> Result<Compression> {
         let id = (self.attributes() & COMPRESSION_MASK) as u8;
         Compression::from_id(id).ok_or(Error::UnknownCompression {
-            at: self.position + ATTRIBUTES_OFFSET,
+            at: self.position.saturating_add(ATTRIBUTES_OFFSET),
             id,
         })
     }
@@ -296,7 +296,7 @@ impl<'a> V2Batch<'a> {
         let compression = self.compression()?;
         self.check_count()?;
         let section = self.records_section();
-        let section_at = self.position + RECORDS_OFFSET;
+        let section_at = self.position.saturating_add(RECORDS_OFFSET);
         if compression == Compression::None || self.records_count() == 0 {
             return self.records_over(section, section_at, false);
         }
@@ -315,13 +315,13 @@ impl<'a> V2Batch<'a> {
         self.check_count()?;
         if compression != Compression::None && self.records_count() != 0 {
             return Err(Error::InvalidRecord {
-                at: self.position + ATTRIBUTES_OFFSET,
+                at: self.position.saturating_add(ATTRIBUTES_OFFSET),
                 reason: format!("batch is {compression}-compressed; decompress it to read records"),
             });
         }
         self.records_over(
             self.records_section(),
-            self.position + RECORDS_OFFSET,
+            self.position.saturating_add(RECORDS_OFFSET),
             false,
         )
     }
@@ -330,7 +330,7 @@ impl<'a> V2Batch<'a> {
         let count = self.records_count();
         if count < 0 {
             return Err(Error::InvalidLength {
-                at: self.position + RECORDS_COUNT_OFFSET,
+                at: self.position.saturating_add(RECORDS_COUNT_OFFSET),
                 what: "records count",
                 expected: ">= 0".into(),
                 found: i64::from(count),
@@ -395,13 +395,13 @@ impl<'a> V2Batch<'a> {
         }
         let count = self.records_count();
         let delta = self.last_offset_delta();
-        if count > 0 && (delta < 0 || count - 1 > delta) {
+        if count > 0 && (delta < 0 || count.saturating_sub(1) > delta) {
             return Err(Error::RecordCountMismatch {
                 at: self.position,
                 declared: i64::from(count),
                 found: format!(
                     "last offset delta {delta} allows at most {} records",
-                    i64::from(delta.max(-1)) + 1
+                    i64::from(delta.max(-1)).saturating_add(1)
                 ),
             });
         }
@@ -497,9 +497,9 @@ impl<'a> V2Records<'a> {
         match parse_record(self.data, self.pos) {
             Ok((mut record, end)) => {
                 self.pos = end;
-                self.remaining -= 1;
+                self.remaining = self.remaining.saturating_sub(1);
                 if self.remaining == 0 && self.pos != self.data.len() {
-                    let left = self.data.len() - self.pos;
+                    let left = self.data.len().saturating_sub(self.pos);
                     let e = Error::RecordCountMismatch {
                         at: self.batch_at,
                         declared: i64::from(self.declared),
@@ -519,7 +519,7 @@ impl<'a> V2Records<'a> {
                     .base_sequence
                     .map(|s| increment_sequence(s, record.offset_delta));
                 if !self.compressed {
-                    record.position += self.at;
+                    record.position = record.position.saturating_add(self.at);
                 }
                 Ok(Some(record))
             }
@@ -550,7 +550,7 @@ impl<'a> Iterator for V2Records<'a> {
 fn parse_record(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
     let rest = data.get(pos..).unwrap_or(&[]);
     let (length, n) = read_varint(rest, pos)?;
-    let body_at = pos + n;
+    let body_at = pos.saturating_add(n);
     let Ok(length) = usize::try_from(length) else {
         return Err(Error::InvalidLength {
             at: pos,
@@ -567,16 +567,17 @@ fn parse_record(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
         needed: 1,
         available: 0,
     })? as i8;
-    p += 1;
-    let (timestamp_delta, n) = read_varlong(body.get(p..).unwrap_or(&[]), body_at + p)?;
-    p += n;
-    let (offset_delta, n) = read_varint(body.get(p..).unwrap_or(&[]), body_at + p)?;
-    p += n;
+    p = p.saturating_add(1);
+    let (timestamp_delta, n) =
+        read_varlong(body.get(p..).unwrap_or(&[]), body_at.saturating_add(p))?;
+    p = p.saturating_add(n);
+    let (offset_delta, n) = read_varint(body.get(p..).unwrap_or(&[]), body_at.saturating_add(p))?;
+    p = p.saturating_add(n);
     let key = read_bytes(body, &mut p, body_at, "record key")?;
     let value = read_bytes(body, &mut p, body_at, "record value")?;
-    let count_at = body_at + p;
+    let count_at = body_at.saturating_add(p);
     let (header_count, n) = read_varint(body.get(p..).unwrap_or(&[]), count_at)?;
-    p += n;
+    p = p.saturating_add(n);
     if header_count < 0 {
         return Err(Error::InvalidRecord {
             at: count_at,
@@ -585,7 +586,7 @@ fn parse_record(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
     }
     let headers_start = p;
     for _ in 0..header_count {
-        let key_at = body_at + p;
+        let key_at = body_at.saturating_add(p);
         let (key_len, n) = read_varint(body.get(p..).unwrap_or(&[]), key_at)?;
         if key_len < 0 {
             return Err(Error::InvalidRecord {
@@ -593,9 +594,9 @@ fn parse_record(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
                 reason: format!("invalid header key length {key_len} (header keys cannot be null)"),
             });
         }
-        p += n;
+        p = p.saturating_add(n);
         take(body, p, key_len as usize, body_at, "header key")?;
-        p += key_len as usize;
+        p = p.saturating_add(key_len as usize);
         read_bytes(body, &mut p, body_at, "header value")?;
     }
     if p != body.len() {
@@ -624,13 +625,13 @@ fn parse_record(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
             position: pos,
             size: n_total(body_at, pos, length),
         },
-        body_at + length,
+        body_at.saturating_add(length),
     ))
 }
 
 #[inline]
 fn n_total(body_at: usize, pos: usize, length: usize) -> usize {
-    body_at - pos + length
+    body_at.saturating_sub(pos).saturating_add(length)
 }
 
 /// Reads a varint length and that many bytes; a negative length is null (Kafka treats every
@@ -642,13 +643,13 @@ fn read_bytes<'a>(
     body_at: usize,
     what: &'static str,
 ) -> Result<Option<&'a [u8]>> {
-    let (len, n) = read_varint(body.get(*p..).unwrap_or(&[]), body_at + *p)?;
-    *p += n;
+    let (len, n) = read_varint(body.get(*p..).unwrap_or(&[]), body_at.saturating_add(*p))?;
+    *p = p.saturating_add(n);
     if len < 0 {
         return Ok(None);
     }
     let bytes = take(body, *p, len as usize, body_at, what)?;
-    *p += len as usize;
+    *p = p.saturating_add(len as usize);
     Ok(Some(bytes))
 }
 
@@ -716,14 +717,14 @@ impl<'a> Iterator for Headers<'a> {
             return None;
         }
         // Validated when the record was parsed; a failure here means nothing is left.
-        let mut p = 0;
+        let mut p = 0usize;
         let (key_len, n) = read_varint(self.buf, 0).ok()?;
-        p += n;
-        let key = self.buf.get(p..p + usize::try_from(key_len).ok()?)?;
-        p += key.len();
+        p = p.saturating_add(n);
+        let key = self.buf.get(p..p.saturating_add(usize::try_from(key_len).ok()?))?;
+        p = p.saturating_add(key.len());
         let value = read_bytes(self.buf, &mut p, 0, "header value").ok()?;
         self.buf = self.buf.get(p..)?;
-        self.remaining -= 1;
+        self.remaining = self.remaining.saturating_sub(1);
         Some(Header { key, value })
     }
 
