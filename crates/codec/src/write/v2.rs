@@ -146,9 +146,10 @@ impl V2Builder {
         self.count == 0
     }
 
-    /// The offset the next [`V2Builder::append`] uses.
+    /// The offset the next [`V2Builder::append`] uses (after `i64::MAX` it wraps, and the append
+    /// is refused as not increasing).
     pub fn next_offset(&self) -> i64 {
-        self.last_offset.map_or(self.base_offset, |o| o + 1)
+        self.last_offset.map_or(self.base_offset, |o| o.wrapping_add(1))
     }
 
     /// Appends a record at the next offset and returns that offset.
