@@ -10,3 +10,4 @@ mod offsets;
 mod recovery;
 mod retention;
 mod roll;
+mod transactions;
