@@ -11,3 +11,4 @@ mod recovery;
 mod retention;
 mod roll;
 mod transactions;
+mod txn_model;
