@@ -247,6 +247,16 @@ pub fn idem(pid: i64, epoch: i16, seq: i32, txn: bool, values: &[&str]) -> Vec<u
     b.finish().unwrap()
 }
 
+/// An idempotent producer's batch with per-record timestamps.
+pub fn idem_ts(pid: i64, epoch: i16, seq: i32, records: &[(i64, &str)]) -> Vec<u8> {
+    let mut b = V2Builder::new(0).producer(pid, epoch, seq);
+    for (ts, v) in records {
+        b.append(&Record::new(*ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
 /// The values a consumer at `isolation` sees from offset 0.
 pub fn consumed(log: &Log, isolation: krecords_log::IsolationLevel) -> Vec<String> {
     log.consume(log.log_start_offset(), usize::MAX, isolation)
