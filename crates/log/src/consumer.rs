@@ -19,11 +19,10 @@ use crate::transaction::{AbortedTransaction, IsolationLevel};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::TimestampType;
-use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
 /// A header of a consumed record.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConsumedHeader {
     /// The key (UTF-8 in Kafka's API; kept as bytes here).
     pub key: Vec<u8>,
@@ -31,15 +30,15 @@ pub struct ConsumedHeader {
     pub value: Option<Vec<u8>>,
 }
 
-/// A record as the consumer hands it to the application.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+/// A record as the consumer hands it to the application (keys, values and header values are
+/// raw bytes; `krec log read` renders them per `--bytes`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConsumedRecord {
     /// Its offset.
     pub offset: i64,
     /// Its timestamp (`None` for magic 0).
     pub timestamp: Option<i64>,
     /// The batch's timestamp type.
-    #[serde(skip)]
     pub timestamp_type: TimestampType,
     /// The key, `None` for null.
     pub key: Option<Vec<u8>>,
@@ -48,7 +47,6 @@ pub struct ConsumedRecord {
     /// The headers, in order.
     pub headers: Vec<ConsumedHeader>,
     /// The partition leader epoch of its batch (`None` for v0/v1 and unset epochs).
-    #[serde(skip)]
     pub leader_epoch: Option<i32>,
 }
 
