@@ -1071,7 +1071,9 @@ impl Log {
 
     /// Fetches at `isolation` and filters the bytes as a Kafka consumer does
     /// ([`consumer::consume`]): the records an application would see, aborted transactions and
-    /// control records dropped. This is `krec log read --isolation ...`.
+    /// control records dropped. This is `krec log read --isolation ...`: page on from
+    /// `next_offset`; a result with `next_offset == offset` means nothing more is visible yet
+    /// (the high watermark, or for read_committed the last stable offset, was reached).
     ///
     /// # Errors
     ///
