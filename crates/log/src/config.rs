@@ -20,6 +20,8 @@
 //! | `cleanup.policy`                   | delete              | delete, compact, both  |
 //! | `flush.messages`                   | 9223372036854775807 | >= 1                   |
 //! | `flush.ms`                         | 9223372036854775807 | >= 0                   |
+//! | `producer.id.expiration.ms`        | 86400000 (1 day)    | 1 ..= 2147483647       |
+//! | `producer.id.expiration.check.interval.ms` | 600000 (10 min) | 1 ..= 2147483647 |
 //!
 //! Defaults follow current Apache Kafka (4.x), where `message.timestamp.after.max.ms` became one
 //! hour (it was `Long.MAX_VALUE` in 3.x). `message.format.version` is kept as Kafka had it before
@@ -28,6 +30,14 @@
 //! bound of 14 bytes (4.x raised it to 1 MiB) so tests can roll small segments.
 //! `segment.index.bytes` must hold at least one time index entry (12 bytes): Kafka accepts 4
 //! but then fails to create the index, so it is refused here up front.
+//!
+//! The two `producer.id.*` settings are broker configurations in Kafka (`TransactionLogConfig`,
+//! both INT), kept here because this log is its own broker: a producer id with no open
+//! transaction whose last write is `producer.id.expiration.ms` old is forgotten (its next batch is
+//! accepted with any sequence), checked every `producer.id.expiration.check.interval.ms` (on
+//! appends here, by a scheduler in Kafka) and when producer state is loaded from a snapshot.
+//! `transactional.id.expiration.ms` (7 days) belongs to the transaction coordinator, which
+//! expires transactional ids; a partition log never reads it, so it is not a setting here.
 //!
 //! The configuration is stored as `krec-log.json` in the log directory: one JSON object mapping
 //! each Kafka name to its value.
@@ -180,7 +190,7 @@ impl CleanupPolicy {
 }
 
 /// The names [`LogConfig`] knows, in the order [`LogConfig::to_pairs`] lists them.
-pub const CONFIG_NAMES: [&str; 18] = [
+pub const CONFIG_NAMES: [&str; 20] = [
     "segment.bytes",
     "segment.ms",
     "segment.index.bytes",
@@ -199,6 +209,8 @@ pub const CONFIG_NAMES: [&str; 18] = [
     "cleanup.policy",
     "flush.messages",
     "flush.ms",
+    "producer.id.expiration.ms",
+    "producer.id.expiration.check.interval.ms",
 ];
 
 /// The configuration of one log, with Kafka's topic configuration names and defaults (see the
@@ -252,6 +264,12 @@ pub struct LogConfig {
     pub flush_messages: i64,
     /// `flush.ms`: fsync when the last fsync is this old (checked on append).
     pub flush_ms: i64,
+    /// `producer.id.expiration.ms`: how long after its last write a producer id without an open
+    /// transaction is forgotten.
+    pub producer_id_expiration_ms: i64,
+    /// `producer.id.expiration.check.interval.ms`: how often (checked on append) expired producer
+    /// ids are removed.
+    pub producer_id_expiration_check_interval_ms: i64,
 }
 
 impl Default for LogConfig {
@@ -281,6 +299,8 @@ impl Default for LogConfig {
             },
             flush_messages: i64::MAX,
             flush_ms: i64::MAX,
+            producer_id_expiration_ms: 86_400_000,
+            producer_id_expiration_check_interval_ms: 600_000,
         }
     }
 }
@@ -427,6 +447,13 @@ impl LogConfig {
             }
             "flush.messages" => self.flush_messages = parse_long(name, value, 1, i64::MAX)?,
             "flush.ms" => self.flush_ms = parse_long(name, value, 0, i64::MAX)?,
+            "producer.id.expiration.ms" => {
+                self.producer_id_expiration_ms = parse_long(name, value, 1, i64::from(i32::MAX))?;
+            }
+            "producer.id.expiration.check.interval.ms" => {
+                self.producer_id_expiration_check_interval_ms =
+                    parse_long(name, value, 1, i64::from(i32::MAX))?;
+            }
             _ => return Err(Error::config(name, value, "unknown configuration")),
         }
         Ok(())
@@ -453,6 +480,10 @@ impl LogConfig {
             "cleanup.policy" => self.cleanup_policy.name(),
             "flush.messages" => self.flush_messages.to_string(),
             "flush.ms" => self.flush_ms.to_string(),
+            "producer.id.expiration.ms" => self.producer_id_expiration_ms.to_string(),
+            "producer.id.expiration.check.interval.ms" => {
+                self.producer_id_expiration_check_interval_ms.to_string()
+            }
             _ => return None,
         })
     }
@@ -576,6 +607,9 @@ mod tests {
         assert!(c.cleanup_policy.delete && !c.cleanup_policy.compact);
         assert_eq!(c.flush_messages, i64::MAX);
         assert_eq!(c.flush_ms, i64::MAX);
+        assert_eq!(c.producer_id_expiration_ms, 86_400_000);
+        assert_eq!(c.producer_id_expiration_check_interval_ms, 600_000);
+        assert_eq!(c.to_pairs().len(), CONFIG_NAMES.len());
     }
 
     #[test]
@@ -629,6 +663,10 @@ mod tests {
             ("cleanup.policy", "archive"),
             ("flush.messages", "0"),
             ("flush.ms", "-1"),
+            ("producer.id.expiration.ms", "0"),
+            ("producer.id.expiration.ms", "2147483648"),
+            ("producer.id.expiration.check.interval.ms", "0"),
+            ("transactional.id.expiration.ms", "604800000"),
             ("no.such.config", "1"),
         ] {
             let e = LogConfig::from_pairs([(n, v)]).unwrap_err();

@@ -31,6 +31,12 @@ pub enum Location {
     },
     /// Not tied to a position (for example a batch rebuilt during validation).
     Unknown,
+    /// A byte position in bytes read from the log and handed to the consumer-side filter
+    /// ([`crate::consumer::consume`]).
+    Read {
+        /// Byte position from the start of the bytes.
+        position: usize,
+    },
 }
 
 impl fmt::Display for Location {
@@ -41,6 +47,7 @@ impl fmt::Display for Location {
                 write!(f, "{} at byte {position}", path.display())
             }
             Location::Unknown => f.write_str("rebuilt batch"),
+            Location::Read { position } => write!(f, "fetched bytes at byte {position}"),
         }
     }
 }
@@ -169,6 +176,54 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
     },
+    /// A batch from a producer epoch older than the one the log knows for its producer id: a
+    /// fenced zombie (`INVALID_PRODUCER_EPOCH`, Kafka's `ProducerAppendInfo.checkProducerEpoch`).
+    InvalidProducerEpoch {
+        /// The producer id.
+        producer_id: i64,
+        /// The epoch of the batch or transaction marker.
+        epoch: i16,
+        /// The epoch the log knows.
+        current_epoch: i16,
+        /// The offset the batch would have had.
+        offset: i64,
+    },
+    /// A sequence number that does not follow the producer's last one, or a new epoch that does
+    /// not start at sequence 0 (`OUT_OF_ORDER_SEQUENCE_NUMBER`, Kafka's
+    /// `ProducerAppendInfo.checkSequence`).
+    OutOfOrderSequence {
+        /// The producer id.
+        producer_id: i64,
+        /// The epoch of the batch.
+        epoch: i16,
+        /// The batch's base sequence.
+        sequence: i32,
+        /// The producer's last sequence at that epoch (-1 when none).
+        last_sequence: i32,
+        /// Which rule was broken.
+        reason: String,
+    },
+    /// A non-transactional batch from a producer with an open transaction
+    /// (`INVALID_TXN_STATE`, Kafka's `ProducerAppendInfo.appendDataBatch`).
+    InvalidTxnState {
+        /// The producer id.
+        producer_id: i64,
+        /// First offset of the open transaction.
+        txn_first_offset: i64,
+        /// The offset the batch would have had.
+        offset: i64,
+    },
+    /// A transaction marker from a coordinator epoch older than the last one seen for the
+    /// producer (`TRANSACTION_COORDINATOR_FENCED`, Kafka's
+    /// `ProducerAppendInfo.checkCoordinatorEpoch`).
+    TransactionCoordinatorFenced {
+        /// The producer id.
+        producer_id: i64,
+        /// The marker's coordinator epoch.
+        coordinator_epoch: i32,
+        /// The coordinator epoch the log knows.
+        current_coordinator_epoch: i32,
+    },
     /// The codec failed while rebuilding a batch, for a reason other than bad input (for
     /// example a codec not available in this build) (`UNKNOWN_SERVER_ERROR`).
     Codec {
@@ -184,7 +239,8 @@ impl Error {
     /// `CORRUPT_MESSAGE`, `INVALID_RECORD`, `MESSAGE_TOO_LARGE`, `RECORD_LIST_TOO_LARGE`,
     /// `INVALID_TIMESTAMP`, `UNSUPPORTED_FOR_MESSAGE_FORMAT`, `UNSUPPORTED_COMPRESSION_TYPE`,
     /// `OFFSET_OUT_OF_RANGE`, `INVALID_CONFIG`, `KAFKA_STORAGE_ERROR`, `TOPIC_ALREADY_EXISTS`,
-    /// `UNKNOWN_SERVER_ERROR`.
+    /// `INVALID_PRODUCER_EPOCH`, `OUT_OF_ORDER_SEQUENCE_NUMBER`, `INVALID_TXN_STATE`,
+    /// `TRANSACTION_COORDINATOR_FENCED`, `UNKNOWN_SERVER_ERROR`.
     pub fn kafka_name(&self) -> &'static str {
         match self {
             Error::CorruptMessage { .. } => "CORRUPT_MESSAGE",
@@ -201,6 +257,10 @@ impl Error {
             | Error::CorruptFile { .. }
             | Error::NotALog { .. } => "KAFKA_STORAGE_ERROR",
             Error::AlreadyExists { .. } => "TOPIC_ALREADY_EXISTS",
+            Error::InvalidProducerEpoch { .. } => "INVALID_PRODUCER_EPOCH",
+            Error::OutOfOrderSequence { .. } => "OUT_OF_ORDER_SEQUENCE_NUMBER",
+            Error::InvalidTxnState { .. } => "INVALID_TXN_STATE",
+            Error::TransactionCoordinatorFenced { .. } => "TRANSACTION_COORDINATOR_FENCED",
             Error::Codec { .. } => "UNKNOWN_SERVER_ERROR",
         }
     }
@@ -303,6 +363,22 @@ impl fmt::Display for Error {
                 f,
                 "{}: not a log directory (no krec-log.json and no .log segments)",
                 path.display()
+            ),
+            Error::InvalidProducerEpoch { producer_id, epoch, current_epoch, offset } => write!(
+                f,
+                "producer {producer_id} at offset {offset}: epoch {epoch} is older than the current epoch {current_epoch}"
+            ),
+            Error::OutOfOrderSequence { producer_id, epoch, sequence, last_sequence, reason } => write!(
+                f,
+                "producer {producer_id} epoch {epoch}: out of order sequence {sequence} (last sequence {last_sequence}): {reason}"
+            ),
+            Error::InvalidTxnState { producer_id, txn_first_offset, offset } => write!(
+                f,
+                "producer {producer_id} at offset {offset}: expected a transactional batch, the transaction started at offset {txn_first_offset} is open"
+            ),
+            Error::TransactionCoordinatorFenced { producer_id, coordinator_epoch, current_coordinator_epoch } => write!(
+                f,
+                "producer {producer_id}: coordinator epoch {coordinator_epoch} is older than the current {current_coordinator_epoch}"
             ),
             Error::Codec { at, source } => write!(f, "{at}: {source}"),
         }

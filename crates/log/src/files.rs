@@ -4,7 +4,8 @@
 //! 00000000000000000000.log        segment: concatenated entries, any magic (Kafka's FileRecords)
 //! 00000000000000000000.index      offset index: [relative offset i32 BE, position i32 BE]*
 //! 00000000000000000000.timeindex  time index: [timestamp i64 BE, relative offset i32 BE]*
-//! 00000000000000000000.txnindex   aborted transactions (Kafka's; read by later work)
+//! 00000000000000000000.txnindex   aborted transactions (only once there is one), see transaction
+//! 00000000000000000042.snapshot   producer state after the batches below 42, see producer_state
 //! leader-epoch-checkpoint         "0\n<count>\n<epoch> <start offset>\n..." (Kafka's format)
 //! krec-log.json                   our configuration, Kafka's names
 //! krec-recovery-point             "<offset>\n": every segment below it is fully synced
@@ -29,6 +30,8 @@ pub const INDEX_SUFFIX: &str = ".index";
 pub const TIME_INDEX_SUFFIX: &str = ".timeindex";
 /// Suffix of transaction index files.
 pub const TXN_INDEX_SUFFIX: &str = ".txnindex";
+/// Suffix of producer state snapshot files (`<20-digit offset>.snapshot`).
+pub const SNAPSHOT_SUFFIX: &str = ".snapshot";
 /// Suffix Kafka gives files scheduled for deletion.
 pub const DELETED_SUFFIX: &str = ".deleted";
 /// Suffix Kafka gives files being cleaned.

@@ -1,9 +1,11 @@
 //! A Kafka partition log: Kafka's on-disk layout, the broker's append validation, sparse
-//! indexes, time lookups, segment rolls, retention and crash recovery.
+//! indexes, time lookups, segment rolls, retention, crash recovery, idempotent producers and
+//! transactions.
 //!
 //! A [`Log`] lives in a directory laid out as a Kafka broker lays out a partition (see
 //! [`files`]): `<20-digit base offset>.log` segments holding entries of any magic,
-//! `.index` and `.timeindex` files in Kafka's formats, `leader-epoch-checkpoint`, plus our
+//! `.index`, `.timeindex` and `.txnindex` files and `.snapshot` producer state in Kafka's
+//! formats, `leader-epoch-checkpoint`, plus our
 //! `krec-log.json` with the configuration under Kafka's topic config names ([`LogConfig`]).
 //!
 //! # Examples
@@ -79,33 +81,49 @@
 //! any later segment and rebuilds the indexes ([`RecoverInfo`]). All file access goes through
 //! [`storage::Storage`], whose in-memory implementation injects faults and simulates crashes.
 //!
+//! # Idempotent producers and transactions
+//!
+//! Batches with a producer id are checked against per-producer state as a Kafka leader checks
+//! them ([`producer_state`]): a retry of one of the producer's last five batches is answered
+//! with the original offsets (`AppendInfo::duplicate`), a stale epoch is
+//! `INVALID_PRODUCER_EPOCH`, a gap in sequence numbers `OUT_OF_ORDER_SEQUENCE_NUMBER`, a
+//! non-transactional batch inside an open transaction `INVALID_TXN_STATE`.
+//! [`Log::append_end_txn`] writes the coordinator's COMMIT or ABORT marker (a stale coordinator
+//! epoch is `TRANSACTION_COORDINATOR_FENCED`); aborted transactions go to the segment's
+//! `.txnindex` ([`transaction`]). The last stable offset is the first offset of the earliest
+//! open transaction. [`Log::fetch`] reads at an isolation level, read_committed stopping at the
+//! last stable offset and listing the aborted transactions of the range; [`consumer::consume`]
+//! (and [`Log::consume`]) turn fetched bytes into the records a Java consumer would return.
+//! Producer state is saved in Kafka's `<offset>.snapshot` files at rolls and clean shutdowns and
+//! rebuilt from the latest one plus the log after it when the log opens.
+//!
 //! # Not yet
 //!
-//! Idempotent and transactional producers (sequence checks, duplicates, `end-txn`, the
-//! transaction index, producer snapshots, read-committed reads and the last stable offset) are a
-//! later issue; the append path calls a placeholder producer state where they will go.
 //! Compaction, down-conversion on read for old consumers, and compressed data (until the codec's
-//! compression lands) are not available either.
+//! compression lands) are not available.
 #![deny(missing_docs)]
 
 pub mod clock;
 pub mod config;
+pub mod consumer;
 mod epoch;
 mod error;
 pub mod files;
 mod index;
 mod log;
-mod producer_state;
+pub mod producer_state;
 mod reader;
 mod recovery;
 mod segment;
 pub mod storage;
+pub mod transaction;
 mod validate;
 
 pub use config::LogConfig;
 pub use error::{Error, Location, RecordError, Result};
 pub use log::{
-    AppendInfo, AppendOrigin, Env, ListOffsetsResult, Log, LogInfo, OffsetSpec, ReadResult,
-    RetainInfo, SegmentInfo,
+    AppendInfo, AppendOrigin, Env, FetchResult, ListOffsetsResult, Log, LogInfo, OffsetSpec,
+    ReadResult, RetainInfo, SegmentInfo,
 };
 pub use recovery::RecoverInfo;
+pub use transaction::IsolationLevel;

@@ -2,16 +2,20 @@
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::LogConfig;
+use crate::consumer::{self, Consumed};
 use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Location, Result};
 use crate::files::{self, CLEAN_SHUTDOWN_FILE, CONFIG_FILE, LOG_SUFFIX, RECOVERY_POINT_FILE};
-use crate::producer_state::ProducerStateManager;
+use crate::producer_state::{Checked, Origin, ProducerState, ProducerStateManager};
 use crate::reader;
 use crate::recovery::{self, RecoverInfo};
 use crate::segment::{BatchMeta, Segment};
 use crate::storage::{FsStorage, MemStorage, Storage};
+use crate::transaction::{AbortedTransaction, AbortedTxn, IsolationLevel};
 use crate::validate::{self, Settings};
+use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
 use krecords_codec::read::{Batch, Entries};
+use krecords_codec::write::V2Builder;
 use krecords_codec::TimestampType;
 use serde::Serialize;
 use std::io;
@@ -50,13 +54,17 @@ impl Default for Env {
     }
 }
 
-/// Who is appending (Kafka's `AppendOrigin`). Only the client (leader) path exists today;
-/// replication and coordinator appends come with the transaction work.
+/// Who is appending (Kafka's `AppendOrigin`). Replication is Kafka's business, not this log's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AppendOrigin {
-    /// A producer: the batch is validated and the log assigns offsets.
+    /// A producer: the batch is validated and the log assigns offsets; control batches are
+    /// refused; idempotent batches get duplicate and sequence checks.
     Client,
+    /// The transaction coordinator writing COMMIT / ABORT markers (see
+    /// [`Log::append_end_txn`]): control batches are allowed, the client-only batch checks and
+    /// the sequence checks are skipped, epochs and coordinator epochs are checked.
+    Coordinator,
 }
 
 /// The outcome of an append.
@@ -71,8 +79,8 @@ pub struct AppendInfo {
     pub last_offset: i64,
     /// The append time stamped on the batches, when the log uses LogAppendTime.
     pub log_append_time: Option<i64>,
-    /// Whether the batch was a producer retry of one already in the log (never, until producer
-    /// state lands).
+    /// Whether the batch was a producer retry of one already in the log: nothing was written
+    /// and the offsets (and append time) are the original batch's.
     pub duplicate: bool,
     /// Records appended.
     #[serde(skip)]
@@ -105,6 +113,26 @@ pub struct ReadResult {
     pub high_watermark: i64,
     /// The log start offset.
     pub log_start_offset: i64,
+}
+
+/// Raw bytes read from the log at an isolation level (a Fetch response for one partition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchResult {
+    /// Whole entries as stored, as [`ReadResult::bytes`]; for read_committed only batches
+    /// below the last stable offset.
+    pub bytes: Vec<u8>,
+    /// The offset after the last entry returned (the offset asked for when nothing was).
+    pub next_offset: i64,
+    /// The high watermark (the log end offset).
+    pub high_watermark: i64,
+    /// The last stable offset.
+    pub last_stable_offset: i64,
+    /// The log start offset.
+    pub log_start_offset: i64,
+    /// For read_committed, the aborted transactions overlapping the returned range (from the
+    /// transaction indexes, Kafka's `collectAbortedTransactions`); `None` for read_uncommitted,
+    /// as in Kafka's response.
+    pub aborted_transactions: Option<Vec<AbortedTransaction>>,
 }
 
 /// What `offsets` looks up (ListOffsets semantics).
@@ -183,7 +211,8 @@ pub struct LogInfo {
     pub log_start_offset: i64,
     /// Offset the next append gets (this log is its own only replica).
     pub high_watermark: i64,
-    /// Offset below which no transaction is open (the high watermark until transactions land).
+    /// Offset below which no transaction is open: the first offset of the earliest open
+    /// transaction, else the high watermark.
     pub last_stable_offset: i64,
     /// The segments, oldest first.
     pub segments: Vec<SegmentInfo>,
@@ -236,6 +265,85 @@ fn is_storage_failure(e: &Error) -> bool {
     matches!(e, Error::Io { .. } | Error::CorruptFile { .. })
 }
 
+/// Kafka's `LogLoader` producer state steps (`removeStraySnapshots`, then
+/// `rebuildProducerState`): loads the latest usable snapshot, no later than the first segment
+/// whose transaction index recovery emptied, replays the log after it (refilling those
+/// transaction indexes, as Kafka's `LogSegment.recover` does), and takes a snapshot at the log
+/// end. Snapshots are also taken at the base offsets of the last two segments when the replay
+/// passes them. Without a snapshot the replay starts at the log start offset (Kafka skips it
+/// after a clean shutdown, assuming an upgrade from a broker without snapshots; this log never
+/// does, so state is never silently lost).
+fn load_producer_state(
+    st: &dyn Storage,
+    dir: &Path,
+    names: &[String],
+    config: &LogConfig,
+    segments: &mut [Segment],
+    now: i64,
+) -> Result<ProducerStateManager> {
+    let bases: Vec<i64> = segments.iter().map(Segment::base_offset).collect();
+    let log_start = bases.first().copied().unwrap_or(0);
+    let log_end = segments.last().map_or(log_start, Segment::next_offset);
+    let mut ps = ProducerStateManager::new(log_start, now);
+    ps.load_snapshot_names(st, dir, names, &bases)?;
+    let rebuild_from = segments
+        .iter()
+        .find(|s| s.txn_index().needs_rebuild())
+        .map(Segment::base_offset);
+    let limit = rebuild_from.map_or(log_end, |r| r.min(log_end));
+    ps.load_latest_snapshot(
+        st,
+        dir,
+        log_start,
+        limit,
+        now,
+        config.producer_id_expiration_ms,
+    )?;
+    let snapshot_bases = &bases[bases.len().saturating_sub(2)..];
+    let mut scratch = Vec::new();
+    for segment in segments.iter_mut() {
+        let rebuild = segment.txn_index().needs_rebuild();
+        if !rebuild && segment.next_offset() <= ps.map_end_offset() {
+            continue;
+        }
+        let start = ps
+            .map_end_offset()
+            .max(segment.base_offset())
+            .max(log_start);
+        ps.set_map_end_offset(start);
+        if start == segment.base_offset() && snapshot_bases.contains(&start) {
+            ps.take_snapshot(st, dir)?;
+        }
+        let mut aborted = Vec::new();
+        segment.for_each_batch(|b| {
+            if b.last_offset() >= start {
+                if let Some((txn, lso)) = ps.replay(b, &mut scratch) {
+                    if txn.aborted {
+                        aborted.push(AbortedTxn {
+                            producer_id: txn.producer_id,
+                            first_offset: txn.first_offset,
+                            last_offset: txn.last_offset,
+                            last_stable_offset: lso,
+                        });
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if rebuild {
+            for t in aborted {
+                segment.append_aborted(st, t)?;
+            }
+            segment.txn_index_rebuilt()?;
+        }
+        ps.set_map_end_offset(segment.next_offset().max(start));
+    }
+    ps.set_map_end_offset(log_end);
+    ps.take_snapshot(st, dir)?;
+    st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+    Ok(ps)
+}
+
 impl Log {
     /// Creates a log in `dir` (created if needed) on the real file system.
     ///
@@ -286,7 +394,7 @@ impl Log {
             recovery_point: 0,
             leader_epoch: 0,
             epoch_cache: LeaderEpochCache::default(),
-            producer_state: ProducerStateManager::default(),
+            producer_state: ProducerStateManager::new(0, now),
             unflushed_messages: 0,
             last_flush_ms: now,
             poisoned: None,
@@ -409,8 +517,7 @@ impl Log {
         }
         info.segments = segments.len();
         info.next_offset = log_end;
-        let mut producer_state = ProducerStateManager::default();
-        producer_state.reset_to(log_end);
+        let producer_state = load_producer_state(st, dir, &names, &config, &mut segments, now)?;
         Ok(Log {
             dir: dir.to_path_buf(),
             log_start_offset: segments[0].base_offset(),
@@ -458,10 +565,51 @@ impl Log {
         self.log_end_offset()
     }
 
-    /// The last stable offset (the high watermark until transactions are implemented).
+    /// The last stable offset: the first offset of the earliest open transaction, else the
+    /// high watermark. read_committed fetches stop here.
     pub fn last_stable_offset(&self) -> i64 {
         self.producer_state
             .last_stable_offset(self.high_watermark())
+    }
+
+    /// The first offset of the earliest open transaction (Kafka's first unstable offset), `None`
+    /// when no transaction is open.
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        self.producer_state.first_unstable_offset()
+    }
+
+    /// What the log knows about a producer id: epoch, last batches, open transaction.
+    pub fn producer_state(&self, producer_id: i64) -> Option<ProducerState> {
+        self.producer_state.producer(producer_id).cloned()
+    }
+
+    /// Every producer id the log knows, in increasing order.
+    pub fn producer_states(&self) -> Vec<ProducerState> {
+        self.producer_state.producers().cloned().collect()
+    }
+
+    /// Offsets of the producer state snapshots in the directory (`<offset>.snapshot`), oldest
+    /// first.
+    pub fn producer_snapshot_offsets(&self) -> Vec<i64> {
+        self.producer_state.snapshot_offsets().collect()
+    }
+
+    /// Every entry of the transaction indexes (the aborted transactions whose markers are in
+    /// the log), oldest first.
+    pub fn aborted_txns(&self) -> Vec<AbortedTxn> {
+        self.segments
+            .iter()
+            .flat_map(|s| s.txn_index().entries().iter().copied())
+            .collect()
+    }
+
+    /// Forgets the producer ids without an open transaction whose last write is at least
+    /// `producer.id.expiration.ms` old (Kafka's `removeExpiredProducers`; appends run it every
+    /// `producer.id.expiration.check.interval.ms`). Returns how many were removed.
+    pub fn remove_expired_producers(&mut self) -> usize {
+        let now = self.env.clock.now_ms();
+        self.producer_state
+            .remove_expired(now, self.config.producer_id_expiration_ms)
     }
 
     /// The leader epoch stamped on appended v2 batches (0 for a new log; after reopening, the
@@ -514,22 +662,32 @@ impl Log {
     /// offsets, writes the result to the active segment (rolling first if needed), and syncs
     /// as `flush.messages` / `flush.ms` say.
     ///
-    /// See [the crate documentation](crate#append-validation) for the rules. A v2 append holds
-    /// one batch; split a buffer of several batches and append each.
+    /// See [the crate documentation](crate#append-validation) for the rules, and
+    /// [`producer_state`](crate::producer_state) for idempotent and transactional producers: a
+    /// retried batch is answered with the original's offsets and `duplicate: true`, and nothing
+    /// is written. A v2 append holds one batch; split a buffer of several batches and append
+    /// each.
     ///
     /// # Errors
     ///
     /// A validation error (`CORRUPT_MESSAGE`, `INVALID_RECORD`, `MESSAGE_TOO_LARGE`,
     /// `RECORD_LIST_TOO_LARGE`, `INVALID_TIMESTAMP`, `UNSUPPORTED_FOR_MESSAGE_FORMAT`, ...)
-    /// leaves the log untouched. A storage error poisons the log.
+    /// or a producer state error (`INVALID_PRODUCER_EPOCH`, `OUT_OF_ORDER_SEQUENCE_NUMBER`,
+    /// `INVALID_TXN_STATE`, `TRANSACTION_COORDINATOR_FENCED`) leaves the log untouched. A
+    /// storage error poisons the log.
     pub fn append(&mut self, bytes: &[u8], origin: AppendOrigin) -> Result<AppendInfo> {
-        let AppendOrigin::Client = origin;
         self.check_writable()?;
         let now = self.env.clock.now_ms();
+        self.producer_state.maybe_remove_expired(
+            now,
+            self.config.producer_id_expiration_ms,
+            self.config.producer_id_expiration_check_interval_ms,
+        );
         let settings = Settings {
             config: &self.config,
             now,
             partition_leader_epoch: self.leader_epoch,
+            origin,
         };
         let validated = validate::validate(bytes, self.log_end_offset(), &settings)?;
         let mut batches: Vec<Batch<'_>> = Vec::new();
@@ -553,21 +711,29 @@ impl Log {
                 max: self.config.segment_bytes,
             });
         }
-        let log_append_time = (self.config.message_timestamp_type == TimestampType::LogAppendTime)
-            .then_some(validated.now);
-        if let Some(dup) = self.producer_state.check(&batches)? {
-            return Ok(AppendInfo {
-                base_offset: dup.first_offset,
-                last_offset: dup.last_offset,
-                log_append_time: dup.log_append_time,
-                duplicate: true,
-                record_count: 0,
-                max_timestamp: -1,
-                size_bytes: 0,
-                rebuilt: false,
-                trimmed_bytes: validated.trimmed_bytes,
-            });
-        }
+        let append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
+        let log_append_time = append_time.then_some(validated.now);
+        let origin = match origin {
+            AppendOrigin::Client => Origin::Client,
+            AppendOrigin::Coordinator => Origin::Coordinator,
+        };
+        let mut scratch = Vec::new();
+        let update = match self.producer_state.check(&batches, origin, &mut scratch)? {
+            Checked::Append(update) => update,
+            Checked::Duplicate(dup) => {
+                return Ok(AppendInfo {
+                    base_offset: dup.first_offset(),
+                    last_offset: dup.last_offset,
+                    log_append_time: append_time.then_some(dup.timestamp),
+                    duplicate: true,
+                    record_count: 0,
+                    max_timestamp: -1,
+                    size_bytes: 0,
+                    rebuilt: false,
+                    trimmed_bytes: validated.trimmed_bytes,
+                });
+            }
+        };
         let metas: Vec<BatchMeta> = batches
             .iter()
             .map(|b| BatchMeta {
@@ -606,8 +772,24 @@ impl Log {
             let r = self.epoch_cache.store(self.env.storage.as_ref(), &self.dir);
             self.guard(r)?;
         }
+        self.producer_state.apply(&update);
+        for txn in &update.completed {
+            let lso = self.producer_state.last_stable_offset_after(txn);
+            if txn.aborted {
+                let st = self.env.storage.clone();
+                let entry = AbortedTxn {
+                    producer_id: txn.producer_id,
+                    first_offset: txn.first_offset,
+                    last_offset: txn.last_offset,
+                    last_stable_offset: lso,
+                };
+                let r = self.active_mut().append_aborted(st.as_ref(), entry);
+                self.guard(r)?;
+            }
+            self.producer_state.complete_txn(txn);
+        }
         self.producer_state
-            .update(&batches, validated.last_offset + 1);
+            .set_map_end_offset(validated.last_offset + 1);
         self.unflushed_messages = self
             .unflushed_messages
             .saturating_add(i64::try_from(validated.record_count).unwrap_or(i64::MAX));
@@ -627,6 +809,85 @@ impl Log {
             rebuilt: validated.rebuilt,
             trimmed_bytes: validated.trimmed_bytes,
         })
+    }
+
+    /// Writes a transaction marker, as the transaction coordinator does through
+    /// WriteTxnMarkers: a control batch (transactional, base sequence -1) of one COMMIT or ABORT
+    /// record with `coordinator_epoch`, for `producer_id` at `producer_epoch`, appended with
+    /// [`AppendOrigin::Coordinator`]. It ends the producer's open transaction, if any (a marker
+    /// without one is still written, as Kafka writes it); an aborted transaction is added to
+    /// the active segment's `.txnindex`. `timestamp` is the marker record's timestamp (Kafka's
+    /// coordinator uses its clock); it is checked like any CreateTime timestamp.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_PRODUCER_EPOCH` for an epoch below the producer's, `TRANSACTION_COORDINATOR_FENCED`
+    /// for a coordinator epoch below the last marker's, `INVALID_RECORD` for a negative producer
+    /// id or epoch, `UNSUPPORTED_FOR_MESSAGE_FORMAT` below message format v2, `INVALID_TIMESTAMP`,
+    /// storage errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_log::transaction::IsolationLevel;
+    /// use krecords_log::{AppendOrigin, Env, Log, LogConfig};
+    ///
+    /// # fn main() -> krecords_log::Result<()> {
+    /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
+    /// let now = 1_714_000_000_000;
+    /// let mut b = V2Builder::new(0).producer(42, 0, 0).transactional(true);
+    /// b.append(&Record::new(now, None, Some(b"pending"))).unwrap();
+    /// log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
+    /// assert_eq!(log.last_stable_offset(), 0);
+    /// let marker = log.append_end_txn(42, 0, 0, false, now)?;
+    /// assert_eq!((marker.base_offset, log.last_stable_offset()), (1, 2));
+    /// let seen = log.consume(0, 1 << 20, IsolationLevel::ReadCommitted)?;
+    /// assert!(seen.records.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn append_end_txn(
+        &mut self,
+        producer_id: i64,
+        producer_epoch: i16,
+        coordinator_epoch: i32,
+        commit: bool,
+        timestamp: i64,
+    ) -> Result<AppendInfo> {
+        if producer_id < 0 || producer_epoch < 0 {
+            return Err(Error::invalid_record(
+                Location::Unknown,
+                format!(
+                    "a transaction marker needs a producer id and epoch, not {producer_id} and {producer_epoch}"
+                ),
+            ));
+        }
+        let key = ControlRecordKey {
+            version: 0,
+            kind: if commit {
+                ControlRecordType::Commit
+            } else {
+                ControlRecordType::Abort
+            },
+        };
+        let value = EndTxnMarker {
+            version: 0,
+            coordinator_epoch,
+        };
+        let mut builder = V2Builder::new(0)
+            .producer(producer_id, producer_epoch, -1)
+            .transactional(true)
+            .control(true);
+        let codec = |e| Error::Codec {
+            at: Location::Unknown,
+            source: e,
+        };
+        builder
+            .append_control(timestamp, &key.to_bytes(), &value.to_bytes())
+            .map_err(codec)?;
+        let bytes = builder.finish().map_err(codec)?;
+        self.append(&bytes, AppendOrigin::Coordinator)
     }
 
     /// Syncs the active segment's log file (older segments were synced when they rolled).
@@ -656,8 +917,9 @@ impl Log {
     }
 
     /// Kafka's `roll`: seals the active segment (final time index entry, trimmed indexes, all
-    /// synced), creates the next one at `max(expected, log end offset)`, syncs the directory and
-    /// moves the recovery point to it.
+    /// synced), creates the next one at `max(expected, log end offset)`, syncs the directory,
+    /// takes a producer state snapshot at the new base offset, moves the recovery point to it and
+    /// deletes the snapshots no longer needed.
     fn roll_at(&mut self, expected_next_offset: Option<i64>) -> Result<()> {
         let log_end = self.log_end_offset();
         let base = expected_next_offset.map_or(log_end, |o| o.max(log_end));
@@ -672,7 +934,35 @@ impl Log {
             .map_err(|e| Error::io("sync", &self.dir, e))?;
         self.segments.push(segment);
         self.unflushed_messages = 0;
-        self.set_recovery_point(base)
+        self.producer_state.set_map_end_offset(base);
+        self.producer_state.take_snapshot(st.as_ref(), &self.dir)?;
+        self.set_recovery_point(base)?;
+        self.delete_old_snapshots()
+    }
+
+    /// Kafka's `deleteSnapshotsAfterRecoveryPointCheckpoint`: keeps the snapshots of the last
+    /// two segments and of the segment before the recovery point.
+    fn delete_old_snapshots(&mut self) -> Result<()> {
+        let lower = |offset: i64| {
+            self.segments
+                .iter()
+                .rev()
+                .find(|s| s.base_offset() < offset)
+                .map(Segment::base_offset)
+        };
+        let active = self.active().base_offset();
+        let two_segments = lower(active).unwrap_or(active);
+        let recovery = lower(self.recovery_point).unwrap_or(self.recovery_point);
+        let st = self.env.storage.clone();
+        if self.producer_state.delete_snapshots_before(
+            st.as_ref(),
+            &self.dir,
+            two_segments.min(recovery),
+        )? {
+            st.sync_dir(&self.dir)
+                .map_err(|e| Error::io("sync", &self.dir, e))?;
+        }
+        Ok(())
     }
 
     fn set_recovery_point(&mut self, offset: i64) -> Result<()> {
@@ -695,12 +985,42 @@ impl Log {
     /// [`Error::OffsetOutOfRange`] outside `[log start offset, log end offset]`; corruption or
     /// I/O errors met while reading.
     pub fn read(&self, offset: i64, max_bytes: usize) -> Result<ReadResult> {
+        let f = self.fetch(offset, max_bytes, IsolationLevel::ReadUncommitted)?;
+        Ok(ReadResult {
+            bytes: f.bytes,
+            next_offset: f.next_offset,
+            high_watermark: f.high_watermark,
+            log_start_offset: f.log_start_offset,
+        })
+    }
+
+    /// Reads as a Kafka Fetch does at `isolation`: whole entries from the one holding `offset`,
+    /// up to `max_bytes` (at least one entry), stopping at the high watermark
+    /// (read_uncommitted) or at the last stable offset (read_committed: an offset at or past it
+    /// returns no bytes, as Kafka does). For read_committed the aborted transactions that
+    /// overlap the range returned are listed, from the transaction indexes of the segments from
+    /// the one holding `offset` on (Kafka's `collectAbortedTransactions`). Kafka bounds that
+    /// range from the offset index (an approximation from above); this log uses the offset after
+    /// the last entry returned, which lists no transaction that starts after the bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OffsetOutOfRange`] outside `[log start offset, log end offset]`; corruption or
+    /// I/O errors met while reading.
+    pub fn fetch(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        isolation: IsolationLevel,
+    ) -> Result<FetchResult> {
         let log_end = self.log_end_offset();
-        let mut result = ReadResult {
+        let mut result = FetchResult {
             bytes: Vec::new(),
             next_offset: offset,
-            high_watermark: log_end,
+            high_watermark: self.high_watermark(),
+            last_stable_offset: self.last_stable_offset(),
             log_start_offset: self.log_start_offset,
+            aborted_transactions: None,
         };
         if offset < self.log_start_offset || offset > log_end {
             return Err(Error::OffsetOutOfRange {
@@ -709,24 +1029,68 @@ impl Log {
                 log_end_offset: log_end,
             });
         }
+        let max_offset = match isolation {
+            IsolationLevel::ReadUncommitted => result.high_watermark,
+            IsolationLevel::ReadCommitted => result.last_stable_offset,
+        };
         let first = self
             .segments
             .iter()
             .rposition(|s| s.base_offset() <= offset)
             .unwrap_or(0);
-        for segment in &self.segments[first..] {
-            let Some(position) = segment.find_position(offset)? else {
-                continue;
-            };
-            let (last, full) = segment.read_into(position, max_bytes, &mut result.bytes)?;
-            if let Some(last) = last {
-                result.next_offset = last + 1;
-            }
-            if full {
-                break;
+        if offset < max_offset {
+            for segment in &self.segments[first..] {
+                let Some(position) = segment.find_position(offset)? else {
+                    continue;
+                };
+                let (last, full) =
+                    segment.read_into(position, max_bytes, max_offset, &mut result.bytes)?;
+                if let Some(last) = last {
+                    result.next_offset = last + 1;
+                }
+                if full {
+                    break;
+                }
             }
         }
+        if isolation == IsolationLevel::ReadCommitted {
+            let mut aborted = Vec::new();
+            if !result.bytes.is_empty() {
+                for segment in &self.segments[first..] {
+                    let (found, complete) = segment.txn_index().collect(offset, result.next_offset);
+                    aborted.extend(found.iter().map(AbortedTxn::as_aborted_transaction));
+                    if complete {
+                        break;
+                    }
+                }
+            }
+            result.aborted_transactions = Some(aborted);
+        }
         Ok(result)
+    }
+
+    /// Fetches at `isolation` and filters the bytes as a Kafka consumer does
+    /// ([`consumer::consume`]): the records an application would see, aborted transactions and
+    /// control records dropped. This is `krec log read --isolation ...`: page on from
+    /// `next_offset`; a result with `next_offset == offset` means nothing more is visible yet
+    /// (the high watermark, or for read_committed the last stable offset, was reached).
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::fetch`] and [`consumer::consume`].
+    pub fn consume(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        isolation: IsolationLevel,
+    ) -> Result<Consumed> {
+        let f = self.fetch(offset, max_bytes, isolation)?;
+        consumer::consume(
+            &f.bytes,
+            offset,
+            isolation,
+            f.aborted_transactions.as_deref(),
+        )
     }
 
     /// Kafka's ListOffsets: the log start or end offset, the record with the largest
@@ -859,10 +1223,17 @@ impl Log {
         let st = self.env.storage.clone();
         for segment in self.segments.drain(..n) {
             segment.delete(st.as_ref(), &self.dir)?;
+            self.producer_state.delete_snapshot_at(
+                st.as_ref(),
+                &self.dir,
+                segment.base_offset(),
+            )?;
         }
         st.sync_dir(&self.dir)
             .map_err(|e| Error::io("sync", &self.dir, e))?;
         self.log_start_offset = self.segments[0].base_offset();
+        self.producer_state
+            .on_log_start_offset_incremented(self.log_start_offset);
         if self.epoch_cache.truncate_from_start(self.log_start_offset) {
             self.epoch_cache.store(st.as_ref(), &self.dir)?;
         }
@@ -949,8 +1320,9 @@ impl Log {
     }
 
     /// Closes the log cleanly: seals the active segment (final time index entry, indexes
-    /// trimmed, everything synced), writes the recovery point and the clean shutdown marker,
-    /// and syncs the directory. The next open skips recovery.
+    /// trimmed, everything synced), takes a producer state snapshot at the log end, writes the
+    /// recovery point and the clean shutdown marker, and syncs the directory. The next open
+    /// skips recovery.
     ///
     /// # Errors
     ///
@@ -960,8 +1332,10 @@ impl Log {
         self.check_writable()?;
         self.active_mut().seal()?;
         let log_end = self.log_end_offset();
-        self.set_recovery_point(log_end)?;
         let st = self.env.storage.clone();
+        self.producer_state.set_map_end_offset(log_end);
+        self.producer_state.take_snapshot(st.as_ref(), &self.dir)?;
+        self.set_recovery_point(log_end)?;
         let marker = self.dir.join(CLEAN_SHUTDOWN_FILE);
         let f = st
             .create(&marker)

@@ -11,6 +11,9 @@
 //!    at the first invalid one and both indexes are rebuilt. Once a segment had to be truncated,
 //!    every later segment is deleted: nothing written after a torn write survives.
 //! 4. The log keeps what the log files say; indexes and checkpoints are derived and rebuilt.
+//!    A recovered segment's `.txnindex` is emptied here and refilled by the producer state
+//!    replay that follows (in `log.rs`): from the latest valid `.snapshot` at or below the first
+//!    recovered segment, through the rest of the log.
 
 use crate::config::LogConfig;
 use crate::error::{Error, Result};

@@ -1,4 +1,5 @@
-//! One segment: a `.log` file of entries and its two indexes (Kafka's `LogSegment`).
+//! One segment: a `.log` file of entries, its two sparse indexes and its transaction index
+//! (Kafka's `LogSegment`).
 //!
 //! Appends write the validated bytes at the end of the `.log` file with one positioned write,
 //! then add index entries: after every `index.interval.bytes` of batches, an offset index entry
@@ -8,9 +9,10 @@
 use crate::config::LogConfig;
 use crate::error::{Error, Location, Result};
 use crate::files::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX};
-use crate::index::{OffsetIndex, TimeIndex};
+use crate::index::{OffsetIndex, TimeIndex, TxnIndex};
 use crate::reader::{self, Next, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
 use crate::storage::{Storage, StorageFile};
+use crate::transaction::AbortedTxn;
 use krecords_codec::read::Batch;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +44,8 @@ pub(crate) struct Segment {
     size: u64,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
+    /// Aborted transactions whose markers are in this segment.
+    txn_index: TxnIndex,
     /// Offset after the last batch (`base_offset` when empty).
     next_offset: i64,
     /// Largest batch max timestamp so far, -1 when none.
@@ -87,6 +91,9 @@ impl Segment {
             base_offset,
             max,
         )?;
+        let txn_path = dir.join(files::file_name(base_offset, TXN_INDEX_SUFFIX));
+        // A leftover transaction index of an earlier segment at this offset must not survive.
+        files::remove_if_exists(storage, &txn_path)?;
         Ok(Segment {
             base_offset,
             log_path,
@@ -94,6 +101,7 @@ impl Segment {
             size: 0,
             offset_index,
             time_index,
+            txn_index: TxnIndex::new(&txn_path, base_offset),
             next_offset: base_offset,
             max_timestamp: -1,
             offset_of_max_timestamp: base_offset,
@@ -140,6 +148,12 @@ impl Segment {
             needs_recovery = true;
             TimeIndex::create(storage, &time_path, base_offset, max)?
         };
+        let (txn_index, txn_problem) = TxnIndex::open(
+            storage,
+            &dir.join(files::file_name(base_offset, TXN_INDEX_SUFFIX)),
+            base_offset,
+        )?;
+        needs_recovery |= txn_problem.is_some();
         let (last_ts, last_ts_offset) = time_index.last_entry();
         let mut segment = Segment {
             base_offset,
@@ -148,6 +162,7 @@ impl Segment {
             size,
             offset_index,
             time_index,
+            txn_index,
             next_offset: base_offset,
             max_timestamp: last_ts,
             offset_of_max_timestamp: last_ts_offset,
@@ -323,11 +338,15 @@ impl Segment {
 
     /// Kafka's `LogSegment.recover`: rebuilds both indexes from the log file, validating every
     /// batch (structure, CRC, offsets increasing and within the segment), truncates the file at
-    /// the first invalid batch, and syncs. Returns the bytes truncated and, if any, why.
+    /// the first invalid batch, and syncs. The transaction index is emptied and marked for the
+    /// producer state replay to fill (Kafka fills it here from a producer state rebuilt up to
+    /// the segment's base offset; the log's loader does the same replay once for every
+    /// recovered segment). Returns the bytes truncated and, if any, why.
     pub(crate) fn recover(&mut self, config: &LogConfig) -> Result<(u64, Option<String>)> {
         let max = max_index_bytes(config);
         self.offset_index.reset(max)?;
         self.time_index.reset(max)?;
+        self.txn_index.reset()?;
         self.max_timestamp = -1;
         self.offset_of_max_timestamp = self.base_offset;
         self.bytes_since_last_index_entry = 0;
@@ -428,7 +447,24 @@ impl Segment {
     fn sync_all(&self) -> Result<()> {
         self.flush()?;
         self.offset_index.sync()?;
-        self.time_index.sync()
+        self.time_index.sync()?;
+        self.txn_index.sync()
+    }
+
+    /// The transaction index.
+    pub(crate) fn txn_index(&self) -> &TxnIndex {
+        &self.txn_index
+    }
+
+    /// Adds an aborted transaction whose marker is in this segment.
+    pub(crate) fn append_aborted(&mut self, storage: &dyn Storage, txn: AbortedTxn) -> Result<()> {
+        self.txn_index.append(storage, txn)
+    }
+
+    /// Marks the transaction index rebuilt by a replay and syncs it.
+    pub(crate) fn txn_index_rebuilt(&mut self) -> Result<()> {
+        self.txn_index.rebuilt();
+        self.txn_index.sync()
     }
 
     /// Removes the segment's files (the caller syncs the directory).
@@ -476,12 +512,14 @@ impl Segment {
     }
 
     /// Appends whole batches from `position` to `out` while they fit `max_bytes` (the first one
-    /// always, as Kafka's `minOneMessage`). Returns the last offset copied and whether the limit
-    /// stopped the copy.
+    /// always, as Kafka's `minOneMessage`) and end below `max_offset` (exclusive: the last stable
+    /// offset or the high watermark, always a batch boundary). Returns the last offset copied
+    /// and whether a limit stopped the copy.
     pub(crate) fn read_into(
         &self,
         position: u64,
         max_bytes: usize,
+        max_offset: i64,
         out: &mut Vec<u8>,
     ) -> Result<(Option<i64>, bool)> {
         let mut r = SegmentReader::new(self.log.as_ref(), position, self.size, SCAN_WINDOW);
@@ -490,6 +528,9 @@ impl Segment {
             let Some(b) = self.next(&mut r)? else {
                 return Ok((last, false));
             };
+            if b.last_offset() >= max_offset {
+                return Ok((last, true));
+            }
             let bytes = b.as_bytes();
             if !out.is_empty() && out.len() + bytes.len() > max_bytes {
                 return Ok((last, true));

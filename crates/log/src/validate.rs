@@ -18,14 +18,19 @@
 //!    (offsets and timestamps patched) when codec and magic already match, the magic is not 0
 //!    and the inner offsets run 0, 1, 2, ...; otherwise rebuilt with the target codec.
 //!
-//! Batch checks (Kafka's `validateBatch`): one magic per append; for v2, a positive record count
-//! equal to `last offset delta + 1`, one batch only, no control batch from a client, a base
-//! sequence with a producer id; no transactional or idempotent data below magic 2
+//! Batch checks (Kafka's `validateBatch`): one magic per append; from a client, for v2, a
+//! positive record count equal to `last offset delta + 1`, a zero base offset, one batch only, no
+//! control batch, a base sequence with a producer id (the coordinator, which writes transaction
+//! markers, skips these); no transactional or idempotent data below magic 2
 //! (`UNSUPPORTED_FOR_MESSAGE_FORMAT`). Record checks (`validateRecord`): inner magic equal to
 //! the wrapper's, inner CRC of v0/v1 compressed messages (`CORRUPT_MESSAGE`), a key on compacted
 //! logs, and CreateTime timestamps within `now - before.max.ms ..= now + after.max.ms`
 //! (`INVALID_TIMESTAMP`). Record errors are collected per batch as Kafka's produce response lists
 //! them.
+//!
+//! An uncompressed control batch is never compressed, whatever `compression.type` says (Kafka's
+//! "do not compress control records unless they are written compressed"); a control batch that
+//! would have to be rebuilt is refused (`INVALID_RECORD`) rather than rebuilt as a data batch.
 //!
 //! One deliberate difference: an uncompressed v2 batch whose record offset deltas do not run 0, 1,
 //! 2, ... is rebuilt instead of stored as is (Kafka does so for compressed batches only), so
@@ -33,6 +38,7 @@
 
 use crate::config::LogConfig;
 use crate::error::{Error, Location, RecordError, Result};
+use crate::log::AppendOrigin;
 use krecords_codec::read::{v2 as v2_layout, Batch, LegacyRecord, Record, V2Records};
 use krecords_codec::write::{LegacyBuilder, Record as NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
@@ -59,6 +65,7 @@ pub(crate) struct Settings<'c> {
     pub(crate) config: &'c LogConfig,
     pub(crate) now: i64,
     pub(crate) partition_leader_epoch: i32,
+    pub(crate) origin: AppendOrigin,
 }
 
 fn at(position: usize) -> Location {
@@ -144,8 +151,13 @@ fn producer_fields(b: &Batch<'_>) -> (i64, i16, i32, bool) {
     }
 }
 
-/// Kafka's `validateBatch` for the client origin.
-fn validate_batch(first: &Batch<'_>, b: &Batch<'_>, to_magic: u8) -> Result<()> {
+/// Kafka's `validateBatch`.
+fn validate_batch(
+    first: &Batch<'_>,
+    b: &Batch<'_>,
+    to_magic: u8,
+    origin: AppendOrigin,
+) -> Result<()> {
     let loc = at(b.position());
     if first.magic() != b.magic() {
         return Err(Error::invalid_record(
@@ -158,7 +170,8 @@ fn validate_batch(first: &Batch<'_>, b: &Batch<'_>, to_magic: u8) -> Result<()> 
         ));
     }
     let (producer_id, _, base_sequence, transactional) = producer_fields(b);
-    if let Batch::V2(v) = b {
+    let from_client = origin == AppendOrigin::Client;
+    if let (Batch::V2(v), true) = (b, from_client) {
         let base = v.base_offset();
         let last = v.last_offset();
         let from_offsets = i64::from(v.last_offset_delta()) + 1;
@@ -341,7 +354,7 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
     for entry in entries.by_ref() {
         let b = entry.map_err(|e| Error::corrupt(at(e.position().unwrap_or(0)), e.to_string()))?;
         let loc = at(b.position());
-        if b.magic() >= 2 && b.offset_field() != 0 {
+        if s.origin == AppendOrigin::Client && b.magic() >= 2 && b.offset_field() != 0 {
             return Err(Error::invalid_record(
                 loc,
                 format!(
@@ -440,10 +453,14 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
 
     // 5. The compressed path (Kafka's validateMessagesAndAssignOffsetsCompressed).
     let mut in_place = source == target && first.magic() == to_magic && to_magic != 0;
+    let control = matches!(&first, Batch::V2(v) if v.is_control());
+    if source == Compression::None && control {
+        in_place = true;
+    }
     let mut scratch = Vec::new();
     let mut max_timestamp = -1i64;
     let records: Vec<Rec<'_>> = if source != Compression::None {
-        validate_batch(&first, &first, to_magic)?;
+        validate_batch(&first, &first, to_magic, s.origin)?;
         let iter = first
             .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
             .map_err(|e| record_read_error(first.position(), e))?;
@@ -463,7 +480,7 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
         let mut out = Vec::new();
         let mut expected = 0i64;
         for b in &batches {
-            validate_batch(&first, b, to_magic)?;
+            validate_batch(&first, b, to_magic, s.origin)?;
             let iter = uncompressed_records(b)?;
             check_records(
                 s,
@@ -555,7 +572,7 @@ fn collect_uncompressed<'a>(
     let first = batches[0];
     let mut out = Vec::new();
     for b in batches {
-        validate_batch(&first, b, to_magic)?;
+        validate_batch(&first, b, to_magic, s.origin)?;
         let mut errors = Vec::new();
         for (index, record) in uncompressed_records(b)?.enumerate() {
             let record = record.map_err(|e| record_read_error(b.position(), e))?;
@@ -583,7 +600,7 @@ fn assign_in_place_uncompressed(
     let mut patches = Vec::with_capacity(batches.len());
     let mut counter = next_offset;
     for b in batches {
-        validate_batch(&first, b, b.magic())?;
+        validate_batch(&first, b, b.magic(), s.origin)?;
         let mut errors = Vec::new();
         let mut max_batch_ts = -1i64;
         for (index, record) in uncompressed_records(b)?.enumerate() {
@@ -685,6 +702,12 @@ fn build(
     first: &Batch<'_>,
     records: &[Rec<'_>],
 ) -> Result<Vec<u8>> {
+    if matches!(first, Batch::V2(v) if v.is_control()) {
+        return Err(Error::invalid_record(
+            at(first.position()),
+            "a control batch cannot be converted or rebuilt",
+        ));
+    }
     let tt = s.config.message_timestamp_type;
     let mut out = Vec::new();
     if to_magic >= 2 {

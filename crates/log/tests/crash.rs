@@ -5,11 +5,17 @@
 //! * every acknowledged-and-synced batch is there, byte for byte the records that were sent;
 //! * the log is a prefix of what was attempted: nothing after a torn write survives, offsets
 //!   have no gaps;
-//! * every index entry agrees with the log.
+//! * every index entry agrees with the log;
+//! * producer state agrees with the log: every batch comes from one idempotent producer, whose
+//!   state after a reopen (rebuilt from snapshots and the log) knows the last surviving batch:
+//!   its retry is a duplicate with the original offsets and the next sequence follows it.
 
 use crate::util::*;
 use krecords_log::storage::CrashMode;
 use krecords_log::{AppendOrigin, Error, Log};
+
+/// The one producer of this test.
+const PID: i64 = 7;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -52,10 +58,14 @@ struct Model {
     durable: usize,
     flush_every_append: bool,
     next_ts: i64,
+    /// First sequence of every attempted batch.
+    seqs: Vec<i32>,
+    /// The producer's next sequence.
+    next_seq: i32,
 }
 
 impl Model {
-    fn check(&mut self, log: &Log) -> Result<(), TestCaseError> {
+    fn check(&mut self, log: &mut Log) -> Result<(), TestCaseError> {
         let end = log.log_end_offset() as usize;
         let start = log.log_start_offset() as usize;
         // The end is a batch boundary at or after everything synced.
@@ -90,8 +100,37 @@ impl Model {
         // Whatever survived recovery is on disk now.
         self.batch_ends.truncate(k);
         self.values.truncate(end);
+        self.seqs.truncate(k);
         self.acked = k;
         self.durable = k;
+        // Producer state: the last surviving batch is known (unless retention deleted it).
+        self.next_seq = 0;
+        if k > 0 {
+            let first_offset = if k > 1 { self.batch_ends[k - 2] } else { 0 };
+            let count = end - first_offset;
+            let first_seq = self.seqs[k - 1];
+            self.next_seq = first_seq + count as i32;
+            if first_offset >= start {
+                let state = log.producer_state(PID);
+                prop_assert_eq!(
+                    state.map(|s| s.last_seq()),
+                    Some(self.next_seq - 1),
+                    "producer state after reopen"
+                );
+                let refs: Vec<&str> = self.values[first_offset..end]
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                let retry = log
+                    .append(&idem(PID, 0, first_seq, false, &refs), AppendOrigin::Client)
+                    .map_err(|e| TestCaseError::fail(format!("retry: {e}")))?;
+                prop_assert!(retry.duplicate, "retry of the last batch appended again");
+                prop_assert_eq!(
+                    (retry.base_offset, retry.last_offset),
+                    (first_offset as i64, end as i64 - 1)
+                );
+            }
+        }
         Ok(())
     }
 }
@@ -113,6 +152,8 @@ fn run(ops: Vec<Op>, flush_messages: &str) -> Result<(), TestCaseError> {
         durable: 0,
         flush_every_append: flush_messages == "1",
         next_ts: NOW - 100_000,
+        seqs: Vec::new(),
+        next_seq: 0,
     };
     let crash = |log: &mut Option<Log>,
                  model: &mut Model,
@@ -124,8 +165,8 @@ fn run(ops: Vec<Op>, flush_messages: &str) -> Result<(), TestCaseError> {
             Some(seed) => CrashMode::TornTail { seed },
             None => CrashMode::DropUnsynced,
         });
-        let reopened = m.open();
-        model.check(&reopened)?;
+        let mut reopened = m.open();
+        model.check(&mut reopened)?;
         *log = Some(reopened);
         Ok(())
     };
@@ -141,11 +182,15 @@ fn run(ops: Vec<Op>, flush_messages: &str) -> Result<(), TestCaseError> {
                 let refs: Vec<(i64, &str)> =
                     values.iter().map(|v| (model.next_ts, v.as_str())).collect();
                 let poisoned = l.is_poisoned();
-                match l.append(&v2_ts(&refs), AppendOrigin::Client) {
+                let seq = model.next_seq;
+                match l.append(&idem_ts(PID, 0, seq, &refs), AppendOrigin::Client) {
                     Ok(info) => {
+                        prop_assert!(!info.duplicate);
                         prop_assert_eq!(info.base_offset as usize, model.values.len());
                         model.values.extend(values);
                         model.batch_ends.push(model.values.len());
+                        model.seqs.push(seq);
+                        model.next_seq += i32::from(records);
                         model.acked = model.batch_ends.len();
                         if model.flush_every_append {
                             model.durable = model.acked;
@@ -157,6 +202,8 @@ fn run(ops: Vec<Op>, flush_messages: &str) -> Result<(), TestCaseError> {
                         // The batch may or may not have reached the disk.
                         model.values.extend(values);
                         model.batch_ends.push(model.values.len());
+                        model.seqs.push(seq);
+                        model.next_seq += i32::from(records);
                     }
                 }
             }
@@ -182,9 +229,9 @@ fn run(ops: Vec<Op>, flush_messages: &str) -> Result<(), TestCaseError> {
                 match l.close() {
                     Ok(()) => {
                         m.storage.clear_faults();
-                        let reopened = m.open();
+                        let mut reopened = m.open();
                         prop_assert!(reopened.recovery_info().clean_shutdown);
-                        model.check(&reopened)?;
+                        model.check(&mut reopened)?;
                         log = Some(reopened);
                     }
                     // A poisoned log refuses to close cleanly: the next open recovers it.

@@ -1,6 +1,9 @@
-//! Kafka's own tools on our files. Needs the Kafka jars: set `KAFKA_CLASSPATH` to a Java
-//! classpath holding `org.apache.kafka.tools.DumpLogSegments` and its dependencies, then run
-//! `cargo test -p krecords-log --test integration interop -- --ignored`.
+//! Kafka's own tools on our files, and our readers on Kafka's. Needs the Kafka jars: set
+//! `KAFKA_CLASSPATH` to a Java classpath holding `org.apache.kafka.tools.DumpLogSegments`,
+//! Kafka's storage classes and their dependencies (`interop/java/target/lib/*` after the interop
+//! Maven build; checked with Kafka 4.4.0), then run
+//! `cargo test -p krecords-log --test integration interop -- --ignored`. The reverse check
+//! also needs `jshell` (JDK 17+).
 
 use crate::util::*;
 use krecords_log::{Log, OffsetSpec};
@@ -90,4 +93,193 @@ fn kafka_dump_log_accepts_our_segments_and_indexes() {
         );
     }
     assert_eq!(ts.timestamp, Some(now + 30));
+}
+
+#[test]
+#[ignore = "needs the Kafka jars in KAFKA_CLASSPATH"]
+fn kafka_dump_log_reads_our_txnindex_and_snapshots() {
+    let Ok(classpath) = std::env::var("KAFKA_CLASSPATH") else {
+        panic!("set KAFKA_CLASSPATH");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("topic-0");
+    let now = krecords_log::clock::Clock::now_ms(&krecords_log::clock::SystemClock);
+    let mut log = Log::create(&path, config(&[])).unwrap();
+    let batch = |pid: i64, seq: i32, txn: bool, v: &str| {
+        let mut b = krecords_codec::write::V2Builder::new(0)
+            .producer(pid, 3, seq)
+            .transactional(txn);
+        b.append(&krecords_codec::write::Record::new(
+            now,
+            None,
+            Some(v.as_bytes()),
+        ))
+        .unwrap();
+        b.finish().unwrap()
+    };
+    append(&mut log, &batch(1000, 0, true, "p1"));
+    append(&mut log, &batch(2000, 0, true, "p2"));
+    log.append_end_txn(1000, 3, 7, false, now).unwrap();
+    log.roll().unwrap();
+    append(&mut log, &batch(2000, 1, true, "p2b"));
+    log.append_end_txn(2000, 3, 7, false, now).unwrap();
+    append(&mut log, &batch(3000, 41, false, "idem"));
+    log.close().unwrap();
+    let file = |name: &str| path.join(name).to_str().unwrap().to_owned();
+    let dump = |name: &str, extra: &[&str]| {
+        let f = file(name);
+        let mut args = vec!["--files", f.as_str()];
+        args.extend_from_slice(extra);
+        let (ok, text) = dump_log(&classpath, &args);
+        assert!(ok && !text.contains("Exception"), "{text}");
+        text
+    };
+    // The aborted transactions, each in the segment of its marker.
+    let text = dump(&seg(0, ".txnindex"), &[]);
+    assert!(
+        text.contains(
+            "version: 0 producerId: 1000 firstOffset: 0 lastOffset: 2 lastStableOffset: 1"
+        ),
+        "{text}"
+    );
+    let text = dump(&seg(3, ".txnindex"), &[]);
+    assert!(
+        text.contains(
+            "version: 0 producerId: 2000 firstOffset: 1 lastOffset: 4 lastStableOffset: 5"
+        ),
+        "{text}"
+    );
+    // The snapshot of the roll (producer 2000 mid-transaction) and of the clean shutdown.
+    let text = dump(&seg(3, ".snapshot"), &[]);
+    assert!(
+        text.contains("producerId: 1000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: OptionalLong.empty"),
+        "{text}"
+    );
+    assert!(
+        text.contains("producerId: 2000 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong[1]"),
+        "{text}"
+    );
+    let text = dump(&seg(6, ".snapshot"), &[]);
+    assert!(
+        text.contains("producerId: 3000 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty"),
+        "{text}"
+    );
+    assert!(
+        text.contains("firstSequence: 41 lastSequence: 41 lastOffset: 5 offsetDelta: 0"),
+        "{text}"
+    );
+    // The marker batch as Kafka decodes it.
+    let text = dump(&seg(3, ".log"), &["--deep-iteration"]);
+    assert!(text.contains("isControl: true"), "{text}");
+    assert!(
+        text.contains("endTxnMarker: ABORT coordinatorEpoch: 7"),
+        "{text}"
+    );
+    assert!(!text.contains("isValid: false"), "{text}");
+}
+
+/// Kafka's own `ProducerStateManager.takeSnapshot` and `TransactionIndex.append` (through
+/// `jshell`; `addBatch` is package-private, hence the reflection) write files our readers parse.
+#[test]
+#[ignore = "needs the Kafka jars in KAFKA_CLASSPATH and jshell"]
+fn we_read_kafkas_txnindex_and_snapshots() {
+    use krecords_log::producer_state::{parse_snapshot, ProducerSnapshotEntry};
+    use krecords_log::transaction::{parse_txn_index, AbortedTxn};
+    let Ok(classpath) = std::env::var("KAFKA_CLASSPATH") else {
+        panic!("set KAFKA_CLASSPATH");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("write.jsh");
+    std::fs::write(
+        &script,
+        r#"
+import org.apache.kafka.storage.internals.log.*;
+import org.apache.kafka.common.message.AbortedTxn;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Time;
+import java.io.File;
+import java.util.*;
+var dir = new File(System.getProperty("out"));
+var psm = new ProducerStateManager(new TopicPartition("t", 0), dir, 60000,
+    new ProducerStateManagerConfig(86400000, false), Time.SYSTEM);
+var addBatch = ProducerStateEntry.class.getDeclaredMethod("addBatch", short.class, int.class,
+    long.class, int.class, long.class);
+addBatch.setAccessible(true);
+var a = new ProducerStateEntry(1000L, (short) 3, 7, 1714000000000L, OptionalLong.empty());
+addBatch.invoke(a, (short) 3, 12, 40L, 2, 1714000000001L);
+psm.loadProducerEntry(a);
+var b = new ProducerStateEntry(2000L, (short) 0, -1, 1714000000002L, OptionalLong.of(41L));
+addBatch.invoke(b, (short) 0, Integer.MAX_VALUE, 41L, 0, 1714000000002L);
+psm.loadProducerEntry(b);
+psm.loadProducerEntry(new ProducerStateEntry(3000L, (short) 9, 4, 1714000000003L, OptionalLong.empty()));
+psm.updateMapEndOffset(42L);
+psm.takeSnapshot();
+var idx = new TransactionIndex(30L, new File(dir, "00000000000000000030.txnindex"));
+idx.append(new AbortedTxn().setProducerId(1000L).setFirstOffset(20L).setLastOffset(35L).setLastStableOffset(36L));
+idx.append(new AbortedTxn().setProducerId(2000L).setFirstOffset(25L).setLastOffset(39L).setLastStableOffset(41L));
+idx.close();
+/exit
+"#,
+    )
+    .unwrap();
+    let out = Command::new("jshell")
+        .arg("--class-path")
+        .arg(&classpath)
+        .arg(format!("-R-Dout={}", dir.path().display()))
+        .arg(&script)
+        .output()
+        .expect("run jshell");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snapshot = dir.path().join(seg(42, ".snapshot"));
+    let bytes = std::fs::read(&snapshot).expect("Kafka wrote the snapshot");
+    let mut entries = parse_snapshot(&snapshot, &bytes).unwrap();
+    entries.sort_by_key(|e| e.producer_id);
+    let entry = |producer_id,
+                 producer_epoch,
+                 last_sequence,
+                 last_offset,
+                 offset_delta,
+                 timestamp,
+                 coordinator_epoch,
+                 current_txn_first_offset| ProducerSnapshotEntry {
+        producer_id,
+        producer_epoch,
+        last_sequence,
+        last_offset,
+        offset_delta,
+        timestamp,
+        coordinator_epoch,
+        current_txn_first_offset,
+    };
+    assert_eq!(
+        entries,
+        [
+            entry(1000, 3, 12, 40, 2, 1_714_000_000_001, 7, -1),
+            entry(2000, 0, i32::MAX, 41, 0, 1_714_000_000_002, -1, 41),
+            entry(3000, 9, -1, -1, 0, 1_714_000_000_003, 4, -1),
+        ]
+    );
+    let index = dir.path().join(seg(30, ".txnindex"));
+    let bytes = std::fs::read(&index).unwrap();
+    assert_eq!(
+        parse_txn_index(&index, &bytes).unwrap(),
+        [
+            AbortedTxn {
+                producer_id: 1000,
+                first_offset: 20,
+                last_offset: 35,
+                last_stable_offset: 36
+            },
+            AbortedTxn {
+                producer_id: 2000,
+                first_offset: 25,
+                last_offset: 39,
+                last_stable_offset: 41
+            },
+        ]
+    );
 }

@@ -328,7 +328,10 @@ fn on_the_real_file_system() {
             "00000000000000000000.timeindex",
             "00000000000000000003.index",
             "00000000000000000003.log",
+            // Producer state snapshots: at the roll and at the clean shutdown.
+            "00000000000000000003.snapshot",
             "00000000000000000003.timeindex",
+            "00000000000000000005.snapshot",
             "krec-clean-shutdown",
             "krec-log.json",
             "krec-recovery-point",

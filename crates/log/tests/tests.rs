@@ -10,3 +10,5 @@ mod offsets;
 mod recovery;
 mod retention;
 mod roll;
+mod transactions;
+mod txn_model;

@@ -49,6 +49,21 @@ impl Mem {
         self.dir.join(name)
     }
 
+    /// The same storage and clock, another log directory.
+    pub fn at(&self, dir: &str) -> Mem {
+        Mem {
+            env: self.env.clone(),
+            storage: self.storage.clone(),
+            clock: self.clock.clone(),
+            dir: PathBuf::from(dir),
+        }
+    }
+
+    /// Creates a log in another directory of the same storage.
+    pub fn create_in(&self, dir: &str, pairs: &[(&str, &str)]) -> Log {
+        self.at(dir).create(pairs)
+    }
+
     /// Every file of the log directory with its bytes (to check that nothing changed).
     pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
         use krecords_log::storage::Storage;
@@ -218,4 +233,56 @@ pub fn legacy_compressed(magic: u8, codec: Compression, ts: i64, values: &[&str]
             .unwrap();
     }
     b.finish().unwrap()
+}
+
+/// A v2 batch from an idempotent (and maybe transactional) producer, records at `NOW`.
+pub fn idem(pid: i64, epoch: i16, seq: i32, txn: bool, values: &[&str]) -> Vec<u8> {
+    let mut b = V2Builder::new(0)
+        .producer(pid, epoch, seq)
+        .transactional(txn);
+    for v in values {
+        b.append(&Record::new(NOW, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// An idempotent producer's batch with per-record timestamps.
+pub fn idem_ts(pid: i64, epoch: i16, seq: i32, records: &[(i64, &str)]) -> Vec<u8> {
+    let mut b = V2Builder::new(0).producer(pid, epoch, seq);
+    for (ts, v) in records {
+        b.append(&Record::new(*ts, Some(b"k"), Some(v.as_bytes())))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// The values a consumer at `isolation` sees from offset 0.
+pub fn consumed(log: &Log, isolation: krecords_log::IsolationLevel) -> Vec<String> {
+    log.consume(log.log_start_offset(), usize::MAX, isolation)
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|r| String::from_utf8(r.value.unwrap_or_default()).unwrap())
+        .collect()
+}
+
+/// Every entry of every `.txnindex` file of the directory, parsed, in segment order.
+pub fn txn_index_files(m: &Mem) -> Vec<(String, Vec<krecords_log::transaction::AbortedTxn>)> {
+    m.snapshot()
+        .into_iter()
+        .filter(|(n, _)| n.ends_with(".txnindex"))
+        .map(|(n, b)| {
+            let entries = krecords_log::transaction::parse_txn_index(Path::new(&n), &b).unwrap();
+            (n, entries)
+        })
+        .collect()
+}
+
+/// Offsets of the `.snapshot` files of the directory.
+pub fn snapshot_files(m: &Mem) -> Vec<i64> {
+    m.snapshot()
+        .into_iter()
+        .filter_map(|(n, _)| krecords_log::files::parse_file_name(&n, ".snapshot"))
+        .collect()
 }

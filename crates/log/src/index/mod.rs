@@ -1,18 +1,21 @@
-//! The sparse indexes of a segment, in Kafka's file formats.
+//! The indexes of a segment, in Kafka's file formats.
 //!
-//! Both are arrays of fixed-size big-endian entries, preallocated to `segment.index.bytes`
-//! (rounded down to a whole entry) while their segment is active and trimmed to their entries
-//! when it rolls or the log closes, as Kafka's `AbstractIndex` does. An index that was not trimmed
-//! (an unclean shutdown) has a zero-filled tail; recovery rebuilds it from the log.
+//! The offset and time indexes are sparse arrays of fixed-size big-endian entries, preallocated
+//! to `segment.index.bytes` (rounded down to a whole entry) while their segment is active and
+//! trimmed to their entries when it rolls or the log closes, as Kafka's `AbstractIndex` does. An
+//! index that was not trimmed (an unclean shutdown) has a zero-filled tail; recovery rebuilds it
+//! from the log. Lookups binary-search the file with positioned reads; only the entry count and
+//! the last entry are kept in memory.
 //!
-//! Lookups binary-search the file with positioned reads; only the entry count and the last entry
-//! are kept in memory.
+//! The transaction index ([`txn`]) lists aborted transactions; it grows by one entry per abort.
 
 pub(crate) mod offset;
 pub(crate) mod time;
+pub(crate) mod txn;
 
 pub(crate) use offset::OffsetIndex;
 pub(crate) use time::TimeIndex;
+pub(crate) use txn::TxnIndex;
 
 use crate::error::{Error, Result};
 use crate::storage::{Storage, StorageFile};
