@@ -99,8 +99,8 @@
 //!
 //! # Not yet
 //!
-//! Compaction, down-conversion on read for old consumers, and compressed data (until the codec's
-//! compression lands) are not available.
+//! Compaction (`cleanup.policy=compact` only requires keys) and down-conversion on read for old
+//! consumers are not available.
 #![deny(missing_docs)]
 
 pub mod clock;

@@ -308,7 +308,6 @@ fn unsupported_for_message_format_below_v2() {
 }
 
 #[test]
-#[ignore = "needs compression branch"]
 fn unsupported_compression_type_for_zstd_below_v2() {
     let (m, mut log) = setup(&[("message.format.version", "0.10.2")]);
     rejected(
@@ -498,7 +497,6 @@ fn out_of_order_v2_offset_deltas_are_rebuilt() {
 }
 
 #[test]
-#[ignore = "needs compression branch"]
 fn compressed_v2_is_kept_in_place_or_recompressed() {
     let m = mem();
     let mut log = m.create(&[]);
@@ -532,7 +530,6 @@ fn append_json_matches_design() {
 }
 
 #[test]
-#[ignore = "needs compression branch"]
 fn v1_compressed_wrapper_is_kept_in_place() {
     let m = mem();
     let mut log = m.create(&[("message.format.version", "0.10.2")]);
@@ -555,7 +552,6 @@ fn v1_compressed_wrapper_is_kept_in_place() {
 }
 
 #[test]
-#[ignore = "needs compression branch"]
 fn v0_compressed_wrappers_are_always_rebuilt() {
     let m = mem();
     let mut log = m.create(&[("message.format.version", "0.9.0")]);
@@ -573,7 +569,6 @@ fn v0_compressed_wrappers_are_always_rebuilt() {
 }
 
 #[test]
-#[ignore = "needs compression branch"]
 fn uncompressed_input_is_compressed_to_the_configured_codec() {
     let m = mem();
     let mut log = m.create(&[("compression.type", "snappy")]);
@@ -588,7 +583,6 @@ fn uncompressed_input_is_compressed_to_the_configured_codec() {
 }
 
 #[test]
-#[ignore = "needs compression branch"]
 fn log_append_time_on_a_compressed_batch_patches_only_the_header() {
     let m = mem();
     let mut log = m.create(&[("message.timestamp.type", "LogAppendTime")]);
