@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, the Rust test suites (unit, integration,
-# property, vectors, doc tests), the benchmark harness in a short smoke mode, and the interop
+# property, vectors, hostile-input memory bounds, doc tests), the benchmarks in a smoke mode,
+# every fuzz target for a bounded time, and the interop
 # suite against Apache Kafka's Java implementation, a real broker and kafka-python.
 #
 # Usage: bash scripts/test.sh            (from anywhere)
-#        SKIP_INTEROP=1 bash scripts/test.sh   (Rust only)
+#        SKIP_INTEROP=1 SKIP_FUZZ=1 bash scripts/test.sh   (Rust tests only)
+#        FUZZ_SECONDS=60 bash scripts/test.sh               (longer fuzzing)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -21,6 +23,11 @@ cargo test --workspace --locked
 
 step "benchmarks compile and run once (no timing assertions)"
 cargo bench --workspace --locked -- --test >/dev/null
+
+if [ "${SKIP_FUZZ:-0}" != "1" ]; then
+    step "fuzz targets, ${FUZZ_SECONDS:-15} s each (cargo-fuzz; crashes fail the run)"
+    bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+fi
 
 if [ "${SKIP_INTEROP:-0}" != "1" ]; then
     step "interop suite"

@@ -1,0 +1,271 @@
+//! Writes the seed corpus of every fuzz target from the golden vectors.
+//!
+//! Usage: `cargo run --release --manifest-path fuzz/Cargo.toml -p krecords-fuzz-seed --
+//! tests/vectors fuzz/corpus` (scripts/fuzz.sh does this).
+//!
+//! Every `*hex` string field of every JSON file under the vectors folder is decoded. Record
+//! vectors seed `entries`; their compressed sections (v2 records sections, v0/v1 wrapper values)
+//! seed the decompressor of their codec; decompressed inner message sets and uncompressed v0/v1
+//! message sets seed `legacy_deep` (under several wrapper flag bytes); control records seed
+//! `control`; codec vectors seed their decompressor; varint vectors seed `varint`; record
+//! vectors up to 32 KiB seed `convert` under several option bytes. A few
+//! synthetic inputs are added: bombs above the targets' 1 MiB limit for each codec, a raw snappy
+//! preamble claiming 4 GiB, a xerial chunk claiming 2 GiB, a zstd header claiming 8 GiB.
+
+use krecords_codec::read::{Batch, Entries};
+use krecords_codec::{compression, Compression};
+use serde_json::Value;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+struct Corpus {
+    root: PathBuf,
+    written: usize,
+}
+
+impl Corpus {
+    fn add(&mut self, target: &str, bytes: &[u8]) {
+        let dir = self.root.join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut h = DefaultHasher::new();
+        bytes.hash(&mut h);
+        let path = dir.join(format!("seed-{:016x}", h.finish()));
+        if !path.exists() {
+            std::fs::write(&path, bytes).unwrap();
+            self.written += 1;
+        }
+    }
+}
+
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            json_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every (key, decoded bytes) of string fields whose key ends in "hex".
+fn hex_fields(v: &Value, out: &mut Vec<(String, Vec<u8>)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match v {
+                    Value::String(s) if k.ends_with("hex") => {
+                        if let Ok(b) = hex::decode(s) {
+                            out.push((k.clone(), b));
+                        }
+                    }
+                    _ => hex_fields(v, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| hex_fields(v, out)),
+        _ => {}
+    }
+}
+
+fn decompress_target(codec: Compression) -> Option<&'static str> {
+    Some(match codec {
+        Compression::Gzip => "decompress_gzip",
+        Compression::Snappy => "decompress_snappy",
+        Compression::Lz4 => "decompress_lz4",
+        Compression::Zstd => "decompress_zstd",
+        Compression::None => return None,
+    })
+}
+
+/// legacy_deep's flag byte: magic, codec (0 gzip, 1 snappy, 2 lz4, 3 zstd), LogAppendTime, raw,
+/// wrapper offset choice.
+fn deep_flags(magic: u8, codec: u8, lat: bool, raw: bool, offset_choice: u8) -> u8 {
+    magic | codec << 1 | u8::from(lat) << 3 | u8::from(raw) << 4 | offset_choice << 5
+}
+
+fn seed_deep(corpus: &mut Corpus, message_set: &[u8], magic: u8) {
+    for (codec, offset_choice) in [(0, 0), (1, 1), (2, 5), (0, 2)] {
+        let mut s = vec![deep_flags(
+            magic,
+            codec,
+            magic == 1 && offset_choice == 1,
+            false,
+            offset_choice,
+        )];
+        s.extend_from_slice(message_set);
+        corpus.add("legacy_deep", &s);
+    }
+}
+
+/// Seeds from one buffer of log entries.
+fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
+    corpus.add("entries", bytes);
+    // convert: an option byte and a level byte before the entries (see fuzz_targets/convert.rs).
+    if bytes.len() <= 32 << 10 {
+        for flags in [0x02u8, 0x00, 0x09, 0x16, 0x65, 0xa2] {
+            let mut s = vec![flags, 0];
+            s.extend_from_slice(bytes);
+            corpus.add("convert", &s);
+        }
+    }
+    let mut scratch = Vec::new();
+    let mut all_plain_legacy = Some(None::<u8>);
+    for batch in Entries::new(bytes) {
+        let Ok(batch) = batch else { break };
+        let codec = batch.compression().ok();
+        match (&batch, codec) {
+            (Batch::V2(b), Some(c)) => {
+                all_plain_legacy = None;
+                if let Some(t) = decompress_target(c) {
+                    corpus.add(t, b.records_section());
+                }
+            }
+            (Batch::Legacy(l), Some(c)) => {
+                if c == Compression::None {
+                    if let Some(m) = &mut all_plain_legacy {
+                        m.get_or_insert(l.magic());
+                    }
+                    continue;
+                }
+                all_plain_legacy = None;
+                if let (Some(t), Some(v)) = (decompress_target(c), l.value()) {
+                    corpus.add(t, v);
+                    let mut inner = Vec::new();
+                    if compression::decompress(c, l.magic(), v, 1 << 20, 0, &mut inner).is_ok() {
+                        seed_deep(corpus, &inner, l.magic());
+                    }
+                }
+            }
+            _ => all_plain_legacy = None,
+        }
+        if let Batch::V2(b) = &batch {
+            if b.is_control() {
+                if let Ok(records) = batch.records(&mut scratch, 1 << 20) {
+                    for r in records.flatten() {
+                        let mut s = r.key().unwrap_or_default().to_vec();
+                        s.extend_from_slice(r.value().unwrap_or_default());
+                        corpus.add("control", &s);
+                        if let Some(v) = r.value() {
+                            corpus.add("control", v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(Some(magic)) = all_plain_legacy {
+        seed_deep(corpus, bytes, magic);
+    }
+}
+
+fn synthetic(corpus: &mut Corpus) {
+    let zeros = vec![0u8; 2 << 20];
+    let text: Vec<u8> = (0..20_000u32)
+        .flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes())
+        .collect();
+    for codec in [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
+        let t = decompress_target(codec).unwrap();
+        for (magic, data) in [
+            (2, &zeros[..]),
+            (2, &text[..4096]),
+            (0, &text[..300]),
+            (1, b""),
+        ] {
+            let mut packed = Vec::new();
+            compression::compress(codec, None, magic, data, &mut packed).unwrap();
+            corpus.add(t, &packed);
+        }
+    }
+    // Raw snappy preamble claiming 4 GiB - 1; xerial chunk claiming 2 GiB - 1.
+    corpus.add(
+        "decompress_snappy",
+        &[0xff, 0xff, 0xff, 0xff, 0x0f, 0x00, 0x01, 0x02],
+    );
+    let mut x = compression::snappy::XERIAL_HEADER.to_vec();
+    x.extend_from_slice(&0x7fff_ffffu32.to_be_bytes());
+    x.extend_from_slice(&[0; 64]);
+    corpus.add("decompress_snappy", &x);
+    // zstd frame header claiming 8 GiB.
+    corpus.add(
+        "decompress_zstd",
+        &hex::decode("28b52ffdc0000000000002000000").unwrap(),
+    );
+    // Structured targets read their input through `arbitrary`; any bytes will do as a start.
+    for t in ["v2_roundtrip", "legacy_roundtrip", "control", "varint"] {
+        corpus.add(t, &text[..256]);
+        corpus.add(t, &[0xff; 64]);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (vectors, out) = match &args[..] {
+        [_, v, o] => (PathBuf::from(v), PathBuf::from(o)),
+        _ => {
+            eprintln!("usage: krecords-fuzz-seed VECTORS_DIR CORPUS_DIR");
+            std::process::exit(2);
+        }
+    };
+    let mut corpus = Corpus {
+        root: out,
+        written: 0,
+    };
+    let mut files = Vec::new();
+    json_files(&vectors, &mut files);
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        let mut fields = Vec::new();
+        hex_fields(&v, &mut fields);
+        let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+        for (key, bytes) in fields {
+            if kind.starts_with("codec") {
+                let codec = v
+                    .get("codec")
+                    .and_then(Value::as_str)
+                    .and_then(Compression::from_name);
+                if let Some(t) = codec.and_then(decompress_target) {
+                    if key == "hex" {
+                        corpus.add(t, &bytes);
+                    } else if key == "decompressed_hex" {
+                        corpus.add(t, &bytes); // round-trip material
+                    }
+                }
+            } else if kind.starts_with("varint") {
+                corpus.add("varint", &bytes);
+            } else if key == "frame_header_hex" {
+                let mut frame = bytes.clone();
+                frame.extend_from_slice(&[0, 0, 0, 0]);
+                corpus.add("decompress_lz4", &frame);
+            } else if key.ends_with("key_hex") || kind.starts_with("crc") {
+                corpus.add("varint", &bytes);
+            } else {
+                seed_entries(&mut corpus, &bytes);
+                // Also the first 4 KiB of large buffers, which fit the structured targets.
+                for t in ["v2_roundtrip", "legacy_roundtrip"] {
+                    corpus.add(t, &bytes[..bytes.len().min(4096)]);
+                }
+            }
+        }
+    }
+    synthetic(&mut corpus);
+    println!(
+        "{} vector files, {} new seed files under {}",
+        files.len(),
+        corpus.written,
+        corpus.root.display()
+    );
+}

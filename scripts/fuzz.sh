@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target of fuzz/ for a bounded time and fails on any crash.
+#
+# Usage: bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#        SECONDS_PER_TARGET defaults to 30; CI passes about 20. Without TARGETs, all of them.
+#
+# Steps: installs cargo-fuzz if it is missing (cargo install --locked cargo-fuzz); writes the
+# seed corpus from tests/vectors into fuzz/corpus/<target>/ (fuzz/seed, a small Rust program);
+# builds every target once (AddressSanitizer, debug assertions and overflow checks on); replays
+# the committed crash inputs of fuzz/regressions/<target>/; runs each target for
+# SECONDS_PER_TARGET (libFuzzer -max_total_time) and prints the executions per target. A crash,
+# a timeout (one input over 10 s), an out-of-memory (RSS over 2 GiB, or one allocation over
+# 64 MiB) or a failed replay fails the script; the crashing input stays in
+# fuzz/artifacts/<target>/ and its path is printed with a command to reproduce it.
+#
+# Environment: FUZZ_TARGET_DIR for the instrumented build (default: $CARGO_TARGET_DIR/fuzz if
+# CARGO_TARGET_DIR is set, else fuzz/target); CARGO_TARGET_DIR, if set, also holds the seed
+# program's build, which then shares the workspace's compiled dependencies. A cold build of the
+# targets takes about 2-3 minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+SECONDS_PER_TARGET=${1:-30}
+shift || true
+case "$SECONDS_PER_TARGET" in
+    '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2 ;;
+esac
+# The instrumented build: FUZZ_TARGET_DIR, else $CARGO_TARGET_DIR/fuzz (kept between runs and
+# clones when CARGO_TARGET_DIR is), else fuzz/target.
+if [ -n "${CARGO_TARGET_DIR:-}" ]; then
+    FUZZ_TARGET_DIR=${FUZZ_TARGET_DIR:-$CARGO_TARGET_DIR/fuzz}
+else
+    FUZZ_TARGET_DIR=${FUZZ_TARGET_DIR:-$PWD/fuzz/target}
+fi
+
+step() { printf '\n==> %s\n' "$*"; }
+
+# cargo-fuzz needs a nightly toolchain for -Zsanitizer. Prefer rustup's nightly; otherwise let
+# the installed stable toolchain accept the unstable flags.
+if cargo +nightly --version >/dev/null 2>&1; then
+    FUZZ_CARGO=(cargo +nightly)
+else
+    echo "no nightly toolchain: using the stable one with RUSTC_BOOTSTRAP=1" >&2
+    export RUSTC_BOOTSTRAP=1
+    FUZZ_CARGO=(cargo)
+fi
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    step "installing cargo-fuzz"
+    cargo install --locked cargo-fuzz
+fi
+
+# Per-target libFuzzer options: byte-level targets take inputs up to 32 KiB, structured ones
+# (read through `arbitrary`) the default 4 KiB, the tiny parsers 256 bytes.
+max_len() {
+    case "$1" in
+        entries | convert | decompress_*) echo 32768 ;;
+        legacy_deep) echo 8192 ;;
+        control | varint) echo 256 ;;
+        *) echo 4096 ;;
+    esac
+}
+
+ALL_TARGETS=$(cd fuzz && "${FUZZ_CARGO[@]}" fuzz list)
+if [ "$#" -gt 0 ]; then
+    TARGETS="$*"
+else
+    TARGETS=$ALL_TARGETS
+fi
+
+step "seed corpus from tests/vectors"
+cargo run --quiet --manifest-path fuzz/Cargo.toml -p krecords-fuzz-seed -- tests/vectors fuzz/corpus
+
+step "building the fuzz targets"
+(cd fuzz && "${FUZZ_CARGO[@]}" fuzz build -a --target-dir "$FUZZ_TARGET_DIR")
+BIN_DIR="$FUZZ_TARGET_DIR/x86_64-unknown-linux-gnu/release"
+
+LOG_DIR=$(mktemp -d)
+trap 'rm -rf "$LOG_DIR"' EXIT
+failed=()
+declare -A executions
+
+for target in $TARGETS; do
+    bin="$BIN_DIR/$target"
+    if [ ! -x "$bin" ]; then
+        echo "unknown target $target (targets: $(echo $ALL_TARGETS))" >&2
+        exit 2
+    fi
+    mkdir -p "fuzz/corpus/$target" "fuzz/artifacts/$target"
+    if compgen -G "fuzz/regressions/$target/*" >/dev/null; then
+        step "$target: replaying fuzz/regressions/$target"
+        if ! "$bin" -runs=1 fuzz/regressions/"$target"/* >"$LOG_DIR/$target.replay" 2>&1; then
+            grep -E -A3 'panicked at|ERROR: ' "$LOG_DIR/$target.replay" | head -20 || true
+            echo "FAILED: $target regression replay (fuzz/regressions/$target)"
+            failed+=("$target (regression replay)")
+        fi
+    fi
+    step "$target: fuzzing for ${SECONDS_PER_TARGET}s"
+    log="$LOG_DIR/$target.log"
+    set +e
+    "$bin" "fuzz/corpus/$target" \
+        -artifact_prefix="fuzz/artifacts/$target/" \
+        -max_total_time="$SECONDS_PER_TARGET" \
+        -max_len="$(max_len "$target")" \
+        -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
+        -print_final_stats=1 >"$log" 2>&1
+    status=$?
+    set -e
+    runs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{print $2}' | tail -1)
+    executions[$target]=${runs:-?}
+    if [ "$status" -ne 0 ]; then
+        grep -E -A3 'panicked at|ERROR: libFuzzer|SUMMARY' "$log" | head -30 || true
+        artifact=$(grep -oE 'Test unit written to [^ ]+' "$log" | tail -1 | sed 's/Test unit written to //')
+        echo "FAILED: $target crashed after ${runs:-?} executions; input kept in ${artifact:-fuzz/artifacts/$target/}"
+        echo "  reproduce: (cd fuzz && cargo +nightly fuzz run -a $target ../${artifact:-fuzz/artifacts/$target/<file>})"
+        failed+=("$target")
+    else
+        echo "$target: ${runs:-?} executions in ${SECONDS_PER_TARGET}s, no crash"
+    fi
+done
+
+step "executions per target (${SECONDS_PER_TARGET}s each)"
+for target in $TARGETS; do
+    printf '%-20s %s\n' "$target" "${executions[$target]:-not run}"
+done
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf '\nfuzzing FAILED: %s\n' "${failed[*]}"
+    exit 1
+fi
+echo
+echo "fuzzing passed"
