@@ -3,8 +3,8 @@
 #
 # Runs from any directory. Needs java (17+), mvn and python3 with venv; without them it says so and
 # exits 0, or 1 when CI=true. Maven uses its default local repository (~/.m2). Ends with
-# "N passed, N failed[, N skipped]" and exits 1 when anything failed. About a minute when Maven's
-# and pip's downloads and the krec build are already there.
+# "N passed, N failed[, N skipped]" and exits 1 when anything failed. About two minutes when Maven's
+# and pip's downloads and the krec and krecords-log test builds are already there.
 #
 # Each step is a shell function that calls `pass NAME DETAIL` / `fail NAME DETAIL` for every check it
 # makes; the STEPS list below says which run, in order. To add a step, write a `step_...` function
@@ -273,6 +273,112 @@ step_broker() {
     count_results broker "$res"
 }
 
+# `cargo test -p krecords-log --test integration FILTER -- --ignored` with VAR=VALUE assignments
+# before it: one check per test (`NAME/TEST`); a failed test shows its output.
+run_log_tests() {
+    local name="$1" filter="$2" out="$WORK/$1.cargo.log" line test
+    shift 2
+    if ! command -v cargo >/dev/null 2>&1; then
+        skip "$name" "no cargo to run the krecords-log tests with"
+        return 0
+    fi
+    timeout 900 env "$@" cargo test -p krecords-log --test integration "$filter" -- --ignored >"$out" 2>&1 || true
+    local n=0
+    while IFS= read -r line; do
+        case "$line" in
+            "test "*" ... ok") test="${line#test }"; pass "$name/${test% ... ok}"; n=$((n + 1)) ;;
+            "test "*" ... FAILED")
+                test="${line#test }"
+                test="${test% ... FAILED}"
+                fail "$name/$test" "rerun: $* cargo test -p krecords-log --test integration $test -- --ignored --exact"
+                # the test's own output: its panic message lists what disagreed
+                sed -n "/^---- $test stdout ----\$/,/^\\(---- \\|failures:\$\\)/p" "$out" \
+                    | grep -v -e '^----' -e '^failures:$' -e '^note: run with' -e '^stack backtrace' \
+                    | head -n 12 | cut -c 1-240 | sed -e 's/^/    /'
+                n=$((n + 1))
+                ;;
+        esac
+    done <"$out"
+    if [ "$n" -eq 0 ]; then
+        fail "$name" "cargo test ran no test (filter '$filter'):"
+        show_log "$out" 30
+    fi
+}
+
+# Our log engine on the broker's partition directories (crates/log/tests/broker.rs): read_committed
+# and read_uncommitted as the Java consumers received them, ListOffsets as the broker answered it,
+# the broker's .txnindex and .snapshot files against what our recovery rebuilds. The tests' own
+# per-topic lines are counted too (`log-broker/CHECK/TOPIC`).
+step_log_broker() {
+    local report="$WORK/log-broker.txt"
+    if [ -z "$BROKER_SAVED" ]; then
+        skip log-broker "no broker partition directories (see broker-* above)"
+        return 0
+    fi
+    : >"$report"
+    run_log_tests log-broker-test broker "KRECORDS_BROKER_PARTITIONS=$BROKER_SAVED" "KRECORDS_BROKER_REPORT=$report"
+    count_results log-broker "$report"
+}
+
+# Kafka's tools on logs our engine wrote (crates/log/tests/interop.rs): DumpLogSegments
+# --index-sanity-check, --verify-index-only and --deep-iteration on our segments and indexes, our
+# .txnindex and .snapshot files read by DumpLogSegments, Kafka's own written through jshell read by us.
+step_log_kafka_tools() {
+    run_log_tests log-kafka-tools interop "KAFKA_CLASSPATH=$ROOT/$JAVA_DIR/target/lib/*"
+}
+
+# DumpLogSegments --index-sanity-check and --verify-index-only (interop/broker/check_indexes.py) on
+# the indexes of logs made with `krec log create` + `krec log append` (several segments, a small
+# index.interval.bytes, unordered timestamps; lz4 batches; LogAppendTime), and of the broker's
+# partitions after `krec log recover` rebuilt them.
+step_log_indexes() {
+    local dir="$WORK/log-indexes" res="$WORK/log-indexes.txt" log="$WORK/log-indexes.log" dirs=() p
+    mkdir -p "$dir"
+    : >"$log"
+    python3 - >"$dir/records.jsonl" <<'PYEOF'
+import json
+for i in range(150):
+    print(json.dumps({"timestamp": 1714000000000 + (i * 7919) % 1000, "key": "k%d" % i,
+                      "value": "value %d %s" % (i, "x" * (i % 50)),
+                      "headers": [{"key": "h", "value": str(i)}] if i % 3 == 0 else []}))
+PYEOF
+    make_log() {  # make_log NAME "CREATE FLAGS" "APPEND FLAGS"
+        # shellcheck disable=SC2086
+        if timeout 60 "$KREC" log create "$dir/$1" $2 >>"$log" 2>&1 \
+                && timeout 120 "$KREC" log append "$dir/$1" $3 <"$dir/records.jsonl" >>"$log" 2>&1; then
+            dirs+=("$dir/$1")
+        else
+            fail "log/indexes/$1" "krec log create/append failed:"
+            show_log "$log" 10
+        fi
+    }
+    make_log plain-0 "--config segment.bytes=4000 --config index.interval.bytes=200" "--records-per-batch 3"
+    make_log lz4-0 "--config segment.bytes=3000 --config index.interval.bytes=100" "--compression lz4 --records-per-batch 7"
+    make_log log-append-time-0 "--config message.timestamp.type=LogAppendTime --config index.interval.bytes=300" \
+        "--records-per-batch 2"
+    if [ -n "$BROKER_SAVED" ]; then
+        for p in "$BROKER_SAVED"/interop-*-0; do
+            [ -d "$p" ] || continue
+            mkdir -p "$dir/broker"
+            cp -R "$p" "$dir/broker/"
+            if timeout 120 "$KREC" log recover "$dir/broker/$(basename "$p")" >>"$log" 2>&1; then
+                dirs+=("$dir/broker/$(basename "$p")")
+            else
+                fail "log/indexes/$(basename "$p")" "krec log recover failed:"
+                show_log "$log" 10
+            fi
+        done
+    fi
+    [ "${#dirs[@]}" -gt 0 ] || return 0
+    if ! timeout 600 python3 interop/broker/check_indexes.py --java-cp "$JAVA_CP" "${dirs[@]}" \
+            >"$res" 2>>"$log"; then
+        fail log/indexes "interop/broker/check_indexes.py failed:"
+        show_log "$log"
+        return 0
+    fi
+    count_results log "$res"
+}
+
 # ---------------------------------------------------------------------------------------- the list
 # Steps run in this order. A step that returns non-zero stops the run (use it when later steps
 # cannot work, e.g. the Java build failed); otherwise every step runs.
@@ -286,6 +392,9 @@ STEPS=(
     step_kafka_python
     step_dump_vectors
     step_broker
+    step_log_broker
+    step_log_kafka_tools
+    step_log_indexes
 )
 
 # ---------------------------------------------------------------------------------------- main

@@ -2,21 +2,21 @@
 //!
 //! The partition tells the story of a topic that lived through format upgrades, written by the
 //! log engine as a broker would have written it: a log created with `message.format.version`
-//! 0.9 (v0 data), upgraded to 0.10 (v1, timestamps), then to 3.0 (v2, with compression and an
-//! idempotent producer), one segment per format. Transactions (markers, aborted records) join
-//! the story once the engine can append transaction markers.
+//! 0.9 (v0 data), upgraded to 0.10 (v1, timestamps), then to 3.0 (v2, with compression, an
+//! idempotent producer whose retry the log answers as a duplicate, and two transactions, one
+//! committed and one aborted, ended by the coordinator's markers), one segment per format.
 
 use crate::{Failure, Outcome};
 use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
 use krecords_codec::{Compression, Header};
-use krecords_log::{AppendOrigin, Log, LogConfig};
+use krecords_log::{AppendInfo, AppendOrigin, Log, LogConfig};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Build a sample mixed-format partition in a temporary folder and show it.
 ///
 /// Examples:
-///   krec demo                      # build, then show dump, explain, stats and verify
+///   krec demo                      # build, then show dump, explain, stats, reads and verify
 ///   krec demo --keep --dir /tmp/x  # keep the files to explore them yourself
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
@@ -53,14 +53,24 @@ fn upgrade(log: &mut Log, version: &str) -> Result<(), Failure> {
 }
 
 /// Appends what a producer sent; the log assigns the offsets.
-fn produce(log: &mut Log, bytes: &[u8]) -> Result<(), Failure> {
-    log.append(bytes, AppendOrigin::Client)
-        .map(|_| ())
-        .map_err(log_err)
+fn produce(log: &mut Log, bytes: &[u8]) -> Result<AppendInfo, Failure> {
+    log.append(bytes, AppendOrigin::Client).map_err(log_err)
 }
 
-/// Writes the sample partition into `dir` with the log engine; returns the segment paths.
-pub fn build_partition(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+/// The sample partition, as built.
+pub struct Partition {
+    /// The `.log` files, oldest first.
+    pub segments: Vec<PathBuf>,
+    /// What the log answered to the idempotent producer's retry.
+    pub retry: AppendInfo,
+}
+
+/// The producer ids of the committed and the aborted transaction.
+const COMMITTED_PID: i64 = 2000;
+const ABORTED_PID: i64 = 2001;
+
+/// Writes the sample partition into `dir` with the log engine.
+pub fn build_partition(dir: &Path) -> Result<Partition, Failure> {
     if dir.join(krecords_log::files::CONFIG_FILE).exists() {
         return Err(Failure::Usage(format!(
             "{} already holds a log; remove it or choose another --dir",
@@ -112,7 +122,8 @@ pub fn build_partition(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     produce(&mut log, &b.finish().map_err(codec_err)?)?;
     log.roll().map_err(log_err)?;
 
-    // Kafka 0.11+ (v2): batches with headers, an idempotent producer, zstd.
+    // Kafka 0.11+ (v2): batches with headers, an idempotent producer and its retry, zstd, and
+    // two transactions.
     upgrade(&mut log, "3.0")?;
     let trace = [Header {
         key: b"trace-id",
@@ -129,7 +140,11 @@ pub fn build_partition(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
         )
         .map_err(codec_err)?;
     }
-    produce(&mut log, &b.finish().map_err(codec_err)?)?;
+    let idempotent = b.finish().map_err(codec_err)?;
+    produce(&mut log, &idempotent)?;
+    // The producer did not hear back and sends the batch again: the log recognises the
+    // sequence numbers, answers with the original offsets and writes nothing.
+    let retry = produce(&mut log, &idempotent)?;
     let mut b = V2Builder::new(0).compression(Compression::Zstd, None);
     for i in 20..23 {
         let (k, v) = (key(i % 3), value(i));
@@ -141,9 +156,28 @@ pub fn build_partition(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
         .map_err(codec_err)?;
     }
     produce(&mut log, &b.finish().map_err(codec_err)?)?;
+    // Two transactional producers write interleaved; the coordinator commits the first and
+    // aborts the second (COMMIT and ABORT marker batches; the abort goes into the .txnindex).
+    for (seq, step) in [(0, "reserve"), (1, "charge")] {
+        for pid in [COMMITTED_PID, ABORTED_PID] {
+            let mut b = V2Builder::new(0).producer(pid, 0, seq).transactional(true);
+            let v = format!("{{\"txn\":{pid},\"step\":\"{step}\"}}");
+            b.append(&Record::new(
+                T0 + 300 + i64::from(seq),
+                Some(b"user-2"),
+                Some(v.as_bytes()),
+            ))
+            .map_err(codec_err)?;
+            produce(&mut log, &b.finish().map_err(codec_err)?)?;
+        }
+    }
+    for (pid, commit) in [(COMMITTED_PID, true), (ABORTED_PID, false)] {
+        log.append_end_txn(pid, 0, 0, commit, T0 + 310)
+            .map_err(log_err)?;
+    }
     let segments = log.segment_files().into_iter().map(|s| s.0).collect();
     log.close().map_err(log_err)?;
-    Ok(segments)
+    Ok(Partition { segments, retry })
 }
 
 /// Runs `krec ARGS...` (this same binary) and copies its stdout, after a `$ krec ...` line.
@@ -184,7 +218,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     };
     let partition = dir.join("orders-0");
-    let segments = build_partition(&partition)?;
+    let Partition { segments, retry } = build_partition(&partition)?;
     let p = partition.display().to_string();
     let seg = |i: usize| segments[i].display().to_string();
     writeln!(
@@ -207,7 +241,19 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         "#   {} v2 (Kafka 0.11+, upgraded again): an lz4 batch with headers from an",
         file_name(&segments[2])
     )?;
-    writeln!(out, "#       idempotent producer, then a zstd batch")?;
+    writeln!(
+        out,
+        "#       idempotent producer (its retry was answered as a duplicate of offsets {}..{}:",
+        retry.base_offset, retry.last_offset
+    )?;
+    writeln!(
+        out,
+        "#       nothing written), a zstd batch, and two interleaved transactions: producer {COMMITTED_PID}"
+    )?;
+    writeln!(
+        out,
+        "#       committed, producer {ABORTED_PID} aborted (the markers are control batches)"
+    )?;
     writeln!(
         out,
         "# written through the log engine (krec log): indexes, time indexes and checkpoints included"
@@ -239,7 +285,31 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     ok &= show(out, &["stats", "--what-if", &p], None)?;
     writeln!(
         out,
-        "\n# 5. Every CRC, record, offset and index entry checked (exit 1 on any problem):"
+        "\n# 5. What consumers see of the v2 segment's tail: read_uncommitted gets the aborted"
+    )?;
+    writeln!(
+        out,
+        "#    transaction's records too; read_committed drops them; neither sees the markers:"
+    )?;
+    let tail = (retry.last_offset + 1).to_string();
+    for isolation in ["read-uncommitted", "read-committed"] {
+        ok &= show(
+            out,
+            &[
+                "log",
+                "read",
+                &p,
+                "--offset",
+                &tail,
+                "--isolation",
+                isolation,
+            ],
+            Some(8),
+        )?;
+    }
+    writeln!(
+        out,
+        "\n# 6. Every CRC, record, offset and index entry checked (exit 1 on any problem):"
     )?;
     ok &= show(out, &["verify", &p], None)?;
     if temp {

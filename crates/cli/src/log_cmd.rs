@@ -14,29 +14,32 @@ use crate::bytes_fmt::BytesFormat;
 use crate::entry_json;
 use crate::{Failure, Outcome};
 use clap::Subcommand;
-use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::{Batch, Entries};
-use krecords_codec::{Compression, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
-use krecords_log::{AppendOrigin, Env, Log, LogConfig, OffsetSpec};
-use std::collections::{HashSet, VecDeque};
+use krecords_codec::{Compression, TimestampType};
+use krecords_log::consumer::ConsumedRecord;
+use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig, OffsetSpec};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The partition log engine: create a log, append to it, read it, look up offsets, recover it.
+/// The partition log engine: create a log, append to it (idempotent and transactional producers
+/// included), end transactions, read it, look up offsets, recover it.
 ///
-/// A log is a directory in Kafka's layout (<20-digit base offset>.log segments with .index and
-/// .timeindex files, leader-epoch-checkpoint) plus krec-log.json with its configuration under
-/// Kafka's topic config names. A directory a Kafka broker wrote opens too.
+/// A log is a directory in Kafka's layout (<20-digit base offset>.log segments with .index,
+/// .timeindex and .txnindex files, <offset>.snapshot producer state, leader-epoch-checkpoint)
+/// plus krec-log.json with its configuration under Kafka's topic config names. A directory a
+/// Kafka broker wrote opens too.
 ///
 /// Every subcommand prints JSON, one object per line. A request the broker would refuse (an
-/// append that fails validation, a read outside the log) exits 1 and prints
+/// append that fails validation or a producer check, a read outside the log) exits 1 and prints
 /// {"error":"KAFKA_ERROR_NAME","message":"..."}; usage and storage errors exit 2.
 ///
 /// Examples:
 ///   krec log create /tmp/events-0 --config segment.bytes=1048576
 ///   echo '{"key":"k","value":"hello"}' | krec log append /tmp/events-0
 ///   krec build --compression zstd < records.jsonl | krec log append /tmp/events-0 --raw
-///   krec log read /tmp/events-0 --offset 0
+///   krec log append /tmp/events-0 --producer-id 7 --producer-epoch 0 --transactional < r.jsonl
+///   krec log end-txn /tmp/events-0 --producer-id 7 --producer-epoch 0 --coordinator-epoch 0 --commit
+///   krec log read /tmp/events-0 --offset 0 --isolation read-committed
 ///   krec log offsets /tmp/events-0 --time 1714000000000
 ///   krec log info /tmp/events-0
 #[derive(clap::Args)]
@@ -54,6 +57,9 @@ enum Command {
     Read(ReadArgs),
     Offsets(OffsetsArgs),
     /// Print the log's offsets and segments.
+    ///
+    /// last_stable_offset is the first offset of the earliest transaction still open (the high
+    /// watermark when none is): read-committed reads stop there.
     ///
     /// {"log_start_offset":N,"high_watermark":N,"last_stable_offset":N,"segments":[{"file":..,
     ///  "base_offset":N,"next_offset":N,"size_bytes":N,"max_timestamp":T|null,
@@ -109,8 +115,20 @@ struct CreateArgs {
 /// and each compressed v0/v1 wrapper is one append; runs of uncompressed v0/v1 messages of one
 /// magic are one append. A v2 batch must have base offset 0, as from a producer.
 ///
-/// Every append is validated first (the broker's rules, against a scratch copy of the log's
-/// configuration in memory), so a rejected append writes nothing at all.
+/// With --producer-id the batches come from an idempotent producer (sequences run on from
+/// --base-sequence across the batches), with --transactional from a transactional one (end the
+/// transaction with `krec log end-txn`). The log checks them as a broker does: a retry of one of
+/// the producer's last five batches is answered with the original offsets and
+/// "duplicate":true and writes nothing; an older epoch is INVALID_PRODUCER_EPOCH, a sequence
+/// that does not follow the last one OUT_OF_ORDER_SEQUENCE_NUMBER, a non-transactional batch
+/// during an open transaction INVALID_TXN_STATE. Every krec command reopens the log, and a
+/// reopened log knows only each producer's last batch (Kafka's producer snapshot keeps one),
+/// and forgets producers whose last batch is older than producer.id.expiration.ms (default: a
+/// day) and who have no open transaction.
+///
+/// All or nothing per command: every append is checked (against the offsets and the producer
+/// state the earlier ones leave) before any is written, so when one is refused nothing at all is
+/// written, and the error message names the batch or input entry refused.
 ///
 /// Examples:
 ///   printf '{"value":"a"}\n{"value":"b"}\n' | krec log append /tmp/events-0
@@ -151,10 +169,21 @@ struct AppendArgs {
     bytes: BytesFormat,
 }
 
-/// Write a transaction marker (commit or abort) for a producer: not supported yet.
+/// End a producer's transaction: write its COMMIT or ABORT marker, as the transaction
+/// coordinator does.
 ///
-/// The log engine cannot append transaction markers until idempotent producers and
-/// transactions land in it; this subcommand exits 2 until then.
+/// The marker is a control batch of one record, appended with the coordinator's rights. It ends
+/// the producer's open transaction (a marker without one is still written, as Kafka writes it);
+/// an aborted transaction goes into the segment's .txnindex, and the last stable offset moves
+/// on. Prints the append's line:
+///   {"base_offset":N,"last_offset":N,"log_append_time":T|null,"duplicate":false}
+///
+/// An epoch older than the producer's is INVALID_PRODUCER_EPOCH, a coordinator epoch older than
+/// the last marker's TRANSACTION_COORDINATOR_FENCED (exit 1, nothing written).
+///
+/// Examples:
+///   krec log end-txn /tmp/events-0 --producer-id 7 --producer-epoch 0 --coordinator-epoch 0 --commit
+///   krec log end-txn /tmp/events-0 --producer-id 7 --producer-epoch 0 --coordinator-epoch 3 --abort
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 struct EndTxnArgs {
@@ -175,16 +204,20 @@ struct EndTxnArgs {
     /// Abort the transaction.
     #[arg(long)]
     abort: bool,
+    /// Timestamp of the marker record, in epoch milliseconds (default: now).
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    timestamp: Option<i64>,
 }
 
 /// Read records as a consumer sees them, one JSON line per record.
 ///
 /// {"offset":..,"timestamp":..,"key":..,"value":..,"headers":[..]} from --offset (default: the log
-/// start) up to the high watermark, or until --max-bytes of stored entries have been read (at least
-/// one entry). Records below --offset in the first entry are skipped and control records are never
-/// shown, as a consumer does. --isolation read-committed stops at the first transaction still open
-/// and drops the records of aborted transactions (the transactions are resolved from the markers in
-/// the log, as the log does not keep a transaction index yet).
+/// start) up to the high watermark, fetched as a Kafka consumer fetches and filtered as it
+/// filters: records below --offset in the first entry are skipped and control records
+/// (transaction markers) are never shown. --isolation read-committed stops at the last stable
+/// offset (the first offset of the earliest transaction still open) and drops the records of
+/// aborted transactions, which the log lists from its transaction indexes. --max-bytes makes it
+/// one fetch of at most that many bytes of stored entries (at least one entry).
 ///
 /// Examples:
 ///   krec log read /tmp/events-0
@@ -212,11 +245,20 @@ struct ReadArgs {
 /// A consumer's isolation level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Isolation {
-    /// Every record up to the high watermark.
+    /// Every record up to the high watermark (aborted ones included, markers not).
     ReadUncommitted,
-    /// Records of committed transactions and non-transactional records, up to the first open
-    /// transaction.
+    /// Records of committed transactions and non-transactional records, up to the last stable
+    /// offset.
     ReadCommitted,
+}
+
+impl From<Isolation> for IsolationLevel {
+    fn from(i: Isolation) -> Self {
+        match i {
+            Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
+            Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
+        }
+    }
 }
 
 /// Look up an offset (Kafka's ListOffsets): prints {"offset":N,"timestamp":T|null}.
@@ -260,7 +302,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     match args.command {
         Command::Create(a) => create(a, out),
         Command::Append(a) => append(a, out),
-        Command::EndTxn(a) => end_txn(a),
+        Command::EndTxn(a) => with_log(&a.dir.clone(), out, |log, out| end_txn(log, &a, out)),
         Command::Read(a) => with_log(&a.dir.clone(), out, |log, out| read(log, &a, out)),
         Command::Offsets(a) => with_log(&a.dir.clone(), out, |log, out| offsets(log, &a, out)),
         Command::Info(a) => with_log(&a.dir, out, |log, out| {
@@ -572,69 +614,56 @@ fn raw_groups(input: &[u8]) -> Result<Vec<Group>, String> {
     Ok(groups)
 }
 
-/// Scratch logs are replaced after this many bytes so that a dry run holds bounded memory.
-const DRY_RUN_BYTES: usize = 64 << 20;
-
-/// A log in memory with `log`'s configuration, on which appends are tried first.
-fn dry_run_log(log: &Log) -> Result<Log, krecords_log::Error> {
-    let mut config = log.config().clone();
-    // Small indexes: the scratch log only validates, it is never read.
-    config.set("segment.index.bytes", "65536")?;
-    let mut scratch = Log::create_with("/krec-dry-run", config, Env::memory())?;
-    scratch.set_leader_epoch(log.leader_epoch());
-    Ok(scratch)
-}
-
-/// Validates every group against a scratch log, then appends them all and prints one line each.
+/// Appends every group all or nothing ([`Log::append_all`]) and prints one line each.
 fn append_groups(
     log: &mut Log,
     groups: &[Group],
     out: &mut impl Write,
 ) -> Result<Outcome, CmdError> {
-    // 1. Dry run: the broker's validation of every append before anything is written.
-    let mut scratch: Option<(Log, usize)> = None;
-    for g in groups {
-        let (s, used) = match scratch.take() {
-            Some((s, used)) if used < DRY_RUN_BYTES => (s, used),
-            _ => (dry_run_log(log)?, 0),
-        };
-        let mut s = s;
-        match s.append(&g.bytes, AppendOrigin::Client) {
-            Ok(info) => scratch = Some((s, used + info.size_bytes)),
-            Err(e) if is_rejection(&e) => {
-                return Ok(log_outcome(&e, &g.context(), out)?);
+    let entries: Vec<&[u8]> = groups.iter().map(|g| g.bytes.as_slice()).collect();
+    match log.append_all(&entries, AppendOrigin::Client) {
+        Ok(infos) => {
+            for info in &infos {
+                print_json(out, info)?;
             }
-            Err(e) => return Err(e.into()),
+            Ok(Outcome::Ok)
         }
-    }
-    drop(scratch);
-    // 2. The real appends.
-    for (i, g) in groups.iter().enumerate() {
-        match log.append(&g.bytes, AppendOrigin::Client) {
-            Ok(info) => print_json(out, &info)?,
-            Err(e) => {
-                let context = match i {
-                    0 => g.context(),
-                    _ => format!("{} ({i} earlier appends were written)", g.context()),
+        Err(e) => match e.in_entry() {
+            Some((i, cause)) => {
+                let context = groups.get(i).map_or_else(String::new, Group::context);
+                let context = match groups.len() {
+                    1 => context,
+                    n => format!("{context} (nothing of the {n} appends was written)"),
                 };
-                return Ok(log_outcome(&e, &context, out)?);
+                Ok(log_outcome(cause, &context, out)?)
             }
-        }
+            None if e.is_storage_error() && groups.len() > 1 => {
+                let context = "appending (the batches before the failure may be in the log)";
+                Ok(log_outcome(&e, context, out)?)
+            }
+            None => Err(e.into()),
+        },
     }
-    Ok(Outcome::Ok)
 }
 
-fn end_txn(args: EndTxnArgs) -> Result<Outcome, Failure> {
-    let kind = if args.commit { "commit" } else { "abort" };
-    Err(Failure::Usage(format!(
-        "log end-txn: not supported yet: the log engine cannot append transaction markers \
-         until idempotent producers and transactions land in it (asked: {kind} for producer {} \
-         epoch {} with coordinator epoch {} in {})",
+fn end_txn(log: &mut Log, args: &EndTxnArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
+    let timestamp = args.timestamp.unwrap_or_else(now_ms);
+    let info = log.append_end_txn(
         args.producer_id,
         args.producer_epoch,
         args.coordinator_epoch,
-        args.dir.display()
-    )))
+        args.commit,
+        timestamp,
+    )?;
+    print_json(out, &info)?;
+    Ok(Outcome::Ok)
+}
+
+/// The wall clock in epoch milliseconds.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
@@ -652,260 +681,55 @@ fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Ou
     Ok(Outcome::Ok)
 }
 
-/// Bytes asked of the log per read.
+/// Bytes asked of the log per fetch when --max-bytes is not given.
 const PAGE_BYTES: usize = 1 << 20;
 
 fn read(log: &mut Log, args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
-    let committed = args.isolation == Isolation::ReadCommitted;
-    let high_watermark = log.high_watermark();
-    // Records at or past `end` are not returned: a read-committed consumer stops at the last
-    // stable offset.
-    let end = if committed {
-        log.last_stable_offset().min(high_watermark)
-    } else {
-        high_watermark
-    };
-    let requested = args.offset.unwrap_or_else(|| log.log_start_offset());
-    // Out-of-range offsets are refused by the log (OFFSET_OUT_OF_RANGE).
-    log.read(requested, 1)?;
-    let budget = args.max_bytes.unwrap_or(usize::MAX).max(1);
-    let mut scratch = Vec::new();
-    let mut filter = TxnFilter::new(committed);
-    if committed {
-        // Transactions are resolved from their markers, so every transaction that may still be
-        // open at `requested` must be seen: scan from the log start to there, printing nothing.
-        let mut offset = log.log_start_offset();
-        'scan: while offset < requested {
-            let r = log.read(offset, PAGE_BYTES)?;
-            if r.bytes.is_empty() || r.next_offset <= offset {
-                break;
-            }
-            for entry in Entries::new(&r.bytes) {
-                let batch = entry.map_err(|e| corrupt_read(&e))?;
-                if batch.last_offset() >= requested {
-                    break 'scan;
-                }
-                let view = View {
-                    take: false,
-                    track: true,
-                    requested,
-                    end,
-                };
-                filter.entry(&batch, view, args.bytes, &mut scratch, out)?;
-            }
-            offset = r.next_offset;
-        }
+    let isolation = IsolationLevel::from(args.isolation);
+    let mut offset = args.offset.unwrap_or_else(|| log.log_start_offset());
+    if let Some(max_bytes) = args.max_bytes {
+        // One fetch, as a consumer with fetch.max.bytes makes it.
+        let seen = log.consume(offset, max_bytes.max(1), isolation)?;
+        return print_records(&seen.records, args.bytes, out);
     }
-    let mut offset = requested;
-    let mut used = 0usize;
-    let mut first = true;
-    while offset < high_watermark {
-        let collecting = used < budget && offset < end;
-        if !collecting && !filter.has_pending() {
-            break;
+    // Fetch after fetch until the high watermark (read-committed: the last stable offset)
+    // leaves nothing more to see.
+    loop {
+        let seen = log.consume(offset, PAGE_BYTES, isolation)?;
+        print_records(&seen.records, args.bytes, out)?;
+        if seen.next_offset <= offset {
+            return Ok(Outcome::Ok);
         }
-        let page = if collecting {
-            (budget - used).clamp(1, PAGE_BYTES)
-        } else {
-            PAGE_BYTES
+        offset = seen.next_offset;
+    }
+}
+
+/// Prints records as DESIGN.md's read lines:
+/// `{"offset":..,"timestamp":..,"key":..,"value":..,"headers":[..]}`.
+fn print_records(
+    records: &[ConsumedRecord],
+    bytes: BytesFormat,
+    out: &mut impl Write,
+) -> Result<Outcome, CmdError> {
+    for r in records {
+        let json = entry_json::RecordJson {
+            offset: r.offset,
+            timestamp: r.timestamp,
+            key: bytes.render_opt(r.key.as_deref()),
+            value: bytes.render_opt(r.value.as_deref()),
+            headers: r
+                .headers
+                .iter()
+                .map(|h| entry_json::HeaderJson {
+                    key: String::from_utf8_lossy(&h.key).into_owned(),
+                    value: bytes.render_opt(h.value.as_deref()),
+                })
+                .collect(),
+            control: None,
         };
-        let r = log.read(offset, page)?;
-        if r.bytes.is_empty() || r.next_offset <= offset {
-            break;
-        }
-        // Whether the data records of this page may be printed: past --max-bytes only the
-        // markers matter (they decide transactions whose records were printed or held).
-        let mut take = collecting;
-        if collecting {
-            if !first && r.bytes.len() > budget - used {
-                // One entry larger than what is left: only the first entry may exceed the limit.
-                take = false;
-                used = budget;
-            } else {
-                used = used.saturating_add(r.bytes.len());
-                first = false;
-            }
-        }
-        for entry in Entries::new(&r.bytes) {
-            let batch = entry.map_err(|e| corrupt_read(&e))?;
-            let view = View {
-                take,
-                track: take,
-                requested,
-                end,
-            };
-            filter.entry(&batch, view, args.bytes, &mut scratch, out)?;
-        }
-        offset = r.next_offset;
+        print_json(out, &json)?;
     }
-    filter.finish(out)?;
     Ok(Outcome::Ok)
-}
-
-/// What [`TxnFilter::entry`] may do with the records of an entry.
-#[derive(Debug, Clone, Copy)]
-struct View {
-    /// Data records in `[requested, end)` are printed (or held).
-    take: bool,
-    /// Later records may still be printed, so a transaction starting here must be tracked even
-    /// when none of its records are printed.
-    track: bool,
-    requested: i64,
-    end: i64,
-}
-
-fn corrupt_read(e: &krecords_codec::Error) -> krecords_log::Error {
-    krecords_log::Error::CorruptMessage {
-        at: krecords_log::Location::Unknown,
-        reason: format!("read: {e}"),
-    }
-}
-
-/// What a consumer does with the records of transactions: read-uncommitted prints everything;
-/// read-committed holds the records from the first undecided transactional batch on until the
-/// producer's marker decides it (commit: print, abort: drop), and never prints past a
-/// transaction that is still open.
-struct TxnFilter {
-    committed: bool,
-    /// Records in offset order from the first undecided transactional batch on.
-    queue: VecDeque<Held>,
-    /// Producers with undecided batches in `queue`.
-    open: HashSet<i64>,
-}
-
-struct Held {
-    /// The producer of a transactional batch; `None` for records that are decided already.
-    producer: Option<i64>,
-    decided: Option<bool>,
-    lines: Vec<String>,
-}
-
-impl TxnFilter {
-    fn new(committed: bool) -> Self {
-        TxnFilter {
-            committed,
-            queue: VecDeque::new(),
-            open: HashSet::new(),
-        }
-    }
-
-    fn has_pending(&self) -> bool {
-        !self.open.is_empty()
-    }
-
-    /// Handles one stored entry: markers decide transactions; data records are printed or
-    /// held as `view` says.
-    fn entry(
-        &mut self,
-        batch: &Batch<'_>,
-        view: View,
-        bytes: BytesFormat,
-        scratch: &mut Vec<u8>,
-        out: &mut impl Write,
-    ) -> Result<(), CmdError> {
-        if let Batch::V2(b) = batch {
-            if b.is_control() {
-                if !self.committed {
-                    return Ok(());
-                }
-                let records = batch
-                    .records(scratch, DEFAULT_DECOMPRESS_LIMIT)
-                    .map_err(|e| corrupt_read(&e))?;
-                for r in records {
-                    let r = r.map_err(|e| corrupt_read(&e))?;
-                    // Markers past the last stable offset still decide transactions before it.
-                    match ControlRecordKey::parse(r.key(), batch.position()).map(|k| k.kind) {
-                        Ok(ControlRecordType::Commit) => self.decide(b.raw_producer_id(), true),
-                        Ok(ControlRecordType::Abort) => self.decide(b.raw_producer_id(), false),
-                        _ => {}
-                    }
-                }
-                return Ok(self.flush(out)?);
-            }
-        }
-        let mut lines = Vec::new();
-        if view.take && batch.last_offset() >= view.requested {
-            let records = batch
-                .records(scratch, DEFAULT_DECOMPRESS_LIMIT)
-                .map_err(|e| corrupt_read(&e))?;
-            for r in records {
-                let r = r.map_err(|e| corrupt_read(&e))?;
-                if r.offset() < view.requested {
-                    continue;
-                }
-                if r.offset() >= view.end {
-                    break;
-                }
-                let json = entry_json::record(&r, false, bytes);
-                lines.push(serde_json::to_string(&json).map_err(io::Error::from)?);
-            }
-        }
-        let transactional = match batch {
-            Batch::V2(b) if self.committed && b.is_transactional() => {
-                Some((b.raw_producer_id(), b.base_offset()))
-            }
-            _ => None,
-        };
-        match transactional {
-            Some((producer, base)) => {
-                // A transaction starting at or past the end blocks nothing that is printed.
-                if !lines.is_empty() || (view.track && base < view.end) {
-                    self.open.insert(producer);
-                    self.queue.push_back(Held {
-                        producer: Some(producer),
-                        decided: None,
-                        lines,
-                    });
-                }
-            }
-            None if self.queue.is_empty() => {
-                for l in &lines {
-                    writeln!(out, "{l}")?;
-                }
-            }
-            None => {
-                if !lines.is_empty() {
-                    self.queue.push_back(Held {
-                        producer: None,
-                        decided: Some(true),
-                        lines,
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn decide(&mut self, producer: i64, commit: bool) {
-        if !self.open.remove(&producer) {
-            return;
-        }
-        for h in &mut self.queue {
-            if h.producer == Some(producer) && h.decided.is_none() {
-                h.decided = Some(commit);
-            }
-        }
-    }
-
-    /// Prints the decided records at the front of the queue.
-    fn flush(&mut self, out: &mut impl Write) -> io::Result<()> {
-        while let Some(h) = self.queue.front() {
-            let Some(keep) = h.decided else { break };
-            if keep {
-                for l in &h.lines {
-                    writeln!(out, "{l}")?;
-                }
-            }
-            self.queue.pop_front();
-        }
-        Ok(())
-    }
-
-    /// Prints what is decided; records from the first open transaction on are past the last
-    /// stable offset and are not returned.
-    fn finish(&mut self, out: &mut impl Write) -> io::Result<()> {
-        self.flush(out)
-    }
 }
 
 fn recover(dir: &Path, out: &mut impl Write) -> Result<Outcome, Failure> {

@@ -38,13 +38,16 @@ pub fn unzigzag64(v: u64) -> i64 {
 ///
 /// [`Error::Truncated`] when `buf` ends inside the varint, [`Error::InvalidVarint`] when the 5th
 /// byte still has its continuation bit set.
-#[inline]
+#[inline(always)]
 pub fn read_varint(buf: &[u8], at: usize) -> Result<(i32, usize)> {
-    // Fast path: one byte, which is what most small lengths and deltas take.
-    if let Some(&b) = buf.first() {
-        if b < 0x80 {
-            return Ok((unzigzag32(u32::from(b)), 1));
+    // Fast paths: one or two bytes, which is what lengths and deltas of records take.
+    match buf {
+        [b0, ..] if *b0 < 0x80 => return Ok((unzigzag32(u32::from(*b0)), 1)),
+        [b0, b1, ..] if *b1 < 0x80 => {
+            let v = u32::from(b0 & 0x7f) | (u32::from(*b1) << 7);
+            return Ok((unzigzag32(v), 2));
         }
+        _ => {}
     }
     let mut value: u32 = 0;
     for (i, &b) in buf.iter().take(5).enumerate() {
@@ -70,12 +73,15 @@ pub fn read_varint(buf: &[u8], at: usize) -> Result<(i32, usize)> {
 /// # Errors
 ///
 /// As [`read_varint`], with a limit of 10 bytes.
-#[inline]
+#[inline(always)]
 pub fn read_varlong(buf: &[u8], at: usize) -> Result<(i64, usize)> {
-    if let Some(&b) = buf.first() {
-        if b < 0x80 {
-            return Ok((unzigzag64(u64::from(b)), 1));
+    match buf {
+        [b0, ..] if *b0 < 0x80 => return Ok((unzigzag64(u64::from(*b0)), 1)),
+        [b0, b1, ..] if *b1 < 0x80 => {
+            let v = u64::from(b0 & 0x7f) | (u64::from(*b1) << 7);
+            return Ok((unzigzag64(v), 2));
         }
+        _ => {}
     }
     let mut value: u64 = 0;
     for (i, &b) in buf.iter().take(10).enumerate() {

@@ -34,8 +34,9 @@
 //! * `KRECORDS_BENCH_SIZE`: `full` (read/recovery log of 256 MiB, append files capped at
 //!   256 MiB), `small` (4 MiB and 16 MiB), or a number of MiB for the read/recovery log. The
 //!   default is `full`, except in criterion's test mode (`cargo bench -- --test`,
-//!   `cargo test --benches`: each benchmark runs once), where it is `small`. Data is built only
-//!   when a benchmark that needs it runs, so a filter skips the building.
+//!   `cargo test --benches`: each benchmark runs once), where it is `small`. Only the 1 MiB
+//!   payload is built up front; the compressed payloads and the read/recovery log are built
+//!   when a benchmark that needs them first runs, so a filter skips them.
 //! * `KRECORDS_BENCH_DIR`: where the temporary directories go (default: the system temporary
 //!   directory); point it at the file system to measure.
 //!
@@ -48,7 +49,7 @@ use std::cell::OnceCell;
 use std::fs::File;
 use std::hint::black_box;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

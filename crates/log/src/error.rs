@@ -232,6 +232,14 @@ pub enum Error {
         /// The codec's error.
         source: krecords_codec::Error,
     },
+    /// One entry of a [`crate::Log::append_all`] was refused, so none was written. The Kafka
+    /// name is the wrapped error's; byte positions in it are within that entry.
+    InEntry {
+        /// Index of the refused entry in the slice handed to `append_all`, from 0.
+        index: usize,
+        /// Why [`crate::Log::append`] would refuse it.
+        source: Box<Error>,
+    },
 }
 
 impl Error {
@@ -262,6 +270,16 @@ impl Error {
             Error::InvalidTxnState { .. } => "INVALID_TXN_STATE",
             Error::TransactionCoordinatorFenced { .. } => "TRANSACTION_COORDINATOR_FENCED",
             Error::Codec { .. } => "UNKNOWN_SERVER_ERROR",
+            Error::InEntry { source, .. } => source.kafka_name(),
+        }
+    }
+
+    /// For an [`Error::InEntry`] of [`crate::Log::append_all`]: the index of the refused entry
+    /// and the error it met. `None` for any other error.
+    pub fn in_entry(&self) -> Option<(usize, &Error)> {
+        match self {
+            Error::InEntry { index, source } => Some((*index, source)),
+            _ => None,
         }
     }
 
@@ -270,13 +288,18 @@ impl Error {
         match self {
             Error::InvalidRecord { record_errors, .. }
             | Error::InvalidTimestamp { record_errors, .. } => record_errors,
+            Error::InEntry { source, .. } => source.record_errors(),
             _ => &[],
         }
     }
 
     /// True for I/O failures (the ones that poison the log when they happen while writing).
     pub fn is_storage_error(&self) -> bool {
-        matches!(self, Error::Io { .. } | Error::Poisoned { .. })
+        match self {
+            Error::Io { .. } | Error::Poisoned { .. } => true,
+            Error::InEntry { source, .. } => source.is_storage_error(),
+            _ => false,
+        }
     }
 
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
@@ -381,6 +404,7 @@ impl fmt::Display for Error {
                 "producer {producer_id}: coordinator epoch {coordinator_epoch} is older than the current {current_coordinator_epoch}"
             ),
             Error::Codec { at, source } => write!(f, "{at}: {source}"),
+            Error::InEntry { index, source } => write!(f, "entry {index}: {source}"),
         }
     }
 }
@@ -390,6 +414,7 @@ impl std::error::Error for Error {
         match self {
             Error::Io { source, .. } => Some(source),
             Error::Codec { source, .. } => Some(source),
+            Error::InEntry { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -69,6 +69,9 @@
 //!   [`Log::update_config`] holds each format in order.
 //! * An append over `segment.bytes` is `RECORD_LIST_TOO_LARGE`. Every validation error leaves the
 //!   log untouched; [`Error::kafka_name`] gives the Kafka error name.
+//! * [`Log::append_all`] takes several such appends and writes them all or none: each is
+//!   validated with the offsets and the producer state the earlier ones would leave, and a
+//!   refusal of any ([`Error::InEntry`] names it) writes nothing.
 //!
 //! # Durability and recovery
 //!

@@ -6,7 +6,7 @@ use crate::consumer::{self, Consumed};
 use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Location, Result};
 use crate::files::{self, CLEAN_SHUTDOWN_FILE, CONFIG_FILE, LOG_SUFFIX, RECOVERY_POINT_FILE};
-use crate::producer_state::{Checked, Origin, ProducerState, ProducerStateManager};
+use crate::producer_state::{Checked, Origin, ProducerState, ProducerStateManager, Staged};
 use crate::reader;
 use crate::recovery::{self, RecoverInfo};
 use crate::segment::{BatchMeta, Segment};
@@ -259,6 +259,28 @@ pub struct Log {
     /// Set by a failed write or sync; every later write is refused.
     poisoned: Option<String>,
     recovery: RecoverInfo,
+}
+
+/// An append after its checks: what to write, or the answer to a duplicate.
+enum Prepared {
+    /// A producer's retry of a batch in the log (or staged before it): nothing to write.
+    Duplicate(AppendInfo),
+    /// New batches to write.
+    Append(Box<Checks>),
+}
+
+/// What an append that passed its checks writes and records ([`Log::commit`]).
+struct Checks {
+    /// The entries to write, offsets assigned.
+    validated: validate::Validated,
+    /// Position, size, last offset and max timestamp of each batch of `validated`.
+    metas: Vec<BatchMeta>,
+    /// Per batch: partition leader epoch and base offset of a v2 batch, `None` for v0/v1.
+    epochs: Vec<Option<(i32, i64)>>,
+    /// The producer state changes.
+    update: crate::producer_state::ProducerUpdate,
+    /// The append time stamped, for LogAppendTime.
+    log_append_time: Option<i64>,
 }
 
 fn is_storage_failure(e: &Error) -> bool {
@@ -666,7 +688,7 @@ impl Log {
     /// [`producer_state`](crate::producer_state) for idempotent and transactional producers: a
     /// retried batch is answered with the original's offsets and `duplicate: true`, and nothing
     /// is written. A v2 append holds one batch; split a buffer of several batches and append
-    /// each.
+    /// each, or hand them to [`Log::append_all`] to have them written all or nothing.
     ///
     /// # Errors
     ///
@@ -677,19 +699,126 @@ impl Log {
     /// storage error poisons the log.
     pub fn append(&mut self, bytes: &[u8], origin: AppendOrigin) -> Result<AppendInfo> {
         self.check_writable()?;
+        let now = self.start_append();
+        match self.prepare(bytes, origin, now, self.log_end_offset(), None)? {
+            Prepared::Duplicate(info) => Ok(info),
+            Prepared::Append(p) => self.commit(p, now),
+        }
+    }
+
+    /// Appends several entries all or nothing: each is what [`Log::append`] takes (the records
+    /// of one produce request: one v2 batch, a v1 compressed wrapper or v0/v1 messages), and
+    /// every one of them is validated, in order, before anything is written.
+    ///
+    /// Entry `i` is checked as [`Log::append`] would check it after entries `0..i` had been
+    /// appended: it gets the offsets it would get, and its producer checks (duplicates,
+    /// epochs, sequences, transactions) see a staged copy of the producer state with the
+    /// earlier entries in it. So a batch may follow another of the same producer in the same
+    /// call, and a retry of an earlier entry of the call is a duplicate of it. A duplicate is
+    /// answered with the original's offsets and `duplicate: true` and writes nothing, as in
+    /// [`Log::append`]; the other entries are written in order (each one rolls the segment as
+    /// an append would), and their [`AppendInfo`]s are returned in entry order.
+    ///
+    /// # Errors
+    ///
+    /// When any entry is refused, nothing at all is written and the error is
+    /// [`Error::InEntry`], naming the entry (its index in `entries`, from 0) and wrapping the
+    /// error [`Log::append`] gives for it ([`Error::kafka_name`] is the wrapped error's). A
+    /// storage error while writing poisons the log as in [`Log::append`]; the entries written
+    /// before it stay in the log (all-or-nothing covers refusals, not storage failures or
+    /// crashes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_log::{AppendOrigin, Env, Log, LogConfig};
+    ///
+    /// # fn main() -> krecords_log::Result<()> {
+    /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
+    /// let batch = |seq: i32| {
+    ///     let mut b = V2Builder::new(0).producer(7, 0, seq);
+    ///     b.append(&Record::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
+    ///     b.finish().unwrap()
+    /// };
+    /// let (b0, b1, gap) = (batch(0), batch(1), batch(5));
+    /// // Sequence 5 does not follow 1: neither of the first two batches is written.
+    /// let e = log.append_all(&[&b0, &b1, &gap], AppendOrigin::Client).unwrap_err();
+    /// assert_eq!(e.kafka_name(), "OUT_OF_ORDER_SEQUENCE_NUMBER");
+    /// assert_eq!(e.in_entry().map(|(i, _)| i), Some(2));
+    /// assert_eq!(log.log_end_offset(), 0);
+    /// // Without it they go in; a retry of the first in the same call is its duplicate.
+    /// let infos = log.append_all(&[&b0, &b1, &b0], AppendOrigin::Client)?;
+    /// assert_eq!(infos.iter().map(|i| i.base_offset).collect::<Vec<_>>(), [0, 1, 0]);
+    /// assert!(infos[2].duplicate);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn append_all(
+        &mut self,
+        entries: &[&[u8]],
+        origin: AppendOrigin,
+    ) -> Result<Vec<AppendInfo>> {
+        self.check_writable()?;
+        let now = self.start_append();
+        // 1. Validate every entry against the staged offsets and producer state.
+        let mut staged = Staged::default();
+        let mut next_offset = self.log_end_offset();
+        let mut steps = Vec::with_capacity(entries.len());
+        for (index, bytes) in entries.iter().enumerate() {
+            let step = self
+                .prepare(bytes, origin, now, next_offset, Some(&staged))
+                .map_err(|e| Error::InEntry {
+                    index,
+                    source: Box::new(e),
+                })?;
+            if let Prepared::Append(p) = &step {
+                self.producer_state.stage(&mut staged, &p.update);
+                next_offset = p.validated.last_offset + 1;
+            }
+            steps.push(step);
+        }
+        // 2. Write them.
+        let mut infos = Vec::with_capacity(steps.len());
+        for step in steps {
+            infos.push(match step {
+                Prepared::Duplicate(info) => info,
+                Prepared::Append(p) => self.commit(p, now)?,
+            });
+        }
+        Ok(infos)
+    }
+
+    /// What every append does first: producer id expiration when due; returns the time of the
+    /// append.
+    fn start_append(&mut self) -> i64 {
         let now = self.env.clock.now_ms();
         self.producer_state.maybe_remove_expired(
             now,
             self.config.producer_id_expiration_ms,
             self.config.producer_id_expiration_check_interval_ms,
         );
+        now
+    }
+
+    /// The checks of an append, changing nothing: validation and offset assignment from
+    /// `next_offset`, the size limits, and the producer checks against the producer state as
+    /// `staged` changes it.
+    fn prepare(
+        &self,
+        bytes: &[u8],
+        origin: AppendOrigin,
+        now: i64,
+        next_offset: i64,
+        staged: Option<&Staged>,
+    ) -> Result<Prepared> {
         let settings = Settings {
             config: &self.config,
             now,
             partition_leader_epoch: self.leader_epoch,
             origin,
         };
-        let validated = validate::validate(bytes, self.log_end_offset(), &settings)?;
+        let validated = validate::validate(bytes, next_offset, &settings)?;
         let mut batches: Vec<Batch<'_>> = Vec::new();
         for entry in Entries::new(&validated.bytes) {
             let b = entry.map_err(|e| Error::Codec {
@@ -712,28 +841,31 @@ impl Log {
             });
         }
         let append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
-        let log_append_time = append_time.then_some(validated.now);
-        let origin = match origin {
+        let producer_origin = match origin {
             AppendOrigin::Client => Origin::Client,
             AppendOrigin::Coordinator => Origin::Coordinator,
         };
         let mut scratch = Vec::new();
-        let update = match self.producer_state.check(&batches, origin, &mut scratch)? {
-            Checked::Append(update) => update,
-            Checked::Duplicate(dup) => {
-                return Ok(AppendInfo {
-                    base_offset: dup.first_offset(),
-                    last_offset: dup.last_offset,
-                    log_append_time: append_time.then_some(dup.timestamp),
-                    duplicate: true,
-                    record_count: 0,
-                    max_timestamp: -1,
-                    size_bytes: 0,
-                    rebuilt: false,
-                    trimmed_bytes: validated.trimmed_bytes,
-                });
-            }
-        };
+        let update =
+            match self
+                .producer_state
+                .check(&batches, producer_origin, staged, &mut scratch)?
+            {
+                Checked::Append(update) => update,
+                Checked::Duplicate(dup) => {
+                    return Ok(Prepared::Duplicate(AppendInfo {
+                        base_offset: dup.first_offset(),
+                        last_offset: dup.last_offset,
+                        log_append_time: append_time.then_some(dup.timestamp),
+                        duplicate: true,
+                        record_count: 0,
+                        max_timestamp: -1,
+                        size_bytes: 0,
+                        rebuilt: false,
+                        trimmed_bytes: validated.trimmed_bytes,
+                    }));
+                }
+            };
         let metas: Vec<BatchMeta> = batches
             .iter()
             .map(|b| BatchMeta {
@@ -743,6 +875,35 @@ impl Log {
                 max_timestamp: reader::max_timestamp(b),
             })
             .collect();
+        let epochs = batches
+            .iter()
+            .map(|b| match b {
+                Batch::V2(v) => Some((v.raw_partition_leader_epoch(), v.base_offset())),
+                Batch::Legacy(_) => None,
+            })
+            .collect();
+        drop(batches);
+        let log_append_time = append_time.then_some(validated.now);
+        Ok(Prepared::Append(Box::new(Checks {
+            validated,
+            metas,
+            epochs,
+            update,
+            log_append_time,
+        })))
+    }
+
+    /// Writes an append that passed [`Log::prepare`] (rolling first if needed), updates the
+    /// leader epochs, producer state and transaction index, and syncs as `flush.messages` /
+    /// `flush.ms` say. Only storage errors are possible; they poison the log.
+    fn commit(&mut self, p: Box<Checks>, now: i64) -> Result<AppendInfo> {
+        let Checks {
+            validated,
+            metas,
+            epochs,
+            update,
+            log_append_time,
+        } = *p;
         let max_timestamp = metas.iter().map(|m| m.max_timestamp).max().unwrap_or(-1);
         let size = validated.bytes.len() as u64;
         if self.active().should_roll(
@@ -756,15 +917,11 @@ impl Log {
             self.guard(r)?;
         }
         let mut epochs_changed = false;
-        for b in &batches {
-            match b {
-                Batch::V2(v) => {
-                    epochs_changed |= self
-                        .epoch_cache
-                        .assign(v.raw_partition_leader_epoch(), v.base_offset());
-                }
-                Batch::Legacy(_) => epochs_changed |= self.epoch_cache.clear(),
-            }
+        for e in epochs {
+            epochs_changed |= match e {
+                Some((epoch, base_offset)) => self.epoch_cache.assign(epoch, base_offset),
+                None => self.epoch_cache.clear(),
+            };
         }
         let r = self.active_mut().append(&validated.bytes, &metas);
         self.guard(r)?;
@@ -1112,10 +1269,17 @@ impl Log {
             None => ListOffsetsResult::NONE,
         };
         match spec {
+            // As Kafka: the earliest cached epoch, when it starts at or before the log start
+            // offset (after a format upgrade the oldest data may predate epochs).
             OffsetSpec::Earliest => Ok(ListOffsetsResult {
                 offset: self.log_start_offset,
                 timestamp: None,
-                leader_epoch: None,
+                leader_epoch: self
+                    .epoch_cache
+                    .entries()
+                    .first()
+                    .filter(|&&(_, start)| start <= self.log_start_offset)
+                    .map(|&(epoch, _)| epoch),
             }),
             OffsetSpec::Latest => Ok(ListOffsetsResult {
                 offset: self.log_end_offset(),

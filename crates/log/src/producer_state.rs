@@ -403,6 +403,14 @@ pub(crate) struct ProducerUpdate {
     pub(crate) completed: Vec<CompletedTxn>,
 }
 
+/// Producer entries as they would be after appends that were checked but not yet applied: the
+/// staged state [`crate::Log::append_all`] checks each of its entries against (only the
+/// producers touched are held; the others are read from the manager).
+#[derive(Debug, Default)]
+pub(crate) struct Staged {
+    producers: BTreeMap<i64, ProducerState>,
+}
+
 /// Kafka's `ProducerStateManager`.
 #[derive(Debug)]
 pub(crate) struct ProducerStateManager {
@@ -469,12 +477,26 @@ impl ProducerStateManager {
         self.map_end_offset = offset;
     }
 
+    /// The entry of `producer_id`: the staged one when there is one, else the manager's.
+    fn lookup<'s>(
+        &'s self,
+        staged: Option<&'s Staged>,
+        producer_id: i64,
+    ) -> Option<&'s ProducerState> {
+        staged
+            .and_then(|s| s.producers.get(&producer_id))
+            .or_else(|| self.producers.get(&producer_id))
+    }
+
     /// Checks the batches of a validated append (offsets assigned) as the module documentation
-    /// describes. Nothing changes until [`Self::apply`].
+    /// describes, against the manager's state as changed by `staged` (the earlier entries of a
+    /// multi-entry append; `None` for a single append). Nothing changes until [`Self::apply`]
+    /// (or [`Self::stage`]).
     pub(crate) fn check(
         &self,
         batches: &[Batch<'_>],
         origin: Origin,
+        staged: Option<&Staged>,
         scratch: &mut Vec<u8>,
     ) -> Result<Checked> {
         let mut update = ProducerUpdate::default();
@@ -485,7 +507,7 @@ impl ProducerStateManager {
                 continue;
             }
             if origin == Origin::Client {
-                if let Some(e) = self.producers.get(&pid) {
+                if let Some(e) = self.lookup(staged, pid) {
                     let last_seq = v.last_sequence().unwrap_or(NO_SEQUENCE);
                     if let Some(d) =
                         e.find_duplicate(v.raw_producer_epoch(), v.raw_base_sequence(), last_seq)
@@ -494,9 +516,25 @@ impl ProducerStateManager {
                     }
                 }
             }
-            self.check_batch(&mut update, b, v, origin, scratch)?;
+            self.check_batch(&mut update, b, v, origin, staged, scratch)?;
         }
         Ok(Checked::Append(update))
+    }
+
+    /// Records a checked append in `staged` as [`Self::apply`] would record it in the manager,
+    /// so that the next entry of a multi-entry append is checked against it.
+    pub(crate) fn stage(&self, staged: &mut Staged, update: &ProducerUpdate) {
+        for e in &update.entries {
+            let merged = match self.lookup(Some(staged), e.producer_id) {
+                Some(current) => {
+                    let mut merged = current.clone();
+                    merged.update_from(e.clone());
+                    merged
+                }
+                None => e.clone(),
+            };
+            staged.producers.insert(e.producer_id, merged);
+        }
     }
 
     /// Kafka's `ProducerAppendInfo.append` for one batch.
@@ -506,11 +544,12 @@ impl ProducerStateManager {
         b: &Batch<'_>,
         v: &V2Batch<'_>,
         origin: Origin,
+        staged: Option<&Staged>,
         scratch: &mut Vec<u8>,
     ) -> Result<()> {
         let pid = v.raw_producer_id();
         let empty;
-        let current = match self.producers.get(&pid) {
+        let current = match self.lookup(staged, pid) {
             Some(e) => e,
             None => {
                 empty = ProducerState::empty(pid);
@@ -648,7 +687,7 @@ impl ProducerStateManager {
         }
         let mut update = ProducerUpdate::default();
         if self
-            .check_batch(&mut update, b, v, Origin::Replay, scratch)
+            .check_batch(&mut update, b, v, Origin::Replay, None, scratch)
             .is_err()
         {
             return None;
@@ -971,7 +1010,7 @@ mod tests {
     fn run(m: &mut ProducerStateManager, bytes: &[u8], origin: Origin) -> Result<Checked> {
         let batches: Vec<Batch<'_>> = Entries::new(bytes).map(|b| b.unwrap()).collect();
         let mut scratch = Vec::new();
-        let checked = m.check(&batches, origin, &mut scratch)?;
+        let checked = m.check(&batches, origin, None, &mut scratch)?;
         if let Checked::Append(u) = &checked {
             m.apply(u);
             for t in &u.completed {

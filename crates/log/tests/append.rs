@@ -605,3 +605,118 @@ fn logs_can_move_between_threads() {
     assert_send::<Log>();
     assert_send::<Error>();
 }
+
+/// `append_all`, expecting the Kafka error `name` for entry `index`; the directory, the log end
+/// offset and the producer state must not change.
+fn rejected_all(m: &Mem, log: &mut Log, entries: &[&[u8]], index: usize, name: &str) -> Error {
+    let before = m.snapshot();
+    let end = log.log_end_offset();
+    let producers = log.producer_states();
+    let e = log.append_all(entries, AppendOrigin::Client).unwrap_err();
+    assert_eq!(e.kafka_name(), name, "{e}");
+    let (i, inner) = e.in_entry().expect("an InEntry error");
+    assert_eq!(i, index, "{e}");
+    assert_eq!(inner.kafka_name(), name);
+    assert!(
+        e.to_string().starts_with(&format!("entry {index}: ")),
+        "{e}"
+    );
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a rejected append_all changed the directory"
+    );
+    assert_eq!(log.log_end_offset(), end);
+    assert_eq!(log.producer_states(), producers);
+    assert!(!log.is_poisoned());
+    e
+}
+
+#[test]
+fn append_all_writes_nothing_when_a_later_entry_is_refused() {
+    let (m, mut log) = setup(&[]);
+    let good = v2(NOW, &["a", "b"]);
+    let mut corrupt = v2(NOW, &["c"]);
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 1;
+    rejected_all(
+        &m,
+        &mut log,
+        &[&good, &good, &corrupt],
+        2,
+        "CORRUPT_MESSAGE",
+    );
+    let late = v2(NOW + 3_600_000 * 24 * 365 * 10, &["late"]);
+    let e = rejected_all(&m, &mut log, &[&good, &late], 1, "INVALID_TIMESTAMP");
+    // The wrapped error keeps its record errors.
+    assert_eq!(e.record_errors().len(), 1);
+    // A control batch is refused from a client even after good data; so is an entry with no
+    // complete batch.
+    let marker = {
+        let mut b = V2Builder::new(0)
+            .producer(1, 0, -1)
+            .transactional(true)
+            .control(true);
+        b.append_control(NOW, &[0, 0, 0, 1], &[0, 0, 0, 0, 0, 0])
+            .unwrap();
+        b.finish().unwrap()
+    };
+    rejected_all(&m, &mut log, &[&good, &marker], 1, "INVALID_RECORD");
+    rejected_all(&m, &mut log, &[&good, &good[..10]], 1, "INVALID_RECORD");
+    // Over segment.bytes on its own: refused before the good first entry is written.
+    let (m2, mut log2) = setup(&[("segment.bytes", "200")]);
+    let big = v2(NOW, &["x"; 20]);
+    rejected_all(&m2, &mut log2, &[&good, &big], 1, "RECORD_LIST_TOO_LARGE");
+    // The same entries without the bad one all go in.
+    let infos = log
+        .append_all(
+            &[&good, &legacy(1, NOW, &["d"]), &good],
+            AppendOrigin::Client,
+        )
+        .unwrap();
+    let ranges: Vec<(i64, i64)> = infos
+        .iter()
+        .map(|i| (i.base_offset, i.last_offset))
+        .collect();
+    assert_eq!(ranges, [(1, 2), (3, 3), (4, 5)]);
+    assert!(infos.iter().all(|i| !i.duplicate && i.record_count > 0));
+    assert!(infos[1].rebuilt, "v1 is up-converted");
+    // Nothing to append: nothing happens.
+    assert!(log
+        .append_all(&[], AppendOrigin::Client)
+        .unwrap()
+        .is_empty());
+    drop(m);
+}
+
+#[test]
+fn append_all_writes_what_the_same_appends_one_by_one_write() {
+    // Small segments, so that the entries roll the log as separate appends would.
+    let pairs = [("segment.bytes", "300"), ("index.interval.bytes", "0")];
+    let entries: Vec<Vec<u8>> = vec![
+        v2(NOW, &["a", "b"]),
+        idem(5, 0, 0, false, &["c", "d", "e"]),
+        legacy(1, NOW, &["f"]),
+        idem(5, 0, 3, false, &["g"]),
+        v2_compressed(Compression::Gzip, NOW, &["h", "i"]),
+        idem(6, 0, 0, true, &["j"]),
+        idem(5, 0, 4, false, &["k", "l"]),
+    ];
+    let one_by_one = mem();
+    let mut a = one_by_one.create(&pairs);
+    let mut expected = Vec::new();
+    for e in &entries {
+        expected.push(append(&mut a, e));
+    }
+    let all = mem();
+    let mut b = all.create(&pairs);
+    let refs: Vec<&[u8]> = entries.iter().map(Vec::as_slice).collect();
+    assert_eq!(b.append_all(&refs, AppendOrigin::Client).unwrap(), expected);
+    assert!(b.info().unwrap().segments.len() > 2);
+    assert_eq!(all.snapshot(), one_by_one.snapshot());
+    assert_eq!(b.producer_states(), a.producer_states());
+    assert_eq!(b.last_stable_offset(), a.last_stable_offset());
+    a.close().unwrap();
+    b.close().unwrap();
+    assert_eq!(all.snapshot(), one_by_one.snapshot());
+}

@@ -173,3 +173,16 @@ fn magic_0_data_has_no_timestamps_to_find() {
     assert_eq!(lookup(&log, OffsetSpec::MaxTimestamp), (-1, None));
     assert_eq!(lookup(&log, OffsetSpec::Latest), (2, None));
 }
+
+#[test]
+fn earliest_reports_the_first_epoch_when_it_covers_the_log_start() {
+    // Kafka's ListOffsets EARLIEST carries the earliest cached leader epoch if that epoch starts
+    // at or before the log start offset (the broker answers epoch 0 for a fresh topic).
+    let m = mem();
+    let mut log = m.create(&[]);
+    assert_eq!(log.offsets(OffsetSpec::Earliest).unwrap().leader_epoch, None);
+    log.set_leader_epoch(3);
+    append(&mut log, &v2(1_714_000_000_000, &["a", "b"]));
+    let r = log.offsets(OffsetSpec::Earliest).unwrap();
+    assert_eq!((r.offset, r.leader_epoch), (0, Some(3)));
+}

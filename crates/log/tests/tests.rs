@@ -3,6 +3,7 @@
 mod util;
 
 mod append;
+mod broker;
 mod crash;
 mod interop;
 mod mixed_formats;

@@ -713,3 +713,158 @@ fn control_and_aborted_records_are_hidden_from_consumers_on_old_and_new_paths() 
     assert_eq!(c.records[0].offset, 3);
     assert_eq!(c.next_offset, 5);
 }
+
+/// `append_all` from a client, expecting the Kafka error `name` for entry `index`; the
+/// directory, the log end offset and the producer state must not change.
+fn refused_all(m: &Mem, log: &mut Log, entries: &[&[u8]], index: usize, name: &str) {
+    let before = m.snapshot();
+    let end = log.log_end_offset();
+    let producers = log.producer_states();
+    let e = log.append_all(entries, AppendOrigin::Client).unwrap_err();
+    assert_eq!(e.kafka_name(), name, "{e}");
+    assert_eq!(e.in_entry().map(|(i, _)| i), Some(index), "{e}");
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a refused append_all changed the directory"
+    );
+    assert_eq!(log.log_end_offset(), end);
+    assert_eq!(log.producer_states(), producers);
+}
+
+#[test]
+fn append_all_checks_sequences_across_its_entries() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    append(&mut log, &v2(NOW, &["plain"]));
+    let b0 = idem(7, 0, 0, false, &["a", "b"]);
+    let b1 = idem(7, 0, 2, false, &["c"]);
+    let gap = idem(7, 0, 4, false, &["e"]);
+    // A gap in the third batch refuses all three, although the first two are in order.
+    refused_all(
+        &m,
+        &mut log,
+        &[&b0, &b1, &gap],
+        2,
+        "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
+    assert!(log.producer_state(7).is_none());
+    // The second batch is checked against the state the first leaves: an unknown producer may
+    // start anywhere, but the next batch must follow it.
+    let late_start = idem(8, 0, 40, false, &["x"]);
+    let not_next = idem(8, 0, 40, false, &["x", "y"]);
+    refused_all(
+        &m,
+        &mut log,
+        &[&late_start, &not_next],
+        1,
+        "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
+    // In order, they go in with consecutive offsets.
+    let b2 = idem(7, 0, 3, false, &["d"]);
+    let infos = log
+        .append_all(&[&b0, &b1, &b2], AppendOrigin::Client)
+        .unwrap();
+    let ranges: Vec<(i64, i64, bool)> = infos
+        .iter()
+        .map(|i| (i.base_offset, i.last_offset, i.duplicate))
+        .collect();
+    assert_eq!(ranges, [(1, 2, false), (3, 3, false), (4, 4, false)]);
+    let state = log.producer_state(7).unwrap();
+    assert_eq!(state.last_seq(), 3);
+    assert_eq!(state.batches.len(), 3);
+    assert_eq!(consumed(&log, RU), ["plain", "a", "b", "c", "d"]);
+}
+
+#[test]
+fn append_all_answers_duplicates_inside_the_call() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    let b0 = idem(7, 0, 0, false, &["a", "b"]);
+    let b1 = idem(7, 0, 2, false, &["c"]);
+    // A retry of an earlier entry of the same call is its duplicate: the offsets it got.
+    let infos = log
+        .append_all(&[&b0, &b1, &b0, &b1], AppendOrigin::Client)
+        .unwrap();
+    let ranges: Vec<(i64, i64, bool)> = infos
+        .iter()
+        .map(|i| (i.base_offset, i.last_offset, i.duplicate))
+        .collect();
+    assert_eq!(
+        ranges,
+        [(0, 1, false), (2, 2, false), (0, 1, true), (2, 2, true)]
+    );
+    assert_eq!(log.log_end_offset(), 3);
+    assert_eq!(consumed(&log, RU), ["a", "b", "c"]);
+    // A retry of a batch already in the log, then the next batch: the duplicate writes
+    // nothing, the new batch follows.
+    let before = m.snapshot();
+    let b2 = idem(7, 0, 3, false, &["d"]);
+    let infos = log.append_all(&[&b1, &b2], AppendOrigin::Client).unwrap();
+    assert!(infos[0].duplicate && infos[0].base_offset == 2);
+    assert_eq!((infos[1].base_offset, infos[1].duplicate), (3, false));
+    assert_ne!(m.snapshot(), before);
+    // A call of duplicates only writes nothing.
+    let before = m.snapshot();
+    let infos = log.append_all(&[&b0, &b2], AppendOrigin::Client).unwrap();
+    assert!(infos.iter().all(|i| i.duplicate));
+    assert_eq!(m.snapshot(), before);
+    // A duplicate does not excuse a later refusal.
+    refused_all(
+        &m,
+        &mut log,
+        &[&b2, &idem(7, 0, 9, false, &["z"])],
+        1,
+        "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
+}
+
+#[test]
+fn append_all_checks_epochs_and_transactions_across_its_entries() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    // An epoch bump in the first entry fences the old epoch in the second.
+    refused_all(
+        &m,
+        &mut log,
+        &[
+            &idem(3, 1, 0, false, &["new"]),
+            &idem(3, 0, 1, false, &["zombie"]),
+        ],
+        1,
+        "INVALID_PRODUCER_EPOCH",
+    );
+    // A transaction opened by the first entry refuses a non-transactional batch in the second.
+    refused_all(
+        &m,
+        &mut log,
+        &[
+            &v2(NOW, &["plain"]),
+            &idem(4, 0, 0, true, &["t"]),
+            &idem(4, 0, 1, false, &["not-t"]),
+        ],
+        2,
+        "INVALID_TXN_STATE",
+    );
+    assert_eq!(log.last_stable_offset(), 0);
+    // Two producers' transactions in one call: both open, the LSO is the first one's start.
+    let infos = log
+        .append_all(
+            &[
+                &v2(NOW, &["plain"]),
+                &idem(4, 0, 0, true, &["t4"]),
+                &idem(5, 0, 0, true, &["t5"]),
+                &idem(4, 0, 1, true, &["t4-b"]),
+            ],
+            AppendOrigin::Client,
+        )
+        .unwrap();
+    assert_eq!(infos.len(), 4);
+    assert_eq!(log.first_unstable_offset(), Some(1));
+    end_txn(&mut log, 4, 0, 0, false);
+    assert_eq!(log.last_stable_offset(), 2);
+    end_txn(&mut log, 5, 0, 0, true);
+    assert_eq!(log.last_stable_offset(), log.log_end_offset());
+    assert_eq!(consumed(&log, RC), ["plain", "t5"]);
+    assert_eq!(log.aborted_txns().len(), 1);
+}

@@ -1,5 +1,6 @@
 //! `krec demo` through the binary: the partition is written by the log engine, one segment per
-//! format, and the walkthrough ends with a clean `krec verify`.
+//! format, with an idempotent producer's retry and a committed and an aborted transaction; the
+//! walkthrough reads it at both isolation levels and ends with a clean `krec verify`.
 
 use crate::util::Dir;
 
@@ -13,11 +14,28 @@ fn demo_builds_a_mixed_format_log_and_verifies_it() {
         "$ krec dump --deep --print-data",
         "$ krec explain",
         "$ krec stats --what-if",
+        "--isolation read-uncommitted | head -8",
+        "--isolation read-committed | head -8",
         "$ krec verify",
     ] {
         assert!(out.contains(step), "{step}: {out}");
     }
     assert!(out.contains(": no problems\n"), "{out}");
+    assert!(
+        out.contains("its retry was answered as a duplicate of offsets 10..19"),
+        "{out}"
+    );
+    // The dump shows both markers.
+    assert!(out.contains("endTxnMarker: COMMIT"), "{out}");
+    assert!(out.contains("endTxnMarker: ABORT"), "{out}");
+    // The two reads: the aborted producer's records only in the first.
+    let reads: Vec<&str> = out.split("$ krec log read").skip(1).collect();
+    assert_eq!(reads.len(), 2);
+    let uncommitted = reads[0].split("\n\n").next().unwrap();
+    let committed = reads[1].split("\n\n").next().unwrap();
+    assert!(uncommitted.contains(r#"\"txn\":2001"#), "{uncommitted}");
+    assert!(!committed.contains(r#"\"txn\":2001"#), "{committed}");
+    assert!(committed.contains(r#"\"txn\":2000"#), "{committed}");
     // A log the engine opens: three segments, v0, v1 and v2 in order.
     let p = d.arg("demo/orders-0");
     let info = d.run(&["log", "info", &p], b"").json();
@@ -28,14 +46,21 @@ fn demo_builds_a_mixed_format_log_and_verifies_it() {
         .map(|s| s["base_offset"].as_i64().unwrap())
         .collect();
     assert_eq!(bases, [0, 5, 10]);
-    assert_eq!(info["high_watermark"], 23);
-    let magics: Vec<u64> = d
-        .run(&["dump", "--format", "json", &p], b"")
-        .json_lines()
+    // 10 idempotent records (the retry wrote nothing), 3 zstd, 4 transactional, 2 markers.
+    assert_eq!(info["high_watermark"], 29);
+    assert_eq!(info["last_stable_offset"], 29);
+    let dump = d.run(&["dump", "--format", "json", &p], b"").json_lines();
+    let magics: Vec<u64> = dump.iter().map(|e| e["magic"].as_u64().unwrap()).collect();
+    assert_eq!(magics, [0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]);
+    let control: Vec<i64> = dump
         .iter()
-        .map(|e| e["magic"].as_u64().unwrap())
+        .filter(|e| e["control"] == true)
+        .map(|e| e["base_offset"].as_i64().unwrap())
         .collect();
-    assert_eq!(magics, [0, 0, 0, 1, 1, 1, 1, 1, 2, 2]);
+    assert_eq!(control, [27, 28]);
+    assert!(d
+        .path("demo/orders-0/00000000000000000010.txnindex")
+        .exists());
     // Running it again in the same place is refused rather than mixed with the old log.
     let r = d.run(&["demo", "--dir", &dir], b"");
     assert_eq!(r.code, 2);

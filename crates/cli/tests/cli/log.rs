@@ -1,8 +1,9 @@
-//! `krec log` through the binary: DESIGN.md's JSON shapes for create, append, read, offsets,
-//! info, retain and recover; rejected appends (exit 1, nothing written); usage and storage
-//! errors (exit 2); read-committed on a directory holding transaction markers.
+//! `krec log` through the binary: DESIGN.md's JSON shapes for create, append, end-txn, read,
+//! offsets, info, retain and recover; rejected appends (exit 1, nothing written, all or nothing
+//! per command); idempotent retries, sequence gaps, zombie epochs and fenced coordinators;
+//! transactions read at both isolation levels; usage and storage errors (exit 2).
 
-use crate::util::Dir;
+use crate::util::{Dir, Run};
 use serde_json::{json, Value};
 
 const T0: i64 = 1_714_000_000_000;
@@ -595,10 +596,360 @@ fn recover_reports_and_cuts_a_torn_tail() {
     assert_eq!(r.json()["base_offset"], 2);
 }
 
+/// `krec log append DIR --producer-id PID --producer-epoch EPOCH --base-sequence SEQ
+/// [--transactional]` of one batch of `values`.
+fn produce(d: &Dir, log: &str, producer: (i64, i16, i32), txn: bool, values: &[&str]) -> Run {
+    produce_in(d, log, producer, txn, values, "0")
+}
+
+/// As [`produce`], one batch per value.
+fn produce_batches(
+    d: &Dir,
+    log: &str,
+    producer: (i64, i16, i32),
+    txn: bool,
+    values: &[&str],
+) -> Run {
+    produce_in(d, log, producer, txn, values, "1")
+}
+
+fn produce_in(
+    d: &Dir,
+    log: &str,
+    producer: (i64, i16, i32),
+    txn: bool,
+    values: &[&str],
+    records_per_batch: &str,
+) -> Run {
+    let (pid, epoch, seq) = (
+        producer.0.to_string(),
+        producer.1.to_string(),
+        producer.2.to_string(),
+    );
+    let mut args = vec![
+        "log",
+        "append",
+        log,
+        "--producer-id",
+        &pid,
+        "--producer-epoch",
+        &epoch,
+        "--base-sequence",
+        &seq,
+        "--records-per-batch",
+        records_per_batch,
+    ];
+    if txn {
+        args.push("--transactional");
+    }
+    d.run(&args, values_input(values).as_bytes())
+}
+
+/// JSON lines of one record per value, all at the time of the test run: the log forgets an
+/// idempotent producer whose last batch is older than producer.id.expiration.ms (a day) when it
+/// reopens, as Kafka does, so producer tests cannot use `T0`.
+fn values_input(values: &[&str]) -> String {
+    let now = *NOW;
+    values
+        .iter()
+        .map(|v| format!("{{\"timestamp\":{now},\"value\":\"{v}\"}}\n"))
+        .collect()
+}
+
+/// The wall clock when the tests started, in epoch milliseconds.
+static NOW: std::sync::LazyLock<i64> = std::sync::LazyLock::new(|| {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    i64::try_from(d.as_millis()).unwrap()
+});
+
+/// [`snapshot`] after a `krec log info`: opening a log deletes producer snapshots it no longer
+/// needs, which is housekeeping, not a write of the command under test.
+fn settled(d: &Dir, name: &str) -> Vec<(String, Vec<u8>)> {
+    d.run(&["log", "info", &d.arg(name)], b"").ok();
+    snapshot(d, name)
+}
+
+/// `krec log end-txn` for `producer` at epoch 0.
+fn end_txn(d: &Dir, log: &str, producer: i64, coordinator_epoch: i32, commit: bool) -> Run {
+    let (pid, ce) = (producer.to_string(), coordinator_epoch.to_string());
+    d.run(
+        &[
+            "log",
+            "end-txn",
+            log,
+            "--producer-id",
+            &pid,
+            "--producer-epoch",
+            "0",
+            "--coordinator-epoch",
+            &ce,
+            if commit { "--commit" } else { "--abort" },
+        ],
+        b"",
+    )
+}
+
+/// `(base_offset, last_offset, duplicate)` of append lines.
+fn appended(r: &Run) -> Vec<(i64, i64, bool)> {
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.json_lines()
+        .iter()
+        .map(|l| {
+            (
+                l["base_offset"].as_i64().unwrap(),
+                l["last_offset"].as_i64().unwrap(),
+                l["duplicate"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts exit 1 with `{"error":name,...}` on stdout and returns the message.
+#[track_caller]
+fn refused(r: &Run, name: &str) -> String {
+    assert_eq!(r.code, 1, "stdout: {} stderr: {}", r.out(), r.stderr);
+    let j = r.json();
+    assert_eq!(j["error"], name, "{j}");
+    assert!(r.stderr.contains(name), "{}", r.stderr);
+    j["message"].as_str().unwrap().to_string()
+}
+
 #[test]
-fn end_txn_is_not_supported_yet() {
+fn an_idempotent_retry_is_a_duplicate_and_gaps_and_zombies_are_refused() {
     let d = Dir::new();
     let log = create(&d, "p", &[]);
+    d.run(
+        &["log", "append", &log],
+        values_input(&["plain"]).as_bytes(),
+    )
+    .ok();
+    let first = produce(&d, &log, (7, 0, 0), false, &["a", "b", "c"]);
+    assert_eq!(appended(&first), [(1, 3, false)]);
+    // The producer did not hear back and sends the same batch again: the original offsets,
+    // "duplicate":true, and the log does not change.
+    let before = settled(&d, "p");
+    let retry = produce(&d, &log, (7, 0, 0), false, &["a", "b", "c"]);
+    assert_eq!(
+        retry.ok(),
+        "{\"base_offset\":1,\"last_offset\":3,\"log_append_time\":null,\"duplicate\":true}\n"
+    );
+    assert_eq!(snapshot(&d, "p"), before);
+    // Two batches in one command.
+    assert_eq!(
+        appended(&produce_batches(&d, &log, (7, 0, 3), false, &["d", "e"])),
+        [(4, 4, false), (5, 5, false)]
+    );
+    // Each command reopens the log, and across a restart the log knows a producer's last batch
+    // only (Kafka's producer snapshot keeps one): the retry of the whole command is refused at
+    // its first batch, a retry of the last batch is a duplicate.
+    let before = settled(&d, "p");
+    let msg = refused(
+        &produce_batches(&d, &log, (7, 0, 3), false, &["d", "e"]),
+        "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
+    assert!(msg.starts_with("batch of input records 1..=1"), "{msg}");
+    assert_eq!(
+        appended(&produce(&d, &log, (7, 0, 4), false, &["e"])),
+        [(5, 5, true)]
+    );
+    assert_eq!(snapshot(&d, "p"), before);
+    // A gap in the sequence: OUT_OF_ORDER_SEQUENCE_NUMBER, nothing written.
+    let before = settled(&d, "p");
+    let msg = refused(
+        &produce(&d, &log, (7, 0, 7), false, &["f"]),
+        "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
+    assert!(msg.contains("expected sequence 5"), "{msg}");
+    assert_eq!(snapshot(&d, "p"), before);
+    // A new epoch starts at 0 and fences the old one (a zombie).
+    assert_eq!(
+        appended(&produce(&d, &log, (7, 1, 0), false, &["e1"])),
+        [(6, 6, false)]
+    );
+    let before = settled(&d, "p");
+    let msg = refused(
+        &produce(&d, &log, (7, 0, 6), false, &["zombie"]),
+        "INVALID_PRODUCER_EPOCH",
+    );
+    assert!(
+        msg.contains("epoch 0 is older than the current epoch 1"),
+        "{msg}"
+    );
+    refused(
+        &produce(&d, &log, (7, 2, 3), false, &["x"]),
+        "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
+    assert_eq!(snapshot(&d, "p"), before);
+    let values: Vec<String> = values(&d.run(&["log", "read", &log], b"").json_lines());
+    assert_eq!(values, ["plain", "a", "b", "c", "d", "e", "e1"]);
+    assert_eq!(d.run(&["verify", &log], b"").code, 0);
+}
+
+#[test]
+fn a_command_of_several_batches_is_all_or_nothing() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    // Three batches of producer 7 built separately; the third skips sequence 2.
+    let build = |seq: &str, value: &str| {
+        d.run(
+            &[
+                "build",
+                "--producer-id",
+                "7",
+                "--producer-epoch",
+                "0",
+                "--base-sequence",
+                seq,
+            ],
+            values_input(&[value]).as_bytes(),
+        )
+        .stdout
+    };
+    let (b0, b1, b3) = (build("0", "a"), build("1", "b"), build("3", "d"));
+    let input = [b0.clone(), b1.clone(), b3].concat();
+    let before = settled(&d, "p");
+    let msg = refused(
+        &d.run(&["log", "append", &log, "--raw"], &input),
+        "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
+    let third = b0.len() + b1.len();
+    assert!(
+        msg.starts_with(&format!("input entry at byte {third}")) && msg.contains("nothing"),
+        "{msg}"
+    );
+    assert_eq!(snapshot(&d, "p"), before);
+    // The first two with a retry of the first among them: the retry is a duplicate.
+    let input = [b0.clone(), b1, b0].concat();
+    assert_eq!(
+        appended(&d.run(&["log", "append", &log, "--raw"], &input)),
+        [(0, 0, false), (1, 1, false), (0, 0, true)]
+    );
+    // JSON lines: a transaction of two batches, then two non-transactional batches of the same
+    // producer while it is open: refused at the first, nothing written.
+    let r = produce_batches(&d, &log, (8, 0, 0), true, &["t1", "t2"]);
+    assert_eq!(appended(&r), [(2, 2, false), (3, 3, false)]);
+    let before = settled(&d, "p");
+    let r = produce_batches(&d, &log, (8, 0, 2), false, &["n1", "n2"]);
+    let msg = refused(&r, "INVALID_TXN_STATE");
+    assert!(msg.starts_with("batch of input records 1..=1"), "{msg}");
+    assert_eq!(snapshot(&d, "p"), before);
+    assert_eq!(
+        d.run(&["log", "info", &log], b"").json()["last_stable_offset"],
+        2
+    );
+}
+
+#[test]
+fn transactions_commit_and_abort_and_read_committed_stops_at_the_lso() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let plain = |v: &str| {
+        d.run(&["log", "append", &log], values_input(&[v]).as_bytes())
+            .ok();
+    };
+    plain("a"); // 0
+    assert_eq!(
+        appended(&produce(&d, &log, (1, 0, 0), true, &["p1-a"])),
+        [(1, 1, false)]
+    );
+    produce(&d, &log, (2, 0, 0), true, &["p2-a"]).ok(); // 2
+    plain("b"); // 3
+    let info = d.run(&["log", "info", &log], b"").json();
+    assert_eq!(
+        (&info["high_watermark"], &info["last_stable_offset"]),
+        (&json!(4), &json!(1))
+    );
+    // Nothing is stable past producer 1's open transaction.
+    let rc = |extra: &[&str]| {
+        let mut args = vec!["log", "read", log.as_str(), "--isolation", "read-committed"];
+        args.extend_from_slice(extra);
+        let r = d.run(&args, b"");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        values(&r.json_lines())
+    };
+    assert_eq!(rc(&[]), ["a"]);
+    // The coordinator commits producer 1 (coordinator epoch 1): the marker's line.
+    let r = end_txn(&d, &log, 1, 1, true);
+    assert_eq!(
+        r.ok(),
+        "{\"base_offset\":4,\"last_offset\":4,\"log_append_time\":null,\"duplicate\":false}\n"
+    );
+    assert_eq!(
+        d.run(&["log", "info", &log], b"").json()["last_stable_offset"],
+        2
+    );
+    produce(&d, &log, (1, 0, 1), true, &["p1-b"]).ok(); // 5
+                                                        // A non-transactional batch while the transaction is open.
+    refused(
+        &produce(&d, &log, (1, 0, 2), false, &["p1-plain"]),
+        "INVALID_TXN_STATE",
+    );
+    end_txn(&d, &log, 2, 0, false).ok(); // 6: producer 2 aborts
+    produce(&d, &log, (3, 0, 0), false, &["p3"]).ok(); // 7: idempotent, no transaction
+                                                       // A coordinator older than the one that wrote producer 1's last marker is fenced.
+    let before = settled(&d, "p");
+    let msg = refused(
+        &end_txn(&d, &log, 1, 0, true),
+        "TRANSACTION_COORDINATOR_FENCED",
+    );
+    assert!(
+        msg.contains("coordinator epoch 0 is older than the current 1"),
+        "{msg}"
+    );
+    assert_eq!(snapshot(&d, "p"), before);
+    end_txn(&d, &log, 1, 1, true).ok(); // 8
+    produce(&d, &log, (4, 0, 0), true, &["p4-open"]).ok(); // 9: still open at the end
+    plain("c"); // 10
+    let info = d.run(&["log", "info", &log], b"").json();
+    assert_eq!(
+        (&info["high_watermark"], &info["last_stable_offset"]),
+        (&json!(11), &json!(9))
+    );
+    // read-committed: committed and non-transactional records, up to the open transaction.
+    assert_eq!(rc(&[]), ["a", "p1-a", "b", "p1-b", "p3"]);
+    assert_eq!(rc(&["--offset", "2"]), ["b", "p1-b", "p3"]);
+    assert_eq!(rc(&["--offset", "9"]), Vec::<String>::new());
+    assert_eq!(rc(&["--offset", "10"]), Vec::<String>::new());
+    // read-uncommitted: every data record (aborted and open ones too), never a marker.
+    let ru = d
+        .run(
+            &["log", "read", &log, "--isolation", "read-uncommitted"],
+            b"",
+        )
+        .json_lines();
+    assert_eq!(
+        values(&ru),
+        ["a", "p1-a", "p2-a", "b", "p1-b", "p3", "p4-open", "c"]
+    );
+    let offsets: Vec<i64> = ru.iter().map(|l| l["offset"].as_i64().unwrap()).collect();
+    assert_eq!(offsets, [0, 1, 2, 3, 5, 7, 9, 10]);
+    assert_eq!(d.run(&["log", "read", &log], b"").json_lines(), ru);
+    // The abort is in the transaction index; the markers are control batches.
+    assert!(d.path("p/00000000000000000000.txnindex").exists());
+    let control: Vec<i64> = d
+        .run(&["dump", "--format", "json", &log], b"")
+        .json_lines()
+        .iter()
+        .filter(|e| e["control"] == true)
+        .map(|e| e["base_offset"].as_i64().unwrap())
+        .collect();
+    assert_eq!(control, [4, 6, 8]);
+    // Producer 4 commits: everything is stable.
+    end_txn(&d, &log, 4, 0, true).ok();
+    let info = d.run(&["log", "info", &log], b"").json();
+    assert_eq!(info["last_stable_offset"], info["high_watermark"]);
+    assert_eq!(rc(&["--offset", "9"]), ["p4-open", "c"]);
+    assert_eq!(d.run(&["verify", &log], b"").code, 0);
+}
+
+#[test]
+fn end_txn_arguments() {
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    // A marker with a given timestamp, for a producer with no transaction: written anyway.
+    let ts = T0.to_string();
     let r = d.run(
         &[
             "log",
@@ -610,12 +961,16 @@ fn end_txn_is_not_supported_yet() {
             "0",
             "--coordinator-epoch",
             "0",
-            "--commit",
+            "--abort",
+            "--timestamp",
+            &ts,
         ],
         b"",
     );
-    assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("not supported yet"), "{}", r.stderr);
+    assert_eq!(r.json()["base_offset"], 0);
+    let dump = d.run(&["dump", "--format", "json", &log], b"").json_lines();
+    assert_eq!(dump[0]["max_timestamp"], T0);
+    assert_eq!(dump[0]["control"], true);
     // --commit or --abort, not both, not neither.
     let base = [
         "log",
@@ -632,6 +987,11 @@ fn end_txn_is_not_supported_yet() {
     let mut both = base.to_vec();
     both.extend(["--commit", "--abort"]);
     assert_eq!(d.run(&both, b"").code, 2);
+    // Not a log.
+    let mut missing = base.to_vec();
+    missing[2] = "missing";
+    missing.push("--commit");
+    assert_eq!(d.run(&missing, b"").code, 2);
 }
 
 /// A partition directory as a broker with transactions writes it: producer 1 commits, producer

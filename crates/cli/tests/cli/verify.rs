@@ -59,10 +59,10 @@ fn a_clean_log_and_a_clean_file_pass() {
     let log = indexed_log(&d);
     let r = d.run(&["verify", &log], b"");
     assert_eq!(r.code, 0, "{}", r.out());
-    // 3 segments × (log, index, timeindex) + leader-epoch-checkpoint + krec-log.json.
+    // 3 segments × (log, index, timeindex, snapshot) + leader-epoch-checkpoint + krec-log.json.
     assert_eq!(
         r.out(),
-        "11 files, 5 entries, 10 records, 395 bytes: no problems\n"
+        "14 files, 5 entries, 10 records, 395 bytes: no problems\n"
     );
     let (code, problems, summary) = json_run(&d, &log);
     assert_eq!(code, 0);

@@ -85,7 +85,13 @@ impl<'a> LegacyBatch<'a> {
                 found: i64::from(size),
             });
         }
-        let buf = take(entry, 0, (size as usize).saturating_add(LOG_OVERHEAD), position, "message")?;
+        let buf = take(
+            entry,
+            0,
+            (size as usize).saturating_add(LOG_OVERHEAD),
+            position,
+            "message",
+        )?;
         let mut p = if magic == 0 {
             KEY_SIZE_OFFSET_V0
         } else {

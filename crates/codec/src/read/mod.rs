@@ -338,6 +338,7 @@ pub enum Records<'a> {
 impl<'a> Iterator for Records<'a> {
     type Item = Result<Record<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             Records::Legacy(r) => r.next().map(|r| r.map(Record::Legacy)),
@@ -357,6 +358,7 @@ pub enum Record<'a> {
 
 impl<'a> Record<'a> {
     /// Absolute offset.
+    #[inline]
     pub fn offset(&self) -> i64 {
         match self {
             Record::Legacy(r) => r.offset,
@@ -365,6 +367,7 @@ impl<'a> Record<'a> {
     }
 
     /// Timestamp with LogAppendTime applied; `None` for v0.
+    #[inline]
     pub fn timestamp(&self) -> Option<i64> {
         match self {
             Record::Legacy(r) => r.timestamp,
@@ -373,6 +376,7 @@ impl<'a> Record<'a> {
     }
 
     /// Key, `None` for a null key.
+    #[inline]
     pub fn key(&self) -> Option<&'a [u8]> {
         match self {
             Record::Legacy(r) => r.key,
@@ -381,6 +385,7 @@ impl<'a> Record<'a> {
     }
 
     /// Value, `None` for a null value (a tombstone).
+    #[inline]
     pub fn value(&self) -> Option<&'a [u8]> {
         match self {
             Record::Legacy(r) => r.value,
@@ -389,6 +394,7 @@ impl<'a> Record<'a> {
     }
 
     /// Headers in order (always empty for v0/v1).
+    #[inline]
     pub fn headers(&self) -> Headers<'a> {
         match self {
             Record::Legacy(_) => Headers::empty(),

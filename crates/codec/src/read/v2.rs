@@ -490,6 +490,7 @@ impl<'a> V2Records<'a> {
     ///
     /// Any structural problem in the record; and on the last declared record, bytes left over
     /// after it (Kafka's "records still remaining").
+    #[inline]
     pub fn next_record(&mut self) -> Result<Option<V2Record<'a>>> {
         if self.remaining == 0 {
             return Ok(None);
@@ -535,6 +536,7 @@ impl<'a> V2Records<'a> {
 impl<'a> Iterator for V2Records<'a> {
     type Item = Result<V2Record<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         self.next_record().transpose()
     }
@@ -636,7 +638,7 @@ fn n_total(body_at: usize, pos: usize, length: usize) -> usize {
 
 /// Reads a varint length and that many bytes; a negative length is null (Kafka treats every
 /// negative length so).
-#[inline]
+#[inline(always)]
 fn read_bytes<'a>(
     body: &'a [u8],
     p: &mut usize,
@@ -720,7 +722,9 @@ impl<'a> Iterator for Headers<'a> {
         let mut p = 0usize;
         let (key_len, n) = read_varint(self.buf, 0).ok()?;
         p = p.saturating_add(n);
-        let key = self.buf.get(p..p.saturating_add(usize::try_from(key_len).ok()?))?;
+        let key = self
+            .buf
+            .get(p..p.saturating_add(usize::try_from(key_len).ok()?))?;
         p = p.saturating_add(key.len());
         let value = read_bytes(self.buf, &mut p, 0, "header value").ok()?;
         self.buf = self.buf.get(p..)?;

@@ -92,7 +92,8 @@ impl LegacyBuilder {
     /// The offset the next [`LegacyBuilder::append`] uses (after `i64::MAX` it wraps, and the
     /// append is refused as not increasing).
     pub fn next_offset(&self) -> i64 {
-        self.last_offset.map_or(self.base_offset, |o| o.wrapping_add(1))
+        self.last_offset
+            .map_or(self.base_offset, |o| o.wrapping_add(1))
     }
 
     /// Appends a record at the next offset and returns the offset.

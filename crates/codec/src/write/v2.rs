@@ -149,7 +149,8 @@ impl V2Builder {
     /// The offset the next [`V2Builder::append`] uses (after `i64::MAX` it wraps, and the append
     /// is refused as not increasing).
     pub fn next_offset(&self) -> i64 {
-        self.last_offset.map_or(self.base_offset, |o| o.wrapping_add(1))
+        self.last_offset
+            .map_or(self.base_offset, |o| o.wrapping_add(1))
     }
 
     /// Appends a record at the next offset and returns that offset.
@@ -242,7 +243,9 @@ impl V2Builder {
         }
         let start = out.len();
         if self.compression == Compression::None {
-            if out.is_empty() {
+            // Hand our buffer over when the caller's could not hold the batch anyway; otherwise
+            // copy into theirs so a caller reusing a large buffer keeps its capacity.
+            if out.is_empty() && out.capacity() < self.buf.len() {
                 std::mem::swap(out, &mut self.buf);
             } else {
                 out.extend_from_slice(&self.buf);

@@ -2,7 +2,10 @@ package dev.krecords.interop;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -10,6 +13,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -27,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.TreeSet;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -43,15 +48,23 @@ import java.util.concurrent.TimeUnit;
  * and a non-ASCII key), two idempotent batches, then two transactional producers interleaved
  * (A: commit, B: abort, A: abort, B: commit, with batches of the two open transactions alternating
  * in the log). Then it consumes the whole partition twice, with isolation.level read_committed and
- * read_uncommitted, and writes OUT.json:
+ * read_uncommitted, and asks the broker for offsets (Admin.listOffsets: earliest, latest at both
+ * isolation levels, max timestamp, and the offset for each of a set of timestamps: every record's
+ * timestamp and the millisecond before and after it, one before all, several between the last
+ * record the producers stamped and the end of the run, where the transaction markers' timestamps
+ * fall, and the end of the run itself). It writes OUT.json:
  *
  * <pre>
  * {"kafka_version": "...", "topics": {TOPIC: {"producer_codec": C, "topic_config": {...},
  *   "produced": [{"producer", "fate": "plain"|"committed"|"aborted", "offset", "timestamp"
  *                 (null: the producer's clock), "key", "value", "headers"}],
- *   "read_committed": [RECORD...], "read_uncommitted": [RECORD...]}}}
+ *   "read_committed": [RECORD...], "read_uncommitted": [RECORD...],
+ *   "list_offsets": {"earliest": ANSWER, "latest": ANSWER, "latest_read_committed": ANSWER,
+ *                    "max_timestamp": ANSWER, "for_timestamp": [ANSWER with "query": T...]}}}}
  * RECORD = {"offset", "timestamp", "timestamp_type": "create_time"|"log_append_time", "key",
  *           "value", "headers": [{"key", "value"}], "leader_epoch"}
+ * ANSWER = {"offset", "timestamp", "leader_epoch"}   (as ListOffsetsResultInfo: offset and
+ *           timestamp -1 when none, leader_epoch null when absent)
  * </pre>
  * Bytes are lowercase hex, null when absent. Keys and values never contain a line feed or carriage
  * return (DumpLogSegments prints them on one line). Exit status 0, or 1 with a message on stderr.
@@ -123,7 +136,9 @@ public final class BrokerScenario {
             m.put("topic_config", new LinkedHashMap<String, Object>(t.config()));
             m.put("produced", produce(t));
             m.put("read_committed", consume(t.name(), "read_committed"));
-            m.put("read_uncommitted", consume(t.name(), "read_uncommitted"));
+            List<Object> uncommitted = consume(t.name(), "read_uncommitted");
+            m.put("read_uncommitted", uncommitted);
+            m.put("list_offsets", listOffsets(t.name(), uncommitted));
             topicsOut.put(t.name(), m);
         }
         Map<String, Object> out = new LinkedHashMap<>();
@@ -319,6 +334,83 @@ public final class BrokerScenario {
             }
         }
         return out;
+    }
+
+    // ------------------------------------------------------------------ ListOffsets
+
+    /** The broker's ListOffsets answers for one partition (see the class comment). */
+    private Map<String, Object> listOffsets(String topic, List<Object> records) throws Exception {
+        TopicPartition tp = new TopicPartition(topic, 0);
+        long end = System.currentTimeMillis();
+        TreeSet<Long> queries = new TreeSet<>();
+        long maxStamped = Long.MIN_VALUE;
+        for (Object o : records) {
+            long ts = Json.lng(Json.obj(o, "record"), "timestamp");
+            queries.add(ts - 1);
+            queries.add(ts);
+            queries.add(ts + 1);
+            maxStamped = Math.max(maxStamped, ts);
+        }
+        if (!queries.isEmpty()) queries.add(queries.first() - 1000);
+        queries.add(0L);
+        queries.add(end);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis()))) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("earliest", answer(admin, tp, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED));
+            out.put("latest", answer(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED));
+            out.put("latest_read_committed", answer(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+            out.put("max_timestamp", answer(admin, tp, OffsetSpec.maxTimestamp(), IsolationLevel.READ_UNCOMMITTED));
+            // every lookup in flight at once, then collected
+            Map<Long, ListOffsetsResult> pending = new LinkedHashMap<>();
+            for (long q : queries)
+                pending.put(q, admin.listOffsets(Map.of(tp, OffsetSpec.forTimestamp(q)),
+                        new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)));
+            java.util.TreeMap<Long, Map<String, Object>> asked = new java.util.TreeMap<>();
+            for (Map.Entry<Long, ListOffsetsResult> e : pending.entrySet())
+                asked.put(e.getKey(), info(e.getValue().partitionResult(tp).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS)));
+            // The transaction markers carry the coordinator's clock, which no consumer sees: walk
+            // on from the last record's timestamp, asking for each timestamp found and the
+            // millisecond after it, so that every later timestamp (the markers') is asked for.
+            if (maxStamped != Long.MIN_VALUE) {
+                long q = maxStamped + 1;
+                for (int i = 0; i < 200; i++) {
+                    Map<String, Object> a = asked.get(q);
+                    if (a == null) {
+                        a = answer(admin, tp, OffsetSpec.forTimestamp(q), IsolationLevel.READ_UNCOMMITTED);
+                        asked.put(q, a);
+                    }
+                    if ((Long) a.get("offset") < 0) break;
+                    long found = (Long) a.get("timestamp");
+                    if (!asked.containsKey(found))
+                        asked.put(found, answer(admin, tp, OffsetSpec.forTimestamp(found), IsolationLevel.READ_UNCOMMITTED));
+                    q = Math.max(found, q) + 1;
+                }
+            }
+            List<Object> answers = new ArrayList<>();
+            for (Map.Entry<Long, Map<String, Object>> e : asked.entrySet()) {
+                Map<String, Object> a = new LinkedHashMap<>();
+                a.put("query", e.getKey());
+                a.putAll(e.getValue());
+                answers.add(a);
+            }
+            out.put("for_timestamp", answers);
+            return out;
+        }
+    }
+
+    private static Map<String, Object> answer(Admin admin, TopicPartition tp, OffsetSpec spec, IsolationLevel isolation)
+            throws Exception {
+        return info(admin.listOffsets(Map.of(tp, spec), new ListOffsetsOptions(isolation))
+                .partitionResult(tp).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+    }
+
+    private static Map<String, Object> info(ListOffsetsResult.ListOffsetsResultInfo r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("offset", r.offset());
+        m.put("timestamp", r.timestamp());
+        m.put("leader_epoch", r.leaderEpoch().isPresent() ? (long) r.leaderEpoch().get() : null);
+        return m;
     }
 
     private static List<Object> headers(Header[] headers) {
