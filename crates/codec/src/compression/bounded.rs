@@ -60,7 +60,8 @@ impl<'a> BoundedOut<'a> {
 
     /// Bytes decompressed so far.
     pub(crate) fn produced(&self) -> usize {
-        self.written - self.start
+        // `start <= written` always; saturating only spells out that it cannot underflow.
+        self.written.saturating_sub(self.start)
     }
 
     /// Bytes that may still be appended.
@@ -70,7 +71,9 @@ impl<'a> BoundedOut<'a> {
 
     /// The decompressed bytes so far (for trailer checksums).
     pub(crate) fn output(&self) -> &[u8] {
-        &self.out[self.start..self.written]
+        // In bounds by the invariant `start <= written <= out.len()`; were it ever broken, an
+        // empty slice makes the caller's checksum fail instead of panicking.
+        self.out.get(self.start..self.written).unwrap_or_default()
     }
 
     /// A [`Error::Decompress`] at this stream's position.
@@ -103,7 +106,8 @@ impl<'a> BoundedOut<'a> {
             return Ok(());
         }
         let target = capacity.saturating_mul(2).min(self.hard_cap()).max(total);
-        let additional = target - self.out.len();
+        // `target >= total > capacity >= len`.
+        let additional = target.saturating_sub(self.out.len());
         self.out
             .try_reserve_exact(additional)
             .map_err(|_| self.error(format!("cannot allocate {additional} bytes of output")))
@@ -130,7 +134,7 @@ impl<'a> BoundedOut<'a> {
 
     /// Spare capacity after the written bytes (what a spare-capacity decoder may fill).
     pub(crate) fn spare(&self) -> usize {
-        self.out.capacity() - self.out.len()
+        self.out.capacity().saturating_sub(self.out.len())
     }
 
     /// For slice decoders: a zero-initialised window of `len` bytes right after the written
@@ -142,16 +146,25 @@ impl<'a> BoundedOut<'a> {
             self.reserve_total(end)?;
             self.out.resize(end, 0);
         }
-        Ok(&mut self.out[self.written..end])
+        let (at, compression) = (self.at, self.compression);
+        self.out
+            .get_mut(self.written..end)
+            .ok_or_else(|| Error::Decompress {
+                at,
+                compression,
+                reason: format!("cannot take an output window of {len} bytes"),
+            })
     }
 
     /// Accepts `len` bytes written at the start of the last window. Fails past the limit.
     pub(crate) fn commit(&mut self, len: usize) -> Result<(), Error> {
-        debug_assert!(self.written + len <= self.out.len());
+        debug_assert!(self.written.saturating_add(len) <= self.out.len());
         if len > self.remaining() {
             return Err(self.limit_error());
         }
-        self.written += len;
+        // The window was `out[written..written + len']` with `len <= len'`, so this stays within
+        // `out.len()`.
+        self.written = self.written.saturating_add(len);
         Ok(())
     }
 
@@ -161,7 +174,7 @@ impl<'a> BoundedOut<'a> {
             return Err(self.limit_error());
         }
         self.window(bytes.len())?.copy_from_slice(bytes);
-        self.written += bytes.len();
+        self.written = self.written.saturating_add(bytes.len());
         Ok(())
     }
 
@@ -181,6 +194,13 @@ impl Drop for BoundedOut<'_> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
 

@@ -97,7 +97,9 @@ pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<(
         reason,
     };
     let start = out.len();
-    let bound = HEADER.len() + deflate_bound(input.len()) + 8;
+    let bound = deflate_bound(input.len())
+        .saturating_add(HEADER.len())
+        .saturating_add(8);
     out.try_reserve(bound)
         .map_err(|_| fail(format!("cannot allocate {bound} bytes")))?;
     out.extend_from_slice(&HEADER);
@@ -123,10 +125,12 @@ pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<(
         let mut consumed = 0;
         loop {
             let before = deflate.total_in();
+            // zlib never reports more input consumed than it was given, so this is in bounds.
+            let rest = input.get(consumed..).unwrap_or_default();
             let status = deflate
-                .compress_vec(&input[consumed..], out, FlushCompress::Finish)
+                .compress_vec(rest, out, FlushCompress::Finish)
                 .map_err(|e| fail(e.to_string()))?;
-            consumed += (deflate.total_in() - before) as usize;
+            consumed = consumed.saturating_add(deflate.total_in().saturating_sub(before) as usize);
             match status {
                 Status::StreamEnd => return Ok(()),
                 // The bound makes this unreachable; keep going with more room if it happens.
@@ -154,73 +158,79 @@ fn write_trailer(input: &[u8], out: &mut Vec<u8>) {
 
 #[allow(clippy::little_endian_bytes)] // gzip fields are little-endian
 fn le16(bytes: &[u8], at: usize) -> Option<u16> {
-    let b = bytes.get(at..at.checked_add(2)?)?;
-    Some(u16::from_le_bytes([b[0], b[1]]))
+    bytes
+        .get(at..)?
+        .first_chunk()
+        .copied()
+        .map(u16::from_le_bytes)
 }
 
 #[allow(clippy::little_endian_bytes)] // gzip fields are little-endian
 fn le32(bytes: &[u8], at: usize) -> Option<u32> {
-    let b = bytes.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    bytes
+        .get(at..)?
+        .first_chunk()
+        .copied()
+        .map(u32::from_le_bytes)
 }
 
 /// Parses a member header at `input[pos..]`; returns its length, or why it is not one.
 fn parse_header(input: &[u8], pos: usize) -> std::result::Result<usize, String> {
-    let h = &input[pos..];
+    // The caller only asks at `pos < input.len()`; past the end reads as a cut-short header.
+    let h = input.get(pos..).unwrap_or_default();
     let cut = |what: &str, need: usize| {
         format!(
             "gzip header at offset {pos} is cut short: {what} needs byte {need} but only {} remain",
             h.len()
         )
     };
-    if h.len() < 10 {
-        if h.len() >= 2 && h[..2] != [0x1f, 0x8b] {
+    if let Some(&[m0, m1]) = h.first_chunk() {
+        if [m0, m1] != [0x1f, 0x8b] {
             return Err(format!(
-                "expected gzip magic 1f 8b at offset {pos}, found {:02x} {:02x}",
-                h[0], h[1]
+                "expected gzip magic 1f 8b at offset {pos}, found {m0:02x} {m1:02x}"
             ));
         }
+    }
+    let Some(&[_, _, method, flags, ..]) = h.first_chunk::<10>() else {
         return Err(cut("the fixed header", 10));
-    }
-    if h[..2] != [0x1f, 0x8b] {
+    };
+    if method != 8 {
         return Err(format!(
-            "expected gzip magic 1f 8b at offset {pos}, found {:02x} {:02x}",
-            h[0], h[1]
+            "gzip member at offset {pos}: compression method {method} (only 8, deflate, exists)"
         ));
     }
-    if h[2] != 8 {
-        return Err(format!(
-            "gzip member at offset {pos}: compression method {} (only 8, deflate, exists)",
-            h[2]
-        ));
-    }
-    let flags = h[3];
+    // `n` never passes `h.len()` (each step is checked against it), so it cannot overflow.
     let mut n = 10usize;
     if flags & FEXTRA != 0 {
-        let xlen = le16(h, n).ok_or_else(|| cut("the FEXTRA length", n + 2))?;
-        n += 2 + usize::from(xlen);
+        let xlen = le16(h, n).ok_or_else(|| cut("the FEXTRA length", n.saturating_add(2)))?;
+        n = n.saturating_add(2).saturating_add(usize::from(xlen));
         if n > h.len() {
             return Err(cut("the FEXTRA field", n));
         }
     }
     for (flag, what) in [(FNAME, "the FNAME field"), (FCOMMENT, "the FCOMMENT field")] {
         if flags & flag != 0 {
-            let zero = h[n..]
+            let zero = h
+                .get(n..)
+                .unwrap_or_default()
                 .iter()
                 .position(|&b| b == 0)
-                .ok_or_else(|| cut(what, h.len() + 1))?;
-            n += zero + 1;
+                .ok_or_else(|| cut(what, h.len().saturating_add(1)))?;
+            n = n.saturating_add(zero).saturating_add(1);
         }
     }
     if flags & FHCRC != 0 {
-        let stored = le16(h, n).ok_or_else(|| cut("the header CRC", n + 2))?;
-        let computed = (crc32fast::hash(&h[..n]) & 0xffff) as u16;
+        let stored = le16(h, n).ok_or_else(|| cut("the header CRC", n.saturating_add(2)))?;
+        let covered = h
+            .get(..n)
+            .ok_or_else(|| cut("the header CRC", n.saturating_add(2)))?;
+        let computed = (crc32fast::hash(covered) & 0xffff) as u16;
         if stored != computed {
             return Err(format!(
                 "gzip header at offset {pos}: header crc {stored:04x} but the header hashes to {computed:04x}"
             ));
         }
-        n += 2;
+        n = n.saturating_add(2);
     }
     Ok(n)
 }
@@ -252,26 +262,33 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
                 Err(_) => break,
             };
             first = false;
-            let data_start = pos + header_len;
+            // `pos` only moves forward within `input` (a header or deflate data never claims
+            // more than the bytes left), so it never overflows and stays `<= input.len()`.
+            let data_start = pos.saturating_add(header_len);
             pos = data_start;
             let member_start = sink.produced();
             inflate.reset(false);
             // First guess: typical ratios; later steps double what came out so far.
-            let mut want = (input.len() - pos).saturating_mul(4).max(32 << 10);
+            let mut want = input
+                .len()
+                .saturating_sub(pos)
+                .saturating_mul(4)
+                .max(32 << 10);
             loop {
                 let vec = sink.room(want)?;
                 let before_in = inflate.total_in();
                 let before_out = inflate.total_out();
+                let rest = input.get(pos..).unwrap_or_default();
                 let status = inflate
-                    .decompress_vec(&input[pos..], vec, FlushDecompress::None)
+                    .decompress_vec(rest, vec, FlushDecompress::None)
                     .map_err(|e| {
                         sink.error(format!(
                             "deflate data starting at offset {data_start} is corrupt near offset {}: {}",
-                            data_start as u64 + inflate.total_in(),
+                            (data_start as u64).saturating_add(inflate.total_in()),
                             e.message().unwrap_or("invalid data")
                         ))
                     })?;
-                pos += (inflate.total_in() - before_in) as usize;
+                pos = pos.saturating_add(inflate.total_in().saturating_sub(before_in) as usize);
                 let progressed = inflate.total_out() != before_out;
                 sink.sync()?;
                 if status == Status::StreamEnd {
@@ -289,14 +306,20 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
                 }
                 want = sink.produced().max(32 << 10);
             }
-            let (Some(stored_crc), Some(stored_size)) = (le32(input, pos), le32(input, pos + 4))
+            let (Some(stored_crc), Some(stored_size)) =
+                (le32(input, pos), le32(input, pos.saturating_add(4)))
             else {
                 return Err(sink.error(format!(
                     "gzip trailer at offset {pos} needs 8 bytes but {} remain",
-                    input.len() - pos
+                    input.len().saturating_sub(pos)
                 )));
             };
-            let member = &sink.output()[member_start..];
+            // `member_start` is an earlier `produced()`, so this is always in bounds.
+            let Some(member) = sink.output().get(member_start..) else {
+                return Err(sink.error(format!(
+                    "gzip member at offset {data_start}: output shrank while inflating"
+                )));
+            };
             let crc = crc32fast::hash(member);
             if crc != stored_crc {
                 return Err(sink.error(format!(
@@ -306,11 +329,11 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
             if stored_size != member.len() as u32 {
                 return Err(sink.error(format!(
                     "gzip trailer at offset {}: isize {stored_size} but the member inflates to {} bytes",
-                    pos + 4,
+                    pos.saturating_add(4),
                     member.len()
                 )));
             }
-            pos += 8;
+            pos = pos.saturating_add(8);
         }
         Ok(())
     })?;
@@ -319,6 +342,13 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};

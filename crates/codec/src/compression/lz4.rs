@@ -87,14 +87,17 @@ pub fn header_checksum(header: &[u8], magic: u8) -> u8 {
 }
 
 #[allow(clippy::little_endian_bytes)] // LZ4 frame fields are little-endian
-fn put_le32(out: &mut [u8], value: u32) {
-    out.copy_from_slice(&value.to_le_bytes());
+fn put_le32(out: &mut [u8; 4], value: u32) {
+    *out = value.to_le_bytes();
 }
 
 #[allow(clippy::little_endian_bytes)] // LZ4 frame fields are little-endian
 fn le32(bytes: &[u8], at: usize) -> Option<u32> {
-    let b = bytes.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    bytes
+        .get(at..)?
+        .first_chunk()
+        .copied()
+        .map(u32::from_le_bytes)
 }
 
 /// Compresses `input` as Kafka's LZ4 frame appended to `out`.
@@ -119,7 +122,7 @@ pub fn compress(input: &[u8], level: Option<i32>, magic: u8, out: &mut Vec<u8>) 
         reason,
     };
     let start = out.len();
-    let block_bound = 4 + lz4_flex::block::get_maximum_output_size(BLOCK_SIZE);
+    let block_bound = lz4_flex::block::get_maximum_output_size(BLOCK_SIZE).saturating_add(4);
     let blocks = input.len().div_ceil(BLOCK_SIZE);
     let bound = 7usize
         .saturating_add(blocks.saturating_mul(4))
@@ -129,31 +132,43 @@ pub fn compress(input: &[u8], level: Option<i32>, magic: u8, out: &mut Vec<u8>) 
     out.try_reserve_exact(bound)
         .map_err(|_| fail(format!("cannot allocate {bound} bytes")))?;
 
-    let mut header = [MAGIC[0], MAGIC[1], MAGIC[2], MAGIC[3], FLG, BD, 0];
-    header[6] = header_checksum(&header[..6], magic);
-    out.extend_from_slice(&header);
+    let [m0, m1, m2, m3] = MAGIC;
+    let descriptor = [m0, m1, m2, m3, FLG, BD];
+    out.extend_from_slice(&descriptor);
+    out.push(header_checksum(&descriptor, magic));
     let mut end = out.len();
     for chunk in input.chunks(BLOCK_SIZE) {
         let max = lz4_flex::block::get_maximum_output_size(chunk.len());
-        if out.len() < end + 4 + max {
-            out.resize(end + 4 + max, 0);
+        // `end` stays within what was reserved above, far from overflowing.
+        let window_end = end.saturating_add(4).saturating_add(max);
+        if out.len() < window_end {
+            out.resize(window_end, 0);
         }
-        let n = match lz4_flex::block::compress_into(chunk, &mut out[end + 4..end + 4 + max]) {
+        let Some((word_bytes, body)) = out
+            .get_mut(end..window_end)
+            .and_then(|w| w.split_first_chunk_mut::<4>())
+        else {
+            out.truncate(start);
+            return Err(fail(format!("no room for a block at output offset {end}")));
+        };
+        let n = match lz4_flex::block::compress_into(chunk, body) {
             Ok(n) => n,
             Err(e) => {
                 out.truncate(start);
                 return Err(fail(e.to_string()));
             }
         };
-        // Kafka stores a block raw when compression does not make it smaller.
-        let word = if n >= chunk.len() {
-            out[end + 4..end + 4 + chunk.len()].copy_from_slice(chunk);
-            STORED | chunk.len() as u32
-        } else {
-            n as u32
+        // Kafka stores a block raw when compression does not make it smaller. `body` holds at
+        // least `chunk.len()` bytes (lz4's bound is never below its input).
+        let (word, len) = match body.get_mut(..chunk.len()) {
+            Some(raw) if n >= chunk.len() => {
+                raw.copy_from_slice(chunk);
+                (STORED | chunk.len() as u32, chunk.len())
+            }
+            _ => (n as u32, n),
         };
-        put_le32(&mut out[end..end + 4], word);
-        end += 4 + (word & !STORED) as usize;
+        put_le32(word_bytes, word);
+        end = end.saturating_add(4).saturating_add(len);
     }
     out.truncate(end);
     out.extend_from_slice(&[0, 0, 0, 0]);
@@ -177,20 +192,17 @@ pub fn decompress(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let mut sink = BoundedOut::new(out, limit, at, Compression::Lz4);
-    if input.len() < 6 {
+    let Some(&[m0, m1, m2, m3, flg, bd]) = input.first_chunk() else {
         return Err(sink.error(format!(
             "lz4 frame header needs at least 6 bytes but {} remain",
             input.len()
         )));
-    }
-    if input[..4] != MAGIC {
+    };
+    if [m0, m1, m2, m3] != MAGIC {
         return Err(sink.error(format!(
-            "expected lz4 frame magic 04 22 4d 18 at offset 0, found {:02x} {:02x} {:02x} {:02x}",
-            input[0], input[1], input[2], input[3]
+            "expected lz4 frame magic 04 22 4d 18 at offset 0, found {m0:02x} {m1:02x} {m2:02x} {m3:02x}"
         )));
     }
-    let flg = input[4];
-    let bd = input[5];
     if flg & FLG_RESERVED != 0 {
         return Err(sink.error(format!(
             "lz4 FLG {flg:#04x} at offset 4 has reserved bits set"
@@ -212,51 +224,58 @@ pub fn decompress(
             "lz4 BD {bd:#04x} at offset 5 has reserved bits set"
         )));
     }
+    // Block size ids 4..=7 are 64 KiB, 256 KiB, 1 MiB and 4 MiB (`1 << (2 * id + 8)`).
     let size_id = (bd >> 4) & 7;
-    if !(4..=7).contains(&size_id) {
-        return Err(sink.error(format!(
-            "lz4 BD {bd:#04x} at offset 5: block size id {size_id} (expected 4..7)"
-        )));
-    }
-    let max_block = 1usize << (2 * size_id + 8);
-    let mut pos = 6;
-    if flg & FLG_CONTENT_SIZE != 0 {
-        // Skipped, never trusted, as Kafka does.
-        pos += 8;
-    }
-    if input.len() < pos + 1 {
+    let max_block: usize = match size_id {
+        4 => 64 << 10,
+        5 => 256 << 10,
+        6 => 1 << 20,
+        7 => 4 << 20,
+        _ => {
+            return Err(sink.error(format!(
+                "lz4 BD {bd:#04x} at offset 5: block size id {size_id} (expected 4..7)"
+            )))
+        }
+    };
+    // The content size, when flagged, is skipped and never trusted, as Kafka does.
+    let hc_at: usize = if flg & FLG_CONTENT_SIZE != 0 { 14 } else { 6 };
+    let Some((descriptor, &[hc, ..])) = input.split_at_checked(hc_at) else {
         return Err(sink.error(format!(
             "lz4 frame descriptor needs {} bytes but {} remain",
-            pos + 1,
+            hc_at.saturating_add(1),
             input.len()
         )));
-    }
+    };
     if magic != 0 {
-        let expected = header_checksum(&input[..pos], magic);
-        if input[pos] != expected {
+        let expected = header_checksum(descriptor, magic);
+        if hc != expected {
             return Err(sink.error(format!(
-                "lz4 header checksum at offset {pos} is {:02x} but the descriptor hashes to {expected:02x}",
-                input[pos]
+                "lz4 header checksum at offset {hc_at} is {hc:02x} but the descriptor hashes to {expected:02x}"
             )));
         }
     }
-    pos += 1;
+    // `pos` only moves forward over bytes that are present, so it stays `<= input.len()` and
+    // cannot overflow; saturating arithmetic below just says so.
+    let mut pos = hc_at.saturating_add(1);
 
     loop {
-        let Some(word) = le32(input, pos) else {
+        let rest = input.get(pos..).unwrap_or_default();
+        let Some((&word_bytes, after_word)) = rest.split_first_chunk::<4>() else {
             return Err(sink.error(format!(
                 "lz4 block size at offset {pos} needs 4 bytes but {} remain (no end mark)",
-                input.len() - pos
+                rest.len()
             )));
         };
+        #[allow(clippy::little_endian_bytes)] // LZ4 frame fields are little-endian
+        let word = u32::from_le_bytes(word_bytes);
         let stored = word & STORED != 0;
         let size = (word & !STORED) as usize;
         if size == 0 {
-            pos += 4;
-            if flg & FLG_CONTENT_CHECKSUM != 0 && input.len() - pos < 4 {
+            pos = pos.saturating_add(4);
+            if flg & FLG_CONTENT_CHECKSUM != 0 && after_word.len() < 4 {
                 return Err(sink.error(format!(
                     "lz4 content checksum at offset {pos} needs 4 bytes but {} remain",
-                    input.len() - pos
+                    after_word.len()
                 )));
             }
             break;
@@ -266,20 +285,19 @@ pub fn decompress(
                 "lz4 block at offset {pos} declares {size} bytes but the frame allows at most {max_block}"
             )));
         }
-        let data_start = pos + 4;
-        let left = input.len() - data_start;
-        if size > left {
+        let data_start = pos.saturating_add(4);
+        let Some((block, after_block)) = after_word.split_at_checked(size) else {
             return Err(sink.error(format!(
-                "lz4 block at offset {pos} declares {size} bytes but {left} remain"
+                "lz4 block at offset {pos} declares {size} bytes but {} remain",
+                after_word.len()
             )));
-        }
-        let block = &input[data_start..data_start + size];
-        pos = data_start + size;
+        };
+        pos = data_start.saturating_add(size);
         if flg & FLG_BLOCK_CHECKSUM != 0 {
-            let Some(stored_sum) = le32(input, pos) else {
+            let Some(stored_sum) = le32(after_block, 0) else {
                 return Err(sink.error(format!(
                     "lz4 block checksum at offset {pos} needs 4 bytes but {} remain",
-                    input.len() - pos
+                    after_block.len()
                 )));
             };
             let sum = xxh32(block, 0);
@@ -288,7 +306,7 @@ pub fn decompress(
                     "lz4 block checksum at offset {pos} is {stored_sum:08x} but the block hashes to {sum:08x}"
                 )));
             }
-            pos += 4;
+            pos = pos.saturating_add(4);
         }
         if stored {
             sink.push(block)?;
@@ -316,6 +334,13 @@ pub fn decompress(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
 

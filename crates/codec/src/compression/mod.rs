@@ -31,6 +31,15 @@
 //! assert_eq!(scratch, b"hello hello hello");
 //! ```
 
+// These modules see hostile bytes: no indexing, unwrapping, panicking or unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
+
 mod bounded;
 pub mod gzip;
 pub mod lz4;
@@ -113,6 +122,13 @@ pub fn decompress(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
     use serde_json::Value;

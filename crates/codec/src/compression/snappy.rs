@@ -64,7 +64,7 @@ const MAGIC_HEAD: u32 = 0x8253_4e41;
 /// Whether `input` is xerial-framed, decided as snappy-java decides: at least a full 16-byte
 /// header, starting with the 8-byte magic. The version fields are not examined.
 pub fn is_xerial(input: &[u8]) -> bool {
-    input.len() >= XERIAL_HEADER.len() && input[..8] == XERIAL_MAGIC
+    input.len() >= XERIAL_HEADER.len() && input.first_chunk() == Some(&XERIAL_MAGIC)
 }
 
 /// Compresses `input` as a xerial stream appended to `out`: the 16-byte header, then one chunk
@@ -82,7 +82,8 @@ pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let bound = input
         .chunks(BLOCK_SIZE)
         .fold(XERIAL_HEADER.len(), |acc, chunk| {
-            acc.saturating_add(4 + snap::raw::max_compress_len(chunk.len()))
+            acc.saturating_add(4)
+                .saturating_add(snap::raw::max_compress_len(chunk.len()))
         });
     out.try_reserve_exact(bound)
         .map_err(|_| fail(format!("cannot allocate {bound} bytes")))?;
@@ -91,12 +92,20 @@ pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let mut encoder = snap::raw::Encoder::new();
     for chunk in input.chunks(BLOCK_SIZE) {
         let max = snap::raw::max_compress_len(chunk.len());
-        let window_end = end + 4 + max;
+        // `end` stays within what was reserved above, far from overflowing.
+        let window_end = end.saturating_add(4).saturating_add(max);
         // Zero-fill only what the previous chunk did not already leave zeroed or written.
         if out.len() < window_end {
             out.resize(window_end, 0);
         }
-        let n = match encoder.compress(chunk, &mut out[end + 4..window_end]) {
+        let Some((length, body)) = out
+            .get_mut(end..window_end)
+            .and_then(|w| w.split_first_chunk_mut::<4>())
+        else {
+            out.truncate(start);
+            return Err(fail(format!("no room for a chunk at output offset {end}")));
+        };
+        let n = match encoder.compress(chunk, body) {
             Ok(n) => n,
             Err(e) => {
                 out.truncate(start);
@@ -104,8 +113,8 @@ pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
             }
         };
         // A chunk of at most 32 KiB compresses to far less than 2^31 bytes.
-        out[end..end + 4].copy_from_slice(&(n as u32).to_be_bytes());
-        end += 4 + n;
+        *length = (n as u32).to_be_bytes();
+        end = end.saturating_add(4).saturating_add(n);
     }
     out.truncate(end);
     Ok(())
@@ -131,22 +140,24 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
         sink.finish();
         return Ok(());
     }
+    // `pos` only moves forward over bytes that are present, so it stays `<= input.len()` and
+    // cannot overflow; saturating arithmetic below just says so.
     let mut pos = XERIAL_HEADER.len();
-    while pos < input.len() {
-        let left = input.len() - pos;
-        if left < 4 {
+    while let Some(rest) = input.get(pos..).filter(|rest| !rest.is_empty()) {
+        let left = rest.len();
+        let Some((&word_bytes, body)) = rest.split_first_chunk::<4>() else {
             return Err(sink.error(format!(
                 "xerial chunk length at offset {pos} needs 4 bytes but {left} remain"
             )));
-        }
-        let word = u32::from_be_bytes([input[pos], input[pos + 1], input[pos + 2], input[pos + 3]]);
+        };
+        let word = u32::from_be_bytes(word_bytes);
         if word == MAGIC_HEAD {
-            if left < XERIAL_HEADER.len() || input[pos..pos + 8] != XERIAL_MAGIC {
+            if left < XERIAL_HEADER.len() || rest.first_chunk() != Some(&XERIAL_MAGIC) {
                 return Err(sink.error(format!(
                     "bytes 82 53 4e 41 at offset {pos} start neither a chunk nor a complete xerial header"
                 )));
             }
-            pos += XERIAL_HEADER.len();
+            pos = pos.saturating_add(XERIAL_HEADER.len());
             continue;
         }
         let Ok(n) = i32::try_from(word) else {
@@ -156,14 +167,15 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
             )));
         };
         let n = n as usize;
-        if n > left - 4 {
+        let Some(block) = body.get(..n) else {
             return Err(sink.error(format!(
                 "xerial chunk at offset {pos} declares {n} bytes but {} remain",
-                left - 4
+                body.len()
             )));
-        }
-        decode_block(&input[pos + 4..pos + 4 + n], pos + 4, &mut sink)?;
-        pos += 4 + n;
+        };
+        let block_at = pos.saturating_add(4);
+        decode_block(block, block_at, &mut sink)?;
+        pos = block_at.saturating_add(n);
     }
     sink.finish();
     Ok(())
@@ -203,6 +215,13 @@ fn decode_block(block: &[u8], offset: usize, sink: &mut BoundedOut<'_>) -> Resul
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
 

@@ -59,7 +59,8 @@ thread_local! {
 
 /// The window log cap for a limit: `clamp(ceil(log2(limit)), 23, 27)`.
 fn window_log_max(limit: usize) -> u32 {
-    let log = usize::BITS - limit.saturating_sub(1).leading_zeros();
+    // `leading_zeros() <= usize::BITS`, so this cannot underflow.
+    let log = usize::BITS.saturating_sub(limit.saturating_sub(1).leading_zeros());
     log.clamp(WINDOW_LOG_FLOOR, WINDOW_LOG_DEFAULT_MAX)
 }
 
@@ -181,7 +182,8 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
             let (result, wrote) = {
                 let mut dst = OutBuffer::around_pos(vec, pos);
                 let result = dctx.decompress_stream(&mut dst, &mut src);
-                (result, dst.pos() - pos)
+                // libzstd only moves `dst.pos()` forward from `pos`.
+                (result, dst.pos().saturating_sub(pos))
             };
             let hint = result.map_err(|c| zerr(&sink, c, src.pos))?;
             sink.sync()?;
@@ -206,6 +208,13 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
 
