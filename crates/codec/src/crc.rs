@@ -33,11 +33,17 @@ mod tests {
 
     #[test]
     fn agrees_with_the_crc32c_crate_at_every_length_and_alignment() {
-        let data: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let data: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
         for start in 0..16 {
             for len in (0..600).chain([1021, 2048, 4000]) {
                 if let Some(s) = data.get(start..start + len) {
-                    assert_eq!(super::crc32c(s), crc32c::crc32c(s), "start {start} len {len}");
+                    assert_eq!(
+                        super::crc32c(s),
+                        crc32c::crc32c(s),
+                        "start {start} len {len}"
+                    );
                 }
             }
         }

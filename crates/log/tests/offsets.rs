@@ -180,7 +180,10 @@ fn earliest_reports_the_first_epoch_when_it_covers_the_log_start() {
     // at or before the log start offset (the broker answers epoch 0 for a fresh topic).
     let m = mem();
     let mut log = m.create(&[]);
-    assert_eq!(log.offsets(OffsetSpec::Earliest).unwrap().leader_epoch, None);
+    assert_eq!(
+        log.offsets(OffsetSpec::Earliest).unwrap().leader_epoch,
+        None
+    );
     log.set_leader_epoch(3);
     append(&mut log, &v2(1_714_000_000_000, &["a", "b"]));
     let r = log.offsets(OffsetSpec::Earliest).unwrap();
