@@ -1,26 +1,67 @@
 //! `krec dump`: print the entries of segment files (kafka-dump-log style text, or JSON Lines).
+//!
+//! Input streams entry by entry (see [`crate::source`]); each printed entry is rendered into a
+//! reused buffer and written in one go, so memory stays bounded by the largest entry whatever
+//! the file size. Filters look at entry headers first and skip what they exclude without
+//! decompressing it.
+
+mod filter;
+mod json;
+mod text;
+pub(crate) mod time;
 
 use crate::bytes_fmt::BytesFormat;
 use crate::entry_json;
-use crate::java_text;
 use crate::source::{expand_paths, Next, Source};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
-use krecords_codec::read::{Batch, Record};
+use filter::{Filter, Verdict};
+use krecords_codec::read::Batch;
 use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 use std::io::Write;
 use std::path::PathBuf;
 
 /// Print the entries of log segments or any file of concatenated Kafka entries.
 ///
+/// Text output is kafka-dump-log's, line for line (Kafka 4.4.0's DumpLogSegments with
+/// --deep-iteration / --print-data-log); JSON output is one object per entry (DESIGN.md).
+///
+/// PATH is a segment file, any file of concatenated entries, a partition directory (its .log
+/// files in offset order), `-` for stdin, or a glob pattern with *, ? and [...] that the shell
+/// did not expand (krec expands it, in sorted order).
+///
+/// Filters (all optional, combined with AND; entries filtered out are neither decoded nor
+/// checked, so they cannot make the exit code 1):
+///   --offset-start N / --offset-end N   offsets N.. (inclusive) / ..N (exclusive)
+///   --time-start T / --time-end T       timestamps T.. (inclusive) / ..T (exclusive); T is epoch
+///                                       ms or ISO 8601 (2024-04-24T23:06:40Z,
+///                                       2024-04-24T23:06:40.123+02:00, 2024-04-24; UTC if no zone)
+/// An entry is printed when its offsets [base, last] and its timestamps [base timestamp, max
+/// timestamp] overlap the ranges (a v0/v1 compressed wrapper: its inner messages' offsets and
+/// timestamps); with --deep only the records inside the ranges are printed (JSON "count" stays
+/// the entry's). v0 entries have no timestamps: a time filter leaves them all out.
+///   --producer-id N       entries of this producer (-1: non-idempotent v2 and all v0/v1)
+///   --control-only        control batches only (transaction markers, KRaft records)
+///   --transactional-only  transactional batches only (their markers included)
+///   --max-bytes N         read only the first N bytes of each file, as kafka-dump-log's
+///                         --max-bytes: entries that end past N are not printed, and neither is
+///                         the cut (no "invalid bytes" line, no JSON "partial" line)
+///
+/// --timestamps human adds ISO 8601 UTC forms: JSON fields base_timestamp_iso,
+/// max_timestamp_iso and (records) timestamp_iso; in text " (2024-04-24T23:06:40.000Z)" after
+/// each timestamp. Kafka's -1 ("no timestamp") has none.
+///
 /// Examples:
 ///   krec dump 00000000000000000000.log
 ///   krec dump --deep --format json --bytes hex /var/kafka/topic-0/
+///   krec dump --deep --offset-start 1000 --offset-end 2000 '/var/kafka/topic-*/'
+///   krec dump --deep --time-start 2024-04-24T23:00:00Z --timestamps human topic-0/
+///   krec dump --transactional-only --producer-id 4001 --format json topic-0/
 ///   cat entries.bin | krec dump --format json -
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, partition directories, or `-` for stdin.
+    /// Segment files, partition directories, glob patterns, or `-` for stdin.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Iterate the records of every entry (kafka-dump-log's --deep-iteration).
@@ -38,6 +79,33 @@ pub struct Args {
     /// Upper bound on the decompressed size of one entry.
     #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
     max_decompressed_bytes: usize,
+    /// Only offsets from N on (inclusive).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    offset_start: Option<i64>,
+    /// Only offsets before N (exclusive).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    offset_end: Option<i64>,
+    /// Only timestamps from T on (inclusive): epoch ms or ISO 8601.
+    #[arg(long, value_name = "T", value_parser = time::parse_time, allow_negative_numbers = true)]
+    time_start: Option<i64>,
+    /// Only timestamps before T (exclusive): epoch ms or ISO 8601.
+    #[arg(long, value_name = "T", value_parser = time::parse_time, allow_negative_numbers = true)]
+    time_end: Option<i64>,
+    /// Only entries with this producer id (-1: non-idempotent and v0/v1).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    producer_id: Option<i64>,
+    /// Only control batches (transaction markers, KRaft control records).
+    #[arg(long)]
+    control_only: bool,
+    /// Only transactional batches.
+    #[arg(long)]
+    transactional_only: bool,
+    /// Read only the first N bytes of each file (kafka-dump-log's --max-bytes).
+    #[arg(long, value_name = "N")]
+    max_bytes: Option<u64>,
+    /// How timestamps appear: ms as Kafka prints them, or human (ISO 8601 UTC added).
+    #[arg(long, value_enum, default_value_t = Timestamps::Ms)]
+    timestamps: Timestamps,
 }
 
 /// Output formats.
@@ -49,32 +117,57 @@ pub enum Format {
     Json,
 }
 
+/// Timestamp rendering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Timestamps {
+    /// Milliseconds since the epoch only (Kafka's output).
+    Ms,
+    /// Also ISO 8601 in UTC (JSON: extra `*_iso` fields; text: in parentheses).
+    Human,
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    if let (Some(s), Some(e)) = (args.offset_start, args.offset_end) {
+        if e <= s {
+            return Err(Failure::Usage(format!(
+                "--offset-end ({e}) must be greater than --offset-start ({s}): the end is exclusive"
+            )));
+        }
+    }
+    if let (Some(s), Some(e)) = (args.time_start, args.time_end) {
+        if e <= s {
+            return Err(Failure::Usage(format!(
+                "--time-end ({e}) must be later than --time-start ({s}): the end is exclusive"
+            )));
+        }
+    }
     let paths = expand_paths(&args.paths).context(|| "cannot list input".into())?;
+    let mut dumper = Dumper::new(&args);
     let mut problem = false;
-    let mut scratch = Vec::new();
     for path in &paths {
-        let mut source =
-            Source::open(path).context(|| format!("cannot open {}", path.display()))?;
+        let mut source = Source::open_limited(path, args.max_bytes)
+            .context(|| format!("cannot open {}", path.display()))?;
+        let name = source.name.clone();
         if args.format == Format::Text {
-            writeln!(out, "Dumping {}", source.name)?;
+            writeln!(out, "Dumping {name}")?;
             if let Some(start) = log_start_offset(path) {
                 writeln!(out, "Log starting offset: {start}")?;
             }
         }
         loop {
-            let name = source.name.clone();
             let next = source
                 .next_entry()
                 .context(|| format!("cannot read {name}"))?;
             match next {
                 Next::End => break,
                 Next::Entry(batch) => {
-                    if !dump_entry(&args, &name, &batch, &mut scratch, out)? {
+                    if !dumper.entry(&name, &batch, out)? {
                         problem = true;
                     }
                 }
+                // With --max-bytes the cut is not reported, as kafka-dump-log does.
+                Next::Partial(_) if args.max_bytes.is_some() => {}
                 Next::Partial(p) => match args.format {
                     Format::Json => writeln!(
                         out,
@@ -133,51 +226,134 @@ fn log_start_offset(path: &std::path::Path) -> Option<i64> {
     (path.extension()? == "log" && stem.len() == 20).then(|| stem.parse().ok())?
 }
 
-/// Prints one entry; returns false when it has a problem (bad CRC or undecodable records).
-fn dump_entry(
-    args: &Args,
-    name: &str,
-    batch: &Batch<'_>,
-    scratch: &mut Vec<u8>,
-    out: &mut impl Write,
-) -> Result<bool, Failure> {
-    let deep = args.deep || args.print_data;
-    let legacy_wrapper = matches!(batch, Batch::Legacy(b) if b.is_compressed());
-    let control = matches!(batch, Batch::V2(b) if b.is_control());
-    let mut records = Vec::new();
-    let mut record_error = None;
-    let mut first_offset = None;
-    let mut count = 0i64;
-    if deep || legacy_wrapper {
-        match batch.records(scratch, args.max_decompressed_bytes) {
-            Ok(iter) => {
-                for r in iter {
-                    match r {
-                        Ok(r) => {
-                            first_offset.get_or_insert(r.offset());
-                            count += 1;
-                            if deep {
-                                records.push(r);
+/// Renders entries; holds the buffers reused from entry to entry.
+struct Dumper {
+    format: Format,
+    deep: bool,
+    print_data: bool,
+    bytes: BytesFormat,
+    iso: bool,
+    max_decompressed: usize,
+    filter: Filter,
+    /// Decompressed records of the current entry.
+    scratch: Vec<u8>,
+    /// The rendered entry line (text: the batch line).
+    line: Vec<u8>,
+    /// The rendered records of the current entry.
+    records: Vec<u8>,
+}
+
+impl Dumper {
+    fn new(args: &Args) -> Dumper {
+        Dumper {
+            format: args.format,
+            deep: args.deep || args.print_data,
+            print_data: args.print_data,
+            bytes: args.bytes,
+            iso: args.timestamps == Timestamps::Human,
+            max_decompressed: args.max_decompressed_bytes,
+            filter: Filter {
+                offset_start: args.offset_start,
+                offset_end: args.offset_end,
+                time_start: args.time_start,
+                time_end: args.time_end,
+                producer_id: args.producer_id,
+                control_only: args.control_only,
+                transactional_only: args.transactional_only,
+            },
+            scratch: Vec::new(),
+            line: Vec::new(),
+            records: Vec::new(),
+        }
+    }
+
+    /// Prints one entry if the filters keep it; returns false when it has a problem (bad CRC or
+    /// undecodable records).
+    fn entry(
+        &mut self,
+        name: &str,
+        batch: &Batch<'_>,
+        out: &mut impl Write,
+    ) -> Result<bool, Failure> {
+        let verdict = self.filter.entry(batch);
+        if verdict == Verdict::Skip {
+            return Ok(true);
+        }
+        let legacy_wrapper = matches!(batch, Batch::Legacy(b) if b.is_compressed());
+        let control = matches!(batch, Batch::V2(b) if b.is_control());
+        let json = self.format == Format::Json;
+        let ts_name = batch.timestamp_type().kafka_name();
+        // JSON: the whole line goes into `records` and out in one write. The header comes first
+        // unless it needs the records (a v0/v1 wrapper's first offset and count).
+        self.records.clear();
+        let header_first = json && !legacy_wrapper;
+        let mut crc_valid = None;
+        if header_first {
+            let e = entry_json::entry(name, batch, None, None);
+            crc_valid = Some(e.crc_valid);
+            json::entry_fields(&mut self.records, &e, self.iso);
+            if self.deep {
+                self.records.extend_from_slice(b",\"records\":[");
+            }
+        }
+        let records_start = self.records.len();
+        let mut record_error = None;
+        let mut first_offset = None;
+        let mut min_ts: Option<i64> = None;
+        let mut count = 0i64;
+        if self.deep || legacy_wrapper {
+            // Records of a v2 entry inside every range need no check one by one.
+            let check = self.filter.filters_records();
+            match batch.records(&mut self.scratch, self.max_decompressed) {
+                Ok(iter) => {
+                    for r in iter {
+                        let r = match r {
+                            Ok(r) => r,
+                            Err(e) => {
+                                record_error = Some(e);
+                                break;
                             }
+                        };
+                        first_offset.get_or_insert(r.offset());
+                        if let Some(t) = r.timestamp() {
+                            min_ts = Some(min_ts.map_or(t, |m| m.min(t)));
                         }
-                        Err(e) => {
-                            record_error = Some(e);
-                            break;
+                        count += 1;
+                        if !self.deep || (check && !self.filter.record(&r)) {
+                            continue;
+                        }
+                        if json {
+                            if self.records.len() > records_start {
+                                self.records.push(b',');
+                            }
+                            json::record(&mut self.records, &r, control, self.bytes, self.iso);
+                        } else {
+                            text::record(
+                                &mut self.records,
+                                &r,
+                                ts_name,
+                                control,
+                                self.print_data,
+                                self.iso,
+                            );
                         }
                     }
                 }
+                Err(e) => record_error = Some(e),
             }
-            Err(e) => record_error = Some(e),
         }
-    }
-    let ok = batch.is_crc_valid() && record_error.is_none();
-    let (first, cnt) = if legacy_wrapper {
-        (first_offset, Some(count))
-    } else {
-        (None, None)
-    };
-    match args.format {
-        Format::Json => {
+        if verdict == Verdict::Decode
+            && record_error.is_none()
+            && !self.filter.wrapper_in_range(first_offset, min_ts)
+        {
+            return Ok(true);
+        }
+        let (first, cnt) = if legacy_wrapper {
+            (first_offset, Some(count))
+        } else {
+            (None, None)
+        };
+        if json {
             if let Some(e) = &record_error {
                 writeln!(
                     out,
@@ -186,155 +362,33 @@ fn dump_entry(
                 )?;
                 return Ok(false);
             }
-            let mut entry = entry_json::entry(name, batch, first, cnt);
-            if deep {
-                entry.records = Some(
-                    records
-                        .iter()
-                        .map(|r| entry_json::record(r, control, args.bytes))
-                        .collect(),
-                );
+            let tail: &[u8] = if self.deep { b"]}\n" } else { b"}\n" };
+            if header_first {
+                self.records.extend_from_slice(tail);
+                out.write_all(&self.records)?;
+            } else {
+                let e = entry_json::entry(name, batch, first, cnt);
+                crc_valid = Some(e.crc_valid);
+                self.line.clear();
+                json::entry_fields(&mut self.line, &e, self.iso);
+                if self.deep {
+                    self.line.extend_from_slice(b",\"records\":[");
+                    self.line.extend_from_slice(&self.records);
+                }
+                self.line.extend_from_slice(tail);
+                out.write_all(&self.line)?;
             }
-            serde_json::to_writer(&mut *out, &entry).map_err(std::io::Error::from)?;
-            out.write_all(b"\n")?;
-        }
-        Format::Text => {
-            write_text_entry(out, batch, first, cnt)?;
-            for r in &records {
-                write_text_record(
-                    out,
-                    r,
-                    batch.timestamp_type().kafka_name(),
-                    control,
-                    args.print_data,
-                )?;
-            }
+        } else {
+            let e = entry_json::entry("", batch, first, cnt);
+            crc_valid = Some(e.crc_valid);
+            self.line.clear();
+            text::entry(&mut self.line, batch, &e, self.iso);
+            out.write_all(&self.line)?;
+            out.write_all(&self.records)?;
             if let Some(e) = &record_error {
                 eprintln!("krec: {name}: {e}");
             }
         }
+        Ok(crc_valid.unwrap_or(false) && record_error.is_none())
     }
-    Ok(ok)
-}
-
-/// The batch line of kafka-dump-log (Kafka 4.4.0's `DumpLogSegments.printBatchLevel`).
-fn write_text_entry(
-    out: &mut impl Write,
-    batch: &Batch<'_>,
-    first: Option<i64>,
-    count: Option<i64>,
-) -> std::io::Result<()> {
-    let e = entry_json::entry("", batch, first, count);
-    match batch {
-        Batch::V2(b) => write!(
-            out,
-            "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {}",
-            e.base_offset,
-            e.last_offset,
-            e.count,
-            e.base_sequence,
-            b.last_sequence().unwrap_or(-1),
-            e.producer_id,
-            e.producer_epoch,
-            e.partition_leader_epoch,
-            e.transactional,
-            e.control,
-            b.delete_horizon_ms()
-                .map_or("OptionalLong.empty".to_string(), |d| format!("OptionalLong[{d}]")),
-        )?,
-        // Legacy entries print only their (last) offset.
-        Batch::Legacy(b) => write!(out, "offset: {}", b.offset())?,
-    }
-    writeln!(
-        out,
-        " position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
-        e.position,
-        batch.timestamp_type().kafka_name(),
-        e.max_timestamp.unwrap_or(-1),
-        e.size_bytes,
-        e.magic,
-        e.compression,
-        e.crc,
-        e.crc_valid
-    )
-}
-
-/// KRaft control records as kafka-dump-log 4.4.0 prints them: the type and the value as JSON.
-fn write_kraft_control(out: &mut impl Write, r: &Record<'_>) -> std::io::Result<()> {
-    use krecords_codec::control::{kraft_json, ControlRecordKey, ControlRecordType};
-    let Ok(key) = ControlRecordKey::parse(r.key(), 0) else {
-        return Ok(());
-    };
-    let label = match key.kind {
-        ControlRecordType::LeaderChange => "LeaderChange:",
-        ControlRecordType::SnapshotHeader => "SnapshotHeader",
-        ControlRecordType::SnapshotFooter => "SnapshotFooter",
-        ControlRecordType::KRaftVersion => "KRaftVersion",
-        ControlRecordType::KRaftVoters => "KRaftVoters",
-        _ => {
-            return write!(
-                out,
-                " controlType: {}({})",
-                key.kind.kafka_name(),
-                key.kind.id()
-            )
-        }
-    };
-    match kraft_json(key.kind, r.value(), 0) {
-        Ok(Some(json)) => write!(out, " {label} {json}"),
-        _ => write!(out, " {label}"),
-    }
-}
-
-/// A record line of kafka-dump-log (`| offset: ...`), with Java's rendering of bytes as text.
-fn write_text_record(
-    out: &mut impl Write,
-    r: &Record<'_>,
-    batch_ts_name: &'static str,
-    control: bool,
-    data: bool,
-) -> std::io::Result<()> {
-    let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
-    write!(
-        out,
-        "| offset: {} {batch_ts_name}: {} keySize: {} valueSize: {}",
-        r.offset(),
-        r.timestamp().unwrap_or(-1),
-        size(r.key()),
-        size(r.value())
-    )?;
-    match r {
-        Record::V2(v) => {
-            let keys: Vec<String> = r.headers().map(|h| java_text::decode(h.key)).collect();
-            write!(
-                out,
-                " sequence: {} headerKeys: [{}]",
-                v.sequence.unwrap_or(-1),
-                keys.join(",")
-            )?;
-        }
-        Record::Legacy(l) => write!(out, " isValid: {} crc: {}", l.crc == l.compute_crc(), l.crc)?,
-    }
-    if control {
-        let j = entry_json::record(r, true, BytesFormat::Hex);
-        if let Some(c) = j.control {
-            match c.coordinator_epoch {
-                Some(epoch) => write!(
-                    out,
-                    " endTxnMarker: {} coordinatorEpoch: {}",
-                    c.kind.to_uppercase(),
-                    epoch
-                )?,
-                None => write_kraft_control(out, r)?,
-            }
-        }
-    } else if data {
-        if let Some(k) = r.key() {
-            write!(out, " key: {}", java_text::decode(k))?;
-        }
-        if let Some(v) = r.value() {
-            write!(out, " payload: {}", java_text::decode(v))?;
-        }
-    }
-    writeln!(out)
 }

@@ -487,35 +487,11 @@ fn plural(n: usize, one: &str) -> String {
     }
 }
 
-/// ISO-8601 UTC rendering of epoch milliseconds.
-pub fn iso8601(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let milli = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
-        sod / 3600,
-        sod % 3600 / 60,
-        sod % 60
-    )
-}
-
 fn timestamp_note(ts: i64) -> String {
     if ts == -1 {
         "none".into()
     } else if (0..=253_402_300_799_999).contains(&ts) {
-        iso8601(ts)
+        crate::dump::time::iso(ts)
     } else {
         "out of range".into()
     }
@@ -613,7 +589,7 @@ impl<W: Write> Explainer<'_, '_, W> {
         declared: Option<u64>,
         avail: u64,
     ) -> Result<bool, Halt> {
-        let partial = declared.map_or(true, |d| d > avail);
+        let partial = declared.is_none_or(|d| d > avail);
         let magic = buf.get(MAGIC_OFFSET).copied();
         let kind = match magic {
             Some(2) => "magic 2 record batch".to_string(),
@@ -1499,10 +1475,16 @@ mod tests {
 
     #[test]
     fn iso8601_renders_epoch_millis() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(1_714_000_000_000), "2024-04-24T23:06:40.000Z");
-        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(iso8601(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(crate::dump::time::iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            crate::dump::time::iso(1_714_000_000_000),
+            "2024-04-24T23:06:40.000Z"
+        );
+        assert_eq!(
+            crate::dump::time::iso(951_782_400_123),
+            "2000-02-29T00:00:00.123Z"
+        );
+        assert_eq!(crate::dump::time::iso(-1), "1969-12-31T23:59:59.999Z");
     }
 
     #[test]

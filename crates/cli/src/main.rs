@@ -8,6 +8,7 @@ mod build;
 mod bytes_fmt;
 mod convert;
 mod demo;
+mod docs;
 mod dump;
 mod entry_json;
 mod explain;
@@ -18,7 +19,7 @@ mod source;
 mod stats;
 mod verify;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -41,6 +42,8 @@ enum Command {
     Verify(verify::Args),
     Convert(convert::Args),
     Log(log_cmd::Args),
+    Completions(docs::CompletionsArgs),
+    Man(docs::ManArgs),
 }
 
 /// How a subcommand ended.
@@ -95,6 +98,8 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args, &mut out),
         Command::Convert(args) => convert::run(args, &mut out),
         Command::Log(args) => log_cmd::run(args, &mut out),
+        Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
+        Command::Man(args) => docs::man(args, Cli::command(), &mut out),
     };
     let result = result.and_then(|o| out.flush().map(|()| o).map_err(Failure::from));
     match result {

@@ -43,16 +43,31 @@ pub struct Source {
 impl Source {
     /// Opens a file, or stdin for `-`.
     pub fn open(path: &Path) -> io::Result<Source> {
+        Source::open_limited(path, None)
+    }
+
+    /// Opens a file, or stdin for `-`, reading at most `max_bytes` of it: the input ends there,
+    /// so entries that do not end within the limit are a partial tail.
+    pub fn open_limited(path: &Path, max_bytes: Option<u64>) -> io::Result<Source> {
+        let limit = max_bytes.unwrap_or(u64::MAX);
         if path == Path::new("-") {
-            return Ok(Source::new("-".into(), Box::new(io::stdin()), None));
+            return Ok(Source::new(
+                "-".into(),
+                Box::new(io::stdin().take(limit)),
+                None,
+            ));
         }
         let file = File::open(path)?;
         let len = file
             .metadata()
             .ok()
             .filter(|m| m.is_file())
-            .map(|m| m.len());
-        Ok(Source::new(path.display().to_string(), Box::new(file), len))
+            .map(|m| m.len().min(limit));
+        Ok(Source::new(
+            path.display().to_string(),
+            Box::new(file.take(limit)),
+            len,
+        ))
     }
 
     fn new(name: String, reader: Box<dyn Read>, unread: Option<u64>) -> Source {
@@ -163,20 +178,66 @@ impl Source {
     }
 }
 
-/// Expands PATH arguments: a directory means its `.log` files in offset order; `-` is stdin.
+/// Expands PATH arguments: a directory means its `.log` files in offset order; `-` is stdin; a
+/// path that does not exist and contains `*`, `?` or `[` is a glob pattern (for when the shell
+/// did not expand it, as on Windows or when quoted), replaced by its matches in sorted order, each
+/// of them expanded in turn (so `'data/topic-*'` gives every partition's segments). `*` and `?`
+/// do not match `/` or a leading dot. A pattern that matches nothing is an error.
 pub fn expand_paths(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
-        if p.is_dir() {
-            let mut logs: Vec<PathBuf> = std::fs::read_dir(p)?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "log"))
-                .collect();
-            logs.sort();
-            out.extend(logs);
-        } else {
-            out.push(p.clone());
+        match glob_matches(p)? {
+            Some(matches) => {
+                for m in matches {
+                    push_path(&mut out, m)?;
+                }
+            }
+            None => push_path(&mut out, p.clone())?,
         }
     }
     Ok(out)
+}
+
+fn push_path(out: &mut Vec<PathBuf>, p: PathBuf) -> io::Result<()> {
+    if p.is_dir() {
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(&p)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
+        logs.sort();
+        out.extend(logs);
+    } else {
+        out.push(p);
+    }
+    Ok(())
+}
+
+/// The matches of `p` when it is a glob pattern rather than an existing path.
+fn glob_matches(p: &Path) -> io::Result<Option<Vec<PathBuf>>> {
+    let Some(text) = p.to_str() else {
+        return Ok(None);
+    };
+    if p == Path::new("-") || !text.contains(['*', '?', '[']) || p.exists() {
+        return Ok(None);
+    }
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: true,
+    };
+    let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+    let paths = glob::glob_with(text, options)
+        .map_err(|e| invalid(format!("invalid pattern {text:?}: {e}")))?;
+    let mut matches = Vec::new();
+    for m in paths {
+        matches.push(m.map_err(io::Error::from)?);
+    }
+    if matches.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no file matches {text:?}"),
+        ));
+    }
+    matches.sort();
+    Ok(Some(matches))
 }

@@ -11,6 +11,8 @@ mod build_dump;
 mod convert;
 #[path = "cli/demo.rs"]
 mod demo;
+#[path = "cli/dump_filters.rs"]
+mod dump_filters;
 #[path = "cli/explain.rs"]
 mod explain;
 #[path = "cli/gen.rs"]

@@ -366,7 +366,7 @@ impl Converter {
             || self
                 .opts
                 .timestamp_type
-                .map_or(true, |t| t == batch.timestamp_type());
+                .is_none_or(|t| t == batch.timestamp_type());
         if self.opts.pass_through
             && batch.magic() == magic
             && source_codec == codec

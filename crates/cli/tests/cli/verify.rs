@@ -69,7 +69,7 @@ fn a_clean_log_and_a_clean_file_pass() {
     assert!(problems.is_empty());
     assert_eq!(
         summary,
-        serde_json::json!({"files":11,"entries":5,"records":10,"bytes":395,"problems":0})
+        serde_json::json!({"files":14,"entries":5,"records":10,"bytes":395,"problems":0})
     );
     let hello = d.hello("hello.bin");
     let r = d.run(&["verify", &hello], b"");

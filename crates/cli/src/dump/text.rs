@@ -1,0 +1,184 @@
+//! kafka-dump-log's lines (Kafka 4.4.0's `DumpLogSegments`), written straight into a byte buffer.
+
+use super::json::int;
+use super::time::write_iso;
+use crate::entry_json::{self, EntryJson};
+use crate::java_text;
+use krecords_codec::read::{Batch, Record};
+
+/// Bytes as Java's `new String(bytes, UTF_8)` shows them (valid UTF-8 as it is).
+fn java_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    match std::str::from_utf8(b) {
+        Ok(_) => out.extend_from_slice(b),
+        Err(_) => out.extend_from_slice(java_text::decode(b).as_bytes()),
+    }
+}
+
+/// With `--timestamps human`: ` (2024-04-24T23:06:40.000Z)` after a timestamp (none after -1).
+fn human(out: &mut Vec<u8>, ts: i64, iso: bool) {
+    if iso && ts != -1 {
+        out.extend_from_slice(b" (");
+        write_iso(out, ts);
+        out.push(b')');
+    }
+}
+
+/// The batch line (`printBatchLevel`).
+pub fn entry(out: &mut Vec<u8>, batch: &Batch<'_>, e: &EntryJson<'_>, iso: bool) {
+    match batch {
+        Batch::V2(b) => {
+            out.extend_from_slice(b"baseOffset: ");
+            int(out, e.base_offset);
+            out.extend_from_slice(b" lastOffset: ");
+            int(out, e.last_offset);
+            out.extend_from_slice(b" count: ");
+            int(out, e.count);
+            out.extend_from_slice(b" baseSequence: ");
+            int(out, e.base_sequence);
+            out.extend_from_slice(b" lastSequence: ");
+            int(out, b.last_sequence().unwrap_or(-1));
+            out.extend_from_slice(b" producerId: ");
+            int(out, e.producer_id);
+            out.extend_from_slice(b" producerEpoch: ");
+            int(out, e.producer_epoch);
+            out.extend_from_slice(b" partitionLeaderEpoch: ");
+            int(out, e.partition_leader_epoch);
+            out.extend_from_slice(b" isTransactional: ");
+            out.extend_from_slice(if e.transactional { b"true" } else { b"false" });
+            out.extend_from_slice(b" isControl: ");
+            out.extend_from_slice(if e.control { b"true" } else { b"false" });
+            out.extend_from_slice(b" deleteHorizonMs: ");
+            match b.delete_horizon_ms() {
+                Some(d) => {
+                    out.extend_from_slice(b"OptionalLong[");
+                    int(out, d);
+                    out.push(b']');
+                }
+                None => out.extend_from_slice(b"OptionalLong.empty"),
+            }
+        }
+        // Legacy entries print only their (last) offset.
+        Batch::Legacy(b) => {
+            out.extend_from_slice(b"offset: ");
+            int(out, b.offset());
+        }
+    }
+    out.extend_from_slice(b" position: ");
+    int(out, e.position);
+    out.push(b' ');
+    out.extend_from_slice(batch.timestamp_type().kafka_name().as_bytes());
+    out.extend_from_slice(b": ");
+    let ts = e.max_timestamp.unwrap_or(-1);
+    int(out, ts);
+    human(out, ts, iso);
+    out.extend_from_slice(b" size: ");
+    int(out, e.size_bytes);
+    out.extend_from_slice(b" magic: ");
+    int(out, e.magic);
+    out.extend_from_slice(b" compresscodec: ");
+    out.extend_from_slice(e.compression.as_bytes());
+    out.extend_from_slice(b" crc: ");
+    int(out, e.crc);
+    out.extend_from_slice(b" isvalid: ");
+    out.extend_from_slice(if e.crc_valid { b"true\n" } else { b"false\n" });
+}
+
+/// KRaft control records as kafka-dump-log 4.4.0 prints them: the type and the value as JSON.
+fn kraft_control(out: &mut Vec<u8>, r: &Record<'_>) {
+    use krecords_codec::control::{kraft_json, ControlRecordKey, ControlRecordType};
+    let Ok(key) = ControlRecordKey::parse(r.key(), 0) else {
+        return;
+    };
+    let label = match key.kind {
+        ControlRecordType::LeaderChange => "LeaderChange:",
+        ControlRecordType::SnapshotHeader => "SnapshotHeader",
+        ControlRecordType::SnapshotFooter => "SnapshotFooter",
+        ControlRecordType::KRaftVersion => "KRaftVersion",
+        ControlRecordType::KRaftVoters => "KRaftVoters",
+        _ => {
+            out.extend_from_slice(b" controlType: ");
+            out.extend_from_slice(key.kind.kafka_name().as_bytes());
+            out.push(b'(');
+            int(out, key.kind.id());
+            out.push(b')');
+            return;
+        }
+    };
+    out.push(b' ');
+    out.extend_from_slice(label.as_bytes());
+    if let Ok(Some(json)) = kraft_json(key.kind, r.value(), 0) {
+        out.push(b' ');
+        out.extend_from_slice(json.to_string().as_bytes());
+    }
+}
+
+/// A record line (`| offset: ...`), with Java's rendering of bytes as text.
+pub fn record(
+    out: &mut Vec<u8>,
+    r: &Record<'_>,
+    batch_ts_name: &'static str,
+    control: bool,
+    data: bool,
+    iso: bool,
+) {
+    let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
+    out.extend_from_slice(b"| offset: ");
+    int(out, r.offset());
+    out.push(b' ');
+    out.extend_from_slice(batch_ts_name.as_bytes());
+    out.extend_from_slice(b": ");
+    let ts = r.timestamp().unwrap_or(-1);
+    int(out, ts);
+    human(out, ts, iso);
+    out.extend_from_slice(b" keySize: ");
+    int(out, size(r.key()));
+    out.extend_from_slice(b" valueSize: ");
+    int(out, size(r.value()));
+    match r {
+        Record::V2(v) => {
+            out.extend_from_slice(b" sequence: ");
+            int(out, v.sequence.unwrap_or(-1));
+            out.extend_from_slice(b" headerKeys: [");
+            for (i, h) in r.headers().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                java_bytes(out, h.key);
+            }
+            out.push(b']');
+        }
+        Record::Legacy(l) => {
+            out.extend_from_slice(b" isValid: ");
+            out.extend_from_slice(if l.crc == l.compute_crc() {
+                b"true"
+            } else {
+                b"false"
+            });
+            out.extend_from_slice(b" crc: ");
+            int(out, l.crc);
+        }
+    }
+    if control {
+        let c = entry_json::control(r);
+        match c.coordinator_epoch {
+            Some(epoch) => {
+                out.extend_from_slice(b" endTxnMarker: ");
+                out.extend_from_slice(c.kind.to_uppercase().as_bytes());
+                out.extend_from_slice(b" coordinatorEpoch: ");
+                int(out, epoch);
+            }
+            // Not a commit/abort marker: a KRaft record (nothing for an unparsable key).
+            None => kraft_control(out, r),
+        }
+    } else if data {
+        if let Some(k) = r.key() {
+            out.extend_from_slice(b" key: ");
+            java_bytes(out, k);
+        }
+        if let Some(v) = r.value() {
+            out.extend_from_slice(b" payload: ");
+            java_bytes(out, v);
+        }
+    }
+    out.push(b'\n');
+}
