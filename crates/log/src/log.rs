@@ -1289,7 +1289,7 @@ impl Log {
             OffsetSpec::MaxTimestamp => {
                 let mut best: Option<&Segment> = None;
                 for s in &self.segments {
-                    if best.map_or(true, |b| s.max_timestamp() > b.max_timestamp()) {
+                    if best.is_none_or(|b| s.max_timestamp() > b.max_timestamp()) {
                         best = Some(s);
                     }
                 }
