@@ -14,6 +14,7 @@ use crate::storage::{FsStorage, MemStorage, Storage};
 use crate::transaction::{AbortedTransaction, AbortedTxn, IsolationLevel};
 use crate::validate::{self, Settings};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
+use krecords_codec::read::v2::RECORDS_OFFSET;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::write::V2Builder;
 use krecords_codec::TimestampType;
@@ -262,17 +263,17 @@ pub struct Log {
 }
 
 /// An append after its checks: what to write, or the answer to a duplicate.
-enum Prepared {
+enum Prepared<'a> {
     /// A producer's retry of a batch in the log (or staged before it): nothing to write.
     Duplicate(AppendInfo),
     /// New batches to write.
-    Append(Box<Checks>),
+    Append(Box<Checks<'a>>),
 }
 
 /// What an append that passed its checks writes and records ([`Log::commit`]).
-struct Checks {
+struct Checks<'a> {
     /// The entries to write, offsets assigned.
-    validated: validate::Validated,
+    validated: validate::Validated<'a>,
     /// Position, size, last offset and max timestamp of each batch of `validated`.
     metas: Vec<BatchMeta>,
     /// Per batch: partition leader epoch and base offset of a v2 batch, `None` for v0/v1.
@@ -337,7 +338,7 @@ fn load_producer_state(
             ps.take_snapshot(st, dir)?;
         }
         let mut aborted = Vec::new();
-        segment.for_each_batch(|b| {
+        segment.for_each_batch_header(|b| {
             if b.last_offset() >= start {
                 if let Some((txn, lso)) = ps.replay(b, &mut scratch) {
                     if txn.aborted {
@@ -804,14 +805,14 @@ impl Log {
     /// The checks of an append, changing nothing: validation and offset assignment from
     /// `next_offset`, the size limits, and the producer checks against the producer state as
     /// `staged` changes it.
-    fn prepare(
+    fn prepare<'a>(
         &self,
-        bytes: &[u8],
+        bytes: &'a [u8],
         origin: AppendOrigin,
         now: i64,
         next_offset: i64,
         staged: Option<&Staged>,
-    ) -> Result<Prepared> {
+    ) -> Result<Prepared<'a>> {
         let settings = Settings {
             config: &self.config,
             now,
@@ -819,8 +820,24 @@ impl Log {
             origin,
         };
         let validated = validate::validate(bytes, next_offset, &settings)?;
+        let total_size = validated.bytes.len() + validated.tail.len();
+        // With a tail, `validated.bytes` is the patched header of one non-control v2 batch whose
+        // records stay in the input: the producer checks and the index bookkeeping read only
+        // header fields, so they get a view of the header alone (its length field set to an
+        // empty records section) and the batch's size is the whole.
+        let mut header_view = [0u8; RECORDS_OFFSET];
         let mut batches: Vec<Batch<'_>> = Vec::new();
-        for entry in Entries::new(&validated.bytes) {
+        if !validated.tail.is_empty() {
+            header_view.copy_from_slice(&validated.bytes);
+            let empty = (RECORDS_OFFSET - krecords_codec::LOG_OVERHEAD) as i32;
+            header_view[8..12].copy_from_slice(&empty.to_be_bytes());
+        }
+        let parsed: &[u8] = if validated.tail.is_empty() {
+            &validated.bytes
+        } else {
+            &header_view
+        };
+        for entry in Entries::new(parsed) {
             let b = entry.map_err(|e| Error::Codec {
                 at: Location::Unknown,
                 source: e,
@@ -834,9 +851,9 @@ impl Log {
             }
             batches.push(b);
         }
-        if validated.bytes.len() > self.config.segment_bytes as usize {
+        if total_size > self.config.segment_bytes as usize {
             return Err(Error::RecordListTooLarge {
-                size: validated.bytes.len(),
+                size: total_size,
                 max: self.config.segment_bytes,
             });
         }
@@ -870,7 +887,11 @@ impl Log {
             .iter()
             .map(|b| BatchMeta {
                 position: b.position() as u64,
-                size: b.size_in_bytes() as u64,
+                size: if validated.tail.is_empty() {
+                    b.size_in_bytes() as u64
+                } else {
+                    total_size as u64
+                },
                 last_offset: b.last_offset(),
                 max_timestamp: reader::max_timestamp(b),
             })
@@ -896,7 +917,7 @@ impl Log {
     /// Writes an append that passed [`Log::prepare`] (rolling first if needed), updates the
     /// leader epochs, producer state and transaction index, and syncs as `flush.messages` /
     /// `flush.ms` say. Only storage errors are possible; they poison the log.
-    fn commit(&mut self, p: Box<Checks>, now: i64) -> Result<AppendInfo> {
+    fn commit(&mut self, p: Box<Checks<'_>>, now: i64) -> Result<AppendInfo> {
         let Checks {
             validated,
             metas,
@@ -905,7 +926,7 @@ impl Log {
             log_append_time,
         } = *p;
         let max_timestamp = metas.iter().map(|m| m.max_timestamp).max().unwrap_or(-1);
-        let size = validated.bytes.len() as u64;
+        let size = (validated.bytes.len() + validated.tail.len()) as u64;
         if self.active().should_roll(
             &self.config,
             size,
@@ -923,7 +944,9 @@ impl Log {
                 None => self.epoch_cache.clear(),
             };
         }
-        let r = self.active_mut().append(&validated.bytes, &metas);
+        let r = self
+            .active_mut()
+            .append(&validated.bytes, validated.tail, &metas);
         self.guard(r)?;
         if epochs_changed {
             let r = self.epoch_cache.store(self.env.storage.as_ref(), &self.dir);
@@ -962,7 +985,7 @@ impl Log {
             duplicate: false,
             record_count: validated.record_count,
             max_timestamp,
-            size_bytes: validated.bytes.len(),
+            size_bytes: size as usize,
             rebuilt: validated.rebuilt,
             trimmed_bytes: validated.trimmed_bytes,
         })

@@ -1,7 +1,8 @@
 //! One segment: a `.log` file of entries, its two sparse indexes and its transaction index
 //! (Kafka's `LogSegment`).
 //!
-//! Appends write the validated bytes at the end of the `.log` file with one positioned write,
+//! Appends write the validated bytes at the end of the `.log` file with one logical positioned
+//! write (a patched v2 header and the records borrowed from the request are written in turn),
 //! then add index entries: after every `index.interval.bytes` of batches, an offset index entry
 //! `(last offset of the batch, its position)` and a time index entry with the running maximum
 //! timestamp (Kafka's `LogSegment.append`). Recovery rebuilds the same entries from the file.
@@ -13,7 +14,9 @@ use crate::index::{OffsetIndex, TimeIndex, TxnIndex};
 use crate::reader::{self, Next, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
 use crate::storage::{Storage, StorageFile};
 use crate::transaction::AbortedTxn;
+use krecords_codec::read::v2 as v2_layout;
 use krecords_codec::read::Batch;
+use krecords_codec::LOG_OVERHEAD;
 use std::path::{Path, PathBuf};
 
 /// What an append tells the segment about each batch it wrote.
@@ -289,19 +292,26 @@ impl Segment {
     /// Writes `bytes` (whole validated entries, described by `batches`) at the end of the log
     /// file and indexes them. An I/O error leaves the segment's in-memory state unchanged
     /// except for indexes, and the caller poisons the log.
-    pub(crate) fn append(&mut self, bytes: &[u8], batches: &[BatchMeta]) -> Result<()> {
-        if bytes.is_empty() {
+    ///
+    /// The bytes are `head` followed by `tail` (a patched batch header and the records it
+    /// borrows from the produce request), written as one logical write.
+    pub(crate) fn append(&mut self, head: &[u8], tail: &[u8], batches: &[BatchMeta]) -> Result<()> {
+        let len = head.len() + tail.len();
+        if len == 0 {
             return Ok(());
         }
         let start = self.size;
-        self.log
-            .write_at(bytes, start)
-            .map_err(|e| Error::io("write", &self.log_path, e))?;
+        let r = if tail.is_empty() {
+            self.log.write_at(head, start)
+        } else {
+            self.log.write_all_vectored_at(&[head, tail], start)
+        };
+        r.map_err(|e| Error::io("write", &self.log_path, e))?;
         if start == 0 {
             let largest = batches.iter().map(|b| b.max_timestamp).max().unwrap_or(-1);
             self.rolling_based_timestamp = Some(largest);
         }
-        self.size = start + bytes.len() as u64;
+        self.size = start + len as u64;
         for b in batches {
             self.index_batch(start + b.position, b.size, b.last_offset, b.max_timestamp)?;
             self.next_offset = b.last_offset + 1;
@@ -480,8 +490,33 @@ impl Segment {
     }
 
     /// Position of the first batch whose last offset is >= `offset`, `None` if there is none.
+    ///
+    /// Walks the v2 batch headers only; anything else (a v0/v1 entry, a header that does not
+    /// parse) sends the whole lookup through [`Self::find_position_parsed`], which parses every
+    /// entry and reports corruption.
     pub(crate) fn find_position(&self, offset: i64) -> Result<Option<u64>> {
         let (_, start) = self.offset_index.lookup(offset)?;
+        let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
+        let mut pos = start;
+        loop {
+            match w
+                .at(pos)
+                .map_err(|e| Error::io("read", &self.log_path, e))?
+            {
+                Head::Batch { size, last_offset } => {
+                    if last_offset >= offset {
+                        return Ok(Some(pos));
+                    }
+                    pos += size;
+                }
+                Head::End => return Ok(None),
+                Head::Other => return self.find_position_parsed(start, offset),
+            }
+        }
+    }
+
+    /// [`Self::find_position`] parsing every entry from `start`.
+    fn find_position_parsed(&self, start: u64, offset: i64) -> Result<Option<u64>> {
         let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SEEK_WINDOW);
         loop {
             match self.next(&mut r)? {
@@ -515,7 +550,60 @@ impl Segment {
     /// always, as Kafka's `minOneMessage`) and end below `max_offset` (exclusive: the last stable
     /// offset or the high watermark, always a batch boundary). Returns the last offset copied
     /// and whether a limit stopped the copy.
+    ///
+    /// Finds the end from the v2 batch headers alone, then reads the range straight into `out`
+    /// with one read; anything but a v2 header that parses goes through
+    /// [`Self::read_into_parsed`] instead.
     pub(crate) fn read_into(
+        &self,
+        position: u64,
+        max_bytes: usize,
+        max_offset: i64,
+        out: &mut Vec<u8>,
+    ) -> Result<(Option<i64>, bool)> {
+        let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
+        let base_len = out.len();
+        let mut len = 0usize;
+        let mut pos = position;
+        let mut last = None;
+        let full = loop {
+            match w
+                .at(pos)
+                .map_err(|e| Error::io("read", &self.log_path, e))?
+            {
+                Head::Batch { size, last_offset } => {
+                    if last_offset >= max_offset {
+                        break true;
+                    }
+                    let have = base_len + len;
+                    let size_usize = usize::try_from(size).unwrap_or(usize::MAX);
+                    if have != 0 && have.saturating_add(size_usize) > max_bytes {
+                        break true;
+                    }
+                    len += size_usize;
+                    last = Some(last_offset);
+                    if base_len + len >= max_bytes {
+                        break true;
+                    }
+                    pos += size;
+                }
+                Head::End => break false,
+                Head::Other => return self.read_into_parsed(position, max_bytes, max_offset, out),
+            }
+        };
+        if len > 0 {
+            out.resize(base_len + len, 0);
+            let r = self.log.read_exact_at(&mut out[base_len..], position);
+            if let Err(e) = r {
+                out.truncate(base_len);
+                return Err(Error::io("read", &self.log_path, e));
+            }
+        }
+        Ok((last, full))
+    }
+
+    /// [`Self::read_into`] parsing every entry.
+    fn read_into_parsed(
         &self,
         position: u64,
         max_bytes: usize,
@@ -631,6 +719,55 @@ impl Segment {
         Ok(())
     }
 
+    /// Visits every batch of the segment in order, as [`Self::for_each_batch`], but gives a
+    /// non-control v2 batch as its header alone: a batch with the same header fields and
+    /// position and an empty records section. For callers that read header fields only of such
+    /// batches (the producer state replay); its records are never read.
+    pub(crate) fn for_each_batch_header(
+        &self,
+        mut f: impl FnMut(&Batch<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let io = |e| Error::io("read", &self.log_path, e);
+        let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
+        let mut pos = 0u64;
+        let mut view = [0u8; v2_layout::RECORDS_OFFSET];
+        loop {
+            let size = match w.at(pos).map_err(io)? {
+                Head::End => return Ok(()),
+                Head::Batch { size, .. } => size,
+                Head::Other => break,
+            };
+            let head = w.header(pos, v2_layout::RECORDS_OFFSET).map_err(io)?;
+            let attributes = i16::from_be_bytes([
+                head[v2_layout::ATTRIBUTES_OFFSET],
+                head[v2_layout::ATTRIBUTES_OFFSET + 1],
+            ]);
+            if attributes & v2_layout::CONTROL_MASK != 0 {
+                // Control batches are read whole: the replay reads their marker record.
+                let mut r = SegmentReader::new(self.log.as_ref(), pos, self.size, SEEK_WINDOW);
+                match self.next(&mut r)? {
+                    Some(b) => f(&b)?,
+                    None => return Ok(()),
+                }
+            } else {
+                view.copy_from_slice(head);
+                let empty = (v2_layout::RECORDS_OFFSET - LOG_OVERHEAD) as i32;
+                view[v2_layout::LENGTH_OFFSET..v2_layout::LENGTH_OFFSET + 4]
+                    .copy_from_slice(&empty.to_be_bytes());
+                let b = krecords_codec::read::V2Batch::new(&view, pos as usize)
+                    .map_err(|e| Error::corrupt(self.location(pos), e.to_string()))?;
+                f(&Batch::V2(b))?;
+            }
+            pos += size;
+        }
+        // Anything else: parse every entry from here, as `for_each_batch` does.
+        let mut r = SegmentReader::new(self.log.as_ref(), pos, self.size, SCAN_WINDOW);
+        while let Some(b) = self.next(&mut r)? {
+            f(&b)?;
+        }
+        Ok(())
+    }
+
     /// Checks both indexes entry by entry against the log: every offset index entry points at
     /// the start of the batch ending at its offset, positions and offsets increase, and every
     /// time index entry holds the largest timestamp of the batches up to its offset.
@@ -712,6 +849,88 @@ impl Segment {
     }
 }
 
+/// What [`HeaderWalk::at`] found.
+enum Head {
+    /// A v2 batch whose header parses: its size including the 12-byte prefix, its last offset.
+    Batch { size: u64, last_offset: i64 },
+    /// The end of the range.
+    End,
+    /// Anything else: a v0/v1 entry, a truncated or unparsable entry.
+    Other,
+}
+
+/// Reads the headers of the v2 batches of a range through a small window, without their
+/// records: the read path's way to find batch boundaries.
+struct HeaderWalk<'f> {
+    file: &'f dyn StorageFile,
+    end: u64,
+    buf: Vec<u8>,
+    /// File position of `buf[0]`.
+    buf_start: u64,
+}
+
+/// Header bytes the walk needs: through the last offset delta.
+const WALK_HEAD: usize = v2_layout::LAST_OFFSET_DELTA_OFFSET + 4;
+
+impl<'f> HeaderWalk<'f> {
+    fn new(file: &'f dyn StorageFile, end: u64) -> Self {
+        HeaderWalk {
+            file,
+            end,
+            buf: Vec::new(),
+            buf_start: 0,
+        }
+    }
+
+    /// `n` bytes at `pos` (at most [`SEEK_WINDOW`], all before the end), through the window.
+    fn header(&mut self, pos: u64, n: usize) -> std::io::Result<&[u8]> {
+        let buf_end = self.buf_start + self.buf.len() as u64;
+        if pos < self.buf_start || pos + n as u64 > buf_end {
+            let available = self.end.saturating_sub(pos);
+            let len = usize::try_from(available)
+                .unwrap_or(usize::MAX)
+                .min(SEEK_WINDOW)
+                .max(n);
+            self.buf.resize(len, 0);
+            self.file.read_exact_at(&mut self.buf, pos)?;
+            self.buf_start = pos;
+        }
+        let off = (pos - self.buf_start) as usize;
+        Ok(&self.buf[off..off + n])
+    }
+
+    /// The entry at `pos`, as the codec's `Entries` would accept it for a v2 batch (size at
+    /// least the v2 header, magic 2, the whole entry before the end).
+    fn at(&mut self, pos: u64) -> std::io::Result<Head> {
+        if pos >= self.end {
+            return Ok(Head::End);
+        }
+        let available = self.end - pos;
+        if available < v2_layout::RECORDS_OFFSET as u64 {
+            return Ok(Head::Other);
+        }
+        let h = self.header(pos, WALK_HEAD)?;
+        let be_i32 = |at: usize| i32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+        let size = be_i32(v2_layout::LENGTH_OFFSET);
+        let min = (v2_layout::RECORDS_OFFSET - LOG_OVERHEAD) as i32;
+        if h[v2_layout::MAGIC_OFFSET] != 2 || size < min {
+            return Ok(Head::Other);
+        }
+        let total = size as u64 + LOG_OVERHEAD as u64;
+        if total > available {
+            return Ok(Head::Other);
+        }
+        let mut base = [0u8; 8];
+        base.copy_from_slice(&h[v2_layout::BASE_OFFSET_OFFSET..v2_layout::BASE_OFFSET_OFFSET + 8]);
+        let last_offset = i64::from_be_bytes(base)
+            .wrapping_add(i64::from(be_i32(v2_layout::LAST_OFFSET_DELTA_OFFSET)));
+        Ok(Head::Batch {
+            size: total,
+            last_offset,
+        })
+    }
+}
+
 /// Why recovery stops at `b`, if it must: a bad CRC, or offsets that go backwards or leave the
 /// segment's 32-bit relative range.
 fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
@@ -738,4 +957,99 @@ fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<Str
         ));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemStorage;
+    use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+
+    /// A segment of v2 batches of assorted sizes (some larger than the header window), then,
+    /// with `legacy`, a v0 message.
+    fn segment(storage: &MemStorage, legacy: bool) -> Segment {
+        let dir = Path::new("/s-0");
+        storage.create_dir_all(dir).unwrap();
+        let config = LogConfig::default();
+        let mut seg = Segment::create(storage, dir, 0, &config, 0).unwrap();
+        let mut next = 0i64;
+        let value = vec![7u8; 5000];
+        for (i, n) in [1usize, 3, 9, 1, 2, 7, 1, 4].into_iter().enumerate() {
+            let mut b = V2Builder::new(next).producer(-1, -1, -1);
+            for r in 0..n {
+                let len = (i * 97 + r * 31) % value.len();
+                b.append(&Record::new(1000 + r as i64, None, Some(&value[..len])))
+                    .unwrap();
+            }
+            let bytes = b.finish().unwrap();
+            append(&mut seg, &bytes, &mut next);
+        }
+        if legacy {
+            let mut b = LegacyBuilder::new(0, next).unwrap();
+            b.append(&Record::new(-1, None, Some(b"old"))).unwrap();
+            let mut bytes = Vec::new();
+            b.finish_into(&mut bytes).unwrap();
+            append(&mut seg, &bytes, &mut next);
+        }
+        seg
+    }
+
+    fn append(seg: &mut Segment, bytes: &[u8], next: &mut i64) {
+        let b = krecords_codec::read::Entries::new(bytes)
+            .next()
+            .unwrap()
+            .unwrap();
+        let meta = BatchMeta {
+            position: 0,
+            size: bytes.len() as u64,
+            last_offset: b.last_offset(),
+            max_timestamp: reader::max_timestamp(&b),
+        };
+        *next = b.last_offset() + 1;
+        let (head, tail) = bytes.split_at(bytes.len() / 3);
+        seg.append(head, tail, &[meta]).unwrap();
+    }
+
+    #[test]
+    fn header_walks_agree_with_parsing_every_entry() {
+        for legacy in [false, true] {
+            let storage = MemStorage::new();
+            let seg = segment(&storage, legacy);
+            let end = seg.next_offset();
+            for offset in 0..=end {
+                let found = seg.find_position(offset).unwrap();
+                assert_eq!(found, seg.find_position_parsed(0, offset).unwrap());
+                let Some(position) = found else { continue };
+                for max_bytes in [0, 1, 100, 5000, 20_000, 60_000, 1 << 20] {
+                    for max_offset in [offset, offset + 3, end - 1, end] {
+                        let mut a = vec![1u8; 3];
+                        let mut b = a.clone();
+                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a);
+                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b);
+                        assert_eq!(ra.unwrap(), rb.unwrap());
+                        assert_eq!(a, b);
+                        let (mut a, mut b) = (Vec::new(), Vec::new());
+                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a);
+                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b);
+                        assert_eq!(ra.unwrap(), rb.unwrap());
+                        assert_eq!(a, b);
+                    }
+                }
+            }
+            let mut whole = Vec::new();
+            seg.for_each_batch(|b| {
+                whole.push((b.position(), b.last_offset(), reader::max_timestamp(b)));
+                Ok(())
+            })
+            .unwrap();
+            let mut headers = Vec::new();
+            seg.for_each_batch_header(|b| {
+                headers.push((b.position(), b.last_offset(), reader::max_timestamp(b)));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(whole, headers);
+            assert_eq!(whole.len(), if legacy { 9 } else { 8 });
+        }
+    }
 }

@@ -136,6 +136,23 @@ pub trait StorageFile: fmt::Debug + Send + Sync {
     /// Any I/O error; part of `buf` may have been written.
     fn write_at(&self, buf: &[u8], pos: u64) -> io::Result<()>;
 
+    /// Writes the pieces of `bufs`, one after the other, starting at `pos`: one logical write of
+    /// their concatenation. The default writes them in turn with [`StorageFile::write_at`].
+    ///
+    /// # Errors
+    ///
+    /// As [`StorageFile::write_at`]; part of the bytes may have been written.
+    fn write_all_vectored_at(&self, bufs: &[&[u8]], mut pos: u64) -> io::Result<()> {
+        for buf in bufs {
+            if buf.is_empty() {
+                continue;
+            }
+            self.write_at(buf, pos)?;
+            pos += buf.len() as u64;
+        }
+        Ok(())
+    }
+
     /// Writes `buf` at the end of the file and returns the position it was written at.
     ///
     /// # Errors
@@ -572,6 +589,12 @@ impl StorageFile for MemFile {
             Some(_) => Err(injected("short write")),
             None => Ok(()),
         }
+    }
+
+    /// One logical write for fault injection: the pieces are joined and written at once, so a
+    /// fault hits the append as a whole (a short write tears it in the middle).
+    fn write_all_vectored_at(&self, bufs: &[&[u8]], pos: u64) -> io::Result<()> {
+        self.write_at(&bufs.concat(), pos)
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {

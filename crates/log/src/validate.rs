@@ -45,9 +45,12 @@ use krecords_codec::{Compression, Header, TimestampType};
 
 /// The result of validating one append.
 #[derive(Debug)]
-pub(crate) struct Validated {
-    /// The entries to write, offsets assigned.
+pub(crate) struct Validated<'a> {
+    /// The entries to write, offsets assigned; with a non-empty `tail`, the patched header of
+    /// the one v2 batch, whose records `tail` borrows from the input.
     pub(crate) bytes: Vec<u8>,
+    /// The rest of the one v2 batch stored as sent (after its header), or empty.
+    pub(crate) tail: &'a [u8],
     pub(crate) first_offset: i64,
     pub(crate) last_offset: i64,
     pub(crate) record_count: u64,
@@ -345,7 +348,11 @@ fn record_errors_to_error(
 
 /// Validates and assigns offsets to `input`, the payload of one produce request for this
 /// partition, starting at `next_offset`. On error nothing has been written anywhere.
-pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Result<Validated> {
+pub(crate) fn validate<'a>(
+    input: &'a [u8],
+    next_offset: i64,
+    s: &Settings<'_>,
+) -> Result<Validated<'a>> {
     let config = s.config;
     // 1. The shallow pass (Kafka's analyzeAndValidateRecords).
     let mut entries = krecords_codec::read::Entries::new(input);
@@ -408,8 +415,9 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
         ));
     }
 
-    let done = |bytes: Vec<u8>, count: u64, rebuilt: bool| Validated {
+    let done = |bytes: Vec<u8>, tail: &'a [u8], count: u64, rebuilt: bool| Validated {
         bytes,
+        tail,
         first_offset: next_offset,
         last_offset: next_offset + count as i64 - 1,
         record_count: count,
@@ -421,7 +429,7 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
     if source == Compression::None && target == Compression::None {
         if batches.iter().all(|b| b.magic() == to_magic) {
             return match assign_in_place_uncompressed(input, &batches, next_offset, s)? {
-                Some((bytes, count)) => Ok(done(bytes, count, false)),
+                Some((bytes, tail, count)) => Ok(done(bytes, tail, count, false)),
                 None => {
                     // Out-of-order v2 offset deltas: rebuild.
                     let records = collect_uncompressed(&batches, s, to_magic)?;
@@ -434,7 +442,7 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
                         &first,
                         &records,
                     )?;
-                    Ok(done(bytes, records.len() as u64, true))
+                    Ok(done(bytes, &[], records.len() as u64, true))
                 }
             };
         }
@@ -448,7 +456,7 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
             &first,
             &records,
         )?;
-        return Ok(done(bytes, records.len() as u64, true));
+        return Ok(done(bytes, &[], records.len() as u64, true));
     }
 
     // 5. The compressed path (Kafka's validateMessagesAndAssignOffsetsCompressed).
@@ -498,7 +506,7 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
     let count = records.len() as u64;
     if !in_place {
         let bytes = build(s, to_magic, target, level, next_offset, &first, &records)?;
-        return Ok(done(bytes, count, true));
+        return Ok(done(bytes, &[], count, true));
     }
     // In place: one batch (compressed), patch offsets, timestamp and epoch.
     let mut bytes = input.to_vec();
@@ -515,7 +523,7 @@ pub(crate) fn validate(input: &[u8], next_offset: i64, s: &Settings<'_>) -> Resu
         Some((config.message_timestamp_type, ts)),
         s.partition_leader_epoch,
     );
-    Ok(done(bytes, count, false))
+    Ok(done(bytes, &[], count, false))
 }
 
 /// Validates the records of one batch of the compressed path, collecting them for a rebuild
@@ -588,12 +596,16 @@ fn collect_uncompressed<'a>(
 
 /// Kafka's `assignOffsetsNonCompressed`. Returns `None` when a v2 batch's offset deltas are not
 /// 0, 1, 2, ... and it must be rebuilt instead.
-fn assign_in_place_uncompressed(
-    input: &[u8],
+///
+/// A single non-control v2 batch is not copied: the result is its patched header and the rest
+/// of the input, borrowed.
+#[allow(clippy::type_complexity)]
+fn assign_in_place_uncompressed<'a>(
+    input: &'a [u8],
     batches: &[Batch<'_>],
     next_offset: i64,
     s: &Settings<'_>,
-) -> Result<Option<(Vec<u8>, u64)>> {
+) -> Result<Option<(Vec<u8>, &'a [u8], u64)>> {
     let first = batches[0];
     let tt = s.config.message_timestamp_type;
     // (batch, last offset assigned, timestamp to set)
@@ -603,6 +615,15 @@ fn assign_in_place_uncompressed(
         validate_batch(&first, b, b.magic(), s.origin)?;
         let mut errors = Vec::new();
         let mut max_batch_ts = -1i64;
+        if let Some((count, max_ts)) = lean_scan(s, b) {
+            counter += count;
+            let ts = match tt {
+                TimestampType::LogAppendTime => Some((tt, s.now)),
+                _ => Some((tt, max_ts)),
+            };
+            patches.push((*b, counter - 1, ts));
+            continue;
+        }
         for (index, record) in uncompressed_records(b)?.enumerate() {
             let record = record.map_err(|e| record_read_error(b.position(), e))?;
             if let Some(err) = validate_record(s, b, &record, index)? {
@@ -626,11 +647,131 @@ fn assign_in_place_uncompressed(
         };
         patches.push((*b, counter - 1, ts));
     }
+    let count = (counter - next_offset) as u64;
+    if let [(b @ Batch::V2(v), last, ts)] = patches.as_slice() {
+        // No timestamp or attribute change, so the CRC stays: patch a copy of the header only.
+        let crc_stays =
+            !matches!(ts, Some((tt, ts)) if v.timestamp_type() != *tt || v.max_timestamp() != *ts);
+        if crc_stays
+            && !v.is_control()
+            && b.position() == 0
+            && b.size_in_bytes() == input.len()
+            && input.len() > v2_layout::RECORDS_OFFSET
+        {
+            let (head, tail) = input.split_at(v2_layout::RECORDS_OFFSET);
+            let mut head = head.to_vec();
+            patch(&mut head, b, *last, *ts, s.partition_leader_epoch);
+            return Ok(Some((head, tail, count)));
+        }
+    }
     let mut bytes = input.to_vec();
     for (b, last, ts) in patches {
         patch(&mut bytes, &b, last, ts, s.partition_leader_epoch);
     }
-    Ok(Some((bytes, (counter - next_offset) as u64)))
+    Ok(Some((bytes, &[], count)))
+}
+
+/// The records of an uncompressed v2 batch checked without building them: every record parses
+/// as the codec parses it, its offset delta is its index, no bytes are left over, and no record
+/// would be rejected by [`validate_record`]. Returns the record count and the batch's max
+/// timestamp when all is well, `None` on any doubt (the caller then takes the full path, which
+/// reports the exact error).
+fn lean_scan(s: &Settings<'_>, b: &Batch<'_>) -> Option<(i64, i64)> {
+    let Batch::V2(v) = b else {
+        return None;
+    };
+    if v.timestamp_type() != TimestampType::CreateTime
+        || !matches!(v.compression(), Ok(Compression::None))
+    {
+        return None;
+    }
+    let count = v.records_count();
+    if count <= 0 {
+        return None;
+    }
+    let data = v.as_bytes().get(v2_layout::RECORDS_OFFSET..)?;
+    let config = s.config;
+    let check_ts = config.message_timestamp_type == TimestampType::CreateTime;
+    let lo = i128::from(s.now) - i128::from(config.message_timestamp_before_max_ms);
+    let hi = i128::from(s.now) + i128::from(config.message_timestamp_after_max_ms);
+    let compact = config.cleanup_policy.compact;
+    let base_ts = v.base_timestamp();
+    let mut max_ts = -1i64;
+    let mut pos = 0usize;
+    for index in 0..count {
+        let (length, n) = varint(data, pos)?;
+        let body_start = pos.checked_add(n)?;
+        let length = usize::try_from(length).ok()?;
+        let end = body_start.checked_add(length)?;
+        let body = data.get(body_start..end)?;
+        let mut p = 1usize; // attributes
+        if body.is_empty() {
+            return None;
+        }
+        let (ts_delta, n) = varlong(body, p)?;
+        p += n;
+        let (offset_delta, n) = varint(body, p)?;
+        p += n;
+        if offset_delta != index {
+            return None;
+        }
+        let (key_len, n) = varint(body, p)?;
+        p += n;
+        if key_len < 0 {
+            if compact {
+                return None;
+            }
+        } else {
+            p = p.checked_add(key_len as usize)?;
+        }
+        let (value_len, n) = varint(body, p)?;
+        p += n;
+        if value_len >= 0 {
+            p = p.checked_add(value_len as usize)?;
+        }
+        let (headers, n) = varint(body, p)?;
+        p += n;
+        if headers < 0 {
+            return None;
+        }
+        for _ in 0..headers {
+            let (k, n) = varint(body, p)?;
+            if k < 0 {
+                return None;
+            }
+            p = p.checked_add(n)?.checked_add(k as usize)?;
+            let (hv, n) = varint(body, p)?;
+            p += n;
+            if hv >= 0 {
+                p = p.checked_add(hv as usize)?;
+            }
+        }
+        if p != body.len() {
+            return None;
+        }
+        let ts = base_ts.wrapping_add(ts_delta);
+        if check_ts && ts != -1 && (i128::from(ts) < lo || i128::from(ts) > hi) {
+            return None;
+        }
+        max_ts = max_ts.max(ts);
+        pos = end;
+    }
+    if pos != data.len() {
+        return None;
+    }
+    Some((i64::from(count), max_ts))
+}
+
+/// A varint at `pos` of `buf` (`None` when out of bounds or malformed).
+#[inline(always)]
+fn varint(buf: &[u8], pos: usize) -> Option<(i32, usize)> {
+    krecords_codec::varint::read_varint(buf.get(pos..)?, 0).ok()
+}
+
+/// A varlong at `pos` of `buf` (`None` when out of bounds or malformed).
+#[inline(always)]
+fn varlong(buf: &[u8], pos: usize) -> Option<(i64, usize)> {
+    krecords_codec::varint::read_varlong(buf.get(pos..)?, 0).ok()
 }
 
 /// Kafka's `setLastOffset` / `setMaxTimestamp` / `setPartitionLeaderEpoch` on the copy of `b` in
@@ -644,7 +785,10 @@ fn patch(
     epoch: i32,
 ) {
     let start = b.position();
-    let entry = &mut bytes[start..start + b.size_in_bytes()];
+    // `bytes` may hold only the header of a v2 batch whose CRC stays (see
+    // `assign_in_place_uncompressed`).
+    let end = (start + b.size_in_bytes()).min(bytes.len());
+    let entry = &mut bytes[start..end];
     match b {
         Batch::V2(v) => {
             let base = last_offset - i64::from(v.last_offset_delta());
@@ -744,4 +888,100 @@ fn build(
         builder.finish_into(&mut out).map_err(build_error)?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use krecords_codec::write::Record as W;
+
+    const NOW: i64 = 1_714_000_000_000;
+
+    fn settings(config: &LogConfig) -> Settings<'_> {
+        Settings {
+            config,
+            now: NOW,
+            partition_leader_epoch: 3,
+            origin: AppendOrigin::Client,
+        }
+    }
+
+    fn batch(records: &[(i64, Option<&[u8]>)]) -> Vec<u8> {
+        let mut b = V2Builder::new(0).producer(7, 0, 0);
+        for &(ts, key) in records {
+            let h = [Header {
+                key: b"h",
+                value: Some(b"v"),
+            }];
+            b.append(&W::new(ts, key, Some(b"value")).with_headers(&h))
+                .unwrap();
+        }
+        b.finish().unwrap()
+    }
+
+    /// The old path: the whole input copied and patched.
+    fn copied(input: &[u8], next_offset: i64, s: &Settings<'_>, count: i64) -> Vec<u8> {
+        let b = krecords_codec::read::Entries::new(input)
+            .next()
+            .unwrap()
+            .unwrap();
+        let mut bytes = input.to_vec();
+        let ts = (
+            s.config.message_timestamp_type,
+            crate::reader::max_timestamp(&b),
+        );
+        patch(
+            &mut bytes,
+            &b,
+            next_offset + count - 1,
+            Some(ts),
+            s.partition_leader_epoch,
+        );
+        bytes
+    }
+
+    #[test]
+    fn one_v2_batch_is_its_patched_header_and_the_borrowed_rest() {
+        let config = LogConfig::default();
+        let s = settings(&config);
+        let input = batch(&[(NOW, Some(b"a")), (NOW + 5, None), (NOW - 2, Some(b"c"))]);
+        let v = validate(&input, 42, &s).unwrap();
+        assert!(!v.rebuilt);
+        assert_eq!(v.bytes.len(), v2_layout::RECORDS_OFFSET);
+        assert!(std::ptr::eq(v.tail, &input[v2_layout::RECORDS_OFFSET..]));
+        assert_eq!([&v.bytes[..], v.tail].concat(), copied(&input, 42, &s, 3));
+        assert_eq!((v.first_offset, v.last_offset, v.record_count), (42, 44, 3));
+    }
+
+    #[test]
+    fn the_lean_scan_defers_rejections_to_the_full_path() {
+        let config = LogConfig::default();
+        let s = settings(&config);
+        let late = batch(&[(NOW, None), (NOW + 7_200_000, None)]);
+        let b = krecords_codec::read::Entries::new(&late)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert!(lean_scan(&s, &b).is_none());
+        let e = validate(&late, 0, &s).unwrap_err();
+        assert_eq!(e.kafka_name(), "INVALID_TIMESTAMP");
+
+        let mut compact = LogConfig::default();
+        compact.cleanup_policy.compact = true;
+        let s = settings(&compact);
+        let keyless = batch(&[(NOW, Some(b"k")), (NOW, None)]);
+        let b = krecords_codec::read::Entries::new(&keyless)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert!(lean_scan(&s, &b).is_none());
+        let e = validate(&keyless, 0, &s).unwrap_err();
+        assert_eq!(e.kafka_name(), "INVALID_RECORD");
+        let keyed = batch(&[(NOW, Some(b"k")), (NOW + 1, Some(b"l"))]);
+        let b = krecords_codec::read::Entries::new(&keyed)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(lean_scan(&s, &b), Some((2, NOW + 1)));
+    }
 }
