@@ -6,6 +6,7 @@
 //! `--records-per-batch`: only the framing around them does.
 
 use crate::build::parse_compression;
+use crate::progress::{Progress, Unit};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
@@ -13,7 +14,6 @@ use krecords_codec::{Compression, Header};
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 /// Generate synthetic log entries, deterministically: same arguments, same bytes.
 ///
@@ -424,37 +424,6 @@ struct Written {
     bytes: u64,
 }
 
-/// Writes a progress line on stderr when it is a terminal, at most every 200 ms.
-struct Progress {
-    enabled: bool,
-    last: Instant,
-    total: u64,
-}
-
-impl Progress {
-    fn new(total: u64) -> Self {
-        Progress {
-            enabled: total >= 100_000 && io::stderr().is_terminal(),
-            last: Instant::now(),
-            total,
-        }
-    }
-
-    fn update(&mut self, done: u64) {
-        if self.enabled && self.last.elapsed() >= Duration::from_millis(200) {
-            self.last = Instant::now();
-            let pct = done.saturating_mul(100) / self.total.max(1);
-            eprint!("\rkrec gen: {done}/{} records ({pct}%)", self.total);
-        }
-    }
-
-    fn finish(&self) {
-        if self.enabled {
-            eprint!("\r{:60}\r", "");
-        }
-    }
-}
-
 fn encode_error(e: krecords_codec::Error) -> Failure {
     Failure::Usage(e.to_string())
 }
@@ -472,7 +441,7 @@ fn generate(
         args.key_size,
         args.headers,
     );
-    let mut progress = Progress::new(args.records);
+    let mut progress = Progress::new("krec gen", Unit::Records, args.records, 100_000);
     let mut written = Written {
         entries: 0,
         bytes: 0,

@@ -15,6 +15,7 @@ mod explain;
 mod gen;
 mod java_text;
 mod log_cmd;
+mod progress;
 mod source;
 mod stats;
 mod verify;

@@ -4,6 +4,7 @@
 //! largest entry (never to a size the input merely claims: a declared size beyond the bytes that
 //! exist is a partial tail).
 
+use crate::progress::{Progress, Unit};
 use krecords_codec::read::{Batch, Entries, Partial};
 use krecords_codec::LOG_OVERHEAD;
 use std::fs::File;
@@ -38,6 +39,8 @@ pub struct Source {
     done: bool,
     /// Bytes of the input that are not read yet, when known (a regular file).
     unread: Option<u64>,
+    /// Progress over the bytes of a large file, on a terminal only.
+    progress: Progress,
 }
 
 impl Source {
@@ -71,7 +74,14 @@ impl Source {
     }
 
     fn new(name: String, reader: Box<dyn Read>, unread: Option<u64>) -> Source {
+        let progress = Progress::new(
+            format!("krec: {name}"),
+            Unit::Bytes,
+            unread.unwrap_or(0),
+            64 << 20,
+        );
         Source {
+            progress,
             name,
             reader,
             buf: Vec::new(),
@@ -149,10 +159,12 @@ impl Source {
                 let size = batch.size_in_bytes();
                 self.start += size;
                 self.base += size;
+                self.progress.update(self.base as u64);
                 Ok(Next::Entry(batch))
             }
             Ok(None) => {
                 self.done = true;
+                self.progress.finish();
                 match entries.partial() {
                     Some(p) => Ok(Next::Partial(p)),
                     None => Ok(Next::End),
@@ -160,6 +172,7 @@ impl Source {
             }
             Err(e) => {
                 self.done = true;
+                self.progress.finish();
                 Ok(Next::Error(e))
             }
         }

@@ -19,6 +19,8 @@ mod explain;
 mod gen;
 #[path = "cli/log.rs"]
 mod log;
+#[path = "cli/sigkill.rs"]
+mod sigkill;
 #[path = "cli/stats.rs"]
 mod stats;
 #[path = "cli/verify.rs"]
