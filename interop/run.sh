@@ -17,6 +17,9 @@
 # in a fresh ${TMPDIR:-/tmp}/krecords-broker-partitions.XXXXXX (or $KREC_INTEROP_SAVE) and prints
 # the path.
 #
+# Two Kafka versions: 4.4.0 (interop/java/pom.xml) for everything, and 3.9.1 (interop/java39/pom.xml,
+# jars only) for the last step's second broker, which still takes v0/v1 produce and old fetches.
+#
 # A check that fails only because krec reports a codec as "not implemented" is labelled
 # "[pending: compression]": it still counts as failed, and turns green once the codec is there.
 set -euo pipefail
@@ -379,6 +382,54 @@ PYEOF
     count_results log "$res"
 }
 
+# A second broker version, Kafka 3.9 (interop/java39/pom.xml): the last line that still accepts v0/v1
+# produce (up-converting it to v2) and down-converts for old fetch versions. kafka-python pinned to
+# api_version (0, 9) / (0, 10, 0) produces magic 0 / 1 and fetches with v1 / v2; krec dump must read
+# the up-converted segments as produced, and krec convert --magic 0|1 must give what the broker's
+# down-conversion gave the old consumers.
+step_broker39() {
+    local dir="$WORK/broker39" log="$WORK/broker39.log" res="$WORK/broker39.txt" bootstrap
+    local t0=$SECONDS
+    if ! timeout 900 mvn -q -B -Dstyle.color=never -f interop/java39/pom.xml package >"$WORK/mvn39.log" 2>&1; then
+        fail broker39-build "mvn package on interop/java39/pom.xml (Kafka 3.9 jars) failed:"
+        show_log "$WORK/mvn39.log" 40
+        return 0
+    fi
+    pass broker39-build "$(ls interop/java39/target/lib | wc -l | tr -d ' ') jars in interop/java39/target/lib"
+    if [ ! -f interop/.venv/.krecords-requirements ]; then
+        fail broker39 "interop/.venv is not ready (see python-venv above)"
+        return 0
+    fi
+    BROKER39_DIR="$dir"
+    if ! bootstrap="$(KAFKA_CP="$ROOT/interop/java39/target/lib/*" timeout 300 interop/broker/broker.sh start "$dir" 2>"$WORK/broker39-start.log")"; then
+        fail broker39-start "interop/broker/broker.sh start (Kafka 3.9) failed:"
+        show_log "$WORK/broker39-start.log" 40
+        return 0
+    fi
+    pass broker39-start "Kafka $(sed -n 's/.*Kafka version: \([^ ]*\).*/\1/p' "$dir/broker.log" | head -n 1) (KRaft broker+controller) on $bootstrap"
+    if timeout 300 interop/.venv/bin/python interop/py/broker39_check.py run --bootstrap "$bootstrap" \
+            --out "$dir/run.json" >"$log" 2>&1; then
+        pass broker39-produce-fetch "kafka-python sent magic 0/1 message sets (produce v1/v2; none, gzip, snappy, lz4) to 8 topics and fetched them with fetch v1, v2 and the newest"
+    else
+        fail broker39-produce-fetch "interop/py/broker39_check.py run failed (broker log: $dir/broker.log):"
+        show_log "$log" 30
+    fi
+    if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker39-stop.log"; then
+        pass broker39-stop "clean shutdown"
+    else
+        fail broker39-stop "the broker did not stop cleanly:"
+        show_log "$WORK/broker39-stop.log"
+    fi
+    [ -f "$dir/run.json" ] || return 0
+    if ! timeout 300 interop/.venv/bin/python interop/py/broker39_check.py compare --run "$dir/run.json" \
+            --logs "$dir/logs" --krec "$KREC" --work "$WORK/broker39-compare" >"$res" 2>"$WORK/broker39-compare.log"; then
+        fail broker39-compare "interop/py/broker39_check.py compare failed:"
+        show_log "$WORK/broker39-compare.log"
+    fi
+    count_results broker39 "$res"
+    echo "== step_broker39 took $((SECONDS - t0)) s"
+}
+
 # ---------------------------------------------------------------------------------------- the list
 # Steps run in this order. A step that returns non-zero stops the run (use it when later steps
 # cannot work, e.g. the Java build failed); otherwise every step runs.
@@ -395,6 +446,7 @@ STEPS=(
     step_log_broker
     step_log_kafka_tools
     step_log_indexes
+    step_broker39
 )
 
 # ---------------------------------------------------------------------------------------- main
@@ -417,12 +469,16 @@ fi
 
 STARTED=$SECONDS
 BROKER_DIR=""
+BROKER39_DIR=""
 BROKER_SAVED=""
 # Scratch space for logs and regenerated files, removed on exit; a broker still running is stopped.
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/krecords-interop.XXXXXX")"
 cleanup() {
     if [ -n "$BROKER_DIR" ] && [ -f "$BROKER_DIR/broker.pid" ]; then
         interop/broker/broker.sh stop "$BROKER_DIR" || true
+    fi
+    if [ -n "$BROKER39_DIR" ] && [ -f "$BROKER39_DIR/broker.pid" ]; then
+        interop/broker/broker.sh stop "$BROKER39_DIR" || true
     fi
     rm -rf "$WORK"
 }

@@ -9,7 +9,8 @@
 #                          segment (60 s), then SIGKILL if it is still running. Safe to call twice.
 #   broker.sh status DIR   exit 0 when the broker of DIR is running.
 #
-# Environment: KAFKA_CP (default: interop/java/target/lib/*), JAVA (default: java),
+# Environment: KAFKA_CP (default: interop/java/target/lib/*; interop/java39/target/lib/* for the
+# Kafka 3.9 broker, whose reload4j logging gets DIR/log4j.properties), JAVA (default: java),
 # BROKER_HEAP (default: 768m). The broker's partition directories are DIR/logs/TOPIC-PARTITION.
 # Main classes: kafka.tools.StorageTool (format) and kafka.Kafka (the server), both in kafka_2.13.
 set -euo pipefail
@@ -104,8 +105,17 @@ logger.kafka.level = info
 logger.org.name = org.apache.kafka
 logger.org.level = info
 EOF
+    # Kafka 3.x logs through reload4j (log4j 1.2): the same INFO log to DIR/broker.log.
+    cat >"$dir/log4j.properties" <<EOF
+log4j.rootLogger=INFO, FILE
+log4j.appender.FILE=org.apache.log4j.FileAppender
+log4j.appender.FILE.File=$dir/broker.log
+log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
+log4j.appender.FILE.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
     local jopts=(-Xms256m "-Xmx${BROKER_HEAP:-768m}" -XX:+UseG1GC -Djava.awt.headless=true
-                 "-Dlog4j2.configurationFile=$dir/log4j2.properties")
+                 "-Dlog4j2.configurationFile=$dir/log4j2.properties"
+                 "-Dlog4j.configuration=file:$dir/log4j.properties")
     if ! timeout 120 "$JAVA" "${jopts[@]}" -cp "$KAFKA_CP" kafka.tools.StorageTool format \
             -t "$CLUSTER_ID" -c "$dir/server.properties" >"$dir/format.out" 2>&1; then
         echo "broker.sh: kafka-storage format (kafka.tools.StorageTool) failed:" >&2
