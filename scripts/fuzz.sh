@@ -51,11 +51,12 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 # Per-target libFuzzer options: byte-level targets take inputs up to 32 KiB, structured ones
-# (read through `arbitrary`) the default 4 KiB, the tiny parsers 256 bytes.
+# (read through `arbitrary`) the default 4 KiB, the tiny parsers 256 bytes, log directory
+# images (log_recovery) 8 KiB.
 max_len() {
     case "$1" in
         entries | convert | decompress_*) echo 32768 ;;
-        legacy_deep) echo 8192 ;;
+        legacy_deep | log_recovery) echo 8192 ;;
         control | varint) echo 256 ;;
         *) echo 4096 ;;
     esac

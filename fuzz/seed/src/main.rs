@@ -11,6 +11,8 @@
 //! vectors up to 32 KiB seed `convert` under several option bytes. A few
 //! synthetic inputs are added: bombs above the targets' 1 MiB limit for each codec, a raw snappy
 //! preamble claiming 4 GiB, a xerial chunk claiming 2 GiB, a zstd header claiming 8 GiB.
+//! The log targets (`txn_index`, `snapshot`, `log_recovery`) are seeded from small logs written
+//! by `krecords-log` itself in its in-memory storage (see `log_seeds`).
 
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{compression, Compression};
@@ -262,10 +264,140 @@ fn main() {
         }
     }
     synthetic(&mut corpus);
+    log_seeds(&mut corpus);
     println!(
         "{} vector files, {} new seed files under {}",
         files.len(),
         corpus.written,
         corpus.root.display()
     );
+}
+
+/// Serialises a log directory image as the `log_recovery` target decodes it: for each file
+/// `[tag][len: u16 LE][bytes]`, the tag naming the kind (low 4 bits) and the segment base offset
+/// slot (bits 4-6, base offsets 0, 1, 2, 3, 5, 10, 100, 1000). Files it cannot name are left out.
+fn encode_image(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    use krecords_log::files as f;
+    const BASES: [i64; 8] = [0, 1, 2, 3, 5, 10, 100, 1000];
+    let mut out = Vec::new();
+    for (name, bytes) in files {
+        let fixed = [
+            (f::LEADER_EPOCH_CHECKPOINT_FILE, 5u8),
+            (f::CONFIG_FILE, 6),
+            (f::CLEAN_SHUTDOWN_FILE, 7),
+            (f::RECOVERY_POINT_FILE, 8),
+        ];
+        let suffixes = [
+            (f::LOG_SUFFIX, 0u8),
+            (f::INDEX_SUFFIX, 1),
+            (f::TIME_INDEX_SUFFIX, 2),
+            (f::TXN_INDEX_SUFFIX, 3),
+            (f::SNAPSHOT_SUFFIX, 4),
+        ];
+        let tag = fixed.iter().find(|(n, _)| n == name).map(|&(_, k)| k).or_else(|| {
+            suffixes.iter().find_map(|&(suffix, kind)| {
+                let base = f::parse_file_name(name, suffix)?;
+                let slot = BASES.iter().position(|&b| b == base)? as u8;
+                Some(kind | (slot << 4))
+            })
+        });
+        let (Some(tag), Ok(len)) = (tag, u16::try_from(bytes.len())) else {
+            continue;
+        };
+        out.push(tag);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    out
+}
+
+/// Small logs written by `krecords-log` in memory: their directory images seed `log_recovery`
+/// (closed cleanly, and without the clean shutdown marker so that recovery runs), their
+/// `.txnindex` files seed `txn_index`, their `.snapshot` files seed `snapshot`.
+fn log_seeds(corpus: &mut Corpus) {
+    use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    use krecords_log::storage::{MemStorage, Storage};
+    use krecords_log::{AppendOrigin, Env, Log, LogConfig};
+    use std::sync::Arc;
+
+    const NOW: i64 = 1_714_000_000_000;
+    let dir = Path::new("/logs/t-0");
+    for variant in 0..4 {
+        let clock = Arc::new(krecords_log::clock::ManualClock::new(NOW));
+        let storage = MemStorage::with_clock(clock.clone());
+        let env = Env::new(Arc::new(storage.clone()), clock);
+        let pairs: &[(&str, &str)] = match variant {
+            0 => &[],
+            1 => &[("segment.bytes", "300"), ("index.interval.bytes", "1")],
+            2 => &[("index.interval.bytes", "1")],
+            _ => &[("segment.bytes", "400"), ("compression.type", "gzip")],
+        };
+        // Small preallocated indexes: the 10 MiB default makes every execution slow.
+        let pairs = pairs.iter().copied().chain([("segment.index.bytes", "4096")]);
+        let Ok(config) = LogConfig::from_pairs(pairs.clone()) else {
+            eprintln!("seed: config {:?} refused", pairs.collect::<Vec<_>>());
+            continue;
+        };
+        let Ok(mut log) = Log::create_with(dir, config, env) else {
+            continue;
+        };
+        for i in 0..6i64 {
+            let mut b = V2Builder::new(0);
+            for j in 0..=(i % 3) {
+                let v = format!("value-{i}-{j}");
+                b.append(&Record::new(NOW + i * 10 + j, Some(b"k"), Some(v.as_bytes())))
+                    .unwrap();
+            }
+            let _ = log.append(&b.finish().unwrap(), AppendOrigin::Client);
+        }
+        // A transaction aborted and one committed: a .txnindex entry and producer state.
+        for (pid, commit) in [(42i64, false), (43, true)] {
+            let mut b = V2Builder::new(0).producer(pid, 0, 0).transactional(true);
+            b.append(&Record::new(NOW + 100, None, Some(b"txn"))).unwrap();
+            let _ = log.append(&b.finish().unwrap(), AppendOrigin::Client);
+            let _ = log.append_end_txn(pid, 0, 0, commit, NOW + 101);
+        }
+        if variant == 2 {
+            if let Ok(mut b) = LegacyBuilder::new(1, 0) {
+                b.append(&Record::new(NOW + 200, Some(b"k"), Some(b"old"))).unwrap();
+                let _ = log.append(&b.finish().unwrap(), AppendOrigin::Client);
+            }
+        }
+        let _ = log.roll();
+        let _ = log.close();
+        let mut names = storage.list_dir(dir).unwrap_or_default();
+        names.sort();
+        let files: Vec<(String, Vec<u8>)> = names
+            .into_iter()
+            .filter_map(|n| {
+                let b = storage.file_bytes(&dir.join(&n))?;
+                Some((n, b))
+            })
+            .collect();
+        for (name, bytes) in &files {
+            if name.ends_with(krecords_log::files::TXN_INDEX_SUFFIX) {
+                corpus.add("txn_index", bytes);
+            } else if name.ends_with(krecords_log::files::SNAPSHOT_SUFFIX) {
+                corpus.add("snapshot", bytes);
+            }
+        }
+        corpus.add("log_recovery", &encode_image(&files));
+        let unclean: Vec<_> = files
+            .iter()
+            .filter(|(n, _)| n != krecords_log::files::CLEAN_SHUTDOWN_FILE)
+            .cloned()
+            .collect();
+        corpus.add("log_recovery", &encode_image(&unclean));
+        // Only the segments: every index and the producer state rebuilt from them.
+        let logs: Vec<_> = files
+            .iter()
+            .filter(|(n, _)| {
+                n.ends_with(krecords_log::files::LOG_SUFFIX) || n == krecords_log::files::CONFIG_FILE
+            })
+            .cloned()
+            .collect();
+        corpus.add("log_recovery", &encode_image(&logs));
+    }
+    corpus.add("txn_index", &[]);
+    corpus.add("snapshot", &krecords_log::producer_state::encode_snapshot(&[]));
 }

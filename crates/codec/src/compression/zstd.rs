@@ -175,6 +175,7 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
         dctx.set_parameter(DParameter::WindowLogMax(window_log))
             .map_err(|c| zerr(&sink, c, 0))?;
         let mut src = InBuffer::around(input);
+        refuse_legacy(&sink, input, 0)?;
         loop {
             let vec = sink.room(want)?;
             let pos = vec.len();
@@ -192,6 +193,7 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
                 if src.pos == input.len() {
                     return Ok(());
                 }
+                refuse_legacy(&sink, input, src.pos)?;
             } else if src.pos == input.len() && sink.spare() > 0 {
                 return Err(sink.error(format!(
                     "zstd frame is cut short: the input ends at offset {} with the frame incomplete",
@@ -205,6 +207,24 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
     })?;
     sink.finish();
     Ok(())
+}
+
+/// Refuses a frame in one of zstd's pre-1.0 formats (magics `0xFD2FB522..=0xFD2FB527`). The
+/// `zstd` crate may be built with legacy support (other crates enable it), and legacy decoders
+/// allocate their windows without the limits set on the decompression context; Kafka has only
+/// ever written zstd 1.x frames.
+#[allow(clippy::little_endian_bytes)] // zstd's frame magic is little-endian
+fn refuse_legacy(sink: &BoundedOut<'_>, input: &[u8], pos: usize) -> Result<()> {
+    let magic = input
+        .get(pos..)
+        .and_then(|rest| rest.first_chunk::<4>())
+        .map(|m| u32::from_le_bytes(*m));
+    match magic {
+        Some(m @ 0xFD2F_B522..=0xFD2F_B527) => Err(sink.error(format!(
+            "zstd frame at offset {pos} has the legacy pre-1.0 magic 0x{m:08x}, which Kafka never writes"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -467,5 +487,21 @@ mod tests {
             "capacity {}",
             out.capacity()
         );
+    }
+
+    #[test]
+    fn legacy_frames_are_refused_before_decoding() {
+        // The 61-byte v0.6 frame the fuzzer found making libzstd's legacy decoder allocate 64 MiB.
+        let mut legacy = vec![0x26, 0xb5, 0x2f, 0xfd];
+        legacy.extend_from_slice(&[0u8; 57]);
+        let e = unpack(&legacy, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("legacy"), "{e}");
+        // Also after a valid frame.
+        let mut two = pack(b"hello", None);
+        two.extend_from_slice(&legacy);
+        assert!(unpack(&two, 1 << 20)
+            .unwrap_err()
+            .to_string()
+            .contains("legacy"));
     }
 }
