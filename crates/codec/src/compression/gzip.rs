@@ -351,6 +351,7 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 )]
 mod tests {
     use super::*;
+    use crate::compression::test_data::random;
     use std::io::{Read, Write};
 
     fn gz(data: &[u8], level: Option<i32>) -> Vec<u8> {
@@ -362,18 +363,6 @@ mod tests {
     fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         decompress(data, limit, 100, &mut out).map(|()| out)
-    }
-
-    fn random(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
     }
 
     fn compressible(n: usize) -> Vec<u8> {

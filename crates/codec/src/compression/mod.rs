@@ -44,6 +44,8 @@ mod bounded;
 pub mod gzip;
 pub mod lz4;
 pub mod snappy;
+#[cfg(test)]
+mod test_data;
 mod xxhash32;
 pub mod zstd;
 

@@ -224,6 +224,7 @@ fn decode_block(block: &[u8], offset: usize, sink: &mut BoundedOut<'_>) -> Resul
 )]
 mod tests {
     use super::*;
+    use crate::compression::test_data::random;
 
     fn pack(data: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -234,18 +235,6 @@ mod tests {
     fn unpack(data: &[u8], limit: usize) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         decompress(data, limit, 40, &mut out).map(|()| out)
-    }
-
-    fn random(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
     }
 
     fn compressible(n: usize) -> Vec<u8> {

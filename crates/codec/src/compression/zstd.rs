@@ -237,6 +237,7 @@ fn refuse_legacy(sink: &BoundedOut<'_>, input: &[u8], pos: usize) -> Result<()> 
 )]
 mod tests {
     use super::*;
+    use crate::compression::test_data::random;
 
     fn pack(data: &[u8], level: Option<i32>) -> Vec<u8> {
         let mut out = Vec::new();
@@ -247,18 +248,6 @@ mod tests {
     fn unpack(data: &[u8], limit: usize) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         decompress(data, limit, 61, &mut out).map(|()| out)
-    }
-
-    fn random(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
     }
 
     fn compressible(n: usize) -> Vec<u8> {

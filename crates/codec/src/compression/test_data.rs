@@ -1,0 +1,16 @@
+//! Test inputs shared by the codec modules' tests.
+
+#![allow(clippy::arithmetic_side_effects)]
+
+/// `n` pseudo-random (xorshift64), incompressible bytes; the same `seed` gives the same bytes.
+pub fn random(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
