@@ -26,7 +26,7 @@
 #![allow(clippy::little_endian_bytes)] // gzip, lz4 and zstd fields are little-endian
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
 use std::sync::{Mutex, MutexGuard};
 
 use krecords_codec::compression::{self, snappy};
@@ -41,16 +41,39 @@ use krecords_codec::{Compression, Error};
 /// Counts the bytes allocated through the global allocator and their high-water mark.
 struct Counting;
 
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+static CURRENT: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+
+thread_local! {
+    /// Above zero on the thread being measured: allocations of other threads (the test harness
+    /// printing results while a test runs) are not the code's under test and are not counted.
+    static MEASURED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+fn measured() -> bool {
+    MEASURED.try_with(|m| m.get() > 0).unwrap_or(false)
+}
+
+/// Counts this thread's allocations while `f` runs (nestable).
+fn measuring<T>(f: impl FnOnce() -> T) -> T {
+    MEASURED.with(|m| m.set(m.get() + 1));
+    let r = f();
+    MEASURED.with(|m| m.set(m.get() - 1));
+    r
+}
 
 fn grow(n: usize) {
-    let now = CURRENT.fetch_add(n, SeqCst) + n;
-    PEAK.fetch_max(now, SeqCst);
+    if measured() {
+        let n = n as isize;
+        let now = CURRENT.fetch_add(n, SeqCst) + n;
+        PEAK.fetch_max(now, SeqCst);
+    }
 }
 
 fn shrink(n: usize) {
-    CURRENT.fetch_sub(n, SeqCst);
+    if measured() {
+        CURRENT.fetch_sub(n as isize, SeqCst);
+    }
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged; the counters
@@ -104,10 +127,12 @@ fn serial() -> MutexGuard<'static, ()> {
 
 /// Runs `f` and returns its result with the peak bytes allocated above the level at the start.
 fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = CURRENT.load(SeqCst);
-    PEAK.store(base, SeqCst);
-    let r = f();
-    (r, PEAK.load(SeqCst).saturating_sub(base))
+    measuring(|| {
+        let base = CURRENT.load(SeqCst);
+        PEAK.store(base, SeqCst);
+        let r = f();
+        (r, (PEAK.load(SeqCst) - base).max(0) as usize)
+    })
 }
 
 /// Bytes in use in the C heap (glibc: small blocks plus mmapped ones), Rust's included.
@@ -789,15 +814,17 @@ fn zstd_rle_frame(window_exponent: u8, blocks: usize, block_size: u32) -> Vec<u8
 
 /// Runs `f` and reports how much the C heap grew outside the Rust allocator (libzstd).
 fn c_heap_growth<T>(f: impl FnOnce() -> T) -> (T, Option<usize>) {
+    measuring(|| c_heap_growth_measured(f))
+}
+
+fn c_heap_growth_measured<T>(f: impl FnOnce() -> T) -> (T, Option<usize>) {
     let rust_before = CURRENT.load(SeqCst);
     let before = c_heap_in_use();
     let r = f();
     let rust_after = CURRENT.load(SeqCst);
     let growth = c_heap_in_use()
         .zip(before)
-        .map(|(after, before)| {
-            (after as isize - before as isize) - (rust_after as isize - rust_before as isize)
-        })
+        .map(|(after, before)| (after as isize - before as isize) - (rust_after - rust_before))
         .map(|g| g.max(0) as usize);
     (r, growth)
 }
