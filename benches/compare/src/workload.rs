@@ -159,10 +159,10 @@ impl Inputs {
 /// On a builder error, which these inputs never cause.
 pub(crate) fn encode_ours(inputs: &Inputs, out: &mut Vec<u8>) {
     let spec = &inputs.spec;
-    let mut buf = Vec::new();
     for b in 0..spec.batches {
         let range = inputs.batch_range(b);
-        let mut builder = V2Builder::with_buffer(range.start as i64, std::mem::take(&mut buf))
+        // Each batch is written in place at the end of `out` (no copy, no per-batch buffer).
+        let mut builder = V2Builder::appending_to(range.start as i64, std::mem::take(out))
             .compression(spec.codec, None);
         for i in range {
             let headers = inputs.headers_if_any(i);
@@ -174,13 +174,7 @@ pub(crate) fn encode_ours(inputs: &Inputs, out: &mut Vec<u8>) {
             .with_headers(headers.as_ref().map_or(&[][..], |h| &h[..]));
             builder.append(&record).expect("append");
         }
-        // `finish` hands the builder's buffer over (no copy); appending it to `out` and giving it
-        // back to the next builder keeps its capacity. (`finish_into(out)` would drop the
-        // builder's buffer after copying, so every batch would grow a fresh one from empty: 4x
-        // slower here, mostly in page faults; see BENCHMARKS.md.)
-        let batch = builder.finish().expect("finish");
-        out.extend_from_slice(&batch);
-        buf = batch;
+        *out = builder.finish().expect("finish");
     }
 }
 

@@ -342,7 +342,7 @@ impl<'a> Iterator for Records<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             Records::Legacy(r) => r.next().map(|r| r.map(Record::Legacy)),
-            Records::V2(r) => r.next().map(|r| r.map(Record::V2)),
+            Records::V2(r) => r.next_as(Record::V2),
         }
     }
 }

@@ -23,7 +23,7 @@
 //! header count: varint, headers [key length: varint, key, value length: varint, value]`.
 
 use super::bytes::{i16_at, i32_at, i64_at, take, u32_at, u8_at};
-use crate::varint::{read_varint, read_varlong};
+use crate::varint::{read_varint, read_varlong, unzigzag32, unzigzag64};
 use crate::{Compression, Error, Header, Result, TimestampType};
 
 /// Position of the base offset.
@@ -492,11 +492,60 @@ impl<'a> V2Records<'a> {
     /// after it (Kafka's "records still remaining").
     #[inline]
     pub fn next_record(&mut self) -> Result<Option<V2Record<'a>>> {
+        self.next_as(|r| r).transpose()
+    }
+
+    /// The next record passed through `wrap`, built in place: the common case (see
+    /// [`parse_record_fast`]) is parsed inline and the record constructed once, directly in the
+    /// caller's result, instead of being moved through `Result`/`Option`/enum layers (each move
+    /// of the ~100-byte record cost a store-forwarding stall per record). Everything else goes
+    /// through the out-of-line [`Self::next_slow`].
+    #[inline(always)]
+    pub(crate) fn next_as<T>(&mut self, wrap: impl FnOnce(V2Record<'a>) -> T) -> Option<Result<T>> {
         if self.remaining == 0 {
-            return Ok(None);
+            return None;
         }
-        match parse_record(self.data, self.pos) {
-            Ok((mut record, end)) => {
+        let remaining = self.remaining.wrapping_sub(1);
+        if let Some((record, end)) = parse_record_fast(self.data, self.pos) {
+            if remaining != 0 || end == self.data.len() {
+                self.pos = end;
+                self.remaining = remaining;
+                return Some(Ok(wrap(self.finish(record))));
+            }
+        }
+        self.next_slow().map(|r| r.map(wrap))
+    }
+
+    /// Fills in what a parsed record takes from the batch: absolute offset, timestamp (with
+    /// LogAppendTime), sequence and absolute position.
+    #[inline(always)]
+    fn finish(&self, mut record: V2Record<'a>) -> V2Record<'a> {
+        record.offset = self
+            .base_offset
+            .wrapping_add(i64::from(record.offset_delta));
+        record.timestamp = match self.log_append_time {
+            Some(t) => t,
+            None => self.base_timestamp.wrapping_add(record.timestamp_delta),
+        };
+        record.sequence = self
+            .base_sequence
+            .map(|s| increment_sequence(s, record.offset_delta));
+        if !self.compressed {
+            record.position = record.position.saturating_add(self.at);
+        }
+        record
+    }
+
+    /// [`Self::next_as`] for everything the fast path leaves: long varints, errors, and bytes
+    /// left after the last declared record.
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&mut self) -> Option<Result<V2Record<'a>>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        match parse_record_full(self.data, self.pos) {
+            Ok((record, end)) => {
                 self.pos = end;
                 self.remaining = self.remaining.saturating_sub(1);
                 if self.remaining == 0 && self.pos != self.data.len() {
@@ -507,27 +556,14 @@ impl<'a> V2Records<'a> {
                         found: format!("{left} bytes remain after the last declared record"),
                     };
                     self.stop();
-                    return Err(e);
+                    return Some(Err(e));
                 }
-                record.offset = self
-                    .base_offset
-                    .wrapping_add(i64::from(record.offset_delta));
-                record.timestamp = match self.log_append_time {
-                    Some(t) => t,
-                    None => self.base_timestamp.wrapping_add(record.timestamp_delta),
-                };
-                record.sequence = self
-                    .base_sequence
-                    .map(|s| increment_sequence(s, record.offset_delta));
-                if !self.compressed {
-                    record.position = record.position.saturating_add(self.at);
-                }
-                Ok(Some(record))
+                Some(Ok(self.finish(record)))
             }
             Err(e) => {
                 let e = self.locate(e);
                 self.stop();
-                Err(e)
+                Some(Err(e))
             }
         }
     }
@@ -538,7 +574,7 @@ impl<'a> Iterator for V2Records<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_record().transpose()
+        self.next_as(|r| r)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -546,10 +582,112 @@ impl<'a> Iterator for V2Records<'a> {
     }
 }
 
-/// Parses one record starting at `pos` of `data`; positions in errors are relative to `data`.
-/// Returns the record (offset, timestamp and sequence still relative) and the end position.
-#[inline]
-fn parse_record(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
+/// An unsigned varint of one to three bytes at `p` of `buf` (values below 2^21), or `None` —
+/// longer, truncated or not there. The common case of the record fields, kept branch-light.
+#[inline(always)]
+fn short_varint(buf: &[u8], p: usize) -> Option<(u32, usize)> {
+    let b0 = u32::from(*buf.get(p)?);
+    if b0 < 0x80 {
+        return Some((b0, 1));
+    }
+    let b1 = u32::from(*buf.get(p.wrapping_add(1))?);
+    if b1 < 0x80 {
+        return Some(((b0 & 0x7f) | (b1 << 7), 2));
+    }
+    let b2 = u32::from(*buf.get(p.wrapping_add(2))?);
+    if b2 < 0x80 {
+        return Some(((b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14), 3));
+    }
+    None
+}
+
+/// A [`short_varint`]-length field at `p`: `Some(None)` for null (any negative length, as Kafka
+/// reads it), with the position after it.
+#[inline(always)]
+fn short_bytes(body: &[u8], p: usize) -> Option<(Option<&[u8]>, usize)> {
+    let (raw, n) = short_varint(body, p)?;
+    let p = p.wrapping_add(n);
+    let len = unzigzag32(raw);
+    if len < 0 {
+        return Some((None, p));
+    }
+    // `len < 2^20` and `p <= body.len()`: the sum cannot wrap.
+    let end = p.wrapping_add(len as usize);
+    Some((Some(body.get(p..end)?), end))
+}
+
+/// The fast path of [`parse_record`]: a well-formed record whose varints all take at most three
+/// bytes (lengths below 1 MiB, timestamp deltas within ±17 minutes, up to a million headers),
+/// which is nearly every record Kafka writes. Anything else — longer varints, and every malformed
+/// record — returns `None`, and [`parse_record_full`] parses it again and names the problem. The
+/// two must agree on every input they both accept (a property test checks it).
+///
+/// Positions stay below `data.len()` plus values under 2^21, so the `wrapping_add`s cannot wrap.
+#[inline(always)]
+fn parse_record_fast(data: &[u8], pos: usize) -> Option<(V2Record<'_>, usize)> {
+    let (raw_length, n) = short_varint(data, pos)?;
+    let length = unzigzag32(raw_length);
+    if length < 0 {
+        return None;
+    }
+    let body_at = pos.wrapping_add(n);
+    let end = body_at.wrapping_add(length as usize);
+    let body = data.get(body_at..end)?;
+    let attributes = *body.first()? as i8;
+    let (raw_timestamp_delta, n) = short_varint(body, 1)?;
+    let p = 1usize.wrapping_add(n);
+    let (raw_offset_delta, n) = short_varint(body, p)?;
+    let p = p.wrapping_add(n);
+    let (key, p) = short_bytes(body, p)?;
+    let (value, p) = short_bytes(body, p)?;
+    let (raw_header_count, n) = short_varint(body, p)?;
+    let header_count = unzigzag32(raw_header_count);
+    if header_count < 0 {
+        return None;
+    }
+    let headers_start = p.wrapping_add(n);
+    let mut p = headers_start;
+    for _ in 0..header_count {
+        let (raw_key_len, n) = short_varint(body, p)?;
+        let key_len = unzigzag32(raw_key_len);
+        if key_len < 0 {
+            return None;
+        }
+        p = p.wrapping_add(n).wrapping_add(key_len as usize);
+        if p > body.len() {
+            return None;
+        }
+        (_, p) = short_bytes(body, p)?;
+    }
+    if p != body.len() {
+        return None;
+    }
+    Some((
+        V2Record {
+            offset: 0,
+            timestamp: 0,
+            sequence: None,
+            offset_delta: unzigzag32(raw_offset_delta),
+            timestamp_delta: unzigzag64(u64::from(raw_timestamp_delta)),
+            attributes,
+            key,
+            value,
+            headers: Headers {
+                buf: body.get(headers_start..).unwrap_or(&[]),
+                remaining: header_count as u32,
+            },
+            position: pos,
+            size: end.wrapping_sub(pos),
+        },
+        end,
+    ))
+}
+
+/// [`parse_record`] for every input: handles varints of any legal length and reports the first
+/// problem of a malformed record with its position.
+#[cold]
+#[inline(never)]
+fn parse_record_full(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
     let rest = data.get(pos..).unwrap_or(&[]);
     let (length, n) = read_varint(rest, pos)?;
     let body_at = pos.saturating_add(n);
@@ -734,5 +872,140 @@ impl<'a> Iterator for Headers<'a> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.remaining as usize, Some(self.remaining as usize))
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+mod tests {
+    use super::*;
+    use crate::varint::{write_varint, write_varlong};
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    /// A record's bytes from its fields, lengths written as given (so they may lie).
+    #[allow(clippy::type_complexity)]
+    fn record_bytes(
+        length_adjust: i32,
+        timestamp_delta: i64,
+        offset_delta: i32,
+        key: &Option<Vec<u8>>,
+        value: &Option<Vec<u8>>,
+        headers: &[(Vec<u8>, Option<Vec<u8>>)],
+    ) -> Vec<u8> {
+        let mut body = vec![0u8];
+        write_varlong(&mut body, timestamp_delta);
+        write_varint(&mut body, offset_delta);
+        for field in [key, value] {
+            match field {
+                Some(b) => {
+                    write_varint(&mut body, b.len() as i32);
+                    body.extend_from_slice(b);
+                }
+                None => write_varint(&mut body, -1),
+            }
+        }
+        write_varint(&mut body, headers.len() as i32);
+        for (k, v) in headers {
+            write_varint(&mut body, k.len() as i32);
+            body.extend_from_slice(k);
+            match v {
+                Some(v) => {
+                    write_varint(&mut body, v.len() as i32);
+                    body.extend_from_slice(v);
+                }
+                None => write_varint(&mut body, -1),
+            }
+        }
+        let mut out = Vec::new();
+        write_varint(&mut out, body.len() as i32 + length_adjust);
+        out.extend_from_slice(&body);
+        out
+    }
+
+    fn delta() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            -70i64..70,
+            -20_000i64..20_000,
+            -2_000_000i64..2_000_000,
+            any::<i64>()
+        ]
+    }
+
+    fn bytes() -> impl Strategy<Value = Option<Vec<u8>>> {
+        prop_oneof![
+            Just(None),
+            vec(any::<u8>(), 0..40).prop_map(Some),
+            vec(any::<u8>(), 8_000..8_300).prop_map(Some),
+        ]
+    }
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 512,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// Whatever the fast path accepts, the full parser accepts with the same result; and
+        /// well-formed records with short varints do take the fast path.
+        #[test]
+        fn fast_path_agrees_with_full_parser(
+            length_adjust in prop_oneof![Just(0i32), -3i32..3],
+            timestamp_delta in delta(),
+            offset_delta in delta(),
+            key in bytes(),
+            value in bytes(),
+            headers in vec((vec(any::<u8>(), 0..10), bytes()), 0..4),
+            prefix in vec(any::<u8>(), 0..3),
+            suffix in vec(any::<u8>(), 0..3),
+            flip in proptest::option::of((any::<proptest::sample::Index>(), any::<u8>())),
+            cut in proptest::option::of(any::<proptest::sample::Index>()),
+        ) {
+            let offset_delta = offset_delta as i32;
+            let record = record_bytes(
+                length_adjust, timestamp_delta, offset_delta, &key, &value, &headers,
+            );
+            let mut data = prefix.clone();
+            data.extend_from_slice(&record);
+            data.extend_from_slice(&suffix);
+            let pristine = flip.is_none() && cut.is_none();
+            if let Some((i, x)) = flip {
+                let i = i.index(data.len());
+                data[i] ^= x;
+            }
+            if let Some(c) = cut {
+                data.truncate(c.index(data.len() + 1));
+            }
+            let pos = prefix.len();
+            let fast = parse_record_fast(&data, pos);
+            let full = parse_record_full(&data, pos);
+            if let Some((r, end)) = fast {
+                let (r2, end2) = full.expect("the full parser refused what the fast path took");
+                prop_assert_eq!(r, r2);
+                prop_assert_eq!(end, end2);
+            }
+            let short = |v: i64| (-(1 << 20)..(1 << 20)).contains(&v);
+            if pristine
+                && length_adjust == 0
+                && short(timestamp_delta)
+                && short(i64::from(offset_delta))
+            {
+                let (r, end) = fast.expect("a well-formed short record missed the fast path");
+                prop_assert_eq!(end, pos + record.len());
+                prop_assert_eq!(r.key, key.as_deref());
+                prop_assert_eq!(r.value, value.as_deref());
+                prop_assert_eq!(r.headers.len(), headers.len());
+            }
+        }
     }
 }

@@ -44,6 +44,7 @@ impl<'a> Record<'a> {
 
 /// Checks what Kafka's `appendWithOffset` checks: increasing offsets, offset delta within i32,
 /// and timestamps that are -1 or non-negative.
+#[inline]
 pub(crate) fn check_append(
     base_offset: i64,
     last_offset: Option<i64>,
@@ -72,6 +73,7 @@ pub(crate) fn check_append(
 }
 
 /// Converts a length to Kafka's i32, or reports it as unencodable.
+#[inline]
 pub(crate) fn len_i32(len: usize, what: &str) -> Result<i32> {
     i32::try_from(len).map_err(|_| Error::Unencodable {
         reason: format!("{what} of {len} bytes does not fit an i32 length"),

@@ -2,7 +2,7 @@
 
 use super::{check_append, len_i32, Record};
 use crate::read::v2 as layout;
-use crate::varint::{varint_len, varlong_len, write_varint, write_varlong};
+use crate::varint::{varint_len, varlong_len, zigzag32, zigzag64};
 use crate::{Compression, Error, Header, Result, TimestampType};
 
 /// Builds one v2 record batch, identical to Kafka's `MemoryRecordsBuilder` for the same input.
@@ -34,8 +34,16 @@ pub struct V2Builder {
     control: bool,
     partition_leader_epoch: i32,
     delete_horizon_ms: Option<i64>,
-    /// Uncompressed: the whole batch so far, header reserved. Compressed: the records only.
+    /// The output: bytes before `start` are the caller's (see [`V2Builder::appending_to`]);
+    /// from `start`, uncompressed batches are written in place after a reserved 61-byte header.
     buf: Vec<u8>,
+    /// Where this batch starts in `buf`.
+    start: usize,
+    /// Compressed batches only: the records, compressed into `buf` on finish.
+    records: Vec<u8>,
+    /// End of the bytes written so far in the vector records go to (`buf` uncompressed,
+    /// `records` compressed); that vector may be longer (see [`write_record`]).
+    end: usize,
     count: i32,
     last_offset: Option<i64>,
     base_timestamp: Option<i64>,
@@ -51,7 +59,27 @@ impl V2Builder {
     /// As [`V2Builder::new`], writing into `buf` (cleared; its capacity is reused).
     pub fn with_buffer(base_offset: i64, mut buf: Vec<u8>) -> Self {
         buf.clear();
-        buf.resize(layout::RECORDS_OFFSET, 0);
+        Self::appending_to(base_offset, buf)
+    }
+
+    /// As [`V2Builder::new`], writing the batch after the bytes already in `out`:
+    /// [`V2Builder::finish`] returns `out` with the batch appended (or unchanged when no record was
+    /// appended). An uncompressed batch is written in place, so a stream of batches built this way
+    /// into one buffer is never copied.
+    ///
+    /// ```
+    /// use krecords_codec::write::{V2Builder, Record};
+    /// let mut out = Vec::new();
+    /// for base in [0, 10] {
+    ///     let mut b = V2Builder::appending_to(base, out);
+    ///     b.append(&Record::new(1714000000000, None, Some(b"v"))).unwrap();
+    ///     out = b.finish().unwrap();
+    /// }
+    /// assert_eq!(krecords_codec::read::Entries::new(&out).count(), 2);
+    /// ```
+    pub fn appending_to(base_offset: i64, mut buf: Vec<u8>) -> Self {
+        let start = buf.len();
+        buf.resize(start + layout::RECORDS_OFFSET, 0);
         V2Builder {
             base_offset,
             compression: Compression::None,
@@ -66,6 +94,9 @@ impl V2Builder {
             partition_leader_epoch: -1,
             delete_horizon_ms: None,
             buf,
+            start,
+            records: Vec::new(),
+            end: start + layout::RECORDS_OFFSET,
             count: 0,
             last_offset: None,
             base_timestamp: None,
@@ -80,9 +111,13 @@ impl V2Builder {
         if self.count == 0 {
             // Uncompressed batches are written in place after a reserved header; compressed ones
             // collect the records alone and get their header on finish.
-            self.buf.clear();
+            self.records.clear();
+            self.buf.truncate(self.start);
             if compression == Compression::None {
-                self.buf.resize(layout::RECORDS_OFFSET, 0);
+                self.buf.resize(self.start + layout::RECORDS_OFFSET, 0);
+                self.end = self.buf.len();
+            } else {
+                self.end = 0;
             }
         }
         self
@@ -138,7 +173,11 @@ impl V2Builder {
 
     /// Uncompressed bytes written so far (header included for uncompressed batches).
     pub fn len(&self) -> usize {
-        self.buf.len()
+        if self.compression == Compression::None {
+            self.end.saturating_sub(self.start)
+        } else {
+            self.end
+        }
     }
 
     /// Whether no record was appended.
@@ -148,6 +187,7 @@ impl V2Builder {
 
     /// The offset the next [`V2Builder::append`] uses (after `i64::MAX` it wraps, and the append
     /// is refused as not increasing).
+    #[inline]
     pub fn next_offset(&self) -> i64 {
         self.last_offset
             .map_or(self.base_offset, |o| o.wrapping_add(1))
@@ -159,6 +199,7 @@ impl V2Builder {
     ///
     /// [`Error::Unencodable`] for a negative timestamp other than -1, a field too long for its
     /// length, or when called on a control batch.
+    #[inline]
     pub fn append(&mut self, record: &Record<'_>) -> Result<i64> {
         let offset = self.next_offset();
         self.append_with_offset(offset, record)?;
@@ -171,6 +212,7 @@ impl V2Builder {
     /// # Errors
     ///
     /// As [`V2Builder::append`], plus an offset that does not increase.
+    #[inline]
     pub fn append_with_offset(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
         if self.control {
             return Err(Error::Unencodable {
@@ -197,6 +239,7 @@ impl V2Builder {
         Ok(offset)
     }
 
+    #[inline]
     fn append_raw(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
         check_append(self.base_offset, self.last_offset, offset, record.timestamp)?;
         if self.count == i32::MAX {
@@ -207,7 +250,12 @@ impl V2Builder {
         let base_timestamp = *self.base_timestamp.get_or_insert(record.timestamp);
         let offset_delta = (offset - self.base_offset) as i32;
         let timestamp_delta = record.timestamp.wrapping_sub(base_timestamp);
-        write_record(&mut self.buf, offset_delta, timestamp_delta, record)?;
+        let out = if self.compression == Compression::None {
+            &mut self.buf
+        } else {
+            &mut self.records
+        };
+        write_record(out, &mut self.end, offset_delta, timestamp_delta, record)?;
         self.count += 1;
         self.last_offset = Some(offset);
         if record.timestamp > self.max_timestamp {
@@ -216,7 +264,8 @@ impl V2Builder {
         Ok(())
     }
 
-    /// Finishes the batch and returns it. A batch without records is empty (no bytes), as
+    /// Finishes the batch and returns it (after the caller's bytes, for
+    /// [`V2Builder::appending_to`]). A batch without records is empty (no bytes), as
     /// Kafka's builder returns `MemoryRecords.EMPTY`; write a record-less batch with
     /// [`write_empty_batch`].
     ///
@@ -225,42 +274,54 @@ impl V2Builder {
     /// Producer fields Kafka rejects (transactional without producer id, producer id without
     /// epoch, idempotent data without a base sequence), a bad compression level, or a batch
     /// over `i32::MAX` bytes.
-    pub fn finish(self) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.finish_into(&mut out)?;
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        self.check_producer_state()?;
+        let start = self.start;
+        let mut out = std::mem::take(&mut self.buf);
+        if self.count == 0 {
+            out.truncate(start);
+            return Ok(out);
+        }
+        if self.compression == Compression::None {
+            out.truncate(self.end);
+        } else {
+            self.records.truncate(self.end);
+            out.truncate(start);
+            out.resize(start + layout::RECORDS_OFFSET, 0);
+            crate::compression::compress(self.compression, self.level, 2, &self.records, &mut out)?;
+        }
+        write_header(&mut out, start, &self.header_fields())?;
         Ok(out)
     }
 
-    /// As [`V2Builder::finish`], appending the batch to `out`.
+    /// As [`V2Builder::finish`], appending the batch to `out` (a copy, unless the builder's
+    /// buffer can simply be handed over; [`V2Builder::appending_to`] avoids the copy).
     ///
     /// # Errors
     ///
     /// As [`V2Builder::finish`].
-    pub fn finish_into(mut self, out: &mut Vec<u8>) -> Result<()> {
-        self.check_producer_state()?;
-        if self.count == 0 {
-            return Ok(());
-        }
-        let start = out.len();
-        if self.compression == Compression::None {
+    pub fn finish_into(self, out: &mut Vec<u8>) -> Result<()> {
+        let start = self.start;
+        let mut batch = self.finish()?;
+        let bytes = batch.get(start..).unwrap_or(&[]);
+        if start == 0 && out.is_empty() && out.capacity() < bytes.len() {
             // Hand our buffer over when the caller's could not hold the batch anyway; otherwise
             // copy into theirs so a caller reusing a large buffer keeps its capacity.
-            if out.is_empty() && out.capacity() < self.buf.len() {
-                std::mem::swap(out, &mut self.buf);
-            } else {
-                out.extend_from_slice(&self.buf);
-            }
+            std::mem::swap(out, &mut batch);
         } else {
-            out.resize(start + layout::RECORDS_OFFSET, 0);
-            crate::compression::compress(self.compression, self.level, 2, &self.buf, out)?;
+            out.extend_from_slice(bytes);
         }
+        Ok(())
+    }
+
+    fn header_fields(&self) -> HeaderFields {
         let last_offset = self.last_offset.unwrap_or(self.base_offset);
         let max_timestamp = if self.timestamp_type == TimestampType::LogAppendTime {
             self.log_append_time
         } else {
             self.max_timestamp
         };
-        let header = HeaderFields {
+        HeaderFields {
             base_offset: self.base_offset,
             last_offset_delta: (last_offset - self.base_offset) as i32,
             partition_leader_epoch: self.partition_leader_epoch,
@@ -271,8 +332,7 @@ impl V2Builder {
             producer_epoch: self.producer_epoch,
             base_sequence: self.base_sequence,
             count: self.count,
-        };
-        write_header(out, start, &header)
+        }
     }
 
     fn attributes(&self) -> i16 {
@@ -396,17 +456,6 @@ fn sized_len(b: Option<&[u8]>) -> Result<usize> {
     })
 }
 
-#[inline]
-fn write_sized(out: &mut Vec<u8>, b: Option<&[u8]>) {
-    match b {
-        Some(b) => {
-            write_varint(out, b.len() as i32);
-            out.extend_from_slice(b);
-        }
-        None => write_varint(out, -1),
-    }
-}
-
 /// Size of a record body (without its length varint), as Kafka's
 /// `DefaultRecord.sizeOfBodyInBytes`.
 pub(crate) fn record_body_size(
@@ -425,34 +474,149 @@ pub(crate) fn record_body_size(
     Ok(size)
 }
 
-/// Appends one record (length varint + body) to `out`.
+/// Bytes `out` grows by (zero-filled, as `Vec::resize` must) when a record does not fit in what
+/// is left of it: growing in chunks keeps the zero-fill out of the per-record path.
+const WINDOW: usize = 512;
+
+/// Writes one record (length varint + body) at `*end` of `out` and advances `*end`. `out` may
+/// extend past `*end` (a window for the next records); the builder truncates it on finish.
+///
+/// The body is written once, after room for its length varint. Its size lies between the size
+/// with every varint at its narrowest and at its widest; when both take the same length varint
+/// (nearly always) that is the one, so fields are not sized one by one; otherwise the body is
+/// sized exactly first.
+#[inline]
 fn write_record(
     out: &mut Vec<u8>,
+    end: &mut usize,
     offset_delta: i32,
     timestamp_delta: i64,
     record: &Record<'_>,
 ) -> Result<()> {
-    let body = record_body_size(
-        offset_delta,
-        timestamp_delta,
-        record.key,
-        record.value,
-        record.headers,
-    )?;
-    let body_i32 = len_i32(body, "record")?;
-    out.reserve(body + 5);
-    write_varint(out, body_i32);
-    out.push(0); // attributes: unused
-    write_varlong(out, timestamp_delta);
-    write_varint(out, offset_delta);
-    write_sized(out, record.key);
-    write_sized(out, record.value);
-    write_varint(out, record.headers.len() as i32);
+    // attributes, timestamp delta, offset delta, key length, value length, header count.
+    const MIN: usize = 1 + 1 + 1 + 1 + 1 + 1;
+    const MAX: usize = 1 + 10 + 5 + 5 + 5 + 5;
+    let field = |b: Option<&[u8]>| b.map_or(0, <[u8]>::len);
+    let data = field(record.key).saturating_add(field(record.value));
+    let mut min = MIN.saturating_add(data);
+    let mut max = MAX.saturating_add(data);
     for h in record.headers {
-        write_sized(out, Some(h.key));
-        write_sized(out, h.value);
+        let n = h.key.len().saturating_add(field(h.value));
+        min = min.saturating_add(2).saturating_add(n);
+        max = max.saturating_add(10).saturating_add(n);
     }
+    let length_len = match (i32::try_from(min), i32::try_from(max)) {
+        (Ok(lo), Ok(hi)) if varint_len(lo) == varint_len(hi) => varint_len(hi),
+        _ => {
+            let body = record_body_size(
+                offset_delta,
+                timestamp_delta,
+                record.key,
+                record.value,
+                record.headers,
+            )?;
+            varint_len(len_i32(body, "record")?)
+        }
+    };
+    let body_at = *end + length_len;
+    let need = body_at + max;
+    if out.len() < need {
+        out.resize(need.max(end.saturating_add(WINDOW)), 0);
+    }
+    let mut w = SliceWriter {
+        buf: out.get_mut(body_at..need).unwrap_or(&mut []),
+        pos: 0,
+    };
+    w.byte(0); // attributes: unused
+    w.varlong(timestamp_delta);
+    w.varint(offset_delta);
+    w.sized(record.key);
+    w.sized(record.value);
+    w.varint(record.headers.len() as i32);
+    for h in record.headers {
+        w.sized(Some(h.key));
+        w.sized(h.value);
+    }
+    let body = w.pos;
+    let body_i32 = len_i32(body, "record")?;
+    debug_assert_eq!(
+        varint_len(body_i32),
+        length_len,
+        "record length sized wrong"
+    );
+    let mut w = SliceWriter {
+        buf: out.get_mut(*end..body_at).unwrap_or(&mut []),
+        pos: 0,
+    };
+    w.varint(body_i32);
+    *end = body_at + body;
     Ok(())
+}
+
+/// Writes into bytes already reserved for them; the caller sizes them exactly (a write past the
+/// end would be dropped, never a panic; debug builds assert the sizes match).
+struct SliceWriter<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl SliceWriter<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        if let Some(x) = self.buf.get_mut(self.pos) {
+            *x = b;
+        }
+        self.pos += 1;
+    }
+
+    #[inline(always)]
+    fn slice(&mut self, s: &[u8]) {
+        let end = self.pos + s.len();
+        if let Some(dst) = self.buf.get_mut(self.pos..end) {
+            dst.copy_from_slice(s);
+        }
+        self.pos = end;
+    }
+
+    #[inline(always)]
+    fn unsigned(&mut self, mut v: u64) {
+        // One and two bytes inline: what record lengths, deltas and sizes take.
+        if v < 0x80 {
+            self.byte(v as u8);
+            return;
+        }
+        if v < 0x4000 {
+            self.byte((v as u8) | 0x80);
+            self.byte((v >> 7) as u8);
+            return;
+        }
+        while v >= 0x80 {
+            self.byte((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.byte(v as u8);
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, v: i32) {
+        self.unsigned(u64::from(zigzag32(v)));
+    }
+
+    #[inline(always)]
+    fn varlong(&mut self, v: i64) {
+        self.unsigned(zigzag64(v));
+    }
+
+    #[inline(always)]
+    fn sized(&mut self, b: Option<&[u8]>) {
+        match b {
+            Some(b) => {
+                self.varint(b.len() as i32);
+                self.slice(b);
+            }
+            None => self.varint(-1),
+        }
+    }
 }
 
 /// The fields of a batch without records, as compaction leaves it to keep producer state
