@@ -682,6 +682,74 @@ pub fn write_empty_batch(out: &mut Vec<u8>, b: &EmptyBatch) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// A batch of `n` records whose sizes cross the 1/2/3-byte length-varint boundaries.
+    fn build(into: Option<Vec<u8>>, base: i64, codec: Compression, n: usize) -> Vec<u8> {
+        let mut b = match into {
+            Some(out) => V2Builder::appending_to(base, out),
+            None => V2Builder::new(base),
+        }
+        .compression(codec, None);
+        let values: Vec<Vec<u8>> = (0..n).map(|i| vec![b'v'; (i * 37) % 9000]).collect();
+        let header_value = [7u8; 70];
+        let headers = [Header {
+            key: b"h",
+            value: Some(&header_value),
+        }];
+        for (i, v) in values.iter().enumerate() {
+            let r = Record::new(1_714_000_000_000 + (i as i64) * 7919, Some(b"k"), Some(v));
+            let r = if i % 3 == 0 {
+                r.with_headers(&headers)
+            } else {
+                r
+            };
+            b.append(&r).unwrap();
+        }
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn appending_to_writes_the_same_batches_after_the_callers_bytes() {
+        for codec in [Compression::None, Compression::Lz4] {
+            let mut expected = b"prefix".to_vec();
+            let mut out = b"prefix".to_vec();
+            for (i, n) in [1usize, 40, 300].into_iter().enumerate() {
+                let base = (i as i64) * 1000;
+                expected.extend_from_slice(&build(None, base, codec, n));
+                out = build(Some(out), base, codec, n);
+            }
+            assert_eq!(out, expected, "{codec}");
+            // An empty builder leaves the caller's bytes alone.
+            let b = V2Builder::appending_to(5, out.clone()).compression(codec, None);
+            assert_eq!(b.finish().unwrap(), out);
+        }
+    }
+
+    #[test]
+    fn record_lengths_at_varint_boundaries_match_exact_sizing() {
+        // Bodies of every size around the 1-, 2- and 3-byte length varints (63/64, 8191/8192).
+        for value_len in (30..80).chain(8150..8200) {
+            let value = vec![1u8; value_len];
+            for header in [false, true] {
+                let headers = [Header {
+                    key: b"key",
+                    value: None,
+                }];
+                let mut r = Record::new(1_714_000_000_000, None, Some(&value));
+                if header {
+                    r = r.with_headers(&headers);
+                }
+                let mut b = V2Builder::new(0);
+                b.append(&r).unwrap();
+                let bytes = b.finish().unwrap();
+                let body = record_body_size(0, 0, None, Some(&value), r.headers).unwrap();
+                let records = &bytes[layout::RECORDS_OFFSET..];
+                let (length, n) = crate::varint::read_varint(records, 0).unwrap();
+                assert_eq!(length as usize, body);
+                assert_eq!(records.len(), n + body);
+            }
+        }
+    }
+
     #[test]
     fn hello_world_batch_matches_kafka_python_bytes() {
         // kafka-python writes partition leader epoch 0 where Kafka's producer writes -1.
