@@ -13,12 +13,20 @@
 //! same bytes). Limits: memory read bandwidth (sum of the buffer as u64 words), CRC-32C of the
 //! buffer, and each codec's raw decompression of the same compressed blocks without framing.
 //!
+//! Then, on the `v2-none-100B` bytes: `log-append` (krecords-log's `Log::append` of every batch
+//! to a fresh log next to a raw sequential write of the same batches to a plain file),
+//! `log-read` (`Log::read` of the whole log next to a raw sequential read of its segment files),
+//! and `dump-*` (`krec dump --deep` against `kafka-dump-log --deep-iteration` on the same segment
+//! file, `--dump-mib` to grow it).
+//!
 //! Every implementation's digest of what it read is compared with the inputs' before anything
 //! is timed. `--quick` runs tiny workloads once each, to check that everything works; its
 //! timings mean nothing. See BENCHMARKS.md at the repository root for results and method.
 
+mod dump;
 mod java;
 mod limits;
+mod log_rows;
 mod measure;
 mod ours;
 mod peers;
@@ -46,10 +54,12 @@ struct Args {
     /// JSON Lines (one object per row, then per goal) instead of the table.
     #[arg(long)]
     json: bool,
-    /// Only workloads whose name contains this (repeatable), e.g. `none-100B`, `zstd`.
+    /// Only workloads whose name contains this (repeatable), e.g. `none-100B`, `zstd`. The
+    /// `log-append`, `log-read` and `dump` rows run when the filter matches their name or
+    /// `v2-none-100B` (their bytes), e.g. `--workload log`, `--workload dump`.
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
-    /// Skip the Java reader.
+    /// Skip the Java reader and kafka-dump-log.
     #[arg(long)]
     no_java: bool,
     /// Timed runs per measurement (median reported). Default 5 (quick: 1).
@@ -64,6 +74,14 @@ struct Args {
     /// Uncompressed bytes per workload buffer, in MiB (full mode). Default 64 (twice the L3).
     #[arg(long, default_value_t = 64)]
     size_mib: usize,
+    /// Size of the segment the dump rows read, in MiB (e.g. 1024), made by repeating the
+    /// `v2-none-100B` batches with increasing offsets. Default: those bytes once (about
+    /// `--size-mib`; tiny with `--quick`).
+    #[arg(long, value_name = "N")]
+    dump_mib: Option<u64>,
+    /// Timed runs of each dump tool (one process each, after an untimed one). Default: `--runs`.
+    #[arg(long, value_name = "N")]
+    dump_runs: Option<usize>,
     /// Repository root (for interop/java/target). Default: two levels above this crate.
     #[arg(long)]
     repo_root: Option<PathBuf>,
@@ -83,6 +101,14 @@ struct Options {
     java: Result<java::JavaSetup, String>,
     filters: Vec<String>,
     size_bytes: usize,
+    /// `--dump-mib` in bytes.
+    dump_bytes: Option<u64>,
+    /// Timed runs of each dump tool.
+    dump_runs: usize,
+    /// The `krec` binary, or why the krec dump row is skipped.
+    krec: Result<PathBuf, String>,
+    /// Kafka's jars for kafka-dump-log, or why its row is skipped.
+    kafka_tools: Result<dump::KafkaTools, String>,
 }
 
 fn main() {
@@ -103,6 +129,11 @@ fn main() {
     } else {
         java::JavaSetup::find(&root)
     };
+    let kafka_tools = if args.no_java {
+        Err("--no-java".to_string())
+    } else {
+        dump::KafkaTools::find(&root)
+    };
     let options = Options {
         quick,
         plan,
@@ -110,6 +141,10 @@ fn main() {
         java,
         filters: args.workloads,
         size_bytes: args.size_mib.max(1) << 20,
+        dump_bytes: args.dump_mib.map(|m| m.max(1) << 20),
+        dump_runs: args.dump_runs.unwrap_or(plan.runs).max(1),
+        krec: dump::find_krec(),
+        kafka_tools,
     };
     if let Some(op) = &args.profile {
         let secs = args.min_time.unwrap_or(10.0);
@@ -144,39 +179,65 @@ fn run(options: &Options, progress: &mut dyn FnMut(String)) -> Vec<Row> {
         progress(format!("[{}/{}] {}", i + 1, specs.len(), spec.name()));
         run_workload(spec, options, &mut rows, progress);
     }
-    rows.extend(pending());
+    run_log_and_dump(options, &mut rows, progress);
     rows
 }
 
-/// The workloads of issue 8 that other parts of the project still have to make measurable.
-fn pending() -> Vec<Row> {
-    let row = |workload: &str, implementation: &str, needs: &str| Row {
-        workload: workload.into(),
-        op: Op::Pending,
-        implementation: implementation.into(),
-        bytes: 0,
-        records: 0,
-        outcome: Outcome::Pending(needs.into()),
+/// The workload the log and dump rows use: its batches are what a producer of 100-byte
+/// records sends.
+const LOG_WORKLOAD: &str = "v2-none-100B";
+
+/// The `log-append`, `log-read` and `dump-*` rows, on the bytes of [`LOG_WORKLOAD`], for those
+/// the filters select.
+fn run_log_and_dump(options: &Options, rows: &mut Vec<Row>, progress: &mut dyn FnMut(String)) {
+    let wants = |name: &str| {
+        options.filters.is_empty()
+            || options
+                .filters
+                .iter()
+                .any(|f| name.contains(f.as_str()) || LOG_WORKLOAD.contains(f.as_str()))
     };
-    vec![
-        row(
-            "dump-1GiB",
-            "krec dump --deep vs kafka-dump-log",
-            "needs a 1 GiB segment generator (`krec gen`), `krec dump --deep`, and kafka-dump-log \
-             --deep-iteration timed on the same file with peak RSS (goal: >= 20x, < 64 MiB)",
-        ),
-        row(
-            "log-append",
-            "krecords-log append vs raw write",
-            "needs the krecords-log append API for pre-built batches and a raw sequential write \
-             of the same bytes to the same directory in the same run (goal: >= 80%)",
-        ),
-        row(
-            "log-read",
-            "krecords-log read",
-            "needs the krecords-log read path (offset index lookup + zero-copy batch reads)",
-        ),
-    ]
+    let (append, read, dump) = (wants("log-append"), wants("log-read"), wants("dump"));
+    if !(append || read || dump) {
+        return;
+    }
+    let Some(spec) = workload::specs(options.quick, options.size_bytes)
+        .into_iter()
+        .find(|s| s.name() == LOG_WORKLOAD)
+    else {
+        return;
+    };
+    progress(format!("log and dump rows, on the {LOG_WORKLOAD} bytes"));
+    let inputs = Inputs::new(&spec);
+    let expected = expected_digest(&inputs);
+    let mut bytes = Vec::new();
+    encode_ours(&inputs, &mut bytes);
+    if append || read {
+        let bench = log_rows::LogBench {
+            bytes: &bytes,
+            expected,
+            append,
+            read,
+        };
+        let measured = log_rows::measure(&bench, &options.plan, progress);
+        rows.extend(log_rows::rows(
+            measured,
+            bytes.len() as u64,
+            spec.records() as u64,
+        ));
+    }
+    if dump {
+        rows.extend(dump::measure(
+            dump::DumpBench {
+                bytes: &bytes,
+                target_bytes: options.dump_bytes,
+                runs: options.dump_runs,
+                krec: options.krec.clone(),
+                kafka: options.kafka_tools.clone(),
+            },
+            progress,
+        ));
+    }
 }
 
 /// One measurement of a group: a pass to time, or the reason it is not timed.
@@ -269,6 +330,7 @@ fn run_workload(
             bytes: n_bytes,
             records: n_records,
             outcome,
+            detail: None,
         });
     };
 
@@ -581,7 +643,8 @@ mod tests {
     }
 
     /// The whole quick run (without Java, which needs the Maven build) produces a timed row for
-    /// every implementation and limit of every workload, the pending placeholders, and goals.
+    /// every implementation and limit of every workload, the log rows, the dump rows (krec's
+    /// timed when a `krec` binary was built next to the test, else skipped), and goals.
     #[test]
     fn quick_run_produces_every_row() {
         let options = Options {
@@ -591,6 +654,10 @@ mod tests {
             java: Err("not in unit tests".into()),
             filters: Vec::new(),
             size_bytes: 0,
+            dump_bytes: None,
+            dump_runs: 1,
+            krec: dump::find_krec(),
+            kafka_tools: Err("not in unit tests".into()),
         };
         let rows = run(&options, &mut |_| {});
         let specs = workload::specs(true, 0);
@@ -626,12 +693,42 @@ mod tests {
             }
             assert_eq!(of(Op::Encode).len(), 3, "{name}");
         }
-        assert_eq!(rows.iter().filter(|r| r.op == Op::Pending).count(), 3);
+        let of = |workload: &str| {
+            rows.iter()
+                .filter(|r| r.workload.starts_with(workload))
+                .map(|r| (r.op, r.implementation.as_str(), &r.outcome))
+                .collect::<Vec<_>>()
+        };
+        for (workload, ops) in [
+            ("log-append", [Op::Append, Op::AppendLimit]),
+            ("log-read", [Op::Read, Op::ReadLimit]),
+        ] {
+            let got = of(workload);
+            assert_eq!(got.len(), 2, "{workload}: {got:?}");
+            for ((op, _, outcome), want) in got.iter().zip(ops) {
+                assert_eq!(*op, want, "{workload}");
+                assert!(matches!(outcome, Outcome::Timed(_)), "{workload}: {got:?}");
+            }
+        }
+        let dump = of("dump-");
+        assert_eq!(dump.len(), 2, "{dump:?}");
+        assert_eq!(dump[0].1, report::OURS_DUMP);
+        match &options.krec {
+            Ok(_) => assert!(matches!(dump[0].2, Outcome::Timed(_)), "{dump:?}"),
+            Err(_) => assert!(matches!(dump[0].2, Outcome::Skipped(_)), "{dump:?}"),
+        }
+        assert!(matches!(dump[1].2, Outcome::Skipped(_)), "{dump:?}");
         let goals = report::goals(&rows);
         assert!(goals
             .iter()
             .any(|g| g.workload == "v2-none-100B" && g.ratio.is_some()));
-        assert!(report::table(&rows, &goals).contains("not yet measured"));
+        assert!(goals
+            .iter()
+            .any(|g| g.workload == "log-append" && g.ratio.is_some()));
+        assert!(goals
+            .iter()
+            .any(|g| g.workload.starts_with("dump-") && g.goal.contains("kafka-dump-log")));
+        assert!(!goals.iter().any(|g| g.workload.starts_with("log-read")));
         assert_eq!(
             report::json_lines(&rows, &goals).lines().count(),
             rows.len() + goals.len()

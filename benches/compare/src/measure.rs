@@ -113,6 +113,39 @@ pub(crate) fn measure_group(
     per_pass.into_iter().map(Timing::from_runs).collect()
 }
 
+/// Times a group like [`measure_group`], interleaved the same way, but each pass times itself
+/// and returns the seconds of its measured part, so that per-pass setup (a fresh directory, a
+/// fresh log or file) stays out of the timing. Warm-up and runs repeat a pass until its measured
+/// seconds add up to `plan.warmup` and `plan.min_run` (at least one pass each).
+pub(crate) fn measure_group_self_timed(
+    plan: &Plan,
+    passes: &mut [Box<dyn FnMut() -> f64 + '_>],
+) -> Vec<Timing> {
+    // Repeats `pass` until its seconds reach `min` (or a pass measures nothing at all, which
+    // would otherwise never end); returns the seconds per pass.
+    let repeat = |pass: &mut Box<dyn FnMut() -> f64 + '_>, min: f64| {
+        let (mut spent, mut n) = (0.0, 0u64);
+        loop {
+            let secs = pass();
+            spent += secs;
+            n += 1;
+            if spent >= min || secs <= 0.0 {
+                return spent / n as f64;
+            }
+        }
+    };
+    for pass in passes.iter_mut() {
+        repeat(pass, plan.warmup.as_secs_f64());
+    }
+    let mut per_pass = vec![Vec::with_capacity(plan.runs); passes.len()];
+    for _ in 0..plan.runs.max(1) {
+        for (i, pass) in passes.iter_mut().enumerate() {
+            per_pass[i].push(repeat(pass, plan.min_run.as_secs_f64()));
+        }
+    }
+    per_pass.into_iter().map(Timing::from_runs).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +156,31 @@ mod tests {
         assert_eq!((t.median, t.min, t.max, t.runs), (2.0, 1.0, 3.0, 3));
         assert_eq!(Timing::from_runs(vec![4.0, 1.0, 2.0, 3.0]).median, 2.5);
         assert!((Timing::from_runs(vec![0.9, 1.0, 1.1]).spread() - 0.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn self_timed_passes_report_their_own_seconds() {
+        let plan = Plan {
+            warmup: Duration::ZERO,
+            min_run: Duration::from_secs(1),
+            runs: 3,
+        };
+        let mut calls = [0u32; 2];
+        let [a, b] = &mut calls;
+        let mut passes: Vec<Box<dyn FnMut() -> f64 + '_>> = vec![
+            Box::new(|| {
+                *a += 1;
+                0.25
+            }),
+            Box::new(|| {
+                *b += 1;
+                2.0
+            }),
+        ];
+        let t = measure_group_self_timed(&plan, &mut passes);
+        drop(passes);
+        assert_eq!((t[0].median, t[0].runs, t[1].median), (0.25, 3, 2.0));
+        // One warm-up pass each, then 4 passes of 0.25 s per run and 1 pass of 2 s per run.
+        assert_eq!(calls, [1 + 3 * 4, 1 + 3]);
     }
 }

@@ -15,8 +15,16 @@ pub(crate) enum Op {
     Limit,
     /// A limit for the encode workload (memcpy of the same bytes).
     EncodeLimit,
-    /// A workload that is not measured yet.
-    Pending,
+    /// Appending pre-built batches to a log (`log-append`).
+    Append,
+    /// The limit of `log-append`: raw sequential write of the same bytes.
+    AppendLimit,
+    /// Reading a whole log back (`log-read`).
+    Read,
+    /// The limit of `log-read`: raw sequential read of the segment files.
+    ReadLimit,
+    /// Dumping a segment file with a command line tool (`dump-*`), one process per pass.
+    Dump,
 }
 
 impl Op {
@@ -26,16 +34,22 @@ impl Op {
             Op::Encode => "encode",
             Op::Limit => "limit",
             Op::EncodeLimit => "limit(enc)",
-            Op::Pending => "-",
+            Op::Append => "append",
+            Op::Read => "read",
+            // The log workloads have one kind of limit each, so plain "limit" is unambiguous.
+            Op::AppendLimit | Op::ReadLimit => "limit",
+            Op::Dump => "dump",
         }
     }
 
-    /// The krecords row a row's ratio is taken against.
-    fn baseline(self) -> Option<Op> {
+    /// The op of the krecords row a row's ratio is taken against.
+    fn baseline(self) -> Op {
         match self {
-            Op::Decode | Op::Limit => Some(Op::Decode),
-            Op::Encode | Op::EncodeLimit => Some(Op::Encode),
-            Op::Pending => None,
+            Op::Decode | Op::Limit => Op::Decode,
+            Op::Encode | Op::EncodeLimit => Op::Encode,
+            Op::Append | Op::AppendLimit => Op::Append,
+            Op::Read | Op::ReadLimit => Op::Read,
+            Op::Dump => Op::Dump,
         }
     }
 }
@@ -48,8 +62,6 @@ pub(crate) enum Outcome {
     Skipped(String),
     /// Ran but failed or disagreed with the expected records.
     Failed(String),
-    /// Not measured yet: what it needs.
-    Pending(String),
 }
 
 /// One line of the table.
@@ -63,10 +75,23 @@ pub(crate) struct Row {
     pub bytes: u64,
     pub records: u64,
     pub outcome: Outcome,
+    /// Shown in the note column of a timed row (e.g. the peak RSS of a process).
+    pub detail: Option<String>,
 }
 
-/// The name of our implementation in rows.
+/// The name of our implementation in the decode and encode rows.
 pub(crate) const OURS: &str = "krecords";
+/// Our implementation in the `log-append` rows.
+pub(crate) const OURS_APPEND: &str = "krecords-log Log::append";
+/// Our implementation in the `log-read` rows.
+pub(crate) const OURS_READ: &str = "krecords-log Log::read";
+/// Our implementation in the `dump-*` rows.
+pub(crate) const OURS_DUMP: &str = "krec dump --deep";
+
+/// Whether `implementation` names one of ours (the baseline of its workload's ratios).
+fn is_ours(implementation: &str) -> bool {
+    [OURS, OURS_APPEND, OURS_READ, OURS_DUMP].contains(&implementation)
+}
 
 impl Row {
     fn timing(&self) -> Option<&Timing> {
@@ -86,8 +111,8 @@ impl Row {
 
     fn note(&self) -> Option<&str> {
         match &self.outcome {
-            Outcome::Timed(_) => None,
-            Outcome::Skipped(s) | Outcome::Failed(s) | Outcome::Pending(s) => Some(s),
+            Outcome::Timed(_) => self.detail.as_deref(),
+            Outcome::Skipped(s) | Outcome::Failed(s) => Some(s),
         }
     }
 
@@ -96,7 +121,6 @@ impl Row {
             Outcome::Timed(_) => "ok",
             Outcome::Skipped(_) => "skipped",
             Outcome::Failed(_) => "failed",
-            Outcome::Pending(_) => "not yet measured",
         }
     }
 }
@@ -104,13 +128,13 @@ impl Row {
 /// `this time / our time` for the same workload: for a peer, how many times faster we are
 /// (us/peer); for a limit, the fraction of the limit we reach (us/limit).
 pub(crate) fn ratio(rows: &[Row], row: &Row) -> Option<f64> {
-    let base_op = row.op.baseline()?;
-    if row.implementation == OURS && row.op == base_op {
+    let base_op = row.op.baseline();
+    if is_ours(&row.implementation) && row.op == base_op {
         return None;
     }
     let ours = rows
         .iter()
-        .find(|r| r.workload == row.workload && r.op == base_op && r.implementation == OURS)?;
+        .find(|r| r.workload == row.workload && r.op == base_op && is_ours(&r.implementation))?;
     Some(row.timing()?.median / ours.timing()?.median)
 }
 
@@ -154,7 +178,7 @@ pub(crate) fn goals(rows: &[Row]) -> Vec<Goal> {
     let mut out = Vec::new();
     let mut workloads: Vec<&str> = Vec::new();
     for r in rows {
-        if r.op != Op::Pending && !workloads.contains(&r.workload.as_str()) {
+        if !workloads.contains(&r.workload.as_str()) {
             workloads.push(&r.workload);
         }
     }
@@ -198,13 +222,34 @@ pub(crate) fn goals(rows: &[Row]) -> Vec<Goal> {
             3.0,
         );
     }
-    for w in workloads.iter().filter(|w| !w.starts_with("v2-none-")) {
+    for w in workloads
+        .iter()
+        .filter(|w| w.starts_with("v2-") && !w.starts_with("v2-none-"))
+    {
         goal(
             "compressed decode >= 90% of raw codec",
             w,
             Op::Limit,
             "raw ",
             0.9,
+        );
+    }
+    for w in workloads.iter().filter(|w| **w == "log-append") {
+        goal(
+            "log append >= 80% of raw sequential write",
+            w,
+            Op::AppendLimit,
+            "raw sequential write",
+            0.8,
+        );
+    }
+    for w in workloads.iter().filter(|w| w.starts_with("dump-")) {
+        goal(
+            "krec dump --deep >= 20x kafka-dump-log",
+            w,
+            Op::Dump,
+            "kafka-dump-log",
+            20.0,
         );
     }
     out
@@ -240,7 +285,8 @@ pub(crate) fn table(rows: &[Row], goals: &[Goal]) -> String {
             .map_or("-".into(), |t| format!("{:.0}%", t.spread() * 100.0));
         let ratio = ratio(rows, r).map_or("-".into(), |x| format!("{x:.2}x"));
         let note = match (r.status(), r.note()) {
-            ("ok", _) => String::new(),
+            ("ok", Some(detail)) => detail.to_owned(),
+            ("ok", None) => String::new(),
             (status, Some(n)) => format!("{status}: {n}"),
             (status, None) => status.into(),
         };
