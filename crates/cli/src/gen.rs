@@ -456,7 +456,9 @@ fn generate(
             .ok_or_else(|| Failure::Usage("offsets overflow i64".into()))?;
         out.clear();
         if args.magic == 2 {
-            let mut b = V2Builder::new(base).compression(codec, level);
+            // Written in place in `out`, whose capacity carries over from batch to batch.
+            let mut b =
+                V2Builder::appending_to(base, std::mem::take(&mut out)).compression(codec, level);
             for k in 0..n {
                 gen.advance();
                 let headers = gen.headers();
@@ -464,7 +466,7 @@ fn generate(
                 let r = Record::new(ts, gen.key(), Some(gen.value())).with_headers(&headers);
                 b.append(&r).map_err(encode_error)?;
             }
-            b.finish_into(&mut out).map_err(encode_error)?;
+            out = b.finish().map_err(encode_error)?;
             written.entries += 1;
         } else {
             let mut b = LegacyBuilder::new(args.magic, base)
