@@ -132,7 +132,8 @@ pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<(
 /// Decompresses one or more zstd frames, appending at most `limit` bytes to `out`.
 ///
 /// Decodes straight into `out`'s spare capacity, growing it in steps bounded by what remains of
-/// `limit`. The decompression context is kept per thread. On error `out` is left as it was.
+/// `limit`. A frame whose header declares a content size must hold exactly that many bytes. The
+/// decompression context is kept per thread. On error `out` is left as it was.
 ///
 /// # Errors
 ///
@@ -176,6 +177,16 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
             .map_err(|c| zerr(&sink, c, 0))?;
         let mut src = InBuffer::around(input);
         refuse_legacy(&sink, input, 0)?;
+        // Where the current frame's output starts, and the size its header declares: libzstd's
+        // streaming decoder does not always check that size (it skips the check when the output
+        // room is smaller than the declared size), its one-shot decoder does, so we check it.
+        let declared_at = |p: usize| {
+            zstd_safe::get_frame_content_size(input.get(p..).unwrap_or_default())
+                .ok()
+                .flatten()
+        };
+        let mut frame_start = 0usize;
+        let mut frame_declared = declared_at(0);
         loop {
             let vec = sink.room(want)?;
             let pos = vec.len();
@@ -190,10 +201,19 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
             sink.sync()?;
             if hint == 0 {
                 // A frame ended; another may follow.
+                let held = sink.produced().saturating_sub(frame_start);
+                if let Some(declared) = frame_declared.filter(|&d| d != held as u64) {
+                    return Err(sink.error(format!(
+                        "zstd frame ending at offset {} declares {declared} bytes of content but holds {held}",
+                        src.pos
+                    )));
+                }
                 if src.pos == input.len() {
                     return Ok(());
                 }
                 refuse_legacy(&sink, input, src.pos)?;
+                frame_start = sink.produced();
+                frame_declared = declared_at(src.pos);
             } else if src.pos == input.len() && sink.spare() > 0 {
                 return Err(sink.error(format!(
                     "zstd frame is cut short: the input ends at offset {} with the frame incomplete",
@@ -401,6 +421,41 @@ mod tests {
         }
     }
 
+    /// Decodes into an empty vector and after a byte already in one: the results must agree.
+    fn both_paths(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        let mut empty = Vec::new();
+        let fresh = decompress(data, limit, 61, &mut empty);
+        let mut prefixed = vec![0x5a];
+        let appended = decompress(data, limit, 61, &mut prefixed);
+        assert_eq!(fresh, appended);
+        if fresh.is_ok() {
+            assert_eq!(empty[..], prefixed[1..]);
+        }
+        fresh.map(|()| empty)
+    }
+
+    #[test]
+    fn declared_content_size_must_match() {
+        // Fuzz finding: a single-segment frame declaring 6400 bytes whose blocks hold 7. libzstd's
+        // streaming decoder accepted it when its output room was under 6400 bytes; its one-shot
+        // decoder and the zstd crate's reader refuse it, and so do we now.
+        let frame =
+            hex::decode("28b52ffd600018380000 0cb52f6c7565 00010000".replace(' ', "")).unwrap();
+        assert!(zstd::stream::decode_all(&frame[..]).is_err());
+        let e = both_paths(&frame, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("declares 6400 bytes"), "{e}");
+        // A frame whose declared size is right still decodes, alone and after another frame.
+        let mut right = Vec::new();
+        let mut cctx = CCtx::create();
+        cctx.set_parameter(CParameter::ContentSizeFlag(true))
+            .unwrap();
+        let mut buf = Vec::with_capacity(1024);
+        cctx.compress2(&mut buf, b"sized content").unwrap();
+        right.extend_from_slice(&pack(b"first ", None));
+        right.extend_from_slice(&buf);
+        assert_eq!(both_paths(&right, 1 << 20).unwrap(), b"first sized content");
+    }
+
     #[test]
     fn window_log_cap() {
         assert_eq!(window_log_max(0), 23);
@@ -415,7 +470,7 @@ mod tests {
         std::io::Write::write_all(&mut e, &compressible(1000)).unwrap();
         e.finish().unwrap();
         assert!(matches!(
-            unpack(&big_window, 1 << 20),
+            both_paths(&big_window, 1 << 20),
             Err(Error::DecompressLimit { .. })
         ));
         assert_eq!(unpack(&big_window, 256 << 20).unwrap(), compressible(1000));
