@@ -1,8 +1,8 @@
 //! zstd (`compression::decompress`, codec 4): arbitrary bytes never panic and never grow the
 //! output past the 1 MiB limit; the limit is exact; compress then decompress is the identity;
 //! and whatever we accept, libzstd's own streaming decoder (the zstd crate) decodes to the same
-//! bytes; and decoding into an empty output agrees with decoding after bytes already there, errors
-//! included.
+//! bytes; and decoding into an empty output accepts and refuses exactly what decoding after bytes
+//! already there does, with the same output.
 #![no_main]
 
 use krecords_codec::Compression;
@@ -22,9 +22,12 @@ fuzz_target!(|data: &[u8]| {
         0,
         &mut prefixed,
     );
+    // Accepted or refused alike, and the same bytes when accepted. (Where an error is reported
+    // may differ: libzstd stops at a different input position depending on the output room.)
     assert_eq!(
-        fresh, appended,
-        "zstd: results differ with and without bytes before"
+        fresh.is_ok(),
+        appended.is_ok(),
+        "zstd: accepted with bytes before or without, not both: {fresh:?} vs {appended:?}"
     );
     if fresh.is_ok() {
         assert!(

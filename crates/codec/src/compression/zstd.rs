@@ -421,13 +421,15 @@ mod tests {
         }
     }
 
-    /// Decodes into an empty vector and after a byte already in one: the results must agree.
+    /// Decodes into an empty vector and after a byte already in one: both must accept or both
+    /// refuse, with the same output.
     fn both_paths(data: &[u8], limit: usize) -> Result<Vec<u8>> {
         let mut empty = Vec::new();
         let fresh = decompress(data, limit, 61, &mut empty);
         let mut prefixed = vec![0x5a];
         let appended = decompress(data, limit, 61, &mut prefixed);
-        assert_eq!(fresh, appended);
+        // Where an error is found may differ with the output room; whether one is may not.
+        assert_eq!(fresh.is_ok(), appended.is_ok(), "{fresh:?} vs {appended:?}");
         if fresh.is_ok() {
             assert_eq!(empty[..], prefixed[1..]);
         }
