@@ -153,12 +153,29 @@ pub fn write_varlong(out: &mut Vec<u8>, v: i64) {
 }
 
 #[inline]
-fn write_unsigned(out: &mut Vec<u8>, mut v: u64) {
+fn write_unsigned(out: &mut Vec<u8>, v: u64) {
+    encode_unsigned(v, |b| out.push(b));
+}
+
+/// Emits the unsigned base-128 bytes of `v`, low group first, through `put`; one and two bytes
+/// (what record lengths, deltas and sizes take) without a loop. The one encoder behind the `Vec`
+/// writers here and the v2 builder's in-place writer.
+#[inline(always)]
+pub(crate) fn encode_unsigned(mut v: u64, mut put: impl FnMut(u8)) {
+    if v < 0x80 {
+        put(v as u8);
+        return;
+    }
+    if v < 0x4000 {
+        put((v as u8) | 0x80);
+        put((v >> 7) as u8);
+        return;
+    }
     while v >= 0x80 {
-        out.push((v as u8) | 0x80);
+        put((v as u8) | 0x80);
         v >>= 7;
     }
-    out.push(v as u8);
+    put(v as u8);
 }
 
 #[cfg(test)]

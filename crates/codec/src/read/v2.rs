@@ -616,7 +616,7 @@ fn short_bytes(body: &[u8], p: usize) -> Option<(Option<&[u8]>, usize)> {
     Some((Some(body.get(p..end)?), end))
 }
 
-/// The fast path of [`parse_record`]: a well-formed record whose varints all take at most three
+/// The fast path of record parsing ([`V2Records::next_as`]): a well-formed record whose varints all take at most three
 /// bytes (lengths below 1 MiB, timestamp deltas within ±17 minutes, up to a million headers),
 /// which is nearly every record Kafka writes. Anything else — longer varints, and every malformed
 /// record — returns `None`, and [`parse_record_full`] parses it again and names the problem. The
@@ -683,8 +683,10 @@ fn parse_record_fast(data: &[u8], pos: usize) -> Option<(V2Record<'_>, usize)> {
     ))
 }
 
-/// [`parse_record`] for every input: handles varints of any legal length and reports the first
-/// problem of a malformed record with its position.
+/// Parses one record starting at `pos` of `data`, for every input: handles varints of any legal
+/// length and reports the first problem of a malformed record with its position (relative to
+/// `data`). Returns the record (offset, timestamp and sequence still relative) and the end
+/// position.
 #[cold]
 #[inline(never)]
 fn parse_record_full(data: &[u8], pos: usize) -> Result<(V2Record<'_>, usize)> {
@@ -898,29 +900,22 @@ mod tests {
         value: &Option<Vec<u8>>,
         headers: &[(Vec<u8>, Option<Vec<u8>>)],
     ) -> Vec<u8> {
+        let sized = |out: &mut Vec<u8>, b: Option<&[u8]>| match b {
+            Some(b) => {
+                write_varint(out, b.len() as i32);
+                out.extend_from_slice(b);
+            }
+            None => write_varint(out, -1),
+        };
         let mut body = vec![0u8];
         write_varlong(&mut body, timestamp_delta);
         write_varint(&mut body, offset_delta);
-        for field in [key, value] {
-            match field {
-                Some(b) => {
-                    write_varint(&mut body, b.len() as i32);
-                    body.extend_from_slice(b);
-                }
-                None => write_varint(&mut body, -1),
-            }
-        }
+        sized(&mut body, key.as_deref());
+        sized(&mut body, value.as_deref());
         write_varint(&mut body, headers.len() as i32);
         for (k, v) in headers {
-            write_varint(&mut body, k.len() as i32);
-            body.extend_from_slice(k);
-            match v {
-                Some(v) => {
-                    write_varint(&mut body, v.len() as i32);
-                    body.extend_from_slice(v);
-                }
-                None => write_varint(&mut body, -1),
-            }
+            sized(&mut body, Some(k));
+            sized(&mut body, v.as_deref());
         }
         let mut out = Vec::new();
         write_varint(&mut out, body.len() as i32 + length_adjust);

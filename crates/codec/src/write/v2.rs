@@ -2,7 +2,7 @@
 
 use super::{check_append, len_i32, Record};
 use crate::read::v2 as layout;
-use crate::varint::{varint_len, varlong_len, zigzag32, zigzag64};
+use crate::varint::{encode_unsigned, varint_len, varlong_len, zigzag32, zigzag64};
 use crate::{Compression, Error, Header, Result, TimestampType};
 
 /// Builds one v2 record batch, identical to Kafka's `MemoryRecordsBuilder` for the same input.
@@ -553,8 +553,9 @@ fn write_record(
     Ok(())
 }
 
-/// Writes into bytes already reserved for them; the caller sizes them exactly (a write past the
-/// end would be dropped, never a panic; debug builds assert the sizes match).
+/// Writes into bytes already reserved for them; the caller reserves at least what it writes (an
+/// upper bound of the record body, or the exact length varint), so a write past the end cannot
+/// happen — were it to, it would be dropped, never a panic, and debug builds assert the sizes.
 struct SliceWriter<'a> {
     buf: &'a mut [u8],
     pos: usize,
@@ -579,22 +580,8 @@ impl SliceWriter<'_> {
     }
 
     #[inline(always)]
-    fn unsigned(&mut self, mut v: u64) {
-        // One and two bytes inline: what record lengths, deltas and sizes take.
-        if v < 0x80 {
-            self.byte(v as u8);
-            return;
-        }
-        if v < 0x4000 {
-            self.byte((v as u8) | 0x80);
-            self.byte((v >> 7) as u8);
-            return;
-        }
-        while v >= 0x80 {
-            self.byte((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.byte(v as u8);
+    fn unsigned(&mut self, v: u64) {
+        encode_unsigned(v, |b| self.byte(b));
     }
 
     #[inline(always)]
