@@ -176,6 +176,27 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
     },
+    /// Another writer (a `Log` in this or another process) holds the directory's lock
+    /// (`KAFKA_STORAGE_ERROR`): only one writer may have a log open at a time. Nothing was
+    /// changed.
+    LogLocked {
+        /// The log directory.
+        dir: PathBuf,
+    },
+    /// The directory belongs to a running Kafka broker: the broker holds the OS lock on the
+    /// `.lock` file of its data directory (`KAFKA_STORAGE_ERROR`). Writing would race with the
+    /// broker; see [`crate::OpenOptions::ignore_running_broker`]. Nothing was changed.
+    BrokerRunning {
+        /// The log directory.
+        dir: PathBuf,
+        /// The broker's lock file.
+        lock_file: PathBuf,
+    },
+    /// A write to a log opened with [`crate::Log::open_read_only`] (`KAFKA_STORAGE_ERROR`).
+    ReadOnly {
+        /// The log directory.
+        dir: PathBuf,
+    },
     /// A batch from a producer epoch older than the one the log knows for its producer id: a
     /// fenced zombie (`INVALID_PRODUCER_EPOCH`, Kafka's `ProducerAppendInfo.checkProducerEpoch`).
     InvalidProducerEpoch {
@@ -263,7 +284,10 @@ impl Error {
             Error::Io { .. }
             | Error::Poisoned { .. }
             | Error::CorruptFile { .. }
-            | Error::NotALog { .. } => "KAFKA_STORAGE_ERROR",
+            | Error::NotALog { .. }
+            | Error::LogLocked { .. }
+            | Error::BrokerRunning { .. }
+            | Error::ReadOnly { .. } => "KAFKA_STORAGE_ERROR",
             Error::AlreadyExists { .. } => "TOPIC_ALREADY_EXISTS",
             Error::InvalidProducerEpoch { .. } => "INVALID_PRODUCER_EPOCH",
             Error::OutOfOrderSequence { .. } => "OUT_OF_ORDER_SEQUENCE_NUMBER",
@@ -387,6 +411,21 @@ impl fmt::Display for Error {
                 "{}: not a log directory (no krec-log.json and no .log segments)",
                 path.display()
             ),
+            Error::LogLocked { dir } => write!(
+                f,
+                "{}: another process has this log open for writing (it holds {}); try again, or wait for it",
+                dir.display(),
+                crate::files::LOCK_FILE
+            ),
+            Error::BrokerRunning { dir, lock_file } => write!(
+                f,
+                "{}: a running Kafka broker owns this directory (it holds the lock on {}); refusing to write",
+                dir.display(),
+                lock_file.display()
+            ),
+            Error::ReadOnly { dir } => {
+                write!(f, "{}: the log is open read-only", dir.display())
+            }
             Error::InvalidProducerEpoch { producer_id, epoch, current_epoch, offset } => write!(
                 f,
                 "producer {producer_id} at offset {offset}: epoch {epoch} is older than the current epoch {current_epoch}"

@@ -10,6 +10,7 @@
 //! krec-log.json                   our configuration, Kafka's names
 //! krec-recovery-point             "<offset>\n": every segment below it is fully synced
 //! krec-clean-shutdown             present only while the log is closed cleanly
+//! krec.lock                       locked (flock) by the one writer; empty, never deleted
 //! ```
 //!
 //! Segment files are named after their base offset in 20 decimal digits (Kafka's
@@ -42,6 +43,8 @@ pub const TMP_SUFFIX: &str = ".tmp";
 pub const CONFIG_FILE: &str = "krec-log.json";
 /// The clean shutdown marker.
 pub const CLEAN_SHUTDOWN_FILE: &str = "krec-clean-shutdown";
+/// The writer's lock file (see [`crate::storage::LockWait`] and [`crate::Log::open`]).
+pub const LOCK_FILE: &str = "krec.lock";
 /// The recovery point checkpoint.
 pub const RECOVERY_POINT_FILE: &str = "krec-recovery-point";
 /// Kafka's leader epoch checkpoint.

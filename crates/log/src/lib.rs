@@ -84,6 +84,21 @@
 //! any later segment and rebuilds the indexes ([`RecoverInfo`]). All file access goes through
 //! [`storage::Storage`], whose in-memory implementation injects faults and simulates crashes.
 //!
+//! # One writer, any number of readers
+//!
+//! A log open for writing ([`Log::create`], [`Log::open`], [`Log::recover`]) holds an exclusive
+//! OS lock on `krec.lock` in its directory until it is closed or dropped, or its process dies
+//! (`flock`: a killed writer never leaves the directory locked). A second writer, in this process
+//! or another, gets [`Error::LogLocked`] before it changes anything, or waits for the lock
+//! ([`OpenOptions::lock_wait`]). A directory whose parent holds the `.lock` of a running Kafka
+//! broker is refused ([`Error::BrokerRunning`]) unless [`OpenOptions::ignore_running_broker`]
+//! says otherwise.
+//!
+//! [`Log::open_read_only`] takes no lock and never changes the directory: recovery, index
+//! rebuilds and producer state replay run in memory ([`storage::ReadOnlyStorage`]). It sees the
+//! complete batches present when it opened each file, never a batch a writer is still writing,
+//! and works on live logs, Kafka broker directories and read-only file systems alike.
+//!
 //! # Idempotent producers and transactions
 //!
 //! Batches with a producer id are checked against per-producer state as a Kafka leader checks
@@ -126,7 +141,8 @@ pub use config::LogConfig;
 pub use error::{Error, Location, RecordError, Result};
 pub use log::{
     AppendInfo, AppendOrigin, Env, FetchResult, ListOffsetsResult, Log, LogInfo, OffsetSpec,
-    ReadResult, RetainInfo, SegmentInfo,
+    OpenOptions, ReadResult, RetainInfo, SegmentInfo,
 };
 pub use recovery::RecoverInfo;
+pub use storage::LockWait;
 pub use transaction::IsolationLevel;

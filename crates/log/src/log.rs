@@ -10,7 +10,7 @@ use crate::producer_state::{Checked, Origin, ProducerState, ProducerStateManager
 use crate::reader;
 use crate::recovery::{self, RecoverInfo};
 use crate::segment::{BatchMeta, Segment};
-use crate::storage::{FsStorage, MemStorage, Storage};
+use crate::storage::{DirLock, FsStorage, LockWait, MemStorage, ReadOnlyStorage, Storage};
 use crate::transaction::{AbortedTransaction, AbortedTxn, IsolationLevel};
 use crate::validate::{self, Settings};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
@@ -260,6 +260,59 @@ pub struct Log {
     /// Set by a failed write or sync; every later write is refused.
     poisoned: Option<String>,
     recovery: RecoverInfo,
+    /// The writer's lock, held while the log lives (`None` when read-only).
+    _lock: Option<DirLock>,
+    /// Opened with [`Log::open_read_only`]: every write is refused and nothing reaches the
+    /// directory.
+    read_only: bool,
+}
+
+/// How [`Log::open_with_options`], [`Log::create_with_options`] and
+/// [`Log::recover_with_options`] take the directory.
+///
+/// A log open for writing holds an exclusive OS lock on [`files::LOCK_FILE`] in its directory
+/// until it is closed or dropped, or its process dies; a second writer gets
+/// [`Error::LogLocked`] before it changes anything. Read-only opens ([`Log::open_read_only`])
+/// take no lock and are never refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// How long to wait while another writer holds the directory (default: not at all).
+    pub lock_wait: LockWait,
+    /// Write even into a partition directory of a running Kafka broker (one whose data
+    /// directory's `.lock` the broker holds). Off by default: the broker keeps its own view of
+    /// the files and would overwrite or trip over the changes.
+    pub ignore_running_broker: bool,
+}
+
+impl OpenOptions {
+    /// Waits as `wait` says for another writer to let go.
+    pub fn wait(mut self, wait: LockWait) -> Self {
+        self.lock_wait = wait;
+        self
+    }
+}
+
+/// Refuses `dir` when a running Kafka broker owns it, then takes the writer's lock.
+fn lock_for_writing(st: &dyn Storage, dir: &Path, options: OpenOptions) -> Result<DirLock> {
+    if !options.ignore_running_broker {
+        match st.running_broker_lock(dir) {
+            Ok(Some(lock_file)) => {
+                return Err(Error::BrokerRunning {
+                    dir: dir.to_path_buf(),
+                    lock_file,
+                })
+            }
+            Ok(None) => {}
+            Err(e) => return Err(Error::io("check the broker lock of", dir, e)),
+        }
+    }
+    match st.lock_dir(dir, options.lock_wait) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(Error::LogLocked {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e) => Err(Error::io("lock", dir.join(files::LOCK_FILE), e)),
+    }
 }
 
 /// An append after its checks: what to write, or the answer to a duplicate.
@@ -386,12 +439,27 @@ impl Log {
     ///
     /// As [`Log::create`].
     pub fn create_with(dir: impl AsRef<Path>, config: LogConfig, env: Env) -> Result<Log> {
+        Log::create_with_options(dir, config, env, OpenOptions::default())
+    }
+
+    /// As [`Log::create_with`], taking the directory as `options` say.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::create`], and [`Error::LogLocked`] / [`Error::BrokerRunning`].
+    pub fn create_with_options(
+        dir: impl AsRef<Path>,
+        config: LogConfig,
+        env: Env,
+        options: OpenOptions,
+    ) -> Result<Log> {
         let dir = dir.as_ref().to_path_buf();
         let storage = env.storage.clone();
         config.validate()?;
         storage
             .create_dir_all(&dir)
             .map_err(|e| Error::io("create", &dir, e))?;
+        let lock = lock_for_writing(storage.as_ref(), &dir, options)?;
         let names = storage
             .list_dir(&dir)
             .map_err(|e| Error::io("list", &dir, e))?;
@@ -426,6 +494,8 @@ impl Log {
                 clean_shutdown: true,
                 ..RecoverInfo::default()
             },
+            _lock: Some(lock),
+            read_only: false,
         })
     }
 
@@ -448,7 +518,51 @@ impl Log {
     ///
     /// As [`Log::open`].
     pub fn open_with(dir: impl AsRef<Path>, env: Env) -> Result<Log> {
-        Log::load(dir.as_ref(), env, false)
+        Log::open_with_options(dir, env, OpenOptions::default())
+    }
+
+    /// Opens the log in `dir` for writing, taking the directory as `options` say (waiting for
+    /// another writer, or writing into a running broker's directory).
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn open_with_options(dir: impl AsRef<Path>, env: Env, options: OpenOptions) -> Result<Log> {
+        Log::load(dir.as_ref(), env, false, Some(options))
+    }
+
+    /// Opens the log in `dir` for reading only, on the real file system. See
+    /// [`Log::open_read_only_with`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotALog`], a corrupt configuration, I/O errors.
+    pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Log> {
+        Log::open_read_only_with(dir, Env::fs())
+    }
+
+    /// Opens the log in `dir` for reading only: nothing in the directory is created, deleted,
+    /// renamed or rewritten, and no lock is taken, so it works on a live log (a writer's, or a
+    /// Kafka broker's partition directory), a read-only mount, or files without write
+    /// permission.
+    ///
+    /// The log is loaded as [`Log::open`] loads it — a torn tail is cut, missing or damaged
+    /// indexes are rebuilt, producer state is replayed — but through a
+    /// [`ReadOnlyStorage`], so all of that happens in memory. Each file's length is taken when
+    /// it is first opened: the log shows what was complete then, never a batch a writer is
+    /// still writing (a partial or corrupt tail is left out, as recovery would cut it), and
+    /// not what is appended later. Every write ([`Log::append`], [`Log::retain`], ...) is
+    /// refused with [`Error::ReadOnly`]; [`Log::close`] does nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open_read_only`].
+    pub fn open_read_only_with(dir: impl AsRef<Path>, env: Env) -> Result<Log> {
+        let view = Env::new(
+            Arc::new(ReadOnlyStorage::new(env.storage.clone())),
+            env.clock.clone(),
+        );
+        Log::load(dir.as_ref(), view, false, None)
     }
 
     /// Opens the log in `dir`, scans every segment (whether or not it was closed cleanly),
@@ -468,23 +582,57 @@ impl Log {
     ///
     /// As [`Log::open`].
     pub fn recover_with(dir: impl AsRef<Path>, env: Env) -> Result<RecoverInfo> {
-        let log = Log::load(dir.as_ref(), env, true)?;
+        Log::recover_with_options(dir, env, OpenOptions::default())
+    }
+
+    /// As [`Log::recover_with`], taking the directory as `options` say.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn recover_with_options(
+        dir: impl AsRef<Path>,
+        env: Env,
+        options: OpenOptions,
+    ) -> Result<RecoverInfo> {
+        let log = Log::load(dir.as_ref(), env, true, Some(options))?;
         let info = log.recovery.clone();
         log.close()?;
         Ok(info)
     }
 
-    fn load(dir: &Path, env: Env, full_scan: bool) -> Result<Log> {
+    /// Loads the log; `writer` is `Some` for a writer (which takes the lock as its options
+    /// say), `None` for a read-only open (whose storage is a [`ReadOnlyStorage`]).
+    fn load(dir: &Path, env: Env, full_scan: bool, writer: Option<OpenOptions>) -> Result<Log> {
         let storage = env.storage.clone();
         let st = storage.as_ref();
-        let names = match st.list_dir(dir) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(Error::NotALog {
-                    path: dir.to_path_buf(),
-                })
+        let list = || match st.list_dir(dir) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotALog {
+                path: dir.to_path_buf(),
+            }),
+            Err(e) => Err(Error::io("list", dir, e)),
+        };
+        let mut names = list()?;
+        let looks_like_log = |names: &[String]| {
+            names
+                .iter()
+                .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some())
+        };
+        let lock = match writer {
+            Some(options) => {
+                // Nothing is created in a directory that holds no log, not even the lock.
+                if !looks_like_log(&names) {
+                    return Err(Error::NotALog {
+                        path: dir.to_path_buf(),
+                    });
+                }
+                let lock = lock_for_writing(st, dir, options)?;
+                // The previous writer may have changed the directory while we waited.
+                names = list()?;
+                Some(lock)
             }
-            Err(e) => return Err(Error::io("list", dir, e)),
+            None => None,
         };
         let has_config = names.iter().any(|n| n == CONFIG_FILE);
         let config = match files::read_small_file(st, &dir.join(CONFIG_FILE))? {
@@ -555,6 +703,8 @@ impl Log {
             last_flush_ms: now,
             poisoned: None,
             recovery: info,
+            read_only: lock.is_none(),
+            _lock: lock,
         })
     }
 
@@ -662,6 +812,11 @@ impl Log {
     }
 
     fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly {
+                dir: self.dir.clone(),
+            });
+        }
         match &self.poisoned {
             Some(cause) => Err(Error::Poisoned {
                 cause: cause.clone(),
@@ -1516,6 +1671,9 @@ impl Log {
     /// [`Error::Poisoned`] after an earlier storage failure (no marker is written, so the next
     /// open recovers); storage errors.
     pub fn close(mut self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         self.check_writable()?;
         self.active_mut().seal()?;
         let log_end = self.log_end_offset();

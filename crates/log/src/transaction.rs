@@ -116,7 +116,7 @@ pub fn parse_txn_index(path: &Path, bytes: &[u8]) -> Result<Vec<AbortedTxn>> {
         path: path.to_path_buf(),
         reason,
     };
-    if bytes.len() % ABORTED_TXN_SIZE != 0 {
+    if !bytes.len().is_multiple_of(ABORTED_TXN_SIZE) {
         return Err(bad(format!(
             "length {} is not a multiple of {ABORTED_TXN_SIZE}",
             bytes.len()

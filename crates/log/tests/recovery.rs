@@ -335,6 +335,8 @@ fn on_the_real_file_system() {
             "krec-clean-shutdown",
             "krec-log.json",
             "krec-recovery-point",
+            // The writer's lock file stays (it is never deleted).
+            "krec.lock",
             "leader-epoch-checkpoint",
         ]
     );

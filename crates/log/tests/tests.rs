@@ -6,6 +6,7 @@ mod append;
 mod broker;
 mod crash;
 mod interop;
+mod locking;
 mod mixed_formats;
 mod offsets;
 mod recovery;

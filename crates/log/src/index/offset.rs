@@ -142,7 +142,7 @@ impl OffsetIndex {
     /// Quick checks on open: whole entries, and a last entry that lies inside the segment and
     /// is not part of a zero-filled preallocated tail.
     pub(crate) fn sanity_check(&self, log_size: u64) -> std::result::Result<(), String> {
-        if self.file.len() % ENTRY_SIZE != 0 {
+        if !self.file.len().is_multiple_of(ENTRY_SIZE) {
             return Err(format!(
                 "length {} is not a multiple of {ENTRY_SIZE}",
                 self.file.len()

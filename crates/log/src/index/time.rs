@@ -145,7 +145,7 @@ impl TimeIndex {
         &self,
         next_offset_bound: Option<i64>,
     ) -> std::result::Result<(), String> {
-        if self.file.len() % ENTRY_SIZE != 0 {
+        if !self.file.len().is_multiple_of(ENTRY_SIZE) {
             return Err(format!(
                 "length {} is not a multiple of {ENTRY_SIZE}",
                 self.file.len()

@@ -16,6 +16,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+mod lock;
+mod read_only;
+
+pub use lock::{DirLock, LockWait, KAFKA_LOCK_FILE};
+pub use read_only::ReadOnlyStorage;
+
 /// Directory-level operations of a storage backend.
 pub trait Storage: fmt::Debug + Send + Sync {
     /// Creates `path` (truncating an existing file) and opens it for reading and writing.
@@ -31,6 +37,16 @@ pub trait Storage: fmt::Debug + Send + Sync {
     ///
     /// `NotFound` when it does not exist; any I/O error.
     fn open(&self, path: &Path) -> io::Result<Box<dyn StorageFile>>;
+
+    /// Opens an existing file for reading only. Writes through the handle may fail. The
+    /// default opens it as [`Storage::open`] does.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` when it does not exist; any I/O error.
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
+        self.open(path)
+    }
 
     /// Whether `path` exists.
     ///
@@ -81,6 +97,27 @@ pub trait Storage: fmt::Debug + Send + Sync {
     ///
     /// Any I/O error.
     fn modified_ms(&self, path: &Path) -> io::Result<i64>;
+
+    /// Takes the exclusive writer's lock of the log directory `dir`, waiting as `wait` says
+    /// (see [`LockWait`]); `Ok(None)` when another holder keeps it. The lock lasts until the
+    /// returned [`DirLock`] is dropped or the process ends.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error (a missing directory included).
+    fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>>;
+
+    /// The path of the `.lock` file of a running Kafka broker whose data directory holds `dir`
+    /// (the broker keeps an OS lock on `.lock` in each of its `log.dirs`), `None` when no
+    /// broker holds one. Only tests; takes nothing. The default knows no brokers.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error other than a missing `.lock`.
+    fn running_broker_lock(&self, dir: &Path) -> io::Result<Option<PathBuf>> {
+        let _ = dir;
+        Ok(None)
+    }
 }
 
 /// An open file of a storage backend. All positions are absolute; there is no cursor.
@@ -205,6 +242,11 @@ impl Storage for FsStorage {
         Ok(Box::new(FsFile(f)))
     }
 
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
+        let f = std::fs::OpenOptions::new().read(true).open(path)?;
+        Ok(Box::new(FsFile(f)))
+    }
+
     fn exists(&self, path: &Path) -> io::Result<bool> {
         path.try_exists()
     }
@@ -250,6 +292,14 @@ impl Storage for FsStorage {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
         Ok(i64::try_from(ms).unwrap_or(i64::MAX))
+    }
+
+    fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
+        lock::lock_file(&dir.join(crate::files::LOCK_FILE), wait)
+    }
+
+    fn running_broker_lock(&self, dir: &Path) -> io::Result<Option<PathBuf>> {
+        lock::running_broker_lock(dir)
     }
 }
 
@@ -368,6 +418,9 @@ struct MemState {
     writes: u64,
     syncs: u64,
     faults: Faults,
+    /// Locked directories and the generation of their holder (a crash ends every holder).
+    locks: HashMap<PathBuf, u64>,
+    lock_generation: u64,
 }
 
 /// An in-memory storage backend for tests, with fault injection and crash simulation.
@@ -474,6 +527,8 @@ impl MemStorage {
     /// Simulates a power cut as `mode` says.
     pub fn crash_with(&self, mode: CrashMode) {
         let mut s = self.lock();
+        // The processes died with the machine: their directory locks are gone.
+        s.locks.clear();
         let mut rng = match mode {
             CrashMode::DropUnsynced => None,
             CrashMode::TornTail { seed } => Some(SplitMix(seed)),
@@ -649,6 +704,23 @@ impl StorageFile for MemFile {
     }
 }
 
+/// A [`MemStorage`] directory lock; dropping it unlocks the directory unless a crash did.
+#[derive(Debug)]
+struct MemLock {
+    storage: MemStorage,
+    dir: PathBuf,
+    generation: u64,
+}
+
+impl Drop for MemLock {
+    fn drop(&mut self) {
+        let mut s = self.storage.lock();
+        if s.locks.get(&self.dir) == Some(&self.generation) {
+            s.locks.remove(&self.dir);
+        }
+    }
+}
+
 impl Storage for MemStorage {
     fn create(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
         let now = self.clock.now_ms();
@@ -748,6 +820,27 @@ impl Storage for MemStorage {
         let s = self.lock();
         let id = s.live_names.get(path).ok_or_else(|| not_found(path))?;
         Ok(s.files.get(id).map_or(0, |f| f.modified_ms))
+    }
+
+    fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
+        let try_once = || {
+            let mut s = self.lock();
+            if !s.dirs.iter().any(|d| d == dir) {
+                return Err(not_found(dir));
+            }
+            if s.locks.contains_key(dir) {
+                return Ok(None);
+            }
+            s.lock_generation += 1;
+            let generation = s.lock_generation;
+            s.locks.insert(dir.to_path_buf(), generation);
+            Ok(Some(DirLock::new(MemLock {
+                storage: self.clone(),
+                dir: dir.to_path_buf(),
+                generation,
+            })))
+        };
+        lock::wait_for(wait, try_once, None)
     }
 }
 
