@@ -17,7 +17,7 @@ hex` (without and with --deep), parses DumpLogSegments' text and compares field 
                  key and payload (DumpLogSegments decodes them as UTF-8 with replacement)
 
 Also the text: `krec dump --print-data SEGMENT` must print exactly DumpLogSegments' lines
-(DESIGN.md: the text output follows kafka-dump-log's line format; Kafka 4.4.0 here).
+(docs/design.md: the text output follows kafka-dump-log's line format; Kafka 4.4.0 here).
 
 With --scenario (BrokerScenario's output), also per topic: Kafka's read_uncommitted consumer must
 have received exactly krec's non-control records (offset, timestamp, timestamp type, key, value,
@@ -148,7 +148,8 @@ def split_sections(text):
 
 def compare_text(krec, name, files, sections):
     """`krec dump --print-data FILE` must print what DumpLogSegments --deep-iteration --print-data-log
-    prints for the same file, line for line (DESIGN: the text output follows kafka-dump-log's)."""
+    prints for the same file, line for line (docs/design.md: the text output follows
+    kafka-dump-log's)."""
     problems, lines = [], 0
     for f in files:
         p = subprocess.run([krec, "dump", "--print-data", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

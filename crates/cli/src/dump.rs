@@ -24,7 +24,7 @@ use std::path::PathBuf;
 /// Print the entries of log segments or any file of concatenated Kafka entries.
 ///
 /// Text output is kafka-dump-log's, line for line (Kafka 4.4.0's DumpLogSegments with
-/// --deep-iteration / --print-data-log); JSON output is one object per entry (DESIGN.md).
+/// --deep-iteration / --print-data-log); JSON output is one object per entry (docs/design.md).
 ///
 /// PATH is a segment file, any file of concatenated entries, a partition directory (its .log
 /// files in offset order), `-` for stdin, or a glob pattern with *, ? and [...] that the shell

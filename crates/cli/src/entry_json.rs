@@ -1,4 +1,5 @@
-//! The JSON Lines form of entries and records (DESIGN.md's contract; other tools parse it).
+//! The JSON Lines form of entries and records (other tools parse it; the contract is in
+//! docs/design.md).
 
 use crate::bytes_fmt::BytesFormat;
 use krecords_codec::control::{ControlRecordKey, EndTxnMarker};

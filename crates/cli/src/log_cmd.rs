@@ -1,8 +1,8 @@
 //! `krec log`: the partition log engine (krecords-log) from the command line.
 //!
 //! Every subcommand opens the log, does one thing, prints JSON (one object per line, the shapes
-//! DESIGN.md gives) and closes the log cleanly: a log dropped without `close` would be recovered
-//! on the next open as after a crash.
+//! docs/design.md gives) and closes the log cleanly: a log dropped without `close` would be
+//! recovered on the next open as after a crash.
 //!
 //! Outcomes: a request the broker would refuse (an append that fails validation, a read outside
 //! the log) exits 1 and prints `{"error":"KAFKA_ERROR_NAME","message":"..."}` on stdout and a
@@ -704,7 +704,7 @@ fn read(log: &mut Log, args: &ReadArgs, out: &mut impl Write) -> Result<Outcome,
     }
 }
 
-/// Prints records as DESIGN.md's read lines:
+/// Prints records as the `krec log read` lines of docs/design.md:
 /// `{"offset":..,"timestamp":..,"key":..,"value":..,"headers":[..]}`.
 fn print_records(
     records: &[ConsumedRecord],

@@ -1356,7 +1356,7 @@ fn sarama_legacy_layout_with_magic_2_is_an_undersized_v2_batch() {
 
 /// Both empty-wrapper vectors: the wrapper is CRC-valid, its value decompresses to zero bytes,
 /// and Kafka's `AbstractLegacyRecordBatch.DeepRecordsIterator` throws "Found invalid compressed
-/// record set with no inner records" (DESIGN.md: empty compressed wrappers are errors). Sarama
+/// record set with no inner records" (docs/design.md: empty compressed wrappers are errors). Sarama
 /// returns an empty inner set.
 fn check_empty_wrapper_rejected(name: &str, codec: Compression, magic: u8) {
     let v = load_peer(name);

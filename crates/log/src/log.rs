@@ -70,7 +70,7 @@ pub enum AppendOrigin {
 
 /// The outcome of an append.
 ///
-/// Serializes as DESIGN.md's `krec log append` line:
+/// Serializes as the `krec log append` line of docs/design.md:
 /// `{"base_offset":N,"last_offset":N,"log_append_time":T|null,"duplicate":false}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AppendInfo {

@@ -1,4 +1,4 @@
-//! `krec build` and `krec dump` through the binary: DESIGN.md's bytes and JSON, round trips,
+//! `krec build` and `krec dump` through the binary: docs/design.md's bytes and JSON, round trips,
 //! exit codes, a closed pipe.
 
 use crate::util::{run, Dir, HELLO_HEX, HELLO_INPUT};

@@ -1,4 +1,4 @@
-//! `krec log` through the binary: DESIGN.md's JSON shapes for create, append, end-txn, read,
+//! `krec log` through the binary: docs/design.md's JSON shapes for create, append, end-txn, read,
 //! offsets, info, retain and recover; rejected appends (exit 1, nothing written, all or nothing
 //! per command); idempotent retries, sequence gaps, zombie epochs and fenced coordinators;
 //! transactions read at both isolation levels; usage and storage errors (exit 2).

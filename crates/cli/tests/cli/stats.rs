@@ -12,7 +12,7 @@ fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a V
         .unwrap_or_else(|| panic!("no row for magic {magic} {codec} {level:?}"))
 }
 
-/// DESIGN.md's must-show: 1000 v1 records with 100-byte values and no key take 134 bytes each
+/// docs/design.md's must-show: 1000 v1 records with 100-byte values and no key take 134 bytes each
 /// as v1 and, measured by encoding, the exact v2 figure (about 110, not the chapter's 105).
 #[test]
 fn what_if_gives_134_bytes_for_v1_and_the_exact_v2_figure() {

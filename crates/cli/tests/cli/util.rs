@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// DESIGN.md's two-record "hello"/"world" v2 batch as kafka-python 3.0.12 writes it (85 bytes).
+/// docs/design.md's two-record "hello"/"world" v2 batch as kafka-python 3.0.12 writes it
+/// (85 bytes).
 pub const HELLO_HEX: &str = "0000000000000000000000490000000002dbda21c90000000000010000018f125c74000000018f125c7400ffffffffffffffffffffffffffff0000000216000000010a68656c6c6f0016000002010a776f726c6400";
 
 /// The records of the hello/world batch as `krec build` input.
@@ -115,7 +116,8 @@ impl Dir {
         run_in(self.tmp.path(), args, stdin)
     }
 
-    /// Writes DESIGN.md's hello/world batch as `name` (with `krec build`) and returns its path.
+    /// Writes docs/design.md's hello/world batch as `name` (with `krec build`) and returns its
+    /// path.
     pub fn hello(&self, name: &str) -> String {
         let r = self.run(
             &["build", "--partition-leader-epoch", "0", "--output", name],

@@ -157,7 +157,7 @@ public final class GenerateVectors {
             new Shape("small", ALL, "one record, small key and value", s ->
                 s.records.add(new BuildSpec.Rec(T0, utf8("key"), utf8("value")))),
             new Shape("hello_world", ALL,
-                "the DESIGN.md hello/world pair: null keys, same timestamp, partition leader epoch 0", s -> {
+                "the docs/design.md hello/world pair: null keys, same timestamp, partition leader epoch 0", s -> {
                     s.partitionLeaderEpoch = 0;
                     s.records.add(new BuildSpec.Rec(T0, null, utf8("hello")));
                     s.records.add(new BuildSpec.Rec(T0, null, utf8("world")));
