@@ -17,9 +17,12 @@ use clap::Subcommand;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{Compression, TimestampType};
 use krecords_log::consumer::ConsumedRecord;
-use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig, OffsetSpec};
+use krecords_log::{
+    AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
+};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The partition log engine: create a log, append to it (idempotent and transactional producers
 /// included), end transactions, read it, look up offsets, recover it.
@@ -32,6 +35,14 @@ use std::path::{Path, PathBuf};
 /// Every subcommand prints JSON, one object per line. A request the broker would refuse (an
 /// append that fails validation or a producer check, a read outside the log) exits 1 and prints
 /// {"error":"KAFKA_ERROR_NAME","message":"..."}; usage and storage errors exit 2.
+///
+/// One writer at a time: create, append, end-txn, recover and retain hold an OS lock on
+/// krec.lock in the directory while they run. Another writer exits 2 at once with "another
+/// process has this log open for writing", or waits for it with --wait[=SECONDS]. They refuse
+/// the partition directory of a running Kafka broker (its data directory's .lock is held)
+/// unless --force. read, info and offsets take no lock and never create, delete or change a
+/// file: what opening the log would repair (a torn tail, an index) is repaired in memory only,
+/// and they see the batches complete when they start, never one being written.
 ///
 /// Examples:
 ///   krec log create /tmp/events-0 --config segment.bytes=1048576
@@ -72,14 +83,14 @@ enum Command {
     /// closed cleanly. Prints {"truncated_bytes":N,"segments":N,"next_offset":N}; what was cut
     /// and why goes to stderr.
     #[command(verbatim_doc_comment)]
-    Recover(DirArgs),
+    Recover(WriteDirArgs),
     /// Delete the segments past retention.bytes and retention.ms.
     ///
     /// Kafka's retention for cleanup.policy=delete: the oldest segments go while the log is over
     /// retention.bytes, then those whose newest timestamp is older than retention.ms; the log
     /// start offset moves up. Prints {"deleted_segments":N,"log_start_offset":N}.
     #[command(verbatim_doc_comment)]
-    Retain(DirArgs),
+    Retain(WriteDirArgs),
 }
 
 /// Create an empty log in DIR (created if needed).
@@ -101,6 +112,8 @@ struct CreateArgs {
     /// cleanup.policy, flush.messages, flush.ms.
     #[arg(long = "config", value_name = "NAME=VALUE")]
     configs: Vec<String>,
+    #[command(flatten)]
+    writer: WriterArgs,
 }
 
 /// Append records (JSON lines on stdin) or pre-built entries (--raw) to the log.
@@ -167,6 +180,8 @@ struct AppendArgs {
     /// How keys, values and header values are given.
     #[arg(long, value_enum, default_value_t = BytesFormat::Utf8)]
     bytes: BytesFormat,
+    #[command(flatten)]
+    writer: WriterArgs,
 }
 
 /// End a producer's transaction: write its COMMIT or ABORT marker, as the transaction
@@ -207,6 +222,8 @@ struct EndTxnArgs {
     /// Timestamp of the marker record, in epoch milliseconds (default: now).
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     timestamp: Option<i64>,
+    #[command(flatten)]
+    writer: WriterArgs,
 }
 
 /// Read records as a consumer sees them, one JSON line per record.
@@ -290,11 +307,68 @@ struct OffsetsArgs {
     time: Option<i64>,
 }
 
-/// The arguments of `info`, `recover` and `retain`.
+/// The arguments of `info`.
 #[derive(clap::Args)]
 struct DirArgs {
     /// The log directory.
     dir: PathBuf,
+}
+
+/// The arguments of `recover` and `retain`.
+#[derive(clap::Args)]
+struct WriteDirArgs {
+    /// The log directory.
+    dir: PathBuf,
+    #[command(flatten)]
+    writer: WriterArgs,
+}
+
+/// How a writing subcommand takes the log (the options every one of them has).
+#[derive(clap::Args, Clone, Copy, Debug)]
+struct WriterArgs {
+    /// When another process is writing to the log, wait for it (at most SECONDS; without a
+    /// value, as long as it takes) instead of exiting 2 at once.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "forever", value_parser = parse_wait)]
+    wait: Option<LockWait>,
+    /// Write even into a partition directory of a running Kafka broker (the broker holds the
+    /// .lock of its data directory). The broker does not see the change and may overwrite or
+    /// trip over it: only for a broker that does not use this directory.
+    #[arg(long)]
+    force: bool,
+}
+
+impl WriterArgs {
+    fn options(self) -> OpenOptions {
+        OpenOptions {
+            lock_wait: self.wait.unwrap_or(LockWait::NoWait),
+            ignore_running_broker: self.force,
+        }
+    }
+}
+
+/// `--wait` values: seconds (fractions allowed), or "forever".
+fn parse_wait(s: &str) -> Result<LockWait, String> {
+    if s == "forever" {
+        return Ok(LockWait::Forever);
+    }
+    match s.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.0..=1e9).contains(&secs) => {
+            Ok(LockWait::For(Duration::from_secs_f64(secs)))
+        }
+        _ => Err(format!(
+            "expected a number of seconds (e.g. --wait=30) or --wait alone, not {s:?}"
+        )),
+    }
+}
+
+/// How a subcommand opens the log.
+#[derive(Clone, Copy)]
+enum Access {
+    /// Read-only: no lock, no file touched.
+    Read,
+    /// Writing, with the writer's lock.
+    Write(OpenOptions),
 }
 
 /// Runs the subcommand.
@@ -302,20 +376,32 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     match args.command {
         Command::Create(a) => create(a, out),
         Command::Append(a) => append(a, out),
-        Command::EndTxn(a) => with_log(&a.dir.clone(), out, |log, out| end_txn(log, &a, out)),
-        Command::Read(a) => with_log(&a.dir.clone(), out, |log, out| read(log, &a, out)),
-        Command::Offsets(a) => with_log(&a.dir.clone(), out, |log, out| offsets(log, &a, out)),
-        Command::Info(a) => with_log(&a.dir, out, |log, out| {
+        Command::EndTxn(a) => {
+            let access = Access::Write(a.writer.options());
+            with_log(&a.dir.clone(), access, out, |log, out| {
+                end_txn(log, &a, out)
+            })
+        }
+        Command::Read(a) => with_log(&a.dir.clone(), Access::Read, out, |log, out| {
+            read(log, &a, out)
+        }),
+        Command::Offsets(a) => with_log(&a.dir.clone(), Access::Read, out, |log, out| {
+            offsets(log, &a, out)
+        }),
+        Command::Info(a) => with_log(&a.dir, Access::Read, out, |log, out| {
             let info = log.info()?;
             print_json(out, &info)?;
             Ok(Outcome::Ok)
         }),
-        Command::Recover(a) => recover(&a.dir, out),
-        Command::Retain(a) => with_log(&a.dir, out, |log, out| {
-            let info = log.retain()?;
-            print_json(out, &info)?;
-            Ok(Outcome::Ok)
-        }),
+        Command::Recover(a) => recover(&a.dir, a.writer.options(), out),
+        Command::Retain(a) => {
+            let access = Access::Write(a.writer.options());
+            with_log(&a.dir, access, out, |log, out| {
+                let info = log.retain()?;
+                print_json(out, &info)?;
+                Ok(Outcome::Ok)
+            })
+        }
     }
 }
 
@@ -354,6 +440,9 @@ fn is_rejection(e: &krecords_log::Error) -> bool {
                 | E::NotALog { .. }
                 | E::AlreadyExists { .. }
                 | E::InvalidConfig { .. }
+                | E::LogLocked { .. }
+                | E::BrokerRunning { .. }
+                | E::ReadOnly { .. }
         ))
 }
 
@@ -389,10 +478,22 @@ fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result
 }
 
 /// Opens the log, says on stderr when the open had to recover it.
-fn open(dir: &Path) -> Result<Log, krecords_log::Error> {
-    let log = Log::open(dir)?;
+fn open(dir: &Path, access: Access) -> Result<Log, krecords_log::Error> {
+    let log = match access {
+        Access::Read => Log::open_read_only(dir)?,
+        Access::Write(options) => Log::open_with_options(dir, Env::fs(), options)?,
+    };
     let r = log.recovery_info();
-    if !r.clean_shutdown && (r.truncated_bytes > 0 || r.deleted_segments > 0) {
+    if matches!(access, Access::Read) {
+        if r.truncated_bytes > 0 || r.deleted_segments > 0 {
+            eprintln!(
+                "krec: {}: the last {} bytes are not whole batches (a crash, or a writer still \
+                 writing); reading up to them, nothing in the directory was changed",
+                dir.display(),
+                r.truncated_bytes
+            );
+        }
+    } else if !r.clean_shutdown && (r.truncated_bytes > 0 || r.deleted_segments > 0) {
         eprintln!(
             "krec: {} was not closed cleanly; recovery truncated {} bytes",
             dir.display(),
@@ -407,12 +508,18 @@ fn open(dir: &Path) -> Result<Log, krecords_log::Error> {
 
 /// Opens the log, runs `body`, and closes the log whatever happened (a failed body's error wins
 /// over a failed close).
+///
+/// A writing body syncs what it did before it prints it, so once it has succeeded a failure to
+/// close (the producer state snapshot, the recovery point, the clean shutdown marker) loses
+/// nothing: it is reported on stderr as a warning and the command still exits 0; the next open
+/// recovers the log from its segments.
 fn with_log<W: Write>(
     dir: &Path,
+    access: Access,
     out: &mut W,
     body: impl FnOnce(&mut Log, &mut W) -> Result<Outcome, CmdError>,
 ) -> Result<Outcome, Failure> {
-    let mut log = match open(dir) {
+    let mut log = match open(dir, access) {
         Ok(log) => log,
         Err(e) => return log_outcome(&e, "", out),
     };
@@ -421,10 +528,16 @@ fn with_log<W: Write>(
     match result {
         Err(CmdError::Other(f)) => Err(f),
         Err(CmdError::Log(e)) => log_outcome(&e, "", out),
-        Ok(outcome) => match closed {
-            Ok(()) => Ok(outcome),
-            Err(e) => log_outcome(&e, "cannot close the log", out),
-        },
+        Ok(outcome) => {
+            if let Err(e) = closed {
+                eprintln!(
+                    "krec: warning: {}: closing the log failed ({e}); what was printed is in the \
+                     log and synced, and the next open recovers the log",
+                    dir.display()
+                );
+            }
+            Ok(outcome)
+        }
     }
 }
 
@@ -436,7 +549,7 @@ fn create(args: CreateArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
     }
     let config = LogConfig::from_pairs(pairs).map_err(|e| Failure::Usage(e.to_string()))?;
     let json = config.to_json();
-    let log = match Log::create(&args.dir, config) {
+    let log = match Log::create_with_options(&args.dir, config, Env::fs(), args.writer.options()) {
         Ok(log) => log,
         Err(e) => return log_outcome(&e, "", out),
     };
@@ -474,7 +587,7 @@ fn append(args: AppendArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
             Err(rejection) => {
                 // Nothing was written; check the log exists so that a wrong DIR is not
                 // reported as bad input.
-                return with_log(&args.dir, out, |_, out| {
+                return with_log(&args.dir, Access::Read, out, |_, out| {
                     print_json(
                         out,
                         &serde_json::json!({"error": "CORRUPT_MESSAGE", "message": rejection}),
@@ -487,7 +600,10 @@ fn append(args: AppendArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         json_groups(&args)?
     };
-    with_log(&args.dir, out, |log, out| append_groups(log, &groups, out))
+    let access = Access::Write(args.writer.options());
+    with_log(&args.dir, access, out, |log, out| {
+        append_groups(log, &groups, out)
+    })
 }
 
 /// Builds one append per batch from JSON lines on stdin.
@@ -623,6 +739,11 @@ fn append_groups(
     let entries: Vec<&[u8]> = groups.iter().map(|g| g.bytes.as_slice()).collect();
     match log.append_all(&entries, AppendOrigin::Client) {
         Ok(infos) => {
+            // Acknowledged only once durable.
+            if let Err(e) = log.flush() {
+                let context = "the appends are in the log but syncing them failed";
+                return Ok(log_outcome(&e, context, out)?);
+            }
             for info in &infos {
                 print_json(out, info)?;
             }
@@ -655,6 +776,7 @@ fn end_txn(log: &mut Log, args: &EndTxnArgs, out: &mut impl Write) -> Result<Out
         args.commit,
         timestamp,
     )?;
+    log.flush()?;
     print_json(out, &info)?;
     Ok(Outcome::Ok)
 }
@@ -732,8 +854,8 @@ fn print_records(
     Ok(Outcome::Ok)
 }
 
-fn recover(dir: &Path, out: &mut impl Write) -> Result<Outcome, Failure> {
-    match Log::recover(dir) {
+fn recover(dir: &Path, options: OpenOptions, out: &mut impl Write) -> Result<Outcome, Failure> {
+    match Log::recover_with_options(dir, Env::fs(), options) {
         Ok(info) => {
             for p in &info.problems {
                 eprintln!("krec: recovered: {p}");

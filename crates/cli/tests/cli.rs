@@ -7,6 +7,8 @@ mod util;
 
 #[path = "cli/build_dump.rs"]
 mod build_dump;
+#[path = "cli/concurrency.rs"]
+mod concurrency;
 #[path = "cli/convert.rs"]
 mod convert;
 #[path = "cli/demo.rs"]

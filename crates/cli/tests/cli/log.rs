@@ -664,10 +664,11 @@ static NOW: std::sync::LazyLock<i64> = std::sync::LazyLock::new(|| {
     i64::try_from(d.as_millis()).unwrap()
 });
 
-/// [`snapshot`] after a `krec log info`: opening a log deletes producer snapshots it no longer
-/// needs, which is housekeeping, not a write of the command under test.
+/// [`snapshot`] after a `krec log retain` that deletes nothing: opening a log for writing
+/// deletes producer snapshots it no longer needs, which is housekeeping, not a write of the
+/// command under test. (Reading commands such as `log info` change nothing at all.)
 fn settled(d: &Dir, name: &str) -> Vec<(String, Vec<u8>)> {
-    d.run(&["log", "info", &d.arg(name)], b"").ok();
+    d.run(&["log", "retain", &d.arg(name)], b"").ok();
     snapshot(d, name)
 }
 
