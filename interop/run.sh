@@ -247,6 +247,21 @@ step_broker() {
         echo "    --- broker.log:"
         show_log "$dir/broker.log" 15
     fi
+    # While the broker runs: reading its partition directories changes nothing, writing is
+    # refused (the broker holds its data directory's .lock).
+    local live=()
+    for p in "$dir"/logs/interop-*-0; do
+        [ -d "$p" ] && live+=("$p")
+    done
+    if [ "${#live[@]}" -gt 0 ]; then
+        if timeout 600 python3 interop/broker/readonly_check.py --krec "$KREC" "${live[@]}" \
+                >"$WORK/readonly.txt" 2>"$WORK/readonly.log"; then
+            count_results broker-live "$WORK/readonly.txt"
+        else
+            fail broker-live "interop/broker/readonly_check.py failed:"
+            show_log "$WORK/readonly.log"
+        fi
+    fi
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker-stop.log"; then
         pass broker-stop "clean shutdown (segments flushed and closed)"
     else

@@ -305,6 +305,10 @@ struct OffsetsArgs {
     /// The first offset with a timestamp at or after MS (epoch milliseconds).
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     time: Option<i64>,
+    /// Answer as a consumer at this isolation level does: read-committed --latest is the last
+    /// stable offset, and time lookups find nothing past it (without: up to the log end).
+    #[arg(long, value_enum)]
+    isolation: Option<Isolation>,
 }
 
 /// The arguments of `info`.
@@ -798,7 +802,10 @@ fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Ou
     } else {
         OffsetSpec::Timestamp(args.time.unwrap_or(0))
     };
-    let r = log.offsets(spec)?;
+    let r = match args.isolation {
+        Some(i) => log.offsets_at(spec, IsolationLevel::from(i))?,
+        None => log.offsets(spec)?,
+    };
     print_json(out, &r)?;
     Ok(Outcome::Ok)
 }

@@ -113,9 +113,17 @@ pub fn consume(
     let corrupt = |position: usize, reason: String| Error::CorruptMessage {
         at: Location::Read { position },
         reason,
+        source: None,
     };
     for entry in Entries::new(bytes) {
-        let batch = entry.map_err(|e| corrupt(e.position().unwrap_or(0), e.to_string()))?;
+        let batch = entry.map_err(|e| {
+            Error::corrupt_codec(
+                Location::Read {
+                    position: e.position().unwrap_or(0),
+                },
+                e,
+            )
+        })?;
         let position = batch.position();
         if !batch.is_crc_valid() {
             return Err(corrupt(
@@ -202,17 +210,11 @@ fn first_record_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<boo
     let position = batch.position();
     let mut records = batch
         .records(scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
-        .map_err(|e| Error::CorruptMessage {
-            at: Location::Read { position },
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| Error::corrupt_codec(Location::Read { position }, e))?;
     let Some(first) = records.next() else {
         return Ok(false);
     };
-    let first = first.map_err(|e| Error::CorruptMessage {
-        at: Location::Read { position },
-        reason: e.to_string(),
-    })?;
+    let first = first.map_err(|e| Error::corrupt_codec(Location::Read { position }, e))?;
     let key = ControlRecordKey::parse(first.key(), position)
         .map_err(|e| Error::invalid_record(Location::Read { position }, e.to_string()))?;
     Ok(key.kind == ControlRecordType::Abort)

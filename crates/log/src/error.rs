@@ -69,10 +69,13 @@ pub enum Error {
     /// magic, a CRC mismatch, undecodable compressed data, or a corrupt segment found while
     /// reading.
     CorruptMessage {
-        /// Where.
+        /// Where: a byte position in the payload of an append, in a segment file, or in fetched
+        /// bytes (see [`Location`]); for a codec error, where the codec found the problem.
         at: Location,
         /// What was wrong, in lowercase words.
         reason: String,
+        /// The codec's error, when the codec found the problem (also [`std::error::Error::source`]).
+        source: Option<krecords_codec::Error>,
     },
     /// A batch or record that breaks a rule of the append path (`INVALID_RECORD`): a non-zero
     /// v2 base offset, an inconsistent record count, a control batch from a client, a missing key
@@ -298,6 +301,37 @@ impl Error {
         }
     }
 
+    /// The numeric Kafka error code of [`Error::kafka_name`] (Kafka's `Errors` enum:
+    /// `CORRUPT_MESSAGE` is 2, `KAFKA_STORAGE_ERROR` 56, `UNKNOWN_SERVER_ERROR` -1, ...), as a
+    /// produce or fetch response would carry it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let e = krecords_log::Error::RecordListTooLarge { size: 10, max: 5 };
+    /// assert_eq!((e.kafka_name(), e.kafka_code()), ("RECORD_LIST_TOO_LARGE", 18));
+    /// ```
+    pub fn kafka_code(&self) -> i16 {
+        match self.kafka_name() {
+            "OFFSET_OUT_OF_RANGE" => 1,
+            "CORRUPT_MESSAGE" => 2,
+            "MESSAGE_TOO_LARGE" => 10,
+            "RECORD_LIST_TOO_LARGE" => 18,
+            "INVALID_TIMESTAMP" => 32,
+            "TOPIC_ALREADY_EXISTS" => 36,
+            "INVALID_CONFIG" => 40,
+            "UNSUPPORTED_FOR_MESSAGE_FORMAT" => 43,
+            "OUT_OF_ORDER_SEQUENCE_NUMBER" => 45,
+            "INVALID_PRODUCER_EPOCH" => 47,
+            "INVALID_TXN_STATE" => 48,
+            "TRANSACTION_COORDINATOR_FENCED" => 52,
+            "KAFKA_STORAGE_ERROR" => 56,
+            "UNSUPPORTED_COMPRESSION_TYPE" => 76,
+            "INVALID_RECORD" => 87,
+            _ => -1,
+        }
+    }
+
     /// For an [`Error::InEntry`] of [`crate::Log::append_all`]: the index of the refused entry
     /// and the error it met. `None` for any other error.
     pub fn in_entry(&self) -> Option<(usize, &Error)> {
@@ -346,6 +380,16 @@ impl Error {
         Error::CorruptMessage {
             at,
             reason: reason.into(),
+            source: None,
+        }
+    }
+
+    /// `CORRUPT_MESSAGE` for a codec error found at `at`, keeping the codec's error.
+    pub(crate) fn corrupt_codec(at: Location, e: krecords_codec::Error) -> Self {
+        Error::CorruptMessage {
+            at,
+            reason: e.to_string(),
+            source: Some(e),
         }
     }
 
@@ -365,7 +409,9 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::CorruptMessage { at, reason } => write!(f, "{at}: corrupt message: {reason}"),
+            Error::CorruptMessage { at, reason, .. } => {
+                write!(f, "{at}: corrupt message: {reason}")
+            }
             Error::InvalidRecord { at, reason, .. } => write!(f, "{at}: invalid record: {reason}"),
             Error::InvalidTimestamp { at, reason, record_errors } => {
                 write!(f, "{at}: invalid timestamp: {reason}")?;
@@ -448,11 +494,31 @@ impl fmt::Display for Error {
     }
 }
 
+/// A codec error met outside any file or payload position the log knows: corruption is
+/// `CORRUPT_MESSAGE`, anything else [`Error::Codec`]; the codec's error is the
+/// [`std::error::Error::source`] either way.
+impl From<krecords_codec::Error> for Error {
+    fn from(e: krecords_codec::Error) -> Self {
+        if e.is_corruption() {
+            Error::corrupt_codec(Location::Unknown, e)
+        } else {
+            Error::Codec {
+                at: Location::Unknown,
+                source: e,
+            }
+        }
+    }
+}
+
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source),
             Error::Codec { source, .. } => Some(source),
+            Error::CorruptMessage {
+                source: Some(source),
+                ..
+            } => Some(source),
             Error::InEntry { source, .. } => Some(source.as_ref()),
             _ => None,
         }
@@ -462,6 +528,100 @@ impl std::error::Error for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every name and code against kafka-protocol's table (generated from Kafka's `Errors`).
+    #[test]
+    fn codes_are_kafkas() {
+        let errors = [
+            Error::corrupt(Location::Unknown, "x"),
+            Error::invalid_record(Location::Unknown, "x"),
+            Error::RecordListTooLarge { size: 1, max: 0 },
+            Error::MessageTooLarge {
+                at: Location::Unknown,
+                size: 1,
+                max: 0,
+            },
+            Error::InvalidTimestamp {
+                at: Location::Unknown,
+                reason: String::new(),
+                record_errors: Vec::new(),
+            },
+            Error::UnsupportedForMessageFormat {
+                reason: String::new(),
+            },
+            Error::UnsupportedCompressionType {
+                reason: String::new(),
+            },
+            Error::OffsetOutOfRange {
+                offset: 0,
+                log_start_offset: 0,
+                log_end_offset: 0,
+            },
+            Error::config("a", "b", "c"),
+            Error::Poisoned {
+                cause: String::new(),
+            },
+            Error::AlreadyExists {
+                path: PathBuf::new(),
+            },
+            Error::InvalidProducerEpoch {
+                producer_id: 0,
+                epoch: 0,
+                current_epoch: 0,
+                offset: 0,
+            },
+            Error::OutOfOrderSequence {
+                producer_id: 0,
+                epoch: 0,
+                sequence: 0,
+                last_sequence: 0,
+                reason: String::new(),
+            },
+            Error::InvalidTxnState {
+                producer_id: 0,
+                txn_first_offset: 0,
+                offset: 0,
+            },
+            Error::TransactionCoordinatorFenced {
+                producer_id: 0,
+                coordinator_epoch: 0,
+                current_coordinator_epoch: 0,
+            },
+        ];
+        for e in &errors {
+            let theirs = kafka_protocol::error::ResponseError::try_from_code(e.kafka_code())
+                .map(|r| format!("{r:?}"))
+                .unwrap_or_default();
+            let camel: String = e
+                .kafka_name()
+                .split('_')
+                .map(|w| w[..1].to_string() + &w[1..].to_lowercase())
+                .collect();
+            assert_eq!(theirs, camel, "{} = {}", e.kafka_name(), e.kafka_code());
+        }
+        let unknown = Error::Codec {
+            at: Location::Unknown,
+            source: krecords_codec::Error::InvalidLevel {
+                compression: krecords_codec::Compression::Gzip,
+                level: 99,
+            },
+        };
+        assert_eq!(unknown.kafka_code(), -1);
+    }
+
+    #[test]
+    fn codec_errors_are_kept_as_the_source() {
+        let codec = krecords_codec::Error::Truncated {
+            at: 3,
+            what: "batch header",
+            needed: 61,
+            available: 10,
+        };
+        let e = Error::from(codec.clone());
+        assert_eq!(e.kafka_name(), "CORRUPT_MESSAGE");
+        let source = std::error::Error::source(&e).unwrap();
+        assert_eq!(source.to_string(), codec.to_string());
+    }
 
     #[test]
     fn names_and_messages() {

@@ -139,6 +139,8 @@ mod validate;
 
 pub use config::LogConfig;
 pub use error::{Error, Location, RecordError, Result};
+/// The codec this log is built on, re-exported so that one dependency gives both.
+pub use krecords_codec as codec;
 pub use log::{
     AppendInfo, AppendOrigin, Env, FetchResult, ListOffsetsResult, Log, LogInfo, OffsetSpec,
     OpenOptions, ReadResult, RetainInfo, SegmentInfo,

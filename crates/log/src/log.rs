@@ -1493,6 +1493,60 @@ impl Log {
         }
     }
 
+    /// ListOffsets as a consumer at `isolation` asks it (Kafka's
+    /// `Partition.fetchOffsetForTimestamp`): the last fetchable offset is the high watermark for
+    /// read_uncommitted and the last stable offset for read_committed. `Latest` answers it, and
+    /// a timestamp or max-timestamp lookup that lands at or past it finds nothing (offset -1);
+    /// `Earliest` is never filtered. [`Log::offsets`] is the same without an isolation level
+    /// (a replica's view: up to the log end).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use krecords_log::{AppendOrigin, Env, IsolationLevel, Log, LogConfig, OffsetSpec};
+    /// # use krecords_codec::write::{Record, V2Builder};
+    /// # fn main() -> krecords_log::Result<()> {
+    /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
+    /// let mut b = V2Builder::new(0).producer(7, 0, 0).transactional(true);
+    /// b.append(&Record::new(1_714_000_000_000, None, Some(b"open"))).unwrap();
+    /// log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
+    /// // The transaction is still open: read_committed consumers cannot see offset 0 yet.
+    /// assert_eq!(log.offsets_at(OffsetSpec::Latest, IsolationLevel::ReadCommitted)?.offset, 0);
+    /// assert_eq!(log.offsets_at(OffsetSpec::Latest, IsolationLevel::ReadUncommitted)?.offset, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::offsets`].
+    pub fn offsets_at(
+        &self,
+        spec: OffsetSpec,
+        isolation: IsolationLevel,
+    ) -> Result<ListOffsetsResult> {
+        let last_fetchable = match isolation {
+            IsolationLevel::ReadUncommitted => self.high_watermark(),
+            IsolationLevel::ReadCommitted => self.last_stable_offset(),
+        };
+        match spec {
+            OffsetSpec::Latest => Ok(ListOffsetsResult {
+                offset: last_fetchable,
+                timestamp: None,
+                leader_epoch: self.epoch_cache.latest_epoch(),
+            }),
+            OffsetSpec::Earliest => self.offsets(spec),
+            OffsetSpec::MaxTimestamp | OffsetSpec::Timestamp(_) => {
+                let found = self.offsets(spec)?;
+                Ok(if found.offset >= last_fetchable {
+                    ListOffsetsResult::NONE
+                } else {
+                    found
+                })
+            }
+        }
+    }
+
     /// Kafka's `deleteOldSegments` for `cleanup.policy=delete`: deletes the oldest segments
     /// while the log is over `retention.bytes`, then those whose largest timestamp is older
     /// than `retention.ms`, and moves the log start offset up. The active segment is deleted

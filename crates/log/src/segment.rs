@@ -704,7 +704,7 @@ impl Segment {
     fn codec_error(&self, b: &Batch<'_>, e: krecords_codec::Error) -> Error {
         let at = self.location(b.position() as u64);
         if e.is_corruption() {
-            Error::corrupt(at, e.to_string())
+            Error::corrupt_codec(at, e)
         } else {
             Error::Codec { at, source: e }
         }
@@ -755,7 +755,7 @@ impl Segment {
                 view[v2_layout::LENGTH_OFFSET..v2_layout::LENGTH_OFFSET + 4]
                     .copy_from_slice(&empty.to_be_bytes());
                 let b = krecords_codec::read::V2Batch::new(&view, pos as usize)
-                    .map_err(|e| Error::corrupt(self.location(pos), e.to_string()))?;
+                    .map_err(|e| Error::corrupt_codec(self.location(pos), e))?;
                 f(&Batch::V2(b))?;
             }
             pos += size;

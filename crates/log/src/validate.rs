@@ -83,7 +83,7 @@ fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
         C::Decompress { .. }
         | C::DecompressLimit { .. }
         | C::UnknownCompression { .. }
-        | C::CrcMismatch { .. } => Error::corrupt(loc, e.to_string()),
+        | C::CrcMismatch { .. } => Error::corrupt_codec(loc, e),
         C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
             reason: e.to_string(),
         },
@@ -359,7 +359,7 @@ pub(crate) fn validate<'a>(
     let mut batches: Vec<Batch<'_>> = Vec::new();
     let mut source = Compression::None;
     for entry in entries.by_ref() {
-        let b = entry.map_err(|e| Error::corrupt(at(e.position().unwrap_or(0)), e.to_string()))?;
+        let b = entry.map_err(|e| Error::corrupt_codec(at(e.position().unwrap_or(0)), e))?;
         let loc = at(b.position());
         if s.origin == AppendOrigin::Client && b.magic() >= 2 && b.offset_field() != 0 {
             return Err(Error::invalid_record(
@@ -389,7 +389,7 @@ pub(crate) fn validate<'a>(
         }
         let codec = b
             .compression()
-            .map_err(|e| Error::corrupt(loc.clone(), e.to_string()))?;
+            .map_err(|e| Error::corrupt_codec(loc.clone(), e))?;
         if codec != Compression::None {
             source = codec;
         }

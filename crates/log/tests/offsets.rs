@@ -189,3 +189,40 @@ fn earliest_reports_the_first_epoch_when_it_covers_the_log_start() {
     let r = log.offsets(OffsetSpec::Earliest).unwrap();
     assert_eq!((r.offset, r.leader_epoch), (0, Some(3)));
 }
+
+/// ListOffsets at an isolation level, as Kafka's `Partition.fetchOffsetForTimestamp` answers:
+/// read_committed stops at the last stable offset, time lookups past the last fetchable offset
+/// find nothing, earliest is never filtered.
+#[test]
+fn offsets_at_an_isolation_level() {
+    use krecords_log::IsolationLevel as I;
+    let m = mem();
+    let mut log = m.create(&[]);
+    append(&mut log, &v2(NOW, &["a", "b"])); // 0, 1
+    append(&mut log, &idem(9, 0, 0, true, &["open"])); // 2: an open transaction
+    append(&mut log, &v2(NOW + 5, &["c"])); // 3
+    let at = |log: &Log, spec, i| log.offsets_at(spec, i).unwrap().offset;
+    assert_eq!(at(&log, OffsetSpec::Latest, I::ReadUncommitted), 4);
+    assert_eq!(at(&log, OffsetSpec::Latest, I::ReadCommitted), 2);
+    assert_eq!(at(&log, OffsetSpec::Earliest, I::ReadCommitted), 0);
+    assert_eq!(at(&log, OffsetSpec::Timestamp(NOW), I::ReadCommitted), 0);
+    // The first record at NOW + 5 is offset 3, past the last stable offset.
+    assert_eq!(
+        at(&log, OffsetSpec::Timestamp(NOW + 5), I::ReadCommitted),
+        -1
+    );
+    assert_eq!(
+        at(&log, OffsetSpec::Timestamp(NOW + 5), I::ReadUncommitted),
+        3
+    );
+    assert_eq!(at(&log, OffsetSpec::MaxTimestamp, I::ReadCommitted), -1);
+    assert_eq!(at(&log, OffsetSpec::MaxTimestamp, I::ReadUncommitted), 3);
+    // Without an isolation level: the log end.
+    assert_eq!(log.offsets(OffsetSpec::Latest).unwrap().offset, 4);
+    log.append_end_txn(9, 0, 0, true, NOW).unwrap(); // 4: commit
+    assert_eq!(at(&log, OffsetSpec::Latest, I::ReadCommitted), 5);
+    assert_eq!(
+        at(&log, OffsetSpec::Timestamp(NOW + 5), I::ReadCommitted),
+        3
+    );
+}

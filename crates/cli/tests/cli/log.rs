@@ -908,6 +908,17 @@ fn transactions_commit_and_abort_and_read_committed_stops_at_the_lso() {
         (&info["high_watermark"], &info["last_stable_offset"]),
         (&json!(11), &json!(9))
     );
+    // ListOffsets as consumers ask it: read-committed latest is the last stable offset.
+    let latest = |iso: &str| {
+        d.run(
+            &["log", "offsets", &log, "--latest", "--isolation", iso],
+            b"",
+        )
+        .json()["offset"]
+            .clone()
+    };
+    assert_eq!(latest("read-committed"), json!(9));
+    assert_eq!(latest("read-uncommitted"), json!(11));
     // read-committed: committed and non-transactional records, up to the open transaction.
     assert_eq!(rc(&[]), ["a", "p1-a", "b", "p1-b", "p3"]);
     assert_eq!(rc(&["--offset", "2"]), ["b", "p1-b", "p3"]);
