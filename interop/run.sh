@@ -289,6 +289,13 @@ step_broker() {
         return 0
     fi
     count_results broker "$res"
+    # The whole data directory in one command (meta.properties, checkpoints, every partition).
+    if timeout 300 "$KREC" verify "$save" >"$WORK/verify-root.txt" 2>&1; then
+        pass broker-root-verify "$(tail -n 1 "$WORK/verify-root.txt")"
+    else
+        fail broker-root-verify "krec verify of the broker's data directory:"
+        show_log "$WORK/verify-root.txt"
+    fi
 }
 
 # `cargo test -p krecords-log --test integration FILTER -- --ignored` with VAR=VALUE assignments

@@ -191,7 +191,9 @@ impl Source {
     }
 }
 
-/// Expands PATH arguments: a directory means its `.log` files in offset order; `-` is stdin; a
+/// Expands PATH arguments: a directory means its `.log` files in offset order (a broker's data
+/// directory: those of every partition, by topic and partition; a directory with neither is an
+/// error); `-` is stdin; a
 /// path that does not exist and contains `*`, `?` or `[` is a glob pattern (for when the shell
 /// did not expand it, as on Windows or when quoted), replaced by its matches in sorted order, each
 /// of them expanded in turn (so `'data/topic-*'` gives every partition's segments). `*` and `?`
@@ -212,17 +214,43 @@ pub fn expand_paths(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
 }
 
 fn push_path(out: &mut Vec<PathBuf>, p: PathBuf) -> io::Result<()> {
-    if p.is_dir() {
-        let mut logs: Vec<PathBuf> = std::fs::read_dir(&p)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "log"))
-            .collect();
-        logs.sort();
-        out.extend(logs);
-    } else {
+    if !p.is_dir() {
         out.push(p);
+        return Ok(());
     }
-    Ok(())
+    let logs = dir_logs(&p)?;
+    if !logs.is_empty() {
+        out.extend(logs);
+        return Ok(());
+    }
+    // A broker's data directory: every partition's segments, partition by partition.
+    let mut found = false;
+    for part in krecords_log::data_dir::partition_dirs(&p)? {
+        let logs = dir_logs(&part.path)?;
+        found |= !logs.is_empty();
+        out.extend(logs);
+    }
+    if found {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!(
+            "{}: no .log segments here (neither a partition directory nor a broker's data \
+             directory with partitions)",
+            p.display()
+        ),
+    ))
+}
+
+/// The `.log` files directly in `dir`, in name (so offset) order.
+fn dir_logs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    Ok(logs)
 }
 
 /// The matches of `p` when it is a glob pattern rather than an existing path.

@@ -9,13 +9,17 @@ use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::Batch;
 use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
+use krecords_log::data_dir::{self, PartitionDir};
 use krecords_log::files::{
     self, INDEX_SUFFIX, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
 };
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Check segments and partition directories: CRCs, structure, offsets, indexes.
 ///
@@ -35,10 +39,21 @@ use std::path::{Path, PathBuf};
 /// leader-epoch-checkpoint and krec-log.json. Zero-filled index tails (preallocated space of an
 /// active segment) are not problems; missing index files are not either (Kafka rebuilds them).
 ///
+/// A broker's data directory (a log.dirs root: meta.properties, checkpoints and TOPIC-N
+/// partition directories, internal topics included) is checked whole: every partition as above,
+/// spread over --threads workers, then meta.properties and the offset checkpoints
+/// (recovery-point, log-start, replication, cleaner) against the partitions they name: a
+/// partition without a directory, an offset past the partition's log end. The report is in
+/// partition order whatever the threading: each problem line names its file, then one line per
+/// partition with problems and a summary of partitions ok and not. --topic and --partition
+/// narrow it.
+///
 /// Prints one line per problem with the file and byte position, then a summary. Exit 1 when
-/// there is any problem, 0 when everything is clean.
+/// there is any problem, 0 when everything is clean, 2 when a path holds nothing to verify.
 ///
 /// Examples:
+///   krec verify /var/kafka/data                      (a whole broker)
+///   krec verify /var/kafka/data --topic 'orders*' --threads 4
 ///   krec verify /var/kafka/events-0/
 ///   krec verify 00000000000000000000.log other.bin
 ///   krec verify --format json /tmp/events-0 | jq 'select(.check)'
@@ -55,6 +70,15 @@ pub struct Args {
     /// Upper bound on the decompressed size of one entry.
     #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
     max_decompressed_bytes: usize,
+    /// In a data directory, only the partitions of topics matching this glob (*, ?, [...]).
+    #[arg(long, value_name = "GLOB")]
+    topic: Option<String>,
+    /// In a data directory, only this partition number.
+    #[arg(long, value_name = "N")]
+    partition: Option<i32>,
+    /// Partitions verified at once in a data directory (default: the machine's cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
 }
 
 /// Output formats.
@@ -69,22 +93,52 @@ pub enum Format {
 /// One problem, as `--format json` prints it.
 #[derive(Serialize)]
 struct Problem<'a> {
+    /// `topic-partition`, when a data directory is verified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partition: Option<&'a str>,
     file: &'a str,
     /// Byte position in the file, when the problem has one.
     position: Option<u64>,
-    /// entry | offsets | truncated | index | timeindex | txnindex | snapshot | checkpoint | config
+    /// entry | offsets | truncated | index | timeindex | txnindex | snapshot | checkpoint |
+    /// config | meta | io
     check: &'static str,
     message: &'a str,
 }
 
 /// What was checked.
-#[derive(Default, Serialize)]
+#[derive(Default, Serialize, Clone, Copy)]
 struct Summary {
     files: u64,
     entries: u64,
     records: u64,
     bytes: u64,
     problems: u64,
+    /// Partitions of data directories verified, and those with problems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partitions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partitions_with_problems: Option<u64>,
+}
+
+impl Summary {
+    fn add(&mut self, o: &Summary) {
+        self.files += o.files;
+        self.entries += o.entries;
+        self.records += o.records;
+        self.bytes += o.bytes;
+        self.problems += o.problems;
+    }
+}
+
+/// Whether `dir` holds segments of its own (a partition directory) rather than partitions.
+fn has_logs(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.ends_with(LOG_SUFFIX))
+        })
+    })
 }
 
 /// Runs the subcommand.
@@ -95,9 +149,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         out,
         summary: Summary::default(),
         scratch: Vec::new(),
+        partition: None,
     };
     for path in &args.paths {
-        if path.is_dir() {
+        if path.is_dir() && !has_logs(path) && data_dir::is_data_dir(path) {
+            v.data_dir(path, &args)?;
+        } else if path.is_dir() {
             v.directory(path)?;
         } else {
             let base = segment_base(path);
@@ -114,7 +171,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         Format::Text => writeln!(
             v.out,
-            "{} files, {} entries, {} records, {} bytes: {}",
+            "{}{} files, {} entries, {} records, {} bytes: {}",
+            match (s.partitions, s.partitions_with_problems) {
+                (Some(n), Some(bad)) =>
+                    format!("{n} partitions ({} ok, {bad} with problems), ", n - bad),
+                _ => String::new(),
+            },
             s.files,
             s.entries,
             s.records,
@@ -131,6 +193,113 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::DataProblem
     })
+}
+
+/// What verifying one partition of a data directory gave.
+struct PartitionResult {
+    /// Its problem lines, in the output format.
+    output: Vec<u8>,
+    summary: Summary,
+    range: Option<(i64, i64)>,
+}
+
+/// Verifies `parts` on `threads` workers; the results come back in the order of `parts`.
+fn verify_partitions(
+    parts: &[PartitionDir],
+    threads: usize,
+    format: Format,
+    limit: usize,
+) -> Vec<PartitionResult> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<PartitionResult>>> =
+        parts.iter().map(|_| Mutex::new(None)).collect();
+    let total: u64 = parts.iter().map(|p| log_bytes(&p.path)).sum();
+    let progress = Mutex::new((
+        crate::progress::Progress::new("verify", crate::progress::Unit::Bytes, total, 256 << 20),
+        0u64,
+    ));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(part) = parts.get(i) else {
+                    break;
+                };
+                let r = verify_one(part, format, limit);
+                if let Ok(mut p) = progress.lock() {
+                    p.1 += log_bytes(&part.path);
+                    let done = p.1;
+                    p.0.update(done);
+                }
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    if let Ok(mut p) = progress.lock() {
+        p.0.finish();
+    }
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner().ok().flatten().unwrap_or(PartitionResult {
+                output: Vec::new(),
+                summary: Summary::default(),
+                range: None,
+            })
+        })
+        .collect()
+}
+
+/// Bytes of the `.log` files in `dir` (for progress).
+fn log_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.ends_with(LOG_SUFFIX))
+            })
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    })
+}
+
+fn verify_one(part: &PartitionDir, format: Format, limit: usize) -> PartitionResult {
+    let mut output = Vec::new();
+    let name = part.name();
+    let mut v = Verifier {
+        format,
+        limit,
+        out: &mut output,
+        summary: Summary::default(),
+        scratch: Vec::new(),
+        partition: Some(name),
+    };
+    let range = match v.directory(&part.path) {
+        Ok(r) => r,
+        // A partition directory without segments (Kafka creates them empty) is fine.
+        Err(Failure::Usage(_)) => None,
+        Err(f) => {
+            let message = match f {
+                Failure::Io(e, what) if what.is_empty() => e.to_string(),
+                Failure::Io(e, what) => format!("{what}: {e}"),
+                Failure::Usage(m) | Failure::Data(m) => m,
+            };
+            let dir = part.path.display().to_string();
+            let _ = v.problem(&dir, None, "io", &message);
+            None
+        }
+    };
+    let summary = v.summary;
+    PartitionResult {
+        output,
+        summary,
+        range,
+    }
 }
 
 /// The base offset of a segment file named `<20 digits>.log`.
@@ -169,6 +338,8 @@ struct Verifier<'o, W: Write> {
     out: &'o mut W,
     summary: Summary,
     scratch: Vec<u8>,
+    /// `topic-partition` while a partition of a data directory is verified.
+    partition: Option<String>,
 }
 
 /// One entry of an index, with where it is in its file.
@@ -221,6 +392,7 @@ impl<W: Write> Verifier<'_, W> {
         match self.format {
             Format::Json => {
                 let p = Problem {
+                    partition: self.partition.as_deref(),
                     file,
                     position,
                     check,
@@ -236,7 +408,9 @@ impl<W: Write> Verifier<'_, W> {
         }
     }
 
-    fn directory(&mut self, dir: &Path) -> Result<(), Failure> {
+    /// Verifies a partition directory; returns the offset range its segments hold
+    /// (first segment's base offset, offset after the last entry) when they hold any.
+    fn directory(&mut self, dir: &Path) -> Result<Option<(i64, i64)>, Failure> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .context(|| format!("cannot list {}", dir.display()))?
             .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
@@ -275,6 +449,136 @@ impl<W: Write> Verifier<'_, W> {
                 self.epoch_checkpoint(&p)?;
             } else if n == files::CONFIG_FILE {
                 self.config(&p)?;
+            }
+        }
+        let first = segments.first().map(|s| s.0);
+        Ok(first.map(|f| (f, log_end.unwrap_or(f))))
+    }
+
+    /// Verifies a broker's data directory: its partitions in parallel, then its own files.
+    fn data_dir(&mut self, root: &Path, args: &Args) -> Result<(), Failure> {
+        let pattern = match &args.topic {
+            Some(t) => Some(
+                glob::Pattern::new(t).map_err(|e| Failure::Usage(format!("--topic {t:?}: {e}")))?,
+            ),
+            None => None,
+        };
+        let all =
+            data_dir::partition_dirs(root).context(|| format!("cannot list {}", root.display()))?;
+        let parts: Vec<PartitionDir> = all
+            .iter()
+            .filter(|p| pattern.as_ref().is_none_or(|g| g.matches(&p.topic)))
+            .filter(|p| args.partition.is_none_or(|n| n == p.partition))
+            .cloned()
+            .collect();
+        if parts.is_empty() {
+            return Err(Failure::Usage(format!(
+                "{}: no partition directories{} to verify",
+                root.display(),
+                if args.topic.is_some() || args.partition.is_some() {
+                    " match --topic/--partition"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let threads = args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+            .clamp(1, parts.len());
+        let results = verify_partitions(&parts, threads, self.format, self.limit);
+        let mut ranges = BTreeMap::new();
+        let mut bad = Vec::new();
+        for (part, r) in parts.iter().zip(results) {
+            self.out.write_all(&r.output)?;
+            self.summary.add(&r.summary);
+            if r.summary.problems > 0 {
+                bad.push(part.name());
+            }
+            if self.format == Format::Json {
+                let line = serde_json::json!({"partition": {
+                    "name": part.name(),
+                    "dir": part.path.display().to_string(),
+                    "ok": r.summary.problems == 0,
+                    "problems": r.summary.problems,
+                    "files": r.summary.files,
+                    "entries": r.summary.entries,
+                    "records": r.summary.records,
+                    "bytes": r.summary.bytes,
+                }});
+                serde_json::to_writer(&mut *self.out, &line).map_err(io::Error::from)?;
+                self.out.write_all(b"\n")?;
+            }
+            if let Some(range) = r.range {
+                ranges.insert((part.topic.clone(), part.partition), range);
+            }
+        }
+        let bad_partitions = bad.len() as u64;
+        // The root's own files, unless only some partitions were asked for.
+        if pattern.is_none() && args.partition.is_none() {
+            self.partition = None;
+            let before = self.summary.problems;
+            self.root_files(root, &all, &ranges)?;
+            if self.summary.problems > before {
+                bad.push(format!("{} (its own files)", root.display()));
+            }
+        }
+        let s = &mut self.summary;
+        s.partitions = Some(s.partitions.unwrap_or(0) + parts.len() as u64);
+        s.partitions_with_problems = Some(s.partitions_with_problems.unwrap_or(0) + bad_partitions);
+        if self.format == Format::Text && !bad.is_empty() {
+            writeln!(self.out, "problems in: {}", bad.join(", "))?;
+        }
+        Ok(())
+    }
+
+    /// `meta.properties` and the offset checkpoints of a data directory, against its partitions
+    /// (`ranges`: first and next offset of each partition with segments).
+    fn root_files(
+        &mut self,
+        root: &Path,
+        all: &[PartitionDir],
+        ranges: &BTreeMap<(String, i32), (i64, i64)>,
+    ) -> Result<(), Failure> {
+        let meta = root.join(data_dir::META_PROPERTIES);
+        if let Some(bytes) = self.read_file(&meta)? {
+            if let Err(e) = data_dir::parse_meta_properties(&bytes) {
+                self.problem(&meta.display().to_string(), None, "meta", &e)?;
+            }
+        }
+        let dirs: std::collections::BTreeSet<(String, i32)> =
+            all.iter().map(|p| (p.topic.clone(), p.partition)).collect();
+        for name in data_dir::OFFSET_CHECKPOINTS {
+            let path = root.join(name);
+            let Some(bytes) = self.read_file(&path)? else {
+                continue;
+            };
+            let file = path.display().to_string();
+            let entries = match data_dir::parse_offset_checkpoint(&bytes) {
+                Ok(e) => e,
+                Err(e) => {
+                    self.problem(&file, None, "checkpoint", &e)?;
+                    continue;
+                }
+            };
+            for e in entries {
+                let key = (e.topic.clone(), e.partition);
+                let what = format!("{}-{}", e.topic, e.partition);
+                if !dirs.contains(&key) {
+                    let msg = format!("names {what}, which has no partition directory here");
+                    self.problem(&file, None, "checkpoint", &msg)?;
+                } else if e.offset < 0 {
+                    let msg = format!("{what}: negative offset {}", e.offset);
+                    self.problem(&file, None, "checkpoint", &msg)?;
+                } else if let Some(&(_, end)) = ranges.get(&key) {
+                    if e.offset > end {
+                        let msg = format!(
+                            "{what}: offset {} is past the partition's log end {end}",
+                            e.offset
+                        );
+                        self.problem(&file, None, "checkpoint", &msg)?;
+                    }
+                }
             }
         }
         Ok(())

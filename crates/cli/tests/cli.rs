@@ -11,6 +11,8 @@ mod build_dump;
 mod concurrency;
 #[path = "cli/convert.rs"]
 mod convert;
+#[path = "cli/data_dir.rs"]
+mod data_dir;
 #[path = "cli/demo.rs"]
 mod demo;
 #[path = "cli/dump_filters.rs"]

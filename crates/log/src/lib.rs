@@ -124,6 +124,7 @@
 pub mod clock;
 pub mod config;
 pub mod consumer;
+pub mod data_dir;
 mod epoch;
 mod error;
 pub mod files;

@@ -1,0 +1,188 @@
+//! A broker's whole data directory (a log.dirs root) as one PATH: verify in parallel with a
+//! deterministic report, dump and stats over every partition, and a clear error for a
+//! directory with nothing to read.
+
+use crate::util::Dir;
+
+/// A root with three partitions of two topics, an empty partition directory, meta.properties
+/// and checkpoints naming the partitions.
+fn root(d: &Dir) -> String {
+    std::fs::create_dir_all(d.path("data")).unwrap();
+    let records: String = (0..40)
+        .map(|i| format!("{{\"key\":\"k{i}\",\"value\":\"value number {i}\"}}\n"))
+        .collect();
+    for part in ["orders-0", "orders-1", "payments-0"] {
+        let dir = d.arg(&format!("data/{part}"));
+        d.run(
+            &[
+                "log",
+                "create",
+                &dir,
+                "--config",
+                "segment.bytes=1000",
+                "--config",
+                "index.interval.bytes=100",
+            ],
+            b"",
+        )
+        .ok();
+        d.run(
+            &["log", "append", &dir, "--records-per-batch", "4"],
+            records.as_bytes(),
+        )
+        .ok();
+    }
+    std::fs::create_dir_all(d.path("data/empty-0")).unwrap();
+    d.write(
+        "data/meta.properties",
+        b"#\nnode.id=1\nversion=1\ncluster.id=abc\n",
+    );
+    d.write(
+        "data/recovery-point-offset-checkpoint",
+        b"0\n3\norders 0 40\norders 1 12\npayments 0 0\n",
+    );
+    d.write(
+        "data/log-start-offset-checkpoint",
+        b"0\n2\norders 0 0\npayments 0 0\n",
+    );
+    d.arg("data")
+}
+
+#[test]
+fn a_clean_root_verifies_in_any_thread_count_with_the_same_report() {
+    let d = Dir::new();
+    let root = root(&d);
+    let one = d.run(
+        &["verify", &root, "--threads", "1", "--format", "json"],
+        b"",
+    );
+    let four = d.run(
+        &["verify", &root, "--threads", "4", "--format", "json"],
+        b"",
+    );
+    assert_eq!(one.stdout, four.stdout);
+    let lines = one.json_lines();
+    let parts: Vec<&serde_json::Value> = lines.iter().filter_map(|l| l.get("partition")).collect();
+    let names: Vec<&str> = parts.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["empty-0", "orders-0", "orders-1", "payments-0"]);
+    assert!(parts.iter().all(|p| p["ok"] == true));
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["partitions"], 4);
+    assert_eq!(summary["partitions_with_problems"], 0);
+    assert_eq!(summary["records"], 120);
+    let text = d.run(&["verify", &root], b"").ok();
+    assert!(
+        text.contains("4 partitions (4 ok, 0 with problems)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn each_problem_is_reported_once_with_its_partition() {
+    let d = Dir::new();
+    let root = root(&d);
+    // A flipped byte in a record of orders-0, a truncated index in orders-1, a checkpoint
+    // naming a partition that is not here.
+    let seg = d.path("data/orders-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&seg).unwrap();
+    bytes[80] ^= 0xff;
+    std::fs::write(&seg, bytes).unwrap();
+    let index = d.path("data/orders-1/00000000000000000000.index");
+    let len = std::fs::metadata(&index).unwrap().len();
+    assert!(len >= 8, "the test needs index entries");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_len(len - 3)
+        .unwrap();
+    d.write(
+        "data/replication-offset-checkpoint",
+        b"0\n2\norders 0 40\nghost 7 5\n",
+    );
+    let r = d.run(&["verify", &root, "--format", "json"], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let lines = r.json_lines();
+    let problems: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l.get("check").is_some()).collect();
+    let by = |check: &str| problems.iter().filter(|p| p["check"] == check).count();
+    assert_eq!(by("entry"), 1, "{problems:?}");
+    assert_eq!(by("index"), 1, "{problems:?}");
+    assert_eq!(by("checkpoint"), 1, "{problems:?}");
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    let entry = problems.iter().find(|p| p["check"] == "entry").unwrap();
+    assert_eq!(entry["partition"], "orders-0");
+    assert_eq!(entry["position"], 0);
+    let index = problems.iter().find(|p| p["check"] == "index").unwrap();
+    assert_eq!(index["partition"], "orders-1");
+    assert_eq!(index["position"], (len - 8) as i64 / 8 * 8);
+    let cp = problems
+        .iter()
+        .find(|p| p["check"] == "checkpoint")
+        .unwrap();
+    assert!(cp["message"].as_str().unwrap().contains("ghost-7"), "{cp}");
+    let ok: Vec<(String, bool)> = lines
+        .iter()
+        .filter_map(|l| l.get("partition").filter(|p| p.is_object()))
+        .map(|p| (p["name"].as_str().unwrap().to_owned(), p["ok"] == true))
+        .collect();
+    assert_eq!(
+        ok,
+        [
+            ("empty-0".into(), true),
+            ("orders-0".into(), false),
+            ("orders-1".into(), false),
+            ("payments-0".into(), true)
+        ]
+    );
+    let text = d.run(&["verify", &root], b"").out();
+    assert!(
+        text.contains("4 partitions (2 ok, 2 with problems)"),
+        "{text}"
+    );
+    assert!(text.contains("problems in: orders-0, orders-1"), "{text}");
+}
+
+#[test]
+fn topic_and_partition_narrow_a_root() {
+    let d = Dir::new();
+    let root = root(&d);
+    let r = d.run(
+        &["verify", &root, "--topic", "ord*", "--partition", "1"],
+        b"",
+    );
+    assert!(r.ok().contains("1 partitions (1 ok"), "{}", r.out());
+    let r = d.run(&["verify", &root, "--topic", "nothing*"], b"");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("no partition directories"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn dump_and_stats_read_every_partition_of_a_root() {
+    let d = Dir::new();
+    let root = root(&d);
+    let dump = d.run(&["dump", &root], b"").ok();
+    let dumped: Vec<&str> = dump.lines().filter(|l| l.starts_with("Dumping ")).collect();
+    assert!(dumped.len() >= 6, "{dumped:?}");
+    assert!(dumped[0].contains("orders-0"), "{dumped:?}");
+    assert!(dumped.last().unwrap().contains("payments-0"), "{dumped:?}");
+    let stats = d.run(&["stats", "--format", "json", &root], b"").json();
+    assert_eq!(stats["summary"]["records"], 120, "{stats}");
+}
+
+#[test]
+fn a_directory_with_nothing_to_read_is_exit_2() {
+    let d = Dir::new();
+    std::fs::create_dir_all(d.path("nothing")).unwrap();
+    d.write("nothing/notes.txt", b"hello");
+    for cmd in ["dump", "verify", "stats"] {
+        let r = d.run(&[cmd, &d.arg("nothing")], b"");
+        assert_eq!(r.code, 2, "{cmd}: {}", r.stderr);
+        assert!(r.stderr.contains("nothing"), "{cmd}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{cmd}: {}", r.out());
+    }
+}

@@ -1,0 +1,267 @@
+//! A Kafka broker's data directory (one of its `log.dirs`): the partition directories in it and
+//! the files of the root itself.
+//!
+//! ```text
+//! meta.properties                    version, node.id / broker.id, cluster.id, directory.id
+//! recovery-point-offset-checkpoint   "0\n<count>\n<topic> <partition> <offset>\n..."
+//! log-start-offset-checkpoint        the same format
+//! replication-offset-checkpoint      the same format (high watermarks)
+//! cleaner-offset-checkpoint          the same format (first dirty offsets of compacted logs)
+//! .lock                              locked by the running broker
+//! <topic>-<partition>/               one partition directory each (see crate::files)
+//! <topic>-<partition>.<id>-delete/   a deleted partition waiting for removal (not a partition)
+//! <topic>-<partition>.<id>-future/   a partition being moved between log dirs (not a partition)
+//! ```
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The broker's identity file.
+pub const META_PROPERTIES: &str = "meta.properties";
+/// Recovery points per partition.
+pub const RECOVERY_POINT_CHECKPOINT: &str = "recovery-point-offset-checkpoint";
+/// Log start offsets per partition.
+pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
+/// High watermarks per partition.
+pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
+/// First dirty offsets of compacted partitions.
+pub const CLEANER_OFFSET_CHECKPOINT: &str = "cleaner-offset-checkpoint";
+/// Every offset checkpoint file of a data directory.
+pub const OFFSET_CHECKPOINTS: [&str; 4] = [
+    RECOVERY_POINT_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_OFFSET_CHECKPOINT,
+];
+
+/// The topic and partition of a partition directory's name (`events-3` → `("events", 3)`),
+/// `None` for anything else, Kafka's `-delete`, `-future` and `-stray` directories included.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::data_dir::parse_partition_dir;
+/// assert_eq!(parse_partition_dir("__consumer_offsets-49"), Some(("__consumer_offsets", 49)));
+/// assert_eq!(parse_partition_dir("my.topic-with-dashes-0"), Some(("my.topic-with-dashes", 0)));
+/// assert_eq!(parse_partition_dir("events-0.9a8b7c-delete"), None);
+/// assert_eq!(parse_partition_dir("meta.properties"), None);
+/// ```
+pub fn parse_partition_dir(name: &str) -> Option<(&str, i32)> {
+    let (topic, partition) = name.rsplit_once('-')?;
+    if topic.is_empty()
+        || partition.is_empty()
+        || partition.len() > 10
+        || !partition.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    Some((topic, partition.parse().ok()?))
+}
+
+/// One partition directory of a data directory.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PartitionDir {
+    /// The topic.
+    pub topic: String,
+    /// The partition number.
+    pub partition: i32,
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl PartitionDir {
+    /// `topic-partition`, the directory's name.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.topic, self.partition)
+    }
+}
+
+/// The partition directories directly under `root`, by topic then partition number.
+///
+/// # Errors
+///
+/// I/O errors listing `root`.
+pub fn partition_dirs(root: &Path) -> io::Result<Vec<PartitionDir>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Some((topic, partition)) = parse_partition_dir(&name) else {
+            continue;
+        };
+        if entry.file_type()?.is_dir() {
+            out.push(PartitionDir {
+                topic: topic.to_owned(),
+                partition,
+                path: entry.path(),
+            });
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Whether `path` looks like a broker's data directory: it has `meta.properties` or a partition
+/// directory.
+pub fn is_data_dir(path: &Path) -> bool {
+    path.join(META_PROPERTIES).is_file() || partition_dirs(path).is_ok_and(|p| !p.is_empty())
+}
+
+/// One line of an offset checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointEntry {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The offset.
+    pub offset: i64,
+}
+
+/// Parses Kafka's offset checkpoint format (`OffsetCheckpointFile`): version `0`, the entry
+/// count, then `topic partition offset` lines. The error says what is wrong.
+///
+/// # Examples
+///
+/// ```
+/// let e = krecords_log::data_dir::parse_offset_checkpoint(b"0\n1\nevents 3 42\n").unwrap();
+/// assert_eq!((e[0].topic.as_str(), e[0].partition, e[0].offset), ("events", 3, 42));
+/// assert!(krecords_log::data_dir::parse_offset_checkpoint(b"0\n2\nevents 3 42\n").is_err());
+/// ```
+///
+/// # Errors
+///
+/// A message naming the line: a version other than 0, a missing or wrong count, a malformed line.
+pub fn parse_offset_checkpoint(bytes: &[u8]) -> Result<Vec<CheckpointEntry>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    let mut lines = text.lines();
+    match lines.next().map(str::trim) {
+        Some("0") => {}
+        Some(v) => return Err(format!("line 1: unsupported version {v:?} (expected 0)")),
+        None => return Err("empty file".into()),
+    }
+    let count: usize = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| "line 2: missing entry count".to_string())?;
+    let mut entries = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let n = i + 3;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut it = line.split_whitespace();
+        let (Some(topic), Some(p), Some(o), None) = (it.next(), it.next(), it.next(), it.next())
+        else {
+            return Err(format!(
+                "line {n}: expected \"topic partition offset\", got {line:?}"
+            ));
+        };
+        let (Ok(partition), Ok(offset)) = (p.parse(), o.parse()) else {
+            return Err(format!(
+                "line {n}: expected \"topic partition offset\", got {line:?}"
+            ));
+        };
+        entries.push(CheckpointEntry {
+            topic: topic.to_owned(),
+            partition,
+            offset,
+        });
+    }
+    if entries.len() != count {
+        return Err(format!(
+            "line 2 says {count} entries, the file has {}",
+            entries.len()
+        ));
+    }
+    Ok(entries)
+}
+
+/// Parses `meta.properties` (Java properties: `key=value` lines, `#` comments) and checks what
+/// Kafka requires of it: `version` 0 with `broker.id`, or version 1 with `node.id` and
+/// `cluster.id`.
+///
+/// # Examples
+///
+/// ```
+/// let p = krecords_log::data_dir::parse_meta_properties(
+///     b"#\nnode.id=1\nversion=1\ncluster.id=abc\n").unwrap();
+/// assert_eq!(p["node.id"], "1");
+/// assert!(krecords_log::data_dir::parse_meta_properties(b"version=1\nnode.id=1\n").is_err());
+/// ```
+///
+/// # Errors
+///
+/// A message saying what is missing or malformed.
+pub fn parse_meta_properties(bytes: &[u8]) -> Result<BTreeMap<String, String>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    let mut props = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+            continue;
+        }
+        let Some((k, v)) = line.split_once(['=', ':']) else {
+            return Err(format!("line {}: expected key=value, got {line:?}", i + 1));
+        };
+        props.insert(k.trim().to_owned(), v.trim().to_owned());
+    }
+    let need = |key: &str, props: &BTreeMap<String, String>| -> Result<(), String> {
+        match props.get(key) {
+            Some(v) if !v.is_empty() => Ok(()),
+            _ => Err(format!("missing {key}")),
+        }
+    };
+    let number = |key: &str, props: &BTreeMap<String, String>| -> Result<(), String> {
+        need(key, props)?;
+        props[key]
+            .parse::<i32>()
+            .map(|_| ())
+            .map_err(|_| format!("{key} is not a number: {:?}", props[key]))
+    };
+    match props.get("version").map(String::as_str) {
+        Some("0") => number("broker.id", &props)?,
+        Some("1") => {
+            number("node.id", &props)?;
+            need("cluster.id", &props)?;
+        }
+        Some(v) => return Err(format!("unsupported version {v:?}")),
+        None => return Err("missing version".into()),
+    }
+    Ok(props)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_names() {
+        assert_eq!(parse_partition_dir("a-1"), Some(("a", 1)));
+        assert_eq!(parse_partition_dir("a-"), None);
+        assert_eq!(parse_partition_dir("-1"), None);
+        assert_eq!(parse_partition_dir("a-99999999999"), None);
+        assert_eq!(parse_partition_dir("a-0.abc-future"), None);
+        assert_eq!(parse_partition_dir("a-0.abc-stray"), None);
+    }
+
+    #[test]
+    fn checkpoints() {
+        assert!(parse_offset_checkpoint(b"").is_err());
+        assert!(parse_offset_checkpoint(b"1\n0\n").is_err());
+        assert!(parse_offset_checkpoint(b"0\nx\n").is_err());
+        assert!(parse_offset_checkpoint(b"0\n1\nt x 3\n").is_err());
+        assert_eq!(parse_offset_checkpoint(b"0\n0\n").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn meta() {
+        assert!(parse_meta_properties(b"version=0\nbroker.id=3\n").is_ok());
+        assert!(parse_meta_properties(b"version=0\n").is_err());
+        assert!(parse_meta_properties(b"version=2\n").is_err());
+        assert!(parse_meta_properties(b"version=1\nnode.id=x\ncluster.id=c\n").is_err());
+    }
+}
