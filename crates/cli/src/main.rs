@@ -13,7 +13,6 @@ mod dump;
 mod entry_json;
 mod explain;
 mod gen;
-mod java_text;
 mod log_cmd;
 mod progress;
 mod source;

@@ -37,6 +37,7 @@ pub mod control;
 pub mod convert;
 pub mod crc;
 mod error;
+pub mod java_text;
 pub mod read;
 pub mod varint;
 pub mod write;

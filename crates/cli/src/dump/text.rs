@@ -3,7 +3,7 @@
 use super::json::int;
 use super::time::write_iso;
 use crate::entry_json::{self, EntryJson};
-use crate::java_text;
+use krecords_codec::java_text;
 use krecords_codec::read::{Batch, Record};
 
 /// Bytes as Java's `new String(bytes, UTF_8)` shows them (valid UTF-8 as it is).

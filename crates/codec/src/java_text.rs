@@ -1,5 +1,7 @@
-//! Bytes as text the way Java's `new String(bytes, UTF_8)` (JDK 17+) renders them, so that
-//! `krec dump --print-data` prints what kafka-dump-log prints, invalid UTF-8 included.
+//! Bytes as text the way Java's `new String(bytes, UTF_8)` (JDK 17+) renders them: how Kafka's
+//! Java code turns header keys (and kafka-dump-log turns keys and values) into strings. `krec dump
+//! --print-data` uses it to print what kafka-dump-log prints, invalid UTF-8 included; the
+//! differential tests use it to compare header keys with what Kafka's reader returns.
 //!
 //! Java and Rust both replace invalid sequences with U+FFFD but split them differently: Java
 //! replaces a malformed 3-byte form such as an encoded surrogate (`ed a0 80`) with one U+FFFD
@@ -13,6 +15,15 @@ fn cont(b: u8) -> bool {
 }
 
 /// Decodes `b` as Java's UTF-8 decoder with replacement does.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::java_text::decode;
+/// assert_eq!(decode(b"plain"), "plain");
+/// // An encoded surrogate: one replacement in Java, three in `String::from_utf8_lossy`.
+/// assert_eq!(decode(b"a\xed\xa0\x80b"), "a\u{fffd}b");
+/// ```
 pub fn decode(b: &[u8]) -> String {
     if let Ok(s) = std::str::from_utf8(b) {
         return s.to_owned();

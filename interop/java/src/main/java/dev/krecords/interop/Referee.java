@@ -1,0 +1,122 @@
+package dev.krecords.interop;
+
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
+import org.apache.kafka.common.utils.internals.CloseableIterator;
+
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The differential testing referee: what Kafka 4.4.0 makes of arbitrary bytes.
+ *
+ * <pre>
+ * Referee read     length-prefixed inputs on stdin (4-byte big-endian length, then the bytes),
+ *                  one JSON line per input on stdout
+ * </pre>
+ *
+ * <p>For each input it reads the bytes the way a consumer reads a fetched partition
+ * ({@code CompletedFetch} with {@code check.crcs=true}): {@link MemoryRecords#readableRecords},
+ * every batch in turn ({@code ensureValid()}: size and CRC), every record through
+ * {@code streamingIterator} (decompressing), each legacy record's own {@code ensureValid()}. A
+ * partial batch at the end is dropped, as the consumer drops it. The answer is
+ * {@code {"accept":true,"batches":[...],"records":[...]}} with every field of every batch and
+ * record ({@link Describe#batch}, and the record fields below), or
+ * {@code {"accept":false,"error":"ExceptionClass","message":"..."}}. A {@link VirtualMachineError}
+ * (out of memory, stack overflow) is {@code {"crash":"ErrorClass"}}: the harness reports it and
+ * never counts it as agreement.
+ */
+public final class Referee {
+    private Referee() {}
+
+    public static void main(String[] args) throws IOException {
+        if (args.length != 1 || !args[0].equals("read")) {
+            System.err.println("usage: Referee read   (length-prefixed inputs on stdin)");
+            System.exit(2);
+        }
+        DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(System.in, 1 << 16));
+        OutputStream raw = new BufferedOutputStream(System.out, 1 << 16);
+        PrintStream out = new PrintStream(raw, false, StandardCharsets.UTF_8);
+        while (true) {
+            int len;
+            try {
+                len = in.readInt();
+            } catch (EOFException e) {
+                break;
+            }
+            if (len < 0 || len > (64 << 20)) {
+                System.err.println("Referee: bad input length " + len);
+                System.exit(2);
+            }
+            byte[] bytes = new byte[len];
+            in.readFully(bytes);
+            out.print(Json.write(verdict(bytes), 0));
+        }
+        out.flush();
+    }
+
+    static Map<String, Object> verdict(byte[] bytes) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        try {
+            List<Object> batches = new ArrayList<>();
+            List<Object> records = new ArrayList<>();
+            MemoryRecords mr = MemoryRecords.readableRecords(ByteBuffer.wrap(bytes));
+            for (MutableRecordBatch batch : mr.batches()) {
+                batch.ensureValid();
+                try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+                    while (it.hasNext()) {
+                        Record r = it.next();
+                        if (batch.magic() < RecordBatch.MAGIC_VALUE_V2) r.ensureValid();
+                        records.add(record(batch, r));
+                    }
+                }
+                batches.add(Describe.batch(batch));
+            }
+            m.put("accept", true);
+            m.put("batches", batches);
+            m.put("records", records);
+        } catch (VirtualMachineError e) {
+            m.clear();
+            m.put("crash", e.getClass().getName());
+        } catch (Throwable e) {
+            m.clear();
+            m.put("accept", false);
+            m.put("error", e.getClass().getSimpleName());
+            m.put("message", String.valueOf(e.getMessage()));
+        }
+        return m;
+    }
+
+    /** A record's fields as the consumer hands them out (no control-record decoding). */
+    static Map<String, Object> record(RecordBatch batch, Record r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("offset", r.offset());
+        m.put("timestamp", batch.magic() == RecordBatch.MAGIC_VALUE_V0 ? null : r.timestamp());
+        m.put("key", r.hasKey() ? Hex.encode(r.key()) : null);
+        m.put("value", r.hasValue() ? Hex.encode(r.value()) : null);
+        List<Object> hs = new ArrayList<>();
+        for (Header h : r.headers()) {
+            Map<String, Object> hm = new LinkedHashMap<>();
+            hm.put("key", Hex.encode(ByteBuffer.wrap(h.key().getBytes(StandardCharsets.UTF_8))));
+            hm.put("value", h.value() == null ? null : Hex.encode(ByteBuffer.wrap(h.value())));
+            hs.add(hm);
+        }
+        m.put("headers", hs);
+        m.put("sequence", batch.magic() >= RecordBatch.MAGIC_VALUE_V2 ? (Object) (long) r.sequence() : null);
+        return m;
+    }
+}
