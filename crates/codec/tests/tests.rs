@@ -5,6 +5,7 @@
 //! * `proptests`: build → read round trips in every format, and no panics on hostile bytes.
 //! * `regression`: one test per bug found, named after it.
 
+mod batch_accessors;
 mod builder_config;
 mod proptests;
 mod regression;

@@ -7,7 +7,6 @@ use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Location, Result};
 use crate::files::{self, CLEAN_SHUTDOWN_FILE, CONFIG_FILE, LOG_SUFFIX, RECOVERY_POINT_FILE};
 use crate::producer_state::{Checked, Origin, ProducerState, ProducerStateManager, Staged};
-use crate::reader;
 use crate::recovery::{self, RecoverInfo};
 use crate::segment::{BatchMeta, Segment};
 use crate::storage::{FsStorage, MemStorage, Storage};
@@ -893,7 +892,7 @@ impl Log {
                     total_size as u64
                 },
                 last_offset: b.last_offset(),
-                max_timestamp: reader::max_timestamp(b),
+                max_timestamp: b.max_timestamp(),
             })
             .collect();
         let epochs = batches

@@ -927,10 +927,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let mut bytes = input.to_vec();
-        let ts = (
-            s.config.message_timestamp_type,
-            crate::reader::max_timestamp(&b),
-        );
+        let ts = (s.config.message_timestamp_type, b.max_timestamp());
         patch(
             &mut bytes,
             &b,
