@@ -596,8 +596,27 @@ fn exercise(bytes: &[u8]) {
             Err(e) => check_position(&e, len),
         }
         let mut scratch2 = Vec::new();
-        if let Err(e) = batch.validate_with(&mut scratch2, 1 << 20) {
-            check_position(&e, len);
+        let validated = batch.validate_with(&mut scratch2, 1 << 20);
+        if let Err(e) = &validated {
+            check_position(e, len);
+        }
+        // The checked iteration fails exactly where validation does, and otherwise yields what
+        // `records` yields.
+        let mut scratch3 = Vec::new();
+        let checked: Result<Vec<Record<'_>>, Error> = batch
+            .checked_records(&mut scratch3, 1 << 20)
+            .and_then(|r| r.collect());
+        match (checked, validated) {
+            (Ok(checked), Ok(())) => {
+                let mut scratch4 = Vec::new();
+                let plain: Vec<Record<'_>> = batch
+                    .records(&mut scratch4, 1 << 20)
+                    .and_then(|r| r.collect())
+                    .expect("records of a valid batch");
+                assert_eq!(checked, plain);
+            }
+            (Err(c), Err(v)) => assert_eq!(c, v),
+            (c, v) => panic!("checked_records {c:?} but validate {v:?}"),
         }
     }
     assert_eq!(entries.next_position(), end);

@@ -7,6 +7,7 @@
 
 mod batch_accessors;
 mod builder_config;
+mod checked_records;
 mod proptests;
 mod regression;
 mod vectors;

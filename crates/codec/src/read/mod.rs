@@ -512,7 +512,9 @@ impl<'a> Batch<'a> {
     }
 
     /// Checks everything that can be checked: CRC, lengths, record count, and for compressed
-    /// entries the decompressed contents (bounded by [`crate::DEFAULT_DECOMPRESS_LIMIT`]).
+    /// entries the decompressed contents (bounded by [`crate::DEFAULT_DECOMPRESS_LIMIT`]). To
+    /// read the records too, iterate [`Batch::checked_records`] instead of calling this and then
+    /// [`Batch::records`]: it checks the same with one decompression.
     ///
     /// # Errors
     ///
@@ -538,6 +540,11 @@ impl<'a> Batch<'a> {
     /// first, at most `limit` bytes) and the records borrow from it; uncompressed entries borrow
     /// from the input.
     ///
+    /// This does **not** check the CRC: a corrupted entry may yield wrong records (keys, values,
+    /// offsets, timestamps) without any error. It is for input already checked (such as a
+    /// batch the caller just built, or one [`Batch::validate`]d before); for anything read from
+    /// disk or the network use [`Batch::checked_records`], which checks and decompresses once.
+    ///
     /// # Errors
     ///
     /// Decompression failures and, for v0/v1 wrappers, the structural errors Kafka raises before
@@ -549,6 +556,61 @@ impl<'a> Batch<'a> {
         match self {
             Batch::Legacy(b) => b.records(scratch, limit).map(Records::Legacy),
             Batch::V2(b) => b.records(scratch, limit).map(Records::V2),
+        }
+    }
+
+    /// Checks the entry and iterates its records, decompressing once: the CRC (and the other
+    /// header checks of [`Batch::validate_with`]) before the first record, then each record as it
+    /// is read (v2: its offset delta within the batch; v0/v1 wrappers: each inner message's
+    /// CRC). An iteration that reaches the end without an error has checked exactly what
+    /// [`Batch::validate_with`] checks, at the cost of [`Batch::records`] alone rather than of
+    /// both (which decompress twice).
+    ///
+    /// `scratch` and `limit` are as for [`Batch::records`]; pass
+    /// [`DEFAULT_DECOMPRESS_LIMIT`](crate::DEFAULT_DECOMPRESS_LIMIT) unless you know better, so
+    /// that a small compressed batch cannot claim unbounded memory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CrcMismatch`] and the other header problems before iterating, and those of
+    /// [`Batch::records`]; a record that fails its check is an error in its place, after which
+    /// the iterator yields nothing more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::{Compression, Error, DEFAULT_DECOMPRESS_LIMIT};
+    ///
+    /// let mut b = V2Builder::new(0).compression(Compression::Lz4, None);
+    /// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+    /// let mut bytes = b.finish().unwrap();
+    ///
+    /// let mut scratch = Vec::new();
+    /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
+    /// let values: Vec<Vec<u8>> = batch
+    ///     .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+    ///     .unwrap()
+    ///     .map(|r| r.map(|r| r.value().unwrap_or_default().to_vec()))
+    ///     .collect::<Result<_, Error>>()
+    ///     .unwrap();
+    /// assert_eq!(values, [b"hello".to_vec()]);
+    ///
+    /// // One flipped bit in the records is caught before any record is read.
+    /// let last = bytes.len() - 1;
+    /// bytes[last] ^= 1;
+    /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
+    /// let e = batch.checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT).unwrap_err();
+    /// assert!(matches!(e, Error::CrcMismatch { .. }));
+    /// ```
+    pub fn checked_records<'b>(&self, scratch: &'b mut Vec<u8>, limit: usize) -> Result<Records<'b>>
+    where
+        'a: 'b,
+    {
+        match self {
+            Batch::Legacy(b) => b.checked_records(scratch, limit).map(Records::Legacy),
+            Batch::V2(b) => b.checked_records(scratch, limit).map(Records::V2),
         }
     }
 }
