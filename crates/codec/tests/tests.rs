@@ -8,6 +8,7 @@
 mod batch_accessors;
 mod builder_config;
 mod checked_records;
+mod end_txn_marker;
 mod proptests;
 mod regression;
 mod vectors;
