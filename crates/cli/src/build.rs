@@ -2,8 +2,8 @@
 
 use crate::bytes_fmt::BytesFormat;
 use crate::{Context, Failure, Outcome};
-use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::control::ControlRecordType;
+use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, Record, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 use serde::Deserialize;
 use std::io::{BufRead, Write};
@@ -402,19 +402,14 @@ fn build_control(args: &Args, kind: &str) -> Result<Vec<u8>, Failure> {
             "--control needs --producer-id and --producer-epoch".into(),
         ));
     }
-    let timestamp = args.timestamp.unwrap_or_else(now_ms);
-    let key = ControlRecordKey { version: 0, kind }.to_bytes();
-    let value = EndTxnMarker {
-        version: 0,
+    end_txn_marker(&EndTxnBatch {
+        base_offset: args.base_offset,
+        partition_leader_epoch: args.partition_leader_epoch,
+        producer_id: args.producer_id,
+        producer_epoch: args.producer_epoch,
         coordinator_epoch: args.coordinator_epoch,
-    }
-    .to_bytes();
-    let mut b = V2Builder::new(args.base_offset)
-        .control(true)
-        .transactional(true)
-        .producer(args.producer_id, args.producer_epoch, -1)
-        .partition_leader_epoch(args.partition_leader_epoch);
-    b.append_control(timestamp, &key, &value)
-        .map_err(codec_error)?;
-    b.finish().map_err(codec_error)
+        commit: kind == ControlRecordType::Commit,
+        timestamp: args.timestamp.unwrap_or_else(now_ms),
+    })
+    .map_err(codec_error)
 }

@@ -414,7 +414,7 @@ impl Converter {
                 // A v2 batch's max timestamp is its append time under LogAppendTime and its
                 // largest record timestamp otherwise; a v1 message's timestamp likewise.
                 TimestampType::LogAppendTime => {
-                    (TimestampType::LogAppendTime, max_timestamp(batch))
+                    (TimestampType::LogAppendTime, batch.max_timestamp())
                 }
                 TimestampType::CreateTime | TimestampType::NoTimestamp => {
                     (TimestampType::CreateTime, -1)
@@ -754,15 +754,6 @@ fn append_control(
         });
     }
     b.append_control(timestamp, key, value).map(|_| ())
-}
-
-/// The entry's max timestamp: a v2 batch's field, a v1 message's timestamp (a wrapper's is its
-/// largest inner timestamp or its append time), -1 for v0.
-fn max_timestamp(batch: &Batch<'_>) -> i64 {
-    match batch {
-        Batch::V2(b) => b.max_timestamp(),
-        Batch::Legacy(b) => b.timestamp().unwrap_or(-1),
-    }
 }
 
 /// Rejects a level the codec does not accept, as [`crate::compression::compress`] would (codecs

@@ -130,6 +130,14 @@ pub enum Error {
         /// What cannot be written.
         reason: String,
     },
+    /// A builder setter was called after a record had been appended. A batch's configuration
+    /// (codec, timestamp type, producer fields, control flag, delete horizon, ...) shapes the
+    /// records already written, so it is fixed by the first append: the late setting was not
+    /// applied and the builder refuses to append or finish.
+    ConfigAfterAppend {
+        /// The setter called too late, such as `"compression"`.
+        setter: &'static str,
+    },
 }
 
 impl Error {
@@ -147,7 +155,10 @@ impl Error {
             | Error::UnsupportedCompression { at, .. }
             | Error::Decompress { at, .. }
             | Error::DecompressLimit { at, .. } => Some(at),
-            Error::Compress { .. } | Error::InvalidLevel { .. } | Error::Unencodable { .. } => None,
+            Error::Compress { .. }
+            | Error::InvalidLevel { .. }
+            | Error::Unencodable { .. }
+            | Error::ConfigAfterAppend { .. } => None,
         }
     }
 
@@ -166,7 +177,10 @@ impl Error {
             | Error::UnsupportedCompression { at, .. }
             | Error::Decompress { at, .. }
             | Error::DecompressLimit { at, .. } => *at = at.saturating_add(delta),
-            Error::Compress { .. } | Error::InvalidLevel { .. } | Error::Unencodable { .. } => {}
+            Error::Compress { .. }
+            | Error::InvalidLevel { .. }
+            | Error::Unencodable { .. }
+            | Error::ConfigAfterAppend { .. } => {}
         }
         self
     }
@@ -179,6 +193,7 @@ impl Error {
                 | Error::Compress { .. }
                 | Error::InvalidLevel { .. }
                 | Error::Unencodable { .. }
+                | Error::ConfigAfterAppend { .. }
         )
     }
 }
@@ -271,6 +286,11 @@ impl fmt::Display for Error {
                 )
             }
             Error::Unencodable { reason } => write!(f, "cannot encode: {reason}"),
+            Error::ConfigAfterAppend { setter } => write!(
+                f,
+                "builder setting {setter}() came after a record was appended; \
+                 configure the batch before the first append"
+            ),
         }
     }
 }

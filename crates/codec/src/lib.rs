@@ -13,6 +13,7 @@
 //! ```
 //! use krecords_codec::read::Entries;
 //! use krecords_codec::write::{V2Builder, Record};
+//! use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 //!
 //! let mut builder = V2Builder::new(0);
 //! builder.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
@@ -20,15 +21,17 @@
 //! let bytes = builder.finish().unwrap();
 //! assert_eq!(bytes.len(), 85);
 //!
+//! // Read: `checked_records` checks the CRC and iterates with one decompression, bounded by
+//! // DEFAULT_DECOMPRESS_LIMIT (`records` alone does not check the CRC).
 //! let mut scratch = Vec::new();
 //! for batch in Entries::new(&bytes) {
-//!     let batch = batch.unwrap();
-//!     batch.validate().unwrap();
-//!     for record in batch.records(&mut scratch, usize::MAX).unwrap() {
-//!         let record = record.unwrap();
+//!     let batch = batch?;
+//!     for record in batch.checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)? {
+//!         let record = record?;
 //!         println!("{} {:?}", record.offset(), record.value());
 //!     }
 //! }
+//! # Ok::<(), krecords_codec::Error>(())
 //! ```
 #![deny(missing_docs)]
 

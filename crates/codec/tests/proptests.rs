@@ -596,8 +596,27 @@ fn exercise(bytes: &[u8]) {
             Err(e) => check_position(&e, len),
         }
         let mut scratch2 = Vec::new();
-        if let Err(e) = batch.validate_with(&mut scratch2, 1 << 20) {
-            check_position(&e, len);
+        let validated = batch.validate_with(&mut scratch2, 1 << 20);
+        if let Err(e) = &validated {
+            check_position(e, len);
+        }
+        // The checked iteration fails exactly where validation does, and otherwise yields what
+        // `records` yields.
+        let mut scratch3 = Vec::new();
+        let checked: Result<Vec<Record<'_>>, Error> = batch
+            .checked_records(&mut scratch3, 1 << 20)
+            .and_then(|r| r.collect());
+        match (checked, validated) {
+            (Ok(checked), Ok(())) => {
+                let mut scratch4 = Vec::new();
+                let plain: Vec<Record<'_>> = batch
+                    .records(&mut scratch4, 1 << 20)
+                    .and_then(|r| r.collect())
+                    .expect("records of a valid batch");
+                assert_eq!(checked, plain);
+            }
+            (Err(c), Err(v)) => assert_eq!(c, v),
+            (c, v) => panic!("checked_records {c:?} but validate {v:?}"),
         }
     }
     assert_eq!(entries.next_position(), end);
@@ -987,5 +1006,270 @@ proptest! {
         let i = at.index(bytes.len());
         bytes[i] ^= flip;
         exercise(&bytes);
+    }
+}
+
+// ------------------------------------------- setters interleaved with appends (issue 19)
+
+/// A builder setter call, as the interleaving properties make them.
+#[derive(Debug, Clone)]
+enum SetterCall {
+    Compression(Compression),
+    /// `Some(t)`: LogAppendTime at `t`; `None`: back to CreateTime.
+    LogAppendTime(Option<i64>),
+    /// `None`: no producer (-1, -1, -1).
+    Producer(Option<(i64, i16, i32)>),
+    Transactional(bool),
+    /// Only `false`: a data batch stays one (control batches take `append_control`).
+    NotControl,
+    PartitionLeaderEpoch(i32),
+    DeleteHorizon(Option<i64>),
+}
+
+impl SetterCall {
+    fn name(&self) -> &'static str {
+        match self {
+            SetterCall::Compression(_) => "compression",
+            SetterCall::LogAppendTime(_) => "timestamp_type",
+            SetterCall::Producer(_) => "producer",
+            SetterCall::Transactional(_) => "transactional",
+            SetterCall::NotControl => "control",
+            SetterCall::PartitionLeaderEpoch(_) => "partition_leader_epoch",
+            SetterCall::DeleteHorizon(_) => "delete_horizon_ms",
+        }
+    }
+
+    fn apply(&self, b: V2Builder) -> V2Builder {
+        match *self {
+            SetterCall::Compression(c) => b.compression(c, None),
+            SetterCall::LogAppendTime(Some(t)) => b.timestamp_type(TimestampType::LogAppendTime, t),
+            SetterCall::LogAppendTime(None) => b.timestamp_type(TimestampType::CreateTime, -1),
+            SetterCall::Producer(Some((id, epoch, seq))) => b.producer(id, epoch, seq),
+            SetterCall::Producer(None) => b.producer(-1, -1, -1),
+            SetterCall::Transactional(t) => b.transactional(t),
+            SetterCall::NotControl => b.control(false),
+            SetterCall::PartitionLeaderEpoch(e) => b.partition_leader_epoch(e),
+            SetterCall::DeleteHorizon(d) => b.delete_horizon_ms(d),
+        }
+    }
+}
+
+fn setter_call(codecs: Vec<Compression>) -> impl Strategy<Value = SetterCall> {
+    prop_oneof![
+        prop::sample::select(codecs).prop_map(SetterCall::Compression),
+        prop::option::of(0..=i64::MAX / 2).prop_map(SetterCall::LogAppendTime),
+        prop::option::of((0..=i64::MAX, 0..=i16::MAX, 0..1000i32)).prop_map(SetterCall::Producer),
+        any::<bool>().prop_map(SetterCall::Transactional),
+        Just(SetterCall::NotControl),
+        prop_oneof![Just(-1i32), 0..=i32::MAX].prop_map(SetterCall::PartitionLeaderEpoch),
+        prop::option::of(0..=i64::MAX / 2).prop_map(SetterCall::DeleteHorizon),
+    ]
+}
+
+/// Builds `s` with `calls` interleaved with the appends: what the builder returns.
+fn build_v2_interleaved(s: &V2Spec, calls: &[(usize, SetterCall)]) -> Result<Vec<u8>, Error> {
+    let mut b = V2Builder::new(s.base_offset);
+    let offs = offsets(s.base_offset, &s.records);
+    for i in 0..=s.records.len() {
+        for (_, call) in calls.iter().filter(|(at, _)| *at == i) {
+            b = call.apply(b);
+        }
+        let (Some(r), Some(&offset)) = (s.records.get(i), offs.get(i)) else {
+            break;
+        };
+        let headers = header_refs(&r.headers);
+        let record = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
+            .with_headers(&headers);
+        b.append_with_offset(offset, &record)?;
+    }
+    b.finish()
+}
+
+/// What the builder must answer: refused naming the first setter that came after an append; or
+/// refused as unencodable (transactional without a producer); or the spec the calls made before
+/// the first append describe, to be read back exactly.
+fn model_v2_interleaved(s: &V2Spec, calls: &[(usize, SetterCall)]) -> Result<V2Spec, Error> {
+    if let Some((_, late)) = calls.iter().find(|(at, _)| *at > 0) {
+        return Err(Error::ConfigAfterAppend {
+            setter: late.name(),
+        });
+    }
+    let mut m = V2Spec {
+        codec: Compression::None,
+        log_append_time: None,
+        producer: None,
+        partition_leader_epoch: -1,
+        delete_horizon_ms: None,
+        ..s.clone()
+    };
+    let (mut producer, mut transactional) = (None, false);
+    for (_, call) in calls {
+        match *call {
+            SetterCall::Compression(c) => m.codec = c,
+            SetterCall::LogAppendTime(t) => m.log_append_time = t,
+            SetterCall::Producer(p) => producer = p,
+            SetterCall::Transactional(t) => transactional = t,
+            SetterCall::NotControl => {}
+            SetterCall::PartitionLeaderEpoch(e) => m.partition_leader_epoch = e,
+            SetterCall::DeleteHorizon(d) => m.delete_horizon_ms = d,
+        }
+    }
+    m.producer = match producer {
+        Some((id, epoch, base_sequence)) => Some(Producer {
+            id,
+            epoch,
+            base_sequence,
+            transactional,
+        }),
+        None if transactional => {
+            return Err(Error::Unencodable {
+                reason: "transactional batches need a producer id".into(),
+            })
+        }
+        None => None,
+    };
+    Ok(m)
+}
+
+/// A legacy setter call: compression (`Err` for zstd is part of the model) or timestamp type.
+#[derive(Debug, Clone)]
+enum LegacyCall {
+    Compression(Compression),
+    LogAppendTime(Option<i64>),
+}
+
+fn legacy_call() -> impl Strategy<Value = LegacyCall> {
+    prop_oneof![
+        prop::sample::select(Compression::ALL.to_vec()).prop_map(LegacyCall::Compression),
+        prop::option::of(0..=i64::MAX / 2).prop_map(LegacyCall::LogAppendTime),
+    ]
+}
+
+fn build_legacy_interleaved(
+    s: &LegacySpec,
+    calls: &[(usize, LegacyCall)],
+) -> Result<Vec<u8>, Error> {
+    let mut b = LegacyBuilder::new(s.magic, s.base_offset)?;
+    let offs = offsets(s.base_offset, &s.records);
+    for i in 0..=s.records.len() {
+        for (_, call) in calls.iter().filter(|(at, _)| *at == i) {
+            b = match *call {
+                LegacyCall::Compression(c) => b.compression(c, None)?,
+                LegacyCall::LogAppendTime(Some(t)) => {
+                    b.timestamp_type(TimestampType::LogAppendTime, t)
+                }
+                LegacyCall::LogAppendTime(None) => b.timestamp_type(TimestampType::CreateTime, -1),
+            };
+        }
+        let (Some(r), Some(&offset)) = (s.records.get(i), offs.get(i)) else {
+            break;
+        };
+        let record = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref());
+        b.append_with_offset(offset, &record)?;
+    }
+    b.finish()
+}
+
+fn model_legacy_interleaved(
+    s: &LegacySpec,
+    calls: &[(usize, LegacyCall)],
+) -> Result<LegacySpec, Error> {
+    let mut m = LegacySpec {
+        codec: Compression::None,
+        log_append_time: None,
+        ..s.clone()
+    };
+    for (at, call) in calls {
+        match *call {
+            LegacyCall::Compression(_) if *at > 0 => {
+                return Err(Error::ConfigAfterAppend {
+                    setter: "compression",
+                })
+            }
+            LegacyCall::Compression(c) if !c.allowed_in(s.magic) => {
+                return Err(Error::UnsupportedCompression {
+                    at: 0,
+                    compression: c,
+                    magic: s.magic,
+                })
+            }
+            LegacyCall::Compression(c) => m.codec = c,
+            // A late timestamp type is refused by the next append (or finish), which comes
+            // before any later call.
+            LegacyCall::LogAppendTime(_) if *at > 0 => {
+                return Err(Error::ConfigAfterAppend {
+                    setter: "timestamp_type",
+                })
+            }
+            LegacyCall::LogAppendTime(t) => m.log_append_time = t.filter(|_| s.magic == 1),
+        }
+    }
+    Ok(m)
+}
+
+/// Setter calls at random positions: each made before the record at its index (the number of
+/// records: before finish).
+fn positions<T: Clone>(calls: &[(Index, T)], records: usize) -> Vec<(usize, T)> {
+    let mut calls: Vec<(usize, T)> = calls
+        .iter()
+        .map(|(i, c)| (i.index(records + 1), c.clone()))
+        .collect();
+    // Calls happen in the order of their positions (a stable sort keeps the order at one).
+    calls.sort_by_key(|(at, _)| *at);
+    calls
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    /// Issue 19: random records with random setter calls interleaved. The builder either refuses
+    /// (exactly when the model says: a setter after an append, or a transactional batch without
+    /// a producer) or what it wrote reads back exactly as the calls before the first append say.
+    #[test]
+    fn v2_setters_interleaved_with_appends_are_refused_or_read_back_exactly(
+        s in v2_spec(Compression::ALL.to_vec()),
+        calls in vec((any::<Index>(), setter_call(Compression::ALL.to_vec())), 0..6),
+        late_bias in any::<bool>(),
+    ) {
+        let mut calls = positions(&calls, s.records.len());
+        if !late_bias {
+            // Half the cases configure before the first append only, so that most builds succeed.
+            for c in &mut calls {
+                c.0 = 0;
+            }
+        }
+        let built = build_v2_interleaved(&s, &calls);
+        match model_v2_interleaved(&s, &calls) {
+            Err(expected) => prop_assert_eq!(built, Err(expected)),
+            Ok(m) => {
+                let bytes = built.expect("build");
+                let batches = read_all(&bytes);
+                prop_assert_eq!(batches.len(), 1);
+                check_v2(&m, &batches[0]);
+            }
+        }
+    }
+
+    /// As above for the v0/v1 builder.
+    #[test]
+    fn legacy_setters_interleaved_with_appends_are_refused_or_read_back_exactly(
+        s in legacy_spec(NONE.to_vec()),
+        calls in vec((any::<Index>(), legacy_call()), 0..4),
+        late_bias in any::<bool>(),
+    ) {
+        let mut calls = positions(&calls, s.records.len());
+        if !late_bias {
+            for c in &mut calls {
+                c.0 = 0;
+            }
+        }
+        let built = build_legacy_interleaved(&s, &calls);
+        match model_legacy_interleaved(&s, &calls) {
+            Err(expected) => prop_assert_eq!(built, Err(expected)),
+            Ok(m) => {
+                let bytes = built.expect("build");
+                check_legacy(&m, &read_all(&bytes));
+            }
+        }
     }
 }

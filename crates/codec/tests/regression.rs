@@ -235,3 +235,141 @@ fn builders_reject_offset_ranges_beyond_i64_instead_of_panicking() {
     let r = v1.append_with_offset(i64::MAX, &Record::new(0, None, None));
     assert!(matches!(r, Err(Error::Unencodable { .. })), "{r:?}");
 }
+
+// ------------------------------------------------- issue 19: setters after append
+//
+// Written against behaviour only (refused, or read back exactly), so that they also build against
+// the builders before the fix and fail there; `builder_config.rs` pins the error variant.
+
+fn hello() -> Record<'static> {
+    Record::new(1_714_000_000_000, None, Some(b"hello"))
+}
+
+/// What one record must read back as: offset, timestamp, value.
+type Expected<'a> = (i64, i64, &'a [u8]);
+
+/// The builder's output is either refused, or a valid batch holding exactly `expected`, of the
+/// kind (data or control) the records were appended as, with no delete horizon shifting them.
+fn refused_or_reads_back(r: Result<Vec<u8>, Error>, expected: &[Expected<'_>], control: bool) {
+    let Ok(bytes) = r else { return };
+    let batches: Vec<Batch<'_>> = Entries::new(&bytes)
+        .collect::<Result<_, _>>()
+        .expect("entries");
+    let mut scratch = Vec::new();
+    let mut got = Vec::new();
+    for batch in &batches {
+        batch
+            .validate()
+            .expect("a batch the builder finished validates");
+        if let Batch::V2(v) = batch {
+            assert_eq!(v.is_control(), control, "control flag of the batch");
+        }
+        for r in batch
+            .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+            .unwrap()
+        {
+            let r = r.unwrap();
+            got.push((
+                r.offset(),
+                r.timestamp().unwrap_or(-1),
+                r.value().unwrap_or(&[]).to_vec(),
+            ));
+        }
+    }
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|&(o, t, v)| (o, t, v.to_vec()))
+        .collect();
+    assert_eq!(got, expected, "the records appended");
+}
+
+/// Issue 19: `compression(..)` after an append moved where the builder writes records without
+/// moving the record already written, so `finish()` returned a batch whose CRC was valid but whose
+/// records section was empty (validate(): RecordCountMismatch).
+#[test]
+fn v2_builder_compression_after_append_is_refused_not_an_empty_records_section() {
+    for codec in [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
+        let mut b = V2Builder::new(0);
+        b.append(&hello()).unwrap();
+        let r = b.compression(codec, None).finish();
+        refused_or_reads_back(r, &[(0, 1_714_000_000_000, b"hello")], false);
+    }
+}
+
+/// Issue 19, the other way round: gzip (or any codec), append, then `compression(None)`:
+/// `finish()` returned an empty buffer, the record gone without an error.
+#[test]
+fn v2_builder_compression_reset_after_append_does_not_drop_the_records() {
+    for codec in [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
+        let mut b = V2Builder::new(0).compression(codec, None);
+        b.append(&hello()).unwrap();
+        let r = b.compression(Compression::None, None).finish();
+        refused_or_reads_back(r, &[(0, 1_714_000_000_000, b"hello")], false);
+    }
+}
+
+/// Issue 19: `delete_horizon_ms(..)` after an append made the horizon the base timestamp of
+/// deltas computed from the first record's timestamp, shifting every record's timestamp (and
+/// `validate()` passed).
+#[test]
+fn v2_builder_delete_horizon_after_append_does_not_shift_timestamps() {
+    let mut b = V2Builder::new(0);
+    b.append(&hello()).unwrap();
+    b.append(&Record::new(1_714_000_000_005, None, Some(b"world")))
+        .unwrap();
+    let r = b.delete_horizon_ms(Some(1_000)).finish();
+    refused_or_reads_back(
+        r,
+        &[
+            (0, 1_714_000_000_000, b"hello"),
+            (1, 1_714_000_000_005, b"world"),
+        ],
+        false,
+    );
+}
+
+/// Issue 19: `control(true)` after a data append made a control batch holding a data record (and
+/// `control(false)` after a control record a data batch holding a control record).
+#[test]
+fn v2_builder_control_after_append_does_not_mix_data_and_control_records() {
+    let mut b = V2Builder::new(0);
+    b.append(&hello()).unwrap();
+    let b = b.control(true);
+    refused_or_reads_back(b.finish(), &[(0, 1_714_000_000_000, b"hello")], false);
+
+    let mut b = V2Builder::new(0).producer(7, 0, -1).control(true);
+    b.append_control(5, &[0, 0, 0, 1], &[0; 6]).unwrap();
+    refused_or_reads_back(b.control(false).finish(), &[(0, 5, &[0; 6])], true);
+}
+
+/// Issue 19, legacy side: a v1 wrapper's inner offsets are relative, plain entries' absolute, so
+/// `compression(None)` after appending to a gzip builder at base offset 100 wrote the record at
+/// offset 0.
+#[test]
+fn legacy_builder_compression_after_append_does_not_move_offsets() {
+    for (from, to) in [
+        (Compression::Gzip, Compression::None),
+        (Compression::None, Compression::Gzip),
+    ] {
+        for magic in [0, 1] {
+            let mut b = write::LegacyBuilder::new(magic, 100)
+                .unwrap()
+                .compression(from, None)
+                .unwrap();
+            b.append(&hello()).unwrap();
+            let r = b.compression(to, None).and_then(|b| b.finish());
+            let ts = if magic == 0 { -1 } else { 1_714_000_000_000 };
+            refused_or_reads_back(r, &[(100, ts, b"hello")], false);
+        }
+    }
+}

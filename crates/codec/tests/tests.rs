@@ -4,7 +4,15 @@
 //!   `MemoryRecordsBuilder` (`tests/vectors/kafka-java`), decoded and re-encoded.
 //! * `proptests`: build → read round trips in every format, and no panics on hostile bytes.
 //! * `regression`: one test per bug found, named after it.
+//! * `builder_config`: every builder setter before and after the first append (issue 19).
+//! * `batch_accessors`: `read::Batch`'s format-independent accessors over v0, v1 and v2.
+//! * `checked_records`: the checked iteration against `validate` and `records`.
+//! * `end_txn_marker`: `write::end_txn_marker` against Kafka's bytes.
 
+mod batch_accessors;
+mod builder_config;
+mod checked_records;
+mod end_txn_marker;
 mod proptests;
 mod regression;
 mod vectors;

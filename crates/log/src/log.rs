@@ -7,16 +7,14 @@ use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Location, Result};
 use crate::files::{self, CLEAN_SHUTDOWN_FILE, CONFIG_FILE, LOG_SUFFIX, RECOVERY_POINT_FILE};
 use crate::producer_state::{Checked, Origin, ProducerState, ProducerStateManager, Staged};
-use crate::reader;
 use crate::recovery::{self, RecoverInfo};
 use crate::segment::{BatchMeta, Segment};
 use crate::storage::{DirLock, FsStorage, LockWait, MemStorage, ReadOnlyStorage, Storage};
 use crate::transaction::{AbortedTransaction, AbortedTxn, IsolationLevel};
 use crate::validate::{self, Settings};
-use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
 use krecords_codec::read::v2::RECORDS_OFFSET;
 use krecords_codec::read::{Batch, Entries};
-use krecords_codec::write::V2Builder;
+use krecords_codec::write::{end_txn_marker, EndTxnBatch};
 use krecords_codec::TimestampType;
 use serde::Serialize;
 use std::io;
@@ -1048,7 +1046,7 @@ impl Log {
                     total_size as u64
                 },
                 last_offset: b.last_offset(),
-                max_timestamp: reader::max_timestamp(b),
+                max_timestamp: b.max_timestamp(),
             })
             .collect();
         let epochs = batches
@@ -1198,30 +1196,19 @@ impl Log {
                 ),
             ));
         }
-        let key = ControlRecordKey {
-            version: 0,
-            kind: if commit {
-                ControlRecordType::Commit
-            } else {
-                ControlRecordType::Abort
-            },
-        };
-        let value = EndTxnMarker {
-            version: 0,
+        let bytes = end_txn_marker(&EndTxnBatch {
+            base_offset: 0,
+            partition_leader_epoch: -1,
+            producer_id,
+            producer_epoch,
             coordinator_epoch,
-        };
-        let mut builder = V2Builder::new(0)
-            .producer(producer_id, producer_epoch, -1)
-            .transactional(true)
-            .control(true);
-        let codec = |e| Error::Codec {
+            commit,
+            timestamp,
+        })
+        .map_err(|e| Error::Codec {
             at: Location::Unknown,
             source: e,
-        };
-        builder
-            .append_control(timestamp, &key.to_bytes(), &value.to_bytes())
-            .map_err(codec)?;
-        let bytes = builder.finish().map_err(codec)?;
+        })?;
         self.append(&bytes, AppendOrigin::Coordinator)
     }
 

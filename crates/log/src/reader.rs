@@ -123,29 +123,3 @@ impl<'f> SegmentReader<'f> {
         }
     }
 }
-
-/// A batch's max timestamp as Kafka's `RecordBatch.maxTimestamp` reports it: the v2 header
-/// field, the v1 message (or wrapper) timestamp, -1 for v0.
-pub(crate) fn max_timestamp(batch: &Batch<'_>) -> i64 {
-    match batch {
-        Batch::V2(b) => b.max_timestamp(),
-        Batch::Legacy(b) => b.timestamp().unwrap_or(-1),
-    }
-}
-
-/// The stored partition leader epoch, -1 for v0/v1.
-pub(crate) fn partition_leader_epoch(batch: &Batch<'_>) -> i32 {
-    match batch {
-        Batch::V2(b) => b.raw_partition_leader_epoch(),
-        Batch::Legacy(_) => -1,
-    }
-}
-
-/// The first offset of a batch when the header has it (v2), else its last offset (a v0/v1
-/// wrapper's first offset needs decompression).
-pub(crate) fn first_offset_hint(batch: &Batch<'_>) -> i64 {
-    match batch {
-        Batch::V2(b) => b.base_offset(),
-        Batch::Legacy(b) => b.offset(),
-    }
-}

@@ -11,7 +11,7 @@ use crate::config::LogConfig;
 use crate::error::{Error, Location, Result};
 use crate::files::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX};
 use crate::index::{OffsetIndex, TimeIndex, TxnIndex};
-use crate::reader::{self, Next, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
+use crate::reader::{Next, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
 use crate::storage::{Storage, StorageFile};
 use crate::transaction::AbortedTxn;
 use krecords_codec::read::v2 as v2_layout;
@@ -189,7 +189,7 @@ impl Segment {
                     .map_err(|e| Error::io("read", &segment.log_path, e))?
                 {
                     Next::Batch(b) => {
-                        let ts = reader::max_timestamp(&b);
+                        let ts = b.max_timestamp();
                         if ts > max_ts.0 {
                             max_ts = (ts, b.last_offset());
                         }
@@ -220,7 +220,7 @@ impl Segment {
             .next_entry()
             .map_err(|e| Error::io("read", &self.log_path, e))?
         {
-            Next::Batch(b) => Ok(Some(reader::max_timestamp(&b))),
+            Next::Batch(b) => Ok(Some(b.max_timestamp())),
             _ => Ok(None),
         }
     }
@@ -382,7 +382,7 @@ impl Segment {
                             problem = Some(format!("byte {}: {reason}", b.position()));
                             break;
                         }
-                        let ts = reader::max_timestamp(&b);
+                        let ts = b.max_timestamp();
                         first_ts.get_or_insert(ts);
                         prev_last = b.last_offset();
                         metas.push(BatchMeta {
@@ -646,10 +646,10 @@ impl Segment {
         let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SCAN_WINDOW);
         let mut scratch = Vec::new();
         while let Some(b) = self.next(&mut r)? {
-            if reader::max_timestamp(&b) < target {
+            if b.max_timestamp() < target {
                 continue;
             }
-            let epoch = Some(reader::partition_leader_epoch(&b)).filter(|&e| e >= 0);
+            let epoch = b.partition_leader_epoch();
             let records = b
                 .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
                 .map_err(|e| self.codec_error(&b, e))?;
@@ -676,13 +676,13 @@ impl Segment {
         let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SCAN_WINDOW);
         let mut scratch = Vec::new();
         while let Some(b) = self.next(&mut r)? {
-            if reader::max_timestamp(&b) != self.max_timestamp {
+            if b.max_timestamp() != self.max_timestamp {
                 continue;
             }
             if b.magic() == 0 {
                 return Ok(None);
             }
-            let epoch = Some(reader::partition_leader_epoch(&b)).filter(|&e| e >= 0);
+            let epoch = b.partition_leader_epoch();
             let records = b
                 .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
                 .map_err(|e| self.codec_error(&b, e))?;
@@ -775,11 +775,7 @@ impl Segment {
         // (position, last offset, max timestamp) of every batch.
         let mut batches = Vec::new();
         self.for_each_batch(|b| {
-            batches.push((
-                b.position() as u64,
-                b.last_offset(),
-                reader::max_timestamp(b),
-            ));
+            batches.push((b.position() as u64, b.last_offset(), b.max_timestamp()));
             Ok(())
         })?;
         let oi = &self.offset_index;
@@ -942,7 +938,8 @@ fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<Str
         ));
     }
     let last = b.last_offset();
-    let first = reader::first_offset_hint(b);
+    // A v0/v1 wrapper's first offset needs decompression: its last offset stands in.
+    let first = b.first_offset().unwrap_or(last);
     if first < base_offset || last < first {
         return Some(format!(
             "offsets {first}..={last} outside the segment based at {base_offset}"
@@ -1003,7 +1000,7 @@ mod tests {
             position: 0,
             size: bytes.len() as u64,
             last_offset: b.last_offset(),
-            max_timestamp: reader::max_timestamp(&b),
+            max_timestamp: b.max_timestamp(),
         };
         *next = b.last_offset() + 1;
         let (head, tail) = bytes.split_at(bytes.len() / 3);
@@ -1038,13 +1035,13 @@ mod tests {
             }
             let mut whole = Vec::new();
             seg.for_each_batch(|b| {
-                whole.push((b.position(), b.last_offset(), reader::max_timestamp(b)));
+                whole.push((b.position(), b.last_offset(), b.max_timestamp()));
                 Ok(())
             })
             .unwrap();
             let mut headers = Vec::new();
             seg.for_each_batch_header(|b| {
-                headers.push((b.position(), b.last_offset(), reader::max_timestamp(b)));
+                headers.push((b.position(), b.last_offset(), b.max_timestamp()));
                 Ok(())
             })
             .unwrap();

@@ -87,9 +87,10 @@ fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
         C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
             reason: e.to_string(),
         },
-        C::Compress { .. } | C::InvalidLevel { .. } | C::Unencodable { .. } => {
-            Error::Codec { at: loc, source: e }
-        }
+        C::Compress { .. }
+        | C::InvalidLevel { .. }
+        | C::Unencodable { .. }
+        | C::ConfigAfterAppend { .. } => Error::Codec { at: loc, source: e },
         _ => Error::invalid_record(loc, e.to_string()),
     }
 }
@@ -926,10 +927,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let mut bytes = input.to_vec();
-        let ts = (
-            s.config.message_timestamp_type,
-            crate::reader::max_timestamp(&b),
-        );
+        let ts = (s.config.message_timestamp_type, b.max_timestamp());
         patch(
             &mut bytes,
             &b,

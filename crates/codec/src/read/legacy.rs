@@ -218,6 +218,10 @@ impl<'a> LegacyBatch<'a> {
     /// absolute offsets) for a compressed wrapper, which decompresses into `scratch` (cleared
     /// first, at most `limit` bytes).
     ///
+    /// This does **not** check the CRC of the message nor those of inner messages: a corrupted
+    /// entry may yield wrong records without an error. Use [`Self::checked_records`] for data
+    /// that may be corrupt.
+    ///
     /// # Errors
     ///
     /// The errors Kafka raises before iterating a wrapper: zstd or an unknown codec, a null
@@ -228,8 +232,62 @@ impl<'a> LegacyBatch<'a> {
     where
         'a: 'b,
     {
+        self.records_with(scratch, limit, false)
+    }
+
+    /// Iterates the records after checking what [`Self::validate_with`] checks before them (the
+    /// CRC, that the fields fill the message), decompressing a wrapper once; every inner message's
+    /// CRC is then checked as it is read. Iterating it to the end without an error is
+    /// [`Self::validate_with`] succeeding, with the records in hand.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CrcMismatch`], [`Error::InvalidLength`] for bytes the fields do not account
+    /// for, and those of [`Self::records`]; an inner message whose CRC does not match is an
+    /// [`Error::InvalidRecord`] in its place.
+    pub fn checked_records<'b>(
+        &self,
+        scratch: &'b mut Vec<u8>,
+        limit: usize,
+    ) -> Result<LegacyRecords<'b>>
+    where
+        'a: 'b,
+    {
+        let computed = self.compute_crc();
+        if computed != self.crc() {
+            return Err(Error::CrcMismatch {
+                at: self.position,
+                stored: self.crc(),
+                computed,
+            });
+        }
+        if self.trailing != 0 {
+            return Err(Error::InvalidLength {
+                at: self.position.saturating_add(8),
+                what: "message size",
+                expected: format!(
+                    "{} (the bytes its fields take)",
+                    (self.message_size() as usize).saturating_sub(self.trailing)
+                ),
+                found: i64::from(self.message_size()),
+            });
+        }
+        self.records_with(scratch, limit, true)
+    }
+
+    /// [`Self::records`], checking every inner message's CRC when `check_crc`.
+    fn records_with<'b>(
+        &self,
+        scratch: &'b mut Vec<u8>,
+        limit: usize,
+        check_crc: bool,
+    ) -> Result<LegacyRecords<'b>>
+    where
+        'a: 'b,
+    {
         let compression = self.compression()?;
         if compression == Compression::None {
+            // An uncompressed message's CRC is the entry's, checked by `checked_records`.
             return Ok(LegacyRecords {
                 inner: Inner::Single(Some(self.as_record())),
             });
@@ -284,6 +342,7 @@ impl<'a> LegacyBatch<'a> {
                 wrapper_log_append_time,
                 wrapper_timestamp_type: self.timestamp_type(),
                 value_at,
+                check_crc_at: check_crc.then_some(self.position),
             },
         })
     }
@@ -299,44 +358,15 @@ impl<'a> LegacyBatch<'a> {
 
     /// Checks the CRC, the codec, that the fields fill the message exactly, and for a wrapper
     /// every inner message (decompressing into `scratch`, at most `limit` bytes) including its
-    /// CRC.
+    /// CRC. To read the records as well, iterate [`Self::checked_records`] instead: it checks the
+    /// same and decompresses once.
     ///
     /// # Errors
     ///
     /// The first problem found.
     pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
-        let computed = self.compute_crc();
-        if computed != self.crc() {
-            return Err(Error::CrcMismatch {
-                at: self.position,
-                stored: self.crc(),
-                computed,
-            });
-        }
-        if self.trailing != 0 {
-            return Err(Error::InvalidLength {
-                at: self.position.saturating_add(8),
-                what: "message size",
-                expected: format!(
-                    "{} (the bytes its fields take)",
-                    (self.message_size() as usize).saturating_sub(self.trailing)
-                ),
-                found: i64::from(self.message_size()),
-            });
-        }
-        for record in self.records(scratch, limit)? {
-            let record = record?;
-            if record.crc != record.compute_crc() {
-                return Err(Error::InvalidRecord {
-                    at: self.position,
-                    reason: format!(
-                        "inner message at offset {} has crc {} but its bytes give {}",
-                        record.offset,
-                        record.crc,
-                        record.compute_crc()
-                    ),
-                });
-            }
+        for record in self.checked_records(scratch, limit)? {
+            record?;
         }
         Ok(())
     }
@@ -506,6 +536,9 @@ enum Inner<'a> {
         wrapper_log_append_time: Option<i64>,
         wrapper_timestamp_type: TimestampType,
         value_at: usize,
+        /// For [`LegacyBatch::checked_records`]: the wrapper's position, where an inner message
+        /// whose CRC does not match is reported.
+        check_crc_at: Option<usize>,
     },
 }
 
@@ -522,6 +555,7 @@ impl<'a> Iterator for LegacyRecords<'a> {
                 wrapper_log_append_time,
                 wrapper_timestamp_type,
                 value_at,
+                check_crc_at,
             } => {
                 // The scan already checked every inner message up to `data.len()`.
                 let inner = match next_inner(data, *pos, *value_at) {
@@ -534,6 +568,21 @@ impl<'a> Iterator for LegacyRecords<'a> {
                 };
                 *pos = pos.saturating_add(inner.as_bytes().len());
                 let mut record = inner.as_record();
+                if let Some(at) = *check_crc_at {
+                    let computed = record.compute_crc();
+                    if record.crc != computed {
+                        let e = Error::InvalidRecord {
+                            at,
+                            reason: format!(
+                                "inner message at offset {} has crc {} but its bytes give {computed}",
+                                absolute_base.map_or(record.offset, |b| b.wrapping_add(record.offset)),
+                                record.crc,
+                            ),
+                        };
+                        *pos = data.len();
+                        return Some(Err(e));
+                    }
+                }
                 if let Some(base) = absolute_base {
                     record.offset = base.wrapping_add(record.offset);
                 }

@@ -234,12 +234,238 @@ impl<'a> Batch<'a> {
         i64_at(self.as_bytes(), 0)
     }
 
+    /// The first offset, when the header holds it: a v2 batch's base offset, an uncompressed
+    /// v0/v1 message's offset. `None` for a compressed v0/v1 wrapper, whose first offset is its
+    /// first inner message's: [`Batch::record_span`] decompresses to find it.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    /// use krecords_codec::Compression;
+    ///
+    /// let mut b = V2Builder::new(40);
+    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// let v2 = b.finish().unwrap();
+    /// let batch = Entries::new(&v2).next().unwrap().unwrap();
+    /// assert_eq!((batch.first_offset(), batch.last_offset()), (Some(40), 41));
+    ///
+    /// let mut b = LegacyBuilder::new(1, 40).unwrap().compression(Compression::Gzip, None).unwrap();
+    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// let wrapper = b.finish().unwrap();
+    /// let batch = Entries::new(&wrapper).next().unwrap().unwrap();
+    /// assert_eq!((batch.first_offset(), batch.last_offset()), (None, 41));
+    /// ```
+    pub fn first_offset(&self) -> Option<i64> {
+        match self {
+            Batch::Legacy(b) if b.is_compressed() => None,
+            Batch::Legacy(b) => Some(b.offset()),
+            Batch::V2(b) => Some(b.base_offset()),
+        }
+    }
+
     /// The last offset the entry covers: `base_offset + last_offset_delta` for v2, the offset
-    /// field for v0/v1 (a wrapper carries its last inner offset).
+    /// field for v0/v1 (a wrapper carries its last inner offset, except a v1 wrapper with offset
+    /// 0, whose inner offsets are taken as they are; [`Batch::record_span`] reads them).
     pub fn last_offset(&self) -> i64 {
         match self {
             Batch::Legacy(b) => b.offset(),
             Batch::V2(b) => b.last_offset(),
+        }
+    }
+
+    /// The number of records, when the header holds it: a v2 batch's records count (`None` if
+    /// negative, which only corrupt input has), 1 for an uncompressed v0/v1 message. `None` for a
+    /// compressed v0/v1 wrapper: [`Batch::record_span`] decompresses to count its inner messages.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{Record, V2Builder};
+    ///
+    /// let mut b = V2Builder::new(0);
+    /// for v in [b"a", b"b", b"c"] {
+    ///     b.append(&Record::new(1714000000000, None, Some(v))).unwrap();
+    /// }
+    /// let bytes = b.finish().unwrap();
+    /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
+    /// assert_eq!(batch.record_count(), Some(3));
+    /// ```
+    pub fn record_count(&self) -> Option<usize> {
+        match self {
+            Batch::Legacy(b) if b.is_compressed() => None,
+            Batch::Legacy(_) => Some(1),
+            Batch::V2(b) => usize::try_from(b.records_count()).ok(),
+        }
+    }
+
+    /// First offset, last offset and number of records, for every format. A v2 batch and an
+    /// uncompressed v0/v1 message answer from their header (`scratch` is untouched); a compressed
+    /// v0/v1 wrapper decompresses into `scratch` (at most `limit` bytes) and reads its inner
+    /// messages, as [`Batch::records`] does.
+    ///
+    /// For v2 the first offset is the base offset and the last offset the header's (both kept
+    /// through compaction, so they may lie outside the offsets of the records left); the count is
+    /// the header's.
+    ///
+    /// # Errors
+    ///
+    /// A negative v2 records count, and for a wrapper the errors of [`Batch::records`] and of its
+    /// records.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::read::{Entries, RecordSpan};
+    /// use krecords_codec::write::{LegacyBuilder, Record};
+    /// use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+    ///
+    /// let mut b = LegacyBuilder::new(1, 40).unwrap().compression(Compression::Gzip, None).unwrap();
+    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// let wrapper = b.finish().unwrap();
+    /// let batch = Entries::new(&wrapper).next().unwrap().unwrap();
+    /// let mut scratch = Vec::new();
+    /// let span = batch.record_span(&mut scratch, DEFAULT_DECOMPRESS_LIMIT).unwrap();
+    /// assert_eq!(span, RecordSpan { first_offset: 40, last_offset: 41, count: 2 });
+    /// ```
+    pub fn record_span(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<RecordSpan> {
+        match self {
+            Batch::V2(b) => {
+                let count = b.records_count();
+                let count = usize::try_from(count).map_err(|_| Error::InvalidLength {
+                    at: b.position().saturating_add(v2::RECORDS_COUNT_OFFSET),
+                    what: "records count",
+                    expected: ">= 0".into(),
+                    found: i64::from(count),
+                })?;
+                Ok(RecordSpan {
+                    first_offset: b.base_offset(),
+                    last_offset: b.last_offset(),
+                    count,
+                })
+            }
+            Batch::Legacy(b) if !b.is_compressed() => Ok(RecordSpan {
+                first_offset: b.offset(),
+                last_offset: b.offset(),
+                count: 1,
+            }),
+            Batch::Legacy(b) => {
+                let mut span: Option<RecordSpan> = None;
+                for record in b.records(scratch, limit)? {
+                    let offset = record?.offset;
+                    match &mut span {
+                        None => {
+                            span = Some(RecordSpan {
+                                first_offset: offset,
+                                last_offset: offset,
+                                count: 1,
+                            })
+                        }
+                        Some(s) => {
+                            s.last_offset = offset;
+                            s.count = s.count.saturating_add(1);
+                        }
+                    }
+                }
+                // `records` refuses a wrapper without inner messages.
+                span.ok_or(Error::InvalidRecord {
+                    at: b.position(),
+                    reason: "compressed message set has no inner messages".into(),
+                })
+            }
+        }
+    }
+
+    /// Producer id of an idempotent or transactional v2 batch; `None` when not set (-1) and for
+    /// v0/v1, which have no producer fields.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{Record, V2Builder};
+    ///
+    /// let mut b = V2Builder::new(0).producer(7, 2, 10).transactional(true);
+    /// b.append(&Record::new(1714000000000, None, Some(b"x"))).unwrap();
+    /// let bytes = b.finish().unwrap();
+    /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
+    /// assert_eq!(batch.producer_id(), Some(7));
+    /// assert_eq!(batch.producer_epoch(), Some(2));
+    /// assert_eq!(batch.base_sequence(), Some(10));
+    /// assert!(batch.is_transactional() && !batch.is_control());
+    /// ```
+    pub fn producer_id(&self) -> Option<i64> {
+        match self {
+            Batch::Legacy(_) => None,
+            Batch::V2(b) => b.producer_id(),
+        }
+    }
+
+    /// Producer epoch of a v2 batch; `None` when not set (-1) and for v0/v1.
+    pub fn producer_epoch(&self) -> Option<i16> {
+        match self {
+            Batch::Legacy(_) => None,
+            Batch::V2(b) => b.producer_epoch(),
+        }
+    }
+
+    /// Base sequence of a v2 batch (the first record's sequence); `None` when not set (-1) and
+    /// for v0/v1.
+    pub fn base_sequence(&self) -> Option<i32> {
+        match self {
+            Batch::Legacy(_) => None,
+            Batch::V2(b) => b.base_sequence(),
+        }
+    }
+
+    /// Whether the entry is part of a transaction (v2 attributes bit 4; never for v0/v1).
+    pub fn is_transactional(&self) -> bool {
+        match self {
+            Batch::Legacy(_) => false,
+            Batch::V2(b) => b.is_transactional(),
+        }
+    }
+
+    /// Whether the entry is a control batch, holding control records (transaction markers,
+    /// KRaft records) rather than data (v2 attributes bit 5; never for v0/v1).
+    pub fn is_control(&self) -> bool {
+        match self {
+            Batch::Legacy(_) => false,
+            Batch::V2(b) => b.is_control(),
+        }
+    }
+
+    /// The max timestamp as Kafka's `RecordBatch.maxTimestamp` reports it: the v2 header field
+    /// (the largest record timestamp, or the append time under LogAppendTime), a v1 message's
+    /// timestamp (a wrapper's: its largest inner timestamp or its append time), and -1 (Kafka's
+    /// `NO_TIMESTAMP`) for v0.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    ///
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&Record::new(1714000000005, None, Some(b"a"))).unwrap();
+    /// b.append(&Record::new(1714000000001, None, Some(b"b"))).unwrap();
+    /// let bytes = b.finish().unwrap();
+    /// assert_eq!(Entries::new(&bytes).next().unwrap().unwrap().max_timestamp(), 1714000000005);
+    ///
+    /// let mut b = LegacyBuilder::new(0, 0).unwrap();
+    /// b.append(&Record::new(-1, None, Some(b"a"))).unwrap();
+    /// let v0 = b.finish().unwrap();
+    /// assert_eq!(Entries::new(&v0).next().unwrap().unwrap().max_timestamp(), -1);
+    /// ```
+    pub fn max_timestamp(&self) -> i64 {
+        match self {
+            Batch::V2(b) => b.max_timestamp(),
+            Batch::Legacy(b) => b.timestamp().unwrap_or(-1),
+        }
+    }
+
+    /// The partition leader epoch of a v2 batch; `None` when not set (-1) and for v0/v1.
+    pub fn partition_leader_epoch(&self) -> Option<i32> {
+        match self {
+            Batch::Legacy(_) => None,
+            Batch::V2(b) => b.partition_leader_epoch(),
         }
     }
 
@@ -264,7 +490,7 @@ impl<'a> Batch<'a> {
         self.crc() == self.compute_crc()
     }
 
-    /// The compression codec.
+    /// The compression codec (for v0/v1, the wrapper's; inner messages are uncompressed).
     ///
     /// # Errors
     ///
@@ -276,7 +502,8 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// The timestamp type (`NoTimestamp` for v0).
+    /// The timestamp type: `NoTimestamp` for v0, CreateTime or LogAppendTime (attributes bit 3)
+    /// for v1 and v2.
     pub fn timestamp_type(&self) -> TimestampType {
         match self {
             Batch::Legacy(b) => b.timestamp_type(),
@@ -285,7 +512,9 @@ impl<'a> Batch<'a> {
     }
 
     /// Checks everything that can be checked: CRC, lengths, record count, and for compressed
-    /// entries the decompressed contents (bounded by [`crate::DEFAULT_DECOMPRESS_LIMIT`]).
+    /// entries the decompressed contents (bounded by [`crate::DEFAULT_DECOMPRESS_LIMIT`]). To
+    /// read the records too, iterate [`Batch::checked_records`] instead of calling this and then
+    /// [`Batch::records`]: it checks the same with one decompression.
     ///
     /// # Errors
     ///
@@ -311,6 +540,11 @@ impl<'a> Batch<'a> {
     /// first, at most `limit` bytes) and the records borrow from it; uncompressed entries borrow
     /// from the input.
     ///
+    /// This does **not** check the CRC: a corrupted entry may yield wrong records (keys, values,
+    /// offsets, timestamps) without any error. It is for input already checked (such as a
+    /// batch the caller just built, or one [`Batch::validate`]d before); for anything read from
+    /// disk or the network use [`Batch::checked_records`], which checks and decompresses once.
+    ///
     /// # Errors
     ///
     /// Decompression failures and, for v0/v1 wrappers, the structural errors Kafka raises before
@@ -324,6 +558,72 @@ impl<'a> Batch<'a> {
             Batch::V2(b) => b.records(scratch, limit).map(Records::V2),
         }
     }
+
+    /// Checks the entry and iterates its records, decompressing once: the CRC (and the other
+    /// header checks of [`Batch::validate_with`]) before the first record, then each record as it
+    /// is read (v2: its offset delta within the batch; v0/v1 wrappers: each inner message's
+    /// CRC). An iteration that reaches the end without an error has checked exactly what
+    /// [`Batch::validate_with`] checks, at the cost of [`Batch::records`] alone rather than of
+    /// both (which decompress twice).
+    ///
+    /// `scratch` and `limit` are as for [`Batch::records`]; pass
+    /// [`DEFAULT_DECOMPRESS_LIMIT`](crate::DEFAULT_DECOMPRESS_LIMIT) unless you know better, so
+    /// that a small compressed batch cannot claim unbounded memory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CrcMismatch`] and the other header problems before iterating, and those of
+    /// [`Batch::records`]; a record that fails its check is an error in its place, after which
+    /// the iterator yields nothing more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::{Compression, Error, DEFAULT_DECOMPRESS_LIMIT};
+    ///
+    /// let mut b = V2Builder::new(0).compression(Compression::Lz4, None);
+    /// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+    /// let mut bytes = b.finish().unwrap();
+    ///
+    /// let mut scratch = Vec::new();
+    /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
+    /// let values: Vec<Vec<u8>> = batch
+    ///     .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+    ///     .unwrap()
+    ///     .map(|r| r.map(|r| r.value().unwrap_or_default().to_vec()))
+    ///     .collect::<Result<_, Error>>()
+    ///     .unwrap();
+    /// assert_eq!(values, [b"hello".to_vec()]);
+    ///
+    /// // One flipped bit in the records is caught before any record is read.
+    /// let last = bytes.len() - 1;
+    /// bytes[last] ^= 1;
+    /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
+    /// let e = batch.checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT).unwrap_err();
+    /// assert!(matches!(e, Error::CrcMismatch { .. }));
+    /// ```
+    pub fn checked_records<'b>(&self, scratch: &'b mut Vec<u8>, limit: usize) -> Result<Records<'b>>
+    where
+        'a: 'b,
+    {
+        match self {
+            Batch::Legacy(b) => b.checked_records(scratch, limit).map(Records::Legacy),
+            Batch::V2(b) => b.checked_records(scratch, limit).map(Records::V2),
+        }
+    }
+}
+
+/// First offset, last offset and number of records of an entry, from [`Batch::record_span`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RecordSpan {
+    /// Offset of the first record (a v2 batch's base offset).
+    pub first_offset: i64,
+    /// Offset of the last record (a v2 batch's `base_offset + last_offset_delta`).
+    pub last_offset: i64,
+    /// Number of records (a v2 batch's records count).
+    pub count: usize,
 }
 
 /// Iterator over the records of a [`Batch`].

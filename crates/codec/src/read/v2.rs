@@ -284,6 +284,10 @@ impl<'a> V2Batch<'a> {
     /// `scratch` is untouched. A batch with count 0 yields nothing without decompressing, as in
     /// Kafka.
     ///
+    /// This does **not** check the CRC, nor that record offsets stay within the batch: a
+    /// corrupted batch may yield wrong records without an error. Use
+    /// [`Self::checked_records`] for data that may be corrupt.
+    ///
     /// # Errors
     ///
     /// A negative count, an unknown codec, a decompression failure, or a count that cannot fit
@@ -293,16 +297,73 @@ impl<'a> V2Batch<'a> {
     where
         'a: 'b,
     {
+        self.records_with(scratch, limit, u32::MAX)
+    }
+
+    /// Iterates the records after checking what [`Self::validate_with`] checks before them (the
+    /// CRC, the records count against the last offset delta), decompressing once; every record
+    /// is then checked as it is read (its offset delta within the batch, and what
+    /// [`Self::records`] checks). Iterating it to the end without an error is
+    /// [`Self::validate_with`] succeeding, with the records in hand.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CrcMismatch`], [`Error::RecordCountMismatch`], and those of [`Self::records`];
+    /// each record may be an error as [`Self::validate_with`] reports it.
+    pub fn checked_records<'b>(
+        &self,
+        scratch: &'b mut Vec<u8>,
+        limit: usize,
+    ) -> Result<V2Records<'b>>
+    where
+        'a: 'b,
+    {
+        let computed = self.compute_crc();
+        if computed != self.crc() {
+            return Err(Error::CrcMismatch {
+                at: self.position,
+                stored: self.crc(),
+                computed,
+            });
+        }
+        let count = self.records_count();
+        let delta = self.last_offset_delta();
+        if count > 0 && (delta < 0 || count.saturating_sub(1) > delta) {
+            return Err(Error::RecordCountMismatch {
+                at: self.position,
+                declared: i64::from(count),
+                found: format!(
+                    "last offset delta {delta} allows at most {} records",
+                    i64::from(delta.max(-1)).saturating_add(1)
+                ),
+            });
+        }
+        // With records, `delta >= 0` here; without, the bound is never consulted.
+        self.records_with(scratch, limit, u32::try_from(delta).unwrap_or(0))
+    }
+
+    /// [`Self::records`] with records whose offset delta, as a `u32`, is above
+    /// `max_offset_delta` reported as errors (`u32::MAX`: no check).
+    #[inline]
+    fn records_with<'b>(
+        &self,
+        scratch: &'b mut Vec<u8>,
+        limit: usize,
+        max_offset_delta: u32,
+    ) -> Result<V2Records<'b>>
+    where
+        'a: 'b,
+    {
         let compression = self.compression()?;
         self.check_count()?;
         let section = self.records_section();
         let section_at = self.position.saturating_add(RECORDS_OFFSET);
         if compression == Compression::None || self.records_count() == 0 {
-            return self.records_over(section, section_at, false);
+            return self.records_over(section, section_at, false, max_offset_delta);
         }
         scratch.clear();
         crate::compression::decompress(compression, 2, section, limit, section_at, scratch)?;
-        self.records_over(scratch.as_slice(), section_at, true)
+        self.records_over(scratch.as_slice(), section_at, true, max_offset_delta)
     }
 
     /// Iterates the records of an uncompressed batch, borrowing from the input for `'a`.
@@ -323,6 +384,7 @@ impl<'a> V2Batch<'a> {
             self.records_section(),
             self.position.saturating_add(RECORDS_OFFSET),
             false,
+            u32::MAX,
         )
     }
 
@@ -344,6 +406,7 @@ impl<'a> V2Batch<'a> {
         data: &'b [u8],
         at: usize,
         compressed: bool,
+        max_offset_delta: u32,
     ) -> Result<V2Records<'b>> {
         let count = self.records_count();
         let count_usize = usize::try_from(count).unwrap_or(0);
@@ -374,48 +437,21 @@ impl<'a> V2Batch<'a> {
             log_append_time,
             base_sequence: self.base_sequence(),
             batch_at: self.position,
+            max_offset_delta,
         })
     }
 
     /// Checks the CRC, the codec, the record count against the records present and against the
-    /// last offset delta, and every record's lengths; decompresses into `scratch` (at most `limit`
-    /// bytes).
+    /// last offset delta, and every record's lengths and offset delta; decompresses into
+    /// `scratch` (at most `limit` bytes). To read the records as well, iterate
+    /// [`Self::checked_records`] instead: it checks the same and decompresses once.
     ///
     /// # Errors
     ///
     /// The first problem found.
     pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
-        let computed = self.compute_crc();
-        if computed != self.crc() {
-            return Err(Error::CrcMismatch {
-                at: self.position,
-                stored: self.crc(),
-                computed,
-            });
-        }
-        let count = self.records_count();
-        let delta = self.last_offset_delta();
-        if count > 0 && (delta < 0 || count.saturating_sub(1) > delta) {
-            return Err(Error::RecordCountMismatch {
-                at: self.position,
-                declared: i64::from(count),
-                found: format!(
-                    "last offset delta {delta} allows at most {} records",
-                    i64::from(delta.max(-1)).saturating_add(1)
-                ),
-            });
-        }
-        for record in self.records(scratch, limit)? {
-            let record = record?;
-            if record.offset_delta < 0 || record.offset_delta > delta {
-                return Err(Error::InvalidRecord {
-                    at: record.position,
-                    reason: format!(
-                        "record offset delta {} outside the batch's 0..={delta}",
-                        record.offset_delta
-                    ),
-                });
-            }
+        for record in self.checked_records(scratch, limit)? {
+            record?;
         }
         Ok(())
     }
@@ -459,6 +495,9 @@ pub struct V2Records<'a> {
     log_append_time: Option<i64>,
     base_sequence: Option<i32>,
     batch_at: usize,
+    /// Records whose offset delta (as a `u32`, so negative ones too) is above this are errors:
+    /// the last offset delta for [`V2Batch::checked_records`], `u32::MAX` (no check) otherwise.
+    max_offset_delta: u32,
 }
 
 impl<'a> V2Records<'a> {
@@ -507,7 +546,9 @@ impl<'a> V2Records<'a> {
         }
         let remaining = self.remaining.wrapping_sub(1);
         if let Some((record, end)) = parse_record_fast(self.data, self.pos) {
-            if remaining != 0 || end == self.data.len() {
+            if (remaining != 0 || end == self.data.len())
+                && record.offset_delta as u32 <= self.max_offset_delta
+            {
                 self.pos = end;
                 self.remaining = remaining;
                 return Some(Ok(wrap(self.finish(record))));
@@ -558,7 +599,19 @@ impl<'a> V2Records<'a> {
                     self.stop();
                     return Some(Err(e));
                 }
-                Some(Ok(self.finish(record)))
+                let record = self.finish(record);
+                if record.offset_delta as u32 > self.max_offset_delta {
+                    let e = Error::InvalidRecord {
+                        at: record.position,
+                        reason: format!(
+                            "record offset delta {} outside the batch's 0..={}",
+                            record.offset_delta, self.max_offset_delta
+                        ),
+                    };
+                    self.stop();
+                    return Some(Err(e));
+                }
+                Some(Ok(record))
             }
             Err(e) => {
                 let e = self.locate(e);

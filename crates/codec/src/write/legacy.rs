@@ -11,6 +11,22 @@ use crate::{Compression, Error, Result, TimestampType, LOG_OVERHEAD};
 /// last absolute offset; for v0 inner offsets are absolute. The wrapper timestamp is the append
 /// time under LogAppendTime, else the max inner timestamp. Under LogAppendTime every message's
 /// timestamp is replaced by the append time.
+///
+/// As for [`V2Builder`](super::V2Builder), the configuration is fixed by the first append:
+/// messages are written as they are appended (plain entries with absolute offsets, or inner
+/// messages with relative ones, with the timestamp type's attributes), so
+/// [`compression`](LegacyBuilder::compression) after an append returns
+/// [`Error::ConfigAfterAppend`], and [`timestamp_type`](LegacyBuilder::timestamp_type) after an
+/// append is not applied and makes every later append and finish return it.
+///
+/// ```
+/// use krecords_codec::write::{LegacyBuilder, Record};
+/// use krecords_codec::{Compression, Error};
+/// let mut b = LegacyBuilder::new(1, 100).unwrap();
+/// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+/// let late = b.compression(Compression::Gzip, None);
+/// assert_eq!(late.err(), Some(Error::ConfigAfterAppend { setter: "compression" }));
+/// ```
 #[derive(Debug, Clone)]
 pub struct LegacyBuilder {
     magic: u8,
@@ -24,6 +40,8 @@ pub struct LegacyBuilder {
     count: usize,
     last_offset: Option<i64>,
     max_timestamp: i64,
+    /// A setter called after a record was appended: the builder refuses to go on.
+    late_setter: Option<&'static str>,
 }
 
 impl LegacyBuilder {
@@ -53,15 +71,33 @@ impl LegacyBuilder {
             count: 0,
             last_offset: None,
             max_timestamp: -1,
+            late_setter: None,
         })
     }
 
-    /// Sets the codec and level.
+    /// The error for a builder a setter was called on after an append.
+    fn check_configured(&self) -> Result<()> {
+        match self.late_setter {
+            None => Ok(()),
+            Some(setter) => Err(Error::ConfigAfterAppend { setter }),
+        }
+    }
+
+    /// Sets the codec and level. Before the first append only.
     ///
     /// # Errors
     ///
-    /// [`Error::UnsupportedCompression`] for zstd, which v0/v1 cannot carry.
+    /// [`Error::UnsupportedCompression`] for zstd, which v0/v1 cannot carry;
+    /// [`Error::ConfigAfterAppend`] once a record was appended (inner messages and plain entries
+    /// carry different offsets).
     pub fn compression(mut self, compression: Compression, level: Option<i32>) -> Result<Self> {
+        // An earlier late setter is the one reported.
+        self.check_configured()?;
+        if self.count > 0 {
+            return Err(Error::ConfigAfterAppend {
+                setter: "compression",
+            });
+        }
         if !compression.allowed_in(self.magic) {
             return Err(Error::UnsupportedCompression {
                 at: 0,
@@ -75,8 +111,13 @@ impl LegacyBuilder {
     }
 
     /// Sets the timestamp type (v1; ignored for v0) and the append time used under
-    /// LogAppendTime.
+    /// LogAppendTime. Before the first append only: afterwards the setting is not applied and
+    /// every later append and finish return [`Error::ConfigAfterAppend`].
     pub fn timestamp_type(mut self, timestamp_type: TimestampType, log_append_time: i64) -> Self {
+        if self.count > 0 {
+            self.late_setter.get_or_insert("timestamp_type");
+            return self;
+        }
         if self.magic == 1 && timestamp_type != TimestampType::NoTimestamp {
             self.timestamp_type = timestamp_type;
         }
@@ -101,7 +142,7 @@ impl LegacyBuilder {
     /// # Errors
     ///
     /// Headers (v0/v1 cannot carry them), a negative timestamp other than -1, a key or value
-    /// over `i32::MAX` bytes.
+    /// over `i32::MAX` bytes; [`Error::ConfigAfterAppend`] after a late setter.
     pub fn append(&mut self, record: &Record<'_>) -> Result<i64> {
         let offset = self.next_offset();
         self.append_with_offset(offset, record)?;
@@ -114,6 +155,7 @@ impl LegacyBuilder {
     ///
     /// As [`LegacyBuilder::append`], plus an offset that does not increase.
     pub fn append_with_offset(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+        self.check_configured()?;
         check_append(self.base_offset, self.last_offset, offset, record.timestamp)?;
         if !record.headers.is_empty() {
             return Err(Error::Unencodable {
@@ -160,7 +202,8 @@ impl LegacyBuilder {
     ///
     /// # Errors
     ///
-    /// A bad compression level or a wrapper over `i32::MAX` bytes.
+    /// A bad compression level, a wrapper over `i32::MAX` bytes, or [`Error::ConfigAfterAppend`]
+    /// after a late setter.
     pub fn finish(self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.finish_into(&mut out)?;
@@ -173,6 +216,7 @@ impl LegacyBuilder {
     ///
     /// As [`LegacyBuilder::finish`].
     pub fn finish_into(self, out: &mut Vec<u8>) -> Result<()> {
+        self.check_configured()?;
         if self.count == 0 {
             return Ok(());
         }

@@ -4,9 +4,11 @@
 //! is set, then fill in the header with lengths and the checksum.
 
 mod legacy;
+mod marker;
 mod v2;
 
 pub use legacy::LegacyBuilder;
+pub use marker::{end_txn_marker, EndTxnBatch};
 pub use v2::{write_empty_batch, EmptyBatch, V2Builder};
 
 use crate::{Error, Header, Result};

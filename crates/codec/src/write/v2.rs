@@ -10,6 +10,28 @@ use crate::{Compression, Error, Header, Result, TimestampType};
 /// The base timestamp is the first record's timestamp (or the delete horizon when one is set);
 /// the max timestamp is the largest record timestamp, or the append time under LogAppendTime.
 ///
+/// # Configuration is fixed by the first append
+///
+/// The setters ([`compression`](V2Builder::compression),
+/// [`timestamp_type`](V2Builder::timestamp_type), [`producer`](V2Builder::producer),
+/// [`transactional`](V2Builder::transactional), [`control`](V2Builder::control),
+/// [`partition_leader_epoch`](V2Builder::partition_leader_epoch),
+/// [`delete_horizon_ms`](V2Builder::delete_horizon_ms)) configure the batch before its first
+/// record. Records are encoded as they are appended (in place, or into the buffer the codec
+/// compresses, with timestamp deltas from the base timestamp), so a setter called after a
+/// record was appended is refused: it is not applied, and every later append and
+/// [`finish`](V2Builder::finish) return [`Error::ConfigAfterAppend`] naming it. A builder cannot
+/// produce a batch that disagrees with its records.
+///
+/// ```
+/// use krecords_codec::write::{V2Builder, Record};
+/// use krecords_codec::{Compression, Error};
+/// let mut b = V2Builder::new(0);
+/// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+/// let late = b.compression(Compression::Gzip, None).finish();
+/// assert_eq!(late, Err(Error::ConfigAfterAppend { setter: "compression" }));
+/// ```
+///
 /// # Examples
 ///
 /// ```
@@ -48,6 +70,8 @@ pub struct V2Builder {
     last_offset: Option<i64>,
     base_timestamp: Option<i64>,
     max_timestamp: i64,
+    /// The first setter called after a record was appended: the builder refuses to go on.
+    late_setter: Option<&'static str>,
 }
 
 impl V2Builder {
@@ -101,69 +125,94 @@ impl V2Builder {
             last_offset: None,
             base_timestamp: None,
             max_timestamp: -1,
+            late_setter: None,
         }
     }
 
-    /// Sets the codec and level (`None`: the codec's default). Call before appending.
-    pub fn compression(mut self, compression: Compression, level: Option<i32>) -> Self {
-        self.compression = compression;
-        self.level = level;
+    /// Applies a setting while no record is in the batch; afterwards records it as the late
+    /// setter that makes every later append and finish fail (see the type's docs).
+    #[inline]
+    fn configure(mut self, setter: &'static str, apply: impl FnOnce(&mut Self)) -> Self {
         if self.count == 0 {
-            // Uncompressed batches are written in place after a reserved header; compressed ones
-            // collect the records alone and get their header on finish.
-            self.records.clear();
-            self.buf.truncate(self.start);
-            if compression == Compression::None {
-                self.buf.resize(self.start + layout::RECORDS_OFFSET, 0);
-                self.end = self.buf.len();
-            } else {
-                self.end = 0;
-            }
+            apply(&mut self);
+        } else {
+            self.late_setter.get_or_insert(setter);
         }
         self
+    }
+
+    /// The error for a builder a setter was called on after an append.
+    #[inline]
+    fn check_configured(&self) -> Result<()> {
+        match self.late_setter {
+            None => Ok(()),
+            Some(setter) => Err(Error::ConfigAfterAppend { setter }),
+        }
+    }
+
+    /// Sets the codec and level (`None`: the codec's default). Before the first append only
+    /// (see [the type's docs](V2Builder#configuration-is-fixed-by-the-first-append)).
+    pub fn compression(self, compression: Compression, level: Option<i32>) -> Self {
+        self.configure("compression", |b| {
+            b.compression = compression;
+            b.level = level;
+            // Uncompressed batches are written in place after a reserved header; compressed ones
+            // collect the records alone and get their header on finish.
+            b.records.clear();
+            b.buf.truncate(b.start);
+            if compression == Compression::None {
+                b.buf.resize(b.start + layout::RECORDS_OFFSET, 0);
+                b.end = b.buf.len();
+            } else {
+                b.end = 0;
+            }
+        })
     }
 
     /// Sets the timestamp type; `log_append_time` becomes the max timestamp (and so every
-    /// record's timestamp on read) under LogAppendTime.
-    pub fn timestamp_type(mut self, timestamp_type: TimestampType, log_append_time: i64) -> Self {
-        self.timestamp_type = timestamp_type;
-        self.log_append_time = log_append_time;
-        self
+    /// record's timestamp on read) under LogAppendTime. Before the first append only.
+    pub fn timestamp_type(self, timestamp_type: TimestampType, log_append_time: i64) -> Self {
+        self.configure("timestamp_type", |b| {
+            b.timestamp_type = timestamp_type;
+            b.log_append_time = log_append_time;
+        })
     }
 
-    /// Sets producer id, epoch and base sequence (-1 for none).
-    pub fn producer(mut self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> Self {
-        self.producer_id = producer_id;
-        self.producer_epoch = producer_epoch;
-        self.base_sequence = base_sequence;
-        self
+    /// Sets producer id, epoch and base sequence (-1 for none). Before the first append only.
+    pub fn producer(self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> Self {
+        self.configure("producer", |b| {
+            b.producer_id = producer_id;
+            b.producer_epoch = producer_epoch;
+            b.base_sequence = base_sequence;
+        })
     }
 
-    /// Marks the batch transactional.
-    pub fn transactional(mut self, transactional: bool) -> Self {
-        self.transactional = transactional;
-        self
+    /// Marks the batch transactional. Before the first append only.
+    pub fn transactional(self, transactional: bool) -> Self {
+        self.configure("transactional", |b| b.transactional = transactional)
     }
 
     /// Makes this a control batch; append control records with [`V2Builder::append_control`].
-    pub fn control(mut self, control: bool) -> Self {
-        self.control = control;
-        self
+    /// Before the first append only.
+    pub fn control(self, control: bool) -> Self {
+        self.configure("control", |b| b.control = control)
     }
 
-    /// Sets the partition leader epoch (-1: not set).
-    pub fn partition_leader_epoch(mut self, epoch: i32) -> Self {
-        self.partition_leader_epoch = epoch;
-        self
+    /// Sets the partition leader epoch (-1: not set). Before the first append only.
+    pub fn partition_leader_epoch(self, epoch: i32) -> Self {
+        self.configure("partition_leader_epoch", |b| {
+            b.partition_leader_epoch = epoch;
+        })
     }
 
-    /// Sets a delete horizon: it becomes the base timestamp and attributes bit 6 is set.
-    pub fn delete_horizon_ms(mut self, delete_horizon_ms: Option<i64>) -> Self {
-        self.delete_horizon_ms = delete_horizon_ms.filter(|&d| d >= 0);
-        if let Some(d) = self.delete_horizon_ms {
-            self.base_timestamp = Some(d);
-        }
-        self
+    /// Sets a delete horizon: it becomes the base timestamp and attributes bit 6 is set. Before
+    /// the first append only (record timestamps are written as deltas from it).
+    pub fn delete_horizon_ms(self, delete_horizon_ms: Option<i64>) -> Self {
+        self.configure("delete_horizon_ms", |b| {
+            b.delete_horizon_ms = delete_horizon_ms.filter(|&d| d >= 0);
+            // Without a horizon the first record's timestamp is the base again.
+            b.base_timestamp = b.delete_horizon_ms;
+        })
     }
 
     /// Records appended so far.
@@ -198,7 +247,8 @@ impl V2Builder {
     /// # Errors
     ///
     /// [`Error::Unencodable`] for a negative timestamp other than -1, a field too long for its
-    /// length, or when called on a control batch.
+    /// length, or when called on a control batch; [`Error::ConfigAfterAppend`] after a setter
+    /// was called on a builder holding records.
     #[inline]
     pub fn append(&mut self, record: &Record<'_>) -> Result<i64> {
         let offset = self.next_offset();
@@ -214,6 +264,7 @@ impl V2Builder {
     /// As [`V2Builder::append`], plus an offset that does not increase.
     #[inline]
     pub fn append_with_offset(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+        self.check_configured()?;
         if self.control {
             return Err(Error::Unencodable {
                 reason: "only control records can be appended to a control batch".into(),
@@ -227,8 +278,10 @@ impl V2Builder {
     ///
     /// # Errors
     ///
-    /// [`Error::Unencodable`] unless this is a control batch.
+    /// [`Error::Unencodable`] unless this is a control batch; [`Error::ConfigAfterAppend`] as
+    /// for [`V2Builder::append`].
     pub fn append_control(&mut self, timestamp: i64, key: &[u8], value: &[u8]) -> Result<i64> {
+        self.check_configured()?;
         if !self.control {
             return Err(Error::Unencodable {
                 reason: "control records can only be appended to control batches".into(),
@@ -273,8 +326,10 @@ impl V2Builder {
     ///
     /// Producer fields Kafka rejects (transactional without producer id, producer id without
     /// epoch, idempotent data without a base sequence), a bad compression level, or a batch
-    /// over `i32::MAX` bytes.
+    /// over `i32::MAX` bytes; [`Error::ConfigAfterAppend`] when a setter was called after a
+    /// record was appended.
     pub fn finish(mut self) -> Result<Vec<u8>> {
+        self.check_configured()?;
         self.check_producer_state()?;
         let start = self.start;
         let mut out = std::mem::take(&mut self.buf);
