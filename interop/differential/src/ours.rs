@@ -7,9 +7,8 @@ use krecords_codec::{Compression, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 use serde_json::{json, Map, Value};
 
 /// Reads `bytes` as a consumer with `check.crcs=true` reads a fetched partition: every entry
-/// ([`Entries`]: sizes, magic, header), its CRC, every record (decompressing); a partial entry
-/// at the end is dropped. (Not [`Batch::validate`], krecords' integrity check, which is as
-/// strict as the broker's produce validation.)
+/// ([`Entries`]: sizes, magic, header), then [`Batch::checked_records`] (the CRC, every record
+/// decompressed and checked); a partial entry at the end is dropped.
 /// Returns `{"accept":true,"batches":[..],"records":[..]}` or
 /// `{"accept":false,"error":"Variant","message":".."}`.
 pub fn verdict(bytes: &[u8]) -> Value {
@@ -21,12 +20,9 @@ pub fn verdict(bytes: &[u8]) -> Value {
             Ok(b) => b,
             Err(e) => return reject(&e),
         };
-        // The consumer's `ensureValid()`: the CRC (the structure was checked by `Entries`).
-        if !batch.is_crc_valid() {
-            return json!({"accept": false, "error": "CrcMismatch", "message": format!(
-                "entry at byte {}: crc mismatch", batch.position())});
-        }
-        let recs = match batch.records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT) {
+        // `checked_records`, the iteration the crate teaches: the CRC, then every record with
+        // its own checks (each v0/v1 message's CRC, the consumer's `record.ensureValid()`).
+        let recs = match batch.checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT) {
             Ok(r) => r,
             Err(e) => return reject(&e),
         };
@@ -37,15 +33,6 @@ pub fn verdict(bytes: &[u8]) -> Value {
                 Ok(r) => r,
                 Err(e) => return reject(&e),
             };
-            // The consumer's `record.ensureValid()`: each v0/v1 message's own CRC, the inner
-            // messages of a compressed wrapper included.
-            if let Record::Legacy(m) = &r {
-                if m.crc != m.compute_crc() {
-                    return json!({"accept": false, "error": "InnerCrcMismatch", "message": format!(
-                        "message at byte {} of the entry at byte {}: crc mismatch",
-                        m.position, batch.position())});
-                }
-            }
             first_offset.get_or_insert(r.offset());
             described.push(record(&batch, &r));
         }

@@ -235,6 +235,22 @@ fn parse_header(input: &[u8], pos: usize) -> std::result::Result<usize, String> 
     Ok(n)
 }
 
+/// Checks the gzip header at the start of `input`, as `GZIPInputStream`'s constructor does.
+///
+/// # Errors
+///
+/// [`Error::Decompress`] for empty input or a bad header.
+pub fn check_header(input: &[u8], at: usize) -> Result<()> {
+    let mut none = Vec::new();
+    let sink = BoundedOut::new(&mut none, 0, at, Compression::Gzip);
+    if input.is_empty() {
+        return Err(sink.error("empty input (a gzip stream has at least a 10-byte header)"));
+    }
+    parse_header(input, 0)
+        .map(|_| ())
+        .map_err(|e| sink.error(e))
+}
+
 /// Decompresses gzip members from `input`, appending at most `limit` bytes to `out`.
 ///
 /// Inflates straight into `out`'s spare capacity (no intermediate buffer), growing it in steps

@@ -175,23 +175,17 @@ pub fn compress(input: &[u8], level: Option<i32>, magic: u8, out: &mut Vec<u8>) 
     Ok(())
 }
 
-/// Decompresses Kafka's LZ4 frame, appending at most `limit` bytes to `out`.
-///
-/// `magic` 0 skips the header checksum check (see the module docs). On error `out` is left as it
-/// was.
-///
-/// # Errors
-///
-/// [`Error::Decompress`] for a bad or truncated frame, header or block checksum mismatch, or a
-/// block that cannot be decoded; [`Error::DecompressLimit`] once the output would pass `limit`.
-pub fn decompress(
-    input: &[u8],
-    magic: u8,
-    limit: usize,
-    at: usize,
-    out: &mut Vec<u8>,
-) -> Result<()> {
-    let mut sink = BoundedOut::new(out, limit, at, Compression::Lz4);
+/// What the frame header says.
+struct FrameHeader {
+    flg: u8,
+    max_block: usize,
+    /// Where the first block starts.
+    end: usize,
+}
+
+/// Parses and checks the frame header (magic, FLG, BD, the header checksum unless `magic` is
+/// 0), as `KafkaLZ4BlockInputStream` does when it is opened.
+fn parse_frame_header(input: &[u8], magic: u8, sink: &BoundedOut<'_>) -> Result<FrameHeader> {
     let Some(&[m0, m1, m2, m3, flg, bd]) = input.first_chunk() else {
         return Err(sink.error(format!(
             "lz4 frame header needs at least 6 bytes but {} remain",
@@ -254,9 +248,50 @@ pub fn decompress(
             )));
         }
     }
+    Ok(FrameHeader {
+        flg,
+        max_block,
+        end: hc_at.saturating_add(1),
+    })
+}
+
+/// Checks the frame header at the start of `input`, as `KafkaLZ4BlockInputStream`'s
+/// constructor does (no block is read).
+///
+/// # Errors
+///
+/// [`Error::Decompress`] for a bad or truncated header.
+pub fn check_header(input: &[u8], magic: u8, at: usize) -> Result<()> {
+    let mut none = Vec::new();
+    let sink = BoundedOut::new(&mut none, 0, at, Compression::Lz4);
+    parse_frame_header(input, magic, &sink).map(|_| ())
+}
+
+/// Decompresses Kafka's LZ4 frame, appending at most `limit` bytes to `out`.
+///
+/// `magic` 0 skips the header checksum check (see the module docs). On error `out` is left as it
+/// was.
+///
+/// # Errors
+///
+/// [`Error::Decompress`] for a bad or truncated frame, header or block checksum mismatch, or a
+/// block that cannot be decoded; [`Error::DecompressLimit`] once the output would pass `limit`.
+pub fn decompress(
+    input: &[u8],
+    magic: u8,
+    limit: usize,
+    at: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let mut sink = BoundedOut::new(out, limit, at, Compression::Lz4);
+    let FrameHeader {
+        flg,
+        max_block,
+        end: header_end,
+    } = parse_frame_header(input, magic, &sink)?;
     // `pos` only moves forward over bytes that are present, so it stays `<= input.len()` and
     // cannot overflow; saturating arithmetic below just says so.
-    let mut pos = hc_at.saturating_add(1);
+    let mut pos = header_end;
 
     loop {
         let rest = input.get(pos..).unwrap_or_default();

@@ -39,10 +39,12 @@
 //!   compressed bytes can possibly expand to (a snappy element of 3 bytes yields at most 64) and
 //!   against the remaining limit. The decoded length must equal the declared one.
 //!
-//! Differences, all stricter than snappy-java: 1 to 3 stray bytes where a chunk length should be
-//! (snappy-java stops silently; franz-go rejects them), and a `0x82534e41` chunk length not
-//! followed by the rest of the magic (snappy-java stops silently), are errors here. A negative
-//! chunk length or one longer than the bytes left is an error in both.
+//! - As snappy-java (and so Kafka's reader), 1 to 3 stray bytes where a chunk length should be
+//!   end the stream silently (franz-go rejects them), and so does a `0x82534e41` chunk length
+//!   followed by the rest of a 16-byte header that is not the magic; one followed by fewer than
+//!   12 bytes is an error. A negative chunk length or one longer than the bytes left is an error
+//!   in both. (The differential tests against Kafka's reader found the first two; they were
+//!   errors here before.)
 
 use super::bounded::BoundedOut;
 use crate::{Compression, Error, Result};
@@ -145,17 +147,20 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
     let mut pos = XERIAL_HEADER.len();
     while let Some(rest) = input.get(pos..).filter(|rest| !rest.is_empty()) {
         let left = rest.len();
+        // Fewer than 4 bytes left: snappy-java's `hasNextChunk` ends the stream there.
         let Some((&word_bytes, body)) = rest.split_first_chunk::<4>() else {
-            return Err(sink.error(format!(
-                "xerial chunk length at offset {pos} needs 4 bytes but {left} remain"
-            )));
+            break;
         };
         let word = u32::from_be_bytes(word_bytes);
         if word == MAGIC_HEAD {
-            if left < XERIAL_HEADER.len() || rest.first_chunk() != Some(&XERIAL_MAGIC) {
+            if left < XERIAL_HEADER.len() {
                 return Err(sink.error(format!(
-                    "bytes 82 53 4e 41 at offset {pos} start neither a chunk nor a complete xerial header"
+                    "bytes 82 53 4e 41 at offset {pos} start a concatenated xerial header, but only {left} bytes remain"
                 )));
+            }
+            if rest.first_chunk() != Some(&XERIAL_MAGIC) {
+                // Not a valid header: snappy-java stops reading here.
+                break;
             }
             pos = pos.saturating_add(XERIAL_HEADER.len());
             continue;
@@ -179,6 +184,19 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
     }
     sink.finish();
     Ok(())
+}
+
+/// What snappy-java's `SnappyInputStream` checks when it is opened: a xerial header is only
+/// read; anything else is one raw block, decoded whole (at most `limit` bytes).
+///
+/// # Errors
+///
+/// As [`decompress`] for empty input or a bad raw block.
+pub fn check_start(input: &[u8], limit: usize, at: usize) -> Result<()> {
+    if is_xerial(input) {
+        return Ok(());
+    }
+    decompress(input, limit, at, &mut Vec::new())
 }
 
 /// The most output `len` bytes of a raw snappy block (preamble included) can decode to.
@@ -321,15 +339,20 @@ mod tests {
         let mut packed = pack(b"hello ");
         packed.extend(pack(b"world"));
         assert_eq!(unpack(&packed, 100).unwrap(), b"hello world");
-        // A magic head without the rest of the magic is rejected.
+        // A magic head followed by too few bytes for a header is rejected (snappy-java:
+        // "Insufficient header size in a concatenated block").
         let mut bad = pack(b"hello");
         bad.extend_from_slice(&[0x82, 0x53, 0x4e, 0x41, 0, 0, 0, 0]);
         let err = unpack(&bad, 100).unwrap_err();
         assert!(
             err.to_string()
-                .contains("neither a chunk nor a complete xerial header"),
+                .contains("start a concatenated xerial header, but only 8 bytes remain"),
             "{err}"
         );
+        // A whole 16 bytes that are not the magic end the stream, as snappy-java stops there.
+        let mut stop = pack(b"hello");
+        stop.extend_from_slice(&[0x82, 0x53, 0x4e, 0x41, 9, 9, 9, 9, 0, 0, 0, 1, 0, 0, 0, 1]);
+        assert_eq!(unpack(&stop, 100).unwrap(), b"hello");
     }
 
     #[test]
@@ -357,7 +380,7 @@ mod tests {
     }
 
     #[test]
-    fn every_truncation_of_xerial_fails() {
+    fn every_truncation_of_xerial_fails_inside_a_chunk() {
         let packed = pack(&compressible(40_000));
         let boundaries: Vec<usize> = {
             let mut b = vec![16];
@@ -370,8 +393,9 @@ mod tests {
         };
         for cut in 1..packed.len() {
             let result = unpack(&packed[..cut], 1 << 20);
-            if boundaries.contains(&cut) {
-                // Cut exactly between chunks: a shorter but well-formed stream.
+            // Cut between chunks, or 1-3 bytes into the next chunk length (where snappy-java
+            // ends the stream): a shorter but readable stream.
+            if boundaries.iter().any(|&b| cut >= b && cut - b <= 3) {
                 assert!(result.is_ok(), "cut {cut}");
             } else {
                 assert!(result.is_err(), "cut {cut}");

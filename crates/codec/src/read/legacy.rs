@@ -235,16 +235,17 @@ impl<'a> LegacyBatch<'a> {
         self.records_with(scratch, limit, false)
     }
 
-    /// Iterates the records after checking what [`Self::validate_with`] checks before them (the
-    /// CRC, that the fields fill the message), decompressing a wrapper once; every inner message's
-    /// CRC is then checked as it is read. Iterating it to the end without an error is
-    /// [`Self::validate_with`] succeeding, with the records in hand.
+    /// Iterates the records after checking the CRC, decompressing a wrapper once; each inner
+    /// message's CRC is checked as it is read. This is what Kafka's consumer checks
+    /// (`check.crcs`: `ensureValid()` on the entry and on every record).
+    ///
+    /// Like Kafka's reader it takes a message whose size field counts bytes after its value;
+    /// [`Self::validate_with`] refuses those.
     ///
     /// # Errors
     ///
-    /// [`Error::CrcMismatch`], [`Error::InvalidLength`] for bytes the fields do not account
-    /// for, and those of [`Self::records`]; an inner message whose CRC does not match is an
-    /// [`Error::InvalidRecord`] in its place.
+    /// [`Error::CrcMismatch`], and those of [`Self::records`]; an inner message whose CRC does
+    /// not match is an [`Error::InvalidRecord`] in its place.
     pub fn checked_records<'b>(
         &self,
         scratch: &'b mut Vec<u8>,
@@ -261,6 +262,18 @@ impl<'a> LegacyBatch<'a> {
                 computed,
             });
         }
+        self.records_with(scratch, limit, true)
+    }
+
+    /// [`Self::checked_records`], refusing bytes the fields do not account for.
+    fn checked_strict<'b>(
+        &self,
+        scratch: &'b mut Vec<u8>,
+        limit: usize,
+    ) -> Result<LegacyRecords<'b>>
+    where
+        'a: 'b,
+    {
         if self.trailing != 0 {
             return Err(Error::InvalidLength {
                 at: self.position.saturating_add(8),
@@ -272,7 +285,7 @@ impl<'a> LegacyBatch<'a> {
                 found: i64::from(self.message_size()),
             });
         }
-        self.records_with(scratch, limit, true)
+        self.checked_records(scratch, limit)
     }
 
     /// [`Self::records`], checking every inner message's CRC when `check_crc`.
@@ -365,7 +378,7 @@ impl<'a> LegacyBatch<'a> {
     ///
     /// The first problem found.
     pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
-        for record in self.checked_records(scratch, limit)? {
+        for record in self.checked_strict(scratch, limit)? {
             record?;
         }
         Ok(())

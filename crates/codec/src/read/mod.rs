@@ -559,12 +559,16 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Checks the entry and iterates its records, decompressing once: the CRC (and the other
-    /// header checks of [`Batch::validate_with`]) before the first record, then each record as it
-    /// is read (v2: its offset delta within the batch; v0/v1 wrappers: each inner message's
-    /// CRC). An iteration that reaches the end without an error has checked exactly what
-    /// [`Batch::validate_with`] checks, at the cost of [`Batch::records`] alone rather than of
-    /// both (which decompress twice).
+    /// Checks the entry and iterates its records, decompressing once: the CRC before the first
+    /// record, then each record as it is parsed (v0/v1 wrappers: each inner message's CRC).
+    /// This is exactly what Kafka's consumer checks (`check.crcs=true`), and it accepts what
+    /// Kafka's reader accepts (the differential tests against Kafka 4.4.0 hold it to that), at
+    /// the cost of [`Batch::records`] alone.
+    ///
+    /// [`Batch::validate_with`] is stricter, as the broker is with a producer's batch: it also
+    /// refuses a v2 records count that disagrees with the last offset delta, a record whose
+    /// offset delta falls outside its batch, and v0/v1 message bytes its fields do not account
+    /// for. Kafka's reader takes those, and so does this.
     ///
     /// `scratch` and `limit` are as for [`Batch::records`]; pass
     /// [`DEFAULT_DECOMPRESS_LIMIT`](crate::DEFAULT_DECOMPRESS_LIMIT) unless you know better, so

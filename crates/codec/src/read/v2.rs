@@ -300,20 +300,36 @@ impl<'a> V2Batch<'a> {
         self.records_with(scratch, limit, u32::MAX)
     }
 
-    /// Iterates the records after checking what [`Self::validate_with`] checks before them (the
-    /// CRC, the records count against the last offset delta), decompressing once; every record
-    /// is then checked as it is read (its offset delta within the batch, and what
-    /// [`Self::records`] checks). Iterating it to the end without an error is
-    /// [`Self::validate_with`] succeeding, with the records in hand.
+    /// Iterates the records after checking the CRC, decompressing once: what Kafka's consumer
+    /// checks (`check.crcs`: `ensureValid()`, then every record as it is parsed). The records
+    /// are as [`Self::records`] gives them.
+    ///
+    /// It takes what Kafka's reader takes: a records count that disagrees with the last offset
+    /// delta, or a record whose offset delta falls outside the batch, is read as Kafka reads it.
+    /// [`Self::validate_with`] also refuses those (the broker refuses such a batch from a
+    /// producer); the differential tests against Kafka's reader pin the difference.
     ///
     /// # Errors
     ///
-    /// [`Error::CrcMismatch`], [`Error::RecordCountMismatch`], and those of [`Self::records`];
-    /// each record may be an error as [`Self::validate_with`] reports it.
+    /// [`Error::CrcMismatch`], and those of [`Self::records`].
     pub fn checked_records<'b>(
         &self,
         scratch: &'b mut Vec<u8>,
         limit: usize,
+    ) -> Result<V2Records<'b>>
+    where
+        'a: 'b,
+    {
+        self.checked(scratch, limit, false)
+    }
+
+    /// [`Self::checked_records`]; `strict` adds the batch's own consistency: the records count
+    /// against the last offset delta, each record's offset delta within the batch.
+    fn checked<'b>(
+        &self,
+        scratch: &'b mut Vec<u8>,
+        limit: usize,
+        strict: bool,
     ) -> Result<V2Records<'b>>
     where
         'a: 'b,
@@ -325,6 +341,9 @@ impl<'a> V2Batch<'a> {
                 stored: self.crc(),
                 computed,
             });
+        }
+        if !strict {
+            return self.records_with(scratch, limit, u32::MAX);
         }
         let count = self.records_count();
         let delta = self.last_offset_delta();
@@ -358,7 +377,12 @@ impl<'a> V2Batch<'a> {
         self.check_count()?;
         let section = self.records_section();
         let section_at = self.position.saturating_add(RECORDS_OFFSET);
-        if compression == Compression::None || self.records_count() == 0 {
+        if compression == Compression::None {
+            return self.records_over(section, section_at, false, max_offset_delta);
+        }
+        if self.records_count() == 0 {
+            // Kafka's reader opens the decompressing stream even for no records.
+            crate::compression::check_stream_start(compression, 2, section, limit, section_at)?;
             return self.records_over(section, section_at, false, max_offset_delta);
         }
         scratch.clear();
@@ -443,14 +467,15 @@ impl<'a> V2Batch<'a> {
 
     /// Checks the CRC, the codec, the record count against the records present and against the
     /// last offset delta, and every record's lengths and offset delta; decompresses into
-    /// `scratch` (at most `limit` bytes). To read the records as well, iterate
-    /// [`Self::checked_records`] instead: it checks the same and decompresses once.
+    /// `scratch` (at most `limit` bytes). This is krecords' integrity check (what `krec verify`
+    /// and the log's append validation use): stricter than Kafka's reader, which
+    /// [`Self::checked_records`] matches, by the batch's own consistency.
     ///
     /// # Errors
     ///
     /// The first problem found.
     pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
-        for record in self.checked_records(scratch, limit)? {
+        for record in self.checked(scratch, limit, true)? {
             record?;
         }
         Ok(())

@@ -8,7 +8,19 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 import org.apache.kafka.common.utils.internals.CloseableIterator;
 
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.storage.internals.log.LogAppendInfo;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
+
 import java.io.BufferedOutputStream;
+import java.io.File;
+import java.nio.file.Files;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -27,7 +39,15 @@ import java.util.Map;
  * <pre>
  * Referee read     length-prefixed inputs on stdin (4-byte big-endian length, then the bytes),
  *                  one JSON line per input on stdout
+ * Referee produce  the same inputs, each appended by a producer to a fresh partition log
  * </pre>
+ *
+ * <p>{@code produce} appends each input as one produce request's records for one partition to a
+ * new {@link UnifiedLog} with the default topic configuration, as the leader does
+ * ({@code appendAsLeader}, client origin, leader epoch 0): the broker's whole path, shallow
+ * checks, {@code LogValidator}, producer state. The clock stands still at {@link #NOW}. The
+ * answer is {@code {"accept":true,"first_offset":N,"last_offset":N}} or
+ * {@code {"accept":false,"error":"KAFKA_ERROR_NAME","exception":"Class","message":"..."}}.
  *
  * <p>For each input it reads the bytes the way a consumer reads a fetched partition
  * ({@code CompletedFetch} with {@code check.crcs=true}): {@link MemoryRecords#readableRecords},
@@ -44,9 +64,15 @@ public final class Referee {
     private Referee() {}
 
     public static void main(String[] args) throws IOException {
-        if (args.length != 1 || !args[0].equals("read")) {
-            System.err.println("usage: Referee read   (length-prefixed inputs on stdin)");
+        boolean produce = args.length == 1 && args[0].equals("produce");
+        if (args.length != 1 || !(produce || args[0].equals("read"))) {
+            System.err.println("usage: Referee read|produce   (length-prefixed inputs on stdin)");
             System.exit(2);
+        }
+        KafkaScheduler scheduler = null;
+        if (produce) {
+            scheduler = new KafkaScheduler(1, true, "referee-");
+            scheduler.startup();
         }
         DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(System.in, 1 << 16));
         OutputStream raw = new BufferedOutputStream(System.out, 1 << 16);
@@ -64,9 +90,65 @@ public final class Referee {
             }
             byte[] bytes = new byte[len];
             in.readFully(bytes);
-            out.print(Json.write(verdict(bytes), 0));
+            out.print(Json.write(produce ? produce(bytes, scheduler) : verdict(bytes), 0));
         }
         out.flush();
+        if (scheduler != null) {
+            try {
+                scheduler.shutdown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The fixed "now" of produce mode (2024-04-25), also used by krec-diff's side. */
+    public static final long NOW = 1_714_000_000_000L;
+
+    private static final Time FIXED = new Time() {
+        @Override public long milliseconds() { return NOW; }
+        @Override public long nanoseconds() { return NOW * 1_000_000L; }
+        @Override public void sleep(long ms) {}
+        @Override public void waitObject(Object o, java.util.function.Supplier<Boolean> c, long deadline) {}
+    };
+
+    static Map<String, Object> produce(byte[] bytes, KafkaScheduler scheduler) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        File dir = null;
+        UnifiedLog log = null;
+        try {
+            dir = Files.createTempDirectory("referee-").resolve("t-0").toFile();
+            log = UnifiedLog.create(dir, new LogConfig(new java.util.HashMap<>()), 0L, 0L, scheduler,
+                    new BrokerTopicStats(), FIXED, 60_000, new ProducerStateManagerConfig(86_400_000, false),
+                    600_000, new LogDirFailureChannel(1), true, java.util.Optional.empty());
+            LogAppendInfo info = log.appendAsLeader(MemoryRecords.readableRecords(ByteBuffer.wrap(bytes)), 0);
+            m.put("accept", true);
+            m.put("first_offset", info.firstOffset());
+            m.put("last_offset", info.lastOffset());
+        } catch (VirtualMachineError e) {
+            m.clear();
+            m.put("crash", e.getClass().getName());
+        } catch (Throwable e) {
+            m.clear();
+            m.put("accept", false);
+            m.put("error", Errors.forException(e).name());
+            m.put("exception", e.getClass().getSimpleName());
+            m.put("message", String.valueOf(e.getMessage()));
+        } finally {
+            try {
+                if (log != null) log.close();
+            } catch (Throwable ignored) {
+                // the verdict is what matters
+            }
+            if (dir != null) deleteTree(dir.getParentFile());
+        }
+        return m;
+    }
+
+    private static void deleteTree(File f) {
+        File[] children = f.listFiles();
+        if (children != null) for (File c : children) deleteTree(c);
+        f.delete();
     }
 
     static Map<String, Object> verdict(byte[] bytes) {
