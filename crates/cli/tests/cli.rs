@@ -25,3 +25,5 @@ mod sigkill;
 mod stats;
 #[path = "cli/verify.rs"]
 mod verify;
+#[path = "cli/what_if.rs"]
+mod what_if;
