@@ -259,6 +259,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                             summary.invalid_crc_entries += 1;
                         }
                         let feeding = args.what_if && !feed.full;
+                        let left_out = feed.left_out;
                         match account(&batch, &mut scratch, args.max_decompressed_bytes) {
                             Ok((key, g, headers)) => {
                                 summary.records += g.records;
@@ -301,7 +302,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                                 }
                             }
                         }
-                        if feeding && !crc_valid && !feed.block.data.is_empty() {
+                        if feed.left_out > left_out && !feed.block.data.is_empty() {
                             // The next block starts after the entry left out.
                             feed.send(sink, false);
                         }
@@ -570,6 +571,17 @@ fn what_if_rows(
             row.ratio = per(bytes, feed.input_bytes);
             row.encode_mb_s = mb_s(m.encode);
             row.decode_mb_s = mb_s(m.decode);
+            if let (Some(level), n @ 1..) = (spec.level, m.stats.entries_passed_through) {
+                let note = format!(
+                    "{n} entries already {} copied unchanged, not recompressed at level {level} \
+                     (as convert does: Kafka compares codecs, not levels)",
+                    spec.codec.name()
+                );
+                row.note = Some(match row.note.take() {
+                    Some(n) => format!("{n}; {note}"),
+                    None => note,
+                });
+            }
             if spec.magic == 2 && spec.codec == Compression::None && spec.level.is_none() {
                 batches = m.stats.entries_out as u64;
             }

@@ -236,3 +236,40 @@ fn threads_change_nothing_but_time_and_lz4_levels_are_refused() {
     assert!(text.contains("each row timed single-threaded"), "{text}");
     assert!(text.contains("2 threads ran rows in parallel"), "{text}");
 }
+
+/// Entries already in a row's codec are copied as convert copies them, whatever the level; the
+/// row says so.
+#[test]
+fn a_level_row_says_which_entries_were_copied_unchanged() {
+    let d = Dir::new();
+    let input = d.gen(
+        "gz.log",
+        &[
+            "--compression",
+            "gzip",
+            "--records",
+            "300",
+            "--value-size",
+            "40",
+        ],
+    );
+    let stats = what_if(&d, &input, &[]);
+    let rows = stats["rows"].as_array().unwrap();
+    let row = |magic: u64, level: i64| {
+        rows.iter()
+            .find(|r| r["magic"] == magic && r["compression"] == "gzip" && r["level"] == level)
+            .unwrap()
+    };
+    let copied = row(2, 1);
+    assert_eq!(copied["entries_copied"], 3, "{copied}");
+    assert_eq!(copied["bytes"], d.read("gz.log").len() as u64);
+    assert!(
+        copied["note"]
+            .as_str()
+            .unwrap()
+            .contains("copied unchanged"),
+        "{copied}"
+    );
+    assert!(row(2, 6).get("note").is_none());
+    assert!(row(1, 1).get("note").is_none());
+}
