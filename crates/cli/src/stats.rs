@@ -44,7 +44,9 @@ use std::time::Duration;
 /// in parallel on --threads threads. Each row: bytes, bytes per record, vs now = bytes / input
 /// bytes (below 1 is smaller than now), and encode and decode speed in MB/s (10^6 bytes per
 /// second) of record payload (keys, values and headers, the same amount for every row). Each
-/// row is timed on the one thread that runs it: encode is the conversion (reading and
+/// row is timed on the one thread that runs it, in that thread's CPU time (Linux schedstat;
+/// wall time elsewhere), so parallel rows and a busy machine do not lower the figures: encode
+/// is the conversion (reading and
 /// decompressing the input, building and compressing the row's entries), decode reads the
 /// row's entries back as a consumer (CRCs, decompression, every record); small inputs are
 /// converted again until --min-time-ms is measured. --no-timing skips timing and reading back.
@@ -332,6 +334,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let cfg = what_if::Config {
             threads: threads.min(specs.len()).max(1),
             timing: (!args.no_timing).then(|| Duration::from_millis(args.min_time_ms)),
+            clock: what_if::Clock::detect(),
             decompress_limit: args.max_decompressed_bytes,
             total_bytes,
         };
@@ -589,11 +592,18 @@ fn what_if_rows(
         rows.push(row);
     }
     let timing = if cfg.timing.is_some() {
+        let clock = match cfg.clock {
+            what_if::Clock::ThreadCpu => {
+                "CPU time of the one thread that ran it (Linux schedstat), so other rows and \
+                 other processes do not count"
+            }
+            what_if::Clock::Wall => "wall time of the one thread that ran it",
+        };
         format!(
-            "each row timed single-threaded, on the one thread that ran it ({} thread{} ran rows \
-             in parallel): encode = converting the input into the row (reading and decompressing \
-             it, building and compressing the entries), decode = reading the row's entries back \
-             (CRCs, decompression, every record)",
+            "each row timed single-threaded: {clock} ({} thread{} ran rows in parallel); \
+             encode = converting the input into the row (reading and decompressing it, building \
+             and compressing the entries), decode = reading the row's entries back (CRCs, \
+             decompression, every record)",
             cfg.threads,
             if cfg.threads == 1 { "" } else { "s" }
         )

@@ -58,6 +58,58 @@ pub struct Measured {
     pub decode: (u64, Duration),
 }
 
+/// What a row's timings count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// CPU time of the thread, from Linux's `/proc/thread-self/schedstat` (nanoseconds on a
+    /// CPU, brought up to date at least every scheduler tick): other rows and other processes
+    /// on a busy machine do not count.
+    ThreadCpu,
+    /// Wall time (where schedstat cannot be read).
+    Wall,
+}
+
+impl Clock {
+    /// The thread CPU clock where it can be read, else wall time.
+    pub fn detect() -> Clock {
+        if thread_cpu_ns().is_some() {
+            Clock::ThreadCpu
+        } else {
+            Clock::Wall
+        }
+    }
+
+    fn start(self) -> Stopwatch {
+        Stopwatch {
+            wall: Instant::now(),
+            cpu: match self {
+                Clock::ThreadCpu => thread_cpu_ns(),
+                Clock::Wall => None,
+            },
+        }
+    }
+}
+
+/// Nanoseconds the calling thread has run on a CPU.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+struct Stopwatch {
+    wall: Instant,
+    cpu: Option<u64>,
+}
+
+impl Stopwatch {
+    fn elapsed(&self) -> Duration {
+        match self.cpu.zip(thread_cpu_ns()) {
+            Some((a, b)) => Duration::from_nanos(b.saturating_sub(a)),
+            None => self.wall.elapsed(),
+        }
+    }
+}
+
 /// How to run the rows.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -66,6 +118,8 @@ pub struct Config {
     /// `Some(min)`: time each row, repeating conversions of the first blocks until at least
     /// `min` of each of encode and decode is measured; `None`: no timing and no reading back.
     pub timing: Option<Duration>,
+    /// What timings count.
+    pub clock: Clock,
     /// Decompression limit for reading back.
     pub decompress_limit: usize,
     /// Total input bytes, for the progress line (0: unknown).
@@ -142,7 +196,7 @@ impl Row {
 
     fn convert(&mut self, block: &Block, cfg: &Config) -> Result<(), String> {
         let name = &block.name;
-        let started = Instant::now();
+        let started = cfg.clock.start();
         let converter = match &mut self.converter {
             Some(c) => c,
             None => self
@@ -164,7 +218,7 @@ impl Row {
         let m = &mut self.measured;
         m.encode.0 += block.payload;
         m.encode.1 += started.elapsed();
-        let started = Instant::now();
+        let started = cfg.clock.start();
         read_back(&self.out, &mut self.scratch, cfg.decompress_limit)
             .map_err(|e| format!("reading back: {e}"))?;
         m.decode.0 += block.payload;
@@ -172,13 +226,13 @@ impl Row {
         // Small inputs: convert this block again on its own until enough time is measured.
         while block.payload > 0 && (m.encode.1 < min || m.decode.1 < min) {
             self.out.clear();
-            let started = Instant::now();
+            let started = cfg.clock.start();
             let mut c = Converter::new(self.opts.clone()).map_err(|e| e.to_string())?;
             push_block(&mut c, block, &mut self.out).map_err(|e| e.to_string())?;
             c.finish(&mut self.out).map_err(|e| e.to_string())?;
             m.encode.0 += block.payload;
             m.encode.1 += started.elapsed();
-            let started = Instant::now();
+            let started = cfg.clock.start();
             read_back(&self.out, &mut self.scratch, cfg.decompress_limit)
                 .map_err(|e| format!("reading back: {e}"))?;
             m.decode.0 += block.payload;
