@@ -36,8 +36,8 @@ use std::time::Duration;
 /// no batch boundaries, becomes one batch of up to 1 MiB of input (what a broker accepts by
 /// default); --records-per-batch N regroups all records instead. Entries already in a row's
 /// format and codec are copied unchanged, as convert does; transaction markers are kept in v2
-/// rows and dropped in v0/v1 rows, as are headers (the row says so). lz4 rows are at the
-/// default level only (Kafka uses LZ4 HC at other levels, which krecords does not have).
+/// rows and dropped in v0/v1 rows, and so are headers (the v0/v1 rows say so). lz4 rows are at
+/// the default level only (Kafka uses LZ4 HC at other levels, which krecords does not have).
 ///
 /// The input is streamed: each block of entries is converted in every row as it is read and
 /// only sizes and timings are kept, so memory stays bounded whatever the input size; rows run
@@ -45,11 +45,11 @@ use std::time::Duration;
 /// bytes (below 1 is smaller than now), and encode and decode speed in MB/s (10^6 bytes per
 /// second) of record payload (keys, values and headers, the same amount for every row). Each
 /// row is timed on the one thread that runs it, in that thread's CPU time (Linux schedstat;
-/// wall time elsewhere), so parallel rows and a busy machine do not lower the figures: encode
-/// is the conversion (reading and
-/// decompressing the input, building and compressing the row's entries), decode reads the
-/// row's entries back as a consumer (CRCs, decompression, every record); small inputs are
-/// converted again until --min-time-ms is measured. --no-timing skips timing and reading back.
+/// wall time elsewhere), so parallel rows and a busy machine do not lower the figures. Encode
+/// is the conversion (reading and decompressing the input, building and compressing the row's
+/// entries); decode reads the row's entries back as a consumer (CRCs, decompression, every
+/// record); small inputs are converted again until --min-time-ms is measured. --no-timing
+/// skips timing and reading back.
 /// --sample N uses only the first entries up to N records.
 ///
 /// Examples:
