@@ -36,7 +36,8 @@ use std::path::{Path, PathBuf};
 /// leader-epoch-checkpoint, .txnindex files and producer snapshots are copied too (offsets
 /// are unchanged); for v0/v1 they no longer apply and are left out.
 ///
-/// Reports the size before and after (text, or one JSON object with --format json).
+/// Reports the batching and the size before and after (text, or one JSON object with
+/// --format json).
 ///
 /// Examples:
 ///   krec convert old.log new.log --magic 2 --compression zstd
@@ -54,7 +55,8 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
     magic: u8,
     /// Target codec, optionally with a level (default: each entry keeps its own):
-    /// none, gzip[:1-9], snappy, lz4[:1-17], zstd[:level] (zstd needs --magic 2).
+    /// none, gzip[:1-9], snappy, lz4 (default level 9 only: Kafka writes other lz4 levels with
+    /// LZ4 HC, which krecords does not have), zstd[:level] (zstd needs --magic 2).
     #[arg(long)]
     compression: Option<String>,
     /// Regroup records into entries of at most N records (v2 batches, v0/v1 wrappers) instead of
