@@ -5,8 +5,8 @@ use crate::build::parse_compression;
 use crate::source::{Next, Source};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
-use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter};
-use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
+use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
+use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 use krecords_log::files::{self, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, TXN_INDEX_SUFFIX};
 use krecords_log::{Log, LogConfig};
 use serde::Serialize;
@@ -18,9 +18,16 @@ use std::path::{Path, PathBuf};
 ///
 /// Offsets are kept exactly (gaps included); Kafka's conversion rules apply (see the codec's
 /// convert module): v2 → v0/v1 drops headers, producer state, transaction markers and empty
-/// batches (counted in the report); v0/v1 → v2 makes one batch per entry unless
-/// --records-per-batch regroups records; entries already in the target format and codec are
-/// copied unchanged. Every CRC is checked first: corrupt input is refused, never re-checksummed.
+/// batches (counted in the report); entries already in the target format and codec are copied
+/// unchanged. Every CRC is checked first: corrupt input is refused, never re-checksummed.
+///
+/// Batching (the rule `krec stats --what-if` predicts with, so its sizes are the sizes written
+/// here): v2 batches and compressed v0/v1 wrappers keep their boundaries, one output entry each;
+/// each run of uncompressed v0/v1 messages, which carry no batch boundaries, becomes entries of
+/// up to 1 MiB of input (Kafka's default max.message.bytes) — one v2 batch or v0/v1 wrapper per
+/// run rather than one per message. --records-per-batch N instead regroups all records (no
+/// producer state, not transactional) into entries of at most N. Uncompressed v0/v1 output is
+/// always one message per record.
 ///
 /// IN a file (or `-` for stdin) → OUT a file (or `-` for stdout). IN a partition directory →
 /// OUT a new directory: every segment converted under the same name, krec-log.json copied with
@@ -29,9 +36,11 @@ use std::path::{Path, PathBuf};
 /// leader-epoch-checkpoint, .txnindex files and producer snapshots are copied too (offsets
 /// are unchanged); for v0/v1 they no longer apply and are left out.
 ///
-/// Reports the size before and after (text, or one JSON object with --format json).
+/// Reports the batching and the size before and after (text, or one JSON object with
+/// --format json).
 ///
 /// Examples:
+///   krec convert old.log new.log --magic 2 --compression zstd
 ///   krec convert old.log new.log --magic 2 --compression zstd:3 --records-per-batch 500
 ///   krec convert /var/kafka/events-0 /tmp/events-0-v1 --magic 1
 ///   krec convert --format json in.bin - --magic 0 > out.bin
@@ -46,10 +55,12 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
     magic: u8,
     /// Target codec, optionally with a level (default: each entry keeps its own):
-    /// none, gzip[:1-9], snappy, lz4[:1-17], zstd[:level] (zstd needs --magic 2).
+    /// none, gzip[:1-9], snappy, lz4 (default level 9 only: Kafka writes other lz4 levels with
+    /// LZ4 HC, which krecords does not have), zstd[:level] (zstd needs --magic 2).
     #[arg(long)]
     compression: Option<String>,
-    /// Regroup records into entries of at most N records (v2 batches, v0/v1 wrappers).
+    /// Regroup records into entries of at most N records (v2 batches, v0/v1 wrappers) instead of
+    /// the default batching (input batches kept, runs of uncompressed v0/v1 messages up to 1 MiB).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     records_per_batch: Option<u64>,
     /// Report format.
@@ -69,6 +80,37 @@ pub enum Format {
     Json,
 }
 
+/// The conversion options of `krec convert` with these flags, which `krec stats --what-if` uses
+/// for each of its rows too: the codec's shared batching rule ([`ConvertOptions::batched`]),
+/// or `records_per_batch`.
+pub fn options(
+    magic: u8,
+    compression: Option<Compression>,
+    level: Option<i32>,
+    records_per_batch: Option<u64>,
+    decompress_limit: usize,
+) -> ConvertOptions {
+    ConvertOptions {
+        compression,
+        level,
+        records_per_batch: records_per_batch.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        decompress_limit,
+        ..ConvertOptions::batched(magic)
+    }
+}
+
+/// How [`options`] batches, in words.
+pub fn batching_text(records_per_batch: Option<u64>) -> String {
+    match records_per_batch {
+        Some(n) => format!("{n} records per batch (--records-per-batch)"),
+        None => format!(
+            "input batches and wrappers kept, each run of uncompressed v0/v1 messages one entry \
+             of up to {} MiB",
+            LEGACY_RUN_BYTES >> 20
+        ),
+    }
+}
+
 /// What a conversion did, as `--format json` prints it.
 #[derive(Serialize, Default)]
 struct Report {
@@ -77,6 +119,8 @@ struct Report {
     magic: u8,
     /// The target codec, or "kept".
     compression: String,
+    /// How records were grouped into entries.
+    batching: String,
     segments: u64,
     entries_in: u64,
     entries_out: u64,
@@ -118,21 +162,20 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         None => (None, None),
     };
-    let opts = ConvertOptions {
+    let opts = options(
+        args.magic,
         compression,
         level,
-        records_per_batch: args
-            .records_per_batch
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-        decompress_limit: args.max_decompressed_bytes,
-        ..ConvertOptions::new(args.magic)
-    };
+        args.records_per_batch,
+        args.max_decompressed_bytes,
+    );
     opts.validate().map_err(|e| Failure::Usage(e.to_string()))?;
     let mut report = Report {
         input: args.input.display().to_string(),
         output: args.output.display().to_string(),
         magic: args.magic,
         compression: compression.map_or("kept".into(), |c| c.name().to_string()),
+        batching: batching_text(args.records_per_batch),
         ..Report::default()
     };
     let same = args.input != Path::new("-")
@@ -204,6 +247,7 @@ fn write_report(out: &mut impl Write, r: &Report, format: Format) -> io::Result<
             if r.segments > 0 {
                 writeln!(out, "  segments:  {}", r.segments)?;
             }
+            writeln!(out, "  batching:  {}", r.batching)?;
             writeln!(
                 out,
                 "  entries:   {} -> {} ({} copied unchanged)",

@@ -94,6 +94,12 @@ impl Source {
         }
     }
 
+    /// Turns the progress line off, for callers that show their own.
+    pub fn without_progress(mut self) -> Source {
+        self.progress = Progress::new(String::new(), Unit::Bytes, 0, 1);
+        self
+    }
+
     /// Reads until at least `want` bytes are buffered or the input ends.
     fn fill(&mut self, want: usize) -> io::Result<()> {
         while self.end - self.start < want && !self.eof {

@@ -1,19 +1,21 @@
 //! `krec stats`: sizes per magic and codec, and with `--what-if` the same records re-encoded in
 //! every format and codec, measured (the chapter's V1-vs-V2 table, on the user's data).
 
+mod what_if;
+
 use crate::build::parse_compression;
+use crate::convert;
 use crate::source::{expand_paths, Next, Source};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
-use krecords_codec::read::{Batch, Entries, Record as ReadRecord};
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
-use krecords_codec::{Compression, Header, DEFAULT_DECOMPRESS_LIMIT};
+use krecords_codec::convert::ConvertOptions;
+use krecords_codec::read::{Batch, Record as ReadRecord};
+use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::ops::Range;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sizes per magic and codec; with --what-if, the same records re-encoded in every format and codec.
 ///
@@ -26,22 +28,34 @@ use std::time::{Duration, Instant};
 /// These three add up to the uncompressed size; the compression ratio is that size divided by
 /// the bytes stored. Entries whose records cannot be decoded count in entries and bytes only.
 ///
-/// --what-if reads the records of every data batch (control batches are skipped) and encodes
-/// the same records, offsets and timestamps as v0, v1 and v2 with every codec each allows
-/// (v0/v1: none, gzip, snappy, lz4; v2: also zstd) at the default level and at the --levels
-/// given, keeping the input's batching: v2 batches and v0/v1 wrappers as they are; runs of
-/// uncompressed v0/v1 messages, which carry no batch boundaries, as one batch per run of up to
-/// 1 MiB (what a broker accepts by default); or --records-per-batch N for all. Headers cannot be
-/// written in v0/v1 and are dropped there (the row says so). Each row: bytes, bytes per record,
-/// ratio = bytes / input bytes (below 1 is smaller than now), and encode and decode speed in
-/// MB/s (10^6 bytes per second) of record payload (keys, values and headers, the same amount
-/// for every row). Encode times the builders; decode times reading the entries, checking CRCs,
-/// decompressing and iterating every record; each is repeated for at least --min-time-ms.
-/// All records are held in memory: use --sample on large inputs.
+/// --what-if converts the input to v0, v1 and v2 with every codec each allows (v0/v1: none,
+/// gzip, snappy, lz4; v2: also zstd) at the default level and at the --levels given, each row
+/// exactly as `krec convert --magic M --compression CODEC[:LEVEL]` would (same options, same
+/// code), so a row's bytes are the bytes convert writes. Batching is convert's: v2 batches and
+/// v0/v1 wrappers keep their boundaries; each run of uncompressed v0/v1 messages, which carry
+/// no batch boundaries, becomes one batch of up to 1 MiB of input (what a broker accepts by
+/// default); --records-per-batch N regroups all records instead. Entries already in a row's
+/// format and codec are copied unchanged, as convert does; transaction markers are kept in v2
+/// rows and dropped in v0/v1 rows, and so are headers (the v0/v1 rows say so). lz4 rows are at
+/// the default level only (Kafka uses LZ4 HC at other levels, which krecords does not have).
+///
+/// The input is streamed: each block of entries is converted in every row as it is read and
+/// only sizes and timings are kept, so memory stays bounded whatever the input size; rows run
+/// in parallel on --threads threads. Each row: bytes, bytes per record, vs now = bytes / input
+/// bytes (below 1 is smaller than now), and encode and decode speed in MB/s (10^6 bytes per
+/// second) of record payload (keys, values and headers, the same amount for every row). Each
+/// row is timed on the one thread that runs it, in that thread's CPU time (Linux schedstat;
+/// wall time elsewhere), so parallel rows and a busy machine do not lower the figures. Encode
+/// is the conversion (reading and decompressing the input, building and compressing the row's
+/// entries); decode reads the row's entries back as a consumer (CRCs, decompression, every
+/// record); small inputs are converted again until --min-time-ms is measured. --no-timing
+/// skips timing and reading back.
+/// --sample N uses only the first entries up to N records.
 ///
 /// Examples:
 ///   krec stats 00000000000000000000.log
 ///   krec stats --what-if --levels gzip:1,gzip:9,zstd:1,zstd:19 /var/kafka/events-0/
+///   krec stats --what-if --no-timing --threads 4 /var/kafka/events-0/00000000000000000000.log
 ///   krec gen --magic 1 --records 1000 --value-size 100 --records-per-batch 1000 -o v1.bin
 ///   krec stats --what-if --format json v1.bin | jq '.rows[] | [.magic, .compression, .bytes_per_record]'
 #[derive(clap::Args)]
@@ -53,21 +67,29 @@ pub struct Args {
     /// Output format: aligned tables, or one JSON object {"summary","groups","what_if","rows"}.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Re-encode the records in every magic and codec and measure size and speed.
+    /// Convert the input to every magic and codec and measure size and speed.
     #[arg(long)]
     what_if: bool,
-    /// More levels for --what-if rows, comma-separated codec:level (gzip 1-9, lz4 1-17, zstd -131072-22).
+    /// More levels for --what-if rows, comma-separated codec:level (gzip 1-9, zstd -131072-22;
+    /// lz4 only at its default, 9).
     #[arg(long, value_delimiter = ',')]
     levels: Vec<String>,
-    /// --what-if: N records per batch instead of the input's batching.
+    /// --what-if: N records per batch instead of convert's default batching.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     records_per_batch: Option<u64>,
     /// --what-if: use only the records of the first entries up to N records (0: all).
     #[arg(long, default_value_t = 0)]
     sample: u64,
-    /// --what-if: repeat each encode and decode for at least this many milliseconds.
+    /// --what-if: convert small inputs again until each row has this many milliseconds of
+    /// encode and of decode measured.
     #[arg(long, default_value_t = 50)]
     min_time_ms: u64,
+    /// --what-if: sizes only; no timing and no reading back.
+    #[arg(long)]
+    no_timing: bool,
+    /// --what-if: threads converting rows in parallel (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     /// Upper bound on the decompressed size of one entry.
     #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
     max_decompressed_bytes: usize,
@@ -81,10 +103,6 @@ pub enum Format {
     /// One JSON object.
     Json,
 }
-
-/// A run of uncompressed v0/v1 messages becomes one what-if batch of at most this many input
-/// bytes: Kafka's default `max.message.bytes` (1 MiB + 12), rounded to 1 MiB.
-const LEGACY_RUN_BYTES: u64 = 1 << 20;
 
 /// Sizes of the entries of one magic and codec.
 #[derive(Debug, Default, Clone)]
@@ -167,61 +185,27 @@ struct Summary {
     errors: u64,
 }
 
-/// The records kept for --what-if, in one arena.
+/// What --what-if is fed, block by block, and how much.
 #[derive(Default)]
-struct Store {
-    arena: Vec<u8>,
-    recs: Vec<Rec>,
-    headers: Vec<(Range<usize>, Option<Range<usize>>)>,
-    /// Batches of the input, as ranges of `recs`.
-    groups: Vec<Range<usize>>,
-    /// Stored bytes of the entries whose records are here.
-    input_bytes: u64,
+struct Feed {
+    block: what_if::Block,
+    records: u64,
     payload: u64,
-    header_count: u64,
+    input_bytes: u64,
     control_records: u64,
-    /// Whether the last group is an open run of uncompressed v0/v1 messages, and its bytes.
-    run_open: bool,
-    run_bytes: u64,
+    headers: u64,
+    /// Entries not fed: CRC mismatches and entries whose records cannot be decoded.
+    left_out: u64,
     full: bool,
 }
 
-struct Rec {
-    offset: i64,
-    timestamp: i64,
-    key: Option<Range<usize>>,
-    value: Option<Range<usize>>,
-    headers: Range<usize>,
-}
-
-impl Store {
-    fn push_bytes(&mut self, b: Option<&[u8]>) -> Option<Range<usize>> {
-        b.map(|b| {
-            let start = self.arena.len();
-            self.arena.extend_from_slice(b);
-            start..self.arena.len()
-        })
-    }
-
-    fn push(&mut self, r: &ReadRecord<'_>) {
-        let key = self.push_bytes(r.key());
-        let value = self.push_bytes(r.value());
-        let h0 = self.headers.len();
-        for h in r.headers() {
-            let k = self.push_bytes(Some(h.key)).unwrap_or(0..0);
-            let v = self.push_bytes(h.value);
-            self.payload += (h.key.len() + h.value.map_or(0, <[u8]>::len)) as u64;
-            self.headers.push((k, v));
-            self.header_count += 1;
-        }
-        self.payload += (r.key().map_or(0, <[u8]>::len) + r.value().map_or(0, <[u8]>::len)) as u64;
-        self.recs.push(Rec {
-            offset: r.offset(),
-            timestamp: r.timestamp().unwrap_or(-1),
-            key,
-            value,
-            headers: h0..self.headers.len(),
-        });
+impl Feed {
+    fn send(&mut self, sink: &mut dyn FnMut(what_if::Block), file_end: bool) {
+        let name = self.block.name.clone();
+        let mut block = std::mem::take(&mut self.block);
+        block.file_end = file_end;
+        self.block.name = name;
+        sink(block);
     }
 }
 
@@ -229,83 +213,141 @@ impl Store {
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let extra_levels = parse_levels(&args.levels)?;
     let paths = expand_paths(&args.paths).context(|| "cannot list input".into())?;
+    let specs = if args.what_if {
+        row_specs(&args, &extra_levels)?
+    } else {
+        Vec::new()
+    };
     let mut groups: BTreeMap<(u8, u8), Group> = BTreeMap::new();
     let mut summary = Summary {
         files: paths.len(),
         ..Summary::default()
     };
-    let mut store = Store::default();
-    let mut scratch = Vec::new();
-    for path in &paths {
-        let mut source =
-            Source::open(path).context(|| format!("cannot open {}", path.display()))?;
-        store.run_open = false;
-        loop {
-            let name = source.name.clone();
-            match source
-                .next_entry()
-                .context(|| format!("cannot read {name}"))?
-            {
-                Next::End => break,
-                Next::Partial(p) => {
-                    summary.partial_bytes += p.bytes as u64;
-                    break;
-                }
-                Next::Error(e) => {
-                    eprintln!("krec: {name}: {e}");
-                    summary.errors += 1;
-                    break;
-                }
-                Next::Entry(batch) => {
-                    summary.entries += 1;
-                    summary.bytes += batch.size_in_bytes() as u64;
-                    if !batch.is_crc_valid() {
-                        eprintln!(
-                            "krec: {name}: entry at byte {}: crc mismatch",
-                            batch.position()
-                        );
-                        summary.invalid_crc_entries += 1;
+    let mut feed = Feed::default();
+    let mut scan = |sink: &mut dyn FnMut(what_if::Block)| -> Result<(), Failure> {
+        let mut scratch = Vec::new();
+        for path in &paths {
+            let mut source =
+                Source::open(path).context(|| format!("cannot open {}", path.display()))?;
+            if args.what_if {
+                source = source.without_progress();
+            }
+            feed.block.name = source.name.as_str().into();
+            loop {
+                let name = source.name.clone();
+                match source
+                    .next_entry()
+                    .context(|| format!("cannot read {name}"))?
+                {
+                    Next::End => break,
+                    Next::Partial(p) => {
+                        summary.partial_bytes += p.bytes as u64;
+                        break;
                     }
-                    let collect = args.what_if && !store.full;
-                    match account(
-                        &batch,
-                        &mut scratch,
-                        args.max_decompressed_bytes,
-                        collect.then_some(&mut store),
-                    ) {
-                        Ok((key, g)) => {
-                            summary.records += g.records;
-                            let entry = groups.entry(key).or_default();
-                            merge(entry, &g);
-                        }
-                        Err(e) => {
-                            eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
-                            summary.errors += 1;
-                            let id = match &batch {
-                                Batch::Legacy(b) => b.attributes() & 7,
-                                Batch::V2(b) => (b.attributes() & 7) as u8,
-                            };
-                            let entry = groups.entry((batch.magic(), id)).or_default();
-                            entry.entries += 1;
-                            entry.bytes += batch.size_in_bytes() as u64;
-                        }
+                    Next::Error(e) => {
+                        eprintln!("krec: {name}: {e}");
+                        summary.errors += 1;
+                        break;
                     }
-                    if args.sample > 0 && store.recs.len() as u64 >= args.sample {
-                        store.full = true;
+                    Next::Entry(batch) => {
+                        summary.entries += 1;
+                        summary.bytes += batch.size_in_bytes() as u64;
+                        let crc_valid = batch.is_crc_valid();
+                        if !crc_valid {
+                            eprintln!(
+                                "krec: {name}: entry at byte {}: crc mismatch",
+                                batch.position()
+                            );
+                            summary.invalid_crc_entries += 1;
+                        }
+                        let feeding = args.what_if && !feed.full;
+                        let left_out = feed.left_out;
+                        match account(&batch, &mut scratch, args.max_decompressed_bytes) {
+                            Ok((key, g, headers)) => {
+                                summary.records += g.records;
+                                let entry = groups.entry(key).or_default();
+                                merge(entry, &g);
+                                if feeding && crc_valid {
+                                    let b = &mut feed.block;
+                                    if b.data.is_empty() {
+                                        b.base = batch.position();
+                                    }
+                                    b.data.extend_from_slice(batch.as_bytes());
+                                    feed.input_bytes += g.bytes;
+                                    if matches!(&batch, Batch::V2(b) if b.is_control()) {
+                                        feed.control_records += g.records;
+                                    } else {
+                                        feed.records += g.records;
+                                        feed.payload += g.payload;
+                                        feed.headers += headers;
+                                        feed.block.payload += g.payload;
+                                    }
+                                    if feed.block.data.len() >= what_if::BLOCK_BYTES {
+                                        feed.send(sink, false);
+                                    }
+                                } else if feeding {
+                                    feed.left_out += 1;
+                                }
+                            }
+                            Err(e) => {
+                                eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
+                                summary.errors += 1;
+                                let id = match &batch {
+                                    Batch::Legacy(b) => b.attributes() & 7,
+                                    Batch::V2(b) => (b.attributes() & 7) as u8,
+                                };
+                                let entry = groups.entry((batch.magic(), id)).or_default();
+                                entry.entries += 1;
+                                entry.bytes += batch.size_in_bytes() as u64;
+                                if feeding {
+                                    feed.left_out += 1;
+                                }
+                            }
+                        }
+                        if feed.left_out > left_out && !feed.block.data.is_empty() {
+                            // The next block starts after the entry left out.
+                            feed.send(sink, false);
+                        }
+                        if args.sample > 0 && feed.records >= args.sample {
+                            feed.full = true;
+                        }
                     }
                 }
             }
+            if args.what_if {
+                feed.send(sink, true);
+            }
         }
-    }
+        Ok(())
+    };
+    let what_if = if args.what_if {
+        let total_bytes = paths
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum();
+        let threads = match args.threads {
+            Some(n) => n as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let cfg = what_if::Config {
+            threads: threads.min(specs.len()).max(1),
+            timing: (!args.no_timing).then(|| Duration::from_millis(args.min_time_ms)),
+            clock: what_if::Clock::detect(),
+            decompress_limit: args.max_decompressed_bytes,
+            total_bytes,
+        };
+        let measured = what_if::run(&specs, &cfg, &mut scan)?;
+        Some(what_if_rows(&args, &cfg, &feed, &specs, measured))
+    } else {
+        scan(&mut |_| {})?;
+        None
+    };
     let group_rows: Vec<GroupJson> = groups
         .iter()
         .map(|(&(m, c), g)| GroupJson::new(m, c, g))
         .collect();
-    let what_if = if args.what_if {
-        Some(what_if(&args, &store, &extra_levels))
-    } else {
-        None
-    };
     match args.format {
         Format::Json => {
             let mut obj = serde_json::json!({"summary": summary, "groups": group_rows});
@@ -351,14 +393,13 @@ fn payload_of(r: &ReadRecord<'_>) -> u64 {
     (r.key().map_or(0, <[u8]>::len) + r.value().map_or(0, <[u8]>::len) + headers) as u64
 }
 
-/// Sizes one entry (decoding its records) and, with a store, keeps its data records.
-/// Returns the (magic, codec id) key and the entry's sizes.
+/// Sizes one entry (decoding its records). Returns the (magic, codec id) key, the entry's sizes
+/// and its number of headers.
 fn account(
     batch: &Batch<'_>,
     scratch: &mut Vec<u8>,
     limit: usize,
-    store: Option<&mut Store>,
-) -> Result<((u8, u8), Group), krecords_codec::Error> {
+) -> Result<((u8, u8), Group, u64), krecords_codec::Error> {
     let size = batch.size_in_bytes() as u64;
     let codec = batch.compression()?;
     let mut g = Group {
@@ -368,10 +409,8 @@ fn account(
         decoded_bytes: size,
         ..Group::default()
     };
-    let control = matches!(batch, Batch::V2(b) if b.is_control());
-    let legacy_plain = matches!(batch, Batch::Legacy(b) if !b.is_compressed());
-    let mut kept = Vec::new();
     let mut records_size = 0u64;
+    let mut headers = 0u64;
     for r in batch.records(scratch, limit)? {
         let r = r?;
         let payload = payload_of(&r);
@@ -383,9 +422,7 @@ fn account(
         g.payload += payload;
         g.record_overhead += stored.saturating_sub(payload);
         records_size += stored;
-        if store.is_some() && !control {
-            kept.push(r);
-        }
+        headers += r.headers().len() as u64;
     }
     g.batch_overhead = match batch {
         Batch::V2(_) => krecords_codec::read::v2::RECORDS_OFFSET as u64,
@@ -393,29 +430,7 @@ fn account(
         Batch::Legacy(_) => 0,
     };
     g.uncompressed = g.batch_overhead + records_size;
-    if let Some(store) = store {
-        if control {
-            store.control_records += g.records;
-            store.run_open = false;
-        } else if !kept.is_empty() {
-            let start = store.recs.len();
-            for r in &kept {
-                store.push(r);
-            }
-            store.input_bytes += size;
-            if legacy_plain && store.run_open && store.run_bytes + size <= LEGACY_RUN_BYTES {
-                if let Some(last) = store.groups.last_mut() {
-                    last.end = store.recs.len();
-                }
-                store.run_bytes += size;
-            } else {
-                store.groups.push(start..store.recs.len());
-                store.run_open = legacy_plain;
-                store.run_bytes = size;
-            }
-        }
-    }
-    Ok(((batch.magic(), codec.id()), g))
+    Ok(((batch.magic(), codec.id()), g, headers))
 }
 
 /// Parses --levels into (codec, level) pairs.
@@ -435,90 +450,13 @@ fn parse_levels(levels: &[String]) -> Result<Vec<(Compression, i32)>, Failure> {
     Ok(out)
 }
 
-/// What --what-if measured, besides the rows.
-#[derive(Serialize)]
-struct WhatIf {
-    records: u64,
-    /// Stored bytes of the entries the records came from.
-    input_bytes: u64,
-    /// Keys, values and headers of those records.
-    payload_bytes: u64,
-    /// Batches the records are grouped into.
-    batches: u64,
-    batching: String,
-    speed_unit: &'static str,
-    skipped_control_records: u64,
-}
-
-#[derive(Serialize)]
-struct Row {
-    magic: u8,
-    compression: &'static str,
-    level: Option<i32>,
-    bytes: Option<u64>,
-    records: u64,
-    entries: Option<u64>,
-    bytes_per_record: Option<f64>,
-    ratio: Option<f64>,
-    encode_mb_s: Option<f64>,
-    decode_mb_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-/// A record to write, with the offset it had in the input.
-struct Input<'a> {
-    offset: i64,
-    record: Record<'a>,
-}
-
-fn what_if(args: &Args, store: &Store, extra_levels: &[(Compression, i32)]) -> (WhatIf, Vec<Row>) {
-    let slice = |r: &Range<usize>| &store.arena[r.clone()];
-    let headers: Vec<Header<'_>> = store
-        .headers
-        .iter()
-        .map(|(k, v)| Header {
-            key: slice(k),
-            value: v.as_ref().map(slice),
-        })
-        .collect();
-    let inputs: Vec<Input<'_>> = store
-        .recs
-        .iter()
-        .map(|r| Input {
-            offset: r.offset,
-            record: Record::new(
-                r.timestamp,
-                r.key.as_ref().map(slice),
-                r.value.as_ref().map(slice),
-            )
-            .with_headers(&headers[r.headers.clone()]),
-        })
-        .collect();
-    let (groups, batching): (Vec<Range<usize>>, String) = match args.records_per_batch {
-        Some(n) => {
-            let n = n as usize;
-            let groups = (0..inputs.len()).step_by(n).map(|s| s..(s + n).min(inputs.len())).collect();
-            (groups, format!("{n} records per batch (--records-per-batch)"))
-        }
-        None => (
-            store.groups.clone(),
-            "as in the input: v2 batches and v0/v1 wrappers kept, each run of uncompressed v0/v1 messages one batch of up to 1 MiB".into(),
-        ),
-    };
-    let info = WhatIf {
-        records: inputs.len() as u64,
-        input_bytes: store.input_bytes,
-        payload_bytes: store.payload,
-        batches: groups.len() as u64,
-        batching,
-        speed_unit: "MB/s: 10^6 bytes of record payload (keys, values, headers) per second",
-        skipped_control_records: store.control_records,
-    };
-    let min_time = Duration::from_millis(args.min_time_ms);
-    let mut rows = Vec::new();
+/// The rows: every magic × codec it allows, at the default level and at the extra levels, each
+/// with the options `krec convert` would use (checked here, so a refused level is a usage error).
+fn row_specs(
+    args: &Args,
+    extra_levels: &[(Compression, i32)],
+) -> Result<Vec<(what_if::Spec, ConvertOptions)>, Failure> {
+    let mut specs = Vec::new();
     for magic in 0..=2u8 {
         for codec in Compression::ALL.into_iter().filter(|c| c.allowed_in(magic)) {
             let mut levels: Vec<Option<i32>> = vec![None];
@@ -531,173 +469,163 @@ fn what_if(args: &Args, store: &Store, extra_levels: &[(Compression, i32)]) -> (
             extra.dedup();
             levels.extend(extra.into_iter().map(Some));
             for level in levels {
-                rows.push(measure_row(
-                    magic, codec, level, &inputs, &groups, &info, args, min_time,
+                let opts = convert::options(
+                    magic,
+                    Some(codec),
+                    level,
+                    args.records_per_batch,
+                    args.max_decompressed_bytes,
+                );
+                opts.validate()
+                    .map_err(|e| Failure::Usage(format!("--levels: {e}")))?;
+                specs.push((
+                    what_if::Spec {
+                        magic,
+                        codec,
+                        level,
+                    },
+                    opts,
                 ));
             }
         }
     }
-    (info, rows)
+    Ok(specs)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn measure_row(
+/// What --what-if measured, besides the rows.
+#[derive(Serialize)]
+struct WhatIf {
+    /// Data records converted (control records not counted).
+    records: u64,
+    /// Stored bytes of the entries converted.
+    input_bytes: u64,
+    /// Keys, values and headers of those records.
+    payload_bytes: u64,
+    /// Entries of the uncompressed v2 row: the batches the records make.
+    batches: u64,
+    batching: String,
+    speed_unit: &'static str,
+    /// How the speed columns were measured.
+    timing: String,
+    threads: usize,
+    /// Records of control batches (transaction markers): kept as they are in v2 rows, dropped
+    /// in v0/v1 rows, as convert does; not counted in `records`.
+    skipped_control_records: u64,
+    /// Entries left out: CRC mismatches and entries whose records cannot be decoded.
+    entries_left_out: u64,
+}
+
+#[derive(Serialize)]
+struct Row {
     magic: u8,
-    codec: Compression,
+    compression: &'static str,
     level: Option<i32>,
-    inputs: &[Input<'_>],
-    groups: &[Range<usize>],
-    info: &WhatIf,
+    bytes: Option<u64>,
+    records: u64,
+    entries: Option<u64>,
+    /// Entries already in this format and codec, copied unchanged (as convert does).
+    entries_copied: Option<u64>,
+    bytes_per_record: Option<f64>,
+    ratio: Option<f64>,
+    encode_mb_s: Option<f64>,
+    decode_mb_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+fn what_if_rows(
     args: &Args,
-    min_time: Duration,
-) -> Row {
-    let mut row = Row {
-        magic,
-        compression: codec.name(),
-        level: level.or(codec.default_level()),
-        bytes: None,
-        records: inputs.len() as u64,
-        entries: None,
-        bytes_per_record: None,
-        ratio: None,
-        encode_mb_s: None,
-        decode_mb_s: None,
-        note: (magic < 2
-            && info.payload_bytes > 0
-            && inputs.iter().any(|i| !i.record.headers.is_empty()))
-        .then(|| "headers dropped: v0/v1 cannot carry them".to_string()),
-        error: None,
-    };
-    if codec == Compression::Lz4 && level.is_some_and(|l| Some(l) != codec.default_level()) {
-        // krecords-codec's lz4 has one (fast) compressor; Kafka uses LZ4 HC for non-default levels.
-        let note = "level not applied: one fast lz4 compressor (Kafka would use LZ4 HC)";
-        row.note = Some(
-            row.note
-                .map_or_else(|| note.to_string(), |n| format!("{n}; {note}")),
-        );
-    }
-    let mut encoded = Vec::new();
-    let entries = match encode(magic, codec, level, inputs, groups, &mut encoded) {
-        Ok(n) => n,
-        Err(e) => {
-            row.error = Some(e.to_string());
-            return row;
-        }
-    };
-    let mut scratch = Vec::new();
-    let limit = args.max_decompressed_bytes;
-    if let Err(e) = decode(&encoded, &mut scratch, limit) {
-        row.error = Some(format!("reading back: {e}"));
-        return row;
-    }
-    row.entries = Some(entries);
-    row.bytes = Some(encoded.len() as u64);
-    row.bytes_per_record = per(encoded.len() as u64, inputs.len() as u64);
-    row.ratio = per(encoded.len() as u64, info.input_bytes);
-    let mb_s = |reps: u64, elapsed: Duration| {
+    cfg: &what_if::Config,
+    feed: &Feed,
+    specs: &[(what_if::Spec, ConvertOptions)],
+    measured: Vec<what_if::Measured>,
+) -> (WhatIf, Vec<Row>) {
+    let mb_s = |(payload, elapsed): (u64, Duration)| {
         let secs = elapsed.as_secs_f64();
-        (secs > 0.0)
-            .then(|| (info.payload_bytes as f64 * reps as f64 / secs / 1e6 * 10.0).round() / 10.0)
+        (secs > 0.0).then(|| (payload as f64 / secs / 1e6 * 10.0).round() / 10.0)
     };
-    let mut out = Vec::with_capacity(encoded.len());
-    let (reps, elapsed) = repeat(min_time, || {
-        out.clear();
-        let _ = encode(magic, codec, level, inputs, groups, &mut out);
-    });
-    row.encode_mb_s = mb_s(reps, elapsed);
-    let (reps, elapsed) = repeat(min_time, || {
-        let _ = decode(&encoded, &mut scratch, limit);
-    });
-    row.decode_mb_s = mb_s(reps, elapsed);
-    row
-}
-
-/// Runs `f` until `min` has passed (at least once); returns repetitions and time taken.
-fn repeat(min: Duration, mut f: impl FnMut()) -> (u64, Duration) {
-    let start = Instant::now();
-    let mut reps = 0u64;
-    loop {
-        f();
-        reps += 1;
-        let elapsed = start.elapsed();
-        if elapsed >= min {
-            return (reps, elapsed);
-        }
-    }
-}
-
-/// Encodes the records, group by group, into `out`; returns the number of entries written.
-fn encode(
-    magic: u8,
-    codec: Compression,
-    level: Option<i32>,
-    inputs: &[Input<'_>],
-    groups: &[Range<usize>],
-    out: &mut Vec<u8>,
-) -> krecords_codec::Result<u64> {
-    let mut entries = 0u64;
-    for g in groups {
-        let chunk = &inputs[g.clone()];
-        let Some(first) = chunk.first() else { continue };
-        let base = first.offset;
-        let mut prev: Option<i64> = None;
-        let mut next_offset = |o: i64| {
-            let o = match prev {
-                Some(p) if o <= p => p + 1,
-                _ => o,
-            };
-            prev = Some(o);
-            o
+    let mut rows = Vec::new();
+    let mut batches = 0;
+    for ((spec, _), m) in specs.iter().zip(measured) {
+        let mut row = Row {
+            magic: spec.magic,
+            compression: spec.codec.name(),
+            level: spec.level.or(spec.codec.default_level()),
+            bytes: None,
+            records: feed.records,
+            entries: None,
+            entries_copied: None,
+            bytes_per_record: None,
+            ratio: None,
+            encode_mb_s: None,
+            decode_mb_s: None,
+            note: (spec.magic < 2 && feed.headers > 0)
+                .then(|| "headers dropped: v0/v1 cannot carry them".to_string()),
+            error: m.error,
         };
-        if magic == 2 {
-            let mut b = V2Builder::new(base).compression(codec, level);
-            for i in chunk {
-                b.append_with_offset(next_offset(i.offset), &i.record)?;
+        if row.error.is_none() {
+            let bytes = m.stats.bytes_out as u64;
+            row.bytes = Some(bytes);
+            row.entries = Some(m.stats.entries_out as u64);
+            row.entries_copied = Some(m.stats.entries_passed_through as u64);
+            row.bytes_per_record = per(bytes, feed.records);
+            row.ratio = per(bytes, feed.input_bytes);
+            row.encode_mb_s = mb_s(m.encode);
+            row.decode_mb_s = mb_s(m.decode);
+            if let (Some(level), n @ 1..) = (spec.level, m.stats.entries_passed_through) {
+                let note = format!(
+                    "{n} entries already {} copied unchanged, not recompressed at level {level} \
+                     (as convert does: Kafka compares codecs, not levels)",
+                    spec.codec.name()
+                );
+                row.note = Some(match row.note.take() {
+                    Some(n) => format!("{n}; {note}"),
+                    None => note,
+                });
             }
-            b.finish_into(out)?;
-            entries += 1;
-        } else {
-            let mut b = LegacyBuilder::new(magic, base)?.compression(codec, level)?;
-            for i in chunk {
-                let r = Record {
-                    headers: &[],
-                    ..i.record
-                };
-                b.append_with_offset(next_offset(i.offset), &r)?;
+            if spec.magic == 2 && spec.codec == Compression::None && spec.level.is_none() {
+                batches = m.stats.entries_out as u64;
             }
-            b.finish_into(out)?;
-            entries += if codec == Compression::None {
-                chunk.len() as u64
-            } else {
-                1
-            };
         }
+        rows.push(row);
     }
-    Ok(entries)
-}
-
-/// Reads everything back as a consumer would: entries, CRCs, decompression, every record.
-fn decode(buf: &[u8], scratch: &mut Vec<u8>, limit: usize) -> Result<u64, String> {
-    let mut sum = 0u64;
-    let mut entries = Entries::new(buf);
-    for batch in &mut entries {
-        let batch = batch.map_err(|e| e.to_string())?;
-        if !batch.is_crc_valid() {
-            return Err(format!("entry at byte {}: crc mismatch", batch.position()));
-        }
-        for r in batch.records(scratch, limit).map_err(|e| e.to_string())? {
-            let r = r.map_err(|e| e.to_string())?;
-            sum = sum
-                .wrapping_add(r.value().map_or(0, <[u8]>::len) as u64 + r.headers().len() as u64);
-        }
-    }
-    if let Some(p) = entries.partial() {
-        return Err(format!(
-            "{} bytes left over at byte {}",
-            p.bytes, p.position
-        ));
-    }
-    Ok(std::hint::black_box(sum))
+    let timing = if cfg.timing.is_some() {
+        let clock = match cfg.clock {
+            what_if::Clock::ThreadCpu => {
+                "CPU time of the one thread that ran it (Linux schedstat), so other rows and \
+                 other processes do not count"
+            }
+            what_if::Clock::Wall => "wall time of the one thread that ran it",
+        };
+        format!(
+            "each row timed single-threaded: {clock} ({} thread{} ran rows in parallel); \
+             encode = converting the input into the row (reading and decompressing it, building \
+             and compressing the entries), decode = reading the row's entries back (CRCs, \
+             decompression, every record)",
+            cfg.threads,
+            if cfg.threads == 1 { "" } else { "s" }
+        )
+    } else {
+        "not measured (--no-timing)".to_string()
+    };
+    let info = WhatIf {
+        records: feed.records,
+        input_bytes: feed.input_bytes,
+        payload_bytes: feed.payload,
+        batches,
+        batching: format!(
+            "as krec convert does: {}",
+            convert::batching_text(args.records_per_batch)
+        ),
+        speed_unit: "MB/s: 10^6 bytes of record payload (keys, values, headers) per second",
+        timing,
+        threads: cfg.threads,
+        skipped_control_records: feed.control_records,
+        entries_left_out: feed.left_out,
+    };
+    (info, rows)
 }
 
 fn opt(v: Option<f64>, decimals: usize) -> String {
@@ -808,7 +736,16 @@ fn write_text_what_if(out: &mut impl Write, info: &WhatIf, rows: &[Row]) -> std:
     }
     writeln!(
         out,
-        "(vs now: bytes / current bytes; speeds in {})",
-        info.speed_unit
-    )
+        "(each row is what `krec convert --magic M --compression CODEC[:LEVEL]` writes, entries \
+         already in its format and codec copied unchanged; vs now: bytes / current bytes)"
+    )?;
+    if info.skipped_control_records > 0 || info.entries_left_out > 0 {
+        writeln!(
+            out,
+            "({} control records not counted: v2 rows keep their batches, v0/v1 rows drop them; \
+             {} entries left out: crc mismatch or undecodable)",
+            info.skipped_control_records, info.entries_left_out
+        )?;
+    }
+    writeln!(out, "(speeds in {}; {})", info.speed_unit, info.timing)
 }

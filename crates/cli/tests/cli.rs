@@ -29,3 +29,5 @@ mod sigkill;
 mod stats;
 #[path = "cli/verify.rs"]
 mod verify;
+#[path = "cli/what_if.rs"]
+mod what_if;

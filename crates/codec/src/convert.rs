@@ -20,7 +20,7 @@
 //! | v2 control batch → v2 | an uncompressed one is always copied as is; a compressed one is rebuilt with the target codec | `LogValidator`: "do not compress control records unless they are written compressed" |
 //! | v2 with no records → v2 | copied as is (it keeps producer state for compaction) | `DefaultRecordBatch.writeEmptyHeader` writes them uncompressed |
 //! | v2 → v0/v1 | control batches and batches with no records produce nothing; headers are dropped (counted); producer id, epoch, sequence, transactional flag, partition leader epoch and delete horizon are lost; v1 keeps timestamps and type (a LogAppendTime batch's append time is its max timestamp); v0 has no timestamps | `RecordsUtil.downConvert`, `convertRecordBatch` |
-//! | v0/v1 → v2 | one v2 batch per entry (a wrapper's inner messages become one batch); base offset = first offset; v0: CreateTime and timestamp -1 (`NO_TIMESTAMP`); v1: timestamps and type kept, a LogAppendTime entry's append time is its timestamp; producer fields and partition leader epoch -1 | `MemoryRecords.buildRetainedRecordsInto` (`resolveTimestampType`, `resolveLogAppendTime`, `resolveBaseOffset`) |
+//! | v0/v1 → v2 | one v2 batch per entry (a wrapper's inner messages become one batch), or with [`ConvertOptions::legacy_run_bytes`] one per run of uncompressed messages; base offset = first offset; v0: CreateTime and timestamp -1 (`NO_TIMESTAMP`); v1: timestamps and type kept, a LogAppendTime entry's append time is its timestamp; producer fields and partition leader epoch -1 | `MemoryRecords.buildRetainedRecordsInto` (`resolveTimestampType`, `resolveLogAppendTime`, `resolveBaseOffset`) |
 //! | v0 → v1 | CreateTime, timestamp -1 | `LegacyRecord` v0 reads as `NO_TIMESTAMP` |
 //! | v1 → v0 | timestamps and timestamp type dropped | `MemoryRecordsBuilder` for magic 0 |
 //! | any → v0/v1 uncompressed | one message per record (v0/v1 cannot batch without a wrapper) | `MemoryRecordsBuilder.appendLegacyRecord` |
@@ -33,6 +33,17 @@
 //! regroups records. Kafka's `LogValidator` makes one v2 batch per produce request, so upgrading
 //! uncompressed v0/v1 data one entry at a time makes one single-record v2 batch per message
 //! (61 bytes of header each); set `records_per_batch` to batch them as a producer would.
+//!
+//! # The batching rule of `krec convert` and `krec stats --what-if`
+//!
+//! [`ConvertOptions::batched`] is the one rule both tools use, so that what-if's sizes are the
+//! sizes convert writes: v2 batches and compressed v0/v1 wrappers keep their boundaries (one
+//! output entry each); a run of consecutive uncompressed v0/v1 messages, which carries no batch
+//! boundaries, becomes one output entry of at most [`LEGACY_RUN_BYTES`] input bytes (Kafka's
+//! default `max.message.bytes`, rounded to 1 MiB; a message larger than that alone is one entry);
+//! [`ConvertOptions::records_per_batch`] replaces all of that with entries of at most N records.
+//! A run also ends where the batch-level fields change (a v1 LogAppendTime message has its own
+//! append time) and at the end of the input.
 //!
 //! # Examples
 //!
@@ -61,6 +72,11 @@ use crate::read::{Batch, Entries, Partial, Record as ReadRecord};
 use crate::write::{LegacyBuilder, Record, V2Builder};
 use crate::{Compression, Error, Header, Result, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
+/// The most input bytes of uncompressed v0/v1 messages that [`ConvertOptions::batched`] puts in
+/// one output entry: Kafka's default `max.message.bytes` (1048588, 1 MiB + 12) rounded to 1 MiB,
+/// so that the entry a run becomes is one a broker with default settings accepts.
+pub const LEGACY_RUN_BYTES: usize = 1 << 20;
+
 /// What to convert to.
 ///
 /// Build one with [`ConvertOptions::new`] and struct update syntax:
@@ -88,6 +104,12 @@ pub struct ConvertOptions {
     /// merged when the target is v2. Meaningless for uncompressed v0/v1 output (one message per
     /// record). Must not be 0.
     pub records_per_batch: Option<usize>,
+    /// With `records_per_batch` `None`: `Some(max)` merges each run of consecutive uncompressed
+    /// v0/v1 messages into output entries of at most `max` input bytes (an input message larger
+    /// than `max` is one entry on its own); other entries keep their boundaries. `None`: one
+    /// output entry per input entry. Ignored with `records_per_batch`. Must not be 0.
+    /// [`ConvertOptions::batched`] sets [`LEGACY_RUN_BYTES`].
+    pub legacy_run_bytes: Option<usize>,
     /// Copy entries that are already in the target magic, codec and timestamp type unchanged
     /// (the default, as Kafka does). `false` rebuilds them too, e.g. to apply a new
     /// [`ConvertOptions::level`]: Kafka compares codecs, never levels, so a level alone does not
@@ -111,8 +133,19 @@ impl ConvertOptions {
             timestamp_type: None,
             decompress_limit: DEFAULT_DECOMPRESS_LIMIT,
             records_per_batch: None,
+            legacy_run_bytes: None,
             pass_through: true,
             verify_crc: true,
+        }
+    }
+
+    /// [`ConvertOptions::new`] with the batching rule `krec convert` and `krec stats --what-if`
+    /// share (see the module docs): runs of uncompressed v0/v1 messages merged up to
+    /// [`LEGACY_RUN_BYTES`] input bytes, every other entry's boundaries kept.
+    pub fn batched(magic: u8) -> Self {
+        ConvertOptions {
+            legacy_run_bytes: Some(LEGACY_RUN_BYTES),
+            ..ConvertOptions::new(magic)
         }
     }
 
@@ -120,9 +153,10 @@ impl ConvertOptions {
     ///
     /// # Errors
     ///
-    /// [`Error::Unencodable`] for a magic above 2, `records_per_batch` 0 or `NoTimestamp` with
-    /// magic 1 or 2; [`Error::UnsupportedCompression`] (at byte 0) for zstd with magic 0 or 1;
-    /// [`Error::InvalidLevel`] for a level outside the target codec's range.
+    /// [`Error::Unencodable`] for a magic above 2, `records_per_batch` or `legacy_run_bytes` 0,
+    /// `NoTimestamp` with magic 1 or 2, or lz4 at a level other than its default (see
+    /// [`check_lz4_level`]); [`Error::UnsupportedCompression`] (at byte 0) for zstd with magic 0
+    /// or 1; [`Error::InvalidLevel`] for a level outside the target codec's range.
     pub fn validate(&self) -> Result<()> {
         if self.magic > 2 {
             return Err(Error::Unencodable {
@@ -132,6 +166,11 @@ impl ConvertOptions {
         if self.records_per_batch == Some(0) {
             return Err(Error::Unencodable {
                 reason: "records per batch must be at least 1".into(),
+            });
+        }
+        if self.legacy_run_bytes == Some(0) {
+            return Err(Error::Unencodable {
+                reason: "the bytes of a run of v0/v1 messages must be at least 1".into(),
             });
         }
         if self.magic > 0 && self.timestamp_type == Some(TimestampType::NoTimestamp) {
@@ -151,8 +190,37 @@ impl ConvertOptions {
                 });
             }
             check_level(compression, self.level)?;
+            check_lz4_level(compression, self.level)?;
         }
         Ok(())
+    }
+}
+
+/// Refuses lz4 at a level other than its default (9).
+///
+/// Kafka (`Lz4BlockOutputStream`) compresses lz4 at its default level with lz4-java's fast
+/// compressor and at every other level with the high-compression (LZ4 HC) compressor, whose
+/// output differs. krecords has the fast compressor only, so another level would write what the
+/// default writes while claiming a level Kafka would have compressed differently: refused rather
+/// than converted (or predicted) wrongly.
+///
+/// # Errors
+///
+/// [`Error::Unencodable`] naming the reason.
+pub fn check_lz4_level(compression: Compression, level: Option<i32>) -> Result<()> {
+    let default = compression.default_level();
+    match level {
+        Some(level) if compression == Compression::Lz4 && Some(level) != default => {
+            Err(Error::Unencodable {
+                reason: format!(
+                    "lz4 level {level}: Kafka compresses lz4 at any level but its default ({}) \
+                     with LZ4 HC (lz4-java's high compressor), which krecords does not have; \
+                     use the default level",
+                    default.unwrap_or(9)
+                ),
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -244,7 +312,8 @@ fn convert_into(input: &[u8], opts: &ConvertOptions, out: &mut Vec<u8>) -> Resul
 /// written as it comes).
 ///
 /// Output for an entry may be held back until a later [`Converter::push`] or
-/// [`Converter::finish`] when [`ConvertOptions::records_per_batch`] merges entries; otherwise
+/// [`Converter::finish`] when [`ConvertOptions::records_per_batch`] or
+/// [`ConvertOptions::legacy_run_bytes`] merges entries; otherwise
 /// each push writes its entry's output before returning.
 ///
 /// # Examples
@@ -358,9 +427,13 @@ impl Converter {
         }
         if self.opts.compression.is_none() {
             check_level(codec, self.opts.level)?;
+            check_lz4_level(codec, self.opts.level)?;
         }
         let props = self.props(batch, codec);
-        let mergeable = props.is_plain() && self.opts.records_per_batch.is_some();
+        let legacy_run = self.opts.records_per_batch.is_none()
+            && self.opts.legacy_run_bytes.is_some()
+            && matches!(batch, Batch::Legacy(b) if !b.is_compressed());
+        let mergeable = props.is_plain() && (self.opts.records_per_batch.is_some() || legacy_run);
         let regroups = mergeable && !(magic < 2 && codec == Compression::None);
         let timestamp_kept = magic == 0
             || self
@@ -465,6 +538,7 @@ impl Converter {
             entry_seq,
         } = self;
         let entry = *entry_seq;
+        let entry_bytes = batch.size_in_bytes();
         let legacy_compressed = matches!(batch, Batch::Legacy(b) if b.is_compressed());
         let source_log_append_time = batch.timestamp_type() == TimestampType::LogAppendTime;
         let (v2_base_offset, v2_base_timestamp) = match batch {
@@ -494,7 +568,8 @@ impl Converter {
                     mergeable
                         && (g.props != props
                             || opts.records_per_batch.is_some_and(|n| g.count >= n)
-                            || (g.entry != entry && !g.can_take(offset)))
+                            || (g.entry != entry
+                                && (!g.can_take(offset) || g.run_full(opts, entry_bytes))))
                 }
             };
             if full {
@@ -513,6 +588,9 @@ impl Converter {
                 }
             };
             first = false;
+            if g.entry != entry {
+                g.input_bytes = g.input_bytes.saturating_add(entry_bytes);
+            }
             g.entry = entry;
             if !g.fits(offset) {
                 return Err(Error::Unencodable {
@@ -627,6 +705,8 @@ struct Group {
     at: usize,
     /// Sequence number of the input entry that last contributed.
     entry: u64,
+    /// Bytes of the input entries that contributed.
+    input_bytes: usize,
     base_offset: i64,
     count: usize,
     /// Offset of the last record appended.
@@ -662,6 +742,7 @@ impl Group {
             props,
             at,
             entry: 0,
+            input_bytes: 0,
             base_offset,
             count: 0,
             last_offset: base_offset,
@@ -673,6 +754,15 @@ impl Group {
     /// and stay within an i32 delta of the base offset.
     fn can_take(&self, offset: i64) -> bool {
         offset > self.covered && self.fits(offset)
+    }
+
+    /// Whether a run of v0/v1 messages (records per batch not set) is too full for another input
+    /// entry of `bytes`.
+    fn run_full(&self, opts: &ConvertOptions, bytes: usize) -> bool {
+        opts.records_per_batch.is_none()
+            && opts
+                .legacy_run_bytes
+                .is_some_and(|max| self.input_bytes.saturating_add(bytes) > max)
     }
 
     /// Whether `offset` is within an i32 delta above the base offset, checked without overflow
@@ -1842,6 +1932,88 @@ mod tests {
         })
         .is_ok());
         assert_eq!(ConvertOptions::default(), to(2));
+    }
+
+    #[test]
+    fn batched_merges_runs_of_uncompressed_legacy_messages_only() {
+        for src in 0..=1u8 {
+            let recs = sample(9, 10, false);
+            // Three plain messages, a gzip wrapper of three, three plain messages, a v2 batch.
+            let mut input = build(src, Compression::None, &recs[..3]);
+            input.extend(build(src, Compression::Gzip, &recs[3..6]));
+            input.extend(build(src, Compression::None, &recs[6..]));
+            let tail = sample(2, 100, false);
+            input.extend(build(2, Compression::None, &tail));
+            for dst in 0..=2u8 {
+                for codec in [Compression::None, Compression::Lz4] {
+                    let ctx = format!("v{src} -> v{dst} {codec}");
+                    let opts = ConvertOptions {
+                        compression: Some(codec),
+                        ..ConvertOptions::batched(dst)
+                    };
+                    let (out, stats) = conv(&input, &opts);
+                    let mut all = expect(&recs, src, dst);
+                    all.extend(expect(&tail, 2, dst));
+                    assert_eq!(records(&out), all, "{ctx}");
+                    let expected = if dst < 2 && codec == Compression::None {
+                        11
+                    } else {
+                        4
+                    };
+                    assert_eq!(stats.entries_out, expected, "{ctx}");
+                    // A bound of two messages' bytes splits each run of three into 2 + 1.
+                    let one = build(src, Compression::None, &recs[..1]).len();
+                    let opts = ConvertOptions {
+                        legacy_run_bytes: Some(2 * one + 1),
+                        ..opts
+                    };
+                    let (out, stats) = conv(&input, &opts);
+                    assert_eq!(records(&out), all, "{ctx}");
+                    let expected = if dst < 2 && codec == Compression::None {
+                        11
+                    } else {
+                        6
+                    };
+                    assert_eq!(stats.entries_out, expected, "{ctx}");
+                }
+            }
+        }
+        // Streaming: the run is held back until something ends it.
+        let recs = sample(3, 0, false);
+        let input = build(1, Compression::None, &recs);
+        let mut converter = Converter::new(ConvertOptions::batched(2)).unwrap();
+        let mut out = Vec::new();
+        for batch in Entries::new(&input) {
+            converter.push(&batch.unwrap(), &mut out).unwrap();
+        }
+        assert!(out.is_empty());
+        let stats = converter.finish(&mut out).unwrap();
+        assert_eq!((stats.entries_out, v2_batches(&out).len()), (1, 1));
+    }
+
+    #[test]
+    fn non_default_lz4_levels_are_refused() {
+        let opts = ConvertOptions {
+            compression: Some(Compression::Lz4),
+            level: Some(12),
+            ..ConvertOptions::batched(2)
+        };
+        let e = opts.validate().unwrap_err().to_string();
+        assert!(e.contains("LZ4 HC"), "{e}");
+        let opts = ConvertOptions {
+            level: Some(9),
+            ..opts
+        };
+        assert!(opts.validate().is_ok());
+        // With each entry's own codec kept, the level is checked against an lz4 entry.
+        let input = build(2, Compression::Lz4, &sample(2, 0, false));
+        let opts = ConvertOptions {
+            level: Some(3),
+            ..ConvertOptions::new(2)
+        };
+        let mut out = Vec::new();
+        let e = convert(&input, &opts, &mut out).unwrap_err().to_string();
+        assert!(e.contains("LZ4 HC"), "{e}");
     }
 
     #[test]
