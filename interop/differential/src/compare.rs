@@ -15,6 +15,8 @@ pub enum Class {
     OursOnly,
     /// (c) Both accept, some field differs.
     FieldsDiffer,
+    /// (d) Both refuse a produce, with different Kafka error names.
+    ErrorsDiffer,
     /// The referee crashed on the input (out of memory, stack overflow): reported, never
     /// counted as agreement.
     RefereeCrash,
@@ -29,6 +31,7 @@ impl Class {
             Class::KafkaOnly => "a-kafka-accepts",
             Class::OursOnly => "b-krecords-accepts",
             Class::FieldsDiffer => "c-fields-differ",
+            Class::ErrorsDiffer => "d-errors-differ",
             Class::RefereeCrash => "referee-crash",
         }
     }
@@ -95,6 +98,21 @@ fn has_overflowing_size(bytes: &[u8]) -> bool {
         at += 12 + size as usize;
     }
     false
+}
+
+/// Compares the produce verdicts: both refuse with the same Kafka error name, or both accept
+/// and assign the same offsets.
+pub fn classify_produce(ours: &Value, kafka: &Value) -> (Class, String) {
+    match classify(ours, kafka) {
+        (Class::AgreeReject, _) if ours["error"] != kafka["error"] => (
+            Class::ErrorsDiffer,
+            format!(
+                "{} vs {}: {}",
+                ours["error"], kafka["error"], kafka["message"]
+            ),
+        ),
+        other => other,
+    }
 }
 
 /// Compares our verdict with Kafka's. For [`Class::FieldsDiffer`] the second value names the

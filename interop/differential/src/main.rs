@@ -3,11 +3,13 @@
 //! ```text
 //! krec-diff --java-cp 'interop/java/target/lib/*:interop/java/target/classes' \
 //!           [--cases 20000] [--seed 1] [--save DIR] [--save-kinds DIR] [--vectors DIR]
-//!           [--referee-heap 6g]
+//!           [--referee-heap 6g] [--mode read|produce]
 //! ```
 //!
-//! Starts the referee (`java ... dev.krecords.interop.Referee read`), streams the inputs to it,
-//! computes krecords' verdict for each, and prints the count of every class, then every kind of
+//! Starts the referee (`java ... dev.krecords.interop.Referee read|produce`), streams the inputs
+//! to it, computes krecords' verdict for each (`--mode read`: as a consumer reads them, against
+//! Kafka's reader; `--mode produce`: appended to a new log by a client, against a new
+//! `UnifiedLog`'s `appendAsLeader`, error names compared), and prints the count of every class, then every kind of
 //! disagreement (class, krecords' error, Kafka's exception) with its count and first input.
 //! `--save DIR` writes up to five inputs of each kind as `KIND-N.bin` with a `.json` of both
 //! verdicts (copy them to `interop/differential/cases/` to replay them in `cargo test`);
@@ -19,7 +21,7 @@
 //! smaller heap. Ends with `N passed, N failed` (failed: unexplained disagreements and referee
 //! crashes) and exits 1 when any case failed.
 
-use krecords_differential::compare::{classify, pinned, Class, PINNED};
+use krecords_differential::compare::{classify, classify_produce, pinned, Class, PINNED};
 use krecords_differential::gen::Seeds;
 use krecords_differential::ours;
 use serde_json::{json, Value};
@@ -36,6 +38,7 @@ struct Args {
     vectors: PathBuf,
     referee_heap: String,
     save_kinds: Option<PathBuf>,
+    produce: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -47,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
         vectors: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/kafka-java"),
         referee_heap: "6g".into(),
         save_kinds: None,
+        produce: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -59,6 +63,11 @@ fn parse_args() -> Result<Args, String> {
             "--vectors" => a.vectors = PathBuf::from(value()?),
             "--referee-heap" => a.referee_heap = value()?,
             "--save-kinds" => a.save_kinds = Some(PathBuf::from(value()?)),
+            "--mode" => match value()?.as_str() {
+                "read" => a.produce = false,
+                "produce" => a.produce = true,
+                m => return Err(format!("--mode read|produce, not {m}")),
+            },
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -122,7 +131,7 @@ fn run() -> Result<bool, String> {
             "-cp",
             &args.java_cp,
             "dev.krecords.interop.Referee",
-            "read",
+            if args.produce { "produce" } else { "read" },
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -172,8 +181,15 @@ fn compare_all(args: &Args, seeds: &Seeds, referee: impl BufRead) -> Result<bool
         let kafka: Value =
             serde_json::from_str(&line).map_err(|e| format!("referee line {i}: {e}: {line}"))?;
         let case = seeds.case(args.seed, i);
-        let ours = ours::verdict(&case.bytes);
-        let (class, detail) = classify(&ours, &kafka);
+        let (ours, (class, detail)) = if args.produce {
+            let ours = ours::produce(&case.bytes);
+            let c = classify_produce(&ours, &kafka);
+            (ours, c)
+        } else {
+            let ours = ours::verdict(&case.bytes);
+            let c = classify(&ours, &kafka);
+            (ours, c)
+        };
         *counts.entry(class).or_default() += 1;
         let kind = (
             class,
@@ -192,7 +208,12 @@ fn compare_all(args: &Args, seeds: &Seeds, referee: impl BufRead) -> Result<bool
             }
         }
         if !class.agrees() {
-            if let Some(name) = pinned(&case.bytes, class, &ours, &kafka) {
+            let pin = if args.produce {
+                None
+            } else {
+                pinned(&case.bytes, class, &ours, &kafka)
+            };
+            if let Some(name) = pin {
                 *pins.entry(name).or_default() += 1;
                 continue;
             }

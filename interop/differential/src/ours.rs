@@ -188,3 +188,32 @@ fn record(batch: &Batch<'_>, r: &Record<'_>) -> Value {
         "sequence": sequence,
     })
 }
+
+/// The fixed "now" of the produce comparison, as the referee's (`Referee.NOW`).
+pub const NOW: i64 = 1_714_000_000_000;
+
+/// What krecords' log makes of `bytes` as one produce request's records for one partition:
+/// appended by a client to a new log with the default configuration, leader epoch 0, the clock
+/// at [`NOW`] (the engine behind `krec log append --raw`, which first splits its input into
+/// such appends). `{"accept":true,"first_offset":N,"last_offset":N}` or
+/// `{"accept":false,"error":"KAFKA_ERROR_NAME","message":".."}`.
+pub fn produce(bytes: &[u8]) -> Value {
+    use krecords_log::clock::ManualClock;
+    use krecords_log::storage::MemStorage;
+    use krecords_log::{AppendOrigin, Env, Log, LogConfig};
+    use std::sync::Arc;
+    let clock = Arc::new(ManualClock::new(NOW));
+    let env = Env::new(Arc::new(MemStorage::with_clock(clock.clone())), clock);
+    let mut log = match Log::create_with("/referee/t-0", LogConfig::default(), env) {
+        Ok(l) => l,
+        Err(e) => return json!({"accept": false, "error": "HARNESS", "message": e.to_string()}),
+    };
+    match log.append(bytes, AppendOrigin::Client) {
+        Ok(info) => json!({
+            "accept": true,
+            "first_offset": info.base_offset,
+            "last_offset": info.last_offset,
+        }),
+        Err(e) => json!({"accept": false, "error": e.kafka_name(), "message": e.to_string()}),
+    }
+}

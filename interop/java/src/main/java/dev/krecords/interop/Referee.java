@@ -44,7 +44,9 @@ import java.util.Map;
  *
  * <p>{@code produce} appends each input as one produce request's records for one partition to a
  * new {@link UnifiedLog} with the default topic configuration, as the leader does
- * ({@code appendAsLeader}, client origin, leader epoch 0): the broker's whole path, shallow
+ * ({@code appendAsLeader}, client origin, leader epoch 0), after the request-level check of
+ * {@code ProduceRequest.validateRecords} (produce v11; skipped for v0/v1 input, as Kafka 3.x's
+ * produce v0-v2 did): the broker's whole path, shallow
  * checks, {@code LogValidator}, producer state. The clock stands still at {@link #NOW}. The
  * answer is {@code {"accept":true,"first_offset":N,"last_offset":N}} or
  * {@code {"accept":false,"error":"KAFKA_ERROR_NAME","exception":"Class","message":"..."}}.
@@ -117,11 +119,18 @@ public final class Referee {
         File dir = null;
         UnifiedLog log = null;
         try {
+            // The request-level check a broker makes first (KafkaApis.handleProduceRequest): one v2
+            // batch per partition. Kafka 4.x takes no other produce; v0/v1 inputs skip it, as the
+            // produce v0-v2 of Kafka 3.x did, so that the log's legacy path is compared too.
+            boolean legacy = bytes.length > 16 && bytes[16] >= 0 && bytes[16] < 2;
+            MemoryRecords records = MemoryRecords.readableRecords(ByteBuffer.wrap(bytes));
+            if (!legacy || !records.batches().iterator().hasNext())
+                org.apache.kafka.common.requests.ProduceRequest.validateRecords((short) 11, records);
             dir = Files.createTempDirectory("referee-").resolve("t-0").toFile();
             log = UnifiedLog.create(dir, new LogConfig(new java.util.HashMap<>()), 0L, 0L, scheduler,
                     new BrokerTopicStats(), FIXED, 60_000, new ProducerStateManagerConfig(86_400_000, false),
                     600_000, new LogDirFailureChannel(1), true, java.util.Optional.empty());
-            LogAppendInfo info = log.appendAsLeader(MemoryRecords.readableRecords(ByteBuffer.wrap(bytes)), 0);
+            LogAppendInfo info = log.appendAsLeader(records, 0);
             m.put("accept", true);
             m.put("first_offset", info.firstOffset());
             m.put("last_offset", info.lastOffset());
@@ -129,11 +138,14 @@ public final class Referee {
             m.clear();
             m.put("crash", e.getClass().getName());
         } catch (Throwable e) {
+            // ReplicaManager answers a RecordValidationException with the exception it wraps.
+            Throwable answered = e instanceof org.apache.kafka.storage.internals.log.RecordValidationException rve
+                    ? rve.invalidException() : e;
             m.clear();
             m.put("accept", false);
-            m.put("error", Errors.forException(e).name());
-            m.put("exception", e.getClass().getSimpleName());
-            m.put("message", String.valueOf(e.getMessage()));
+            m.put("error", Errors.forException(answered).name());
+            m.put("exception", answered.getClass().getSimpleName());
+            m.put("message", String.valueOf(answered.getMessage()));
         } finally {
             try {
                 if (log != null) log.close();
