@@ -21,6 +21,8 @@ fn compacted(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'sta
         ("cleanup.policy", "compact"),
         ("delete.retention.ms", "1000"),
         ("segment.bytes", "1048576"),
+        // Small preallocated indexes keep the in-memory storage cheap.
+        ("segment.index.bytes", "4096"),
     ];
     v.extend_from_slice(extra);
     v
@@ -614,10 +616,13 @@ fn test_recovery_after_crash() {
     assert_eq!(kvs(&log), vec![kv(5, "a", Some("5"))]);
 }
 
-/// Builds the log of the crash test: several segments with overwrites, tombstones, an aborted
-/// and a committed transaction.
-fn crash_setup(m: &Mem) -> Log {
-    let mut log = m.create(&compacted(&[("log.cleaner.dedupe.buffer.size", "24000")]));
+/// Builds the log of the crash tests: several segments with overwrites, tombstones, an aborted
+/// and a committed transaction; `segment_bytes` decides how many groups a pass cleans.
+fn crash_setup(m: &Mem, segment_bytes: &'static str) -> Log {
+    let mut log = m.create(&compacted(&[
+        ("log.cleaner.dedupe.buffer.size", "24000"),
+        ("segment.bytes", segment_bytes),
+    ]));
     for i in 0..12 {
         put(&mut log, &format!("k{}", i % 4), Some(&format!("v{i}")));
         if i % 3 == 2 {
@@ -644,27 +649,69 @@ fn crash_setup(m: &Mem) -> Log {
     log
 }
 
-/// A crash at every write and every sync of a cleaning pass: after reopening, the log holds
-/// exactly the records before or after the pass, its indexes verify, and a pass run then reaches
-/// the state after.
-#[test]
-fn crash_at_every_write_and_sync_of_a_cleaning_pass() {
+/// A producer's id, epoch, open transaction and last batch's (sequence, offset).
+type ProducerView = (i64, i16, Option<i64>, Option<(i32, i64)>);
+
+/// Each producer's epoch, open transaction and last batch (what a snapshot keeps).
+fn producers(log: &Log) -> Vec<ProducerView> {
+    log.producer_states()
+        .into_iter()
+        .map(|p| {
+            (
+                p.producer_id,
+                p.producer_epoch,
+                p.current_txn_first_offset,
+                p.batches.last().map(|b| (b.last_seq, b.last_offset)),
+            )
+        })
+        .collect()
+}
+
+/// A crash at every write and every sync of a cleaning pass: after reopening, each group of the
+/// pass is as before or as after it (the groups before the interrupted one cleaned, the later
+/// ones not: for a one-group pass, the whole log is before or after), the indexes verify, no
+/// `.cleaned`, `.swap` or `.deleted` file is left, producer state is unchanged, and a pass run
+/// then reaches the state after.
+fn crash_at_every_fault(segment_bytes: &'static str, min_groups: usize) {
     let reference = mem();
-    let mut log = crash_setup(&reference);
+    let mut log = crash_setup(&reference, segment_bytes);
     let before = kvs(&log);
+    let state = producers(&log);
     let w0 = reference.storage.write_count();
     let s0 = reference.storage.sync_count();
-    log.compact_now(NOW).unwrap();
+    let info = log.compact_now(NOW).unwrap();
+    assert!(info.segments_written >= min_groups, "{info:?}");
     let writes = reference.storage.write_count() - w0;
     let syncs = reference.storage.sync_count() - s0;
     let after = kvs(&log);
     assert_ne!(before, after);
     assert!(writes > 5 && syncs > 5, "{writes} writes, {syncs} syncs");
-    let mut outcomes = [0usize; 2];
+    // The base offsets of the new segments are where groups start; state j has the first j
+    // groups cleaned.
+    let mut bases: Vec<i64> = log
+        .info()
+        .unwrap()
+        .segments
+        .iter()
+        .map(|s| s.base_offset)
+        .collect();
+    bases.pop();
+    bases.push(info.next_dirty_offset);
+    let states: Vec<Vec<Kv>> = (0..bases.len())
+        .map(|j| {
+            let cut = if j == 0 { i64::MIN } else { bases[j] };
+            let mut v: Vec<Kv> = after.iter().filter(|k| k.0 < cut).cloned().collect();
+            v.extend(before.iter().filter(|k| k.0 >= cut).cloned());
+            v
+        })
+        .collect();
+    assert_eq!(states[0], before);
+    assert_eq!(states[states.len() - 1], after);
+    let mut seen = vec![0usize; states.len()];
     for (kind, count) in [("write", writes), ("sync", syncs)] {
         for n in 1..=count {
             let m = mem();
-            let mut log = crash_setup(&m);
+            let mut log = crash_setup(&m, segment_bytes);
             match kind {
                 "write" => m.storage.fail_write_after(n),
                 _ => m.storage.fail_sync_after(n),
@@ -679,23 +726,35 @@ fn crash_at_every_write_and_sync_of_a_cleaning_pass() {
             let got = kvs(&log);
             log.verify_indexes()
                 .unwrap_or_else(|e| panic!("{kind} {n}: {e}"));
-            if got == before {
-                outcomes[0] += 1;
-            } else if got == after {
-                outcomes[1] += 1;
-            } else {
-                panic!("{kind} {n}: neither before nor after:\n{got:?}\nbefore {before:?}\nafter {after:?}");
+            match states.iter().position(|s| *s == got) {
+                Some(j) => seen[j] += 1,
+                None => panic!(
+                    "{kind} {n}: not a state of the pass:\n{got:?}\nbefore {before:?}\nafter {after:?}"
+                ),
             }
+            assert_eq!(producers(&log), state, "{kind} {n}");
             let names = m.storage.list_dir(&m.dir).unwrap();
             assert!(
                 !names.iter().any(|n| n.ends_with(".cleaned")
                     || n.ends_with(".swap")
-                    || n.ends_with(".deleted")),
+                    || n.ends_with(".deleted")
+                    || n == "krec-cleaner-swap"),
                 "{kind} {n}: {names:?}"
             );
             log.compact_now(NOW).unwrap();
             assert_eq!(kvs(&log), after, "{kind} {n}: a pass after recovery");
+            log.verify_indexes().unwrap();
         }
     }
-    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
+    assert!(seen[0] > 0 && seen[seen.len() - 1] > 0, "{seen:?}");
+}
+
+#[test]
+fn crash_at_every_write_and_sync_of_a_cleaning_pass() {
+    crash_at_every_fault("1048576", 1);
+}
+
+#[test]
+fn crash_at_every_write_and_sync_of_a_pass_of_several_groups() {
+    crash_at_every_fault("400", 3);
 }

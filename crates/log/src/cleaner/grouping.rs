@@ -69,7 +69,7 @@ mod tests {
     }
 
     #[test]
-    fn by_size_and_index_size() {
+    fn test_segment_grouping() {
         let segs: Vec<_> = (0..10).map(|i| seg(i * 10, 100)).collect();
         let g = group_segments(&segs, 300, 1 << 20, 100);
         assert_eq!(g, vec![0..3, 3..6, 6..9, 9..10]);
@@ -80,7 +80,7 @@ mod tests {
     }
 
     #[test]
-    fn offset_overflow() {
+    fn test_segment_grouping_with_sparse_offsets() {
         let max = i64::from(i32::MAX);
         // The second segment may hold offsets up to the third's base - 1.
         let segs = vec![
