@@ -758,3 +758,108 @@ fn crash_at_every_write_and_sync_of_a_cleaning_pass() {
 fn crash_at_every_write_and_sync_of_a_pass_of_several_groups() {
     crash_at_every_fault("400", 3);
 }
+
+/// A complete `.swap` set whose range record (`krec-cleaner-swap`) is gone is finished as Kafka's
+/// loader does it: the old segments up to the swap segment's last offset are removed.
+#[test]
+fn test_recovery_of_a_swap_without_its_range_record() {
+    let reference = mem();
+    let mut log = crash_setup(&reference, "1048576");
+    let s0 = reference.storage.sync_count();
+    log.compact_now(NOW).unwrap();
+    let syncs = reference.storage.sync_count() - s0;
+    let after = kvs(&log);
+    let mut tried = 0;
+    for n in 1..=syncs {
+        let m = mem();
+        let mut log = crash_setup(&m, "1048576");
+        m.storage.fail_sync_after(n);
+        assert!(log.compact_now(NOW).is_err());
+        m.storage.clear_faults();
+        drop(log);
+        m.storage.crash();
+        let names = m.storage.list_dir(&m.dir).unwrap();
+        if !names.iter().any(|n| n.ends_with(".log.swap")) {
+            continue;
+        }
+        tried += 1;
+        let _ = m.storage.remove(&m.path("krec-cleaner-swap"));
+        let log = m.open();
+        assert_eq!(kvs(&log), after, "sync {n}");
+        log.verify_indexes().unwrap();
+    }
+    assert!(tried > 0);
+}
+
+/// Kafka's `testCommitMarkerRemoval`: a COMMIT marker stays while this pass read data of its
+/// transaction, gets a delete horizon on the next pass, and goes after it.
+#[test]
+fn test_commit_marker_removal() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    log.append(
+        &txn_batch(1, 0, true, &[("a", Some("txn"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    let commit = log.append_end_txn(1, 0, 0, true, NOW).unwrap().base_offset;
+    put(&mut log, "a", Some("plain"));
+    // The producer's last batch is a later transaction, so the first one can go whole.
+    log.append(
+        &txn_batch(1, 1, true, &[("b", Some("txn2"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    log.append_end_txn(1, 0, 0, true, NOW).unwrap();
+    log.roll().unwrap();
+    let marker = |log: &Log| contents(log).1.into_iter().find(|b| b.0 == commit);
+    log.compact_now(NOW).unwrap();
+    let m1 = marker(&log).expect("kept: its transaction's data was read");
+    assert_eq!(m1.3 & HORIZON_BIT, 0);
+    assert!(!kvs(&log).iter().any(|k| k.2.as_deref() == Some("txn")));
+    put(&mut log, "c", Some("1"));
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    let m2 = marker(&log).expect("kept until its horizon");
+    assert_ne!(m2.3 & HORIZON_BIT, 0);
+    assert_eq!(m2.4, NOW + RETENTION);
+    put(&mut log, "d", Some("1"));
+    log.roll().unwrap();
+    let info = log.compact_now(NOW + RETENTION).unwrap();
+    assert!(marker(&log).is_none());
+    assert_eq!(info.markers_removed, 1);
+    assert!(kvs(&log).iter().any(|k| k.2.as_deref() == Some("txn2")));
+}
+
+/// Kafka's `testCleaningWithUncleanableSection`: segments younger than min.compaction.lag.ms are
+/// not cleaned even when not active.
+#[test]
+fn test_cleaning_with_uncleanable_section() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("min.compaction.lag.ms", "1000")]));
+    let at = |ts: i64, k: &str, v: &str| {
+        let mut b = V2Builder::new(0);
+        b.append(&Record::new(ts, Some(k.as_bytes()), Some(v.as_bytes())))
+            .unwrap();
+        b.finish().unwrap()
+    };
+    for v in ["1", "2"] {
+        append(&mut log, &at(NOW - 5000, "a", v));
+    }
+    log.roll().unwrap();
+    for v in ["3", "4"] {
+        append(&mut log, &at(NOW, "a", v));
+    }
+    log.roll().unwrap();
+    append(&mut log, &at(NOW, "b", "active"));
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.first_uncleanable_offset, 2);
+    assert_eq!(info.next_dirty_offset, 2);
+    let values: Vec<_> = kvs(&log).into_iter().filter_map(|k| k.2).collect();
+    assert_eq!(values, ["2", "3", "4", "active"]);
+    // Once old enough the young segment is cleaned too.
+    let info = log.compact_now(NOW + 1001).unwrap();
+    assert_eq!(info.first_uncleanable_offset, 4);
+    let values: Vec<_> = kvs(&log).into_iter().filter_map(|k| k.2).collect();
+    assert_eq!(values, ["4", "active"]);
+}
