@@ -622,6 +622,17 @@ impl LogConfig {
         Ok(())
     }
 
+    /// The age at which the active segment rolls (Kafka's `LogConfig.maxSegmentMs`):
+    /// `segment.ms`, or `max.compaction.lag.ms` when that is smaller on a compacted log, so that
+    /// no record stays in the never-cleaned active segment past the maximum lag (KIP-354).
+    pub fn max_segment_ms(&self) -> i64 {
+        if self.cleanup_policy.compact && self.max_compaction_lag_ms > 0 {
+            self.max_compaction_lag_ms.min(self.segment_ms)
+        } else {
+            self.segment_ms
+        }
+    }
+
     /// The magic byte batches are stored in (from `message.format.version`).
     pub fn record_magic(&self) -> u8 {
         self.message_format_version.magic()
@@ -771,6 +782,14 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.to_string().contains("max.compaction.lag.ms"), "{e}");
+        let lagged = LogConfig::from_pairs([("max.compaction.lag.ms", "1000")]).unwrap();
+        assert_eq!(lagged.max_segment_ms(), 604_800_000);
+        let compacted = LogConfig::from_pairs([
+            ("max.compaction.lag.ms", "1000"),
+            ("cleanup.policy", "compact"),
+        ])
+        .unwrap();
+        assert_eq!(compacted.max_segment_ms(), 1000);
     }
 
     #[test]

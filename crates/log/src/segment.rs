@@ -309,7 +309,7 @@ impl Segment {
         self.offset_index.can_append_offset(offset)
     }
 
-    /// Kafka's `LogSegment.shouldRoll`.
+    /// Kafka's `LogSegment.shouldRoll` (with `LogConfig.maxSegmentMs` for the age).
     pub(crate) fn should_roll(
         &self,
         config: &LogConfig,
@@ -324,7 +324,7 @@ impl Segment {
         };
         let size = self.size as i64;
         size > i64::from(config.segment_bytes) - messages_size as i64
-            || (size > 0 && waited > config.segment_ms)
+            || (size > 0 && waited > config.max_segment_ms())
             || self.offset_index.is_full()
             || self.time_index.is_full()
             || !self.can_convert_offset(max_offset_in_messages)

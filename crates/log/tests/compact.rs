@@ -863,3 +863,27 @@ fn test_cleaning_with_uncleanable_section() {
     let values: Vec<_> = kvs(&log).into_iter().filter_map(|k| k.2).collect();
     assert_eq!(values, ["4", "active"]);
 }
+
+/// KIP-354: on a compacted log the active segment rolls once it is max.compaction.lag.ms old
+/// (Kafka's `LogConfig.maxSegmentMs`), so the cleaner can reach its records.
+#[test]
+fn test_max_compaction_lag_rolls_the_active_segment() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("max.compaction.lag.ms", "100")]));
+    let at = |ts: i64, v: &str| {
+        let mut b = V2Builder::new(0);
+        b.append(&Record::new(ts, Some(b"a"), Some(v.as_bytes())))
+            .unwrap();
+        b.finish().unwrap()
+    };
+    append(&mut log, &at(NOW, "1"));
+    append(&mut log, &at(NOW + 50, "2"));
+    assert_eq!(log.info().unwrap().segments.len(), 1);
+    append(&mut log, &at(NOW + 101, "3"));
+    assert_eq!(log.info().unwrap().segments.len(), 2);
+    let c = log.cleanable(NOW + 201).unwrap();
+    assert!(c.eligible && c.compaction_delay_ms > 0, "{c:?}");
+    assert!(log.compact(NOW + 201).unwrap().cleaned);
+    let values: Vec<_> = kvs(&log).into_iter().filter_map(|k| k.2).collect();
+    assert_eq!(values, ["2", "3"]);
+}
