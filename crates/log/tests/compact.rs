@@ -925,6 +925,49 @@ fn committed_view(log: &Log) -> std::collections::BTreeMap<String, String> {
     view
 }
 
+/// What a cleaned part of the log must look like (below the next dirty offset): no keyless data
+/// record, each key at most once among the records a read_committed consumer sees, and every
+/// tombstone in a batch with a delete horizon.
+fn check_cleaned_part(log: &Log, next_dirty: i64, what: &str) {
+    let visible = committed_offsets(log);
+    let mut keys = std::collections::BTreeSet::new();
+    let mut offset = log.log_start_offset();
+    let mut scratch = Vec::new();
+    while offset < next_dirty {
+        let r = log.read(offset, 1 << 20).unwrap();
+        if r.bytes.is_empty() {
+            break;
+        }
+        for b in Entries::new(&r.bytes) {
+            let b = b.unwrap();
+            let Batch::V2(v) = b else { continue };
+            if v.is_control() {
+                continue;
+            }
+            for rec in b.records(&mut scratch, usize::MAX).unwrap() {
+                let rec = rec.unwrap();
+                if rec.offset() >= next_dirty || !visible.contains(&rec.offset()) {
+                    continue;
+                }
+                let key = rec
+                    .key()
+                    .unwrap_or_else(|| panic!("{what}: keyless record"));
+                assert!(
+                    keys.insert(key.to_vec()),
+                    "{what}: key {key:?} twice below {next_dirty}"
+                );
+                if rec.value().is_none() {
+                    assert!(
+                        v.has_delete_horizon(),
+                        "{what}: tombstone without a horizon"
+                    );
+                }
+            }
+        }
+        offset = r.next_offset;
+    }
+}
+
 /// Offsets of the records a read_committed consumer sees.
 fn committed_offsets(log: &Log) -> std::collections::BTreeSet<i64> {
     let mut out = std::collections::BTreeSet::new();
@@ -1016,6 +1059,13 @@ fn cleaning_preserves_the_latest_value_of_every_key() {
                         );
                     }
                     assert_eq!(producers(&log), producers_before, "seed {seed}");
+                    if info.cleaned {
+                        check_cleaned_part(
+                            &log,
+                            info.next_dirty_offset,
+                            &format!("seed {seed} step {step}"),
+                        );
+                    }
                     log.verify_indexes().unwrap();
                 }
                 5 if step % 7 == 0 => {
