@@ -481,6 +481,7 @@ impl Log {
         let mut scratch = Vec::new();
         let mut out = Vec::new();
         let mut metas = Vec::new();
+        let mut kept_txns = Vec::new();
         for i in range.clone() {
             let seg = &segs[i];
             let upper = if i + 1 < range.end {
@@ -534,6 +535,7 @@ impl Log {
             }
             for t in txn.cleaned_index.drain(..) {
                 cleaned.append_aborted(st, t)?;
+                kept_txns.push(t);
             }
             info.bytes_before += seg.size();
         }
@@ -548,7 +550,13 @@ impl Log {
         swap::replace(st, &dir, base, end, &old)?;
         let (mut segment, needs_recovery) = Segment::open(st, &dir, base, &self.config, now)?;
         if needs_recovery {
+            // Not expected for a segment just written and synced; recovery empties the
+            // transaction index, so it is written again from what was kept.
             segment.recover(&self.config)?;
+            for t in kept_txns {
+                segment.append_aborted(st, t)?;
+            }
+            segment.txn_index_rebuilt()?;
         }
         info.segments_cleaned += range.len();
         info.segments_written += 1;
