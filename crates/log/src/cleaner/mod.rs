@@ -18,14 +18,14 @@
 //!    timestamp of a dirty non-active segment is older than `now - max.compaction.lag.ms` and
 //!    there are dirty bytes (KIP-354); [`Log::compact_now`] cleans whenever there are dirty bytes
 //!    (what Kafka's tests do by calling the `Cleaner` directly).
-//! 4. **Offset map** ([`offset_map`]): the latest offset of every key in the dirty range, from
+//! 4. **Offset map** (`offset_map.rs`): the latest offset of every key in the dirty range, from
 //!    the dirty segments in order, skipping control batches and aborted transactional batches.
 //!    When the map holds `0.9 × slots` keys the next put stops it: the map ends at the last offset
 //!    put (a partial clean). A completely read segment moves the map's end to the next segment's
 //!    base offset - 1 (offset gaps).
-//! 5. **Groups** ([`grouping`]): every segment from the log start to the map's end + 1, grouped.
+//! 5. **Groups** (`grouping.rs`): every segment from the log start to the map's end + 1, grouped.
 //!    Each group is cleaned into one new segment at the group's first base offset and swapped in
-//!    ([`swap`]).
+//!    (`swap.rs`, which also documents the recovery of an interrupted swap).
 //! 6. The map's end + 1 becomes the new first dirty offset.
 //!
 //! # Retention of records and batches
