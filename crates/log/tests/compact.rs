@@ -1110,3 +1110,48 @@ fn test_large_message() {
     assert_eq!(got, vec![kv(1, "b", Some(&big)), kv(2, "a", Some("small"))]);
     log.verify_indexes().unwrap();
 }
+
+/// v0/v1 deletes follow Kafka's older rule: a tombstone stays while its segment's modification
+/// time is after the last clean segment's time - delete.retention.ms; cleaned segments keep the
+/// time of the last segment they replace.
+#[test]
+fn test_legacy_tombstones_follow_segment_times() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[
+        ("message.format.version", "0.10.2"),
+        ("segment.bytes", "500"),
+    ]));
+    let msg = |k: &str, v: Option<&str>| {
+        let mut b = krecords_codec::write::LegacyBuilder::new(1, 0).unwrap();
+        b.append(&Record::new(
+            m.clock.now_ms(),
+            Some(k.as_bytes()),
+            v.map(str::as_bytes),
+        ))
+        .unwrap();
+        b.finish().unwrap()
+    };
+    use krecords_log::clock::Clock;
+    let big = "x".repeat(450);
+    append(&mut log, &msg("a", Some(&"x".repeat(300))));
+    append(&mut log, &msg("a", None));
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    assert_eq!(kvs(&log), vec![kv(1, "a", None)]);
+    let seg0 = m.path(&seg(0, ".log"));
+    assert_eq!(m.storage.modified_ms(&seg0).unwrap(), NOW);
+    // The last clean segment is the tombstone's own: it stays.
+    m.clock.set(NOW + 5000);
+    append(&mut log, &msg("b", Some(&big)));
+    log.roll().unwrap();
+    log.compact_now(NOW + 5000).unwrap();
+    assert!(kvs(&log).contains(&kv(1, "a", None)));
+    assert_eq!(m.storage.modified_ms(&seg0).unwrap(), NOW);
+    // Now the last clean segment is 5 s newer than the tombstone's: it goes.
+    m.clock.set(NOW + 6000);
+    append(&mut log, &msg("c", Some(&big)));
+    log.roll().unwrap();
+    let info = log.compact_now(NOW + 6000).unwrap();
+    assert_eq!(info.tombstones_removed, 1);
+    assert!(!kvs(&log).iter().any(|k| k.1.as_deref() == Some("a")));
+}

@@ -60,8 +60,8 @@
 //! * The offset map stops at the first uncleanable offset inside a segment (Kafka reads the
 //!   dirty segments whole); both end the map at `first uncleanable - 1`.
 //! * An empty control batch (kept for producer state) counts as a marker that may go.
-//! * The cleaned segment's modification time is not set to the last old segment's (the
-//!   [`crate::storage::Storage`] trait cannot set it); this matters only for v0/v1 deletes.
+//! * The cleaned segment's `.log` gets the modification time of the last segment it replaces
+//!   (Kafka sets it on every file of the segment); only the `.log` time is ever read.
 //! * `log.cleaner.io.buffer.size` sets the read window (half of it); batches larger than it are
 //!   read whole.
 
@@ -542,6 +542,14 @@ impl Log {
         cleaned.seal()?;
         info.bytes_after += cleaned.size();
         drop(cleaned);
+        // Kafka's `cleaned.setLastModified(segments.last.lastModified)`.
+        let modified = segs[range.end - 1].last_modified(st)?;
+        let cleaned_log = dir.join(format!(
+            "{}{CLEANED_SUFFIX}",
+            files::file_name(base, files::LOG_SUFFIX)
+        ));
+        st.set_modified_ms(&cleaned_log, modified)
+            .map_err(|e| Error::io("set the modification time of", &cleaned_log, e))?;
         st.sync_dir(&dir).map_err(|e| Error::io("sync", &dir, e))?;
         let old: Vec<i64> = segs[range.clone()]
             .iter()
