@@ -1155,3 +1155,44 @@ fn test_legacy_tombstones_follow_segment_times() {
     assert_eq!(info.tombstones_removed, 1);
     assert!(!kvs(&log).iter().any(|k| k.1.as_deref() == Some("a")));
 }
+
+/// The transaction state of a pass spans its groups (Kafka's `doClean` hands one
+/// `CleanedTransactionMetadata` to every group): aborted data removed in one group keeps its
+/// ABORT marker, cleaned in a later group, for one more pass.
+#[test]
+fn test_aborted_data_and_marker_in_different_groups() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("segment.bytes", "300")]));
+    let big = "x".repeat(200);
+    log.append(
+        &txn_batch(1, 0, true, &[("a", Some(&big))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    log.roll().unwrap();
+    let abort = log.append_end_txn(1, 0, 0, false, NOW).unwrap().base_offset;
+    log.roll().unwrap();
+    log.append(
+        &txn_batch(1, 1, true, &[("c", Some("later"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    log.append_end_txn(1, 0, 0, true, NOW).unwrap();
+    log.roll().unwrap();
+    put(&mut log, "z", Some("active"));
+    let first = log.compact_now(NOW).unwrap();
+    assert!(first.segments_written >= 2, "{first:?}");
+    let (kv1, batches) = contents(&log);
+    assert!(!kv1.iter().any(|k| k.1.as_deref() == Some("a")));
+    let marker = batches.iter().find(|b| b.0 == abort).expect("marker kept");
+    assert_eq!(marker.3 & HORIZON_BIT, 0);
+    assert_eq!(log.aborted_txns().len(), 1);
+    log.roll().unwrap();
+    put(&mut log, "y", Some("1"));
+    let second = log.compact_now(NOW).unwrap();
+    assert!(second.cleaned);
+    let (_, batches) = contents(&log);
+    let marker = batches.iter().find(|b| b.0 == abort).expect("marker kept");
+    assert_ne!(marker.3 & HORIZON_BIT, 0);
+    assert!(log.aborted_txns().is_empty());
+}

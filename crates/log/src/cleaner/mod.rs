@@ -50,7 +50,8 @@
 //!   and its last offset (Kafka's `overrideLastOffset`, so the producer's last sequence stays),
 //!   a v0/v1 wrapper starts at its first kept record.
 //! * Each cleaned segment's `.txnindex` holds the aborted transactions whose ABORT marker it
-//!   keeps while this pass removed their data.
+//!   keeps while this pass removed their data. The transaction state spans every group of a
+//!   pass, so data removed in one group keeps its marker in a later one.
 //!
 //! Producer state is not changed by cleaning: the batches it was built from that matter (each
 //! producer's last) stay, so a replay after reopening gives the same state.
@@ -381,6 +382,9 @@ impl Log {
                 )
             })
             .collect();
+        // One transaction state for the whole pass, as Kafka's `doClean` passes one
+        // `CleanedTransactionMetadata` to every group.
+        let mut txn = TxnMetadata::default();
         let mut shift = 0;
         for g in groups {
             let r = (g.start - shift)..(g.end - shift);
@@ -391,7 +395,7 @@ impl Log {
                 delete_retention_ms: self.config.delete_retention_ms,
                 active_producers: &active_producers,
             };
-            self.clean_group(r, &ctx, legacy_delete_horizon, &mut info)?;
+            self.clean_group(r, &ctx, &mut txn, legacy_delete_horizon, &mut info)?;
         }
         write_checkpoint(self, end_offset)?;
         info.cleaned = true;
@@ -464,6 +468,7 @@ impl Log {
         &mut self,
         range: Range<usize>,
         ctx: &Context<'_>,
+        txn: &mut TxnMetadata,
         legacy_delete_horizon: i64,
         info: &mut CompactInfo,
     ) -> Result<()> {
@@ -477,7 +482,6 @@ impl Log {
         let mut cleaned =
             Segment::create_with_suffix(st, &dir, base, &self.config, now, CLEANED_SUFFIX)?;
         let window = self.read_window();
-        let mut txn = TxnMetadata::default();
         let mut scratch = Vec::new();
         let mut out = Vec::new();
         let mut metas = Vec::new();
@@ -496,7 +500,7 @@ impl Log {
                 let before = out.len();
                 let wrote = clean::clean_batch(
                     ctx,
-                    &mut txn,
+                    txn,
                     &b,
                     retain_legacy_deletes,
                     &mut scratch,
