@@ -571,6 +571,15 @@ fn compact_keeps_the_latest_record_of_each_key() {
     keys.dedup();
     assert_eq!(keys.len(), n, "{read:?}");
     assert_eq!(d.run(&["verify", &d.arg("c")], b"").code, 0);
+    // A checkpoint past records that were never cleaned is a problem verify reports.
+    std::fs::write(d.path("c").join("krec-cleaner-offset"), "12\n").unwrap();
+    let v = d.run(&["verify", &d.arg("c")], b"");
+    assert_eq!(v.code, 1);
+    assert!(
+        String::from_utf8_lossy(&v.stdout).contains("[compaction]"),
+        "{}",
+        String::from_utf8_lossy(&v.stdout)
+    );
 }
 
 #[test]
