@@ -1196,3 +1196,40 @@ fn test_aborted_data_and_marker_in_different_groups() {
     assert_ne!(marker.3 & HORIZON_BIT, 0);
     assert!(log.aborted_txns().is_empty());
 }
+
+/// A reader opening a directory left mid-swap sees a whole state (here the state after, since the
+/// swap set is complete) and changes nothing in the directory.
+#[test]
+fn read_only_open_of_an_interrupted_swap_changes_nothing() {
+    let reference = mem();
+    let mut log = crash_setup(&reference, "1048576");
+    let s0 = reference.storage.sync_count();
+    log.compact_now(NOW).unwrap();
+    let syncs = reference.storage.sync_count() - s0;
+    let after = kvs(&log);
+    let mut tried = 0;
+    for n in 1..=syncs {
+        let m = mem();
+        let mut log = crash_setup(&m, "1048576");
+        m.storage.fail_sync_after(n);
+        assert!(log.compact_now(NOW).is_err());
+        m.storage.clear_faults();
+        drop(log);
+        m.storage.crash();
+        let names = m.storage.list_dir(&m.dir).unwrap();
+        if !names.iter().any(|n| n.ends_with(".swap")) {
+            continue;
+        }
+        tried += 1;
+        let files = m.snapshot();
+        let log = Log::open_read_only_with(&m.dir, m.env.clone()).unwrap();
+        assert_eq!(kvs(&log), after, "sync {n}");
+        drop(log);
+        assert_eq!(
+            m.snapshot(),
+            files,
+            "sync {n}: the reader changed the directory"
+        );
+    }
+    assert!(tried > 0);
+}
