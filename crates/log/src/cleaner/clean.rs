@@ -41,7 +41,10 @@ enum Retention {
 }
 
 /// The control record key of a control batch's first record, `None` when it has none.
-fn control_key(b: &layout::V2Batch<'_>, scratch: &mut Vec<u8>) -> Result<Option<ControlRecordKey>> {
+pub(super) fn control_key(
+    b: &layout::V2Batch<'_>,
+    scratch: &mut Vec<u8>,
+) -> Result<Option<ControlRecordKey>> {
     let at = b.position();
     let mut records = b
         .records(scratch, DEFAULT_DECOMPRESS_LIMIT)

@@ -79,7 +79,6 @@ use crate::segment::{BatchMeta, Segment};
 use crate::transaction::AbortedTxn;
 use clean::{Context, LastRecord};
 use grouping::{group_segments, SegmentSizes};
-use krecords_codec::control::ControlRecordKey;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 use offset_map::OffsetMap;
@@ -198,20 +197,6 @@ fn aborted_txns(segments: &[Segment], from: usize, log_start: i64, upper: i64) -
         .flat_map(|s| s.txn_index().entries().iter().copied())
         .filter(|t| t.last_offset >= log_start && t.first_offset < upper)
         .collect()
-}
-
-fn control_key(b: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<Option<ControlRecordKey>> {
-    let Batch::V2(v2) = b else { return Ok(None) };
-    let at = b.position();
-    let bad = |e: krecords_codec::Error| Error::CorruptFile {
-        path: std::path::PathBuf::from(format!("control batch at byte {at}")),
-        reason: e.to_string(),
-    };
-    let mut records = v2.records(scratch, DEFAULT_DECOMPRESS_LIMIT).map_err(bad)?;
-    match records.next_record().map_err(bad)? {
-        Some(r) => Ok(Some(ControlRecordKey::parse(r.key, at).map_err(bad)?)),
-        None => Ok(None),
-    }
 }
 
 impl Log {
@@ -433,11 +418,11 @@ impl Log {
                     Batch::V2(v) => (v.is_control(), v.is_transactional(), v.raw_producer_id()),
                     Batch::Legacy(_) => (false, false, -1),
                 };
-                if control {
-                    let key = control_key(&b, &mut key_scratch)?;
-                    if let Batch::V2(v) = &b {
-                        txn.on_control_batch(v, key);
-                    }
+                if let (true, Batch::V2(v)) = (control, &b) {
+                    let key = clean::control_key(v, &mut key_scratch).map_err(|e| {
+                        Error::corrupt(seg.location(b.position() as u64), e.to_string())
+                    })?;
+                    txn.on_control_batch(v, key);
                 } else if !txn.on_batch(b.last_offset(), transactional, pid) {
                     let at = b.position();
                     let records = b
