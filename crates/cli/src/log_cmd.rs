@@ -75,6 +75,7 @@ enum Command {
     /// {"log_start_offset":N,"high_watermark":N,"last_stable_offset":N,"segments":[{"file":..,
     ///  "base_offset":N,"next_offset":N,"size_bytes":N,"max_timestamp":T|null,
     ///  "offset_index_entries":N,"time_index_entries":N},...]}
+    /// plus "dirty_ratio":R for a compacted log (the cleaner's dirty ratio now).
     #[command(verbatim_doc_comment)]
     Info(DirArgs),
     /// Scan every segment, truncate at the first invalid batch, rebuild the indexes.
@@ -91,6 +92,41 @@ enum Command {
     /// start offset moves up. Prints {"deleted_segments":N,"log_start_offset":N}.
     #[command(verbatim_doc_comment)]
     Retain(WriteDirArgs),
+    Compact(CompactArgs),
+}
+
+/// Run one pass of Kafka's log cleaner on a cleanup.policy=compact log.
+///
+/// Keeps the latest record of each key; tombstones (null values) and markers of emptied
+/// transactions stay until their delete horizon (now + delete.retention.ms, set on the first
+/// pass that keeps them); aborted transactional data goes; each producer's last batch stays
+/// (empty if need be); batches keep their offsets. Cleans only when Kafka's cleaner would pick
+/// the log (dirty ratio above min.cleanable.dirty.ratio, or max.compaction.lag.ms exceeded)
+/// unless --always. Prints one line:
+///   {"cleaned":B,"first_dirty_offset":N,"first_uncleanable_offset":N,"dirty_ratio":R,
+///    "next_dirty_offset":N,"segments_cleaned":N,"segments_written":N,"bytes_before":N,
+///    "bytes_after":N,"records_read":N,"records_removed":N,"tombstones_removed":N,
+///    "keyless_records_removed":N,"aborted_records_removed":N,"markers_removed":N,
+///    "batches_removed":N,"batches_rewritten":N,"batches_emptied":N,"delete_horizons_set":N,
+///    "map_keys":N,"map_full":B}
+///
+/// Examples:
+///   krec log compact /tmp/table-0
+///   krec log compact /tmp/table-0 --now 1714000000000 --always
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+struct CompactArgs {
+    /// The log directory.
+    dir: PathBuf,
+    /// The cleaner's clock, in ms since the epoch (default: now): delete horizons are set to
+    /// and compared with it, and the compaction lags measured from it.
+    #[arg(long, value_name = "MS")]
+    now: Option<i64>,
+    /// Clean whatever the dirty ratio and lags say (anything below the first uncleanable offset).
+    #[arg(long)]
+    always: bool,
+    #[command(flatten)]
+    writer: WriterArgs,
 }
 
 /// Create an empty log in DIR (created if needed).
@@ -109,7 +145,9 @@ struct CreateArgs {
     /// segment.index.bytes, index.interval.bytes, max.message.bytes, message.timestamp.type,
     /// message.timestamp.before.max.ms, message.timestamp.after.max.ms, compression.type,
     /// compression.{gzip,lz4,zstd}.level, message.format.version, retention.ms, retention.bytes,
-    /// cleanup.policy, flush.messages, flush.ms.
+    /// cleanup.policy, flush.messages, flush.ms, min.cleanable.dirty.ratio, min.compaction.lag.ms,
+    /// max.compaction.lag.ms, delete.retention.ms, log.cleaner.dedupe.buffer.size,
+    /// log.cleaner.io.buffer.size.
     #[arg(long = "config", value_name = "NAME=VALUE")]
     configs: Vec<String>,
     #[command(flatten)]
@@ -398,6 +436,23 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             Ok(Outcome::Ok)
         }),
         Command::Recover(a) => recover(&a.dir, a.writer.options(), out),
+        Command::Compact(a) => {
+            let access = Access::Write(a.writer.options());
+            with_log(&a.dir.clone(), access, out, |log, out| {
+                let now = a.now.unwrap_or_else(|| {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+                });
+                let info = if a.always {
+                    log.compact_now(now)?
+                } else {
+                    log.compact(now)?
+                };
+                print_json(out, &info)?;
+                Ok(Outcome::Ok)
+            })
+        }
         Command::Retain(a) => {
             let access = Access::Write(a.writer.options());
             with_log(&a.dir, access, out, |log, out| {

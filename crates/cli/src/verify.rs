@@ -36,7 +36,9 @@ use std::sync::Mutex;
 ///   .txnindex   Kafka's 34-byte aborted-transaction entries, each ending at an abort marker
 ///               of its producer
 /// and in the directory: <offset>.snapshot producer snapshots (version, CRC-32C, entry count),
-/// leader-epoch-checkpoint and krec-log.json. Zero-filled index tails (preallocated space of an
+/// leader-epoch-checkpoint and krec-log.json; for a compacted log with krec-cleaner-offset, the
+/// cleaned part below it (each key once among committed records, no keyless record, v2
+/// tombstones with a delete horizon). Zero-filled index tails (preallocated space of an
 /// active segment) are not problems; missing index files are not either (Kafka rebuilds them).
 ///
 /// A broker's data directory (a log.dirs root: meta.properties, checkpoints and TOPIC-N
@@ -451,6 +453,9 @@ impl<W: Write> Verifier<'_, W> {
                 self.config(&p)?;
             }
         }
+        if names.iter().any(|n| n == files::CLEANER_OFFSET_FILE) {
+            self.compaction(dir)?;
+        }
         let first = segments.first().map(|s| s.0);
         Ok(first.map(|f| (f, log_end.unwrap_or(f))))
     }
@@ -580,6 +585,95 @@ impl<W: Write> Verifier<'_, W> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A compacted log's cleaned part (below `krec-cleaner-offset`): every key at most once among
+    /// the records a read_committed consumer sees, no record without a key, every v2 tombstone
+    /// in a batch with a delete horizon (the cleaner sets it on the first pass that keeps one).
+    fn compaction(&mut self, dir: &Path) -> Result<(), Failure> {
+        let path = dir.join(files::CLEANER_OFFSET_FILE);
+        let Some(bytes) = self.read_file(&path)? else {
+            return Ok(());
+        };
+        let name = path.display().to_string();
+        let Some(first_dirty) = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok())
+        else {
+            self.problem(&name, None, "compaction", "expected one offset")?;
+            return Ok(());
+        };
+        // Problems of the segments themselves are reported by the other checks.
+        let Ok(log) = krecords_log::Log::open_read_only(dir) else {
+            return Ok(());
+        };
+        if !log.config().cleanup_policy.compact
+            || first_dirty < log.log_start_offset()
+            || first_dirty > log.log_end_offset()
+        {
+            return Ok(());
+        }
+        let end = first_dirty.min(log.last_stable_offset());
+        let rc = krecords_log::IsolationLevel::ReadCommitted;
+        let mut visible = std::collections::BTreeSet::new();
+        let mut offset = log.log_start_offset();
+        while offset < end {
+            let Ok(c) = log.consume(offset, 1 << 20, rc) else {
+                return Ok(());
+            };
+            visible.extend(c.records.iter().map(|r| r.offset));
+            if c.next_offset <= offset {
+                break;
+            }
+            offset = c.next_offset;
+        }
+        let mut seen: std::collections::HashMap<Vec<u8>, i64> = std::collections::HashMap::new();
+        let mut problems = Vec::new();
+        let mut offset = log.log_start_offset();
+        while offset < end && problems.len() < 100 {
+            let Ok(r) = log.read(offset, 1 << 20) else {
+                return Ok(());
+            };
+            for b in krecords_codec::read::Entries::new(&r.bytes).flatten() {
+                let (control, horizon) = match &b {
+                    Batch::V2(v) => (v.is_control(), Some(v.has_delete_horizon())),
+                    Batch::Legacy(_) => (false, None),
+                };
+                if control {
+                    continue;
+                }
+                let Ok(records) = b.records(&mut self.scratch, self.limit) else {
+                    continue;
+                };
+                for rec in records.flatten() {
+                    let o = rec.offset();
+                    if o < offset || o >= end || !visible.contains(&o) {
+                        continue;
+                    }
+                    let Some(key) = rec.key() else {
+                        problems.push(format!("offset {o}: a record without a key below the first dirty offset {first_dirty}"));
+                        continue;
+                    };
+                    if let Some(prev) = seen.insert(key.to_vec(), o) {
+                        problems.push(format!(
+                            "offset {o}: key {} also at offset {prev}, both below the first dirty offset {first_dirty}",
+                            String::from_utf8_lossy(key)
+                        ));
+                    }
+                    if rec.value().is_none() && horizon == Some(false) {
+                        problems.push(format!("offset {o}: a tombstone in a batch without a delete horizon below the first dirty offset {first_dirty}"));
+                    }
+                }
+            }
+            if r.next_offset <= offset {
+                break;
+            }
+            offset = r.next_offset;
+        }
+        for p in problems {
+            self.problem(&name, None, "compaction", &p)?;
         }
         Ok(())
     }

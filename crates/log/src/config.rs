@@ -22,6 +22,19 @@
 //! | `flush.ms`                         | 9223372036854775807 | >= 0                   |
 //! | `producer.id.expiration.ms`        | 86400000 (1 day)    | 1 ..= 2147483647       |
 //! | `producer.id.expiration.check.interval.ms` | 600000 (10 min) | 1 ..= 2147483647 |
+//! | `min.cleanable.dirty.ratio`        | 0.5                 | 0 ..= 1                |
+//! | `min.compaction.lag.ms`            | 0                   | >= 0                   |
+//! | `max.compaction.lag.ms`            | 9223372036854775807 | >= 1                   |
+//! | `delete.retention.ms`              | 86400000 (1 day)    | >= 0                   |
+//! | `log.cleaner.dedupe.buffer.size`   | 134217728 (128 MiB) | >= 48 (two map slots)  |
+//! | `log.cleaner.io.buffer.size`       | 524288 (512 KiB)    | >= 0                   |
+//!
+//! The compaction settings (see [`crate::cleaner`]): `min.compaction.lag.ms` may not exceed
+//! `max.compaction.lag.ms` (Kafka's `LogConfig.validateValues`). The two `log.cleaner.*` settings
+//! are broker configurations in Kafka (`CleanerConfig`, one cleaner thread): the memory of the
+//! cleaner's offset map (24 bytes a slot: a 16-byte MD5 of the key and an 8-byte offset) and of
+//! its read and write buffers (half each). Kafka accepts any dedupe buffer size; below two slots
+//! a cleaning pass could not map a single key, so it is refused here.
 //!
 //! Defaults follow current Apache Kafka (4.x), where `message.timestamp.after.max.ms` became one
 //! hour (it was `Long.MAX_VALUE` in 3.x). `message.format.version` is kept as Kafka had it before
@@ -175,7 +188,7 @@ impl MessageFormatVersion {
 pub struct CleanupPolicy {
     /// Segments are deleted by `retention.ms` / `retention.bytes`.
     pub delete: bool,
-    /// The log is compacted: appends must carry keys (compaction itself is not implemented yet).
+    /// The log is compacted: appends must carry keys, and [`crate::Log::compact`] cleans it.
     pub compact: bool,
 }
 
@@ -189,8 +202,26 @@ impl CleanupPolicy {
     }
 }
 
+/// `min.cleanable.dirty.ratio`: a ratio between 0 and 1 (never NaN, so it is `Eq`).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct DirtyRatio(f64);
+
+impl Eq for DirtyRatio {}
+
+impl DirtyRatio {
+    /// The ratio, `None` outside 0..=1 or NaN.
+    pub fn new(ratio: f64) -> Option<Self> {
+        (0.0..=1.0).contains(&ratio).then_some(DirtyRatio(ratio))
+    }
+
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
 /// The names [`LogConfig`] knows, in the order [`LogConfig::to_pairs`] lists them.
-pub const CONFIG_NAMES: [&str; 20] = [
+pub const CONFIG_NAMES: [&str; 26] = [
     "segment.bytes",
     "segment.ms",
     "segment.index.bytes",
@@ -211,6 +242,12 @@ pub const CONFIG_NAMES: [&str; 20] = [
     "flush.ms",
     "producer.id.expiration.ms",
     "producer.id.expiration.check.interval.ms",
+    "min.cleanable.dirty.ratio",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "delete.retention.ms",
+    "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.io.buffer.size",
 ];
 
 /// The configuration of one log, with Kafka's topic configuration names and defaults (see the
@@ -270,6 +307,21 @@ pub struct LogConfig {
     /// `producer.id.expiration.check.interval.ms`: how often (checked on append) expired producer
     /// ids are removed.
     pub producer_id_expiration_check_interval_ms: i64,
+    /// `min.cleanable.dirty.ratio`: a compacted log is cleaned once the dirty part is more than
+    /// this share of the cleanable bytes.
+    pub min_cleanable_dirty_ratio: DirtyRatio,
+    /// `min.compaction.lag.ms`: segments whose newest timestamp is younger are not cleaned.
+    pub min_compaction_lag_ms: i64,
+    /// `max.compaction.lag.ms`: a log whose oldest dirty segment started this long ago is cleaned
+    /// whatever its dirty ratio.
+    pub max_compaction_lag_ms: i64,
+    /// `delete.retention.ms`: how long tombstones (and markers of emptied transactions) are kept
+    /// after the cleaner first keeps them (KIP-534's delete horizon).
+    pub delete_retention_ms: i64,
+    /// `log.cleaner.dedupe.buffer.size`: memory of the cleaner's offset map.
+    pub cleaner_dedupe_buffer_size: i64,
+    /// `log.cleaner.io.buffer.size`: memory of the cleaner's read and write buffers.
+    pub cleaner_io_buffer_size: i64,
 }
 
 impl Default for LogConfig {
@@ -301,6 +353,12 @@ impl Default for LogConfig {
             flush_ms: i64::MAX,
             producer_id_expiration_ms: 86_400_000,
             producer_id_expiration_check_interval_ms: 600_000,
+            min_cleanable_dirty_ratio: DirtyRatio(0.5),
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
+            delete_retention_ms: 86_400_000,
+            cleaner_dedupe_buffer_size: 128 << 20,
+            cleaner_io_buffer_size: 512 << 10,
         }
     }
 }
@@ -319,6 +377,15 @@ fn parse_long(name: &str, value: &str, min: i64, max: i64) -> Result<i64> {
         return Err(Error::config(name, value, format!("value must be {range}")));
     }
     Ok(v)
+}
+
+/// A ratio as Java's `Double.toString` prints the usual ones (`0.5`, `1.0`, `0.0`).
+fn format_ratio(r: f64) -> String {
+    if r.fract() == 0.0 {
+        format!("{r:.1}")
+    } else {
+        r.to_string()
+    }
 }
 
 fn parse_int(name: &str, value: &str, min: i32, max: i32) -> Result<i32> {
@@ -454,6 +521,29 @@ impl LogConfig {
                 self.producer_id_expiration_check_interval_ms =
                     parse_long(name, value, 1, i64::from(i32::MAX))?;
             }
+            "min.cleanable.dirty.ratio" => {
+                let ratio: f64 = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| Error::config(name, value, "expected a number"))?;
+                self.min_cleanable_dirty_ratio = DirtyRatio::new(ratio)
+                    .ok_or_else(|| Error::config(name, value, "value must be between 0 and 1"))?;
+            }
+            "min.compaction.lag.ms" => {
+                self.min_compaction_lag_ms = parse_long(name, value, 0, i64::MAX)?;
+            }
+            "max.compaction.lag.ms" => {
+                self.max_compaction_lag_ms = parse_long(name, value, 1, i64::MAX)?;
+            }
+            "delete.retention.ms" => {
+                self.delete_retention_ms = parse_long(name, value, 0, i64::MAX)?
+            }
+            "log.cleaner.dedupe.buffer.size" => {
+                self.cleaner_dedupe_buffer_size = parse_long(name, value, 48, i64::MAX)?;
+            }
+            "log.cleaner.io.buffer.size" => {
+                self.cleaner_io_buffer_size = parse_long(name, value, 0, i64::from(i32::MAX))?;
+            }
             _ => return Err(Error::config(name, value, "unknown configuration")),
         }
         Ok(())
@@ -484,6 +574,12 @@ impl LogConfig {
             "producer.id.expiration.check.interval.ms" => {
                 self.producer_id_expiration_check_interval_ms.to_string()
             }
+            "min.cleanable.dirty.ratio" => format_ratio(self.min_cleanable_dirty_ratio.get()),
+            "min.compaction.lag.ms" => self.min_compaction_lag_ms.to_string(),
+            "max.compaction.lag.ms" => self.max_compaction_lag_ms.to_string(),
+            "delete.retention.ms" => self.delete_retention_ms.to_string(),
+            "log.cleaner.dedupe.buffer.size" => self.cleaner_dedupe_buffer_size.to_string(),
+            "log.cleaner.io.buffer.size" => self.cleaner_io_buffer_size.to_string(),
             _ => return None,
         })
     }
@@ -496,12 +592,23 @@ impl LogConfig {
             .collect()
     }
 
-    /// Checks combinations: zstd needs message format v2.
+    /// Checks combinations: zstd needs message format v2; `min.compaction.lag.ms` may not exceed
+    /// `max.compaction.lag.ms`.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidConfig`] naming the offending setting.
     pub fn validate(&self) -> Result<()> {
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms {
+            return Err(Error::config(
+                "min.compaction.lag.ms",
+                self.min_compaction_lag_ms.to_string(),
+                format!(
+                    "conflicts with max.compaction.lag.ms ({}): the minimum lag may not exceed the maximum",
+                    self.max_compaction_lag_ms
+                ),
+            ));
+        }
         if self.compression_type == CompressionType::Zstd && self.record_magic() < 2 {
             return Err(Error::config(
                 "compression.type",
@@ -513,6 +620,17 @@ impl LogConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The age at which the active segment rolls (Kafka's `LogConfig.maxSegmentMs`):
+    /// `segment.ms`, or `max.compaction.lag.ms` when that is smaller on a compacted log, so that
+    /// no record stays in the never-cleaned active segment past the maximum lag (KIP-354).
+    pub fn max_segment_ms(&self) -> i64 {
+        if self.cleanup_policy.compact && self.max_compaction_lag_ms > 0 {
+            self.max_compaction_lag_ms.min(self.segment_ms)
+        } else {
+            self.segment_ms
+        }
     }
 
     /// The magic byte batches are stored in (from `message.format.version`).
@@ -539,6 +657,9 @@ impl LogConfig {
         for (name, value) in self.to_pairs() {
             let v = match value.parse::<i64>() {
                 Ok(n) if name != "message.format.version" => Value::from(n),
+                _ if name == "min.cleanable.dirty.ratio" => {
+                    Value::from(self.min_cleanable_dirty_ratio.get())
+                }
                 _ => Value::from(value),
             };
             map.insert(name.to_owned(), v);
@@ -609,7 +730,66 @@ mod tests {
         assert_eq!(c.flush_ms, i64::MAX);
         assert_eq!(c.producer_id_expiration_ms, 86_400_000);
         assert_eq!(c.producer_id_expiration_check_interval_ms, 600_000);
+        assert_eq!(c.min_cleanable_dirty_ratio.get(), 0.5);
+        assert_eq!(c.min_compaction_lag_ms, 0);
+        assert_eq!(c.max_compaction_lag_ms, i64::MAX);
+        assert_eq!(c.delete_retention_ms, 86_400_000);
+        assert_eq!(c.cleaner_dedupe_buffer_size, 134_217_728);
+        assert_eq!(c.cleaner_io_buffer_size, 524_288);
         assert_eq!(c.to_pairs().len(), CONFIG_NAMES.len());
+    }
+
+    #[test]
+    fn compaction_settings() {
+        let c = LogConfig::from_pairs([
+            ("cleanup.policy", "compact"),
+            ("min.cleanable.dirty.ratio", "0.25"),
+            ("min.compaction.lag.ms", "1000"),
+            ("max.compaction.lag.ms", "5000"),
+            ("delete.retention.ms", "0"),
+            ("log.cleaner.dedupe.buffer.size", "4800"),
+            ("log.cleaner.io.buffer.size", "1024"),
+        ])
+        .unwrap();
+        assert_eq!(c.get("min.cleanable.dirty.ratio").unwrap(), "0.25");
+        let json = c.to_json();
+        assert_eq!(json["min.cleanable.dirty.ratio"], 0.25);
+        assert_eq!(json["max.compaction.lag.ms"], 5000);
+        assert_eq!(LogConfig::from_json(&json).unwrap(), c);
+        let d = LogConfig::default();
+        assert_eq!(d.get("min.cleanable.dirty.ratio").unwrap(), "0.5");
+        assert_eq!(LogConfig::from_json(&d.to_json()).unwrap(), d);
+        let one = LogConfig::from_pairs([("min.cleanable.dirty.ratio", "1")]).unwrap();
+        assert_eq!(one.get("min.cleanable.dirty.ratio").unwrap(), "1.0");
+        assert_eq!(LogConfig::from_json(&one.to_json()).unwrap(), one);
+        for (n, v) in [
+            ("min.cleanable.dirty.ratio", "1.5"),
+            ("min.cleanable.dirty.ratio", "-0.1"),
+            ("min.cleanable.dirty.ratio", "NaN"),
+            ("min.cleanable.dirty.ratio", "x"),
+            ("min.compaction.lag.ms", "-1"),
+            ("max.compaction.lag.ms", "0"),
+            ("delete.retention.ms", "-1"),
+            ("log.cleaner.dedupe.buffer.size", "47"),
+            ("log.cleaner.io.buffer.size", "-1"),
+        ] {
+            let e = LogConfig::from_pairs([(n, v)]).unwrap_err();
+            assert_eq!(e.kafka_name(), "INVALID_CONFIG", "{n}={v}");
+        }
+        let e = LogConfig::from_pairs([
+            ("min.compaction.lag.ms", "10"),
+            ("max.compaction.lag.ms", "5"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("max.compaction.lag.ms"), "{e}");
+        let lagged = LogConfig::from_pairs([("max.compaction.lag.ms", "1000")]).unwrap();
+        assert_eq!(lagged.max_segment_ms(), 604_800_000);
+        let compacted = LogConfig::from_pairs([
+            ("max.compaction.lag.ms", "1000"),
+            ("cleanup.policy", "compact"),
+        ])
+        .unwrap();
+        assert_eq!(compacted.max_segment_ms(), 1000);
     }
 
     #[test]

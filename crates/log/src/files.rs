@@ -10,6 +10,8 @@
 //! krec-log.json                   our configuration, Kafka's names
 //! krec-recovery-point             "<offset>\n": every segment below it is fully synced
 //! krec-clean-shutdown             present only while the log is closed cleanly
+//! krec-cleaner-offset             "<offset>\n": the compaction's first dirty offset
+//! krec-cleaner-swap               "<base> <end>\n": only while cleaned segments are swapped in
 //! krec.lock                       locked (flock) by the one writer; empty, never deleted
 //! ```
 //!
@@ -37,6 +39,8 @@ pub const SNAPSHOT_SUFFIX: &str = ".snapshot";
 pub const DELETED_SUFFIX: &str = ".deleted";
 /// Suffix Kafka gives files being cleaned.
 pub const CLEANED_SUFFIX: &str = ".cleaned";
+/// Suffix Kafka gives cleaned segment files while they replace the old ones.
+pub const SWAP_SUFFIX: &str = ".swap";
 /// Suffix of temporary files written before an atomic rename.
 pub const TMP_SUFFIX: &str = ".tmp";
 /// The configuration file.
@@ -47,6 +51,12 @@ pub const CLEAN_SHUTDOWN_FILE: &str = "krec-clean-shutdown";
 pub const LOCK_FILE: &str = "krec.lock";
 /// The recovery point checkpoint.
 pub const RECOVERY_POINT_FILE: &str = "krec-recovery-point";
+/// The cleaner's first dirty offset (Kafka's `cleaner-offset-checkpoint`, for this one
+/// partition): `"<offset>\n"`.
+pub const CLEANER_OFFSET_FILE: &str = "krec-cleaner-offset";
+/// The offset range of a cleaned segment being swapped in: `"<base> <end>\n"`, present only
+/// while a replacement is under way (see the cleaner).
+pub const CLEANER_SWAP_FILE: &str = "krec-cleaner-swap";
 /// Kafka's leader epoch checkpoint.
 pub const LEADER_EPOCH_CHECKPOINT_FILE: &str = "leader-epoch-checkpoint";
 

@@ -115,12 +115,19 @@
 //! Producer state is saved in Kafka's `<offset>.snapshot` files at rolls and clean shutdowns and
 //! rebuilt from the latest one plus the log after it when the log opens.
 //!
+//! # Compaction
+//!
+//! [`Log::compact`] runs one pass of Kafka's log cleaner on a `cleanup.policy=compact` log: the
+//! latest record of each key is kept, tombstones until their delete horizon (KIP-534), aborted
+//! transactional data and finished markers go, producers' last batches stay; cleaned segments are
+//! swapped in crash-safely. See [`cleaner`].
+//!
 //! # Not yet
 //!
-//! Compaction (`cleanup.policy=compact` only requires keys) and down-conversion on read for old
-//! consumers are not available.
+//! Down-conversion on read for old consumers is not available.
 #![deny(missing_docs)]
 
+pub mod cleaner;
 pub mod clock;
 pub mod config;
 pub mod consumer;
@@ -138,6 +145,7 @@ pub mod storage;
 pub mod transaction;
 mod validate;
 
+pub use cleaner::{CleanableInfo, CompactInfo};
 pub use config::LogConfig;
 pub use error::{Error, Location, RecordError, Result};
 /// The codec this log is built on, re-exported so that one dependency gives both.

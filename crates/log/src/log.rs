@@ -204,7 +204,7 @@ pub struct SegmentInfo {
 
 /// The state of the log, as `krec log info` prints it:
 /// `{"log_start_offset":N,"high_watermark":N,"last_stable_offset":N,"segments":[...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LogInfo {
     /// First offset of the log.
     pub log_start_offset: i64,
@@ -215,6 +215,11 @@ pub struct LogInfo {
     pub last_stable_offset: i64,
     /// The segments, oldest first.
     pub segments: Vec<SegmentInfo>,
+    /// For a compacted log (`cleanup.policy` with `compact`), the cleaner's dirty ratio now:
+    /// bytes not yet cleaned (and cleanable) over all cleanable bytes (see
+    /// [`Log::cleanable`]); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_ratio: Option<f64>,
     /// The log end offset (equal to the high watermark).
     #[serde(skip)]
     pub log_end_offset: i64,
@@ -242,17 +247,17 @@ pub struct RetainInfo {
 /// Dropping a log without [`Log::close`] leaves it as a crash would: the next open recovers it.
 #[derive(Debug)]
 pub struct Log {
-    dir: PathBuf,
-    env: Env,
-    config: LogConfig,
+    pub(crate) dir: PathBuf,
+    pub(crate) env: Env,
+    pub(crate) config: LogConfig,
     /// Oldest first; never empty; the last one is active.
-    segments: Vec<Segment>,
-    log_start_offset: i64,
+    pub(crate) segments: Vec<Segment>,
+    pub(crate) log_start_offset: i64,
     /// Segments from the one holding this offset on are scanned after an unclean shutdown.
     recovery_point: i64,
     leader_epoch: i32,
     epoch_cache: LeaderEpochCache,
-    producer_state: ProducerStateManager,
+    pub(crate) producer_state: ProducerStateManager,
     unflushed_messages: i64,
     last_flush_ms: i64,
     /// Set by a failed write or sync; every later write is refused.
@@ -809,7 +814,7 @@ impl Log {
         &mut self.segments[last]
     }
 
-    fn check_writable(&self) -> Result<()> {
+    pub(crate) fn check_writable(&self) -> Result<()> {
         if self.read_only {
             return Err(Error::ReadOnly {
                 dir: self.dir.clone(),
@@ -824,7 +829,7 @@ impl Log {
     }
 
     /// Poisons the log when `r` is a storage failure.
-    fn guard<T>(&mut self, r: Result<T>) -> Result<T> {
+    pub(crate) fn guard<T>(&mut self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r {
             if is_storage_failure(e) {
                 self.poisoned = Some(e.to_string());
@@ -1627,7 +1632,7 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// None today; reserved for index statistics that need I/O.
+    /// I/O errors reading the cleaner's checkpoint (compacted logs only).
     pub fn info(&self) -> Result<LogInfo> {
         let segments = self
             .segments
@@ -1645,11 +1650,17 @@ impl Log {
                 }
             })
             .collect();
+        let dirty_ratio = if self.config.cleanup_policy.compact {
+            Some(self.cleanable(self.env.clock.now_ms())?.dirty_ratio)
+        } else {
+            None
+        };
         Ok(LogInfo {
             log_start_offset: self.log_start_offset,
             high_watermark: self.high_watermark(),
             last_stable_offset: self.last_stable_offset(),
             segments,
+            dirty_ratio,
             log_end_offset: self.log_end_offset(),
             leader_epoch: self.leader_epoch,
             leader_epochs: self.epoch_cache.entries().to_vec(),

@@ -1,8 +1,11 @@
 //! Loading a partition directory and recovering it after an unclean shutdown (Kafka's
 //! `LogLoader`).
 //!
-//! 1. Leftovers go: `*.tmp` files of interrupted atomic writes, Kafka's `*.deleted` and
-//!    `*.cleaned` files, and index files whose segment is gone.
+//! 1. An interrupted compaction swap is finished or undone as Kafka's loader does it
+//!    (`.cleaned` files deleted, complete `.swap` sets renamed in after the old segments they
+//!    replace are removed; see `cleaner::swap`). Then leftovers go: `*.tmp` files of interrupted
+//!    atomic writes, Kafka's `*.deleted` and `*.cleaned` files, and index files whose segment is
+//!    gone.
 //! 2. Every `<offset>.log` is opened with its indexes. A missing index, or one that fails the
 //!    sanity checks (an untrimmed, zero-filled preallocated tail included), gets the segment
 //!    recovered.
@@ -54,6 +57,15 @@ pub struct RecoverInfo {
 
 /// Removes leftovers (step 1); returns the base offsets of the segments, sorted.
 pub(crate) fn clean_dir(storage: &dyn Storage, dir: &Path, names: &[String]) -> Result<Vec<i64>> {
+    let listed;
+    let names = if crate::cleaner::swap::recover(storage, dir, names)? {
+        listed = storage
+            .list_dir(dir)
+            .map_err(|e| Error::io("list", dir, e))?;
+        &listed[..]
+    } else {
+        names
+    };
     let mut bases: Vec<i64> = names
         .iter()
         .filter_map(|n| files::parse_file_name(n, LOG_SUFFIX))

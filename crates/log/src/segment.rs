@@ -77,24 +77,34 @@ impl Segment {
         config: &LogConfig,
         now_ms: i64,
     ) -> Result<Self> {
-        let log_path = dir.join(files::file_name(base_offset, LOG_SUFFIX));
+        Self::create_with_suffix(storage, dir, base_offset, config, now_ms, "")
+    }
+
+    /// As [`Segment::create`], every file name followed by `suffix` (the cleaner writes its
+    /// segments as `.cleaned` files, Kafka's `LogFileUtils.CLEANED_FILE_SUFFIX`).
+    pub(crate) fn create_with_suffix(
+        storage: &dyn Storage,
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+        suffix: &str,
+    ) -> Result<Self> {
+        let name = |s: &str| format!("{}{suffix}", files::file_name(base_offset, s));
+        let log_path = dir.join(name(LOG_SUFFIX));
         let log = storage
             .create(&log_path)
             .map_err(|e| Error::io("create", &log_path, e))?;
         let max = max_index_bytes(config);
-        let offset_index = OffsetIndex::create(
-            storage,
-            &dir.join(files::file_name(base_offset, INDEX_SUFFIX)),
-            base_offset,
-            max,
-        )?;
+        let offset_index =
+            OffsetIndex::create(storage, &dir.join(name(INDEX_SUFFIX)), base_offset, max)?;
         let time_index = TimeIndex::create(
             storage,
-            &dir.join(files::file_name(base_offset, TIME_INDEX_SUFFIX)),
+            &dir.join(name(TIME_INDEX_SUFFIX)),
             base_offset,
             max,
         )?;
-        let txn_path = dir.join(files::file_name(base_offset, TXN_INDEX_SUFFIX));
+        let txn_path = dir.join(name(TXN_INDEX_SUFFIX));
         // A leftover transaction index of an earlier segment at this offset must not survive.
         files::remove_if_exists(storage, &txn_path)?;
         Ok(Segment {
@@ -225,6 +235,37 @@ impl Segment {
         }
     }
 
+    /// Max timestamp of the first batch (Kafka's `getFirstBatchTimestamp`), `None` when empty.
+    pub(crate) fn first_batch_timestamp(&self) -> Result<Option<i64>> {
+        match self.rolling_based_timestamp {
+            Some(ts) => Ok(Some(ts)),
+            None => self.first_batch_max_timestamp(),
+        }
+    }
+
+    /// The `.log` file's modification time (Kafka's `LogSegment.lastModified`).
+    pub(crate) fn last_modified(&self, storage: &dyn Storage) -> Result<i64> {
+        storage
+            .modified_ms(&self.log_path)
+            .map_err(|e| Error::io("stat", &self.log_path, e))
+    }
+
+    /// Bytes the offset and time indexes hold (Kafka's `sizeInBytes` of each).
+    pub(crate) fn index_bytes(&self) -> (u64, u64) {
+        let (oi, ti) = self.index_entries();
+        (oi * 8, ti * 12)
+    }
+
+    /// A reader over the whole `.log` file with a `window`-byte read buffer.
+    pub(crate) fn reader(&self, window: usize) -> SegmentReader<'_> {
+        SegmentReader::new(self.log.as_ref(), 0, self.size, window)
+    }
+
+    /// Next batch of `r` (a reader from [`Segment::reader`]); corruption is an error.
+    pub(crate) fn next_batch<'r>(&self, r: &'r mut SegmentReader<'_>) -> Result<Option<Batch<'r>>> {
+        self.next(r)
+    }
+
     pub(crate) fn base_offset(&self) -> i64 {
         self.base_offset
     }
@@ -268,7 +309,7 @@ impl Segment {
         self.offset_index.can_append_offset(offset)
     }
 
-    /// Kafka's `LogSegment.shouldRoll`.
+    /// Kafka's `LogSegment.shouldRoll` (with `LogConfig.maxSegmentMs` for the age).
     pub(crate) fn should_roll(
         &self,
         config: &LogConfig,
@@ -283,7 +324,7 @@ impl Segment {
         };
         let size = self.size as i64;
         size > i64::from(config.segment_bytes) - messages_size as i64
-            || (size > 0 && waited > config.segment_ms)
+            || (size > 0 && waited > config.max_segment_ms())
             || self.offset_index.is_full()
             || self.time_index.is_full()
             || !self.can_convert_offset(max_offset_in_messages)

@@ -4,6 +4,7 @@ mod util;
 
 mod append;
 mod broker;
+mod compact;
 mod crash;
 mod interop;
 mod locking;

@@ -98,6 +98,18 @@ pub trait Storage: fmt::Debug + Send + Sync {
     /// Any I/O error.
     fn modified_ms(&self, path: &Path) -> io::Result<i64>;
 
+    /// Sets the modification time of `path` (the cleaner gives a cleaned segment the time of
+    /// the last segment it replaces, as Kafka's does: v0/v1 deletes are timed by it). The
+    /// default does nothing, for storages that cannot.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error.
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        let _ = (path, ms);
+        Ok(())
+    }
+
     /// Takes the exclusive writer's lock of the log directory `dir`, waiting as `wait` says
     /// (see [`LockWait`]); `Ok(None)` when another holder keeps it. The lock lasts until the
     /// returned [`DirLock`] is dropped or the process ends.
@@ -292,6 +304,12 @@ impl Storage for FsStorage {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
         Ok(i64::try_from(ms).unwrap_or(i64::MAX))
+    }
+
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        let f = std::fs::OpenOptions::new().write(true).open(path)?;
+        let ms = u64::try_from(ms).unwrap_or(0);
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
     }
 
     fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
@@ -820,6 +838,15 @@ impl Storage for MemStorage {
         let s = self.lock();
         let id = s.live_names.get(path).ok_or_else(|| not_found(path))?;
         Ok(s.files.get(id).map_or(0, |f| f.modified_ms))
+    }
+
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        let mut s = self.lock();
+        let id = *s.live_names.get(path).ok_or_else(|| not_found(path))?;
+        if let Some(f) = s.files.get_mut(&id) {
+            f.modified_ms = ms;
+        }
+        Ok(())
     }
 
     fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
