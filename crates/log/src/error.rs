@@ -256,6 +256,18 @@ pub enum Error {
         /// The codec's error.
         source: krecords_codec::Error,
     },
+    /// The records of a compressed batch in an append cannot be decompressed
+    /// (`UNKNOWN_SERVER_ERROR`). This is what a Kafka broker answers such a produce with: its
+    /// `LogValidator` lets the codec's exception through, and the broker answers any
+    /// exception it does not know with this code, which a Kafka producer does not retry
+    /// (`CORRUPT_MESSAGE` it would). Found by the differential tests against Kafka's
+    /// `UnifiedLog`.
+    UndecodableRecords {
+        /// The batch.
+        at: Location,
+        /// The codec's error.
+        source: krecords_codec::Error,
+    },
     /// One entry of a [`crate::Log::append_all`] was refused, so none was written. The Kafka
     /// name is the wrapped error's; byte positions in it are within that entry.
     InEntry {
@@ -296,7 +308,7 @@ impl Error {
             Error::OutOfOrderSequence { .. } => "OUT_OF_ORDER_SEQUENCE_NUMBER",
             Error::InvalidTxnState { .. } => "INVALID_TXN_STATE",
             Error::TransactionCoordinatorFenced { .. } => "TRANSACTION_COORDINATOR_FENCED",
-            Error::Codec { .. } => "UNKNOWN_SERVER_ERROR",
+            Error::Codec { .. } | Error::UndecodableRecords { .. } => "UNKNOWN_SERVER_ERROR",
             Error::InEntry { source, .. } => source.kafka_name(),
         }
     }
@@ -489,6 +501,9 @@ impl fmt::Display for Error {
                 "producer {producer_id}: coordinator epoch {coordinator_epoch} is older than the current {current_coordinator_epoch}"
             ),
             Error::Codec { at, source } => write!(f, "{at}: {source}"),
+            Error::UndecodableRecords { at, source } => {
+                write!(f, "{at}: the records cannot be decompressed: {source}")
+            }
             Error::InEntry { index, source } => write!(f, "entry {index}: {source}"),
         }
     }
@@ -514,7 +529,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source),
-            Error::Codec { source, .. } => Some(source),
+            Error::Codec { source, .. } | Error::UndecodableRecords { source, .. } => Some(source),
             Error::CorruptMessage {
                 source: Some(source),
                 ..

@@ -80,10 +80,11 @@ fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
     use krecords_codec::Error as C;
     let loc = at(e.position().unwrap_or(batch_at));
     match e {
-        C::Decompress { .. }
-        | C::DecompressLimit { .. }
-        | C::UnknownCompression { .. }
-        | C::CrcMismatch { .. } => Error::corrupt_codec(loc, e),
+        // As a Kafka broker answers a produce whose compressed records do not decompress.
+        C::Decompress { .. } => Error::UndecodableRecords { at: loc, source: e },
+        C::DecompressLimit { .. } | C::UnknownCompression { .. } | C::CrcMismatch { .. } => {
+            Error::corrupt_codec(loc, e)
+        }
         C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
             reason: e.to_string(),
         },
@@ -355,6 +356,26 @@ pub(crate) fn validate<'a>(
     s: &Settings<'_>,
 ) -> Result<Validated<'a>> {
     let config = s.config;
+    // 0. A produce request's own check (Kafka's `ProduceRequest.validateRecords`, produce v3+,
+    //    which is every produce that carries a v2 batch): exactly one batch. Framing the second
+    //    entry comes first, so a broken one is CORRUPT_MESSAGE, as Kafka's iterator throws.
+    if s.origin == AppendOrigin::Client {
+        let mut two = krecords_codec::read::Entries::new(input);
+        if let Ok(Some(first)) = two.next_entry() {
+            if first.magic() >= 2 {
+                match two.next_entry() {
+                    Err(e) => return Err(Error::corrupt_codec(at(e.position().unwrap_or(0)), e)),
+                    Ok(Some(second)) => {
+                        return Err(Error::invalid_record(
+                            at(second.position()),
+                            "a produce request must have exactly one record batch per partition",
+                        ))
+                    }
+                    Ok(None) => {}
+                }
+            }
+        }
+    }
     // 1. The shallow pass (Kafka's analyzeAndValidateRecords).
     let mut entries = krecords_codec::read::Entries::new(input);
     let mut batches: Vec<Batch<'_>> = Vec::new();

@@ -245,7 +245,7 @@ impl<'a> LegacyBatch<'a> {
     /// # Errors
     ///
     /// [`Error::CrcMismatch`], and those of [`Self::records`]; an inner message whose CRC does
-    /// not match is an [`Error::InvalidRecord`] in its place.
+    /// not match is an [`Error::CrcMismatch`] in its place.
     pub fn checked_records<'b>(
         &self,
         scratch: &'b mut Vec<u8>,
@@ -584,13 +584,11 @@ impl<'a> Iterator for LegacyRecords<'a> {
                 if let Some(at) = *check_crc_at {
                     let computed = record.compute_crc();
                     if record.crc != computed {
-                        let e = Error::InvalidRecord {
+                        // As Kafka's `record.ensureValid()`: a corrupt message, like an entry's.
+                        let e = Error::CrcMismatch {
                             at,
-                            reason: format!(
-                                "inner message at offset {} has crc {} but its bytes give {computed}",
-                                absolute_base.map_or(record.offset, |b| b.wrapping_add(record.offset)),
-                                record.crc,
-                            ),
+                            stored: record.crc,
+                            computed,
                         };
                         *pos = data.len();
                         return Some(Err(e));
