@@ -11,6 +11,7 @@ mod text;
 pub(crate) mod time;
 
 use crate::bytes_fmt::BytesFormat;
+use crate::decode::{Decode, Kind};
 use crate::entry_json;
 use crate::source::{expand_paths, Next, Source};
 use crate::{Context, Failure, Outcome};
@@ -106,6 +107,10 @@ pub struct Args {
     /// How timestamps appear: ms as Kafka prints them, or human (ISO 8601 UTC added).
     #[arg(long, value_enum, default_value_t = Timestamps::Ms)]
     timestamps: Timestamps,
+    /// Decode the records of Kafka's internal topics (with --print-data in text, with --deep in
+    /// JSON): auto picks the decoder from the partition directory's topic name.
+    #[arg(long, value_enum, default_value_t = Decode::Auto)]
+    decode: Decode,
 }
 
 /// Output formats.
@@ -149,10 +154,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let mut source = Source::open_limited(path, args.max_bytes)
             .context(|| format!("cannot open {}", path.display()))?;
         let name = source.name.clone();
+        dumper.decoder = args.decode.for_file(path);
         if args.format == Format::Text {
             writeln!(out, "Dumping {name}")?;
             if let Some(start) = log_start_offset(path) {
                 writeln!(out, "Log starting offset: {start}")?;
+            }
+            if let Some((end, epoch)) = snapshot_id(path) {
+                writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
             }
         }
         loop {
@@ -226,6 +235,17 @@ fn log_start_offset(path: &std::path::Path) -> Option<i64> {
     (path.extension()? == "log" && stem.len() == 20).then(|| stem.parse().ok())?
 }
 
+/// The end offset and epoch in a KRaft snapshot's name
+/// (`00000000000000000103-0000000001.checkpoint` → (103, 1)), as DumpLogSegments prints them.
+fn snapshot_id(path: &std::path::Path) -> Option<(i64, i32)> {
+    let stem = path.file_stem()?.to_str()?;
+    let (offset, epoch) = stem.split_once('-')?;
+    if path.extension()? != "checkpoint" || offset.len() != 20 || epoch.len() != 10 {
+        return None;
+    }
+    Some((offset.parse().ok()?, epoch.parse().ok()?))
+}
+
 /// Renders entries; holds the buffers reused from entry to entry.
 struct Dumper {
     format: Format,
@@ -241,6 +261,8 @@ struct Dumper {
     line: Vec<u8>,
     /// The rendered records of the current entry.
     records: Vec<u8>,
+    /// The internal topic decoder of the current file.
+    decoder: Option<Kind>,
 }
 
 impl Dumper {
@@ -264,6 +286,7 @@ impl Dumper {
             scratch: Vec::new(),
             line: Vec::new(),
             records: Vec::new(),
+            decoder: None,
         }
     }
 
@@ -326,7 +349,14 @@ impl Dumper {
                             if self.records.len() > records_start {
                                 self.records.push(b',');
                             }
-                            json::record(&mut self.records, &r, control, self.bytes, self.iso);
+                            json::record(
+                                &mut self.records,
+                                &r,
+                                control,
+                                self.bytes,
+                                self.iso,
+                                self.decoder,
+                            );
                         } else {
                             text::record(
                                 &mut self.records,
@@ -335,6 +365,7 @@ impl Dumper {
                                 control,
                                 self.print_data,
                                 self.iso,
+                                self.decoder,
                             );
                         }
                     }

@@ -1,0 +1,576 @@
+//! Kafka's message schemas (the JSON files of Kafka's jars), interpreted at run time: a message
+//! is read from its binary form at a version, and written as Kafka's generated
+//! `*JsonConverter.write(message, version)` writes it.
+//!
+//! Versions, flexible versions (compact lengths, tagged fields), nullable and tagged fields are
+//! as the schema says. A version condition is decided the way Kafka's generator compiles it: a
+//! condition that holds for every valid version of the message is no check at all (Kafka reads a
+//! coordinator key with its record type as the version, and its fields, all "versions": "0",
+//! are read whatever that number is).
+//!
+//! Bounded: every length is checked against the bytes left before anything is allocated, and
+//! nesting is limited, so any input gives a value or an error, never a panic.
+
+use super::value::J;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// A range of versions (`"0+"`, `"1-3"`, `"2"`, `"none"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Versions {
+    lo: i32,
+    hi: i32,
+}
+
+impl Versions {
+    const NONE: Versions = Versions { lo: 1, hi: 0 };
+
+    fn parse(s: &str) -> Result<Versions, String> {
+        let s = s.trim();
+        if s == "none" {
+            return Ok(Versions::NONE);
+        }
+        let num = |t: &str| {
+            t.trim()
+                .parse::<i32>()
+                .map_err(|_| format!("bad versions {s:?}"))
+        };
+        if let Some(lo) = s.strip_suffix('+') {
+            return Ok(Versions {
+                lo: num(lo)?,
+                hi: i16::MAX as i32,
+            });
+        }
+        if let Some((lo, hi)) = s.split_once('-') {
+            return Ok(Versions {
+                lo: num(lo)?,
+                hi: num(hi)?,
+            });
+        }
+        let v = num(s)?;
+        Ok(Versions { lo: v, hi: v })
+    }
+
+    fn is_empty(self) -> bool {
+        self.lo > self.hi
+    }
+
+    /// Whether `v` is in the range.
+    pub fn contains(self, v: i32) -> bool {
+        self.lo <= v && v <= self.hi
+    }
+
+    fn covers(self, o: Versions) -> bool {
+        o.is_empty() || (self.lo <= o.lo && o.hi <= self.hi)
+    }
+
+    fn intersect(self, o: Versions) -> Versions {
+        Versions {
+            lo: self.lo.max(o.lo),
+            hi: self.hi.min(o.hi),
+        }
+    }
+
+    /// The condition "version in self" as Kafka's generator compiles it, within `possible`.
+    fn holds(self, possible: Versions, v: i32) -> bool {
+        if self.covers(possible) {
+            true
+        } else if self.intersect(possible).is_empty() {
+            false
+        } else {
+            self.contains(v)
+        }
+    }
+}
+
+/// A field's type.
+#[derive(Debug, Clone)]
+enum Type {
+    Bool,
+    Int8,
+    Int16,
+    Uint16,
+    Int32,
+    Uint32,
+    Int64,
+    Float64,
+    Str,
+    Bytes,
+    Records,
+    Uuid,
+    Struct(usize),
+    Array(Box<Type>),
+}
+
+/// One field of a struct.
+#[derive(Debug, Clone)]
+struct Field {
+    /// The JSON name (the schema's name with its first letter in lower case).
+    json_name: String,
+    ty: Type,
+    versions: Versions,
+    nullable: Versions,
+    tagged: Versions,
+    tag: Option<u64>,
+    default: Value,
+}
+
+/// A struct: the message itself, an inline struct or a common struct.
+#[derive(Debug, Clone)]
+struct Struct {
+    fields: Vec<Field>,
+    /// The versions the struct exists in (the field's versions for a nested struct).
+    versions: Versions,
+}
+
+/// One parsed schema file.
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// The schema's name (`TopicRecord`).
+    pub name: String,
+    /// The schema's `apiKey`.
+    pub api_key: Option<i16>,
+    /// The schema's `type` (`metadata`, `coordinator-key`, ...).
+    pub kind: String,
+    /// `validVersions`.
+    pub valid: Versions,
+    flexible: Versions,
+    structs: Vec<Struct>,
+    /// The index of the message's own struct in `structs`.
+    root: usize,
+}
+
+/// Strips Kafka's whole-line `//` comments.
+fn strip_comments(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A "default" as text ("-1", -1, "null", true, ...).
+fn default_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+impl Message {
+    /// Parses a schema file.
+    pub fn parse(text: &str) -> Result<Message, String> {
+        let v: Value = serde_json::from_str(&strip_comments(text)).map_err(|e| e.to_string())?;
+        let name = v["name"].as_str().ok_or("no name")?.to_string();
+        let valid = Versions::parse(v["validVersions"].as_str().ok_or("no validVersions")?)?;
+        let flexible = Versions::parse(v["flexibleVersions"].as_str().unwrap_or("none"))?;
+        let mut m = Message {
+            name,
+            api_key: v["apiKey"].as_i64().and_then(|k| i16::try_from(k).ok()),
+            kind: v["type"].as_str().unwrap_or("").to_string(),
+            valid,
+            flexible,
+            structs: Vec::new(),
+            root: 0,
+        };
+        // Common structs first (by name), so that fields can refer to them.
+        let mut names: HashMap<String, usize> = HashMap::new();
+        let commons = v["commonStructs"].as_array().cloned().unwrap_or_default();
+        for c in &commons {
+            let n = c["name"].as_str().ok_or("common struct without a name")?;
+            names.insert(n.to_string(), m.structs.len());
+            m.structs.push(Struct {
+                fields: Vec::new(),
+                versions: Versions::parse(c["versions"].as_str().unwrap_or("0+"))?,
+            });
+        }
+        for c in &commons {
+            let n = c["name"].as_str().unwrap_or_default();
+            let fields = m.fields(&c["fields"], &mut names)?;
+            m.structs[names[n]].fields = fields;
+        }
+        let root = m.structs.len();
+        m.structs.push(Struct {
+            fields: Vec::new(),
+            versions: valid,
+        });
+        let fields = m.fields(&v["fields"], &mut names)?;
+        m.structs[root].fields = fields;
+        m.root = root;
+        Ok(m)
+    }
+
+    fn fields(
+        &mut self,
+        list: &Value,
+        names: &mut HashMap<String, usize>,
+    ) -> Result<Vec<Field>, String> {
+        let mut out = Vec::new();
+        for f in list.as_array().map(Vec::as_slice).unwrap_or_default() {
+            let name = f["name"].as_str().ok_or("field without a name")?;
+            let tagged = match f["taggedVersions"].as_str() {
+                Some(t) => Versions::parse(t)?,
+                None => Versions::NONE,
+            };
+            let versions = match f["versions"].as_str() {
+                Some(t) => Versions::parse(t)?,
+                None => tagged,
+            };
+            let ty_name = f["type"].as_str().ok_or("field without a type")?;
+            let ty = self.ty(ty_name, f, versions, names)?;
+            let mut chars = name.chars();
+            let json_name = chars
+                .next()
+                .map(|c| c.to_lowercase().collect::<String>() + chars.as_str())
+                .unwrap_or_default();
+            out.push(Field {
+                json_name,
+                ty,
+                versions,
+                nullable: match f["nullableVersions"].as_str() {
+                    Some(t) => Versions::parse(t)?,
+                    None => Versions::NONE,
+                },
+                tagged,
+                tag: f["tag"].as_u64(),
+                default: f.get("default").cloned().unwrap_or(Value::Null),
+            });
+        }
+        Ok(out)
+    }
+
+    fn ty(
+        &mut self,
+        t: &str,
+        f: &Value,
+        versions: Versions,
+        names: &mut HashMap<String, usize>,
+    ) -> Result<Type, String> {
+        if let Some(inner) = t.strip_prefix("[]") {
+            return Ok(Type::Array(Box::new(self.ty(inner, f, versions, names)?)));
+        }
+        Ok(match t {
+            "bool" => Type::Bool,
+            "int8" => Type::Int8,
+            "int16" => Type::Int16,
+            "uint16" => Type::Uint16,
+            "int32" => Type::Int32,
+            "uint32" => Type::Uint32,
+            "int64" => Type::Int64,
+            "float64" => Type::Float64,
+            "string" => Type::Str,
+            "bytes" => Type::Bytes,
+            "records" => Type::Records,
+            "uuid" => Type::Uuid,
+            name => {
+                if f.get("fields").is_some_and(Value::is_array) {
+                    let idx = self.structs.len();
+                    names.insert(name.to_string(), idx);
+                    self.structs.push(Struct {
+                        fields: Vec::new(),
+                        versions,
+                    });
+                    let fields = self.fields(&f["fields"], names)?;
+                    self.structs[idx].fields = fields;
+                    Type::Struct(idx)
+                } else {
+                    Type::Struct(
+                        *names
+                            .get(name)
+                            .ok_or_else(|| format!("unknown type {name}"))?,
+                    )
+                }
+            }
+        })
+    }
+
+    /// Reads the message at `version` from all of `buf`'s bytes; returns the JSON tree and the
+    /// number of bytes read.
+    pub fn read(&self, buf: &[u8], version: i16) -> Result<(J, usize), String> {
+        let mut r = Reader {
+            buf,
+            pos: 0,
+            depth: 0,
+        };
+        let v = self.read_struct(&mut r, self.root, i32::from(version), self.valid)?;
+        Ok((v, r.pos))
+    }
+
+    fn flexible(&self, v: i32) -> bool {
+        self.flexible.holds(self.valid, v)
+    }
+
+    fn read_struct(
+        &self,
+        r: &mut Reader<'_>,
+        idx: usize,
+        v: i32,
+        possible: Versions,
+    ) -> Result<J, String> {
+        r.depth += 1;
+        if r.depth > 64 {
+            return Err("structs nested too deep".into());
+        }
+        let s = &self.structs[idx];
+        let possible = possible.intersect(s.versions);
+        let flexible = self.flexible(v);
+        let mut out: Vec<(String, J)> = Vec::new();
+        // Values in schema order: Some(value) for a present field, None for an absent tagged one.
+        let mut values: Vec<Option<J>> = vec![None; s.fields.len()];
+        for (i, f) in s.fields.iter().enumerate() {
+            if !f.versions.holds(possible, v) {
+                continue;
+            }
+            if flexible && f.tagged.holds(possible, v) {
+                continue; // read with the tagged fields below
+            }
+            values[i] = Some(self.read_value(r, f, &f.ty, v, possible, flexible)?);
+        }
+        if flexible {
+            let n = r.uvarint()?;
+            let mut last: Option<u64> = None;
+            for _ in 0..n {
+                let tag = r.uvarint()?;
+                if last.is_some_and(|l| tag <= l) {
+                    return Err(format!("invalid or out-of-order tag {tag}"));
+                }
+                last = Some(tag);
+                let size = usize::try_from(r.uvarint()?).map_err(|_| "tag too large")?;
+                let data = r.take(size)?;
+                let known = s
+                    .fields
+                    .iter()
+                    .position(|f| f.tag == Some(tag) && f.tagged.holds(possible, v));
+                if let Some(i) = known {
+                    let mut sub = Reader {
+                        buf: data,
+                        pos: 0,
+                        depth: r.depth,
+                    };
+                    let f = &s.fields[i];
+                    values[i] = Some(self.read_value(&mut sub, f, &f.ty, v, possible, true)?);
+                }
+            }
+        }
+        for (i, f) in s.fields.iter().enumerate() {
+            if !f.versions.holds(possible, v) {
+                continue;
+            }
+            let tagged = flexible && f.tagged.holds(possible, v);
+            match values[i].take() {
+                // A tagged field is written only when it differs from its default.
+                Some(val) if tagged && is_default(&val, f) => {}
+                Some(val) => out.push((f.json_name.clone(), val)),
+                None => {}
+            }
+        }
+        r.depth -= 1;
+        Ok(J::Obj(out))
+    }
+
+    fn read_value(
+        &self,
+        r: &mut Reader<'_>,
+        f: &Field,
+        ty: &Type,
+        v: i32,
+        possible: Versions,
+        flexible: bool,
+    ) -> Result<J, String> {
+        let nullable = f.nullable.holds(possible, v);
+        let null = || {
+            if nullable {
+                Ok(J::Null)
+            } else {
+                Err(format!(
+                    "non-nullable field {} was serialized as null",
+                    f.json_name
+                ))
+            }
+        };
+        Ok(match ty {
+            Type::Bool => J::Bool(r.take(1)?[0] != 0),
+            Type::Int8 => J::Int(i64::from(r.take(1)?[0] as i8)),
+            Type::Int16 => J::Int(i64::from(i16::from_be_bytes(r.array()?))),
+            Type::Uint16 => J::Int(i64::from(u16::from_be_bytes(r.array()?))),
+            Type::Int32 => J::Int(i64::from(i32::from_be_bytes(r.array()?))),
+            Type::Uint32 => J::Int(i64::from(u32::from_be_bytes(r.array()?))),
+            Type::Int64 => J::Int(i64::from_be_bytes(r.array()?)),
+            Type::Float64 => J::Float(f64::from_be_bytes(r.array()?)),
+            Type::Uuid => {
+                let b: [u8; 16] = r.array()?;
+                use base64::Engine;
+                J::Str(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b))
+            }
+            Type::Str => {
+                let len = if flexible {
+                    r.uvarint()? as i64 - 1
+                } else {
+                    i64::from(i16::from_be_bytes(r.array()?))
+                };
+                if len < 0 {
+                    return null();
+                }
+                if len > i64::from(i16::MAX) {
+                    return Err(format!(
+                        "string field {} had invalid length {len}",
+                        f.json_name
+                    ));
+                }
+                let b = r.take(len as usize)?;
+                J::Str(crate::java_text::decode(b))
+            }
+            Type::Bytes | Type::Records => {
+                let len = if flexible {
+                    r.uvarint()? as i64 - 1
+                } else {
+                    i64::from(i32::from_be_bytes(r.array()?))
+                };
+                if len < 0 {
+                    return null();
+                }
+                J::Bin(
+                    r.take(usize::try_from(len).map_err(|_| "too long")?)?
+                        .to_vec(),
+                )
+            }
+            Type::Struct(idx) => {
+                // A nullable struct carries a presence byte (-1 null, 1 present).
+                if nullable {
+                    let p = r.take(1)?[0] as i8;
+                    if p < 0 {
+                        return Ok(J::Null);
+                    }
+                }
+                self.read_struct(r, *idx, v, possible)?
+            }
+            Type::Array(inner) => {
+                let len = if flexible {
+                    r.uvarint()? as i64 - 1
+                } else {
+                    i64::from(i32::from_be_bytes(r.array()?))
+                };
+                if len < 0 {
+                    return null();
+                }
+                // Every element takes at least one byte: a length beyond the bytes left is an
+                // error before anything is allocated.
+                let len = len as usize;
+                if len > r.remaining() {
+                    return Err(format!(
+                        "Tried to allocate a collection of size {len}, but there are only {} bytes remaining.",
+                        r.remaining()
+                    ));
+                }
+                let mut a = Vec::with_capacity(len);
+                let elem = Field {
+                    nullable: Versions::NONE,
+                    ..f.clone()
+                };
+                for _ in 0..len {
+                    a.push(self.read_value(r, &elem, inner, v, possible, flexible)?);
+                }
+                J::Arr(a)
+            }
+        })
+    }
+}
+
+/// Whether a tagged field's value is its default (then Kafka's JSON converter leaves it out).
+fn is_default(val: &J, f: &Field) -> bool {
+    let d = default_text(&f.default);
+    match (val, &f.ty) {
+        (J::Null, _) => d.as_deref().is_none_or(|d| d == "null"),
+        (J::Bool(b), _) => d.as_deref().unwrap_or("false") == if *b { "true" } else { "false" },
+        (J::Int(i), _) => parse_int(d.as_deref().unwrap_or("0")) == Some(*i),
+        (J::Float(x), _) => d.as_deref().unwrap_or("0").parse::<f64>().ok() == Some(*x),
+        (J::Str(s), Type::Uuid) => s == "AAAAAAAAAAAAAAAAAAAAAA",
+        (J::Str(s), _) => {
+            d.as_deref().is_some_and(|d| d != "null" && d == s) || (d.is_none() && s.is_empty())
+        }
+        (J::Bin(b), _) => b.is_empty() && d.is_none(),
+        (J::Arr(a), _) => a.is_empty() && d.is_none(),
+        (J::Obj(_), _) => false,
+    }
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return i64::from_str_radix(h, 16).ok();
+    }
+    s.parse().ok()
+}
+
+/// A cursor over a message's bytes.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    depth: u32,
+}
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if n > self.remaining() {
+            return Err(format!(
+                "Tried to read {n} bytes, but only {} bytes remain",
+                self.remaining()
+            ));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let s = self.take(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    /// An unsigned varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
+    fn uvarint(&mut self) -> Result<u64, String> {
+        let mut v: u64 = 0;
+        for i in 0..5 {
+            let b = self.take(1)?[0];
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("Varint is too long, the most significant bit in the 5th byte is set".into())
+    }
+}
+
+/// An unsigned varint at the start of `buf`: (value, bytes used).
+pub fn uvarint(buf: &[u8]) -> Result<(u64, usize), String> {
+    let mut r = Reader {
+        buf,
+        pos: 0,
+        depth: 0,
+    };
+    let v = r.uvarint()?;
+    Ok((v, r.pos))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_and_conditions() {
+        let p = Versions::parse("0-3").unwrap();
+        assert!(Versions::parse("0+").unwrap().holds(p, 9));
+        assert!(!Versions::parse("none").unwrap().holds(p, 0));
+        assert!(Versions::parse("1+").unwrap().holds(p, 2));
+        assert!(!Versions::parse("1+").unwrap().holds(p, 0));
+        // "0" within validVersions "0" holds at any version (a coordinator key's record type).
+        let k = Versions::parse("0").unwrap();
+        assert!(k.holds(k, 5));
+    }
+}
