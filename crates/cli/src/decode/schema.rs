@@ -357,10 +357,15 @@ impl Message {
                 continue;
             }
             let tagged = flexible && f.tagged.holds(possible, v);
+            let is_struct = matches!(f.ty, Type::Struct(_));
             match values[i].take() {
-                // A tagged field is written only when it differs from its default.
-                Some(val) if tagged && is_default(&val, f) => {}
+                // A tagged field is written only when it differs from its default, but for a
+                // struct, which Kafka's JSON converter always writes (null when absent).
+                Some(val) if tagged && !is_struct && is_default(&val, f) => {}
                 Some(val) => out.push((f.json_name.clone(), val)),
+                None if tagged && is_struct && f.nullable.holds(possible, v) => {
+                    out.push((f.json_name.clone(), J::Null))
+                }
                 None => {}
             }
         }
@@ -435,10 +440,11 @@ impl Message {
                 )
             }
             Type::Struct(idx) => {
-                // A nullable struct carries a presence byte (-1 null, 1 present).
+                // A nullable struct carries a presence byte: 1 present; -1 (and 0, as a
+                // null tagged struct is written) null.
                 if nullable {
                     let p = r.take(1)?[0] as i8;
-                    if p < 0 {
+                    if p <= 0 {
                         return Ok(J::Null);
                     }
                 }
