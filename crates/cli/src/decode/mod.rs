@@ -464,4 +464,51 @@ mod tests {
             "Error at 5, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 127"
         );
     }
+
+    /// Property: any bytes, after a valid or invalid record type / version / apiKey prefix, give
+    /// a result (JSON, tombstone or error), never a panic, and every JSON renders.
+    #[test]
+    fn random_bytes_never_panic() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..60_000u32 {
+            let t = (next() % 26) as u8;
+            let v = (next() % 6) as u8;
+            let mut bytes = |prefix: &[u8]| {
+                let n = (next() % 48) as usize;
+                let mut b = prefix.to_vec();
+                for _ in 0..n {
+                    let x = next();
+                    // Mostly small bytes, so that lengths and counts fit what is left.
+                    b.push(if x % 3 == 0 {
+                        (x >> 8) as u8
+                    } else {
+                        (x >> 8) as u8 % 4
+                    });
+                }
+                b
+            };
+            let kind = [
+                Kind::Offsets,
+                Kind::Transactions,
+                Kind::ShareState,
+                Kind::Metadata,
+            ][(i % 4) as usize];
+            let key = bytes(&[0, t]);
+            let value = match kind {
+                Kind::Metadata => bytes(&[1, t, v]),
+                _ => bytes(&[0, v]),
+            };
+            let p = parse(kind, Some(&key), (i % 7 != 0).then_some(&value[..]), 1);
+            for part in [p.key, p.payload].into_iter().flatten() {
+                let _ = part.to_java();
+                let _ = part.to_serde();
+            }
+        }
+    }
 }
