@@ -422,7 +422,7 @@ impl Message {
                         f.json_name
                     ));
                 }
-                let b = r.take(len as usize)?;
+                let b = r.take_bytes(len as usize)?;
                 J::Str(crate::java_text::decode(b))
             }
             Type::Bytes | Type::Records => {
@@ -520,16 +520,26 @@ impl<'a> Reader<'a> {
         self.buf.len() - self.pos
     }
 
+    /// `n` bytes of a fixed-size value; short, Java's `BufferUnderflowException` (no message,
+    /// so "null" in Kafka's text).
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         if n > self.remaining() {
-            return Err(format!(
-                "Tried to read {n} bytes, but only {} bytes remain",
-                self.remaining()
-            ));
+            return Err("null".into());
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
+    }
+
+    /// A string's or a byte array's `n` bytes (ByteBufferAccessor's message when short).
+    fn take_bytes(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if n > self.remaining() {
+            return Err(format!(
+                "Error reading byte array of {n} byte(s): only {} byte(s) available",
+                self.remaining()
+            ));
+        }
+        self.take(n)
     }
 
     fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {

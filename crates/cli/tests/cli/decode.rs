@@ -176,7 +176,11 @@ fn decode_json_adds_structured_key_and_value() {
 }
 
 /// Records krec builds: an unknown record type, an unknown value version, a tombstone, bytes
-/// that do not parse, a record without a key; each shown as kafka-dump-log shows it.
+/// that do not parse, a record without a key; each shown as kafka-dump-log shows it (checked
+/// against DumpLogSegments --offsets-decoder on the same file). The one difference: on a record
+/// without a key kafka-dump-log stops with "Exception in thread "main"
+/// java.lang.RuntimeException: Failed to decode message at offset 5 ..."; krec prints the
+/// message as the key and goes on.
 #[test]
 fn decode_unknown_types_versions_and_garbage() {
     let t = Dir::new();
@@ -186,6 +190,7 @@ fn decode_unknown_types_versions_and_garbage() {
         "{\"timestamp\":1,\"key\":\"00020001 67\",\"value\":\"0009\"}\n",
         "{\"timestamp\":1,\"key\":\"0002000167\",\"value\":null}\n",
         "{\"timestamp\":1,\"key\":\"00020005\",\"value\":null}\n",
+        "{\"timestamp\":1,\"key\":\"0002000167\",\"value\":\"000300\"}\n",
         "{\"timestamp\":1,\"key\":null,\"value\":\"00\"}\n",
         "{\"timestamp\":1,\"key\":\"00\",\"value\":\"00\"}\n",
     )
@@ -218,10 +223,11 @@ fn decode_unknown_types_versions_and_garbage() {
             " key: Unknown record type 99 at offset 0, skipping.",
             " key: Error at offset 1, skipping. Found an unknown record version 9 for 2 type",
             " key: {\"type\":\"2\",\"data\":{\"group\":\"g\"}} payload: <DELETE>",
-            " key: Error at offset 3, skipping. Could not read record with version 2 from key's buffer due to: Tried to read 5 bytes, but only 0 bytes remain.",
+            " key: Error at offset 3, skipping. Could not read record with version 2 from key's buffer due to: Error reading byte array of 5 byte(s): only 0 byte(s) available.",
+            " key: Error at offset 4, skipping. Could not read record with version 3 from value's buffer due to: null.",
             // kafka-dump-log stops on this record with the exception; krec shows its message.
-            " key: Failed to decode message at offset 4 using the specified decoder (message had a missing key)",
-            " key: Error at offset 5, skipping. Could not read version from key's buffer.",
+            " key: Failed to decode message at offset 5 using the specified decoder (message had a missing key)",
+            " key: Error at offset 6, skipping. Could not read version from key's buffer.",
         ]
     );
     // In JSON: an error object, a null tombstone.
