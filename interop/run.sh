@@ -229,7 +229,9 @@ PYEOF
 
 # A real Kafka broker (KRaft, single node): produce and consume with the Java clients, stop it
 # cleanly, then compare krec dump with DumpLogSegments on every partition directory and with what
-# the read_uncommitted consumer received.
+# the read_uncommitted consumer received. The internal topics (__consumer_offsets,
+# __transaction_state, __cluster_metadata segments and snapshot, __share_group_state) also against
+# DumpLogSegments with their decoder flag (dump-decoded/...: text line for line, JSON field by field).
 step_broker() {
     local dir="$WORK/broker" log="$WORK/broker-scenario.log" res="$WORK/broker-compare.txt" save bootstrap
     BROKER_DIR="$dir"
@@ -246,6 +248,14 @@ step_broker() {
         show_log "$log" 30
         echo "    --- broker.log:"
         show_log "$dir/broker.log" 15
+    fi
+    # Consumer groups (classic, consumer protocol, a deleted one, a share group): records in
+    # __consumer_offsets-0 and __share_group_state-0 for the decoders' comparison below.
+    if timeout 300 java -cp "$JAVA_CP" "$PKG.ConsumerGroups" "$bootstrap" >"$WORK/broker-groups.log" 2>&1; then
+        pass broker-groups "$(tail -n 1 "$WORK/broker-groups.log")"
+    else
+        fail broker-groups "ConsumerGroups failed (broker log: $dir/broker.log):"
+        show_log "$WORK/broker-groups.log" 30
     fi
     # While the broker runs: reading its partition directories changes nothing, writing is
     # refused (the broker holds its data directory's .lock).

@@ -1,8 +1,10 @@
 //! `krec dump` on Kafka's internal topics: the decoders kafka-dump-log applies with
-//! --transaction-log-decoder, --cluster-metadata-decoder and --offsets-decoder.
+//! --transaction-log-decoder, --cluster-metadata-decoder, --offsets-decoder and
+//! --share-group-state-decoder.
 //!
 //! The fixtures (tests/fixtures/internal) are the interop broker's own partition files (Kafka
-//! 4.4.0); the expected texts next to them are Kafka 4.4.0's DumpLogSegments output on them
+//! 4.4.0; __consumer_offsets and __share_group_state after interop/java's ConsumerGroups); the
+//! expected texts next to them are Kafka 4.4.0's DumpLogSegments output on them
 //! with the matching decoder (tests/fixtures/internal/regenerate.sh).
 
 use crate::util::{run_in, Dir};
@@ -60,14 +62,23 @@ fn decode_cluster_metadata_checkpoint_like_kafka_dump_log() {
     );
 }
 
+/// Classic and consumer-protocol groups (members' subscriptions and assignments decoded),
+/// offset commits with and without metadata, a deleted group's tombstones, a share group's
+/// records (interop/java's ConsumerGroups on a Kafka 4.4.0 broker).
 #[test]
 fn decode_consumer_offsets_like_kafka_dump_log() {
-    if !fixtures().join("__consumer_offsets-0").is_dir() {
-        return;
-    }
     assert_like_kafka(
         "__consumer_offsets-0/00000000000000000000.log",
         "consumer_offsets.txt",
+    );
+}
+
+/// A share group's ShareSnapshot and ShareUpdate records (--share-group-state-decoder).
+#[test]
+fn decode_share_group_state_like_kafka_dump_log() {
+    assert_like_kafka(
+        "__share_group_state-27/00000000000000000000.log",
+        "share_group_state.txt",
     );
 }
 
