@@ -83,6 +83,18 @@ step_java_build() {
     fi
 }
 
+# The message schemas krec's internal-topic decoders interpret (crates/cli/schemas) must be the
+# jars' own (scripts/extract-schemas.sh --check, on the jars mvn just copied).
+step_schemas_current() {
+    local log="$WORK/schemas.log"
+    if KAFKA_JARS="$ROOT/$JAVA_DIR/target/lib" bash scripts/extract-schemas.sh --check >"$log" 2>&1; then
+        pass schemas-current "$(tail -n 1 "$log")"
+    else
+        fail schemas-current "crates/cli/schemas is not what Kafka's jars carry (regenerate: scripts/extract-schemas.sh):"
+        show_log "$log"
+    fi
+}
+
 # Regenerate the Kafka vectors into a temporary folder: they must equal the committed ones exactly.
 step_vectors_reproducible() {
     local out="$WORK/vectors" log="$WORK/generate.log"
@@ -467,6 +479,7 @@ step_broker39() {
 # cannot work, e.g. the Java build failed); otherwise every step runs.
 STEPS=(
     step_java_build
+    step_schemas_current
     step_vectors_reproducible
     step_validator_selftest
     step_krec_binary

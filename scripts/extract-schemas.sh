@@ -63,7 +63,8 @@ README
     for d in "$out"/schemas/*/; do
         g="$(basename "$d")"
         for f in $(cd "$d" && ls | LC_ALL=C sort); do
-            echo "    (\"$g\", \"$f\", include_str!(\"../../schemas/$g/$f\")),"
+            # rustfmt's layout, so that `cargo fmt` leaves the file as generated.
+            printf '    (\n        "%s",\n        "%s",\n        include_str!("../../schemas/%s/%s"),\n    ),\n' "$g" "$f" "$g" "$f"
         done
     done
     echo "];"
