@@ -48,6 +48,13 @@ use std::path::PathBuf;
 ///                         --max-bytes: entries that end past N are not printed, and neither is
 ///                         the cut (no "invalid bytes" line, no JSON "partial" line)
 ///
+/// Kafka's internal topics are decoded as kafka-dump-log 4.4.0's decoders show them: in
+/// __consumer_offsets-N, __transaction_state-N, __cluster_metadata-N (segments and .checkpoint
+/// snapshots) and __share_group_state-N, or with --decode offsets|transactions|metadata|share-state
+/// for files out of their directory (--decode none: bytes). Text (--print-data): the `key:` and
+/// `payload:` of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
+/// --share-group-state-decoder; JSON (--deep): records gain key_decoded and value_decoded.
+///
 /// --timestamps human adds ISO 8601 UTC forms: JSON fields base_timestamp_iso,
 /// max_timestamp_iso and (records) timestamp_iso; in text " (2024-04-24T23:06:40.000Z)" after
 /// each timestamp. Kafka's -1 ("no timestamp") has none.
@@ -58,6 +65,7 @@ use std::path::PathBuf;
 ///   krec dump --deep --offset-start 1000 --offset-end 2000 '/var/kafka/topic-*/'
 ///   krec dump --deep --time-start 2024-04-24T23:00:00Z --timestamps human topic-0/
 ///   krec dump --transactional-only --producer-id 4001 --format json topic-0/
+///   krec dump --print-data /var/kafka/__consumer_offsets-0/
 ///   cat entries.bin | krec dump --format json -
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
