@@ -27,6 +27,7 @@ SPECS=(
   "group kafka-clients common/message/ConsumerProtocolSubscription.json common/message/ConsumerProtocolAssignment.json"
   "transaction kafka-transaction-coordinator common/message/TransactionLogKey.json common/message/TransactionLogValue.json"
   "share kafka-share-coordinator common/message/Share*Key.json common/message/Share*Value.json"
+  "remote kafka-storage message/RemoteLogSegmentMetadataRecord.json message/RemoteLogSegmentMetadataUpdateRecord.json message/RemotePartitionDeleteMetadataRecord.json message/RemoteLogSegmentMetadataSnapshotRecord.json"
 )
 
 out="$(mktemp -d)"
@@ -50,6 +51,8 @@ carry them (Apache License 2.0, Copyright the Apache Software Foundation), uncha
   (\`__consumer_offsets\`), and ConsumerProtocolSubscription/Assignment of org.apache.kafka:kafka-clients:$VERSION
 - \`transaction/\`: TransactionLogKey/Value of org.apache.kafka:kafka-transaction-coordinator:$VERSION (\`__transaction_state\`)
 - \`share/\`: Share*Key/Value of org.apache.kafka:kafka-share-coordinator:$VERSION (\`__share_group_state\`)
+- \`remote/\`: \`message/RemoteLogSegmentMetadata*Record.json\`, RemotePartitionDeleteMetadataRecord of
+  org.apache.kafka:kafka-storage:$VERSION (\`__remote_log_metadata\`)
 
 krec interprets them at run time (crates/cli/src/decode). Regenerate with
 \`scripts/extract-schemas.sh\`; \`scripts/extract-schemas.sh --check\` fails when these files differ

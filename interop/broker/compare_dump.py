@@ -19,7 +19,7 @@ hex` (without and with --deep), parses DumpLogSegments' text and compares field 
 Also the text: `krec dump --print-data SEGMENT` must print exactly DumpLogSegments' lines
 (docs/design.md: the text output follows kafka-dump-log's line format; Kafka 4.4.0 here). For the
 internal topics (__consumer_offsets, __transaction_state, __cluster_metadata segments and
-.checkpoint snapshots, __share_group_state) that with --decode none, and krec's default (the
+.checkpoint snapshots, __share_group_state, __remote_log_metadata) that with --decode none, and krec's default (the
 decoder from the directory name) against DumpLogSegments with the topic's decoder flag
 (--offsets-decoder, ...), line for line, and JSON key_decoded/value_decoded field by field.
 
@@ -184,6 +184,7 @@ DECODERS = {
     "__transaction_state": "--transaction-log-decoder",
     "__cluster_metadata": "--cluster-metadata-decoder",
     "__share_group_state": "--share-group-state-decoder",
+    "__remote_log_metadata": "--remote-log-metadata-decoder",
 }
 RECORD_LINE = re.compile(r"^\| offset: (\d+) ")
 
@@ -260,6 +261,9 @@ def compare_decoded(a, name, files, work):
                 kk, kp = kafka_recs[r["offset"]]
                 for field, want in (("key_decoded", json_or_error(kk)), ("value_decoded", json_or_error(kp))):
                     got = r.get(field, "absent")
+                    if topic == "__remote_log_metadata" and isinstance(got, dict) and "text" in got:
+                        # Kafka prints the Java objects' toString(): krec's "text" next to the JSON.
+                        got, want = got["text"], kp
                     fields += 1
                     if got != want:
                         problems.append("%s offset %d %s: Kafka %s, krec %s"

@@ -50,10 +50,11 @@ use std::path::PathBuf;
 ///
 /// Kafka's internal topics are decoded as kafka-dump-log 4.4.0's decoders show them: in
 /// __consumer_offsets-N, __transaction_state-N, __cluster_metadata-N (segments and .checkpoint
-/// snapshots) and __share_group_state-N, or with --decode offsets|transactions|metadata|share-state
-/// for files out of their directory (--decode none: bytes). Text (--print-data): the `key:` and
-/// `payload:` of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
-/// --share-group-state-decoder; JSON (--deep): records gain key_decoded and value_decoded.
+/// snapshots), __share_group_state-N and __remote_log_metadata-N, or with --decode offsets|
+/// transactions|metadata|share-state|remote-log-metadata for files out of their directory
+/// (--decode none: bytes). Text (--print-data): the `key:` and `payload:` of --offsets-decoder,
+/// --transaction-log-decoder, --cluster-metadata-decoder, --share-group-state-decoder,
+/// --remote-log-metadata-decoder; JSON (--deep): records gain key_decoded and value_decoded.
 ///
 /// --timestamps human adds ISO 8601 UTC forms: JSON fields base_timestamp_iso,
 /// max_timestamp_iso and (records) timestamp_iso; in text " (2024-04-24T23:06:40.000Z)" after

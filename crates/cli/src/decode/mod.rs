@@ -1,6 +1,6 @@
 //! Decoders for Kafka's internal topics, as Kafka 4.4.0's kafka-dump-log applies them with
-//! `--offsets-decoder`, `--transaction-log-decoder`, `--cluster-metadata-decoder` and
-//! `--share-group-state-decoder`: a record's key and value read with Kafka's own message
+//! `--offsets-decoder`, `--transaction-log-decoder`, `--cluster-metadata-decoder`,
+//! `--share-group-state-decoder` and `--remote-log-metadata-decoder` ([`remote`]): a record's key and value read with Kafka's own message
 //! schemas (crates/cli/schemas, interpreted by [`schema`]) and shown as Kafka's generated JSON
 //! converters write them.
 //!
@@ -40,6 +40,8 @@ pub enum Decode {
     Metadata,
     /// `__share_group_state` (--share-group-state-decoder).
     ShareState,
+    /// `__remote_log_metadata` (--remote-log-metadata-decoder).
+    RemoteLogMetadata,
 }
 
 /// Which internal topic's records.
@@ -53,6 +55,8 @@ pub enum Kind {
     Metadata,
     /// `__share_group_state`.
     ShareState,
+    /// `__remote_log_metadata`.
+    RemoteLogMetadata,
 }
 
 impl Kind {
@@ -63,6 +67,7 @@ impl Kind {
             "__transaction_state" => Kind::Transactions,
             "__cluster_metadata" => Kind::Metadata,
             "__share_group_state" => Kind::ShareState,
+            "__remote_log_metadata" => Kind::RemoteLogMetadata,
             _ => return None,
         })
     }
@@ -85,6 +90,7 @@ impl Decode {
             Decode::Transactions => Some(Kind::Transactions),
             Decode::Metadata => Some(Kind::Metadata),
             Decode::ShareState => Some(Kind::ShareState),
+            Decode::RemoteLogMetadata => Some(Kind::RemoteLogMetadata),
         }
     }
 }
@@ -98,6 +104,9 @@ pub enum Part {
     Tombstone,
     /// What Kafka prints instead (unknown type, parse error).
     Error(String),
+    /// A message Kafka prints as its Java object's `toString()` (remote log metadata): the
+    /// message as JSON for krec's JSON Lines, and Kafka's text.
+    Text(J, String),
 }
 
 impl Part {
@@ -107,6 +116,7 @@ impl Part {
             Part::Json(j) => j.to_java(),
             Part::Tombstone => "<DELETE>".into(),
             Part::Error(e) => e.clone(),
+            Part::Text(_, t) => t.clone(),
         }
     }
 
@@ -116,6 +126,13 @@ impl Part {
             Part::Json(j) => j.to_serde(),
             Part::Tombstone => serde_json::Value::Null,
             Part::Error(e) => serde_json::json!({ "error": e }),
+            Part::Text(j, t) => {
+                let mut v = j.to_serde();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("text".into(), serde_json::Value::String(t.clone()));
+                }
+                v
+            }
         }
     }
 }
@@ -137,6 +154,7 @@ struct Coordinator {
 
 struct Registry {
     metadata: HashMap<i16, Message>,
+    remote: HashMap<i16, Message>,
     group: Coordinator,
     transaction: Coordinator,
     share: Coordinator,
@@ -153,6 +171,7 @@ fn registry() -> &'static Registry {
         };
         let mut r = Registry {
             metadata: HashMap::new(),
+            remote: HashMap::new(),
             group: empty(),
             transaction: empty(),
             share: empty(),
@@ -169,6 +188,10 @@ fn registry() -> &'static Registry {
             let coord = match *group {
                 "metadata" => {
                     r.metadata.insert(key, m);
+                    continue;
+                }
+                "remote" => {
+                    r.remote.insert(key, m);
                     continue;
                 }
                 "group" => &mut r.group,
@@ -203,6 +226,10 @@ pub fn parse(kind: Kind, key: Option<&[u8]>, value: Option<&[u8]>, offset: i64) 
         Kind::Offsets => coordinator(&r.group, kind, key, value, offset),
         Kind::Transactions => coordinator(&r.transaction, kind, key, value, offset),
         Kind::ShareState => coordinator(&r.share, kind, key, value, offset),
+        Kind::RemoteLogMetadata => Parsed {
+            key: None,
+            payload: Some(remote::parse(&r.remote, value, offset)),
+        },
     }
 }
 
@@ -341,12 +368,13 @@ fn upper_snake(name: &str) -> String {
     s
 }
 
-/// `ClusterMetadataLogMessageParser.parse` (MetadataRecordSerde's read).
-fn metadata(r: &Registry, value: Option<&[u8]>, offset: i64) -> Part {
-    let err = |m: String| Part::Error(format!("Error at {offset}, skipping. {m}"));
-    let Some(value) = value else {
-        return err("null".into());
-    };
+/// An ApiMessageAndVersion as `AbstractApiMessageSerde.read` reads it: frame version 1, apiKey
+/// and version (unsigned varints), the message of that apiKey in `schemas`, nothing after it.
+/// Returns (apiKey, version, schema, message) or Kafka's exception message.
+fn api_message_and_version<'a>(
+    schemas: &'a HashMap<i16, Message>,
+    value: &[u8],
+) -> Result<(i16, i16, &'a Message, J), String> {
     let mut pos = 0usize;
     let mut next = |what: &str| -> Result<i16, String> {
         let (v, n) =
@@ -354,41 +382,49 @@ fn metadata(r: &Registry, value: Option<&[u8]>, offset: i64) -> Part {
         pos += n;
         i16::try_from(v).map_err(|_| format!("Value for {what} was too large."))
     };
-    let frame = match next("frame version") {
-        Ok(f) => f,
-        Err(e) => return err(e),
-    };
+    let frame = next("frame version")?;
     if frame == 0 {
-        return err("Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.".into());
+        return Err("Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.".into());
     }
     if frame != 1 {
-        return err(format!("Could not deserialize metadata record due to unknown frame version {frame}(only frame version 1 is supported)"));
+        return Err(format!("Could not deserialize metadata record due to unknown frame version {frame}(only frame version 1 is supported)"));
     }
-    let (api_key, version) = match (next("type"), next("version")) {
-        (Ok(k), Ok(v)) => (k, v),
-        (Err(e), _) | (_, Err(e)) => return err(e),
-    };
-    let Some(m) = r.metadata.get(&api_key) else {
-        return err(format!(
+    let api_key = next("type")?;
+    let version = next("version")?;
+    let Some(m) = schemas.get(&api_key) else {
+        return Err(format!(
             "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         ));
     };
-    let (data, used) = match m.read(&value[pos..], version) {
-        Ok(x) => x,
-        Err(_) => return err(format!("Failed to deserialize record with type {api_key}")),
-    };
+    let (data, used) = m
+        .read(&value[pos..], version)
+        .map_err(|_| format!("Failed to deserialize record with type {api_key}"))?;
     let garbage = value.len() - pos - used;
     if garbage > 0 {
-        return err(format!(
+        return Err(format!(
             "Found {garbage} byte(s) of garbage after {api_key}"
         ));
     }
-    Part::Json(J::Obj(vec![
-        ("type".into(), J::Str(upper_snake(&m.name))),
-        ("version".into(), J::Int(i64::from(version))),
-        ("data".into(), data),
-    ]))
+    Ok((api_key, version, m, data))
 }
+
+/// `ClusterMetadataLogMessageParser.parse` (MetadataRecordSerde's read).
+fn metadata(r: &Registry, value: Option<&[u8]>, offset: i64) -> Part {
+    let err = |m: String| Part::Error(format!("Error at {offset}, skipping. {m}"));
+    let Some(value) = value else {
+        return err("null".into());
+    };
+    match api_message_and_version(&r.metadata, value) {
+        Ok((_, version, m, data)) => Part::Json(J::Obj(vec![
+            ("type".into(), J::Str(upper_snake(&m.name))),
+            ("version".into(), J::Int(i64::from(version))),
+            ("data".into(), data),
+        ])),
+        Err(e) => err(e),
+    }
+}
+
+mod remote;
 
 #[cfg(test)]
 mod tests {
@@ -498,10 +534,12 @@ mod tests {
                 Kind::Transactions,
                 Kind::ShareState,
                 Kind::Metadata,
-            ][(i % 4) as usize];
+                Kind::RemoteLogMetadata,
+            ][(i % 5) as usize];
             let key = bytes(&[0, t]);
             let value = match kind {
                 Kind::Metadata => bytes(&[1, t, v]),
+                Kind::RemoteLogMetadata => bytes(&[1, t % 5, v % 2]),
                 _ => bytes(&[0, v]),
             };
             let p = parse(kind, Some(&key), (i % 7 != 0).then_some(&value[..]), 1);

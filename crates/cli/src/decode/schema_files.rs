@@ -368,6 +368,26 @@ pub(crate) const FILES: &[(&str, &str, &str)] = &[
         include_str!("../../schemas/metadata/ZkMigrationRecord.json"),
     ),
     (
+        "remote",
+        "RemoteLogSegmentMetadataRecord.json",
+        include_str!("../../schemas/remote/RemoteLogSegmentMetadataRecord.json"),
+    ),
+    (
+        "remote",
+        "RemoteLogSegmentMetadataSnapshotRecord.json",
+        include_str!("../../schemas/remote/RemoteLogSegmentMetadataSnapshotRecord.json"),
+    ),
+    (
+        "remote",
+        "RemoteLogSegmentMetadataUpdateRecord.json",
+        include_str!("../../schemas/remote/RemoteLogSegmentMetadataUpdateRecord.json"),
+    ),
+    (
+        "remote",
+        "RemotePartitionDeleteMetadataRecord.json",
+        include_str!("../../schemas/remote/RemotePartitionDeleteMetadataRecord.json"),
+    ),
+    (
         "share",
         "ShareSnapshotKey.json",
         include_str!("../../schemas/share/ShareSnapshotKey.json"),

@@ -1,6 +1,6 @@
 //! `krec dump` on Kafka's internal topics: the decoders kafka-dump-log applies with
-//! --transaction-log-decoder, --cluster-metadata-decoder, --offsets-decoder and
-//! --share-group-state-decoder.
+//! --transaction-log-decoder, --cluster-metadata-decoder, --offsets-decoder,
+//! --share-group-state-decoder and --remote-log-metadata-decoder.
 //!
 //! The fixtures (tests/fixtures/internal) are the interop broker's own partition files (Kafka
 //! 4.4.0; __consumer_offsets and __share_group_state after interop/java's ConsumerGroups); the
@@ -80,6 +80,25 @@ fn decode_share_group_state_like_kafka_dump_log() {
         "__share_group_state-27/00000000000000000000.log",
         "share_group_state.txt",
     );
+}
+
+/// Remote log metadata (no tiered storage in the interop broker: RemoteLogMetadataSerde's bytes
+/// for the objects tests/fixtures/internal/RemoteLogMetadataRecords.java makes, and hand-written
+/// bad ones), printed as the Java objects' toString() as --remote-log-metadata-decoder does; in
+/// JSON the record's fields and that text.
+#[test]
+fn decode_remote_log_metadata_like_kafka_dump_log() {
+    let f = "__remote_log_metadata-0/00000000000000000000.log";
+    assert_like_kafka(f, "remote_log_metadata.txt");
+    let lines = run_in(&fixtures(), &["dump", "--deep", "--format", "json", f], b"").json_lines();
+    let v = &lines[0]["records"][0]["value_decoded"];
+    assert_eq!(v["type"], "REMOTE_LOG_SEGMENT_METADATA_RECORD");
+    assert_eq!(v["data"]["endOffset"], 299);
+    assert!(v["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=EjRWeBI0VngKvN7wCrze8A:tiered-topic-3,"));
+    assert!(lines[0]["records"][0].get("key_decoded").is_none());
 }
 
 /// Out of its directory the file is raw bytes unless --decode names its decoder.
