@@ -54,6 +54,18 @@ fn decode_cluster_metadata_segment_like_kafka_dump_log() {
     );
 }
 
+/// Record types the broker did not write: ClientQuotaRecord (float64 as Java prints doubles,
+/// strings with quotes, control characters and non-BMP text), UserScramCredentialRecord (bytes
+/// as base64), PartitionChangeRecord with and without tagged fields, ACLs, delegation tokens, a
+/// TopicRecord at a version above its validVersions (MetadataRecords.java).
+#[test]
+fn decode_cluster_metadata_record_types_like_kafka_dump_log() {
+    assert_like_kafka(
+        "__cluster_metadata-1/00000000000000000000.log",
+        "cluster_metadata_records.txt",
+    );
+}
+
 #[test]
 fn decode_cluster_metadata_checkpoint_like_kafka_dump_log() {
     assert_like_kafka(
