@@ -380,7 +380,13 @@ fn api_message_and_version<'a>(
         let (v, n) =
             schema::uvarint(&value[pos..]).map_err(|_| format!("Error while reading {what}"))?;
         pos += n;
-        i16::try_from(v).map_err(|_| format!("Value for {what} was too large."))
+        // `unsignedIntToShort`: the varint as a Java int, too large above Short.MAX_VALUE,
+        // else narrowed as Java's (short) cast does (0xffffffff is -1).
+        let v = v as u32 as i32;
+        if v > i32::from(i16::MAX) {
+            return Err(format!("Value for {what} was too large."));
+        }
+        Ok(v as i16)
     };
     let frame = next("frame version")?;
     if frame == 0 {
@@ -411,10 +417,8 @@ fn api_message_and_version<'a>(
 /// `ClusterMetadataLogMessageParser.parse` (MetadataRecordSerde's read).
 fn metadata(r: &Registry, value: Option<&[u8]>, offset: i64) -> Part {
     let err = |m: String| Part::Error(format!("Error at {offset}, skipping. {m}"));
-    let Some(value) = value else {
-        return err("null".into());
-    };
-    match api_message_and_version(&r.metadata, value) {
+    // No value reads as no bytes (Kafka: "Error while reading frame version").
+    match api_message_and_version(&r.metadata, value.unwrap_or_default()) {
         Ok((_, version, m, data)) => Part::Json(J::Obj(vec![
             ("type".into(), J::Str(upper_snake(&m.name))),
             ("version".into(), J::Int(i64::from(version))),

@@ -66,6 +66,17 @@ fn decode_cluster_metadata_record_types_like_kafka_dump_log() {
     );
 }
 
+/// Values that are not metadata records: Kafka's message for each (no value, empty, frame
+/// versions 0, 2 and 0xffffffff, a 16-bit overflow, an unknown apiKey, short bytes, trailing
+/// garbage).
+#[test]
+fn decode_cluster_metadata_errors_like_kafka_dump_log() {
+    assert_like_kafka(
+        "__cluster_metadata-2/00000000000000000000.log",
+        "cluster_metadata_errors.txt",
+    );
+}
+
 #[test]
 fn decode_cluster_metadata_checkpoint_like_kafka_dump_log() {
     assert_like_kafka(
