@@ -118,6 +118,8 @@ struct Field {
 /// A struct: the message itself, an inline struct or a common struct.
 #[derive(Debug, Clone)]
 struct Struct {
+    /// The struct's type name (the message's name for the message itself).
+    name: String,
     fields: Vec<Field>,
     /// The versions the struct exists in (the field's versions for a nested struct).
     versions: Versions,
@@ -180,6 +182,7 @@ impl Message {
             let n = c["name"].as_str().ok_or("common struct without a name")?;
             names.insert(n.to_string(), m.structs.len());
             m.structs.push(Struct {
+                name: n.to_string(),
                 fields: Vec::new(),
                 versions: Versions::parse(c["versions"].as_str().unwrap_or("0+"))?,
             });
@@ -191,6 +194,7 @@ impl Message {
         }
         let root = m.structs.len();
         m.structs.push(Struct {
+            name: m.name.clone(),
             fields: Vec::new(),
             versions: valid,
         });
@@ -267,6 +271,7 @@ impl Message {
                     let idx = self.structs.len();
                     names.insert(name.to_string(), idx);
                     self.structs.push(Struct {
+                        name: name.to_string(),
                         fields: Vec::new(),
                         versions,
                     });
@@ -312,6 +317,11 @@ impl Message {
             return Err("structs nested too deep".into());
         }
         let s = &self.structs[idx];
+        // Kafka's nested structs refuse a version above the message's highest (the message
+        // itself reads any).
+        if idx != self.root && v > self.valid.hi {
+            return Err(format!("Can't read version {v} of {}", s.name));
+        }
         let possible = possible.intersect(s.versions);
         let flexible = self.flexible(v);
         let mut out: Vec<(String, J)> = Vec::new();
@@ -327,28 +337,43 @@ impl Message {
             values[i] = Some(self.read_value(r, f, &f.ty, v, possible, flexible)?);
         }
         if flexible {
-            let n = r.uvarint()?;
-            let mut last: Option<u64> = None;
+            let n = r.int_varint()?;
+            if n < 0 {
+                return Err(format!("Invalid negative number of tagged fields {n}"));
+            }
+            if n as usize > r.remaining() {
+                return Err(format!(
+                    "Tried to read {n} tagged fields, but there are only {} bytes remaining.",
+                    r.remaining()
+                ));
+            }
+            if n > 10_000 {
+                return Err(format!("Tried to read {n} tagged fields, which exceeds the maximum allowed count of 10000."));
+            }
             for _ in 0..n {
-                let tag = r.uvarint()?;
-                if last.is_some_and(|l| tag <= l) {
-                    return Err(format!("invalid or out-of-order tag {tag}"));
-                }
-                last = Some(tag);
-                let size = usize::try_from(r.uvarint()?).map_err(|_| "tag too large")?;
-                let data = r.take(size)?;
+                let tag = r.int_varint()?;
+                let size = r.int_varint()?;
+                let with_tag = |f: &Field| u64::try_from(tag).is_ok_and(|t| f.tag == Some(t));
                 let known = s
                     .fields
                     .iter()
-                    .position(|f| f.tag == Some(tag) && f.tagged.holds(possible, v));
-                if let Some(i) = known {
-                    let mut sub = Reader {
-                        buf: data,
-                        pos: 0,
-                        depth: r.depth,
-                    };
-                    let f = &s.fields[i];
-                    values[i] = Some(self.read_value(&mut sub, f, &f.ty, v, possible, true)?);
+                    .position(|f| with_tag(f) && f.tagged.holds(possible, v));
+                match known {
+                    // As Kafka's generated code: a known tag's value is read in place, whatever
+                    // its size says; a tag of another version is an error; an unknown one's
+                    // bytes are skipped.
+                    Some(i) => {
+                        let f = &s.fields[i];
+                        values[i] = Some(self.read_value(r, f, &f.ty, v, possible, true)?);
+                    }
+                    None if s.fields.iter().any(with_tag) => {
+                        return Err(format!("Tag {tag} is not valid for version {v}"));
+                    }
+                    None => {
+                        // Java's NegativeArraySizeException says the size.
+                        let size = usize::try_from(size).map_err(|_| size.to_string())?;
+                        r.take_bytes(size)?;
+                    }
                 }
             }
         }
@@ -409,7 +434,7 @@ impl Message {
             }
             Type::Str => {
                 let len = if flexible {
-                    r.uvarint()? as i64 - 1
+                    i64::from(r.int_varint()?) - 1
                 } else {
                     i64::from(i16::from_be_bytes(r.array()?))
                 };
@@ -427,7 +452,7 @@ impl Message {
             }
             Type::Bytes | Type::Records => {
                 let len = if flexible {
-                    r.uvarint()? as i64 - 1
+                    i64::from(r.int_varint()?) - 1
                 } else {
                     i64::from(i32::from_be_bytes(r.array()?))
                 };
@@ -452,21 +477,24 @@ impl Message {
             }
             Type::Array(inner) => {
                 let len = if flexible {
-                    r.uvarint()? as i64 - 1
+                    i64::from(r.int_varint()?) - 1
                 } else {
                     i64::from(i32::from_be_bytes(r.array()?))
                 };
                 if len < 0 {
                     return null();
                 }
-                // Every element takes at least one byte: a length beyond the bytes left is an
-                // error before anything is allocated.
+                // A length beyond the bytes left is an error before anything is allocated (as
+                // Kafka's generated code checks it).
                 let len = len as usize;
                 if len > r.remaining() {
                     return Err(format!(
                         "Tried to allocate a collection of size {len}, but there are only {} bytes remaining.",
                         r.remaining()
                     ));
+                }
+                if len > 1_000_000 {
+                    return Err(format!("Tried to read a collection of size {len}, which exceeds the maximum allowed size of 1000000."));
                 }
                 let mut a = Vec::with_capacity(len);
                 let elem = Field {
@@ -549,17 +577,27 @@ impl<'a> Reader<'a> {
         Ok(a)
     }
 
-    /// An unsigned varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
+    /// Kafka's `readUnsignedVarint` as the Java int it returns (2^31 and above negative).
+    fn int_varint(&mut self) -> Result<i32, String> {
+        Ok(self.uvarint()? as u32 as i32)
+    }
+
+    /// An unsigned varint of at most 5 bytes (Kafka's `ByteUtils.readUnsignedVarint`, with its
+    /// message for a fifth byte that says more follow).
     fn uvarint(&mut self) -> Result<u64, String> {
-        let mut v: u64 = 0;
-        for i in 0..5 {
+        let mut v: u32 = 0;
+        let mut shift = 0u32;
+        loop {
             let b = self.take(1)?[0];
-            v |= u64::from(b & 0x7f) << (7 * i);
             if b & 0x80 == 0 {
-                return Ok(v);
+                return Ok(u64::from(v | (u32::from(b) << shift)));
+            }
+            v |= u32::from(b & 0x7f) << shift;
+            shift += 7;
+            if shift > 28 {
+                return Err(format!("Varint is too long, the most significant bit in the 5th byte is set, converted value: {v:x}"));
             }
         }
-        Err("Varint is too long, the most significant bit in the 5th byte is set".into())
     }
 }
 
