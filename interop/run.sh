@@ -239,6 +239,20 @@ PYEOF
     count_results dump-vectors "$res"
 }
 
+# krec's internal-topic decoders against DumpLogSegments' on 1000 random and mutated records per
+# decoder (interop/broker/decode_differential.py; the mutations start from the decode fixtures).
+step_decode_differential() {
+    local res="$WORK/decode-differential.txt"
+    if timeout 600 python3 interop/broker/decode_differential.py --krec "$KREC" --java-cp "$JAVA_CP" \
+            --fixtures crates/cli/tests/fixtures/internal --work "$WORK/decode-differential" \
+            >"$res" 2>"$WORK/decode-differential.log"; then
+        count_results decode-differential "$res"
+    else
+        fail decode-differential "interop/broker/decode_differential.py failed:"
+        show_log "$WORK/decode-differential.log"
+    fi
+}
+
 # A real Kafka broker (KRaft, single node): produce and consume with the Java clients, stop it
 # cleanly, then compare krec dump with DumpLogSegments on every partition directory and with what
 # the read_uncommitted consumer received. The internal topics (__consumer_offsets,
@@ -487,6 +501,7 @@ STEPS=(
     step_python_venv
     step_kafka_python
     step_dump_vectors
+    step_decode_differential
     step_broker
     step_log_broker
     step_log_kafka_tools

@@ -382,15 +382,11 @@ impl Message {
                 continue;
             }
             let tagged = flexible && f.tagged.holds(possible, v);
-            let is_struct = matches!(f.ty, Type::Struct(_));
             match values[i].take() {
-                // A tagged field is written only when it differs from its default, but for a
-                // struct, which Kafka's JSON converter always writes (null when absent).
-                Some(val) if tagged && !is_struct && is_default(&val, f) => {}
+                // A tagged field is written only when it differs from its default (a struct's
+                // default is the struct of defaults, so a null one is written).
+                Some(val) if tagged && self.is_default(&val, f) => {}
                 Some(val) => out.push((f.json_name.clone(), val)),
-                None if tagged && is_struct && f.nullable.holds(possible, v) => {
-                    out.push((f.json_name.clone(), J::Null))
-                }
                 None => {}
             }
         }
@@ -460,16 +456,20 @@ impl Message {
                     return null();
                 }
                 J::Bin(
-                    r.take(usize::try_from(len).map_err(|_| "too long")?)?
+                    r.take_bytes(usize::try_from(len).map_err(|_| "too long")?)?
                         .to_vec(),
                 )
             }
             Type::Struct(idx) => {
-                // A nullable struct carries a presence byte: 1 present; -1 (and 0, as a
-                // null tagged struct is written) null.
+                // A nullable struct's presence: in flexible versions an unsigned varint, present
+                // when above 0 (as a Java int); otherwise a byte, null when negative.
                 if nullable {
-                    let p = r.take(1)?[0] as i8;
-                    if p <= 0 {
+                    let present = if flexible {
+                        r.int_varint()? > 0
+                    } else {
+                        (r.take(1)?[0] as i8) >= 0
+                    };
+                    if !present {
                         return Ok(J::Null);
                     }
                 }
@@ -497,8 +497,10 @@ impl Message {
                     return Err(format!("Tried to read a collection of size {len}, which exceeds the maximum allowed size of 1000000."));
                 }
                 let mut a = Vec::with_capacity(len);
+                // Kafka's messages name an element "FIELD element".
                 let elem = Field {
                     nullable: Versions::NONE,
+                    json_name: format!("{} element", f.json_name),
                     ..f.clone()
                 };
                 for _ in 0..len {
@@ -510,7 +512,24 @@ impl Message {
     }
 }
 
-/// Whether a tagged field's value is its default (then Kafka's JSON converter leaves it out).
+impl Message {
+    /// Whether a tagged field's value is its default (then Kafka's JSON converter leaves it
+    /// out). A struct's default is the struct of its fields' defaults, never null.
+    fn is_default(&self, val: &J, f: &Field) -> bool {
+        match (val, &f.ty) {
+            (J::Null, Type::Struct(_)) => false,
+            (J::Obj(fields), Type::Struct(idx)) => self.structs[*idx].fields.iter().all(|sf| {
+                fields
+                    .iter()
+                    .find(|(k, _)| *k == sf.json_name)
+                    .is_none_or(|(_, v)| self.is_default(v, sf))
+            }),
+            _ => is_default(val, f),
+        }
+    }
+}
+
+/// Whether a value is its field's default.
 fn is_default(val: &J, f: &Field) -> bool {
     let d = default_text(&f.default);
     match (val, &f.ty) {

@@ -144,8 +144,19 @@ pub fn java_double(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: d[.ddd]e[-]N.
-    let e = format!("{:e}", f.abs());
+    // Rust's `{:e}` gives the shortest round-trip digits: d[.ddd]e[-]N. Of the decimals of that
+    // length Java takes the closest to the value (ties to an even digit): the correctly rounded
+    // one (`{:.Ne}` rounds exactly, half to even) when it reads back as the same double.
+    let shortest = format!("{:e}", f.abs());
+    let len = shortest
+        .split_once('e')
+        .map_or(1, |(m, _)| m.chars().filter(char::is_ascii_digit).count());
+    let rounded = format!("{:.*e}", len.saturating_sub(1), f.abs());
+    let e = if rounded.parse::<f64>().ok() == Some(f.abs()) {
+        rounded
+    } else {
+        shortest
+    };
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mant.chars().filter(|c| *c != '.').collect();
@@ -186,6 +197,9 @@ mod tests {
             (1234567.5, "1234567.5"),
             (-2.5e-10, "-2.5E-10"),
             (0.1, "0.1"),
+            // 100 + 2^-15: 17 digits, ...8125 exactly, a tie Java breaks to the even digit.
+            (100.0 + 1.0 / 32768.0, "100.00003051757812"),
+            (1e23, "1.0E23"),
         ] {
             assert_eq!(java_double(f), s);
         }
