@@ -83,6 +83,18 @@ step_java_build() {
     fi
 }
 
+# The message schemas krec's internal-topic decoders interpret (crates/cli/schemas) must be the
+# jars' own (scripts/extract-schemas.sh --check, on the jars mvn just copied).
+step_schemas_current() {
+    local log="$WORK/schemas.log"
+    if KAFKA_JARS="$ROOT/$JAVA_DIR/target/lib" bash scripts/extract-schemas.sh --check >"$log" 2>&1; then
+        pass schemas-current "$(tail -n 1 "$log")"
+    else
+        fail schemas-current "crates/cli/schemas is not what Kafka's jars carry (regenerate: scripts/extract-schemas.sh):"
+        show_log "$log"
+    fi
+}
+
 # Regenerate the Kafka vectors into a temporary folder: they must equal the committed ones exactly.
 step_vectors_reproducible() {
     local out="$WORK/vectors" log="$WORK/generate.log"
@@ -227,9 +239,25 @@ PYEOF
     count_results dump-vectors "$res"
 }
 
+# krec's internal-topic decoders against DumpLogSegments' on 1000 random and mutated records per
+# decoder (interop/broker/decode_differential.py; the mutations start from the decode fixtures).
+step_decode_differential() {
+    local res="$WORK/decode-differential.txt"
+    if timeout 600 python3 interop/broker/decode_differential.py --krec "$KREC" --java-cp "$JAVA_CP" \
+            --fixtures crates/cli/tests/fixtures/internal --work "$WORK/decode-differential" \
+            >"$res" 2>"$WORK/decode-differential.log"; then
+        count_results decode-differential "$res"
+    else
+        fail decode-differential "interop/broker/decode_differential.py failed:"
+        show_log "$WORK/decode-differential.log"
+    fi
+}
+
 # A real Kafka broker (KRaft, single node): produce and consume with the Java clients, stop it
 # cleanly, then compare krec dump with DumpLogSegments on every partition directory and with what
-# the read_uncommitted consumer received.
+# the read_uncommitted consumer received. The internal topics (__consumer_offsets,
+# __transaction_state, __cluster_metadata segments and snapshot, __share_group_state) also against
+# DumpLogSegments with their decoder flag (dump-decoded/...: text line for line, JSON field by field).
 step_broker() {
     local dir="$WORK/broker" log="$WORK/broker-scenario.log" res="$WORK/broker-compare.txt" save bootstrap
     BROKER_DIR="$dir"
@@ -246,6 +274,14 @@ step_broker() {
         show_log "$log" 30
         echo "    --- broker.log:"
         show_log "$dir/broker.log" 15
+    fi
+    # Consumer groups (classic, consumer protocol, a deleted one, a share group): records in
+    # __consumer_offsets-0 and __share_group_state-0 for the decoders' comparison below.
+    if timeout 300 java -cp "$JAVA_CP" "$PKG.ConsumerGroups" "$bootstrap" >"$WORK/broker-groups.log" 2>&1; then
+        pass broker-groups "$(tail -n 1 "$WORK/broker-groups.log")"
+    else
+        fail broker-groups "ConsumerGroups failed (broker log: $dir/broker.log):"
+        show_log "$WORK/broker-groups.log" 30
     fi
     # While the broker runs: reading its partition directories changes nothing, writing is
     # refused (the broker holds its data directory's .lock).
@@ -457,6 +493,7 @@ step_broker39() {
 # cannot work, e.g. the Java build failed); otherwise every step runs.
 STEPS=(
     step_java_build
+    step_schemas_current
     step_vectors_reproducible
     step_validator_selftest
     step_krec_binary
@@ -464,6 +501,7 @@ STEPS=(
     step_python_venv
     step_kafka_python
     step_dump_vectors
+    step_decode_differential
     step_broker
     step_log_broker
     step_log_kafka_tools

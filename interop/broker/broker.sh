@@ -85,6 +85,7 @@ transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.num.partitions=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 # No background cleaning or retention during the run: the segments stay as the broker wrote them.

@@ -17,7 +17,11 @@ hex` (without and with --deep), parses DumpLogSegments' text and compares field 
                  key and payload (DumpLogSegments decodes them as UTF-8 with replacement)
 
 Also the text: `krec dump --print-data SEGMENT` must print exactly DumpLogSegments' lines
-(docs/design.md: the text output follows kafka-dump-log's line format; Kafka 4.4.0 here).
+(docs/design.md: the text output follows kafka-dump-log's line format; Kafka 4.4.0 here). For the
+internal topics (__consumer_offsets, __transaction_state, __cluster_metadata segments and
+.checkpoint snapshots, __share_group_state, __remote_log_metadata) that with --decode none, and krec's default (the
+decoder from the directory name) against DumpLogSegments with the topic's decoder flag
+(--offsets-decoder, ...), line for line, and JSON key_decoded/value_decoded field by field.
 
 With --scenario (BrokerScenario's output), also per topic: Kafka's read_uncommitted consumer must
 have received exactly krec's non-control records (offset, timestamp, timestamp type, key, value,
@@ -146,14 +150,15 @@ def split_sections(text):
     return {k: "\n".join(v).rstrip("\n") + "\n" for k, v in sections.items()}
 
 
-def compare_text(krec, name, files, sections):
+def compare_text(krec, name, files, sections, extra=()):
     """`krec dump --print-data FILE` must print what DumpLogSegments --deep-iteration --print-data-log
     prints for the same file, line for line (docs/design.md: the text output follows
-    kafka-dump-log's)."""
+    kafka-dump-log's). `extra`: more krec arguments (--decode none for an internal topic, whose
+    records krec decodes by default)."""
     problems, lines = [], 0
     for f in files:
-        p = subprocess.run([krec, "dump", "--print-data", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=120)
+        p = subprocess.run([krec, "dump", "--print-data"] + list(extra) + [str(f)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
         ours = p.stdout.decode("utf-8", "replace").rstrip("\n") + "\n"
         theirs = sections.get(str(f), "")
         a, b = theirs.split("\n"), ours.split("\n")
@@ -171,6 +176,106 @@ def compare_text(krec, name, files, sections):
         report("FAIL", "dump-text/" + name, "; ".join(problems))
     else:
         report("PASS", "dump-text/" + name, "krec dump --print-data prints DumpLogSegments' %d lines exactly" % lines)
+
+
+# kafka-dump-log's decoder flag for each internal topic krec decodes by default.
+DECODERS = {
+    "__consumer_offsets": "--offsets-decoder",
+    "__transaction_state": "--transaction-log-decoder",
+    "__cluster_metadata": "--cluster-metadata-decoder",
+    "__share_group_state": "--share-group-state-decoder",
+    "__remote_log_metadata": "--remote-log-metadata-decoder",
+}
+RECORD_LINE = re.compile(r"^\| offset: (\d+) ")
+
+
+def split_key_payload(line):
+    """The text after ` key: ` and ` payload: ` of a decoded record line (None when absent)."""
+    key = payload = None
+    m = re.search(r" headerKeys: \[[^\]]*\]( key: (.*?))?( payload: (.*))?$", line)
+    if m:
+        key, payload = m.group(2), m.group(4)
+    return key, payload
+
+
+def json_or_error(text):
+    """Kafka's printed key/payload as krec's key_decoded/value_decoded shows it."""
+    if text is None:
+        return "absent"
+    if text == "<DELETE>":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"error": text}
+
+
+def compare_decoded(a, name, files, work):
+    """An internal topic's segments (and __cluster_metadata's .checkpoint snapshots): `krec dump
+    --print-data` (the decoder picked from the directory name) must print what DumpLogSegments
+    prints with the topic's decoder flag, line for line; and `krec dump --deep --format json`'s
+    key_decoded/value_decoded must equal Kafka's printed key/payload JSON, field by field."""
+    topic = name.rsplit("-", 1)[0]
+    flag = DECODERS[topic]
+    cmd = ["java", "-Dfile.encoding=UTF-8", "-Dsun.stdout.encoding=UTF-8", "-Dstdout.encoding=UTF-8",
+           "-cp", a.java_cp, "org.apache.kafka.tools.DumpLogSegments", "--deep-iteration", "--print-data-log",
+           flag, "--files", ",".join(str(f) for f in files)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180)
+    out = p.stdout.decode("utf-8", "replace")
+    (work / ("dump-log-segments-%s-decoded.txt" % name)).write_text(out + "\n--- stderr ---\n"
+                                                                     + p.stderr.decode("utf-8", "replace"))
+    if p.returncode != 0:
+        report("FAIL", "dump-decoded/" + name, "DumpLogSegments %s exited %d: %s"
+               % (flag, p.returncode, p.stderr.decode("utf-8", "replace")[-300:]))
+        return
+    sections = split_sections(out)
+    problems, lines, fields = [], 0, 0
+    for f in files:
+        k = subprocess.run([a.krec, "dump", "--print-data", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=120)
+        ours = k.stdout.decode("utf-8", "replace").rstrip("\n") + "\n"
+        theirs = sections.get(str(f), "")
+        ta, tb = theirs.split("\n"), ours.split("\n")
+        lines += len(ta) - 1
+        if len(ta) != len(tb):
+            problems.append("%s: Kafka %d lines, krec %d" % (f.name, len(ta) - 1, len(tb) - 1))
+        diff = [(i, x, y) for i, (x, y) in enumerate(zip(ta, tb)) if x != y]
+        if diff:
+            i, x, y = diff[0]
+            problems.append("%s: %d of %d lines differ; first at line %d: Kafka %r, krec %r"
+                            % (f.name, len(diff), len(ta) - 1, i + 1, x[:200], y[:200]))
+        # JSON, field by field against Kafka's printed key/payload.
+        kafka_recs = {}
+        for line in ta:
+            m = RECORD_LINE.match(line)
+            if m and (" key: " in line or " payload: " in line):
+                kafka_recs[int(m.group(1))] = split_key_payload(line)
+        j = subprocess.run([a.krec, "dump", "--deep", "--format", "json", str(f)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        seen = 0
+        for entry in (json.loads(l) for l in j.stdout.decode("utf-8").split("\n") if l.strip()):
+            for r in entry.get("records", []):
+                if r["offset"] not in kafka_recs:
+                    continue
+                seen += 1
+                kk, kp = kafka_recs[r["offset"]]
+                for field, want in (("key_decoded", json_or_error(kk)), ("value_decoded", json_or_error(kp))):
+                    got = r.get(field, "absent")
+                    if topic == "__remote_log_metadata" and isinstance(got, dict) and "text" in got:
+                        # Kafka prints the Java objects' toString(): krec's "text" next to the JSON.
+                        got, want = got["text"], kp
+                    fields += 1
+                    if got != want:
+                        problems.append("%s offset %d %s: Kafka %s, krec %s"
+                                        % (f.name, r["offset"], field, json.dumps(want)[:200], json.dumps(got)[:200]))
+        if seen != len(kafka_recs):
+            problems.append("%s: Kafka decoded %d records, krec's JSON has %d of them" % (f.name, len(kafka_recs), seen))
+    if problems:
+        report("FAIL", "dump-decoded/" + name, "; ".join(problems[:6]))
+    else:
+        report("PASS", "dump-decoded/" + name,
+               "krec dump --print-data prints DumpLogSegments %s's %d lines exactly (%d files); JSON "
+               "key_decoded/value_decoded equal Kafka's %d printed keys/payloads" % (flag, lines, len(files), fields))
 
 
 def classify_text_diff(kafka, ours):
@@ -640,8 +745,11 @@ def compare_one(a, p, logs, work, segs, parsed, sections, scenario):
     if rc_s != 0:
         report("FAIL", "dump-exit/" + p, "krec dump (without --deep) exited %d: %s" % (rc_s, err_s[:300]))
     compare_partition(p, dls, shallow, deep)
-    compare_text(a.krec, p, segs[p], sections)
     topic = p.rsplit("-", 1)[0]
+    internal = topic in DECODERS
+    compare_text(a.krec, p, segs[p], sections, ["--decode", "none"] if internal else [])
+    if internal:
+        compare_decoded(a, p, segs[p] + sorted((logs / p).glob("*.checkpoint")), work)
     if topic in scenario["topics"]:
         check_scenario(topic, scenario["topics"][topic], deep)
         check_log_engine(a.krec, topic, scenario["topics"][topic], logs / p, work, a.has_isolation)

@@ -11,6 +11,7 @@ mod text;
 pub(crate) mod time;
 
 use crate::bytes_fmt::BytesFormat;
+use crate::decode::{Decode, Kind};
 use crate::entry_json;
 use crate::source::{expand_paths, Next, Source};
 use crate::{Context, Failure, Outcome};
@@ -47,6 +48,14 @@ use std::path::PathBuf;
 ///                         --max-bytes: entries that end past N are not printed, and neither is
 ///                         the cut (no "invalid bytes" line, no JSON "partial" line)
 ///
+/// Kafka's internal topics are decoded as kafka-dump-log 4.4.0's decoders show them: in
+/// __consumer_offsets-N, __transaction_state-N, __cluster_metadata-N (segments and .checkpoint
+/// snapshots), __share_group_state-N and __remote_log_metadata-N, or with --decode offsets|
+/// transactions|metadata|share-state|remote-log-metadata for files out of their directory
+/// (--decode none: bytes). Text (--print-data): the `key:` and `payload:` of --offsets-decoder,
+/// --transaction-log-decoder, --cluster-metadata-decoder, --share-group-state-decoder,
+/// --remote-log-metadata-decoder; JSON (--deep): records gain key_decoded and value_decoded.
+///
 /// --timestamps human adds ISO 8601 UTC forms: JSON fields base_timestamp_iso,
 /// max_timestamp_iso and (records) timestamp_iso; in text " (2024-04-24T23:06:40.000Z)" after
 /// each timestamp. Kafka's -1 ("no timestamp") has none.
@@ -57,6 +66,7 @@ use std::path::PathBuf;
 ///   krec dump --deep --offset-start 1000 --offset-end 2000 '/var/kafka/topic-*/'
 ///   krec dump --deep --time-start 2024-04-24T23:00:00Z --timestamps human topic-0/
 ///   krec dump --transactional-only --producer-id 4001 --format json topic-0/
+///   krec dump --print-data /var/kafka/__consumer_offsets-0/
 ///   cat entries.bin | krec dump --format json -
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
@@ -106,6 +116,10 @@ pub struct Args {
     /// How timestamps appear: ms as Kafka prints them, or human (ISO 8601 UTC added).
     #[arg(long, value_enum, default_value_t = Timestamps::Ms)]
     timestamps: Timestamps,
+    /// Decode the records of Kafka's internal topics (with --print-data in text, with --deep in
+    /// JSON): auto picks the decoder from the partition directory's topic name.
+    #[arg(long, value_enum, default_value_t = Decode::Auto)]
+    decode: Decode,
 }
 
 /// Output formats.
@@ -149,10 +163,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let mut source = Source::open_limited(path, args.max_bytes)
             .context(|| format!("cannot open {}", path.display()))?;
         let name = source.name.clone();
+        dumper.decoder = args.decode.for_file(path);
         if args.format == Format::Text {
             writeln!(out, "Dumping {name}")?;
             if let Some(start) = log_start_offset(path) {
                 writeln!(out, "Log starting offset: {start}")?;
+            }
+            if let Some((end, epoch)) = snapshot_id(path) {
+                writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
             }
         }
         loop {
@@ -226,6 +244,17 @@ fn log_start_offset(path: &std::path::Path) -> Option<i64> {
     (path.extension()? == "log" && stem.len() == 20).then(|| stem.parse().ok())?
 }
 
+/// The end offset and epoch in a KRaft snapshot's name
+/// (`00000000000000000103-0000000001.checkpoint` → (103, 1)), as DumpLogSegments prints them.
+fn snapshot_id(path: &std::path::Path) -> Option<(i64, i32)> {
+    let stem = path.file_stem()?.to_str()?;
+    let (offset, epoch) = stem.split_once('-')?;
+    if path.extension()? != "checkpoint" || offset.len() != 20 || epoch.len() != 10 {
+        return None;
+    }
+    Some((offset.parse().ok()?, epoch.parse().ok()?))
+}
+
 /// Renders entries; holds the buffers reused from entry to entry.
 struct Dumper {
     format: Format,
@@ -241,6 +270,8 @@ struct Dumper {
     line: Vec<u8>,
     /// The rendered records of the current entry.
     records: Vec<u8>,
+    /// The internal topic decoder of the current file.
+    decoder: Option<Kind>,
 }
 
 impl Dumper {
@@ -264,6 +295,7 @@ impl Dumper {
             scratch: Vec::new(),
             line: Vec::new(),
             records: Vec::new(),
+            decoder: None,
         }
     }
 
@@ -326,7 +358,14 @@ impl Dumper {
                             if self.records.len() > records_start {
                                 self.records.push(b',');
                             }
-                            json::record(&mut self.records, &r, control, self.bytes, self.iso);
+                            json::record(
+                                &mut self.records,
+                                &r,
+                                control,
+                                self.bytes,
+                                self.iso,
+                                self.decoder,
+                            );
                         } else {
                             text::record(
                                 &mut self.records,
@@ -335,6 +374,7 @@ impl Dumper {
                                 control,
                                 self.print_data,
                                 self.iso,
+                                self.decoder,
                             );
                         }
                     }

@@ -7,6 +7,7 @@
 mod build;
 mod bytes_fmt;
 mod convert;
+mod decode;
 mod demo;
 mod docs;
 mod dump;

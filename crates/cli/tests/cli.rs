@@ -13,6 +13,8 @@ mod concurrency;
 mod convert;
 #[path = "cli/data_dir.rs"]
 mod data_dir;
+#[path = "cli/decode.rs"]
+mod decode;
 #[path = "cli/demo.rs"]
 mod demo;
 #[path = "cli/dump_filters.rs"]

@@ -228,6 +228,7 @@ pub fn record(
     control_batch: bool,
     format: BytesFormat,
     iso: bool,
+    decoder: Option<crate::decode::Kind>,
 ) {
     out.extend_from_slice(b"{\"offset\":");
     int(out, r.offset());
@@ -251,6 +252,18 @@ pub fn record(
     out.push(b']');
     if control_batch {
         control(out, &entry_json::control(r));
+    } else if let Some(kind) = decoder {
+        // The internal topic's key and value decoded, as kafka-dump-log's decoder shows them
+        // (absent: Kafka prints nothing there; null: a tombstone).
+        let p = crate::decode::parse(kind, r.key(), r.value(), r.offset());
+        for (name, part) in [("key_decoded", p.key), ("value_decoded", p.payload)] {
+            if let Some(part) = part {
+                out.extend_from_slice(b",\"");
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b"\":");
+                out.extend_from_slice(part.to_serde().to_string().as_bytes());
+            }
+        }
     }
     out.push(b'}');
 }
@@ -434,7 +447,7 @@ mod tests {
             for f in [BytesFormat::Utf8, BytesFormat::Hex, BytesFormat::Base64] {
                 for control in [false, true] {
                     let mut out = Vec::new();
-                    record(&mut out, &r, control, f, false);
+                    record(&mut out, &r, control, f, false, None);
                     let want = serde_json::to_string(&entry_json::record(&r, control, f)).unwrap();
                     assert_eq!(String::from_utf8(out).unwrap(), want);
                 }

@@ -120,6 +120,7 @@ pub fn record(
     control: bool,
     data: bool,
     iso: bool,
+    decoder: Option<crate::decode::Kind>,
 ) {
     let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
     out.extend_from_slice(b"| offset: ");
@@ -169,6 +170,17 @@ pub fn record(
             }
             // Not a commit/abort marker: a KRaft record (nothing for an unparsable key).
             None => kraft_control(out, r),
+        }
+    } else if let (true, Some(kind)) = (data, decoder) {
+        // DumpLogSegments' parser for the internal topic: its ParseResult's key and payload.
+        let p = crate::decode::parse(kind, r.key(), r.value(), r.offset());
+        if let Some(k) = p.key {
+            out.extend_from_slice(b" key: ");
+            out.extend_from_slice(k.to_java().as_bytes());
+        }
+        if let Some(v) = p.payload {
+            out.extend_from_slice(b" payload: ");
+            out.extend_from_slice(v.to_java().as_bytes());
         }
     } else if data {
         if let Some(k) = r.key() {
