@@ -1,0 +1,848 @@
+//! The client against a fake broker on 127.0.0.1: a correct ApiVersions/Metadata/ListOffsets/
+//! Fetch exchange, and hostile answers (truncated frames, a 2 GiB size field, an error code
+//! storm, disconnects, silence, a refused login). Every hostile case must end in a typed error
+//! or a bounded number of retries, never a panic or a large allocation: the test binary's
+//! allocator records the largest single allocation and the tests assert it stays small.
+
+#![allow(unsafe_code)] // the recording allocator
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsResponse, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataResponse, RequestHeader, ResponseHeader, SaslAuthenticateResponse,
+    SaslHandshakeResponse, TopicName,
+};
+use kafka_protocol::protocol::{
+    decode_request_header_from_buffer, Decodable, Encodable, HeaderVersion, StrBytes,
+};
+use kafka_protocol::ResponseError;
+use krecords_client::{Client, ClientConfig, Error, IsolationLevel, OffsetSpec};
+use krecords_codec::read::Entries;
+use krecords_codec::write::{Record, V2Builder};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use uuid::Uuid;
+
+// ------------------------------------------------------------------------ recording allocator
+
+struct Recording;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Recording {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Recording = Recording;
+
+/// No test here legitimately allocates more than this at once (the largest frames are a few
+/// KiB; the test harness's own buffers are small).
+const LARGEST_ALLOWED: usize = 8 << 20;
+
+fn assert_no_large_allocation() {
+    let largest = LARGEST.load(Ordering::Relaxed);
+    assert!(
+        largest <= LARGEST_ALLOWED,
+        "an allocation of {largest} bytes"
+    );
+}
+
+// ------------------------------------------------------------------------------ fake broker
+
+const TOPIC: &str = "events";
+const TOPIC_ID: Uuid = Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+
+/// What the fake broker does with one request.
+enum Action {
+    /// Send these bytes (a whole frame, or a hostile one).
+    Send(Vec<u8>),
+    /// Send these bytes, then close the connection.
+    SendAndClose(Vec<u8>),
+    /// Close without answering.
+    Close,
+    /// Never answer (the connection stays open).
+    Silence,
+}
+
+/// One received request.
+#[derive(Debug, Clone)]
+struct Seen {
+    key: ApiKey,
+    version: i16,
+    connection: usize,
+}
+
+type Handler = dyn Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync;
+
+/// What a handler knows.
+struct Ctx {
+    port: u16,
+    /// How many requests of this key came before this one, on all connections.
+    nth: usize,
+}
+
+struct Fake {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Fake {
+    async fn start(
+        handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
+    ) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let seen2 = Arc::clone(&seen);
+        tokio::spawn(async move {
+            let mut connection = 0;
+            // Bounded: no test opens more than this many connections.
+            while connection < 64 {
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                connection += 1;
+                tokio::spawn(serve(
+                    sock,
+                    port,
+                    connection,
+                    Arc::clone(&handler),
+                    Arc::clone(&seen2),
+                ));
+            }
+        });
+        Fake { port, seen }
+    }
+
+    fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn count(&self, key: ApiKey) -> usize {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.key == key)
+            .count()
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn config(&self, extra: &[&str]) -> ClientConfig {
+        let mut pairs = vec![
+            format!("bootstrap.servers={}", self.addr()),
+            "retries=3".to_owned(),
+            "retry.backoff.ms=1".to_owned(),
+            "retry.backoff.max.ms=4".to_owned(),
+            "socket.timeout.ms=5000".to_owned(),
+            "socket.connection.setup.timeout.ms=5000".to_owned(),
+            "fetch.wait.max.ms=10".to_owned(),
+        ];
+        pairs.extend(extra.iter().map(|s| (*s).to_owned()));
+        ClientConfig::from_pairs(pairs).unwrap()
+    }
+}
+
+async fn serve(
+    mut sock: TcpStream,
+    port: u16,
+    connection: usize,
+    handler: Arc<Handler>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+) {
+    loop {
+        let Ok(size) = sock.read_i32().await else {
+            return;
+        };
+        let mut buf = vec![0; usize::try_from(size).unwrap()];
+        if sock.read_exact(&mut buf).await.is_err() {
+            return;
+        }
+        let mut body = Bytes::from(buf);
+        let header = decode_request_header_from_buffer(&mut body).unwrap();
+        let key = ApiKey::try_from(header.request_api_key).unwrap();
+        let nth = {
+            let mut seen = seen.lock().unwrap();
+            let nth = seen.iter().filter(|s| s.key == key).count();
+            seen.push(Seen {
+                key,
+                version: header.request_api_version,
+                connection,
+            });
+            nth
+        };
+        match handler(&Ctx { port, nth }, &header, body) {
+            Action::Send(bytes) => {
+                if sock.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+            Action::SendAndClose(bytes) => {
+                let _ = sock.write_all(&bytes).await;
+                return;
+            }
+            Action::Close => return,
+            Action::Silence => {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                return;
+            }
+        }
+    }
+}
+
+/// A whole response frame: size, header, body.
+fn frame<R: Encodable + HeaderVersion>(header: &RequestHeader, resp: &R) -> Vec<u8> {
+    let version = header.request_api_version;
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&[0; 4]);
+    ResponseHeader::default()
+        .with_correlation_id(header.correlation_id)
+        .encode(&mut buf, R::header_version(version))
+        .unwrap();
+    resp.encode(&mut buf, version).unwrap();
+    let size = i32::try_from(buf.len() - 4).unwrap();
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    buf.to_vec()
+}
+
+fn api_versions(header: &RequestHeader, sasl: bool) -> Vec<u8> {
+    let mut keys = vec![
+        (ApiKey::ApiVersions, 0, 3),
+        (ApiKey::Metadata, 0, 12),
+        (ApiKey::ListOffsets, 1, 8),
+        (ApiKey::Fetch, 4, 16),
+    ];
+    if sasl {
+        keys.push((ApiKey::SaslHandshake, 0, 1));
+        keys.push((ApiKey::SaslAuthenticate, 0, 2));
+    }
+    let resp = ApiVersionsResponse::default().with_api_keys(
+        keys.into_iter()
+            .map(|(k, min, max)| {
+                ApiVersion::default()
+                    .with_api_key(k as i16)
+                    .with_min_version(min)
+                    .with_max_version(max)
+            })
+            .collect(),
+    );
+    frame(header, &resp)
+}
+
+fn metadata(ctx: &Ctx, header: &RequestHeader, topic_error: i16, partition_error: i16) -> Vec<u8> {
+    let resp = MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(BrokerId(0))
+            .with_host(StrBytes::from_static_str("127.0.0.1"))
+            .with_port(i32::from(ctx.port))])
+        .with_cluster_id(Some(StrBytes::from_static_str("fake")))
+        .with_topics(vec![MetadataResponseTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str(TOPIC))))
+            .with_error_code(topic_error)
+            .with_topic_id(TOPIC_ID)
+            .with_partitions(vec![MetadataResponsePartition::default()
+                .with_partition_index(0)
+                .with_error_code(partition_error)
+                .with_leader_id(BrokerId(if partition_error == 0 { 0 } else { -1 }))
+                .with_leader_epoch(7)
+                .with_replica_nodes(vec![BrokerId(0)])
+                .with_isr_nodes(vec![BrokerId(0)])])]);
+    frame(header, &resp)
+}
+
+fn fetch_response(header: &RequestHeader, partition: PartitionData) -> Vec<u8> {
+    let mut topic = FetchableTopicResponse::default().with_partitions(vec![partition]);
+    if header.request_api_version >= 13 {
+        topic = topic.with_topic_id(TOPIC_ID);
+    } else {
+        topic = topic.with_topic(TopicName(StrBytes::from_static_str(TOPIC)));
+    }
+    frame(
+        header,
+        &FetchResponse::default().with_responses(vec![topic]),
+    )
+}
+
+fn fetch_error(header: &RequestHeader, code: i16) -> Vec<u8> {
+    fetch_response(
+        header,
+        PartitionData::default()
+            .with_partition_index(0)
+            .with_error_code(code),
+    )
+}
+
+/// Three batches: offsets 0..3, 3..6, 6..9.
+fn batches() -> Vec<Vec<u8>> {
+    (0..3)
+        .map(|b| {
+            let mut builder = V2Builder::new(b * 3);
+            for i in 0..3 {
+                let value = format!("value {}", b * 3 + i).repeat(20);
+                builder
+                    .append(&Record::new(
+                        1_700_000_000_000 + b * 3 + i,
+                        Some(b"key".as_slice()),
+                        Some(value.as_bytes()),
+                    ))
+                    .unwrap();
+            }
+            builder.finish().unwrap()
+        })
+        .collect()
+}
+
+/// The standard handlers for ApiVersions and Metadata, `None` for anything else.
+fn basic(ctx: &Ctx, header: &RequestHeader) -> Option<Action> {
+    match ApiKey::try_from(header.request_api_key).unwrap() {
+        ApiKey::ApiVersions => Some(Action::Send(api_versions(header, false))),
+        ApiKey::Metadata => Some(Action::Send(metadata(ctx, header, 0, 0))),
+        _ => None,
+    }
+}
+
+// ------------------------------------------------------------------------------------ tests
+
+#[tokio::test]
+async fn correct_exchange_metadata_list_offsets_fetch_and_stream() {
+    let all = batches();
+    let log: Vec<u8> = all.concat();
+    let starts: Vec<(i64, usize)> = {
+        let mut pos = 0;
+        all.iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let s = (i as i64 * 3, pos);
+                pos += b.len();
+                s
+            })
+            .collect()
+    };
+    let log = Arc::new(log);
+    let log2 = Arc::clone(&log);
+    let all2 = all.clone();
+    let fake = Fake::start(move |ctx, header, mut body| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        let v = header.request_api_version;
+        match ApiKey::try_from(header.request_api_key).unwrap() {
+            ApiKey::ListOffsets => {
+                let req = ListOffsetsRequest::decode(&mut body, v).unwrap();
+                assert_eq!(req.replica_id, BrokerId(-1), "a consumer's replica id");
+                let ts = req.topics[0].partitions[0].timestamp;
+                let (offset, timestamp) = match ts {
+                    -2 => (0, -1),
+                    -1 => (if req.isolation_level == 1 { 6 } else { 9 }, -1),
+                    t if t <= 1_700_000_000_004 => (4, 1_700_000_000_004),
+                    _ => (-1, -1),
+                };
+                Action::Send(frame(
+                    header,
+                    &ListOffsetsResponse::default().with_topics(vec![
+                        ListOffsetsTopicResponse::default()
+                            .with_name(TopicName(StrBytes::from_static_str(TOPIC)))
+                            .with_partitions(vec![ListOffsetsPartitionResponse::default()
+                                .with_partition_index(0)
+                                .with_offset(offset)
+                                .with_timestamp(timestamp)]),
+                    ]),
+                ))
+            }
+            ApiKey::Fetch => {
+                let req = FetchRequest::decode(&mut body, v).unwrap();
+                assert!(v >= 13, "the highest common version, with topic ids");
+                assert_eq!(req.topics[0].topic_id, TOPIC_ID);
+                let p = &req.topics[0].partitions[0];
+                // From the batch holding the offset, at most the window, at least one batch.
+                let (_, from) = starts
+                    .iter()
+                    .rev()
+                    .find(|(o, _)| *o <= p.fetch_offset)
+                    .copied()
+                    .unwrap();
+                let first_len = all2
+                    .iter()
+                    .scan(0, |pos, b| {
+                        let s = *pos;
+                        *pos += b.len();
+                        Some((s, b.len()))
+                    })
+                    .find(|(s, _)| *s == from)
+                    .map_or(0, |(_, l)| l);
+                let window = usize::try_from(p.partition_max_bytes).unwrap();
+                let to = (from + window.max(first_len)).min(log2.len());
+                let records = Bytes::copy_from_slice(&log2[from..to]);
+                Action::Send(fetch_response(
+                    header,
+                    PartitionData::default()
+                        .with_partition_index(0)
+                        .with_high_watermark(9)
+                        .with_last_stable_offset(9)
+                        .with_log_start_offset(0)
+                        .with_records(Some(records)),
+                ))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    })
+    .await;
+
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    assert_eq!(fake.seen()[0].key, ApiKey::ApiVersions, "ApiVersions first");
+
+    let md = client.metadata(Some(&[TOPIC])).await.unwrap();
+    assert_eq!(md.cluster_id.as_deref(), Some("fake"));
+    assert_eq!(md.brokers.len(), 1);
+    assert_eq!(md.topics[0].name, TOPIC);
+    assert_eq!(md.topics[0].partitions[0].leader, 0);
+    assert_eq!(md.topics[0].partitions[0].leader_epoch, 7);
+    assert!(fake
+        .seen()
+        .iter()
+        .any(|s| s.key == ApiKey::Metadata && s.version == 12));
+
+    let ru = IsolationLevel::ReadUncommitted;
+    let rc = IsolationLevel::ReadCommitted;
+    let lo = |spec| client.list_offsets(TOPIC, 0, spec, ru);
+    assert_eq!(lo(OffsetSpec::Earliest).await.unwrap().offset, Some(0));
+    assert_eq!(lo(OffsetSpec::Latest).await.unwrap().offset, Some(9));
+    let at = lo(OffsetSpec::Timestamp(1_700_000_000_003)).await.unwrap();
+    assert_eq!(
+        (at.offset, at.timestamp),
+        (Some(4), Some(1_700_000_000_004))
+    );
+    let after = lo(OffsetSpec::Timestamp(1_800_000_000_000)).await.unwrap();
+    assert_eq!(after.offset, None);
+    let latest_rc = client
+        .list_offsets(TOPIC, 0, OffsetSpec::Latest, rc)
+        .await
+        .unwrap();
+    assert_eq!(latest_rc.offset, Some(6), "read_committed asks for the LSO");
+
+    let f = client.fetch(TOPIC, 0, 0, ru, 1 << 20).await.unwrap();
+    assert_eq!(&f.records[..], &log[..]);
+    assert_eq!(
+        (f.high_watermark, f.last_stable_offset, f.log_start_offset),
+        (9, 9, 0)
+    );
+    assert_eq!(f.broker, fake.addr());
+
+    // A window of one and a half batches: each response ends in a partial batch, fetched
+    // again from its offset; the chunks put together are the log, byte for byte.
+    let window = i32::try_from(all[0].len() * 3 / 2).unwrap();
+    let mut stream = client
+        .stream_partition(TOPIC, 0, 0, None, ru)
+        .with_window(window);
+    let mut got = Vec::new();
+    let mut next_offsets = Vec::new();
+    while let Some(chunk) = stream.next_chunk().await.unwrap() {
+        assert_eq!(Entries::new(&chunk.records).partial(), None);
+        got.extend_from_slice(&chunk.records);
+        next_offsets.push(chunk.next_offset);
+    }
+    assert_eq!(got, *log);
+    assert_eq!(next_offsets, [3, 6, 9]);
+    assert_eq!(stream.end_offset(), Some(9));
+
+    // From inside a batch to an explicit end inside another.
+    let mut stream = client.stream_partition(TOPIC, 0, 4, Some(7), ru);
+    let mut got = Vec::new();
+    while let Some(chunk) = stream.next_chunk().await.unwrap() {
+        got.extend_from_slice(&chunk.records);
+    }
+    assert_eq!(got, [all[1].clone(), all[2].clone()].concat());
+
+    // One connection served everything.
+    assert!(fake.seen().iter().all(|s| s.connection == 1));
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn bootstrap_tries_each_address() {
+    let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let fake = Fake::start(|ctx, header, _| basic(ctx, header).unwrap_or(Action::Close)).await;
+    let config =
+        ClientConfig::from_pairs([format!("bootstrap.servers={dead_addr},{}", fake.addr())])
+            .unwrap();
+    let client = Client::connect(config).await.unwrap();
+    client.metadata(None).await.unwrap();
+
+    let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let e = Client::connect(ClientConfig::new(&dead_addr.to_string()).unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::NoBrokerReachable { tried: 1, last } if matches!(**last, Error::Connect { .. })),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn size_field_of_2_gib_is_refused_before_allocation() {
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata if ctx.nth == 0 => Action::Send(metadata(ctx, header, 0, 0)),
+                _ => {
+                    // 2 GiB (as an unsigned size), then 2 GiB - 1, then a correlation id.
+                    let mut b = 0x8000_0000u32.to_be_bytes().to_vec();
+                    b.extend_from_slice(&header.correlation_id.to_be_bytes());
+                    Action::Send(b)
+                }
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadUncommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::FrameSize {
+                size: -2_147_483_648,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("Fetch"), "{e}");
+    // A positive size above receive.message.max.bytes, on a fresh connection.
+    let fake =
+        Fake::start(
+            |_, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => {
+                    let mut b = 0x7fff_ffffi32.to_be_bytes().to_vec();
+                    b.extend_from_slice(&header.correlation_id.to_be_bytes());
+                    Action::Send(b)
+                }
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let e = Client::connect(fake.config(&[])).await.unwrap_err();
+    let Error::NoBrokerReachable { last, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(
+            **last,
+            Error::FrameSize {
+                size: 0x7fff_ffff,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn truncated_frame_body_is_a_protocol_error() {
+    let fake = Fake::start(|ctx, header, _| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        // A consistent size field around a Fetch response cut in the middle.
+        let whole = fetch_response(
+            header,
+            PartitionData::default()
+                .with_partition_index(0)
+                .with_high_watermark(9)
+                .with_records(Some(Bytes::from(batches().concat()))),
+        );
+        let mut cut = whole[..whole.len() / 2].to_vec();
+        let size = i32::try_from(cut.len() - 4).unwrap();
+        cut[..4].copy_from_slice(&size.to_be_bytes());
+        Action::Send(cut)
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Protocol { .. }), "{e}");
+    // Not retried: the broker's answer is malformed, not lost.
+    assert_eq!(fake.count(ApiKey::Fetch), 1);
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn mid_response_disconnect_is_retried_then_a_typed_error() {
+    let fake = Fake::start(|ctx, header, _| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        let whole = fetch_error(header, 0);
+        Action::SendAndClose(whole[..whole.len() - 3].to_vec())
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Truncated { expected, received, .. } if received + 3 == expected),
+        "{e}"
+    );
+    // retries=3: four attempts, each on a new connection (the first on the bootstrap one).
+    assert_eq!(fake.count(ApiKey::Fetch), 4);
+    let connections = fake.seen().iter().map(|s| s.connection).max().unwrap();
+    assert_eq!(connections, 4);
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn disconnect_before_the_response_is_retried_then_a_typed_error() {
+    let fake = Fake::start(|ctx, header, _| basic(ctx, header).unwrap_or(Action::Close)).await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .list_offsets(TOPIC, 0, OffsetSpec::Latest, IsolationLevel::ReadCommitted)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Disconnected { .. }), "{e}");
+    assert!(e.to_string().contains("ListOffsets"), "{e}");
+    assert_eq!(fake.count(ApiKey::ListOffsets), 4);
+}
+
+#[tokio::test]
+async fn error_code_storm_is_bounded() {
+    let fake = Fake::start(|ctx, header, _| {
+        basic(ctx, header).unwrap_or_else(|| {
+            Action::Send(fetch_error(
+                header,
+                ResponseError::NotLeaderOrFollower.code(),
+            ))
+        })
+    })
+    .await;
+    let client = Client::connect(fake.config(&["retries=5"])).await.unwrap();
+    let started = std::time::Instant::now();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.kafka_code().and_then(|c| c.response_error()),
+        Some(ResponseError::NotLeaderOrFollower),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("NOT_LEADER_OR_FOLLOWER")
+            && msg.contains("Fetch")
+            && msg.contains(&fake.addr()),
+        "{msg}"
+    );
+    assert_eq!(fake.count(ApiKey::Fetch), 6, "retries=5: six attempts");
+    // Each retry refreshed the leader.
+    assert_eq!(fake.count(ApiKey::Metadata), 6);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata => Action::Send(metadata(
+                    ctx,
+                    header,
+                    ResponseError::UnknownTopicOrPartition.code(),
+                    0,
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("UNKNOWN_TOPIC_OR_PARTITION"), "{e}");
+    assert_eq!(fake.count(ApiKey::Metadata), 4);
+    assert_eq!(fake.count(ApiKey::Fetch), 0);
+
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata => Action::Send(metadata(
+                    ctx,
+                    header,
+                    0,
+                    ResponseError::LeaderNotAvailable.code(),
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .list_offsets(
+            TOPIC,
+            0,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("LEADER_NOT_AVAILABLE"), "{e}");
+    let e = client
+        .list_offsets(
+            TOPIC,
+            3,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::UnknownPartition {
+                partition: 3,
+                partitions: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_broker_times_out() {
+    let fake = Fake::start(|ctx, header, _| basic(ctx, header).unwrap_or(Action::Silence)).await;
+    let client = Client::connect(fake.config(&["socket.timeout.ms=100", "retries=1"]))
+        .await
+        .unwrap();
+    let e = client
+        .list_offsets(
+            TOPIC,
+            0,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert_eq!(fake.count(ApiKey::ListOffsets), 2);
+}
+
+#[tokio::test]
+async fn refused_sasl_login_is_an_authentication_error() {
+    let fake =
+        Fake::start(
+            |_, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, true)),
+                ApiKey::SaslHandshake => Action::Send(frame(
+                    header,
+                    &SaslHandshakeResponse::default()
+                        .with_mechanisms(vec![StrBytes::from_static_str("PLAIN")]),
+                )),
+                ApiKey::SaslAuthenticate => Action::Send(frame(
+                    header,
+                    &SaslAuthenticateResponse::default()
+                        .with_error_code(ResponseError::SaslAuthenticationFailed.code())
+                        .with_error_message(Some(StrBytes::from_static_str(
+                            "Authentication failed: Invalid username or password",
+                        ))),
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let config = fake.config(&[
+        "security.protocol=SASL_PLAINTEXT",
+        "sasl.mechanism=PLAIN",
+        "sasl.username=alice",
+        "sasl.password=wrong",
+    ]);
+    let e = Client::connect(config).await.unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Authentication {
+                mechanism: "PLAIN",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("Invalid username or password"),
+        "{e}"
+    );
+    // Not retried, not tried elsewhere.
+    assert_eq!(fake.count(ApiKey::SaslAuthenticate), 1);
+
+    // A mechanism the broker does not offer.
+    let config = fake.config(&[
+        "security.protocol=SASL_PLAINTEXT",
+        "sasl.mechanism=SCRAM-SHA-512",
+        "sasl.username=alice",
+        "sasl.password=x",
+    ]);
+    let fake2 =
+        Fake::start(
+            |_, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, true)),
+                ApiKey::SaslHandshake => Action::Send(frame(
+                    header,
+                    &SaslHandshakeResponse::default()
+                        .with_error_code(ResponseError::UnsupportedSaslMechanism.code())
+                        .with_mechanisms(vec![StrBytes::from_static_str("PLAIN")]),
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let mut config = config;
+    config.bootstrap_servers = vec![fake2.addr()];
+    let e = Client::connect(config).await.unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(e.to_string().contains("UNSUPPORTED_SASL_MECHANISM"), "{e}");
+}
