@@ -846,3 +846,57 @@ async fn refused_sasl_login_is_an_authentication_error() {
     assert!(e.is_authentication(), "{e}");
     assert!(e.to_string().contains("UNSUPPORTED_SASL_MECHANISM"), "{e}");
 }
+
+#[tokio::test]
+async fn hostile_array_count_is_refused_before_allocation() {
+    // A Metadata v12 answer claiming u32::MAX - 1 brokers (a compact array) in a few bytes, and
+    // an ApiVersions v3 answer claiming 2^31 - 1 API keys: kafka-protocol 0.18.0 as released
+    // reserved room for every claimed element first; the patched copy refuses the count.
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata => {
+                    let _ = ctx;
+                    let mut b = Vec::new();
+                    b.extend_from_slice(&header.correlation_id.to_be_bytes());
+                    b.push(0); // response header tagged fields
+                    b.extend_from_slice(&0i32.to_be_bytes()); // throttle_time_ms
+                    b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]); // brokers: u32::MAX - 1
+                    b.extend_from_slice(&[0; 8]);
+                    let mut f = i32::try_from(b.len()).unwrap().to_be_bytes().to_vec();
+                    f.extend_from_slice(&b);
+                    Action::Send(f)
+                }
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client.metadata(None).await.unwrap_err();
+    let Error::NoBrokerReachable { last, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(&**last, Error::Protocol { message, .. } if message.contains("exceeds")),
+        "{e}"
+    );
+
+    let fake = Fake::start(|_, header, _| {
+        let mut b = Vec::new();
+        b.extend_from_slice(&header.correlation_id.to_be_bytes());
+        b.extend_from_slice(&0i16.to_be_bytes()); // error_code
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07]); // api_keys: 2^31 - 2 (compact)
+        b.extend_from_slice(&[0; 8]);
+        let mut f = i32::try_from(b.len()).unwrap().to_be_bytes().to_vec();
+        f.extend_from_slice(&b);
+        Action::Send(f)
+    })
+    .await;
+    let e = Client::connect(fake.config(&[])).await.unwrap_err();
+    let Error::NoBrokerReachable { last, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(matches!(&**last, Error::Protocol { .. }), "{e}");
+    assert_no_large_allocation();
+}
