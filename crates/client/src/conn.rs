@@ -230,13 +230,8 @@ impl Connection {
         self.decode_body::<R>(body, version)
     }
 
-    fn decode_body<R: Request>(&self, mut body: Bytes, version: i16) -> Result<R::Response> {
-        R::Response::decode(&mut body, version).map_err(|e| Error::Protocol {
-            broker: self.broker.clone(),
-            request: name_of::<R>(),
-            version,
-            message: format!("{e:#}"),
-        })
+    fn decode_body<R: Request>(&self, body: Bytes, version: i16) -> Result<R::Response> {
+        decode_body::<R>(&self.broker, body, version)
     }
 
     /// Sends `req`, reads one frame, checks its correlation id; returns the body after the
@@ -263,7 +258,7 @@ impl Connection {
                 .await
                 .map_err(|e| e.into_error(&self.broker, request, self.max_response_size))
         };
-        let mut frame = match tokio::time::timeout(timeout, exchange).await {
+        let frame = match tokio::time::timeout(timeout, exchange).await {
             Ok(r) => r?,
             Err(_) => {
                 return Err(Error::Timeout {
@@ -273,23 +268,16 @@ impl Connection {
                 })
             }
         };
-        let header_version = R::Response::header_version(version);
-        let header =
-            ResponseHeader::decode(&mut frame, header_version).map_err(|e| Error::Protocol {
-                broker: self.broker.clone(),
-                request,
-                version,
-                message: format!("response header: {e:#}"),
-            })?;
-        if header.correlation_id != correlation_id {
+        let (found, body) = split_header::<R>(&self.broker, frame, version)?;
+        if found != correlation_id {
             return Err(Error::CorrelationId {
                 broker: self.broker.clone(),
                 request,
                 expected: correlation_id,
-                found: header.correlation_id,
+                found,
             });
         }
-        Ok(frame)
+        Ok(body)
     }
 
     fn io_error(&self, request: RequestName, source: std::io::Error) -> Error {
@@ -415,6 +403,37 @@ impl Connection {
         }
         Ok(resp.auth_bytes)
     }
+}
+
+/// Decodes the response header of `R` at `version`: the correlation id and the body after it.
+pub(crate) fn split_header<R: Request>(
+    broker: &str,
+    mut frame: Bytes,
+    version: i16,
+) -> Result<(i32, Bytes)> {
+    let header_version = R::Response::header_version(version);
+    let header =
+        ResponseHeader::decode(&mut frame, header_version).map_err(|e| Error::Protocol {
+            broker: broker.to_owned(),
+            request: name_of::<R>(),
+            version,
+            message: format!("response header: {e:#}"),
+        })?;
+    Ok((header.correlation_id, frame))
+}
+
+/// Decodes a response body of `R` at `version`.
+pub(crate) fn decode_body<R: Request>(
+    broker: &str,
+    mut body: Bytes,
+    version: i16,
+) -> Result<R::Response> {
+    R::Response::decode(&mut body, version).map_err(|e| Error::Protocol {
+        broker: broker.to_owned(),
+        request: name_of::<R>(),
+        version,
+        message: format!("{e:#}"),
+    })
 }
 
 pub(crate) fn name_of<R: Request>() -> RequestName {

@@ -53,6 +53,8 @@ mod client;
 mod config;
 mod conn;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod scram;
 mod tls;
 
