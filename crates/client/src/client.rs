@@ -558,8 +558,9 @@ impl Client {
         .await
     }
 
-    /// Fetches one partition from `offset`, at most `max_bytes` (the broker returns at least
-    /// one whole batch even when it is larger), on its leader.
+    /// Fetches one partition from `offset` on its leader: at most `max_bytes` of it (the
+    /// partition's limit; the response's is `fetch.max.bytes`), though the broker returns the
+    /// first batch whole even when it is larger.
     ///
     /// # Errors
     ///
@@ -595,7 +596,7 @@ impl Client {
                         i32::try_from(config.fetch_wait_max.as_millis()).unwrap_or(i32::MAX),
                     )
                     .with_min_bytes(config.fetch_min_bytes)
-                    .with_max_bytes(max_bytes)
+                    .with_max_bytes(config.fetch_max_bytes)
                     .with_isolation_level(isolation.as_i8())
                     .with_topics(vec![ft]);
                 Ok((req, v))

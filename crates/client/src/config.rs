@@ -390,6 +390,12 @@ impl ClientConfig {
                 "security.protocol uses SASL but sasl.username or sasl.password is not set",
             ));
         }
+        if (self.max_response_size as u64) < self.fetch_max_bytes as u64 + 512 {
+            return Err(config_err(format!(
+                "receive.message.max.bytes ({}) must be at least fetch.max.bytes ({}) + 512",
+                self.max_response_size, self.fetch_max_bytes
+            )));
+        }
         if self.ssl_certificate_location.is_some() != self.ssl_key_location.is_some() {
             return Err(config_err(
                 "ssl.certificate.location and ssl.key.location go together",
@@ -483,5 +489,11 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("socket.timeout.ms"), "{e}");
         assert!(ClientConfig::from_pairs(["client.id=x"]).is_err());
+        let e = ClientConfig::from_pairs([
+            "bootstrap.servers=h:1",
+            "receive.message.max.bytes=1000000",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("fetch.max.bytes"), "{e}");
     }
 }

@@ -281,11 +281,7 @@ impl Connection {
     }
 
     fn io_error(&self, request: RequestName, source: std::io::Error) -> Error {
-        Error::Io {
-            broker: self.broker.clone(),
-            request,
-            source,
-        }
+        io_error(&self.broker, request, source)
     }
 
     fn encode_request<R: Request>(&mut self, req: &R, version: i16) -> Result<BytesMut> {
@@ -405,6 +401,25 @@ impl Connection {
     }
 }
 
+/// An I/O error, or a TLS error when rustls is behind it (a fatal alert from the broker, such as
+/// its refusal of a missing client certificate, arrives on the first read after the handshake).
+fn io_error(broker: &str, request: RequestName, source: std::io::Error) -> Error {
+    if let Some(tls) = source
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+    {
+        return Error::Tls {
+            broker: broker.to_owned(),
+            message: format!("{request}: {tls}"),
+        };
+    }
+    Error::Io {
+        broker: broker.to_owned(),
+        request,
+        source,
+    }
+}
+
 /// Decodes the response header of `R` at `version`: the correlation id and the body after it.
 pub(crate) fn split_header<R: Request>(
     broker: &str,
@@ -453,11 +468,7 @@ impl FrameError {
     pub(crate) fn into_error(self, broker: &str, request: RequestName, max: usize) -> Error {
         let broker = broker.to_owned();
         match self {
-            FrameError::Io(source) => Error::Io {
-                broker,
-                request,
-                source,
-            },
+            FrameError::Io(source) => io_error(&broker, request, source),
             FrameError::Disconnected => Error::Disconnected { broker, request },
             FrameError::Truncated { expected, received } => Error::Truncated {
                 broker,

@@ -314,6 +314,7 @@ impl Error {
         matches!(
             self,
             Error::Io { .. }
+                | Error::Tls { .. }
                 | Error::Disconnected { .. }
                 | Error::Truncated { .. }
                 | Error::FrameSize { .. }

@@ -32,8 +32,8 @@ use kafka_protocol::ResponseError;
 use krecords_client::{Client, ClientConfig, Error, IsolationLevel, OffsetSpec};
 use krecords_codec::read::Entries;
 use krecords_codec::write::{Record, V2Builder};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 use uuid::Uuid;
 
 // ------------------------------------------------------------------------ recording allocator
@@ -103,6 +103,8 @@ type Handler = dyn Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync;
 
 /// What a handler knows.
 struct Ctx {
+    /// The host the fake advertises in Metadata.
+    host: &'static str,
     port: u16,
     /// How many requests of this key came before this one, on all connections.
     nth: usize,
@@ -132,11 +134,44 @@ impl Fake {
                 connection += 1;
                 tokio::spawn(serve(
                     sock,
+                    "127.0.0.1",
                     port,
                     connection,
                     Arc::clone(&handler),
                     Arc::clone(&seen2),
                 ));
+            }
+        });
+        Fake { port, seen }
+    }
+
+    /// A fake behind TLS (the fixtures' server certificate, for `localhost` only); with
+    /// `client_ca`, it requires a client certificate signed by that CA.
+    async fn start_tls(
+        client_ca: bool,
+        handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
+    ) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let seen2 = Arc::clone(&seen);
+        let acceptor = tokio_rustls::TlsAcceptor::from(server_tls(client_ca));
+        tokio::spawn(async move {
+            let mut connection = 0;
+            while connection < 64 {
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                connection += 1;
+                let acceptor = acceptor.clone();
+                let handler = Arc::clone(&handler);
+                let seen = Arc::clone(&seen2);
+                tokio::spawn(async move {
+                    if let Ok(tls) = acceptor.accept(sock).await {
+                        serve(tls, "localhost", port, connection, handler, seen).await;
+                    }
+                });
             }
         });
         Fake { port, seen }
@@ -174,8 +209,9 @@ impl Fake {
     }
 }
 
-async fn serve(
-    mut sock: TcpStream,
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut sock: S,
+    host: &'static str,
     port: u16,
     connection: usize,
     handler: Arc<Handler>,
@@ -202,7 +238,7 @@ async fn serve(
             });
             nth
         };
-        match handler(&Ctx { port, nth }, &header, body) {
+        match handler(&Ctx { host, port, nth }, &header, body) {
             Action::Send(bytes) => {
                 if sock.write_all(&bytes).await.is_err() {
                     return;
@@ -264,7 +300,7 @@ fn metadata(ctx: &Ctx, header: &RequestHeader, topic_error: i16, partition_error
     let resp = MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
             .with_node_id(BrokerId(0))
-            .with_host(StrBytes::from_static_str("127.0.0.1"))
+            .with_host(StrBytes::from_static_str(ctx.host))
             .with_port(i32::from(ctx.port))])
         .with_cluster_id(Some(StrBytes::from_static_str("fake")))
         .with_topics(vec![MetadataResponseTopic::default()
@@ -330,6 +366,40 @@ fn basic(ctx: &Ctx, header: &RequestHeader) -> Option<Action> {
         ApiKey::Metadata => Some(Action::Send(metadata(ctx, header, 0, 0))),
         _ => None,
     }
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tls")
+        .join(name)
+}
+
+fn server_tls(client_ca: bool) -> Arc<rustls::ServerConfig> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(fixture("server.pem"))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(fixture("server.key")).unwrap();
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .unwrap();
+    let builder = if client_ca {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_file_iter(fixture("ca.pem")).unwrap() {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap();
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    Arc::new(builder.with_single_cert(chain, key).unwrap())
 }
 
 // ------------------------------------------------------------------------------------ tests
@@ -899,4 +969,80 @@ async fn hostile_array_count_is_refused_before_allocation() {
     };
     assert!(matches!(&**last, Error::Protocol { .. }), "{e}");
     assert_no_large_allocation();
+}
+
+fn tls_config(fake: &Fake, host: &str, extra: &[String]) -> ClientConfig {
+    let mut config = fake.config(&["security.protocol=SSL"]);
+    config.bootstrap_servers = vec![format!("{host}:{}", fake.port)];
+    for pair in extra {
+        config.set_pair(pair).unwrap();
+    }
+    config
+}
+
+#[tokio::test]
+async fn tls_with_a_ca_file_verifies_the_broker_and_its_hostname() {
+    let fake = Fake::start_tls(false, |ctx, header, _| {
+        basic(ctx, header).unwrap_or(Action::Close)
+    })
+    .await;
+    let ca = format!("ssl.ca.location={}", fixture("ca.pem").display());
+
+    let client = Client::connect(tls_config(&fake, "localhost", std::slice::from_ref(&ca)))
+        .await
+        .unwrap();
+    let md = client.metadata(Some(&[TOPIC])).await.unwrap();
+    assert_eq!(md.brokers[0].host, "localhost");
+
+    // An unrelated CA.
+    let other = format!("ssl.ca.location={}", fixture("other-ca.pem").display());
+    let e = Client::connect(tls_config(&fake, "localhost", &[other]))
+        .await
+        .unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(matches!(e, Error::Tls { .. }), "{e}");
+
+    // The right CA, but the certificate is for localhost, not 127.0.0.1.
+    let e = Client::connect(tls_config(&fake, "127.0.0.1", &[ca]))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Tls { .. }), "{e}");
+    assert!(e.to_string().contains("127.0.0.1"), "{e}");
+
+    // A CA file that does not exist is a TLS error before any connection.
+    let missing = "ssl.ca.location=/nonexistent/ca.pem".to_owned();
+    let e = Client::connect(tls_config(&fake, "localhost", &[missing]))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Tls { .. }), "{e}");
+    assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
+}
+
+#[tokio::test]
+async fn mutual_tls_sends_the_client_certificate() {
+    let fake = Fake::start_tls(true, |ctx, header, _| {
+        basic(ctx, header).unwrap_or(Action::Close)
+    })
+    .await;
+    let ca = format!("ssl.ca.location={}", fixture("ca.pem").display());
+    let cert = format!(
+        "ssl.certificate.location={}",
+        fixture("client.pem").display()
+    );
+    let key = format!("ssl.key.location={}", fixture("client.key").display());
+
+    let client = Client::connect(tls_config(&fake, "localhost", &[ca.clone(), cert, key]))
+        .await
+        .unwrap();
+    client.metadata(None).await.unwrap();
+
+    // Without a client certificate the broker refuses: a TLS error, not a lost connection.
+    let e = Client::connect(tls_config(&fake, "localhost", &[ca]))
+        .await
+        .unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(
+        matches!(&e, Error::Tls { message, .. } if message.contains("ApiVersions")),
+        "{e}"
+    );
 }
