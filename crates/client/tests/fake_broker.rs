@@ -1046,3 +1046,172 @@ async fn mutual_tls_sends_the_client_certificate() {
         "{e}"
     );
 }
+
+/// The server side of SCRAM (RFC 5802) for the fake broker: checks the client's proof against
+/// `password` and answers with its signature (or, with `forge`, a wrong one).
+struct ScramServer {
+    sha512: bool,
+    password: &'static str,
+    forge: bool,
+    state: Mutex<Option<(String, String)>>, // client-first-bare, server-first
+}
+
+impl ScramServer {
+    fn hmac(&self, key: &[u8], data: &[u8]) -> Vec<u8> {
+        use hmac::Mac;
+        if self.sha512 {
+            let mut m = hmac::Hmac::<sha2::Sha512>::new_from_slice(key).unwrap();
+            m.update(data);
+            m.finalize().into_bytes().to_vec()
+        } else {
+            let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+            m.update(data);
+            m.finalize().into_bytes().to_vec()
+        }
+    }
+
+    fn hash(&self, data: &[u8]) -> Vec<u8> {
+        use sha2::Digest;
+        if self.sha512 {
+            sha2::Sha512::digest(data).to_vec()
+        } else {
+            sha2::Sha256::digest(data).to_vec()
+        }
+    }
+
+    /// One SaslAuthenticate step: the bytes to answer, or an error message.
+    fn step(&self, msg: &[u8]) -> Result<Vec<u8>, String> {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let msg = std::str::from_utf8(msg).unwrap();
+        let mut state = self.state.lock().unwrap();
+        match state.take() {
+            None => {
+                let bare = msg.strip_prefix("n,,").unwrap().to_owned();
+                let nonce = bare.split(",r=").nth(1).unwrap();
+                let first = format!("r={nonce}server-nonce,s={},i=4096", b64.encode(b"salt"));
+                *state = Some((bare, first.clone()));
+                Ok(first.into_bytes())
+            }
+            Some((bare, first)) => {
+                let (without_proof, proof) = msg.rsplit_once(",p=").unwrap();
+                let proof = b64.decode(proof).unwrap();
+                let mut salted = vec![0; if self.sha512 { 64 } else { 32 }];
+                if self.sha512 {
+                    pbkdf2::pbkdf2_hmac::<sha2::Sha512>(
+                        self.password.as_bytes(),
+                        b"salt",
+                        4096,
+                        &mut salted,
+                    );
+                } else {
+                    pbkdf2::pbkdf2_hmac::<sha2::Sha256>(
+                        self.password.as_bytes(),
+                        b"salt",
+                        4096,
+                        &mut salted,
+                    );
+                }
+                let stored = self.hash(&self.hmac(&salted, b"Client Key"));
+                let auth = format!("{bare},{first},{without_proof}");
+                let signature = self.hmac(&stored, auth.as_bytes());
+                let client_key: Vec<u8> =
+                    proof.iter().zip(&signature).map(|(a, b)| a ^ b).collect();
+                if self.hash(&client_key) != stored {
+                    return Err("Authentication failed during authentication due to invalid credentials with SASL mechanism".to_owned());
+                }
+                let mut server_sig = self.hmac(&self.hmac(&salted, b"Server Key"), auth.as_bytes());
+                if self.forge {
+                    server_sig[0] ^= 1;
+                }
+                Ok(format!("v={}", b64.encode(server_sig)).into_bytes())
+            }
+        }
+    }
+}
+
+async fn scram_fake(sha512: bool, password: &'static str, forge: bool) -> Fake {
+    let server = ScramServer {
+        sha512,
+        password,
+        forge,
+        state: Mutex::new(None),
+    };
+    let mechanism = if sha512 {
+        "SCRAM-SHA-512"
+    } else {
+        "SCRAM-SHA-256"
+    };
+    Fake::start(move |ctx, header, mut body| {
+        match ApiKey::try_from(header.request_api_key).unwrap() {
+            ApiKey::ApiVersions => Action::Send(api_versions(header, true)),
+            ApiKey::SaslHandshake => {
+                let req = kafka_protocol::messages::SaslHandshakeRequest::decode(
+                    &mut body,
+                    header.request_api_version,
+                )
+                .unwrap();
+                assert_eq!(req.mechanism.as_str(), mechanism);
+                Action::Send(frame(
+                    header,
+                    &SaslHandshakeResponse::default()
+                        .with_mechanisms(vec![StrBytes::from_static_str(mechanism)]),
+                ))
+            }
+            ApiKey::SaslAuthenticate => {
+                let req = kafka_protocol::messages::SaslAuthenticateRequest::decode(
+                    &mut body,
+                    header.request_api_version,
+                )
+                .unwrap();
+                let resp = match server.step(&req.auth_bytes) {
+                    Ok(bytes) => SaslAuthenticateResponse::default().with_auth_bytes(bytes.into()),
+                    Err(message) => SaslAuthenticateResponse::default()
+                        .with_error_code(ResponseError::SaslAuthenticationFailed.code())
+                        .with_error_message(Some(StrBytes::from_string(message))),
+                };
+                Action::Send(frame(header, &resp))
+            }
+            _ => basic(ctx, header).unwrap_or(Action::Close),
+        }
+    })
+    .await
+}
+
+fn scram_config(fake: &Fake, mechanism: &str, password: &str) -> ClientConfig {
+    fake.config(&[
+        "security.protocol=SASL_PLAINTEXT",
+        &format!("sasl.mechanism={mechanism}"),
+        "sasl.username=alice",
+        &format!("sasl.password={password}"),
+    ])
+}
+
+#[tokio::test]
+async fn scram_logins_verify_both_ways() {
+    for (sha512, mechanism) in [(true, "SCRAM-SHA-512"), (false, "SCRAM-SHA-256")] {
+        let fake = scram_fake(sha512, "pencil", false).await;
+        let client = Client::connect(scram_config(&fake, mechanism, "pencil"))
+            .await
+            .unwrap();
+        client.metadata(None).await.unwrap();
+        assert_eq!(fake.count(ApiKey::SaslAuthenticate), 2, "{mechanism}");
+
+        let fake = scram_fake(sha512, "pencil", false).await;
+        let e = Client::connect(scram_config(&fake, mechanism, "wrong"))
+            .await
+            .unwrap_err();
+        assert!(e.is_authentication(), "{e}");
+        assert!(e.to_string().contains("SASL_AUTHENTICATION_FAILED"), "{e}");
+
+        // A server that does not hold the credentials cannot sign the exchange.
+        let fake = scram_fake(sha512, "pencil", true).await;
+        let e = Client::connect(scram_config(&fake, mechanism, "pencil"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Authentication { message, .. } if message.contains("does not verify")),
+            "{e}"
+        );
+    }
+}
