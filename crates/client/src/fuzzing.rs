@@ -4,16 +4,15 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use bytes::BytesMut;
 use kafka_protocol::messages::{
     ApiVersionsRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, SaslAuthenticateRequest,
     SaslHandshakeRequest,
 };
-use kafka_protocol::protocol::{Encodable, Request};
+use kafka_protocol::protocol::Request;
 use krecords_codec::read::Entries;
 
 use crate::conn::{decode_body, name_of, read_frame, split_header};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// What [`decode_response`] decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,10 +37,14 @@ pub struct Decoded {
 ///
 /// The client's typed error for the frame or the body.
 ///
+/// No re-encoding check: kafka-protocol 0.18 does not round-trip every decodable response (an
+/// unknown tagged field numbered 2^31 or above decodes to a negative tag that its encoder
+/// counts but skips), and that is not this client's concern.
+///
 /// # Panics
 ///
-/// When a decoded response does not decode to itself after re-encoding (a bug in the message
-/// codec), or the frame read breaks its size bounds: the properties the fuzz target checks.
+/// When the frame read breaks its size bounds, or the entries walk loses bytes: the properties
+/// the fuzz target checks.
 pub fn decode_response(api: u8, version: u8, wire: &[u8], max: usize) -> Result<Decoded> {
     match api % 6 {
         0 => decode::<ApiVersionsRequest>(version, wire, max, |_| 0),
@@ -77,7 +80,6 @@ fn decode<R>(
 ) -> Result<Decoded>
 where
     R: Request,
-    R::Response: PartialEq + std::fmt::Debug,
 {
     let span = (R::VERSIONS.max - R::VERSIONS.min + 1) as u8;
     let version = R::VERSIONS.min + i16::from(version % span);
@@ -99,20 +101,6 @@ where
     );
     let (_, body) = split_header::<R>("fuzz", frame, version)?;
     let resp = decode_body::<R>("fuzz", body, version)?;
-    let mut again = BytesMut::new();
-    match resp.encode(&mut again, version) {
-        Ok(()) => {
-            let back =
-                decode_body::<R>("fuzz", again.freeze(), version).map_err(|e| Error::Protocol {
-                    broker: "fuzz".to_owned(),
-                    request,
-                    version,
-                    message: format!("re-encoded response does not decode: {e}"),
-                });
-            assert_eq!(back.as_ref().ok(), Some(&resp), "{request} v{version}");
-        }
-        Err(e) => panic!("{request} v{version}: a decoded response does not encode: {e:#}"),
-    }
     let entries = walk(&resp);
     Ok(Decoded {
         request: request.to_string(),
@@ -125,6 +113,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn decodes_what_it_is_given_and_refuses_the_rest() {

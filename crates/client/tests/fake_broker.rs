@@ -1215,3 +1215,33 @@ async fn scram_logins_verify_both_ways() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_older_broker_answers_api_versions_in_v0_and_the_client_steps_down() {
+    let fake = Fake::start(|ctx, header, _| {
+        let key = ApiKey::try_from(header.request_api_key).unwrap();
+        if key == ApiKey::ApiVersions && header.request_api_version > 2 {
+            // As Kafka does for a version it does not know: UNSUPPORTED_VERSION, encoded in v0,
+            // with its own range.
+            let mut v0 = header.clone();
+            v0.request_api_version = 0;
+            let resp = ApiVersionsResponse::default()
+                .with_error_code(ResponseError::UnsupportedVersion.code())
+                .with_api_keys(vec![ApiVersion::default()
+                    .with_api_key(ApiKey::ApiVersions as i16)
+                    .with_max_version(2)]);
+            return Action::Send(frame(&v0, &resp));
+        }
+        basic(ctx, header).unwrap_or(Action::Close)
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    client.metadata(None).await.unwrap();
+    let versions: Vec<i16> = fake
+        .seen()
+        .iter()
+        .filter(|s| s.key == ApiKey::ApiVersions)
+        .map(|s| s.version)
+        .collect();
+    assert_eq!(versions, [3, 2]);
+}
