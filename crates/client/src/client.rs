@@ -69,6 +69,11 @@ struct Leader {
     topic_id: Uuid,
 }
 
+/// Throttled (empty) Fetch responses waited out before a fetch gives up.
+const MAX_THROTTLED: u32 = 10;
+/// Longest throttle time honoured at once.
+const MAX_THROTTLE_MS: u64 = 30_000;
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -601,8 +606,25 @@ impl Client {
                     .with_topics(vec![ft]);
                 Ok((req, v))
             };
-            let (resp, broker, version) =
-                self.send(&leader.host, leader.port, timeout, build).await?;
+            let mut throttled = 0;
+            let (resp, broker, version) = loop {
+                let (resp, broker, version) = self
+                    .send(&leader.host, leader.port, timeout, &build)
+                    .await?;
+                // A broker over a quota answers at once with no partitions and the time to wait.
+                if resp.throttle_time_ms > 0
+                    && resp.responses.is_empty()
+                    && throttled < MAX_THROTTLED
+                {
+                    throttled += 1;
+                    let ms = u64::try_from(resp.throttle_time_ms)
+                        .unwrap_or(0)
+                        .min(MAX_THROTTLE_MS);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    continue;
+                }
+                break (resp, broker, version);
+            };
             let kafka = |code: i16| Error::Kafka {
                 broker: broker.clone(),
                 request: name_of::<FetchRequest>(),
@@ -699,11 +721,13 @@ pub struct Chunk {
 }
 
 /// Reads a partition batch by batch with a bounded fetch window. A batch cut short at the end
-/// of a response is fetched again from its offset; a batch larger than the window doubles the
-/// window, up to `receive.message.max.bytes`.
+/// of a response is fetched again from its offset; a batch larger than the window widens the
+/// window (to the batch's size or double), up to `receive.message.max.bytes`. An empty response
+/// below the high watermark (last stable offset for read_committed) means no batch until there:
+/// the stream skips to it.
 ///
 /// With an explicit end beyond the partition's data, [`PartitionStream::next_chunk`] waits
-/// (long-polls) for the data to arrive.
+/// (long-polls, `fetch.wait.max.ms` a fetch) for the data to arrive.
 #[derive(Debug)]
 pub struct PartitionStream {
     client: Client,
@@ -808,8 +832,22 @@ impl PartitionStream {
                     ),
                 });
             }
+            if cut == 0 && entries.partial().is_none() {
+                // Nothing at or after the offset below what the broker can serve: a gap
+                // (compaction, removed segments) up to there. Skip it rather than poll forever.
+                let available = match self.isolation {
+                    IsolationLevel::ReadCommitted if f.last_stable_offset >= 0 => {
+                        f.last_stable_offset
+                    }
+                    _ => f.high_watermark,
+                };
+                if self.next_offset < available {
+                    self.next_offset = available.min(end);
+                    continue;
+                }
+            }
             if cut == 0 {
-                if entries.partial().is_some() {
+                if let Some(partial) = entries.partial() {
                     // Not one whole batch in the window: widen it and ask again.
                     if self.window >= max_window {
                         return Err(Error::Protocol {
@@ -822,7 +860,11 @@ impl PartitionStream {
                             ),
                         });
                     }
-                    self.window = self.window.saturating_mul(2).min(max_window);
+                    let declared = partial
+                        .declared_size
+                        .and_then(|d| i32::try_from(d).ok())
+                        .unwrap_or(0);
+                    self.window = self.window.saturating_mul(2).max(declared).min(max_window);
                 }
                 // Nothing new yet (the broker waited fetch.wait.max.ms): poll again.
                 continue;

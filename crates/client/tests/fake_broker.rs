@@ -1245,3 +1245,49 @@ async fn an_older_broker_answers_api_versions_in_v0_and_the_client_steps_down() 
         .collect();
     assert_eq!(versions, [3, 2]);
 }
+
+#[tokio::test]
+async fn throttled_fetches_are_waited_out_and_gaps_skipped() {
+    let all = batches();
+    let second = Bytes::from(all[1].clone());
+    // Offsets 0..3 and 6..9 are gone (compacted away, say): a fetch at 0 returns the batch at 3,
+    // a fetch at 6 nothing although the high watermark is 9. The first fetch is throttled (no
+    // partitions, a throttle time).
+    let fake = Fake::start(move |ctx, header, mut body| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        if ctx.nth == 0 {
+            return Action::Send(frame(
+                header,
+                &FetchResponse::default().with_throttle_time_ms(20),
+            ));
+        }
+        let req = FetchRequest::decode(&mut body, header.request_api_version).unwrap();
+        let offset = req.topics[0].partitions[0].fetch_offset;
+        let records = if offset < 6 {
+            second.clone()
+        } else {
+            Bytes::new()
+        };
+        Action::Send(fetch_response(
+            header,
+            PartitionData::default()
+                .with_partition_index(0)
+                .with_high_watermark(9)
+                .with_last_stable_offset(9)
+                .with_log_start_offset(0)
+                .with_records(Some(records)),
+        ))
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut stream = client.stream_partition(TOPIC, 0, 0, None, IsolationLevel::ReadCommitted);
+    let chunk = stream.next_chunk().await.unwrap().unwrap();
+    assert_eq!(chunk.records, all[1]);
+    assert_eq!((chunk.fetch_offset, chunk.next_offset), (0, 6));
+    assert_eq!(stream.next_chunk().await.unwrap(), None);
+    assert_eq!(stream.next_offset(), 9);
+    // Throttled, the batch, the empty tail.
+    assert_eq!(fake.count(ApiKey::Fetch), 3);
+}
