@@ -281,8 +281,9 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether this is an authentication or TLS failure (a wrong password, an untrusted CA):
-    /// retrying will not help and the user must fix the configuration.
+    /// Whether this is an authentication, authorization or TLS failure (a wrong password, an
+    /// untrusted CA, a missing client certificate, TOPIC_AUTHORIZATION_FAILED): retrying will
+    /// not help and the user must fix the configuration or the credentials.
     pub fn is_authentication(&self) -> bool {
         match self {
             Error::Authentication { .. } | Error::Tls { .. } => true,
