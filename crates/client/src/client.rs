@@ -69,6 +69,10 @@ struct Leader {
     topic_id: Uuid,
 }
 
+/// A connection idle this long may have been closed by the broker (`connections.max.idle.ms`)
+/// or a load balancer: a request failing on it is sent once more on a new connection.
+const STALE_AFTER: Duration = Duration::from_secs(1);
+
 /// Throttled (empty) Fetch responses waited out before a fetch gives up.
 const MAX_THROTTLED: u32 = 10;
 /// Longest throttle time honoured at once.
@@ -245,7 +249,10 @@ impl Client {
     }
 
     /// Sends one request to `host:port`, opening the connection if needed; a connection that
-    /// failed mid-request is dropped, to be reopened by the next request.
+    /// failed mid-request is dropped, to be reopened by the next request. A connection idle for
+    /// [`STALE_AFTER`] or more that turns out closed (the broker dropped it while idle: a close
+    /// before any byte of the response, or a reset) is reopened and the request sent once more:
+    /// every request this client sends is a read, safe to repeat.
     async fn send<R, F>(
         &self,
         host: &str,
@@ -255,27 +262,37 @@ impl Client {
     ) -> Result<(R::Response, String, i16)>
     where
         R: Request,
-        F: FnOnce(&Connection) -> Result<(R, i16)>,
+        F: Fn(&Connection) -> Result<(R, i16)>,
     {
         let slot = self.slot(host, port);
         let mut guard = slot.lock().await;
-        if guard.is_none() {
-            let conn =
-                Connection::open(host, port, &self.inner.config, self.inner.tls.as_ref()).await?;
-            *guard = Some(conn);
-        }
-        let Some(conn) = guard.as_mut() else {
-            unreachable!("the slot was just filled")
-        };
-        let (req, version) = build(conn)?;
-        let broker = conn.broker.clone();
-        match conn.request(&req, version, timeout).await {
-            Ok(resp) => Ok((resp, broker, version)),
-            Err(e) => {
-                if e.breaks_connection() {
-                    *guard = None;
+        // Only a connection idle for a while may have been closed under us; a failure on a
+        // connection just used is the broker's answer, retried (or not) by the caller.
+        let mut reused = guard.as_ref().is_some_and(|c| c.idle_for() >= STALE_AFTER);
+        loop {
+            if guard.is_none() {
+                let conn =
+                    Connection::open(host, port, &self.inner.config, self.inner.tls.as_ref())
+                        .await?;
+                *guard = Some(conn);
+            }
+            let Some(conn) = guard.as_mut() else {
+                unreachable!("the slot was just filled")
+            };
+            let (req, version) = build(conn)?;
+            let broker = conn.broker.clone();
+            match conn.request(&req, version, timeout).await {
+                Ok(resp) => return Ok((resp, broker, version)),
+                Err(e) => {
+                    if e.breaks_connection() {
+                        *guard = None;
+                    }
+                    if reused && matches!(e, Error::Disconnected { .. } | Error::Io { .. }) {
+                        reused = false;
+                        continue;
+                    }
+                    return Err(e);
                 }
-                Err(e)
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
@@ -40,6 +40,8 @@ pub(crate) struct Connection {
     max_response_size: usize,
     /// The broker's (min, max) per API key, from ApiVersions.
     versions: HashMap<i16, (i16, i16)>,
+    /// When the last response arrived (or the connection was set up).
+    last_used: Instant,
 }
 
 impl std::fmt::Debug for Connection {
@@ -110,6 +112,7 @@ impl Connection {
             correlation_id: 0,
             max_response_size: config.max_response_size,
             versions: HashMap::new(),
+            last_used: Instant::now(),
         };
         conn.negotiate_versions(config.request_timeout).await?;
         if config.security_protocol.uses_sasl() {
@@ -136,6 +139,7 @@ impl Connection {
             correlation_id: 0,
             max_response_size,
             versions: HashMap::new(),
+            last_used: Instant::now(),
         }
     }
 
@@ -195,6 +199,11 @@ impl Connection {
             client_min: R::VERSIONS.min,
             client_max: R::VERSIONS.max,
         }
+    }
+
+    /// How long since the last response (or the setup) on this connection.
+    pub(crate) fn idle_for(&self) -> Duration {
+        self.last_used.elapsed()
     }
 
     /// The highest version of `R` both sides support, at most `cap`.
@@ -268,6 +277,7 @@ impl Connection {
                 })
             }
         };
+        self.last_used = Instant::now();
         let (found, body) = split_header::<R>(&self.broker, frame, version)?;
         if found != correlation_id {
             return Err(Error::CorrelationId {

@@ -1291,3 +1291,27 @@ async fn throttled_fetches_are_waited_out_and_gaps_skipped() {
     // Throttled, the batch, the empty tail.
     assert_eq!(fake.count(ApiKey::Fetch), 3);
 }
+
+#[tokio::test]
+async fn an_idle_connection_closed_by_the_broker_is_reopened() {
+    // The broker closes the connection after its first Metadata answer, as it does with idle
+    // connections (connections.max.idle.ms).
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::Metadata if ctx.nth == 0 => {
+                    Action::SendAndClose(metadata(ctx, header, 0, 0))
+                }
+                _ => basic(ctx, header).unwrap_or(Action::Close),
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&["retries=0"])).await.unwrap();
+    client.metadata(None).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // No retries configured: the one resend on a new connection does it (the request written
+    // to the closed connection never reached the broker).
+    client.metadata(None).await.unwrap();
+    assert_eq!(fake.count(ApiKey::Metadata), 2);
+    assert_eq!(fake.seen().last().unwrap().connection, 2);
+}
