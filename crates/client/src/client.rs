@@ -128,6 +128,8 @@ pub struct TopicMetadata {
 /// The answer of a Metadata request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Metadata {
+    /// The broker that answered, `host:port`.
+    pub broker: String,
     /// Cluster id, when the broker sends one.
     pub cluster_id: Option<String>,
     /// Brokers, sorted by node id.
@@ -348,7 +350,7 @@ impl Client {
                 .send(&host, port, self.inner.config.request_timeout, build)
                 .await
             {
-                Ok((resp, _, _)) => return Ok(self.absorb_metadata(resp)),
+                Ok((resp, broker, _)) => return Ok(self.absorb_metadata(resp, broker)),
                 Err(e) if e.breaks_connection() => last = Some(e),
                 Err(e) => return Err(e),
             }
@@ -361,7 +363,11 @@ impl Client {
         })
     }
 
-    fn absorb_metadata(&self, resp: kafka_protocol::messages::MetadataResponse) -> Metadata {
+    fn absorb_metadata(
+        &self,
+        resp: kafka_protocol::messages::MetadataResponse,
+        broker: String,
+    ) -> Metadata {
         let code = |c: i16| (c != 0).then_some(KafkaCode(c));
         let mut brokers: Vec<BrokerMetadata> = resp
             .brokers
@@ -429,6 +435,7 @@ impl Client {
             );
         }
         Metadata {
+            broker,
             cluster_id: resp.cluster_id.as_ref().map(|c| c.as_str().to_owned()),
             brokers,
             topics,
@@ -458,7 +465,7 @@ impl Client {
         }
         let md = self.metadata(Some(&[topic])).await?;
         let meta_err = |code: i16| Error::Kafka {
-            broker: "(metadata)".to_owned(),
+            broker: md.broker.clone(),
             request: RequestName(ApiKey::Metadata),
             code: KafkaCode(code),
             context: Some(format!("{topic}/{partition}")),

@@ -402,6 +402,33 @@ fn server_tls(client_ca: bool) -> Arc<rustls::ServerConfig> {
     Arc::new(builder.with_single_cert(chain, key).unwrap())
 }
 
+/// Runs the futures concurrently on the current task (no extra dependency for join_all).
+async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for f in futures {
+        set.push(Box::pin(f));
+    }
+    let mut out: Vec<Option<F::Output>> = set.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in set.iter_mut().zip(out.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(|o| o.unwrap()).collect()
+}
+
 // ------------------------------------------------------------------------------------ tests
 
 #[tokio::test]
@@ -553,6 +580,12 @@ async fn correct_exchange_metadata_list_offsets_fetch_and_stream() {
         got.extend_from_slice(&chunk.records);
     }
     assert_eq!(got, [all[1].clone(), all[2].clone()].concat());
+
+    // Partitions read concurrently share the broker's one connection.
+    let fetches = (0..4).map(|_| client.fetch(TOPIC, 0, 3, ru, 1 << 20));
+    for f in futures_join(fetches).await {
+        assert_eq!(&f.unwrap().records[..], &log[all[0].len()..]);
+    }
 
     // One connection served everything.
     assert!(fake.seen().iter().all(|s| s.connection == 1));
@@ -772,6 +805,8 @@ async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("UNKNOWN_TOPIC_OR_PARTITION"), "{e}");
+    assert!(e.to_string().starts_with(&fake.addr()), "{e}");
+    assert!(e.to_string().contains("events/0"), "{e}");
     assert_eq!(fake.count(ApiKey::Metadata), 4);
     assert_eq!(fake.count(ApiKey::Fetch), 0);
 
