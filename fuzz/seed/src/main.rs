@@ -12,10 +12,19 @@
 //! synthetic inputs are added: bombs above the targets' 1 MiB limit for each codec, a raw snappy
 //! preamble claiming 4 GiB, a xerial chunk claiming 2 GiB, a zstd header claiming 8 GiB.
 //! The log targets (`txn_index`, `snapshot`, `log_recovery`) are seeded from small logs written
-//! by `krecords-log` itself in its in-memory storage (see `log_seeds`).
+//! by `krecords-log` itself in its in-memory storage (see `log_seeds`). `client_response` is
+//! seeded with Fetch responses carrying each record vector up to 32 KiB at several versions, and
+//! ApiVersions, Metadata, ListOffsets and SASL responses encoded by kafka-protocol (see
+//! `response_seeds`).
 
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{compression, Compression};
+use kafka_protocol::messages::{
+    ApiVersionsResponse, BrokerId, FetchResponse, ListOffsetsResponse, MetadataResponse,
+    ProducerId, ResponseHeader, SaslAuthenticateResponse, SaslHandshakeResponse, TopicName,
+};
+use kafka_protocol::protocol::{Encodable, HeaderVersion, StrBytes};
+use bytes::Bytes;
 use serde_json::Value;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -108,6 +117,9 @@ fn seed_deep(corpus: &mut Corpus, message_set: &[u8], magic: u8) {
 /// Seeds from one buffer of log entries.
 fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
     corpus.add("entries", bytes);
+    if bytes.len() <= 30 << 10 {
+        fetch_seeds(corpus, bytes);
+    }
     // convert: an option byte and a level byte before the entries (see fuzz_targets/convert.rs).
     if bytes.len() <= 32 << 10 {
         for flags in [0x02u8, 0x00, 0x09, 0x16, 0x65, 0xa2] {
@@ -264,6 +276,7 @@ fn main() {
         }
     }
     synthetic(&mut corpus);
+    response_seeds(&mut corpus);
     log_seeds(&mut corpus);
     println!(
         "{} vector files, {} new seed files under {}",
@@ -400,4 +413,113 @@ fn log_seeds(corpus: &mut Corpus) {
     }
     corpus.add("txn_index", &[]);
     corpus.add("snapshot", &krecords_log::producer_state::encode_snapshot(&[]));
+}
+
+/// One client_response seed: the API index and version byte its target reads first (see
+/// fuzz_targets/client_response.rs), then the response as it arrives on the socket.
+fn response_seed<R: Encodable + HeaderVersion>(
+    corpus: &mut Corpus,
+    api: u8,
+    min: i16,
+    version: i16,
+    resp: &R,
+) {
+    let mut frame = Vec::new();
+    ResponseHeader::default()
+        .with_correlation_id(1)
+        .encode(&mut frame, R::header_version(version))
+        .unwrap();
+    resp.encode(&mut frame, version).unwrap();
+    let mut seed = vec![api, u8::try_from(version - min).unwrap()];
+    seed.extend_from_slice(&i32::try_from(frame.len()).unwrap().to_be_bytes());
+    seed.extend_from_slice(&frame);
+    corpus.add("client_response", &seed);
+}
+
+/// Fetch responses carrying `records` (v4, the last v with names, the first with topic ids, v16).
+fn fetch_seeds(corpus: &mut Corpus, records: &[u8]) {
+    use kafka_protocol::messages::fetch_response::{
+        AbortedTransaction, FetchableTopicResponse, PartitionData,
+    };
+    for version in [4, 11, 12, 13, 16] {
+        let mut topic = FetchableTopicResponse::default();
+        if version >= 13 {
+            topic.topic_id = uuid::Uuid::from_u128(7);
+        } else {
+            topic.topic = TopicName(StrBytes::from_static_str("topic"));
+        }
+        topic.partitions = vec![PartitionData::default()
+            .with_high_watermark(100)
+            .with_last_stable_offset(90)
+            .with_log_start_offset(0)
+            .with_aborted_transactions(Some(vec![AbortedTransaction::default()
+                .with_producer_id(ProducerId(5))
+                .with_first_offset(3)]))
+            .with_records(Some(Bytes::copy_from_slice(records)))];
+        let resp = FetchResponse::default().with_responses(vec![topic]);
+        response_seed(corpus, 3, 4, version, &resp);
+    }
+}
+
+/// ApiVersions, Metadata, ListOffsets, SaslHandshake and SaslAuthenticate responses at several
+/// versions.
+fn response_seeds(corpus: &mut Corpus) {
+    use kafka_protocol::messages::api_versions_response::ApiVersion;
+    use kafka_protocol::messages::list_offsets_response::{
+        ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+    };
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    let keys: Vec<ApiVersion> = [(0i16, 0i16, 17i16), (1, 0, 13), (2, 1, 10), (3, 0, 4)]
+        .iter()
+        .map(|&(k, min, max)| {
+            ApiVersion::default()
+                .with_api_key(k)
+                .with_min_version(min)
+                .with_max_version(max)
+        })
+        .collect();
+    for version in 0..=4 {
+        let resp = ApiVersionsResponse::default().with_api_keys(keys.clone());
+        response_seed(corpus, 0, 0, version, &resp);
+    }
+    for version in [1, 4, 9, 10, 12, 13] {
+        let mut topic = MetadataResponseTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str("topic"))))
+            .with_partitions(vec![MetadataResponsePartition::default()
+                .with_leader_id(BrokerId(1))
+                .with_replica_nodes(vec![BrokerId(1), BrokerId(2)])
+                .with_isr_nodes(vec![BrokerId(1)])]);
+        if version >= 10 {
+            topic.topic_id = uuid::Uuid::from_u128(7);
+        }
+        let resp = MetadataResponse::default()
+            .with_brokers(vec![MetadataResponseBroker::default()
+                .with_node_id(BrokerId(1))
+                .with_host(StrBytes::from_static_str("broker-1"))
+                .with_port(9092)])
+            .with_topics(vec![topic]);
+        response_seed(corpus, 1, 0, version, &resp);
+    }
+    for version in [1, 4, 6, 8, 10] {
+        let resp = ListOffsetsResponse::default().with_topics(vec![
+            ListOffsetsTopicResponse::default()
+                .with_name(TopicName(StrBytes::from_static_str("topic")))
+                .with_partitions(vec![ListOffsetsPartitionResponse::default()
+                    .with_offset(42)
+                    .with_timestamp(1_700_000_000_000)]),
+        ]);
+        response_seed(corpus, 2, 1, version, &resp);
+    }
+    for version in [0, 1] {
+        let resp = SaslHandshakeResponse::default()
+            .with_mechanisms(vec![StrBytes::from_static_str("SCRAM-SHA-512")]);
+        response_seed(corpus, 4, 0, version, &resp);
+    }
+    for version in [0, 1, 2] {
+        let resp = SaslAuthenticateResponse::default()
+            .with_auth_bytes(Bytes::from_static(b"r=abc,s=c2FsdA==,i=4096"));
+        response_seed(corpus, 5, 0, version, &resp);
+    }
 }

@@ -308,7 +308,7 @@ fn mutate(rng: &mut StdRng, bytes: &mut Vec<u8>) -> String {
             let n = rng.gen_range(1..5);
             let ins: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
             bytes.splice(pos..pos, ins);
-            fix_sizes_maybe(rng, bytes, entry, n as i32).map_or(format!("insert{n}@{pos}"), |s| {
+            fix_sizes_maybe(rng, bytes, entry, n).map_or(format!("insert{n}@{pos}"), |s| {
                 format!("insert{n}@{pos}{s}")
             })
         }

@@ -50,6 +50,7 @@ fn kafka_int_overflow_on_size() {
 
 /// A literal, then a match with offset 0: refused here.
 #[test]
+#[allow(clippy::little_endian_bytes)] // LZ4 frame fields are little-endian
 fn lz4_match_offset_0() {
     let mut bytes = batch(Compression::Lz4);
     // The frame (after the 61-byte header): magic 4, FLG, BD, HC = 7 bytes, then a block size.

@@ -444,7 +444,7 @@ impl Message {
                     ));
                 }
                 let b = r.take_bytes(len as usize)?;
-                J::Str(crate::java_text::decode(b))
+                J::Str(krecords_codec::java_text::decode(b))
             }
             Type::Bytes | Type::Records => {
                 let len = if flexible {

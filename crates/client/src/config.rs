@@ -1,0 +1,499 @@
+//! Client configuration with librdkafka's property names.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// How the client talks to the brokers (`security.protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecurityProtocol {
+    /// Plain TCP, no authentication.
+    #[default]
+    Plaintext,
+    /// TLS, no SASL.
+    Ssl,
+    /// SASL over plain TCP.
+    SaslPlaintext,
+    /// SASL over TLS.
+    SaslSsl,
+}
+
+impl SecurityProtocol {
+    /// Whether connections use TLS.
+    pub fn uses_tls(self) -> bool {
+        matches!(self, Self::Ssl | Self::SaslSsl)
+    }
+
+    /// Whether connections authenticate with SASL.
+    pub fn uses_sasl(self) -> bool {
+        matches!(self, Self::SaslPlaintext | Self::SaslSsl)
+    }
+}
+
+/// A SASL mechanism (`sasl.mechanism`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SaslMechanism {
+    /// RFC 4616 PLAIN: the password is sent as is (use it over TLS only).
+    #[default]
+    Plain,
+    /// RFC 5802/7677 SCRAM with SHA-256.
+    ScramSha256,
+    /// RFC 5802 SCRAM with SHA-512.
+    ScramSha512,
+}
+
+impl SaslMechanism {
+    /// The mechanism's name as sent in SaslHandshake.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Plain => "PLAIN",
+            Self::ScramSha256 => "SCRAM-SHA-256",
+            Self::ScramSha512 => "SCRAM-SHA-512",
+        }
+    }
+}
+
+/// Isolation level of ListOffsets and Fetch (`isolation.level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IsolationLevel {
+    /// Every record up to the high watermark, aborted transactions included.
+    ReadUncommitted,
+    /// Records up to the last stable offset; aborted transactions are listed with the data.
+    #[default]
+    ReadCommitted,
+}
+
+impl IsolationLevel {
+    /// The protocol's value (0 or 1).
+    pub fn as_i8(self) -> i8 {
+        match self {
+            Self::ReadUncommitted => 0,
+            Self::ReadCommitted => 1,
+        }
+    }
+}
+
+/// Client configuration, built from librdkafka property names.
+///
+/// Supported properties (anything else is an error naming it):
+///
+/// | property | default | meaning |
+/// | --- | --- | --- |
+/// | `bootstrap.servers` (`metadata.broker.list`) | none, required | `host:port[,host:port…]` |
+/// | `client.id` | `krecords` | sent in every request header |
+/// | `security.protocol` | `PLAINTEXT` | `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT`, `SASL_SSL` |
+/// | `sasl.mechanism` (`sasl.mechanisms`) | `PLAIN` | `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` |
+/// | `sasl.username`, `sasl.password` | none | SASL credentials |
+/// | `ssl.ca.location` | the system bundle | PEM file of trusted CA certificates |
+/// | `ssl.certificate.location`, `ssl.key.location` | none | PEM client certificate and key (mutual TLS) |
+/// | `ssl.endpoint.identification.algorithm` | `https` | only `https` (hostname verification) is supported |
+/// | `socket.timeout.ms` | 60000 | timeout of one request |
+/// | `socket.connection.setup.timeout.ms` | 30000 | connect, TLS, ApiVersions and SASL of a new connection |
+/// | `fetch.max.bytes` | 52428800 | `max_bytes` of a Fetch request |
+/// | `max.partition.fetch.bytes` | 1048576 | the fetch window of [`crate::Client::stream_partition`] |
+/// | `fetch.wait.max.ms` | 500 | how long a broker may wait for `fetch.min.bytes` |
+/// | `fetch.min.bytes` | 1 | minimum bytes a Fetch response waits for |
+/// | `receive.message.max.bytes` | 104923136 (100 MiB + 64 KiB) | largest response accepted; checked before allocation |
+/// | `isolation.level` | `read_committed` | default isolation of [`crate::Client::stream_partition`] users |
+/// | `retries` | 5 | retries of a request on a leader change or a lost connection |
+/// | `retry.backoff.ms`, `retry.backoff.max.ms` | 100, 1000 | backoff between retries, doubling |
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Bootstrap addresses, tried in order.
+    pub bootstrap_servers: Vec<String>,
+    /// `client.id`.
+    pub client_id: String,
+    /// `security.protocol`.
+    pub security_protocol: SecurityProtocol,
+    /// `sasl.mechanism`.
+    pub sasl_mechanism: SaslMechanism,
+    /// `sasl.username`.
+    pub sasl_username: Option<String>,
+    /// `sasl.password`.
+    pub sasl_password: Option<String>,
+    /// `ssl.ca.location`.
+    pub ssl_ca_location: Option<PathBuf>,
+    /// `ssl.certificate.location`.
+    pub ssl_certificate_location: Option<PathBuf>,
+    /// `ssl.key.location`.
+    pub ssl_key_location: Option<PathBuf>,
+    /// `socket.timeout.ms`.
+    pub request_timeout: Duration,
+    /// `socket.connection.setup.timeout.ms`.
+    pub connect_timeout: Duration,
+    /// `fetch.max.bytes`.
+    pub fetch_max_bytes: i32,
+    /// `max.partition.fetch.bytes`.
+    pub max_partition_fetch_bytes: i32,
+    /// `fetch.wait.max.ms`.
+    pub fetch_wait_max: Duration,
+    /// `fetch.min.bytes`.
+    pub fetch_min_bytes: i32,
+    /// `receive.message.max.bytes`.
+    pub max_response_size: usize,
+    /// `isolation.level`.
+    pub isolation_level: IsolationLevel,
+    /// `retries`.
+    pub retries: u32,
+    /// `retry.backoff.ms`.
+    pub retry_backoff: Duration,
+    /// `retry.backoff.max.ms`.
+    pub retry_backoff_max: Duration,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            bootstrap_servers: Vec::new(),
+            client_id: "krecords".to_owned(),
+            security_protocol: SecurityProtocol::Plaintext,
+            sasl_mechanism: SaslMechanism::Plain,
+            sasl_username: None,
+            sasl_password: None,
+            ssl_ca_location: None,
+            ssl_certificate_location: None,
+            ssl_key_location: None,
+            request_timeout: Duration::from_millis(60_000),
+            connect_timeout: Duration::from_millis(30_000),
+            fetch_max_bytes: 52_428_800,
+            max_partition_fetch_bytes: 1_048_576,
+            fetch_wait_max: Duration::from_millis(500),
+            fetch_min_bytes: 1,
+            max_response_size: 100 * 1024 * 1024 + 64 * 1024,
+            isolation_level: IsolationLevel::ReadCommitted,
+            retries: 5,
+            retry_backoff: Duration::from_millis(100),
+            retry_backoff_max: Duration::from_millis(1000),
+        }
+    }
+}
+
+fn config_err(msg: impl Into<String>) -> Error {
+    Error::Config(msg.into())
+}
+
+fn parse_num<T: std::str::FromStr>(name: &str, value: &str) -> Result<T> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| config_err(format!("{name}: not a valid number: {value:?}")))
+}
+
+fn parse_ms(name: &str, value: &str) -> Result<Duration> {
+    let ms: u64 = parse_num(name, value)?;
+    Ok(Duration::from_millis(ms))
+}
+
+fn parse_positive_i32(name: &str, value: &str) -> Result<i32> {
+    let n: i32 = parse_num(name, value)?;
+    if n <= 0 {
+        return Err(config_err(format!("{name}: must be positive, got {n}")));
+    }
+    Ok(n)
+}
+
+impl ClientConfig {
+    /// A default configuration with the given bootstrap servers (`host:port,host:port`).
+    ///
+    /// # Errors
+    ///
+    /// An empty list.
+    pub fn new(bootstrap_servers: &str) -> Result<Self> {
+        let mut c = ClientConfig::default();
+        c.set("bootstrap.servers", bootstrap_servers)?;
+        Ok(c)
+    }
+
+    /// Sets one property by its librdkafka name.
+    ///
+    /// # Errors
+    ///
+    /// An unknown name (the error names it) or a value that does not parse.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<&mut Self> {
+        let v = value.trim();
+        match name.trim() {
+            "bootstrap.servers" | "metadata.broker.list" => {
+                let servers: Vec<String> = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                if servers.is_empty() {
+                    return Err(config_err(format!("{name}: no address given")));
+                }
+                for s in &servers {
+                    split_host_port(s)?;
+                }
+                self.bootstrap_servers = servers;
+            }
+            "client.id" => self.client_id = v.to_owned(),
+            "security.protocol" => {
+                self.security_protocol = match v.to_ascii_uppercase().as_str() {
+                    "PLAINTEXT" => SecurityProtocol::Plaintext,
+                    "SSL" => SecurityProtocol::Ssl,
+                    "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
+                    "SASL_SSL" => SecurityProtocol::SaslSsl,
+                    _ => {
+                        return Err(config_err(format!(
+                            "{name}: {v:?} is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
+                        )))
+                    }
+                }
+            }
+            "sasl.mechanism" | "sasl.mechanisms" => {
+                self.sasl_mechanism = match v.to_ascii_uppercase().as_str() {
+                    "PLAIN" => SaslMechanism::Plain,
+                    "SCRAM-SHA-256" => SaslMechanism::ScramSha256,
+                    "SCRAM-SHA-512" => SaslMechanism::ScramSha512,
+                    _ => {
+                        return Err(config_err(format!(
+                            "{name}: {v:?} is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)"
+                        )))
+                    }
+                }
+            }
+            // Secrets are taken verbatim: a password may start or end with spaces.
+            "sasl.username" => self.sasl_username = Some(value.to_owned()),
+            "sasl.password" => self.sasl_password = Some(value.to_owned()),
+            "ssl.ca.location" => self.ssl_ca_location = Some(PathBuf::from(v)),
+            "ssl.certificate.location" => self.ssl_certificate_location = Some(PathBuf::from(v)),
+            "ssl.key.location" => self.ssl_key_location = Some(PathBuf::from(v)),
+            "ssl.endpoint.identification.algorithm" => {
+                if !v.eq_ignore_ascii_case("https") {
+                    return Err(config_err(format!(
+                        "{name}: only \"https\" (hostname verification) is supported, got {v:?}"
+                    )));
+                }
+            }
+            "socket.timeout.ms" => self.request_timeout = parse_ms(name, v)?,
+            "socket.connection.setup.timeout.ms" => self.connect_timeout = parse_ms(name, v)?,
+            "fetch.max.bytes" => self.fetch_max_bytes = parse_positive_i32(name, v)?,
+            "max.partition.fetch.bytes" => {
+                self.max_partition_fetch_bytes = parse_positive_i32(name, v)?
+            }
+            "fetch.wait.max.ms" => self.fetch_wait_max = parse_ms(name, v)?,
+            "fetch.min.bytes" => self.fetch_min_bytes = parse_positive_i32(name, v)?,
+            "receive.message.max.bytes" => {
+                let n: usize = parse_num(name, v)?;
+                if !(1000..=i32::MAX as usize).contains(&n) {
+                    return Err(config_err(format!(
+                        "{name}: must be within 1000..={}, got {n}",
+                        i32::MAX
+                    )));
+                }
+                self.max_response_size = n;
+            }
+            "isolation.level" => {
+                self.isolation_level = match v.to_ascii_lowercase().as_str() {
+                    "read_committed" => IsolationLevel::ReadCommitted,
+                    "read_uncommitted" => IsolationLevel::ReadUncommitted,
+                    _ => {
+                        return Err(config_err(format!(
+                            "{name}: {v:?} is not read_committed or read_uncommitted"
+                        )))
+                    }
+                }
+            }
+            "retries" => self.retries = parse_num(name, v)?,
+            "retry.backoff.ms" => self.retry_backoff = parse_ms(name, v)?,
+            "retry.backoff.max.ms" => self.retry_backoff_max = parse_ms(name, v)?,
+            other => {
+                return Err(config_err(format!(
+                    "unknown configuration property {other:?}"
+                )))
+            }
+        }
+        Ok(self)
+    }
+
+    /// Builds a configuration from `name=value` pairs, applied in order over the defaults.
+    ///
+    /// # Errors
+    ///
+    /// A pair without `=`, an unknown name, a bad value, or a missing `bootstrap.servers`.
+    pub fn from_pairs<I, S>(pairs: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut c = ClientConfig::default();
+        for pair in pairs {
+            c.set_pair(pair.as_ref())?;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Applies one `name=value` pair.
+    ///
+    /// # Errors
+    ///
+    /// A pair without `=`, an unknown name or a bad value.
+    pub fn set_pair(&mut self, pair: &str) -> Result<&mut Self> {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(config_err(format!(
+                "expected name=value, got {:?}",
+                pair.split_once(' ').map_or(pair, |(a, _)| a)
+            )));
+        };
+        self.set(name, value)
+    }
+
+    /// Applies the `name=value` lines of a file (blank lines and lines starting with `#` are
+    /// skipped), as librdkafka's and kcat's `-F`.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or a line fails as in [`ClientConfig::set_pair`]; the error names
+    /// the file and line.
+    pub fn apply_file(&mut self, path: &Path) -> Result<&mut Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| config_err(format!("{}: {e}", path.display())))?;
+        self.apply_str(&text)
+            .map_err(|e| config_err(format!("{}: {e}", path.display())))
+    }
+
+    /// Applies the `name=value` lines of a string, as [`ClientConfig::apply_file`].
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientConfig::set_pair`], naming the line.
+    pub fn apply_str(&mut self, text: &str) -> Result<&mut Self> {
+        for (i, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            self.set_pair(line.trim_start())
+                .map_err(|e| config_err(format!("line {}: {}", i + 1, config_message(&e))))?;
+        }
+        Ok(self)
+    }
+
+    /// Checks the properties together: bootstrap servers given, SASL credentials present when
+    /// SASL is on, a client key together with a client certificate.
+    ///
+    /// # Errors
+    ///
+    /// The first inconsistency found.
+    pub fn validate(&self) -> Result<()> {
+        if self.bootstrap_servers.is_empty() {
+            return Err(config_err("bootstrap.servers is not set"));
+        }
+        if self.security_protocol.uses_sasl()
+            && (self.sasl_username.is_none() || self.sasl_password.is_none())
+        {
+            return Err(config_err(
+                "security.protocol uses SASL but sasl.username or sasl.password is not set",
+            ));
+        }
+        if (self.max_response_size as u64) < self.fetch_max_bytes as u64 + 512 {
+            return Err(config_err(format!(
+                "receive.message.max.bytes ({}) must be at least fetch.max.bytes ({}) + 512",
+                self.max_response_size, self.fetch_max_bytes
+            )));
+        }
+        if self.ssl_certificate_location.is_some() != self.ssl_key_location.is_some() {
+            return Err(config_err(
+                "ssl.certificate.location and ssl.key.location go together",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn config_message(e: &Error) -> String {
+    match e {
+        Error::Config(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Splits `host:port` (`[v6]:port` for IPv6) into its parts.
+pub(crate) fn split_host_port(addr: &str) -> Result<(String, u16)> {
+    let bad = || config_err(format!("{addr:?} is not host:port"));
+    let (host, port) = if let Some(rest) = addr.strip_prefix('[') {
+        let (h, p) = rest.split_once("]:").ok_or_else(bad)?;
+        (h, p)
+    } else {
+        addr.rsplit_once(':').ok_or_else(bad)?
+    };
+    if host.is_empty() {
+        return Err(bad());
+    }
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    Ok((host.to_owned(), port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn librdkafka_names_and_files() {
+        let c = ClientConfig::from_pairs([
+            "bootstrap.servers=a:9092, b:9093,[::1]:9094",
+            "security.protocol=sasl_ssl",
+            "sasl.mechanisms=SCRAM-SHA-512",
+            "sasl.username=alice",
+            "sasl.password= s3cret=x",
+            "ssl.ca.location=/tmp/ca.pem",
+            "socket.timeout.ms=1500",
+            "fetch.max.bytes=1000000",
+            "isolation.level=read_uncommitted",
+        ])
+        .unwrap();
+        assert_eq!(c.bootstrap_servers, ["a:9092", "b:9093", "[::1]:9094"]);
+        assert_eq!(c.security_protocol, SecurityProtocol::SaslSsl);
+        assert_eq!(c.sasl_mechanism, SaslMechanism::ScramSha512);
+        assert_eq!(c.sasl_password.as_deref(), Some(" s3cret=x"));
+        assert_eq!(c.request_timeout, Duration::from_millis(1500));
+        assert_eq!(c.fetch_max_bytes, 1_000_000);
+        assert_eq!(c.isolation_level, IsolationLevel::ReadUncommitted);
+        assert_eq!(
+            split_host_port("[::1]:9094").unwrap(),
+            ("::1".to_owned(), 9094)
+        );
+
+        let mut f = ClientConfig::default();
+        f.apply_str("# comment\n\nbootstrap.servers=h:1\r\n  # indented comment\nclient.id=me\n")
+            .unwrap();
+        assert_eq!(f.bootstrap_servers, ["h:1"]);
+        assert_eq!(f.client_id, "me");
+        f.validate().unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_property() {
+        let e = ClientConfig::from_pairs(["bootstrap.servers=h:1", "sasl.kerberos.keytab=x"])
+            .unwrap_err();
+        assert!(e.to_string().contains("\"sasl.kerberos.keytab\""), "{e}");
+        let e = ClientConfig::default()
+            .apply_str("bootstrap.servers=h:1\nno.such=1\n")
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("line 2") && e.to_string().contains("no.such"),
+            "{e}"
+        );
+        let e = ClientConfig::from_pairs(["bootstrap.servers"]).unwrap_err();
+        assert!(e.to_string().contains("name=value"), "{e}");
+        let e = ClientConfig::from_pairs(["bootstrap.servers=nohost"]).unwrap_err();
+        assert!(e.to_string().contains("host:port"), "{e}");
+        let e = ClientConfig::from_pairs(["bootstrap.servers=h:1", "security.protocol=SASL_SSL"])
+            .unwrap_err();
+        assert!(e.to_string().contains("sasl.username"), "{e}");
+        let e = ClientConfig::from_pairs(["bootstrap.servers=h:1", "socket.timeout.ms=soon"])
+            .unwrap_err();
+        assert!(e.to_string().contains("socket.timeout.ms"), "{e}");
+        assert!(ClientConfig::from_pairs(["client.id=x"]).is_err());
+        let e = ClientConfig::from_pairs([
+            "bootstrap.servers=h:1",
+            "receive.message.max.bytes=1000000",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("fetch.max.bytes"), "{e}");
+    }
+}

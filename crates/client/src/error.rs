@@ -1,0 +1,358 @@
+//! The client's error type.
+
+use std::fmt;
+use std::time::Duration;
+
+use kafka_protocol::messages::ApiKey;
+use kafka_protocol::ResponseError;
+
+/// Result with the client's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A request's name, as Kafka's protocol guide spells it (`Fetch`, `Metadata`, ...).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct RequestName(pub(crate) ApiKey);
+
+impl fmt::Display for RequestName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for RequestName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+/// A Kafka error code with its name as Kafka spells it (`NOT_LEADER_OR_FOLLOWER`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct KafkaCode(pub i16);
+
+impl KafkaCode {
+    /// kafka-protocol's variant for the code (`None` for 0).
+    pub fn response_error(self) -> Option<ResponseError> {
+        ResponseError::try_from_code(self.0)
+    }
+
+    /// Kafka's name of the error (`NOT_LEADER_OR_FOLLOWER`), `UNKNOWN_CODE_<n>` for codes this
+    /// client does not know.
+    pub fn name(self) -> String {
+        match self.response_error() {
+            None => "NONE".to_owned(),
+            Some(ResponseError::Unknown(c)) => format!("UNKNOWN_CODE_{c}"),
+            Some(e) => upper_snake(&e.to_string()),
+        }
+    }
+
+    /// Whether Kafka marks the error as retriable.
+    pub fn is_retriable(self) -> bool {
+        self.response_error().is_some_and(|e| e.is_retriable())
+    }
+}
+
+impl fmt::Display for KafkaCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.0)
+    }
+}
+
+impl fmt::Debug for KafkaCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// `NotLeaderOrFollower` → `NOT_LEADER_OR_FOLLOWER`.
+fn upper_snake(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 8);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// Every failure of the client. Messages name the broker (`host:port`), the request and, for a
+/// broker's error code, Kafka's error name.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A configuration property is unknown, malformed or inconsistent.
+    #[error("configuration: {0}")]
+    Config(String),
+
+    /// TLS setup failed: a CA, certificate or key file could not be loaded, or the handshake
+    /// failed (an untrusted certificate, a hostname mismatch).
+    #[error("{broker}: TLS: {message}")]
+    Tls {
+        /// The broker, `host:port`.
+        broker: String,
+        /// What went wrong.
+        message: String,
+    },
+
+    /// SASL authentication was refused, or the server's SCRAM signature did not verify.
+    #[error("{broker}: authentication failed ({mechanism}): {message}")]
+    Authentication {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The SASL mechanism.
+        mechanism: &'static str,
+        /// The broker's message, or what did not verify.
+        message: String,
+    },
+
+    /// No TCP connection could be opened to the broker.
+    #[error("{broker}: cannot connect: {source}")]
+    Connect {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// None of the bootstrap servers could be reached; the last error is given.
+    #[error("no bootstrap server reachable ({tried} tried), last: {last}")]
+    NoBrokerReachable {
+        /// How many addresses were tried.
+        tried: usize,
+        /// The last address's error.
+        last: Box<Error>,
+    },
+
+    /// Reading or writing the socket failed.
+    #[error("{broker}: {request}: I/O error: {source}")]
+    Io {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request in flight.
+        request: RequestName,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// The broker closed the connection before any byte of the response.
+    #[error("{broker}: {request}: connection closed by the broker")]
+    Disconnected {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request in flight.
+        request: RequestName,
+    },
+
+    /// The connection ended inside a response frame.
+    #[error(
+        "{broker}: {request}: connection closed inside a response: {received} of {expected} bytes"
+    )]
+    Truncated {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request in flight.
+        request: RequestName,
+        /// Bytes the frame's size field (plus the field itself) announced.
+        expected: usize,
+        /// Bytes received before the end of the stream.
+        received: usize,
+    },
+
+    /// A response's size field is negative, too small for a header, or above
+    /// `receive.message.max.bytes`; nothing was allocated for it.
+    #[error(
+        "{broker}: {request}: response size {size} outside 4..={max} (receive.message.max.bytes)"
+    )]
+    FrameSize {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request in flight.
+        request: RequestName,
+        /// The size field.
+        size: i64,
+        /// The configured maximum.
+        max: usize,
+    },
+
+    /// A response carries another correlation id than the request.
+    #[error("{broker}: {request}: response correlation id {found}, expected {expected}")]
+    CorrelationId {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request in flight.
+        request: RequestName,
+        /// The id sent.
+        expected: i32,
+        /// The id received.
+        found: i32,
+    },
+
+    /// A response frame did not decode as the request's response at the negotiated version, or
+    /// lacks what was asked for.
+    #[error("{broker}: {request} v{version}: malformed response: {message}")]
+    Protocol {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request.
+        request: RequestName,
+        /// The version used.
+        version: i16,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// A request could not be encoded (a client bug or an out-of-range argument).
+    #[error("{request} v{version}: cannot encode request: {message}")]
+    Encode {
+        /// The request.
+        request: RequestName,
+        /// The version used.
+        version: i16,
+        /// kafka-protocol's message.
+        message: String,
+    },
+
+    /// No version of the request is supported by both the broker and this client.
+    #[error("{broker}: {request}: no common version (broker {broker_min}..={broker_max}, client {client_min}..={client_max})")]
+    UnsupportedVersion {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request.
+        request: RequestName,
+        /// Broker's minimum (`-1` when the broker does not know the request).
+        broker_min: i16,
+        /// Broker's maximum.
+        broker_max: i16,
+        /// Client's minimum.
+        client_min: i16,
+        /// Client's maximum.
+        client_max: i16,
+    },
+
+    /// The request did not complete within the timeout.
+    #[error("{broker}: {request}: timed out after {after:?}")]
+    Timeout {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request (ApiVersions for the connection setup).
+        request: RequestName,
+        /// The timeout.
+        after: Duration,
+    },
+
+    /// The broker answered with an error code.
+    #[error("{broker}: {request}: {code}{}", context.as_ref().map(|c| format!(" for {c}")).unwrap_or_default())]
+    Kafka {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The request.
+        request: RequestName,
+        /// The error code and its name.
+        code: KafkaCode,
+        /// The topic-partition concerned, `topic/partition` or `topic`.
+        context: Option<String>,
+    },
+
+    /// A partition is not in the cluster's metadata (the topic exists with fewer partitions).
+    #[error("{topic}/{partition}: no such partition (the topic has {partitions})")]
+    UnknownPartition {
+        /// The topic.
+        topic: String,
+        /// The partition asked for.
+        partition: i32,
+        /// How many partitions the topic has.
+        partitions: usize,
+    },
+
+    /// The broker's data did not parse as log entries.
+    #[error("{broker}: {topic}/{partition} at offset {offset}: corrupt data: {source}")]
+    Corrupt {
+        /// The broker, `host:port`.
+        broker: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The fetch offset of the response.
+        offset: i64,
+        /// The codec's error.
+        source: krecords_codec::Error,
+    },
+}
+
+impl Error {
+    /// Whether this is an authentication, authorization or TLS failure (a wrong password, an
+    /// untrusted CA, a missing client certificate, TOPIC_AUTHORIZATION_FAILED): retrying will
+    /// not help and the user must fix the configuration or the credentials.
+    pub fn is_authentication(&self) -> bool {
+        match self {
+            Error::Authentication { .. } | Error::Tls { .. } => true,
+            Error::Kafka { code, .. } => matches!(
+                code.response_error(),
+                Some(
+                    ResponseError::SaslAuthenticationFailed
+                        | ResponseError::UnsupportedSaslMechanism
+                        | ResponseError::IllegalSaslState
+                        | ResponseError::TopicAuthorizationFailed
+                        | ResponseError::ClusterAuthorizationFailed
+                )
+            ),
+            Error::NoBrokerReachable { last, .. } => last.is_authentication(),
+            _ => false,
+        }
+    }
+
+    /// The broker's error code, for [`Error::Kafka`].
+    pub fn kafka_code(&self) -> Option<KafkaCode> {
+        match self {
+            Error::Kafka { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection is unusable after this error (it is then dropped and reopened).
+    pub(crate) fn breaks_connection(&self) -> bool {
+        matches!(
+            self,
+            Error::Io { .. }
+                | Error::Tls { .. }
+                | Error::Disconnected { .. }
+                | Error::Truncated { .. }
+                | Error::FrameSize { .. }
+                | Error::CorrelationId { .. }
+                | Error::Protocol { .. }
+                | Error::Timeout { .. }
+                | Error::Connect { .. }
+                | Error::NoBrokerReachable { .. }
+        )
+    }
+
+    /// Whether a retry (after a metadata refresh) may succeed: a leader change, a lost
+    /// connection, a timeout.
+    pub(crate) fn is_retriable(&self) -> bool {
+        match self {
+            Error::Kafka { code, .. } => matches!(
+                code.response_error(),
+                Some(
+                    ResponseError::NotLeaderOrFollower
+                        | ResponseError::UnknownTopicOrPartition
+                        | ResponseError::LeaderNotAvailable
+                        | ResponseError::FencedLeaderEpoch
+                        | ResponseError::UnknownLeaderEpoch
+                        | ResponseError::ReplicaNotAvailable
+                        | ResponseError::NotController
+                        | ResponseError::RequestTimedOut
+                        | ResponseError::NetworkException
+                        | ResponseError::OffsetNotAvailable
+                )
+            ),
+            Error::Io { .. }
+            | Error::Disconnected { .. }
+            | Error::Truncated { .. }
+            | Error::Timeout { .. }
+            | Error::Connect { .. } => true,
+            Error::NoBrokerReachable { last, .. } => last.is_retriable(),
+            _ => false,
+        }
+    }
+}

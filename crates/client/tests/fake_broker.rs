@@ -1,0 +1,1352 @@
+//! The client against a fake broker on 127.0.0.1: a correct ApiVersions/Metadata/ListOffsets/
+//! Fetch exchange, and hostile answers (truncated frames, a 2 GiB size field, an error code
+//! storm, disconnects, silence, a refused login). Every hostile case must end in a typed error
+//! or a bounded number of retries, never a panic or a large allocation: the test binary's
+//! allocator records the largest single allocation and the tests assert it stays small.
+
+#![allow(unsafe_code)] // the recording allocator
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsResponse, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataResponse, RequestHeader, ResponseHeader, SaslAuthenticateResponse,
+    SaslHandshakeResponse, TopicName,
+};
+use kafka_protocol::protocol::{
+    decode_request_header_from_buffer, Decodable, Encodable, HeaderVersion, StrBytes,
+};
+use kafka_protocol::ResponseError;
+use krecords_client::{Client, ClientConfig, Error, IsolationLevel, OffsetSpec};
+use krecords_codec::read::Entries;
+use krecords_codec::write::{Record, V2Builder};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+use uuid::Uuid;
+
+// ------------------------------------------------------------------------ recording allocator
+
+struct Recording;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Recording {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Recording = Recording;
+
+/// No test here legitimately allocates more than this at once (the largest frames are a few
+/// KiB; the test harness's own buffers are small).
+const LARGEST_ALLOWED: usize = 8 << 20;
+
+fn assert_no_large_allocation() {
+    let largest = LARGEST.load(Ordering::Relaxed);
+    assert!(
+        largest <= LARGEST_ALLOWED,
+        "an allocation of {largest} bytes"
+    );
+}
+
+// ------------------------------------------------------------------------------ fake broker
+
+const TOPIC: &str = "events";
+const TOPIC_ID: Uuid = Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+
+/// What the fake broker does with one request.
+enum Action {
+    /// Send these bytes (a whole frame, or a hostile one).
+    Send(Vec<u8>),
+    /// Send these bytes, then close the connection.
+    SendAndClose(Vec<u8>),
+    /// Close without answering.
+    Close,
+    /// Never answer (the connection stays open).
+    Silence,
+}
+
+/// One received request.
+#[derive(Debug, Clone)]
+struct Seen {
+    key: ApiKey,
+    version: i16,
+    connection: usize,
+}
+
+type Handler = dyn Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync;
+
+/// What a handler knows.
+struct Ctx {
+    /// The host the fake advertises in Metadata.
+    host: &'static str,
+    port: u16,
+    /// How many requests of this key came before this one, on all connections.
+    nth: usize,
+}
+
+struct Fake {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Fake {
+    async fn start(
+        handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
+    ) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let seen2 = Arc::clone(&seen);
+        tokio::spawn(async move {
+            let mut connection = 0;
+            // Bounded: no test opens more than this many connections.
+            while connection < 64 {
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                connection += 1;
+                tokio::spawn(serve(
+                    sock,
+                    "127.0.0.1",
+                    port,
+                    connection,
+                    Arc::clone(&handler),
+                    Arc::clone(&seen2),
+                ));
+            }
+        });
+        Fake { port, seen }
+    }
+
+    /// A fake behind TLS (the fixtures' server certificate, for `localhost` only); with
+    /// `client_ca`, it requires a client certificate signed by that CA.
+    async fn start_tls(
+        client_ca: bool,
+        handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
+    ) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let seen2 = Arc::clone(&seen);
+        let acceptor = tokio_rustls::TlsAcceptor::from(server_tls(client_ca));
+        tokio::spawn(async move {
+            let mut connection = 0;
+            while connection < 64 {
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                connection += 1;
+                let acceptor = acceptor.clone();
+                let handler = Arc::clone(&handler);
+                let seen = Arc::clone(&seen2);
+                tokio::spawn(async move {
+                    if let Ok(tls) = acceptor.accept(sock).await {
+                        serve(tls, "localhost", port, connection, handler, seen).await;
+                    }
+                });
+            }
+        });
+        Fake { port, seen }
+    }
+
+    fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn count(&self, key: ApiKey) -> usize {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.key == key)
+            .count()
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn config(&self, extra: &[&str]) -> ClientConfig {
+        let mut pairs = vec![
+            format!("bootstrap.servers={}", self.addr()),
+            "retries=3".to_owned(),
+            "retry.backoff.ms=1".to_owned(),
+            "retry.backoff.max.ms=4".to_owned(),
+            "socket.timeout.ms=5000".to_owned(),
+            "socket.connection.setup.timeout.ms=5000".to_owned(),
+            "fetch.wait.max.ms=10".to_owned(),
+        ];
+        pairs.extend(extra.iter().map(|s| (*s).to_owned()));
+        ClientConfig::from_pairs(pairs).unwrap()
+    }
+}
+
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut sock: S,
+    host: &'static str,
+    port: u16,
+    connection: usize,
+    handler: Arc<Handler>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+) {
+    loop {
+        let Ok(size) = sock.read_i32().await else {
+            return;
+        };
+        let mut buf = vec![0; usize::try_from(size).unwrap()];
+        if sock.read_exact(&mut buf).await.is_err() {
+            return;
+        }
+        let mut body = Bytes::from(buf);
+        let header = decode_request_header_from_buffer(&mut body).unwrap();
+        let key = ApiKey::try_from(header.request_api_key).unwrap();
+        let nth = {
+            let mut seen = seen.lock().unwrap();
+            let nth = seen.iter().filter(|s| s.key == key).count();
+            seen.push(Seen {
+                key,
+                version: header.request_api_version,
+                connection,
+            });
+            nth
+        };
+        match handler(&Ctx { host, port, nth }, &header, body) {
+            Action::Send(bytes) => {
+                if sock.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+            Action::SendAndClose(bytes) => {
+                let _ = sock.write_all(&bytes).await;
+                return;
+            }
+            Action::Close => return,
+            Action::Silence => {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                return;
+            }
+        }
+    }
+}
+
+/// A whole response frame: size, header, body.
+fn frame<R: Encodable + HeaderVersion>(header: &RequestHeader, resp: &R) -> Vec<u8> {
+    let version = header.request_api_version;
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&[0; 4]);
+    ResponseHeader::default()
+        .with_correlation_id(header.correlation_id)
+        .encode(&mut buf, R::header_version(version))
+        .unwrap();
+    resp.encode(&mut buf, version).unwrap();
+    let size = i32::try_from(buf.len() - 4).unwrap();
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    buf.to_vec()
+}
+
+fn api_versions(header: &RequestHeader, sasl: bool) -> Vec<u8> {
+    let mut keys = vec![
+        (ApiKey::ApiVersions, 0, 3),
+        (ApiKey::Metadata, 0, 12),
+        (ApiKey::ListOffsets, 1, 8),
+        (ApiKey::Fetch, 4, 16),
+    ];
+    if sasl {
+        keys.push((ApiKey::SaslHandshake, 0, 1));
+        keys.push((ApiKey::SaslAuthenticate, 0, 2));
+    }
+    let resp = ApiVersionsResponse::default().with_api_keys(
+        keys.into_iter()
+            .map(|(k, min, max)| {
+                ApiVersion::default()
+                    .with_api_key(k as i16)
+                    .with_min_version(min)
+                    .with_max_version(max)
+            })
+            .collect(),
+    );
+    frame(header, &resp)
+}
+
+fn metadata(ctx: &Ctx, header: &RequestHeader, topic_error: i16, partition_error: i16) -> Vec<u8> {
+    let resp = MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(BrokerId(0))
+            .with_host(StrBytes::from_static_str(ctx.host))
+            .with_port(i32::from(ctx.port))])
+        .with_cluster_id(Some(StrBytes::from_static_str("fake")))
+        .with_topics(vec![MetadataResponseTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str(TOPIC))))
+            .with_error_code(topic_error)
+            .with_topic_id(TOPIC_ID)
+            .with_partitions(vec![MetadataResponsePartition::default()
+                .with_partition_index(0)
+                .with_error_code(partition_error)
+                .with_leader_id(BrokerId(if partition_error == 0 { 0 } else { -1 }))
+                .with_leader_epoch(7)
+                .with_replica_nodes(vec![BrokerId(0)])
+                .with_isr_nodes(vec![BrokerId(0)])])]);
+    frame(header, &resp)
+}
+
+fn fetch_response(header: &RequestHeader, partition: PartitionData) -> Vec<u8> {
+    let mut topic = FetchableTopicResponse::default().with_partitions(vec![partition]);
+    if header.request_api_version >= 13 {
+        topic = topic.with_topic_id(TOPIC_ID);
+    } else {
+        topic = topic.with_topic(TopicName(StrBytes::from_static_str(TOPIC)));
+    }
+    frame(
+        header,
+        &FetchResponse::default().with_responses(vec![topic]),
+    )
+}
+
+fn fetch_error(header: &RequestHeader, code: i16) -> Vec<u8> {
+    fetch_response(
+        header,
+        PartitionData::default()
+            .with_partition_index(0)
+            .with_error_code(code),
+    )
+}
+
+/// Three batches: offsets 0..3, 3..6, 6..9.
+fn batches() -> Vec<Vec<u8>> {
+    (0..3)
+        .map(|b| {
+            let mut builder = V2Builder::new(b * 3);
+            for i in 0..3 {
+                let value = format!("value {}", b * 3 + i).repeat(20);
+                builder
+                    .append(&Record::new(
+                        1_700_000_000_000 + b * 3 + i,
+                        Some(b"key".as_slice()),
+                        Some(value.as_bytes()),
+                    ))
+                    .unwrap();
+            }
+            builder.finish().unwrap()
+        })
+        .collect()
+}
+
+/// The standard handlers for ApiVersions and Metadata, `None` for anything else.
+fn basic(ctx: &Ctx, header: &RequestHeader) -> Option<Action> {
+    match ApiKey::try_from(header.request_api_key).unwrap() {
+        ApiKey::ApiVersions => Some(Action::Send(api_versions(header, false))),
+        ApiKey::Metadata => Some(Action::Send(metadata(ctx, header, 0, 0))),
+        _ => None,
+    }
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tls")
+        .join(name)
+}
+
+fn server_tls(client_ca: bool) -> Arc<rustls::ServerConfig> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(fixture("server.pem"))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(fixture("server.key")).unwrap();
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .unwrap();
+    let builder = if client_ca {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_file_iter(fixture("ca.pem")).unwrap() {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap();
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    Arc::new(builder.with_single_cert(chain, key).unwrap())
+}
+
+/// Runs the futures concurrently on the current task (no extra dependency for join_all).
+async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for f in futures {
+        set.push(Box::pin(f));
+    }
+    let mut out: Vec<Option<F::Output>> = set.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in set.iter_mut().zip(out.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(|o| o.unwrap()).collect()
+}
+
+// ------------------------------------------------------------------------------------ tests
+
+#[tokio::test]
+async fn correct_exchange_metadata_list_offsets_fetch_and_stream() {
+    let all = batches();
+    let log: Vec<u8> = all.concat();
+    let starts: Vec<(i64, usize)> = {
+        let mut pos = 0;
+        all.iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let s = (i as i64 * 3, pos);
+                pos += b.len();
+                s
+            })
+            .collect()
+    };
+    let log = Arc::new(log);
+    let log2 = Arc::clone(&log);
+    let all2 = all.clone();
+    let fake = Fake::start(move |ctx, header, mut body| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        let v = header.request_api_version;
+        match ApiKey::try_from(header.request_api_key).unwrap() {
+            ApiKey::ListOffsets => {
+                let req = ListOffsetsRequest::decode(&mut body, v).unwrap();
+                assert_eq!(req.replica_id, BrokerId(-1), "a consumer's replica id");
+                let ts = req.topics[0].partitions[0].timestamp;
+                let (offset, timestamp) = match ts {
+                    -2 => (0, -1),
+                    -1 => (if req.isolation_level == 1 { 6 } else { 9 }, -1),
+                    t if t <= 1_700_000_000_004 => (4, 1_700_000_000_004),
+                    _ => (-1, -1),
+                };
+                Action::Send(frame(
+                    header,
+                    &ListOffsetsResponse::default().with_topics(vec![
+                        ListOffsetsTopicResponse::default()
+                            .with_name(TopicName(StrBytes::from_static_str(TOPIC)))
+                            .with_partitions(vec![ListOffsetsPartitionResponse::default()
+                                .with_partition_index(0)
+                                .with_offset(offset)
+                                .with_timestamp(timestamp)]),
+                    ]),
+                ))
+            }
+            ApiKey::Fetch => {
+                let req = FetchRequest::decode(&mut body, v).unwrap();
+                assert!(v >= 13, "the highest common version, with topic ids");
+                assert_eq!(req.topics[0].topic_id, TOPIC_ID);
+                let p = &req.topics[0].partitions[0];
+                // From the batch holding the offset, at most the window, at least one batch.
+                let (_, from) = starts
+                    .iter()
+                    .rev()
+                    .find(|(o, _)| *o <= p.fetch_offset)
+                    .copied()
+                    .unwrap();
+                let first_len = all2
+                    .iter()
+                    .scan(0, |pos, b| {
+                        let s = *pos;
+                        *pos += b.len();
+                        Some((s, b.len()))
+                    })
+                    .find(|(s, _)| *s == from)
+                    .map_or(0, |(_, l)| l);
+                let window = usize::try_from(p.partition_max_bytes).unwrap();
+                let to = (from + window.max(first_len)).min(log2.len());
+                let records = Bytes::copy_from_slice(&log2[from..to]);
+                Action::Send(fetch_response(
+                    header,
+                    PartitionData::default()
+                        .with_partition_index(0)
+                        .with_high_watermark(9)
+                        .with_last_stable_offset(9)
+                        .with_log_start_offset(0)
+                        .with_records(Some(records)),
+                ))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    })
+    .await;
+
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    assert_eq!(fake.seen()[0].key, ApiKey::ApiVersions, "ApiVersions first");
+
+    let md = client.metadata(Some(&[TOPIC])).await.unwrap();
+    assert_eq!(md.cluster_id.as_deref(), Some("fake"));
+    assert_eq!(md.brokers.len(), 1);
+    assert_eq!(md.topics[0].name, TOPIC);
+    assert_eq!(md.topics[0].partitions[0].leader, 0);
+    assert_eq!(md.topics[0].partitions[0].leader_epoch, 7);
+    assert!(fake
+        .seen()
+        .iter()
+        .any(|s| s.key == ApiKey::Metadata && s.version == 12));
+
+    let ru = IsolationLevel::ReadUncommitted;
+    let rc = IsolationLevel::ReadCommitted;
+    let lo = |spec| client.list_offsets(TOPIC, 0, spec, ru);
+    assert_eq!(lo(OffsetSpec::Earliest).await.unwrap().offset, Some(0));
+    assert_eq!(lo(OffsetSpec::Latest).await.unwrap().offset, Some(9));
+    let at = lo(OffsetSpec::Timestamp(1_700_000_000_003)).await.unwrap();
+    assert_eq!(
+        (at.offset, at.timestamp),
+        (Some(4), Some(1_700_000_000_004))
+    );
+    let after = lo(OffsetSpec::Timestamp(1_800_000_000_000)).await.unwrap();
+    assert_eq!(after.offset, None);
+    let latest_rc = client
+        .list_offsets(TOPIC, 0, OffsetSpec::Latest, rc)
+        .await
+        .unwrap();
+    assert_eq!(latest_rc.offset, Some(6), "read_committed asks for the LSO");
+
+    let f = client.fetch(TOPIC, 0, 0, ru, 1 << 20).await.unwrap();
+    assert_eq!(&f.records[..], &log[..]);
+    assert_eq!(
+        (f.high_watermark, f.last_stable_offset, f.log_start_offset),
+        (9, 9, 0)
+    );
+    assert_eq!(f.broker, fake.addr());
+
+    // A window of one and a half batches: each response ends in a partial batch, fetched
+    // again from its offset; the chunks put together are the log, byte for byte.
+    let window = i32::try_from(all[0].len() * 3 / 2).unwrap();
+    let mut stream = client
+        .stream_partition(TOPIC, 0, 0, None, ru)
+        .with_window(window);
+    let mut got = Vec::new();
+    let mut next_offsets = Vec::new();
+    while let Some(chunk) = stream.next_chunk().await.unwrap() {
+        assert_eq!(Entries::new(&chunk.records).partial(), None);
+        got.extend_from_slice(&chunk.records);
+        next_offsets.push(chunk.next_offset);
+    }
+    assert_eq!(got, *log);
+    assert_eq!(next_offsets, [3, 6, 9]);
+    assert_eq!(stream.end_offset(), Some(9));
+
+    // From inside a batch to an explicit end inside another.
+    let mut stream = client.stream_partition(TOPIC, 0, 4, Some(7), ru);
+    let mut got = Vec::new();
+    while let Some(chunk) = stream.next_chunk().await.unwrap() {
+        got.extend_from_slice(&chunk.records);
+    }
+    assert_eq!(got, [all[1].clone(), all[2].clone()].concat());
+
+    // Partitions read concurrently share the broker's one connection.
+    let fetches = (0..4).map(|_| client.fetch(TOPIC, 0, 3, ru, 1 << 20));
+    for f in futures_join(fetches).await {
+        assert_eq!(&f.unwrap().records[..], &log[all[0].len()..]);
+    }
+
+    // One connection served everything.
+    assert!(fake.seen().iter().all(|s| s.connection == 1));
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn bootstrap_tries_each_address() {
+    let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let fake = Fake::start(|ctx, header, _| basic(ctx, header).unwrap_or(Action::Close)).await;
+    let config =
+        ClientConfig::from_pairs([format!("bootstrap.servers={dead_addr},{}", fake.addr())])
+            .unwrap();
+    let client = Client::connect(config).await.unwrap();
+    client.metadata(None).await.unwrap();
+
+    let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let e = Client::connect(ClientConfig::new(&dead_addr.to_string()).unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::NoBrokerReachable { tried: 1, last } if matches!(**last, Error::Connect { .. })),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn size_field_of_2_gib_is_refused_before_allocation() {
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata if ctx.nth == 0 => Action::Send(metadata(ctx, header, 0, 0)),
+                _ => {
+                    // 2 GiB (as an unsigned size), then 2 GiB - 1, then a correlation id.
+                    let mut b = 0x8000_0000u32.to_be_bytes().to_vec();
+                    b.extend_from_slice(&header.correlation_id.to_be_bytes());
+                    Action::Send(b)
+                }
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadUncommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::FrameSize {
+                size: -2_147_483_648,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("Fetch"), "{e}");
+    // A positive size above receive.message.max.bytes, on a fresh connection.
+    let fake =
+        Fake::start(
+            |_, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => {
+                    let mut b = 0x7fff_ffffi32.to_be_bytes().to_vec();
+                    b.extend_from_slice(&header.correlation_id.to_be_bytes());
+                    Action::Send(b)
+                }
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let e = Client::connect(fake.config(&[])).await.unwrap_err();
+    let Error::NoBrokerReachable { last, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(
+            **last,
+            Error::FrameSize {
+                size: 0x7fff_ffff,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn truncated_frame_body_is_a_protocol_error() {
+    let fake = Fake::start(|ctx, header, _| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        // A consistent size field around a Fetch response cut in the middle.
+        let whole = fetch_response(
+            header,
+            PartitionData::default()
+                .with_partition_index(0)
+                .with_high_watermark(9)
+                .with_records(Some(Bytes::from(batches().concat()))),
+        );
+        let mut cut = whole[..whole.len() / 2].to_vec();
+        let size = i32::try_from(cut.len() - 4).unwrap();
+        cut[..4].copy_from_slice(&size.to_be_bytes());
+        Action::Send(cut)
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Protocol { .. }), "{e}");
+    // Not retried: the broker's answer is malformed, not lost.
+    assert_eq!(fake.count(ApiKey::Fetch), 1);
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn mid_response_disconnect_is_retried_then_a_typed_error() {
+    let fake = Fake::start(|ctx, header, _| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        let whole = fetch_error(header, 0);
+        Action::SendAndClose(whole[..whole.len() - 3].to_vec())
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Truncated { expected, received, .. } if received + 3 == expected),
+        "{e}"
+    );
+    // retries=3: four attempts, each on a new connection (the first on the bootstrap one).
+    assert_eq!(fake.count(ApiKey::Fetch), 4);
+    let connections = fake.seen().iter().map(|s| s.connection).max().unwrap();
+    assert_eq!(connections, 4);
+    assert_no_large_allocation();
+}
+
+#[tokio::test]
+async fn disconnect_before_the_response_is_retried_then_a_typed_error() {
+    let fake = Fake::start(|ctx, header, _| basic(ctx, header).unwrap_or(Action::Close)).await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .list_offsets(TOPIC, 0, OffsetSpec::Latest, IsolationLevel::ReadCommitted)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Disconnected { .. }), "{e}");
+    assert!(e.to_string().contains("ListOffsets"), "{e}");
+    assert_eq!(fake.count(ApiKey::ListOffsets), 4);
+}
+
+#[tokio::test]
+async fn error_code_storm_is_bounded() {
+    let fake = Fake::start(|ctx, header, _| {
+        basic(ctx, header).unwrap_or_else(|| {
+            Action::Send(fetch_error(
+                header,
+                ResponseError::NotLeaderOrFollower.code(),
+            ))
+        })
+    })
+    .await;
+    let client = Client::connect(fake.config(&["retries=5"])).await.unwrap();
+    let started = std::time::Instant::now();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.kafka_code().and_then(|c| c.response_error()),
+        Some(ResponseError::NotLeaderOrFollower),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("NOT_LEADER_OR_FOLLOWER")
+            && msg.contains("Fetch")
+            && msg.contains(&fake.addr()),
+        "{msg}"
+    );
+    assert_eq!(fake.count(ApiKey::Fetch), 6, "retries=5: six attempts");
+    // Each retry refreshed the leader.
+    assert_eq!(fake.count(ApiKey::Metadata), 6);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata => Action::Send(metadata(
+                    ctx,
+                    header,
+                    ResponseError::UnknownTopicOrPartition.code(),
+                    0,
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("UNKNOWN_TOPIC_OR_PARTITION"), "{e}");
+    assert!(e.to_string().starts_with(&fake.addr()), "{e}");
+    assert!(e.to_string().contains("events/0"), "{e}");
+    assert_eq!(fake.count(ApiKey::Metadata), 4);
+    assert_eq!(fake.count(ApiKey::Fetch), 0);
+
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata => Action::Send(metadata(
+                    ctx,
+                    header,
+                    0,
+                    ResponseError::LeaderNotAvailable.code(),
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client
+        .list_offsets(
+            TOPIC,
+            0,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("LEADER_NOT_AVAILABLE"), "{e}");
+    let e = client
+        .list_offsets(
+            TOPIC,
+            3,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::UnknownPartition {
+                partition: 3,
+                partitions: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_broker_times_out() {
+    let fake = Fake::start(|ctx, header, _| basic(ctx, header).unwrap_or(Action::Silence)).await;
+    let client = Client::connect(fake.config(&["socket.timeout.ms=100", "retries=1"]))
+        .await
+        .unwrap();
+    let e = client
+        .list_offsets(
+            TOPIC,
+            0,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert_eq!(fake.count(ApiKey::ListOffsets), 2);
+}
+
+#[tokio::test]
+async fn refused_sasl_login_is_an_authentication_error() {
+    let fake =
+        Fake::start(
+            |_, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, true)),
+                ApiKey::SaslHandshake => Action::Send(frame(
+                    header,
+                    &SaslHandshakeResponse::default()
+                        .with_mechanisms(vec![StrBytes::from_static_str("PLAIN")]),
+                )),
+                ApiKey::SaslAuthenticate => Action::Send(frame(
+                    header,
+                    &SaslAuthenticateResponse::default()
+                        .with_error_code(ResponseError::SaslAuthenticationFailed.code())
+                        .with_error_message(Some(StrBytes::from_static_str(
+                            "Authentication failed: Invalid username or password",
+                        ))),
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let config = fake.config(&[
+        "security.protocol=SASL_PLAINTEXT",
+        "sasl.mechanism=PLAIN",
+        "sasl.username=alice",
+        "sasl.password=wrong",
+    ]);
+    let e = Client::connect(config).await.unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Authentication {
+                mechanism: "PLAIN",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("Invalid username or password"),
+        "{e}"
+    );
+    // Not retried, not tried elsewhere.
+    assert_eq!(fake.count(ApiKey::SaslAuthenticate), 1);
+
+    // A mechanism the broker does not offer.
+    let config = fake.config(&[
+        "security.protocol=SASL_PLAINTEXT",
+        "sasl.mechanism=SCRAM-SHA-512",
+        "sasl.username=alice",
+        "sasl.password=x",
+    ]);
+    let fake2 =
+        Fake::start(
+            |_, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, true)),
+                ApiKey::SaslHandshake => Action::Send(frame(
+                    header,
+                    &SaslHandshakeResponse::default()
+                        .with_error_code(ResponseError::UnsupportedSaslMechanism.code())
+                        .with_mechanisms(vec![StrBytes::from_static_str("PLAIN")]),
+                )),
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let mut config = config;
+    config.bootstrap_servers = vec![fake2.addr()];
+    let e = Client::connect(config).await.unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(e.to_string().contains("UNSUPPORTED_SASL_MECHANISM"), "{e}");
+}
+
+#[tokio::test]
+async fn hostile_array_count_is_refused_before_allocation() {
+    // A Metadata v12 answer claiming u32::MAX - 1 brokers (a compact array) in a few bytes, and
+    // an ApiVersions v3 answer claiming 2^31 - 1 API keys: kafka-protocol 0.18.0 as released
+    // reserved room for every claimed element first; the patched copy refuses the count.
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+                ApiKey::Metadata => {
+                    let _ = ctx;
+                    let mut b = Vec::new();
+                    b.extend_from_slice(&header.correlation_id.to_be_bytes());
+                    b.push(0); // response header tagged fields
+                    b.extend_from_slice(&0i32.to_be_bytes()); // throttle_time_ms
+                    b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]); // brokers: u32::MAX - 1
+                    b.extend_from_slice(&[0; 8]);
+                    let mut f = i32::try_from(b.len()).unwrap().to_be_bytes().to_vec();
+                    f.extend_from_slice(&b);
+                    Action::Send(f)
+                }
+                _ => Action::Close,
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client.metadata(None).await.unwrap_err();
+    let Error::NoBrokerReachable { last, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(&**last, Error::Protocol { message, .. } if message.contains("exceeds")),
+        "{e}"
+    );
+
+    let fake = Fake::start(|_, header, _| {
+        let mut b = Vec::new();
+        b.extend_from_slice(&header.correlation_id.to_be_bytes());
+        b.extend_from_slice(&0i16.to_be_bytes()); // error_code
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07]); // api_keys: 2^31 - 2 (compact)
+        b.extend_from_slice(&[0; 8]);
+        let mut f = i32::try_from(b.len()).unwrap().to_be_bytes().to_vec();
+        f.extend_from_slice(&b);
+        Action::Send(f)
+    })
+    .await;
+    let e = Client::connect(fake.config(&[])).await.unwrap_err();
+    let Error::NoBrokerReachable { last, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(matches!(&**last, Error::Protocol { .. }), "{e}");
+    assert_no_large_allocation();
+}
+
+fn tls_config(fake: &Fake, host: &str, extra: &[String]) -> ClientConfig {
+    let mut config = fake.config(&["security.protocol=SSL"]);
+    config.bootstrap_servers = vec![format!("{host}:{}", fake.port)];
+    for pair in extra {
+        config.set_pair(pair).unwrap();
+    }
+    config
+}
+
+#[tokio::test]
+async fn tls_with_a_ca_file_verifies_the_broker_and_its_hostname() {
+    let fake = Fake::start_tls(false, |ctx, header, _| {
+        basic(ctx, header).unwrap_or(Action::Close)
+    })
+    .await;
+    let ca = format!("ssl.ca.location={}", fixture("ca.pem").display());
+
+    let client = Client::connect(tls_config(&fake, "localhost", std::slice::from_ref(&ca)))
+        .await
+        .unwrap();
+    let md = client.metadata(Some(&[TOPIC])).await.unwrap();
+    assert_eq!(md.brokers[0].host, "localhost");
+
+    // An unrelated CA.
+    let other = format!("ssl.ca.location={}", fixture("other-ca.pem").display());
+    let e = Client::connect(tls_config(&fake, "localhost", &[other]))
+        .await
+        .unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(matches!(e, Error::Tls { .. }), "{e}");
+
+    // The right CA, but the certificate is for localhost, not 127.0.0.1.
+    let e = Client::connect(tls_config(&fake, "127.0.0.1", &[ca]))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Tls { .. }), "{e}");
+    assert!(e.to_string().contains("127.0.0.1"), "{e}");
+
+    // A CA file that does not exist is a TLS error before any connection.
+    let missing = "ssl.ca.location=/nonexistent/ca.pem".to_owned();
+    let e = Client::connect(tls_config(&fake, "localhost", &[missing]))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Tls { .. }), "{e}");
+    assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
+}
+
+#[tokio::test]
+async fn mutual_tls_sends_the_client_certificate() {
+    let fake = Fake::start_tls(true, |ctx, header, _| {
+        basic(ctx, header).unwrap_or(Action::Close)
+    })
+    .await;
+    let ca = format!("ssl.ca.location={}", fixture("ca.pem").display());
+    let cert = format!(
+        "ssl.certificate.location={}",
+        fixture("client.pem").display()
+    );
+    let key = format!("ssl.key.location={}", fixture("client.key").display());
+
+    let client = Client::connect(tls_config(&fake, "localhost", &[ca.clone(), cert, key]))
+        .await
+        .unwrap();
+    client.metadata(None).await.unwrap();
+
+    // Without a client certificate the broker refuses: a TLS error, not a lost connection.
+    let e = Client::connect(tls_config(&fake, "localhost", &[ca]))
+        .await
+        .unwrap_err();
+    assert!(e.is_authentication(), "{e}");
+    assert!(
+        matches!(&e, Error::Tls { message, .. } if message.contains("ApiVersions")),
+        "{e}"
+    );
+}
+
+/// The server side of SCRAM (RFC 5802) for the fake broker: checks the client's proof against
+/// `password` and answers with its signature (or, with `forge`, a wrong one).
+struct ScramServer {
+    sha512: bool,
+    password: &'static str,
+    forge: bool,
+    state: Mutex<Option<(String, String)>>, // client-first-bare, server-first
+}
+
+impl ScramServer {
+    fn hmac(&self, key: &[u8], data: &[u8]) -> Vec<u8> {
+        use hmac::Mac;
+        if self.sha512 {
+            let mut m = hmac::Hmac::<sha2::Sha512>::new_from_slice(key).unwrap();
+            m.update(data);
+            m.finalize().into_bytes().to_vec()
+        } else {
+            let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+            m.update(data);
+            m.finalize().into_bytes().to_vec()
+        }
+    }
+
+    fn hash(&self, data: &[u8]) -> Vec<u8> {
+        use sha2::Digest;
+        if self.sha512 {
+            sha2::Sha512::digest(data).to_vec()
+        } else {
+            sha2::Sha256::digest(data).to_vec()
+        }
+    }
+
+    /// One SaslAuthenticate step: the bytes to answer, or an error message.
+    fn step(&self, msg: &[u8]) -> Result<Vec<u8>, String> {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let msg = std::str::from_utf8(msg).unwrap();
+        let mut state = self.state.lock().unwrap();
+        match state.take() {
+            None => {
+                let bare = msg.strip_prefix("n,,").unwrap().to_owned();
+                let nonce = bare.split(",r=").nth(1).unwrap();
+                let first = format!("r={nonce}server-nonce,s={},i=4096", b64.encode(b"salt"));
+                *state = Some((bare, first.clone()));
+                Ok(first.into_bytes())
+            }
+            Some((bare, first)) => {
+                let (without_proof, proof) = msg.rsplit_once(",p=").unwrap();
+                let proof = b64.decode(proof).unwrap();
+                let mut salted = vec![0; if self.sha512 { 64 } else { 32 }];
+                if self.sha512 {
+                    pbkdf2::pbkdf2_hmac::<sha2::Sha512>(
+                        self.password.as_bytes(),
+                        b"salt",
+                        4096,
+                        &mut salted,
+                    );
+                } else {
+                    pbkdf2::pbkdf2_hmac::<sha2::Sha256>(
+                        self.password.as_bytes(),
+                        b"salt",
+                        4096,
+                        &mut salted,
+                    );
+                }
+                let stored = self.hash(&self.hmac(&salted, b"Client Key"));
+                let auth = format!("{bare},{first},{without_proof}");
+                let signature = self.hmac(&stored, auth.as_bytes());
+                let client_key: Vec<u8> =
+                    proof.iter().zip(&signature).map(|(a, b)| a ^ b).collect();
+                if self.hash(&client_key) != stored {
+                    return Err("Authentication failed during authentication due to invalid credentials with SASL mechanism".to_owned());
+                }
+                let mut server_sig = self.hmac(&self.hmac(&salted, b"Server Key"), auth.as_bytes());
+                if self.forge {
+                    server_sig[0] ^= 1;
+                }
+                Ok(format!("v={}", b64.encode(server_sig)).into_bytes())
+            }
+        }
+    }
+}
+
+async fn scram_fake(sha512: bool, password: &'static str, forge: bool) -> Fake {
+    let server = ScramServer {
+        sha512,
+        password,
+        forge,
+        state: Mutex::new(None),
+    };
+    let mechanism = if sha512 {
+        "SCRAM-SHA-512"
+    } else {
+        "SCRAM-SHA-256"
+    };
+    Fake::start(move |ctx, header, mut body| {
+        match ApiKey::try_from(header.request_api_key).unwrap() {
+            ApiKey::ApiVersions => Action::Send(api_versions(header, true)),
+            ApiKey::SaslHandshake => {
+                let req = kafka_protocol::messages::SaslHandshakeRequest::decode(
+                    &mut body,
+                    header.request_api_version,
+                )
+                .unwrap();
+                assert_eq!(req.mechanism.as_str(), mechanism);
+                Action::Send(frame(
+                    header,
+                    &SaslHandshakeResponse::default()
+                        .with_mechanisms(vec![StrBytes::from_static_str(mechanism)]),
+                ))
+            }
+            ApiKey::SaslAuthenticate => {
+                let req = kafka_protocol::messages::SaslAuthenticateRequest::decode(
+                    &mut body,
+                    header.request_api_version,
+                )
+                .unwrap();
+                let resp = match server.step(&req.auth_bytes) {
+                    Ok(bytes) => SaslAuthenticateResponse::default().with_auth_bytes(bytes.into()),
+                    Err(message) => SaslAuthenticateResponse::default()
+                        .with_error_code(ResponseError::SaslAuthenticationFailed.code())
+                        .with_error_message(Some(StrBytes::from_string(message))),
+                };
+                Action::Send(frame(header, &resp))
+            }
+            _ => basic(ctx, header).unwrap_or(Action::Close),
+        }
+    })
+    .await
+}
+
+fn scram_config(fake: &Fake, mechanism: &str, password: &str) -> ClientConfig {
+    fake.config(&[
+        "security.protocol=SASL_PLAINTEXT",
+        &format!("sasl.mechanism={mechanism}"),
+        "sasl.username=alice",
+        &format!("sasl.password={password}"),
+    ])
+}
+
+#[tokio::test]
+async fn scram_logins_verify_both_ways() {
+    for (sha512, mechanism) in [(true, "SCRAM-SHA-512"), (false, "SCRAM-SHA-256")] {
+        let fake = scram_fake(sha512, "pencil", false).await;
+        let client = Client::connect(scram_config(&fake, mechanism, "pencil"))
+            .await
+            .unwrap();
+        client.metadata(None).await.unwrap();
+        assert_eq!(fake.count(ApiKey::SaslAuthenticate), 2, "{mechanism}");
+
+        let fake = scram_fake(sha512, "pencil", false).await;
+        let e = Client::connect(scram_config(&fake, mechanism, "wrong"))
+            .await
+            .unwrap_err();
+        assert!(e.is_authentication(), "{e}");
+        assert!(e.to_string().contains("SASL_AUTHENTICATION_FAILED"), "{e}");
+
+        // A server that does not hold the credentials cannot sign the exchange.
+        let fake = scram_fake(sha512, "pencil", true).await;
+        let e = Client::connect(scram_config(&fake, mechanism, "pencil"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Authentication { message, .. } if message.contains("does not verify")),
+            "{e}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_older_broker_answers_api_versions_in_v0_and_the_client_steps_down() {
+    let fake = Fake::start(|ctx, header, _| {
+        let key = ApiKey::try_from(header.request_api_key).unwrap();
+        if key == ApiKey::ApiVersions && header.request_api_version > 2 {
+            // As Kafka does for a version it does not know: UNSUPPORTED_VERSION, encoded in v0,
+            // with its own range.
+            let mut v0 = header.clone();
+            v0.request_api_version = 0;
+            let resp = ApiVersionsResponse::default()
+                .with_error_code(ResponseError::UnsupportedVersion.code())
+                .with_api_keys(vec![ApiVersion::default()
+                    .with_api_key(ApiKey::ApiVersions as i16)
+                    .with_max_version(2)]);
+            return Action::Send(frame(&v0, &resp));
+        }
+        basic(ctx, header).unwrap_or(Action::Close)
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    client.metadata(None).await.unwrap();
+    let versions: Vec<i16> = fake
+        .seen()
+        .iter()
+        .filter(|s| s.key == ApiKey::ApiVersions)
+        .map(|s| s.version)
+        .collect();
+    assert_eq!(versions, [3, 2]);
+}
+
+#[tokio::test]
+async fn throttled_fetches_are_waited_out_and_gaps_skipped() {
+    let all = batches();
+    let second = Bytes::from(all[1].clone());
+    // Offsets 0..3 and 6..9 are gone (compacted away, say): a fetch at 0 returns the batch at 3,
+    // a fetch at 6 nothing although the high watermark is 9. The first fetch is throttled (no
+    // partitions, a throttle time).
+    let fake = Fake::start(move |ctx, header, mut body| {
+        if let Some(a) = basic(ctx, header) {
+            return a;
+        }
+        if ctx.nth == 0 {
+            return Action::Send(frame(
+                header,
+                &FetchResponse::default().with_throttle_time_ms(20),
+            ));
+        }
+        let req = FetchRequest::decode(&mut body, header.request_api_version).unwrap();
+        let offset = req.topics[0].partitions[0].fetch_offset;
+        let records = if offset < 6 {
+            second.clone()
+        } else {
+            Bytes::new()
+        };
+        Action::Send(fetch_response(
+            header,
+            PartitionData::default()
+                .with_partition_index(0)
+                .with_high_watermark(9)
+                .with_last_stable_offset(9)
+                .with_log_start_offset(0)
+                .with_records(Some(records)),
+        ))
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut stream = client.stream_partition(TOPIC, 0, 0, None, IsolationLevel::ReadCommitted);
+    let chunk = stream.next_chunk().await.unwrap().unwrap();
+    assert_eq!(chunk.records, all[1]);
+    assert_eq!((chunk.fetch_offset, chunk.next_offset), (0, 6));
+    assert_eq!(stream.next_chunk().await.unwrap(), None);
+    assert_eq!(stream.next_offset(), 9);
+    // Throttled, the batch, the empty tail.
+    assert_eq!(fake.count(ApiKey::Fetch), 3);
+}
+
+#[tokio::test]
+async fn an_idle_connection_closed_by_the_broker_is_reopened() {
+    // The broker closes the connection after its first Metadata answer, as it does with idle
+    // connections (connections.max.idle.ms).
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::Metadata if ctx.nth == 0 => {
+                    Action::SendAndClose(metadata(ctx, header, 0, 0))
+                }
+                _ => basic(ctx, header).unwrap_or(Action::Close),
+            },
+        )
+        .await;
+    let client = Client::connect(fake.config(&["retries=0"])).await.unwrap();
+    client.metadata(None).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // No retries configured: the one resend on a new connection does it (the request written
+    // to the closed connection never reached the broker).
+    client.metadata(None).await.unwrap();
+    assert_eq!(fake.count(ApiKey::Metadata), 2);
+    assert_eq!(fake.seen().last().unwrap().connection, 2);
+}
