@@ -85,9 +85,8 @@ fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
         C::DecompressLimit { .. } | C::UnknownCompression { .. } | C::CrcMismatch { .. } => {
             Error::corrupt_codec(loc, e)
         }
-        C::UnsupportedCompression { .. } => Error::UnsupportedCompressionType {
-            reason: e.to_string(),
-        },
+        // zstd in a v0/v1 wrapper: Kafka's legacy iterator refuses it as an invalid record.
+        C::UnsupportedCompression { .. } => Error::invalid_record(loc, e.to_string()),
         C::Compress { .. }
         | C::InvalidLevel { .. }
         | C::Unencodable { .. }
@@ -368,7 +367,7 @@ pub(crate) fn validate<'a>(
                     Ok(Some(second)) => {
                         return Err(Error::invalid_record(
                             at(second.position()),
-                            "a produce request must have exactly one record batch per partition",
+                            "more than one batch: a produce request carries exactly one record batch per partition",
                         ))
                     }
                     Ok(None) => {}

@@ -479,9 +479,21 @@ fn next_inner(data: &[u8], pos: usize, value_at: usize) -> Result<Option<LegacyB
                 at: pos.saturating_add(MAGIC_OFFSET),
                 reason: format!("inner message magic {found} (expected 0 or 1)"),
             },
-            other => other,
+            // A message whose fields do not parse and whose CRC does not match is corrupt, as
+            // Kafka reports it (it checks an inner message's CRC before reading its fields).
+            other => match crc_mismatch(rest, size as usize) {
+                Some((stored, computed)) => Error::CrcMismatch {
+                    at: value_at,
+                    stored,
+                    computed,
+                },
+                None => other,
+            },
         };
-        locate(e)
+        match e {
+            Error::CrcMismatch { .. } => e,
+            e => locate(e),
+        }
     })?;
     if inner.is_compressed() {
         return Err(locate(Error::InvalidRecord {
@@ -490,6 +502,15 @@ fn next_inner(data: &[u8], pos: usize, value_at: usize) -> Result<Option<LegacyB
         }));
     }
     Ok(Some(inner))
+}
+
+/// The stored and computed CRC of the message at the start of `rest` (of `size` bytes after
+/// its offset and size prefix) when they differ.
+fn crc_mismatch(rest: &[u8], size: usize) -> Option<(u32, u32)> {
+    let message = rest.get(LOG_OVERHEAD..LOG_OVERHEAD.saturating_add(size))?;
+    let stored = u32::from_be_bytes(*message.first_chunk::<4>()?);
+    let computed = crate::crc::crc32(message.get(4..)?);
+    (stored != computed).then_some((stored, computed))
 }
 
 /// One v0/v1 message as a record.
