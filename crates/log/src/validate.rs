@@ -75,16 +75,30 @@ fn at(position: usize) -> Location {
     Location::Append { position }
 }
 
+/// Kafka's `recordHasInvalidTimestamp`, with its 64-bit arithmetic: `now - ts` and its negation
+/// wrap as Java's longs do, so a timestamp so far from `now` that the difference overflows is
+/// taken, as the broker takes it (found by the differential tests against Kafka's log).
+fn timestamp_out_of_range(now: i64, ts: i64, config: &LogConfig) -> bool {
+    let diff = now.wrapping_sub(ts);
+    diff > config.message_timestamp_before_max_ms
+        || diff.wrapping_neg() > config.message_timestamp_after_max_ms
+}
+
 /// Maps a codec error met while reading records of the batch at `batch_at`.
 fn record_read_error(batch_at: usize, e: krecords_codec::Error) -> Error {
     use krecords_codec::Error as C;
     let loc = at(e.position().unwrap_or(batch_at));
     match e {
-        // As a Kafka broker answers a produce whose compressed records do not decompress.
-        C::Decompress { .. } => Error::UndecodableRecords { at: loc, source: e },
-        C::DecompressLimit { .. } | C::UnknownCompression { .. } | C::CrcMismatch { .. } => {
-            Error::corrupt_codec(loc, e)
+        // As a Kafka broker answers a produce whose compressed records do not decompress (it
+        // has no limit; data that would exceed ours is refused the same way).
+        C::Decompress { .. } | C::DecompressLimit { .. } => {
+            Error::UndecodableRecords { at: loc, source: e }
         }
+        C::UnknownCompression { .. } | C::CrcMismatch { .. } => Error::corrupt_codec(loc, e),
+        C::InvalidLength {
+            what: "inner message size",
+            ..
+        } => Error::corrupt_codec(loc, e),
         // zstd in a v0/v1 wrapper: Kafka's legacy iterator refuses it as an invalid record.
         C::UnsupportedCompression { .. } => Error::invalid_record(loc, e.to_string()),
         C::Compress { .. }
@@ -291,10 +305,7 @@ fn validate_record(
     let ts = record.timestamp().unwrap_or(-1);
     let config = s.config;
     if config.message_timestamp_type == TimestampType::CreateTime && ts != -1 {
-        let diff = i128::from(s.now) - i128::from(ts);
-        if diff > i128::from(config.message_timestamp_before_max_ms)
-            || -diff > i128::from(config.message_timestamp_after_max_ms)
-        {
+        if timestamp_out_of_range(s.now, ts, config) {
             let lo = i128::from(s.now) - i128::from(config.message_timestamp_before_max_ms);
             let hi = i128::from(s.now) + i128::from(config.message_timestamp_after_max_ms);
             return reject(
@@ -408,9 +419,13 @@ pub(crate) fn validate<'a>(
                 ),
             ));
         }
-        let codec = b
-            .compression()
-            .map_err(|e| Error::corrupt_codec(loc.clone(), e))?;
+        let codec = b.compression().map_err(|e| match e {
+            // zstd in a v0/v1 message: Kafka's legacy iterator refuses it as an invalid record.
+            krecords_codec::Error::UnsupportedCompression { .. } => {
+                Error::invalid_record(loc.clone(), e.to_string())
+            }
+            e => Error::corrupt_codec(loc.clone(), e),
+        })?;
         if codec != Compression::None {
             source = codec;
         }
@@ -713,8 +728,6 @@ fn lean_scan(s: &Settings<'_>, b: &Batch<'_>) -> Option<(i64, i64)> {
     let data = v.as_bytes().get(v2_layout::RECORDS_OFFSET..)?;
     let config = s.config;
     let check_ts = config.message_timestamp_type == TimestampType::CreateTime;
-    let lo = i128::from(s.now) - i128::from(config.message_timestamp_before_max_ms);
-    let hi = i128::from(s.now) + i128::from(config.message_timestamp_after_max_ms);
     let compact = config.cleanup_policy.compact;
     let base_ts = v.base_timestamp();
     let mut max_ts = -1i64;
@@ -771,7 +784,7 @@ fn lean_scan(s: &Settings<'_>, b: &Batch<'_>) -> Option<(i64, i64)> {
             return None;
         }
         let ts = base_ts.wrapping_add(ts_delta);
-        if check_ts && ts != -1 && (i128::from(ts) < lo || i128::from(ts) > hi) {
+        if check_ts && ts != -1 && timestamp_out_of_range(s.now, ts, config) {
             return None;
         }
         max_ts = max_ts.max(ts);

@@ -64,6 +64,128 @@ pub const PINNED: [(&str, &str); 3] = [
     ),
 ];
 
+/// Documented differences from a Kafka broker's produce path (`UnifiedLog.appendAsLeader`,
+/// after `ProduceRequest.validateRecords`); each has a test in `tests/pinned.rs`.
+pub const PINNED_PRODUCE: [(&str, &str); 7] = [
+    (
+        "kafka-internal-exception",
+        "Kafka answers UNKNOWN_SERVER_ERROR because a Java runtime exception escapes its parsers \
+         (IllegalArgumentException from ByteBuffer.limit on a bad length or an int overflow, \
+         IndexOutOfBoundsException, 'Unknown compression type id', UnsupportedOperationException \
+         'key is skipped in PartialDefaultRecord'); krecords answers with the specific error, or \
+         takes a batch that only Kafka's internal error refused",
+    ),
+    (
+        "framing-checks-first",
+        "krecords checks an entry's structure when it frames the entries of an append (v0/v1 key \
+         and value lengths, a v2 batch length shorter than its header, a wrapper's CRC), Kafka \
+         only later: its shallow checks of the whole append (a v2 base offset other than 0, \
+         more than one batch) come first there, so Kafka says INVALID_RECORD where krecords says \
+         CORRUPT_MESSAGE; both refuse",
+    ),
+    (
+        "stream-order",
+        "Kafka parses records while it decompresses, so in a corrupt compressed section a bad \
+         record can fail (INVALID_RECORD, CORRUPT_MESSAGE) before the codec's own check (a gzip \
+         trailer CRC) does; krecords decompresses first (UNKNOWN_SERVER_ERROR, as Kafka answers \
+         undecodable data); both refuse",
+    ),
+    (
+        "kafka-skips-record-bodies",
+        "for a compressed v2 batch it keeps as it is, Kafka's validator reads records with \
+         skipKeyValueIterator and does not check that a record's body fits the section; \
+         krecords validates every record and refuses a batch no consumer could read",
+    ),
+    (
+        "inner-crc-before-wrapper-offset",
+        "krecords checks each inner message of a v1 wrapper (its CRC) as it reads it; Kafka reads \
+         every inner offset first and checks the wrapper offset against the last one, so with a \
+         damaged inner message Kafka says INVALID_RECORD where krecords says CORRUPT_MESSAGE; \
+         both refuse",
+    ),
+    (
+        "inner-crc-first",
+        "an inner message of a v0/v1 wrapper whose CRC fails and whose magic differs from the \
+         wrapper's (or that is itself compressed): Kafka reports the magic or the compression \
+         (INVALID_RECORD), krecords the CRC (CORRUPT_MESSAGE), as Kafka itself does for a magic \
+         outside 0..=2; both refuse",
+    ),
+    (
+        "lz4-match-offset-0",
+        "as for reading: an LZ4 match offset of 0 is refused here (UNKNOWN_SERVER_ERROR, as for any \
+         undecodable data)",
+    ),
+];
+
+/// The name of the pinned produce difference that explains a disagreement, if one does.
+pub fn pinned_produce(class: Class, ours: &Value, kafka: &Value) -> Option<&'static str> {
+    let msg = |v: &Value| v["message"].as_str().unwrap_or("").to_owned();
+    let exception = kafka["exception"].as_str().unwrap_or("");
+    let internal = kafka["error"] == "UNKNOWN_SERVER_ERROR"
+        && (matches!(
+            exception,
+            "IllegalArgumentException"
+                | "IndexOutOfBoundsException"
+                | "ArrayIndexOutOfBoundsException"
+                | "BufferUnderflowException"
+                | "NegativeArraySizeException"
+                | "IllegalStateException"
+        ) || (exception == "UnsupportedOperationException"
+            && msg(kafka).contains("is skipped in PartialDefaultRecord")));
+    match class {
+        Class::ErrorsDiffer | Class::OursOnly if internal => Some(PINNED_PRODUCE[0].0),
+        Class::ErrorsDiffer
+            if ours["error"] == "CORRUPT_MESSAGE"
+                && kafka["error"] == "INVALID_RECORD"
+                && [
+                    "more than one batch",
+                    "baseOffset of the record batch",
+                    "exactly one",
+                    "Invalid wrapper compressionType",
+                ]
+                .iter()
+                .any(|m| msg(kafka).contains(m)) =>
+        {
+            Some(PINNED_PRODUCE[1].0)
+        }
+        Class::ErrorsDiffer
+            if ours["error"] == "UNKNOWN_SERVER_ERROR"
+                && msg(ours).contains("cannot be decompressed")
+                && matches!(
+                    kafka["error"].as_str(),
+                    Some("INVALID_RECORD" | "CORRUPT_MESSAGE")
+                ) =>
+        {
+            Some(PINNED_PRODUCE[2].0)
+        }
+        Class::KafkaOnly
+            if ours["error"] == "INVALID_RECORD"
+                && msg(ours).contains("in the decompressed records") =>
+        {
+            Some(PINNED_PRODUCE[3].0)
+        }
+        Class::ErrorsDiffer
+            if ours["error"] == "CORRUPT_MESSAGE"
+                && msg(kafka)
+                    .contains("Found invalid wrapper offset in compressed v1 message set") =>
+        {
+            Some(PINNED_PRODUCE[4].0)
+        }
+        Class::ErrorsDiffer
+            if ours["error"] == "CORRUPT_MESSAGE"
+                && msg(ours).contains("crc mismatch")
+                && (msg(kafka).contains("magic does not match outer magic")
+                    || msg(kafka).contains("Inner messages must not be compressed")) =>
+        {
+            Some(PINNED_PRODUCE[5].0)
+        }
+        Class::KafkaOnly if msg(ours).contains("0 is not a valid match offset") => {
+            Some(PINNED_PRODUCE[6].0)
+        }
+        _ => None,
+    }
+}
+
 /// The name of the pinned difference that explains a disagreement, if one does.
 pub fn pinned(bytes: &[u8], class: Class, ours: &Value, kafka: &Value) -> Option<&'static str> {
     let text = |v: &Value| v["message"].as_str().unwrap_or("").to_owned();

@@ -21,7 +21,9 @@
 //! smaller heap. Ends with `N passed, N failed` (failed: unexplained disagreements and referee
 //! crashes) and exits 1 when any case failed.
 
-use krecords_differential::compare::{classify, classify_produce, pinned, Class, PINNED};
+use krecords_differential::compare::{
+    classify, classify_produce, pinned, pinned_produce, Class, PINNED, PINNED_PRODUCE,
+};
 use krecords_differential::gen::Seeds;
 use krecords_differential::ours;
 use serde_json::{json, Value};
@@ -172,6 +174,7 @@ fn compare_all(args: &Args, seeds: &Seeds, referee: impl BufRead) -> Result<bool
     let mut saved_kinds: BTreeMap<Kind, usize> = BTreeMap::new();
     let mut pins: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut lines = referee.lines();
+    let mode = if args.produce { "produce" } else { "read" };
     for i in 0..args.cases {
         let line = match lines.next() {
             Some(Ok(l)) => l,
@@ -204,12 +207,12 @@ fn compare_all(args: &Args, seeds: &Seeds, referee: impl BufRead) -> Result<bool
             let n = saved_kinds.entry(kind.clone()).or_default();
             if *n < 3 {
                 *n += 1;
-                save(dir, &kind, i, &case, &ours, &kafka)?;
+                save(mode, dir, &kind, i, &case, &ours, &kafka)?;
             }
         }
         if !class.agrees() {
             let pin = if args.produce {
-                None
+                pinned_produce(class, &ours, &kafka)
             } else {
                 pinned(&case.bytes, class, &ours, &kafka)
             };
@@ -223,7 +226,7 @@ fn compare_all(args: &Args, seeds: &Seeds, referee: impl BufRead) -> Result<bool
                 let n = saved.entry(kind.clone()).or_default();
                 if *n < 5 {
                     *n += 1;
-                    save(dir, &kind, i, &case, &ours, &kafka)?;
+                    save(mode, dir, &kind, i, &case, &ours, &kafka)?;
                 }
             }
         }
@@ -238,7 +241,12 @@ fn compare_all(args: &Args, seeds: &Seeds, referee: impl BufRead) -> Result<bool
     for (class, n) in &counts {
         println!("  {:<20} {n}", class.name());
     }
-    for (name, why) in PINNED {
+    let pinned_list: &[(&str, &str)] = if args.produce {
+        &PINNED_PRODUCE
+    } else {
+        &PINNED
+    };
+    for (name, why) in pinned_list {
         if let Some(n) = pins.get(name) {
             println!("  pinned {name}: {n} ({why})");
         }
@@ -261,6 +269,7 @@ fn compare_all(args: &Args, seeds: &Seeds, referee: impl BufRead) -> Result<bool
 }
 
 fn save(
+    mode: &str,
     dir: &Path,
     kind: &Kind,
     index: u64,
@@ -272,8 +281,13 @@ fn save(
     let stem = format!("{}-{}", kind.0.name(), index);
     let bin = dir.join(format!("{stem}.bin"));
     std::fs::write(&bin, &case.bytes).map_err(|e| format!("{}: {e}", bin.display()))?;
-    let meta =
-        json!({"origin": case.origin, "class": kind.0.name(), "krecords": ours, "kafka": kafka});
+    let meta = json!({
+        "origin": case.origin,
+        "mode": mode,
+        "class": kind.0.name(),
+        "krecords": ours,
+        "kafka": kafka,
+    });
     let path = dir.join(format!("{stem}.json"));
     let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
     std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))

@@ -70,14 +70,7 @@ fn timestamp_type_name(t: TimestampType) -> &'static str {
     }
 }
 
-/// Kafka's `DefaultRecordBatch.incrementSequence`: sequences wrap from `i32::MAX` to 0.
-pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
-    if sequence > i32::MAX - increment {
-        increment - (i32::MAX - sequence) - 1
-    } else {
-        sequence + increment
-    }
-}
+use krecords_codec::read::v2::increment_sequence;
 
 /// The batch fields of the referee's `Describe.batch`. `first_offset` is the offset of the
 /// first record read (a v0/v1 wrapper's base offset is its first inner message's, as Kafka's
@@ -204,7 +197,12 @@ pub fn produce(bytes: &[u8]) -> Value {
     use std::sync::Arc;
     let clock = Arc::new(ManualClock::new(NOW));
     let env = Env::new(Arc::new(MemStorage::with_clock(clock.clone())), clock);
-    let mut log = match Log::create_with("/referee/t-0", LogConfig::default(), env) {
+    // Small preallocated indexes (Kafka's 10 MiB default changes no verdict, only the time).
+    let config = match LogConfig::from_pairs([("segment.index.bytes", "4096")]) {
+        Ok(c) => c,
+        Err(e) => return json!({"accept": false, "error": "HARNESS", "message": e.to_string()}),
+    };
+    let mut log = match Log::create_with("/referee/t-0", config, env) {
         Ok(l) => l,
         Err(e) => return json!({"accept": false, "error": "HARNESS", "message": e.to_string()}),
     };

@@ -463,32 +463,33 @@ fn next_inner(data: &[u8], pos: usize, value_at: usize) -> Result<Option<LegacyB
     };
     let size = i32_at(rest, 8);
     if size < MIN_ENTRY_SIZE {
-        return Err(locate(Error::InvalidLength {
-            at: pos.saturating_add(8),
-            what: "message size",
-            expected: format!(">= {MIN_ENTRY_SIZE}"),
+        // Kafka: a CorruptRecordException, as for an entry's own size.
+        return Err(Error::InvalidLength {
+            at: value_at,
+            what: "inner message size",
+            expected: format!(">= {MIN_ENTRY_SIZE} (at decompressed byte {pos})"),
             found: i64::from(size),
-        }));
+        });
     }
     if rest.len() < (size as usize).saturating_add(LOG_OVERHEAD) {
         return Ok(None);
     }
     let inner = LegacyBatch::new(rest, pos).map_err(|e| {
+        // A message whose fields do not parse and whose CRC does not match is corrupt, as
+        // Kafka reports it (it checks an inner message's CRC before reading its fields).
+        if let Some((stored, computed)) = crc_mismatch(rest, size as usize) {
+            return Error::CrcMismatch {
+                at: value_at,
+                stored,
+                computed,
+            };
+        }
         let e = match e {
             Error::InvalidMagic { found, .. } => Error::InvalidRecord {
                 at: pos.saturating_add(MAGIC_OFFSET),
                 reason: format!("inner message magic {found} (expected 0 or 1)"),
             },
-            // A message whose fields do not parse and whose CRC does not match is corrupt, as
-            // Kafka reports it (it checks an inner message's CRC before reading its fields).
-            other => match crc_mismatch(rest, size as usize) {
-                Some((stored, computed)) => Error::CrcMismatch {
-                    at: value_at,
-                    stored,
-                    computed,
-                },
-                None => other,
-            },
+            other => other,
         };
         match e {
             Error::CrcMismatch { .. } => e,
