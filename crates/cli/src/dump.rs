@@ -13,7 +13,8 @@ pub(crate) mod time;
 use crate::bytes_fmt::BytesFormat;
 use crate::decode::{Decode, Kind};
 use crate::entry_json;
-use crate::source::{expand_paths, Next, Source};
+use crate::kafka::{expand_inputs, KafkaArgs};
+use crate::source::Next;
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use filter::{Filter, Verdict};
@@ -120,6 +121,8 @@ pub struct Args {
     /// JSON): auto picks the decoder from the partition directory's topic name.
     #[arg(long, value_enum, default_value_t = Decode::Auto)]
     decode: Decode,
+    #[command(flatten)]
+    kafka: KafkaArgs,
 }
 
 /// Output formats.
@@ -156,21 +159,23 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )));
         }
     }
-    let paths = expand_paths(&args.paths).context(|| "cannot list input".into())?;
+    let inputs = expand_inputs(&args.paths, &args.kafka)?;
     let mut dumper = Dumper::new(&args);
     let mut problem = false;
-    for path in &paths {
-        let mut source = Source::open_limited(path, args.max_bytes)
-            .context(|| format!("cannot open {}", path.display()))?;
+    for input in &inputs.items {
+        let mut source = inputs.open(input, args.max_bytes)?;
         let name = source.name.clone();
-        dumper.decoder = args.decode.for_file(path);
+        dumper.decoder = args.decode.for_file(&input.decoder_path());
+        dumper.partition = input.partition();
         if args.format == Format::Text {
             writeln!(out, "Dumping {name}")?;
-            if let Some(start) = log_start_offset(path) {
-                writeln!(out, "Log starting offset: {start}")?;
-            }
-            if let Some((end, epoch)) = snapshot_id(path) {
-                writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
+            if let Some(path) = input.path() {
+                if let Some(start) = log_start_offset(path) {
+                    writeln!(out, "Log starting offset: {start}")?;
+                }
+                if let Some((end, epoch)) = snapshot_id(path) {
+                    writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
+                }
             }
         }
         loop {
@@ -272,6 +277,8 @@ struct Dumper {
     records: Vec<u8>,
     /// The internal topic decoder of the current file.
     decoder: Option<Kind>,
+    /// The partition of the current live (`kafka://`) input, tagged on JSON lines.
+    partition: Option<i32>,
 }
 
 impl Dumper {
@@ -296,6 +303,7 @@ impl Dumper {
             line: Vec::new(),
             records: Vec::new(),
             decoder: None,
+            partition: None,
         }
     }
 
@@ -323,7 +331,7 @@ impl Dumper {
         if header_first {
             let e = entry_json::entry(name, batch, None, None);
             crc_valid = Some(e.crc_valid);
-            json::entry_fields(&mut self.records, &e, self.iso);
+            json::entry_fields(&mut self.records, &e, self.iso, self.partition);
             if self.deep {
                 self.records.extend_from_slice(b",\"records\":[");
             }
@@ -410,7 +418,7 @@ impl Dumper {
                 let e = entry_json::entry(name, batch, first, cnt);
                 crc_valid = Some(e.crc_valid);
                 self.line.clear();
-                json::entry_fields(&mut self.line, &e, self.iso);
+                json::entry_fields(&mut self.line, &e, self.iso, self.partition);
                 if self.deep {
                     self.line.extend_from_slice(b",\"records\":[");
                     self.line.extend_from_slice(&self.records);
