@@ -416,3 +416,24 @@ fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("no.such"), "{}", r.stderr);
 }
+
+#[test]
+fn verify_of_a_live_topic_checks_every_partition() {
+    let r = krec_live(&["verify", "--format", "json", &url("t")]);
+    assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
+    let lines = r.json_lines();
+    let s = &lines.last().unwrap()["summary"];
+    assert_eq!(
+        (
+            s["files"].as_i64(),
+            s["entries"].as_i64(),
+            s["records"].as_i64()
+        ),
+        (Some(2), Some(6), Some(18)),
+        "{s}"
+    );
+
+    let r = krec_live(&["verify", &url("bad/0")]);
+    assert_eq!(r.code, 1, "{}{}", r.out(), r.stderr);
+    assert!(r.out().contains(&url("bad/0")), "{}", r.out());
+}
