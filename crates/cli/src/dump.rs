@@ -30,7 +30,9 @@ use std::path::PathBuf;
 ///
 /// PATH is a segment file, any file of concatenated entries, a partition directory (its .log
 /// files in offset order), `-` for stdin, or a glob pattern with *, ? and [...] that the shell
-/// did not expand (krec expands it, in sorted order).
+/// did not expand (krec expands it, in sorted order), or a live topic or partition:
+/// kafka://HOST:PORT[,HOST:PORT...]/TOPIC[/PARTITION] (its partitions one after another; see
+/// the kafka:// options below and docs/design.md 4.8).
 ///
 /// Filters (all optional, combined with AND; entries filtered out are neither decoded nor
 /// checked, so they cannot make the exit code 1):
@@ -69,10 +71,11 @@ use std::path::PathBuf;
 ///   krec dump --transactional-only --producer-id 4001 --format json topic-0/
 ///   krec dump --print-data /var/kafka/__consumer_offsets-0/
 ///   cat entries.bin | krec dump --format json -
+///   krec dump --deep --format json --start 2024-04-24T23:00:00Z kafka://localhost:9092/events/0
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, partition directories, glob patterns, or `-` for stdin.
+    /// Segment files, partition directories, glob patterns, `-` for stdin, or kafka:// URLs.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Iterate the records of every entry (kafka-dump-log's --deep-iteration).

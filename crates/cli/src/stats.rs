@@ -62,7 +62,7 @@ use std::time::Duration;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, partition directories, or `-` for stdin.
+    /// Segment files, partition directories, `-` for stdin, or kafka://HOST:PORT/TOPIC[/PARTITION].
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Output format: aligned tables, or one JSON object {"summary","groups","what_if","rows"}.

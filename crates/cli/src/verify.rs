@@ -63,7 +63,8 @@ use std::sync::Mutex;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, files of concatenated entries, partition directories, or `-` for stdin.
+    /// Segment files, files of concatenated entries, partition directories, `-` for stdin, or
+    /// kafka://HOST:PORT/TOPIC[/PARTITION].
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Output: one line per problem and a summary, or JSON Lines (one object per problem, then
