@@ -198,7 +198,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                     Format::Json => writeln!(
                         out,
                         "{}",
-                        serde_json::json!({"file": name, "position": p.position, "partial": true, "bytes": p.bytes})
+                        place(
+                            &name,
+                            dumper.partition,
+                            p.position,
+                            [("partial", true.into()), ("bytes", p.bytes.into())]
+                        )
                     )?,
                     Format::Text => writeln!(
                         out,
@@ -217,7 +222,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                         Format::Json => writeln!(
                             out,
                             "{}",
-                            serde_json::json!({"file": name, "position": position, "error": e.to_string()})
+                            place(
+                                &name,
+                                dumper.partition,
+                                position,
+                                [("error", e.to_string().into())]
+                            )
                         )?,
                         Format::Text => {
                             writeln!(
@@ -237,6 +247,26 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::Ok
     })
+}
+
+/// A JSON line about a place in an input (`file`, for a live input `partition`, `position`)
+/// with `fields` after them.
+fn place<const N: usize>(
+    name: &str,
+    partition: Option<i32>,
+    position: usize,
+    fields: [(&str, serde_json::Value); N],
+) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("file".into(), name.into());
+    if let Some(p) = partition {
+        m.insert("partition".into(), p.into());
+    }
+    m.insert("position".into(), position.into());
+    for (k, v) in fields {
+        m.insert(k.into(), v);
+    }
+    serde_json::Value::Object(m)
 }
 
 fn file_name(name: &str) -> &str {
@@ -409,7 +439,12 @@ impl Dumper {
                 writeln!(
                     out,
                     "{}",
-                    serde_json::json!({"file": name, "position": batch.position(), "error": e.to_string()})
+                    place(
+                        name,
+                        self.partition,
+                        batch.position(),
+                        [("error", e.to_string().into())]
+                    )
                 )?;
                 return Ok(false);
             }

@@ -370,6 +370,12 @@ fn stats_of_a_live_partition_equals_stats_of_its_bytes() {
     assert_eq!(live.code, 0, "{}", live.stderr);
     let from_file = run(&["stats", "--format", "json", &file]);
     assert_eq!(live.json(), from_file.json());
+
+    let what_if = ["stats", "--what-if", "--no-timing", "--format", "json"];
+    let live = krec_live(&[&what_if[..], &[url("t/0").as_str()]].concat());
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    let from_file = run(&[&what_if[..], &[file.as_str()]].concat());
+    assert_eq!(live.json(), from_file.json());
 }
 
 #[test]
@@ -380,6 +386,7 @@ fn corrupt_data_from_the_broker_is_exit_1_after_the_good_entries() {
     assert_eq!(lines.len(), 2, "{}", r.out());
     assert_eq!(lines[0]["base_offset"], 0);
     assert!(lines[1]["error"].is_string(), "{}", r.out());
+    assert_eq!(lines[1]["partition"], 0, "{}", r.out());
 }
 
 #[test]
