@@ -298,6 +298,22 @@ step_broker() {
             show_log "$WORK/readonly.log"
         fi
     fi
+    # kafka:// sources: the same partitions dumped over the protocol now, compared with the dump
+    # of their directories once the broker has stopped (live_compare below).
+    local fetched="$WORK/broker-kafka" t name
+    mkdir -p "$fetched"
+    for p in ${live[@]+"${live[@]}"}; do
+        name="$(basename "$p")"
+        t="${name%-0}"
+        if timeout 120 "$KREC" dump --deep --format json --isolation read-uncommitted \
+                "kafka://$bootstrap/$t/0" >"$fetched/$name.jsonl" 2>"$fetched/$name.err"; then
+            :
+        else
+            fail "broker-kafka/$t" "krec dump --deep --format json kafka://$bootstrap/$t/0 exited $?:"
+            show_log "$fetched/$name.err"
+            rm -f "$fetched/$name.jsonl"
+        fi
+    done
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker-stop.log"; then
         pass broker-stop "clean shutdown (segments flushed and closed)"
     else
@@ -325,6 +341,7 @@ step_broker() {
         return 0
     fi
     count_results broker "$res"
+    live_compare "$fetched" "$save"
     # The whole data directory in one command (meta.properties, checkpoints, every partition).
     if timeout 300 "$KREC" verify "$save" >"$WORK/verify-root.txt" 2>&1; then
         pass broker-root-verify "$(tail -n 1 "$WORK/verify-root.txt")"
@@ -332,6 +349,55 @@ step_broker() {
         fail broker-root-verify "krec verify of the broker's data directory:"
         show_log "$WORK/verify-root.txt"
     fi
+}
+
+# The entries `krec dump --deep --format json kafka://…/TOPIC/0` printed while the broker ran
+# (FETCHED/TOPIC-0.jsonl) against `krec dump --deep --format json` of SAVED/TOPIC-0 after it
+# stopped: byte-identical JSON lines once the fields naming the place ("file", "position",
+# "partition") are removed.
+live_compare() {
+    local fetched="$1" saved="$2" f name t detail
+    for f in "$fetched"/*.jsonl; do
+        [ -f "$f" ] || continue
+        name="$(basename "$f" .jsonl)"
+        t="${name%-0}"
+        if ! timeout 120 "$KREC" dump --deep --format json "$saved/$name" >"$fetched/$name.file" 2>"$fetched/$name.file.err"; then
+            fail "broker-kafka/$t" "krec dump --deep --format json of the partition directory $saved/$name:"
+            show_log "$fetched/$name.file.err"
+            continue
+        fi
+        if detail="$(python3 - "$f" "$fetched/$name.file" <<'PYEOF'
+import json, re, sys
+place = re.compile(r'^\{"file":("(?:[^"\\]|\\.)*")(?:,"partition":\d+)?,"position":\d+,')
+def entries(path):
+    out = []
+    for line in open(path, encoding="utf-8"):
+        m = place.match(line)
+        if not m:
+            out.append(line)  # an error or partial line: compared whole
+            continue
+        out.append("{" + line[m.end():])
+    return out
+live, files = entries(sys.argv[1]), entries(sys.argv[2])
+if not live:
+    print("no entries fetched")
+    sys.exit(1)
+for i, (a, b) in enumerate(zip(live, files)):
+    if a != b:
+        print("entry %d differs: kafka:// %s vs file %s" % (i, a.strip()[:200], b.strip()[:200]))
+        sys.exit(1)
+if len(live) != len(files):
+    print("%d entries over kafka://, %d in the directory" % (len(live), len(files)))
+    sys.exit(1)
+print("%d entries, %d records, byte-identical JSON lines" % (
+    len(live), sum(json.loads(l).get("count", 0) for l in live)))
+PYEOF
+        )"; then
+            pass "broker-kafka/$t" "$detail"
+        else
+            fail "broker-kafka/$t" "$detail"
+        fi
+    done
 }
 
 # `cargo test -p krecords-log --test integration FILTER -- --ignored` with VAR=VALUE assignments

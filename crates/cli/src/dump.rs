@@ -13,7 +13,8 @@ pub(crate) mod time;
 use crate::bytes_fmt::BytesFormat;
 use crate::decode::{Decode, Kind};
 use crate::entry_json;
-use crate::source::{expand_paths, Next, Source};
+use crate::kafka::{expand_inputs, KafkaArgs};
+use crate::source::Next;
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use filter::{Filter, Verdict};
@@ -29,7 +30,9 @@ use std::path::PathBuf;
 ///
 /// PATH is a segment file, any file of concatenated entries, a partition directory (its .log
 /// files in offset order), `-` for stdin, or a glob pattern with *, ? and [...] that the shell
-/// did not expand (krec expands it, in sorted order).
+/// did not expand (krec expands it, in sorted order), or a live topic or partition:
+/// kafka://HOST:PORT[,HOST:PORT...]/TOPIC[/PARTITION] (its partitions one after another; see
+/// the kafka:// options below and docs/design.md 4.8).
 ///
 /// Filters (all optional, combined with AND; entries filtered out are neither decoded nor
 /// checked, so they cannot make the exit code 1):
@@ -68,10 +71,11 @@ use std::path::PathBuf;
 ///   krec dump --transactional-only --producer-id 4001 --format json topic-0/
 ///   krec dump --print-data /var/kafka/__consumer_offsets-0/
 ///   cat entries.bin | krec dump --format json -
+///   krec dump --deep --format json --start 2024-04-24T23:00:00Z kafka://localhost:9092/events/0
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, partition directories, glob patterns, or `-` for stdin.
+    /// Segment files, partition directories, glob patterns, `-` for stdin, or kafka:// URLs.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Iterate the records of every entry (kafka-dump-log's --deep-iteration).
@@ -120,6 +124,8 @@ pub struct Args {
     /// JSON): auto picks the decoder from the partition directory's topic name.
     #[arg(long, value_enum, default_value_t = Decode::Auto)]
     decode: Decode,
+    #[command(flatten)]
+    kafka: KafkaArgs,
 }
 
 /// Output formats.
@@ -156,21 +162,23 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )));
         }
     }
-    let paths = expand_paths(&args.paths).context(|| "cannot list input".into())?;
+    let inputs = expand_inputs(&args.paths, &args.kafka)?;
     let mut dumper = Dumper::new(&args);
     let mut problem = false;
-    for path in &paths {
-        let mut source = Source::open_limited(path, args.max_bytes)
-            .context(|| format!("cannot open {}", path.display()))?;
+    for input in &inputs.items {
+        let mut source = inputs.open(input, args.max_bytes)?;
         let name = source.name.clone();
-        dumper.decoder = args.decode.for_file(path);
+        dumper.decoder = args.decode.for_file(&input.decoder_path());
+        dumper.partition = input.partition();
         if args.format == Format::Text {
             writeln!(out, "Dumping {name}")?;
-            if let Some(start) = log_start_offset(path) {
-                writeln!(out, "Log starting offset: {start}")?;
-            }
-            if let Some((end, epoch)) = snapshot_id(path) {
-                writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
+            if let Some(path) = input.path() {
+                if let Some(start) = log_start_offset(path) {
+                    writeln!(out, "Log starting offset: {start}")?;
+                }
+                if let Some((end, epoch)) = snapshot_id(path) {
+                    writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
+                }
             }
         }
         loop {
@@ -190,7 +198,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                     Format::Json => writeln!(
                         out,
                         "{}",
-                        serde_json::json!({"file": name, "position": p.position, "partial": true, "bytes": p.bytes})
+                        place(
+                            &name,
+                            dumper.partition,
+                            p.position,
+                            [("partial", true.into()), ("bytes", p.bytes.into())]
+                        )
                     )?,
                     Format::Text => writeln!(
                         out,
@@ -209,7 +222,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                         Format::Json => writeln!(
                             out,
                             "{}",
-                            serde_json::json!({"file": name, "position": position, "error": e.to_string()})
+                            place(
+                                &name,
+                                dumper.partition,
+                                position,
+                                [("error", e.to_string().into())]
+                            )
                         )?,
                         Format::Text => {
                             writeln!(
@@ -229,6 +247,26 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::Ok
     })
+}
+
+/// A JSON line about a place in an input (`file`, for a live input `partition`, `position`)
+/// with `fields` after them.
+fn place<const N: usize>(
+    name: &str,
+    partition: Option<i32>,
+    position: usize,
+    fields: [(&str, serde_json::Value); N],
+) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("file".into(), name.into());
+    if let Some(p) = partition {
+        m.insert("partition".into(), p.into());
+    }
+    m.insert("position".into(), position.into());
+    for (k, v) in fields {
+        m.insert(k.into(), v);
+    }
+    serde_json::Value::Object(m)
 }
 
 fn file_name(name: &str) -> &str {
@@ -272,6 +310,8 @@ struct Dumper {
     records: Vec<u8>,
     /// The internal topic decoder of the current file.
     decoder: Option<Kind>,
+    /// The partition of the current live (`kafka://`) input, tagged on JSON lines.
+    partition: Option<i32>,
 }
 
 impl Dumper {
@@ -296,6 +336,7 @@ impl Dumper {
             line: Vec::new(),
             records: Vec::new(),
             decoder: None,
+            partition: None,
         }
     }
 
@@ -323,7 +364,7 @@ impl Dumper {
         if header_first {
             let e = entry_json::entry(name, batch, None, None);
             crc_valid = Some(e.crc_valid);
-            json::entry_fields(&mut self.records, &e, self.iso);
+            json::entry_fields(&mut self.records, &e, self.iso, self.partition);
             if self.deep {
                 self.records.extend_from_slice(b",\"records\":[");
             }
@@ -398,7 +439,12 @@ impl Dumper {
                 writeln!(
                     out,
                     "{}",
-                    serde_json::json!({"file": name, "position": batch.position(), "error": e.to_string()})
+                    place(
+                        name,
+                        self.partition,
+                        batch.position(),
+                        [("error", e.to_string().into())]
+                    )
                 )?;
                 return Ok(false);
             }
@@ -410,7 +456,7 @@ impl Dumper {
                 let e = entry_json::entry(name, batch, first, cnt);
                 crc_valid = Some(e.crc_valid);
                 self.line.clear();
-                json::entry_fields(&mut self.line, &e, self.iso);
+                json::entry_fields(&mut self.line, &e, self.iso, self.partition);
                 if self.deep {
                     self.line.extend_from_slice(b",\"records\":[");
                     self.line.extend_from_slice(&self.records);

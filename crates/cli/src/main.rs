@@ -14,6 +14,7 @@ mod dump;
 mod entry_json;
 mod explain;
 mod gen;
+mod kafka;
 mod log_cmd;
 mod progress;
 mod source;

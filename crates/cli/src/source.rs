@@ -73,6 +73,11 @@ impl Source {
         ))
     }
 
+    /// A source over any reader (a live partition's fetched bytes), of unknown length.
+    pub fn from_reader(name: String, reader: Box<dyn Read>) -> Source {
+        Source::new(name, reader, None)
+    }
+
     fn new(name: String, reader: Box<dyn Read>, unread: Option<u64>) -> Source {
         let progress = Progress::new(
             format!("krec: {name}"),

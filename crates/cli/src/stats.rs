@@ -5,7 +5,8 @@ mod what_if;
 
 use crate::build::parse_compression;
 use crate::convert;
-use crate::source::{expand_paths, Next, Source};
+use crate::kafka::{expand_inputs, Input, KafkaArgs};
+use crate::source::Next;
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::convert::ConvertOptions;
@@ -61,7 +62,7 @@ use std::time::Duration;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, partition directories, or `-` for stdin.
+    /// Segment files, partition directories, `-` for stdin, or kafka://HOST:PORT/TOPIC[/PARTITION].
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Output format: aligned tables, or one JSON object {"summary","groups","what_if","rows"}.
@@ -93,6 +94,8 @@ pub struct Args {
     /// Upper bound on the decompressed size of one entry.
     #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
     max_decompressed_bytes: usize,
+    #[command(flatten)]
+    kafka: KafkaArgs,
 }
 
 /// Output formats.
@@ -212,7 +215,8 @@ impl Feed {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let extra_levels = parse_levels(&args.levels)?;
-    let paths = expand_paths(&args.paths).context(|| "cannot list input".into())?;
+    let inputs = expand_inputs(&args.paths, &args.kafka)?;
+    let paths = &inputs.items;
     let specs = if args.what_if {
         row_specs(&args, &extra_levels)?
     } else {
@@ -226,9 +230,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut feed = Feed::default();
     let mut scan = |sink: &mut dyn FnMut(what_if::Block)| -> Result<(), Failure> {
         let mut scratch = Vec::new();
-        for path in &paths {
-            let mut source =
-                Source::open(path).context(|| format!("cannot open {}", path.display()))?;
+        for input in paths {
+            let mut source = inputs.open(input, None)?;
             if args.what_if {
                 source = source.without_progress();
             }
@@ -323,6 +326,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let what_if = if args.what_if {
         let total_bytes = paths
             .iter()
+            .filter_map(Input::path)
             .filter_map(|p| std::fs::metadata(p).ok())
             .filter(|m| m.is_file())
             .map(|m| m.len())

@@ -3,6 +3,7 @@
 //! transaction indexes, producer snapshots, the leader epoch checkpoint, krec-log.json) checked
 //! against it. Read-only, streaming: one entry in memory at a time, plus each index file.
 
+use crate::kafka::{expand_inputs, KafkaArgs, KafkaUrl};
 use crate::source::{Next, Source};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
@@ -62,7 +63,8 @@ use std::sync::Mutex;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, files of concatenated entries, partition directories, or `-` for stdin.
+    /// Segment files, files of concatenated entries, partition directories, `-` for stdin, or
+    /// kafka://HOST:PORT/TOPIC[/PARTITION].
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Output: one line per problem and a summary, or JSON Lines (one object per problem, then
@@ -72,6 +74,8 @@ pub struct Args {
     /// Upper bound on the decompressed size of one entry.
     #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
     max_decompressed_bytes: usize,
+    #[command(flatten)]
+    kafka: KafkaArgs,
     /// In a data directory, only the partitions of topics matching this glob (*, ?, [...]).
     #[arg(long, value_name = "GLOB")]
     topic: Option<String>,
@@ -154,7 +158,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         partition: None,
     };
     for path in &args.paths {
-        if path.is_dir() && !has_logs(path) && data_dir::is_data_dir(path) {
+        if path.to_str().and_then(KafkaUrl::parse).is_some() {
+            // A live topic or partition: its entries, fetched, checked as a file of entries.
+            let inputs = expand_inputs(std::slice::from_ref(path), &args.kafka)?;
+            for input in &inputs.items {
+                let source = inputs.open(input, None)?;
+                v.source(source, None, None, &mut None)?;
+            }
+        } else if path.is_dir() && !has_logs(path) && data_dir::is_data_dir(path) {
             v.data_dir(path, &args)?;
         } else if path.is_dir() {
             v.directory(path)?;
@@ -859,17 +870,28 @@ impl<W: Write> Verifier<'_, W> {
         base: Option<i64>,
         chain: &mut Option<i64>,
     ) -> Result<(), Failure> {
-        let mut source =
-            Source::open(path).context(|| format!("cannot open {}", path.display()))?;
+        let source = Source::open(path).context(|| format!("cannot open {}", path.display()))?;
+        self.source(source, Some(path), base, chain)
+    }
+
+    /// Checks the entries of `source` (read from `path` if a file; with `base`, a segment whose
+    /// indexes are checked too).
+    fn source(
+        &mut self,
+        mut source: Source,
+        path: Option<&Path>,
+        base: Option<i64>,
+        chain: &mut Option<i64>,
+    ) -> Result<(), Failure> {
         self.summary.files += 1;
         let name = source.name.clone();
-        let (mut oi, mut ti, mut tx) = match base {
-            Some(b) => (
+        let (mut oi, mut ti, mut tx) = match (base, path) {
+            (Some(b), Some(path)) => (
                 self.load_index(&sibling(path, INDEX_SUFFIX), "index", b)?,
                 self.load_index(&sibling(path, TIME_INDEX_SUFFIX), "timeindex", b)?,
                 self.load_index(&sibling(path, TXN_INDEX_SUFFIX), "txnindex", b)?,
             ),
-            None => (None, None, None),
+            _ => (None, None, None),
         };
         if let (Some(b), Some(prev)) = (base, *chain) {
             if b <= prev {

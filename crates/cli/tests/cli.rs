@@ -23,6 +23,8 @@ mod dump_filters;
 mod explain;
 #[path = "cli/gen.rs"]
 mod gen;
+#[path = "cli/kafka.rs"]
+mod kafka;
 #[path = "cli/log.rs"]
 mod log;
 #[path = "cli/sigkill.rs"]

@@ -163,9 +163,13 @@ fn timestamp(out: &mut Vec<u8>, name: &str, ts: Option<i64>, iso: bool) {
 }
 
 /// Appends an entry object up to (not including) its `records` and closing brace.
-pub fn entry_fields(out: &mut Vec<u8>, e: &EntryJson<'_>, iso: bool) {
+pub fn entry_fields(out: &mut Vec<u8>, e: &EntryJson<'_>, iso: bool, partition: Option<i32>) {
     out.extend_from_slice(b"{\"file\":");
     string(out, e.file);
+    if let Some(p) = partition {
+        out.extend_from_slice(b",\"partition\":");
+        int(out, p);
+    }
     out.extend_from_slice(b",\"position\":");
     int(out, e.position);
     out.extend_from_slice(b",\"magic\":");
@@ -424,7 +428,7 @@ mod tests {
         for iso in [false, true] {
             let e = entry_json::entry("dir/\"q\".log", &batch, None, None);
             let mut out = Vec::new();
-            entry_fields(&mut out, &e, iso);
+            entry_fields(&mut out, &e, iso, None);
             out.push(b'}');
             let mut want = serde_json::to_value(&e).unwrap();
             if iso {

@@ -1,0 +1,446 @@
+//! `kafka://` sources against a small fake broker on 127.0.0.1 (blocking, a thread per
+//! connection): ApiVersions, Metadata, ListOffsets and Fetch for topic `t` (two partitions of
+//! three batches each) and topic `bad` (one partition whose second batch has magic 7).
+
+use crate::util::run;
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsResponse, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader,
+    TopicName,
+};
+use kafka_protocol::protocol::{
+    decode_request_header_from_buffer, Decodable, Encodable, HeaderVersion, StrBytes,
+};
+use krecords_codec::write::{Record, V2Builder};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, OnceLock};
+
+const TS: i64 = 1_700_000_000_000;
+
+/// Three batches of three records, offsets 0..9; record `o` has timestamp `TS + o`.
+fn partition_log(p: i32) -> Vec<Vec<u8>> {
+    (0..3)
+        .map(|b| {
+            let mut builder = V2Builder::new(b * 3);
+            for i in 0..3 {
+                let o = b * 3 + i;
+                let value = format!("p{p} value {o}");
+                builder
+                    .append(&Record::new(
+                        TS + o,
+                        Some(b"k".as_slice()),
+                        Some(value.as_bytes()),
+                    ))
+                    .unwrap();
+            }
+            builder.finish().unwrap()
+        })
+        .collect()
+}
+
+/// A partition's batches: (base offset, batch bytes).
+type Batches = Vec<(i64, Vec<u8>)>;
+
+struct Log {
+    /// Per topic, its partitions.
+    topics: Vec<(&'static str, Vec<Batches>)>,
+}
+
+impl Log {
+    fn partition(&self, topic: &str, p: i32) -> Option<&Batches> {
+        let (_, parts) = self.topics.iter().find(|(t, _)| *t == topic)?;
+        parts.get(usize::try_from(p).ok()?)
+    }
+}
+
+fn log() -> Log {
+    let with_offsets = |batches: Vec<Vec<u8>>| -> Batches {
+        batches
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| (i as i64 * 3, b))
+            .collect()
+    };
+    let mut bad = partition_log(0);
+    bad[1][16] = 7; // the magic byte
+    Log {
+        topics: vec![
+            (
+                "t",
+                vec![
+                    with_offsets(partition_log(0)),
+                    with_offsets(partition_log(1)),
+                ],
+            ),
+            ("bad", vec![with_offsets(bad)]),
+        ],
+    }
+}
+
+/// The fake's port (one fake for the whole test binary).
+fn fake() -> u16 {
+    static PORT: OnceLock<u16> = OnceLock::new();
+    *PORT.get_or_init(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(log());
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(sock) = sock else { return };
+                let log = Arc::clone(&log);
+                std::thread::spawn(move || serve(sock, port, &log));
+            }
+        });
+        port
+    })
+}
+
+fn serve(mut sock: TcpStream, port: u16, log: &Log) {
+    loop {
+        let mut size = [0; 4];
+        if sock.read_exact(&mut size).is_err() {
+            return;
+        }
+        let mut buf = vec![0; usize::try_from(i32::from_be_bytes(size)).unwrap()];
+        if sock.read_exact(&mut buf).is_err() {
+            return;
+        }
+        let mut body = Bytes::from(buf);
+        let header = decode_request_header_from_buffer(&mut body).unwrap();
+        let v = header.request_api_version;
+        let answer = match ApiKey::try_from(header.request_api_key).unwrap() {
+            ApiKey::ApiVersions => api_versions(&header),
+            ApiKey::Metadata => {
+                let req = MetadataRequest::decode(&mut body, v).unwrap();
+                let names: Vec<String> = req
+                    .topics
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
+                    .collect();
+                metadata(&header, port, log, &names)
+            }
+            ApiKey::ListOffsets => {
+                let req = ListOffsetsRequest::decode(&mut body, v).unwrap();
+                let topic = req.topics[0].name.0.to_string();
+                let rp = &req.topics[0].partitions[0];
+                let batches = log.partition(&topic, rp.partition_index).unwrap();
+                let end = batches.last().map_or(0, |(o, _)| o + 3);
+                let (offset, timestamp) = match rp.timestamp {
+                    -2 => (0, -1),
+                    -1 => (end, -1),
+                    t if t < TS + end => ((t - TS).max(0), t.max(TS)),
+                    _ => (-1, -1),
+                };
+                frame(
+                    &header,
+                    &ListOffsetsResponse::default().with_topics(vec![
+                        ListOffsetsTopicResponse::default()
+                            .with_name(req.topics[0].name.clone())
+                            .with_partitions(vec![ListOffsetsPartitionResponse::default()
+                                .with_partition_index(rp.partition_index)
+                                .with_offset(offset)
+                                .with_timestamp(timestamp)]),
+                    ]),
+                )
+            }
+            ApiKey::Fetch => {
+                let req = FetchRequest::decode(&mut body, v).unwrap();
+                let topic = req.topics[0].topic.clone();
+                let fp = &req.topics[0].partitions[0];
+                let batches = log.partition(&topic.0, fp.partition).unwrap();
+                let end = batches.last().map_or(0, |(o, _)| o + 3);
+                let window = usize::try_from(fp.partition_max_bytes).unwrap();
+                let mut records = Vec::new();
+                for (base, b) in batches {
+                    if base + 3 <= fp.fetch_offset {
+                        continue;
+                    }
+                    if !records.is_empty() && records.len() + b.len() > window {
+                        break;
+                    }
+                    records.extend_from_slice(b);
+                }
+                let partition = PartitionData::default()
+                    .with_partition_index(fp.partition)
+                    .with_high_watermark(end)
+                    .with_last_stable_offset(end)
+                    .with_log_start_offset(0)
+                    .with_records(Some(Bytes::from(records)));
+                frame(
+                    &header,
+                    &FetchResponse::default().with_responses(vec![
+                        FetchableTopicResponse::default()
+                            .with_topic(topic)
+                            .with_partitions(vec![partition]),
+                    ]),
+                )
+            }
+            other => panic!("unexpected {other:?}"),
+        };
+        if sock.write_all(&answer).is_err() {
+            return;
+        }
+    }
+}
+
+fn frame<R: Encodable + HeaderVersion>(header: &RequestHeader, resp: &R) -> Vec<u8> {
+    let version = header.request_api_version;
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&[0; 4]);
+    ResponseHeader::default()
+        .with_correlation_id(header.correlation_id)
+        .encode(&mut buf, R::header_version(version))
+        .unwrap();
+    resp.encode(&mut buf, version).unwrap();
+    let size = i32::try_from(buf.len() - 4).unwrap();
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    buf.to_vec()
+}
+
+fn api_versions(header: &RequestHeader) -> Vec<u8> {
+    // Fetch up to v12: topics by name, no topic ids.
+    let keys = [
+        (ApiKey::ApiVersions, 0, 3),
+        (ApiKey::Metadata, 0, 12),
+        (ApiKey::ListOffsets, 1, 8),
+        (ApiKey::Fetch, 4, 12),
+    ];
+    let resp = ApiVersionsResponse::default().with_api_keys(
+        keys.into_iter()
+            .map(|(k, min, max)| {
+                ApiVersion::default()
+                    .with_api_key(k as i16)
+                    .with_min_version(min)
+                    .with_max_version(max)
+            })
+            .collect(),
+    );
+    frame(header, &resp)
+}
+
+fn metadata(header: &RequestHeader, port: u16, log: &Log, names: &[String]) -> Vec<u8> {
+    let topics = names
+        .iter()
+        .map(|name| {
+            let topic = MetadataResponseTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_string(name.clone()))));
+            match log.topics.iter().find(|(t, _)| t == name) {
+                None => topic.with_error_code(3), // UNKNOWN_TOPIC_OR_PARTITION
+                Some((_, parts)) => topic.with_partitions(
+                    (0..parts.len())
+                        .map(|p| {
+                            MetadataResponsePartition::default()
+                                .with_partition_index(i32::try_from(p).unwrap())
+                                .with_leader_id(BrokerId(0))
+                                .with_replica_nodes(vec![BrokerId(0)])
+                                .with_isr_nodes(vec![BrokerId(0)])
+                        })
+                        .collect(),
+                ),
+            }
+        })
+        .collect();
+    let resp = MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(BrokerId(0))
+            .with_host(StrBytes::from_static_str("127.0.0.1"))
+            .with_port(i32::from(port))])
+        .with_topics(topics);
+    frame(header, &resp)
+}
+
+fn url(path: &str) -> String {
+    format!("kafka://127.0.0.1:{}/{path}", fake())
+}
+
+const FAST: [&str; 4] = ["-X", "retries=1", "-X", "retry.backoff.ms=1"];
+
+fn krec_live(args: &[&str]) -> crate::util::Run {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend_from_slice(&FAST);
+    run(&all)
+}
+
+/// JSON lines without the fields that name where an entry was read.
+fn without_place(lines: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    lines
+        .into_iter()
+        .map(|mut l| {
+            let o = l.as_object_mut().unwrap();
+            o.remove("file");
+            o.remove("position");
+            o.remove("partition");
+            l
+        })
+        .collect()
+}
+
+fn partition_file(dir: &std::path::Path, p: i32) -> String {
+    let path = dir.join(format!("p{p}.log"));
+    std::fs::write(&path, partition_log(p).concat()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn dump_json_of_a_live_partition_equals_the_dump_of_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = partition_file(dir.path(), 1);
+    let live = krec_live(&["dump", "--deep", "--format", "json", &url("t/1")]);
+    let lines = live.json_lines();
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    assert_eq!(lines.len(), 3);
+    for l in &lines {
+        assert_eq!(l["partition"], 1);
+        assert_eq!(l["file"], url("t/1"));
+    }
+    let from_file = run(&["dump", "--deep", "--format", "json", &file]).json_lines();
+    assert_eq!(without_place(lines), without_place(from_file));
+}
+
+#[test]
+fn dump_text_of_a_topic_is_every_partition_with_a_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = krec_live(&["dump", "--deep", &url("t")]).ok();
+    let h0 = format!("Dumping {}\n", url("t/0"));
+    let h1 = format!("Dumping {}\n", url("t/1"));
+    let (p0, p1) = live
+        .strip_prefix(&h0)
+        .and_then(|rest| rest.split_once(&h1))
+        .unwrap_or_else(|| panic!("headers: {live}"));
+    for (p, text) in [(0, p0), (1, p1)] {
+        let file = partition_file(dir.path(), p);
+        let from_file = run(&["dump", "--deep", &file]).ok();
+        let body = from_file.split_once('\n').unwrap().1;
+        assert_eq!(text, body, "partition {p}");
+    }
+}
+
+#[test]
+fn start_and_end_as_offsets_and_times() {
+    let offsets = |args: &[&str]| -> Vec<i64> {
+        let mut all = vec!["dump", "--format", "json"];
+        all.extend_from_slice(args);
+        let u = url("t/0");
+        all.push(&u);
+        let r = krec_live(&all);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json_lines()
+            .iter()
+            .map(|l| l["base_offset"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(offsets(&[]), [0, 3, 6]);
+    assert_eq!(offsets(&["--start", "3"]), [3, 6]);
+    assert_eq!(offsets(&["--start", "4", "--end", "6"]), [3]);
+    assert_eq!(offsets(&["--start", "latest"]), Vec::<i64>::new());
+    assert_eq!(
+        offsets(&["--start", "earliest", "--end", "earliest"]),
+        Vec::<i64>::new()
+    );
+    let t = (TS + 6).to_string();
+    assert_eq!(offsets(&["--start", &format!("@{t}")]), [6]);
+    assert_eq!(offsets(&["--end", "2023-11-14T22:13:20.003Z"]), [0]);
+    assert_eq!(
+        offsets(&[
+            "--isolation",
+            "read-uncommitted",
+            "--start",
+            "@1800000000000"
+        ]),
+        Vec::<i64>::new()
+    );
+}
+
+#[test]
+fn stats_of_a_live_partition_equals_stats_of_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = partition_file(dir.path(), 0);
+    let live = krec_live(&["stats", "--format", "json", &url("t/0")]);
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    let from_file = run(&["stats", "--format", "json", &file]);
+    assert_eq!(live.json(), from_file.json());
+
+    let what_if = ["stats", "--what-if", "--no-timing", "--format", "json"];
+    let live = krec_live(&[&what_if[..], &[url("t/0").as_str()]].concat());
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    let from_file = run(&[&what_if[..], &[file.as_str()]].concat());
+    assert_eq!(live.json(), from_file.json());
+}
+
+#[test]
+fn corrupt_data_from_the_broker_is_exit_1_after_the_good_entries() {
+    let r = krec_live(&["dump", "--format", "json", &url("bad/0")]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 2, "{}", r.out());
+    assert_eq!(lines[0]["base_offset"], 0);
+    assert!(lines[1]["error"].is_string(), "{}", r.out());
+    assert_eq!(lines[1]["partition"], 0, "{}", r.out());
+}
+
+#[test]
+fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
+    let r = krec_live(&["dump", &url("nope")]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("UNKNOWN_TOPIC_OR_PARTITION"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+
+    // A port nothing listens on.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let r = krec_live(&["stats", &format!("kafka://127.0.0.1:{port}/t/0")]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        r.stderr
+    );
+
+    let r = krec_live(&["dump", &url("t/9")]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = run(&["dump", "kafka://127.0.0.1/t"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = krec_live(&["dump", "--start", "soon", &url("t/0")]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = krec_live(&["dump", "-X", "no.such=1", &url("t/0")]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no.such"), "{}", r.stderr);
+}
+
+#[test]
+fn verify_of_a_live_topic_checks_every_partition() {
+    let r = krec_live(&["verify", "--format", "json", &url("t")]);
+    assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
+    let lines = r.json_lines();
+    let s = &lines.last().unwrap()["summary"];
+    assert_eq!(
+        (
+            s["files"].as_i64(),
+            s["entries"].as_i64(),
+            s["records"].as_i64()
+        ),
+        (Some(2), Some(6), Some(18)),
+        "{s}"
+    );
+
+    let r = krec_live(&["verify", &url("bad/0")]);
+    assert_eq!(r.code, 1, "{}{}", r.out(), r.stderr);
+    assert!(r.out().contains(&url("bad/0")), "{}", r.out());
+}
