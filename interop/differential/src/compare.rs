@@ -60,7 +60,7 @@ pub const PINNED: [(&str, &str); 3] = [
         "zstd-frame-cut-short",
         "Kafka reads a zstd batch as a stream and stops after the declared records, so a \
          damaged frame whose records decode is taken; krecords decompresses the whole section \
-         and refuses a frame that ends early",
+         and refuses a frame that ends early or holds less content than it declares",
     ),
 ];
 
@@ -200,7 +200,13 @@ pub fn pinned(bytes: &[u8], class: Class, ours: &Value, kafka: &Value) -> Option
         Class::KafkaOnly if text(ours).contains("0 is not a valid match offset") => {
             Some(PINNED[1].0)
         }
-        Class::KafkaOnly if text(ours).contains("zstd frame is cut short") => Some(PINNED[2].0),
+        Class::KafkaOnly
+            if text(ours).contains("zstd frame is cut short")
+                || (text(ours).contains("invalid zstd data: zstd frame")
+                    && text(ours).contains("bytes of content but holds")) =>
+        {
+            Some(PINNED[2].0)
+        }
         _ => None,
     }
 }
