@@ -83,8 +83,34 @@ fn log() -> Log {
                 ],
             ),
             ("bad", vec![with_offsets(bad)]),
+            ("__transaction_state", vec![fixture_batches(TXN_FIXTURE)]),
         ],
     }
+}
+
+/// The broker-written `__transaction_state-0` segment of the decoder fixtures.
+const TXN_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/internal/__transaction_state-0/00000000000000000000.log"
+);
+
+/// The offset after a v2 batch (from its header: base offset + last offset delta + 1, so that
+/// a batch with a broken magic byte has one too).
+fn next_offset(batch: &[u8]) -> i64 {
+    let base = i64::from_be_bytes(batch[0..8].try_into().unwrap());
+    let delta = i32::from_be_bytes(batch[23..27].try_into().unwrap());
+    base + i64::from(delta) + 1
+}
+
+/// The entries of a segment file as the fake serves them.
+fn fixture_batches(path: &str) -> Batches {
+    let bytes = std::fs::read(path).unwrap();
+    krecords_codec::read::Entries::new(&bytes)
+        .map(|e| {
+            let b = e.unwrap();
+            (b.offset_field(), b.as_bytes().to_vec())
+        })
+        .collect()
 }
 
 /// The fake's port (one fake for the whole test binary).
@@ -135,7 +161,7 @@ fn serve(mut sock: TcpStream, port: u16, log: &Log) {
                 let topic = req.topics[0].name.0.to_string();
                 let rp = &req.topics[0].partitions[0];
                 let batches = log.partition(&topic, rp.partition_index).unwrap();
-                let end = batches.last().map_or(0, |(o, _)| o + 3);
+                let end = batches.last().map_or(0, |(_, b)| next_offset(b));
                 let (offset, timestamp) = match rp.timestamp {
                     -2 => (0, -1),
                     -1 => (end, -1),
@@ -159,11 +185,11 @@ fn serve(mut sock: TcpStream, port: u16, log: &Log) {
                 let topic = req.topics[0].topic.clone();
                 let fp = &req.topics[0].partitions[0];
                 let batches = log.partition(&topic.0, fp.partition).unwrap();
-                let end = batches.last().map_or(0, |(o, _)| o + 3);
+                let end = batches.last().map_or(0, |(_, b)| next_offset(b));
                 let window = usize::try_from(fp.partition_max_bytes).unwrap();
                 let mut records = Vec::new();
-                for (base, b) in batches {
-                    if base + 3 <= fp.fetch_offset {
+                for (_, b) in batches {
+                    if next_offset(b) <= fp.fetch_offset {
                         continue;
                     }
                     if !records.is_empty() && records.len() + b.len() > window {
@@ -443,4 +469,31 @@ fn verify_of_a_live_topic_checks_every_partition() {
     let r = krec_live(&["verify", &url("bad/0")]);
     assert_eq!(r.code, 1, "{}{}", r.out(), r.stderr);
     assert!(r.out().contains(&url("bad/0")), "{}", r.out());
+}
+
+/// The internal-topic decoders work on a live partition too: chosen from the topic name, with
+/// the same text as for the broker's own segment file.
+#[test]
+fn internal_topics_are_decoded_over_kafka_too() {
+    let live = krec_live(&[
+        "dump",
+        "--deep",
+        "--print-data",
+        &url("__transaction_state/0"),
+    ])
+    .ok();
+    let header = format!("Dumping {}\n", url("__transaction_state/0"));
+    let body = live
+        .strip_prefix(&header)
+        .unwrap_or_else(|| panic!("{live}"));
+    let from_file = run(&["dump", "--deep", "--print-data", TXN_FIXTURE]).ok();
+    // "Dumping FILE" and the "Log starting offset" line of a segment file name.
+    let file_body = from_file
+        .split_once('\n')
+        .unwrap()
+        .1
+        .strip_prefix("Log starting offset: 0\n")
+        .unwrap();
+    assert_eq!(body, file_body);
+    assert!(body.contains("transactionalId"), "{body}");
 }
