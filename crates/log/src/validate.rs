@@ -630,8 +630,9 @@ fn collect_uncompressed<'a>(
     Ok(out)
 }
 
-/// Kafka's `assignOffsetsNonCompressed`. Returns `None` when a v2 batch's offset deltas are not
-/// 0, 1, 2, ... and it must be rebuilt instead.
+/// Kafka's `assignOffsetsNonCompressed`: offsets assigned in place, the records (and their
+/// offset deltas, in whatever order) left as they are. Always `Some` (the `Option` stays for the
+/// caller's rebuild path, which no longer triggers).
 ///
 /// A single non-control v2 batch is not copied: the result is its patched header and the rest
 /// of the input, borrowed.
@@ -665,11 +666,8 @@ fn assign_in_place_uncompressed<'a>(
             if let Some(err) = validate_record(s, b, &record, index)? {
                 errors.push(err);
             }
-            if let Record::V2(r) = &record {
-                if i64::from(r.offset_delta) != index as i64 {
-                    return Ok(None);
-                }
-            }
+            // Offset deltas are kept as they are, even out of order: Kafka's
+            // `assignOffsetsNonCompressed` never rebuilds a v2 batch (differential tests).
             counter += 1;
             if b.magic() > 0 {
                 max_batch_ts = max_batch_ts.max(record.timestamp().unwrap_or(-1));
