@@ -66,7 +66,7 @@ pub const PINNED: [(&str, &str); 3] = [
 
 /// Documented differences from a Kafka broker's produce path (`UnifiedLog.appendAsLeader`,
 /// after `ProduceRequest.validateRecords`); each has a test in `tests/pinned.rs`.
-pub const PINNED_PRODUCE: [(&str, &str); 7] = [
+pub const PINNED_PRODUCE: [(&str, &str); 8] = [
     (
         "kafka-internal-exception",
         "Kafka answers UNKNOWN_SERVER_ERROR because a Java runtime exception escapes its parsers \
@@ -93,7 +93,8 @@ pub const PINNED_PRODUCE: [(&str, &str); 7] = [
     (
         "kafka-skips-record-bodies",
         "for a compressed v2 batch it keeps as it is, Kafka's validator reads records with \
-         skipKeyValueIterator and does not check that a record's body fits the section; \
+         skipKeyValueIterator and does not check that a record's body fits the section (it reads \
+         timestamps, so with a bad timestamp too it says INVALID_TIMESTAMP); \
          krecords validates every record and refuses a batch no consumer could read",
     ),
     (
@@ -109,6 +110,13 @@ pub const PINNED_PRODUCE: [(&str, &str); 7] = [
          wrapper's (or that is itself compressed): Kafka reports the magic or the compression \
          (INVALID_RECORD), krecords the CRC (CORRUPT_MESSAGE), as Kafka itself does for a magic \
          outside 0..=2; both refuse",
+    ),
+    (
+        "kafka-frames-all-inner-messages-first",
+        "Kafka's v1 wrapper iterator frames every inner message before it checks any, so an \
+         inner size below 14 further on is CORRUPT_MESSAGE there; krecords checks each inner \
+         message as it reaches it and reports the first problem (INVALID_RECORD for an inner \
+         message that is itself compressed); both refuse",
     ),
     (
         "lz4-match-offset-0",
@@ -158,11 +166,18 @@ pub fn pinned_produce(class: Class, ours: &Value, kafka: &Value) -> Option<&'sta
         {
             Some(PINNED_PRODUCE[2].0)
         }
-        Class::KafkaOnly
+        Class::KafkaOnly | Class::ErrorsDiffer
             if ours["error"] == "INVALID_RECORD"
-                && msg(ours).contains("in the decompressed records") =>
+                && msg(ours).contains("in the decompressed records")
+                && (class == Class::KafkaOnly || kafka["error"] == "INVALID_TIMESTAMP") =>
         {
             Some(PINNED_PRODUCE[3].0)
+        }
+        Class::ErrorsDiffer
+            if msg(ours).contains("inner message")
+                && msg(kafka).contains("Record size is less than the minimum record overhead") =>
+        {
+            Some(PINNED_PRODUCE[6].0)
         }
         Class::ErrorsDiffer
             if ours["error"] == "CORRUPT_MESSAGE"
@@ -180,7 +195,7 @@ pub fn pinned_produce(class: Class, ours: &Value, kafka: &Value) -> Option<&'sta
             Some(PINNED_PRODUCE[5].0)
         }
         Class::KafkaOnly if msg(ours).contains("0 is not a valid match offset") => {
-            Some(PINNED_PRODUCE[6].0)
+            Some(PINNED_PRODUCE[7].0)
         }
         _ => None,
     }

@@ -150,3 +150,13 @@ fn every_produce_pin_has_a_reason() {
         assert!(!name.is_empty() && why.len() > 40, "{name}");
     }
 }
+
+#[test]
+fn produce_kafka_skips_record_bodies() {
+    produce_pin_is_seen("kafka-skips-record-bodies");
+}
+
+#[test]
+fn produce_kafka_frames_all_inner_messages_first() {
+    produce_pin_is_seen("kafka-frames-all-inner-messages-first");
+}
