@@ -248,11 +248,18 @@ impl CowData {
             .unwrap_or(usize::MAX)
             .min(buf.len());
         let (head, tail) = buf.split_at_mut(in_base);
+        let mut got = 0usize;
         if let Some(base) = &self.base {
-            if !head.is_empty() {
-                base.read_exact_at(head, pos)?;
+            // A writer may shrink a file after we took its length (it trims a preallocated
+            // index when it rolls): what is gone reads as the zeros it held.
+            while got < head.len() {
+                match base.read_at(&mut head[got..], pos.saturating_add(got as u64))? {
+                    0 => break,
+                    n => got = got.saturating_add(n),
+                }
             }
         }
+        head[got..].fill(0);
         tail.fill(0);
         Ok(())
     }
@@ -429,6 +436,17 @@ mod tests {
         view.remove(&d.join("g")).unwrap();
         assert!(view.open(&d.join("g")).is_err());
         assert_eq!(base.list_dir(d).unwrap(), vec!["f"]);
+    }
+
+    #[test]
+    fn a_base_file_shrunk_later_reads_as_zeros_past_its_end() {
+        let (base, view) = base_with(&[7u8; 100]);
+        let f = view.open(Path::new("/d/f")).unwrap();
+        base.open(Path::new("/d/f")).unwrap().set_len(40).unwrap();
+        let all = read_all(f.as_ref());
+        assert_eq!(all.len(), 100);
+        assert!(all[..40].iter().all(|&b| b == 7));
+        assert!(all[40..].iter().all(|&b| b == 0));
     }
 
     #[test]
