@@ -313,7 +313,31 @@ step_broker() {
             show_log "$fetched/$name.err"
             rm -f "$fetched/$name.jsonl"
         fi
+        # For live_checks.py once the broker has stopped: the consumer's view at both isolation
+        # levels, the what-if report and a local copy, all over the protocol.
+        timeout 120 "$KREC" log read --isolation read-committed --bytes hex "kafka://$bootstrap/$t/0" \
+            >"$fetched/$name.rc.records" 2>"$fetched/$name.rc.err" || rm -f "$fetched/$name.rc.records"
+        timeout 120 "$KREC" log read --isolation read-uncommitted --bytes hex "kafka://$bootstrap/$t/0" \
+            >"$fetched/$name.ru.records" 2>"$fetched/$name.ru.err" || rm -f "$fetched/$name.ru.records"
+        timeout 300 "$KREC" stats --what-if --no-timing --format json --isolation read-uncommitted \
+            "kafka://$bootstrap/$t/0" >"$fetched/$name.whatif.json" 2>"$fetched/$name.whatif.err" || true
+        timeout 300 "$KREC" convert --isolation read-uncommitted "kafka://$bootstrap/$t/0" \
+            "$fetched/$name.convert" >"$fetched/$name.convert.out" 2>"$fetched/$name.convert.err" \
+            || rm -rf "$fetched/$name.convert"
     done
+    # The secured listeners (SASL_PLAINTEXT, SSL, SASL_SSL; broker.sh made the users and the
+    # certificates): the same dump as over PLAINTEXT, and clear refusals.
+    if [ "${#live[@]}" -gt 0 ]; then
+        t="$(basename "${live[0]}")"
+        t="${t%-0}"
+        if timeout 600 python3 interop/broker/security_check.py --krec "$KREC" --broker-dir "$dir" \
+                --topic "$t" >"$WORK/security.txt" 2>"$WORK/security.log"; then
+            count_results broker-security "$WORK/security.txt"
+        else
+            fail broker-security "interop/broker/security_check.py failed:"
+            show_log "$WORK/security.log"
+        fi
+    fi
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker-stop.log"; then
         pass broker-stop "clean shutdown (segments flushed and closed)"
     else
@@ -342,6 +366,13 @@ step_broker() {
     fi
     count_results broker "$res"
     live_compare "$fetched" "$save"
+    if timeout 900 python3 interop/broker/live_checks.py --krec "$KREC" --fetched "$fetched" \
+            --logs "$save" --scenario "$save/scenario.json" >"$WORK/live-checks.txt" 2>"$WORK/live-checks.log"; then
+        count_results broker-kafka "$WORK/live-checks.txt"
+    else
+        fail broker-kafka "interop/broker/live_checks.py failed:"
+        show_log "$WORK/live-checks.log"
+    fi
     # The whole data directory in one command (meta.properties, checkpoints, every partition).
     if timeout 300 "$KREC" verify "$save" >"$WORK/verify-root.txt" 2>&1; then
         pass broker-root-verify "$(tail -n 1 "$WORK/verify-root.txt")"
@@ -604,6 +635,12 @@ STEPS=(
     step_log_indexes
     step_broker39
 )
+
+# INTEROP_STEPS="step_java_build step_krec_binary step_broker" runs only those (in that order;
+# most steps need the first two).
+if [ -n "${INTEROP_STEPS:-}" ]; then
+    read -r -a STEPS <<<"$INTEROP_STEPS"
+fi
 
 # ---------------------------------------------------------------------------------------- main
 

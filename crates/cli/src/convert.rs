@@ -2,10 +2,12 @@
 //! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
 
 use crate::build::parse_compression;
+use crate::kafka::{self, expand_inputs, KafkaArgs};
 use crate::source::{Next, Source};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
+use krecords_codec::read::Entries;
 use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 use krecords_log::files::{self, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, TXN_INDEX_SUFFIX};
 use krecords_log::{Log, LogConfig};
@@ -36,6 +38,13 @@ use std::path::{Path, PathBuf};
 /// leader-epoch-checkpoint, .txnindex files and producer snapshots are copied too (offsets
 /// are unchanged); for v0/v1 they no longer apply and are left out.
 ///
+/// IN a live partition, kafka://HOST:PORT/TOPIC/PARTITION (from --start to --end, at
+/// --isolation) → OUT a new partition directory written as a directory input's is (segments
+/// rolled at segment.bytes, 1 GiB, named by their first offset; indexes, .txnindex files,
+/// producer snapshots and the leader-epoch-checkpoint built by recovery), or `-`. --magic is 2
+/// unless given: with no --compression the batches are copied byte for byte, a local copy that
+/// every other krec command reads.
+///
 /// Reports the batching and the size before and after (text, or one JSON object with
 /// --format json).
 ///
@@ -44,16 +53,18 @@ use std::path::{Path, PathBuf};
 ///   krec convert old.log new.log --magic 2 --compression zstd:3 --records-per-batch 500
 ///   krec convert /var/kafka/events-0 /tmp/events-0-v1 --magic 1
 ///   krec convert --format json in.bin - --magic 0 > out.bin
+///   krec convert kafka://localhost:9092/orders/3 /tmp/orders-3
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A segment file, a file of entries, a partition directory, or `-` for stdin.
+    /// A segment file, a file of entries, a partition directory, `-` for stdin, or a live
+    /// partition (kafka://HOST:PORT/TOPIC/PARTITION).
     input: PathBuf,
-    /// The output file (`-` for stdout) or, for a directory, a new directory.
+    /// The output file (`-` for stdout) or, for a directory or a live partition, a new directory.
     output: PathBuf,
-    /// Target message format: 0, 1 or 2.
+    /// Target message format: 0, 1 or 2 (required, except for kafka:// input: 2).
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
-    magic: u8,
+    magic: Option<u8>,
     /// Target codec, optionally with a level (default: each entry keeps its own):
     /// none, gzip[:1-9], snappy, lz4 (default level 9 only: Kafka writes other lz4 levels with
     /// LZ4 HC, which krecords does not have), zstd[:level] (zstd needs --magic 2).
@@ -69,6 +80,8 @@ pub struct Args {
     /// Upper bound on the decompressed size of one entry.
     #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
     max_decompressed_bytes: usize,
+    #[command(flatten)]
+    kafka: KafkaArgs,
 }
 
 /// Report formats.
@@ -155,6 +168,19 @@ impl Report {
 
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let live = args
+        .input
+        .to_str()
+        .is_some_and(|p| p.starts_with("kafka://"));
+    let magic = match (args.magic, live) {
+        (Some(m), _) => m,
+        (None, true) => 2,
+        (None, false) => {
+            return Err(Failure::Usage(
+                "the following required arguments were not provided: --magic <MAGIC>".into(),
+            ))
+        }
+    };
     let (compression, level) = match &args.compression {
         Some(c) => {
             let (codec, level) = parse_compression(c)?;
@@ -163,7 +189,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         None => (None, None),
     };
     let opts = options(
-        args.magic,
+        magic,
         compression,
         level,
         args.records_per_batch,
@@ -173,7 +199,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut report = Report {
         input: args.input.display().to_string(),
         output: args.output.display().to_string(),
-        magic: args.magic,
+        magic,
         compression: compression.map_or("kept".into(), |c| c.name().to_string()),
         batching: batching_text(args.records_per_batch),
         ..Report::default()
@@ -189,7 +215,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             args.input.display()
         )));
     }
-    if args.input.is_dir() {
+    if live {
+        convert_live(&args, &opts, &mut report)?;
+    } else if args.input.is_dir() {
         convert_dir(&args.input, &args.output, &opts, &mut report)?;
     } else {
         let to_stdout = args.output == Path::new("-");
@@ -219,11 +247,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         eprintln!(
             "krec: dropped {} control batches (transaction markers): magic {} has none, so the \
              records of aborted transactions are visible again",
-            report.dropped_control_batches, args.magic
+            report.dropped_control_batches, magic
         );
     }
     // With the data on stdout the report goes to stderr.
-    if args.output == Path::new("-") && !args.input.is_dir() {
+    if args.output == Path::new("-") && (live || !args.input.is_dir()) {
         let mut err = io::stderr().lock();
         write_report(&mut err, &report, args.format)?;
     } else {
@@ -299,7 +327,17 @@ fn convert_file(
     opts: &ConvertOptions,
     report: &mut Report,
 ) -> Result<(), Failure> {
-    let mut source = Source::open(input).context(|| format!("cannot open {}", input.display()))?;
+    let source = Source::open(input).context(|| format!("cannot open {}", input.display()))?;
+    convert_file_source(source, sink, opts, report)
+}
+
+/// Converts the entries of `source`, handing the output to `write` in pieces of whole entries.
+fn convert_source(
+    mut source: Source,
+    opts: &ConvertOptions,
+    report: &mut Report,
+    write: &mut dyn FnMut(&[u8]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     let name = source.name.clone();
     let mut converter = Converter::new(opts.clone()).map_err(|e| Failure::Usage(e.to_string()))?;
     let mut buf = Vec::new();
@@ -327,18 +365,180 @@ fn convert_file(
             }
         }
         if buf.len() >= 1 << 16 {
-            sink.write_all(&buf)
-                .context(|| "cannot write the output".into())?;
+            write(&buf)?;
             buf.clear();
         }
     }
     let stats = converter
         .finish(&mut buf)
         .map_err(|e| Failure::Data(format!("{name}: cannot convert: {e}")))?;
-    sink.write_all(&buf)
-        .context(|| "cannot write the output".into())?;
+    write(&buf)?;
     report.add(&stats);
     Ok(())
+}
+
+/// Converts a live partition into a new partition directory (or stdout).
+fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Result<(), Failure> {
+    let inputs = expand_inputs(std::slice::from_ref(&args.input), &args.kafka)?;
+    let [input @ kafka::Input::Kafka(_)] = inputs.items.as_slice() else {
+        return Err(Failure::Usage(format!(
+            "{}: krec convert reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
+            args.input.display()
+        )));
+    };
+    let source = inputs.open(input, None)?;
+    if args.output == Path::new("-") {
+        let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+        convert_file_source(source, &mut sink, opts, report)?;
+        return sink.flush().map_err(Failure::from);
+    }
+    let output = &args.output;
+    create_empty_dir(output)?;
+    let result = (|| {
+        let mut config = LogConfig::default();
+        config
+            .set("message.format.version", format_version(opts.magic))
+            .map_err(log_error)?;
+        write_config(output, &config)?;
+        let mut segments = SegmentWriter::new(output, config.segment_bytes as u64);
+        convert_source(source, opts, report, &mut |bytes| {
+            segments.write_entries(bytes)
+        })?;
+        report.segments += segments.finish()?;
+        finish_dir(output)
+    })();
+    if result.is_err() {
+        eprintln!(
+            "krec: the incomplete output is left in {} for inspection",
+            output.display()
+        );
+    }
+    result
+}
+
+/// [`convert_source`] into a writer.
+fn convert_file_source(
+    source: Source,
+    sink: &mut impl Write,
+    opts: &ConvertOptions,
+    report: &mut Report,
+) -> Result<(), Failure> {
+    convert_source(source, opts, report, &mut |bytes| {
+        sink.write_all(bytes)
+            .context(|| "cannot write the output".into())
+    })
+}
+
+/// Writes whole entries into segment files of a new partition directory, rolling as a log does:
+/// a new segment, named by its first entry's first offset, when the next entry would take the
+/// current one past `segment_bytes`.
+struct SegmentWriter<'a> {
+    dir: &'a Path,
+    segment_bytes: u64,
+    current: Option<(PathBuf, BufWriter<File>, u64)>,
+    written: u64,
+}
+
+impl<'a> SegmentWriter<'a> {
+    fn new(dir: &'a Path, segment_bytes: u64) -> Self {
+        SegmentWriter {
+            dir,
+            segment_bytes,
+            current: None,
+            written: 0,
+        }
+    }
+
+    fn write_entries(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+        let mut entries = Entries::new(bytes);
+        while let Some(batch) = entries
+            .next_entry()
+            .map_err(|e| Failure::Data(format!("converted output: {e}")))?
+        {
+            let size = batch.as_bytes().len() as u64;
+            let full = self
+                .current
+                .as_ref()
+                .is_some_and(|c| c.2 > 0 && c.2 + size > self.segment_bytes);
+            if full || self.current.is_none() {
+                self.close_current()?;
+                let base = batch.first_offset().unwrap_or_else(|| batch.offset_field());
+                let path = self.dir.join(files::file_name(base, LOG_SUFFIX));
+                let file =
+                    File::create(&path).context(|| format!("cannot create {}", path.display()))?;
+                self.current = Some((path, BufWriter::with_capacity(1 << 16, file), 0));
+                self.written += 1;
+            }
+            if let Some((path, w, n)) = self.current.as_mut() {
+                w.write_all(batch.as_bytes())
+                    .context(|| format!("cannot write {}", path.display()))?;
+                *n += size;
+            }
+        }
+        Ok(())
+    }
+
+    fn close_current(&mut self) -> Result<(), Failure> {
+        if let Some((path, w, _)) = self.current.take() {
+            let file = w.into_inner().map_err(|e| {
+                Failure::Io(e.into_error(), format!("cannot write {}", path.display()))
+            })?;
+            file.sync_all()
+                .context(|| format!("cannot sync {}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Closes the last segment; the number of segments written.
+    fn finish(mut self) -> Result<u64, Failure> {
+        self.close_current()?;
+        Ok(self.written)
+    }
+}
+
+/// Creates `dir`, or accepts it when it exists and is empty.
+fn create_empty_dir(dir: &Path) -> Result<(), Failure> {
+    ensure_empty(dir)?;
+    std::fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))
+}
+
+/// Refuses an existing `dir` that is not empty.
+fn ensure_empty(dir: &Path) -> Result<(), Failure> {
+    if dir.exists()
+        && std::fs::read_dir(dir)
+            .context(|| format!("cannot list {}", dir.display()))?
+            .next()
+            .is_some()
+    {
+        return Err(Failure::Usage(format!(
+            "{} exists and is not empty",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes `krec-log.json` into `dir`.
+fn write_config(dir: &Path, config: &LogConfig) -> Result<(), Failure> {
+    let json = serde_json::to_vec_pretty(&config.to_json()).map_err(io::Error::from)?;
+    std::fs::write(dir.join(files::CONFIG_FILE), json)
+        .context(|| format!("cannot write {}", dir.display()))
+}
+
+/// Recovers a written partition directory (building its indexes, `.txnindex` files and producer
+/// snapshots), which must keep every byte, then opens it once more to check it as a whole.
+fn finish_dir(output: &Path) -> Result<(), Failure> {
+    let info = Log::recover(output).map_err(log_error)?;
+    if info.truncated_bytes > 0 {
+        return Err(Failure::Data(format!(
+            "the converted log failed recovery: {} bytes were cut ({})",
+            info.truncated_bytes,
+            info.problems.join("; ")
+        )));
+    }
+    let log = Log::open(output).map_err(log_error)?;
+    log.verify_indexes().map_err(log_error)?;
+    log.close().map_err(log_error)
 }
 
 fn log_error(e: krecords_log::Error) -> Failure {
@@ -365,17 +565,7 @@ fn convert_dir(
     opts: &ConvertOptions,
     report: &mut Report,
 ) -> Result<(), Failure> {
-    if output.exists()
-        && std::fs::read_dir(output)
-            .context(|| format!("cannot list {}", output.display()))?
-            .next()
-            .is_some()
-    {
-        return Err(Failure::Usage(format!(
-            "{} exists and is not empty",
-            output.display()
-        )));
-    }
+    ensure_empty(output)?;
     let mut names: Vec<String> = std::fs::read_dir(input)
         .context(|| format!("cannot list {}", input.display()))?
         .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
@@ -410,11 +600,9 @@ fn convert_dir(
     config
         .set("message.format.version", format_version(opts.magic))
         .map_err(log_error)?;
-    std::fs::create_dir_all(output).context(|| format!("cannot create {}", output.display()))?;
+    create_empty_dir(output)?;
     let result = (|| {
-        let json = serde_json::to_vec_pretty(&config.to_json()).map_err(io::Error::from)?;
-        std::fs::write(output.join(files::CONFIG_FILE), json)
-            .context(|| format!("cannot write {}", output.display()))?;
+        write_config(output, &config)?;
         for (base, name) in &segments {
             let target = output.join(name);
             let file =
@@ -441,19 +629,7 @@ fn convert_dir(
                 }
             }
         }
-        // Recovery scans every segment and builds its indexes; it must keep every byte.
-        let info = Log::recover(output).map_err(log_error)?;
-        if info.truncated_bytes > 0 {
-            return Err(Failure::Data(format!(
-                "the converted log failed recovery: {} bytes were cut ({})",
-                info.truncated_bytes,
-                info.problems.join("; ")
-            )));
-        }
-        // Opening checks the log as a whole (segment order, indexes) once more.
-        let log = Log::open(output).map_err(log_error)?;
-        log.verify_indexes().map_err(log_error)?;
-        log.close().map_err(log_error)
+        finish_dir(output)
     })();
     if result.is_err() {
         eprintln!(

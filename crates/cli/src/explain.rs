@@ -6,6 +6,7 @@
 //! no sense, and says what is wrong there. It uses the codec only for varints, CRCs,
 //! decompression and the layout constants.
 
+use crate::kafka::{self, expand_inputs, KafkaArgs};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
@@ -33,14 +34,20 @@ use std::path::{Path, PathBuf};
 /// Without --count, every entry is explained when the file holds at most 1 MiB from --position,
 /// otherwise only the first one (a note on stderr says so); --count 0 explains all.
 ///
+/// A live partition, kafka://HOST:PORT/TOPIC/PARTITION, is explained from the entry holding
+/// --start (default: the first one) on: --count entries (default 1; 0: every entry up to --end,
+/// at most 64 MiB of them), positions counted from the first fetched byte.
+///
 /// Examples:
 ///   krec explain hello.bin
 ///   krec explain 00000000000000000000.log --position 4096 --count 2
+///   krec explain kafka://localhost:9092/orders/0 --start 1200 --count 2
 ///   krec explain --format json one.bin | jq '.[] | select(.field == "crc")'
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A segment file or any file of concatenated entries; `-` reads stdin.
+    /// A segment file or any file of concatenated entries; `-` reads stdin;
+    /// kafka://HOST:PORT/TOPIC/PARTITION reads a live partition.
     path: PathBuf,
     /// Byte position of the first entry to explain; must be where an entry starts.
     #[arg(long, default_value_t = 0)]
@@ -55,6 +62,8 @@ pub struct Args {
     /// Upper bound on the decompressed size of one entry.
     #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
     max_decompressed_bytes: usize,
+    #[command(flatten)]
+    kafka: KafkaArgs,
 }
 
 /// Output formats.
@@ -72,6 +81,9 @@ const EXPLAIN_ALL_UP_TO: u64 = 1 << 20;
 /// Of a truncated tail, at most this many bytes are read and explained.
 const PARTIAL_READ_CAP: u64 = 1 << 20;
 
+/// At most this many bytes of a live partition are fetched for one explain.
+const LIVE_CAP: usize = 64 << 20;
+
 /// Bytes of a key, value or compressed section shown in the value column and in JSON "hex".
 const SHOW_BYTES: usize = 32;
 
@@ -82,9 +94,20 @@ trait Input: Read + Seek {}
 impl<T: Read + Seek> Input for T {}
 
 /// Runs the subcommand.
-pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let name = args.path.display().to_string();
-    let (mut input, len): (Box<dyn Input>, u64) = if args.path == Path::new("-") {
+    let live = args
+        .path
+        .to_str()
+        .is_some_and(|p| p.starts_with("kafka://"));
+    let (mut input, len): (Box<dyn Input>, u64) = if live {
+        let count = args.count.unwrap_or(1);
+        // Explaining the whole fetched buffer is what was asked for.
+        args.count = Some(0);
+        let buf = fetch_entries(&args, count)?;
+        let len = buf.len() as u64;
+        (Box::new(io::Cursor::new(buf)), len)
+    } else if args.path == Path::new("-") {
         let mut buf = Vec::new();
         io::stdin()
             .lock()
@@ -165,6 +188,69 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::Ok
     })
+}
+
+/// The bytes of the first `count` entries (0: all, up to [`LIVE_CAP`]) of a live partition
+/// from `--start`; a truncated or corrupt entry ends the buffer (and is explained as such).
+fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
+    let inputs = expand_inputs(std::slice::from_ref(&args.path), &args.kafka)?;
+    let live = match inputs.items.as_slice() {
+        [kafka::Input::Kafka(k)] => k,
+        _ => {
+            return Err(Failure::Usage(format!(
+                "{}: krec explain reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
+                args.path.display()
+            )))
+        }
+    };
+    let mut reader = inputs.open_raw(live)?;
+    let read_err = |e: io::Error| Failure::Usage(format!("{}: {e}", live.name));
+    let mut buf = Vec::new();
+    let mut done = 0u64;
+    while count == 0 || done < count {
+        let start = buf.len();
+        let got = (&mut reader)
+            .take(LOG_OVERHEAD as u64)
+            .read_to_end(&mut buf)
+            .map_err(read_err)?;
+        if got < LOG_OVERHEAD {
+            break;
+        }
+        let size = i32::from_be_bytes([
+            buf[start + 8],
+            buf[start + 9],
+            buf[start + 10],
+            buf[start + 11],
+        ]);
+        let Ok(size) = usize::try_from(size) else {
+            break;
+        };
+        if start + LOG_OVERHEAD + size > LIVE_CAP {
+            if done == 0 {
+                return Err(Failure::Usage(format!(
+                    "{}: an entry of {size} bytes is more than krec explain fetches ({} MiB)",
+                    live.name,
+                    LIVE_CAP >> 20
+                )));
+            }
+            buf.truncate(start);
+            eprintln!(
+                "krec: explaining the first {done} entries of {} ({} MiB at most)",
+                live.name,
+                LIVE_CAP >> 20
+            );
+            break;
+        }
+        let got = (&mut reader)
+            .take(size as u64)
+            .read_to_end(&mut buf)
+            .map_err(read_err)?;
+        done += 1;
+        if got < size {
+            break;
+        }
+    }
+    Ok(buf)
 }
 
 /// Reads `n` bytes at `pos` into `buf`.

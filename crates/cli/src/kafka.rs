@@ -3,25 +3,50 @@
 //!
 //! A Fetch response carries the stored batches byte for byte, so a partition's fetched
 //! `records` bytes, concatenated, are what its segment files hold over the same offsets: the
-//! commands read them through [`crate::source::Source`] like a file. Reading is sequential, one
-//! partition after another, with a bounded fetch window (`max.partition.fetch.bytes`, widened
-//! for a larger batch); the tokio runtime is a current-thread one, driven by the reads.
+//! commands read them through [`crate::source::Source`] like a file. Partitions are read one
+//! after another, in order, while the next few are fetched concurrently: each partition's
+//! fetching is a task on a current-thread tokio runtime (driven while a read waits), holding at
+//! most a couple of chunks of a bounded fetch window (`max.partition.fetch.bytes`, widened for
+//! a larger batch) ahead of the reader.
 
 use crate::source::{expand_paths, Source};
 use crate::{Context, Failure};
 use bytes::Bytes;
 use clap::ValueEnum;
-use krecords_client::{Client, ClientConfig, Error, IsolationLevel, OffsetSpec, PartitionStream};
+use krecords_client::{
+    Chunk, Client, ClientConfig, Error, IsolationLevel, OffsetSpec, PartitionStream,
+};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
 
 const HEADING: &str = "Live clusters (kafka:// sources)";
 
 /// Options for `kafka://` sources.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct KafkaArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// kafka://: where to start: an offset, `earliest` (default), `latest`, or a time (ISO 8601
+    /// or `@` and epoch ms, e.g. @1714000000000): the first offset at or after it (ListOffsets).
+    #[arg(long, value_name = "POS", help_heading = HEADING)]
+    pub start: Option<String>,
+    /// kafka://: where to stop (exclusive), as --start; default: the high watermark (last
+    /// stable offset for read-committed) seen when the partition's reading starts.
+    #[arg(long, value_name = "POS", help_heading = HEADING)]
+    pub end: Option<String>,
+    /// kafka://: isolation level of the fetches (default: isolation.level, read_committed).
+    #[arg(long, value_enum, help_heading = HEADING)]
+    pub isolation: Option<Isolation>,
+}
+
+/// The client properties of `kafka://` sources (for commands with their own position options).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ClientArgs {
     /// kafka://: a client property NAME=VALUE with librdkafka's names (security.protocol,
     /// sasl.mechanism, sasl.username, ssl.ca.location, ...); repeatable. bootstrap.servers
     /// comes from the URL.
@@ -30,17 +55,6 @@ pub struct KafkaArgs {
     /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
     #[arg(short = 'F', value_name = "FILE", help_heading = HEADING)]
     config_file: Vec<PathBuf>,
-    /// kafka://: where to start: an offset, `earliest` (default), `latest`, or a time (ISO 8601
-    /// or `@` and epoch ms, e.g. @1714000000000): the first offset at or after it (ListOffsets).
-    #[arg(long, value_name = "POS", help_heading = HEADING)]
-    start: Option<String>,
-    /// kafka://: where to stop (exclusive), as --start; default: the high watermark (last
-    /// stable offset for read-committed) seen when the partition's reading starts.
-    #[arg(long, value_name = "POS", help_heading = HEADING)]
-    end: Option<String>,
-    /// kafka://: isolation level of the fetches (default: isolation.level, read_committed).
-    #[arg(long, value_enum, help_heading = HEADING)]
-    isolation: Option<Isolation>,
 }
 
 /// `--isolation`.
@@ -193,6 +207,17 @@ impl Input {
     }
 }
 
+/// Live partitions fetched ahead of the one being read: the partitions of a topic are fetched
+/// concurrently, read in partition order.
+const PREFETCH_PARTITIONS: usize = 4;
+
+/// Fetched chunks a partition read ahead may hold (each at most a fetch window): what bounds
+/// the memory of the read-ahead.
+const PREFETCH_CHUNKS: usize = 2;
+
+/// A partition's chunks as its fetching task sends them.
+type ChunkRx = mpsc::Receiver<Result<Chunk, Error>>;
+
 /// The inputs of a command: files and live partitions, in argument order.
 pub struct Inputs {
     /// Every input.
@@ -201,10 +226,12 @@ pub struct Inputs {
     start: Option<Position>,
     end: Option<Position>,
     isolation: IsolationLevel,
+    /// Fetching tasks started, by partition name.
+    fetching: RefCell<HashMap<String, ChunkRx>>,
 }
 
 /// A client error as a command failure: exit 2, one line naming the source.
-fn client_failure(name: &str, e: &Error) -> Failure {
+pub fn client_failure(name: &str, e: &Error) -> Failure {
     Failure::Usage(format!("{name}: {e}"))
 }
 
@@ -227,6 +254,7 @@ pub fn expand_inputs(paths: &[PathBuf], args: &KafkaArgs) -> Result<Inputs, Fail
             .transpose()
             .map_err(Failure::Usage)?,
         isolation: IsolationLevel::ReadCommitted,
+        fetching: RefCell::new(HashMap::new()),
     };
     let mut files = Vec::new();
     let mut base_config: Option<ClientConfig> = None;
@@ -332,6 +360,7 @@ pub fn expand_inputs(paths: &[PathBuf], args: &KafkaArgs) -> Result<Inputs, Fail
 /// The client configuration of `-F` files then `-X` properties.
 fn client_config(args: &KafkaArgs) -> Result<ClientConfig, Failure> {
     let mut c = ClientConfig::default();
+    let args = &args.client;
     for f in &args.config_file {
         c.apply_file(f)
             .map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))?;
@@ -350,67 +379,186 @@ impl Inputs {
             Input::File(path) => Source::open_limited(path, max_bytes)
                 .context(|| format!("cannot open {}", path.display())),
             Input::Kafka(k) => {
-                let Some(rt) = self.rt.clone() else {
-                    return Err(Failure::Usage("no runtime".into()));
-                };
-                let fail = |e: Error| client_failure(&k.name, &e);
-                let isolation = self.isolation;
-                let resolve = |pos: Position| -> Result<i64, Failure> {
-                    let spec = match pos {
-                        Position::Offset(n) => return Ok(n),
-                        Position::Earliest => OffsetSpec::Earliest,
-                        Position::Latest => OffsetSpec::Latest,
-                        Position::Time(t) => OffsetSpec::Timestamp(t),
-                    };
-                    let listed = rt
-                        .block_on(
-                            k.client
-                                .list_offsets(&k.topic, k.partition, spec, isolation),
-                        )
-                        .map_err(fail)?;
-                    match listed.offset {
-                        Some(o) => Ok(o),
-                        // A time after the last record: the end of the partition.
-                        None => rt
-                            .block_on(k.client.list_offsets(
-                                &k.topic,
-                                k.partition,
-                                OffsetSpec::Latest,
-                                isolation,
-                            ))
-                            .map_err(fail)
-                            .map(|l| l.offset.unwrap_or(0)),
-                    }
-                };
-                let start = resolve(self.start.unwrap_or(Position::Earliest))?;
-                let end = self.end.map(resolve).transpose()?;
-                let stream =
-                    k.client
-                        .stream_partition(&k.topic, k.partition, start, end, isolation);
-                let reader = LiveReader {
-                    rt,
-                    stream,
-                    live: k.clone(),
-                    isolation,
-                    chunk: Bytes::new(),
-                    pos: 0,
-                    eof: false,
-                };
+                let reader = self.live_reader(k)?;
                 Ok(Source::from_reader(k.name.clone(), Box::new(reader)))
             }
         }
     }
+
+    /// The fetched bytes of a live partition from `--start` to `--end`, as a byte stream (what
+    /// its segment files hold over those offsets).
+    pub fn open_raw(&self, k: &LivePartition) -> Result<impl Read, Failure> {
+        self.live_reader(k)
+    }
+
+    fn live_reader(&self, k: &LivePartition) -> Result<LiveReader, Failure> {
+        let Some(rt) = self.rt.clone() else {
+            return Err(Failure::Usage("no runtime".into()));
+        };
+        // Start fetching this partition and the next few ones of the inputs.
+        let at = self
+            .items
+            .iter()
+            .position(|i| matches!(i, Input::Kafka(x) if x.name == k.name))
+            .unwrap_or(0);
+        let mut fetching = self.fetching.borrow_mut();
+        let ahead = self.items[at..]
+            .iter()
+            .filter_map(|i| match i {
+                Input::Kafka(x) => Some(x),
+                Input::File(_) => None,
+            })
+            .take(PREFETCH_PARTITIONS);
+        for x in ahead {
+            if fetching.contains_key(&x.name) {
+                continue;
+            }
+            let (tx, rx) = mpsc::channel(PREFETCH_CHUNKS);
+            let (x2, start, end, isolation) = (x.clone(), self.start, self.end, self.isolation);
+            rt.spawn(async move {
+                let mut stream = match open_stream(&x2, start, end, isolation).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                };
+                loop {
+                    let next = stream.next_chunk().await.transpose();
+                    let last = !matches!(next, Some(Ok(_)));
+                    let Some(next) = next else { break };
+                    if tx.send(next).await.is_err() || last {
+                        break;
+                    }
+                }
+            });
+            fetching.insert(x.name.clone(), rx);
+        }
+        let Some(mut rx) = fetching.remove(&k.name) else {
+            return Err(Failure::Usage(format!("{}: read twice", k.name)));
+        };
+        drop(fetching);
+        // The first answer decides whether the partition can be read at all (a failed
+        // ListOffsets or Fetch is a command failure, exit 2, before any output).
+        let first = match rt.block_on(rx.recv()) {
+            None => None,
+            Some(Ok(c)) => Some(c),
+            Some(Err(e @ Error::Corrupt { .. })) => {
+                let mut r = LiveReader::new(rt, rx, k.clone(), self.isolation);
+                r.corrupt(e)
+                    .map_err(|e| Failure::Usage(format!("{}: {e}", k.name)))?;
+                return Ok(r);
+            }
+            Some(Err(e)) => return Err(client_failure(&k.name, &e)),
+        };
+        let mut r = LiveReader::new(rt, rx, k.clone(), self.isolation);
+        match first {
+            Some(c) => r.chunk = c.records,
+            None => r.eof = true,
+        }
+        Ok(r)
+    }
+
+    /// A live partition's batches from `--start` to `--end` (positions resolved with
+    /// ListOffsets), with the runtime that drives them.
+    pub fn stream(&self, k: &LivePartition) -> Result<(Rc<Runtime>, PartitionStream), Failure> {
+        let Some(rt) = self.rt.clone() else {
+            return Err(Failure::Usage("no runtime".into()));
+        };
+        let stream = rt
+            .block_on(open_stream(k, self.start, self.end, self.isolation))
+            .map_err(|e| client_failure(&k.name, &e))?;
+        Ok((rt, stream))
+    }
+}
+
+/// Resolves `start` and `end` with ListOffsets and opens the partition's stream.
+async fn open_stream(
+    k: &LivePartition,
+    start: Option<Position>,
+    end: Option<Position>,
+    isolation: IsolationLevel,
+) -> Result<PartitionStream, Error> {
+    let resolve = |pos: Position| async move {
+        let spec = match pos {
+            Position::Offset(n) => return Ok(n),
+            Position::Earliest => OffsetSpec::Earliest,
+            Position::Latest => OffsetSpec::Latest,
+            Position::Time(t) => OffsetSpec::Timestamp(t),
+        };
+        let listed = k
+            .client
+            .list_offsets(&k.topic, k.partition, spec, isolation)
+            .await?;
+        match listed.offset {
+            Some(o) => Ok(o),
+            // A time after the last record: the end of the partition.
+            None => k
+                .client
+                .list_offsets(&k.topic, k.partition, OffsetSpec::Latest, isolation)
+                .await
+                .map(|l| l.offset.unwrap_or(0)),
+        }
+    };
+    let from = resolve(start.unwrap_or(Position::Earliest)).await?;
+    let to = match end {
+        Some(e) => Some(resolve(e).await?),
+        None => None,
+    };
+    Ok(k.client
+        .stream_partition(&k.topic, k.partition, from, to, isolation))
 }
 
 /// The fetched bytes of one partition as a byte stream.
 struct LiveReader {
     rt: Rc<Runtime>,
-    stream: PartitionStream,
+    chunks: ChunkRx,
     live: LivePartition,
     isolation: IsolationLevel,
     chunk: Bytes,
     pos: usize,
     eof: bool,
+}
+
+impl LiveReader {
+    fn new(
+        rt: Rc<Runtime>,
+        chunks: ChunkRx,
+        live: LivePartition,
+        isolation: IsolationLevel,
+    ) -> Self {
+        LiveReader {
+            rt,
+            chunks,
+            live,
+            isolation,
+            chunk: Bytes::new(),
+            pos: 0,
+            eof: false,
+        }
+    }
+
+    /// After the stream found a corrupt batch: the response's bytes as they are, the last
+    /// chunk. The entry reader reports the corruption as it does for a file (exit 1), after the
+    /// entries before it.
+    fn corrupt(&mut self, e: Error) -> io::Result<()> {
+        let Error::Corrupt { offset, .. } = e else {
+            return Err(io::Error::other(e));
+        };
+        let k = &self.live;
+        let window = k.client.config().max_partition_fetch_bytes;
+        let f = self
+            .rt
+            .block_on(
+                k.client
+                    .fetch(&k.topic, k.partition, offset, self.isolation, window),
+            )
+            .map_err(io::Error::other)?;
+        self.chunk = f.records;
+        self.pos = 0;
+        self.eof = true;
+        Ok(())
+    }
 }
 
 impl Read for LiveReader {
@@ -425,32 +573,13 @@ impl Read for LiveReader {
             if self.eof {
                 return Ok(0);
             }
-            match self.rt.block_on(self.stream.next_chunk()) {
-                Ok(Some(c)) => {
+            match self.rt.block_on(self.chunks.recv()) {
+                Some(Ok(c)) => {
                     self.chunk = c.records;
                     self.pos = 0;
                 }
-                Ok(None) => self.eof = true,
-                Err(Error::Corrupt { offset, .. }) => {
-                    // Hand the response's bytes over as they are: the entry reader reports the
-                    // corruption as it does for a file (exit 1), after the entries before it.
-                    let k = &self.live;
-                    let window = k.client.config().max_partition_fetch_bytes;
-                    let f = self
-                        .rt
-                        .block_on(k.client.fetch(
-                            &k.topic,
-                            k.partition,
-                            offset,
-                            self.isolation,
-                            window,
-                        ))
-                        .map_err(io::Error::other)?;
-                    self.chunk = f.records;
-                    self.pos = 0;
-                    self.eof = true;
-                }
-                Err(e) => return Err(io::Error::other(e)),
+                None => self.eof = true,
+                Some(Err(e)) => self.corrupt(e)?,
             }
         }
     }

@@ -12,11 +12,13 @@
 use crate::build::{build_batches, read_json_records, BatchOptions};
 use crate::bytes_fmt::BytesFormat;
 use crate::entry_json;
+use crate::kafka;
 use crate::{Failure, Outcome};
 use clap::Subcommand;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{Compression, TimestampType};
-use krecords_log::consumer::ConsumedRecord;
+use krecords_log::consumer::{consume, ConsumedRecord};
+use krecords_log::transaction::AbortedTransaction;
 use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
 };
@@ -274,14 +276,20 @@ struct EndTxnArgs {
 /// aborted transactions, which the log lists from its transaction indexes. --max-bytes makes it
 /// one fetch of at most that many bytes of stored entries (at least one entry).
 ///
+/// DIR may be a live partition, kafka://HOST:PORT/TOPIC/PARTITION (with -X/-F client
+/// properties): its records from --offset (default: the earliest) up to the high watermark (the
+/// last stable offset for read-committed) seen at start, filtered with the aborted transactions
+/// each Fetch response lists, as Kafka's Java consumer filters them.
+///
 /// Examples:
 ///   krec log read /tmp/events-0
 ///   krec log read /tmp/events-0 --offset 100 --max-bytes 65536 --bytes hex
 ///   krec log read /tmp/events-0 --isolation read-committed
+///   krec log read kafka://localhost:9092/orders/0 --isolation read-committed
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 struct ReadArgs {
-    /// The log directory.
+    /// The log directory, or kafka://HOST:PORT/TOPIC/PARTITION.
     dir: PathBuf,
     /// First offset to return (default: the log start offset).
     #[arg(long)]
@@ -295,6 +303,8 @@ struct ReadArgs {
     /// How keys, values and header values appear.
     #[arg(long, value_enum, default_value_t = BytesFormat::Utf8)]
     bytes: BytesFormat,
+    #[command(flatten)]
+    client: kafka::ClientArgs,
 }
 
 /// A consumer's isolation level.
@@ -423,6 +433,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             with_log(&a.dir.clone(), access, out, |log, out| {
                 end_txn(log, &a, out)
             })
+        }
+        Command::Read(a) if a.dir.to_str().is_some_and(|d| d.starts_with("kafka://")) => {
+            read_live(&a, out)
         }
         Command::Read(a) => with_log(&a.dir.clone(), Access::Read, out, |log, out| {
             read(log, &a, out)
@@ -886,6 +899,76 @@ fn read(log: &mut Log, args: &ReadArgs, out: &mut impl Write) -> Result<Outcome,
         }
         offset = seen.next_offset;
     }
+}
+
+/// `krec log read kafka://…`: what a consumer at `--isolation` receives from a live partition.
+fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let isolation = IsolationLevel::from(args.isolation);
+    let kafka_args = kafka::KafkaArgs {
+        client: args.client.clone(),
+        start: args.offset.map(|o| o.to_string()),
+        end: None,
+        isolation: Some(match args.isolation {
+            Isolation::ReadCommitted => kafka::Isolation::ReadCommitted,
+            Isolation::ReadUncommitted => kafka::Isolation::ReadUncommitted,
+        }),
+    };
+    let inputs = kafka::expand_inputs(std::slice::from_ref(&args.dir), &kafka_args)?;
+    let [kafka::Input::Kafka(live)] = inputs.items.as_slice() else {
+        return Err(Failure::Usage(format!(
+            "{}: krec log read reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
+            args.dir.display()
+        )));
+    };
+    let (rt, mut stream) = inputs.stream(live)?;
+    let mut fetch_offset = stream.next_offset();
+    let mut budget = args.max_bytes;
+    while let Some(chunk) = rt
+        .block_on(stream.next_chunk())
+        .map_err(|e| kafka::client_failure(&live.name, &e))?
+    {
+        let aborted: Vec<AbortedTransaction> = chunk
+            .aborted_transactions
+            .iter()
+            .map(|t| AbortedTransaction {
+                producer_id: t.producer_id,
+                first_offset: t.first_offset,
+            })
+            .collect();
+        let bytes = match budget {
+            // --max-bytes: whole entries up to that many bytes, at least one.
+            Some(max) => first_entries(&chunk.records, max),
+            None => &chunk.records[..],
+        };
+        let seen = consume(bytes, fetch_offset, isolation, Some(&aborted))
+            .map_err(|e| Failure::Data(format!("{}: {e}", live.name)))?;
+        print_records(&seen.records, args.bytes, out).map_err(|e| match e {
+            CmdError::Other(f) => f,
+            CmdError::Log(e) => Failure::Data(e.to_string()),
+        })?;
+        fetch_offset = chunk.next_offset;
+        if let Some(max) = budget.as_mut() {
+            *max = max.saturating_sub(bytes.len());
+            if *max == 0 || bytes.len() < chunk.records.len() {
+                break;
+            }
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The longest prefix of whole entries of `bytes` within `max` bytes, at least one entry.
+fn first_entries(bytes: &[u8], max: usize) -> &[u8] {
+    let mut entries = krecords_codec::read::Entries::new(bytes);
+    let mut end = 0;
+    while let Ok(Some(b)) = entries.next_entry() {
+        let next = end + b.as_bytes().len();
+        if next > max && end > 0 {
+            break;
+        }
+        end = next;
+    }
+    &bytes[..end]
 }
 
 /// Prints records as the `krec log read` lines of docs/design.md:

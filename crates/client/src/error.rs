@@ -161,7 +161,8 @@ pub enum Error {
     /// A response's size field is negative, too small for a header, or above
     /// `receive.message.max.bytes`; nothing was allocated for it.
     #[error(
-        "{broker}: {request}: response size {size} outside 4..={max} (receive.message.max.bytes)"
+        "{broker}: {request}: response size {size} outside 4..={max} (receive.message.max.bytes){}",
+        tls_hint(*.size)
     )]
     FrameSize {
         /// The broker, `host:port`.
@@ -354,5 +355,30 @@ impl Error {
             Error::NoBrokerReachable { last, .. } => last.is_retriable(),
             _ => false,
         }
+    }
+}
+
+/// A hint for a frame size whose bytes are a TLS record header (content type 21 or 22, version
+/// 3.x): a PLAINTEXT client talking to a TLS listener reads the broker's TLS alert as a size.
+fn tls_hint(size: i64) -> &'static str {
+    let b = (size as u32).to_be_bytes();
+    if matches!(b[0], 0x15 | 0x16) && b[1] == 0x03 && b[2] <= 0x04 {
+        "; the broker answered with TLS: is this an SSL or SASL_SSL listener? (-X security.protocol=SSL)"
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tls_alert_read_as_a_frame_size_gets_a_hint() {
+        // 0x15030300: a TLS alert record header (what Kafka's SSL listener sends a plaintext client).
+        assert!(tls_hint(0x1503_0300).contains("security.protocol=SSL"));
+        assert!(tls_hint(0x1603_0100).contains("SSL"));
+        assert_eq!(tls_hint(2_000_000_000), "");
+        assert_eq!(tls_hint(-1), "");
     }
 }

@@ -497,3 +497,48 @@ fn internal_topics_are_decoded_over_kafka_too() {
     assert_eq!(body, file_body);
     assert!(body.contains("transactionalId"), "{body}");
 }
+
+#[test]
+fn explain_of_a_live_partition_equals_explain_of_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = partition_file(dir.path(), 0);
+    let live = krec_live(&["explain", "--count", "2", &url("t/0")]);
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    let from_file = run(&["explain", "--count", "2", &file]).ok();
+    assert_eq!(live.out(), from_file);
+    // One entry by default; --start picks the batch holding that offset.
+    let one = krec_live(&["explain", "--start", "7", &url("t/0")]).ok();
+    assert!(one.starts_with("# magic 2 record batch at byte 0"), "{one}");
+    assert!(one.contains("base offset                    6"), "{one}");
+    assert_eq!(one.matches("# magic 2 record batch").count(), 1, "{one}");
+    let r = krec_live(&["explain", &url("t")]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("reads one partition"), "{}", r.stderr);
+}
+
+#[test]
+fn convert_of_a_live_partition_is_a_partition_directory_with_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t-1");
+    let r = krec_live(&["convert", &url("t/1"), out.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let segment = std::fs::read(out.join("00000000000000000000.log")).unwrap();
+    assert_eq!(segment, partition_log(1).concat());
+    for index in ["00000000000000000000.index", "00000000000000000000.timeindex"] {
+        assert!(out.join(index).exists(), "{index}");
+    }
+    let v = run(&["verify", out.to_str().unwrap()]);
+    assert_eq!(v.code, 0, "{}{}", v.out(), v.stderr);
+    // A consumer's view of the copy is the consumer's view of the live partition.
+    let copy = run(&["log", "read", "--bytes", "hex", out.to_str().unwrap()]).ok();
+    let live = krec_live(&["log", "read", "--bytes", "hex", &url("t/1")]).ok();
+    assert_eq!(copy.lines().count(), 9);
+    assert_eq!(copy, live);
+    let live = krec_live(&["log", "read", "--offset", "4", "--max-bytes", "1", &url("t/1")]).ok();
+    let offsets: Vec<&str> = live.lines().map(|l| &l[..12]).collect();
+    assert_eq!(offsets, [r#"{"offset":4,"#, r#"{"offset":5,"#]);
+    // A non-empty target is refused and left alone.
+    let r = krec_live(&["convert", &url("t/1"), out.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("not empty"), "{}", r.stderr);
+}
