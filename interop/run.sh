@@ -387,13 +387,13 @@ step_broker() {
 # stopped: byte-identical JSON lines once the fields naming the place ("file", "position",
 # "partition") are removed.
 live_compare() {
-    local fetched="$1" saved="$2" f name t detail
+    local fetched="$1" saved="$2" prefix="${3:-broker-kafka}" f name t detail
     for f in "$fetched"/*.jsonl; do
         [ -f "$f" ] || continue
         name="$(basename "$f" .jsonl)"
         t="${name%-0}"
         if ! timeout 120 "$KREC" dump --deep --format json "$saved/$name" >"$fetched/$name.file" 2>"$fetched/$name.file.err"; then
-            fail "broker-kafka/$t" "krec dump --deep --format json of the partition directory $saved/$name:"
+            fail "$prefix/$t" "krec dump --deep --format json of the partition directory $saved/$name:"
             show_log "$fetched/$name.file.err"
             continue
         fi
@@ -424,9 +424,9 @@ print("%d entries, %d records, byte-identical JSON lines" % (
     len(live), sum(json.loads(l).get("count", 0) for l in live)))
 PYEOF
         )"; then
-            pass "broker-kafka/$t" "$detail"
+            pass "$prefix/$t" "$detail"
         else
-            fail "broker-kafka/$t" "$detail"
+            fail "$prefix/$t" "$detail"
         fi
     done
 }
@@ -569,6 +569,31 @@ step_broker39() {
         fail broker39-produce-fetch "interop/py/broker39_check.py run failed (broker log: $dir/broker.log):"
         show_log "$log" 30
     fi
+    # kafka:// against Kafka 3.9: its v0/v1 message sets and v2 batches as the newest Fetch serves
+    # them, compared with the partition directories once it has stopped; and its secured listeners.
+    local fetched="$WORK/broker39-kafka" p name t first=""
+    mkdir -p "$fetched"
+    for p in "$dir"/logs/*-0; do
+        name="$(basename "$p")"
+        case "$name" in __*) continue ;; esac
+        t="${name%-0}"
+        [ -n "$first" ] || first="$t"
+        if ! timeout 120 "$KREC" dump --deep --format json --isolation read-uncommitted \
+                "kafka://$bootstrap/$t/0" >"$fetched/$name.jsonl" 2>"$fetched/$name.err"; then
+            fail "broker39-kafka/$t" "krec dump --deep --format json kafka://$bootstrap/$t/0 exited $?:"
+            show_log "$fetched/$name.err"
+            rm -f "$fetched/$name.jsonl"
+        fi
+    done
+    if [ -n "$first" ]; then
+        if timeout 600 python3 interop/broker/security_check.py --krec "$KREC" --broker-dir "$dir" \
+                --topic "$first" >"$WORK/security39.txt" 2>"$WORK/security39.log"; then
+            count_results broker39-security "$WORK/security39.txt"
+        else
+            fail broker39-security "interop/broker/security_check.py failed:"
+            show_log "$WORK/security39.log"
+        fi
+    fi
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker39-stop.log"; then
         pass broker39-stop "clean shutdown"
     else
@@ -582,6 +607,7 @@ step_broker39() {
         show_log "$WORK/broker39-compare.log"
     fi
     count_results broker39 "$res"
+    live_compare "$fetched" "$dir/logs" broker39-kafka
     echo "== step_broker39 took $((SECONDS - t0)) s"
 }
 
