@@ -524,7 +524,10 @@ fn convert_of_a_live_partition_is_a_partition_directory_with_its_bytes() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let segment = std::fs::read(out.join("00000000000000000000.log")).unwrap();
     assert_eq!(segment, partition_log(1).concat());
-    for index in ["00000000000000000000.index", "00000000000000000000.timeindex"] {
+    for index in [
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+    ] {
         assert!(out.join(index).exists(), "{index}");
     }
     let v = run(&["verify", out.to_str().unwrap()]);
@@ -534,7 +537,16 @@ fn convert_of_a_live_partition_is_a_partition_directory_with_its_bytes() {
     let live = krec_live(&["log", "read", "--bytes", "hex", &url("t/1")]).ok();
     assert_eq!(copy.lines().count(), 9);
     assert_eq!(copy, live);
-    let live = krec_live(&["log", "read", "--offset", "4", "--max-bytes", "1", &url("t/1")]).ok();
+    let live = krec_live(&[
+        "log",
+        "read",
+        "--offset",
+        "4",
+        "--max-bytes",
+        "1",
+        &url("t/1"),
+    ])
+    .ok();
     let offsets: Vec<&str> = live.lines().map(|l| &l[..12]).collect();
     assert_eq!(offsets, [r#"{"offset":4,"#, r#"{"offset":5,"#]);
     // A non-empty target is refused and left alone.
