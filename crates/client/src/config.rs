@@ -110,8 +110,8 @@ pub struct ClientConfig {
     pub sasl_mechanism: SaslMechanism,
     /// `sasl.username`.
     pub sasl_username: Option<String>,
-    /// `sasl.password`.
-    pub sasl_password: Option<String>,
+    /// `sasl.password` (its `Debug` output is redacted).
+    pub sasl_password: Option<Secret>,
     /// `ssl.ca.location`.
     pub ssl_ca_location: Option<PathBuf>,
     /// `ssl.certificate.location`.
@@ -140,6 +140,38 @@ pub struct ClientConfig {
     pub retry_backoff: Duration,
     /// `retry.backoff.max.ms`.
     pub retry_backoff_max: Duration,
+}
+
+/// A secret string (`sasl.password`): readable as a `&str`, shown as `"<redacted>"` by `Debug`,
+/// so that logging a configuration, a client or a stream never prints it.
+///
+/// ```
+/// use krecords_client::ClientConfig;
+/// let c = ClientConfig::from_pairs(["bootstrap.servers=b:9092", "sasl.password=hunter2"]).unwrap();
+/// assert_eq!(c.sasl_password.as_deref(), Some("hunter2"));
+/// assert!(!format!("{c:?}").contains("hunter2"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Secret(secret.into())
+    }
+}
+
+impl std::ops::Deref for Secret {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"<redacted>\"")
+    }
 }
 
 impl Default for ClientConfig {
@@ -256,7 +288,7 @@ impl ClientConfig {
             }
             // Secrets are taken verbatim: a password may start or end with spaces.
             "sasl.username" => self.sasl_username = Some(value.to_owned()),
-            "sasl.password" => self.sasl_password = Some(value.to_owned()),
+            "sasl.password" => self.sasl_password = Some(Secret(value.to_owned())),
             "ssl.ca.location" => self.ssl_ca_location = Some(PathBuf::from(v)),
             "ssl.certificate.location" => self.ssl_certificate_location = Some(PathBuf::from(v)),
             "ssl.key.location" => self.ssl_key_location = Some(PathBuf::from(v)),

@@ -62,7 +62,7 @@ pub use client::{
     AbortedTransaction, BrokerMetadata, Chunk, Client, FetchedPartition, ListedOffset, Metadata,
     OffsetSpec, PartitionMetadata, PartitionStream, TopicMetadata,
 };
-pub use config::{ClientConfig, IsolationLevel, SaslMechanism, SecurityProtocol};
+pub use config::{ClientConfig, IsolationLevel, SaslMechanism, Secret, SecurityProtocol};
 pub use error::{Error, KafkaCode, RequestName, Result};
 /// The `kafka-protocol` crate this client is built on (its [`kafka_protocol::ResponseError`]
 /// appears in [`KafkaCode::response_error`]).
