@@ -283,6 +283,19 @@ step_broker() {
         fail broker-groups "ConsumerGroups failed (broker log: $dir/broker.log):"
         show_log "$WORK/broker-groups.log" 30
     fi
+    # A topic of three partitions with rolled segments (1 MiB, the least Kafka 4 allows), written by Kafka's
+    # ProducerPerformance (idempotent, lz4): read whole over kafka:// below (topic_compare).
+    if timeout 120 java -cp "$JAVA_CP" org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" \
+            --create --topic interop-multi --partitions 3 --config segment.bytes=1048576 \
+            >"$WORK/multi.log" 2>&1 \
+        && timeout 300 java -cp "$JAVA_CP" org.apache.kafka.tools.ProducerPerformance --topic interop-multi \
+            --num-records 120000 --record-size 100 --throughput -1 --producer-props \
+            "bootstrap.servers=$bootstrap" compression.type=lz4 linger.ms=5 >>"$WORK/multi.log" 2>&1; then
+        pass broker-multi "ProducerPerformance: $(tail -n 1 "$WORK/multi.log" | cut -d, -f1) to interop-multi (3 partitions, 1 MiB segments)"
+    else
+        fail broker-multi "creating or filling interop-multi failed:"
+        show_log "$WORK/multi.log"
+    fi
     # While the broker runs: reading its partition directories changes nothing, writing is
     # refused (the broker holds its data directory's .lock).
     local live=()
@@ -325,6 +338,9 @@ step_broker() {
             "$fetched/$name.convert" >"$fetched/$name.convert.out" 2>"$fetched/$name.convert.err" \
             || rm -rf "$fetched/$name.convert"
     done
+    timeout 300 "$KREC" dump --deep --format json --isolation read-uncommitted \
+        "kafka://$bootstrap/interop-multi" >"$fetched/interop-multi.topic" 2>"$fetched/interop-multi.topic.err" \
+        || fail broker-kafka/topic "krec dump kafka://$bootstrap/interop-multi exited $?: $(head -c 300 "$fetched/interop-multi.topic.err")"
     # The secured listeners (SASL_PLAINTEXT, SSL, SASL_SSL; broker.sh made the users and the
     # certificates): the same dump as over PLAINTEXT, and clear refusals.
     if [ "${#live[@]}" -gt 0 ]; then
@@ -366,6 +382,7 @@ step_broker() {
     fi
     count_results broker "$res"
     live_compare "$fetched" "$save"
+    topic_compare "$fetched/interop-multi.topic" "$save" interop-multi
     if timeout 900 python3 interop/broker/live_checks.py --krec "$KREC" --fetched "$fetched" \
             --logs "$save" --scenario "$save/scenario.json" >"$WORK/live-checks.txt" 2>"$WORK/live-checks.log"; then
         count_results broker-kafka "$WORK/live-checks.txt"
@@ -429,6 +446,50 @@ PYEOF
             fail "$prefix/$t" "$detail"
         fi
     done
+}
+
+# A whole topic dumped over kafka:// (FILE, every partition) against the dumps of its partition
+# directories in SAVED: per partition, the same JSON lines once "file", "position" and
+# "partition" are removed, and the partitions in order.
+topic_compare() {
+    local file="$1" saved="$2" topic="$3" detail
+    [ -s "$file" ] || return 0
+    if detail="$(python3 - "$KREC" "$file" "$saved" "$topic" <<'PYEOF'
+import json, pathlib, re, subprocess, sys
+krec, file, saved, topic = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4]
+place = re.compile(r'^\{"file":("(?:[^"\\]|\\.)*")(?:,"partition":(\d+))?,"position":\d+,')
+live, order = {}, []
+for line in open(file, encoding="utf-8"):
+    m = place.match(line)
+    if not m or m.group(2) is None:
+        print("a line without a partition: %s" % line[:200]); sys.exit(1)
+    p = int(m.group(2))
+    if not order or order[-1] != p:
+        order.append(p)
+    live.setdefault(p, []).append("{" + line[m.end():])
+dirs = sorted(int(d.name.rsplit("-", 1)[1]) for d in saved.glob(topic + "-*") if d.is_dir())
+if order != dirs:
+    print("partitions in the dump %s, directories %s" % (order, dirs)); sys.exit(1)
+entries = segments = 0
+for p in dirs:
+    d = saved / ("%s-%d" % (topic, p))
+    segments += len(list(d.glob("*.log")))
+    out = subprocess.run([krec, "dump", "--deep", "--format", "json", str(d)], stdout=subprocess.PIPE, check=True)
+    want = []
+    for line in out.stdout.decode("utf-8").splitlines(keepends=True):
+        m = place.match(line)
+        want.append("{" + line[m.end():] if m else line)
+    if live[p] != want:
+        print("partition %d: %d entries over kafka://, %d in the directory, or they differ" % (p, len(live[p]), len(want)))
+        sys.exit(1)
+    entries += len(want)
+print("%d partitions in order, %d entries from %d segments, byte-identical JSON lines per partition" % (len(dirs), entries, segments))
+PYEOF
+    )"; then
+        pass "broker-kafka/topic/$topic" "$detail"
+    else
+        fail "broker-kafka/topic/$topic" "$detail"
+    fi
 }
 
 # `cargo test -p krecords-log --test integration FILTER -- --ignored` with VAR=VALUE assignments

@@ -9,6 +9,7 @@
 //! most a couple of chunks of a bounded fetch window (`max.partition.fetch.bytes`, widened for
 //! a larger batch) ahead of the reader.
 
+use crate::progress::Progress;
 use crate::source::{expand_paths, Source};
 use crate::{Context, Failure};
 use bytes::Bytes;
@@ -215,8 +216,8 @@ const PREFETCH_PARTITIONS: usize = 4;
 /// the memory of the read-ahead.
 const PREFETCH_CHUNKS: usize = 2;
 
-/// A partition's chunks as its fetching task sends them.
-type ChunkRx = mpsc::Receiver<Result<Chunk, Error>>;
+/// A partition's chunks as its fetching task sends them, each with the stream's end offset.
+type ChunkRx = mpsc::Receiver<Result<(Chunk, Option<i64>), Error>>;
 
 /// The inputs of a command: files and live partitions, in argument order.
 pub struct Inputs {
@@ -425,6 +426,7 @@ impl Inputs {
                 };
                 loop {
                     let next = stream.next_chunk().await.transpose();
+                    let next = next.map(|r| r.map(|c| (c, stream.end_offset())));
                     let last = !matches!(next, Some(Ok(_)));
                     let Some(next) = next else { break };
                     if tx.send(next).await.is_err() || last {
@@ -453,7 +455,7 @@ impl Inputs {
         };
         let mut r = LiveReader::new(rt, rx, k.clone(), self.isolation);
         match first {
-            Some(c) => r.chunk = c.records,
+            Some(c) => r.next_bytes(c),
             None => r.eof = true,
         }
         Ok(r)
@@ -518,6 +520,9 @@ struct LiveReader {
     chunk: Bytes,
     pos: usize,
     eof: bool,
+    /// Bytes fetched so far, for the progress line.
+    fetched: u64,
+    progress: Progress,
 }
 
 impl LiveReader {
@@ -530,12 +535,24 @@ impl LiveReader {
         LiveReader {
             rt,
             chunks,
-            live,
             isolation,
             chunk: Bytes::new(),
             pos: 0,
             eof: false,
+            fetched: 0,
+            progress: Progress::live(format!("krec: {}", live.name)),
+            live,
         }
+    }
+
+    /// Makes `chunk` the bytes to read next; updates the progress line.
+    fn next_bytes(&mut self, (chunk, end): (Chunk, Option<i64>)) {
+        self.fetched += chunk.records.len() as u64;
+        let end = end.unwrap_or(chunk.high_watermark);
+        self.progress
+            .update_live(chunk.next_offset, end, self.fetched);
+        self.chunk = chunk.records;
+        self.pos = 0;
     }
 
     /// After the stream found a corrupt batch: the response's bytes as they are, the last
@@ -574,11 +591,11 @@ impl Read for LiveReader {
                 return Ok(0);
             }
             match self.rt.block_on(self.chunks.recv()) {
-                Some(Ok(c)) => {
-                    self.chunk = c.records;
-                    self.pos = 0;
+                Some(Ok(c)) => self.next_bytes(c),
+                None => {
+                    self.eof = true;
+                    self.progress.finish();
                 }
-                None => self.eof = true,
                 Some(Err(e)) => self.corrupt(e)?,
             }
         }

@@ -41,6 +41,12 @@ impl Progress {
         }
     }
 
+    /// A progress line for a live partition ([`Progress::update_live`]), enabled when stderr is
+    /// a terminal.
+    pub fn live(label: impl Into<String>) -> Self {
+        Progress::new(label, Unit::Bytes, 1, 0)
+    }
+
     /// Reports `done` units, at most five times a second.
     pub fn update(&mut self, done: u64) {
         if !self.enabled || self.last.elapsed() < Duration::from_millis(200) {
@@ -61,6 +67,35 @@ impl Progress {
             }
             Unit::Records => format!("{}: {done} of {} records ({pct}%)", self.label, self.total),
         };
+        self.show(&line);
+    }
+
+    /// A live partition: at offset `next` of `end`, `bytes` fetched so far; at most five times
+    /// a second.
+    pub fn update_live(&mut self, next: i64, end: i64, bytes: u64) {
+        if !self.enabled || self.last.elapsed() < Duration::from_millis(200) {
+            return;
+        }
+        self.last = Instant::now();
+        self.total = end.max(0) as u64;
+        let line = self.live_line(next.max(0) as u64, bytes);
+        self.show(&line);
+    }
+
+    /// `LABEL: offset N of END (M left), X MiB, Y MB/s`.
+    pub fn live_line(&self, next: u64, bytes: u64) -> String {
+        let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+        format!(
+            "{}: offset {next} of {} ({} left), {} MiB, {:.0} MB/s",
+            self.label,
+            self.total,
+            self.total.saturating_sub(next),
+            bytes >> 20,
+            bytes as f64 / secs / 1e6
+        )
+    }
+
+    fn show(&mut self, line: &str) {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r{line}\x1b[K");
         let _ = err.flush();
@@ -81,5 +116,22 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_line_says_where_the_reading_is() {
+        let mut p = Progress::live("krec: kafka://b:9092/t/0");
+        p.total = 5_000;
+        let line = p.live_line(1_200, 3 << 20);
+        assert!(
+            line.starts_with("krec: kafka://b:9092/t/0: offset 1200 of 5000 (3800 left), 3 MiB, "),
+            "{line}"
+        );
+        assert!(line.ends_with(" MB/s"), "{line}");
     }
 }
