@@ -33,7 +33,7 @@ use krecords_codec::compression::{self, snappy};
 use krecords_codec::crc::{crc32, crc32c};
 use krecords_codec::read::{Batch, Entries, Record};
 use krecords_codec::varint::write_varint;
-use krecords_codec::write::{LegacyBuilder, Record as WriteRecord, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Error};
 
 // ------------------------------------------------------------------------------ the allocator
@@ -996,7 +996,7 @@ fn inner_message_claiming_i32_max_bytes() {
 #[test]
 fn builder_append_after_offset_i64_max_does_not_overflow() {
     let _s = serial();
-    let record = WriteRecord::new(1_714_000_000_000, None, Some(b"v"));
+    let record = NewRecord::new(1_714_000_000_000, None, Some(b"v"));
     let mut v2 = V2Builder::new(i64::MAX);
     assert_eq!(v2.append(&record), Ok(i64::MAX));
     let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| v2.append(&record)));

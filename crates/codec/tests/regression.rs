@@ -5,7 +5,7 @@
 
 use krecords_codec::read::v2::increment_sequence;
 use krecords_codec::read::{Batch, Entries};
-use krecords_codec::write::{self, EmptyBatch, Record, V2Builder};
+use krecords_codec::write::{self, EmptyBatch, NewRecord, V2Builder};
 use krecords_codec::{crc, varint, Compression, Error, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
 /// A v2 batch written by hand: `count` records in `records`, CRC-32C computed.
@@ -151,12 +151,12 @@ fn v2_builder_compression_reset_to_none_keeps_the_header_space() {
     let mut b = V2Builder::new(0)
         .compression(Compression::Gzip, None)
         .compression(Compression::None, None);
-    b.append(&Record::new(1714000000000, Some(b"key"), Some(b"value")))
+    b.append(&NewRecord::new(1714000000000, Some(b"key"), Some(b"value")))
         .unwrap();
     let bytes = b.finish().unwrap();
     let mut plain = V2Builder::new(0);
     plain
-        .append(&Record::new(1714000000000, Some(b"key"), Some(b"value")))
+        .append(&NewRecord::new(1714000000000, Some(b"key"), Some(b"value")))
         .unwrap();
     assert_eq!(hex::encode(&bytes), hex::encode(plain.finish().unwrap()));
 }
@@ -229,10 +229,10 @@ fn legacy_wrapper_offset_arithmetic_wraps_like_java() {
 #[test]
 fn builders_reject_offset_ranges_beyond_i64_instead_of_panicking() {
     let mut v2 = V2Builder::new(i64::MIN);
-    let r = v2.append_with_offset(i64::MAX, &Record::new(0, None, None));
+    let r = v2.append_with_offset(i64::MAX, &NewRecord::new(0, None, None));
     assert!(matches!(r, Err(Error::Unencodable { .. })), "{r:?}");
     let mut v1 = write::LegacyBuilder::new(1, i64::MIN).unwrap();
-    let r = v1.append_with_offset(i64::MAX, &Record::new(0, None, None));
+    let r = v1.append_with_offset(i64::MAX, &NewRecord::new(0, None, None));
     assert!(matches!(r, Err(Error::Unencodable { .. })), "{r:?}");
 }
 
@@ -241,8 +241,8 @@ fn builders_reject_offset_ranges_beyond_i64_instead_of_panicking() {
 // Written against behaviour only (refused, or read back exactly), so that they also build against
 // the builders before the fix and fail there; `builder_config.rs` pins the error variant.
 
-fn hello() -> Record<'static> {
-    Record::new(1_714_000_000_000, None, Some(b"hello"))
+fn hello() -> NewRecord<'static> {
+    NewRecord::new(1_714_000_000_000, None, Some(b"hello"))
 }
 
 /// What one record must read back as: offset, timestamp, value.
@@ -325,7 +325,7 @@ fn v2_builder_compression_reset_after_append_does_not_drop_the_records() {
 fn v2_builder_delete_horizon_after_append_does_not_shift_timestamps() {
     let mut b = V2Builder::new(0);
     b.append(&hello()).unwrap();
-    b.append(&Record::new(1_714_000_000_005, None, Some(b"world")))
+    b.append(&NewRecord::new(1_714_000_000_005, None, Some(b"world")))
         .unwrap();
     let r = b.delete_horizon_ms(Some(1_000)).finish();
     refused_or_reads_back(

@@ -890,14 +890,14 @@ impl Log {
     /// # Examples
     ///
     /// ```
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     /// use krecords_log::{AppendOrigin, Env, Log, LogConfig};
     ///
     /// # fn main() -> krecords_log::Result<()> {
     /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
     /// let batch = |seq: i32| {
     ///     let mut b = V2Builder::new(0).producer(7, 0, seq);
-    ///     b.append(&Record::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
+    ///     b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
     ///     b.finish().unwrap()
     /// };
     /// let (b0, b1, gap) = (batch(0), batch(1), batch(5));
@@ -1167,7 +1167,7 @@ impl Log {
     /// # Examples
     ///
     /// ```
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     /// use krecords_log::transaction::IsolationLevel;
     /// use krecords_log::{AppendOrigin, Env, Log, LogConfig};
     ///
@@ -1175,7 +1175,7 @@ impl Log {
     /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
     /// let now = 1_714_000_000_000;
     /// let mut b = V2Builder::new(0).producer(42, 0, 0).transactional(true);
-    /// b.append(&Record::new(now, None, Some(b"pending"))).unwrap();
+    /// b.append(&NewRecord::new(now, None, Some(b"pending"))).unwrap();
     /// log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
     /// assert_eq!(log.last_stable_offset(), 0);
     /// let marker = log.append_end_txn(42, 0, 0, false, now)?;
@@ -1496,11 +1496,11 @@ impl Log {
     ///
     /// ```
     /// # use krecords_log::{AppendOrigin, Env, IsolationLevel, Log, LogConfig, OffsetSpec};
-    /// # use krecords_codec::write::{Record, V2Builder};
+    /// # use krecords_codec::write::{NewRecord, V2Builder};
     /// # fn main() -> krecords_log::Result<()> {
     /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
     /// let mut b = V2Builder::new(0).producer(7, 0, 0).transactional(true);
-    /// b.append(&Record::new(1_714_000_000_000, None, Some(b"open"))).unwrap();
+    /// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"open"))).unwrap();
     /// log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
     /// // The transaction is still open: read_committed consumers cannot see offset 0 yet.
     /// assert_eq!(log.offsets_at(OffsetSpec::Latest, IsolationLevel::ReadCommitted)?.offset, 0);

@@ -1001,7 +1001,7 @@ fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<Str
 mod tests {
     use super::*;
     use crate::storage::MemStorage;
-    use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 
     /// A segment of v2 batches of assorted sizes (some larger than the header window), then,
     /// with `legacy`, a v0 message.
@@ -1016,7 +1016,7 @@ mod tests {
             let mut b = V2Builder::new(next).producer(-1, -1, -1);
             for r in 0..n {
                 let len = (i * 97 + r * 31) % value.len();
-                b.append(&Record::new(1000 + r as i64, None, Some(&value[..len])))
+                b.append(&NewRecord::new(1000 + r as i64, None, Some(&value[..len])))
                     .unwrap();
             }
             let bytes = b.finish().unwrap();
@@ -1024,7 +1024,7 @@ mod tests {
         }
         if legacy {
             let mut b = LegacyBuilder::new(0, next).unwrap();
-            b.append(&Record::new(-1, None, Some(b"old"))).unwrap();
+            b.append(&NewRecord::new(-1, None, Some(b"old"))).unwrap();
             let mut bytes = Vec::new();
             b.finish_into(&mut bytes).unwrap();
             append(&mut seg, &bytes, &mut next);

@@ -40,7 +40,7 @@ use crate::config::LogConfig;
 use crate::error::{Error, Location, RecordError, Result};
 use crate::log::AppendOrigin;
 use krecords_codec::read::{v2 as v2_layout, Batch, LegacyRecord, Record, V2Records};
-use krecords_codec::write::{LegacyBuilder, Record as NewRecord, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 
 /// The result of validating one append.
@@ -925,7 +925,7 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krecords_codec::write::Record as W;
+    use krecords_codec::write::NewRecord;
 
     const NOW: i64 = 1_714_000_000_000;
 
@@ -945,7 +945,7 @@ mod tests {
                 key: b"h",
                 value: Some(b"v"),
             }];
-            b.append(&W::new(ts, key, Some(b"value")).with_headers(&h))
+            b.append(&NewRecord::new(ts, key, Some(b"value")).with_headers(&h))
                 .unwrap();
         }
         b.finish().unwrap()

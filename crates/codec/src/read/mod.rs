@@ -240,19 +240,19 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    /// use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
     /// use krecords_codec::Compression;
     ///
     /// let mut b = V2Builder::new(40);
-    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"b"))).unwrap();
     /// let v2 = b.finish().unwrap();
     /// let batch = Entries::new(&v2).next().unwrap().unwrap();
     /// assert_eq!((batch.first_offset(), batch.last_offset()), (Some(40), 41));
     ///
     /// let mut b = LegacyBuilder::new(1, 40).unwrap().compression(Compression::Gzip, None).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"b"))).unwrap();
     /// let wrapper = b.finish().unwrap();
     /// let batch = Entries::new(&wrapper).next().unwrap().unwrap();
     /// assert_eq!((batch.first_offset(), batch.last_offset()), (None, 41));
@@ -281,11 +281,11 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     ///
     /// let mut b = V2Builder::new(0);
     /// for v in [b"a", b"b", b"c"] {
-    ///     b.append(&Record::new(1714000000000, None, Some(v))).unwrap();
+    ///     b.append(&NewRecord::new(1714000000000, None, Some(v))).unwrap();
     /// }
     /// let bytes = b.finish().unwrap();
     /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
@@ -317,12 +317,12 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::{Entries, RecordSpan};
-    /// use krecords_codec::write::{LegacyBuilder, Record};
+    /// use krecords_codec::write::{LegacyBuilder, NewRecord};
     /// use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
     ///
     /// let mut b = LegacyBuilder::new(1, 40).unwrap().compression(Compression::Gzip, None).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"b"))).unwrap();
     /// let wrapper = b.finish().unwrap();
     /// let batch = Entries::new(&wrapper).next().unwrap().unwrap();
     /// let mut scratch = Vec::new();
@@ -382,10 +382,10 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     ///
     /// let mut b = V2Builder::new(0).producer(7, 2, 10).transactional(true);
-    /// b.append(&Record::new(1714000000000, None, Some(b"x"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"x"))).unwrap();
     /// let bytes = b.finish().unwrap();
     /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
     /// assert_eq!(batch.producer_id(), Some(7));
@@ -441,16 +441,16 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    /// use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
     ///
     /// let mut b = V2Builder::new(0);
-    /// b.append(&Record::new(1714000000005, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000001, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000005, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000001, None, Some(b"b"))).unwrap();
     /// let bytes = b.finish().unwrap();
     /// assert_eq!(Entries::new(&bytes).next().unwrap().unwrap().max_timestamp(), 1714000000005);
     ///
     /// let mut b = LegacyBuilder::new(0, 0).unwrap();
-    /// b.append(&Record::new(-1, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(-1, None, Some(b"a"))).unwrap();
     /// let v0 = b.finish().unwrap();
     /// assert_eq!(Entries::new(&v0).next().unwrap().unwrap().max_timestamp(), -1);
     /// ```
@@ -584,11 +584,11 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     /// use krecords_codec::{Compression, Error, DEFAULT_DECOMPRESS_LIMIT};
     ///
     /// let mut b = V2Builder::new(0).compression(Compression::Lz4, None);
-    /// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
     /// let mut bytes = b.finish().unwrap();
     ///
     /// let mut scratch = Vec::new();

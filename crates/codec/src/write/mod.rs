@@ -15,7 +15,7 @@ use crate::{Error, Header, Result};
 
 /// One record to append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Record<'a> {
+pub struct NewRecord<'a> {
     /// Timestamp in ms; -1 means none (Kafka's `NO_TIMESTAMP`), other negatives are rejected.
     pub timestamp: i64,
     /// Key, `None` for null.
@@ -26,10 +26,10 @@ pub struct Record<'a> {
     pub headers: &'a [Header<'a>],
 }
 
-impl<'a> Record<'a> {
+impl<'a> NewRecord<'a> {
     /// A record without headers.
     pub fn new(timestamp: i64, key: Option<&'a [u8]>, value: Option<&'a [u8]>) -> Self {
-        Record {
+        NewRecord {
             timestamp,
             key,
             value,
