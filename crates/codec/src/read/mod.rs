@@ -19,9 +19,11 @@
 
 mod bytes;
 pub mod legacy;
+mod owned;
 pub mod v2;
 
 pub use legacy::{LegacyBatch, LegacyRecord, LegacyRecords};
+pub use owned::{OwnedHeader, OwnedRecord};
 pub use v2::{Headers, V2Batch, V2Record, V2Records};
 
 use crate::{Compression, Error, Header, Result, TimestampType, LOG_OVERHEAD, MAGIC_OFFSET};
@@ -619,6 +621,21 @@ impl<'a> Batch<'a> {
     }
 }
 
+/// [`Error::CrcMismatch`] at `at` unless the stored checksum is the computed one: the check that
+/// opens every entry's `checked_records`, whatever its format.
+#[inline]
+pub(crate) fn check_crc(at: usize, stored: u32, computed: u32) -> Result<()> {
+    if stored == computed {
+        Ok(())
+    } else {
+        Err(Error::CrcMismatch {
+            at,
+            stored,
+            computed,
+        })
+    }
+}
+
 /// First offset, last offset and number of records of an entry, from [`Batch::record_span`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RecordSpan {
@@ -637,6 +654,16 @@ pub enum Records<'a> {
     Legacy(LegacyRecords<'a>),
     /// Records of a v2 batch.
     V2(V2Records<'a>),
+}
+
+impl<'a> Records<'a> {
+    /// The bytes the records borrow from (for a compressed entry, the decompressed records).
+    pub(crate) fn data(&self) -> &'a [u8] {
+        match self {
+            Records::Legacy(r) => r.data(),
+            Records::V2(r) => r.data(),
+        }
+    }
 }
 
 impl<'a> Iterator for Records<'a> {
