@@ -181,11 +181,9 @@ fn records_of_a_compressed_entry_share_one_decompressed_buffer() {
         legacy(0, Compression::Lz4),
     ] {
         let mut scratch = Vec::new();
-        drop(
-            first(&bytes)
-                .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
-                .unwrap(),
-        );
+        let _ = first(&bytes)
+            .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+            .unwrap();
         let decompressed = scratch.len();
         let input = Bytes::from(bytes);
         let owned = first(&input)
