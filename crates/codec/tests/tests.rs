@@ -9,6 +9,7 @@
 //! * `checked_records`: the checked iteration against `validate` and `records`.
 //! * `end_txn_marker`: `write::end_txn_marker` against Kafka's bytes.
 //! * `owned_records`: `OwnedRecord`, shared slices of the input or of one decompressed buffer.
+//! * `strict_entries`: `Entries::max_entry_size` and `Entries::strict` against the default.
 
 mod batch_accessors;
 mod builder_config;
@@ -17,4 +18,5 @@ mod end_txn_marker;
 mod owned_records;
 mod proptests;
 mod regression;
+mod strict_entries;
 mod vectors;

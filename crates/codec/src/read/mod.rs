@@ -7,7 +7,10 @@
 //! compressed entries from one decompressed buffer the caller provides and may reuse.
 //!
 //! A buffer that ends inside an entry is not corrupt: fetch responses routinely cut the last batch
-//! short. [`Entries`] stops there and [`Entries::partial`] reports the leftover bytes.
+//! short. [`Entries`] stops there and [`Entries::partial`] reports the leftover bytes. For a file,
+//! where a corrupt size field in the middle would look just like such a tail and hide every
+//! entry after it, [`Entries::max_entry_size`] refuses sizes above a bound and
+//! [`Entries::strict`] makes any truncated entry an error.
 
 #![deny(
     clippy::indexing_slicing,
@@ -52,7 +55,9 @@ pub struct Partial {
 /// Iterator over the entries of a buffer of concatenated log entries of any format.
 ///
 /// Yields `Result<Batch>`; after an error it yields nothing more. A truncated last entry ends the
-/// iteration without an error and is reported by [`Entries::partial`].
+/// iteration without an error and is reported by [`Entries::partial`] (the default, right for
+/// fetch responses); [`Entries::max_entry_size`] and [`Entries::strict`] make a bad size an
+/// error instead, for files.
 ///
 /// # Examples
 ///
@@ -73,6 +78,10 @@ pub struct Entries<'a> {
     /// Set once iteration ended (end of input, partial tail or error).
     done: bool,
     partial: Option<Partial>,
+    /// Largest size field accepted, if bounded ([`Entries::max_entry_size`]).
+    max_size: Option<usize>,
+    /// Whether a truncated entry is an error ([`Entries::strict`]).
+    strict: bool,
 }
 
 impl<'a> Entries<'a> {
@@ -92,7 +101,55 @@ impl<'a> Entries<'a> {
             base,
             done: false,
             partial: None,
+            max_size: None,
+            strict: false,
         }
+    }
+
+    /// Refuses entries whose size field (the bytes after the 12-byte offset and size prefix)
+    /// is above `max`, with [`Error::InvalidLength`], whether or not the buffer holds that many
+    /// bytes. Kafka's `ByteBufferLogInputStream` bounds a produce request's batches so, by
+    /// `max.message.bytes`. Without it a size field that corruption made large in the middle of
+    /// a buffer ends iteration as a [`Partial`] tail, and the entries after it are not seen.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    ///
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"x"))).unwrap();
+    /// let one = b.finish().unwrap();
+    /// let mut file = [one.clone(), one.clone()].concat();
+    /// file[8..12].copy_from_slice(&100_000_000i32.to_be_bytes()); // a corrupt size
+    ///
+    /// // By default: a "partial tail" at byte 0, nothing read, no error.
+    /// let mut lax = Entries::new(&file);
+    /// assert!(lax.next().is_none());
+    /// assert_eq!(lax.partial().unwrap().position, 0);
+    /// // Bounded: an error naming the size field.
+    /// let mut bounded = Entries::new(&file).max_entry_size(1 << 20);
+    /// assert!(bounded.next().unwrap().is_err());
+    /// ```
+    pub fn max_entry_size(mut self, max: usize) -> Self {
+        self.max_size = Some(max);
+        self
+    }
+
+    /// Makes a truncated entry an error ([`Error::Truncated`]) instead of a [`Partial`] tail:
+    /// for buffers that must hold whole entries only, such as a closed segment file or a
+    /// file of entries to append. [`Entries::partial`] then stays `None`.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::Error;
+    /// let bytes = [0u8; 5]; // shorter than any entry
+    /// let mut entries = Entries::new(&bytes).strict();
+    /// assert!(matches!(entries.next(), Some(Err(Error::Truncated { at: 0, .. }))));
+    /// assert!(entries.next().is_none());
+    /// ```
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
     }
 
     /// The truncated entry that ended iteration, if any.
@@ -128,7 +185,7 @@ impl<'a> Entries<'a> {
             return Ok(None);
         }
         if rest.len() < LOG_OVERHEAD {
-            return Ok(self.stop_partial(None));
+            return self.stop_partial(None);
         }
         let size = i32_at(rest, 8);
         if size < MIN_ENTRY_SIZE {
@@ -142,8 +199,17 @@ impl<'a> Entries<'a> {
         }
         // size >= 14 here, so the conversion cannot fail; total cannot overflow on 64-bit.
         let total = (size as usize).saturating_add(LOG_OVERHEAD);
+        if let Some(max) = self.max_size.filter(|&max| size as usize > max) {
+            self.done = true;
+            return Err(Error::InvalidLength {
+                at: at.saturating_add(8),
+                what: "entry size",
+                expected: format!("<= {max} (the maximum entry size)"),
+                found: i64::from(size),
+            });
+        }
         if rest.len() < HEADER_SIZE_UP_TO_MAGIC {
-            return Ok(self.stop_partial(Some(total)));
+            return self.stop_partial(Some(total));
         }
         let magic = u8_at(rest, MAGIC_OFFSET) as i8;
         if !(0..=2).contains(&magic) {
@@ -154,7 +220,7 @@ impl<'a> Entries<'a> {
             });
         }
         let Some(entry) = rest.get(..total) else {
-            return Ok(self.stop_partial(Some(total)));
+            return self.stop_partial(Some(total));
         };
         let batch = if magic == 2 {
             V2Batch::new(entry, at).map(Batch::V2)
@@ -173,14 +239,24 @@ impl<'a> Entries<'a> {
         }
     }
 
-    fn stop_partial(&mut self, declared_size: Option<usize>) -> Option<Batch<'a>> {
+    /// Ends iteration at a truncated entry: a [`Partial`] tail, or in strict mode an error.
+    fn stop_partial(&mut self, declared_size: Option<usize>) -> Result<Option<Batch<'a>>> {
         self.done = true;
-        self.partial = Some(Partial {
+        let partial = Partial {
             position: self.next_position(),
             bytes: self.remaining().len(),
             declared_size,
-        });
-        None
+        };
+        if self.strict {
+            return Err(Error::Truncated {
+                at: partial.position,
+                what: "entry",
+                needed: declared_size.unwrap_or(LOG_OVERHEAD),
+                available: partial.bytes,
+            });
+        }
+        self.partial = Some(partial);
+        Ok(None)
     }
 }
 
