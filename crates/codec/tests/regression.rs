@@ -373,3 +373,74 @@ fn legacy_builder_compression_after_append_does_not_move_offsets() {
         }
     }
 }
+
+/// Issue 19: `write::set_base_offset` moves a batch (v2 and plain v0/v1), the CRC untouched and
+/// still valid, the records with it; refuses what it cannot move without changing the bytes.
+#[test]
+fn set_base_offset_moves_batches_without_touching_the_crc() {
+    use krecords_codec::write::{set_base_offset, LegacyBuilder};
+    use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+    for codec in Compression::ALL {
+        let mut b = V2Builder::new(5).compression(codec, None).producer(3, 1, 0);
+        for v in [b"a", b"b", b"c"] {
+            b.append(&NewRecord::new(1_714_000_000_000, None, Some(v)))
+                .unwrap();
+        }
+        let original = b.finish().unwrap();
+        let mut moved = original.clone();
+        set_base_offset(&mut moved, 1_000_000).unwrap();
+        assert_eq!(moved[8..], original[8..], "{codec}: only the offset field changes");
+        let batch = krecords_codec::read::Entries::new(&moved)
+            .next()
+            .unwrap()
+            .unwrap();
+        batch.validate().unwrap();
+        let mut scratch = Vec::new();
+        let offsets: Vec<i64> = batch
+            .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+            .unwrap()
+            .map(|r| r.unwrap().offset())
+            .collect();
+        assert_eq!(offsets, [1_000_000, 1_000_001, 1_000_002], "{codec}");
+        // Overflowing the last offset, negative offsets: refused, bytes unchanged.
+        for bad in [i64::MAX - 1, -1] {
+            let mut copy = moved.clone();
+            assert!(set_base_offset(&mut copy, bad).is_err());
+            assert_eq!(copy, moved);
+        }
+    }
+    let mut plain = LegacyBuilder::new(1, 7).unwrap();
+    plain
+        .append(&NewRecord::new(1_714_000_000_000, None, Some(b"x")))
+        .unwrap();
+    let mut plain = plain.finish().unwrap();
+    set_base_offset(&mut plain, 42).unwrap();
+    let batch = krecords_codec::read::Entries::new(&plain)
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!((batch.first_offset(), batch.is_crc_valid()), (Some(42), true));
+    let mut wrapper = LegacyBuilder::new(1, 7)
+        .unwrap()
+        .compression(Compression::Gzip, None)
+        .unwrap();
+    wrapper
+        .append(&NewRecord::new(1_714_000_000_000, None, Some(b"x")))
+        .unwrap();
+    let wrapper = wrapper.finish().unwrap();
+    let mut copy = wrapper.clone();
+    assert!(set_base_offset(&mut copy, 42).is_err());
+    assert_eq!(copy, wrapper);
+    assert!(set_base_offset(&mut [0u8; 10], 1).is_err());
+    let mut short = original_v2_header_only();
+    assert!(set_base_offset(&mut short, 1).is_err());
+}
+
+fn original_v2_header_only() -> Vec<u8> {
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x")))
+        .unwrap();
+    let mut bytes = b.finish().unwrap();
+    bytes.truncate(40);
+    bytes
+}

@@ -5,10 +5,12 @@
 
 mod legacy;
 mod marker;
+mod offset;
 mod v2;
 
 pub use legacy::LegacyBuilder;
 pub use marker::{end_txn_marker, EndTxnBatch};
+pub use offset::set_base_offset;
 pub use v2::{write_empty_batch, EmptyBatch, V2Builder};
 
 use crate::{Error, Header, Result};
