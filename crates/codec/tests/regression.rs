@@ -389,7 +389,11 @@ fn set_base_offset_moves_batches_without_touching_the_crc() {
         let original = b.finish().unwrap();
         let mut moved = original.clone();
         set_base_offset(&mut moved, 1_000_000).unwrap();
-        assert_eq!(moved[8..], original[8..], "{codec}: only the offset field changes");
+        assert_eq!(
+            moved[8..],
+            original[8..],
+            "{codec}: only the offset field changes"
+        );
         let batch = krecords_codec::read::Entries::new(&moved)
             .next()
             .unwrap()
@@ -419,7 +423,10 @@ fn set_base_offset_moves_batches_without_touching_the_crc() {
         .next()
         .unwrap()
         .unwrap();
-    assert_eq!((batch.first_offset(), batch.is_crc_valid()), (Some(42), true));
+    assert_eq!(
+        (batch.first_offset(), batch.is_crc_valid()),
+        (Some(42), true)
+    );
     let mut wrapper = LegacyBuilder::new(1, 7)
         .unwrap()
         .compression(Compression::Gzip, None)

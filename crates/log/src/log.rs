@@ -53,7 +53,7 @@ impl Default for Env {
     }
 }
 
-/// Who is appending (Kafka's `AppendOrigin`). Replication is Kafka's business, not this log's.
+/// Who is appending (Kafka's `AppendOrigin`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AppendOrigin {
@@ -64,6 +64,18 @@ pub enum AppendOrigin {
     /// [`Log::append_end_txn`]): control batches are allowed, the client-only batch checks and
     /// the sequence checks are skipped, epochs and coordinator epochs are checked.
     Coordinator,
+    /// Entries that already have their offsets, such as the batches of an existing segment
+    /// (Kafka's `REPLICATION` origin: a follower appends the leader's batches as they are).
+    /// They are stored byte for byte: each entry must be whole, within `max.message.bytes`
+    /// and have a valid CRC, and the offsets are the entries' own, the first at or past the log
+    /// end offset and each entry's past the one before it (a gap is allowed, as on a
+    /// replica); [`Error::InvalidRecord`](crate::Error::InvalidRecord) otherwise.
+    /// Records are not validated again, control batches are taken, the producer state is
+    /// updated from the batches without duplicate, epoch or sequence checks, and the leader
+    /// epoch cache from their partition leader epochs. One append may hold many entries.
+    /// To move batches to other offsets first, use
+    /// [`krecords_codec::write::set_base_offset`].
+    Import,
 }
 
 /// The outcome of an append.
@@ -977,7 +989,12 @@ impl Log {
             partition_leader_epoch: self.leader_epoch,
             origin,
         };
-        let validated = validate::validate(bytes, next_offset, &settings)?;
+        let validated = match origin {
+            AppendOrigin::Import => validate::import(bytes, next_offset, &self.config)?,
+            AppendOrigin::Client | AppendOrigin::Coordinator => {
+                validate::validate(bytes, next_offset, &settings)?
+            }
+        };
         let total_size = validated.bytes.len() + validated.tail.len();
         // With a tail, `validated.bytes` is the patched header of one non-control v2 batch whose
         // records stay in the input: the producer checks and the index bookkeeping read only
@@ -1019,6 +1036,7 @@ impl Log {
         let producer_origin = match origin {
             AppendOrigin::Client => Origin::Client,
             AppendOrigin::Coordinator => Origin::Coordinator,
+            AppendOrigin::Import => Origin::Replay,
         };
         let mut scratch = Vec::new();
         let update =
@@ -1062,7 +1080,9 @@ impl Log {
             })
             .collect();
         drop(batches);
-        let log_append_time = append_time.then_some(validated.now);
+        // Imported batches keep the times they have.
+        let log_append_time =
+            (append_time && origin != AppendOrigin::Import).then_some(validated.now);
         Ok(Prepared::Append(Box::new(Checks {
             validated,
             metas,

@@ -358,6 +358,80 @@ fn record_errors_to_error(
     }
 }
 
+/// The checks of an [`AppendOrigin::Import`] append (Kafka's replica path, which appends with
+/// the leader's offsets): `input` is whole entries of any format, kept byte for byte; each is
+/// framed, within `max.message.bytes` and has a valid CRC, and the offsets are taken from the
+/// entries: the first at or past `next_offset` (the log end), every entry's first offset past
+/// the previous entry's last. Records are not looked at otherwise (no timestamp, key or
+/// compression rules: the batches were validated where they were first appended).
+pub(crate) fn import<'a>(
+    input: &'a [u8],
+    next_offset: i64,
+    config: &LogConfig,
+) -> Result<Validated<'a>> {
+    let max = usize::try_from(config.max_message_bytes).unwrap_or(0);
+    // Whole entries only: a truncated or corrupt size is an error, not a tail to trim.
+    let entries = krecords_codec::read::Entries::new(input).strict();
+    let mut first_offset = None;
+    let mut last_offset = next_offset - 1;
+    let mut record_count = 0u64;
+    let mut scratch = Vec::new();
+    for entry in entries {
+        let b = entry.map_err(|e| Error::corrupt_codec(at(e.position().unwrap_or(0)), e))?;
+        let loc = at(b.position());
+        if b.size_in_bytes() > max {
+            return Err(Error::MessageTooLarge {
+                at: loc,
+                size: b.size_in_bytes(),
+                max: config.max_message_bytes,
+            });
+        }
+        if !b.is_crc_valid() {
+            return Err(Error::corrupt_codec(
+                loc,
+                krecords_codec::Error::CrcMismatch {
+                    at: b.position(),
+                    stored: b.crc(),
+                    computed: b.compute_crc(),
+                },
+            ));
+        }
+        let span = b
+            .record_span(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+            .map_err(|e| record_read_error(b.position(), e))?;
+        if span.first_offset <= last_offset || span.last_offset < span.first_offset {
+            let what = if first_offset.is_none() {
+                format!("the log end offset {next_offset}")
+            } else {
+                format!("the previous entry's last offset {last_offset}")
+            };
+            return Err(Error::invalid_record(
+                loc,
+                format!(
+                    "imported offsets [{}, {}] do not follow {what}",
+                    span.first_offset, span.last_offset
+                ),
+            ));
+        }
+        first_offset.get_or_insert(span.first_offset);
+        last_offset = span.last_offset;
+        record_count = record_count.saturating_add(span.count as u64);
+    }
+    let Some(first_offset) = first_offset else {
+        return Err(Error::invalid_record(at(0), "no entries to import"));
+    };
+    Ok(Validated {
+        bytes: input.to_vec(),
+        tail: &[],
+        first_offset,
+        last_offset,
+        record_count,
+        now: -1,
+        rebuilt: false,
+        trimmed_bytes: 0,
+    })
+}
+
 /// Validates and assigns offsets to `input`, the payload of one produce request for this
 /// partition, starting at `next_offset`. On error nothing has been written anywhere.
 pub(crate) fn validate<'a>(

@@ -6,6 +6,7 @@ mod append;
 mod broker;
 mod compact;
 mod crash;
+mod import;
 mod interop;
 mod locking;
 mod mixed_formats;
