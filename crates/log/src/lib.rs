@@ -151,8 +151,8 @@ pub use error::{Error, Location, RecordError, Result};
 /// The codec this log is built on, re-exported so that one dependency gives both.
 pub use krecords_codec as codec;
 pub use log::{
-    AppendInfo, AppendOrigin, Env, FetchResult, ListOffsetsResult, Log, LogInfo, OffsetSpec,
-    OpenOptions, ReadResult, RetainInfo, SegmentInfo,
+    AppendInfo, AppendOrigin, Env, FetchInfo, FetchResult, ListOffsetsResult, Log, LogInfo,
+    OffsetSpec, OpenOptions, ReadResult, RetainInfo, SegmentInfo,
 };
 pub use recovery::RecoverInfo;
 pub use storage::LockWait;

@@ -146,6 +146,24 @@ pub struct FetchResult {
     pub aborted_transactions: Option<Vec<AbortedTransaction>>,
 }
 
+/// What [`Log::fetch_into`] found, apart from the bytes it appended to the caller's buffer:
+/// the fields of [`FetchResult`], and where the entries are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchInfo {
+    /// Where in the buffer the entries of this fetch are (empty when none were read).
+    pub range: std::ops::Range<usize>,
+    /// As [`FetchResult::next_offset`].
+    pub next_offset: i64,
+    /// As [`FetchResult::high_watermark`].
+    pub high_watermark: i64,
+    /// As [`FetchResult::last_stable_offset`].
+    pub last_stable_offset: i64,
+    /// As [`FetchResult::log_start_offset`].
+    pub log_start_offset: i64,
+    /// As [`FetchResult::aborted_transactions`].
+    pub aborted_transactions: Option<Vec<AbortedTransaction>>,
+}
+
 /// What `offsets` looks up (ListOffsets semantics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OffsetSpec {
@@ -1360,9 +1378,63 @@ impl Log {
         max_bytes: usize,
         isolation: IsolationLevel,
     ) -> Result<FetchResult> {
+        let mut bytes = Vec::new();
+        let info = self.fetch_into(offset, max_bytes, isolation, &mut bytes)?;
+        Ok(FetchResult {
+            bytes,
+            next_offset: info.next_offset,
+            high_watermark: info.high_watermark,
+            last_stable_offset: info.last_stable_offset,
+            log_start_offset: info.log_start_offset,
+            aborted_transactions: info.aborted_transactions,
+        })
+    }
+
+    /// [`Log::fetch`] into a buffer of the caller's: the entries are appended to `buf` (read
+    /// from the segment files straight into it, nothing else allocated for them), so one buffer
+    /// serves fetch after fetch, or a response being assembled takes the entries where they
+    /// belong. `max_bytes` counts the bytes of this fetch only, not what `buf` held before;
+    /// [`FetchInfo::range`] says where in `buf` they are. On error `buf` is as it was.
+    ///
+    /// To share a [`FetchResult`]'s bytes instead (between threads, consumers, or as
+    /// [`OwnedRecord`](krecords_codec::read::OwnedRecord)s), turn them into a `bytes::Bytes`:
+    /// `Bytes::from(result.bytes)` takes the vector's allocation without copying.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::fetch`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    /// use krecords_log::{AppendOrigin, Env, IsolationLevel, Log, LogConfig};
+    ///
+    /// # fn main() -> krecords_log::Result<()> {
+    /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
+    /// for v in [b"a", b"b"] {
+    ///     let mut b = V2Builder::new(0);
+    ///     b.append(&NewRecord::new(1_714_000_000_000, None, Some(v))).unwrap();
+    ///     log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
+    /// }
+    /// let mut buf = b"response header".to_vec();
+    /// let info = log.fetch_into(0, 1 << 20, IsolationLevel::ReadUncommitted, &mut buf)?;
+    /// assert_eq!((info.range.start, info.next_offset), (15, 2));
+    /// assert_eq!(&buf[info.range], &log.read(0, 1 << 20)?.bytes[..]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fetch_into(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        isolation: IsolationLevel,
+        buf: &mut Vec<u8>,
+    ) -> Result<FetchInfo> {
         let log_end = self.log_end_offset();
-        let mut result = FetchResult {
-            bytes: Vec::new(),
+        let start = buf.len();
+        let mut result = FetchInfo {
+            range: start..start,
             next_offset: offset,
             high_watermark: self.high_watermark(),
             last_stable_offset: self.last_stable_offset(),
@@ -1387,11 +1459,20 @@ impl Log {
             .unwrap_or(0);
         if offset < max_offset {
             for segment in &self.segments[first..] {
-                let Some(position) = segment.find_position(offset)? else {
-                    continue;
+                let read = segment.find_position(offset).and_then(|p| match p {
+                    Some(position) => segment
+                        .read_into(position, max_bytes, max_offset, buf, start)
+                        .map(Some),
+                    None => Ok(None),
+                });
+                let (last, full) = match read {
+                    Ok(Some(r)) => r,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        buf.truncate(start);
+                        return Err(e);
+                    }
                 };
-                let (last, full) =
-                    segment.read_into(position, max_bytes, max_offset, &mut result.bytes)?;
                 if let Some(last) = last {
                     result.next_offset = last + 1;
                 }
@@ -1400,9 +1481,10 @@ impl Log {
                 }
             }
         }
+        result.range = start..buf.len();
         if isolation == IsolationLevel::ReadCommitted {
             let mut aborted = Vec::new();
-            if !result.bytes.is_empty() {
+            if !result.range.is_empty() {
                 for segment in &self.segments[first..] {
                     let (found, complete) = segment.txn_index().collect(offset, result.next_offset);
                     aborted.extend(found.iter().map(AbortedTxn::as_aborted_transaction));

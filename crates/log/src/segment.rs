@@ -601,9 +601,12 @@ impl Segment {
         max_bytes: usize,
         max_offset: i64,
         out: &mut Vec<u8>,
+        start: usize,
     ) -> Result<(Option<i64>, bool)> {
         let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
         let base_len = out.len();
+        // Bytes of this fetch already in `out`.
+        let fetched = base_len.saturating_sub(start);
         let mut len = 0usize;
         let mut pos = position;
         let mut last = None;
@@ -616,20 +619,22 @@ impl Segment {
                     if last_offset >= max_offset {
                         break true;
                     }
-                    let have = base_len + len;
+                    let have = fetched + len;
                     let size_usize = usize::try_from(size).unwrap_or(usize::MAX);
                     if have != 0 && have.saturating_add(size_usize) > max_bytes {
                         break true;
                     }
                     len += size_usize;
                     last = Some(last_offset);
-                    if base_len + len >= max_bytes {
+                    if fetched + len >= max_bytes {
                         break true;
                     }
                     pos += size;
                 }
                 Head::End => break false,
-                Head::Other => return self.read_into_parsed(position, max_bytes, max_offset, out),
+                Head::Other => {
+                    return self.read_into_parsed(position, max_bytes, max_offset, out, start)
+                }
             }
         };
         if len > 0 {
@@ -650,6 +655,7 @@ impl Segment {
         max_bytes: usize,
         max_offset: i64,
         out: &mut Vec<u8>,
+        start: usize,
     ) -> Result<(Option<i64>, bool)> {
         let mut r = SegmentReader::new(self.log.as_ref(), position, self.size, SCAN_WINDOW);
         let mut last = None;
@@ -661,12 +667,13 @@ impl Segment {
                 return Ok((last, true));
             }
             let bytes = b.as_bytes();
-            if !out.is_empty() && out.len() + bytes.len() > max_bytes {
+            let fetched = out.len().saturating_sub(start);
+            if fetched != 0 && fetched + bytes.len() > max_bytes {
                 return Ok((last, true));
             }
             out.extend_from_slice(bytes);
             last = Some(b.last_offset());
-            if out.len() >= max_bytes {
+            if out.len().saturating_sub(start) >= max_bytes {
                 return Ok((last, true));
             }
         }
@@ -1062,13 +1069,13 @@ mod tests {
                     for max_offset in [offset, offset + 3, end - 1, end] {
                         let mut a = vec![1u8; 3];
                         let mut b = a.clone();
-                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a);
-                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b);
+                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a, 0);
+                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b, 0);
                         assert_eq!(ra.unwrap(), rb.unwrap());
                         assert_eq!(a, b);
                         let (mut a, mut b) = (Vec::new(), Vec::new());
-                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a);
-                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b);
+                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a, 0);
+                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b, 0);
                         assert_eq!(ra.unwrap(), rb.unwrap());
                         assert_eq!(a, b);
                     }

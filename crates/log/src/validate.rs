@@ -538,23 +538,9 @@ pub(crate) fn validate<'a>(
 
     if source == Compression::None && target == Compression::None {
         if batches.iter().all(|b| b.magic() == to_magic) {
-            return match assign_in_place_uncompressed(input, &batches, next_offset, s)? {
-                Some((bytes, tail, count)) => Ok(done(bytes, tail, count, false)),
-                None => {
-                    // Out-of-order v2 offset deltas: rebuild.
-                    let records = collect_uncompressed(&batches, s, to_magic)?;
-                    let bytes = build(
-                        s,
-                        to_magic,
-                        Compression::None,
-                        None,
-                        next_offset,
-                        &first,
-                        &records,
-                    )?;
-                    Ok(done(bytes, &[], records.len() as u64, true))
-                }
-            };
+            let (bytes, tail, count) =
+                assign_in_place_uncompressed(input, &batches, next_offset, s)?;
+            return Ok(done(bytes, tail, count, false));
         }
         let records = collect_uncompressed(&batches, s, to_magic)?;
         let bytes = build(
@@ -705,18 +691,17 @@ fn collect_uncompressed<'a>(
 }
 
 /// Kafka's `assignOffsetsNonCompressed`: offsets assigned in place, the records (and their
-/// offset deltas, in whatever order) left as they are. Always `Some` (the `Option` stays for the
-/// caller's rebuild path, which no longer triggers).
+/// offset deltas, in whatever order) left as they are; never a rebuild. Returns the entries,
+/// the borrowed tail (see below) and the record count.
 ///
 /// A single non-control v2 batch is not copied: the result is its patched header and the rest
 /// of the input, borrowed.
-#[allow(clippy::type_complexity)]
 fn assign_in_place_uncompressed<'a>(
     input: &'a [u8],
     batches: &[Batch<'_>],
     next_offset: i64,
     s: &Settings<'_>,
-) -> Result<Option<(Vec<u8>, &'a [u8], u64)>> {
+) -> Result<(Vec<u8>, &'a [u8], u64)> {
     let first = batches[0];
     let tt = s.config.message_timestamp_type;
     // (batch, last offset assigned, timestamp to set)
@@ -769,14 +754,14 @@ fn assign_in_place_uncompressed<'a>(
             let (head, tail) = input.split_at(v2_layout::RECORDS_OFFSET);
             let mut head = head.to_vec();
             patch(&mut head, b, *last, *ts, s.partition_leader_epoch);
-            return Ok(Some((head, tail, count)));
+            return Ok((head, tail, count));
         }
     }
     let mut bytes = input.to_vec();
     for (b, last, ts) in patches {
         patch(&mut bytes, &b, last, ts, s.partition_leader_epoch);
     }
-    Ok(Some((bytes, &[], count)))
+    Ok((bytes, &[], count))
 }
 
 /// The records of an uncompressed v2 batch checked without building them: every record parses

@@ -6,6 +6,7 @@ mod append;
 mod broker;
 mod compact;
 mod crash;
+mod fetch_into;
 mod import;
 mod interop;
 mod locking;
