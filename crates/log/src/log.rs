@@ -1030,7 +1030,8 @@ impl Log {
         } else {
             &header_view
         };
-        for entry in Entries::new(parsed) {
+        // Validated entries: whole, so a truncated one is an error (a bug), never a tail.
+        for entry in Entries::new(parsed).strict() {
             let b = entry.map_err(|e| Error::Codec {
                 at: Location::Unknown,
                 source: e,
