@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, the Rust test suites (unit, integration,
-# property, vectors, hostile-input memory bounds, doc tests), the benchmarks in a smoke mode,
+# property, vectors, hostile-input memory bounds, doc tests), the library examples, rustdoc with
+# warnings as errors, the benchmarks in a smoke mode,
 # every fuzz target for a bounded time, and the interop
 # suite against Apache Kafka's Java implementation, a real broker and kafka-python.
 #
@@ -20,6 +21,18 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test"
 cargo test --workspace --locked
+
+step "examples of the library crates run (each makes its own input in a temporary directory)"
+for crate in codec log; do
+    for example in crates/$crate/examples/*.rs; do
+        name=$(basename "$example" .rs)
+        echo "krecords-$crate --example $name"
+        cargo run -q --locked -p "krecords-$crate" --example "$name" >/dev/null
+    done
+done
+
+step "cargo doc (warnings are errors: broken links, undocumented public items)"
+RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --locked
 
 step "benchmarks compile and run once (no timing assertions)"
 cargo bench --workspace --locked -- --test >/dev/null

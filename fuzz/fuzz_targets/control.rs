@@ -89,7 +89,9 @@ fuzz_target!(|data: &[u8]| {
         .transactional(true)
         .producer(i64::from(producer_id), producer_epoch, -1);
     assert!(b
-        .append(&krecords_codec::write::Record::new(timestamp, None, None))
+        .append(&krecords_codec::write::NewRecord::new(
+            timestamp, None, None
+        ))
         .is_err());
     b.append_control(timestamp, &key.to_bytes(), &marker.to_bytes())
         .expect("append_control");

@@ -7,8 +7,8 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use krecords_codec::read::{Batch, Entries, Record as ReadRecord};
-use krecords_codec::write::{LegacyBuilder, Record};
+use krecords_codec::read::{Batch, Entries, Record};
+use krecords_codec::write::{LegacyBuilder, NewRecord};
 use krecords_codec::{Compression, Error, TimestampType};
 use libfuzzer_sys::fuzz_target;
 
@@ -101,7 +101,7 @@ fuzz_target!(|input: Input| {
     let mut accepted = Vec::new();
     let mut last: Option<i64> = None;
     for rec in &input.records {
-        let mut record = Record::new(
+        let mut record = NewRecord::new(
             rec.timestamp.get(),
             rec.key.as_deref(),
             rec.value.as_deref(),
@@ -195,8 +195,8 @@ fuzz_target!(|input: Input| {
             };
             let mut s = Vec::new();
             let rs: Vec<_> = b.records(&mut s, usize::MAX).expect("records").collect();
-            assert_eq!(rs, vec![Ok(ReadRecord::Legacy(l.as_record()))]);
-            got.push(ReadRecord::Legacy(l.as_record()));
+            assert_eq!(rs, vec![Ok(Record::Legacy(l.as_record()))]);
+            got.push(Record::Legacy(l.as_record()));
         }
     } else {
         assert_eq!(batches.len(), 1);
@@ -233,7 +233,7 @@ fuzz_target!(|input: Input| {
     }
     assert_eq!(got.len(), accepted.len());
     for (r, (offset, rec)) in got.iter().zip(&accepted) {
-        let ReadRecord::Legacy(l) = r else {
+        let Record::Legacy(l) = r else {
             panic!("v2 record from a legacy entry")
         };
         let expected_offset = if magic == 1 && codec != Compression::None && last_offset == 0 {

@@ -60,7 +60,10 @@ fn name(tag: u8) -> Option<String> {
 fn read_all(log: &Log, strict: bool) {
     let start = log.log_start_offset();
     let hw = log.high_watermark();
-    assert!(start <= hw, "log start {start} past the high watermark {hw}");
+    assert!(
+        start <= hw,
+        "log start {start} past the high watermark {hw}"
+    );
     let mut offset = start;
     let mut last = None::<i64>;
     let mut pages = 0;
@@ -80,7 +83,10 @@ fn read_all(log: &Log, strict: bool) {
         if r.bytes.is_empty() || (!strict && r.next_offset <= offset) {
             return;
         }
-        assert!(r.next_offset > offset, "read at {offset} did not move forward");
+        assert!(
+            r.next_offset > offset,
+            "read at {offset} did not move forward"
+        );
         assert!(r.next_offset <= hw, "read past the high watermark");
         for entry in Entries::new(&r.bytes) {
             let entry = match entry {
@@ -100,12 +106,18 @@ fn read_all(log: &Log, strict: bool) {
             }
             last = Some(l);
         }
-        for isolation in [IsolationLevel::ReadUncommitted, IsolationLevel::ReadCommitted] {
+        for isolation in [
+            IsolationLevel::ReadUncommitted,
+            IsolationLevel::ReadCommitted,
+        ] {
             match log.consume(offset, 4096, isolation) {
                 Ok(c) => {
                     let mut prev = offset - 1;
                     for rec in &c.records {
-                        assert!(!strict || rec.offset > prev, "consumed offsets not increasing");
+                        assert!(
+                            !strict || rec.offset > prev,
+                            "consumed offsets not increasing"
+                        );
                         prev = rec.offset;
                     }
                 }
@@ -156,10 +168,19 @@ fn check_recovered(log: Log, env: Env) {
     }
     read_all(&log, true);
     let (start, end) = (log.log_start_offset(), log.log_end_offset());
-    log.close().unwrap_or_else(|e| panic!("close after recovery: {e}"));
+    log.close()
+        .unwrap_or_else(|e| panic!("close after recovery: {e}"));
     let log = Log::open_with(dir, env).unwrap_or_else(|e| panic!("reopen after close: {e}"));
-    assert_eq!(log.log_start_offset(), start, "log start changed by close + reopen");
-    assert_eq!(log.log_end_offset(), end, "log end changed by close + reopen");
+    assert_eq!(
+        log.log_start_offset(),
+        start,
+        "log start changed by close + reopen"
+    );
+    assert_eq!(
+        log.log_end_offset(),
+        end,
+        "log end changed by close + reopen"
+    );
     log.verify_indexes()
         .unwrap_or_else(|e| panic!("indexes inconsistent after reopen: {e}"));
     read_all(&log, true);

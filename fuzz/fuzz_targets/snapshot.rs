@@ -25,7 +25,10 @@ fuzz_target!(|data: &[u8]| {
             let encoded = encode_snapshot(&entries);
             assert_eq!(encoded.len(), HEADER + entries.len() * ENTRY);
             let again = parse_snapshot(path, &encoded).expect("re-encoded snapshot parses");
-            assert_eq!(again, entries, "re-encoded snapshot parses to other entries");
+            assert_eq!(
+                again, entries,
+                "re-encoded snapshot parses to other entries"
+            );
             if data.len() == encoded.len() {
                 assert_eq!(encoded, data, "canonical snapshot not reproduced");
             } else {
@@ -60,5 +63,8 @@ fuzz_target!(|data: &[u8]| {
         })
         .collect();
     let encoded = encode_snapshot(&entries);
-    assert_eq!(parse_snapshot(path, &encoded).expect("encoded parses"), entries);
+    assert_eq!(
+        parse_snapshot(path, &encoded).expect("encoded parses"),
+        entries
+    );
 });

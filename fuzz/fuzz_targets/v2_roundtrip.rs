@@ -5,8 +5,8 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use krecords_codec::read::{Batch, Entries, Record as ReadRecord};
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::read::{Batch, Entries, Record};
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::{Compression, Error, Header, TimestampType};
 use krecords_fuzz::LIMIT;
 use libfuzzer_sys::fuzz_target;
@@ -133,7 +133,7 @@ fuzz_target!(|input: Input| {
                 value: v.as_deref(),
             })
             .collect();
-        let record = Record::new(
+        let record = NewRecord::new(
             rec.timestamp.get(),
             rec.key.as_deref(),
             rec.value.as_deref(),
@@ -280,7 +280,7 @@ fuzz_target!(|input: Input| {
     }
 
     let mut scratch = Vec::new();
-    let records: Vec<ReadRecord<'_>> = batch
+    let records: Vec<Record<'_>> = batch
         .records(&mut scratch, usize::MAX)
         .expect("records")
         .collect::<Result<_, _>>()
@@ -288,7 +288,7 @@ fuzz_target!(|input: Input| {
     assert_eq!(records.len(), accepted.len());
     let mut section = 0usize;
     for (r, (offset, rec, headers)) in records.iter().zip(&accepted) {
-        let ReadRecord::V2(v) = r else {
+        let Record::V2(v) = r else {
             panic!("legacy record from a v2 batch")
         };
         assert_eq!(r.offset(), *offset);

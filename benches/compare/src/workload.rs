@@ -1,7 +1,7 @@
 //! Workloads: the records, the v2 bytes every implementation decodes, and the digest that every
 //! implementation must agree on.
 
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};
 
 /// First record timestamp (2024-04-24T23:06:40Z, the chapter's example time).
@@ -166,7 +166,7 @@ pub(crate) fn encode_ours(inputs: &Inputs, out: &mut Vec<u8>) {
             .compression(spec.codec, None);
         for i in range {
             let headers = inputs.headers_if_any(i);
-            let record = Record::new(
+            let record = NewRecord::new(
                 Inputs::timestamp(i),
                 Some(inputs.key(i)),
                 Some(inputs.value(i)),

@@ -3,7 +3,7 @@
 use crate::bytes_fmt::BytesFormat;
 use crate::{Context, Failure, Outcome};
 use krecords_codec::control::ControlRecordType;
-use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 use serde::Deserialize;
 use std::io::{BufRead, Write};
@@ -336,13 +336,14 @@ pub fn build_batches(
                     .collect()
             })
             .collect();
-        let recs: Vec<(Option<i64>, Record<'_>)> = chunk
+        let recs: Vec<(Option<i64>, NewRecord<'_>)> = chunk
             .iter()
             .zip(&header_store)
             .map(|(r, h)| {
                 (
                     r.offset,
-                    Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref()).with_headers(h),
+                    NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
+                        .with_headers(h),
                 )
             })
             .collect();

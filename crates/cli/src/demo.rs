@@ -7,7 +7,7 @@
 //! committed and one aborted, ended by the coordinator's markers), one segment per format.
 
 use crate::{Failure, Outcome};
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};
 use krecords_log::{AppendInfo, AppendOrigin, Log, LogConfig};
 use std::io::Write;
@@ -92,7 +92,7 @@ pub fn build_partition(dir: &Path) -> Result<Partition, Failure> {
     let mut b = LegacyBuilder::new(0, 0).map_err(codec_err)?;
     for i in 0..2 {
         let (k, v) = (key(i), value(i));
-        b.append(&Record::new(-1, Some(k.as_bytes()), Some(v.as_bytes())))
+        b.append(&NewRecord::new(-1, Some(k.as_bytes()), Some(v.as_bytes())))
             .map_err(codec_err)?;
     }
     produce(&mut log, &b.finish().map_err(codec_err)?)?;
@@ -101,7 +101,7 @@ pub fn build_partition(dir: &Path) -> Result<Partition, Failure> {
         .map_err(codec_err)?;
     for i in 2..5 {
         let (k, v) = (key(i), value(i));
-        b.append(&Record::new(-1, Some(k.as_bytes()), Some(v.as_bytes())))
+        b.append(&NewRecord::new(-1, Some(k.as_bytes()), Some(v.as_bytes())))
             .map_err(codec_err)?;
     }
     produce(&mut log, &b.finish().map_err(codec_err)?)?;
@@ -112,7 +112,7 @@ pub fn build_partition(dir: &Path) -> Result<Partition, Failure> {
     let mut b = LegacyBuilder::new(1, 0).map_err(codec_err)?;
     for i in 5..10 {
         let (k, v) = (key(i - 5), value(i));
-        b.append(&Record::new(
+        b.append(&NewRecord::new(
             T0 + i as i64,
             Some(k.as_bytes()),
             Some(v.as_bytes()),
@@ -135,7 +135,7 @@ pub fn build_partition(dir: &Path) -> Result<Partition, Failure> {
     for i in 10..20 {
         let v = value(i);
         b.append(
-            &Record::new(T0 + 100 + i as i64, Some(b"user-1"), Some(v.as_bytes()))
+            &NewRecord::new(T0 + 100 + i as i64, Some(b"user-1"), Some(v.as_bytes()))
                 .with_headers(&trace),
         )
         .map_err(codec_err)?;
@@ -148,7 +148,7 @@ pub fn build_partition(dir: &Path) -> Result<Partition, Failure> {
     let mut b = V2Builder::new(0).compression(Compression::Zstd, None);
     for i in 20..23 {
         let (k, v) = (key(i % 3), value(i));
-        b.append(&Record::new(
+        b.append(&NewRecord::new(
             T0 + 200 + i as i64,
             Some(k.as_bytes()),
             Some(v.as_bytes()),
@@ -162,7 +162,7 @@ pub fn build_partition(dir: &Path) -> Result<Partition, Failure> {
         for pid in [COMMITTED_PID, ABORTED_PID] {
             let mut b = V2Builder::new(0).producer(pid, 0, seq).transactional(true);
             let v = format!("{{\"txn\":{pid},\"step\":\"{step}\"}}");
-            b.append(&Record::new(
+            b.append(&NewRecord::new(
                 T0 + 300 + i64::from(seq),
                 Some(b"user-2"),
                 Some(v.as_bytes()),

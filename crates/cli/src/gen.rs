@@ -9,7 +9,7 @@ use crate::build::parse_compression;
 use crate::progress::{Progress, Unit};
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -463,7 +463,7 @@ fn generate(
                 gen.advance();
                 let headers = gen.headers();
                 let ts = args.timestamp.saturating_add((i + k) as i64);
-                let r = Record::new(ts, gen.key(), Some(gen.value())).with_headers(&headers);
+                let r = NewRecord::new(ts, gen.key(), Some(gen.value())).with_headers(&headers);
                 b.append(&r).map_err(encode_error)?;
             }
             out = b.finish().map_err(encode_error)?;
@@ -475,7 +475,7 @@ fn generate(
             for k in 0..n {
                 gen.advance();
                 let ts = args.timestamp.saturating_add((i + k) as i64);
-                b.append(&Record::new(ts, gen.key(), Some(gen.value())))
+                b.append(&NewRecord::new(ts, gen.key(), Some(gen.value())))
                     .map_err(encode_error)?;
             }
             b.finish_into(&mut out).map_err(encode_error)?;

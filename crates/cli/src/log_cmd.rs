@@ -648,31 +648,32 @@ impl Group {
 }
 
 fn append(args: AppendArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let groups = if args.raw {
+    let access = Access::Write(args.writer.options());
+    if args.raw {
         let mut input = Vec::new();
         io::stdin()
             .lock()
             .read_to_end(&mut input)
             .map_err(|e| Failure::Io(e, "cannot read stdin".into()))?;
-        match raw_groups(&input) {
-            Ok(g) => g,
-            Err(rejection) => {
-                // Nothing was written; check the log exists so that a wrong DIR is not
-                // reported as bad input.
-                return with_log(&args.dir, Access::Read, out, |_, out| {
+        // Parsed once the log is open: entries are bounded by its max.message.bytes, so a
+        // corrupt size field is refused rather than read as a truncated tail.
+        return with_log(&args.dir, access, out, |log, out| {
+            let max = usize::try_from(log.config().max_message_bytes).unwrap_or(0);
+            match raw_groups(&input, max) {
+                Ok(groups) => append_groups(log, &groups, out),
+                Err(rejection) => {
+                    // Nothing was written.
                     print_json(
                         out,
                         &serde_json::json!({"error": "CORRUPT_MESSAGE", "message": rejection}),
                     )?;
                     eprintln!("krec: CORRUPT_MESSAGE: {rejection}");
                     Ok(Outcome::DataProblem)
-                });
+                }
             }
-        }
-    } else {
-        json_groups(&args)?
-    };
-    let access = Access::Write(args.writer.options());
+        });
+    }
+    let groups = json_groups(&args)?;
     with_log(&args.dir, access, out, |log, out| {
         append_groups(log, &groups, out)
     })
@@ -756,8 +757,11 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
 }
 
 /// Splits pre-built entries into appends, checking each entry's structure and CRC first.
-/// A truncated trailing entry is dropped with a note, as Kafka trims it.
-fn raw_groups(input: &[u8]) -> Result<Vec<Group>, String> {
+/// A truncated trailing entry is dropped with a note, as Kafka trims it, unless it declares more
+/// than `max_message_bytes` (prefix included; the log's `max.message.bytes`): that is a corrupt
+/// size field, which would otherwise hide the entries after it, and is refused. (A complete
+/// entry over the limit is left to the append, which answers MESSAGE_TOO_LARGE.)
+fn raw_groups(input: &[u8], max_message_bytes: usize) -> Result<Vec<Group>, String> {
     let mut groups: Vec<Group> = Vec::new();
     // Magic of the open run of uncompressed v0/v1 messages, if the last group is one.
     let mut run_magic: Option<u8> = None;
@@ -794,6 +798,20 @@ fn raw_groups(input: &[u8]) -> Result<Vec<Group>, String> {
         }
     }
     if let Some(p) = entries.partial() {
+        if let Some(declared) = p.declared_size.filter(|&d| d > max_message_bytes) {
+            // Read again bounded, for the codec's own message about the size field.
+            let bounded = Entries::with_base(&input[p.position..], p.position)
+                .max_entry_size(max_message_bytes.saturating_sub(krecords_codec::LOG_OVERHEAD))
+                .next();
+            return Err(match bounded {
+                Some(Err(e)) => format!(
+                    "{e}: the entry would need {declared} bytes, {} are left, and \
+                     max.message.bytes is {max_message_bytes}",
+                    p.bytes
+                ),
+                _ => format!("entry at byte {} declares {declared} bytes", p.position),
+            });
+        }
         eprintln!(
             "krec: dropped {} bytes of a truncated entry at byte {} of the input",
             p.bytes, p.position

@@ -10,7 +10,7 @@ use crate::source::Next;
 use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::convert::ConvertOptions;
-use krecords_codec::read::{Batch, Record as ReadRecord};
+use krecords_codec::read::{Batch, Record};
 use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -389,7 +389,7 @@ fn merge(into: &mut Group, g: &Group) {
     into.uncompressed += g.uncompressed;
 }
 
-fn payload_of(r: &ReadRecord<'_>) -> u64 {
+fn payload_of(r: &Record<'_>) -> u64 {
     let headers: usize = r
         .headers()
         .map(|h| h.key.len() + h.value.map_or(0, <[u8]>::len))
@@ -419,8 +419,8 @@ fn account(
         let r = r?;
         let payload = payload_of(&r);
         let stored = match &r {
-            ReadRecord::V2(v) => v.size as u64,
-            ReadRecord::Legacy(m) => m.size_in_bytes() as u64,
+            Record::V2(v) => v.size as u64,
+            Record::Legacy(m) => m.size_in_bytes() as u64,
         };
         g.records += 1;
         g.payload += payload;

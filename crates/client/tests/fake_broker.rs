@@ -31,7 +31,7 @@ use kafka_protocol::protocol::{
 use kafka_protocol::ResponseError;
 use krecords_client::{Client, ClientConfig, Error, IsolationLevel, OffsetSpec};
 use krecords_codec::read::Entries;
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::write::{NewRecord, V2Builder};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use uuid::Uuid;
@@ -347,7 +347,7 @@ fn batches() -> Vec<Vec<u8>> {
             for i in 0..3 {
                 let value = format!("value {}", b * 3 + i).repeat(20);
                 builder
-                    .append(&Record::new(
+                    .append(&NewRecord::new(
                         1_700_000_000_000 + b * 3 + i,
                         Some(b"key".as_slice()),
                         Some(value.as_bytes()),

@@ -11,7 +11,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use krecords_codec::read::{Entries, Records};
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 
 const RECORDS: usize = 1000;
@@ -42,8 +42,12 @@ fn build_v2_with(values: &[Vec<u8>], keys: &[Vec<u8>], codec: Compression) -> Ve
     for batch in 0..BATCHES {
         let mut b = V2Builder::new((batch * RECORDS) as i64).compression(codec, None);
         for (i, (k, v)) in keys.iter().zip(values).enumerate() {
-            b.append(&Record::new(1_714_000_000_000 + i as i64, Some(k), Some(v)))
-                .unwrap();
+            b.append(&NewRecord::new(
+                1_714_000_000_000 + i as i64,
+                Some(k),
+                Some(v),
+            ))
+            .unwrap();
         }
         b.finish_into(&mut out).unwrap();
     }
@@ -161,8 +165,12 @@ fn bench(c: &mut Criterion) {
     let mut v1 = Vec::new();
     let mut b = LegacyBuilder::new(1, 0).unwrap();
     for (i, (k, v)) in keys.iter().zip(&values).enumerate() {
-        b.append(&Record::new(1_714_000_000_000 + i as i64, Some(k), Some(v)))
-            .unwrap();
+        b.append(&NewRecord::new(
+            1_714_000_000_000 + i as i64,
+            Some(k),
+            Some(v),
+        ))
+        .unwrap();
     }
     b.finish_into(&mut v1).unwrap();
     let mut g = c.benchmark_group("v1_decode_100B");

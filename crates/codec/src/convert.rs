@@ -50,12 +50,12 @@
 //! ```
 //! use krecords_codec::convert::{convert, ConvertOptions};
 //! use krecords_codec::read::{Batch, Entries};
-//! use krecords_codec::write::{LegacyBuilder, Record};
+//! use krecords_codec::write::{LegacyBuilder, NewRecord};
 //!
 //! // Two v1 messages at offsets 7 and 9 (a gap left by compaction).
 //! let mut b = LegacyBuilder::new(1, 7).unwrap();
-//! b.append_with_offset(7, &Record::new(1714000000000, Some(b"k"), Some(b"a"))).unwrap();
-//! b.append_with_offset(9, &Record::new(1714000000001, Some(b"k"), Some(b"b"))).unwrap();
+//! b.append_with_offset(7, &NewRecord::new(1714000000000, Some(b"k"), Some(b"a"))).unwrap();
+//! b.append_with_offset(9, &NewRecord::new(1714000000001, Some(b"k"), Some(b"b"))).unwrap();
 //! let v1 = b.finish().unwrap();
 //!
 //! let mut v2 = Vec::new();
@@ -68,8 +68,8 @@
 //! ```
 
 use crate::read::v2 as layout;
-use crate::read::{Batch, Entries, Partial, Record as ReadRecord};
-use crate::write::{LegacyBuilder, Record, V2Builder};
+use crate::read::{Batch, Entries, Partial, Record};
+use crate::write::{LegacyBuilder, NewRecord, V2Builder};
 use crate::{Compression, Error, Header, Result, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
 /// The most input bytes of uncompressed v0/v1 messages that [`ConvertOptions::batched`] puts in
@@ -277,10 +277,10 @@ pub struct ConvertStats {
 ///
 /// ```
 /// use krecords_codec::convert::{convert, ConvertOptions};
-/// use krecords_codec::write::{Record, V2Builder};
+/// use krecords_codec::write::{NewRecord, V2Builder};
 ///
 /// let mut b = V2Builder::new(0);
-/// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+/// b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
 /// let v2 = b.finish().unwrap();
 ///
 /// let mut v0 = Vec::new();
@@ -321,10 +321,10 @@ fn convert_into(input: &[u8], opts: &ConvertOptions, out: &mut Vec<u8>) -> Resul
 /// ```
 /// use krecords_codec::convert::{ConvertOptions, Converter};
 /// use krecords_codec::read::Entries;
-/// use krecords_codec::write::{Record, V2Builder};
+/// use krecords_codec::write::{NewRecord, V2Builder};
 ///
 /// let mut b = V2Builder::new(0);
-/// b.append(&Record::new(1714000000000, Some(b"k"), Some(b"v"))).unwrap();
+/// b.append(&NewRecord::new(1714000000000, Some(b"k"), Some(b"v"))).unwrap();
 /// let input = b.finish().unwrap();
 ///
 /// let mut converter = Converter::new(ConvertOptions::new(1)).unwrap();
@@ -549,7 +549,7 @@ impl Converter {
         let mut first = true;
         for record in batch.records(scratch, opts.decompress_limit)? {
             let record = record?;
-            if let (ReadRecord::Legacy(r), true) = (&record, opts.verify_crc && legacy_compressed) {
+            if let (Record::Legacy(r), true) = (&record, opts.verify_crc && legacy_compressed) {
                 let computed = r.compute_crc();
                 if r.crc != computed {
                     return Err(Error::InvalidRecord {
@@ -607,7 +607,7 @@ impl Converter {
                 match record {
                     // Keep a LogAppendTime batch's stored record timestamps (the producer's),
                     // which reads replace with the append time.
-                    ReadRecord::V2(r)
+                    Record::V2(r)
                         if source_log_append_time
                             && props.timestamp_type == TimestampType::LogAppendTime =>
                     {
@@ -627,13 +627,13 @@ impl Converter {
                 Builder::V2(b) if props.control => append_control(b, offset, timestamp, &record),
                 Builder::V2(b) => b.append_with_offset(
                     offset,
-                    &Record::new(timestamp, record.key(), record.value()).with_headers(&headers),
+                    &NewRecord::new(timestamp, record.key(), record.value()).with_headers(&headers),
                 ),
                 Builder::Legacy(b) => {
                     stats.dropped_headers += headers.len();
                     b.append_with_offset(
                         offset,
-                        &Record::new(timestamp, record.key(), record.value()),
+                        &NewRecord::new(timestamp, record.key(), record.value()),
                     )
                 }
             };
@@ -828,7 +828,7 @@ fn append_control(
     b: &mut V2Builder,
     offset: i64,
     timestamp: i64,
-    record: &ReadRecord<'_>,
+    record: &Record<'_>,
 ) -> Result<()> {
     let (Some(key), Some(value)) = (record.key(), record.value()) else {
         return Err(Error::Unencodable {
@@ -937,8 +937,8 @@ mod tests {
             .collect()
     }
 
-    fn write_rec<'a>(r: &'a Rec, headers: &'a [Header<'a>]) -> Record<'a> {
-        Record::new(
+    fn write_rec<'a>(r: &'a Rec, headers: &'a [Header<'a>]) -> NewRecord<'a> {
+        NewRecord::new(
             r.timestamp.unwrap_or(-1),
             r.key.as_deref(),
             r.value.as_deref(),
@@ -979,7 +979,7 @@ mod tests {
         for r in recs {
             b.append_with_offset(
                 r.offset,
-                &Record::new(
+                &NewRecord::new(
                     r.timestamp.unwrap_or(-1),
                     r.key.as_deref(),
                     r.value.as_deref(),
@@ -994,7 +994,7 @@ mod tests {
         build_with(magic, codec, TimestampType::CreateTime, -1, recs)
     }
 
-    fn to_rec(r: &ReadRecord<'_>) -> Rec {
+    fn to_rec(r: &Record<'_>) -> Rec {
         Rec {
             offset: r.offset(),
             timestamp: r.timestamp(),
@@ -1842,9 +1842,9 @@ mod tests {
         // A v0 wrapper's inner offsets are absolute and unchecked: -1 then i64::MAX. Our
         // builders refuse such offsets, so patch them in (the offset is outside the CRC).
         let mut b = LegacyBuilder::new(0, -1).unwrap();
-        b.append_with_offset(-1, &Record::new(-1, None, Some(b"a")))
+        b.append_with_offset(-1, &NewRecord::new(-1, None, Some(b"a")))
             .unwrap();
-        b.append_with_offset(0, &Record::new(-1, None, Some(b"b")))
+        b.append_with_offset(0, &NewRecord::new(-1, None, Some(b"b")))
             .unwrap();
         let mut inner = b.finish().unwrap();
         let second = inner.len() / 2;
@@ -1852,7 +1852,7 @@ mod tests {
         let mut value = Vec::new();
         crate::compression::compress(Compression::Gzip, None, 0, &inner, &mut value).unwrap();
         let mut w = LegacyBuilder::new(0, i64::MAX).unwrap();
-        w.append(&Record::new(-1, None, Some(&value))).unwrap();
+        w.append(&NewRecord::new(-1, None, Some(&value))).unwrap();
         let mut input = w.finish().unwrap();
         input[17] = Compression::Gzip.id();
         let len = input.len();

@@ -10,6 +10,12 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong while reading or writing Kafka records.
+///
+/// `at`, in every variant that has it ([`Error::position`]), is one thing: a byte position in
+/// the buffer the reader was given (plus the base of [`Entries::with_base`](crate::read::Entries::with_base)),
+/// the start of what was wrong. A problem inside decompressed data is reported at the position
+/// of the compressed data (a v2 records section, a wrapper's value), with the position within
+/// the decompressed bytes in the message, since those bytes are not in the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {

@@ -12,12 +12,12 @@
 //!
 //! ```
 //! use krecords_codec::read::Entries;
-//! use krecords_codec::write::{V2Builder, Record};
+//! use krecords_codec::write::{V2Builder, NewRecord};
 //! use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 //!
 //! let mut builder = V2Builder::new(0);
-//! builder.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
-//! builder.append(&Record::new(1714000000000, None, Some(b"world"))).unwrap();
+//! builder.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
+//! builder.append(&NewRecord::new(1714000000000, None, Some(b"world"))).unwrap();
 //! let bytes = builder.finish().unwrap();
 //! assert_eq!(bytes.len(), 85);
 //!

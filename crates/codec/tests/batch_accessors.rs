@@ -3,17 +3,17 @@
 
 use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
 use krecords_codec::read::{Batch, Entries, RecordSpan};
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Error, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
 const T0: i64 = 1_714_000_000_000;
 
 /// Three records at offsets base, base+1, base+3 with timestamps T0+5, T0+9, T0+1.
-fn three() -> [(i64, Record<'static>); 3] {
+fn three() -> [(i64, NewRecord<'static>); 3] {
     [
-        (0, Record::new(T0 + 5, Some(b"k"), Some(b"a"))),
-        (1, Record::new(T0 + 9, None, Some(b"b"))),
-        (3, Record::new(T0 + 1, Some(b"k"), None)),
+        (0, NewRecord::new(T0 + 5, Some(b"k"), Some(b"a"))),
+        (1, NewRecord::new(T0 + 9, None, Some(b"b"))),
+        (3, NewRecord::new(T0 + 1, Some(b"k"), None)),
     ]
 }
 
@@ -120,7 +120,7 @@ fn v1_log_append_time_wrapper() {
         .compression(Compression::Gzip, None)
         .unwrap()
         .timestamp_type(TimestampType::LogAppendTime, T0 + 77);
-    b.append(&Record::new(T0, None, Some(b"a"))).unwrap();
+    b.append(&NewRecord::new(T0, None, Some(b"a"))).unwrap();
     let bytes = b.finish().unwrap();
     let b = batches(&bytes)[0];
     assert_eq!(b.timestamp_type(), TimestampType::LogAppendTime);

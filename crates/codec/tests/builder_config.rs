@@ -3,7 +3,7 @@
 //! is named in [`Error::ConfigAfterAppend`]) on every later append and on finish.
 
 use krecords_codec::read::{Batch, Entries};
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Error, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
 const T0: i64 = 1_714_000_000_000;
@@ -128,7 +128,7 @@ fn append_two(b: &mut V2Builder, control: bool) -> Result<(), Error> {
         if control {
             b.append_control(T0 + i, &COMMIT_KEY, &MARKER)?;
         } else {
-            b.append(&Record::new(T0 + i, Some(b"k"), Some(b"value")))?;
+            b.append(&NewRecord::new(T0 + i, Some(b"k"), Some(b"value")))?;
         }
     }
     Ok(())
@@ -141,7 +141,7 @@ fn every_v2_setter_before_the_first_append_is_applied() {
             let mut b = (s.needs)(V2Builder::new(100));
             if pre_append_failure {
                 // A refused append leaves the builder empty: configuring it is still fine.
-                assert!(b.append(&Record::new(-5, None, None)).is_err());
+                assert!(b.append(&NewRecord::new(-5, None, None)).is_err());
             }
             let mut b = (s.apply)(b);
             append_two(&mut b, s.control).unwrap();
@@ -188,7 +188,7 @@ fn every_v2_setter_after_an_append_is_refused_by_append_and_finish() {
                 append_two(&mut b, control).unwrap();
                 let mut b = (s.apply)(b);
                 assert_eq!(b.count(), 2, "the records are kept, not rewritten");
-                let rec = Record::new(T0, None, Some(b"v"));
+                let rec = NewRecord::new(T0, None, Some(b"v"));
                 assert_eq!(b.append(&rec), Err(late(s.name)), "{}", s.name);
                 assert_eq!(
                     b.append_with_offset(500, &rec),
@@ -228,7 +228,7 @@ fn legacy_setters_before_the_first_append_are_applied() {
                 .unwrap();
             let mut b = b.timestamp_type(TimestampType::LogAppendTime, T0 + 99);
             for i in 0..2 {
-                b.append(&Record::new(T0 + i, Some(b"k"), Some(b"value")))
+                b.append(&NewRecord::new(T0 + i, Some(b"k"), Some(b"value")))
                     .unwrap();
             }
             let bytes = b.finish().unwrap();
@@ -272,7 +272,7 @@ fn legacy_setters_after_an_append_are_refused() {
                     .unwrap()
                     .compression(codec, None)
                     .unwrap();
-                b.append(&Record::new(T0, None, Some(b"v"))).unwrap();
+                b.append(&NewRecord::new(T0, None, Some(b"v"))).unwrap();
                 b
             };
             for to in [Compression::None, Compression::Gzip, Compression::Zstd] {
@@ -283,7 +283,7 @@ fn legacy_setters_after_an_append_are_refused() {
                 );
             }
             let mut b = new().timestamp_type(TimestampType::LogAppendTime, T0 + 99);
-            let rec = Record::new(T0, None, Some(b"v"));
+            let rec = NewRecord::new(T0, None, Some(b"v"));
             assert_eq!(b.append(&rec), late("timestamp_type").map(|()| 0));
             assert_eq!(b.append_with_offset(500, &rec), late("timestamp_type"));
             // The first late setter is the one reported.

@@ -11,7 +11,7 @@ fn v2(codec: Compression) -> Vec<u8> {
     let mut b = V2Builder::new(10).compression(codec, None);
     for i in 0..50i64 {
         let value = format!("value-{i}");
-        b.append(&write::Record::new(
+        b.append(&write::NewRecord::new(
             T0 + i,
             Some(b"k"),
             Some(value.as_bytes()),
@@ -52,7 +52,7 @@ fn valid_batches_yield_what_records_yields() {
                 .compression(codec, None)
                 .unwrap();
             for i in 0..3 {
-                b.append(&write::Record::new(T0 + i, None, Some(b"v")))
+                b.append(&write::NewRecord::new(T0 + i, None, Some(b"v")))
                     .unwrap();
             }
             let bytes = b.finish().unwrap();
@@ -96,8 +96,10 @@ fn a_corrupted_value_is_caught_by_the_crc() {
 #[test]
 fn a_record_outside_the_batch_offsets_is_read_as_kafka_reads_it_and_fails_validate() {
     let mut b = V2Builder::new(0);
-    b.append(&write::Record::new(T0, None, Some(b"a"))).unwrap();
-    b.append(&write::Record::new(T0, None, Some(b"b"))).unwrap();
+    b.append(&write::NewRecord::new(T0, None, Some(b"a")))
+        .unwrap();
+    b.append(&write::NewRecord::new(T0, None, Some(b"b")))
+        .unwrap();
     let mut bytes = b.finish().unwrap();
     // Second record: length, attributes, timestamp delta 0, offset delta 1 (zigzag 2) -> 2.
     let second = 61 + 1 + usize::from(bytes[61] / 2);
@@ -145,7 +147,7 @@ fn a_count_beyond_the_last_offset_delta_is_read_and_fails_validate() {
 fn a_bad_inner_crc_is_an_error_in_its_place() {
     let mut b = LegacyBuilder::new(1, 0).unwrap();
     for v in [b"a", b"b", b"c"] {
-        b.append(&write::Record::new(T0, None, Some(v))).unwrap();
+        b.append(&write::NewRecord::new(T0, None, Some(v))).unwrap();
     }
     let mut inner = b.finish().unwrap();
     // Each message is 35 bytes (12 + 22 + the 1-byte value): the second one's value is byte 69.

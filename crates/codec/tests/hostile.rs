@@ -33,7 +33,7 @@ use krecords_codec::compression::{self, snappy};
 use krecords_codec::crc::{crc32, crc32c};
 use krecords_codec::read::{Batch, Entries, Record};
 use krecords_codec::varint::write_varint;
-use krecords_codec::write::{LegacyBuilder, Record as WriteRecord, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Error};
 
 // ------------------------------------------------------------------------------ the allocator
@@ -355,6 +355,27 @@ fn v2_batch_claiming_i32_max_records_in_75_bytes() {
     );
 }
 
+/// `Batch::owned_records` on the same 75 bytes: the claimed count sizes nothing either.
+#[test]
+fn owned_records_of_a_batch_claiming_i32_max_records() {
+    let _s = serial();
+    let records = [
+        v2_record(&[0, 0, 0, 1, 1, 0]),
+        v2_record(&[0, 0, 2, 1, 1, 0]),
+    ]
+    .concat();
+    let input = bytes::Bytes::from(v2_batch(0, i32::MAX, i32::MAX, &records));
+    let batch = Entries::new(&input).next().unwrap().unwrap();
+    let (r, peak) = peak_of(|| batch.owned_records(&input, LIMIT).map(|v| v.len()));
+    assert!(r.is_err(), "{r:?}");
+    assert_within(
+        "owned_records, count i32::MAX in 75 bytes",
+        peak,
+        PARSE_BOUND,
+        "PARSE_BOUND",
+    );
+}
+
 /// The same claim over a gzip-compressed records section: the count is checked against the
 /// decompressed bytes before anything is sized from it.
 #[test]
@@ -520,6 +541,34 @@ fn v2_header_lengths_i32_max() {
             "PARSE_BOUND",
         );
     }
+}
+
+/// `Batch::owned_records` of a record with 200,000 empty headers: memory grows with the
+/// headers present (each took at least 2 input bytes), never with a length the input claims:
+/// an `OwnedHeader` (two `Bytes`, 64 bytes) and its location while the batch is read (80
+/// bytes) per header, both held at the peak: 144 bytes per 2 input bytes, 72 times the input
+/// (measured: 28.8 MB for 400 kB), bounded here at 80 times.
+#[test]
+fn owned_records_of_200k_empty_headers_cost_linear_in_the_input() {
+    let _s = serial();
+    let headers = 200_000;
+    let mut fields = vec![0, 0, 0, 1, 1];
+    let mut count = Vec::new();
+    write_varint(&mut count, headers);
+    fields.extend_from_slice(&count);
+    for _ in 0..headers {
+        fields.extend_from_slice(&[0, 1]); // empty key, null value
+    }
+    let input = bytes::Bytes::from(v2_one_record(&fields));
+    let batch = Entries::new(&input).next().unwrap().unwrap();
+    let (owned, peak) = peak_of(|| batch.owned_records(&input, LIMIT).unwrap());
+    assert_eq!(owned[0].headers.len(), headers as usize);
+    assert_within(
+        "owned_records, 200k empty headers",
+        peak,
+        80 * input.len() + PARSE_BOUND,
+        "80 x input + PARSE_BOUND",
+    );
 }
 
 /// Many real, empty headers: iterating allocates nothing; collecting them with `header_vec`
@@ -996,7 +1045,7 @@ fn inner_message_claiming_i32_max_bytes() {
 #[test]
 fn builder_append_after_offset_i64_max_does_not_overflow() {
     let _s = serial();
-    let record = WriteRecord::new(1_714_000_000_000, None, Some(b"v"));
+    let record = NewRecord::new(1_714_000_000_000, None, Some(b"v"));
     let mut v2 = V2Builder::new(i64::MAX);
     assert_eq!(v2.append(&record), Ok(i64::MAX));
     let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| v2.append(&record)));

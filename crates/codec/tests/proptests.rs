@@ -271,7 +271,7 @@ fn build_v2(s: &V2Spec) -> Result<Vec<u8>, Error> {
     }
     for (r, offset) in s.records.iter().zip(offsets(s.base_offset, &s.records)) {
         let headers = header_refs(&r.headers);
-        let record = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
+        let record = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
             .with_headers(&headers);
         if offset == b.next_offset() {
             assert_eq!(b.append(&record)?, offset);
@@ -288,7 +288,7 @@ fn build_legacy(s: &LegacySpec) -> Result<Vec<u8>, Error> {
         b = b.timestamp_type(TimestampType::LogAppendTime, t);
     }
     for (r, offset) in s.records.iter().zip(offsets(s.base_offset, &s.records)) {
-        let record = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref());
+        let record = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref());
         if offset == b.next_offset() {
             assert_eq!(b.append(&record)?, offset);
         } else {
@@ -1081,7 +1081,7 @@ fn build_v2_interleaved(s: &V2Spec, calls: &[(usize, SetterCall)]) -> Result<Vec
             break;
         };
         let headers = header_refs(&r.headers);
-        let record = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
+        let record = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
             .with_headers(&headers);
         b.append_with_offset(offset, &record)?;
     }
@@ -1167,7 +1167,7 @@ fn build_legacy_interleaved(
         let (Some(r), Some(&offset)) = (s.records.get(i), offs.get(i)) else {
             break;
         };
-        let record = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref());
+        let record = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref());
         b.append_with_offset(offset, &record)?;
     }
     b.finish()

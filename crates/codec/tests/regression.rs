@@ -5,7 +5,7 @@
 
 use krecords_codec::read::v2::increment_sequence;
 use krecords_codec::read::{Batch, Entries};
-use krecords_codec::write::{self, EmptyBatch, Record, V2Builder};
+use krecords_codec::write::{self, EmptyBatch, NewRecord, V2Builder};
 use krecords_codec::{crc, varint, Compression, Error, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
 /// A v2 batch written by hand: `count` records in `records`, CRC-32C computed.
@@ -151,12 +151,12 @@ fn v2_builder_compression_reset_to_none_keeps_the_header_space() {
     let mut b = V2Builder::new(0)
         .compression(Compression::Gzip, None)
         .compression(Compression::None, None);
-    b.append(&Record::new(1714000000000, Some(b"key"), Some(b"value")))
+    b.append(&NewRecord::new(1714000000000, Some(b"key"), Some(b"value")))
         .unwrap();
     let bytes = b.finish().unwrap();
     let mut plain = V2Builder::new(0);
     plain
-        .append(&Record::new(1714000000000, Some(b"key"), Some(b"value")))
+        .append(&NewRecord::new(1714000000000, Some(b"key"), Some(b"value")))
         .unwrap();
     assert_eq!(hex::encode(&bytes), hex::encode(plain.finish().unwrap()));
 }
@@ -229,10 +229,10 @@ fn legacy_wrapper_offset_arithmetic_wraps_like_java() {
 #[test]
 fn builders_reject_offset_ranges_beyond_i64_instead_of_panicking() {
     let mut v2 = V2Builder::new(i64::MIN);
-    let r = v2.append_with_offset(i64::MAX, &Record::new(0, None, None));
+    let r = v2.append_with_offset(i64::MAX, &NewRecord::new(0, None, None));
     assert!(matches!(r, Err(Error::Unencodable { .. })), "{r:?}");
     let mut v1 = write::LegacyBuilder::new(1, i64::MIN).unwrap();
-    let r = v1.append_with_offset(i64::MAX, &Record::new(0, None, None));
+    let r = v1.append_with_offset(i64::MAX, &NewRecord::new(0, None, None));
     assert!(matches!(r, Err(Error::Unencodable { .. })), "{r:?}");
 }
 
@@ -241,8 +241,8 @@ fn builders_reject_offset_ranges_beyond_i64_instead_of_panicking() {
 // Written against behaviour only (refused, or read back exactly), so that they also build against
 // the builders before the fix and fail there; `builder_config.rs` pins the error variant.
 
-fn hello() -> Record<'static> {
-    Record::new(1_714_000_000_000, None, Some(b"hello"))
+fn hello() -> NewRecord<'static> {
+    NewRecord::new(1_714_000_000_000, None, Some(b"hello"))
 }
 
 /// What one record must read back as: offset, timestamp, value.
@@ -325,7 +325,7 @@ fn v2_builder_compression_reset_after_append_does_not_drop_the_records() {
 fn v2_builder_delete_horizon_after_append_does_not_shift_timestamps() {
     let mut b = V2Builder::new(0);
     b.append(&hello()).unwrap();
-    b.append(&Record::new(1_714_000_000_005, None, Some(b"world")))
+    b.append(&NewRecord::new(1_714_000_000_005, None, Some(b"world")))
         .unwrap();
     let r = b.delete_horizon_ms(Some(1_000)).finish();
     refused_or_reads_back(
@@ -372,4 +372,82 @@ fn legacy_builder_compression_after_append_does_not_move_offsets() {
             refused_or_reads_back(r, &[(100, ts, b"hello")], false);
         }
     }
+}
+
+/// Issue 19: `write::set_base_offset` moves a batch (v2 and plain v0/v1), the CRC untouched and
+/// still valid, the records with it; refuses what it cannot move without changing the bytes.
+#[test]
+fn set_base_offset_moves_batches_without_touching_the_crc() {
+    use krecords_codec::write::{set_base_offset, LegacyBuilder};
+    use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+    for codec in Compression::ALL {
+        let mut b = V2Builder::new(5).compression(codec, None).producer(3, 1, 0);
+        for v in [b"a", b"b", b"c"] {
+            b.append(&NewRecord::new(1_714_000_000_000, None, Some(v)))
+                .unwrap();
+        }
+        let original = b.finish().unwrap();
+        let mut moved = original.clone();
+        set_base_offset(&mut moved, 1_000_000).unwrap();
+        assert_eq!(
+            moved[8..],
+            original[8..],
+            "{codec}: only the offset field changes"
+        );
+        let batch = krecords_codec::read::Entries::new(&moved)
+            .next()
+            .unwrap()
+            .unwrap();
+        batch.validate().unwrap();
+        let mut scratch = Vec::new();
+        let offsets: Vec<i64> = batch
+            .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+            .unwrap()
+            .map(|r| r.unwrap().offset())
+            .collect();
+        assert_eq!(offsets, [1_000_000, 1_000_001, 1_000_002], "{codec}");
+        // Overflowing the last offset, negative offsets: refused, bytes unchanged.
+        for bad in [i64::MAX - 1, -1] {
+            let mut copy = moved.clone();
+            assert!(set_base_offset(&mut copy, bad).is_err());
+            assert_eq!(copy, moved);
+        }
+    }
+    let mut plain = LegacyBuilder::new(1, 7).unwrap();
+    plain
+        .append(&NewRecord::new(1_714_000_000_000, None, Some(b"x")))
+        .unwrap();
+    let mut plain = plain.finish().unwrap();
+    set_base_offset(&mut plain, 42).unwrap();
+    let batch = krecords_codec::read::Entries::new(&plain)
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (batch.first_offset(), batch.is_crc_valid()),
+        (Some(42), true)
+    );
+    let mut wrapper = LegacyBuilder::new(1, 7)
+        .unwrap()
+        .compression(Compression::Gzip, None)
+        .unwrap();
+    wrapper
+        .append(&NewRecord::new(1_714_000_000_000, None, Some(b"x")))
+        .unwrap();
+    let wrapper = wrapper.finish().unwrap();
+    let mut copy = wrapper.clone();
+    assert!(set_base_offset(&mut copy, 42).is_err());
+    assert_eq!(copy, wrapper);
+    assert!(set_base_offset(&mut [0u8; 10], 1).is_err());
+    let mut short = original_v2_header_only();
+    assert!(set_base_offset(&mut short, 1).is_err());
+}
+
+fn original_v2_header_only() -> Vec<u8> {
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x")))
+        .unwrap();
+    let mut bytes = b.finish().unwrap();
+    bytes.truncate(40);
+    bytes
 }

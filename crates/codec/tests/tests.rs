@@ -8,11 +8,15 @@
 //! * `batch_accessors`: `read::Batch`'s format-independent accessors over v0, v1 and v2.
 //! * `checked_records`: the checked iteration against `validate` and `records`.
 //! * `end_txn_marker`: `write::end_txn_marker` against Kafka's bytes.
+//! * `owned_records`: `OwnedRecord`, shared slices of the input or of one decompressed buffer.
+//! * `strict_entries`: `Entries::max_entry_size` and `Entries::strict` against the default.
 
 mod batch_accessors;
 mod builder_config;
 mod checked_records;
 mod end_txn_marker;
+mod owned_records;
 mod proptests;
 mod regression;
+mod strict_entries;
 mod vectors;

@@ -1734,8 +1734,8 @@ fn rebuild_v2(b: &V2Batch<'_>, recs: &[&Rec], force_base_timestamp: bool) -> Che
                 .append_control(ts, k, v)
                 .map_err(|e| e.to_string())?;
         } else {
-            let record =
-                write::Record::new(ts, r.key.as_deref(), r.value.as_deref()).with_headers(&headers);
+            let record = write::NewRecord::new(ts, r.key.as_deref(), r.value.as_deref())
+                .with_headers(&headers);
             builder
                 .append_with_offset(r.offset, &record)
                 .map_err(|e| e.to_string())?;
@@ -1750,7 +1750,7 @@ fn rebuild_legacy(l: &LegacyBatch<'_>) -> Check<Vec<u8>> {
         .map_err(|e| e.to_string())?
         .timestamp_type(l.timestamp_type(), ts);
     builder
-        .append(&write::Record::new(ts, l.key(), l.value()))
+        .append(&write::NewRecord::new(ts, l.key(), l.value()))
         .map_err(|e| e.to_string())?;
     builder.finish().map_err(|e| e.to_string())
 }
@@ -2125,7 +2125,7 @@ fn build_from_spec(s: &BuildSpec) -> Check<Vec<u8>> {
                         value: v.as_deref(),
                     })
                     .collect();
-                let rec = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
+                let rec = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
                     .with_headers(&headers);
                 last = match r.offset {
                     Some(o) => {
@@ -2144,7 +2144,7 @@ fn build_from_spec(s: &BuildSpec) -> Check<Vec<u8>> {
                 .timestamp_type(s.timestamp_type, s.log_append_time.unwrap_or(-1));
             for r in group {
                 ensure!(r.headers.is_empty(), "v0/v1 records cannot carry headers");
-                let rec = write::Record::new(r.timestamp, r.key.as_deref(), r.value.as_deref());
+                let rec = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref());
                 last = match r.offset {
                     Some(o) => {
                         b.append_with_offset(o, &rec).map_err(err)?;

@@ -55,7 +55,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use krecords_codec::compression::{compress, decompress};
 use krecords_codec::read::v2::RECORDS_OFFSET;
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::Compression;
 use krecords_log::{AppendOrigin, Log, LogConfig};
 use tempfile::TempDir;
@@ -188,7 +188,7 @@ impl Payloads {
         for (i, value) in self.text.chunks_exact(self.value_size).enumerate() {
             let key = format!("key-{i:06}");
             let ts = self.timestamp + (i / 100) as i64;
-            b.append(&Record::new(ts, Some(key.as_bytes()), Some(value)))
+            b.append(&NewRecord::new(ts, Some(key.as_bytes()), Some(value)))
                 .expect("record fits");
         }
         b.finish().expect("batch builds")

@@ -75,13 +75,13 @@ pub struct Consumed {
 /// # Examples
 ///
 /// ```
-/// use krecords_codec::write::{Record, V2Builder};
+/// use krecords_codec::write::{NewRecord, V2Builder};
 /// use krecords_log::consumer::consume;
 /// use krecords_log::transaction::{AbortedTransaction, IsolationLevel};
 ///
 /// // A transactional batch of producer 7 at offset 10, aborted.
 /// let mut b = V2Builder::new(10).producer(7, 0, 0).transactional(true);
-/// b.append(&Record::new(0, None, Some(b"x"))).unwrap();
+/// b.append(&NewRecord::new(0, None, Some(b"x"))).unwrap();
 /// let bytes = b.finish().unwrap();
 /// let aborted = [AbortedTransaction { producer_id: 7, first_offset: 10 }];
 /// let seen = consume(&bytes, 10, IsolationLevel::ReadCommitted, Some(&aborted)).unwrap();
@@ -224,7 +224,7 @@ fn first_record_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<boo
 mod tests {
     use super::*;
     use krecords_codec::control::EndTxnMarker;
-    use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 
     fn data(offset: i64, pid: i64, txn: bool, values: &[&str]) -> Vec<u8> {
         let mut b = V2Builder::new(offset);
@@ -232,7 +232,7 @@ mod tests {
             b = b.producer(pid, 0, 0).transactional(txn);
         }
         for v in values {
-            b.append(&Record::new(5, Some(b"k"), Some(v.as_bytes())))
+            b.append(&NewRecord::new(5, Some(b"k"), Some(v.as_bytes())))
                 .unwrap();
         }
         b.finish().unwrap()
@@ -303,7 +303,9 @@ mod tests {
         assert_eq!(values(&c), ["b", "c"]);
         assert_eq!(c.records[0].offset, 11);
         let mut legacy = LegacyBuilder::new(1, 3).unwrap();
-        legacy.append(&Record::new(7, None, Some(b"old"))).unwrap();
+        legacy
+            .append(&NewRecord::new(7, None, Some(b"old")))
+            .unwrap();
         let legacy = legacy.finish().unwrap();
         let c = consume(&legacy, 3, IsolationLevel::ReadCommitted, Some(&[])).unwrap();
         assert_eq!(values(&c), ["old"]);

@@ -11,7 +11,7 @@
 //! # Examples
 //!
 //! ```
-//! use krecords_codec::write::{Record, V2Builder};
+//! use krecords_codec::write::{NewRecord, V2Builder};
 //! use krecords_log::clock::ManualClock;
 //! use krecords_log::storage::MemStorage;
 //! use krecords_log::{AppendOrigin, Env, Log, LogConfig, OffsetSpec};
@@ -25,8 +25,8 @@
 //!
 //! // A producer's batch: base offset 0, the log assigns the real offsets.
 //! let mut batch = V2Builder::new(0);
-//! batch.append(&Record::new(1_714_000_000_000, None, Some(b"hello"))).unwrap();
-//! batch.append(&Record::new(1_714_000_000_000, None, Some(b"world"))).unwrap();
+//! batch.append(&NewRecord::new(1_714_000_000_000, None, Some(b"hello"))).unwrap();
+//! batch.append(&NewRecord::new(1_714_000_000_000, None, Some(b"world"))).unwrap();
 //! let info = log.append(&batch.finish().unwrap(), AppendOrigin::Client)?;
 //! assert_eq!((info.base_offset, info.last_offset), (0, 1));
 //!
@@ -151,8 +151,8 @@ pub use error::{Error, Location, RecordError, Result};
 /// The codec this log is built on, re-exported so that one dependency gives both.
 pub use krecords_codec as codec;
 pub use log::{
-    AppendInfo, AppendOrigin, Env, FetchResult, ListOffsetsResult, Log, LogInfo, OffsetSpec,
-    OpenOptions, ReadResult, RetainInfo, SegmentInfo,
+    AppendInfo, AppendOrigin, Env, FetchInfo, FetchResult, ListOffsetsResult, Log, LogInfo,
+    OffsetSpec, OpenOptions, ReadResult, RetainInfo, SegmentInfo,
 };
 pub use recovery::RecoverInfo;
 pub use storage::LockWait;

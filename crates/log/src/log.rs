@@ -53,7 +53,7 @@ impl Default for Env {
     }
 }
 
-/// Who is appending (Kafka's `AppendOrigin`). Replication is Kafka's business, not this log's.
+/// Who is appending (Kafka's `AppendOrigin`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AppendOrigin {
@@ -64,6 +64,18 @@ pub enum AppendOrigin {
     /// [`Log::append_end_txn`]): control batches are allowed, the client-only batch checks and
     /// the sequence checks are skipped, epochs and coordinator epochs are checked.
     Coordinator,
+    /// Entries that already have their offsets, such as the batches of an existing segment
+    /// (Kafka's `REPLICATION` origin: a follower appends the leader's batches as they are).
+    /// They are stored byte for byte: each entry must be whole, within `max.message.bytes`
+    /// and have a valid CRC, and the offsets are the entries' own, the first at or past the log
+    /// end offset and each entry's past the one before it (a gap is allowed, as on a
+    /// replica); [`Error::InvalidRecord`](crate::Error::InvalidRecord) otherwise.
+    /// Records are not validated again, control batches are taken, the producer state is
+    /// updated from the batches without duplicate, epoch or sequence checks, and the leader
+    /// epoch cache from their partition leader epochs. One append may hold many entries.
+    /// To move batches to other offsets first, use
+    /// [`krecords_codec::write::set_base_offset`].
+    Import,
 }
 
 /// The outcome of an append.
@@ -131,6 +143,24 @@ pub struct FetchResult {
     /// For read_committed, the aborted transactions overlapping the returned range (from the
     /// transaction indexes, Kafka's `collectAbortedTransactions`); `None` for read_uncommitted,
     /// as in Kafka's response.
+    pub aborted_transactions: Option<Vec<AbortedTransaction>>,
+}
+
+/// What [`Log::fetch_into`] found, apart from the bytes it appended to the caller's buffer:
+/// the fields of [`FetchResult`], and where the entries are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchInfo {
+    /// Where in the buffer the entries of this fetch are (empty when none were read).
+    pub range: std::ops::Range<usize>,
+    /// As [`FetchResult::next_offset`].
+    pub next_offset: i64,
+    /// As [`FetchResult::high_watermark`].
+    pub high_watermark: i64,
+    /// As [`FetchResult::last_stable_offset`].
+    pub last_stable_offset: i64,
+    /// As [`FetchResult::log_start_offset`].
+    pub log_start_offset: i64,
+    /// As [`FetchResult::aborted_transactions`].
     pub aborted_transactions: Option<Vec<AbortedTransaction>>,
 }
 
@@ -890,14 +920,14 @@ impl Log {
     /// # Examples
     ///
     /// ```
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     /// use krecords_log::{AppendOrigin, Env, Log, LogConfig};
     ///
     /// # fn main() -> krecords_log::Result<()> {
     /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
     /// let batch = |seq: i32| {
     ///     let mut b = V2Builder::new(0).producer(7, 0, seq);
-    ///     b.append(&Record::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
+    ///     b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
     ///     b.finish().unwrap()
     /// };
     /// let (b0, b1, gap) = (batch(0), batch(1), batch(5));
@@ -977,7 +1007,12 @@ impl Log {
             partition_leader_epoch: self.leader_epoch,
             origin,
         };
-        let validated = validate::validate(bytes, next_offset, &settings)?;
+        let validated = match origin {
+            AppendOrigin::Import => validate::import(bytes, next_offset, &self.config)?,
+            AppendOrigin::Client | AppendOrigin::Coordinator => {
+                validate::validate(bytes, next_offset, &settings)?
+            }
+        };
         let total_size = validated.bytes.len() + validated.tail.len();
         // With a tail, `validated.bytes` is the patched header of one non-control v2 batch whose
         // records stay in the input: the producer checks and the index bookkeeping read only
@@ -995,7 +1030,8 @@ impl Log {
         } else {
             &header_view
         };
-        for entry in Entries::new(parsed) {
+        // Validated entries: whole, so a truncated one is an error (a bug), never a tail.
+        for entry in Entries::new(parsed).strict() {
             let b = entry.map_err(|e| Error::Codec {
                 at: Location::Unknown,
                 source: e,
@@ -1019,6 +1055,7 @@ impl Log {
         let producer_origin = match origin {
             AppendOrigin::Client => Origin::Client,
             AppendOrigin::Coordinator => Origin::Coordinator,
+            AppendOrigin::Import => Origin::Replay,
         };
         let mut scratch = Vec::new();
         let update =
@@ -1062,7 +1099,9 @@ impl Log {
             })
             .collect();
         drop(batches);
-        let log_append_time = append_time.then_some(validated.now);
+        // Imported batches keep the times they have.
+        let log_append_time =
+            (append_time && origin != AppendOrigin::Import).then_some(validated.now);
         Ok(Prepared::Append(Box::new(Checks {
             validated,
             metas,
@@ -1167,7 +1206,7 @@ impl Log {
     /// # Examples
     ///
     /// ```
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     /// use krecords_log::transaction::IsolationLevel;
     /// use krecords_log::{AppendOrigin, Env, Log, LogConfig};
     ///
@@ -1175,7 +1214,7 @@ impl Log {
     /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
     /// let now = 1_714_000_000_000;
     /// let mut b = V2Builder::new(0).producer(42, 0, 0).transactional(true);
-    /// b.append(&Record::new(now, None, Some(b"pending"))).unwrap();
+    /// b.append(&NewRecord::new(now, None, Some(b"pending"))).unwrap();
     /// log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
     /// assert_eq!(log.last_stable_offset(), 0);
     /// let marker = log.append_end_txn(42, 0, 0, false, now)?;
@@ -1340,9 +1379,63 @@ impl Log {
         max_bytes: usize,
         isolation: IsolationLevel,
     ) -> Result<FetchResult> {
+        let mut bytes = Vec::new();
+        let info = self.fetch_into(offset, max_bytes, isolation, &mut bytes)?;
+        Ok(FetchResult {
+            bytes,
+            next_offset: info.next_offset,
+            high_watermark: info.high_watermark,
+            last_stable_offset: info.last_stable_offset,
+            log_start_offset: info.log_start_offset,
+            aborted_transactions: info.aborted_transactions,
+        })
+    }
+
+    /// [`Log::fetch`] into a buffer of the caller's: the entries are appended to `buf` (read
+    /// from the segment files straight into it, nothing else allocated for them), so one buffer
+    /// serves fetch after fetch, or a response being assembled takes the entries where they
+    /// belong. `max_bytes` counts the bytes of this fetch only, not what `buf` held before;
+    /// [`FetchInfo::range`] says where in `buf` they are. On error `buf` is as it was.
+    ///
+    /// To share a [`FetchResult`]'s bytes instead (between threads, consumers, or as
+    /// [`OwnedRecord`](krecords_codec::read::OwnedRecord)s), turn them into a `bytes::Bytes`:
+    /// `Bytes::from(result.bytes)` takes the vector's allocation without copying.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::fetch`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    /// use krecords_log::{AppendOrigin, Env, IsolationLevel, Log, LogConfig};
+    ///
+    /// # fn main() -> krecords_log::Result<()> {
+    /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
+    /// for v in [b"a", b"b"] {
+    ///     let mut b = V2Builder::new(0);
+    ///     b.append(&NewRecord::new(1_714_000_000_000, None, Some(v))).unwrap();
+    ///     log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
+    /// }
+    /// let mut buf = b"response header".to_vec();
+    /// let info = log.fetch_into(0, 1 << 20, IsolationLevel::ReadUncommitted, &mut buf)?;
+    /// assert_eq!((info.range.start, info.next_offset), (15, 2));
+    /// assert_eq!(&buf[info.range], &log.read(0, 1 << 20)?.bytes[..]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fetch_into(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        isolation: IsolationLevel,
+        buf: &mut Vec<u8>,
+    ) -> Result<FetchInfo> {
         let log_end = self.log_end_offset();
-        let mut result = FetchResult {
-            bytes: Vec::new(),
+        let start = buf.len();
+        let mut result = FetchInfo {
+            range: start..start,
             next_offset: offset,
             high_watermark: self.high_watermark(),
             last_stable_offset: self.last_stable_offset(),
@@ -1367,11 +1460,20 @@ impl Log {
             .unwrap_or(0);
         if offset < max_offset {
             for segment in &self.segments[first..] {
-                let Some(position) = segment.find_position(offset)? else {
-                    continue;
+                let read = segment.find_position(offset).and_then(|p| match p {
+                    Some(position) => segment
+                        .read_into(position, max_bytes, max_offset, buf, start)
+                        .map(Some),
+                    None => Ok(None),
+                });
+                let (last, full) = match read {
+                    Ok(Some(r)) => r,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        buf.truncate(start);
+                        return Err(e);
+                    }
                 };
-                let (last, full) =
-                    segment.read_into(position, max_bytes, max_offset, &mut result.bytes)?;
                 if let Some(last) = last {
                     result.next_offset = last + 1;
                 }
@@ -1380,9 +1482,10 @@ impl Log {
                 }
             }
         }
+        result.range = start..buf.len();
         if isolation == IsolationLevel::ReadCommitted {
             let mut aborted = Vec::new();
-            if !result.bytes.is_empty() {
+            if !result.range.is_empty() {
                 for segment in &self.segments[first..] {
                     let (found, complete) = segment.txn_index().collect(offset, result.next_offset);
                     aborted.extend(found.iter().map(AbortedTxn::as_aborted_transaction));
@@ -1496,11 +1599,11 @@ impl Log {
     ///
     /// ```
     /// # use krecords_log::{AppendOrigin, Env, IsolationLevel, Log, LogConfig, OffsetSpec};
-    /// # use krecords_codec::write::{Record, V2Builder};
+    /// # use krecords_codec::write::{NewRecord, V2Builder};
     /// # fn main() -> krecords_log::Result<()> {
     /// let mut log = Log::create_with("/t-0", LogConfig::default(), Env::memory())?;
     /// let mut b = V2Builder::new(0).producer(7, 0, 0).transactional(true);
-    /// b.append(&Record::new(1_714_000_000_000, None, Some(b"open"))).unwrap();
+    /// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"open"))).unwrap();
     /// log.append(&b.finish().unwrap(), AppendOrigin::Client)?;
     /// // The transaction is still open: read_committed consumers cannot see offset 0 yet.
     /// assert_eq!(log.offsets_at(OffsetSpec::Latest, IsolationLevel::ReadCommitted)?.offset, 0);

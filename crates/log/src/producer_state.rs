@@ -963,7 +963,7 @@ mod tests {
     use crate::storage::MemStorage;
     use krecords_codec::control::END_TXN_MARKER_SIZE;
     use krecords_codec::read::Entries;
-    use krecords_codec::write::{Record, V2Builder};
+    use krecords_codec::write::{NewRecord, V2Builder};
 
     struct B {
         pid: i64,
@@ -978,7 +978,7 @@ mod tests {
             .producer(b.pid, b.epoch, b.seq)
             .transactional(b.txn);
         for _ in 0..b.count {
-            w.append(&Record::new(1000, None, Some(b"v"))).unwrap();
+            w.append(&NewRecord::new(1000, None, Some(b"v"))).unwrap();
         }
         w.finish().unwrap()
     }

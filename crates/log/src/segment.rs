@@ -601,9 +601,12 @@ impl Segment {
         max_bytes: usize,
         max_offset: i64,
         out: &mut Vec<u8>,
+        start: usize,
     ) -> Result<(Option<i64>, bool)> {
         let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
         let base_len = out.len();
+        // Bytes of this fetch already in `out`.
+        let fetched = base_len.saturating_sub(start);
         let mut len = 0usize;
         let mut pos = position;
         let mut last = None;
@@ -616,20 +619,22 @@ impl Segment {
                     if last_offset >= max_offset {
                         break true;
                     }
-                    let have = base_len + len;
+                    let have = fetched + len;
                     let size_usize = usize::try_from(size).unwrap_or(usize::MAX);
                     if have != 0 && have.saturating_add(size_usize) > max_bytes {
                         break true;
                     }
                     len += size_usize;
                     last = Some(last_offset);
-                    if base_len + len >= max_bytes {
+                    if fetched + len >= max_bytes {
                         break true;
                     }
                     pos += size;
                 }
                 Head::End => break false,
-                Head::Other => return self.read_into_parsed(position, max_bytes, max_offset, out),
+                Head::Other => {
+                    return self.read_into_parsed(position, max_bytes, max_offset, out, start)
+                }
             }
         };
         if len > 0 {
@@ -650,6 +655,7 @@ impl Segment {
         max_bytes: usize,
         max_offset: i64,
         out: &mut Vec<u8>,
+        start: usize,
     ) -> Result<(Option<i64>, bool)> {
         let mut r = SegmentReader::new(self.log.as_ref(), position, self.size, SCAN_WINDOW);
         let mut last = None;
@@ -661,12 +667,13 @@ impl Segment {
                 return Ok((last, true));
             }
             let bytes = b.as_bytes();
-            if !out.is_empty() && out.len() + bytes.len() > max_bytes {
+            let fetched = out.len().saturating_sub(start);
+            if fetched != 0 && fetched + bytes.len() > max_bytes {
                 return Ok((last, true));
             }
             out.extend_from_slice(bytes);
             last = Some(b.last_offset());
-            if out.len() >= max_bytes {
+            if out.len().saturating_sub(start) >= max_bytes {
                 return Ok((last, true));
             }
         }
@@ -1001,7 +1008,7 @@ fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<Str
 mod tests {
     use super::*;
     use crate::storage::MemStorage;
-    use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 
     /// A segment of v2 batches of assorted sizes (some larger than the header window), then,
     /// with `legacy`, a v0 message.
@@ -1016,7 +1023,7 @@ mod tests {
             let mut b = V2Builder::new(next).producer(-1, -1, -1);
             for r in 0..n {
                 let len = (i * 97 + r * 31) % value.len();
-                b.append(&Record::new(1000 + r as i64, None, Some(&value[..len])))
+                b.append(&NewRecord::new(1000 + r as i64, None, Some(&value[..len])))
                     .unwrap();
             }
             let bytes = b.finish().unwrap();
@@ -1024,7 +1031,7 @@ mod tests {
         }
         if legacy {
             let mut b = LegacyBuilder::new(0, next).unwrap();
-            b.append(&Record::new(-1, None, Some(b"old"))).unwrap();
+            b.append(&NewRecord::new(-1, None, Some(b"old"))).unwrap();
             let mut bytes = Vec::new();
             b.finish_into(&mut bytes).unwrap();
             append(&mut seg, &bytes, &mut next);
@@ -1062,13 +1069,13 @@ mod tests {
                     for max_offset in [offset, offset + 3, end - 1, end] {
                         let mut a = vec![1u8; 3];
                         let mut b = a.clone();
-                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a);
-                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b);
+                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a, 0);
+                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b, 0);
                         assert_eq!(ra.unwrap(), rb.unwrap());
                         assert_eq!(a, b);
                         let (mut a, mut b) = (Vec::new(), Vec::new());
-                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a);
-                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b);
+                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a, 0);
+                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b, 0);
                         assert_eq!(ra.unwrap(), rb.unwrap());
                         assert_eq!(a, b);
                     }

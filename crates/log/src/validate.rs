@@ -40,7 +40,7 @@ use crate::config::LogConfig;
 use crate::error::{Error, Location, RecordError, Result};
 use crate::log::AppendOrigin;
 use krecords_codec::read::{v2 as v2_layout, Batch, LegacyRecord, Record, V2Records};
-use krecords_codec::write::{LegacyBuilder, Record as NewRecord, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 
 /// The result of validating one append.
@@ -358,6 +358,80 @@ fn record_errors_to_error(
     }
 }
 
+/// The checks of an [`AppendOrigin::Import`] append (Kafka's replica path, which appends with
+/// the leader's offsets): `input` is whole entries of any format, kept byte for byte; each is
+/// framed, within `max.message.bytes` and has a valid CRC, and the offsets are taken from the
+/// entries: the first at or past `next_offset` (the log end), every entry's first offset past
+/// the previous entry's last. Records are not looked at otherwise (no timestamp, key or
+/// compression rules: the batches were validated where they were first appended).
+pub(crate) fn import<'a>(
+    input: &'a [u8],
+    next_offset: i64,
+    config: &LogConfig,
+) -> Result<Validated<'a>> {
+    let max = usize::try_from(config.max_message_bytes).unwrap_or(0);
+    // Whole entries only: a truncated or corrupt size is an error, not a tail to trim.
+    let entries = krecords_codec::read::Entries::new(input).strict();
+    let mut first_offset = None;
+    let mut last_offset = next_offset - 1;
+    let mut record_count = 0u64;
+    let mut scratch = Vec::new();
+    for entry in entries {
+        let b = entry.map_err(|e| Error::corrupt_codec(at(e.position().unwrap_or(0)), e))?;
+        let loc = at(b.position());
+        if b.size_in_bytes() > max {
+            return Err(Error::MessageTooLarge {
+                at: loc,
+                size: b.size_in_bytes(),
+                max: config.max_message_bytes,
+            });
+        }
+        if !b.is_crc_valid() {
+            return Err(Error::corrupt_codec(
+                loc,
+                krecords_codec::Error::CrcMismatch {
+                    at: b.position(),
+                    stored: b.crc(),
+                    computed: b.compute_crc(),
+                },
+            ));
+        }
+        let span = b
+            .record_span(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+            .map_err(|e| record_read_error(b.position(), e))?;
+        if span.first_offset <= last_offset || span.last_offset < span.first_offset {
+            let what = if first_offset.is_none() {
+                format!("the log end offset {next_offset}")
+            } else {
+                format!("the previous entry's last offset {last_offset}")
+            };
+            return Err(Error::invalid_record(
+                loc,
+                format!(
+                    "imported offsets [{}, {}] do not follow {what}",
+                    span.first_offset, span.last_offset
+                ),
+            ));
+        }
+        first_offset.get_or_insert(span.first_offset);
+        last_offset = span.last_offset;
+        record_count = record_count.saturating_add(span.count as u64);
+    }
+    let Some(first_offset) = first_offset else {
+        return Err(Error::invalid_record(at(0), "no entries to import"));
+    };
+    Ok(Validated {
+        bytes: input.to_vec(),
+        tail: &[],
+        first_offset,
+        last_offset,
+        record_count,
+        now: -1,
+        rebuilt: false,
+        trimmed_bytes: 0,
+    })
+}
+
 /// Validates and assigns offsets to `input`, the payload of one produce request for this
 /// partition, starting at `next_offset`. On error nothing has been written anywhere.
 pub(crate) fn validate<'a>(
@@ -464,23 +538,9 @@ pub(crate) fn validate<'a>(
 
     if source == Compression::None && target == Compression::None {
         if batches.iter().all(|b| b.magic() == to_magic) {
-            return match assign_in_place_uncompressed(input, &batches, next_offset, s)? {
-                Some((bytes, tail, count)) => Ok(done(bytes, tail, count, false)),
-                None => {
-                    // Out-of-order v2 offset deltas: rebuild.
-                    let records = collect_uncompressed(&batches, s, to_magic)?;
-                    let bytes = build(
-                        s,
-                        to_magic,
-                        Compression::None,
-                        None,
-                        next_offset,
-                        &first,
-                        &records,
-                    )?;
-                    Ok(done(bytes, &[], records.len() as u64, true))
-                }
-            };
+            let (bytes, tail, count) =
+                assign_in_place_uncompressed(input, &batches, next_offset, s)?;
+            return Ok(done(bytes, tail, count, false));
         }
         let records = collect_uncompressed(&batches, s, to_magic)?;
         let bytes = build(
@@ -631,18 +691,17 @@ fn collect_uncompressed<'a>(
 }
 
 /// Kafka's `assignOffsetsNonCompressed`: offsets assigned in place, the records (and their
-/// offset deltas, in whatever order) left as they are. Always `Some` (the `Option` stays for the
-/// caller's rebuild path, which no longer triggers).
+/// offset deltas, in whatever order) left as they are; never a rebuild. Returns the entries,
+/// the borrowed tail (see below) and the record count.
 ///
 /// A single non-control v2 batch is not copied: the result is its patched header and the rest
 /// of the input, borrowed.
-#[allow(clippy::type_complexity)]
 fn assign_in_place_uncompressed<'a>(
     input: &'a [u8],
     batches: &[Batch<'_>],
     next_offset: i64,
     s: &Settings<'_>,
-) -> Result<Option<(Vec<u8>, &'a [u8], u64)>> {
+) -> Result<(Vec<u8>, &'a [u8], u64)> {
     let first = batches[0];
     let tt = s.config.message_timestamp_type;
     // (batch, last offset assigned, timestamp to set)
@@ -695,14 +754,14 @@ fn assign_in_place_uncompressed<'a>(
             let (head, tail) = input.split_at(v2_layout::RECORDS_OFFSET);
             let mut head = head.to_vec();
             patch(&mut head, b, *last, *ts, s.partition_leader_epoch);
-            return Ok(Some((head, tail, count)));
+            return Ok((head, tail, count));
         }
     }
     let mut bytes = input.to_vec();
     for (b, last, ts) in patches {
         patch(&mut bytes, &b, last, ts, s.partition_leader_epoch);
     }
-    Ok(Some((bytes, &[], count)))
+    Ok((bytes, &[], count))
 }
 
 /// The records of an uncompressed v2 batch checked without building them: every record parses
@@ -925,7 +984,7 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krecords_codec::write::Record as W;
+    use krecords_codec::write::NewRecord;
 
     const NOW: i64 = 1_714_000_000_000;
 
@@ -945,7 +1004,7 @@ mod tests {
                 key: b"h",
                 value: Some(b"v"),
             }];
-            b.append(&W::new(ts, key, Some(b"value")).with_headers(&h))
+            b.append(&NewRecord::new(ts, key, Some(b"value")).with_headers(&h))
                 .unwrap();
         }
         b.finish().unwrap()

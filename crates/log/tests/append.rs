@@ -2,7 +2,7 @@
 
 use crate::util::*;
 use krecords_codec::read::Batch;
-use krecords_codec::write::{write_empty_batch, EmptyBatch, Record, V2Builder};
+use krecords_codec::write::{write_empty_batch, EmptyBatch, NewRecord, V2Builder};
 use krecords_codec::{Compression, TimestampType};
 use krecords_log::{AppendOrigin, Error, Log};
 
@@ -149,7 +149,7 @@ fn invalid_record_for_client_control_batch() {
 fn invalid_record_for_producer_id_without_sequence() {
     let (m, mut log) = setup(&[]);
     let mut b = V2Builder::new(0).producer(7, 0, 0);
-    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    b.append(&NewRecord::new(NOW, None, Some(b"v"))).unwrap();
     let mut bytes = b.finish().unwrap();
     bytes[53..57].copy_from_slice(&(-1i32).to_be_bytes());
     fix_v2_crc(&mut bytes);
@@ -186,8 +186,9 @@ fn invalid_record_for_empty_append_and_bad_record_structure() {
 fn invalid_record_for_missing_key_on_compacted_log() {
     let (m, mut log) = setup(&[("cleanup.policy", "compact")]);
     let mut b = V2Builder::new(0);
-    b.append(&Record::new(NOW, Some(b"k"), Some(b"v"))).unwrap();
-    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    b.append(&NewRecord::new(NOW, Some(b"k"), Some(b"v")))
+        .unwrap();
+    b.append(&NewRecord::new(NOW, None, Some(b"v"))).unwrap();
     let e = rejected(&m, &mut log, &b.finish().unwrap(), "INVALID_RECORD");
     assert_eq!(e.record_errors().len(), 1);
     assert_eq!(e.record_errors()[0].batch_index, 1);
@@ -270,7 +271,7 @@ fn invalid_timestamp_outside_the_window() {
 #[test]
 fn invalid_timestamp_for_producer_log_append_time() {
     let mut b = V2Builder::new(0).timestamp_type(TimestampType::LogAppendTime, NOW);
-    b.append(&Record::new(-1, None, Some(b"v"))).unwrap();
+    b.append(&NewRecord::new(-1, None, Some(b"v"))).unwrap();
     let bytes = b.finish().unwrap();
     // Under LogAppendTime the producer's LogAppendTime flag is refused.
     let (m, mut log) = setup(&[("message.timestamp.type", "LogAppendTime")]);
@@ -281,7 +282,7 @@ fn invalid_timestamp_for_producer_log_append_time() {
 fn unsupported_for_message_format_below_v2() {
     let (m, mut log) = setup(&[("message.format.version", "0.10.2")]);
     let mut b = V2Builder::new(0).producer(7, 0, 0).transactional(true);
-    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    b.append(&NewRecord::new(NOW, None, Some(b"v"))).unwrap();
     let e = rejected(
         &m,
         &mut log,
@@ -290,7 +291,7 @@ fn unsupported_for_message_format_below_v2() {
     );
     assert!(e.to_string().contains("transactional"), "{e}");
     let mut b = V2Builder::new(0).producer(7, 0, 0);
-    b.append(&Record::new(NOW, None, Some(b"v"))).unwrap();
+    b.append(&NewRecord::new(NOW, None, Some(b"v"))).unwrap();
     let e = rejected(
         &m,
         &mut log,
@@ -483,9 +484,9 @@ fn out_of_order_v2_offset_deltas_are_kept_in_place_as_kafka_keeps_them() {
     let m = mem();
     let mut log = m.create(&[]);
     let mut b = V2Builder::new(0);
-    b.append_with_offset(0, &Record::new(NOW, None, Some(b"a")))
+    b.append_with_offset(0, &NewRecord::new(NOW, None, Some(b"a")))
         .unwrap();
-    b.append_with_offset(2, &Record::new(NOW, None, Some(b"b")))
+    b.append_with_offset(2, &NewRecord::new(NOW, None, Some(b"b")))
         .unwrap();
     let mut bytes = b.finish().unwrap();
     // Two records with last offset delta 1: consistent count, but deltas 0 and 2.

@@ -3,7 +3,7 @@
 
 use crate::util::*;
 use krecords_codec::read::{Batch, Entries};
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::Compression;
 use krecords_log::storage::Storage;
 use krecords_log::{AppendOrigin, Log};
@@ -35,8 +35,12 @@ fn keyed(records: &[(&str, Option<&str>)]) -> Vec<u8> {
 
 fn keyed_with(mut b: V2Builder, records: &[(&str, Option<&str>)]) -> Vec<u8> {
     for (k, v) in records {
-        b.append(&Record::new(NOW, Some(k.as_bytes()), v.map(str::as_bytes)))
-            .unwrap();
+        b.append(&NewRecord::new(
+            NOW,
+            Some(k.as_bytes()),
+            v.map(str::as_bytes),
+        ))
+        .unwrap();
     }
     b.finish().unwrap()
 }
@@ -254,7 +258,8 @@ fn test_keyless_records_are_removed() {
     let mut log = m.create(&[("segment.bytes", "1048576")]);
     append(&mut log, &v2(NOW, &["x"]));
     let mut b = V2Builder::new(0);
-    b.append(&Record::new(NOW, None, Some(b"no key"))).unwrap();
+    b.append(&NewRecord::new(NOW, None, Some(b"no key")))
+        .unwrap();
     append(&mut log, &b.finish().unwrap());
     log.roll().unwrap();
     let mut config = log.config().clone();
@@ -839,7 +844,7 @@ fn test_cleaning_with_uncleanable_section() {
     let mut log = m.create(&compacted(&[("min.compaction.lag.ms", "1000")]));
     let at = |ts: i64, k: &str, v: &str| {
         let mut b = V2Builder::new(0);
-        b.append(&Record::new(ts, Some(k.as_bytes()), Some(v.as_bytes())))
+        b.append(&NewRecord::new(ts, Some(k.as_bytes()), Some(v.as_bytes())))
             .unwrap();
         b.finish().unwrap()
     };
@@ -872,7 +877,7 @@ fn test_max_compaction_lag_rolls_the_active_segment() {
     let mut log = m.create(&compacted(&[("max.compaction.lag.ms", "100")]));
     let at = |ts: i64, v: &str| {
         let mut b = V2Builder::new(0);
-        b.append(&Record::new(ts, Some(b"a"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(ts, Some(b"a"), Some(v.as_bytes())))
             .unwrap();
         b.finish().unwrap()
     };
@@ -1123,7 +1128,7 @@ fn test_legacy_tombstones_follow_segment_times() {
     ]));
     let msg = |k: &str, v: Option<&str>| {
         let mut b = krecords_codec::write::LegacyBuilder::new(1, 0).unwrap();
-        b.append(&Record::new(
+        b.append(&NewRecord::new(
             m.clock.now_ms(),
             Some(k.as_bytes()),
             v.map(str::as_bytes),

@@ -109,7 +109,7 @@ fn kafka_dump_log_reads_our_txnindex_and_snapshots() {
         let mut b = krecords_codec::write::V2Builder::new(0)
             .producer(pid, 3, seq)
             .transactional(txn);
-        b.append(&krecords_codec::write::Record::new(
+        b.append(&krecords_codec::write::NewRecord::new(
             now,
             None,
             Some(v.as_bytes()),

@@ -6,6 +6,8 @@ mod append;
 mod broker;
 mod compact;
 mod crash;
+mod fetch_into;
+mod import;
 mod interop;
 mod locking;
 mod mixed_formats;

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use krecords_codec::read::{Batch, Entries};
-use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 use krecords_log::clock::ManualClock;
 use krecords_log::storage::MemStorage;
@@ -87,7 +87,7 @@ pub fn config(pairs: &[(&str, &str)]) -> LogConfig {
 pub fn v2(ts: i64, values: &[&str]) -> Vec<u8> {
     let mut b = V2Builder::new(0);
     for v in values {
-        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(ts, Some(b"k"), Some(v.as_bytes())))
             .unwrap();
     }
     b.finish().unwrap()
@@ -97,7 +97,7 @@ pub fn v2(ts: i64, values: &[&str]) -> Vec<u8> {
 pub fn v2_ts(records: &[(i64, &str)]) -> Vec<u8> {
     let mut b = V2Builder::new(0);
     for (ts, v) in records {
-        b.append(&Record::new(*ts, Some(b"k"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(*ts, Some(b"k"), Some(v.as_bytes())))
             .unwrap();
     }
     b.finish().unwrap()
@@ -110,7 +110,7 @@ pub fn v2_with_headers(ts: i64, value: &str) -> Vec<u8> {
         value: Some(b"v"),
     }];
     let mut b = V2Builder::new(0);
-    b.append(&Record::new(ts, Some(b"k"), Some(value.as_bytes())).with_headers(&headers))
+    b.append(&NewRecord::new(ts, Some(b"k"), Some(value.as_bytes())).with_headers(&headers))
         .unwrap();
     b.finish().unwrap()
 }
@@ -119,7 +119,7 @@ pub fn v2_with_headers(ts: i64, value: &str) -> Vec<u8> {
 pub fn legacy(magic: u8, ts: i64, values: &[&str]) -> Vec<u8> {
     let mut b = LegacyBuilder::new(magic, 0).unwrap();
     for v in values {
-        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(ts, Some(b"k"), Some(v.as_bytes())))
             .unwrap();
     }
     b.finish().unwrap()
@@ -129,7 +129,7 @@ pub fn legacy(magic: u8, ts: i64, values: &[&str]) -> Vec<u8> {
 pub fn v2_compressed(codec: Compression, ts: i64, values: &[&str]) -> Vec<u8> {
     let mut b = V2Builder::new(0).compression(codec, None);
     for v in values {
-        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(ts, Some(b"k"), Some(v.as_bytes())))
             .unwrap();
     }
     b.finish().unwrap()
@@ -229,7 +229,7 @@ pub fn legacy_compressed(magic: u8, codec: Compression, ts: i64, values: &[&str]
         .compression(codec, None)
         .unwrap();
     for v in values {
-        b.append(&Record::new(ts, Some(b"k"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(ts, Some(b"k"), Some(v.as_bytes())))
             .unwrap();
     }
     b.finish().unwrap()
@@ -241,7 +241,7 @@ pub fn idem(pid: i64, epoch: i16, seq: i32, txn: bool, values: &[&str]) -> Vec<u
         .producer(pid, epoch, seq)
         .transactional(txn);
     for v in values {
-        b.append(&Record::new(NOW, Some(b"k"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(NOW, Some(b"k"), Some(v.as_bytes())))
             .unwrap();
     }
     b.finish().unwrap()
@@ -251,7 +251,7 @@ pub fn idem(pid: i64, epoch: i16, seq: i32, txn: bool, values: &[&str]) -> Vec<u
 pub fn idem_ts(pid: i64, epoch: i16, seq: i32, records: &[(i64, &str)]) -> Vec<u8> {
     let mut b = V2Builder::new(0).producer(pid, epoch, seq);
     for (ts, v) in records {
-        b.append(&Record::new(*ts, Some(b"k"), Some(v.as_bytes())))
+        b.append(&NewRecord::new(*ts, Some(b"k"), Some(v.as_bytes())))
             .unwrap();
     }
     b.finish().unwrap()

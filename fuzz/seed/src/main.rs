@@ -17,14 +17,14 @@
 //! ApiVersions, Metadata, ListOffsets and SASL responses encoded by kafka-protocol (see
 //! `response_seeds`).
 
-use krecords_codec::read::{Batch, Entries};
-use krecords_codec::{compression, Compression};
+use bytes::Bytes;
 use kafka_protocol::messages::{
     ApiVersionsResponse, BrokerId, FetchResponse, ListOffsetsResponse, MetadataResponse,
     ProducerId, ResponseHeader, SaslAuthenticateResponse, SaslHandshakeResponse, TopicName,
 };
 use kafka_protocol::protocol::{Encodable, HeaderVersion, StrBytes};
-use bytes::Bytes;
+use krecords_codec::read::{Batch, Entries};
+use krecords_codec::{compression, Compression};
 use serde_json::Value;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -307,13 +307,17 @@ fn encode_image(files: &[(String, Vec<u8>)]) -> Vec<u8> {
             (f::TXN_INDEX_SUFFIX, 3),
             (f::SNAPSHOT_SUFFIX, 4),
         ];
-        let tag = fixed.iter().find(|(n, _)| n == name).map(|&(_, k)| k).or_else(|| {
-            suffixes.iter().find_map(|&(suffix, kind)| {
-                let base = f::parse_file_name(name, suffix)?;
-                let slot = BASES.iter().position(|&b| b == base)? as u8;
-                Some(kind | (slot << 4))
-            })
-        });
+        let tag = fixed
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, k)| k)
+            .or_else(|| {
+                suffixes.iter().find_map(|&(suffix, kind)| {
+                    let base = f::parse_file_name(name, suffix)?;
+                    let slot = BASES.iter().position(|&b| b == base)? as u8;
+                    Some(kind | (slot << 4))
+                })
+            });
         let (Some(tag), Ok(len)) = (tag, u16::try_from(bytes.len())) else {
             continue;
         };
@@ -328,7 +332,7 @@ fn encode_image(files: &[(String, Vec<u8>)]) -> Vec<u8> {
 /// (closed cleanly, and without the clean shutdown marker so that recovery runs), their
 /// `.txnindex` files seed `txn_index`, their `.snapshot` files seed `snapshot`.
 fn log_seeds(corpus: &mut Corpus) {
-    use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
     use krecords_log::storage::{MemStorage, Storage};
     use krecords_log::{AppendOrigin, Env, Log, LogConfig};
     use std::sync::Arc;
@@ -346,7 +350,10 @@ fn log_seeds(corpus: &mut Corpus) {
             _ => &[("segment.bytes", "400"), ("compression.type", "gzip")],
         };
         // Small preallocated indexes: the 10 MiB default makes every execution slow.
-        let pairs = pairs.iter().copied().chain([("segment.index.bytes", "4096")]);
+        let pairs = pairs
+            .iter()
+            .copied()
+            .chain([("segment.index.bytes", "4096")]);
         let Ok(config) = LogConfig::from_pairs(pairs.clone()) else {
             eprintln!("seed: config {:?} refused", pairs.collect::<Vec<_>>());
             continue;
@@ -358,21 +365,27 @@ fn log_seeds(corpus: &mut Corpus) {
             let mut b = V2Builder::new(0);
             for j in 0..=(i % 3) {
                 let v = format!("value-{i}-{j}");
-                b.append(&Record::new(NOW + i * 10 + j, Some(b"k"), Some(v.as_bytes())))
-                    .unwrap();
+                b.append(&NewRecord::new(
+                    NOW + i * 10 + j,
+                    Some(b"k"),
+                    Some(v.as_bytes()),
+                ))
+                .unwrap();
             }
             let _ = log.append(&b.finish().unwrap(), AppendOrigin::Client);
         }
         // A transaction aborted and one committed: a .txnindex entry and producer state.
         for (pid, commit) in [(42i64, false), (43, true)] {
             let mut b = V2Builder::new(0).producer(pid, 0, 0).transactional(true);
-            b.append(&Record::new(NOW + 100, None, Some(b"txn"))).unwrap();
+            b.append(&NewRecord::new(NOW + 100, None, Some(b"txn")))
+                .unwrap();
             let _ = log.append(&b.finish().unwrap(), AppendOrigin::Client);
             let _ = log.append_end_txn(pid, 0, 0, commit, NOW + 101);
         }
         if variant == 2 {
             if let Ok(mut b) = LegacyBuilder::new(1, 0) {
-                b.append(&Record::new(NOW + 200, Some(b"k"), Some(b"old"))).unwrap();
+                b.append(&NewRecord::new(NOW + 200, Some(b"k"), Some(b"old")))
+                    .unwrap();
                 let _ = log.append(&b.finish().unwrap(), AppendOrigin::Client);
             }
         }
@@ -405,14 +418,18 @@ fn log_seeds(corpus: &mut Corpus) {
         let logs: Vec<_> = files
             .iter()
             .filter(|(n, _)| {
-                n.ends_with(krecords_log::files::LOG_SUFFIX) || n == krecords_log::files::CONFIG_FILE
+                n.ends_with(krecords_log::files::LOG_SUFFIX)
+                    || n == krecords_log::files::CONFIG_FILE
             })
             .cloned()
             .collect();
         corpus.add("log_recovery", &encode_image(&logs));
     }
     corpus.add("txn_index", &[]);
-    corpus.add("snapshot", &krecords_log::producer_state::encode_snapshot(&[]));
+    corpus.add(
+        "snapshot",
+        &krecords_log::producer_state::encode_snapshot(&[]),
+    );
 }
 
 /// One client_response seed: the API index and version byte its target reads first (see
@@ -503,13 +520,12 @@ fn response_seeds(corpus: &mut Corpus) {
         response_seed(corpus, 1, 0, version, &resp);
     }
     for version in [1, 4, 6, 8, 10] {
-        let resp = ListOffsetsResponse::default().with_topics(vec![
-            ListOffsetsTopicResponse::default()
+        let resp =
+            ListOffsetsResponse::default().with_topics(vec![ListOffsetsTopicResponse::default()
                 .with_name(TopicName(StrBytes::from_static_str("topic")))
                 .with_partitions(vec![ListOffsetsPartitionResponse::default()
                     .with_offset(42)
-                    .with_timestamp(1_700_000_000_000)]),
-        ]);
+                    .with_timestamp(1_700_000_000_000)])]);
         response_seed(corpus, 2, 1, version, &resp);
     }
     for version in [0, 1] {

@@ -10,7 +10,7 @@
 
 use krecords_codec::crc::{crc32, crc32c};
 use krecords_codec::read::{legacy, v2};
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -119,7 +119,7 @@ fn built(rng: &mut StdRng, codec: Compression) -> Vec<u8> {
         }];
         let key = (i % 3 != 0).then_some(&keys[i][..]);
         let value = (i % 4 != 3).then_some(&values[i][..]);
-        let mut r = Record::new(ts + i as i64, key, value);
+        let mut r = NewRecord::new(ts + i as i64, key, value);
         if i % 2 == 0 {
             r = r.with_headers(&headers);
         }

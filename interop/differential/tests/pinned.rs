@@ -2,7 +2,7 @@
 //! does, on a minimal input, and that the difference's predicate recognises Kafka's answer.
 
 use krecords_codec::crc::crc32c;
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::Compression;
 use krecords_differential::compare::{classify, pinned, Class, PINNED};
 use krecords_differential::ours;
@@ -10,8 +10,12 @@ use serde_json::json;
 
 fn batch(codec: Compression) -> Vec<u8> {
     let mut b = V2Builder::new(0).compression(codec, None);
-    b.append(&Record::new(1_714_000_000_000, None, Some(&[7u8; 200][..])))
-        .unwrap();
+    b.append(&NewRecord::new(
+        1_714_000_000_000,
+        None,
+        Some(&[7u8; 200][..]),
+    ))
+    .unwrap();
     b.finish().unwrap()
 }
 

@@ -400,7 +400,7 @@ mod tests {
     #[test]
     fn entries_and_records_match_serde() {
         use krecords_codec::read::Entries;
-        use krecords_codec::write::{Record as W, V2Builder};
+        use krecords_codec::write::{NewRecord, V2Builder};
         use krecords_codec::Header;
         let headers = [
             Header {
@@ -413,11 +413,11 @@ mod tests {
             },
         ];
         let mut b = V2Builder::new(42);
-        b.append(&W::new(1_714_000_000_000, None, Some(b"hello")))
+        b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"hello")))
             .unwrap();
-        b.append(&W::new(1_714_000_000_001, Some(b"k\n\"\\"), None).with_headers(&headers))
+        b.append(&NewRecord::new(1_714_000_000_001, Some(b"k\n\"\\"), None).with_headers(&headers))
             .unwrap();
-        b.append(&W::new(
+        b.append(&NewRecord::new(
             1_714_000_000_002,
             Some(&[0xed, 0xa0, 0x80, b'x']),
             Some(b""),

@@ -20,7 +20,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{
     decode_request_header_from_buffer, Decodable, Encodable, HeaderVersion, StrBytes,
 };
-use krecords_codec::write::{Record, V2Builder};
+use krecords_codec::write::{NewRecord, V2Builder};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, OnceLock};
@@ -36,7 +36,7 @@ fn partition_log(p: i32) -> Vec<Vec<u8>> {
                 let o = b * 3 + i;
                 let value = format!("p{p} value {o}");
                 builder
-                    .append(&Record::new(
+                    .append(&NewRecord::new(
                         TS + o,
                         Some(b"k".as_slice()),
                         Some(value.as_bytes()),

@@ -392,6 +392,36 @@ fn a_raw_append_with_a_corrupt_entry_writes_nothing() {
 }
 
 #[test]
+fn a_raw_append_with_a_corrupt_size_in_the_middle_is_refused_not_cut_short() {
+    // Issue 19: a size field made huge by corruption used to read as a truncated tail: the
+    // entries from there on were dropped with a note and the ones before it appended.
+    let d = Dir::new();
+    let log = create(&d, "p", &[]);
+    let one = d.run(&["build"], records(1).as_bytes()).stdout;
+    let mut input = [one.clone(), one.clone(), one.clone()].concat();
+    input[one.len() + 8..one.len() + 12].copy_from_slice(&50_000_000i32.to_be_bytes());
+    let before = snapshot(&d, "p");
+    let r = d.run(&["log", "append", &log, "--raw"], &input);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["error"], "CORRUPT_MESSAGE");
+    let msg = j["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("{}", one.len() + 8)) && msg.contains("50000000"),
+        "{msg}"
+    );
+    assert_eq!(snapshot(&d, "p"), before);
+    // A tail cut short within max.message.bytes is still dropped with a note, as before.
+    let cut = &input[..one.len() + 20];
+    let mut cut = cut.to_vec();
+    cut[one.len() + 8..one.len() + 12].copy_from_slice(&(one.len() as i32 - 12).to_be_bytes());
+    let r = d.run(&["log", "append", &log, "--raw"], &cut);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("dropped 20 bytes"), "{}", r.stderr);
+    assert_eq!(d.run(&["log", "read", &log], b"").json_lines().len(), 1);
+}
+
+#[test]
 fn a_rejected_json_append_writes_nothing() {
     let d = Dir::new();
     let log = create(&d, "p", &[]);

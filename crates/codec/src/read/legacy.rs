@@ -254,14 +254,7 @@ impl<'a> LegacyBatch<'a> {
     where
         'a: 'b,
     {
-        let computed = self.compute_crc();
-        if computed != self.crc() {
-            return Err(Error::CrcMismatch {
-                at: self.position,
-                stored: self.crc(),
-                computed,
-            });
-        }
+        super::check_crc(self.position, self.crc(), self.compute_crc())?;
         self.records_with(scratch, limit, true)
     }
 
@@ -575,6 +568,16 @@ enum Inner<'a> {
         /// whose CRC does not match is reported.
         check_crc_at: Option<usize>,
     },
+}
+
+impl<'a> LegacyRecords<'a> {
+    /// The decompressed inner messages of a wrapper; empty for a single message.
+    pub(crate) fn data(&self) -> &'a [u8] {
+        match &self.inner {
+            Inner::Single(_) => &[],
+            Inner::Deep { data, .. } => data,
+        }
+    }
 }
 
 impl<'a> Iterator for LegacyRecords<'a> {

@@ -7,7 +7,10 @@
 //! compressed entries from one decompressed buffer the caller provides and may reuse.
 //!
 //! A buffer that ends inside an entry is not corrupt: fetch responses routinely cut the last batch
-//! short. [`Entries`] stops there and [`Entries::partial`] reports the leftover bytes.
+//! short. [`Entries`] stops there and [`Entries::partial`] reports the leftover bytes. For a file,
+//! where a corrupt size field in the middle would look just like such a tail and hide every
+//! entry after it, [`Entries::max_entry_size`] refuses sizes above a bound and
+//! [`Entries::strict`] makes any truncated entry an error.
 
 #![deny(
     clippy::indexing_slicing,
@@ -19,9 +22,11 @@
 
 mod bytes;
 pub mod legacy;
+mod owned;
 pub mod v2;
 
 pub use legacy::{LegacyBatch, LegacyRecord, LegacyRecords};
+pub use owned::{OwnedHeader, OwnedRecord};
 pub use v2::{Headers, V2Batch, V2Record, V2Records};
 
 use crate::{Compression, Error, Header, Result, TimestampType, LOG_OVERHEAD, MAGIC_OFFSET};
@@ -50,7 +55,9 @@ pub struct Partial {
 /// Iterator over the entries of a buffer of concatenated log entries of any format.
 ///
 /// Yields `Result<Batch>`; after an error it yields nothing more. A truncated last entry ends the
-/// iteration without an error and is reported by [`Entries::partial`].
+/// iteration without an error and is reported by [`Entries::partial`] (the default, right for
+/// fetch responses); [`Entries::max_entry_size`] and [`Entries::strict`] make a bad size an
+/// error instead, for files.
 ///
 /// # Examples
 ///
@@ -71,6 +78,10 @@ pub struct Entries<'a> {
     /// Set once iteration ended (end of input, partial tail or error).
     done: bool,
     partial: Option<Partial>,
+    /// Largest size field accepted, if bounded ([`Entries::max_entry_size`]).
+    max_size: Option<usize>,
+    /// Whether a truncated entry is an error ([`Entries::strict`]).
+    strict: bool,
 }
 
 impl<'a> Entries<'a> {
@@ -90,7 +101,55 @@ impl<'a> Entries<'a> {
             base,
             done: false,
             partial: None,
+            max_size: None,
+            strict: false,
         }
+    }
+
+    /// Refuses entries whose size field (the bytes after the 12-byte offset and size prefix)
+    /// is above `max`, with [`Error::InvalidLength`], whether or not the buffer holds that many
+    /// bytes. Kafka's `ByteBufferLogInputStream` bounds a produce request's batches so, by
+    /// `max.message.bytes`. Without it a size field that corruption made large in the middle of
+    /// a buffer ends iteration as a [`Partial`] tail, and the entries after it are not seen.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    ///
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"x"))).unwrap();
+    /// let one = b.finish().unwrap();
+    /// let mut file = [one.clone(), one.clone()].concat();
+    /// file[8..12].copy_from_slice(&100_000_000i32.to_be_bytes()); // a corrupt size
+    ///
+    /// // By default: a "partial tail" at byte 0, nothing read, no error.
+    /// let mut lax = Entries::new(&file);
+    /// assert!(lax.next().is_none());
+    /// assert_eq!(lax.partial().unwrap().position, 0);
+    /// // Bounded: an error naming the size field.
+    /// let mut bounded = Entries::new(&file).max_entry_size(1 << 20);
+    /// assert!(bounded.next().unwrap().is_err());
+    /// ```
+    pub fn max_entry_size(mut self, max: usize) -> Self {
+        self.max_size = Some(max);
+        self
+    }
+
+    /// Makes a truncated entry an error ([`Error::Truncated`]) instead of a [`Partial`] tail:
+    /// for buffers that must hold whole entries only, such as a closed segment file or a
+    /// file of entries to append. [`Entries::partial`] then stays `None`.
+    ///
+    /// ```
+    /// use krecords_codec::read::Entries;
+    /// use krecords_codec::Error;
+    /// let bytes = [0u8; 5]; // shorter than any entry
+    /// let mut entries = Entries::new(&bytes).strict();
+    /// assert!(matches!(entries.next(), Some(Err(Error::Truncated { at: 0, .. }))));
+    /// assert!(entries.next().is_none());
+    /// ```
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
     }
 
     /// The truncated entry that ended iteration, if any.
@@ -126,7 +185,7 @@ impl<'a> Entries<'a> {
             return Ok(None);
         }
         if rest.len() < LOG_OVERHEAD {
-            return Ok(self.stop_partial(None));
+            return self.stop_partial(None);
         }
         let size = i32_at(rest, 8);
         if size < MIN_ENTRY_SIZE {
@@ -140,8 +199,17 @@ impl<'a> Entries<'a> {
         }
         // size >= 14 here, so the conversion cannot fail; total cannot overflow on 64-bit.
         let total = (size as usize).saturating_add(LOG_OVERHEAD);
+        if let Some(max) = self.max_size.filter(|&max| size as usize > max) {
+            self.done = true;
+            return Err(Error::InvalidLength {
+                at: at.saturating_add(8),
+                what: "entry size",
+                expected: format!("<= {max} (the maximum entry size)"),
+                found: i64::from(size),
+            });
+        }
         if rest.len() < HEADER_SIZE_UP_TO_MAGIC {
-            return Ok(self.stop_partial(Some(total)));
+            return self.stop_partial(Some(total));
         }
         let magic = u8_at(rest, MAGIC_OFFSET) as i8;
         if !(0..=2).contains(&magic) {
@@ -152,7 +220,7 @@ impl<'a> Entries<'a> {
             });
         }
         let Some(entry) = rest.get(..total) else {
-            return Ok(self.stop_partial(Some(total)));
+            return self.stop_partial(Some(total));
         };
         let batch = if magic == 2 {
             V2Batch::new(entry, at).map(Batch::V2)
@@ -171,14 +239,24 @@ impl<'a> Entries<'a> {
         }
     }
 
-    fn stop_partial(&mut self, declared_size: Option<usize>) -> Option<Batch<'a>> {
+    /// Ends iteration at a truncated entry: a [`Partial`] tail, or in strict mode an error.
+    fn stop_partial(&mut self, declared_size: Option<usize>) -> Result<Option<Batch<'a>>> {
         self.done = true;
-        self.partial = Some(Partial {
+        let partial = Partial {
             position: self.next_position(),
             bytes: self.remaining().len(),
             declared_size,
-        });
-        None
+        };
+        if self.strict {
+            return Err(Error::Truncated {
+                at: partial.position,
+                what: "entry",
+                needed: declared_size.unwrap_or(LOG_OVERHEAD),
+                available: partial.bytes,
+            });
+        }
+        self.partial = Some(partial);
+        Ok(None)
     }
 }
 
@@ -240,19 +318,19 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    /// use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
     /// use krecords_codec::Compression;
     ///
     /// let mut b = V2Builder::new(40);
-    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"b"))).unwrap();
     /// let v2 = b.finish().unwrap();
     /// let batch = Entries::new(&v2).next().unwrap().unwrap();
     /// assert_eq!((batch.first_offset(), batch.last_offset()), (Some(40), 41));
     ///
     /// let mut b = LegacyBuilder::new(1, 40).unwrap().compression(Compression::Gzip, None).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"b"))).unwrap();
     /// let wrapper = b.finish().unwrap();
     /// let batch = Entries::new(&wrapper).next().unwrap().unwrap();
     /// assert_eq!((batch.first_offset(), batch.last_offset()), (None, 41));
@@ -281,11 +359,11 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     ///
     /// let mut b = V2Builder::new(0);
     /// for v in [b"a", b"b", b"c"] {
-    ///     b.append(&Record::new(1714000000000, None, Some(v))).unwrap();
+    ///     b.append(&NewRecord::new(1714000000000, None, Some(v))).unwrap();
     /// }
     /// let bytes = b.finish().unwrap();
     /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
@@ -317,12 +395,12 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::{Entries, RecordSpan};
-    /// use krecords_codec::write::{LegacyBuilder, Record};
+    /// use krecords_codec::write::{LegacyBuilder, NewRecord};
     /// use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
     ///
     /// let mut b = LegacyBuilder::new(1, 40).unwrap().compression(Compression::Gzip, None).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000000, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"b"))).unwrap();
     /// let wrapper = b.finish().unwrap();
     /// let batch = Entries::new(&wrapper).next().unwrap().unwrap();
     /// let mut scratch = Vec::new();
@@ -382,10 +460,10 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     ///
     /// let mut b = V2Builder::new(0).producer(7, 2, 10).transactional(true);
-    /// b.append(&Record::new(1714000000000, None, Some(b"x"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"x"))).unwrap();
     /// let bytes = b.finish().unwrap();
     /// let batch = Entries::new(&bytes).next().unwrap().unwrap();
     /// assert_eq!(batch.producer_id(), Some(7));
@@ -441,16 +519,16 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{LegacyBuilder, Record, V2Builder};
+    /// use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
     ///
     /// let mut b = V2Builder::new(0);
-    /// b.append(&Record::new(1714000000005, None, Some(b"a"))).unwrap();
-    /// b.append(&Record::new(1714000000001, None, Some(b"b"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000005, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000001, None, Some(b"b"))).unwrap();
     /// let bytes = b.finish().unwrap();
     /// assert_eq!(Entries::new(&bytes).next().unwrap().unwrap().max_timestamp(), 1714000000005);
     ///
     /// let mut b = LegacyBuilder::new(0, 0).unwrap();
-    /// b.append(&Record::new(-1, None, Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(-1, None, Some(b"a"))).unwrap();
     /// let v0 = b.finish().unwrap();
     /// assert_eq!(Entries::new(&v0).next().unwrap().unwrap().max_timestamp(), -1);
     /// ```
@@ -584,11 +662,11 @@ impl<'a> Batch<'a> {
     ///
     /// ```
     /// use krecords_codec::read::Entries;
-    /// use krecords_codec::write::{Record, V2Builder};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
     /// use krecords_codec::{Compression, Error, DEFAULT_DECOMPRESS_LIMIT};
     ///
     /// let mut b = V2Builder::new(0).compression(Compression::Lz4, None);
-    /// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
     /// let mut bytes = b.finish().unwrap();
     ///
     /// let mut scratch = Vec::new();
@@ -619,6 +697,21 @@ impl<'a> Batch<'a> {
     }
 }
 
+/// [`Error::CrcMismatch`] at `at` unless the stored checksum is the computed one: the check that
+/// opens every entry's `checked_records`, whatever its format.
+#[inline]
+pub(crate) fn check_crc(at: usize, stored: u32, computed: u32) -> Result<()> {
+    if stored == computed {
+        Ok(())
+    } else {
+        Err(Error::CrcMismatch {
+            at,
+            stored,
+            computed,
+        })
+    }
+}
+
 /// First offset, last offset and number of records of an entry, from [`Batch::record_span`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RecordSpan {
@@ -637,6 +730,16 @@ pub enum Records<'a> {
     Legacy(LegacyRecords<'a>),
     /// Records of a v2 batch.
     V2(V2Records<'a>),
+}
+
+impl<'a> Records<'a> {
+    /// The bytes the records borrow from (for a compressed entry, the decompressed records).
+    pub(crate) fn data(&self) -> &'a [u8] {
+        match self {
+            Records::Legacy(r) => r.data(),
+            Records::V2(r) => r.data(),
+        }
+    }
 }
 
 impl<'a> Iterator for Records<'a> {

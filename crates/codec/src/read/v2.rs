@@ -334,14 +334,7 @@ impl<'a> V2Batch<'a> {
     where
         'a: 'b,
     {
-        let computed = self.compute_crc();
-        if computed != self.crc() {
-            return Err(Error::CrcMismatch {
-                at: self.position,
-                stored: self.crc(),
-                computed,
-            });
-        }
+        super::check_crc(self.position, self.crc(), self.compute_crc())?;
         if !strict {
             return self.records_with(scratch, limit, u32::MAX);
         }
@@ -526,6 +519,11 @@ pub struct V2Records<'a> {
 }
 
 impl<'a> V2Records<'a> {
+    /// The bytes the records are read from: the records section, or the decompressed records.
+    pub(crate) fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
     /// Records not yet read, as the header declares.
     pub fn remaining(&self) -> usize {
         self.remaining

@@ -1,6 +1,6 @@
 //! The v0/v1 message builder: plain messages, or one compressed wrapper around inner messages.
 
-use super::{check_append, len_i32, Record};
+use super::{check_append, len_i32, NewRecord};
 use crate::read::legacy as layout;
 use crate::{Compression, Error, Result, TimestampType, LOG_OVERHEAD};
 
@@ -20,10 +20,10 @@ use crate::{Compression, Error, Result, TimestampType, LOG_OVERHEAD};
 /// append is not applied and makes every later append and finish return it.
 ///
 /// ```
-/// use krecords_codec::write::{LegacyBuilder, Record};
+/// use krecords_codec::write::{LegacyBuilder, NewRecord};
 /// use krecords_codec::{Compression, Error};
 /// let mut b = LegacyBuilder::new(1, 100).unwrap();
-/// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+/// b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
 /// let late = b.compression(Compression::Gzip, None);
 /// assert_eq!(late.err(), Some(Error::ConfigAfterAppend { setter: "compression" }));
 /// ```
@@ -143,7 +143,7 @@ impl LegacyBuilder {
     ///
     /// Headers (v0/v1 cannot carry them), a negative timestamp other than -1, a key or value
     /// over `i32::MAX` bytes; [`Error::ConfigAfterAppend`] after a late setter.
-    pub fn append(&mut self, record: &Record<'_>) -> Result<i64> {
+    pub fn append(&mut self, record: &NewRecord<'_>) -> Result<i64> {
         let offset = self.next_offset();
         self.append_with_offset(offset, record)?;
         Ok(offset)
@@ -154,7 +154,7 @@ impl LegacyBuilder {
     /// # Errors
     ///
     /// As [`LegacyBuilder::append`], plus an offset that does not increase.
-    pub fn append_with_offset(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+    pub fn append_with_offset(&mut self, offset: i64, record: &NewRecord<'_>) -> Result<()> {
         self.check_configured()?;
         check_append(self.base_offset, self.last_offset, offset, record.timestamp)?;
         if !record.headers.is_empty() {

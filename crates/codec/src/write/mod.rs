@@ -5,17 +5,19 @@
 
 mod legacy;
 mod marker;
+mod offset;
 mod v2;
 
 pub use legacy::LegacyBuilder;
 pub use marker::{end_txn_marker, EndTxnBatch};
+pub use offset::set_base_offset;
 pub use v2::{write_empty_batch, EmptyBatch, V2Builder};
 
 use crate::{Error, Header, Result};
 
 /// One record to append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Record<'a> {
+pub struct NewRecord<'a> {
     /// Timestamp in ms; -1 means none (Kafka's `NO_TIMESTAMP`), other negatives are rejected.
     pub timestamp: i64,
     /// Key, `None` for null.
@@ -26,10 +28,10 @@ pub struct Record<'a> {
     pub headers: &'a [Header<'a>],
 }
 
-impl<'a> Record<'a> {
+impl<'a> NewRecord<'a> {
     /// A record without headers.
     pub fn new(timestamp: i64, key: Option<&'a [u8]>, value: Option<&'a [u8]>) -> Self {
-        Record {
+        NewRecord {
             timestamp,
             key,
             value,

@@ -1,6 +1,6 @@
 //! The v2 record batch builder.
 
-use super::{check_append, len_i32, Record};
+use super::{check_append, len_i32, NewRecord};
 use crate::read::v2 as layout;
 use crate::varint::{encode_unsigned, varint_len, varlong_len, zigzag32, zigzag64};
 use crate::{Compression, Error, Header, Result, TimestampType};
@@ -24,10 +24,10 @@ use crate::{Compression, Error, Header, Result, TimestampType};
 /// produce a batch that disagrees with its records.
 ///
 /// ```
-/// use krecords_codec::write::{V2Builder, Record};
+/// use krecords_codec::write::{V2Builder, NewRecord};
 /// use krecords_codec::{Compression, Error};
 /// let mut b = V2Builder::new(0);
-/// b.append(&Record::new(1714000000000, None, Some(b"hello"))).unwrap();
+/// b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
 /// let late = b.compression(Compression::Gzip, None).finish();
 /// assert_eq!(late, Err(Error::ConfigAfterAppend { setter: "compression" }));
 /// ```
@@ -35,10 +35,10 @@ use crate::{Compression, Error, Header, Result, TimestampType};
 /// # Examples
 ///
 /// ```
-/// use krecords_codec::write::{V2Builder, Record};
+/// use krecords_codec::write::{V2Builder, NewRecord};
 /// use krecords_codec::Compression;
 /// let mut b = V2Builder::new(100).compression(Compression::None, None);
-/// b.append(&Record::new(1714000000000, Some(b"k"), Some(b"v"))).unwrap();
+/// b.append(&NewRecord::new(1714000000000, Some(b"k"), Some(b"v"))).unwrap();
 /// let bytes = b.finish().unwrap();
 /// assert_eq!(&bytes[..8], &100i64.to_be_bytes());
 /// ```
@@ -92,11 +92,11 @@ impl V2Builder {
     /// into one buffer is never copied.
     ///
     /// ```
-    /// use krecords_codec::write::{V2Builder, Record};
+    /// use krecords_codec::write::{V2Builder, NewRecord};
     /// let mut out = Vec::new();
     /// for base in [0, 10] {
     ///     let mut b = V2Builder::appending_to(base, out);
-    ///     b.append(&Record::new(1714000000000, None, Some(b"v"))).unwrap();
+    ///     b.append(&NewRecord::new(1714000000000, None, Some(b"v"))).unwrap();
     ///     out = b.finish().unwrap();
     /// }
     /// assert_eq!(krecords_codec::read::Entries::new(&out).count(), 2);
@@ -250,7 +250,7 @@ impl V2Builder {
     /// length, or when called on a control batch; [`Error::ConfigAfterAppend`] after a setter
     /// was called on a builder holding records.
     #[inline]
-    pub fn append(&mut self, record: &Record<'_>) -> Result<i64> {
+    pub fn append(&mut self, record: &NewRecord<'_>) -> Result<i64> {
         let offset = self.next_offset();
         self.append_with_offset(offset, record)?;
         Ok(offset)
@@ -263,7 +263,7 @@ impl V2Builder {
     ///
     /// As [`V2Builder::append`], plus an offset that does not increase.
     #[inline]
-    pub fn append_with_offset(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+    pub fn append_with_offset(&mut self, offset: i64, record: &NewRecord<'_>) -> Result<()> {
         self.check_configured()?;
         if self.control {
             return Err(Error::Unencodable {
@@ -288,12 +288,12 @@ impl V2Builder {
             });
         }
         let offset = self.next_offset();
-        self.append_raw(offset, &Record::new(timestamp, Some(key), Some(value)))?;
+        self.append_raw(offset, &NewRecord::new(timestamp, Some(key), Some(value)))?;
         Ok(offset)
     }
 
     #[inline]
-    fn append_raw(&mut self, offset: i64, record: &Record<'_>) -> Result<()> {
+    fn append_raw(&mut self, offset: i64, record: &NewRecord<'_>) -> Result<()> {
         check_append(self.base_offset, self.last_offset, offset, record.timestamp)?;
         if self.count == i32::MAX {
             return Err(Error::Unencodable {
@@ -546,7 +546,7 @@ fn write_record(
     end: &mut usize,
     offset_delta: i32,
     timestamp_delta: i64,
-    record: &Record<'_>,
+    record: &NewRecord<'_>,
 ) -> Result<()> {
     // attributes, timestamp delta, offset delta, key length, value length, header count.
     const MIN: usize = 1 + 1 + 1 + 1 + 1 + 1;
@@ -738,7 +738,7 @@ mod tests {
             value: Some(&header_value),
         }];
         for (i, v) in values.iter().enumerate() {
-            let r = Record::new(1_714_000_000_000 + (i as i64) * 7919, Some(b"k"), Some(v));
+            let r = NewRecord::new(1_714_000_000_000 + (i as i64) * 7919, Some(b"k"), Some(v));
             let r = if i % 3 == 0 {
                 r.with_headers(&headers)
             } else {
@@ -776,7 +776,7 @@ mod tests {
                     key: b"key",
                     value: None,
                 }];
-                let mut r = Record::new(1_714_000_000_000, None, Some(&value));
+                let mut r = NewRecord::new(1_714_000_000_000, None, Some(&value));
                 if header {
                     r = r.with_headers(&headers);
                 }
@@ -796,9 +796,9 @@ mod tests {
     fn hello_world_batch_matches_kafka_python_bytes() {
         // kafka-python writes partition leader epoch 0 where Kafka's producer writes -1.
         let mut b = V2Builder::new(0).partition_leader_epoch(0);
-        b.append(&Record::new(1714000000000, None, Some(b"hello")))
+        b.append(&NewRecord::new(1714000000000, None, Some(b"hello")))
             .unwrap();
-        b.append(&Record::new(1714000000000, None, Some(b"world")))
+        b.append(&NewRecord::new(1714000000000, None, Some(b"world")))
             .unwrap();
         let bytes = b.finish().unwrap();
         let expected = "0000000000000000000000490000000002dbda21c90000000000010000018f125c74000000018f125c7400ffffffffffffffffffffffffffff0000000216000000010a68656c6c6f0016000002010a776f726c6400";

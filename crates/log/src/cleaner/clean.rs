@@ -8,8 +8,8 @@ use super::CompactInfo;
 use crate::error::{Error, Result};
 use krecords_codec::control::ControlRecordKey;
 use krecords_codec::read::v2 as layout;
-use krecords_codec::read::{Batch, Record as ReadRecord};
-use krecords_codec::write::{write_empty_batch, EmptyBatch, LegacyBuilder, Record, V2Builder};
+use krecords_codec::read::{Batch, Record};
+use krecords_codec::write::{write_empty_batch, EmptyBatch, LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 use std::collections::HashMap;
 
@@ -70,7 +70,7 @@ fn retain_record(
     magic: u8,
     delete_horizon: Option<i64>,
     retain_legacy_deletes: bool,
-    r: &ReadRecord<'_>,
+    r: &Record<'_>,
     info: &mut CompactInfo,
 ) -> bool {
     if r.offset() > ctx.map.latest_offset() {
@@ -164,7 +164,7 @@ pub(crate) fn clean_batch(
         Batch::Legacy(_) => (false, None),
     };
     // Record filtering (Kafka's `filterBatch`).
-    let mut kept: Vec<ReadRecord<'_>> = Vec::new();
+    let mut kept: Vec<Record<'_>> = Vec::new();
     let mut total = 0u64;
     let mut tombstones = false;
     let mut removed_tombstones = 0u64;
@@ -242,7 +242,7 @@ pub(crate) fn clean_batch(
 /// for v2 the original base and last offset, for v0/v1 the first kept record's offset.
 fn rebuild(
     batch: &Batch<'_>,
-    kept: &[ReadRecord<'_>],
+    kept: &[Record<'_>],
     delete_horizon: Option<i64>,
     out: &mut Vec<u8>,
 ) -> Result<()> {
@@ -286,7 +286,7 @@ fn rebuild(
                         ));
                     }
                 } else {
-                    let rec = Record::new(ts, r.key(), r.value()).with_headers(&headers);
+                    let rec = NewRecord::new(ts, r.key(), r.value()).with_headers(&headers);
                     builder
                         .append_with_offset(r.offset(), &rec)
                         .map_err(|e| codec(at, e))?;
@@ -297,7 +297,7 @@ fn rebuild(
             override_last_offset(&mut out[start..], b.last_offset_delta());
         }
         Batch::Legacy(b) => {
-            let first = kept.first().map_or(b.offset(), ReadRecord::offset);
+            let first = kept.first().map_or(b.offset(), Record::offset);
             let log_append_time = if b.timestamp_type() == TimestampType::LogAppendTime {
                 b.timestamp().unwrap_or(-1)
             } else {
@@ -308,7 +308,7 @@ fn rebuild(
                 .map_err(|e| codec(at, e))?
                 .timestamp_type(b.timestamp_type(), log_append_time);
             for r in kept {
-                let rec = Record::new(r.timestamp().unwrap_or(-1), r.key(), r.value());
+                let rec = NewRecord::new(r.timestamp().unwrap_or(-1), r.key(), r.value());
                 builder
                     .append_with_offset(r.offset(), &rec)
                     .map_err(|e| codec(at, e))?;

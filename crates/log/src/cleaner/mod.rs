@@ -499,7 +499,8 @@ impl Log {
                     other => other,
                 })?;
                 if wrote {
-                    for entry in Entries::with_base(&out[before..], before) {
+                    // Entries just written: a truncated one would be a bug, not a tail.
+                    for entry in Entries::with_base(&out[before..], before).strict() {
                         let w = entry.map_err(|e| {
                             Error::corrupt_codec(seg.location(b.position() as u64), e)
                         })?;
