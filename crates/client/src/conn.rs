@@ -290,6 +290,73 @@ impl Connection {
         Ok(body)
     }
 
+    /// Writes `req` at `version` without waiting for its response (pipelining); returns its
+    /// correlation id for [`Connection::receive`]. Responses arrive in request order.
+    pub(crate) async fn send_only<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<i32> {
+        let request = name_of::<R>();
+        let frame = self.encode_request(req, version)?;
+        let correlation_id = self.correlation_id;
+        let write = async {
+            self.stream
+                .write_all(&frame)
+                .await
+                .map_err(|source| self.io_error(request, source))?;
+            self.stream
+                .flush()
+                .await
+                .map_err(|source| self.io_error(request, source))
+        };
+        match tokio::time::timeout(timeout, write).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(Error::Timeout {
+                    broker: self.broker.clone(),
+                    request,
+                    after: timeout,
+                })
+            }
+        }
+        Ok(correlation_id)
+    }
+
+    /// Reads the response of a request sent with [`Connection::send_only`]: the next frame,
+    /// which must carry `correlation_id`.
+    pub(crate) async fn receive<R: Request>(
+        &mut self,
+        correlation_id: i32,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response> {
+        let request = name_of::<R>();
+        let read = read_frame(&mut self.stream, self.max_response_size);
+        let frame = match tokio::time::timeout(timeout, read).await {
+            Ok(r) => r.map_err(|e| e.into_error(&self.broker, request, self.max_response_size))?,
+            Err(_) => {
+                return Err(Error::Timeout {
+                    broker: self.broker.clone(),
+                    request,
+                    after: timeout,
+                })
+            }
+        };
+        self.last_used = Instant::now();
+        let (found, body) = split_header::<R>(&self.broker, frame, version)?;
+        if found != correlation_id {
+            return Err(Error::CorrelationId {
+                broker: self.broker.clone(),
+                request,
+                expected: correlation_id,
+                found,
+            });
+        }
+        self.decode_body::<R>(body, version)
+    }
+
     fn io_error(&self, request: RequestName, source: std::io::Error) -> Error {
         io_error(&self.broker, request, source)
     }
