@@ -138,7 +138,9 @@ fn client_failure(what: &str, e: &krecords_client::Error) -> Failure {
 fn log_failure(what: &str, e: &krecords_log::Error) -> Failure {
     let text = format!("{what}: {e}");
     match e {
-        krecords_log::Error::Io { .. } | krecords_log::Error::NotALog { .. } => Failure::Usage(text),
+        krecords_log::Error::Io { .. } | krecords_log::Error::NotALog { .. } => {
+            Failure::Usage(text)
+        }
         _ => Failure::Data(text),
     }
 }
@@ -158,7 +160,9 @@ fn sources(args: &[String], target_partition: Option<i32>) -> Result<Vec<Source>
         if let Some(url) = KafkaUrl::parse(a) {
             let url = url.map_err(Failure::Usage)?;
             let Some(p) = url.partition else {
-                return Err(usage(format!("{a}: a kafka:// source must name one partition")));
+                return Err(usage(format!(
+                    "{a}: a kafka:// source must name one partition"
+                )));
             };
             out.push(Source {
                 id: format!("kafka://{}/{}/{p}", url.servers, url.topic),
@@ -168,7 +172,8 @@ fn sources(args: &[String], target_partition: Option<i32>) -> Result<Vec<Source>
             continue;
         }
         let path = PathBuf::from(a);
-        let canonical = std::fs::canonicalize(&path).map_err(|e| Failure::Io(e, format!("cannot open {a}")))?;
+        let canonical =
+            std::fs::canonicalize(&path).map_err(|e| Failure::Io(e, format!("cannot open {a}")))?;
         if canonical.is_dir() {
             out.push(Source {
                 id: canonical.display().to_string(),
@@ -176,7 +181,10 @@ fn sources(args: &[String], target_partition: Option<i32>) -> Result<Vec<Source>
                 kind: Kind::Dir(canonical),
             });
         } else {
-            let parent = canonical.parent().map(Path::to_path_buf).unwrap_or_default();
+            let parent = canonical
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
             segments.entry(parent).or_default().push(canonical);
         }
     }
@@ -200,8 +208,12 @@ fn sources(args: &[String], target_partition: Option<i32>) -> Result<Vec<Source>
 fn link_segments(dir: &Path, files: &[PathBuf], partition: i32) -> Result<LinkedDir, Failure> {
     let base = std::env::temp_dir().join(format!("krec-ship-{}-{partition}", std::process::id()));
     let path = base.join(format!("segments-{partition}"));
-    std::fs::create_dir_all(&path).map_err(|e| Failure::Io(e, format!("cannot create {}", path.display())))?;
-    let linked = LinkedDir { base, path: path.clone() };
+    std::fs::create_dir_all(&path)
+        .map_err(|e| Failure::Io(e, format!("cannot create {}", path.display())))?;
+    let linked = LinkedDir {
+        base,
+        path: path.clone(),
+    };
     for f in files {
         if f.extension().and_then(|e| e.to_str()) != Some("log") {
             return Err(usage(format!(
@@ -214,9 +226,15 @@ fn link_segments(dir: &Path, files: &[PathBuf], partition: i32) -> Result<Linked
             if !src.exists() {
                 continue;
             }
-            let Some(name) = src.file_name() else { continue };
-            std::os::unix::fs::symlink(&src, path.join(name))
-                .map_err(|e| Failure::Io(e, format!("cannot link {} from {}", src.display(), dir.display())))?;
+            let Some(name) = src.file_name() else {
+                continue;
+            };
+            std::os::unix::fs::symlink(&src, path.join(name)).map_err(|e| {
+                Failure::Io(
+                    e,
+                    format!("cannot link {} from {}", src.display(), dir.display()),
+                )
+            })?;
         }
     }
     Ok(linked)
@@ -224,8 +242,16 @@ fn link_segments(dir: &Path, files: &[PathBuf], partition: i32) -> Result<Linked
 
 /// A source being read: the next fetch of committed data.
 enum Reader {
-    Log { dir: PathBuf, log: Option<Log> },
-    Kafka { client: Client, topic: String, partition: i32, stream: Option<PartitionStream> },
+    Log {
+        dir: PathBuf,
+        log: Option<Log>,
+    },
+    Kafka {
+        client: Client,
+        topic: String,
+        partition: i32,
+        stream: Option<PartitionStream>,
+    },
 }
 
 /// One fetch's committed bytes.
@@ -247,13 +273,19 @@ impl Reader {
                 if log.is_none() {
                     *log = Some(Log::open_read_only(&*dir).map_err(|e| log_failure(name, &e))?);
                 }
-                let Some(l) = log.as_ref() else { return Ok(None) };
+                let Some(l) = log.as_ref() else {
+                    return Ok(None);
+                };
                 let pos = pos.max(l.log_start_offset());
                 if pos >= l.last_stable_offset() {
                     return Ok(None);
                 }
                 let f = l
-                    .fetch(pos, FETCH_BYTES, krecords_log::transaction::IsolationLevel::ReadCommitted)
+                    .fetch(
+                        pos,
+                        FETCH_BYTES,
+                        krecords_log::transaction::IsolationLevel::ReadCommitted,
+                    )
                     .map_err(|e| log_failure(name, &e))?;
                 if f.bytes.is_empty() {
                     return Ok(None);
@@ -264,9 +296,20 @@ impl Reader {
                     next_offset: f.next_offset,
                 }))
             }
-            Reader::Kafka { client, topic, partition, stream } => {
+            Reader::Kafka {
+                client,
+                topic,
+                partition,
+                stream,
+            } => {
                 let s = stream.get_or_insert_with(|| {
-                    client.stream_partition(topic, *partition, pos, None, IsolationLevel::ReadCommitted)
+                    client.stream_partition(
+                        topic,
+                        *partition,
+                        pos,
+                        None,
+                        IsolationLevel::ReadCommitted,
+                    )
                 });
                 match rt.block_on(s.next_chunk()) {
                     Ok(Some(c)) => Ok(Some(Fetched {
@@ -353,12 +396,16 @@ impl Totals {
 
 /// Parses the committed metadata of a target partition: source id → next source offset.
 fn parse_positions(meta: Option<&str>, what: &str) -> Result<BTreeMap<String, i64>, Failure> {
-    let Some(meta) = meta else { return Ok(BTreeMap::new()) };
+    let Some(meta) = meta else {
+        return Ok(BTreeMap::new());
+    };
     let v: Value = serde_json::from_str(meta).map_err(|_| {
         usage(format!("{what}: the group's committed metadata is not krec ship's ({meta:?}): another job name?"))
     })?;
     if v.get("format").and_then(Value::as_str) != Some(POSITIONS_TAG) {
-        return Err(usage(format!("{what}: the group's committed metadata is not krec ship's: another job name?")));
+        return Err(usage(format!(
+            "{what}: the group's committed metadata is not krec ship's: another job name?"
+        )));
     }
     let mut out = BTreeMap::new();
     if let Some(m) = v.get("positions").and_then(Value::as_object) {
@@ -383,12 +430,19 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let target = match KafkaUrl::parse(target_arg) {
         Some(r) => r.map_err(Failure::Usage)?,
-        None => return Err(usage(format!("{target_arg}: the target must be kafka://HOST:PORT/TOPIC[/PARTITION]"))),
+        None => {
+            return Err(usage(format!(
+                "{target_arg}: the target must be kafka://HOST:PORT/TOPIC[/PARTITION]"
+            )))
+        }
     };
     let compression = args
         .compression
         .as_deref()
-        .map(|c| Compression::from_name(c).ok_or_else(|| usage(format!("--compression {c}: unknown codec"))))
+        .map(|c| {
+            Compression::from_name(c)
+                .ok_or_else(|| usage(format!("--compression {c}: unknown codec")))
+        })
         .transpose()?;
     let options = PlanOptions { compression };
     let sources = sources(source_args, target.partition)?;
@@ -409,7 +463,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let client = rt.block_on(Client::connect(config)).map_err(fail)?;
 
     // The target topic must exist with every partition the sources need.
-    let md = rt.block_on(client.metadata(Some(&[target.topic.as_str()]))).map_err(fail)?;
+    let md = rt
+        .block_on(client.metadata(Some(&[target.topic.as_str()])))
+        .map_err(fail)?;
     let topic = md.topics.iter().find(|t| t.name == target.topic);
     match topic {
         None => return Err(usage(format!("{tname}: the topic does not exist"))),
@@ -432,8 +488,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     }
 
     // Fence an older run and abort its open transaction, then read where the last commit ended.
-    let mut producer: TransactionalProducer =
-        rt.block_on(client.transactional_producer(&txn_id)).map_err(fail)?;
+    let mut producer: TransactionalProducer = rt
+        .block_on(client.transactional_producer(&txn_id))
+        .map_err(fail)?;
     let mut partitions: Vec<i32> = sources.iter().map(|s| s.partition).collect();
     partitions.sort_unstable();
     partitions.dedup();
@@ -442,8 +499,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         .map_err(fail)?;
     let mut positions: BTreeMap<i32, BTreeMap<String, i64>> = BTreeMap::new();
     for p in &partitions {
-        let meta = committed.iter().find(|c| c.partition == *p).and_then(|c| c.metadata.as_deref());
-        positions.insert(*p, parse_positions(meta, &format!("{tname}/{p} group {group}"))?);
+        let meta = committed
+            .iter()
+            .find(|c| c.partition == *p)
+            .and_then(|c| c.metadata.as_deref());
+        positions.insert(
+            *p,
+            parse_positions(meta, &format!("{tname}/{p} group {group}"))?,
+        );
     }
 
     let mut totals: BTreeMap<i32, Totals> = BTreeMap::new();
@@ -451,14 +514,27 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut shipped_bytes = 0u64;
     for source in &sources {
         let mut reader = match &source.kind {
-            Kind::Dir(d) => Reader::Log { dir: d.clone(), log: None },
-            Kind::Segments(l) => Reader::Log { dir: l.path.clone(), log: None },
+            Kind::Dir(d) => Reader::Log {
+                dir: d.clone(),
+                log: None,
+            },
+            Kind::Segments(l) => Reader::Log {
+                dir: l.path.clone(),
+                log: None,
+            },
             Kind::Kafka(url, p) => {
                 let mut c = base.clone();
                 c.set("bootstrap.servers", &url.servers)
                     .map_err(|e| usage(format!("{}: {e}", source.id)))?;
-                let sc = rt.block_on(Client::connect(c)).map_err(|e| client_failure(&source.id, &e))?;
-                Reader::Kafka { client: sc, topic: url.topic.clone(), partition: *p, stream: None }
+                let sc = rt
+                    .block_on(Client::connect(c))
+                    .map_err(|e| client_failure(&source.id, &e))?;
+                Reader::Kafka {
+                    client: sc,
+                    topic: url.topic.clone(),
+                    partition: *p,
+                    stream: None,
+                }
             }
         };
         let t = totals.entry(source.partition).or_default();
@@ -493,7 +569,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 let n = batches.len();
                 let result = rt.block_on(async {
                     producer.begin()?;
-                    let produced = producer.produce(&target.topic, source.partition, batches).await?;
+                    let produced = producer
+                        .produce(&target.topic, source.partition, batches)
+                        .await?;
                     producer.send_offsets(&group, &offsets).await?;
                     producer.commit().await?;
                     Ok::<_, krecords_client::Error>(produced)
