@@ -175,9 +175,11 @@ fn sources(args: &[String], target_partition: Option<i32>) -> Result<Vec<Source>
         let canonical =
             std::fs::canonicalize(&path).map_err(|e| Failure::Io(e, format!("cannot open {a}")))?;
         if canonical.is_dir() {
+            // The name given first (a link named NAME-N), then the directory's own.
+            let found = partition_of_dir(&path).or_else(|| partition_of_dir(&canonical));
             out.push(Source {
                 id: canonical.display().to_string(),
-                partition: pick(partition_of_dir(&canonical), a)?,
+                partition: pick(found, a)?,
                 kind: Kind::Dir(canonical),
             });
         } else {
@@ -469,6 +471,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let topic = md.topics.iter().find(|t| t.name == target.topic);
     match topic {
         None => return Err(usage(format!("{tname}: the topic does not exist"))),
+        Some(t)
+            if t.error.and_then(|c| c.response_error())
+                == Some(
+                    krecords_client::kafka_protocol::ResponseError::UnknownTopicOrPartition,
+                ) =>
+        {
+            return Err(usage(format!("{tname}: the topic does not exist")))
+        }
         Some(t) if t.error.is_some() => {
             let code = t.error.map(|c| c.name()).unwrap_or_default();
             return Err(usage(format!("{tname}: the topic cannot be used: {code}")));
