@@ -246,7 +246,7 @@ fn link_segments(dir: &Path, files: &[PathBuf], partition: i32) -> Result<Linked
 enum Reader {
     Log {
         dir: PathBuf,
-        log: Option<Log>,
+        log: Option<Box<Log>>,
     },
     Kafka {
         client: Client,
@@ -269,11 +269,19 @@ const FETCH_BYTES: usize = 4 << 20;
 impl Reader {
     /// The next fetch from `pos`; `None` at the end of the committed data seen so far (a
     /// --follow caller calls [`Reader::refresh`] and tries again).
-    fn next(&mut self, rt: &Runtime, pos: i64, name: &str) -> Result<Option<Fetched>, Failure> {
+    fn next(
+        &mut self,
+        rt: &Runtime,
+        pos: i64,
+        max_bytes: usize,
+        name: &str,
+    ) -> Result<Option<Fetched>, Failure> {
         match self {
             Reader::Log { dir, log } => {
                 if log.is_none() {
-                    *log = Some(Log::open_read_only(&*dir).map_err(|e| log_failure(name, &e))?);
+                    *log = Some(Box::new(
+                        Log::open_read_only(&*dir).map_err(|e| log_failure(name, &e))?,
+                    ));
                 }
                 let Some(l) = log.as_ref() else {
                     return Ok(None);
@@ -285,7 +293,7 @@ impl Reader {
                 let f = l
                     .fetch(
                         pos,
-                        FETCH_BYTES,
+                        max_bytes.clamp(1, FETCH_BYTES),
                         krecords_log::transaction::IsolationLevel::ReadCommitted,
                     )
                     .map_err(|e| log_failure(name, &e))?;
@@ -305,13 +313,16 @@ impl Reader {
                 stream,
             } => {
                 let s = stream.get_or_insert_with(|| {
-                    client.stream_partition(
-                        topic,
-                        *partition,
-                        pos,
-                        None,
-                        IsolationLevel::ReadCommitted,
-                    )
+                    let window = i32::try_from(max_bytes.clamp(1, FETCH_BYTES)).unwrap_or(1 << 20);
+                    client
+                        .stream_partition(
+                            topic,
+                            *partition,
+                            pos,
+                            None,
+                            IsolationLevel::ReadCommitted,
+                        )
+                        .with_window(window.min(client.config().max_partition_fetch_bytes))
                 });
                 match rt.block_on(s.next_chunk()) {
                     Ok(Some(c)) => Ok(Some(Fetched {
@@ -557,7 +568,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             let mut txn_source_bytes = 0u64;
             let mut at_end = false;
             while txn_source_bytes < args.txn_bytes {
-                let Some(f) = reader.next(&rt, pos, &source.id)? else {
+                let budget =
+                    usize::try_from(args.txn_bytes - txn_source_bytes).unwrap_or(usize::MAX);
+                let Some(f) = reader.next(&rt, pos, budget, &source.id)? else {
                     at_end = true;
                     break;
                 };
@@ -659,7 +672,9 @@ mod tests {
         assert_eq!(partition_of_dir(Path::new("/x/orders-3")), Some(3));
         assert_eq!(partition_of_dir(Path::new("/x/my-topic-12")), Some(12));
         assert_eq!(partition_of_dir(Path::new("/x/log")), None);
-        assert_eq!(partition_of_dir(Path::new("/x/a--1")), None);
+        assert_eq!(partition_of_dir(Path::new("/x/a-")), None);
+        assert_eq!(partition_of_dir(Path::new("/x/a-b")), None);
+        assert_eq!(partition_of_dir(Path::new("/x/a--1")), Some(1), "topic \"a-\"");
     }
 
     #[test]

@@ -1644,17 +1644,18 @@ async fn transactional_produce_patches_headers_only_and_counts_sequences() {
         p.commit().await.unwrap();
     }
     assert_eq!(p.next_sequence(TOPIC, 0), 18);
-    let log = log.lock().unwrap();
-    assert_eq!(log.end_txn, [true, true]);
-    assert_eq!(log.sent.len(), 6);
-    for (i, s) in log.sent.iter().enumerate() {
-        assert_eq!((s.pid, s.epoch, s.sequence), (4242, 3, i as i32 * 3));
-        assert!(s.transactional && s.crc_ok);
-        assert_eq!(s.base_offset, 0);
-        // Records bytes exactly as given.
-        assert_eq!(s.records, originals[i % 3][61..]);
+    {
+        let log = log.lock().unwrap();
+        assert_eq!(log.end_txn, [true, true]);
+        assert_eq!(log.sent.len(), 6);
+        for (i, s) in log.sent.iter().enumerate() {
+            assert_eq!((s.pid, s.epoch, s.sequence), (4242, 3, i as i32 * 3));
+            assert!(s.transactional && s.crc_ok);
+            assert_eq!(s.base_offset, 0);
+            // Records bytes exactly as given.
+            assert_eq!(s.records, originals[i % 3][61..]);
+        }
     }
-    drop(log);
     let committed = client
         .offset_fetch("krec-ship-test", TOPIC, &[0], true)
         .await
