@@ -575,7 +575,7 @@ step_ship() {
     fi
     pass ship-broker "Kafka broker for krec ship on $bootstrap"
     local topic
-    for topic in demo:1 compacted:1 segments:1 copy:1 crash:1 restart:1 small:1:max.message.bytes=2000; do
+    for topic in demo:1 compacted:1 segments:1 copy:1 follow:1 crash:1 restart:1 small:1:max.message.bytes=2000; do
         # No retention: the sources' timestamps are from 2024, older than the default 7 days.
         local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
         parts="${rest%%:*}"
@@ -588,7 +588,7 @@ step_ship() {
             return 0
         fi
     done
-    pass ship-topics "7 target topics"
+    pass ship-topics "8 target topics"
     # ship SOURCE... TARGET_TOPIC NAME: ship, then compare ShipConsume's read_committed records
     # of the target with the committed records of the source log directory $SRC_DIR.
     ship_and_compare() {
@@ -634,6 +634,47 @@ for i in range(600):
     ship_and_compare segments "$w/segs-0" ship-segments "$w"/segs-0/*.log || true
     # Cluster to cluster: the shipped demo topic, read over kafka://, into another topic.
     ship_and_compare copy "$w/demo/orders-0" ship-copy "kafka://$bootstrap/ship-demo/0" || true
+    # --follow: a krecords log written to while the job runs (plain appends, a committed and an
+    # aborted transaction); the job keeps shipping until every committed record is there.
+    "$KREC" log create "$w/edge-0" >/dev/null
+    edge_append() {
+        python3 -c '
+import json, sys
+for i in range(int(sys.argv[1]), int(sys.argv[2])):
+    print(json.dumps({"timestamp": 1714000000000 + i, "key": "e%d" % i, "value": "edge %d" % i}))' "$1" "$2" \
+            | "$KREC" log append "$w/edge-0" --wait=30 --records-per-batch 25 "${@:3}" >/dev/null
+    }
+    edge_append 0 100
+    timeout 300 "$KREC" ship --follow --poll-ms 100 "$w/edge-0" "kafka://$bootstrap/ship-follow/0" \
+        --job follow --txn-bytes 4096 >/dev/null 2>"$w/follow.err" &
+    local follow_pid=$!
+    sleep 1
+    edge_append 100 200
+    edge_append 200 250 --producer-id 77 --producer-epoch 0 --transactional
+    "$KREC" log end-txn "$w/edge-0" --wait=30 --producer-id 77 --producer-epoch 0 --coordinator-epoch 0 --commit >/dev/null
+    edge_append 250 300 --producer-id 78 --producer-epoch 0 --transactional
+    "$KREC" log end-txn "$w/edge-0" --wait=30 --producer-id 78 --producer-epoch 0 --coordinator-epoch 0 --abort >/dev/null
+    sleep 0.5
+    edge_append 300 400
+    "$KREC" log read "$w/edge-0" --isolation read-committed --bytes hex >"$w/follow-source.jsonl"
+    local tries
+    for tries in 1 2 3 4 5 6 7 8 9 10; do
+        sleep 1
+        jrun "$PKG.ShipConsume" "$bootstrap" ship-follow 0 read_committed >"$w/follow-target.jsonl" 2>"$w/follow-consume.err" || true
+        [ "$(wc -l <"$w/follow-target.jsonl")" -lt "$(wc -l <"$w/follow-source.jsonl")" ] || break
+    done
+    if kill -0 "$follow_pid" 2>/dev/null; then
+        kill -TERM "$follow_pid" 2>/dev/null || true
+        wait "$follow_pid" 2>/dev/null || true
+        python3 interop/broker/ship_check.py records "$w/follow-source.jsonl" "$w/follow-target.jsonl" \
+            "name=ship-follow" >"$w/follow.txt"
+        sed -i "s/^PASS ship-follow: /PASS ship-follow: appends while --follow ran (an aborted transaction among them) shipped within $tries s; /" "$w/follow.txt"
+        count_results ship "$w/follow.txt"
+    else
+        wait "$follow_pid" 2>/dev/null || true
+        fail ship-follow "krec ship --follow ended by itself:"
+        show_log "$w/follow.err"
+    fi
     # Refusals: each one line naming the problem, exit 2.
     local out rc
     refusal() {
