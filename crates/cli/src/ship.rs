@@ -71,8 +71,9 @@ pub struct Args {
     /// Recompress every batch with this codec (none, gzip, snappy, lz4, zstd); default: keep.
     #[arg(long, value_name = "CODEC")]
     compression: Option<String>,
-    /// Source bytes per target transaction.
-    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
+    /// Source bytes per target transaction (each fetch of at most 8 MiB is produced at once;
+    /// a crash costs at most one transaction of work).
+    #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     txn_bytes: u64,
 }
 
@@ -264,7 +265,8 @@ struct Fetched {
     next_offset: i64,
 }
 
-const FETCH_BYTES: usize = 4 << 20;
+/// Largest fetch from a local log (a kafka:// source fetches max.partition.fetch.bytes).
+const FETCH_BYTES: usize = 8 << 20;
 
 impl Reader {
     /// The next fetch from `pos`; `None` at the end of the committed data seen so far (a
@@ -564,7 +566,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let mut pos = part_positions.get(&source.id).copied().unwrap_or(0);
         let mut committed_pos = pos;
         loop {
-            let mut batches = Vec::new();
+            // One transaction: fetches up to --txn-bytes of source data, each produced as soon
+            // as it is planned (memory stays at one fetch), then the position and the commit.
             let mut txn_source_bytes = 0u64;
             let mut at_end = false;
             while txn_source_bytes < args.txn_bytes {
@@ -579,29 +582,16 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 txn_source_bytes += p.source_bytes.max(1);
                 t.add_plan(&p);
                 pos = p.next_offset.max(f.next_offset).max(pos);
-                batches.extend(p.batches.into_iter().map(|b| b.bytes));
-            }
-            if pos != committed_pos {
-                part_positions.insert(source.id.clone(), pos);
-                let offsets = [OffsetToCommit {
-                    topic: target.topic.clone(),
-                    partition: source.partition,
-                    offset: pos,
-                    metadata: Some(positions_json(part_positions)),
-                }];
-                let n = batches.len();
-                let result = rt.block_on(async {
-                    producer.begin()?;
-                    let produced = producer
-                        .produce(&target.topic, source.partition, batches)
-                        .await?;
-                    producer.send_offsets(&group, &offsets).await?;
-                    producer.commit().await?;
-                    Ok::<_, krecords_client::Error>(produced)
-                });
-                let produced = result.map_err(fail)?;
-                debug_assert_eq!(produced.len(), n);
-                t.transactions += 1;
+                let batches: Vec<Vec<u8>> = p.batches.into_iter().map(|b| b.bytes).collect();
+                if batches.is_empty() {
+                    continue;
+                }
+                if !producer.in_transaction() {
+                    producer.begin().map_err(fail)?;
+                }
+                let produced = rt
+                    .block_on(producer.produce(&target.topic, source.partition, batches))
+                    .map_err(fail)?;
                 for pr in produced {
                     match pr.base_offset {
                         Some(b) => {
@@ -611,15 +601,37 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                         None => t.duplicates += 1,
                     }
                 }
-                committed_pos = pos;
-                shipped_bytes += txn_source_bytes;
                 progress.message(&format!(
                     "ship {}: {} records, {} MiB, position {pos}, {:.1} MB/s",
                     source.id,
                     t.records,
-                    shipped_bytes >> 20,
-                    shipped_bytes as f64 / started.elapsed().as_secs_f64().max(1e-3) / 1e6
+                    (shipped_bytes + txn_source_bytes) >> 20,
+                    (shipped_bytes + txn_source_bytes) as f64
+                        / started.elapsed().as_secs_f64().max(1e-3)
+                        / 1e6
                 ));
+            }
+            if pos != committed_pos {
+                // Also when nothing was produced (only control or aborted batches read): the
+                // position moves on in a transaction of its own.
+                part_positions.insert(source.id.clone(), pos);
+                let offsets = [OffsetToCommit {
+                    topic: target.topic.clone(),
+                    partition: source.partition,
+                    offset: pos,
+                    metadata: Some(positions_json(part_positions)),
+                }];
+                if !producer.in_transaction() {
+                    producer.begin().map_err(fail)?;
+                }
+                rt.block_on(async {
+                    producer.send_offsets(&group, &offsets).await?;
+                    producer.commit().await
+                })
+                .map_err(fail)?;
+                t.transactions += 1;
+                committed_pos = pos;
+                shipped_bytes += txn_source_bytes;
             }
             if at_end {
                 if !args.follow {
@@ -674,7 +686,11 @@ mod tests {
         assert_eq!(partition_of_dir(Path::new("/x/log")), None);
         assert_eq!(partition_of_dir(Path::new("/x/a-")), None);
         assert_eq!(partition_of_dir(Path::new("/x/a-b")), None);
-        assert_eq!(partition_of_dir(Path::new("/x/a--1")), Some(1), "topic \"a-\"");
+        assert_eq!(
+            partition_of_dir(Path::new("/x/a--1")),
+            Some(1),
+            "topic \"a-\""
+        );
     }
 
     #[test]
