@@ -254,29 +254,32 @@ impl Connection {
         let request = name_of::<R>();
         let frame = self.encode_request(req, version)?;
         let correlation_id = self.correlation_id;
+        let broker = self.broker.clone();
         let exchange = async {
-            self.stream
-                .write_all(&frame)
-                .await
-                .map_err(|source| self.io_error(request, source))?;
-            self.stream
-                .flush()
-                .await
-                .map_err(|source| self.io_error(request, source))?;
-            read_frame(&mut self.stream, self.max_response_size)
-                .await
-                .map_err(|e| e.into_error(&self.broker, request, self.max_response_size))
+            self.write_frame(&frame, request).await?;
+            self.read_body::<R>(correlation_id, version).await
         };
-        let frame = match tokio::time::timeout(timeout, exchange).await {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(Error::Timeout {
-                    broker: self.broker.clone(),
-                    request,
-                    after: timeout,
-                })
-            }
-        };
+        within(&broker, timeout, request, exchange).await
+    }
+
+    async fn write_frame(&mut self, frame: &[u8], request: RequestName) -> Result<()> {
+        self.stream
+            .write_all(frame)
+            .await
+            .map_err(|source| io_error(&self.broker, request, source))?;
+        self.stream
+            .flush()
+            .await
+            .map_err(|source| io_error(&self.broker, request, source))
+    }
+
+    /// Reads one response frame of `R`, checks its correlation id; returns the body after the
+    /// response header.
+    async fn read_body<R: Request>(&mut self, correlation_id: i32, version: i16) -> Result<Bytes> {
+        let request = name_of::<R>();
+        let frame = read_frame(&mut self.stream, self.max_response_size)
+            .await
+            .map_err(|e| e.into_error(&self.broker, request, self.max_response_size))?;
         self.last_used = Instant::now();
         let (found, body) = split_header::<R>(&self.broker, frame, version)?;
         if found != correlation_id {
@@ -301,26 +304,8 @@ impl Connection {
         let request = name_of::<R>();
         let frame = self.encode_request(req, version)?;
         let correlation_id = self.correlation_id;
-        let write = async {
-            self.stream
-                .write_all(&frame)
-                .await
-                .map_err(|source| self.io_error(request, source))?;
-            self.stream
-                .flush()
-                .await
-                .map_err(|source| self.io_error(request, source))
-        };
-        match tokio::time::timeout(timeout, write).await {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(Error::Timeout {
-                    broker: self.broker.clone(),
-                    request,
-                    after: timeout,
-                })
-            }
-        }
+        let broker = self.broker.clone();
+        within(&broker, timeout, request, self.write_frame(&frame, request)).await?;
         Ok(correlation_id)
     }
 
@@ -333,32 +318,10 @@ impl Connection {
         timeout: Duration,
     ) -> Result<R::Response> {
         let request = name_of::<R>();
-        let read = read_frame(&mut self.stream, self.max_response_size);
-        let frame = match tokio::time::timeout(timeout, read).await {
-            Ok(r) => r.map_err(|e| e.into_error(&self.broker, request, self.max_response_size))?,
-            Err(_) => {
-                return Err(Error::Timeout {
-                    broker: self.broker.clone(),
-                    request,
-                    after: timeout,
-                })
-            }
-        };
-        self.last_used = Instant::now();
-        let (found, body) = split_header::<R>(&self.broker, frame, version)?;
-        if found != correlation_id {
-            return Err(Error::CorrelationId {
-                broker: self.broker.clone(),
-                request,
-                expected: correlation_id,
-                found,
-            });
-        }
+        let broker = self.broker.clone();
+        let read = self.read_body::<R>(correlation_id, version);
+        let body = within(&broker, timeout, request, read).await?;
         self.decode_body::<R>(body, version)
-    }
-
-    fn io_error(&self, request: RequestName, source: std::io::Error) -> Error {
-        io_error(&self.broker, request, source)
     }
 
     fn encode_request<R: Request>(&mut self, req: &R, version: i16) -> Result<BytesMut> {
@@ -494,6 +457,23 @@ fn io_error(broker: &str, request: RequestName, source: std::io::Error) -> Error
         broker: broker.to_owned(),
         request,
         source,
+    }
+}
+
+/// `work`, or [`Error::Timeout`] after `timeout`.
+async fn within<T>(
+    broker: &str,
+    timeout: Duration,
+    request: RequestName,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match tokio::time::timeout(timeout, work).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Timeout {
+            broker: broker.to_owned(),
+            request,
+            after: timeout,
+        }),
     }
 }
 

@@ -283,9 +283,14 @@ fn api_versions(header: &RequestHeader, sasl: bool) -> Vec<u8> {
         keys.push((ApiKey::SaslHandshake, 0, 1));
         keys.push((ApiKey::SaslAuthenticate, 0, 2));
     }
+    api_versions_of(header, &keys)
+}
+
+/// An ApiVersions answer offering `keys` (key, min, max).
+fn api_versions_of(header: &RequestHeader, keys: &[(ApiKey, i16, i16)]) -> Vec<u8> {
     let resp = ApiVersionsResponse::default().with_api_keys(
-        keys.into_iter()
-            .map(|(k, min, max)| {
+        keys.iter()
+            .map(|&(k, min, max)| {
                 ApiVersion::default()
                     .with_api_key(k as i16)
                     .with_min_version(min)
@@ -1405,29 +1410,21 @@ struct TxnLog {
 }
 
 fn producer_api_versions(header: &RequestHeader) -> Vec<u8> {
-    let keys = [
-        (ApiKey::ApiVersions, 0, 3),
-        (ApiKey::Metadata, 0, 12),
-        (ApiKey::Produce, 3, 12),
-        (ApiKey::FindCoordinator, 0, 6),
-        (ApiKey::InitProducerId, 0, 5),
-        (ApiKey::AddPartitionsToTxn, 0, 5),
-        (ApiKey::AddOffsetsToTxn, 0, 4),
-        (ApiKey::TxnOffsetCommit, 0, 5),
-        (ApiKey::EndTxn, 0, 5),
-        (ApiKey::OffsetFetch, 1, 9),
-    ];
-    let resp = ApiVersionsResponse::default().with_api_keys(
-        keys.into_iter()
-            .map(|(k, min, max)| {
-                ApiVersion::default()
-                    .with_api_key(k as i16)
-                    .with_min_version(min)
-                    .with_max_version(max)
-            })
-            .collect(),
-    );
-    frame(header, &resp)
+    api_versions_of(
+        header,
+        &[
+            (ApiKey::ApiVersions, 0, 3),
+            (ApiKey::Metadata, 0, 12),
+            (ApiKey::Produce, 3, 12),
+            (ApiKey::FindCoordinator, 0, 6),
+            (ApiKey::InitProducerId, 0, 5),
+            (ApiKey::AddPartitionsToTxn, 0, 5),
+            (ApiKey::AddOffsetsToTxn, 0, 4),
+            (ApiKey::TxnOffsetCommit, 0, 5),
+            (ApiKey::EndTxn, 0, 5),
+            (ApiKey::OffsetFetch, 1, 9),
+        ],
+    )
 }
 
 /// A fake broker that is also the transaction and group coordinator. `init_errors` answers
