@@ -672,6 +672,222 @@ step_broker39() {
     echo "== step_broker39 took $((SECONDS - t0)) s"
 }
 
+# `krec ship` (issue 16) against its own Kafka 4.4 broker: the demo's mixed v0/v1/v2 partition
+# (committed and aborted transactions), a compacted log (re-batched), segment files and a
+# kafka:// source shipped; Kafka's Java consumer at read_committed (ShipConsume) must receive
+# exactly the source's committed records, and `krec dump` of the target's partition directory
+# the source's v2 records sections byte for byte for every batch shipped as is. Then the
+# refusals (a topic that does not exist, too few partitions, a record above max.message.bytes),
+# a broker restart in the middle of a job, and the crash test: SHIP_CRASH_ROUNDS (default 50)
+# SIGKILLs of `krec ship` at random moments, each followed by a restart, then every committed
+# source record exactly once at read_committed, and only repeats of source records (aborted
+# transactions) at read_uncommitted. SHIP_KEEP=DIR keeps the step's files there.
+step_ship() {
+    local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap t0=$SECONDS rounds="${SHIP_CRASH_ROUNDS:-50}"
+    mkdir -p "$w"
+    SHIP_BROKER_DIR="$dir"
+    if ! bootstrap="$(timeout 300 interop/broker/broker.sh start "$dir" 2>"$w/start.log")"; then
+        fail ship-broker "interop/broker/broker.sh start failed:"
+        show_log "$w/start.log" 30
+        return 0
+    fi
+    pass ship-broker "Kafka broker for krec ship on $bootstrap"
+    local topic
+    for topic in demo:1 compacted:1 segments:1 copy:1 follow:1 crash:1 restart:1 small:1:max.message.bytes=2000; do
+        # No retention: the sources' timestamps are from 2024, older than the default 7 days.
+        local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
+        parts="${rest%%:*}"
+        [ "$rest" = "$parts" ] || cfg+=(--config "${rest#*:}")
+        if ! jrun org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --create \
+                --topic "ship-$name" --partitions "$parts" --replication-factor 1 ${cfg[@]+"${cfg[@]}"} \
+                >"$w/topic-$name.log" 2>&1; then
+            fail ship-topics "cannot create ship-$name:"
+            show_log "$w/topic-$name.log"
+            return 0
+        fi
+    done
+    pass ship-topics "8 target topics"
+    # ship SOURCE... TARGET_TOPIC NAME: ship, then compare ShipConsume's read_committed records
+    # of the target with the committed records of the source log directory $SRC_DIR.
+    ship_and_compare() {
+        local name="$1" src_dir="$2" target="$3"
+        shift 3
+        if ! timeout 300 "$KREC" ship "$@" "kafka://$bootstrap/$target/0" --job "$name" --format json \
+                >"$w/$name.json" 2>"$w/$name.err"; then
+            fail "ship-$name" "krec ship failed:"
+            show_log "$w/$name.err"
+            return 1
+        fi
+        "$KREC" log read "$src_dir" --isolation read-committed --bytes hex >"$w/$name-source.jsonl"
+        jrun "$PKG.ShipConsume" "$bootstrap" "$target" 0 read_committed >"$w/$name-target.jsonl" 2>"$w/$name-consume.err" || {
+            fail "ship-$name" "ShipConsume failed:"; show_log "$w/$name-consume.err"; return 1; }
+        python3 interop/broker/ship_check.py records "$w/$name-source.jsonl" "$w/$name-target.jsonl" \
+            "name=ship-$name" >"$w/$name.txt"
+        count_results ship "$w/$name.txt"
+    }
+    # The demo partition: v0, v1 and v2 segments, compression, an idempotent retry, a committed
+    # and an aborted transaction.
+    "$KREC" demo --keep --dir "$w/demo" >"$w/demo.log" 2>&1
+    ship_and_compare demo "$w/demo/orders-0" ship-demo "$w/demo/orders-0" || true
+    # A compacted lz4 log: its cleaned batches have offset gaps and are re-batched.
+    "$KREC" log create "$w/table-0" --config cleanup.policy=compact --config segment.bytes=4096 \
+        --config min.cleanable.dirty.ratio=0.01 >/dev/null
+    python3 -c '
+import json
+for i in range(600):
+    print(json.dumps({"timestamp": 1714000000000 + i, "key": "k%d" % (i % 37), "value": "v%d" % i,
+                      "headers": [{"key": "n", "value": str(i)}]}))' \
+        | "$KREC" log append "$w/table-0" --compression lz4 --records-per-batch 10 >/dev/null
+    "$KREC" log compact "$w/table-0" --always >"$w/compact.json"
+    ship_and_compare compacted "$w/table-0" ship-compacted "$w/table-0" || true
+    grep -q '"batches_rebatched":[1-9]' "$w/compacted.json" \
+        && pass ship-compacted-rebatched "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["partitions"][0]; print("%d batches re-batched, %d as is" % (p["batches_rebatched"], p["batches_as_is"]))' "$w/compacted.json")" \
+        || fail ship-compacted-rebatched "no batch was re-batched: $(cat "$w/compacted.json")"
+    # Segment files (v1 and v2, gzip and zstd) named on the command line.
+    mkdir -p "$w/segs-0"
+    "$KREC" gen --magic 1 --compression gzip --records 3000 --value-size 100 --key-size 8 \
+        --records-per-batch 50 --content text -o "$w/segs-0/00000000000000000000.log" >/dev/null
+    "$KREC" gen --compression zstd --records 3000 --value-size 100 --key-size 8 --headers 2 \
+        --records-per-batch 100 --base-offset 3000 --content json -o "$w/segs-0/00000000000000003000.log" >/dev/null
+    ship_and_compare segments "$w/segs-0" ship-segments "$w"/segs-0/*.log || true
+    # Cluster to cluster: the shipped demo topic, read over kafka://, into another topic.
+    ship_and_compare copy "$w/demo/orders-0" ship-copy "kafka://$bootstrap/ship-demo/0" || true
+    # --follow: a krecords log written to while the job runs (plain appends, a committed and an
+    # aborted transaction); the job keeps shipping until every committed record is there.
+    "$KREC" log create "$w/edge-0" >/dev/null
+    edge_append() {
+        python3 -c '
+import json, sys
+for i in range(int(sys.argv[1]), int(sys.argv[2])):
+    print(json.dumps({"timestamp": 1714000000000 + i, "key": "e%d" % i, "value": "edge %d" % i}))' "$1" "$2" \
+            | "$KREC" log append "$w/edge-0" --wait=30 --records-per-batch 25 "${@:3}" >/dev/null
+    }
+    edge_append 0 100
+    timeout 300 "$KREC" ship --follow --poll-ms 100 "$w/edge-0" "kafka://$bootstrap/ship-follow/0" \
+        --job follow --txn-bytes 4096 >/dev/null 2>"$w/follow.err" &
+    local follow_pid=$!
+    sleep 1
+    edge_append 100 200
+    edge_append 200 250 --producer-id 77 --producer-epoch 0 --transactional
+    "$KREC" log end-txn "$w/edge-0" --wait=30 --producer-id 77 --producer-epoch 0 --coordinator-epoch 0 --commit >/dev/null
+    edge_append 250 300 --producer-id 78 --producer-epoch 0 --transactional
+    "$KREC" log end-txn "$w/edge-0" --wait=30 --producer-id 78 --producer-epoch 0 --coordinator-epoch 0 --abort >/dev/null
+    sleep 0.5
+    edge_append 300 400
+    "$KREC" log read "$w/edge-0" --isolation read-committed --bytes hex >"$w/follow-source.jsonl"
+    local tries
+    for tries in 1 2 3 4 5 6 7 8 9 10; do
+        sleep 1
+        jrun "$PKG.ShipConsume" "$bootstrap" ship-follow 0 read_committed >"$w/follow-target.jsonl" 2>"$w/follow-consume.err" || true
+        [ "$(wc -l <"$w/follow-target.jsonl")" -lt "$(wc -l <"$w/follow-source.jsonl")" ] || break
+    done
+    if kill -0 "$follow_pid" 2>/dev/null; then
+        kill -TERM "$follow_pid" 2>/dev/null || true
+        wait "$follow_pid" 2>/dev/null || true
+        python3 interop/broker/ship_check.py records "$w/follow-source.jsonl" "$w/follow-target.jsonl" \
+            "name=ship-follow" >"$w/follow.txt"
+        sed -i "s/^PASS ship-follow: /PASS ship-follow: appends while --follow ran (an aborted transaction among them) shipped within $tries s; /" "$w/follow.txt"
+        count_results ship "$w/follow.txt"
+    else
+        wait "$follow_pid" 2>/dev/null || true
+        fail ship-follow "krec ship --follow ended by itself:"
+        show_log "$w/follow.err"
+    fi
+    # Refusals: each one line naming the problem, exit 2.
+    local out rc
+    refusal() {
+        local name="$1" want="$2"
+        shift 2
+        rc=0
+        out="$(timeout 120 "$KREC" ship "$@" --job "refuse-$name" -X message.timeout.ms=10000 2>&1 >/dev/null)" || rc=$?
+        if [ "$rc" -eq 2 ] && grep -q -- "$want" <<<"$out"; then
+            pass "ship-refuses-$name" "exit 2: $(head -c 300 <<<"$out")"
+        else
+            fail "ship-refuses-$name" "exit $rc, expected 2 and '$want': $(head -c 500 <<<"$out")"
+        fi
+    }
+    refusal unknown-topic "does not exist" "$w/demo/orders-0" "kafka://$bootstrap/no-such-topic"
+    ln -s "$w/demo/orders-0" "$w/orders-3"
+    refusal few-partitions "has 1 partitions" "$w/orders-3" "kafka://$bootstrap/ship-demo"
+    mkdir -p "$w/big-0"
+    "$KREC" gen --records 3 --value-size 5000 -o "$w/big-0/00000000000000000000.log" >/dev/null
+    refusal too-large "MESSAGE_TOO_LARGE\|RECORD_LIST_TOO_LARGE" "$w/big-0" "kafka://$bootstrap/ship-small/0"
+    # The crash source: 100000 records in 1000 batches (13 MB), shipped 16 KiB per transaction.
+    mkdir -p "$w/crash-0"
+    "$KREC" gen --compression lz4 --records 100000 --value-size 100 --key-size 8 --headers 1 \
+        --records-per-batch 100 --content text -o "$w/crash-0/00000000000000000000.log" >/dev/null
+    "$KREC" log read "$w/crash-0" --isolation read-committed --bytes hex >"$w/crash-source.jsonl"
+    # A broker restart in the middle of a job: the job survives it or, run again, resumes.
+    timeout 300 "$KREC" ship "$w/crash-0" "kafka://$bootstrap/ship-restart/0" --job restart \
+        --txn-bytes 16384 --format json >"$w/restart.json" 2>"$w/restart.err" &
+    local pid=$! restart_rc=0 first_rc=0
+    sleep 1
+    interop/broker/broker.sh restart "$dir" >"$w/restart-broker.log" 2>&1 || restart_rc=$?
+    wait "$pid" || first_rc=$?
+    if [ "$restart_rc" -ne 0 ]; then
+        fail ship-broker-restart "broker.sh restart failed:"
+        show_log "$w/restart-broker.log"
+        return 0
+    fi
+    local how="the job survived the restart"
+    if [ "$first_rc" -ne 0 ]; then
+        how="the job failed ($(head -c 200 "$w/restart.err")) and its second run resumed"
+        timeout 300 "$KREC" ship "$w/crash-0" "kafka://$bootstrap/ship-restart/0" --job restart \
+            --format json >"$w/restart2.json" 2>"$w/restart2.err" || { fail ship-broker-restart "second run failed:"; show_log "$w/restart2.err"; }
+    fi
+    jrun "$PKG.ShipConsume" "$bootstrap" ship-restart 0 read_committed >"$w/restart-target.jsonl" 2>"$w/restart-consume.err"
+    python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/restart-target.jsonl" \
+        "name=ship-broker-restart" >"$w/restart.txt"
+    sed -i "s/^PASS ship-broker-restart: /PASS ship-broker-restart: $how; /" "$w/restart.txt"
+    count_results ship "$w/restart.txt"
+    # The crash test.
+    local i kills=0 finished=0 ms
+    for ((i = 0; i < rounds; i++)); do
+        "$KREC" ship "$w/crash-0" "kafka://$bootstrap/ship-crash/0" --job crash --txn-bytes 16384 \
+            >/dev/null 2>>"$w/crash.err" &
+        pid=$!
+        ms=$((50 + RANDOM % 450))
+        sleep "$(printf '0.%03d' "$ms")"
+        if kill -KILL "$pid" 2>/dev/null; then
+            kills=$((kills + 1))
+        else
+            finished=$((finished + 1))
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    if ! timeout 300 "$KREC" ship "$w/crash-0" "kafka://$bootstrap/ship-crash/0" --job crash \
+            --txn-bytes 16384 --format json >"$w/crash.json" 2>>"$w/crash.err"; then
+        fail ship-crash "the final run failed:"
+        show_log "$w/crash.err"
+    fi
+    jrun "$PKG.ShipConsume" "$bootstrap" ship-crash 0 read_committed >"$w/crash-rc.jsonl" 2>"$w/crash-consume.err"
+    jrun "$PKG.ShipConsume" "$bootstrap" ship-crash 0 read_uncommitted >"$w/crash-ru.jsonl" 2>>"$w/crash-consume.err"
+    python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/crash-rc.jsonl" "name=ship-crash" >"$w/crash.txt"
+    python3 interop/broker/ship_check.py uncommitted "$w/crash-source.jsonl" "$w/crash-ru.jsonl" "name=ship-crash-uncommitted" >>"$w/crash.txt"
+    sed -i "s/^PASS ship-crash: /PASS ship-crash: $rounds rounds ($kills killed, $finished ended before the kill), then /" "$w/crash.txt"
+    count_results ship "$w/crash.txt"
+    # Stop the broker, then the records sections of the target's v2 batches.
+    if ! interop/broker/broker.sh stop "$dir" 2>"$w/stop.log"; then
+        fail ship-broker-stop "the broker did not stop cleanly:"
+        show_log "$w/stop.log"
+    fi
+    local name as_is
+    for name in demo segments; do
+        [ -f "$w/$name.json" ] || continue
+        as_is="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["batches_as_is"])' "$w/$name.json")"
+        "$KREC" dump --format json "$dir/logs/ship-$name-0" >"$w/$name-target-dump.jsonl"
+        case "$name" in
+            demo) "$KREC" dump --format json "$w/demo/orders-0" >"$w/$name-source-dump.jsonl" ;;
+            *) "$KREC" dump --format json "$w/segs-0" >"$w/$name-source-dump.jsonl" ;;
+        esac
+        python3 interop/broker/ship_check.py sections "$w/$name-source-dump.jsonl" \
+            "$w/$name-target-dump.jsonl" "$as_is" "name=ship-$name-sections" >"$w/$name-sections.txt"
+        count_results ship "$w/$name-sections.txt"
+    done
+    [ -z "${SHIP_KEEP:-}" ] || cp -r "$w" "$SHIP_KEEP"
+    echo "== step_ship took $((SECONDS - t0)) s"
+}
+
 # ---------------------------------------------------------------------------------------- the list
 # Steps run in this order. A step that returns non-zero stops the run (use it when later steps
 # cannot work, e.g. the Java build failed); otherwise every step runs.
@@ -721,6 +937,7 @@ STEPS=(
     step_log_kafka_tools
     step_log_indexes
     step_broker39
+    step_ship
 )
 
 # INTEROP_STEPS="step_java_build step_krec_binary step_broker" runs only those (in that order;
@@ -750,6 +967,7 @@ fi
 STARTED=$SECONDS
 BROKER_DIR=""
 BROKER39_DIR=""
+SHIP_BROKER_DIR=""
 BROKER_SAVED=""
 # Scratch space for logs and regenerated files, removed on exit; a broker still running is stopped.
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/krecords-interop.XXXXXX")"
@@ -759,6 +977,9 @@ cleanup() {
     fi
     if [ -n "$BROKER39_DIR" ] && [ -f "$BROKER39_DIR/broker.pid" ]; then
         interop/broker/broker.sh stop "$BROKER39_DIR" || true
+    fi
+    if [ -n "$SHIP_BROKER_DIR" ] && [ -f "$SHIP_BROKER_DIR/broker.pid" ]; then
+        interop/broker/broker.sh stop "$SHIP_BROKER_DIR" || true
     fi
     rm -rf "$WORK"
 }

@@ -8,6 +8,7 @@
 #                          (INFO), DIR/broker.out, and the secured listeners (below).
 #   broker.sh stop DIR     SIGTERM and wait for the clean shutdown that flushes and closes every
 #                          segment (60 s), then SIGKILL if it is still running. Safe to call twice.
+#   broker.sh restart DIR  stop, then start the same broker again (same data, same ports).
 #   broker.sh status DIR   exit 0 when the broker of DIR is running.
 #
 # Environment: KAFKA_CP (default: interop/java/target/lib/*; interop/java39/target/lib/* for the
@@ -177,6 +178,15 @@ EOF
         tail -n 20 "$dir/format.out" >&2
         exit 1
     fi
+    launch "$dir" "$bport"
+}
+
+# Starts the broker of an already formatted DIR on port $2 and waits until it listens.
+launch() {
+    local dir="$1" bport="$2"
+    local jopts=(-Xms256m "-Xmx${BROKER_HEAP:-768m}" -XX:+UseG1GC -Djava.awt.headless=true
+                 "-Dlog4j2.configurationFile=$dir/log4j2.properties"
+                 "-Dlog4j.configuration=file:$dir/log4j.properties")
     # setsid: the broker gets its own process group, so that nothing sent to the caller's group
     # (Ctrl-C in a terminal) skips the clean shutdown below.
     setsid "$JAVA" "${jopts[@]}" -cp "$KAFKA_CP" kafka.Kafka "$dir/server.properties" \
@@ -214,6 +224,18 @@ EOF
     echo "127.0.0.1:$bport"
 }
 
+# Stops the broker of DIR cleanly and starts it again on the same data and ports (the partitions,
+# the transaction and group state are kept).
+restart() {
+    local dir="$1"
+    dir="$(cd "$dir" && pwd)"
+    [ -f "$dir/server.properties" ] || die "no broker was started in $dir"
+    stop "$dir"
+    local bport
+    bport="$(sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p' "$dir/bootstrap")"
+    launch "$dir" "$bport"
+}
+
 stop() {
     local dir="$1"
     [ -f "$dir/broker.pid" ] || return 0
@@ -236,10 +258,11 @@ stop() {
     rm -f "$dir/broker.pid"
 }
 
-[ $# -eq 2 ] || die "usage: broker.sh start|stop|status DIR"
+[ $# -eq 2 ] || die "usage: broker.sh start|stop|restart|status DIR"
 case "$1" in
     start) start "$2" ;;
+    restart) restart "$2" ;;
     stop) stop "$2" ;;
     status) running "$2" ;;
-    *) die "usage: broker.sh start|stop|status DIR" ;;
+    *) die "usage: broker.sh start|stop|restart|status DIR" ;;
 esac

@@ -360,13 +360,17 @@ pub fn expand_inputs(paths: &[PathBuf], args: &KafkaArgs) -> Result<Inputs, Fail
 
 /// The client configuration of `-F` files then `-X` properties.
 fn client_config(args: &KafkaArgs) -> Result<ClientConfig, Failure> {
+    config_from(&args.client.config_file, &args.client.property)
+}
+
+/// The client configuration of `-F` files then `-X` properties.
+pub fn config_from(files: &[PathBuf], properties: &[String]) -> Result<ClientConfig, Failure> {
     let mut c = ClientConfig::default();
-    let args = &args.client;
-    for f in &args.config_file {
+    for f in files {
         c.apply_file(f)
             .map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))?;
     }
-    for x in &args.property {
+    for x in properties {
         c.set_pair(x)
             .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?;
     }

@@ -22,6 +22,7 @@ mod gen;
 mod kafka;
 mod log_cmd;
 mod progress;
+mod ship;
 mod source;
 mod stats;
 mod verify;
@@ -49,6 +50,7 @@ enum Command {
     Verify(verify::Args),
     Convert(convert::Args),
     Log(log_cmd::Args),
+    Ship(ship::Args),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
 }
@@ -105,6 +107,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args, &mut out),
         Command::Convert(args) => convert::run(args, &mut out),
         Command::Log(args) => log_cmd::run(args, &mut out),
+        Command::Ship(args) => ship::run(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),
     };

@@ -102,6 +102,18 @@ impl Progress {
         self.shown = true;
     }
 
+    /// Shows `line` as it is (work without a known total), at most five times a second.
+    pub fn message(&mut self, line: &str) {
+        if !self.enabled || (self.shown && self.last.elapsed() < Duration::from_millis(200)) {
+            return;
+        }
+        self.last = Instant::now();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r{line}\x1b[K");
+        let _ = err.flush();
+        self.shown = true;
+    }
+
     /// Clears the line (also done on drop).
     pub fn finish(&mut self) {
         if self.shown {

@@ -63,10 +63,10 @@ struct CachedTopic {
 
 /// Where a partition's requests go.
 #[derive(Debug, Clone)]
-struct Leader {
-    host: String,
-    port: u16,
-    topic_id: Uuid,
+pub(crate) struct Leader {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) topic_id: Uuid,
 }
 
 /// A connection idle this long may have been closed by the broker (`connections.max.idle.ms`)
@@ -245,6 +245,11 @@ impl Client {
         &self.inner.config
     }
 
+    /// Opens a connection of its own to `host:port` (a producer's, for pipelined requests).
+    pub(crate) async fn open_connection(&self, host: &str, port: u16) -> Result<Connection> {
+        Connection::open(host, port, &self.inner.config, self.inner.tls.as_ref()).await
+    }
+
     fn slot(&self, host: &str, port: u16) -> Slot {
         let mut conns = lock(&self.inner.conns);
         Arc::clone(conns.entry(format!("{host}:{port}")).or_default())
@@ -255,7 +260,7 @@ impl Client {
     /// [`STALE_AFTER`] or more that turns out closed (the broker dropped it while idle: a close
     /// before any byte of the response, or a reset) is reopened and the request sent once more:
     /// every request this client sends is a read, safe to repeat.
-    async fn send<R, F>(
+    pub(crate) async fn send<R, F>(
         &self,
         host: &str,
         port: u16,
@@ -300,7 +305,7 @@ impl Client {
     }
 
     /// Addresses to ask for metadata: known brokers, then the bootstrap servers.
-    fn metadata_candidates(&self) -> Vec<(String, u16)> {
+    pub(crate) fn metadata_candidates(&self) -> Vec<(String, u16)> {
         let mut out: Vec<(String, u16)> = {
             let cache = lock(&self.inner.cache);
             let mut ids: Vec<_> = cache.brokers.keys().copied().collect();
@@ -454,12 +459,12 @@ impl Client {
         })
     }
 
-    fn forget_leader(&self, topic: &str) {
+    pub(crate) fn forget_leader(&self, topic: &str) {
         lock(&self.inner.cache).topics.remove(topic);
     }
 
     /// The partition's leader, from the cache or a metadata request.
-    async fn leader(&self, topic: &str, partition: i32) -> Result<Leader> {
+    pub(crate) async fn leader(&self, topic: &str, partition: i32) -> Result<Leader> {
         if let Some(l) = self.cached_leader(topic, partition) {
             return Ok(l);
         }

@@ -98,6 +98,9 @@ impl IsolationLevel {
 /// | `isolation.level` | `read_committed` | default isolation of [`crate::Client::stream_partition`] users |
 /// | `retries` | 5 | retries of a request on a leader change or a lost connection |
 /// | `retry.backoff.ms`, `retry.backoff.max.ms` | 100, 1000 | backoff between retries, doubling |
+/// | `transaction.timeout.ms` | 60000 | a producer's transaction timeout (InitProducerId) |
+/// | `message.timeout.ms` (`delivery.timeout.ms`) | 120000 | how long a produce or a transactional request is retried before it fails |
+/// | `max.in.flight.requests.per.connection` (`max.in.flight`) | 5 | Produce requests in flight per partition (1..=5, the idempotent producer's limit) |
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     /// Bootstrap addresses, tried in order.
@@ -140,6 +143,12 @@ pub struct ClientConfig {
     pub retry_backoff: Duration,
     /// `retry.backoff.max.ms`.
     pub retry_backoff_max: Duration,
+    /// `transaction.timeout.ms`.
+    pub transaction_timeout: Duration,
+    /// `message.timeout.ms` / `delivery.timeout.ms`.
+    pub delivery_timeout: Duration,
+    /// `max.in.flight.requests.per.connection`.
+    pub max_in_flight: usize,
 }
 
 /// A secret string (`sasl.password`): readable as a `&str`, shown as `"<redacted>"` by `Debug`,
@@ -197,6 +206,9 @@ impl Default for ClientConfig {
             retries: 5,
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_millis(1000),
+            transaction_timeout: Duration::from_millis(60_000),
+            delivery_timeout: Duration::from_millis(120_000),
+            max_in_flight: 5,
         }
     }
 }
@@ -331,6 +343,19 @@ impl ClientConfig {
             "retries" => self.retries = parse_num(name, v)?,
             "retry.backoff.ms" => self.retry_backoff = parse_ms(name, v)?,
             "retry.backoff.max.ms" => self.retry_backoff_max = parse_ms(name, v)?,
+            "transaction.timeout.ms" => self.transaction_timeout = parse_ms(name, v)?,
+            "message.timeout.ms" | "delivery.timeout.ms" => {
+                self.delivery_timeout = parse_ms(name, v)?
+            }
+            "max.in.flight.requests.per.connection" | "max.in.flight" => {
+                let n: usize = parse_num(name, v)?;
+                if !(1..=5).contains(&n) {
+                    return Err(config_err(format!(
+                        "{name}: must be 1..=5 for an idempotent producer, got {n}"
+                    )));
+                }
+                self.max_in_flight = n;
+            }
             other => {
                 return Err(config_err(format!(
                     "unknown configuration property {other:?}"

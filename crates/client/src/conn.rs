@@ -254,29 +254,32 @@ impl Connection {
         let request = name_of::<R>();
         let frame = self.encode_request(req, version)?;
         let correlation_id = self.correlation_id;
+        let broker = self.broker.clone();
         let exchange = async {
-            self.stream
-                .write_all(&frame)
-                .await
-                .map_err(|source| self.io_error(request, source))?;
-            self.stream
-                .flush()
-                .await
-                .map_err(|source| self.io_error(request, source))?;
-            read_frame(&mut self.stream, self.max_response_size)
-                .await
-                .map_err(|e| e.into_error(&self.broker, request, self.max_response_size))
+            self.write_frame(&frame, request).await?;
+            self.read_body::<R>(correlation_id, version).await
         };
-        let frame = match tokio::time::timeout(timeout, exchange).await {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(Error::Timeout {
-                    broker: self.broker.clone(),
-                    request,
-                    after: timeout,
-                })
-            }
-        };
+        within(&broker, timeout, request, exchange).await
+    }
+
+    async fn write_frame(&mut self, frame: &[u8], request: RequestName) -> Result<()> {
+        self.stream
+            .write_all(frame)
+            .await
+            .map_err(|source| io_error(&self.broker, request, source))?;
+        self.stream
+            .flush()
+            .await
+            .map_err(|source| io_error(&self.broker, request, source))
+    }
+
+    /// Reads one response frame of `R`, checks its correlation id; returns the body after the
+    /// response header.
+    async fn read_body<R: Request>(&mut self, correlation_id: i32, version: i16) -> Result<Bytes> {
+        let request = name_of::<R>();
+        let frame = read_frame(&mut self.stream, self.max_response_size)
+            .await
+            .map_err(|e| e.into_error(&self.broker, request, self.max_response_size))?;
         self.last_used = Instant::now();
         let (found, body) = split_header::<R>(&self.broker, frame, version)?;
         if found != correlation_id {
@@ -290,8 +293,35 @@ impl Connection {
         Ok(body)
     }
 
-    fn io_error(&self, request: RequestName, source: std::io::Error) -> Error {
-        io_error(&self.broker, request, source)
+    /// Writes `req` at `version` without waiting for its response (pipelining); returns its
+    /// correlation id for [`Connection::receive`]. Responses arrive in request order.
+    pub(crate) async fn send_only<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<i32> {
+        let request = name_of::<R>();
+        let frame = self.encode_request(req, version)?;
+        let correlation_id = self.correlation_id;
+        let broker = self.broker.clone();
+        within(&broker, timeout, request, self.write_frame(&frame, request)).await?;
+        Ok(correlation_id)
+    }
+
+    /// Reads the response of a request sent with [`Connection::send_only`]: the next frame,
+    /// which must carry `correlation_id`.
+    pub(crate) async fn receive<R: Request>(
+        &mut self,
+        correlation_id: i32,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response> {
+        let request = name_of::<R>();
+        let broker = self.broker.clone();
+        let read = self.read_body::<R>(correlation_id, version);
+        let body = within(&broker, timeout, request, read).await?;
+        self.decode_body::<R>(body, version)
     }
 
     fn encode_request<R: Request>(&mut self, req: &R, version: i16) -> Result<BytesMut> {
@@ -427,6 +457,23 @@ fn io_error(broker: &str, request: RequestName, source: std::io::Error) -> Error
         broker: broker.to_owned(),
         request,
         source,
+    }
+}
+
+/// `work`, or [`Error::Timeout`] after `timeout`.
+async fn within<T>(
+    broker: &str,
+    timeout: Duration,
+    request: RequestName,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match tokio::time::timeout(timeout, work).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Timeout {
+            broker: broker.to_owned(),
+            request,
+            after: timeout,
+        }),
     }
 }
 

@@ -265,6 +265,11 @@ pub enum Error {
         partitions: usize,
     },
 
+    /// A producer call out of order (produce outside a transaction, a second begin), or any
+    /// call after a fatal error stopped the producer.
+    #[error("producer: {0}")]
+    ProducerState(String),
+
     /// The broker's data did not parse as log entries.
     #[error("{broker}: {topic}/{partition} at offset {offset}: corrupt data: {source}")]
     Corrupt {

@@ -8,6 +8,10 @@
 //! verification on, optional client certificate) and SASL PLAIN, SCRAM-SHA-256 and
 //! SCRAM-SHA-512. Messages are encoded and decoded by the `kafka-protocol` crate.
 //!
+//! It also writes: [`TransactionalProducer`] sends stored v2 batches in Kafka transactions
+//! (records bytes untouched, only the producer fields of the header rewritten), with consumer
+//! offsets committed in the same transaction, and [`Client::offset_fetch`] reads them back.
+//!
 //! Configuration uses librdkafka's property names ([`ClientConfig`]).
 //!
 //! Responses are size-checked against `receive.message.max.bytes` before anything is
@@ -55,6 +59,7 @@ mod conn;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod producer;
 mod scram;
 mod tls;
 
@@ -67,3 +72,4 @@ pub use error::{Error, KafkaCode, RequestName, Result};
 /// The `kafka-protocol` crate this client is built on (its [`kafka_protocol::ResponseError`]
 /// appears in [`KafkaCode::response_error`]).
 pub use kafka_protocol;
+pub use producer::{CommittedOffset, OffsetToCommit, Produced, TransactionalProducer};

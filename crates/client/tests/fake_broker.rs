@@ -283,9 +283,14 @@ fn api_versions(header: &RequestHeader, sasl: bool) -> Vec<u8> {
         keys.push((ApiKey::SaslHandshake, 0, 1));
         keys.push((ApiKey::SaslAuthenticate, 0, 2));
     }
+    api_versions_of(header, &keys)
+}
+
+/// An ApiVersions answer offering `keys` (key, min, max).
+fn api_versions_of(header: &RequestHeader, keys: &[(ApiKey, i16, i16)]) -> Vec<u8> {
     let resp = ApiVersionsResponse::default().with_api_keys(
-        keys.into_iter()
-            .map(|(k, min, max)| {
+        keys.iter()
+            .map(|&(k, min, max)| {
                 ApiVersion::default()
                     .with_api_key(k as i16)
                     .with_min_version(min)
@@ -1349,4 +1354,405 @@ async fn an_idle_connection_closed_by_the_broker_is_reopened() {
     client.metadata(None).await.unwrap();
     assert_eq!(fake.count(ApiKey::Metadata), 2);
     assert_eq!(fake.seen().last().unwrap().connection, 2);
+}
+
+// ------------------------------------------------------------------ transactional producer
+
+use kafka_protocol::messages::add_partitions_to_txn_response::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
+};
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponsePartition, OffsetFetchResponseTopic,
+};
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{
+    AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, EndTxnRequest,
+    EndTxnResponse, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdResponse,
+    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, ProducerId,
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+};
+use krecords_client::OffsetToCommit;
+
+/// One Produce request as the fake saw it.
+#[derive(Debug, Clone)]
+struct Sent {
+    pid: i64,
+    epoch: i16,
+    sequence: i32,
+    transactional: bool,
+    base_offset: i64,
+    /// The records section (after the 61-byte header).
+    records: Vec<u8>,
+    crc_ok: bool,
+}
+
+/// What the transaction fake answers to the nth Produce (`None`: success).
+type ProduceScript = dyn Fn(usize) -> Option<ProduceAnswer> + Send + Sync;
+
+#[derive(Clone, Copy)]
+enum ProduceAnswer {
+    Error(ResponseError),
+    Close,
+}
+
+#[derive(Default)]
+struct TxnLog {
+    sent: Vec<Sent>,
+    /// Sequences appended (the fake's log), in order.
+    appended: Vec<i32>,
+    end_txn: Vec<bool>,
+    offsets: Vec<(i64, Option<String>)>,
+    init_calls: usize,
+}
+
+fn producer_api_versions(header: &RequestHeader) -> Vec<u8> {
+    api_versions_of(
+        header,
+        &[
+            (ApiKey::ApiVersions, 0, 3),
+            (ApiKey::Metadata, 0, 12),
+            (ApiKey::Produce, 3, 12),
+            (ApiKey::FindCoordinator, 0, 6),
+            (ApiKey::InitProducerId, 0, 5),
+            (ApiKey::AddPartitionsToTxn, 0, 5),
+            (ApiKey::AddOffsetsToTxn, 0, 4),
+            (ApiKey::TxnOffsetCommit, 0, 5),
+            (ApiKey::EndTxn, 0, 5),
+            (ApiKey::OffsetFetch, 1, 9),
+        ],
+    )
+}
+
+/// A fake broker that is also the transaction and group coordinator. `init_errors` answers
+/// the first InitProducerId calls with that many CONCURRENT_TRANSACTIONS.
+async fn txn_fake(
+    init_errors: usize,
+    script: impl Fn(usize) -> Option<ProduceAnswer> + Send + Sync + 'static,
+) -> (Fake, Arc<Mutex<TxnLog>>) {
+    let log = Arc::new(Mutex::new(TxnLog::default()));
+    let log2 = Arc::clone(&log);
+    let script: Arc<ProduceScript> = Arc::new(script);
+    let fake = Fake::start(move |ctx, header, mut body| {
+        let v = header.request_api_version;
+        let key = ApiKey::try_from(header.request_api_key).unwrap();
+        let mut log = log2.lock().unwrap();
+        match key {
+            ApiKey::ApiVersions => Action::Send(producer_api_versions(header)),
+            ApiKey::Metadata => Action::Send(metadata(ctx, header, 0, 0)),
+            ApiKey::FindCoordinator => {
+                let req = FindCoordinatorRequest::decode(&mut body, v).unwrap();
+                let mut resp = FindCoordinatorResponse::default();
+                if v >= 4 {
+                    assert_eq!(req.coordinator_keys.len(), 1);
+                    resp = resp.with_coordinators(vec![Coordinator::default()
+                        .with_key(req.coordinator_keys[0].clone())
+                        .with_node_id(BrokerId(0))
+                        .with_host(StrBytes::from_static_str(ctx.host))
+                        .with_port(i32::from(ctx.port))]);
+                } else {
+                    resp = resp
+                        .with_node_id(BrokerId(0))
+                        .with_host(StrBytes::from_static_str(ctx.host))
+                        .with_port(i32::from(ctx.port));
+                }
+                Action::Send(frame(header, &resp))
+            }
+            ApiKey::InitProducerId => {
+                log.init_calls += 1;
+                let resp = if log.init_calls <= init_errors {
+                    InitProducerIdResponse::default()
+                        .with_error_code(ResponseError::ConcurrentTransactions.code())
+                } else {
+                    InitProducerIdResponse::default()
+                        .with_producer_id(ProducerId(4242))
+                        .with_producer_epoch(3)
+                };
+                Action::Send(frame(header, &resp))
+            }
+            ApiKey::AddPartitionsToTxn => {
+                assert!(v <= 3, "transaction version 1 requests only");
+                let req = AddPartitionsToTxnRequest::decode(&mut body, v).unwrap();
+                assert_eq!(req.v3_and_below_producer_id, ProducerId(4242));
+                let resp = AddPartitionsToTxnResponse::default()
+                    .with_results_by_topic_v3_and_below(
+                        req.v3_and_below_topics
+                            .iter()
+                            .map(|t| {
+                                AddPartitionsToTxnTopicResult::default()
+                                    .with_name(t.name.clone())
+                                    .with_results_by_partition(
+                                        t.partitions
+                                            .iter()
+                                            .map(|p| {
+                                                AddPartitionsToTxnPartitionResult::default()
+                                                    .with_partition_index(*p)
+                                            })
+                                            .collect(),
+                                    )
+                            })
+                            .collect(),
+                    );
+                Action::Send(frame(header, &resp))
+            }
+            ApiKey::Produce => {
+                assert!(v <= 11, "below transaction version 2");
+                let req = ProduceRequest::decode(&mut body, v).unwrap();
+                assert_eq!(req.acks, -1);
+                assert_eq!(req.topic_data.len(), 1);
+                assert_eq!(
+                    req.topic_data[0].partition_data.len(),
+                    1,
+                    "one batch per request"
+                );
+                let records = req.topic_data[0].partition_data[0].records.clone().unwrap();
+                let b = Entries::new(&records).next().unwrap().unwrap();
+                let sent = Sent {
+                    pid: b.producer_id().unwrap(),
+                    epoch: b.producer_epoch().unwrap(),
+                    sequence: b.base_sequence().unwrap(),
+                    transactional: b.is_transactional(),
+                    base_offset: b.offset_field(),
+                    records: records[61..].to_vec(),
+                    crc_ok: b.is_crc_valid(),
+                };
+                let nth = log.sent.len();
+                log.sent.push(sent.clone());
+                let span = i32::try_from(b.last_offset() - b.offset_field() + 1).unwrap();
+                let answer = script(nth);
+                if let Some(ProduceAnswer::Close) = answer {
+                    // The broker appends, then the connection dies before the answer.
+                    if !log.appended.contains(&sent.sequence) {
+                        log.appended.push(sent.sequence);
+                    }
+                    return Action::Close;
+                }
+                let code = match answer {
+                    Some(ProduceAnswer::Error(e)) => e.code(),
+                    _ => {
+                        let expected = log
+                            .appended
+                            .last()
+                            .map_or(0, |_| log.appended.len() as i32 * span);
+                        if log.appended.contains(&sent.sequence) {
+                            ResponseError::DuplicateSequenceNumber.code()
+                        } else if sent.sequence != expected {
+                            ResponseError::OutOfOrderSequenceNumber.code()
+                        } else {
+                            log.appended.push(sent.sequence);
+                            0
+                        }
+                    }
+                };
+                let base = i64::from(sent.sequence) + 100;
+                let resp =
+                    ProduceResponse::default().with_responses(vec![TopicProduceResponse::default(
+                    )
+                    .with_name(TopicName(StrBytes::from_static_str(TOPIC)))
+                    .with_partition_responses(vec![PartitionProduceResponse::default()
+                        .with_index(0)
+                        .with_error_code(code)
+                        .with_base_offset(if code == 0 { base } else { -1 })])]);
+                Action::Send(frame(header, &resp))
+            }
+            ApiKey::AddOffsetsToTxn => {
+                Action::Send(frame(header, &AddOffsetsToTxnResponse::default()))
+            }
+            ApiKey::TxnOffsetCommit => {
+                let req = TxnOffsetCommitRequest::decode(&mut body, v).unwrap();
+                assert!(v <= 4);
+                let t = &req.topics[0];
+                let p = &t.partitions[0];
+                log.offsets.push((
+                    p.committed_offset,
+                    p.committed_metadata.as_ref().map(|m| m.as_str().to_owned()),
+                ));
+                let resp = TxnOffsetCommitResponse::default().with_topics(vec![
+                    TxnOffsetCommitResponseTopic::default()
+                        .with_name(t.name.clone())
+                        .with_partitions(vec![TxnOffsetCommitResponsePartition::default()
+                            .with_partition_index(p.partition_index)]),
+                ]);
+                Action::Send(frame(header, &resp))
+            }
+            ApiKey::EndTxn => {
+                assert!(v <= 4);
+                let req = EndTxnRequest::decode(&mut body, v).unwrap();
+                log.end_txn.push(req.committed);
+                Action::Send(frame(header, &EndTxnResponse::default()))
+            }
+            ApiKey::OffsetFetch => {
+                let req = OffsetFetchRequest::decode(&mut body, v).unwrap();
+                assert!(req.require_stable);
+                let (offset, meta) = log.offsets.last().cloned().unwrap_or((-1, None));
+                let resp = OffsetFetchResponse::default().with_topics(vec![
+                    OffsetFetchResponseTopic::default()
+                        .with_name(TopicName(StrBytes::from_static_str(TOPIC)))
+                        .with_partitions(vec![OffsetFetchResponsePartition::default()
+                            .with_partition_index(0)
+                            .with_committed_offset(offset)
+                            .with_metadata(meta.map(StrBytes::from_string))]),
+                ]);
+                Action::Send(frame(header, &resp))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    })
+    .await;
+    (fake, log)
+}
+
+#[tokio::test]
+async fn transactional_produce_patches_headers_only_and_counts_sequences() {
+    let (fake, log) = txn_fake(2, |_| None).await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    // Two CONCURRENT_TRANSACTIONS answers (an older producer's transaction being aborted).
+    let mut p = client
+        .transactional_producer("krec-ship-test")
+        .await
+        .unwrap();
+    assert_eq!((p.producer_id(), p.epoch()), (4242, 3));
+    assert_eq!(log.lock().unwrap().init_calls, 3);
+    let originals = batches();
+    for round in 0..2 {
+        p.begin().unwrap();
+        let produced = p.produce(TOPIC, 0, originals.clone()).await.unwrap();
+        assert_eq!(produced.len(), 3);
+        for (i, pr) in produced.iter().enumerate() {
+            let seq = (round * 3 + i as i32) * 3;
+            assert_eq!(pr.base_sequence, seq);
+            assert_eq!(pr.base_offset, Some(i64::from(seq) + 100));
+            assert_eq!(pr.records, 3);
+        }
+        p.send_offsets(
+            "krec-ship-test",
+            &[OffsetToCommit {
+                topic: TOPIC.into(),
+                partition: 0,
+                offset: 9 * (i64::from(round) + 1),
+                metadata: Some(format!("round {round}")),
+            }],
+        )
+        .await
+        .unwrap();
+        p.commit().await.unwrap();
+    }
+    assert_eq!(p.next_sequence(TOPIC, 0), 18);
+    {
+        let log = log.lock().unwrap();
+        assert_eq!(log.end_txn, [true, true]);
+        assert_eq!(log.sent.len(), 6);
+        for (i, s) in log.sent.iter().enumerate() {
+            assert_eq!((s.pid, s.epoch, s.sequence), (4242, 3, i as i32 * 3));
+            assert!(s.transactional && s.crc_ok);
+            assert_eq!(s.base_offset, 0);
+            // Records bytes exactly as given.
+            assert_eq!(s.records, originals[i % 3][61..]);
+        }
+    }
+    let committed = client
+        .offset_fetch("krec-ship-test", TOPIC, &[0], true)
+        .await
+        .unwrap();
+    assert_eq!(committed[0].offset, Some(18));
+    assert_eq!(committed[0].metadata.as_deref(), Some("round 1"));
+}
+
+#[tokio::test]
+async fn a_lost_produce_answer_is_retried_with_the_same_sequence() {
+    // The second batch's answer is lost twice (appended, then the connection closes): the
+    // retries carry sequence 3 again, the broker answers DUPLICATE_SEQUENCE_NUMBER, and the
+    // third batch follows with sequence 6.
+    let (fake, log) = txn_fake(0, |nth| {
+        matches!(nth, 1 | 2).then_some(ProduceAnswer::Close)
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    p.begin().unwrap();
+    let produced = p.produce(TOPIC, 0, batches()).await.unwrap();
+    assert_eq!(
+        produced.iter().map(|p| p.base_sequence).collect::<Vec<_>>(),
+        [0, 3, 6]
+    );
+    let log = log.lock().unwrap();
+    let seqs: Vec<i32> = log.sent.iter().map(|s| s.sequence).collect();
+    // Pipelined: the third batch may have been sent before the second's answer was lost,
+    // then again after the reconnection; the second is always sent again with sequence 3.
+    assert!(seqs.iter().filter(|s| **s == 3).count() >= 3, "{seqs:?}");
+    assert_eq!(log.appended, [0, 3, 6], "each batch once in the log");
+    assert!(produced[1].base_offset.is_none(), "answered as a duplicate");
+}
+
+#[tokio::test]
+async fn produce_error_storm_is_bounded_and_fatal_errors_stop_the_producer() {
+    // NOT_LEADER_OR_FOLLOWER forever: retried until message.timeout.ms, then a typed error.
+    let (fake, log) = txn_fake(0, |_| {
+        Some(ProduceAnswer::Error(ResponseError::NotLeaderOrFollower))
+    })
+    .await;
+    let client = Client::connect(fake.config(&["message.timeout.ms=200"]))
+        .await
+        .unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    p.begin().unwrap();
+    let e = p.produce(TOPIC, 0, batches()).await.unwrap_err();
+    assert_eq!(
+        e.kafka_code().and_then(|c| c.response_error()),
+        Some(ResponseError::NotLeaderOrFollower),
+        "{e}"
+    );
+    let sent = log.lock().unwrap().sent.clone();
+    assert!(sent.len() > 3, "retried");
+    assert!(sent.iter().all(|s| s.sequence % 3 == 0 && s.sequence <= 6));
+    assert!(matches!(p.commit().await, Err(Error::ProducerState(_))));
+
+    for fatal in [
+        ResponseError::ProducerFenced,
+        ResponseError::InvalidProducerEpoch,
+        ResponseError::MessageTooLarge,
+        ResponseError::TopicAuthorizationFailed,
+    ] {
+        let (fake, log) = txn_fake(0, move |_| Some(ProduceAnswer::Error(fatal))).await;
+        let client = Client::connect(fake.config(&[])).await.unwrap();
+        let mut p = client.transactional_producer("t").await.unwrap();
+        p.begin().unwrap();
+        let e = p.produce(TOPIC, 0, batches()).await.unwrap_err();
+        let msg = e.to_string();
+        let name = e.kafka_code().unwrap().name();
+        assert!(
+            msg.contains("Produce") && msg.contains(&name) && msg.contains(&fake.addr()),
+            "{msg}"
+        );
+        assert_eq!(e.kafka_code().and_then(|c| c.response_error()), Some(fatal));
+        // All three were in flight (max.in.flight 5) when the first answer came; none again.
+        assert_eq!(log.lock().unwrap().sent.len(), 3, "no retry of {name}");
+        assert!(matches!(
+            p.produce(TOPIC, 0, batches()).await,
+            Err(Error::ProducerState(_))
+        ));
+    }
+}
+
+#[tokio::test]
+async fn producer_state_errors() {
+    let (fake, _) = txn_fake(0, |_| None).await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    assert!(matches!(
+        p.produce(TOPIC, 0, batches()).await,
+        Err(Error::ProducerState(_))
+    ));
+    assert!(matches!(p.commit().await, Err(Error::ProducerState(_))));
+    p.begin().unwrap();
+    assert!(matches!(p.begin(), Err(Error::ProducerState(_))));
+    // A batch that is not one whole v2 batch is refused before anything is sent.
+    let two = batches().concat();
+    assert!(matches!(
+        p.produce(TOPIC, 0, vec![two]).await,
+        Err(Error::Corrupt { .. })
+    ));
 }

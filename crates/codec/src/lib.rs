@@ -41,6 +41,7 @@ pub mod convert;
 pub mod crc;
 mod error;
 pub mod java_text;
+pub mod patch;
 pub mod read;
 pub mod varint;
 pub mod write;

@@ -206,7 +206,7 @@ pub fn consume(
 }
 
 /// Kafka's `containsAbortMarker`: the batch's first record has an ABORT control key.
-fn first_record_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<bool> {
+pub(crate) fn first_record_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<bool> {
     let position = batch.position();
     let mut records = batch
         .records(scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)

@@ -141,6 +141,7 @@ pub mod producer_state;
 mod reader;
 mod recovery;
 mod segment;
+pub mod ship;
 pub mod storage;
 pub mod transaction;
 mod validate;

@@ -1,0 +1,707 @@
+//! `krec ship SOURCE… kafka://HOST:PORT/TOPIC[/PARTITION]`: copy committed source data into a
+//! Kafka topic exactly once, in target transactions, without re-encoding.
+//!
+//! Glue only: sources are read at read_committed (a local log or partition directory with
+//! [`krecords_log::Log::fetch`], segment files through a read-only view of them, a `kafka://`
+//! partition with the client's stream), each fetch is planned with
+//! [`krecords_log::ship::plan`], and the batches go out with the client's
+//! [`krecords_client::TransactionalProducer`]. The protocol (docs/design.md, "krec ship"):
+//!
+//! * transactional id and consumer group `krec-ship-JOB`;
+//! * at start: InitProducerId (fences an older `krec ship` of the job and aborts its open
+//!   transaction), then OffsetFetch with require_stable: the group's committed offset of each
+//!   target partition carries, in its metadata, the position (next source offset) of every
+//!   source shipped to that partition;
+//! * then per transaction (up to `--txn-bytes` of source data): Produce the batches,
+//!   TxnOffsetCommit the new positions, EndTxn commit. A crash anywhere leaves either the
+//!   whole transaction (data and position) or none of it.
+
+use crate::kafka::{config_from, KafkaUrl};
+use crate::progress::Progress;
+use crate::{Failure, Outcome};
+use clap::ValueEnum;
+use krecords_client::{
+    Client, ClientConfig, IsolationLevel, OffsetToCommit, PartitionStream, TransactionalProducer,
+};
+use krecords_codec::Compression;
+use krecords_log::ship::{plan, Plan, PlanOptions, ShipKind};
+use krecords_log::transaction::AbortedTransaction;
+use krecords_log::Log;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+/// Metadata format tag of the committed positions.
+const POSITIONS_TAG: &str = "krec-ship/1";
+
+/// Copy committed data of local logs, partition directories, segment files or another
+/// cluster's partition into a Kafka topic, exactly once (transactions), keeping v2 batches'
+/// records bytes and compression. Resumable: run it again with the same --job.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Sources then the target: SOURCE… kafka://HOST:PORT[,…]/TOPIC[/PARTITION]. A SOURCE is
+    /// a log or partition directory (`NAME-N` goes to partition N unless the target names
+    /// one), segment files (`.log`, grouped by directory), or kafka://HOST:PORT/TOPIC/PARTITION
+    /// of another cluster.
+    #[arg(required = true, num_args = 2.., value_name = "SOURCE… TARGET")]
+    paths: Vec<String>,
+    /// Job name: the transactional id and consumer group are `krec-ship-JOB`; default: the
+    /// target topic.
+    #[arg(long)]
+    job: Option<String>,
+    /// A client property NAME=VALUE (librdkafka names), for the target and kafka:// sources.
+    #[arg(short = 'X', value_name = "NAME=VALUE")]
+    property: Vec<String>,
+    /// A file of NAME=VALUE lines, read before the -X options.
+    #[arg(short = 'F', value_name = "FILE")]
+    config_file: Vec<PathBuf>,
+    /// Output of the final report.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Keep shipping what is appended to the sources (polling every --poll-ms); stop with a
+    /// signal (a later run resumes exactly).
+    #[arg(long)]
+    follow: bool,
+    /// Poll interval of --follow, in ms.
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    poll_ms: u64,
+    /// Recompress every batch with this codec (none, gzip, snappy, lz4, zstd); default: keep.
+    #[arg(long, value_name = "CODEC")]
+    compression: Option<String>,
+    /// Source bytes per target transaction (each fetch of at most 8 MiB is produced at once;
+    /// a crash costs at most one transaction of work).
+    #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
+    txn_bytes: u64,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// A few lines for people.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// Where a source's data comes from.
+enum Kind {
+    /// A log or partition directory (a read-only view, reopened to see appends).
+    Dir(PathBuf),
+    /// Segment files, linked into a private directory that is then read as a log.
+    Segments(LinkedDir),
+    /// A partition of a live cluster.
+    Kafka(KafkaUrl, i32),
+}
+
+/// One source and its target partition.
+struct Source {
+    /// Stable identity, the key of its position in the committed metadata.
+    id: String,
+    kind: Kind,
+    partition: i32,
+}
+
+/// A private directory of symlinks to segment files, removed on drop.
+struct LinkedDir {
+    /// The directory made for it (removed on drop).
+    base: PathBuf,
+    /// The log directory inside.
+    path: PathBuf,
+}
+
+impl Drop for LinkedDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+fn usage(msg: impl Into<String>) -> Failure {
+    Failure::Usage(msg.into())
+}
+
+/// `NAME-N` → N.
+fn partition_of_dir(path: &Path) -> Option<i32> {
+    let name = path.file_name()?.to_str()?;
+    let (_, n) = name.rsplit_once('-')?;
+    n.parse().ok().filter(|n: &i32| *n >= 0)
+}
+
+fn client_failure(what: &str, e: &krecords_client::Error) -> Failure {
+    match e {
+        krecords_client::Error::Corrupt { .. } => Failure::Data(format!("{what}: {e}")),
+        _ => Failure::Usage(format!("{what}: {e}")),
+    }
+}
+
+fn log_failure(what: &str, e: &krecords_log::Error) -> Failure {
+    let text = format!("{what}: {e}");
+    match e {
+        krecords_log::Error::Io { .. } | krecords_log::Error::NotALog { .. } => {
+            Failure::Usage(text)
+        }
+        _ => Failure::Data(text),
+    }
+}
+
+/// Sorts the SOURCE arguments into sources; `target_partition` overrides `NAME-N`.
+fn sources(args: &[String], target_partition: Option<i32>) -> Result<Vec<Source>, Failure> {
+    let mut out = Vec::new();
+    let mut segments: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    let pick = |found: Option<i32>, what: &str| -> Result<i32, Failure> {
+        target_partition.or(found).ok_or_else(|| {
+            usage(format!(
+                "{what}: no partition: name the target partition (kafka://…/TOPIC/N) or use a NAME-N directory"
+            ))
+        })
+    };
+    for a in args {
+        if let Some(url) = KafkaUrl::parse(a) {
+            let url = url.map_err(Failure::Usage)?;
+            let Some(p) = url.partition else {
+                return Err(usage(format!(
+                    "{a}: a kafka:// source must name one partition"
+                )));
+            };
+            out.push(Source {
+                id: format!("kafka://{}/{}/{p}", url.servers, url.topic),
+                partition: pick(Some(p), a)?,
+                kind: Kind::Kafka(url, p),
+            });
+            continue;
+        }
+        let path = PathBuf::from(a);
+        let canonical =
+            std::fs::canonicalize(&path).map_err(|e| Failure::Io(e, format!("cannot open {a}")))?;
+        if canonical.is_dir() {
+            // The name given first (a link named NAME-N), then the directory's own.
+            let found = partition_of_dir(&path).or_else(|| partition_of_dir(&canonical));
+            out.push(Source {
+                id: canonical.display().to_string(),
+                partition: pick(found, a)?,
+                kind: Kind::Dir(canonical),
+            });
+        } else {
+            let parent = canonical
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            segments.entry(parent).or_default().push(canonical);
+        }
+    }
+    for (dir, files) in segments {
+        let partition = pick(partition_of_dir(&dir), &dir.display().to_string())?;
+        let linked = link_segments(&dir, &files, partition)?;
+        let names: Vec<String> = files
+            .iter()
+            .filter_map(|f| f.file_name().and_then(|n| n.to_str()).map(str::to_owned))
+            .collect();
+        out.push(Source {
+            id: format!("{}/{{{}}}", dir.display(), names.join(",")),
+            partition,
+            kind: Kind::Segments(linked),
+        });
+    }
+    Ok(out)
+}
+
+/// Links `files` (and their index files, when present) into a new private directory.
+fn link_segments(dir: &Path, files: &[PathBuf], partition: i32) -> Result<LinkedDir, Failure> {
+    let base = std::env::temp_dir().join(format!("krec-ship-{}-{partition}", std::process::id()));
+    let path = base.join(format!("segments-{partition}"));
+    std::fs::create_dir_all(&path)
+        .map_err(|e| Failure::Io(e, format!("cannot create {}", path.display())))?;
+    let linked = LinkedDir {
+        base,
+        path: path.clone(),
+    };
+    for f in files {
+        if f.extension().and_then(|e| e.to_str()) != Some("log") {
+            return Err(usage(format!(
+                "{}: not a segment file (.log) or directory",
+                f.display()
+            )));
+        }
+        for ext in ["log", "index", "timeindex", "txnindex"] {
+            let src = f.with_extension(ext);
+            if !src.exists() {
+                continue;
+            }
+            let Some(name) = src.file_name() else {
+                continue;
+            };
+            std::os::unix::fs::symlink(&src, path.join(name)).map_err(|e| {
+                Failure::Io(
+                    e,
+                    format!("cannot link {} from {}", src.display(), dir.display()),
+                )
+            })?;
+        }
+    }
+    Ok(linked)
+}
+
+/// A source being read: the next fetch of committed data.
+enum Reader {
+    Log {
+        dir: PathBuf,
+        log: Option<Box<Log>>,
+    },
+    Kafka {
+        client: Client,
+        topic: String,
+        partition: i32,
+        stream: Option<PartitionStream>,
+    },
+}
+
+/// One fetch's committed bytes.
+struct Fetched {
+    bytes: Vec<u8>,
+    aborted: Vec<AbortedTransaction>,
+    /// Where reading continues (past gaps with no entries).
+    next_offset: i64,
+}
+
+/// Largest fetch from a local log (a kafka:// source fetches max.partition.fetch.bytes).
+const FETCH_BYTES: usize = 8 << 20;
+
+impl Reader {
+    /// The next fetch from `pos`; `None` at the end of the committed data seen so far (a
+    /// --follow caller calls [`Reader::refresh`] and tries again).
+    fn next(
+        &mut self,
+        rt: &Runtime,
+        pos: i64,
+        max_bytes: usize,
+        name: &str,
+    ) -> Result<Option<Fetched>, Failure> {
+        match self {
+            Reader::Log { dir, log } => {
+                if log.is_none() {
+                    *log = Some(Box::new(
+                        Log::open_read_only(&*dir).map_err(|e| log_failure(name, &e))?,
+                    ));
+                }
+                let Some(l) = log.as_ref() else {
+                    return Ok(None);
+                };
+                let pos = pos.max(l.log_start_offset());
+                if pos >= l.last_stable_offset() {
+                    return Ok(None);
+                }
+                let f = l
+                    .fetch(
+                        pos,
+                        max_bytes.clamp(1, FETCH_BYTES),
+                        krecords_log::transaction::IsolationLevel::ReadCommitted,
+                    )
+                    .map_err(|e| log_failure(name, &e))?;
+                if f.bytes.is_empty() {
+                    return Ok(None);
+                }
+                Ok(Some(Fetched {
+                    bytes: f.bytes,
+                    aborted: f.aborted_transactions.unwrap_or_default(),
+                    next_offset: f.next_offset,
+                }))
+            }
+            Reader::Kafka {
+                client,
+                topic,
+                partition,
+                stream,
+            } => {
+                let s = stream.get_or_insert_with(|| {
+                    let window = i32::try_from(max_bytes.clamp(1, FETCH_BYTES)).unwrap_or(1 << 20);
+                    client
+                        .stream_partition(
+                            topic,
+                            *partition,
+                            pos,
+                            None,
+                            IsolationLevel::ReadCommitted,
+                        )
+                        .with_window(window.min(client.config().max_partition_fetch_bytes))
+                });
+                match rt.block_on(s.next_chunk()) {
+                    Ok(Some(c)) => Ok(Some(Fetched {
+                        bytes: c.records.to_vec(),
+                        aborted: c
+                            .aborted_transactions
+                            .iter()
+                            .map(|a| AbortedTransaction {
+                                producer_id: a.producer_id,
+                                first_offset: a.first_offset,
+                            })
+                            .collect(),
+                        next_offset: c.next_offset,
+                    })),
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(client_failure(name, &e)),
+                }
+            }
+        }
+    }
+
+    /// Forgets what was read so that the next fetch sees appended data.
+    fn refresh(&mut self) {
+        match self {
+            Reader::Log { log, .. } => *log = None,
+            Reader::Kafka { stream, .. } => *stream = None,
+        }
+    }
+}
+
+/// Per target partition totals for the report.
+#[derive(Default)]
+struct Totals {
+    sources: Vec<String>,
+    as_is: u64,
+    rebatched: u64,
+    upconverted: u64,
+    skipped_control: u64,
+    skipped_aborted: u64,
+    records: u64,
+    bytes: u64,
+    source_bytes: u64,
+    transactions: u64,
+    first_offset: Option<i64>,
+    last_offset: Option<i64>,
+    duplicates: u64,
+}
+
+impl Totals {
+    fn add_plan(&mut self, p: &Plan) {
+        self.skipped_control += p.skipped_control;
+        self.skipped_aborted += p.skipped_aborted;
+        self.source_bytes += p.source_bytes;
+        for b in &p.batches {
+            match b.kind {
+                ShipKind::AsIs => self.as_is += 1,
+                ShipKind::Rebatched => self.rebatched += 1,
+                ShipKind::UpConverted => self.upconverted += 1,
+            }
+            self.records += b.records as u64;
+            self.bytes += b.bytes.len() as u64;
+        }
+    }
+
+    fn json(&self, partition: i32) -> Value {
+        json!({
+            "partition": partition,
+            "sources": self.sources,
+            "transactions": self.transactions,
+            "batches_as_is": self.as_is,
+            "batches_rebatched": self.rebatched,
+            "batches_upconverted": self.upconverted,
+            "batches_skipped_control": self.skipped_control,
+            "batches_skipped_aborted": self.skipped_aborted,
+            "records": self.records,
+            "bytes": self.bytes,
+            "source_bytes": self.source_bytes,
+            "target_first_offset": self.first_offset,
+            "target_last_offset": self.last_offset,
+            "duplicate_batches": self.duplicates,
+        })
+    }
+}
+
+/// Parses the committed metadata of a target partition: source id → next source offset.
+fn parse_positions(meta: Option<&str>, what: &str) -> Result<BTreeMap<String, i64>, Failure> {
+    let Some(meta) = meta else {
+        return Ok(BTreeMap::new());
+    };
+    let v: Value = serde_json::from_str(meta).map_err(|_| {
+        usage(format!("{what}: the group's committed metadata is not krec ship's ({meta:?}): another job name?"))
+    })?;
+    if v.get("format").and_then(Value::as_str) != Some(POSITIONS_TAG) {
+        return Err(usage(format!(
+            "{what}: the group's committed metadata is not krec ship's: another job name?"
+        )));
+    }
+    let mut out = BTreeMap::new();
+    if let Some(m) = v.get("positions").and_then(Value::as_object) {
+        for (k, v) in m {
+            if let Some(n) = v.as_i64() {
+                out.insert(k.clone(), n);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn positions_json(positions: &BTreeMap<String, i64>) -> String {
+    json!({ "format": POSITIONS_TAG, "positions": positions }).to_string()
+}
+
+/// Runs `krec ship`.
+pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let started = Instant::now();
+    let Some((target_arg, source_args)) = args.paths.split_last() else {
+        return Err(usage("krec ship: SOURCE… TARGET"));
+    };
+    let target = match KafkaUrl::parse(target_arg) {
+        Some(r) => r.map_err(Failure::Usage)?,
+        None => {
+            return Err(usage(format!(
+                "{target_arg}: the target must be kafka://HOST:PORT/TOPIC[/PARTITION]"
+            )))
+        }
+    };
+    let compression = args
+        .compression
+        .as_deref()
+        .map(|c| {
+            Compression::from_name(c)
+                .ok_or_else(|| usage(format!("--compression {c}: unknown codec")))
+        })
+        .transpose()?;
+    let options = PlanOptions { compression };
+    let sources = sources(source_args, target.partition)?;
+    let job = args.job.clone().unwrap_or_else(|| target.topic.clone());
+    let txn_id = format!("krec-ship-{job}");
+    let group = txn_id.clone();
+    let mut config: ClientConfig = config_from(&args.config_file, &args.property)?;
+    let base = config.clone();
+    config
+        .set("bootstrap.servers", &target.servers)
+        .map_err(|e| usage(format!("{target_arg}: {e}")))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Io(e, "cannot start the I/O runtime".into()))?;
+    let tname = format!("kafka://{}/{}", target.servers, target.topic);
+    let fail = |e: krecords_client::Error| client_failure(&tname, &e);
+    let client = rt.block_on(Client::connect(config)).map_err(fail)?;
+
+    // The target topic must exist with every partition the sources need.
+    let md = rt
+        .block_on(client.metadata(Some(&[target.topic.as_str()])))
+        .map_err(fail)?;
+    let topic = md.topics.iter().find(|t| t.name == target.topic);
+    match topic {
+        None => return Err(usage(format!("{tname}: the topic does not exist"))),
+        Some(t)
+            if t.error.and_then(|c| c.response_error())
+                == Some(
+                    krecords_client::kafka_protocol::ResponseError::UnknownTopicOrPartition,
+                ) =>
+        {
+            return Err(usage(format!("{tname}: the topic does not exist")))
+        }
+        Some(t) if t.error.is_some() => {
+            let code = t.error.map(|c| c.name()).unwrap_or_default();
+            return Err(usage(format!("{tname}: the topic cannot be used: {code}")));
+        }
+        Some(t) => {
+            for s in &sources {
+                if !t.partitions.iter().any(|p| p.partition == s.partition) {
+                    return Err(usage(format!(
+                        "{tname}: the topic has {} partitions, {} needs partition {}",
+                        t.partitions.len(),
+                        s.id,
+                        s.partition
+                    )));
+                }
+            }
+        }
+    }
+
+    // Fence an older run and abort its open transaction, then read where the last commit ended.
+    let mut producer: TransactionalProducer = rt
+        .block_on(client.transactional_producer(&txn_id))
+        .map_err(fail)?;
+    let mut partitions: Vec<i32> = sources.iter().map(|s| s.partition).collect();
+    partitions.sort_unstable();
+    partitions.dedup();
+    let committed = rt
+        .block_on(client.offset_fetch(&group, &target.topic, &partitions, true))
+        .map_err(fail)?;
+    let mut positions: BTreeMap<i32, BTreeMap<String, i64>> = BTreeMap::new();
+    for p in &partitions {
+        let meta = committed
+            .iter()
+            .find(|c| c.partition == *p)
+            .and_then(|c| c.metadata.as_deref());
+        positions.insert(
+            *p,
+            parse_positions(meta, &format!("{tname}/{p} group {group}"))?,
+        );
+    }
+
+    let mut totals: BTreeMap<i32, Totals> = BTreeMap::new();
+    let mut progress = Progress::new("ship", crate::progress::Unit::Bytes, u64::MAX, 0);
+    let mut shipped_bytes = 0u64;
+    for source in &sources {
+        let mut reader = match &source.kind {
+            Kind::Dir(d) => Reader::Log {
+                dir: d.clone(),
+                log: None,
+            },
+            Kind::Segments(l) => Reader::Log {
+                dir: l.path.clone(),
+                log: None,
+            },
+            Kind::Kafka(url, p) => {
+                let mut c = base.clone();
+                c.set("bootstrap.servers", &url.servers)
+                    .map_err(|e| usage(format!("{}: {e}", source.id)))?;
+                let sc = rt
+                    .block_on(Client::connect(c))
+                    .map_err(|e| client_failure(&source.id, &e))?;
+                Reader::Kafka {
+                    client: sc,
+                    topic: url.topic.clone(),
+                    partition: *p,
+                    stream: None,
+                }
+            }
+        };
+        let t = totals.entry(source.partition).or_default();
+        t.sources.push(source.id.clone());
+        let part_positions = positions.entry(source.partition).or_default();
+        let mut pos = part_positions.get(&source.id).copied().unwrap_or(0);
+        let mut committed_pos = pos;
+        loop {
+            // One transaction: fetches up to --txn-bytes of source data, each produced as soon
+            // as it is planned (memory stays at one fetch), then the position and the commit.
+            let mut txn_source_bytes = 0u64;
+            let mut at_end = false;
+            while txn_source_bytes < args.txn_bytes {
+                let budget =
+                    usize::try_from(args.txn_bytes - txn_source_bytes).unwrap_or(usize::MAX);
+                let Some(f) = reader.next(&rt, pos, budget, &source.id)? else {
+                    at_end = true;
+                    break;
+                };
+                let p = plan(&f.bytes, pos, &f.aborted, &options)
+                    .map_err(|e| log_failure(&source.id, &e))?;
+                txn_source_bytes += p.source_bytes.max(1);
+                t.add_plan(&p);
+                pos = p.next_offset.max(f.next_offset).max(pos);
+                let batches: Vec<Vec<u8>> = p.batches.into_iter().map(|b| b.bytes).collect();
+                if batches.is_empty() {
+                    continue;
+                }
+                if !producer.in_transaction() {
+                    producer.begin().map_err(fail)?;
+                }
+                let produced = rt
+                    .block_on(producer.produce(&target.topic, source.partition, batches))
+                    .map_err(fail)?;
+                for pr in produced {
+                    match pr.base_offset {
+                        Some(b) => {
+                            t.first_offset.get_or_insert(b);
+                            t.last_offset = Some(b + i64::from(pr.records) - 1);
+                        }
+                        None => t.duplicates += 1,
+                    }
+                }
+                progress.message(&format!(
+                    "ship {}: {} records, {} MiB, position {pos}, {:.1} MB/s",
+                    source.id,
+                    t.records,
+                    (shipped_bytes + txn_source_bytes) >> 20,
+                    (shipped_bytes + txn_source_bytes) as f64
+                        / started.elapsed().as_secs_f64().max(1e-3)
+                        / 1e6
+                ));
+            }
+            if pos != committed_pos {
+                // Also when nothing was produced (only control or aborted batches read): the
+                // position moves on in a transaction of its own.
+                part_positions.insert(source.id.clone(), pos);
+                let offsets = [OffsetToCommit {
+                    topic: target.topic.clone(),
+                    partition: source.partition,
+                    offset: pos,
+                    metadata: Some(positions_json(part_positions)),
+                }];
+                if !producer.in_transaction() {
+                    producer.begin().map_err(fail)?;
+                }
+                rt.block_on(async {
+                    producer.send_offsets(&group, &offsets).await?;
+                    producer.commit().await
+                })
+                .map_err(fail)?;
+                t.transactions += 1;
+                committed_pos = pos;
+                shipped_bytes += txn_source_bytes;
+            }
+            if at_end {
+                if !args.follow {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(args.poll_ms));
+                reader.refresh();
+            }
+        }
+    }
+    progress.finish();
+    let elapsed = started.elapsed();
+    match args.format {
+        Format::Json => {
+            let report = json!({
+                "job": job,
+                "transactional_id": txn_id,
+                "group": group,
+                "target": tname,
+                "producer_id": producer.producer_id(),
+                "producer_epoch": producer.epoch(),
+                "partitions": totals.iter().map(|(p, t)| t.json(*p)).collect::<Vec<_>>(),
+                "elapsed_ms": elapsed.as_millis() as u64,
+            });
+            writeln!(out, "{report}")?;
+        }
+        Format::Text => {
+            for (p, t) in &totals {
+                let range = match (t.first_offset, t.last_offset) {
+                    (Some(a), Some(b)) => format!("offsets {a}..={b}"),
+                    _ => "nothing new".to_owned(),
+                };
+                writeln!(
+                    out,
+                    "{tname}/{p}: {} records in {} transactions, {range}; batches: {} as is, {} re-batched, {} up-converted; skipped: {} control, {} aborted",
+                    t.records, t.transactions, t.as_is, t.rebatched, t.upconverted, t.skipped_control, t.skipped_aborted
+                )?;
+            }
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_from_dir_names() {
+        assert_eq!(partition_of_dir(Path::new("/x/orders-3")), Some(3));
+        assert_eq!(partition_of_dir(Path::new("/x/my-topic-12")), Some(12));
+        assert_eq!(partition_of_dir(Path::new("/x/log")), None);
+        assert_eq!(partition_of_dir(Path::new("/x/a-")), None);
+        assert_eq!(partition_of_dir(Path::new("/x/a-b")), None);
+        assert_eq!(
+            partition_of_dir(Path::new("/x/a--1")),
+            Some(1),
+            "topic \"a-\""
+        );
+    }
+
+    #[test]
+    fn positions_round_trip_and_foreign_metadata_is_refused() {
+        let mut m = BTreeMap::new();
+        m.insert("/data/a-0".to_owned(), 42);
+        m.insert("kafka://h:1/t/0".to_owned(), 7);
+        let text = positions_json(&m);
+        assert_eq!(parse_positions(Some(&text), "x").unwrap(), m);
+        assert!(parse_positions(None, "x").unwrap().is_empty());
+        assert!(parse_positions(Some("consumer-7"), "x").is_err());
+        assert!(parse_positions(Some("{\"format\":\"other\"}"), "x").is_err());
+    }
+}

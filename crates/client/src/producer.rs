@@ -1,0 +1,1072 @@
+//! A transactional producer of stored record batches, and OffsetFetch.
+//!
+//! [`TransactionalProducer`] sends v2 batches that already exist (read from segment files or
+//! fetched from another cluster): each batch's header gets the producer's id, epoch and the
+//! partition's next sequence (and the transactional flag, base offset 0) with
+//! [`krecords_codec::patch`]; its records bytes, compression included, are sent as they are.
+//!
+//! The protocol is Kafka's transactional producer (KIP-98), transaction version 1 (requests are
+//! kept below the versions of KIP-890's version 2, so every broker from 2.5 on behaves alike):
+//!
+//! 1. FindCoordinator (transaction) and InitProducerId with the transactional id. The
+//!    coordinator bumps the epoch, which fences any older producer of the same id, and aborts
+//!    (or completes) that producer's open transaction before answering.
+//! 2. Per transaction: AddPartitionsToTxn before a partition's first Produce, Produce with
+//!    `acks=all` (one batch per partition per request; up to `max.in.flight.requests.per.connection`
+//!    requests in flight per partition, on a connection of the producer's own),
+//!    AddOffsetsToTxn then TxnOffsetCommit (on the group's coordinator) for consumer offsets,
+//!    and EndTxn to commit or abort.
+//!
+//! Errors: retriable ones (leader changes, lost connections, timeouts, NOT_ENOUGH_REPLICAS,
+//! COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS) are retried until
+//! `message.timeout.ms`, a batch always with the sequence it was given first (a batch the
+//! broker already has is answered DUPLICATE_SEQUENCE_NUMBER, taken as success);
+//! UNKNOWN_TOPIC_OR_PARTITION is retried `retries` times with fresh metadata. Anything else
+//! (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, TOPIC_AUTHORIZATION_FAILED, MESSAGE_TOO_LARGE,
+//! OUT_OF_ORDER_SEQUENCE_NUMBER, ...) is returned at once as [`Error::Kafka`], naming the
+//! broker, the request and Kafka's error name; the producer is then unusable
+//! ([`Error::ProducerState`] for every later call) and the transaction is left to be aborted
+//! by the next InitProducerId of the same transactional id, or by its timeout.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::txn_offset_commit_request::{
+    TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::{
+    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, ApiKey, EndTxnRequest,
+    FindCoordinatorRequest, GroupId, InitProducerIdRequest, OffsetFetchRequest, ProduceRequest,
+    ProducerId, TopicName, TransactionalId, TxnOffsetCommitRequest,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use krecords_codec::patch::{patch_v2_header, V2HeaderPatch};
+use krecords_codec::read::{Batch, Entries};
+
+use crate::client::Client;
+use crate::conn::{name_of, Connection};
+use crate::error::{Error, KafkaCode, RequestName, Result};
+
+/// Highest versions used: below KIP-890's transaction version 2 (Produce 12, EndTxn 5,
+/// TxnOffsetCommit 5, AddOffsetsToTxn 4, AddPartitionsToTxn 4+ is broker-only), and the last
+/// versions naming topics by name (Produce 13 and OffsetFetch 10 take topic ids).
+const PRODUCE_MAX: i16 = 11;
+const INIT_PRODUCER_ID_MAX: i16 = 4;
+const ADD_PARTITIONS_MAX: i16 = 3;
+const ADD_OFFSETS_MAX: i16 = 3;
+const TXN_OFFSET_COMMIT_MAX: i16 = 4;
+const END_TXN_MAX: i16 = 4;
+const OFFSET_FETCH_MAX: i16 = 7;
+
+/// FindCoordinator key types.
+const GROUP: i8 = 0;
+const TRANSACTION: i8 = 1;
+
+fn str_bytes(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_owned())
+}
+
+/// How a failed coordinator request is retried.
+#[derive(Debug, PartialEq, Eq)]
+enum Retry {
+    /// Not retriable.
+    No,
+    /// Retry on the same coordinator after a backoff.
+    Same,
+    /// Look the coordinator up again, then retry.
+    Refind,
+}
+
+fn coordinator_retry(e: &Error) -> Retry {
+    match e {
+        Error::Kafka { code, .. } => match code.response_error() {
+            Some(ResponseError::NotCoordinator | ResponseError::CoordinatorNotAvailable) => {
+                Retry::Refind
+            }
+            Some(
+                ResponseError::CoordinatorLoadInProgress
+                | ResponseError::ConcurrentTransactions
+                | ResponseError::UnstableOffsetCommit
+                | ResponseError::RequestTimedOut
+                | ResponseError::NetworkException
+                | ResponseError::OperationNotAttempted,
+            ) => Retry::Same,
+            _ => Retry::No,
+        },
+        Error::Io { .. }
+        | Error::Disconnected { .. }
+        | Error::Truncated { .. }
+        | Error::Timeout { .. }
+        | Error::Connect { .. } => Retry::Refind,
+        Error::NoBrokerReachable { last, .. } => coordinator_retry(last),
+        _ => Retry::No,
+    }
+}
+
+/// Whether a Produce error may go away by itself (a leader change, replicas catching up, a
+/// lost connection): the batch is sent again with the same sequence.
+fn produce_retriable(e: &Error) -> bool {
+    match e {
+        Error::Kafka { code, .. } => matches!(
+            code.response_error(),
+            Some(
+                ResponseError::NotLeaderOrFollower
+                    | ResponseError::LeaderNotAvailable
+                    | ResponseError::UnknownTopicOrPartition
+                    | ResponseError::NotEnoughReplicas
+                    | ResponseError::NotEnoughReplicasAfterAppend
+                    | ResponseError::RequestTimedOut
+                    | ResponseError::NetworkException
+                    | ResponseError::KafkaStorageError
+                    | ResponseError::FencedLeaderEpoch
+                    | ResponseError::UnknownLeaderEpoch
+                    | ResponseError::ReplicaNotAvailable
+                    | ResponseError::ThrottlingQuotaExceeded
+            )
+        ),
+        Error::Io { .. }
+        | Error::Disconnected { .. }
+        | Error::Truncated { .. }
+        | Error::Timeout { .. }
+        | Error::Connect { .. }
+        | Error::CorrelationId { .. } => true,
+        Error::NoBrokerReachable { last, .. } => produce_retriable(last),
+        _ => false,
+    }
+}
+
+fn is_unknown_topic(e: &Error) -> bool {
+    e.kafka_code()
+        .is_some_and(|c| c.response_error() == Some(ResponseError::UnknownTopicOrPartition))
+}
+
+/// One batch acknowledged by Produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Produced {
+    /// The offset the broker gave the batch's first record; `None` when the broker answered
+    /// DUPLICATE_SEQUENCE_NUMBER (it had the batch already, from a request whose answer was
+    /// lost).
+    pub base_offset: Option<i64>,
+    /// The batch's offset span (last offset delta + 1): the sequence numbers it used.
+    pub records: i32,
+    /// The sequence the batch was sent with.
+    pub base_sequence: i32,
+}
+
+/// A committed consumer offset read with [`Client::offset_fetch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedOffset {
+    /// The partition.
+    pub partition: i32,
+    /// The offset, `None` when the group has none for the partition.
+    pub offset: Option<i64>,
+    /// The metadata string committed with it.
+    pub metadata: Option<String>,
+}
+
+/// An offset to commit in a transaction with [`TransactionalProducer::send_offsets`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetToCommit {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The offset.
+    pub offset: i64,
+    /// A metadata string (brokers limit it to `offset.metadata.max.bytes`, 4096 by default).
+    pub metadata: Option<String>,
+}
+
+/// A coordinator's address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Coordinator {
+    host: String,
+    port: u16,
+}
+
+impl Client {
+    /// Finds the coordinator of `key` (a group for key type 0, a transactional id for 1) on
+    /// any broker, retrying COORDINATOR_NOT_AVAILABLE and lost connections until `deadline`.
+    async fn find_coordinator(
+        &self,
+        key_type: i8,
+        key: &str,
+        deadline: Instant,
+    ) -> Result<Coordinator> {
+        let timeout = self.config().request_timeout;
+        let mut attempt = 0u32;
+        loop {
+            let mut last = None;
+            for (host, port) in self.metadata_candidates() {
+                let build = |conn: &Connection| {
+                    let v = conn.version::<FindCoordinatorRequest>(i16::MAX)?;
+                    let mut req = FindCoordinatorRequest::default();
+                    if v >= 1 {
+                        req = req.with_key_type(key_type);
+                    }
+                    if v >= 4 {
+                        req = req.with_coordinator_keys(vec![str_bytes(key)]);
+                    } else {
+                        req = req.with_key(str_bytes(key));
+                    }
+                    Ok((req, v))
+                };
+                let r = self
+                    .send::<FindCoordinatorRequest, _>(&host, port, timeout, build)
+                    .await
+                    .and_then(|(resp, broker, version)| {
+                        let (code, node, h, p) = if version >= 4 {
+                            let c = resp.coordinators.into_iter().next().ok_or_else(|| {
+                                Error::Protocol {
+                                    broker: broker.clone(),
+                                    request: name_of::<FindCoordinatorRequest>(),
+                                    version,
+                                    message: "no coordinator in the answer".to_owned(),
+                                }
+                            })?;
+                            (c.error_code, c.node_id.0, c.host, c.port)
+                        } else {
+                            (resp.error_code, resp.node_id.0, resp.host, resp.port)
+                        };
+                        if code != 0 {
+                            return Err(Error::Kafka {
+                                broker,
+                                request: name_of::<FindCoordinatorRequest>(),
+                                code: KafkaCode(code),
+                                context: Some(key.to_owned()),
+                            });
+                        }
+                        let port = u16::try_from(p).map_err(|_| Error::Protocol {
+                            broker: broker.clone(),
+                            request: name_of::<FindCoordinatorRequest>(),
+                            version,
+                            message: format!("coordinator {node} has port {p}"),
+                        })?;
+                        Ok(Coordinator {
+                            host: h.as_str().to_owned(),
+                            port,
+                        })
+                    });
+                match r {
+                    Ok(c) => return Ok(c),
+                    Err(e) if coordinator_retry(&e) != Retry::No => last = Some(e),
+                    Err(e) => return Err(e),
+                }
+            }
+            let e = last.unwrap_or_else(|| Error::Config("no bootstrap.servers".into()));
+            if Instant::now() >= deadline {
+                return Err(e);
+            }
+            self.backoff(&mut attempt).await;
+        }
+    }
+
+    /// Sleeps `retry.backoff.ms`, doubled per attempt up to `retry.backoff.max.ms`.
+    async fn backoff(&self, attempt: &mut u32) {
+        let config = self.config();
+        let delay = config
+            .retry_backoff
+            .saturating_mul(1u32 << (*attempt).min(16))
+            .min(config.retry_backoff_max);
+        *attempt = attempt.saturating_add(1);
+        tokio::time::sleep(delay).await;
+    }
+
+    /// Reads a consumer group's committed offsets of `topic`'s `partitions` (OffsetFetch, on
+    /// the group's coordinator). With `require_stable`, offsets of a pending transaction are
+    /// waited for (the broker answers UNSTABLE_OFFSET_COMMIT until the transaction ends; the
+    /// request is retried until `message.timeout.ms`).
+    ///
+    /// # Errors
+    ///
+    /// The broker's error (GROUP_AUTHORIZATION_FAILED, ...), or a retriable one that lasted
+    /// past `message.timeout.ms`.
+    pub async fn offset_fetch(
+        &self,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+        require_stable: bool,
+    ) -> Result<Vec<CommittedOffset>> {
+        let config = self.config();
+        let deadline = Instant::now() + config.delivery_timeout;
+        let timeout = config.request_timeout;
+        let mut attempt = 0;
+        let mut coordinator = None;
+        loop {
+            let c = match &coordinator {
+                Some(c) => Ok::<Coordinator, Error>(Coordinator::clone(c)),
+                None => self.find_coordinator(GROUP, group, deadline).await,
+            }?;
+            coordinator = Some(c.clone());
+            let build = |conn: &Connection| {
+                let v = conn.version::<OffsetFetchRequest>(OFFSET_FETCH_MAX)?;
+                let mut req = OffsetFetchRequest::default()
+                    .with_group_id(GroupId(str_bytes(group)))
+                    .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+                        .with_name(TopicName(str_bytes(topic)))
+                        .with_partition_indexes(partitions.to_vec())]));
+                if v >= 7 {
+                    req = req.with_require_stable(require_stable);
+                }
+                Ok((req, v))
+            };
+            let r = self
+                .send::<OffsetFetchRequest, _>(&c.host, c.port, timeout, build)
+                .await
+                .and_then(|(resp, broker, _)| {
+                    let kafka = |code: i16, context: String| Error::Kafka {
+                        broker: broker.clone(),
+                        request: name_of::<OffsetFetchRequest>(),
+                        code: KafkaCode(code),
+                        context: Some(context),
+                    };
+                    if resp.error_code != 0 {
+                        return Err(kafka(resp.error_code, group.to_owned()));
+                    }
+                    let mut out = Vec::with_capacity(partitions.len().min(resp.topics.len() * 64));
+                    for t in resp.topics.iter().filter(|t| t.name.0.as_str() == topic) {
+                        for p in &t.partitions {
+                            if p.error_code != 0 {
+                                return Err(kafka(
+                                    p.error_code,
+                                    format!("{group} {topic}/{}", p.partition_index),
+                                ));
+                            }
+                            out.push(CommittedOffset {
+                                partition: p.partition_index,
+                                offset: (p.committed_offset >= 0).then_some(p.committed_offset),
+                                metadata: p
+                                    .metadata
+                                    .as_ref()
+                                    .map(|m| m.as_str().to_owned())
+                                    .filter(|m| !m.is_empty()),
+                            });
+                        }
+                    }
+                    Ok(out)
+                });
+            match r {
+                Ok(out) => return Ok(out),
+                Err(e) => match coordinator_retry(&e) {
+                    Retry::No => return Err(e),
+                    _ if Instant::now() >= deadline => return Err(e),
+                    Retry::Refind => coordinator = None,
+                    Retry::Same => {}
+                },
+            }
+            self.backoff(&mut attempt).await;
+        }
+    }
+
+    /// Initializes a transactional producer (FindCoordinator, InitProducerId): a new epoch
+    /// for `transactional_id`, which fences older producers with the same id and aborts their
+    /// open transaction. See [`TransactionalProducer`].
+    ///
+    /// # Errors
+    ///
+    /// The coordinator's error (TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    /// INVALID_TRANSACTION_TIMEOUT, ...), or a retriable one lasting past `message.timeout.ms`.
+    pub async fn transactional_producer(
+        &self,
+        transactional_id: &str,
+    ) -> Result<TransactionalProducer> {
+        let mut p = TransactionalProducer {
+            client: self.clone(),
+            transactional_id: transactional_id.to_owned(),
+            producer_id: -1,
+            epoch: -1,
+            coordinator: None,
+            group_coordinators: HashMap::new(),
+            sequences: HashMap::new(),
+            in_transaction: false,
+            added: HashSet::new(),
+            failed: None,
+            conns: HashMap::new(),
+        };
+        let timeout_ms =
+            i32::try_from(self.config().transaction_timeout.as_millis()).unwrap_or(i32::MAX);
+        let tid = transactional_id.to_owned();
+        let resp = p
+            .on_txn_coordinator::<InitProducerIdRequest, _, _>(
+                |conn| {
+                    let v = conn.version::<InitProducerIdRequest>(INIT_PRODUCER_ID_MAX)?;
+                    let req = InitProducerIdRequest::default()
+                        .with_transactional_id(Some(TransactionalId(str_bytes(&tid))))
+                        .with_transaction_timeout_ms(timeout_ms)
+                        .with_producer_id(ProducerId(-1))
+                        .with_producer_epoch(-1);
+                    Ok((req, v))
+                },
+                |resp| (resp.error_code != 0).then_some(resp.error_code),
+            )
+            .await?;
+        p.producer_id = resp.producer_id.0;
+        p.epoch = resp.producer_epoch;
+        Ok(p)
+    }
+}
+
+/// A transactional producer of stored v2 batches (see the module documentation for the
+/// protocol and the error handling). Made by [`Client::transactional_producer`].
+///
+/// Use: [`TransactionalProducer::begin`], then [`TransactionalProducer::produce`] and
+/// [`TransactionalProducer::send_offsets`] any number of times, then
+/// [`TransactionalProducer::commit`] or [`TransactionalProducer::abort`].
+#[derive(Debug)]
+pub struct TransactionalProducer {
+    client: Client,
+    transactional_id: String,
+    producer_id: i64,
+    epoch: i16,
+    coordinator: Option<Coordinator>,
+    group_coordinators: HashMap<String, Coordinator>,
+    /// Next sequence per topic-partition.
+    sequences: HashMap<(String, i32), i32>,
+    in_transaction: bool,
+    /// Partitions added to the open transaction, and groups (`("", -1)` keys are not used).
+    added: HashSet<(String, i32)>,
+    /// Why the producer stopped, once a fatal error happened.
+    failed: Option<String>,
+    /// The producer's own connections (pipelined Produce), by `host:port`.
+    conns: HashMap<String, Connection>,
+}
+
+impl TransactionalProducer {
+    /// The producer id.
+    pub fn producer_id(&self) -> i64 {
+        self.producer_id
+    }
+
+    /// The producer epoch.
+    pub fn epoch(&self) -> i16 {
+        self.epoch
+    }
+
+    /// The transactional id.
+    pub fn transactional_id(&self) -> &str {
+        &self.transactional_id
+    }
+
+    /// Whether a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.in_transaction
+    }
+
+    /// The sequence the next batch to `topic`/`partition` gets.
+    pub fn next_sequence(&self, topic: &str, partition: i32) -> i32 {
+        self.sequences
+            .get(&(topic.to_owned(), partition))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some(why) => Err(Error::ProducerState(format!(
+                "the producer stopped after an error: {why}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn fail<T>(&mut self, e: Error) -> Result<T> {
+        if !matches!(e, Error::ProducerState(_)) {
+            self.failed = Some(e.to_string());
+        }
+        Err(e)
+    }
+
+    /// Starts a transaction (local only: the coordinator learns of it with the first
+    /// AddPartitionsToTxn or AddOffsetsToTxn).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ProducerState`] when a transaction is open already or the producer stopped.
+    pub fn begin(&mut self) -> Result<()> {
+        self.check()?;
+        if self.in_transaction {
+            return Err(Error::ProducerState("a transaction is open already".into()));
+        }
+        self.in_transaction = true;
+        Ok(())
+    }
+
+    /// Sends a request to the transaction coordinator, retrying as [`coordinator_retry`]
+    /// says until `message.timeout.ms`. `error` extracts the response's error code.
+    async fn on_txn_coordinator<R, B, E>(&mut self, build: B, error: E) -> Result<R::Response>
+    where
+        R: kafka_protocol::protocol::Request,
+        B: Fn(&Connection) -> Result<(R, i16)>,
+        E: Fn(&R::Response) -> Option<i16>,
+    {
+        let deadline = Instant::now() + self.client.config().delivery_timeout;
+        let timeout = self.client.config().request_timeout;
+        let mut attempt = 0;
+        loop {
+            let c = match &self.coordinator {
+                Some(c) => c.clone(),
+                None => {
+                    let c = self
+                        .client
+                        .find_coordinator(TRANSACTION, &self.transactional_id, deadline)
+                        .await?;
+                    self.coordinator = Some(c.clone());
+                    c
+                }
+            };
+            let r = self
+                .client
+                .send::<R, _>(&c.host, c.port, timeout, &build)
+                .await
+                .and_then(|(resp, broker, _)| match error(&resp) {
+                    Some(code) => Err(Error::Kafka {
+                        broker,
+                        request: name_of::<R>(),
+                        code: KafkaCode(code),
+                        context: Some(format!("transactional id {}", self.transactional_id)),
+                    }),
+                    None => Ok(resp),
+                });
+            match r {
+                Ok(resp) => return Ok(resp),
+                Err(e) => match coordinator_retry(&e) {
+                    Retry::No => return Err(e),
+                    _ if Instant::now() >= deadline => return Err(e),
+                    Retry::Refind => self.coordinator = None,
+                    Retry::Same => {}
+                },
+            }
+            self.client.backoff(&mut attempt).await;
+        }
+    }
+
+    /// AddPartitionsToTxn for the partitions of `topic` not added yet.
+    async fn add_partitions(&mut self, topic: &str, partitions: &[i32]) -> Result<()> {
+        let new: Vec<i32> = partitions
+            .iter()
+            .copied()
+            .filter(|p| !self.added.contains(&(topic.to_owned(), *p)))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
+        let parts = new.clone();
+        self.on_txn_coordinator::<AddPartitionsToTxnRequest, _, _>(
+            |conn| {
+                let v = conn.version::<AddPartitionsToTxnRequest>(ADD_PARTITIONS_MAX)?;
+                let req = AddPartitionsToTxnRequest::default()
+                    .with_v3_and_below_transactional_id(TransactionalId(str_bytes(&tid)))
+                    .with_v3_and_below_producer_id(ProducerId(pid))
+                    .with_v3_and_below_producer_epoch(epoch)
+                    .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+                        .with_name(TopicName(str_bytes(topic)))
+                        .with_partitions(parts.clone())]);
+                Ok((req, v))
+            },
+            |resp| {
+                if resp.error_code != 0 {
+                    return Some(resp.error_code);
+                }
+                // The first real error; OPERATION_NOT_ATTEMPTED only accompanies one.
+                let codes = resp
+                    .results_by_topic_v3_and_below
+                    .iter()
+                    .flat_map(|t| t.results_by_partition.iter())
+                    .map(|p| p.partition_error_code)
+                    .filter(|c| *c != 0);
+                let mut first = None;
+                for c in codes {
+                    if c != ResponseError::OperationNotAttempted.code() {
+                        return Some(c);
+                    }
+                    first.get_or_insert(c);
+                }
+                first
+            },
+        )
+        .await?;
+        for p in new {
+            self.added.insert((topic.to_owned(), p));
+        }
+        Ok(())
+    }
+
+    /// Produces `batches` (each one whole v2 batch, not a control batch) to `topic`/`partition`
+    /// in the open transaction, in order, and waits until all are acknowledged (`acks=all`).
+    /// Each batch gets the producer id, epoch, the partition's next sequence, the
+    /// transactional flag, base offset 0 and partition leader epoch -1; its records bytes are
+    /// not touched. Up to `max.in.flight.requests.per.connection` requests are in flight.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ProducerState`] outside a transaction; [`Error::Corrupt`] for a batch that is
+    /// not one whole v2 data batch; the broker's fatal errors ([`Error::Kafka`] with the
+    /// Produce request and the partition); [`Error::UnknownPartition`]; retriable errors that
+    /// lasted past `message.timeout.ms`. After an error the producer is stopped.
+    pub async fn produce(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        batches: Vec<Vec<u8>>,
+    ) -> Result<Vec<Produced>> {
+        self.check()?;
+        if !self.in_transaction {
+            return Err(Error::ProducerState("produce outside a transaction".into()));
+        }
+        match self.produce_inner(topic, partition, batches).await {
+            Ok(r) => Ok(r),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    async fn produce_inner(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        batches: Vec<Vec<u8>>,
+    ) -> Result<Vec<Produced>> {
+        if batches.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Patch every batch first: a bad one stops before anything is sent.
+        let key = (topic.to_owned(), partition);
+        let mut sequence = self.sequences.get(&key).copied().unwrap_or(0);
+        let mut prepared: Vec<(Bytes, i32, i32)> = Vec::with_capacity(batches.len());
+        for mut bytes in batches {
+            let span = batch_span(&bytes).map_err(|source| Error::Corrupt {
+                broker: "(local)".to_owned(),
+                topic: topic.to_owned(),
+                partition,
+                offset: -1,
+                source,
+            })?;
+            let patch = V2HeaderPatch {
+                base_offset: Some(0),
+                partition_leader_epoch: Some(-1),
+                producer: Some((self.producer_id, self.epoch, sequence)),
+                transactional: Some(true),
+            };
+            patch_v2_header(&mut bytes, &patch).map_err(|source| Error::Corrupt {
+                broker: "(local)".to_owned(),
+                topic: topic.to_owned(),
+                partition,
+                offset: -1,
+                source,
+            })?;
+            prepared.push((Bytes::from(bytes), span, sequence));
+            // Kafka's sequences wrap at i32::MAX to 0.
+            sequence = if i32::MAX - sequence < span {
+                span - (i32::MAX - sequence) - 1
+            } else {
+                sequence + span
+            };
+        }
+        self.add_partitions(topic, &[partition]).await?;
+        let results = self.send_pipelined(topic, partition, &prepared).await?;
+        self.sequences.insert(key, sequence);
+        Ok(results)
+    }
+
+    /// Sends the prepared batches with up to `max_in_flight` requests outstanding. On a
+    /// retriable error, the connection is dropped (discarding answers still due) and every
+    /// batch from the first unacknowledged one is sent again, with its sequence unchanged.
+    async fn send_pipelined(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        prepared: &[(Bytes, i32, i32)],
+    ) -> Result<Vec<Produced>> {
+        let config = self.client.config().clone();
+        let deadline = Instant::now() + config.delivery_timeout;
+        let timeout = config.request_timeout;
+        let acks_timeout = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        let mut results: Vec<Produced> = Vec::with_capacity(prepared.len());
+        let mut attempt = 0u32;
+        let mut unknown_topic_retries = 0u32;
+        while results.len() < prepared.len() {
+            let round = self
+                .produce_round(
+                    topic,
+                    partition,
+                    prepared,
+                    &mut results,
+                    acks_timeout,
+                    timeout,
+                    config.max_in_flight,
+                )
+                .await;
+            let Err(e) = round else { continue };
+            let unknown = is_unknown_topic(&e);
+            if unknown {
+                unknown_topic_retries += 1;
+            }
+            if !produce_retriable(&e)
+                || Instant::now() >= deadline
+                || (unknown && unknown_topic_retries > config.retries)
+            {
+                return Err(e);
+            }
+            self.client.forget_leader(topic);
+            self.client.backoff(&mut attempt).await;
+        }
+        Ok(results)
+    }
+
+    /// One round of [`Self::send_pipelined`]: to the current leader, from `results.len()` on,
+    /// until done or the first error.
+    #[allow(clippy::too_many_arguments)]
+    async fn produce_round(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        prepared: &[(Bytes, i32, i32)],
+        results: &mut Vec<Produced>,
+        acks_timeout: i32,
+        timeout: Duration,
+        max_in_flight: usize,
+    ) -> Result<()> {
+        let leader = self.client.leader(topic, partition).await?;
+        let addr = format!("{}:{}", leader.host, leader.port);
+        let mut conn = match self.conns.remove(&addr) {
+            Some(c) => c,
+            None => {
+                self.client
+                    .open_connection(&leader.host, leader.port)
+                    .await?
+            }
+        };
+        let version = conn.version::<ProduceRequest>(PRODUCE_MAX)?;
+        let request = |records: &Bytes| {
+            ProduceRequest::default()
+                .with_transactional_id(Some(TransactionalId(str_bytes(&self.transactional_id))))
+                .with_acks(-1)
+                .with_timeout_ms(acks_timeout)
+                .with_topic_data(vec![TopicProduceData::default()
+                    .with_name(TopicName(str_bytes(topic)))
+                    .with_partition_data(vec![PartitionProduceData::default()
+                        .with_index(partition)
+                        .with_records(Some(records.clone()))])])
+        };
+        let mut in_flight: VecDeque<(usize, i32)> = VecDeque::new();
+        let mut next = results.len();
+        // A request's answer may take the whole acks timeout, plus the network.
+        let answer_timeout = timeout.saturating_mul(2);
+        loop {
+            while in_flight.len() < max_in_flight && next < prepared.len() {
+                let corr = conn
+                    .send_only(&request(&prepared[next].0), version, timeout)
+                    .await?;
+                in_flight.push_back((next, corr));
+                next += 1;
+            }
+            let Some((index, corr)) = in_flight.pop_front() else {
+                break;
+            };
+            let resp = conn
+                .receive::<ProduceRequest>(corr, version, answer_timeout)
+                .await?;
+            let p = resp
+                .responses
+                .iter()
+                .filter(|t| t.name.0.as_str() == topic)
+                .flat_map(|t| t.partition_responses.iter())
+                .find(|p| p.index == partition)
+                .ok_or_else(|| Error::Protocol {
+                    broker: conn.broker.clone(),
+                    request: RequestName(ApiKey::Produce),
+                    version,
+                    message: format!("no answer for {topic}/{partition}"),
+                })?;
+            let (_, span, base_sequence) = prepared[index];
+            let base_offset = match p.error_code {
+                0 => Some(p.base_offset),
+                c if c == ResponseError::DuplicateSequenceNumber.code() => None,
+                c => {
+                    let mut context = format!(
+                        "{topic}/{partition} (sequence {base_sequence}, {} bytes)",
+                        prepared[index].0.len()
+                    );
+                    if let Some(m) = &p.error_message {
+                        context.push_str(": ");
+                        context.push_str(m.as_str());
+                    }
+                    return Err(Error::Kafka {
+                        broker: conn.broker.clone(),
+                        request: RequestName(ApiKey::Produce),
+                        code: KafkaCode(c),
+                        context: Some(context),
+                    });
+                }
+            };
+            results.push(Produced {
+                base_offset,
+                records: span,
+                base_sequence,
+            });
+        }
+        self.conns.insert(addr, conn);
+        Ok(())
+    }
+
+    /// Adds `group`'s offsets to the open transaction: AddOffsetsToTxn on the transaction
+    /// coordinator, then TxnOffsetCommit on the group's coordinator. They become visible (to
+    /// OffsetFetch with `require_stable`, and to consumers) when the transaction commits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ProducerState`] outside a transaction; the coordinators' errors. After an
+    /// error the producer is stopped.
+    pub async fn send_offsets(&mut self, group: &str, offsets: &[OffsetToCommit]) -> Result<()> {
+        self.check()?;
+        if !self.in_transaction {
+            return Err(Error::ProducerState(
+                "send_offsets outside a transaction".into(),
+            ));
+        }
+        match self.send_offsets_inner(group, offsets).await {
+            Ok(()) => Ok(()),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    async fn send_offsets_inner(&mut self, group: &str, offsets: &[OffsetToCommit]) -> Result<()> {
+        let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
+        let group_key = (format!("\0group {group}"), -1);
+        if !self.added.contains(&group_key) {
+            self.on_txn_coordinator::<AddOffsetsToTxnRequest, _, _>(
+                |conn| {
+                    let v = conn.version::<AddOffsetsToTxnRequest>(ADD_OFFSETS_MAX)?;
+                    let req = AddOffsetsToTxnRequest::default()
+                        .with_transactional_id(TransactionalId(str_bytes(&tid)))
+                        .with_producer_id(ProducerId(pid))
+                        .with_producer_epoch(epoch)
+                        .with_group_id(GroupId(str_bytes(group)));
+                    Ok((req, v))
+                },
+                |resp| (resp.error_code != 0).then_some(resp.error_code),
+            )
+            .await?;
+            self.added.insert(group_key);
+        }
+        // TxnOffsetCommit goes to the group's coordinator.
+        let mut by_topic: Vec<TxnOffsetCommitRequestTopic> = Vec::new();
+        for o in offsets {
+            let part = TxnOffsetCommitRequestPartition::default()
+                .with_partition_index(o.partition)
+                .with_committed_offset(o.offset)
+                .with_committed_leader_epoch(-1)
+                .with_committed_metadata(o.metadata.as_deref().map(str_bytes));
+            match by_topic.iter_mut().find(|t| t.name.0.as_str() == o.topic) {
+                Some(t) => t.partitions.push(part),
+                None => by_topic.push(
+                    TxnOffsetCommitRequestTopic::default()
+                        .with_name(TopicName(str_bytes(&o.topic)))
+                        .with_partitions(vec![part]),
+                ),
+            }
+        }
+        let deadline = Instant::now() + self.client.config().delivery_timeout;
+        let timeout = self.client.config().request_timeout;
+        let mut attempt = 0;
+        loop {
+            let c = match self.group_coordinators.get(group) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = self.client.find_coordinator(GROUP, group, deadline).await?;
+                    self.group_coordinators.insert(group.to_owned(), c.clone());
+                    c
+                }
+            };
+            let build = |conn: &Connection| {
+                let v = conn.version::<TxnOffsetCommitRequest>(TXN_OFFSET_COMMIT_MAX)?;
+                let mut req = TxnOffsetCommitRequest::default()
+                    .with_transactional_id(TransactionalId(str_bytes(&tid)))
+                    .with_group_id(GroupId(str_bytes(group)))
+                    .with_producer_id(ProducerId(pid))
+                    .with_producer_epoch(epoch)
+                    .with_topics(by_topic.clone());
+                if v >= 3 {
+                    req = req
+                        .with_generation_id(-1)
+                        .with_member_id(StrBytes::from_static_str(""))
+                        .with_group_instance_id(None);
+                }
+                Ok((req, v))
+            };
+            let r = self
+                .client
+                .send::<TxnOffsetCommitRequest, _>(&c.host, c.port, timeout, build)
+                .await
+                .and_then(|(resp, broker, _)| {
+                    for t in &resp.topics {
+                        for p in &t.partitions {
+                            if p.error_code != 0 {
+                                return Err(Error::Kafka {
+                                    broker,
+                                    request: name_of::<TxnOffsetCommitRequest>(),
+                                    code: KafkaCode(p.error_code),
+                                    context: Some(format!(
+                                        "group {group} {}/{}",
+                                        t.name.0.as_str(),
+                                        p.partition_index
+                                    )),
+                                });
+                            }
+                        }
+                    }
+                    Ok(())
+                });
+            match r {
+                Ok(()) => return Ok(()),
+                Err(e) => match coordinator_retry(&e) {
+                    Retry::No => return Err(e),
+                    _ if Instant::now() >= deadline => return Err(e),
+                    Retry::Refind => {
+                        self.group_coordinators.remove(group);
+                    }
+                    Retry::Same => {}
+                },
+            }
+            self.client.backoff(&mut attempt).await;
+        }
+    }
+
+    /// Commits the open transaction (EndTxn).
+    ///
+    /// # Errors
+    ///
+    /// As [`TransactionalProducer::abort`].
+    pub async fn commit(&mut self) -> Result<()> {
+        self.end(true).await
+    }
+
+    /// Aborts the open transaction (EndTxn).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ProducerState`] without an open transaction; the coordinator's error
+    /// (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, ...). After an error the
+    /// producer is stopped.
+    pub async fn abort(&mut self) -> Result<()> {
+        self.end(false).await
+    }
+
+    async fn end(&mut self, committed: bool) -> Result<()> {
+        self.check()?;
+        if !self.in_transaction {
+            return Err(Error::ProducerState("no transaction is open".into()));
+        }
+        if self.added.is_empty() {
+            // Nothing reached the coordinator: there is no transaction to end.
+            self.in_transaction = false;
+            return Ok(());
+        }
+        let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
+        let r = self
+            .on_txn_coordinator::<EndTxnRequest, _, _>(
+                |conn| {
+                    let v = conn.version::<EndTxnRequest>(END_TXN_MAX)?;
+                    let req = EndTxnRequest::default()
+                        .with_transactional_id(TransactionalId(str_bytes(&tid)))
+                        .with_producer_id(ProducerId(pid))
+                        .with_producer_epoch(epoch)
+                        .with_committed(committed);
+                    Ok((req, v))
+                },
+                |resp| (resp.error_code != 0).then_some(resp.error_code),
+            )
+            .await;
+        match r {
+            Ok(_) => {
+                self.in_transaction = false;
+                self.added.clear();
+                Ok(())
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+}
+
+/// The offset span (last offset delta + 1) of `bytes`, which must be exactly one v2 data
+/// batch.
+fn batch_span(bytes: &[u8]) -> krecords_codec::Result<i32> {
+    let mut entries = Entries::new(bytes);
+    let invalid = |reason: &str| krecords_codec::Error::Unencodable {
+        reason: reason.to_owned(),
+    };
+    let Some(batch) = entries.next_entry()? else {
+        return Err(invalid("no batch to produce"));
+    };
+    if entries.next_position() != bytes.len() {
+        return Err(invalid("a produce batch must be exactly one entry"));
+    }
+    match batch {
+        Batch::V2(v) if v.is_control() => Err(invalid("a control batch cannot be produced")),
+        Batch::V2(v) => Ok(v.last_offset_delta().saturating_add(1)),
+        Batch::Legacy(_) => Err(invalid(
+            "only v2 batches can be produced by a transactional producer",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use krecords_codec::write::{NewRecord, V2Builder};
+
+    #[test]
+    fn spans_and_refusals() {
+        let mut b = V2Builder::new(10);
+        for i in 0..4 {
+            b.append(&NewRecord::new(i, None, Some(b"v"))).unwrap();
+        }
+        let one = b.finish().unwrap();
+        assert_eq!(batch_span(&one).unwrap(), 4);
+        let mut two = one.clone();
+        two.extend_from_slice(&one);
+        assert!(batch_span(&two).is_err());
+        assert!(batch_span(&[]).is_err());
+        assert!(batch_span(&one[..one.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn retry_classes() {
+        let kafka = |e: ResponseError| Error::Kafka {
+            broker: "b:1".into(),
+            request: RequestName(ApiKey::Produce),
+            code: KafkaCode(e.code()),
+            context: None,
+        };
+        assert!(produce_retriable(&kafka(
+            ResponseError::NotLeaderOrFollower
+        )));
+        assert!(produce_retriable(&kafka(ResponseError::NotEnoughReplicas)));
+        assert!(!produce_retriable(&kafka(ResponseError::ProducerFenced)));
+        assert!(!produce_retriable(&kafka(ResponseError::MessageTooLarge)));
+        assert!(!produce_retriable(&kafka(
+            ResponseError::OutOfOrderSequenceNumber
+        )));
+        assert!(!produce_retriable(&kafka(
+            ResponseError::TopicAuthorizationFailed
+        )));
+        assert_eq!(
+            coordinator_retry(&kafka(ResponseError::NotCoordinator)),
+            Retry::Refind
+        );
+        assert_eq!(
+            coordinator_retry(&kafka(ResponseError::ConcurrentTransactions)),
+            Retry::Same
+        );
+        assert_eq!(
+            coordinator_retry(&kafka(ResponseError::InvalidProducerEpoch)),
+            Retry::No
+        );
+    }
+}
