@@ -411,6 +411,10 @@ enum Access {
     Read,
     /// Writing, with the writer's lock.
     Write(OpenOptions),
+    /// Writing, with the log's clock standing at the given time (`compact --now`: producer
+    /// expiry and every other time-dependent decision of the open see the cleaner's clock, as
+    /// Kafka's cleaner sees its broker's).
+    WriteAt(OpenOptions, i64),
 }
 
 /// Runs the subcommand.
@@ -437,13 +441,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }),
         Command::Recover(a) => recover(&a.dir, a.writer.options(), out),
         Command::Compact(a) => {
-            let access = Access::Write(a.writer.options());
+            let access = match a.now {
+                Some(now) => Access::WriteAt(a.writer.options(), now),
+                None => Access::Write(a.writer.options()),
+            };
             with_log(&a.dir.clone(), access, out, |log, out| {
-                let now = a.now.unwrap_or_else(|| {
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-                });
+                let now = a.now.unwrap_or_else(now_ms);
                 let info = if a.always {
                     log.compact_now(now)?
                 } else {
@@ -541,6 +544,11 @@ fn open(dir: &Path, access: Access) -> Result<Log, krecords_log::Error> {
     let log = match access {
         Access::Read => Log::open_read_only(dir)?,
         Access::Write(options) => Log::open_with_options(dir, Env::fs(), options)?,
+        Access::WriteAt(options, now) => {
+            let clock = std::sync::Arc::new(krecords_log::clock::ManualClock::new(now));
+            let env = Env::new(Env::fs().storage, clock);
+            Log::open_with_options(dir, env, options)?
+        }
     };
     let r = log.recovery_info();
     if matches!(access, Access::Read) {

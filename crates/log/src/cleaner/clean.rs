@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use krecords_codec::control::ControlRecordKey;
 use krecords_codec::read::v2 as layout;
 use krecords_codec::read::{Batch, Record as ReadRecord};
-use krecords_codec::write::{write_empty_batch, EmptyBatch, LegacyBuilder, Record, V2Builder};
+use krecords_codec::write::{write_empty_batch, EmptyBatch, Record, V2Builder};
 use krecords_codec::{TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 use std::collections::HashMap;
 
@@ -27,6 +27,8 @@ pub(crate) struct Context<'a> {
     pub(crate) now_ms: i64,
     pub(crate) delete_retention_ms: i64,
     pub(crate) active_producers: &'a HashMap<i64, LastRecord>,
+    /// The log's high watermark: a v2 batch ending there is kept, emptied if need be.
+    pub(crate) high_watermark: i64,
 }
 
 /// Kafka's `BatchRetention`.
@@ -124,7 +126,9 @@ pub(crate) fn clean_batch(
                         Some(o) => b.last_offset() == o,
                         None => control && b.raw_producer_epoch() == last.producer_epoch,
                     });
-            let retention = if has_pid && last_of_producer {
+            let retention = if (has_pid && last_of_producer)
+                || b.last_offset().checked_add(1) == Some(ctx.high_watermark)
+            {
                 Retention::RetainEmpty
             } else if discard_records {
                 Retention::Delete
@@ -134,6 +138,8 @@ pub(crate) fn clean_batch(
             (retention, can_discard && control, discard_records)
         }
         Batch::Legacy(b) => {
+            // Kafka 4.4 keeps a legacy batch ending at the high watermark empty too, and then
+            // fails ("Empty batches are only supported for magic v2"); such a batch goes here.
             txn.on_batch(b.offset(), false, -1);
             (Retention::DeleteEmpty, false, false)
         }
@@ -191,9 +197,11 @@ pub(crate) fn clean_batch(
         info.aborted_records_removed += total - kept.len() as u64;
     }
     info.tombstones_removed += removed_tombstones;
-    let write_original = kept.len() as u64 == total;
+    // Kafka 4.4's filterBatch: a v0/v1 batch is never copied; it is written again as v2.
+    let write_original = magic >= 2 && kept.len() as u64 == total;
     if !kept.is_empty() {
-        let need_horizon = magic >= 2 && (tombstones || marker_for_empty_txn) && horizon.is_none();
+        // A v0/v1 batch has no horizon, so one that keeps a tombstone gets one as it becomes v2.
+        let need_horizon = (tombstones || marker_for_empty_txn) && horizon.is_none();
         if write_original && !need_horizon {
             out.extend_from_slice(batch.as_bytes());
             return Ok(true);
@@ -237,9 +245,10 @@ pub(crate) fn clean_batch(
     Ok(false)
 }
 
-/// Writes `kept` as Kafka's `buildRetainedRecordsInto` does: same magic, codec (at its default
-/// level), timestamp type, producer fields, transactional and control flags and leader epoch;
-/// for v2 the original base and last offset, for v0/v1 the first kept record's offset.
+/// Writes `kept` as Kafka 4.4's `buildRetainedRecordsInto` does: always magic 2, the same codec
+/// (at its default level); for a v2 batch the same timestamp type, producer fields,
+/// transactional and control flags, leader epoch, base and last offset; for a v0/v1 batch base
+/// offset the first kept record's, no producer and no leader epoch.
 fn rebuild(
     batch: &Batch<'_>,
     kept: &[ReadRecord<'_>],
@@ -297,18 +306,27 @@ fn rebuild(
             override_last_offset(&mut out[start..], b.last_offset_delta());
         }
         Batch::Legacy(b) => {
+            // Kafka 4.4's buildRetainedRecordsInto: magic 2, base offset the first kept
+            // record's, CreateTime for a v0 batch, no producer, no leader epoch, no last offset
+            // override. Inner records of a LogAppendTime wrapper carry the wrapper's time.
             let first = kept.first().map_or(b.offset(), ReadRecord::offset);
-            let log_append_time = if b.timestamp_type() == TimestampType::LogAppendTime {
-                b.timestamp().unwrap_or(-1)
-            } else {
-                -1
+            let (ts_type, log_append_time) = match b.timestamp_type() {
+                TimestampType::LogAppendTime => {
+                    (TimestampType::LogAppendTime, b.timestamp().unwrap_or(-1))
+                }
+                _ => (TimestampType::CreateTime, -1),
             };
-            let mut builder = LegacyBuilder::new(b.magic(), first)
-                .and_then(|l| l.compression(compression, None))
-                .map_err(|e| codec(at, e))?
-                .timestamp_type(b.timestamp_type(), log_append_time);
+            let mut builder = V2Builder::new(first)
+                .compression(compression, None)
+                .timestamp_type(ts_type, log_append_time)
+                .delete_horizon_ms(delete_horizon);
             for r in kept {
-                let rec = Record::new(r.timestamp().unwrap_or(-1), r.key(), r.value());
+                let ts = if ts_type == TimestampType::LogAppendTime {
+                    log_append_time
+                } else {
+                    r.timestamp().unwrap_or(-1)
+                };
+                let rec = Record::new(ts, r.key(), r.value());
                 builder
                     .append_with_offset(r.offset(), &rec)
                     .map_err(|e| codec(at, e))?;

@@ -379,6 +379,7 @@ impl Log {
                 now_ms,
                 delete_retention_ms: self.config.delete_retention_ms,
                 active_producers: &active_producers,
+                high_watermark: self.high_watermark(),
             };
             self.clean_group(r, &ctx, &mut txn, legacy_delete_horizon, &mut info)?;
         }
