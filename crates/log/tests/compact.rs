@@ -1111,11 +1111,19 @@ fn test_large_message() {
     log.verify_indexes().unwrap();
 }
 
-/// v0/v1 deletes follow Kafka's older rule: a tombstone stays while its segment's modification
-/// time is after the last clean segment's time - delete.retention.ms; cleaned segments keep the
-/// time of the last segment they replace.
+/// The magic of every batch of the log, in order.
+fn magics(log: &Log) -> Vec<u8> {
+    let r = log.read(log.log_start_offset(), 1 << 20).unwrap();
+    Entries::new(&r.bytes).map(|b| b.unwrap().magic()).collect()
+}
+
+/// Kafka 4.4's `filterBatch` never copies a v0/v1 batch: every legacy batch a pass keeps is
+/// written again as v2 (CreateTime, no producer, base offset its first kept record's), and one
+/// that keeps a tombstone gets a delete horizon as any v2 batch does, so from then on the
+/// tombstone follows KIP-534 rather than segment modification times. (Found by the interop
+/// referee, `compact-referee/keyed-v1-*`.)
 #[test]
-fn test_legacy_tombstones_follow_segment_times() {
+fn test_legacy_batches_are_rewritten_as_v2() {
     let m = mem();
     let mut log = m.create(&compacted(&[
         ("message.format.version", "0.10.2"),
@@ -1124,36 +1132,42 @@ fn test_legacy_tombstones_follow_segment_times() {
     let msg = |k: &str, v: Option<&str>| {
         let mut b = krecords_codec::write::LegacyBuilder::new(1, 0).unwrap();
         b.append(&Record::new(
-            m.clock.now_ms(),
+            NOW - 10,
             Some(k.as_bytes()),
             v.map(str::as_bytes),
         ))
         .unwrap();
         b.finish().unwrap()
     };
-    use krecords_log::clock::Clock;
-    let big = "x".repeat(450);
     append(&mut log, &msg("a", Some(&"x".repeat(300))));
     append(&mut log, &msg("a", None));
+    append(&mut log, &msg("k", Some("v")));
     log.roll().unwrap();
+    append(&mut log, &msg("z", Some("active")));
+    assert_eq!(magics(&log), vec![1, 1, 1, 1]);
     log.compact_now(NOW).unwrap();
-    assert_eq!(kvs(&log), vec![kv(1, "a", None)]);
-    let seg0 = m.path(&seg(0, ".log"));
-    assert_eq!(m.storage.modified_ms(&seg0).unwrap(), NOW);
-    // The last clean segment is the tombstone's own: it stays.
-    m.clock.set(NOW + 5000);
-    append(&mut log, &msg("b", Some(&big)));
-    log.roll().unwrap();
-    log.compact_now(NOW + 5000).unwrap();
-    assert!(kvs(&log).contains(&kv(1, "a", None)));
-    assert_eq!(m.storage.modified_ms(&seg0).unwrap(), NOW);
-    // Now the last clean segment is 5 s newer than the tombstone's: it goes.
-    m.clock.set(NOW + 6000);
-    append(&mut log, &msg("c", Some(&big)));
-    log.roll().unwrap();
-    let info = log.compact_now(NOW + 6000).unwrap();
-    assert_eq!(info.tombstones_removed, 1);
-    assert!(!kvs(&log).iter().any(|k| k.1.as_deref() == Some("a")));
+    let (records, batches) = contents(&log);
+    assert_eq!(
+        records,
+        vec![
+            kv(1, "a", None),
+            kv(2, "k", Some("v")),
+            kv(3, "z", Some("active"))
+        ]
+    );
+    assert_eq!(magics(&log), vec![2, 2, 1]);
+    // The tombstone's batch carries the horizon (attribute bit 6, base timestamp now +
+    // delete.retention.ms); the value's batch none, its base timestamp the record's.
+    assert_eq!((batches[0].3 & 0x40, batches[0].4), (0x40, NOW + 1000));
+    assert_eq!((batches[1].3 & 0x40, batches[1].4), (0, NOW - 10));
+    // Before the horizon the tombstone stays, at it the next pass removes it.
+    for (now, kept) in [(NOW + 999, true), (NOW + 1000, false)] {
+        // Cleaning from the log start again, as Kafka's runTwoPassClean does.
+        use krecords_log::storage::Storage;
+        m.storage.remove(&m.path("krec-cleaner-offset")).unwrap();
+        log.compact_now(now).unwrap();
+        assert_eq!(kvs(&log).contains(&kv(1, "a", None)), kept, "at {now}");
+    }
 }
 
 /// The transaction state of a pass spans its groups (Kafka's `doClean` hands one
@@ -1232,4 +1246,28 @@ fn read_only_open_of_an_interrupted_swap_changes_nothing() {
         );
     }
     assert!(tried > 0);
+}
+
+/// Kafka 4.4's `checkBatchRetention`: a batch ending at the high watermark is kept, without
+/// records when they all go, so the log end stays where it was after a roll left the active
+/// segment empty. (Found by the interop referee on a broker's partitions, `compact-broker/*`.)
+#[test]
+fn test_batch_at_the_high_watermark_is_retained_empty() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    put(&mut log, "a", Some("1"));
+    put(&mut log, "a", None);
+    log.roll().unwrap();
+    assert_eq!(log.high_watermark(), 2);
+    log.compact_now(NOW).unwrap();
+    assert_eq!(kvs(&log), vec![kv(1, "a", None)]);
+    use krecords_log::storage::Storage;
+    m.storage.remove(&m.path("krec-cleaner-offset")).unwrap();
+    let info = log.compact_now(NOW + 1000).unwrap();
+    assert_eq!(info.tombstones_removed, 1);
+    let (records, batches) = contents(&log);
+    assert!(records.is_empty());
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    assert_eq!((batches[0].0, batches[0].1, batches[0].2), (1, 1, 0));
+    assert_eq!(log.log_end_offset(), 2);
 }

@@ -27,7 +27,7 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 
 /**
  * Kafka's own log cleaner as the referee for {@code krec log compact}: opens a partition
- * directory as a {@link UnifiedLog} (a full recovery, as after an unclean shutdown), picks the
+ * directory as a {@link UnifiedLog} (as a broker restart does), picks the
  * cleanable range as {@code LogCleanerManager} does, and runs one {@link Cleaner#doClean} pass with
  * a fixed clock, as one cleaner thread of a broker would.
  *
@@ -120,9 +120,15 @@ public final class CleanerReferee {
         Time time = new FixedTime(now);
         KafkaScheduler scheduler = new KafkaScheduler(1, true, "referee-");
         scheduler.startup();
-        UnifiedLog log = UnifiedLog.create(dir, config, 0L, 0L, scheduler, new BrokerTopicStats(), time,
-                5 * 60 * 1000, new ProducerStateManagerConfig(producerExpiry, false), 600000,
-                new LogDirFailureChannel(10), false, Optional.empty());
+        // A broker restart: after a clean shutdown (our marker file) nothing is recovered and the
+        // producer state comes from the snapshots, as Kafka's LogLoader does. (A recovery would
+        // rebuild the .txnindex files from the markers and lose the entries a cleaner kept for
+        // aborted transactions whose data it already removed.)
+        boolean clean = Files.exists(dir.toPath().resolve("krec-clean-shutdown"));
+        long recoveryPoint = readCheckpoint(dir.toPath().resolve("krec-recovery-point")).orElse(0L);
+        UnifiedLog log = UnifiedLog.create(dir, config, 0L, recoveryPoint, scheduler, new BrokerTopicStats(),
+                time, 5 * 60 * 1000, new ProducerStateManagerConfig(producerExpiry, false), 600000,
+                new LogDirFailureChannel(10), clean, Optional.empty());
         // A standalone log starts with its high watermark at the log start; a partition whose every
         // record is replicated (what a krecords log is) has it at the log end.
         log.updateHighWatermark(log.logEndOffset());
