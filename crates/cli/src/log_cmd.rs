@@ -119,7 +119,8 @@ struct CompactArgs {
     /// The log directory.
     dir: PathBuf,
     /// The cleaner's clock, in ms since the epoch (default: now): delete horizons are set to
-    /// and compared with it, and the compaction lags measured from it.
+    /// and compared with it, and the compaction lags measured from it. The log is opened on
+    /// this clock too (producer expiry), as Kafka's cleaner runs on its broker's clock.
     #[arg(long, value_name = "MS")]
     now: Option<i64>,
     /// Clean whatever the dirty ratio and lags say (anything below the first uncleanable offset).
