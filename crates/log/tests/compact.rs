@@ -1271,3 +1271,127 @@ fn test_batch_at_the_high_watermark_is_retained_empty() {
     assert_eq!((batches[0].0, batches[0].1, batches[0].2), (1, 1, 0));
     assert_eq!(log.log_end_offset(), 2);
 }
+
+/// The `.txnindex` entries of the whole log, as `(producer, first, last)`.
+fn txn_entries(log: &Log) -> Vec<(i64, i64, i64)> {
+    log.aborted_txns()
+        .iter()
+        .map(|t| (t.producer_id, t.first_offset, t.last_offset))
+        .collect()
+}
+
+/// Kafka's `testAbortMarkerRemoval`: the aborted data goes in the first pass, the ABORT marker
+/// stays for that pass (with its `.txnindex` entry, so read_committed still skips what remains),
+/// gets a delete horizon in the next pass and goes after it.
+#[test]
+fn test_abort_marker_removal() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    log.append(
+        &txn_batch(1, 0, true, &[("a", Some("aborted"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    let abort = log.append_end_txn(1, 0, 0, false, NOW).unwrap().base_offset;
+    // A later batch of the producer, so the aborted one is not its last.
+    log.append(
+        &txn_batch(1, 1, false, &[("b", Some("later"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    log.roll().unwrap();
+    let marker = |log: &Log| contents(log).1.into_iter().find(|b| b.0 == abort);
+    assert_eq!(txn_entries(&log), vec![(1, 0, abort)]);
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.aborted_records_removed, 1);
+    assert!(!kvs(&log).iter().any(|k| k.2.as_deref() == Some("aborted")));
+    assert_eq!(marker(&log).expect("kept one pass").3 & HORIZON_BIT, 0);
+    assert_eq!(txn_entries(&log), vec![(1, 0, abort)]);
+    put(&mut log, "c", Some("1"));
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    let m2 = marker(&log).expect("kept until its horizon");
+    assert_ne!(m2.3 & HORIZON_BIT, 0);
+    assert_eq!(m2.4, NOW + RETENTION);
+    assert!(txn_entries(&log).is_empty(), "{:?}", txn_entries(&log));
+    put(&mut log, "d", Some("1"));
+    log.roll().unwrap();
+    let info = log.compact_now(NOW + RETENTION).unwrap();
+    assert!(marker(&log).is_none());
+    assert_eq!(info.markers_removed, 1);
+    assert!(kvs(&log).iter().any(|k| k.2.as_deref() == Some("later")));
+}
+
+/// Kafka's `testAbortMarkerRetentionWithEmptyBatch` and
+/// `testLogCleanerRetainsLastSequenceEvenIfTransactionAborted`: the aborted batch is its
+/// producer's last data batch, so it stays without records (the producer's sequence and epoch
+/// survive), and the marker stays with it until the horizon.
+#[test]
+fn test_abort_marker_retention_with_empty_batch() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    log.append(
+        &txn_batch(3, 0, true, &[("a", Some("1")), ("b", Some("1"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    let abort = log.append_end_txn(3, 0, 0, false, NOW).unwrap().base_offset;
+    put(&mut log, "c", Some("1"));
+    log.roll().unwrap();
+    let state = log.producer_state(3).unwrap();
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.aborted_records_removed, 2);
+    assert_eq!(info.batches_emptied, 1);
+    let (records, batches) = contents(&log);
+    assert!(
+        batches.iter().any(|b| (b.0, b.1, b.2) == (0, 1, 0)),
+        "{batches:?}"
+    );
+    assert!(
+        batches.iter().any(|b| b.0 == abort && b.2 == 1),
+        "{batches:?}"
+    );
+    assert!(!records
+        .iter()
+        .any(|r| matches!(r.1.as_deref(), Some("a" | "b"))));
+    assert!(records.contains(&kv(abort + 1, "c", Some("1"))));
+    assert_eq!(log.producer_state(3).unwrap(), state);
+    // Reopened, the producer continues its sequence (1 was the last).
+    drop(log);
+    let mut log = m.open();
+    assert_eq!(log.producer_state(3).unwrap().last_seq(), 1);
+    log.append(
+        &txn_batch(3, 2, false, &[("d", Some("1"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+}
+
+/// Kafka's `testCleaningBeyondMissingOffsets`: a dirty section that starts after offsets an
+/// earlier pass removed (segments with gaps) is mapped and cleaned from the first dirty offset,
+/// and the next dirty offset follows the segments, not the records.
+#[test]
+fn test_cleaning_beyond_missing_offsets() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("segment.bytes", "300")]));
+    for i in 0..40 {
+        put(&mut log, &format!("k{}", i % 4), Some(&i.to_string()));
+    }
+    log.roll().unwrap();
+    let first = log.compact_now(NOW).unwrap();
+    assert_eq!(first.next_dirty_offset, 40);
+    assert!(kvs(&log).len() < 40, "offsets are missing now");
+    for i in 40..80 {
+        put(&mut log, &format!("k{}", i % 8), Some(&i.to_string()));
+    }
+    log.roll().unwrap();
+    let second = log.compact_now(NOW).unwrap();
+    assert_eq!(second.first_dirty_offset, 40);
+    assert_eq!(second.next_dirty_offset, 80);
+    let got = kvs(&log);
+    let want: Vec<Kv> = (72..80)
+        .map(|i| kv(i, &format!("k{}", i % 8), Some(&i.to_string())))
+        .collect();
+    assert_eq!(got, want);
+    log.verify_indexes().unwrap();
+}
