@@ -679,13 +679,18 @@ fn crash_at_every_fault(segment_bytes: &'static str, min_groups: usize) {
     let state = producers(&log);
     let w0 = reference.storage.write_count();
     let s0 = reference.storage.sync_count();
+    let r0 = reference.storage.rename_count();
     let info = log.compact_now(NOW).unwrap();
     assert!(info.segments_written >= min_groups, "{info:?}");
     let writes = reference.storage.write_count() - w0;
     let syncs = reference.storage.sync_count() - s0;
+    let renames = reference.storage.rename_count() - r0;
     let after = kvs(&log);
     assert_ne!(before, after);
-    assert!(writes > 5 && syncs > 5, "{writes} writes, {syncs} syncs");
+    assert!(
+        writes > 5 && syncs > 5 && renames > 3,
+        "{writes} writes, {syncs} syncs, {renames} renames and removals"
+    );
     // The base offsets of the new segments are where groups start; state j has the first j
     // groups cleaned.
     let mut bases: Vec<i64> = log
@@ -708,13 +713,14 @@ fn crash_at_every_fault(segment_bytes: &'static str, min_groups: usize) {
     assert_eq!(states[0], before);
     assert_eq!(states[states.len() - 1], after);
     let mut seen = vec![0usize; states.len()];
-    for (kind, count) in [("write", writes), ("sync", syncs)] {
+    for (kind, count) in [("write", writes), ("sync", syncs), ("rename", renames)] {
         for n in 1..=count {
             let m = mem();
             let mut log = crash_setup(&m, segment_bytes);
             match kind {
                 "write" => m.storage.fail_write_after(n),
-                _ => m.storage.fail_sync_after(n),
+                "sync" => m.storage.fail_sync_after(n),
+                _ => m.storage.fail_rename_after(n),
             }
             let r = log.compact_now(NOW);
             m.storage.clear_faults();
@@ -750,12 +756,12 @@ fn crash_at_every_fault(segment_bytes: &'static str, min_groups: usize) {
 }
 
 #[test]
-fn crash_at_every_write_and_sync_of_a_cleaning_pass() {
+fn crash_at_every_write_rename_and_sync_of_a_cleaning_pass() {
     crash_at_every_fault("1048576", 1);
 }
 
 #[test]
-fn crash_at_every_write_and_sync_of_a_pass_of_several_groups() {
+fn crash_at_every_write_rename_and_sync_of_a_pass_of_several_groups() {
     crash_at_every_fault("400", 3);
 }
 
