@@ -66,23 +66,24 @@ fn codec(at: usize, e: krecords_codec::Error) -> Error {
     }
 }
 
-/// Kafka's `Cleaner.shouldRetainRecord` for a data record.
+/// Kafka's `Cleaner.shouldRetainRecord` for a data record; `found` is the map's offset for its
+/// key (looked up by the caller, -1 when absent or keyless).
 fn retain_record(
     ctx: &Context<'_>,
     magic: u8,
     delete_horizon: Option<i64>,
     retain_legacy_deletes: bool,
     r: &ReadRecord<'_>,
+    found: i64,
     info: &mut CompactInfo,
 ) -> bool {
     if r.offset() > ctx.map.latest_offset() {
         return true;
     }
-    let Some(key) = r.key() else {
+    if r.key().is_none() {
         info.keyless_records_removed += 1;
         return false;
-    };
-    let found = ctx.map.get(key);
+    }
     let latest = r.offset() >= found;
     let retain_deletes = if magic >= 2 {
         delete_horizon.is_none_or(|h| ctx.now_ms < h)
@@ -174,14 +175,34 @@ pub(crate) fn clean_batch(
     let mut total = 0u64;
     let mut tombstones = false;
     let mut removed_tombstones = 0u64;
-    let records = batch
+    let mut all: Vec<ReadRecord<'_>> = Vec::new();
+    for r in batch
         .records(scratch, DEFAULT_DECOMPRESS_LIMIT)
-        .map_err(|e| codec(at, e))?;
-    for r in records {
-        let r = r.map_err(|e| codec(at, e))?;
+        .map_err(|e| codec(at, e))?
+    {
+        all.push(r.map_err(|e| codec(at, e))?);
+    }
+    // The map's offset of every key that needs it: digests first, then the lookups in a tight
+    // loop, so their cache misses overlap (see `OffsetMap::put_digest`).
+    let look_up = !discard_records && !control;
+    let digests: Vec<Option<[u8; 16]>> = all
+        .iter()
+        .map(|r| match r.key() {
+            Some(k) if look_up && r.offset() <= ctx.map.latest_offset() => {
+                Some(super::offset_map::md5(k))
+            }
+            _ => None,
+        })
+        .collect();
+    let found: Vec<i64> = digests
+        .iter()
+        .map(|d| d.as_ref().map_or(-1, |d| ctx.map.get_digest(d)))
+        .collect();
+    for (r, found) in all.into_iter().zip(found) {
         total += 1;
         let keep = !discard_records
-            && (control || retain_record(ctx, magic, horizon, retain_legacy_deletes, &r, info));
+            && (control
+                || retain_record(ctx, magic, horizon, retain_legacy_deletes, &r, found, info));
         if keep {
             if r.value().is_none() {
                 tombstones = true;

@@ -418,6 +418,7 @@ impl Log {
         let max = map.max_desired_len();
         let mut scratch = Vec::new();
         let mut key_scratch = Vec::new();
+        let mut digests: Vec<([u8; 16], i64)> = Vec::new();
         for i in range.clone() {
             let seg = &segs[i];
             let next_start = if i + 1 < range.end {
@@ -444,13 +445,18 @@ impl Log {
                     let records = b
                         .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
                         .map_err(|e| Error::corrupt_codec(seg.location(at as u64), e))?;
+                    // Digests first, then the puts in a tight loop (see `put_digest`).
+                    digests.clear();
                     for rec in records {
                         let rec =
                             rec.map_err(|e| Error::corrupt_codec(seg.location(at as u64), e))?;
                         if let Some(key) = rec.key().filter(|_| rec.offset() >= start) {
-                            if map.len() >= max || !map.put(key, rec.offset()) {
-                                return Ok(true);
-                            }
+                            digests.push((offset_map::md5(key), rec.offset()));
+                        }
+                    }
+                    for (digest, offset) in &digests {
+                        if map.len() >= max || !map.put_digest(digest, *offset) {
+                            return Ok(true);
                         }
                     }
                 }

@@ -86,8 +86,16 @@ impl OffsetMap {
     ///
     /// Never when the caller respects [`OffsetMap::max_desired_len`]; a put into a table with no
     /// free slot is refused with `false` instead.
+    #[cfg(test)]
     pub(crate) fn put(&mut self, key: &[u8], offset: i64) -> bool {
-        let hash = md5(key);
+        self.put_digest(&md5(key), offset)
+    }
+
+    /// [`OffsetMap::put`] of a key whose digest ([`md5`]) the caller computed. (Digesting a
+    /// batch's keys first and then probing in a tight loop lets the probes' cache misses
+    /// overlap.)
+    pub(crate) fn put_digest(&mut self, hash: &[u8; 16], offset: i64) -> bool {
+        let hash = *hash;
         let mut attempt = 0;
         loop {
             let pos = Self::position_of(&hash, attempt, self.slots);
@@ -114,8 +122,14 @@ impl OffsetMap {
     }
 
     /// The latest offset of `key`, -1 when it is not mapped.
+    #[cfg(test)]
     pub(crate) fn get(&self, key: &[u8]) -> i64 {
-        let hash = md5(key);
+        self.get_digest(&md5(key))
+    }
+
+    /// [`OffsetMap::get`] of a key whose digest the caller computed.
+    pub(crate) fn get_digest(&self, hash: &[u8; 16]) -> i64 {
+        let hash = *hash;
         let mut attempt = 0;
         loop {
             let pos = Self::position_of(&hash, attempt, self.slots);
