@@ -24,7 +24,8 @@
 #   krec log compact COPY2 --now NOW --always          (same log.cleaner.dedupe.buffer.size)
 #
 # Prints the CPU model, the load average before and after (the machine may be shared), a table
-# (cleaner, wall s, clean-only s for Kafka (doClean alone, without JVM start and log load),
+# (cleaner, wall s, CPU s (user + system), clean-only s for Kafka (doClean alone, without JVM
+# start and log load),
 # MB/s of dirty bytes over wall time, peak RSS MiB), the speedup, and whether the two results
 # are the same segments (sha256 of every .log file). Exit 0 either way; 2 on a usage or setup
 # error.
@@ -96,20 +97,21 @@ measure() { # NAME OUT -- CMD...
     WALL=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$WORK/$name.time" \
         | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
     RSS=$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$WORK/$name.time") / 1024 ))
+    CPU=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$WORK/$name.time")
 }
 measure kafka "$WORK/kafka.json" -- java "-Xmx$((2 * MAP_MIB + 256))m" -cp "$JAVA_CP" dev.krecords.interop.CleanerReferee \
     "$WORK/kafka/bench-0" "$NOW" --always cleanup.policy=compact "log.cleaner.dedupe.buffer.size=$MAP_BYTES" \
     segment.bytes=1073741824
-K_WALL=$WALL K_RSS=$RSS
+K_WALL=$WALL K_RSS=$RSS K_CPU=$CPU
 K_CLEAN=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clean_ms"] / 1000)' "$WORK/kafka.json")
 measure ours "$WORK/ours.json" -- "$KREC" log compact "$WORK/ours/bench-0" --now "$NOW" --always
-O_WALL=$WALL O_RSS=$RSS
+O_WALL=$WALL O_RSS=$RSS O_CPU=$CPU
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 mbs() { python3 -c "import sys; print(f'{$DIRTY / 1e6 / float(sys.argv[1]):.1f}')" "$1"; }
-printf '%-28s %8s %10s %10s %12s\n' cleaner "wall s" "clean s" "MB/s" "peak RSS MiB"
-printf '%-28s %8s %10s %10s %12s\n' "Kafka 4.4.0 Cleaner (JVM)" "$K_WALL" "$K_CLEAN" "$(mbs "$K_WALL")" "$K_RSS"
-printf '%-28s %8s %10s %10s %12s\n' "krec log compact" "$O_WALL" "-" "$(mbs "$O_WALL")" "$O_RSS"
+printf '%-28s %8s %8s %10s %10s %12s\n' cleaner "wall s" "CPU s" "clean s" "MB/s" "peak RSS MiB"
+printf '%-28s %8s %8s %10s %10s %12s\n' "Kafka 4.4.0 Cleaner (JVM)" "$K_WALL" "$K_CPU" "$K_CLEAN" "$(mbs "$K_WALL")" "$K_RSS"
+printf '%-28s %8s %8s %10s %10s %12s\n' "krec log compact" "$O_WALL" "$O_CPU" "-" "$(mbs "$O_WALL")" "$O_RSS"
 python3 - "$K_WALL" "$K_CLEAN" "$O_WALL" <<'EOF'
 import sys
 kw, kc, ow = map(float, sys.argv[1:])
