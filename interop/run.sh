@@ -920,6 +920,33 @@ step_differential() {
     done
 }
 
+# Kafka 4.4.0's own Cleaner as the referee for `krec log compact` (interop/py/compact_referee.py):
+# the same partition directories (every magic x codec, overwrites and tombstones, interleaved
+# committed and aborted transactions, several segments, v0/v1/v2 in one log, a small offset map,
+# the dirty ratio and the minimum lag, keyless records) cleaned by CleanerReferee and by us with
+# the same clock and settings, twice (the second pass after the delete horizon); segments batch
+# for batch, .txnindex files, the cleaner checkpoint and the offsets must be equal.
+step_compact_referee() {
+    local res="$WORK/compact-referee.txt"
+    if ! timeout 900 python3 interop/py/compact_referee.py --krec "$KREC" --java-cp "$JAVA_CP" \
+            --work "$WORK/compact-referee" >"$res" 2>"$WORK/compact-referee.log"; then
+        grep -q '^FAIL' "$res" || { fail compact-referee "interop/py/compact_referee.py failed:"; show_log "$WORK/compact-referee.log"; }
+    fi
+    count_results compact-referee "$res"
+    # The broker's partitions (__consumer_offsets, __transaction_state, __share_group_state and
+    # the scenario's topics): verified, rolled, cleaned as compacted logs by both, compared.
+    if [ -z "$BROKER_SAVED" ]; then
+        skip compact-broker "no broker partition directories (see broker-* above)"
+        return 0
+    fi
+    res="$WORK/compact-broker.txt"
+    if ! timeout 600 python3 interop/py/compact_referee.py --krec "$KREC" --java-cp "$JAVA_CP" \
+            --work "$WORK/compact-referee" --broker "$BROKER_SAVED" >"$res" 2>"$WORK/compact-broker.log"; then
+        grep -q '^FAIL' "$res" || { fail compact-broker "compact_referee.py --broker failed:"; show_log "$WORK/compact-broker.log"; }
+    fi
+    count_results compact-broker "$res"
+}
+
 STEPS=(
     step_java_build
     step_schemas_current
@@ -938,6 +965,7 @@ STEPS=(
     step_log_indexes
     step_broker39
     step_ship
+    step_compact_referee
 )
 
 # INTEROP_STEPS="step_java_build step_krec_binary step_broker" runs only those (in that order;

@@ -121,7 +121,8 @@ struct CompactArgs {
     /// The log directory.
     dir: PathBuf,
     /// The cleaner's clock, in ms since the epoch (default: now): delete horizons are set to
-    /// and compared with it, and the compaction lags measured from it.
+    /// and compared with it, and the compaction lags measured from it. The log is opened on
+    /// this clock too (producer expiry), as Kafka's cleaner runs on its broker's clock.
     #[arg(long, value_name = "MS")]
     now: Option<i64>,
     /// Clean whatever the dirty ratio and lags say (anything below the first uncleanable offset).
@@ -421,6 +422,10 @@ enum Access {
     Read,
     /// Writing, with the writer's lock.
     Write(OpenOptions),
+    /// Writing, with the log's clock standing at the given time (`compact --now`: producer
+    /// expiry and every other time-dependent decision of the open see the cleaner's clock, as
+    /// Kafka's cleaner sees its broker's).
+    WriteAt(OpenOptions, i64),
 }
 
 /// Runs the subcommand.
@@ -450,13 +455,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }),
         Command::Recover(a) => recover(&a.dir, a.writer.options(), out),
         Command::Compact(a) => {
-            let access = Access::Write(a.writer.options());
+            let access = match a.now {
+                Some(now) => Access::WriteAt(a.writer.options(), now),
+                None => Access::Write(a.writer.options()),
+            };
             with_log(&a.dir.clone(), access, out, |log, out| {
-                let now = a.now.unwrap_or_else(|| {
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-                });
+                let now = a.now.unwrap_or_else(now_ms);
                 let info = if a.always {
                     log.compact_now(now)?
                 } else {
@@ -554,6 +558,11 @@ fn open(dir: &Path, access: Access) -> Result<Log, krecords_log::Error> {
     let log = match access {
         Access::Read => Log::open_read_only(dir)?,
         Access::Write(options) => Log::open_with_options(dir, Env::fs(), options)?,
+        Access::WriteAt(options, now) => {
+            let clock = std::sync::Arc::new(krecords_log::clock::ManualClock::new(now));
+            let env = Env::new(Env::fs().storage, clock);
+            Log::open_with_options(dir, env, options)?
+        }
     };
     let r = log.recovery_info();
     if matches!(access, Access::Read) {

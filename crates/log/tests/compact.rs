@@ -684,13 +684,18 @@ fn crash_at_every_fault(segment_bytes: &'static str, min_groups: usize) {
     let state = producers(&log);
     let w0 = reference.storage.write_count();
     let s0 = reference.storage.sync_count();
+    let r0 = reference.storage.rename_count();
     let info = log.compact_now(NOW).unwrap();
     assert!(info.segments_written >= min_groups, "{info:?}");
     let writes = reference.storage.write_count() - w0;
     let syncs = reference.storage.sync_count() - s0;
+    let renames = reference.storage.rename_count() - r0;
     let after = kvs(&log);
     assert_ne!(before, after);
-    assert!(writes > 5 && syncs > 5, "{writes} writes, {syncs} syncs");
+    assert!(
+        writes > 5 && syncs > 5 && renames > 3,
+        "{writes} writes, {syncs} syncs, {renames} renames and removals"
+    );
     // The base offsets of the new segments are where groups start; state j has the first j
     // groups cleaned.
     let mut bases: Vec<i64> = log
@@ -713,13 +718,14 @@ fn crash_at_every_fault(segment_bytes: &'static str, min_groups: usize) {
     assert_eq!(states[0], before);
     assert_eq!(states[states.len() - 1], after);
     let mut seen = vec![0usize; states.len()];
-    for (kind, count) in [("write", writes), ("sync", syncs)] {
+    for (kind, count) in [("write", writes), ("sync", syncs), ("rename", renames)] {
         for n in 1..=count {
             let m = mem();
             let mut log = crash_setup(&m, segment_bytes);
             match kind {
                 "write" => m.storage.fail_write_after(n),
-                _ => m.storage.fail_sync_after(n),
+                "sync" => m.storage.fail_sync_after(n),
+                _ => m.storage.fail_rename_after(n),
             }
             let r = log.compact_now(NOW);
             m.storage.clear_faults();
@@ -755,12 +761,12 @@ fn crash_at_every_fault(segment_bytes: &'static str, min_groups: usize) {
 }
 
 #[test]
-fn crash_at_every_write_and_sync_of_a_cleaning_pass() {
+fn crash_at_every_write_rename_and_sync_of_a_cleaning_pass() {
     crash_at_every_fault("1048576", 1);
 }
 
 #[test]
-fn crash_at_every_write_and_sync_of_a_pass_of_several_groups() {
+fn crash_at_every_write_rename_and_sync_of_a_pass_of_several_groups() {
     crash_at_every_fault("400", 3);
 }
 
@@ -1116,11 +1122,19 @@ fn test_large_message() {
     log.verify_indexes().unwrap();
 }
 
-/// v0/v1 deletes follow Kafka's older rule: a tombstone stays while its segment's modification
-/// time is after the last clean segment's time - delete.retention.ms; cleaned segments keep the
-/// time of the last segment they replace.
+/// The magic of every batch of the log, in order.
+fn magics(log: &Log) -> Vec<u8> {
+    let r = log.read(log.log_start_offset(), 1 << 20).unwrap();
+    Entries::new(&r.bytes).map(|b| b.unwrap().magic()).collect()
+}
+
+/// Kafka 4.4's `filterBatch` never copies a v0/v1 batch: every legacy batch a pass keeps is
+/// written again as v2 (CreateTime, no producer, base offset its first kept record's), and one
+/// that keeps a tombstone gets a delete horizon as any v2 batch does, so from then on the
+/// tombstone follows KIP-534 rather than segment modification times. (Found by the interop
+/// referee, `compact-referee/keyed-v1-*`.)
 #[test]
-fn test_legacy_tombstones_follow_segment_times() {
+fn test_legacy_batches_are_rewritten_as_v2() {
     let m = mem();
     let mut log = m.create(&compacted(&[
         ("message.format.version", "0.10.2"),
@@ -1129,36 +1143,42 @@ fn test_legacy_tombstones_follow_segment_times() {
     let msg = |k: &str, v: Option<&str>| {
         let mut b = krecords_codec::write::LegacyBuilder::new(1, 0).unwrap();
         b.append(&NewRecord::new(
-            m.clock.now_ms(),
+            NOW - 10,
             Some(k.as_bytes()),
             v.map(str::as_bytes),
         ))
         .unwrap();
         b.finish().unwrap()
     };
-    use krecords_log::clock::Clock;
-    let big = "x".repeat(450);
     append(&mut log, &msg("a", Some(&"x".repeat(300))));
     append(&mut log, &msg("a", None));
+    append(&mut log, &msg("k", Some("v")));
     log.roll().unwrap();
+    append(&mut log, &msg("z", Some("active")));
+    assert_eq!(magics(&log), vec![1, 1, 1, 1]);
     log.compact_now(NOW).unwrap();
-    assert_eq!(kvs(&log), vec![kv(1, "a", None)]);
-    let seg0 = m.path(&seg(0, ".log"));
-    assert_eq!(m.storage.modified_ms(&seg0).unwrap(), NOW);
-    // The last clean segment is the tombstone's own: it stays.
-    m.clock.set(NOW + 5000);
-    append(&mut log, &msg("b", Some(&big)));
-    log.roll().unwrap();
-    log.compact_now(NOW + 5000).unwrap();
-    assert!(kvs(&log).contains(&kv(1, "a", None)));
-    assert_eq!(m.storage.modified_ms(&seg0).unwrap(), NOW);
-    // Now the last clean segment is 5 s newer than the tombstone's: it goes.
-    m.clock.set(NOW + 6000);
-    append(&mut log, &msg("c", Some(&big)));
-    log.roll().unwrap();
-    let info = log.compact_now(NOW + 6000).unwrap();
-    assert_eq!(info.tombstones_removed, 1);
-    assert!(!kvs(&log).iter().any(|k| k.1.as_deref() == Some("a")));
+    let (records, batches) = contents(&log);
+    assert_eq!(
+        records,
+        vec![
+            kv(1, "a", None),
+            kv(2, "k", Some("v")),
+            kv(3, "z", Some("active"))
+        ]
+    );
+    assert_eq!(magics(&log), vec![2, 2, 1]);
+    // The tombstone's batch carries the horizon (attribute bit 6, base timestamp now +
+    // delete.retention.ms); the value's batch none, its base timestamp the record's.
+    assert_eq!((batches[0].3 & 0x40, batches[0].4), (0x40, NOW + 1000));
+    assert_eq!((batches[1].3 & 0x40, batches[1].4), (0, NOW - 10));
+    // Before the horizon the tombstone stays, at it the next pass removes it.
+    for (now, kept) in [(NOW + 999, true), (NOW + 1000, false)] {
+        // Cleaning from the log start again, as Kafka's runTwoPassClean does.
+        use krecords_log::storage::Storage;
+        m.storage.remove(&m.path("krec-cleaner-offset")).unwrap();
+        log.compact_now(now).unwrap();
+        assert_eq!(kvs(&log).contains(&kv(1, "a", None)), kept, "at {now}");
+    }
 }
 
 /// The transaction state of a pass spans its groups (Kafka's `doClean` hands one
@@ -1237,4 +1257,152 @@ fn read_only_open_of_an_interrupted_swap_changes_nothing() {
         );
     }
     assert!(tried > 0);
+}
+
+/// Kafka 4.4's `checkBatchRetention`: a batch ending at the high watermark is kept, without
+/// records when they all go, so the log end stays where it was after a roll left the active
+/// segment empty. (Found by the interop referee on a broker's partitions, `compact-broker/*`.)
+#[test]
+fn test_batch_at_the_high_watermark_is_retained_empty() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    put(&mut log, "a", Some("1"));
+    put(&mut log, "a", None);
+    log.roll().unwrap();
+    assert_eq!(log.high_watermark(), 2);
+    log.compact_now(NOW).unwrap();
+    assert_eq!(kvs(&log), vec![kv(1, "a", None)]);
+    use krecords_log::storage::Storage;
+    m.storage.remove(&m.path("krec-cleaner-offset")).unwrap();
+    let info = log.compact_now(NOW + 1000).unwrap();
+    assert_eq!(info.tombstones_removed, 1);
+    let (records, batches) = contents(&log);
+    assert!(records.is_empty());
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    assert_eq!((batches[0].0, batches[0].1, batches[0].2), (1, 1, 0));
+    assert_eq!(log.log_end_offset(), 2);
+}
+
+/// The `.txnindex` entries of the whole log, as `(producer, first, last)`.
+fn txn_entries(log: &Log) -> Vec<(i64, i64, i64)> {
+    log.aborted_txns()
+        .iter()
+        .map(|t| (t.producer_id, t.first_offset, t.last_offset))
+        .collect()
+}
+
+/// Kafka's `testAbortMarkerRemoval`: the aborted data goes in the first pass, the ABORT marker
+/// stays for that pass (with its `.txnindex` entry, so read_committed still skips what remains),
+/// gets a delete horizon in the next pass and goes after it.
+#[test]
+fn test_abort_marker_removal() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    log.append(
+        &txn_batch(1, 0, true, &[("a", Some("aborted"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    let abort = log.append_end_txn(1, 0, 0, false, NOW).unwrap().base_offset;
+    // A later batch of the producer, so the aborted one is not its last.
+    log.append(
+        &txn_batch(1, 1, false, &[("b", Some("later"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    log.roll().unwrap();
+    let marker = |log: &Log| contents(log).1.into_iter().find(|b| b.0 == abort);
+    assert_eq!(txn_entries(&log), vec![(1, 0, abort)]);
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.aborted_records_removed, 1);
+    assert!(!kvs(&log).iter().any(|k| k.2.as_deref() == Some("aborted")));
+    assert_eq!(marker(&log).expect("kept one pass").3 & HORIZON_BIT, 0);
+    assert_eq!(txn_entries(&log), vec![(1, 0, abort)]);
+    put(&mut log, "c", Some("1"));
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    let m2 = marker(&log).expect("kept until its horizon");
+    assert_ne!(m2.3 & HORIZON_BIT, 0);
+    assert_eq!(m2.4, NOW + RETENTION);
+    assert!(txn_entries(&log).is_empty(), "{:?}", txn_entries(&log));
+    put(&mut log, "d", Some("1"));
+    log.roll().unwrap();
+    let info = log.compact_now(NOW + RETENTION).unwrap();
+    assert!(marker(&log).is_none());
+    assert_eq!(info.markers_removed, 1);
+    assert!(kvs(&log).iter().any(|k| k.2.as_deref() == Some("later")));
+}
+
+/// Kafka's `testAbortMarkerRetentionWithEmptyBatch` and
+/// `testLogCleanerRetainsLastSequenceEvenIfTransactionAborted`: the aborted batch is its
+/// producer's last data batch, so it stays without records (the producer's sequence and epoch
+/// survive), and the marker stays with it until the horizon.
+#[test]
+fn test_abort_marker_retention_with_empty_batch() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    log.append(
+        &txn_batch(3, 0, true, &[("a", Some("1")), ("b", Some("1"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+    let abort = log.append_end_txn(3, 0, 0, false, NOW).unwrap().base_offset;
+    put(&mut log, "c", Some("1"));
+    log.roll().unwrap();
+    let state = log.producer_state(3).unwrap();
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.aborted_records_removed, 2);
+    assert_eq!(info.batches_emptied, 1);
+    let (records, batches) = contents(&log);
+    assert!(
+        batches.iter().any(|b| (b.0, b.1, b.2) == (0, 1, 0)),
+        "{batches:?}"
+    );
+    assert!(
+        batches.iter().any(|b| b.0 == abort && b.2 == 1),
+        "{batches:?}"
+    );
+    assert!(!records
+        .iter()
+        .any(|r| matches!(r.1.as_deref(), Some("a" | "b"))));
+    assert!(records.contains(&kv(abort + 1, "c", Some("1"))));
+    assert_eq!(log.producer_state(3).unwrap(), state);
+    // Reopened, the producer continues its sequence (1 was the last).
+    drop(log);
+    let mut log = m.open();
+    assert_eq!(log.producer_state(3).unwrap().last_seq(), 1);
+    log.append(
+        &txn_batch(3, 2, false, &[("d", Some("1"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap();
+}
+
+/// Kafka's `testCleaningBeyondMissingOffsets`: a dirty section that starts after offsets an
+/// earlier pass removed (segments with gaps) is mapped and cleaned from the first dirty offset,
+/// and the next dirty offset follows the segments, not the records.
+#[test]
+fn test_cleaning_beyond_missing_offsets() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("segment.bytes", "300")]));
+    for i in 0..40 {
+        put(&mut log, &format!("k{}", i % 4), Some(&i.to_string()));
+    }
+    log.roll().unwrap();
+    let first = log.compact_now(NOW).unwrap();
+    assert_eq!(first.next_dirty_offset, 40);
+    assert!(kvs(&log).len() < 40, "offsets are missing now");
+    for i in 40..80 {
+        put(&mut log, &format!("k{}", i % 8), Some(&i.to_string()));
+    }
+    log.roll().unwrap();
+    let second = log.compact_now(NOW).unwrap();
+    assert_eq!(second.first_dirty_offset, 40);
+    assert_eq!(second.next_dirty_offset, 80);
+    let got = kvs(&log);
+    let want: Vec<Kv> = (72..80)
+        .map(|i| kv(i, &format!("k{}", i % 8), Some(&i.to_string())))
+        .collect();
+    assert_eq!(got, want);
+    log.verify_indexes().unwrap();
 }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use krecords_codec::control::ControlRecordKey;
 use krecords_codec::read::v2 as layout;
 use krecords_codec::read::{Batch, Record};
-use krecords_codec::write::{write_empty_batch, EmptyBatch, LegacyBuilder, NewRecord, V2Builder};
+use krecords_codec::write::{write_empty_batch, EmptyBatch, NewRecord, V2Builder};
 use krecords_codec::{TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 use std::collections::HashMap;
 
@@ -27,6 +27,8 @@ pub(crate) struct Context<'a> {
     pub(crate) now_ms: i64,
     pub(crate) delete_retention_ms: i64,
     pub(crate) active_producers: &'a HashMap<i64, LastRecord>,
+    /// The log's high watermark: a v2 batch ending there is kept, emptied if need be.
+    pub(crate) high_watermark: i64,
 }
 
 /// Kafka's `BatchRetention`.
@@ -64,23 +66,24 @@ fn codec(at: usize, e: krecords_codec::Error) -> Error {
     }
 }
 
-/// Kafka's `Cleaner.shouldRetainRecord` for a data record.
+/// Kafka's `Cleaner.shouldRetainRecord` for a data record; `found` is the map's offset for its
+/// key (looked up by the caller, -1 when absent or keyless).
 fn retain_record(
     ctx: &Context<'_>,
     magic: u8,
     delete_horizon: Option<i64>,
     retain_legacy_deletes: bool,
     r: &Record<'_>,
+    found: i64,
     info: &mut CompactInfo,
 ) -> bool {
     if r.offset() > ctx.map.latest_offset() {
         return true;
     }
-    let Some(key) = r.key() else {
+    if r.key().is_none() {
         info.keyless_records_removed += 1;
         return false;
-    };
-    let found = ctx.map.get(key);
+    }
     let latest = r.offset() >= found;
     let retain_deletes = if magic >= 2 {
         delete_horizon.is_none_or(|h| ctx.now_ms < h)
@@ -124,7 +127,9 @@ pub(crate) fn clean_batch(
                         Some(o) => b.last_offset() == o,
                         None => control && b.raw_producer_epoch() == last.producer_epoch,
                     });
-            let retention = if has_pid && last_of_producer {
+            let retention = if (has_pid && last_of_producer)
+                || b.last_offset().checked_add(1) == Some(ctx.high_watermark)
+            {
                 Retention::RetainEmpty
             } else if discard_records {
                 Retention::Delete
@@ -134,6 +139,8 @@ pub(crate) fn clean_batch(
             (retention, can_discard && control, discard_records)
         }
         Batch::Legacy(b) => {
+            // Kafka 4.4 keeps a legacy batch ending at the high watermark empty too, and then
+            // fails ("Empty batches are only supported for magic v2"); such a batch goes here.
             txn.on_batch(b.offset(), false, -1);
             (Retention::DeleteEmpty, false, false)
         }
@@ -168,14 +175,34 @@ pub(crate) fn clean_batch(
     let mut total = 0u64;
     let mut tombstones = false;
     let mut removed_tombstones = 0u64;
-    let records = batch
+    let mut all: Vec<Record<'_>> = Vec::new();
+    for r in batch
         .records(scratch, DEFAULT_DECOMPRESS_LIMIT)
-        .map_err(|e| codec(at, e))?;
-    for r in records {
-        let r = r.map_err(|e| codec(at, e))?;
+        .map_err(|e| codec(at, e))?
+    {
+        all.push(r.map_err(|e| codec(at, e))?);
+    }
+    // The map's offset of every key that needs it: digests first, then the lookups in a tight
+    // loop, so their cache misses overlap (see `OffsetMap::put_digest`).
+    let look_up = !discard_records && !control;
+    let digests: Vec<Option<[u8; 16]>> = all
+        .iter()
+        .map(|r| match r.key() {
+            Some(k) if look_up && r.offset() <= ctx.map.latest_offset() => {
+                Some(super::offset_map::md5(k))
+            }
+            _ => None,
+        })
+        .collect();
+    let found: Vec<i64> = digests
+        .iter()
+        .map(|d| d.as_ref().map_or(-1, |d| ctx.map.get_digest(d)))
+        .collect();
+    for (r, found) in all.into_iter().zip(found) {
         total += 1;
         let keep = !discard_records
-            && (control || retain_record(ctx, magic, horizon, retain_legacy_deletes, &r, info));
+            && (control
+                || retain_record(ctx, magic, horizon, retain_legacy_deletes, &r, found, info));
         if keep {
             if r.value().is_none() {
                 tombstones = true;
@@ -191,9 +218,11 @@ pub(crate) fn clean_batch(
         info.aborted_records_removed += total - kept.len() as u64;
     }
     info.tombstones_removed += removed_tombstones;
-    let write_original = kept.len() as u64 == total;
+    // Kafka 4.4's filterBatch: a v0/v1 batch is never copied; it is written again as v2.
+    let write_original = magic >= 2 && kept.len() as u64 == total;
     if !kept.is_empty() {
-        let need_horizon = magic >= 2 && (tombstones || marker_for_empty_txn) && horizon.is_none();
+        // A v0/v1 batch has no horizon, so one that keeps a tombstone gets one as it becomes v2.
+        let need_horizon = (tombstones || marker_for_empty_txn) && horizon.is_none();
         if write_original && !need_horizon {
             out.extend_from_slice(batch.as_bytes());
             return Ok(true);
@@ -237,9 +266,10 @@ pub(crate) fn clean_batch(
     Ok(false)
 }
 
-/// Writes `kept` as Kafka's `buildRetainedRecordsInto` does: same magic, codec (at its default
-/// level), timestamp type, producer fields, transactional and control flags and leader epoch;
-/// for v2 the original base and last offset, for v0/v1 the first kept record's offset.
+/// Writes `kept` as Kafka 4.4's `buildRetainedRecordsInto` does: always magic 2, the same codec
+/// (at its default level); for a v2 batch the same timestamp type, producer fields,
+/// transactional and control flags, leader epoch, base and last offset; for a v0/v1 batch base
+/// offset the first kept record's, no producer and no leader epoch.
 fn rebuild(
     batch: &Batch<'_>,
     kept: &[Record<'_>],
@@ -297,18 +327,27 @@ fn rebuild(
             override_last_offset(&mut out[start..], b.last_offset_delta());
         }
         Batch::Legacy(b) => {
+            // Kafka 4.4's buildRetainedRecordsInto: magic 2, base offset the first kept
+            // record's, CreateTime for a v0 batch, no producer, no leader epoch, no last offset
+            // override. Inner records of a LogAppendTime wrapper carry the wrapper's time.
             let first = kept.first().map_or(b.offset(), Record::offset);
-            let log_append_time = if b.timestamp_type() == TimestampType::LogAppendTime {
-                b.timestamp().unwrap_or(-1)
-            } else {
-                -1
+            let (ts_type, log_append_time) = match b.timestamp_type() {
+                TimestampType::LogAppendTime => {
+                    (TimestampType::LogAppendTime, b.timestamp().unwrap_or(-1))
+                }
+                _ => (TimestampType::CreateTime, -1),
             };
-            let mut builder = LegacyBuilder::new(b.magic(), first)
-                .and_then(|l| l.compression(compression, None))
-                .map_err(|e| codec(at, e))?
-                .timestamp_type(b.timestamp_type(), log_append_time);
+            let mut builder = V2Builder::new(first)
+                .compression(compression, None)
+                .timestamp_type(ts_type, log_append_time)
+                .delete_horizon_ms(delete_horizon);
             for r in kept {
-                let rec = NewRecord::new(r.timestamp().unwrap_or(-1), r.key(), r.value());
+                let ts = if ts_type == TimestampType::LogAppendTime {
+                    log_append_time
+                } else {
+                    r.timestamp().unwrap_or(-1)
+                };
+                let rec = NewRecord::new(ts, r.key(), r.value());
                 builder
                     .append_with_offset(r.offset(), &rec)
                     .map_err(|e| codec(at, e))?;

@@ -43,12 +43,19 @@
 //! * KIP-534: a kept v2 batch that keeps a tombstone, or a marker that may go, and has no delete
 //!   horizon yet is written again with the delete-horizon attribute (bit 6) and base timestamp
 //!   `now + delete.retention.ms`; a later pass after that time drops the tombstones and markers.
-//! * A batch that keeps every record and needs no horizon is copied byte for byte. Otherwise it
-//!   is rebuilt with the same magic, codec (at the codec's default level, as Kafka's
-//!   `Compression.of(type).build()`), timestamp type, producer id, epoch, base sequence,
-//!   transactional and control flags and partition leader epoch; a v2 batch keeps its base offset
-//!   and its last offset (Kafka's `overrideLastOffset`, so the producer's last sequence stays),
-//!   a v0/v1 wrapper starts at its first kept record.
+//! * A v2 batch that keeps every record and needs no horizon is copied byte for byte. Otherwise
+//!   it is rebuilt (Kafka 4.4's `buildRetainedRecordsInto`) as magic 2 with the same codec (at
+//!   the codec's default level, as Kafka's `Compression.of(type).build()`), timestamp type,
+//!   producer id, epoch, base sequence, transactional and control flags and partition leader
+//!   epoch, its base offset and its last offset (Kafka's `overrideLastOffset`, so the
+//!   producer's last sequence stays).
+//! * A v0/v1 batch is never copied: every one a pass keeps is rebuilt as a v2 batch (base
+//!   offset its first kept record's, CreateTime for v0, no producer, no leader epoch); one that
+//!   keeps a tombstone gets a delete horizon like any v2 batch, after which its tombstones follow
+//!   KIP-534, not segment times.
+//! * A v2 batch whose next offset is the high watermark is kept, without records when they all
+//!   go (Kafka 4.4's `checkBatchRetention`), so a log whose active segment is empty keeps its
+//!   end.
 //! * Each cleaned segment's `.txnindex` holds the aborted transactions whose ABORT marker it
 //!   keeps while this pass removed their data. The transaction state spans every group of a
 //!   pass, so data removed in one group keeps its marker in a later one.
@@ -56,7 +63,15 @@
 //! Producer state is not changed by cleaning: the batches it was built from that matter (each
 //! producer's last) stay, so a replay after reopening gives the same state.
 //!
-//! # Where Kafka's behaviour was inferred
+//! # Checked against Kafka's own cleaner
+//!
+//! `interop/py/compact_referee.py` (interop steps `compact-referee`, `compact-broker`) runs
+//! Kafka 4.4.0's `Cleaner` and this module on the same directories with the same clock and
+//! settings and requires the same segments batch for batch, `.txnindex` files, checkpoint and
+//! offsets. The three v0/v1 and high-watermark rules above were found that way (Kafka 4.4
+//! differs there from the 2024 sources this module was first written from).
+//!
+//! # Where Kafka's behaviour was inferred (not yet decided by the referee)
 //!
 //! * The offset map stops at the first uncleanable offset inside a segment (Kafka reads the
 //!   dirty segments whole); both end the map at `first uncleanable - 1`.
@@ -379,6 +394,7 @@ impl Log {
                 now_ms,
                 delete_retention_ms: self.config.delete_retention_ms,
                 active_producers: &active_producers,
+                high_watermark: self.high_watermark(),
             };
             self.clean_group(r, &ctx, &mut txn, legacy_delete_horizon, &mut info)?;
         }
@@ -402,6 +418,7 @@ impl Log {
         let max = map.max_desired_len();
         let mut scratch = Vec::new();
         let mut key_scratch = Vec::new();
+        let mut digests: Vec<([u8; 16], i64)> = Vec::new();
         for i in range.clone() {
             let seg = &segs[i];
             let next_start = if i + 1 < range.end {
@@ -428,13 +445,18 @@ impl Log {
                     let records = b
                         .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
                         .map_err(|e| Error::corrupt_codec(seg.location(at as u64), e))?;
+                    // Digests first, then the puts in a tight loop (see `put_digest`).
+                    digests.clear();
                     for rec in records {
                         let rec =
                             rec.map_err(|e| Error::corrupt_codec(seg.location(at as u64), e))?;
                         if let Some(key) = rec.key().filter(|_| rec.offset() >= start) {
-                            if map.len() >= max || !map.put(key, rec.offset()) {
-                                return Ok(true);
-                            }
+                            digests.push((offset_map::md5(key), rec.offset()));
+                        }
+                    }
+                    for (digest, offset) in &digests {
+                        if map.len() >= max || !map.put_digest(digest, *offset) {
+                            return Ok(true);
                         }
                     }
                 }

@@ -71,9 +71,13 @@ impl OffsetMap {
     }
 
     fn is_empty_slot(&self, pos: usize) -> bool {
-        self.bytes[pos..pos + BYTES_PER_ENTRY]
-            .iter()
-            .all(|&b| b == 0)
+        let slot = &self.bytes[pos..pos + BYTES_PER_ENTRY];
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&slot[i..i + 8]);
+            u64::from_be_bytes(w)
+        };
+        word(0) | word(8) | word(16) == 0
     }
 
     /// Maps `key` to `offset` (replacing an earlier offset of the same key).
@@ -82,8 +86,16 @@ impl OffsetMap {
     ///
     /// Never when the caller respects [`OffsetMap::max_desired_len`]; a put into a table with no
     /// free slot is refused with `false` instead.
+    #[cfg(test)]
     pub(crate) fn put(&mut self, key: &[u8], offset: i64) -> bool {
-        let hash = md5(key);
+        self.put_digest(&md5(key), offset)
+    }
+
+    /// [`OffsetMap::put`] of a key whose digest ([`md5`]) the caller computed. (Digesting a
+    /// batch's keys first and then probing in a tight loop lets the probes' cache misses
+    /// overlap.)
+    pub(crate) fn put_digest(&mut self, hash: &[u8; 16], offset: i64) -> bool {
+        let hash = *hash;
         let mut attempt = 0;
         loop {
             let pos = Self::position_of(&hash, attempt, self.slots);
@@ -110,8 +122,14 @@ impl OffsetMap {
     }
 
     /// The latest offset of `key`, -1 when it is not mapped.
+    #[cfg(test)]
     pub(crate) fn get(&self, key: &[u8]) -> i64 {
-        let hash = md5(key);
+        self.get_digest(&md5(key))
+    }
+
+    /// [`OffsetMap::get`] of a key whose digest the caller computed.
+    pub(crate) fn get_digest(&self, hash: &[u8; 16]) -> i64 {
+        let hash = *hash;
         let mut attempt = 0;
         loop {
             let pos = Self::position_of(&hash, attempt, self.slots);
@@ -140,18 +158,32 @@ pub(crate) fn md5(input: &[u8]) -> [u8; 16] {
         9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
         15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
     ];
-    let k: [u32; 64] =
-        std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32);
+    // floor(|sin(i + 1)| * 2^32), RFC 1321's table (computing it per digest cost more than the
+    // digest).
+    const K: [u32; 64] = [
+        0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
+        0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193,
+        0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d,
+        0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
+        0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122,
+        0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa,
+        0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244,
+        0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+        0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
+        0xeb86d391,
+    ];
     let mut state: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
     let bit_len = (input.len() as u64).wrapping_mul(8);
-    let mut tail = Vec::with_capacity(128);
+    // The last partial block, the 0x80 byte, zeros and the length: one or two blocks, on the
+    // stack.
     let full = input.len() / 64 * 64;
-    tail.extend_from_slice(&input[full..]);
-    tail.push(0x80);
-    while tail.len() % 64 != 56 {
-        tail.push(0);
-    }
-    tail.extend_from_slice(&bit_len.to_le_bytes());
+    let rest = input.len() - full;
+    let mut tail = [0u8; 128];
+    tail[..rest].copy_from_slice(&input[full..]);
+    tail[rest] = 0x80;
+    let tail_len = if rest < 56 { 64 } else { 128 };
+    tail[tail_len - 8..tail_len].copy_from_slice(&bit_len.to_le_bytes());
+    let tail = &tail[..tail_len];
     let mut process = |chunk: &[u8]| {
         let m: [u32; 16] = std::array::from_fn(|i| {
             u32::from_le_bytes([
@@ -169,7 +201,7 @@ pub(crate) fn md5(input: &[u8]) -> [u8; 16] {
                 2 => (b ^ c ^ d, (3 * i + 5) % 16),
                 _ => (c ^ (b | !d), (7 * i) % 16),
             };
-            let f = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
+            let f = f.wrapping_add(a).wrapping_add(K[i]).wrapping_add(m[g]);
             a = d;
             d = c;
             c = b;

@@ -422,6 +422,20 @@ struct Faults {
     short_write: Option<u64>,
     /// Fail the sync (file or directory) whose ordinal is this.
     fail_sync: Option<u64>,
+    /// Fail the rename or removal whose ordinal is this (the entry stays as it was).
+    fail_rename: Option<u64>,
+}
+
+impl MemState {
+    /// Counts a rename or removal and fails it when a fault is due.
+    fn rename_fault(&mut self) -> io::Result<()> {
+        self.renames += 1;
+        if self.faults.fail_rename == Some(self.renames) {
+            self.faults.fail_rename = None;
+            return Err(injected("rename"));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Default)]
@@ -435,6 +449,7 @@ struct MemState {
     next_id: u64,
     writes: u64,
     syncs: u64,
+    renames: u64,
     faults: Faults,
     /// Locked directories and the generation of their holder (a crash ends every holder).
     locks: HashMap<PathBuf, u64>,
@@ -519,6 +534,18 @@ impl MemStorage {
     pub fn fail_sync_after(&self, n: u64) {
         let mut s = self.lock();
         s.faults.fail_sync = Some(s.syncs + n.max(1));
+    }
+
+    /// Makes the `n`th rename or removal from now (1 = the next one) fail without changing
+    /// the directory.
+    pub fn fail_rename_after(&self, n: u64) {
+        let mut s = self.lock();
+        s.faults.fail_rename = Some(s.renames + n.max(1));
+    }
+
+    /// Renames and removals done so far.
+    pub fn rename_count(&self) -> u64 {
+        self.lock().renames
     }
 
     /// Removes every pending fault.
@@ -782,6 +809,7 @@ impl Storage for MemStorage {
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut s = self.lock();
+        s.rename_fault()?;
         let id = s.live_names.remove(from).ok_or_else(|| not_found(from))?;
         s.live_names.insert(to.to_path_buf(), id);
         Ok(())
@@ -789,6 +817,7 @@ impl Storage for MemStorage {
 
     fn remove(&self, path: &Path) -> io::Result<()> {
         let mut s = self.lock();
+        s.rename_fault()?;
         s.live_names.remove(path).ok_or_else(|| not_found(path))?;
         Ok(())
     }
