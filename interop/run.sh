@@ -345,14 +345,7 @@ step_broker() {
     # certificates): the same dump as over PLAINTEXT, and clear refusals.
     if [ "${#live[@]}" -gt 0 ]; then
         t="$(basename "${live[0]}")"
-        t="${t%-0}"
-        if timeout 600 python3 interop/broker/security_check.py --krec "$KREC" --broker-dir "$dir" \
-                --topic "$t" >"$WORK/security.txt" 2>"$WORK/security.log"; then
-            count_results broker-security "$WORK/security.txt"
-        else
-            fail broker-security "interop/broker/security_check.py failed:"
-            show_log "$WORK/security.log"
-        fi
+        security_checks broker-security "$dir" "${t%-0}"
     fi
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker-stop.log"; then
         pass broker-stop "clean shutdown (segments flushed and closed)"
@@ -396,6 +389,19 @@ step_broker() {
     else
         fail broker-root-verify "krec verify of the broker's data directory:"
         show_log "$WORK/verify-root.txt"
+    fi
+}
+
+# interop/broker/security_check.py on the running broker of DIR (its secured listeners, TOPIC's
+# partition 0), counted as PREFIX/CHECK.
+security_checks() {
+    local prefix="$1" dir="$2" topic="$3"
+    if timeout 600 python3 interop/broker/security_check.py --krec "$KREC" --broker-dir "$dir" \
+            --topic "$topic" >"$WORK/$prefix.txt" 2>"$WORK/$prefix.log"; then
+        count_results "$prefix" "$WORK/$prefix.txt"
+    else
+        fail "$prefix" "interop/broker/security_check.py failed:"
+        show_log "$WORK/$prefix.log"
     fi
 }
 
@@ -646,15 +652,7 @@ step_broker39() {
             rm -f "$fetched/$name.jsonl"
         fi
     done
-    if [ -n "$first" ]; then
-        if timeout 600 python3 interop/broker/security_check.py --krec "$KREC" --broker-dir "$dir" \
-                --topic "$first" >"$WORK/security39.txt" 2>"$WORK/security39.log"; then
-            count_results broker39-security "$WORK/security39.txt"
-        else
-            fail broker39-security "interop/broker/security_check.py failed:"
-            show_log "$WORK/security39.log"
-        fi
-    fi
+    [ -z "$first" ] || security_checks broker39-security "$dir" "$first"
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker39-stop.log"; then
         pass broker39-stop "clean shutdown"
     else

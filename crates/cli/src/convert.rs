@@ -407,13 +407,7 @@ fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Resu
         report.segments += segments.finish()?;
         finish_dir(output)
     })();
-    if result.is_err() {
-        eprintln!(
-            "krec: the incomplete output is left in {} for inspection",
-            output.display()
-        );
-    }
-    result
+    left_for_inspection(output, result)
 }
 
 /// [`convert_source`] into a writer.
@@ -494,6 +488,17 @@ impl<'a> SegmentWriter<'a> {
         self.close_current()?;
         Ok(self.written)
     }
+}
+
+/// Says where a failed directory conversion left its output.
+fn left_for_inspection(output: &Path, result: Result<(), Failure>) -> Result<(), Failure> {
+    if result.is_err() {
+        eprintln!(
+            "krec: the incomplete output is left in {} for inspection",
+            output.display()
+        );
+    }
+    result
 }
 
 /// Creates `dir`, or accepts it when it exists and is empty.
@@ -631,13 +636,7 @@ fn convert_dir(
         }
         finish_dir(output)
     })();
-    if result.is_err() {
-        eprintln!(
-            "krec: the incomplete output is left in {} for inspection",
-            output.display()
-        );
-    }
-    result
+    left_for_inspection(output, result)
 }
 
 fn copy_if_exists(from: &Path, to: &Path) -> Result<(), Failure> {
