@@ -53,6 +53,7 @@ impl Outcome {
 /// Walks `data` with [`Entries`] and checks every entry, then walks it again with a base
 /// position and checks that every position moved by exactly that base and nothing else changed.
 pub fn check_entries(data: &[u8]) {
+    check_strict_and_bounded(data);
     let plain = walk(data, 0);
     let shifted = walk(data, SHIFT);
     assert_eq!(
@@ -81,6 +82,71 @@ pub fn check_entries(data: &[u8]) {
             },
         };
         assert_eq!(a, b, "a base position changed more than the positions");
+    }
+}
+
+/// `Entries::strict` and `Entries::max_entry_size` against the default: the same entries up to
+/// where they differ; strict turns the partial tail into a `Truncated` error at its position;
+/// a bound turns the first entry whose size field exceeds it into an error at that field.
+fn check_strict_and_bounded(data: &[u8]) {
+    fn run(entries: Entries<'_>) -> (Vec<usize>, Option<Error>, Entries<'_>) {
+        let mut entries = entries;
+        let mut positions = Vec::new();
+        let mut err = None;
+        for e in entries.by_ref() {
+            match e {
+                Ok(b) => positions.push(b.position()),
+                Err(e) => err = Some(e),
+            }
+        }
+        (positions, err, entries)
+    }
+    let (plain, plain_err, plain_entries) = run(Entries::new(data));
+    let partial = plain_entries.partial();
+    let (strict, strict_err, strict_entries) = run(Entries::new(data).strict());
+    assert_eq!(plain, strict, "strict read other entries");
+    assert!(
+        strict_entries.partial().is_none(),
+        "strict reported a partial tail"
+    );
+    match (partial, &strict_err) {
+        (Some(p), Some(Error::Truncated { at, available, .. })) => {
+            assert_eq!((*at, *available), (p.position, p.bytes));
+        }
+        (None, e) => assert_eq!(e, &plain_err, "strict changed an error"),
+        (Some(p), e) => panic!("partial tail {p:?} but strict gave {e:?}"),
+    }
+    const BOUND: usize = 4096;
+    let (bounded, bounded_err, _) = run(Entries::new(data).max_entry_size(BOUND));
+    let sizes = |at: usize| -> Option<i32> {
+        data.get(at + 8..at + 12)
+            .map(|s| i32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    };
+    let big = plain
+        .iter()
+        .position(|&at| sizes(at).is_some_and(|s| s as usize > BOUND));
+    match big {
+        Some(i) => {
+            assert_eq!(bounded, plain[..i].to_vec());
+            assert!(
+                matches!(bounded_err, Some(Error::InvalidLength { at, what: "entry size", .. }) if at == plain[i] + 8),
+                "{bounded_err:?}"
+            );
+        }
+        None => {
+            assert_eq!(bounded, plain);
+            // Only where the default stopped (an error or a partial tail) can it differ: a
+            // size field over the bound is refused first.
+            let stop = plain_entries.next_position();
+            let ended_early = plain_err.is_some() || partial.is_some();
+            match sizes(stop) {
+                Some(size) if ended_early && size >= 14 && size as usize > BOUND => assert!(
+                    matches!(bounded_err, Some(Error::InvalidLength { at, what: "entry size", .. }) if at == stop + 8),
+                    "{bounded_err:?}"
+                ),
+                _ => assert_eq!(bounded_err, plain_err),
+            }
+        }
     }
 }
 
@@ -224,7 +290,22 @@ pub fn check_batch(batch: &Batch<'_>) -> Outcome {
         "validate ({validate:?}) disagrees with iteration ({records:?}) for {} bytes at {lo}",
         hi - lo
     );
+    check_owned(batch);
     Outcome { records, validate }
+}
+
+/// `Batch::owned_records` gives what `checked_records` gives, or the same error.
+fn check_owned(batch: &Batch<'_>) {
+    let input = bytes::Bytes::copy_from_slice(batch.as_bytes());
+    let Some(Ok(copy)) = Entries::with_base(&input, batch.position()).next() else {
+        panic!("the entry's own bytes do not read back");
+    };
+    let owned = copy.owned_records(&input, LIMIT);
+    let mut scratch = Vec::new();
+    let checked: Result<Vec<_>, Error> = batch
+        .checked_records(&mut scratch, LIMIT)
+        .and_then(|r| r.map(|r| r.map(|r| r.to_owned_record())).collect());
+    assert_eq!(owned, checked, "owned_records and checked_records disagree");
 }
 
 /// Iterates a v2 batch; returns the outcome and whether everything validate checks held.

@@ -543,6 +543,17 @@ fn v2_header_lengths_i32_max() {
     }
 }
 
+/// The fields of a v2 record after its length: null key and value, `headers` real headers with
+/// an empty key and a null value (2 bytes each).
+fn empty_headers(headers: i32) -> Vec<u8> {
+    let mut fields = vec![0, 0, 0, 1, 1];
+    write_varint(&mut fields, headers);
+    for _ in 0..headers {
+        fields.extend_from_slice(&[0, 1]); // empty key, null value
+    }
+    fields
+}
+
 /// `Batch::owned_records` of a record with 200,000 empty headers: memory grows with the
 /// headers present (each took at least 2 input bytes), never with a length the input claims:
 /// an `OwnedHeader` (two `Bytes`, 64 bytes) and its location while the batch is read (80
@@ -552,14 +563,7 @@ fn v2_header_lengths_i32_max() {
 fn owned_records_of_200k_empty_headers_cost_linear_in_the_input() {
     let _s = serial();
     let headers = 200_000;
-    let mut fields = vec![0, 0, 0, 1, 1];
-    let mut count = Vec::new();
-    write_varint(&mut count, headers);
-    fields.extend_from_slice(&count);
-    for _ in 0..headers {
-        fields.extend_from_slice(&[0, 1]); // empty key, null value
-    }
-    let input = bytes::Bytes::from(v2_one_record(&fields));
+    let input = bytes::Bytes::from(v2_one_record(&empty_headers(headers)));
     let batch = Entries::new(&input).next().unwrap().unwrap();
     let (owned, peak) = peak_of(|| batch.owned_records(&input, LIMIT).unwrap());
     assert_eq!(owned[0].headers.len(), headers as usize);
@@ -578,14 +582,7 @@ fn owned_records_of_200k_empty_headers_cost_linear_in_the_input() {
 fn v2_many_empty_headers_cost_at_most_16_times_the_input() {
     let _s = serial();
     let headers = 200_000;
-    let mut fields = vec![0, 0, 0, 1, 1];
-    let mut count = Vec::new();
-    write_varint(&mut count, headers);
-    fields.extend_from_slice(&count);
-    for _ in 0..headers {
-        fields.extend_from_slice(&[0, 1]); // empty key, null value
-    }
-    let bytes = v2_one_record(&fields);
+    let bytes = v2_one_record(&empty_headers(headers));
     let (o, peak) = peak_of(|| read_all(&bytes));
     assert!(matches!(only_entry(&o), (Ok(1), Ok(()))), "{o:?}");
     assert_within(
