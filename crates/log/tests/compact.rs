@@ -1477,3 +1477,35 @@ fn test_clean_empty_control_batch() {
     log.compact_now(i64::MAX).unwrap();
     assert_eq!(kafka_view(&log), want);
 }
+
+/// Kafka's `calculateCleanableBytes`: a last stable offset inside a segment makes that whole
+/// segment uncleanable (the first uncleanable offset is rounded down to its base offset), so the
+/// data before the open transaction in the same segment stays dirty. (Decided by the interop
+/// referee, `compact-referee/open-transaction`.)
+#[test]
+fn test_uncleanable_offset_is_rounded_to_its_segment() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    put(&mut log, "a", Some("1"));
+    put(&mut log, "a", Some("2"));
+    log.roll().unwrap();
+    put(&mut log, "a", Some("3")); // 2: same segment as the open transaction
+    put(&mut log, "a", Some("4")); // 3
+    log.append(
+        &txn_batch(1, 0, true, &[("b", Some("open"))]),
+        AppendOrigin::Client,
+    )
+    .unwrap(); // 4
+    put(&mut log, "a", Some("5"));
+    log.roll().unwrap();
+    assert_eq!(log.last_stable_offset(), 4);
+    let state = log.cleanable(NOW).unwrap();
+    assert_eq!(state.first_uncleanable_offset, 2);
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.next_dirty_offset, 2);
+    // Offset 1 is superseded only by offsets in the uncleanable segment: it stays, and so does
+    // everything from offset 2 on.
+    let values: Vec<Option<String>> = kvs(&log).into_iter().map(|k| k.2).collect();
+    assert_eq!(values[0].as_deref(), Some("2"));
+    assert_eq!(values.len(), 5);
+}
