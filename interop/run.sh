@@ -920,7 +920,8 @@ step_differential() {
 
 # Kafka 4.4.0's own Cleaner as the referee for `krec log compact` (interop/py/compact_referee.py):
 # the same partition directories (every magic x codec, overwrites and tombstones, interleaved
-# committed and aborted transactions, several segments, v0/v1/v2 in one log, a small offset map,
+# committed and aborted transactions, an open one, LogAppendTime, several segments, v0/v1/v2 in
+# one log, a small offset map,
 # the dirty ratio and the minimum lag, keyless records) cleaned by CleanerReferee and by us with
 # the same clock and settings, twice (the second pass after the delete horizon); segments batch
 # for batch, .txnindex files, the cleaner checkpoint and the offsets must be equal.

@@ -135,6 +135,14 @@ def transactions(codec):
     return build
 
 
+def open_transaction(b):
+    """Transactions, then one left open: the last stable offset stops the cleaner mid-segment."""
+    transactions("none")(b)
+    b.append(4, keys=12, per_batch=2, pid=9, txn=True)
+    for _ in range(4):
+        b.append(20, keys=12, per_batch=5, tombstones=0.1)
+
+
 def mixed_formats(b):
     for version in ("0.9.0", "0.10.2", "3.0"):
         b.set_config("message.format.version", version)
@@ -167,6 +175,10 @@ def cases():
     for codec in ("none", "lz4"):
         out.append((f"transactions-{codec}", dict(BASE), transactions(codec), "reset"))
         out.append((f"transactions-{codec}-append", dict(BASE), transactions(codec), "append"))
+    out.append(("open-transaction", dict(BASE), open_transaction, "append"))
+    for magic, codec in ((1, "none"), (1, "lz4"), (2, "gzip")):
+        cfg = dict(BASE, **{"message.format.version": FORMATS[magic], "message.timestamp.type": "LogAppendTime"})
+        out.append((f"log-append-time-v{magic}-{codec}", cfg, keyed(magic, codec), "reset"))
     out.append(("mixed-v0-v1-v2", dict(BASE, **{"message.format.version": "0.9.0"}), mixed_formats, "reset"))
     out.append(("partial-small-map", dict(BASE, **{"log.cleaner.dedupe.buffer.size": str(24 * 60)}),
                 small_map, "append"))

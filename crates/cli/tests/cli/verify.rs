@@ -522,3 +522,26 @@ fn missing_paths_exit_2() {
     std::fs::create_dir(d.path("empty")).unwrap();
     assert_eq!(d.run(&["verify", &d.arg("empty")], b"").code, 2);
 }
+
+/// Kafka's `CheckpointFile` reads an empty file, or one that ends after its version line, as no
+/// entries (Kafka 4.4 leaves an empty `leader-epoch-checkpoint` for a log without epochs);
+/// anything else that does not start with version 0 is a problem.
+#[test]
+fn an_empty_leader_epoch_checkpoint_is_no_entries() {
+    let d = Dir::new();
+    let log = indexed_log(&d);
+    for ok in [&b""[..], b"0\n"] {
+        d.write("p/leader-epoch-checkpoint", ok);
+        let r = d.run(&["verify", &log], b"");
+        assert_eq!(r.code, 0, "{:?}: {}", ok, r.out());
+    }
+    d.write("p/leader-epoch-checkpoint", b"1\n0\n");
+    let (code, problems, _) = json_run(&d, &log);
+    assert_eq!(code, 1);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.to_string().contains("not version 0")),
+        "{problems:?}"
+    );
+}

@@ -10,8 +10,11 @@
 //! 2. **First uncleanable offset**: the smallest of the last stable offset, the active segment's
 //!    base offset and, with `min.compaction.lag.ms` > 0, the base offset of the first dirty
 //!    non-active segment whose largest timestamp is newer than `now - min.compaction.lag.ms`;
-//!    never below the first dirty offset.
-//! 3. **Dirty ratio**: bytes of the segments overlapping `[first dirty, first uncleanable)` over
+//!    not below the first dirty offset; then rounded down to the base offset of the segment
+//!    holding it (Kafka's `calculateCleanableBytes`), so a segment the last stable offset falls
+//!    in stays dirty. A first dirty offset past that base leaves nothing cleanable.
+//! 3. **Dirty ratio**: bytes of the segments overlapping `[min(first dirty, first uncleanable),
+//!    first uncleanable)` over
 //!    those plus the bytes of the segments overlapping `[log start, first dirty)` (a segment
 //!    holding the first dirty offset counts on both sides, as in Kafka). [`Log::compact`] cleans
 //!    when the ratio exceeds `min.cleanable.dirty.ratio`, or when the earliest first-batch
@@ -68,13 +71,12 @@
 //! `interop/py/compact_referee.py` (interop steps `compact-referee`, `compact-broker`) runs
 //! Kafka 4.4.0's `Cleaner` and this module on the same directories with the same clock and
 //! settings and requires the same segments batch for batch, `.txnindex` files, checkpoint and
-//! offsets. The three v0/v1 and high-watermark rules above were found that way (Kafka 4.4
-//! differs there from the 2024 sources this module was first written from).
+//! offsets. The v0/v1 and high-watermark rules above and the rounding of the first uncleanable
+//! offset to its segment were found that way (Kafka 4.4 differs there from the 2024 sources
+//! this module was first written from, or our reading of them).
 //!
 //! # Where Kafka's behaviour was inferred (not yet decided by the referee)
 //!
-//! * The offset map stops at the first uncleanable offset inside a segment (Kafka reads the
-//!   dirty segments whole); both end the map at `first uncleanable - 1`.
 //! * An empty control batch (kept for producer state) counts as a marker that may go.
 //! * The cleaned segment's `.log` gets the modification time of the last segment it replaces
 //!   (Kafka sets it on every file of the segment); only the `.log` time is ever read.
@@ -244,9 +246,22 @@ impl Log {
             }
         }
         let uncleanable = uncleanable.max(first_dirty);
+        // Kafka's `calculateCleanableBytes`: the first uncleanable offset is rounded down to the
+        // base offset of the segment holding it (the active segment's when it is at or past it),
+        // so a segment the last stable offset falls in is not cleaned (decided by the interop
+        // referee, case `open-transaction`).
+        let uncleanable = if uncleanable >= active_base {
+            active_base
+        } else {
+            segs[segs
+                .iter()
+                .rposition(|s| s.base_offset() <= uncleanable)
+                .unwrap_or(0)]
+            .base_offset()
+        };
         let bytes = |r: Range<usize>| segs[r].iter().map(Segment::size).sum::<u64>();
         let clean_bytes = bytes(segments_in(segs, -1, first_dirty));
-        let cleanable_bytes = bytes(segments_in(segs, first_dirty, uncleanable));
+        let cleanable_bytes = bytes(segments_in(segs, first_dirty.min(uncleanable), uncleanable));
         let total = clean_bytes + cleanable_bytes;
         let dirty_ratio = if total == 0 {
             0.0

@@ -187,7 +187,7 @@ public final class CleanerReferee {
             writeCheckpoint(dir.resolve(CHECKPOINT), next);
         }
         return "{\"cleaned\":" + clean + ",\"first_dirty_offset\":" + firstDirty
-                + ",\"first_uncleanable_offset\":" + firstUncleanable
+                + ",\"first_uncleanable_offset\":" + ltc.firstUncleanableOffset()
                 + ",\"next_dirty_offset\":" + next + ",\"clean_ms\":" + ms + "}";
     }
 
