@@ -67,7 +67,6 @@
 //! assert_eq!((batch.base_offset(), batch.last_offset()), (7, 9));
 //! ```
 
-use crate::read::v2 as layout;
 use crate::read::{Batch, Entries, Partial, Record};
 use crate::write::{LegacyBuilder, NewRecord, V2Builder};
 use crate::{Compression, Error, Header, Result, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
@@ -784,7 +783,14 @@ fn flush_group(group: Option<Group>, stats: &mut ConvertStats, out: &mut Vec<u8>
         Builder::V2(b) => {
             b.finish_into(out).map_err(|e| locate(e, g.at))?;
             if g.covered > g.last_offset {
-                override_last_offset(out, start, g.base_offset, g.covered);
+                // Kafka's `overrideLastOffset`: the batch covers the group's offsets.
+                let delta = g
+                    .covered
+                    .checked_sub(g.base_offset)
+                    .and_then(|d| i32::try_from(d).ok());
+                if let (Some(delta), Some(batch)) = (delta, out.get_mut(start..)) {
+                    crate::patch::set_last_offset_delta(batch, delta)?;
+                }
             }
             stats.entries_out += 1;
         }
@@ -801,25 +807,6 @@ fn flush_group(group: Option<Group>, stats: &mut ConvertStats, out: &mut Vec<u8>
     stats.records_converted += g.count;
     stats.bytes_out += out.len() - start;
     Ok(())
-}
-
-/// Sets the last offset delta of the v2 batch at `out[start..]` to `last - base` and recomputes
-/// its CRC (which covers the delta), as Kafka's `MemoryRecordsBuilder.overrideLastOffset`.
-fn override_last_offset(out: &mut [u8], start: usize, base: i64, last: i64) {
-    let Some(delta) = last.checked_sub(base).and_then(|d| i32::try_from(d).ok()) else {
-        return;
-    };
-    let Some(batch) = out.get_mut(start..) else {
-        return;
-    };
-    let at = layout::LAST_OFFSET_DELTA_OFFSET;
-    if let Some(dst) = batch.get_mut(at..at + 4) {
-        dst.copy_from_slice(&delta.to_be_bytes());
-    }
-    let crc = crate::crc::crc32c(batch.get(layout::ATTRIBUTES_OFFSET..).unwrap_or(&[]));
-    if let Some(dst) = batch.get_mut(layout::CRC_OFFSET..layout::CRC_OFFSET + 4) {
-        dst.copy_from_slice(&crc.to_be_bytes());
-    }
 }
 
 /// Appends a control record at `offset`, which must be the builder's next offset (control
@@ -1402,7 +1389,7 @@ mod tests {
         });
         // Compaction removed records after offset 14 but kept the last offset, 20.
         assert_eq!(v2_batches(&input)[0].last_offset(), 13);
-        override_last_offset(&mut input, 0, 10, 20);
+        crate::patch::set_last_offset_delta(&mut input, 10).unwrap();
         let source = v2_batches(&input)[0];
         assert_eq!(
             (source.last_offset(), source.last_sequence()),

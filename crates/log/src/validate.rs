@@ -39,6 +39,7 @@
 use crate::config::LogConfig;
 use crate::error::{Error, Location, RecordError, Result};
 use crate::log::AppendOrigin;
+use krecords_codec::patch::assign_offsets;
 use krecords_codec::read::{v2 as v2_layout, Batch, LegacyRecord, Record, V2Records};
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
@@ -618,7 +619,7 @@ pub(crate) fn validate<'a>(
         last_offset,
         Some((config.message_timestamp_type, ts)),
         s.partition_leader_epoch,
-    );
+    )?;
     Ok(done(bytes, &[], count, false))
 }
 
@@ -753,13 +754,13 @@ fn assign_in_place_uncompressed<'a>(
         {
             let (head, tail) = input.split_at(v2_layout::RECORDS_OFFSET);
             let mut head = head.to_vec();
-            patch(&mut head, b, *last, *ts, s.partition_leader_epoch);
+            patch(&mut head, b, *last, *ts, s.partition_leader_epoch)?;
             return Ok((head, tail, count));
         }
     }
     let mut bytes = input.to_vec();
     for (b, last, ts) in patches {
-        patch(&mut bytes, &b, last, ts, s.partition_leader_epoch);
+        patch(&mut bytes, &b, last, ts, s.partition_leader_epoch)?;
     }
     Ok((bytes, &[], count))
 }
@@ -866,63 +867,21 @@ fn varlong(buf: &[u8], pos: usize) -> Option<(i64, usize)> {
 }
 
 /// Kafka's `setLastOffset` / `setMaxTimestamp` / `setPartitionLeaderEpoch` on the copy of `b` in
-/// `bytes` (same position): rewrites the offset fields, and the timestamp and attributes with a
-/// new CRC only when they change.
+/// `bytes` (same position), through the codec's [`assign_offsets`]: the offset fields, and the
+/// timestamp and attributes with a new CRC only when they change.
 fn patch(
     bytes: &mut [u8],
     b: &Batch<'_>,
     last_offset: i64,
     ts: Option<(TimestampType, i64)>,
     epoch: i32,
-) {
+) -> Result<()> {
     let start = b.position();
     // `bytes` may hold only the header of a v2 batch whose CRC stays (see
     // `assign_in_place_uncompressed`).
     let end = (start + b.size_in_bytes()).min(bytes.len());
-    let entry = &mut bytes[start..end];
-    match b {
-        Batch::V2(v) => {
-            let base = last_offset - i64::from(v.last_offset_delta());
-            entry[v2_layout::BASE_OFFSET_OFFSET..v2_layout::BASE_OFFSET_OFFSET + 8]
-                .copy_from_slice(&base.to_be_bytes());
-            entry[v2_layout::PARTITION_LEADER_EPOCH_OFFSET
-                ..v2_layout::PARTITION_LEADER_EPOCH_OFFSET + 4]
-                .copy_from_slice(&epoch.to_be_bytes());
-            if let Some((tt, ts)) = ts {
-                if v.timestamp_type() != tt || v.max_timestamp() != ts {
-                    let mut attrs = v.attributes() & !v2_layout::TIMESTAMP_TYPE_MASK;
-                    if tt == TimestampType::LogAppendTime {
-                        attrs |= v2_layout::TIMESTAMP_TYPE_MASK;
-                    }
-                    entry[v2_layout::ATTRIBUTES_OFFSET..v2_layout::ATTRIBUTES_OFFSET + 2]
-                        .copy_from_slice(&attrs.to_be_bytes());
-                    entry[v2_layout::MAX_TIMESTAMP_OFFSET..v2_layout::MAX_TIMESTAMP_OFFSET + 8]
-                        .copy_from_slice(&ts.to_be_bytes());
-                    let crc = krecords_codec::crc::crc32c(&entry[v2_layout::ATTRIBUTES_OFFSET..]);
-                    entry[v2_layout::CRC_OFFSET..v2_layout::CRC_OFFSET + 4]
-                        .copy_from_slice(&crc.to_be_bytes());
-                }
-            }
-        }
-        Batch::Legacy(l) => {
-            use krecords_codec::read::legacy as layout;
-            entry[0..8].copy_from_slice(&last_offset.to_be_bytes());
-            if let (Some((tt, ts)), 1) = (ts, l.magic()) {
-                if l.timestamp_type() != tt || l.timestamp() != Some(ts) {
-                    let mut attrs = l.attributes() & !layout::TIMESTAMP_TYPE_MASK;
-                    if tt == TimestampType::LogAppendTime {
-                        attrs |= layout::TIMESTAMP_TYPE_MASK;
-                    }
-                    entry[layout::ATTRIBUTES_OFFSET] = attrs;
-                    entry[layout::TIMESTAMP_OFFSET..layout::TIMESTAMP_OFFSET + 8]
-                        .copy_from_slice(&ts.to_be_bytes());
-                    let crc = krecords_codec::crc::crc32(&entry[layout::MAGIC_OFFSET..]);
-                    entry[layout::CRC_OFFSET..layout::CRC_OFFSET + 4]
-                        .copy_from_slice(&crc.to_be_bytes());
-                }
-            }
-        }
-    }
+    assign_offsets(&mut bytes[start..end], last_offset, epoch, ts)
+        .map_err(|e| Error::corrupt_codec(Location::Append { position: start }, e))
 }
 
 /// Kafka's `buildRecordsAndAssignOffsets` / the conversion path: one new entry (v2 batch or
@@ -1024,7 +983,8 @@ mod tests {
             next_offset + count - 1,
             Some(ts),
             s.partition_leader_epoch,
-        );
+        )
+        .unwrap();
         bytes
     }
 

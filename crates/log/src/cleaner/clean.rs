@@ -7,6 +7,7 @@ use super::transactions::TxnMetadata;
 use super::CompactInfo;
 use crate::error::{Error, Result};
 use krecords_codec::control::ControlRecordKey;
+use krecords_codec::patch::set_last_offset_delta;
 use krecords_codec::read::v2 as layout;
 use krecords_codec::read::{Batch, Record};
 use krecords_codec::write::{write_empty_batch, EmptyBatch, NewRecord, V2Builder};
@@ -324,7 +325,10 @@ fn rebuild(
             }
             let start = out.len();
             builder.finish_into(out).map_err(|e| codec(at, e))?;
-            override_last_offset(&mut out[start..], b.last_offset_delta());
+            // Kafka's `overrideLastOffset`: the original last offset stays, so the producer's
+            // last sequence does too.
+            set_last_offset_delta(&mut out[start..], b.last_offset_delta())
+                .map_err(|e| codec(at, e))?;
         }
         Batch::Legacy(b) => {
             // Kafka 4.4's buildRetainedRecordsInto: magic 2, base offset the first kept
@@ -356,17 +360,4 @@ fn rebuild(
         }
     }
     Ok(())
-}
-
-/// Sets a finished v2 batch's last offset delta (Kafka's `overrideLastOffset`: the original last
-/// offset stays, so the producer's last sequence does too) and its CRC.
-fn override_last_offset(batch: &mut [u8], last_offset_delta: i32) {
-    let at = layout::LAST_OFFSET_DELTA_OFFSET;
-    if batch.len() < layout::RECORDS_OFFSET || batch[at..at + 4] == last_offset_delta.to_be_bytes()
-    {
-        return;
-    }
-    batch[at..at + 4].copy_from_slice(&last_offset_delta.to_be_bytes());
-    let crc = krecords_codec::crc::crc32c(&batch[layout::ATTRIBUTES_OFFSET..]);
-    batch[layout::CRC_OFFSET..layout::CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
 }
