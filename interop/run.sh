@@ -625,12 +625,16 @@ for i in range(600):
     grep -q '"batches_rebatched":[1-9]' "$w/compacted.json" \
         && pass ship-compacted-rebatched "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["partitions"][0]; print("%d batches re-batched, %d as is" % (p["batches_rebatched"], p["batches_as_is"]))' "$w/compacted.json")" \
         || fail ship-compacted-rebatched "no batch was re-batched: $(cat "$w/compacted.json")"
-    # Segment files (v1 and v2, gzip and zstd) named on the command line.
+    # Segment files named on the command line: v0 snappy, v1 lz4 and gzip (up-converted), then
+    # v2 batches of every codec (shipped as they are).
     mkdir -p "$w/segs-0"
-    "$KREC" gen --magic 1 --compression gzip --records 3000 --value-size 100 --key-size 8 \
-        --records-per-batch 50 --content text -o "$w/segs-0/00000000000000000000.log" >/dev/null
-    "$KREC" gen --compression zstd --records 3000 --value-size 100 --key-size 8 --headers 2 \
-        --records-per-batch 100 --base-offset 3000 --content json -o "$w/segs-0/00000000000000003000.log" >/dev/null
+    local seg=0 spec
+    for spec in 0:snappy 1:lz4 1:gzip 2:none 2:gzip 2:snappy 2:lz4 2:zstd; do
+        "$KREC" gen --magic "${spec%%:*}" --compression "${spec#*:}" --records 1000 --value-size 100 \
+            --key-size 8 --headers "$([ "${spec%%:*}" = 2 ] && echo 2 || echo 0)" --records-per-batch 50 \
+            --base-offset "$seg" --content text -o "$w/segs-0/$(printf '%020d' "$seg").log" >/dev/null
+        seg=$((seg + 1000))
+    done
     ship_and_compare segments "$w/segs-0" ship-segments "$w"/segs-0/*.log || true
     # Cluster to cluster: the shipped demo topic, read over kafka://, into another topic.
     ship_and_compare copy "$w/demo/orders-0" ship-copy "kafka://$bootstrap/ship-demo/0" || true
@@ -746,7 +750,9 @@ for i in range(int(sys.argv[1]), int(sys.argv[2])):
     jrun "$PKG.ShipConsume" "$bootstrap" ship-crash 0 read_uncommitted >"$w/crash-ru.jsonl" 2>>"$w/crash-consume.err"
     python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/crash-rc.jsonl" "name=ship-crash" >"$w/crash.txt"
     python3 interop/broker/ship_check.py uncommitted "$w/crash-source.jsonl" "$w/crash-ru.jsonl" "name=ship-crash-uncommitted" >>"$w/crash.txt"
-    sed -i "s/^PASS ship-crash: /PASS ship-crash: $rounds rounds ($kills killed, $finished ended before the kill), then /" "$w/crash.txt"
+    local last_run
+    last_run="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["records"])' "$w/crash.json" 2>/dev/null || echo '?')"
+    sed -i "s/^PASS ship-crash: /PASS ship-crash: $rounds rounds ($kills killed, $finished ended before the kill; the last run shipped the remaining $last_run records), then /" "$w/crash.txt"
     count_results ship "$w/crash.txt"
     # Stop the broker, then the records sections of the target's v2 batches.
     if ! interop/broker/broker.sh stop "$dir" 2>"$w/stop.log"; then
