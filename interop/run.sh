@@ -583,8 +583,8 @@ step_ship() {
         local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
         parts="${rest%%:*}"
         if [ "$rest" != "$parts" ]; then
-            local c
-            for c in ${rest#*:}; do cfg+=(--config "$c"); done
+            local c cs="${rest#*:}"
+            for c in ${cs//,/ }; do cfg+=(--config "$c"); done
         fi
         if ! jrun org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --create \
                 --topic "ship-$name" --partitions "$parts" --replication-factor 1 "${cfg[@]}" \
