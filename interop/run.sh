@@ -577,7 +577,7 @@ step_ship() {
     fi
     pass ship-broker "Kafka broker for krec ship on $bootstrap"
     local topic topics=(demo:1 compacted:1 table:1:cleanup.policy=compact,segment.ms=100,min.cleanable.dirty.ratio=0.01
-        tablecopy:1 segments:1 copy:1 follow:1 crash:1 restart:1 small:1:max.message.bytes=2000)
+        tablecopy:1 segments:1 copy:1 follow:1 open:1 crash:1 restart:1 small:1:max.message.bytes=2000)
     for topic in "${topics[@]}"; do
         # No retention: the sources' timestamps are from 2024, older than the default 7 days.
         local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
@@ -717,6 +717,27 @@ for i in range(int(sys.argv[1]), int(sys.argv[2])):
         wait "$follow_pid" 2>/dev/null || true
         fail ship-follow "krec ship --follow ended by itself:"
         show_log "$w/follow.err"
+    fi
+    # A source with a transaction still open: shipped up to its last stable offset, with a note.
+    "$KREC" log create "$w/open-0" >/dev/null
+    edge_app() { local d="$1"; shift; python3 -c '
+import json, sys
+for i in range(int(sys.argv[1]), int(sys.argv[2])):
+    print(json.dumps({"timestamp": 1714000000000 + i, "value": "open %d" % i}))' "$@" | "$KREC" log append "$d" ${EDGE_OPTS:-} >/dev/null; }
+    edge_app "$w/open-0" 0 20
+    EDGE_OPTS="--producer-id 5 --producer-epoch 0 --transactional" edge_app "$w/open-0" 20 30
+    edge_app "$w/open-0" 30 40
+    if timeout 120 "$KREC" ship "$w/open-0" "kafka://$bootstrap/ship-open/0" --job open >/dev/null 2>"$w/open.err" \
+            && grep -q "a transaction is still open" "$w/open.err"; then
+        "$KREC" log read "$w/open-0" --isolation read-committed --bytes hex >"$w/open-source.jsonl"
+        jrun "$PKG.ShipConsume" "$bootstrap" ship-open 0 read_committed >"$w/open-target.jsonl" 2>/dev/null || true
+        python3 interop/broker/ship_check.py records "$w/open-source.jsonl" "$w/open-target.jsonl" \
+            "name=ship-open-transaction" >"$w/open.txt"
+        sed -i "s/^PASS ship-open-transaction: /PASS ship-open-transaction: stopped at the source's last stable offset with a note; /" "$w/open.txt"
+        count_results ship "$w/open.txt"
+    else
+        fail ship-open-transaction "expected exit 0 and a note about the open transaction:"
+        show_log "$w/open.err"
     fi
     # Refusals: each one line naming the problem, exit 2.
     local out rc
