@@ -684,27 +684,33 @@ step_ship() {
     local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap t0=$SECONDS rounds="${SHIP_CRASH_ROUNDS:-50}"
     mkdir -p "$w"
     SHIP_BROKER_DIR="$dir"
-    if ! bootstrap="$(timeout 300 interop/broker/broker.sh start "$dir" 2>"$w/start.log")"; then
+    # The log cleaner on (for ship-table only: the other topics are cleanup.policy=delete).
+    if ! bootstrap="$(BROKER_EXTRA_PROPS="log.cleaner.enable=true log.cleaner.backoff.ms=300" \
+            timeout 300 interop/broker/broker.sh start "$dir" 2>"$w/start.log")"; then
         fail ship-broker "interop/broker/broker.sh start failed:"
         show_log "$w/start.log" 30
         return 0
     fi
     pass ship-broker "Kafka broker for krec ship on $bootstrap"
-    local topic
-    for topic in demo:1 compacted:1 segments:1 copy:1 follow:1 crash:1 restart:1 small:1:max.message.bytes=2000; do
+    local topic topics=(demo:1 compacted:1 table:1:cleanup.policy=compact,segment.ms=100,min.cleanable.dirty.ratio=0.01
+        tablecopy:1 segments:1 copy:1 follow:1 open:1 crash:1 restart:1 small:1:max.message.bytes=2000)
+    for topic in "${topics[@]}"; do
         # No retention: the sources' timestamps are from 2024, older than the default 7 days.
         local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
         parts="${rest%%:*}"
-        [ "$rest" = "$parts" ] || cfg+=(--config "${rest#*:}")
+        if [ "$rest" != "$parts" ]; then
+            local c cs="${rest#*:}"
+            for c in ${cs//,/ }; do cfg+=(--config "$c"); done
+        fi
         if ! jrun org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --create \
-                --topic "ship-$name" --partitions "$parts" --replication-factor 1 ${cfg[@]+"${cfg[@]}"} \
+                --topic "ship-$name" --partitions "$parts" --replication-factor 1 "${cfg[@]}" \
                 >"$w/topic-$name.log" 2>&1; then
             fail ship-topics "cannot create ship-$name:"
             show_log "$w/topic-$name.log"
             return 0
         fi
     done
-    pass ship-topics "8 target topics"
+    pass ship-topics "${#topics[@]} target topics"
     # ship SOURCE... TARGET_TOPIC NAME: ship, then compare ShipConsume's read_committed records
     # of the target with the committed records of the source log directory $SRC_DIR.
     ship_and_compare() {
@@ -727,26 +733,63 @@ step_ship() {
     # and an aborted transaction.
     "$KREC" demo --keep --dir "$w/demo" >"$w/demo.log" 2>&1
     ship_and_compare demo "$w/demo/orders-0" ship-demo "$w/demo/orders-0" || true
-    # A compacted lz4 log: its cleaned batches have offset gaps and are re-batched.
-    "$KREC" log create "$w/table-0" --config cleanup.policy=compact --config segment.bytes=4096 \
-        --config min.cleanable.dirty.ratio=0.01 >/dev/null
-    python3 -c '
+    # A compacted lz4 log: its cleaned batches have offset gaps and are re-batched. raw-0: the
+    # same records, not compacted (for the broker's cleaner below).
+    table_records() {
+        python3 -c '
 import json
 for i in range(600):
     print(json.dumps({"timestamp": 1714000000000 + i, "key": "k%d" % (i % 37), "value": "v%d" % i,
-                      "headers": [{"key": "n", "value": str(i)}]}))' \
-        | "$KREC" log append "$w/table-0" --compression lz4 --records-per-batch 10 >/dev/null
+                      "headers": [{"key": "n", "value": str(i)}]}))'
+    }
+    "$KREC" log create "$w/raw-0" >/dev/null
+    table_records | "$KREC" log append "$w/raw-0" --compression lz4 --records-per-batch 10 >/dev/null
+    "$KREC" log create "$w/table-0" --config cleanup.policy=compact --config segment.bytes=4096 \
+        --config min.cleanable.dirty.ratio=0.01 >/dev/null
+    table_records | "$KREC" log append "$w/table-0" --compression lz4 --records-per-batch 10 >/dev/null
     "$KREC" log compact "$w/table-0" --always >"$w/compact.json"
     ship_and_compare compacted "$w/table-0" ship-compacted "$w/table-0" || true
-    grep -q '"batches_rebatched":[1-9]' "$w/compacted.json" \
-        && pass ship-compacted-rebatched "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["partitions"][0]; print("%d batches re-batched, %d as is" % (p["batches_rebatched"], p["batches_as_is"]))' "$w/compacted.json")" \
-        || fail ship-compacted-rebatched "no batch was re-batched: $(cat "$w/compacted.json")"
-    # Segment files (v1 and v2, gzip and zstd) named on the command line.
+    # A partition directory compacted by the broker's own cleaner, copied off the broker: the
+    # uncompacted log shipped one batch per transaction into ship-table (cleanup.policy=compact,
+    # a segment rolled every 100 ms), cleaned by the broker, copied, then shipped.
+    timeout 120 "$KREC" ship "$w/raw-0" "kafka://$bootstrap/ship-table/0" --job table --txn-bytes 300 \
+        >/dev/null 2>"$w/table.err" || { fail ship-broker-compacted "krec ship failed:"; show_log "$w/table.err"; }
+    local waited gaps=0
+    for waited in $(seq 1 40); do
+        gaps="$("$KREC" dump --format json "$dir/logs/ship-table-0" 2>/dev/null | python3 -c '
+import json, sys
+print(sum(1 for l in sys.stdin for e in [json.loads(l)]
+          if not e.get("control") and e.get("count", 0) != e["last_offset"] - e["base_offset"] + 1))' || echo 0)"
+        [ "$gaps" -gt 0 ] && break
+        sleep 0.5
+    done
+    if [ "$gaps" -gt 0 ]; then
+        sleep 1
+        mkdir -p "$w/broker-copy"
+        cp -r "$dir/logs/ship-table-0" "$w/broker-copy/ship-table-0"
+        ship_and_compare broker-compacted "$w/broker-copy/ship-table-0" ship-tablecopy "$w/broker-copy/ship-table-0" || true
+    else
+        fail ship-broker-compacted "the broker's cleaner left no batch with offset gaps in ship-table-0 within 20 s"
+    fi
+    local compacted
+    for compacted in compacted broker-compacted; do
+        [ -f "$w/$compacted.json" ] || continue
+        if grep -q '"batches_rebatched":[1-9]' "$w/$compacted.json"; then
+            pass "ship-$compacted-rebatched" "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["partitions"][0]; print("%d batches with offset gaps re-batched, %d as is" % (p["batches_rebatched"], p["batches_as_is"]))' "$w/$compacted.json")"
+        else
+            fail "ship-$compacted-rebatched" "no batch was re-batched: $(cat "$w/$compacted.json")"
+        fi
+    done
+    # Segment files named on the command line: v0 snappy, v1 lz4 and gzip (up-converted), then
+    # v2 batches of every codec (shipped as they are).
     mkdir -p "$w/segs-0"
-    "$KREC" gen --magic 1 --compression gzip --records 3000 --value-size 100 --key-size 8 \
-        --records-per-batch 50 --content text -o "$w/segs-0/00000000000000000000.log" >/dev/null
-    "$KREC" gen --compression zstd --records 3000 --value-size 100 --key-size 8 --headers 2 \
-        --records-per-batch 100 --base-offset 3000 --content json -o "$w/segs-0/00000000000000003000.log" >/dev/null
+    local seg=0 spec
+    for spec in 0:snappy 1:lz4 1:gzip 2:none 2:gzip 2:snappy 2:lz4 2:zstd; do
+        "$KREC" gen --magic "${spec%%:*}" --compression "${spec#*:}" --records 1000 --value-size 100 \
+            --key-size 8 --headers "$([ "${spec%%:*}" = 2 ] && echo 2 || echo 0)" --records-per-batch 50 \
+            --base-offset "$seg" --content text -o "$w/segs-0/$(printf '%020d' "$seg").log" >/dev/null
+        seg=$((seg + 1000))
+    done
     ship_and_compare segments "$w/segs-0" ship-segments "$w"/segs-0/*.log || true
     # Cluster to cluster: the shipped demo topic, read over kafka://, into another topic.
     ship_and_compare copy "$w/demo/orders-0" ship-copy "kafka://$bootstrap/ship-demo/0" || true
@@ -790,6 +833,27 @@ for i in range(int(sys.argv[1]), int(sys.argv[2])):
         wait "$follow_pid" 2>/dev/null || true
         fail ship-follow "krec ship --follow ended by itself:"
         show_log "$w/follow.err"
+    fi
+    # A source with a transaction still open: shipped up to its last stable offset, with a note.
+    "$KREC" log create "$w/open-0" >/dev/null
+    edge_app() { local d="$1"; shift; python3 -c '
+import json, sys
+for i in range(int(sys.argv[1]), int(sys.argv[2])):
+    print(json.dumps({"timestamp": 1714000000000 + i, "value": "open %d" % i}))' "$@" | "$KREC" log append "$d" ${EDGE_OPTS:-} >/dev/null; }
+    edge_app "$w/open-0" 0 20
+    EDGE_OPTS="--producer-id 5 --producer-epoch 0 --transactional" edge_app "$w/open-0" 20 30
+    edge_app "$w/open-0" 30 40
+    if timeout 120 "$KREC" ship "$w/open-0" "kafka://$bootstrap/ship-open/0" --job open >/dev/null 2>"$w/open.err" \
+            && grep -q "a transaction is still open" "$w/open.err"; then
+        "$KREC" log read "$w/open-0" --isolation read-committed --bytes hex >"$w/open-source.jsonl"
+        jrun "$PKG.ShipConsume" "$bootstrap" ship-open 0 read_committed >"$w/open-target.jsonl" 2>/dev/null || true
+        python3 interop/broker/ship_check.py records "$w/open-source.jsonl" "$w/open-target.jsonl" \
+            "name=ship-open-transaction" >"$w/open.txt"
+        sed -i "s/^PASS ship-open-transaction: /PASS ship-open-transaction: stopped at the source's last stable offset with a note; /" "$w/open.txt"
+        count_results ship "$w/open.txt"
+    else
+        fail ship-open-transaction "expected exit 0 and a note about the open transaction:"
+        show_log "$w/open.err"
     fi
     # Refusals: each one line naming the problem, exit 2.
     local out rc
@@ -862,7 +926,9 @@ for i in range(int(sys.argv[1]), int(sys.argv[2])):
     jrun "$PKG.ShipConsume" "$bootstrap" ship-crash 0 read_uncommitted >"$w/crash-ru.jsonl" 2>>"$w/crash-consume.err"
     python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/crash-rc.jsonl" "name=ship-crash" >"$w/crash.txt"
     python3 interop/broker/ship_check.py uncommitted "$w/crash-source.jsonl" "$w/crash-ru.jsonl" "name=ship-crash-uncommitted" >>"$w/crash.txt"
-    sed -i "s/^PASS ship-crash: /PASS ship-crash: $rounds rounds ($kills killed, $finished ended before the kill), then /" "$w/crash.txt"
+    local last_run
+    last_run="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["records"])' "$w/crash.json" 2>/dev/null || echo '?')"
+    sed -i "s/^PASS ship-crash: /PASS ship-crash: $rounds rounds ($kills killed, $finished ended before the kill; the last run shipped the remaining $last_run records), then /" "$w/crash.txt"
     count_results ship "$w/crash.txt"
     # Stop the broker, then the records sections of the target's v2 batches.
     if ! interop/broker/broker.sh stop "$dir" 2>"$w/stop.log"; then

@@ -13,7 +13,8 @@
 #
 # Environment: KAFKA_CP (default: interop/java/target/lib/*; interop/java39/target/lib/* for the
 # Kafka 3.9 broker, whose reload4j logging gets DIR/log4j.properties), JAVA (default: java),
-# BROKER_HEAP (default: 768m). The broker's partition directories are DIR/logs/TOPIC-PARTITION.
+# BROKER_HEAP (default: 768m), BROKER_EXTRA_PROPS (more server properties, "NAME=VALUE ...").
+# The broker's partition directories are DIR/logs/TOPIC-PARTITION.
 # Main classes: kafka.tools.StorageTool (format) and kafka.Kafka (the server), both in kafka_2.13.
 #
 # Secured listeners, for the live-cluster client tests (all on 127.0.0.1, certificates for
@@ -144,6 +145,12 @@ auto.create.topics.enable=false
 log.cleaner.enable=false
 log.retention.check.interval.ms=3600000
 EOF
+    # BROKER_EXTRA_PROPS: more NAME=VALUE lines (whitespace-separated), appended (the last
+    # occurrence of a name wins), e.g. "log.cleaner.enable=true log.cleaner.backoff.ms=500".
+    local prop
+    for prop in ${BROKER_EXTRA_PROPS:-}; do
+        echo "$prop" >>"$dir/server.properties"
+    done
     cat >"$dir/log4j2.properties" <<EOF
 status = warn
 appender.file.type = File

@@ -346,6 +346,18 @@ impl Reader {
         }
     }
 
+    /// For a local log whose reading stopped at its last stable offset below its high
+    /// watermark: (last stable offset, high watermark). A transaction is open there; what
+    /// follows it waits for its end.
+    fn stalled(&self) -> Option<(i64, i64)> {
+        match self {
+            Reader::Log { log: Some(l), .. } if l.last_stable_offset() < l.high_watermark() => {
+                Some((l.last_stable_offset(), l.high_watermark()))
+            }
+            _ => None,
+        }
+    }
+
     /// Forgets what was read so that the next fetch sees appended data.
     fn refresh(&mut self) {
         match self {
@@ -635,6 +647,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
             if at_end {
                 if !args.follow {
+                    if let Some((lso, hw)) = reader.stalled() {
+                        eprintln!(
+                            "krec: note: {}: stopped at offset {lso}, the last stable offset (high watermark {hw}): a transaction is still open there; run again once it has ended",
+                            source.id
+                        );
+                    }
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(args.poll_ms));

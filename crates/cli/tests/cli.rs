@@ -27,6 +27,8 @@ mod gen;
 mod kafka;
 #[path = "cli/log.rs"]
 mod log;
+#[path = "cli/ship.rs"]
+mod ship;
 #[path = "cli/sigkill.rs"]
 mod sigkill;
 #[path = "cli/stats.rs"]

@@ -1407,6 +1407,10 @@ struct TxnLog {
     end_txn: Vec<bool>,
     offsets: Vec<(i64, Option<String>)>,
     init_calls: usize,
+    /// EndTxn answers still to be NOT_COORDINATOR, OffsetFetch answers still to be
+    /// UNSTABLE_OFFSET_COMMIT.
+    end_txn_errors: usize,
+    offset_fetch_errors: usize,
 }
 
 fn producer_api_versions(header: &RequestHeader) -> Vec<u8> {
@@ -1581,12 +1585,28 @@ async fn txn_fake(
             ApiKey::EndTxn => {
                 assert!(v <= 4);
                 let req = EndTxnRequest::decode(&mut body, v).unwrap();
+                if log.end_txn_errors > 0 {
+                    log.end_txn_errors -= 1;
+                    return Action::Send(frame(
+                        header,
+                        &EndTxnResponse::default()
+                            .with_error_code(ResponseError::NotCoordinator.code()),
+                    ));
+                }
                 log.end_txn.push(req.committed);
                 Action::Send(frame(header, &EndTxnResponse::default()))
             }
             ApiKey::OffsetFetch => {
                 let req = OffsetFetchRequest::decode(&mut body, v).unwrap();
                 assert!(req.require_stable);
+                if log.offset_fetch_errors > 0 {
+                    log.offset_fetch_errors -= 1;
+                    return Action::Send(frame(
+                        header,
+                        &OffsetFetchResponse::default()
+                            .with_error_code(ResponseError::UnstableOffsetCommit.code()),
+                    ));
+                }
                 let (offset, meta) = log.offsets.last().cloned().unwrap_or((-1, None));
                 let resp = OffsetFetchResponse::default().with_topics(vec![
                     OffsetFetchResponseTopic::default()
@@ -1755,4 +1775,40 @@ async fn producer_state_errors() {
         p.produce(TOPIC, 0, vec![two]).await,
         Err(Error::Corrupt { .. })
     ));
+}
+
+#[tokio::test]
+async fn coordinator_errors_are_retried_with_a_new_lookup() {
+    let (fake, log) = txn_fake(0, |_| None).await;
+    {
+        let mut log = log.lock().unwrap();
+        log.end_txn_errors = 2;
+        log.offset_fetch_errors = 3;
+    }
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    let lookups = fake.count(ApiKey::FindCoordinator);
+    p.begin().unwrap();
+    p.produce(TOPIC, 0, batches()).await.unwrap();
+    p.send_offsets(
+        "g",
+        &[OffsetToCommit {
+            topic: TOPIC.into(),
+            partition: 0,
+            offset: 9,
+            metadata: None,
+        }],
+    )
+    .await
+    .unwrap();
+    // NOT_COORDINATOR twice: each time the coordinator is looked up again.
+    p.commit().await.unwrap();
+    assert_eq!(log.lock().unwrap().end_txn, [true]);
+    assert_eq!(fake.count(ApiKey::EndTxn), 3);
+    // One lookup for the group, two after the NOT_COORDINATOR answers.
+    assert_eq!(fake.count(ApiKey::FindCoordinator), lookups + 3);
+    // A pending transaction's offsets (UNSTABLE_OFFSET_COMMIT) are waited for.
+    let committed = client.offset_fetch("g", TOPIC, &[0], true).await.unwrap();
+    assert_eq!(committed[0].offset, Some(9));
+    assert_eq!(fake.count(ApiKey::OffsetFetch), 4);
 }

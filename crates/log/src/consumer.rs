@@ -116,26 +116,8 @@ pub fn consume(
         source: None,
     };
     for entry in Entries::new(bytes) {
-        let batch = entry.map_err(|e| {
-            Error::corrupt_codec(
-                Location::Read {
-                    position: e.position().unwrap_or(0),
-                },
-                e,
-            )
-        })?;
+        let batch = checked_entry(entry)?;
         let position = batch.position();
-        if !batch.is_crc_valid() {
-            return Err(corrupt(
-                position,
-                format!(
-                    "record batch at offset {} is invalid (stored crc {}, computed {})",
-                    batch.last_offset(),
-                    batch.crc(),
-                    batch.compute_crc()
-                ),
-            ));
-        }
         let next_offset = batch.last_offset() + 1;
         let (producer_id, transactional, control, leader_epoch) = match &batch {
             Batch::V2(v) => (
@@ -203,6 +185,34 @@ pub fn consume(
         out.next_offset = out.next_offset.max(next_offset);
     }
     Ok(out)
+}
+
+/// One entry of [`Entries`] with its CRC checked: [`Error::CorruptMessage`] for an entry that
+/// does not parse or fails its CRC (the v2 batch CRC, or a v0/v1 message's).
+pub(crate) fn checked_entry<'a>(entry: krecords_codec::Result<Batch<'a>>) -> Result<Batch<'a>> {
+    let batch = entry.map_err(|e| {
+        Error::corrupt_codec(
+            Location::Read {
+                position: e.position().unwrap_or(0),
+            },
+            e,
+        )
+    })?;
+    if !batch.is_crc_valid() {
+        return Err(Error::CorruptMessage {
+            at: Location::Read {
+                position: batch.position(),
+            },
+            reason: format!(
+                "record batch at offset {} is invalid (stored crc {}, computed {})",
+                batch.last_offset(),
+                batch.crc(),
+                batch.compute_crc()
+            ),
+            source: None,
+        });
+    }
+    Ok(batch)
 }
 
 /// Kafka's `containsAbortMarker`: the batch's first record has an ABORT control key.

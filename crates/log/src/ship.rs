@@ -21,7 +21,7 @@
 //!
 //! Keys, values, headers and timestamps (as a consumer sees them) are preserved in every case.
 
-use crate::consumer::first_record_is_abort;
+use crate::consumer::{checked_entry, first_record_is_abort};
 use crate::error::{Error, Location, Result};
 use crate::transaction::AbortedTransaction;
 use krecords_codec::convert::{ConvertOptions, Converter};
@@ -107,29 +107,11 @@ pub fn plan(
     let mut scratch = Vec::new();
     let mut legacy = LegacyRun::default();
     for entry in Entries::new(bytes) {
-        let batch = entry.map_err(|e| {
-            Error::corrupt_codec(
-                Location::Read {
-                    position: e.position().unwrap_or(0),
-                },
-                e,
-            )
-        })?;
+        let batch = checked_entry(entry)?;
         let at = batch.position();
         let last = batch.last_offset();
         if last < out.next_offset {
             continue;
-        }
-        if !batch.is_crc_valid() {
-            return Err(Error::CorruptMessage {
-                at: Location::Read { position: at },
-                reason: format!(
-                    "entry at offset {last} is invalid (stored crc {}, computed {})",
-                    batch.crc(),
-                    batch.compute_crc()
-                ),
-                source: None,
-            });
         }
         out.source_bytes += batch.size_in_bytes() as u64;
         let min_offset = out.next_offset;
