@@ -565,6 +565,15 @@ fn open(dir: &Path, access: Access) -> Result<Log, krecords_log::Error> {
         }
     };
     let r = log.recovery_info();
+    for split in &r.splits {
+        // A segment of a broker before KAFKA-6264 whose offsets overflow its indexes.
+        let how = if matches!(access, Access::Read) {
+            "read as if split, nothing in the directory was changed"
+        } else {
+            "split"
+        };
+        eprintln!("krec: offsets overflow a segment's 32-bit range, {how}: {split}");
+    }
     if matches!(access, Access::Read) {
         if r.truncated_bytes > 0 || r.deleted_segments > 0 {
             eprintln!(

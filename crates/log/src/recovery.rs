@@ -13,6 +13,9 @@
 //!    on is recovered: each batch is validated (structure, CRC, offsets), the file is truncated
 //!    at the first invalid one and both indexes are rebuilt. Once a segment had to be truncated,
 //!    every later segment is deleted: nothing written after a torn write survives.
+//!    A segment that holds offsets beyond its indexes' 32-bit relative range (written by a
+//!    broker before KAFKA-6264) is split into segments that each fit, as Kafka's
+//!    `splitOverflowedSegment` does, with every batch copied as it is ([`split_overflowed`]).
 //! 4. The log keeps what the log files say; indexes and checkpoints are derived and rebuilt.
 //!    A recovered segment's `.txnindex` is emptied here and refilled by the producer state
 //!    replay that follows (in `log.rs`): from the latest valid `.snapshot` at or below the first
@@ -24,7 +27,8 @@ use crate::files::{
     self, CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TMP_SUFFIX,
     TXN_INDEX_SUFFIX,
 };
-use crate::segment::Segment;
+use crate::reader::SCAN_WINDOW;
+use crate::segment::{BatchMeta, Segment};
 use crate::storage::Storage;
 use serde::Serialize;
 use std::path::Path;
@@ -53,6 +57,10 @@ pub struct RecoverInfo {
     /// What was wrong at each truncation point (`path: byte N: reason`).
     #[serde(skip)]
     pub problems: Vec<String>,
+    /// Segments whose offsets overflowed their 32-bit relative range and were split (each
+    /// `path: into N segments`).
+    #[serde(skip)]
+    pub splits: Vec<String>,
 }
 
 /// Removes leftovers (step 1); returns the base offsets of the segments, sorted.
@@ -114,38 +122,53 @@ pub(crate) fn load_segments(
         segments.push(segment);
         needs.push(needs_recovery);
     }
-    // The first segment to scan: the one holding the recovery point.
+    // The first segment to scan: the one holding the recovery point (by base offset, which
+    // a split leaves in place).
     let scan_from = recover_from.map(|rp| {
         segments
             .iter()
             .rposition(|s| s.base_offset() <= rp)
-            .unwrap_or(0)
+            .map_or(i64::MIN, |i| segments[i].base_offset())
     });
     let mut i = 0;
     while i < segments.len() {
-        let scan = scan_from.is_some_and(|from| i >= from);
+        let scan = scan_from.is_some_and(|from| segments[i].base_offset() >= from);
+        let mut truncated = 0;
         if scan || needs[i] {
-            let (truncated, problem) = segments[i].recover(config)?;
+            let problem;
+            (truncated, problem) = segments[i].recover(config)?;
             info.recovered_segments += 1;
             info.truncated_bytes += truncated;
             if let Some(p) = problem {
                 info.problems
                     .push(format!("{}: {p}", segments[i].log_path().display()));
             }
-            if truncated > 0 && scan {
-                // Everything after a torn write goes.
-                for later in segments.drain(i + 1..) {
-                    info.truncated_bytes += later.size();
-                    info.deleted_segments += 1;
-                    later.delete(storage, dir)?;
-                }
-                if info.deleted_segments > 0 {
-                    storage
-                        .sync_dir(dir)
-                        .map_err(|e| Error::io("sync", dir, e))?;
-                }
-                break;
+        }
+        if segments[i].has_overflow() {
+            let old = segments.remove(i);
+            needs.remove(i);
+            let path = old.log_path().display().to_string();
+            let new = split_overflowed(storage, dir, config, old, now_ms)?;
+            info.splits
+                .push(format!("{path}: into {} segments", new.len()));
+            let n = new.len();
+            needs.splice(i..i, std::iter::repeat_n(false, n));
+            segments.splice(i..i, new);
+            i += n.saturating_sub(1);
+        }
+        if truncated > 0 && scan {
+            // Everything after a torn write goes.
+            for later in segments.drain(i + 1..) {
+                info.truncated_bytes += later.size();
+                info.deleted_segments += 1;
+                later.delete(storage, dir)?;
             }
+            if info.deleted_segments > 0 {
+                storage
+                    .sync_dir(dir)
+                    .map_err(|e| Error::io("sync", dir, e))?;
+            }
+            break;
         }
         i += 1;
     }
@@ -168,4 +191,140 @@ fn check_order(segments: &[Segment]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Kafka's `LocalLog.splitOverflowedSegment`: replaces `old`, a segment whose offsets overflow
+/// its indexes' 32-bit relative range, by segments that each fit: the first at `old`'s base
+/// offset, every later one at the first offset of its first batch, each holding as many
+/// batches as fit. Batches are copied byte for byte (nothing is validated or rewritten again),
+/// transaction index entries go to the segment holding their marker, and every new segment
+/// gets `old`'s modification time. The new segments are written as `.cleaned` files and swapped
+/// in crash-safely (`cleaner::swap`, which the next load finishes or undoes). Returns them,
+/// opened.
+pub(crate) fn split_overflowed(
+    storage: &dyn Storage,
+    dir: &Path,
+    config: &LogConfig,
+    old: Segment,
+    now_ms: i64,
+) -> Result<Vec<Segment>> {
+    let old_base = old.base_offset();
+    let end = old.next_offset();
+    let modified = old.last_modified(storage)?;
+    let txn_rebuild = old.txn_index().needs_rebuild();
+    let mut new: Vec<Segment> = Vec::new();
+    let mut out = Vec::new();
+    let mut metas = Vec::new();
+    let mut scratch = Vec::new();
+    {
+        let mut r = old.reader(SCAN_WINDOW);
+        while let Some(b) = old.next_batch(&mut r)? {
+            let last = b.last_offset();
+            if !new.last().is_some_and(|s| s.can_convert_offset(last)) {
+                if let Some(s) = new.last_mut() {
+                    s.append(&out, &[], &metas)?;
+                    out.clear();
+                    metas.clear();
+                }
+                let base = if new.is_empty() {
+                    old_base
+                } else {
+                    match b.first_offset() {
+                        Some(first) => first,
+                        None => {
+                            b.record_span(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+                                .map_err(|e| {
+                                    Error::corrupt_codec(old.location(b.position() as u64), e)
+                                })?
+                                .first_offset
+                        }
+                    }
+                };
+                let segment = Segment::create_with_suffix(
+                    storage,
+                    dir,
+                    base,
+                    config,
+                    now_ms,
+                    CLEANED_SUFFIX,
+                )?;
+                if !segment.can_convert_offset(last) {
+                    return Err(Error::corrupt(
+                        old.location(b.position() as u64),
+                        format!(
+                            "a batch with offsets {base}..={last} cannot be placed in a segment \
+                             (its offsets span more than 2^31)"
+                        ),
+                    ));
+                }
+                new.push(segment);
+            }
+            metas.push(BatchMeta {
+                position: out.len() as u64,
+                size: b.size_in_bytes() as u64,
+                last_offset: last,
+                max_timestamp: b.max_timestamp(),
+            });
+            out.extend_from_slice(b.as_bytes());
+            if out.len() >= SCAN_WINDOW {
+                if let Some(s) = new.last_mut() {
+                    s.append(&out, &[], &metas)?;
+                }
+                out.clear();
+                metas.clear();
+            }
+        }
+    }
+    if let Some(s) = new.last_mut() {
+        s.append(&out, &[], &metas)?;
+    }
+    for t in old.aborted_entries() {
+        let at = new
+            .iter()
+            .rposition(|s| s.base_offset() <= t.last_offset)
+            .unwrap_or(0);
+        if let Some(s) = new.get_mut(at) {
+            s.append_aborted(storage, *t)?;
+        }
+    }
+    let total: u64 = new.iter().map(Segment::size).sum();
+    if total != old.size() {
+        return Err(Error::CorruptFile {
+            path: old.log_path().to_path_buf(),
+            reason: format!(
+                "splitting the segment copied {total} of its {} bytes",
+                old.size()
+            ),
+        });
+    }
+    let bases: Vec<i64> = new.iter().map(Segment::base_offset).collect();
+    for s in &mut new {
+        s.seal()?;
+    }
+    drop(new);
+    drop(old);
+    for &base in &bases {
+        let path = dir.join(format!(
+            "{}{CLEANED_SUFFIX}",
+            files::file_name(base, LOG_SUFFIX)
+        ));
+        storage
+            .set_modified_ms(&path, modified)
+            .map_err(|e| Error::io("set the modification time of", &path, e))?;
+    }
+    storage
+        .sync_dir(dir)
+        .map_err(|e| Error::io("sync", dir, e))?;
+    crate::cleaner::swap::replace(storage, dir, &bases, end, &[old_base])?;
+    let mut segments = Vec::with_capacity(bases.len());
+    for base in bases {
+        let (mut segment, needs_recovery) = Segment::open(storage, dir, base, config, now_ms)?;
+        if needs_recovery || txn_rebuild {
+            // A split of a segment that recovery scanned: its transaction index is refilled by
+            // the producer state replay, as the old one would have been.
+            segment.recover(config)?;
+        }
+        segments.push(segment);
+    }
+    Ok(segments)
 }

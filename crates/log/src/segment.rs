@@ -304,6 +304,18 @@ impl Segment {
             .map_err(|e| Error::io("stat", &self.log_path, e))
     }
 
+    /// Kafka's `LogSegment.hasOverflow`: whether the segment holds offsets beyond its indexes'
+    /// 32-bit relative range (a legacy segment of a broker before KAFKA-6264), so that it must
+    /// be split (see `recovery::split_overflowed`).
+    pub(crate) fn has_overflow(&self) -> bool {
+        self.next_offset > self.base_offset && !self.can_convert_offset(self.next_offset - 1)
+    }
+
+    /// The transaction index entries, to carry into the segments a split makes.
+    pub(crate) fn aborted_entries(&self) -> &[AbortedTxn] {
+        self.txn_index.entries()
+    }
+
     /// Whether `offset` fits the indexes' 32-bit relative offsets.
     pub(crate) fn can_convert_offset(&self, offset: i64) -> bool {
         self.offset_index.can_append_offset(offset)
@@ -975,8 +987,8 @@ impl<'f> HeaderWalk<'f> {
     }
 }
 
-/// Why recovery stops at `b`, if it must: a bad CRC, or offsets that go backwards or leave the
-/// segment's 32-bit relative range.
+/// Why recovery stops at `b`, if it must: a bad CRC, or offsets that go backwards or below the
+/// segment's base offset.
 fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
     if !b.is_crc_valid() {
         return Some(format!(
@@ -996,11 +1008,8 @@ fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<Str
     if last <= prev_last {
         return Some(format!("last offset {last} does not follow {prev_last}"));
     }
-    if last - base_offset > i64::from(i32::MAX) {
-        return Some(format!(
-            "offset {last} overflows the segment's relative offsets"
-        ));
-    }
+    // Offsets past the 32-bit relative range are not a reason to stop: the batches are valid
+    // and the loader splits the segment (see `Segment::has_overflow`).
     None
 }
 

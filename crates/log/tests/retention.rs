@@ -16,24 +16,15 @@ fn filled(pairs: &[(&str, &str)], timestamps: &[i64]) -> (Mem, Log) {
     (m, log)
 }
 
-fn bases(log: &Log) -> Vec<i64> {
-    log.info()
-        .unwrap()
-        .segments
-        .iter()
-        .map(|s| s.base_offset)
-        .collect()
-}
-
 #[test]
 fn retention_by_size_deletes_whole_old_segments() {
     // Segments of 2 batches (160 bytes): 0-1, 2-3, 4-5, 6.
     let (m, mut log) = filled(&[("retention.bytes", "330")], &[NOW; 7]);
-    assert_eq!(bases(&log), vec![0, 2, 4, 6]);
+    assert_eq!(segment_bases(&log), vec![0, 2, 4, 6]);
     // 560 bytes, 230 over: only one whole segment (160) fits in the excess.
     let r = log.retain().unwrap();
     assert_eq!((r.deleted_segments, r.log_start_offset), (1, 2));
-    assert_eq!(bases(&log), vec![2, 4, 6]);
+    assert_eq!(segment_bases(&log), vec![2, 4, 6]);
     assert!(!exists(&m, &seg(0, ".log")));
     assert!(!exists(&m, &seg(0, ".index")));
     assert!(!exists(&m, &seg(0, ".timeindex")));
@@ -58,7 +49,7 @@ fn retention_by_time_uses_the_largest_timestamp_of_each_segment() {
             NOW,
         ],
     );
-    assert_eq!(bases(&log), vec![0, 2, 4]);
+    assert_eq!(segment_bases(&log), vec![0, 2, 4]);
     // Segment 0 ends 2 days ago, segment 2 holds a recent batch.
     let r = log.retain().unwrap();
     assert_eq!((r.deleted_segments, r.log_start_offset), (1, 2));
@@ -80,10 +71,10 @@ fn retention_can_delete_the_active_segment_after_rolling() {
         &[("retention.ms", "1000")],
         &[NOW - 5000, NOW - 5000, NOW - 5000],
     );
-    assert_eq!(bases(&log), vec![0, 2]);
+    assert_eq!(segment_bases(&log), vec![0, 2]);
     let r = log.retain().unwrap();
     assert_eq!((r.deleted_segments, r.log_start_offset), (2, 3));
-    assert_eq!(bases(&log), vec![3]);
+    assert_eq!(segment_bases(&log), vec![3]);
     assert_eq!(log.log_end_offset(), 3);
     assert_eq!(log.read(3, 100).unwrap().bytes, Vec::<u8>::new());
     // An empty active segment is never deleted.
@@ -137,7 +128,7 @@ fn segments_without_timestamps_age_by_modification_time() {
     append(&mut log, &legacy(0, -1, &["b"]));
     m.clock.advance(2000);
     append(&mut log, &legacy(0, -1, &["c"]));
-    assert_eq!(bases(&log), vec![0, 1, 2]);
+    assert_eq!(segment_bases(&log), vec![0, 1, 2]);
     let r = log.retain().unwrap();
     assert_eq!((r.deleted_segments, r.log_start_offset), (2, 2));
 }

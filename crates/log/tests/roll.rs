@@ -2,15 +2,6 @@
 
 use crate::util::*;
 
-fn bases(log: &krecords_log::Log) -> Vec<i64> {
-    log.info()
-        .unwrap()
-        .segments
-        .iter()
-        .map(|s| s.base_offset)
-        .collect()
-}
-
 #[test]
 fn rolls_by_size() {
     let batch = v2(NOW, &["0123456789"]);
@@ -20,7 +11,7 @@ fn rolls_by_size() {
     for _ in 0..7 {
         append(&mut log, &batch);
     }
-    assert_eq!(bases(&log), vec![0, 2, 4, 6]);
+    assert_eq!(segment_bases(&log), vec![0, 2, 4, 6]);
     for s in log.info().unwrap().segments {
         assert!(s.size_bytes as usize <= limit);
     }
@@ -29,9 +20,9 @@ fn rolls_by_size() {
     let mut log = m.create(&[("segment.bytes", &(2 * batch.len()).to_string())]);
     append(&mut log, &batch);
     append(&mut log, &batch);
-    assert_eq!(bases(&log), vec![0]);
+    assert_eq!(segment_bases(&log), vec![0]);
     append(&mut log, &batch);
-    assert_eq!(bases(&log), vec![0, 2]);
+    assert_eq!(segment_bases(&log), vec![0, 2]);
     log.verify_indexes().unwrap();
 }
 
@@ -41,13 +32,13 @@ fn rolls_by_time_using_record_timestamps() {
     let mut log = m.create(&[("segment.ms", "1000")]);
     append(&mut log, &v2(NOW, &["a"]));
     append(&mut log, &v2(NOW + 1000, &["b"])); // waited exactly segment.ms: no roll
-    assert_eq!(bases(&log), vec![0]);
+    assert_eq!(segment_bases(&log), vec![0]);
     append(&mut log, &v2(NOW + 1001, &["c"]));
-    assert_eq!(bases(&log), vec![0, 2]);
+    assert_eq!(segment_bases(&log), vec![0, 2]);
     // The wall clock does not matter while batches carry timestamps.
     m.clock.advance(10_000);
     append(&mut log, &v2(NOW + 1500, &["d"]));
-    assert_eq!(bases(&log), vec![0, 2]);
+    assert_eq!(segment_bases(&log), vec![0, 2]);
 }
 
 #[test]
@@ -57,10 +48,10 @@ fn rolls_by_time_using_the_clock_without_timestamps() {
     append(&mut log, &legacy(0, -1, &["a"]));
     m.clock.advance(1000);
     append(&mut log, &legacy(0, -1, &["b"]));
-    assert_eq!(bases(&log), vec![0]);
+    assert_eq!(segment_bases(&log), vec![0]);
     m.clock.advance(1);
     append(&mut log, &legacy(0, -1, &["c"]));
-    assert_eq!(bases(&log), vec![0, 2]);
+    assert_eq!(segment_bases(&log), vec![0, 2]);
 }
 
 #[test]
@@ -94,7 +85,7 @@ fn a_roll_trims_the_old_indexes_and_preallocates_the_new_ones() {
     assert_eq!(m.file(&seg(0, ".timeindex")).unwrap().len(), 1000 / 12 * 12);
     log.roll().unwrap();
     log.roll().unwrap(); // the new segment is empty: nothing happens
-    assert_eq!(bases(&log), vec![0, 3]);
+    assert_eq!(segment_bases(&log), vec![0, 3]);
     // Offset index: batches 2 and 3 got entries (the first batch of a segment never does).
     let index = m.file(&seg(0, ".index")).unwrap();
     assert_eq!(index, [0, 0, 0, 1, 0, 0, 0, 70, 0, 0, 0, 2, 0, 0, 0, 140]);

@@ -12,6 +12,7 @@ mod interop;
 mod locking;
 mod mixed_formats;
 mod offsets;
+mod overflow;
 mod recovery;
 mod retention;
 mod roll;

@@ -5,7 +5,7 @@ use krecords_codec::read::{Batch, Entries};
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 use krecords_log::clock::ManualClock;
-use krecords_log::storage::MemStorage;
+use krecords_log::storage::{MemStorage, Storage};
 use krecords_log::{AppendInfo, AppendOrigin, Env, Log, LogConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,7 +66,6 @@ impl Mem {
 
     /// Every file of the log directory with its bytes (to check that nothing changed).
     pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
-        use krecords_log::storage::Storage;
         let mut names = self.storage.list_dir(&self.dir).unwrap();
         names.sort();
         names
@@ -285,4 +284,26 @@ pub fn snapshot_files(m: &Mem) -> Vec<i64> {
         .into_iter()
         .filter_map(|(n, _)| krecords_log::files::parse_file_name(&n, ".snapshot"))
         .collect()
+}
+
+/// The base offsets of the log's segments.
+pub fn segment_bases(log: &Log) -> Vec<i64> {
+    log.info()
+        .unwrap()
+        .segments
+        .iter()
+        .map(|s| s.base_offset)
+        .collect()
+}
+
+/// Asserts that no file of an interrupted swap (a cleaning pass or a split) is left.
+pub fn assert_no_swap_leftovers(m: &Mem, what: &str) {
+    let names = m.storage.list_dir(&m.dir).unwrap();
+    assert!(
+        !names.iter().any(|n| n.ends_with(".cleaned")
+            || n.ends_with(".swap")
+            || n.ends_with(".deleted")
+            || n == "krec-cleaner-swap"),
+        "{what}: {names:?}"
+    );
 }

@@ -582,7 +582,7 @@ impl Log {
             .iter()
             .map(Segment::base_offset)
             .collect();
-        swap::replace(st, &dir, base, end, &old)?;
+        swap::replace(st, &dir, &[base], end, &old)?;
         let (mut segment, needs_recovery) = Segment::open(st, &dir, base, &self.config, now)?;
         if needs_recovery {
             // Not expected for a segment just written and synced; recovery empties the

@@ -3,24 +3,30 @@
 //! `LogLoader`).
 //!
 //! A group of old segments `[B, E)` (`E` the base offset of the segment after the group) is
-//! replaced by one new segment at `B`:
+//! replaced by new segments, the first at `B`: the cleaner writes one (Kafka's
+//! `cleanSegments`), splitting a segment whose offsets overflow writes several, `B < N2 < …`,
+//! in place of one (Kafka's `splitOverflowedSegment`).
 //!
-//! 1. The new segment is written as `B.log.cleaned`, `B.index.cleaned`, `B.timeindex.cleaned`
-//!    (and `B.txnindex.cleaned` when it keeps aborted transactions), synced, directory synced.
-//! 2. `krec-cleaner-swap` records `B E` (atomically). Kafka has no such file: it takes the end of
-//!    the range from the swap segment's last offset, which misses old segments past the new
-//!    segment's last batch when the cleaner emptied them; ours knows the range.
+//! 1. Each new segment is written as `N.log.cleaned`, `N.index.cleaned`, `N.timeindex.cleaned`
+//!    (and `N.txnindex.cleaned` when it keeps aborted transactions), synced, directory synced.
+//! 2. `krec-cleaner-swap` records `B E N2 …` (atomically). Kafka has no such file: it takes the
+//!    end of the range from the swap segment's last offset, which misses old segments past the
+//!    new segment's last batch when the cleaner emptied them; ours knows the range, and which
+//!    names in it are new.
 //! 3. The `.cleaned` files are renamed `.swap`; directory synced.
 //! 4. Each old segment's files are renamed `.deleted`, indexes first and `.log` last; directory
 //!    synced.
-//! 5. The `.swap` files lose their suffix, indexes first and `.log` last; directory synced.
+//! 5. The `.swap` files lose their suffix, segment by segment from the highest base offset down
+//!    to `B`, indexes first and `.log` last; directory synced. `B.log.swap` is thus the last
+//!    `.swap` file to go.
 //! 6. The `.deleted` files and `krec-cleaner-swap` are removed; directory synced.
 //!
 //! On load ([`recover`]): any `.cleaned` file means step 3 did not complete, so no old segment
 //! was touched: every `.cleaned` and `.swap` file is removed. Otherwise a `B.log.swap` means the
 //! replacement got past step 3: the old segments' files still named in `[B, E)` are removed
-//! (at `B` only while the old `B.log` is still there, since after step 4 the names at `B` are the
-//! new segment's), and the `.swap` files are renamed. `.deleted` files are removed as before.
+//! (never at a new base `N2 …`, whose names are the new segments'; at `B` only while the old
+//! `B.log` is still there, since after step 4 the names at `B` are the new segment's), and the
+//! `.swap` files are renamed. `.deleted` files are removed as before.
 
 use crate::error::{Error, Result};
 use crate::files::{
@@ -53,29 +59,35 @@ fn sync_dir(st: &dyn Storage, dir: &Path) -> Result<()> {
     st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))
 }
 
-/// Steps 2 to 6 of the module documentation: the `.cleaned` files of the new segment at `base`
-/// (already synced) replace the segments `old_bases`, which end before `end`.
+/// Steps 2 to 6 of the module documentation: the `.cleaned` files of the new segments at
+/// `new_bases` (ascending, the first being the first old base; already synced) replace the
+/// segments `old_bases`, which end before `end`.
 pub(crate) fn replace(
     st: &dyn Storage,
     dir: &Path,
-    base: i64,
+    new_bases: &[i64],
     end: i64,
     old_bases: &[i64],
 ) -> Result<()> {
-    files::write_atomic(
-        st,
-        dir,
-        CLEANER_SWAP_FILE,
-        format!("{base} {end}\n").as_bytes(),
-    )?;
-    for s in SUFFIXES {
-        let name = files::file_name(base, s);
-        rename(
-            st,
-            dir,
-            &format!("{name}{CLEANED_SUFFIX}"),
-            &format!("{name}{SWAP_SUFFIX}"),
-        )?;
+    let Some(&base) = new_bases.first() else {
+        return Ok(());
+    };
+    let mut record = format!("{base} {end}");
+    for n in &new_bases[1..] {
+        record.push_str(&format!(" {n}"));
+    }
+    record.push('\n');
+    files::write_atomic(st, dir, CLEANER_SWAP_FILE, record.as_bytes())?;
+    for &new in new_bases.iter().rev() {
+        for s in SUFFIXES {
+            let name = files::file_name(new, s);
+            rename(
+                st,
+                dir,
+                &format!("{name}{CLEANED_SUFFIX}"),
+                &format!("{name}{SWAP_SUFFIX}"),
+            )?;
+        }
     }
     sync_dir(st, dir)?;
     for &old in old_bases {
@@ -85,9 +97,11 @@ pub(crate) fn replace(
         }
     }
     sync_dir(st, dir)?;
-    for s in SUFFIXES {
-        let name = files::file_name(base, s);
-        rename(st, dir, &format!("{name}{SWAP_SUFFIX}"), &name)?;
+    for &new in new_bases.iter().rev() {
+        for s in SUFFIXES {
+            let name = files::file_name(new, s);
+            rename(st, dir, &format!("{name}{SWAP_SUFFIX}"), &name)?;
+        }
     }
     sync_dir(st, dir)?;
     for &old in old_bases {
@@ -134,19 +148,26 @@ pub(crate) fn recover(st: &dyn Storage, dir: &Path, names: &[String]) -> Result<
         }
     } else {
         let base = swap_logs.iter().copied().min().unwrap_or(0);
+        // The recorded end and the new bases above `B`; without our record (a broker's own
+        // swap), the `.swap` logs present are the new segments.
         let recorded = match files::read_small_file(st, &dir.join(CLEANER_SWAP_FILE))? {
             Some(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
-                let mut it = text.split_whitespace().map(str::parse::<i64>);
-                match (it.next(), it.next()) {
-                    (Some(Ok(b)), Some(Ok(e))) if b == base => Some(e),
+                let fields: std::result::Result<Vec<i64>, _> =
+                    text.split_whitespace().map(str::parse::<i64>).collect();
+                match fields.as_deref() {
+                    Ok([b, e, new @ ..]) if *b == base => Some((*e, new.to_vec())),
                     _ => None,
                 }
             }
             None => None,
         };
+        let new_bases = match &recorded {
+            Some((_, new)) => new.clone(),
+            None => swap_logs.iter().copied().filter(|&b| b != base).collect(),
+        };
         let end = match recorded {
-            Some(e) => e,
+            Some((e, _)) => e,
             None => swap_logs
                 .iter()
                 .map(|&b| {
@@ -168,6 +189,9 @@ pub(crate) fn recover(st: &dyn Storage, dir: &Path, names: &[String]) -> Result<
             let Some(b) = SUFFIXES.iter().find_map(|s| files::parse_file_name(n, s)) else {
                 continue;
             };
+            if new_bases.contains(&b) {
+                continue;
+            }
             if (b > base && b < end) || (b == base && old_at_base) {
                 changed |= files::remove_if_exists(st, &dir.join(n))?;
             }
@@ -180,10 +204,13 @@ pub(crate) fn recover(st: &dyn Storage, dir: &Path, names: &[String]) -> Result<
                 changed |= rename(st, dir, n, &to)?;
             }
         }
-        for n in names
+        // Highest base first, `B.log.swap` last (names sort by offset), as in step 5.
+        let mut logs: Vec<&String> = names
             .iter()
             .filter(|n| n.ends_with(&format!("{LOG_SUFFIX}{SWAP_SUFFIX}")))
-        {
+            .collect();
+        logs.sort_unstable_by(|a, b| b.cmp(a));
+        for n in logs {
             if let Some(to) = swap_name(n) {
                 changed |= rename(st, dir, n, &to)?;
             }
