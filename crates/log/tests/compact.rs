@@ -1412,10 +1412,19 @@ fn test_cleaning_beyond_missing_offsets() {
 /// `(keys of data records, offsets of every record with a key and a value, last offset of
 /// every batch)`.
 fn kafka_view(log: &Log) -> (Vec<String>, Vec<i64>, Vec<i64>) {
-    let r = log.read(log.log_start_offset(), 1 << 20).unwrap();
     let mut scratch = Vec::new();
     let (mut keys, mut offsets, mut lasts) = (Vec::new(), Vec::new(), Vec::new());
-    for b in Entries::new(&r.bytes) {
+    let mut bytes = Vec::new();
+    let mut at = log.log_start_offset();
+    while at < log.log_end_offset() {
+        let r = log.read(at, 1 << 20).unwrap();
+        if r.bytes.is_empty() {
+            break;
+        }
+        bytes.extend_from_slice(&r.bytes);
+        at = r.next_offset;
+    }
+    for b in Entries::new(&bytes) {
         let b = b.unwrap();
         lasts.push(b.last_offset());
         let control = matches!(&b, Batch::V2(v) if v.is_control());
@@ -1514,4 +1523,394 @@ fn test_uncleanable_offset_is_rounded_to_its_segment() {
     let values: Vec<Option<String>> = kvs(&log).into_iter().map(|k| k.2).collect();
     assert_eq!(values[0].as_deref(), Some("2"));
     assert_eq!(values.len(), 5);
+}
+
+/// Kafka's `appendTransactionalAsLeader` / `appendIdempotentAsLeader`: one batch of the
+/// producer per call, a record per key (value = key), sequences continuing from the last call.
+struct Producer {
+    id: i64,
+    seq: i32,
+    transactional: bool,
+}
+
+impl Producer {
+    fn new(id: i64, transactional: bool) -> Self {
+        Producer {
+            id,
+            seq: 0,
+            transactional,
+        }
+    }
+
+    fn append(&mut self, log: &mut Log, keys: &[i32]) -> krecords_log::AppendInfo {
+        let texts: Vec<String> = keys.iter().map(i32::to_string).collect();
+        let records: Vec<(&str, Option<&str>)> = texts
+            .iter()
+            .map(|k| (k.as_str(), Some(k.as_str())))
+            .collect();
+        let bytes = txn_batch(self.id, self.seq, self.transactional, &records);
+        self.seq += keys.len() as i32;
+        log.append(&bytes, AppendOrigin::Client).unwrap()
+    }
+}
+
+/// Kafka's `testCommitMarkerRetentionWithEmptyBatch`: a committed transaction whose records
+/// were all overwritten leaves an empty batch while it holds its producer's last sequence; its
+/// COMMIT marker gets a delete horizon only once that batch is gone, and goes after it.
+#[test]
+fn test_commit_marker_retention_with_empty_batch() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("segment.bytes", "256")]));
+    let mut p1 = Producer::new(1, true);
+    let mut p2 = Producer::new(2, true);
+    p1.append(&mut log, &[2, 3]); // 0, 1
+    log.roll().unwrap();
+    p2.append(&mut log, &[2, 3]); // 2, 3
+    log.append_end_txn(2, 0, 0, true, NOW).unwrap(); // 4
+    log.roll().unwrap();
+    put(&mut log, "2", Some("2")); // 5
+    put(&mut log, "3", Some("3")); // 6
+    log.append_end_txn(1, 0, 0, true, NOW).unwrap(); // 7
+    log.roll().unwrap();
+    let view = |log: &Log| kafka_view(log);
+    let t = NOW + 100 * RETENTION;
+    log.compact_now(t).unwrap();
+    assert_eq!(
+        view(&log),
+        (
+            vec!["2".into(), "3".into()],
+            vec![4, 5, 6, 7],
+            vec![1, 3, 4, 5, 6, 7]
+        )
+    );
+    // Again: the empty batches stay, they hold their producers' last sequences.
+    log.compact_now(t).unwrap();
+    assert_eq!(view(&log).2, vec![1, 3, 4, 5, 6, 7]);
+    p2.append(&mut log, &[1]); // 8
+    log.append_end_txn(2, 0, 0, true, NOW).unwrap(); // 9
+    log.roll().unwrap();
+    // Producer 2's empty batch goes; its marker has no delete horizon yet.
+    log.compact_now(t).unwrap();
+    assert_eq!(
+        view(&log),
+        (
+            vec!["2".into(), "3".into(), "1".into()],
+            vec![4, 5, 6, 7, 8, 9],
+            vec![1, 4, 5, 6, 7, 8, 9]
+        )
+    );
+    // Kafka's `runTwoPassClean`: the first pass sets the horizon, the second removes the
+    // marker. Kafka's test runs both without new data: its `FakeOffsetMap.clear()` keeps the
+    // latest offset, so `doClean` cleans the log again with an empty dirty section. Kafka's
+    // real map (`SkimpyOffsetMap`) and its cleaner thread, like ours, need a dirty section, so
+    // the port appends a record before each pass.
+    put(&mut log, "10", Some("10")); // 10
+    log.roll().unwrap();
+    log.compact_now(t).unwrap();
+    put(&mut log, "11", Some("11")); // 11
+    log.roll().unwrap();
+    log.compact_now(t + RETENTION + 1).unwrap();
+    assert_eq!(
+        view(&log),
+        (
+            vec!["2".into(), "3".into(), "1".into(), "10".into(), "11".into()],
+            vec![5, 6, 7, 8, 9, 10, 11],
+            vec![1, 5, 6, 7, 8, 9, 10, 11]
+        )
+    );
+    log.verify_indexes().unwrap();
+}
+
+/// Kafka's `testMultiPassSegmentCleaningWithAbortedTransactions`: with an offset map of four
+/// slots (three keys before it counts as full) the segment is cleaned in several partial
+/// passes; the aborted data goes in the first, the `.txnindex` entries stay while data of
+/// their transactions remains, and the ABORT markers go once their delete horizon passed.
+#[test]
+fn test_multi_pass_segment_cleaning_with_aborted_transactions() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[
+        ("delete.retention.ms", "50000"),
+        // Four 24-byte slots, as Kafka's FakeOffsetMap(slots = 4).
+        ("log.cleaner.dedupe.buffer.size", "96"),
+    ]));
+    let mut p1 = Producer::new(1, true);
+    let mut p2 = Producer::new(2, true);
+    let end = |log: &mut Log, pid: i64, commit: bool| {
+        log.append_end_txn(pid, 0, 0, commit, NOW).unwrap();
+    };
+    p1.append(&mut log, &[1, 2]); // 0, 1
+    p2.append(&mut log, &[2, 3]); // 2, 3
+    p1.append(&mut log, &[3, 4]); // 4, 5
+    end(&mut log, 1, true); // 6
+    end(&mut log, 2, true); // 7
+    p1.append(&mut log, &[2, 3]); // 8, 9
+    end(&mut log, 1, false); // 10
+    p2.append(&mut log, &[4, 5]); // 11, 12
+    p1.append(&mut log, &[5, 6]); // 13, 14
+    end(&mut log, 1, true); // 15
+    end(&mut log, 2, false); // 16
+    p2.append(&mut log, &[6, 7]); // 17, 18
+    end(&mut log, 2, true); // 19
+    log.roll().unwrap();
+    assert_eq!(log.log_end_offset(), 20);
+    let aborted = |log: &Log| {
+        log.aborted_txns()
+            .iter()
+            .map(|t| {
+                (
+                    t.producer_id,
+                    t.first_offset,
+                    t.last_offset,
+                    t.last_stable_offset,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let expected = vec![(1, 8, 10, 11), (2, 11, 16, 17)];
+    assert_eq!(aborted(&log), expected);
+    let bases = |log: &Log| contents(log).1.iter().map(|b| b.0).collect::<Vec<_>>();
+
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.next_dirty_offset, 4);
+    assert_eq!(bases(&log), [0, 2, 4, 6, 7, 10, 13, 15, 16, 17, 19]);
+    assert_eq!(
+        kafka_view(&log).1,
+        [0, 2, 3, 4, 5, 6, 7, 10, 13, 14, 15, 16, 17, 18, 19]
+    );
+    assert_eq!(aborted(&log), expected);
+
+    // No data of the aborted transactions is left: their markers stay (no horizon yet) but
+    // need no index entries.
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.next_dirty_offset, 14);
+    assert_eq!(bases(&log), [0, 2, 4, 6, 7, 10, 13, 15, 16, 17, 19]);
+    assert_eq!(
+        kafka_view(&log).1,
+        [0, 2, 4, 5, 6, 7, 10, 13, 14, 15, 16, 17, 18, 19]
+    );
+    assert!(aborted(&log).is_empty(), "{:?}", aborted(&log));
+
+    let info = log.compact_now(NOW + 50_000).unwrap();
+    assert_eq!(info.next_dirty_offset, 20);
+    assert_eq!(bases(&log), [0, 2, 4, 6, 7, 13, 15, 17, 19]);
+    assert_eq!(kafka_view(&log).1, [0, 2, 4, 5, 6, 7, 13, 15, 17, 18, 19]);
+    assert!(aborted(&log).is_empty());
+    log.verify_indexes().unwrap();
+}
+
+/// Kafka's `testDuplicateCheckAfterCleaning`: cleaning keeps every producer's last batch (if
+/// only as its last sequence), so after cleaning and reopening a retried batch is still
+/// recognised as a duplicate and answered with its original offsets.
+#[test]
+fn test_duplicate_check_after_cleaning() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("segment.bytes", "2048")]));
+    let mut p = [1, 2, 3, 4].map(|id| Producer::new(id, false));
+    p[0].append(&mut log, &[1, 2, 3]);
+    p[1].append(&mut log, &[3, 1, 4]);
+    p[2].append(&mut log, &[1, 4]);
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    let last_seqs = |log: &Log| {
+        log.producer_states()
+            .iter()
+            .map(|s| (s.producer_id, s.last_seq()))
+            .collect::<Vec<_>>()
+    };
+    let (keys, offsets, lasts) = kafka_view(&log);
+    assert_eq!(lasts, [2, 5, 7]);
+    assert_eq!(keys, ["2", "3", "1", "4"]);
+    assert_eq!(offsets, [1, 3, 6, 7]);
+    assert_eq!(last_seqs(&log), [(1, 2), (2, 2), (3, 1)]);
+    // Reopened with a full recovery, as Kafka's test reloads from recovery point 0.
+    log.close().unwrap();
+    Log::recover_with(&m.dir, m.env.clone()).unwrap();
+    let mut log = m.open();
+    let retry = |log: &mut Log, p: &mut Producer, keys: &[i32]| {
+        p.seq = 0;
+        let info = p.append(log, keys);
+        assert!(info.duplicate, "{info:?}");
+        (info.base_offset, info.last_offset)
+    };
+    assert_eq!(retry(&mut log, &mut p[0], &[1, 2, 3]), (0, 2));
+    assert_eq!(retry(&mut log, &mut p[2], &[1, 4]), (6, 7));
+    assert_eq!(retry(&mut log, &mut p[1], &[3, 1, 4]), (3, 5));
+    p[3].append(&mut log, &[2]);
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    let (keys, offsets, lasts) = kafka_view(&log);
+    assert_eq!(lasts, [2, 5, 7, 8]);
+    assert_eq!(keys, ["3", "1", "4", "2"]);
+    assert_eq!(offsets, [3, 6, 7, 8]);
+    assert_eq!(last_seqs(&log), [(1, 2), (2, 2), (3, 1), (4, 0)]);
+    log.close().unwrap();
+    Log::recover_with(&m.dir, m.env.clone()).unwrap();
+    let mut log = m.open();
+    assert_eq!(retry(&mut log, &mut p[0], &[1, 2, 3]), (0, 2));
+}
+
+/// Kafka's `createLogWithMessagesLargerThanMaxSize`: 1 MiB records keyed by their offsets
+/// until there are two segments, written under a 2 MiB `max.message.bytes` that is then cut
+/// to 512 KiB; keys 1, 3, 5, 7 and 9 then get newer, small records.
+fn log_with_messages_larger_than_max_size(m: &Mem) -> (Log, Vec<String>) {
+    let large = 1 << 20;
+    let mut log = m.create(&compacted(&[
+        ("segment.bytes", "16777216"),
+        ("max.message.bytes", "2097152"),
+    ]));
+    let value = "0".repeat(large);
+    while log.info().unwrap().segments.len() < 2 {
+        let k = log.log_end_offset().to_string();
+        put(&mut log, &k, Some(&value));
+    }
+    let mut config = log.config().clone();
+    config.set("max.message.bytes", "524288").unwrap();
+    log.update_config(config).unwrap();
+    let mut keys: Vec<String> = (0..log.log_end_offset())
+        .filter(|k| ![1, 3, 5, 7, 9].contains(k))
+        .map(|k| k.to_string())
+        .collect();
+    for k in [1, 3, 5, 7, 9] {
+        put(&mut log, &k.to_string(), Some("new"));
+        keys.push(k.to_string());
+    }
+    log.roll().unwrap();
+    (log, keys)
+}
+
+/// Kafka's `testMessageLargerThanMaxMessageSize`: batches larger than the current
+/// `max.message.bytes` (and than the cleaner's I/O buffer) written under an earlier, larger
+/// limit are cleaned like any other.
+#[test]
+fn test_message_larger_than_max_message_size() {
+    let m = mem();
+    let (mut log, keys) = log_with_messages_larger_than_max_size(&m);
+    let info = log.compact_now(NOW).unwrap();
+    assert_eq!(info.records_removed, 5);
+    assert_eq!(kafka_view(&log).0, keys);
+    log.verify_indexes().unwrap();
+}
+
+/// The `.log` files of a [`Mem::snapshot`].
+fn log_files_of(snapshot: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+    snapshot
+        .iter()
+        .filter(|(n, _)| n.ends_with(".log"))
+        .cloned()
+        .collect()
+}
+
+fn log_files(m: &Mem) -> Vec<(String, Vec<u8>)> {
+    log_files_of(&m.snapshot())
+}
+
+/// Replaces the bytes of the first segment behind the open log's back.
+fn damage_first_segment(m: &Mem, f: impl FnOnce(&mut Vec<u8>)) {
+    let path = m.path(&seg(0, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    f(&mut bytes);
+    m.storage.put_file(&path, &bytes);
+}
+
+/// Kafka's `testMessageLargerThanMaxMessageSizeWithCorruptHeader`: a batch whose magic byte
+/// became 0xff is corruption, and the pass stops with an error before it replaces anything.
+#[test]
+fn test_message_larger_than_max_message_size_with_corrupt_header() {
+    let m = mem();
+    let (mut log, _) = log_with_messages_larger_than_max_size(&m);
+    let before = m.snapshot();
+    damage_first_segment(&m, |b| b[16] = 0xff);
+    let damaged = m.snapshot();
+    assert_ne!(before, damaged);
+    let err = log.compact_now(NOW).unwrap_err();
+    assert!(
+        matches!(err, krecords_log::Error::CorruptMessage { .. }),
+        "{err:?}"
+    );
+    drop(log);
+    // Nothing was swapped in: the segments are as they were before the pass.
+    assert_eq!(log_files(&m), log_files_of(&damaged));
+}
+
+/// Kafka's `testCorruptMessageSizeLargerThanBytesAvailable`: a segment cut inside its first
+/// batch (the size field promises more than the file holds) is corruption to the cleaner, not
+/// a tail to skip.
+#[test]
+fn test_corrupt_message_size_larger_than_bytes_available() {
+    let m = mem();
+    let (mut log, _) = log_with_messages_larger_than_max_size(&m);
+    damage_first_segment(&m, |b| b.truncate(1024));
+    let damaged = m.snapshot();
+    // The file shrank under the open log, so the read past its new end is the error (Kafka's
+    // `FileRecords` keeps its size too and reports the batch as corrupt).
+    let err = log.compact_now(NOW).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            krecords_log::Error::CorruptMessage { .. } | krecords_log::Error::CorruptFile { .. }
+        ) || matches!(&err, krecords_log::Error::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::UnexpectedEof),
+        "{err:?}"
+    );
+    drop(log);
+    assert_eq!(log_files(&m), log_files_of(&damaged));
+}
+
+/// Kafka's `testCleaningWithKeysConflictingWithTxnMarkerKeys`: a data record whose key is the
+/// bytes of a COMMIT control key does not make the cleaner take a marker for a record of that
+/// key (or the other way round): every batch and record stays.
+#[test]
+fn test_cleaning_with_keys_conflicting_with_txn_marker_keys() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[("segment.bytes", "1024")]));
+    log.set_leader_epoch(5);
+    Producer::new(1, true).append(&mut log, &[1]);
+    log.append_end_txn(1, 0, 0, true, NOW).unwrap();
+    // Version 0, type 1: the key of a COMMIT control record.
+    let commit_key = [0u8, 0, 0, 1];
+    let mut b = V2Builder::new(0).producer(2, 0, 0).transactional(true);
+    b.append(&NewRecord::new(NOW, Some(&commit_key), Some(b"foo")))
+        .unwrap();
+    log.append(&b.finish().unwrap(), AppendOrigin::Client)
+        .unwrap();
+    log.append_end_txn(2, 0, 0, true, NOW).unwrap();
+    log.roll().unwrap();
+    assert_eq!(kafka_view(&log).1, [0, 1, 2, 3]);
+    log.compact_now(NOW).unwrap();
+    let (_, offsets, lasts) = kafka_view(&log);
+    assert_eq!(lasts, [0, 1, 2, 3]);
+    assert_eq!(offsets, [0, 1, 2, 3]);
+}
+
+/// Kafka's `testCleanTombstone`: a tombstone is kept by cleaning time (KIP-534), not by its
+/// own timestamp: one far in the past still survives the pass that sees it and the next one
+/// at the same time.
+#[test]
+fn test_clean_tombstone() {
+    let m = mem();
+    let mut log = m.create(&compacted(&[]));
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(
+        NOW + RETENTION + 10_000,
+        Some(b"0"),
+        Some(b"0"),
+    ))
+    .unwrap();
+    log.append(&b.finish().unwrap(), AppendOrigin::Client)
+        .unwrap();
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(NOW - RETENTION - 10_000, Some(b"0"), None))
+        .unwrap();
+    log.append(&b.finish().unwrap(), AppendOrigin::Client)
+        .unwrap();
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    let first_last = |log: &Log| kafka_view(log).2[0];
+    assert_eq!(first_last(&log), 1, "the tombstone is retained");
+    put(&mut log, "1", Some("1"));
+    log.roll().unwrap();
+    log.compact_now(NOW).unwrap();
+    assert_eq!(first_last(&log), 1, "the tombstone is retained");
 }

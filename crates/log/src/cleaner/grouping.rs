@@ -98,4 +98,20 @@ mod tests {
             vec![0..3]
         );
     }
+
+    /// Kafka's `testSegmentGroupingFollowingLoadOfZeroIndex`: a segment at 2^31 / 2 whose
+    /// last batch is at 2^31 + 1 cannot join the segment at 0, whatever its (empty) index says:
+    /// the span is taken from the offsets that bound the segment, never from its index.
+    #[test]
+    fn test_segment_grouping_following_load_of_zero_index() {
+        let max = i64::from(i32::MAX);
+        let segs = vec![seg(0, 2), seg(max / 2, 2)];
+        let g = group_segments(&segs, u64::MAX, u64::MAX, max + 2);
+        assert_eq!(g, vec![0..1, 1..2]);
+        // One offset less and both fit.
+        assert_eq!(
+            group_segments(&segs, u64::MAX, u64::MAX, max + 1),
+            vec![0..2]
+        );
+    }
 }

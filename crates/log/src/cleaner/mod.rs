@@ -599,3 +599,47 @@ impl Log {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::config::LogConfig;
+    use crate::log::{AppendOrigin, Env};
+    use crate::storage::MemStorage;
+    use krecords_codec::write::{NewRecord, V2Builder};
+    use std::sync::Arc;
+
+    /// Kafka's `testBuildPartialOffsetMap`: a map with room for two keys, built from offset 2
+    /// of five single-record batches, holds keys 2 and 3, says it is full, and ends at 3.
+    #[test]
+    fn test_build_partial_offset_map() {
+        let clock = Arc::new(ManualClock::new(1_714_000_000_000));
+        let env = Env::new(Arc::new(MemStorage::with_clock(clock.clone())), clock);
+        let mut config = LogConfig::default();
+        config.set("segment.index.bytes", "4096").unwrap();
+        let mut log = Log::create_with("/t-0", config, env).unwrap();
+        for k in 0..5 {
+            let k = k.to_string();
+            let mut b = V2Builder::new(0);
+            b.append(&NewRecord::new(0, Some(k.as_bytes()), Some(k.as_bytes())))
+                .unwrap();
+            log.append(&b.finish().unwrap(), AppendOrigin::Client)
+                .unwrap();
+        }
+        log.roll().unwrap();
+        // Three slots and Kafka's load factor of 0.9: two keys (Kafka's test: three slots at
+        // 0.75).
+        let mut map = OffsetMap::new(3 * 24);
+        assert_eq!(map.max_desired_len(), 2);
+        let full = log
+            .build_offset_map(2, i64::from(i32::MAX), &mut map)
+            .unwrap();
+        assert!(full);
+        assert_eq!(map.len(), 2);
+        for (key, offset) in [("0", -1), ("2", 2), ("3", 3), ("4", -1)] {
+            assert_eq!(map.get(key.as_bytes()), offset, "key {key}");
+        }
+        assert_eq!(map.latest_offset(), 3);
+    }
+}
