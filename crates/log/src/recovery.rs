@@ -18,7 +18,7 @@
 //!    `splitOverflowedSegment` does, with every batch copied as it is ([`split_overflowed`]).
 //! 4. The log keeps what the log files say; indexes and checkpoints are derived and rebuilt.
 //!    A recovered segment's `.txnindex` is emptied here and refilled by the producer state
-//!    replay that follows (in `log.rs`): from the latest valid `.snapshot` at or below the first
+//!    replay that follows (in `log/open.rs`): from the latest valid `.snapshot` at or below the first
 //!    recovered segment, through the rest of the log.
 
 use crate::config::LogConfig;

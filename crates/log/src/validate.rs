@@ -38,11 +38,35 @@
 
 use crate::config::LogConfig;
 use crate::error::{Error, Location, RecordError, Result};
-use crate::log::AppendOrigin;
 use krecords_codec::patch::assign_offsets;
 use krecords_codec::read::{v2 as v2_layout, Batch, LegacyRecord, Record, V2Records};
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
+
+/// Who is appending (Kafka's `AppendOrigin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AppendOrigin {
+    /// A producer: the batch is validated and the log assigns offsets; control batches are
+    /// refused; idempotent batches get duplicate and sequence checks.
+    Client,
+    /// The transaction coordinator writing COMMIT / ABORT markers (see
+    /// [`Log::append_end_txn`]): control batches are allowed, the client-only batch checks and
+    /// the sequence checks are skipped, epochs and coordinator epochs are checked.
+    Coordinator,
+    /// Entries that already have their offsets, such as the batches of an existing segment
+    /// (Kafka's `REPLICATION` origin: a follower appends the leader's batches as they are).
+    /// They are stored byte for byte: each entry must be whole, within `max.message.bytes`
+    /// and have a valid CRC, and the offsets are the entries' own, the first at or past the log
+    /// end offset and each entry's past the one before it (a gap is allowed, as on a
+    /// replica); [`Error::InvalidRecord`](crate::Error::InvalidRecord) otherwise.
+    /// Records are not validated again, control batches are taken, the producer state is
+    /// updated from the batches without duplicate, epoch or sequence checks, and the leader
+    /// epoch cache from their partition leader epochs. One append may hold many entries.
+    /// To move batches to other offsets first, use
+    /// [`krecords_codec::write::set_base_offset`].
+    Import,
+}
 
 /// The result of validating one append.
 #[derive(Debug)]

@@ -1,0 +1,416 @@
+//! Creating, opening and recovering a log (Kafka's `LogLoader` steps that live in the log:
+//! the writer's lock, the segments' recovery through `recovery`, the producer state replay).
+
+use super::*;
+use crate::config::LogConfig;
+use crate::epoch::LeaderEpochCache;
+use crate::error::{Error, Result};
+use crate::files::{self, CLEAN_SHUTDOWN_FILE, CONFIG_FILE, LOG_SUFFIX, RECOVERY_POINT_FILE};
+use crate::producer_state::ProducerStateManager;
+use crate::recovery::{self, RecoverInfo};
+use crate::segment::Segment;
+use crate::storage::{DirLock, ReadOnlyStorage, Storage};
+use crate::transaction::AbortedTxn;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Refuses `dir` when a running Kafka broker owns it, then takes the writer's lock.
+pub(super) fn lock_for_writing(
+    st: &dyn Storage,
+    dir: &Path,
+    options: OpenOptions,
+) -> Result<DirLock> {
+    if !options.ignore_running_broker {
+        match st.running_broker_lock(dir) {
+            Ok(Some(lock_file)) => {
+                return Err(Error::BrokerRunning {
+                    dir: dir.to_path_buf(),
+                    lock_file,
+                })
+            }
+            Ok(None) => {}
+            Err(e) => return Err(Error::io("check the broker lock of", dir, e)),
+        }
+    }
+    match st.lock_dir(dir, options.lock_wait) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(Error::LogLocked {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e) => Err(Error::io("lock", dir.join(files::LOCK_FILE), e)),
+    }
+}
+
+/// Kafka's `LogLoader` producer state steps (`removeStraySnapshots`, then
+/// `rebuildProducerState`): loads the latest usable snapshot, no later than the first segment
+/// whose transaction index recovery emptied, replays the log after it (refilling those
+/// transaction indexes, as Kafka's `LogSegment.recover` does), and takes a snapshot at the log
+/// end. Snapshots are also taken at the base offsets of the last two segments when the replay
+/// passes them. Without a snapshot the replay starts at the log start offset (Kafka skips it
+/// after a clean shutdown, assuming an upgrade from a broker without snapshots; this log never
+/// does, so state is never silently lost).
+pub(super) fn load_producer_state(
+    st: &dyn Storage,
+    dir: &Path,
+    names: &[String],
+    config: &LogConfig,
+    segments: &mut [Segment],
+    now: i64,
+) -> Result<ProducerStateManager> {
+    let bases: Vec<i64> = segments.iter().map(Segment::base_offset).collect();
+    let log_start = bases.first().copied().unwrap_or(0);
+    let log_end = segments.last().map_or(log_start, Segment::next_offset);
+    let mut ps = ProducerStateManager::new(log_start, now);
+    ps.load_snapshot_names(st, dir, names, &bases)?;
+    let rebuild_from = segments
+        .iter()
+        .find(|s| s.txn_index().needs_rebuild())
+        .map(Segment::base_offset);
+    let limit = rebuild_from.map_or(log_end, |r| r.min(log_end));
+    ps.load_latest_snapshot(
+        st,
+        dir,
+        log_start,
+        limit,
+        now,
+        config.producer_id_expiration_ms,
+    )?;
+    let snapshot_bases = &bases[bases.len().saturating_sub(2)..];
+    let mut scratch = Vec::new();
+    for segment in segments.iter_mut() {
+        let rebuild = segment.txn_index().needs_rebuild();
+        if !rebuild && segment.next_offset() <= ps.map_end_offset() {
+            continue;
+        }
+        let start = ps
+            .map_end_offset()
+            .max(segment.base_offset())
+            .max(log_start);
+        ps.set_map_end_offset(start);
+        if start == segment.base_offset() && snapshot_bases.contains(&start) {
+            ps.take_snapshot(st, dir)?;
+        }
+        let mut aborted = Vec::new();
+        segment.for_each_batch_header(|b| {
+            if b.last_offset() >= start {
+                if let Some((txn, lso)) = ps.replay(b, &mut scratch) {
+                    if txn.aborted {
+                        aborted.push(AbortedTxn {
+                            producer_id: txn.producer_id,
+                            first_offset: txn.first_offset,
+                            last_offset: txn.last_offset,
+                            last_stable_offset: lso,
+                        });
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if rebuild {
+            for t in aborted {
+                segment.append_aborted(st, t)?;
+            }
+            segment.txn_index_rebuilt()?;
+        }
+        ps.set_map_end_offset(segment.next_offset().max(start));
+    }
+    ps.set_map_end_offset(log_end);
+    ps.take_snapshot(st, dir)?;
+    st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+    Ok(ps)
+}
+
+impl Log {
+    /// Creates a log in `dir` (created if needed) on the real file system.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AlreadyExists`] if `dir` holds a log, [`Error::InvalidConfig`], I/O errors.
+    pub fn create(dir: impl AsRef<Path>, config: LogConfig) -> Result<Log> {
+        Log::create_with(dir, config, Env::fs())
+    }
+
+    /// Creates a log in `dir` with the given storage and clock.
+    ///
+    /// Writes `krec-log.json` and an empty first segment (base offset 0, indexes preallocated),
+    /// and syncs the directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::create`].
+    pub fn create_with(dir: impl AsRef<Path>, config: LogConfig, env: Env) -> Result<Log> {
+        Log::create_with_options(dir, config, env, OpenOptions::default())
+    }
+
+    /// As [`Log::create_with`], taking the directory as `options` say.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::create`], and [`Error::LogLocked`] / [`Error::BrokerRunning`].
+    pub fn create_with_options(
+        dir: impl AsRef<Path>,
+        config: LogConfig,
+        env: Env,
+        options: OpenOptions,
+    ) -> Result<Log> {
+        let dir = dir.as_ref().to_path_buf();
+        let storage = env.storage.clone();
+        config.validate()?;
+        storage
+            .create_dir_all(&dir)
+            .map_err(|e| Error::io("create", &dir, e))?;
+        let lock = lock_for_writing(storage.as_ref(), &dir, options)?;
+        let names = storage
+            .list_dir(&dir)
+            .map_err(|e| Error::io("list", &dir, e))?;
+        if names
+            .iter()
+            .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some())
+        {
+            return Err(Error::AlreadyExists { path: dir });
+        }
+        let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
+        files::write_atomic(storage.as_ref(), &dir, CONFIG_FILE, &json)?;
+        let now = env.clock.now_ms();
+        let segment = Segment::create(storage.as_ref(), &dir, 0, &config, now)?;
+        storage
+            .sync_dir(&dir)
+            .map_err(|e| Error::io("sync", &dir, e))?;
+        Ok(Log {
+            dir,
+            env,
+            config,
+            segments: vec![segment],
+            log_start_offset: 0,
+            recovery_point: 0,
+            leader_epoch: 0,
+            epoch_cache: LeaderEpochCache::default(),
+            producer_state: ProducerStateManager::new(0, now),
+            unflushed_messages: 0,
+            last_flush_ms: now,
+            poisoned: None,
+            recovery: RecoverInfo {
+                segments: 1,
+                clean_shutdown: true,
+                ..RecoverInfo::default()
+            },
+            _lock: Some(lock),
+            read_only: false,
+        })
+    }
+
+    /// Opens the log in `dir` on the real file system, recovering it if it was not closed
+    /// cleanly (see [`Log::recovery_info`]).
+    ///
+    /// A directory without `krec-log.json` but with `.log` segments (one a Kafka broker wrote)
+    /// opens with the default configuration; its segments are scanned as after a crash.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotALog`], a corrupt configuration, I/O errors.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Log> {
+        Log::open_with(dir, Env::fs())
+    }
+
+    /// Opens the log in `dir` with the given storage and clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn open_with(dir: impl AsRef<Path>, env: Env) -> Result<Log> {
+        Log::open_with_options(dir, env, OpenOptions::default())
+    }
+
+    /// Opens the log in `dir` for writing, taking the directory as `options` say (waiting for
+    /// another writer, or writing into a running broker's directory).
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn open_with_options(dir: impl AsRef<Path>, env: Env, options: OpenOptions) -> Result<Log> {
+        Log::load(dir.as_ref(), env, false, Some(options))
+    }
+
+    /// Opens the log in `dir` for reading only, on the real file system. See
+    /// [`Log::open_read_only_with`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotALog`], a corrupt configuration, I/O errors.
+    pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Log> {
+        Log::open_read_only_with(dir, Env::fs())
+    }
+
+    /// Opens the log in `dir` for reading only: nothing in the directory is created, deleted,
+    /// renamed or rewritten, and no lock is taken, so it works on a live log (a writer's, or a
+    /// Kafka broker's partition directory), a read-only mount, or files without write
+    /// permission.
+    ///
+    /// The log is loaded as [`Log::open`] loads it — a torn tail is cut, missing or damaged
+    /// indexes are rebuilt, producer state is replayed — but through a
+    /// [`ReadOnlyStorage`], so all of that happens in memory. Each file's length is taken when
+    /// it is first opened: the log shows what was complete then, never a batch a writer is
+    /// still writing (a partial or corrupt tail is left out, as recovery would cut it), and
+    /// not what is appended later. Every write ([`Log::append`], [`Log::retain`], ...) is
+    /// refused with [`Error::ReadOnly`]; [`Log::close`] does nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open_read_only`].
+    pub fn open_read_only_with(dir: impl AsRef<Path>, env: Env) -> Result<Log> {
+        let view = Env::new(
+            Arc::new(ReadOnlyStorage::new(env.storage.clone())),
+            env.clock.clone(),
+        );
+        Log::load(dir.as_ref(), view, false, None)
+    }
+
+    /// Opens the log in `dir`, scans every segment (whether or not it was closed cleanly),
+    /// truncates at the first invalid batch, rebuilds every index, and closes it again.
+    /// This is `krec log recover`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn recover(dir: impl AsRef<Path>) -> Result<RecoverInfo> {
+        Log::recover_with(dir, Env::fs())
+    }
+
+    /// As [`Log::recover`] with the given storage and clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn recover_with(dir: impl AsRef<Path>, env: Env) -> Result<RecoverInfo> {
+        Log::recover_with_options(dir, env, OpenOptions::default())
+    }
+
+    /// As [`Log::recover_with`], taking the directory as `options` say.
+    ///
+    /// # Errors
+    ///
+    /// As [`Log::open`].
+    pub fn recover_with_options(
+        dir: impl AsRef<Path>,
+        env: Env,
+        options: OpenOptions,
+    ) -> Result<RecoverInfo> {
+        let log = Log::load(dir.as_ref(), env, true, Some(options))?;
+        let info = log.recovery.clone();
+        log.close()?;
+        Ok(info)
+    }
+
+    /// Loads the log; `writer` is `Some` for a writer (which takes the lock as its options
+    /// say), `None` for a read-only open (whose storage is a [`ReadOnlyStorage`]).
+    pub(super) fn load(
+        dir: &Path,
+        env: Env,
+        full_scan: bool,
+        writer: Option<OpenOptions>,
+    ) -> Result<Log> {
+        let storage = env.storage.clone();
+        let st = storage.as_ref();
+        let list = || match st.list_dir(dir) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotALog {
+                path: dir.to_path_buf(),
+            }),
+            Err(e) => Err(Error::io("list", dir, e)),
+        };
+        let mut names = list()?;
+        let looks_like_log = |names: &[String]| {
+            names
+                .iter()
+                .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some())
+        };
+        let lock = match writer {
+            Some(options) => {
+                // Nothing is created in a directory that holds no log, not even the lock.
+                if !looks_like_log(&names) {
+                    return Err(Error::NotALog {
+                        path: dir.to_path_buf(),
+                    });
+                }
+                let lock = lock_for_writing(st, dir, options)?;
+                // The previous writer may have changed the directory while we waited.
+                names = list()?;
+                Some(lock)
+            }
+            None => None,
+        };
+        let has_config = names.iter().any(|n| n == CONFIG_FILE);
+        let config = match files::read_small_file(st, &dir.join(CONFIG_FILE))? {
+            Some(bytes) => {
+                let json: serde_json::Value =
+                    serde_json::from_slice(&bytes).map_err(|e| Error::CorruptFile {
+                        path: dir.join(CONFIG_FILE),
+                        reason: format!("not JSON: {e}"),
+                    })?;
+                LogConfig::from_json(&json)?
+            }
+            None => LogConfig::default(),
+        };
+        let bases = recovery::clean_dir(st, dir, &names)?;
+        if !has_config && bases.is_empty() {
+            return Err(Error::NotALog {
+                path: dir.to_path_buf(),
+            });
+        }
+        let clean = names.iter().any(|n| n == CLEAN_SHUTDOWN_FILE) && !full_scan;
+        let recover_from = if clean {
+            None
+        } else if full_scan {
+            Some(i64::MIN)
+        } else {
+            let path = dir.join(RECOVERY_POINT_FILE);
+            Some(match files::read_small_file(st, &path)? {
+                Some(bytes) => files::parse_recovery_point(&path, &bytes).unwrap_or(i64::MIN),
+                None => i64::MIN,
+            })
+        };
+        let now = env.clock.now_ms();
+        let (mut segments, mut info) =
+            recovery::load_segments(st, dir, &config, &bases, recover_from, now)?;
+        if segments.is_empty() {
+            segments.push(Segment::create(st, dir, 0, &config, now)?);
+            st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+        }
+        let active = segments.len() - 1;
+        segments[active].resize_indexes(&config)?;
+        let log_end = segments[active].next_offset();
+        let (mut epoch_cache, readable) = LeaderEpochCache::load(st, dir)?;
+        let mut epochs_changed = !readable;
+        epochs_changed |= epoch_cache.truncate_from_end(log_end);
+        epochs_changed |= epoch_cache.truncate_from_start(segments[0].base_offset());
+        if epochs_changed {
+            epoch_cache.store(st, dir)?;
+        }
+        if names.iter().any(|n| n == CLEAN_SHUTDOWN_FILE) {
+            // From here on a crash must not look like a clean shutdown.
+            files::remove_if_exists(st, &dir.join(CLEAN_SHUTDOWN_FILE))?;
+            st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;
+        }
+        info.segments = segments.len();
+        info.next_offset = log_end;
+        let producer_state = load_producer_state(st, dir, &names, &config, &mut segments, now)?;
+        Ok(Log {
+            dir: dir.to_path_buf(),
+            log_start_offset: segments[0].base_offset(),
+            recovery_point: segments[active].base_offset(),
+            leader_epoch: epoch_cache.latest_epoch().unwrap_or(0),
+            segments,
+            env,
+            config,
+            epoch_cache,
+            producer_state,
+            unflushed_messages: 0,
+            last_flush_ms: now,
+            poisoned: None,
+            recovery: info,
+            read_only: lock.is_none(),
+            _lock: lock,
+        })
+    }
+}
