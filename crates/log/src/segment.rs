@@ -16,7 +16,6 @@ use crate::storage::{Storage, StorageFile};
 use crate::transaction::AbortedTxn;
 use krecords_codec::read::v2 as v2_layout;
 use krecords_codec::read::Batch;
-use krecords_codec::LOG_OVERHEAD;
 use std::path::{Path, PathBuf};
 
 /// What an append tells the segment about each batch it wrote.
@@ -556,7 +555,9 @@ impl Segment {
                 .at(pos)
                 .map_err(|e| Error::io("read", &self.log_path, e))?
             {
-                Head::Batch { size, last_offset } => {
+                Head::Batch {
+                    size, last_offset, ..
+                } => {
                     if last_offset >= offset {
                         return Ok(Some(pos));
                     }
@@ -627,7 +628,9 @@ impl Segment {
                 .at(pos)
                 .map_err(|e| Error::io("read", &self.log_path, e))?
             {
-                Head::Batch { size, last_offset } => {
+                Head::Batch {
+                    size, last_offset, ..
+                } => {
                     if last_offset >= max_offset {
                         break true;
                     }
@@ -790,19 +793,13 @@ impl Segment {
         let io = |e| Error::io("read", &self.log_path, e);
         let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
         let mut pos = 0u64;
-        let mut view = [0u8; v2_layout::RECORDS_OFFSET];
         loop {
-            let size = match w.at(pos).map_err(io)? {
+            let (size, control) = match w.at(pos).map_err(io)? {
                 Head::End => return Ok(()),
-                Head::Batch { size, .. } => size,
+                Head::Batch { size, control, .. } => (size, control),
                 Head::Other => break,
             };
-            let head = w.header(pos, v2_layout::RECORDS_OFFSET).map_err(io)?;
-            let attributes = i16::from_be_bytes([
-                head[v2_layout::ATTRIBUTES_OFFSET],
-                head[v2_layout::ATTRIBUTES_OFFSET + 1],
-            ]);
-            if attributes & v2_layout::CONTROL_MASK != 0 {
+            if control {
                 // Control batches are read whole: the replay reads their marker record.
                 let mut r = SegmentReader::new(self.log.as_ref(), pos, self.size, SEEK_WINDOW);
                 match self.next(&mut r)? {
@@ -810,10 +807,9 @@ impl Segment {
                     None => return Ok(()),
                 }
             } else {
-                view.copy_from_slice(head);
-                let empty = (v2_layout::RECORDS_OFFSET - LOG_OVERHEAD) as i32;
-                view[v2_layout::LENGTH_OFFSET..v2_layout::LENGTH_OFFSET + 4]
-                    .copy_from_slice(&empty.to_be_bytes());
+                let head = w.header(pos, v2_layout::RECORDS_OFFSET).map_err(io)?;
+                let view = v2_layout::header_only(head)
+                    .ok_or_else(|| Error::corrupt(self.location(pos), "short v2 header"))?;
                 let b = krecords_codec::read::V2Batch::new(&view, pos as usize)
                     .map_err(|e| Error::corrupt_codec(self.location(pos), e))?;
                 f(&Batch::V2(b))?;
@@ -907,8 +903,13 @@ impl Segment {
 
 /// What [`HeaderWalk::at`] found.
 enum Head {
-    /// A v2 batch whose header parses: its size including the 12-byte prefix, its last offset.
-    Batch { size: u64, last_offset: i64 },
+    /// A v2 batch whose header parses: its size including the 12-byte prefix, its last offset,
+    /// whether it is a control batch.
+    Batch {
+        size: u64,
+        last_offset: i64,
+        control: bool,
+    },
     /// The end of the range.
     End,
     /// Anything else: a v0/v1 entry, a truncated or unparsable entry.
@@ -924,9 +925,6 @@ struct HeaderWalk<'f> {
     /// File position of `buf[0]`.
     buf_start: u64,
 }
-
-/// Header bytes the walk needs: through the last offset delta.
-const WALK_HEAD: usize = v2_layout::LAST_OFFSET_DELTA_OFFSET + 4;
 
 impl<'f> HeaderWalk<'f> {
     fn new(file: &'f dyn StorageFile, end: u64) -> Self {
@@ -965,25 +963,18 @@ impl<'f> HeaderWalk<'f> {
         if available < v2_layout::RECORDS_OFFSET as u64 {
             return Ok(Head::Other);
         }
-        let h = self.header(pos, WALK_HEAD)?;
-        let be_i32 = |at: usize| i32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
-        let size = be_i32(v2_layout::LENGTH_OFFSET);
-        let min = (v2_layout::RECORDS_OFFSET - LOG_OVERHEAD) as i32;
-        if h[v2_layout::MAGIC_OFFSET] != 2 || size < min {
+        let h = self.header(pos, v2_layout::PEEK_LEN)?;
+        let Some(peek) = v2_layout::HeaderPeek::parse(h) else {
             return Ok(Head::Other);
+        };
+        match peek.v2_entry_size() {
+            Some(total) if total <= available => Ok(Head::Batch {
+                size: total,
+                last_offset: peek.last_offset(),
+                control: peek.is_control(),
+            }),
+            _ => Ok(Head::Other),
         }
-        let total = size as u64 + LOG_OVERHEAD as u64;
-        if total > available {
-            return Ok(Head::Other);
-        }
-        let mut base = [0u8; 8];
-        base.copy_from_slice(&h[v2_layout::BASE_OFFSET_OFFSET..v2_layout::BASE_OFFSET_OFFSET + 8]);
-        let last_offset = i64::from_be_bytes(base)
-            .wrapping_add(i64::from(be_i32(v2_layout::LAST_OFFSET_DELTA_OFFSET)));
-        Ok(Head::Batch {
-            size: total,
-            last_offset,
-        })
     }
 }
 

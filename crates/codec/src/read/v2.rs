@@ -71,6 +71,101 @@ pub const DELETE_HORIZON_MASK: i16 = 0x40;
 /// length, value length and header count, one byte each.
 pub const MIN_RECORD_SIZE: usize = 7;
 
+/// Bytes of an entry that [`HeaderPeek::parse`] reads: through the last offset delta.
+pub const PEEK_LEN: usize = LAST_OFFSET_DELTA_OFFSET + 4;
+
+/// What the first [`PEEK_LEN`] bytes of an entry say about it, read without the rest (no CRC,
+/// no records): how a reader walking a file through a small window finds batch boundaries and
+/// offsets before it reads a whole batch.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::read::v2::{HeaderPeek, PEEK_LEN};
+/// use krecords_codec::write::{NewRecord, V2Builder};
+///
+/// let mut b = V2Builder::new(40);
+/// b.append(&NewRecord::new(1714000000000, None, Some(b"a"))).unwrap();
+/// b.append(&NewRecord::new(1714000000000, None, Some(b"b"))).unwrap();
+/// let bytes = b.finish().unwrap();
+/// let peek = HeaderPeek::parse(&bytes[..PEEK_LEN]).unwrap();
+/// assert_eq!(peek.v2_entry_size(), Some(bytes.len() as u64));
+/// assert_eq!((peek.base_offset, peek.last_offset()), (40, 41));
+/// assert!(!peek.is_control());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderPeek {
+    /// The base offset field (a v0/v1 entry's offset field).
+    pub base_offset: i64,
+    /// The batch length field: the bytes after it.
+    pub length: i32,
+    /// The magic byte.
+    pub magic: u8,
+    /// The attributes field (meaningful for magic 2 only).
+    pub attributes: i16,
+    /// The last offset delta field (meaningful for magic 2 only).
+    pub last_offset_delta: i32,
+}
+
+impl HeaderPeek {
+    /// Reads the fields from `prefix`; `None` when it is shorter than [`PEEK_LEN`].
+    pub fn parse(prefix: &[u8]) -> Option<HeaderPeek> {
+        let h = prefix.get(..PEEK_LEN)?;
+        Some(HeaderPeek {
+            base_offset: i64_at(h, BASE_OFFSET_OFFSET),
+            length: i32_at(h, LENGTH_OFFSET),
+            magic: u8_at(h, MAGIC_OFFSET),
+            attributes: i16_at(h, ATTRIBUTES_OFFSET),
+            last_offset_delta: i32_at(h, LAST_OFFSET_DELTA_OFFSET),
+        })
+    }
+
+    /// The whole entry's size (length prefix included) when this is a v2 batch with at least a
+    /// full header: what [`V2Batch::new`] would need; `None` otherwise.
+    pub fn v2_entry_size(&self) -> Option<u64> {
+        let min = (RECORDS_OFFSET - crate::LOG_OVERHEAD) as i32;
+        (self.magic == 2 && self.length >= min)
+            .then(|| (self.length as u64).saturating_add(crate::LOG_OVERHEAD as u64))
+    }
+
+    /// `base_offset + last_offset_delta`, wrapping as Java's longs do.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset
+            .wrapping_add(i64::from(self.last_offset_delta))
+    }
+
+    /// Whether the control attribute bit is set.
+    pub fn is_control(&self) -> bool {
+        self.attributes & CONTROL_MASK != 0
+    }
+}
+
+/// A copy of a v2 batch's header (its first [`RECORDS_OFFSET`] bytes) with the batch length
+/// set to an empty records section, so that [`V2Batch::new`] accepts it: a view of the header
+/// fields alone for code that reads nothing else (records count and CRC stay as stored, so
+/// the CRC no longer matches). `None` when `header` is shorter than [`RECORDS_OFFSET`].
+///
+/// ```
+/// use krecords_codec::read::v2::{header_only, V2Batch, RECORDS_OFFSET};
+/// use krecords_codec::write::{NewRecord, V2Builder};
+///
+/// let mut b = V2Builder::new(7).producer(3, 0, 5);
+/// b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
+/// let bytes = b.finish().unwrap();
+/// let head = header_only(&bytes).unwrap();
+/// let v = V2Batch::new(&head, 0).unwrap();
+/// assert_eq!((v.base_offset(), v.raw_producer_id(), v.records_count()), (7, 3, 1));
+/// assert_eq!(v.as_bytes().len(), RECORDS_OFFSET);
+/// ```
+pub fn header_only(header: &[u8]) -> Option<[u8; RECORDS_OFFSET]> {
+    let mut view = [0u8; RECORDS_OFFSET];
+    view.copy_from_slice(header.get(..RECORDS_OFFSET)?);
+    let empty = (RECORDS_OFFSET - crate::LOG_OVERHEAD) as i32;
+    view.get_mut(LENGTH_OFFSET..LENGTH_OFFSET + 4)?
+        .copy_from_slice(&empty.to_be_bytes());
+    Some(view)
+}
+
 /// A view of one v2 record batch (the whole entry, offset and length prefix included).
 ///
 /// The constructor checks that the fixed 61-byte header is present; accessors then cannot fail.

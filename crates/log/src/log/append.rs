@@ -8,7 +8,7 @@ use crate::producer_state::{Checked, Origin, Staged};
 use crate::segment::{BatchMeta, Segment};
 use crate::transaction::AbortedTxn;
 use crate::validate::{self, Settings};
-use krecords_codec::read::v2::RECORDS_OFFSET;
+use krecords_codec::read::v2::{header_only, RECORDS_OFFSET};
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::write::{end_txn_marker, EndTxnBatch};
 use krecords_codec::TimestampType;
@@ -186,17 +186,23 @@ impl Log {
         // records stay in the input: the producer checks and the index bookkeeping read only
         // header fields, so they get a view of the header alone (its length field set to an
         // empty records section) and the batch's size is the whole.
-        let mut header_view = [0u8; RECORDS_OFFSET];
-        let mut batches: Vec<Batch<'_>> = Vec::new();
-        if !validated.tail.is_empty() {
-            header_view.copy_from_slice(&validated.bytes);
-            let empty = (RECORDS_OFFSET - krecords_codec::LOG_OVERHEAD) as i32;
-            header_view[8..12].copy_from_slice(&empty.to_be_bytes());
-        }
-        let parsed: &[u8] = if validated.tail.is_empty() {
-            &validated.bytes
+        let header_view = if validated.tail.is_empty() {
+            None
         } else {
-            &header_view
+            Some(header_only(&validated.bytes).ok_or(Error::Codec {
+                at: Location::Unknown,
+                source: krecords_codec::Error::Truncated {
+                    at: 0,
+                    what: "v2 batch header",
+                    needed: RECORDS_OFFSET,
+                    available: validated.bytes.len(),
+                },
+            })?)
+        };
+        let mut batches: Vec<Batch<'_>> = Vec::new();
+        let parsed: &[u8] = match &header_view {
+            Some(h) => h,
+            None => &validated.bytes,
         };
         // Validated entries: whole, so a truncated one is an error (a bug), never a tail.
         for entry in Entries::new(parsed).strict() {
