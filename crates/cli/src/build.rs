@@ -1,7 +1,9 @@
 //! `krec build`: JSON lines of records in, Kafka log entries out.
 
+use crate::args::parse_compression;
 use crate::bytes_fmt::BytesFormat;
-use crate::{Context, Failure, Outcome};
+use crate::outcome::{Context, Failure, Outcome};
+use crate::time_fmt::now_ms;
 use krecords_codec::control::ControlRecordType;
 use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
@@ -113,44 +115,6 @@ pub struct OwnedRecord {
     pub value: Option<Vec<u8>>,
     /// Headers in order: key bytes, optional value bytes.
     pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-}
-
-/// The current time in ms since the epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// Parses `codec[:level]`.
-pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure> {
-    let (name, level) = match s.split_once(':') {
-        Some((n, l)) => (n, Some(l)),
-        None => (s, None),
-    };
-    let codec = Compression::from_name(name).ok_or_else(|| {
-        Failure::Usage(format!(
-            "unknown compression {name:?} (none, gzip, snappy, lz4, zstd)"
-        ))
-    })?;
-    let level = match level {
-        None => None,
-        Some(l) => {
-            let l: i32 = l
-                .parse()
-                .map_err(|_| Failure::Usage(format!("invalid level {l:?}")))?;
-            match codec.level_range() {
-                Some(_) if codec.is_valid_level(l) => Some(l),
-                Some((lo, hi)) => {
-                    return Err(Failure::Usage(format!(
-                        "{name} level {l} outside {lo}..={hi}"
-                    )))
-                }
-                None => return Err(Failure::Usage(format!("{name} has no levels"))),
-            }
-        }
-    };
-    Ok((codec, level))
 }
 
 /// Runs the subcommand.

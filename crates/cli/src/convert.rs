@@ -1,10 +1,10 @@
 //! `krec convert`: rewrite a segment file or a partition directory in another message format
 //! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
 
-use crate::build::parse_compression;
+use crate::args::parse_compression;
 use crate::kafka::{self, expand_inputs, KafkaArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
 use krecords_codec::read::Entries;

@@ -8,14 +8,14 @@
 mod filter;
 mod json;
 mod text;
-pub(crate) mod time;
 
 use crate::bytes_fmt::BytesFormat;
 use crate::decode::{Decode, Kind};
 use crate::entry_json;
 use crate::kafka::{expand_inputs, KafkaArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::Next;
-use crate::{Context, Failure, Outcome};
+use crate::time_fmt;
 use clap::ValueEnum;
 use filter::{Filter, Verdict};
 use krecords_codec::read::Batch;
@@ -100,10 +100,10 @@ pub struct Args {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     offset_end: Option<i64>,
     /// Only timestamps from T on (inclusive): epoch ms or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = time::parse_time, allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time_start: Option<i64>,
     /// Only timestamps before T (exclusive): epoch ms or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = time::parse_time, allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time_end: Option<i64>,
     /// Only entries with this producer id (-1: non-idempotent and v0/v1).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]

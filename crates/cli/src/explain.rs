@@ -7,7 +7,7 @@
 //! decompression and the layout constants.
 
 use crate::kafka::{self, expand_inputs, KafkaArgs};
-use crate::{Context, Failure, Outcome};
+use crate::outcome::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::{legacy as l, v2};
@@ -577,7 +577,7 @@ fn timestamp_note(ts: i64) -> String {
     if ts == -1 {
         "none".into()
     } else if (0..=253_402_300_799_999).contains(&ts) {
-        crate::dump::time::iso(ts)
+        crate::time_fmt::iso(ts)
     } else {
         "out of range".into()
     }
@@ -1561,16 +1561,16 @@ mod tests {
 
     #[test]
     fn iso8601_renders_epoch_millis() {
-        assert_eq!(crate::dump::time::iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(crate::time_fmt::iso(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(
-            crate::dump::time::iso(1_714_000_000_000),
+            crate::time_fmt::iso(1_714_000_000_000),
             "2024-04-24T23:06:40.000Z"
         );
         assert_eq!(
-            crate::dump::time::iso(951_782_400_123),
+            crate::time_fmt::iso(951_782_400_123),
             "2000-02-29T00:00:00.123Z"
         );
-        assert_eq!(crate::dump::time::iso(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(crate::time_fmt::iso(-1), "1969-12-31T23:59:59.999Z");
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! (keys, values, headers, timestamps) do not depend on `--magic`, `--compression` or
 //! `--records-per-batch`: only the framing around them does.
 
-use crate::build::parse_compression;
+use crate::args::parse_compression;
+use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};

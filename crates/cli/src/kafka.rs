@@ -9,9 +9,9 @@
 //! most a couple of chunks of a bounded fetch window (`max.partition.fetch.bytes`, widened for
 //! a larger batch) ahead of the reader.
 
+use crate::outcome::{Context, Failure};
 use crate::progress::Progress;
 use crate::source::{expand_paths, Source};
-use crate::{Context, Failure};
 use bytes::Bytes;
 use clap::ValueEnum;
 use krecords_client::{
@@ -89,7 +89,7 @@ pub fn parse_position(text: &str) -> Result<Position, String> {
         _ => {}
     }
     if let Some(ms) = t.strip_prefix('@') {
-        return crate::dump::time::parse_time(ms).map(Position::Time);
+        return crate::time_fmt::parse_time(ms).map(Position::Time);
     }
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
         return t
@@ -97,7 +97,7 @@ pub fn parse_position(text: &str) -> Result<Position, String> {
             .map(Position::Offset)
             .map_err(|e| format!("invalid offset {text:?}: {e}"));
     }
-    crate::dump::time::parse_time(t)
+    crate::time_fmt::parse_time(t)
         .map(Position::Time)
         .map_err(|_| {
             format!(

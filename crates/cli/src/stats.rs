@@ -3,11 +3,11 @@
 
 mod what_if;
 
-use crate::build::parse_compression;
+use crate::args::parse_compression;
 use crate::convert;
 use crate::kafka::{expand_inputs, Input, KafkaArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::Next;
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::convert::ConvertOptions;
 use krecords_codec::read::{Batch, Record};

@@ -4,8 +4,8 @@
 //! against it. Read-only, streaming: one entry in memory at a time, plus each index file.
 
 use crate::kafka::{expand_inputs, KafkaArgs, KafkaUrl};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::Batch;
