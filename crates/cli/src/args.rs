@@ -1,7 +1,8 @@
-//! Arguments that several subcommands share: parsed once, declared once.
+//! Arguments that several subcommands share, declared once (flattened into each command's
+//! `Args` with `#[command(flatten)]`) and parsed once.
 
 use crate::outcome::Failure;
-use krecords_codec::Compression;
+use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 
 /// Parses `codec[:level]`.
 pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure> {
@@ -32,4 +33,20 @@ pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure>
         }
     };
     Ok((codec, level))
+}
+
+/// `--max-decompressed-bytes`, for every command that reads entries.
+#[derive(clap::Args)]
+pub struct DecompressArgs {
+    /// Upper bound on the decompressed size of one entry.
+    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
+    pub max_decompressed_bytes: usize,
+}
+
+/// `--magic` with its default, for the commands that write entries from scratch.
+#[derive(clap::Args)]
+pub struct MagicArgs {
+    /// Message format: 0, 1 or 2.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub magic: u8,
 }

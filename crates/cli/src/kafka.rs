@@ -236,6 +236,25 @@ pub fn client_failure(name: &str, e: &Error) -> Failure {
     Failure::Usage(format!("{name}: {e}"))
 }
 
+/// Expands the PATH of a command that reads one live partition: the inputs and that
+/// partition, or a usage error naming `command` when `path` is not one
+/// `kafka://HOST:PORT/TOPIC/PARTITION`.
+pub fn expand_one_partition(
+    path: &Path,
+    args: &KafkaArgs,
+    command: &str,
+) -> Result<(Inputs, LivePartition), Failure> {
+    let inputs = expand_inputs(&[path.to_path_buf()], args)?;
+    let [Input::Kafka(live)] = inputs.items.as_slice() else {
+        return Err(Failure::Usage(format!(
+            "{}: {command} reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
+            path.display()
+        )));
+    };
+    let live = live.clone();
+    Ok((inputs, live))
+}
+
 /// Expands PATH arguments (see [`expand_paths`]); `kafka://` URLs are resolved to their
 /// partitions (a connection and a Metadata request each).
 pub fn expand_inputs(paths: &[PathBuf], args: &KafkaArgs) -> Result<Inputs, Failure> {
@@ -383,11 +402,14 @@ impl Inputs {
         match input {
             Input::File(path) => Source::open_limited(path, max_bytes)
                 .context(|| format!("cannot open {}", path.display())),
-            Input::Kafka(k) => {
-                let reader = self.live_reader(k)?;
-                Ok(Source::from_reader(k.name.clone(), Box::new(reader)))
-            }
+            Input::Kafka(k) => self.open_live(k),
         }
+    }
+
+    /// Opens a live partition for reading, from `--start` to `--end`.
+    pub fn open_live(&self, k: &LivePartition) -> Result<Source, Failure> {
+        let reader = self.live_reader(k)?;
+        Ok(Source::from_reader(k.name.clone(), Box::new(reader)))
     }
 
     /// The fetched bytes of a live partition from `--start` to `--end`, as a byte stream (what

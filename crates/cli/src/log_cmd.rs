@@ -943,14 +943,8 @@ fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> 
             Isolation::ReadUncommitted => kafka::Isolation::ReadUncommitted,
         }),
     };
-    let inputs = kafka::expand_inputs(std::slice::from_ref(&args.dir), &kafka_args)?;
-    let [kafka::Input::Kafka(live)] = inputs.items.as_slice() else {
-        return Err(Failure::Usage(format!(
-            "{}: krec log read reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
-            args.dir.display()
-        )));
-    };
-    let (rt, mut stream) = inputs.stream(live)?;
+    let (inputs, live) = kafka::expand_one_partition(&args.dir, &kafka_args, "krec log read")?;
+    let (rt, mut stream) = inputs.stream(&live)?;
     let mut fetch_offset = stream.next_offset();
     let mut budget = args.max_bytes;
     while let Some(chunk) = rt
