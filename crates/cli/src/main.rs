@@ -10,30 +10,21 @@
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 mod args;
-mod build;
 mod bytes_fmt;
-mod convert;
+mod cmd;
 mod decode;
-mod demo;
-mod docs;
-mod dump;
 mod entry_json;
-mod explain;
-mod gen;
 mod kafka;
-mod log_cmd;
 mod outcome;
 mod progress;
-mod ship;
 mod source;
-mod stats;
 mod time_fmt;
-mod verify;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use cmd::{build, convert, demo, docs, dump, explain, gen, log, ship, stats, verify};
 use outcome::{Failure, Outcome};
 
 /// Command line for Kafka's message formats: dump, build and inspect log segments.
@@ -54,7 +45,7 @@ enum Command {
     Gen(gen::Args),
     Verify(verify::Args),
     Convert(convert::Args),
-    Log(log_cmd::Args),
+    Log(log::Args),
     Ship(ship::Args),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
@@ -73,7 +64,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen::run(args, &mut out),
         Command::Verify(args) => verify::run(args, &mut out),
         Command::Convert(args) => convert::run(args, &mut out),
-        Command::Log(args) => log_cmd::run(args, &mut out),
+        Command::Log(args) => log::run(args, &mut out),
         Command::Ship(args) => ship::run(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),

@@ -9,8 +9,8 @@
 //! short line on stderr; bad arguments, an invalid configuration and storage (I/O) errors exit 2
 //! with a message on stderr.
 
-use crate::build::{build_batches, read_json_records, BatchOptions};
 use crate::bytes_fmt::BytesFormat;
+use crate::cmd::build::{build_batches, read_json_records, BatchOptions};
 use crate::entry_json;
 use crate::kafka;
 use crate::outcome::{Failure, Outcome};

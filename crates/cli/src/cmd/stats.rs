@@ -4,7 +4,7 @@
 mod what_if;
 
 use crate::args::{parse_compression, DecompressArgs};
-use crate::convert;
+use crate::cmd::convert;
 use crate::kafka::{expand_inputs, Input, KafkaArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::Next;
