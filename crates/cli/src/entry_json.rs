@@ -176,8 +176,8 @@ pub fn control(r: &Record<'_>) -> ControlJson {
 
 /// Converts a record; `control` is whether it belongs to a control batch.
 ///
-/// The serde form of a record; `krec dump` writes the same bytes directly (`dump/json.rs`, whose
-/// tests check it against this).
+/// The serde form of a record; `krec dump` writes the same bytes directly
+/// (`cmd/dump/json.rs`, whose tests check it against this).
 #[allow(dead_code)]
 pub fn record(r: &Record<'_>, control: bool, bytes: BytesFormat) -> RecordJson {
     let control = control.then(|| self::control(r));

@@ -9,9 +9,9 @@
 //! most a couple of chunks of a bounded fetch window (`max.partition.fetch.bytes`, widened for
 //! a larger batch) ahead of the reader.
 
+use crate::outcome::{Context, Failure};
 use crate::progress::Progress;
 use crate::source::{expand_paths, Source};
-use crate::{Context, Failure};
 use bytes::Bytes;
 use clap::ValueEnum;
 use krecords_client::{
@@ -89,7 +89,7 @@ pub fn parse_position(text: &str) -> Result<Position, String> {
         _ => {}
     }
     if let Some(ms) = t.strip_prefix('@') {
-        return crate::dump::time::parse_time(ms).map(Position::Time);
+        return crate::time_fmt::parse_time(ms).map(Position::Time);
     }
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
         return t
@@ -97,7 +97,7 @@ pub fn parse_position(text: &str) -> Result<Position, String> {
             .map(Position::Offset)
             .map_err(|e| format!("invalid offset {text:?}: {e}"));
     }
-    crate::dump::time::parse_time(t)
+    crate::time_fmt::parse_time(t)
         .map(Position::Time)
         .map_err(|_| {
             format!(
@@ -234,6 +234,25 @@ pub struct Inputs {
 /// A client error as a command failure: exit 2, one line naming the source.
 pub fn client_failure(name: &str, e: &Error) -> Failure {
     Failure::Usage(format!("{name}: {e}"))
+}
+
+/// Expands the PATH of a command that reads one live partition: the inputs and that
+/// partition, or a usage error naming `command` when `path` is not one
+/// `kafka://HOST:PORT/TOPIC/PARTITION`.
+pub fn expand_one_partition(
+    path: &Path,
+    args: &KafkaArgs,
+    command: &str,
+) -> Result<(Inputs, LivePartition), Failure> {
+    let inputs = expand_inputs(&[path.to_path_buf()], args)?;
+    let [Input::Kafka(live)] = inputs.items.as_slice() else {
+        return Err(Failure::Usage(format!(
+            "{}: {command} reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
+            path.display()
+        )));
+    };
+    let live = live.clone();
+    Ok((inputs, live))
 }
 
 /// Expands PATH arguments (see [`expand_paths`]); `kafka://` URLs are resolved to their
@@ -383,11 +402,14 @@ impl Inputs {
         match input {
             Input::File(path) => Source::open_limited(path, max_bytes)
                 .context(|| format!("cannot open {}", path.display())),
-            Input::Kafka(k) => {
-                let reader = self.live_reader(k)?;
-                Ok(Source::from_reader(k.name.clone(), Box::new(reader)))
-            }
+            Input::Kafka(k) => self.open_live(k),
         }
+    }
+
+    /// Opens a live partition for reading, from `--start` to `--end`.
+    pub fn open_live(&self, k: &LivePartition) -> Result<Source, Failure> {
+        let reader = self.live_reader(k)?;
+        Ok(Source::from_reader(k.name.clone(), Box::new(reader)))
     }
 
     /// The fetched bytes of a live partition from `--start` to `--end`, as a byte stream (what

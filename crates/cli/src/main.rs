@@ -9,27 +9,23 @@
 // `--help`, so rustdoc's link and HTML checks are off for this binary.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-mod build;
+mod args;
 mod bytes_fmt;
-mod convert;
+mod cmd;
 mod decode;
-mod demo;
-mod docs;
-mod dump;
 mod entry_json;
-mod explain;
-mod gen;
 mod kafka;
-mod log_cmd;
+mod outcome;
 mod progress;
-mod ship;
 mod source;
-mod stats;
-mod verify;
+mod time_fmt;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
+
+use cmd::{build, convert, demo, docs, dump, explain, gen, log, ship, stats, verify};
+use outcome::{Failure, Outcome};
 
 /// Command line for Kafka's message formats: dump, build and inspect log segments.
 #[derive(Parser)]
@@ -49,48 +45,10 @@ enum Command {
     Gen(gen::Args),
     Verify(verify::Args),
     Convert(convert::Args),
-    Log(log_cmd::Args),
+    Log(log::Args),
     Ship(ship::Args),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
-}
-
-/// How a subcommand ended.
-#[derive(Debug)]
-pub enum Outcome {
-    /// Everything was fine.
-    Ok,
-    /// The data has a problem (exit 1); details were already printed.
-    DataProblem,
-}
-
-/// A failure that stops a subcommand: usage or I/O (exit 2), or a data problem (exit 1).
-#[derive(Debug)]
-pub enum Failure {
-    /// Bad arguments or input that is not data (exit 2).
-    Usage(String),
-    /// An I/O error (exit 2); a broken pipe on stdout exits 0.
-    Io(io::Error, String),
-    /// The data is invalid (exit 1).
-    Data(String),
-}
-
-impl From<io::Error> for Failure {
-    fn from(e: io::Error) -> Self {
-        Failure::Io(e, String::new())
-    }
-}
-
-/// Adds a path or a description to I/O errors.
-pub trait Context<T> {
-    /// Names what was being done when the error happened.
-    fn context(self, what: impl FnOnce() -> String) -> Result<T, Failure>;
-}
-
-impl<T> Context<T> for io::Result<T> {
-    fn context(self, what: impl FnOnce() -> String) -> Result<T, Failure> {
-        self.map_err(|e| Failure::Io(e, what()))
-    }
 }
 
 fn main() -> ExitCode {
@@ -106,7 +64,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen::run(args, &mut out),
         Command::Verify(args) => verify::run(args, &mut out),
         Command::Convert(args) => convert::run(args, &mut out),
-        Command::Log(args) => log_cmd::run(args, &mut out),
+        Command::Log(args) => log::run(args, &mut out),
         Command::Ship(args) => ship::run(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),

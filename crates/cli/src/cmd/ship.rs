@@ -17,8 +17,8 @@
 //!   whole transaction (data and position) or none of it.
 
 use crate::kafka::{config_from, KafkaUrl};
+use crate::outcome::{Failure, Outcome};
 use crate::progress::Progress;
-use crate::{Failure, Outcome};
 use clap::ValueEnum;
 use krecords_client::{
     Client, ClientConfig, IsolationLevel, OffsetToCommit, PartitionStream, TransactionalProducer,

@@ -8,18 +8,18 @@
 mod filter;
 mod json;
 mod text;
-pub(crate) mod time;
 
+use crate::args::DecompressArgs;
 use crate::bytes_fmt::BytesFormat;
 use crate::decode::{Decode, Kind};
 use crate::entry_json;
 use crate::kafka::{expand_inputs, KafkaArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::Next;
-use crate::{Context, Failure, Outcome};
+use crate::time_fmt;
 use clap::ValueEnum;
 use filter::{Filter, Verdict};
 use krecords_codec::read::Batch;
-use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -90,9 +90,8 @@ pub struct Args {
     /// How keys, values and header values appear.
     #[arg(long, value_enum, default_value_t = BytesFormat::Utf8)]
     bytes: BytesFormat,
-    /// Upper bound on the decompressed size of one entry.
-    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
-    max_decompressed_bytes: usize,
+    #[command(flatten)]
+    decompress: DecompressArgs,
     /// Only offsets from N on (inclusive).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     offset_start: Option<i64>,
@@ -100,10 +99,10 @@ pub struct Args {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     offset_end: Option<i64>,
     /// Only timestamps from T on (inclusive): epoch ms or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = time::parse_time, allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time_start: Option<i64>,
     /// Only timestamps before T (exclusive): epoch ms or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = time::parse_time, allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time_end: Option<i64>,
     /// Only entries with this producer id (-1: non-idempotent and v0/v1).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -322,7 +321,7 @@ impl Dumper {
             print_data: args.print_data,
             bytes: args.bytes,
             iso: args.timestamps == Timestamps::Human,
-            max_decompressed: args.max_decompressed_bytes,
+            max_decompressed: args.decompress.max_decompressed_bytes,
             filter: Filter {
                 offset_start: args.offset_start,
                 offset_end: args.offset_end,

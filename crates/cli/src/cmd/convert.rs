@@ -1,14 +1,14 @@
 //! `krec convert`: rewrite a segment file or a partition directory in another message format
 //! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
 
-use crate::build::parse_compression;
-use crate::kafka::{self, expand_inputs, KafkaArgs};
+use crate::args::{parse_compression, DecompressArgs};
+use crate::kafka::{self, KafkaArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
 use krecords_codec::read::Entries;
-use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+use krecords_codec::Compression;
 use krecords_log::files::{self, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, TXN_INDEX_SUFFIX};
 use krecords_log::{Log, LogConfig};
 use serde::Serialize;
@@ -77,9 +77,8 @@ pub struct Args {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Upper bound on the decompressed size of one entry.
-    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
-    max_decompressed_bytes: usize,
+    #[command(flatten)]
+    decompress: DecompressArgs,
     #[command(flatten)]
     kafka: KafkaArgs,
 }
@@ -193,7 +192,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         compression,
         level,
         args.records_per_batch,
-        args.max_decompressed_bytes,
+        args.decompress.max_decompressed_bytes,
     );
     opts.validate().map_err(|e| Failure::Usage(e.to_string()))?;
     let mut report = Report {
@@ -379,14 +378,8 @@ fn convert_source(
 
 /// Converts a live partition into a new partition directory (or stdout).
 fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Result<(), Failure> {
-    let inputs = expand_inputs(std::slice::from_ref(&args.input), &args.kafka)?;
-    let [input @ kafka::Input::Kafka(_)] = inputs.items.as_slice() else {
-        return Err(Failure::Usage(format!(
-            "{}: krec convert reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
-            args.input.display()
-        )));
-    };
-    let source = inputs.open(input, None)?;
+    let (inputs, live) = kafka::expand_one_partition(&args.input, &args.kafka, "krec convert")?;
+    let source = inputs.open_live(&live)?;
     if args.output == Path::new("-") {
         let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());
         convert_file_source(source, &mut sink, opts, report)?;

@@ -3,13 +3,13 @@
 //! transaction indexes, producer snapshots, the leader epoch checkpoint, krec-log.json) checked
 //! against it. Read-only, streaming: one entry in memory at a time, plus each index file.
 
+use crate::args::DecompressArgs;
 use crate::kafka::{expand_inputs, KafkaArgs, KafkaUrl};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::Batch;
-use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 use krecords_log::data_dir::{self, PartitionDir};
 use krecords_log::files::{
     self, INDEX_SUFFIX, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, TIME_INDEX_SUFFIX,
@@ -71,9 +71,8 @@ pub struct Args {
     /// {"summary":{...}}).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Upper bound on the decompressed size of one entry.
-    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
-    max_decompressed_bytes: usize,
+    #[command(flatten)]
+    decompress: DecompressArgs,
     #[command(flatten)]
     kafka: KafkaArgs,
     /// In a data directory, only the partitions of topics matching this glob (*, ?, [...]).
@@ -151,7 +150,7 @@ fn has_logs(dir: &Path) -> bool {
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut v = Verifier {
         format: args.format,
-        limit: args.max_decompressed_bytes,
+        limit: args.decompress.max_decompressed_bytes,
         out,
         summary: Summary::default(),
         scratch: Vec::new(),

@@ -6,13 +6,14 @@
 //! no sense, and says what is wrong there. It uses the codec only for varints, CRCs,
 //! decompression and the layout constants.
 
-use crate::kafka::{self, expand_inputs, KafkaArgs};
-use crate::{Context, Failure, Outcome};
+use crate::args::DecompressArgs;
+use crate::kafka::{self, KafkaArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::{legacy as l, v2};
 use krecords_codec::varint::{read_varint, read_varlong};
-use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT, LOG_OVERHEAD, MAGIC_OFFSET};
+use krecords_codec::{Compression, LOG_OVERHEAD, MAGIC_OFFSET};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -59,9 +60,8 @@ pub struct Args {
     /// {"position","decompressed","length","field","hex","value","note"}.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Upper bound on the decompressed size of one entry.
-    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
-    max_decompressed_bytes: usize,
+    #[command(flatten)]
+    decompress: DecompressArgs,
     #[command(flatten)]
     kafka: KafkaArgs,
 }
@@ -149,7 +149,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let mut ex = Explainer {
         em: &mut em,
-        limit: args.max_decompressed_bytes,
+        limit: args.decompress.max_decompressed_bytes,
         scratch: Vec::new(),
     };
     let mut pos = args.position;
@@ -193,17 +193,8 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
 /// The bytes of the first `count` entries (0: all, up to [`LIVE_CAP`]) of a live partition
 /// from `--start`; a truncated or corrupt entry ends the buffer (and is explained as such).
 fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
-    let inputs = expand_inputs(std::slice::from_ref(&args.path), &args.kafka)?;
-    let live = match inputs.items.as_slice() {
-        [kafka::Input::Kafka(k)] => k,
-        _ => {
-            return Err(Failure::Usage(format!(
-                "{}: krec explain reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
-                args.path.display()
-            )))
-        }
-    };
-    let mut reader = inputs.open_raw(live)?;
+    let (inputs, live) = kafka::expand_one_partition(&args.path, &args.kafka, "krec explain")?;
+    let mut reader = inputs.open_raw(&live)?;
     let read_err = |e: io::Error| Failure::Usage(format!("{}: {e}", live.name));
     let mut buf = Vec::new();
     let mut done = 0u64;
@@ -577,7 +568,7 @@ fn timestamp_note(ts: i64) -> String {
     if ts == -1 {
         "none".into()
     } else if (0..=253_402_300_799_999).contains(&ts) {
-        crate::dump::time::iso(ts)
+        crate::time_fmt::iso(ts)
     } else {
         "out of range".into()
     }
@@ -1561,16 +1552,16 @@ mod tests {
 
     #[test]
     fn iso8601_renders_epoch_millis() {
-        assert_eq!(crate::dump::time::iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(crate::time_fmt::iso(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(
-            crate::dump::time::iso(1_714_000_000_000),
+            crate::time_fmt::iso(1_714_000_000_000),
             "2024-04-24T23:06:40.000Z"
         );
         assert_eq!(
-            crate::dump::time::iso(951_782_400_123),
+            crate::time_fmt::iso(951_782_400_123),
             "2000-02-29T00:00:00.123Z"
         );
-        assert_eq!(crate::dump::time::iso(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(crate::time_fmt::iso(-1), "1969-12-31T23:59:59.999Z");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `krec completions` and `krec man`: shell completion scripts and man pages, generated from the
 //! same clap definitions as `--help`, so they never fall behind the flags.
 
-use crate::{Context, Failure, Outcome};
+use crate::outcome::{Context, Failure, Outcome};
 use std::io::Write;
 use std::path::PathBuf;
 

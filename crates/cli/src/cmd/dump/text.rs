@@ -1,8 +1,8 @@
 //! kafka-dump-log's lines (Kafka 4.4.0's `DumpLogSegments`), written straight into a byte buffer.
 
 use super::json::int;
-use super::time::write_iso;
 use crate::entry_json::{self, EntryJson};
+use crate::time_fmt::write_iso;
 use krecords_codec::java_text;
 use krecords_codec::read::{Batch, Record};
 

@@ -215,6 +215,22 @@ impl Row {
         let Some(min) = cfg.timing else {
             return Ok(());
         };
+        self.measure(block, cfg, &started)?;
+        // Small inputs: convert this block again on its own until enough time is measured.
+        while block.payload > 0 && (self.measured.encode.1 < min || self.measured.decode.1 < min) {
+            self.out.clear();
+            let started = cfg.clock.start();
+            let mut c = Converter::new(self.opts.clone()).map_err(|e| e.to_string())?;
+            push_block(&mut c, block, &mut self.out).map_err(|e| e.to_string())?;
+            c.finish(&mut self.out).map_err(|e| e.to_string())?;
+            self.measure(block, cfg, &started)?;
+        }
+        Ok(())
+    }
+
+    /// Counts the conversion of `block` into `self.out`, begun at `started`, then reads the
+    /// output back and counts that.
+    fn measure(&mut self, block: &Block, cfg: &Config, started: &Stopwatch) -> Result<(), String> {
         let m = &mut self.measured;
         m.encode.0 += block.payload;
         m.encode.1 += started.elapsed();
@@ -223,21 +239,6 @@ impl Row {
             .map_err(|e| format!("reading back: {e}"))?;
         m.decode.0 += block.payload;
         m.decode.1 += started.elapsed();
-        // Small inputs: convert this block again on its own until enough time is measured.
-        while block.payload > 0 && (m.encode.1 < min || m.decode.1 < min) {
-            self.out.clear();
-            let started = cfg.clock.start();
-            let mut c = Converter::new(self.opts.clone()).map_err(|e| e.to_string())?;
-            push_block(&mut c, block, &mut self.out).map_err(|e| e.to_string())?;
-            c.finish(&mut self.out).map_err(|e| e.to_string())?;
-            m.encode.0 += block.payload;
-            m.encode.1 += started.elapsed();
-            let started = cfg.clock.start();
-            read_back(&self.out, &mut self.scratch, cfg.decompress_limit)
-                .map_err(|e| format!("reading back: {e}"))?;
-            m.decode.0 += block.payload;
-            m.decode.1 += started.elapsed();
-        }
         Ok(())
     }
 }

@@ -6,7 +6,7 @@
 //! idempotent producer whose retry the log answers as a duplicate, and two transactions, one
 //! committed and one aborted, ended by the coordinator's markers), one segment per format.
 
-use crate::{Failure, Outcome};
+use crate::outcome::{Failure, Outcome};
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};
 use krecords_log::{AppendInfo, AppendOrigin, Log, LogConfig};

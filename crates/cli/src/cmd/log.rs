@@ -9,11 +9,12 @@
 //! short line on stderr; bad arguments, an invalid configuration and storage (I/O) errors exit 2
 //! with a message on stderr.
 
-use crate::build::{build_batches, read_json_records, BatchOptions};
 use crate::bytes_fmt::BytesFormat;
+use crate::cmd::build::{build_batches, read_json_records, BatchOptions};
 use crate::entry_json;
 use crate::kafka;
-use crate::{Failure, Outcome};
+use crate::outcome::{Failure, Outcome};
+use crate::time_fmt::now_ms;
 use clap::Subcommand;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{Compression, TimestampType};
@@ -699,7 +700,7 @@ fn append(args: AppendArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
 
 /// Builds one append per batch from JSON lines on stdin.
 fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
-    let (compression, level) = crate::build::parse_compression(&args.compression)?;
+    let (compression, level) = crate::args::parse_compression(&args.compression)?;
     let (producer_id, producer_epoch, base_sequence) =
         match (args.producer_id, args.producer_epoch, args.base_sequence) {
             (None, None, None) => (-1, -1, -1),
@@ -889,13 +890,6 @@ fn end_txn(log: &mut Log, args: &EndTxnArgs, out: &mut impl Write) -> Result<Out
     Ok(Outcome::Ok)
 }
 
-/// The wall clock in epoch milliseconds.
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
     let spec = if args.earliest {
         OffsetSpec::Earliest
@@ -949,14 +943,8 @@ fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> 
             Isolation::ReadUncommitted => kafka::Isolation::ReadUncommitted,
         }),
     };
-    let inputs = kafka::expand_inputs(std::slice::from_ref(&args.dir), &kafka_args)?;
-    let [kafka::Input::Kafka(live)] = inputs.items.as_slice() else {
-        return Err(Failure::Usage(format!(
-            "{}: krec log read reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
-            args.dir.display()
-        )));
-    };
-    let (rt, mut stream) = inputs.stream(live)?;
+    let (inputs, live) = kafka::expand_one_partition(&args.dir, &kafka_args, "krec log read")?;
+    let (rt, mut stream) = inputs.stream(&live)?;
     let mut fetch_offset = stream.next_offset();
     let mut budget = args.max_bytes;
     while let Some(chunk) = rt

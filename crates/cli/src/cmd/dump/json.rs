@@ -4,9 +4,9 @@
 //! field order, same string escapes, same number forms), without building a `serde_json::Value`
 //! or a `String` per field: the hot path of `krec dump --deep --format json`.
 
-use super::time::write_iso;
 use crate::bytes_fmt::BytesFormat;
 use crate::entry_json::{self, ControlJson, EntryJson};
+use crate::time_fmt::write_iso;
 use base64::Engine;
 use krecords_codec::read::Record;
 
@@ -437,7 +437,7 @@ mod tests {
                 for (k, v) in m.iter() {
                     ordered.insert(k.clone(), v.clone());
                     if k == "base_timestamp" || k == "max_timestamp" {
-                        let s = super::super::time::iso(v.as_i64().unwrap());
+                        let s = crate::time_fmt::iso(v.as_i64().unwrap());
                         ordered.insert(format!("{k}_iso"), serde_json::Value::String(s));
                     }
                 }

@@ -1,7 +1,9 @@
 //! `krec build`: JSON lines of records in, Kafka log entries out.
 
+use crate::args::{parse_compression, MagicArgs};
 use crate::bytes_fmt::BytesFormat;
-use crate::{Context, Failure, Outcome};
+use crate::outcome::{Context, Failure, Outcome};
+use crate::time_fmt::now_ms;
 use krecords_codec::control::ControlRecordType;
 use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
@@ -22,9 +24,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Message format: 0, 1 or 2.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
-    magic: u8,
+    #[command(flatten)]
+    magic: MagicArgs,
     /// Codec, optionally with a level: none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072-22].
     #[arg(long, default_value = "none")]
     compression: String,
@@ -115,42 +116,24 @@ pub struct OwnedRecord {
     pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
-/// The current time in ms since the epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// Parses `codec[:level]`.
-pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure> {
-    let (name, level) = match s.split_once(':') {
-        Some((n, l)) => (n, Some(l)),
-        None => (s, None),
-    };
-    let codec = Compression::from_name(name).ok_or_else(|| {
-        Failure::Usage(format!(
-            "unknown compression {name:?} (none, gzip, snappy, lz4, zstd)"
-        ))
-    })?;
-    let level = match level {
-        None => None,
-        Some(l) => {
-            let l: i32 = l
-                .parse()
-                .map_err(|_| Failure::Usage(format!("invalid level {l:?}")))?;
-            match codec.level_range() {
-                Some(_) if codec.is_valid_level(l) => Some(l),
-                Some((lo, hi)) => {
-                    return Err(Failure::Usage(format!(
-                        "{name} level {l} outside {lo}..={hi}"
-                    )))
+/// Appends `$recs` (each at its given offset, or at the next one) to `$b`, a `V2Builder` or a
+/// `LegacyBuilder` (alike in these methods, with no trait in common), and finishes the entry into
+/// `$buf`; evaluates to the offset after the entry, returning a codec error from the function.
+macro_rules! append_all {
+    ($b:ident, $recs:expr, $buf:expr) => {{
+        let mut b = $b;
+        for (offset, r) in $recs {
+            match offset {
+                Some(o) => b.append_with_offset(*o, r).map_err(codec_error)?,
+                None => {
+                    b.append(r).map_err(codec_error)?;
                 }
-                None => return Err(Failure::Usage(format!("{name} has no levels"))),
             }
         }
-    };
-    Ok((codec, level))
+        let next_offset = b.next_offset();
+        b.finish_into($buf).map_err(codec_error)?;
+        next_offset
+    }};
 }
 
 /// Runs the subcommand.
@@ -232,7 +215,7 @@ fn build_records(args: &Args, records: &[OwnedRecord]) -> Result<Vec<u8>, Failur
         Failure::Usage(format!("unknown timestamp type {:?}", args.timestamp_type))
     })?;
     let opts = BatchOptions {
-        magic: args.magic,
+        magic: args.magic.magic,
         compression,
         level,
         timestamp_type,
@@ -349,39 +332,21 @@ pub fn build_batches(
             .collect();
         buf.clear();
         if opts.magic == 2 {
-            let mut b = V2Builder::new(base)
+            let b = V2Builder::new(base)
                 .compression(opts.compression, opts.level)
                 .timestamp_type(opts.timestamp_type, opts.log_append_time)
                 .producer(opts.producer_id, opts.producer_epoch, sequence)
                 .transactional(opts.transactional)
                 .partition_leader_epoch(opts.partition_leader_epoch)
                 .delete_horizon_ms(opts.delete_horizon_ms);
-            for (offset, r) in &recs {
-                match offset {
-                    Some(o) => b.append_with_offset(*o, r).map_err(codec_error)?,
-                    None => {
-                        b.append(r).map_err(codec_error)?;
-                    }
-                }
-            }
-            next_offset = b.next_offset();
-            b.finish_into(&mut buf).map_err(codec_error)?;
+            next_offset = append_all!(b, &recs, &mut buf);
         } else {
-            let mut b = LegacyBuilder::new(opts.magic, base)
+            let b = LegacyBuilder::new(opts.magic, base)
                 .map_err(codec_error)?
                 .compression(opts.compression, opts.level)
                 .map_err(codec_error)?
                 .timestamp_type(opts.timestamp_type, opts.log_append_time);
-            for (offset, r) in &recs {
-                match offset {
-                    Some(o) => b.append_with_offset(*o, r).map_err(codec_error)?,
-                    None => {
-                        b.append(r).map_err(codec_error)?;
-                    }
-                }
-            }
-            next_offset = b.next_offset();
-            b.finish_into(&mut buf).map_err(codec_error)?;
+            next_offset = append_all!(b, &recs, &mut buf);
         }
         emit(&buf, chunk.len())?;
         if sequence >= 0 {

@@ -3,15 +3,15 @@
 
 mod what_if;
 
-use crate::build::parse_compression;
-use crate::convert;
+use crate::args::{parse_compression, DecompressArgs};
+use crate::cmd::convert;
 use crate::kafka::{expand_inputs, Input, KafkaArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::source::Next;
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::convert::ConvertOptions;
 use krecords_codec::read::{Batch, Record};
-use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+use krecords_codec::Compression;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -91,9 +91,8 @@ pub struct Args {
     /// --what-if: threads converting rows in parallel (default: all cores).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
-    /// Upper bound on the decompressed size of one entry.
-    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
-    max_decompressed_bytes: usize,
+    #[command(flatten)]
+    decompress: DecompressArgs,
     #[command(flatten)]
     kafka: KafkaArgs,
 }
@@ -265,7 +264,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                         }
                         let feeding = args.what_if && !feed.full;
                         let left_out = feed.left_out;
-                        match account(&batch, &mut scratch, args.max_decompressed_bytes) {
+                        match account(&batch, &mut scratch, args.decompress.max_decompressed_bytes)
+                        {
                             Ok((key, g, headers)) => {
                                 summary.records += g.records;
                                 let entry = groups.entry(key).or_default();
@@ -339,7 +339,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             threads: threads.min(specs.len()).max(1),
             timing: (!args.no_timing).then(|| Duration::from_millis(args.min_time_ms)),
             clock: what_if::Clock::detect(),
-            decompress_limit: args.max_decompressed_bytes,
+            decompress_limit: args.decompress.max_decompressed_bytes,
             total_bytes,
         };
         let measured = what_if::run(&specs, &cfg, &mut scan)?;
@@ -478,7 +478,7 @@ fn row_specs(
                     Some(codec),
                     level,
                     args.records_per_batch,
-                    args.max_decompressed_bytes,
+                    args.decompress.max_decompressed_bytes,
                 );
                 opts.validate()
                     .map_err(|e| Failure::Usage(format!("--levels: {e}")))?;

@@ -5,9 +5,9 @@
 //! (keys, values, headers, timestamps) do not depend on `--magic`, `--compression` or
 //! `--records-per-batch`: only the framing around them does.
 
-use crate::build::parse_compression;
+use crate::args::{parse_compression, MagicArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use crate::{Context, Failure, Outcome};
 use clap::ValueEnum;
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};
@@ -40,9 +40,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Message format: 0, 1 or 2.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
-    magic: u8,
+    #[command(flatten)]
+    magic: MagicArgs,
     /// Codec, optionally with a level: none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072-22] (v2).
     #[arg(long, default_value = "none")]
     compression: String,
@@ -350,16 +349,16 @@ impl Generator {
 /// Runs the subcommand.
 pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
     let (codec, level) = parse_compression(&args.compression)?;
-    if !codec.allowed_in(args.magic) {
+    if !codec.allowed_in(args.magic.magic) {
         return Err(Failure::Usage(format!(
             "{codec} compression needs magic 2, not {}",
-            args.magic
+            args.magic.magic
         )));
     }
-    if args.headers > 0 && args.magic < 2 {
+    if args.headers > 0 && args.magic.magic < 2 {
         return Err(Failure::Usage(format!(
             "magic {} cannot carry headers (--headers needs magic 2)",
-            args.magic
+            args.magic.magic
         )));
     }
     if args.timestamp < 0 {
@@ -455,7 +454,7 @@ fn generate(
             .checked_add(i as i64)
             .ok_or_else(|| Failure::Usage("offsets overflow i64".into()))?;
         out.clear();
-        if args.magic == 2 {
+        if args.magic.magic == 2 {
             // Written in place in `out`, whose capacity carries over from batch to batch.
             let mut b =
                 V2Builder::appending_to(base, std::mem::take(&mut out)).compression(codec, level);
@@ -469,7 +468,7 @@ fn generate(
             out = b.finish().map_err(encode_error)?;
             written.entries += 1;
         } else {
-            let mut b = LegacyBuilder::new(args.magic, base)
+            let mut b = LegacyBuilder::new(args.magic.magic, base)
                 .and_then(|b| b.compression(codec, level))
                 .map_err(encode_error)?;
             for k in 0..n {

@@ -1,10 +1,18 @@
-//! Timestamps as ISO-8601 text: parsing `--time-start`/`--time-end` and printing
-//! `--timestamps human`, in UTC, without a time-zone database.
+//! Timestamps as ISO-8601 text, shared by `dump`, `explain` and the `kafka://` inputs: parsing
+//! `--time-start`/`--time-end` and printing `--timestamps human`, in UTC, without a time-zone
+//! database; and the wall clock in epoch milliseconds.
 //!
 //! The calendar arithmetic is Howard Hinnant's `days_from_civil` / `civil_from_days`
 //! (proleptic Gregorian calendar, exact for every `i64` millisecond count we print).
 
 const MS_PER_DAY: i64 = 86_400_000;
+
+/// The wall clock in milliseconds since the epoch (0 before it).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {

@@ -1,0 +1,52 @@
+//! Arguments that several subcommands share, declared once (flattened into each command's
+//! `Args` with `#[command(flatten)]`) and parsed once.
+
+use crate::outcome::Failure;
+use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+
+/// Parses `codec[:level]`.
+pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure> {
+    let (name, level) = match s.split_once(':') {
+        Some((n, l)) => (n, Some(l)),
+        None => (s, None),
+    };
+    let codec = Compression::from_name(name).ok_or_else(|| {
+        Failure::Usage(format!(
+            "unknown compression {name:?} (none, gzip, snappy, lz4, zstd)"
+        ))
+    })?;
+    let level = match level {
+        None => None,
+        Some(l) => {
+            let l: i32 = l
+                .parse()
+                .map_err(|_| Failure::Usage(format!("invalid level {l:?}")))?;
+            match codec.level_range() {
+                Some(_) if codec.is_valid_level(l) => Some(l),
+                Some((lo, hi)) => {
+                    return Err(Failure::Usage(format!(
+                        "{name} level {l} outside {lo}..={hi}"
+                    )))
+                }
+                None => return Err(Failure::Usage(format!("{name} has no levels"))),
+            }
+        }
+    };
+    Ok((codec, level))
+}
+
+/// `--max-decompressed-bytes`, for every command that reads entries.
+#[derive(clap::Args)]
+pub struct DecompressArgs {
+    /// Upper bound on the decompressed size of one entry.
+    #[arg(long, default_value_t = DEFAULT_DECOMPRESS_LIMIT)]
+    pub max_decompressed_bytes: usize,
+}
+
+/// `--magic` with its default, for the commands that write entries from scratch.
+#[derive(clap::Args)]
+pub struct MagicArgs {
+    /// Message format: 0, 1 or 2.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub magic: u8,
+}

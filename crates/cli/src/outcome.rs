@@ -1,0 +1,43 @@
+//! How a subcommand ends: [`Outcome`] on success, [`Failure`] when it stops, and [`Context`] to
+//! name what was being done when an I/O error happened. `main` maps them to exit codes (0
+//! success, 1 the data has a problem, 2 usage or I/O error).
+
+use std::io;
+
+/// How a subcommand ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Everything was fine.
+    Ok,
+    /// The data has a problem (exit 1); details were already printed.
+    DataProblem,
+}
+
+/// A failure that stops a subcommand: usage or I/O (exit 2), or a data problem (exit 1).
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad arguments or input that is not data (exit 2).
+    Usage(String),
+    /// An I/O error (exit 2); a broken pipe on stdout exits 0.
+    Io(io::Error, String),
+    /// The data is invalid (exit 1).
+    Data(String),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Io(e, String::new())
+    }
+}
+
+/// Adds a path or a description to I/O errors.
+pub trait Context<T> {
+    /// Names what was being done when the error happened.
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, Failure>;
+}
+
+impl<T> Context<T> for io::Result<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, Failure> {
+        self.map_err(|e| Failure::Io(e, what()))
+    }
+}
