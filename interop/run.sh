@@ -693,7 +693,7 @@ step_ship() {
     fi
     pass ship-broker "Kafka broker for krec ship on $bootstrap"
     local topic topics=(demo:1 compacted:1 table:1:cleanup.policy=compact,segment.ms=100,min.cleanable.dirty.ratio=0.01
-        tablecopy:1 segments:1 copy:1 follow:1 open:1 crash:1 restart:1 small:1:max.message.bytes=2000)
+        tablecopy:1 segments:1 copy:1 copysecure:1 follow:1 open:1 crash:1 restart:1 small:1:max.message.bytes=2000)
     for topic in "${topics[@]}"; do
         # No retention: the sources' timestamps are from 2024, older than the default 7 days.
         local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
@@ -793,6 +793,11 @@ print(sum(1 for l in sys.stdin for e in [json.loads(l)]
     ship_and_compare segments "$w/segs-0" ship-segments "$w"/segs-0/*.log || true
     # Cluster to cluster: the shipped demo topic, read over kafka://, into another topic.
     ship_and_compare copy "$w/demo/orders-0" ship-copy "kafka://$bootstrap/ship-demo/0" || true
+    # The same with the source read through the SASL_SSL listener: the source's security
+    # settings in --source-F, the (plaintext) target's in none.
+    ship_and_compare copy-secure "$w/demo/orders-0" ship-copysecure \
+        "kafka://$(cat "$dir/bootstrap-sasl-ssl")/ship-demo/0" \
+        --source-F "$dir/client-sasl-ssl.properties" || true
     # --follow: a krecords log written to while the job runs (plain appends, a committed and an
     # aborted transaction); the job keeps shipping until every committed record is there.
     "$KREC" log create "$w/edge-0" >/dev/null

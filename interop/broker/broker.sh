@@ -185,6 +185,19 @@ EOF
         tail -n 20 "$dir/format.out" >&2
         exit 1
     fi
+    # The addresses of the listeners and the client properties that go with them (a restart
+    # keeps them: same ports, same files).
+    echo "127.0.0.1:$bport" >"$dir/bootstrap"
+    echo "127.0.0.1:$sport" >"$dir/bootstrap-sasl"
+    echo "127.0.0.1:$tport" >"$dir/bootstrap-ssl"
+    echo "127.0.0.1:$stport" >"$dir/bootstrap-sasl-ssl"
+    printf 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.username=krec\nsasl.password=krec-secret\n' \
+        >"$dir/client-sasl.properties"
+    printf 'security.protocol=SSL\nssl.ca.location=%s\n' "$dir/tls/ca.pem" >"$dir/client-ssl.properties"
+    printf 'security.protocol=SSL\nssl.ca.location=%s\nssl.certificate.location=%s\nssl.key.location=%s\n' \
+        "$dir/tls/ca.pem" "$dir/tls/client.pem" "$dir/tls/client.key" >"$dir/client-mtls.properties"
+    printf 'security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\nsasl.username=krec\nsasl.password=krec-secret\nssl.ca.location=%s\n' \
+        "$dir/tls/ca.pem" >"$dir/client-sasl-ssl.properties"
     launch "$dir" "$bport"
 }
 
@@ -199,17 +212,6 @@ launch() {
     setsid "$JAVA" "${jopts[@]}" -cp "$KAFKA_CP" kafka.Kafka "$dir/server.properties" \
         >"$dir/broker.out" 2>&1 </dev/null &
     echo $! >"$dir/broker.pid"
-    echo "127.0.0.1:$bport" >"$dir/bootstrap"
-    echo "127.0.0.1:$sport" >"$dir/bootstrap-sasl"
-    echo "127.0.0.1:$tport" >"$dir/bootstrap-ssl"
-    echo "127.0.0.1:$stport" >"$dir/bootstrap-sasl-ssl"
-    printf 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.username=krec\nsasl.password=krec-secret\n' \
-        >"$dir/client-sasl.properties"
-    printf 'security.protocol=SSL\nssl.ca.location=%s\n' "$dir/tls/ca.pem" >"$dir/client-ssl.properties"
-    printf 'security.protocol=SSL\nssl.ca.location=%s\nssl.certificate.location=%s\nssl.key.location=%s\n' \
-        "$dir/tls/ca.pem" "$dir/tls/client.pem" "$dir/tls/client.key" >"$dir/client-mtls.properties"
-    printf 'security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\nsasl.username=krec\nsasl.password=krec-secret\nssl.ca.location=%s\n' \
-        "$dir/tls/ca.pem" >"$dir/client-sasl-ssl.properties"
     local waited=0
     until port_open "$bport"; do
         if ! running "$dir"; then

@@ -46,7 +46,9 @@ pub struct Args {
     /// a log or partition directory (`NAME-N` goes to partition N unless the target names
     /// one), segment files (`.log`, grouped by directory), or kafka://HOST:PORT/TOPIC/PARTITION
     /// of another cluster.
-    #[arg(required = true, num_args = 2.., value_name = "SOURCE… TARGET")]
+    // One or more values per occurrence (options may stand between the sources and the
+    // target); `run` asks for at least two in all.
+    #[arg(required = true, num_args = 1.., value_name = "SOURCE… TARGET")]
     paths: Vec<String>,
     /// Job name: the transactional id and consumer group are `krec-ship-JOB`; default: the
     /// target topic.
@@ -58,6 +60,14 @@ pub struct Args {
     /// A file of NAME=VALUE lines, read before the -X options.
     #[arg(short = 'F', value_name = "FILE")]
     config_file: Vec<PathBuf>,
+    /// A client property for kafka:// sources only, applied after -F and -X (a source cluster
+    /// with other security settings than the target's).
+    #[arg(long = "source-X", value_name = "NAME=VALUE")]
+    source_property: Vec<String>,
+    /// A file of NAME=VALUE lines for kafka:// sources only, read after -F and -X and before
+    /// --source-X.
+    #[arg(long = "source-F", value_name = "FILE")]
+    source_config_file: Vec<PathBuf>,
     /// Output of the final report.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -116,6 +126,23 @@ impl Drop for LinkedDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.base);
     }
+}
+
+/// `base` with the --source-F files, then the --source-X properties, applied.
+fn layered(
+    mut base: ClientConfig,
+    files: &[PathBuf],
+    properties: &[String],
+) -> Result<ClientConfig, Failure> {
+    for f in files {
+        base.apply_file(f)
+            .map_err(|e| usage(format!("--source-F {}: {e}", f.display())))?;
+    }
+    for x in properties {
+        base.set_pair(x)
+            .map_err(|e| usage(format!("--source-X {x}: {e}")))?;
+    }
+    Ok(base)
 }
 
 fn usage(msg: impl Into<String>) -> Failure {
@@ -455,6 +482,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let Some((target_arg, source_args)) = args.paths.split_last() else {
         return Err(usage("krec ship: SOURCE… TARGET"));
     };
+    if source_args.is_empty() {
+        return Err(usage(
+            "krec ship: SOURCE… TARGET: name at least one source before the target",
+        ));
+    }
     let target = match KafkaUrl::parse(target_arg) {
         Some(r) => r.map_err(Failure::Usage)?,
         None => {
@@ -477,7 +509,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let txn_id = format!("krec-ship-{job}");
     let group = txn_id.clone();
     let mut config: ClientConfig = config_from(&args.config_file, &args.property)?;
-    let base = config.clone();
+    let base = layered(
+        config.clone(),
+        &args.source_config_file,
+        &args.source_property,
+    )?;
     config
         .set("bootstrap.servers", &target.servers)
         .map_err(|e| usage(format!("{target_arg}: {e}")))?;

@@ -59,3 +59,56 @@ fn missing_sources_unknown_codecs_and_unreachable_brokers_exit_2() {
     assert!(r.stderr.contains("127.0.0.1:1"), "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
+
+/// --source-X and --source-F are checked before anything connects: a bad property or a
+/// missing file is one line naming the option, exit 2.
+#[test]
+fn source_properties_are_checked_before_connecting() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("orders-0")).unwrap();
+    let r = run(&[
+        "ship",
+        &d.arg("orders-0"),
+        "kafka://127.0.0.1:1/t",
+        "--source-X",
+        "no.such.property=1",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--source-X no.such.property=1"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    let r = run(&[
+        "ship",
+        &d.arg("orders-0"),
+        "kafka://127.0.0.1:1/t",
+        "--source-F",
+        &d.arg("missing.properties"),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--source-F"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+/// Options may stand anywhere, between the sources and the target too; a target alone is a
+/// usage error.
+#[test]
+fn options_may_stand_between_sources_and_target() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("orders")).unwrap();
+    // Parsed (the error is about the source, not about the arguments).
+    let r = run(&[
+        "ship",
+        &d.arg("orders"),
+        "--job",
+        "j",
+        "kafka://127.0.0.1:1/t",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no partition"), "{}", r.stderr);
+    let r = run(&["ship", "kafka://127.0.0.1:1/t"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("at least one source"), "{}", r.stderr);
+}
