@@ -142,8 +142,11 @@ share.coordinator.state.topic.num.partitions=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 # No background cleaning or retention during the run: the segments stay as the broker wrote them.
+# (The first retention check runs 30 s after startup whatever the interval, and the suites'
+# records carry 2024 timestamps: without retention.ms=-1 it deletes whatever was written by then.)
 log.cleaner.enable=false
 log.retention.check.interval.ms=3600000
+log.retention.ms=-1
 EOF
     # BROKER_EXTRA_PROPS: more NAME=VALUE lines (whitespace-separated), appended (the last
     # occurrence of a name wins), e.g. "log.cleaner.enable=true log.cleaner.backoff.ms=500".

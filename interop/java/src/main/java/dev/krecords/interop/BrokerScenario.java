@@ -14,7 +14,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -32,6 +34,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -127,7 +130,22 @@ public final class BrokerScenario {
             admin.describeCluster().nodes().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             List<NewTopic> topics = new ArrayList<>();
             for (TopicSpec t : TOPICS) topics.add(new NewTopic(t.name(), 1, (short) 1).configs(t.config()));
-            admin.createTopics(topics).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            Map<String, KafkaFuture<Void>> created = admin.createTopics(topics).values();
+            for (TopicSpec t : TOPICS) {
+                try {
+                    created.get(t.name()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    // Kafka 3.x has no internal.segment.bytes (4.0 raised segment.bytes' minimum
+                    // to 1 MiB and added it for tests); there, segment.bytes takes small values.
+                    String v = t.config().get("internal.segment.bytes");
+                    if (v == null || !(e.getCause() instanceof InvalidConfigurationException)) throw e;
+                    Map<String, String> c = new LinkedHashMap<>(t.config());
+                    c.remove("internal.segment.bytes");
+                    c.put("segment.bytes", v);
+                    admin.createTopics(List.of(new NewTopic(t.name(), 1, (short) 1).configs(c)))
+                            .all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                }
+            }
         }
         Map<String, Object> topicsOut = new LinkedHashMap<>();
         for (TopicSpec t : TOPICS) {
