@@ -73,6 +73,8 @@ pub const MIN_RECORD_SIZE: usize = 7;
 
 /// Bytes of an entry that [`HeaderPeek::parse`] reads: through the last offset delta.
 pub const PEEK_LEN: usize = LAST_OFFSET_DELTA_OFFSET + 4;
+// `HeaderPeek::parse` reads these chunks in this order.
+const _: () = assert!(PEEK_LEN == 8 + 4 + 4 + 1 + 4 + 2 + 4);
 
 /// What the first [`PEEK_LEN`] bytes of an entry say about it, read without the rest (no CRC,
 /// no records): how a reader walking a file through a small window finds batch boundaries and
@@ -110,13 +112,21 @@ pub struct HeaderPeek {
 impl HeaderPeek {
     /// Reads the fields from `prefix`; `None` when it is shorter than [`PEEK_LEN`].
     pub fn parse(prefix: &[u8]) -> Option<HeaderPeek> {
-        let h = prefix.get(..PEEK_LEN)?;
+        // Field by field in layout order: fixed-size chunks, no index arithmetic (this runs
+        // once per batch on the read path).
+        let (base, rest) = prefix.split_first_chunk::<8>()?;
+        let (length, rest) = rest.split_first_chunk::<4>()?;
+        let (_leader_epoch, rest) = rest.split_first_chunk::<4>()?;
+        let (&[magic], rest) = rest.split_first_chunk::<1>()?;
+        let (_crc, rest) = rest.split_first_chunk::<4>()?;
+        let (attributes, rest) = rest.split_first_chunk::<2>()?;
+        let (last_offset_delta, _) = rest.split_first_chunk::<4>()?;
         Some(HeaderPeek {
-            base_offset: i64_at(h, BASE_OFFSET_OFFSET),
-            length: i32_at(h, LENGTH_OFFSET),
-            magic: u8_at(h, MAGIC_OFFSET),
-            attributes: i16_at(h, ATTRIBUTES_OFFSET),
-            last_offset_delta: i32_at(h, LAST_OFFSET_DELTA_OFFSET),
+            base_offset: i64::from_be_bytes(*base),
+            length: i32::from_be_bytes(*length),
+            magic,
+            attributes: i16::from_be_bytes(*attributes),
+            last_offset_delta: i32::from_be_bytes(*last_offset_delta),
         })
     }
 
