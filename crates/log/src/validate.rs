@@ -51,7 +51,7 @@ pub enum AppendOrigin {
     /// refused; idempotent batches get duplicate and sequence checks.
     Client,
     /// The transaction coordinator writing COMMIT / ABORT markers (see
-    /// [`Log::append_end_txn`]): control batches are allowed, the client-only batch checks and
+    /// [`Log::append_end_txn`](crate::Log::append_end_txn)): control batches are allowed, the client-only batch checks and
     /// the sequence checks are skipped, epochs and coordinator epochs are checked.
     Coordinator,
     /// Entries that already have their offsets, such as the batches of an existing segment

@@ -71,7 +71,7 @@ pub struct FetchResult {
     pub aborted_transactions: Option<Vec<AbortedTransaction>>,
 }
 
-/// What [`Log::fetch_into`] found, apart from the bytes it appended to the caller's buffer:
+/// What [`Log::fetch_into`](crate::Log::fetch_into) found, apart from the bytes it appended to the caller's buffer:
 /// the fields of [`FetchResult`], and where the entries are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchInfo {
@@ -172,7 +172,7 @@ pub struct LogInfo {
     pub segments: Vec<SegmentInfo>,
     /// For a compacted log (`cleanup.policy` with `compact`), the cleaner's dirty ratio now:
     /// bytes not yet cleaned (and cleanable) over all cleanable bytes (see
-    /// [`Log::cleanable`]); absent otherwise.
+    /// [`Log::cleanable`](crate::Log::cleanable)); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirty_ratio: Option<f64>,
     /// The log end offset (equal to the high watermark).
