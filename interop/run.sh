@@ -328,15 +328,7 @@ step_broker() {
         fi
         # For live_checks.py once the broker has stopped: the consumer's view at both isolation
         # levels, the what-if report and a local copy, all over the protocol.
-        timeout 120 "$KREC" log read --isolation read-committed --bytes hex "kafka://$bootstrap/$t/0" \
-            >"$fetched/$name.rc.records" 2>"$fetched/$name.rc.err" || rm -f "$fetched/$name.rc.records"
-        timeout 120 "$KREC" log read --isolation read-uncommitted --bytes hex "kafka://$bootstrap/$t/0" \
-            >"$fetched/$name.ru.records" 2>"$fetched/$name.ru.err" || rm -f "$fetched/$name.ru.records"
-        timeout 300 "$KREC" stats --what-if --no-timing --format json --isolation read-uncommitted \
-            "kafka://$bootstrap/$t/0" >"$fetched/$name.whatif.json" 2>"$fetched/$name.whatif.err" || true
-        timeout 300 "$KREC" convert --isolation read-uncommitted "kafka://$bootstrap/$t/0" \
-            "$fetched/$name.convert" >"$fetched/$name.convert.out" 2>"$fetched/$name.convert.err" \
-            || rm -rf "$fetched/$name.convert"
+        live_reads "kafka://$bootstrap/$t/0" "$fetched/$name"
     done
     timeout 300 "$KREC" dump --deep --format json --isolation read-uncommitted \
         "kafka://$bootstrap/interop-multi" >"$fetched/interop-multi.topic" 2>"$fetched/interop-multi.topic.err" \
@@ -403,6 +395,21 @@ security_checks() {
         fail "$prefix" "interop/broker/security_check.py failed:"
         show_log "$WORK/$prefix.log"
     fi
+}
+
+# live_reads URL OUT: what live_checks.py compares once the broker has stopped, read over
+# kafka:// from the partition URL: the consumer's view at both isolation levels (OUT.rc.records,
+# OUT.ru.records), the what-if report (OUT.whatif.json) and a local copy (OUT.convert/).
+live_reads() {
+    local url="$1" out="$2"
+    timeout 120 "$KREC" log read --isolation read-committed --bytes hex "$url" \
+        >"$out.rc.records" 2>"$out.rc.err" || rm -f "$out.rc.records"
+    timeout 120 "$KREC" log read --isolation read-uncommitted --bytes hex "$url" \
+        >"$out.ru.records" 2>"$out.ru.err" || rm -f "$out.ru.records"
+    timeout 300 "$KREC" stats --what-if --no-timing --format json --isolation read-uncommitted \
+        "$url" >"$out.whatif.json" 2>"$out.whatif.err" || true
+    timeout 300 "$KREC" convert --isolation read-uncommitted "$url" "$out.convert" \
+        >"$out.convert.out" 2>"$out.convert.err" || rm -rf "$out.convert"
 }
 
 # The entries `krec dump --deep --format json kafka://…/TOPIC/0` printed while the broker ran
@@ -665,15 +672,7 @@ step_broker39() {
         # The scenario's (v2) topics: the consumer's view at both isolation levels, the what-if
         # report and a local copy, for live_checks.py below.
         case "$t" in interop-*) ;; *) continue ;; esac
-        timeout 120 "$KREC" log read --isolation read-committed --bytes hex "kafka://$bootstrap/$t/0" \
-            >"$fetched/$name.rc.records" 2>"$fetched/$name.rc.err" || rm -f "$fetched/$name.rc.records"
-        timeout 120 "$KREC" log read --isolation read-uncommitted --bytes hex "kafka://$bootstrap/$t/0" \
-            >"$fetched/$name.ru.records" 2>"$fetched/$name.ru.err" || rm -f "$fetched/$name.ru.records"
-        timeout 300 "$KREC" stats --what-if --no-timing --format json --isolation read-uncommitted \
-            "kafka://$bootstrap/$t/0" >"$fetched/$name.whatif.json" 2>"$fetched/$name.whatif.err" || true
-        timeout 300 "$KREC" convert --isolation read-uncommitted "kafka://$bootstrap/$t/0" \
-            "$fetched/$name.convert" >"$fetched/$name.convert.out" 2>"$fetched/$name.convert.err" \
-            || rm -rf "$fetched/$name.convert"
+        live_reads "kafka://$bootstrap/$t/0" "$fetched/$name"
     done
     [ -z "$first" ] || security_checks broker39-security "$dir" "$first"
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker39-stop.log"; then
