@@ -1,44 +1,24 @@
 //! Streaming input of log entries from a file or stdin in constant memory.
 //!
-//! Entries are read one at a time into a reusable buffer that grows only to the size of the
-//! largest entry (never to a size the input merely claims: a declared size beyond the bytes that
-//! exist is a partial tail).
+//! A [`Source`] is the codec's [`Streamer`] over an [`io::Read`] with a name and a progress line:
+//! entries are read one at a time into a reusable window that grows only with the bytes that
+//! arrive (never to a size the input merely claims: a declared size beyond the bytes that exist
+//! is a partial tail).
 
 use crate::progress::{Progress, Unit};
-use krecords_codec::read::{Batch, Entries, Partial};
-use krecords_codec::LOG_OVERHEAD;
+use krecords_codec::read::{ReadFill, Streamer};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-const CHUNK: usize = 1 << 20;
-
-/// One step of reading.
-pub enum Next<'a> {
-    /// A complete entry.
-    Entry(Batch<'a>),
-    /// A malformed entry; reading stops.
-    Error(krecords_codec::Error),
-    /// A truncated tail; reading stops.
-    Partial(Partial),
-    /// End of input.
-    End,
-}
+/// One step of reading: the codec's [`krecords_codec::read::Step`].
+pub use krecords_codec::read::Step as Next;
 
 /// A stream of entries from a reader.
 pub struct Source {
     /// Display name (a path or `-`).
     pub name: String,
-    reader: Box<dyn Read>,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    /// Absolute position of `buf[start]`.
-    base: usize,
-    eof: bool,
-    done: bool,
-    /// Bytes of the input that are not read yet, when known (a regular file).
-    unread: Option<u64>,
+    stream: Streamer<ReadFill<Box<dyn Read>>>,
     /// Progress over the bytes of a large file, on a terminal only.
     progress: Progress,
 }
@@ -78,24 +58,22 @@ impl Source {
         Source::new(name, reader, None)
     }
 
-    fn new(name: String, reader: Box<dyn Read>, unread: Option<u64>) -> Source {
+    fn new(name: String, reader: Box<dyn Read>, len: Option<u64>) -> Source {
         let progress = Progress::new(
             format!("krec: {name}"),
             Unit::Bytes,
-            unread.unwrap_or(0),
+            len.unwrap_or(0),
             64 << 20,
         );
+        let input = match len {
+            Some(len) => ReadFill::with_len(reader, len),
+            None => ReadFill::new(reader),
+        };
         Source {
             progress,
             name,
-            reader,
-            buf: Vec::new(),
-            start: 0,
-            end: 0,
-            base: 0,
-            eof: false,
-            done: false,
-            unread,
+            // No bound on an entry but the input's own bytes, as Kafka's tools read files.
+            stream: Streamer::new(input, 0, i32::MAX as usize),
         }
     }
 
@@ -105,99 +83,32 @@ impl Source {
         self
     }
 
-    /// Reads until at least `want` bytes are buffered or the input ends.
-    fn fill(&mut self, want: usize) -> io::Result<()> {
-        while self.end - self.start < want && !self.eof {
-            if self.start > 0 && (self.buf.len() - self.end < CHUNK || self.start == self.end) {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            let need = (self.start + want).max(self.end + CHUNK);
-            if self.buf.len() < need {
-                self.buf.resize(need, 0);
-            }
-            let n = match self.reader.read(&mut self.buf[self.end..]) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if n == 0 {
-                self.eof = true;
-            }
-            self.end += n;
-            if let Some(u) = self.unread.as_mut() {
-                *u = u.saturating_sub(n as u64);
-            }
-        }
-        Ok(())
-    }
-
     /// Absolute position of the next unread entry.
     pub fn position(&self) -> usize {
-        self.base
+        self.stream.position() as usize
     }
 
     /// Returns the next entry.
     pub fn next_entry(&mut self) -> io::Result<Next<'_>> {
-        if self.done {
-            return Ok(Next::End);
+        let step = self.stream.next_entry()?;
+        match &step {
+            Next::Entry(b) => self
+                .progress
+                .update((b.position() + b.size_in_bytes()) as u64),
+            _ => self.progress.finish(),
         }
-        self.fill(LOG_OVERHEAD + 5)?;
-        let avail = self.end - self.start;
-        if avail >= LOG_OVERHEAD {
-            let size = i32::from_be_bytes(
-                self.buf[self.start + 8..self.start + 12]
-                    .try_into()
-                    .unwrap_or([0; 4]),
-            );
-            if size > 0 {
-                let total = size as usize + LOG_OVERHEAD;
-                // Do not grow the buffer for bytes that cannot exist.
-                let exists = match self.unread {
-                    Some(u) => (avail as u64).saturating_add(u) >= total as u64,
-                    None => true,
-                };
-                if exists {
-                    self.fill(total)?;
-                }
-            }
-        }
-        let window = &self.buf[self.start..self.end];
-        let mut entries = Entries::with_base(window, self.base);
-        match entries.next_entry() {
-            Ok(Some(batch)) => {
-                let size = batch.size_in_bytes();
-                self.start += size;
-                self.base += size;
-                self.progress.update(self.base as u64);
-                Ok(Next::Entry(batch))
-            }
-            Ok(None) => {
-                self.done = true;
-                self.progress.finish();
-                match entries.partial() {
-                    Some(p) => Ok(Next::Partial(p)),
-                    None => Ok(Next::End),
-                }
-            }
-            Err(e) => {
-                self.done = true;
-                self.progress.finish();
-                Ok(Next::Error(e))
-            }
-        }
+        Ok(step)
     }
 
     /// Bytes from the current position to the end of the input (after an error: how many bytes
     /// were left unread as invalid). Reads the rest of the input to count it.
     pub fn remaining_bytes(&mut self) -> io::Result<u64> {
-        let buffered = (self.end - self.start) as u64;
-        if let Some(u) = self.unread {
+        let buffered = self.stream.buffered() as u64;
+        let input = self.stream.input_mut();
+        if let Some(u) = input.unread() {
             return Ok(buffered + u);
         }
-        let mut sink = io::sink();
-        let rest = io::copy(&mut self.reader, &mut sink)?;
+        let rest = io::copy(input.reader_mut(), &mut io::sink())?;
         Ok(buffered + rest)
     }
 }

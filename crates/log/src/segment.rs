@@ -11,11 +11,12 @@ use crate::config::LogConfig;
 use crate::error::{Error, Location, Result};
 use crate::files::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX};
 use crate::index::{OffsetIndex, TimeIndex, TxnIndex};
-use crate::reader::{Next, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
+use crate::reader::{segment_reader, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
 use crate::storage::{Storage, StorageFile};
 use crate::transaction::AbortedTxn;
 use krecords_codec::read::v2 as v2_layout;
 use krecords_codec::read::Batch;
+use krecords_codec::read::Step;
 use std::path::{Path, PathBuf};
 
 /// What an append tells the segment about each batch it wrote.
@@ -191,21 +192,21 @@ impl Segment {
         let mut last_offset = None;
         let mut max_ts = (segment.max_timestamp, segment.offset_of_max_timestamp);
         {
-            let mut r = SegmentReader::new(segment.log.as_ref(), start, size, SCAN_WINDOW);
+            let mut r = segment_reader(segment.log.as_ref(), start, size, SCAN_WINDOW);
             loop {
                 match r
                     .next_entry()
                     .map_err(|e| Error::io("read", &segment.log_path, e))?
                 {
-                    Next::Batch(b) => {
+                    Step::Entry(b) => {
                         let ts = b.max_timestamp();
                         if ts > max_ts.0 {
                             max_ts = (ts, b.last_offset());
                         }
                         last_offset = Some(b.last_offset());
                     }
-                    Next::End => break,
-                    Next::Partial { .. } | Next::Corrupt { .. } => return Ok((segment, true)),
+                    Step::End => break,
+                    Step::Partial(_) | Step::Error(_) => return Ok((segment, true)),
                 }
             }
         }
@@ -224,12 +225,12 @@ impl Segment {
     }
 
     fn first_batch_max_timestamp(&self) -> Result<Option<i64>> {
-        let mut r = SegmentReader::new(self.log.as_ref(), 0, self.size, SEEK_WINDOW);
+        let mut r = segment_reader(self.log.as_ref(), 0, self.size, SEEK_WINDOW);
         match r
             .next_entry()
             .map_err(|e| Error::io("read", &self.log_path, e))?
         {
-            Next::Batch(b) => Ok(Some(b.max_timestamp())),
+            Step::Entry(b) => Ok(Some(b.max_timestamp())),
             _ => Ok(None),
         }
     }
@@ -257,7 +258,7 @@ impl Segment {
 
     /// A reader over the whole `.log` file with a `window`-byte read buffer.
     pub(crate) fn reader(&self, window: usize) -> SegmentReader<'_> {
-        SegmentReader::new(self.log.as_ref(), 0, self.size, window)
+        segment_reader(self.log.as_ref(), 0, self.size, window)
     }
 
     /// Next batch of `r` (a reader from [`Segment::reader`]); corruption is an error.
@@ -423,13 +424,13 @@ impl Segment {
         let mut problem = None;
         let mut metas = Vec::new();
         {
-            let mut r = SegmentReader::new(self.log.as_ref(), 0, file_len, SCAN_WINDOW);
+            let mut r = segment_reader(self.log.as_ref(), 0, file_len, SCAN_WINDOW);
             loop {
                 match r
                     .next_entry()
                     .map_err(|e| Error::io("read", &self.log_path, e))?
                 {
-                    Next::Batch(b) => {
+                    Step::Entry(b) => {
                         if let Some(reason) = recovery_check(&b, self.base_offset, prev_last) {
                             problem = Some(format!("byte {}: {reason}", b.position()));
                             break;
@@ -445,15 +446,16 @@ impl Segment {
                         });
                         valid = r.position();
                     }
-                    Next::End => break,
-                    Next::Partial { position, bytes } => {
+                    Step::End => break,
+                    Step::Partial(p) => {
                         problem = Some(format!(
-                            "byte {position}: {bytes} bytes of a truncated entry"
+                            "byte {}: {} bytes of a truncated entry",
+                            p.position, p.bytes
                         ));
                         break;
                     }
-                    Next::Corrupt { position, reason } => {
-                        problem = Some(format!("byte {position}: {reason}"));
+                    Step::Error(e) => {
+                        problem = Some(format!("byte {valid}: {e}"));
                         break;
                     }
                 }
@@ -571,7 +573,7 @@ impl Segment {
 
     /// [`Self::find_position`] parsing every entry from `start`.
     fn find_position_parsed(&self, start: u64, offset: i64) -> Result<Option<u64>> {
-        let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SEEK_WINDOW);
+        let mut r = segment_reader(self.log.as_ref(), start, self.size, SEEK_WINDOW);
         loop {
             match self.next(&mut r)? {
                 Some(b) if b.last_offset() >= offset => return Ok(Some(b.position() as u64)),
@@ -584,19 +586,18 @@ impl Segment {
     /// Next batch of a reader over this segment; corruption inside the validated size is an
     /// error.
     fn next<'r>(&self, r: &'r mut SegmentReader<'_>) -> Result<Option<Batch<'r>>> {
+        let position = r.position();
         match r
             .next_entry()
             .map_err(|e| Error::io("read", &self.log_path, e))?
         {
-            Next::Batch(b) => Ok(Some(b)),
-            Next::End => Ok(None),
-            Next::Partial { position, bytes } => Err(Error::corrupt(
+            Step::Entry(b) => Ok(Some(b)),
+            Step::End => Ok(None),
+            Step::Partial(p) => Err(Error::corrupt(
                 self.location(position),
-                format!("entry cut short: {bytes} bytes left"),
+                format!("entry cut short: {} bytes left", p.bytes),
             )),
-            Next::Corrupt { position, reason } => {
-                Err(Error::corrupt(self.location(position), reason))
-            }
+            Step::Error(e) => Err(Error::corrupt(self.location(position), e.to_string())),
         }
     }
 
@@ -672,7 +673,7 @@ impl Segment {
         out: &mut Vec<u8>,
         start: usize,
     ) -> Result<(Option<i64>, bool)> {
-        let mut r = SegmentReader::new(self.log.as_ref(), position, self.size, SCAN_WINDOW);
+        let mut r = segment_reader(self.log.as_ref(), position, self.size, SCAN_WINDOW);
         let mut last = None;
         loop {
             let Some(b) = self.next(&mut r)? else {
@@ -706,7 +707,7 @@ impl Segment {
         let (_, start) = self
             .offset_index
             .lookup(indexed_offset.max(starting_offset))?;
-        let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SCAN_WINDOW);
+        let mut r = segment_reader(self.log.as_ref(), start, self.size, SCAN_WINDOW);
         let mut scratch = Vec::new();
         while let Some(b) = self.next(&mut r)? {
             if b.max_timestamp() < target {
@@ -736,7 +737,7 @@ impl Segment {
     /// timestamp (`None` for magic 0, as Kafka's `offsetOfMaxTimestamp`).
     pub(crate) fn max_timestamp_record(&self) -> Result<Option<TimestampAndOffset>> {
         let (_, start) = self.offset_index.lookup(self.offset_of_max_timestamp)?;
-        let mut r = SegmentReader::new(self.log.as_ref(), start, self.size, SCAN_WINDOW);
+        let mut r = segment_reader(self.log.as_ref(), start, self.size, SCAN_WINDOW);
         let mut scratch = Vec::new();
         while let Some(b) = self.next(&mut r)? {
             if b.max_timestamp() != self.max_timestamp {
@@ -775,7 +776,7 @@ impl Segment {
 
     /// Visits every batch of the segment in order.
     pub(crate) fn for_each_batch(&self, mut f: impl FnMut(&Batch<'_>) -> Result<()>) -> Result<()> {
-        let mut r = SegmentReader::new(self.log.as_ref(), 0, self.size, SCAN_WINDOW);
+        let mut r = segment_reader(self.log.as_ref(), 0, self.size, SCAN_WINDOW);
         while let Some(b) = self.next(&mut r)? {
             f(&b)?;
         }
@@ -801,7 +802,7 @@ impl Segment {
             };
             if control {
                 // Control batches are read whole: the replay reads their marker record.
-                let mut r = SegmentReader::new(self.log.as_ref(), pos, self.size, SEEK_WINDOW);
+                let mut r = segment_reader(self.log.as_ref(), pos, self.size, SEEK_WINDOW);
                 match self.next(&mut r)? {
                     Some(b) => f(&b)?,
                     None => return Ok(()),
@@ -817,7 +818,7 @@ impl Segment {
             pos += size;
         }
         // Anything else: parse every entry from here, as `for_each_batch` does.
-        let mut r = SegmentReader::new(self.log.as_ref(), pos, self.size, SCAN_WINDOW);
+        let mut r = segment_reader(self.log.as_ref(), pos, self.size, SCAN_WINDOW);
         while let Some(b) = self.next(&mut r)? {
             f(&b)?;
         }

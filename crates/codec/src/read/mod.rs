@@ -11,6 +11,10 @@
 //! where a corrupt size field in the middle would look just like such a tail and hide every
 //! entry after it, [`Entries::max_entry_size`] refuses sizes above a bound and
 //! [`Entries::strict`] makes any truncated entry an error.
+//!
+//! Input larger than memory (a file, stdin, a segment read at positions) goes through
+//! [`Streamer`] ([`stream`]): one window buffer, bounded whatever the size fields claim, handing
+//! each entry to [`Entries`].
 
 #![deny(
     clippy::indexing_slicing,
@@ -23,10 +27,12 @@
 mod bytes;
 pub mod legacy;
 mod owned;
+pub mod stream;
 pub mod v2;
 
 pub use legacy::{LegacyBatch, LegacyRecord, LegacyRecords};
 pub use owned::{OwnedHeader, OwnedRecord};
+pub use stream::{Fill, ReadFill, Step, Streamer};
 pub use v2::{Headers, V2Batch, V2Record, V2Records};
 
 use crate::{Compression, Error, Header, Result, TimestampType, LOG_OVERHEAD, MAGIC_OFFSET};

@@ -33,8 +33,9 @@ use crate::files::{
     self, CLEANED_SUFFIX, CLEANER_SWAP_FILE, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX,
     TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
 };
-use crate::reader::{Next, SegmentReader, SCAN_WINDOW};
+use crate::reader::{segment_reader, SCAN_WINDOW};
 use crate::storage::Storage;
+use krecords_codec::read::Step;
 use std::path::Path;
 
 /// The segment file suffixes, in the order files are renamed (the `.log` last).
@@ -119,9 +120,9 @@ pub(crate) fn replace(
 fn next_offset_of(st: &dyn Storage, path: &Path, base: i64) -> Result<i64> {
     let f = st.open(path).map_err(|e| Error::io("open", path, e))?;
     let len = f.len().map_err(|e| Error::io("read", path, e))?;
-    let mut r = SegmentReader::new(f.as_ref(), 0, len, SCAN_WINDOW);
+    let mut r = segment_reader(f.as_ref(), 0, len, SCAN_WINDOW);
     let mut next = base;
-    while let Next::Batch(b) = r.next_entry().map_err(|e| Error::io("read", path, e))? {
+    while let Step::Entry(b) = r.next_entry().map_err(|e| Error::io("read", path, e))? {
         next = b.last_offset() + 1;
     }
     Ok(next)
