@@ -9,6 +9,7 @@
 //! * `checked_records`: the checked iteration against `validate` and `records`.
 //! * `end_txn_marker`: `write::end_txn_marker` against Kafka's bytes.
 //! * `owned_records`: `OwnedRecord`, shared slices of the input or of one decompressed buffer.
+//! * `scan_records`: `V2Batch::scan_records` against the full record parser.
 //! * `stream`: `read::stream::Streamer` over whole, positioned and chunked inputs, and hostile sizes.
 //! * `strict_entries`: `Entries::max_entry_size` and `Entries::strict` against the default.
 
@@ -19,6 +20,7 @@ mod end_txn_marker;
 mod owned_records;
 mod proptests;
 mod regression;
+mod scan_records;
 mod stream;
 mod strict_entries;
 mod vectors;

@@ -789,105 +789,35 @@ fn assign_in_place_uncompressed<'a>(
     Ok((bytes, &[], count))
 }
 
-/// The records of an uncompressed v2 batch checked without building them: every record parses
-/// as the codec parses it, its offset delta is its index, no bytes are left over, and no record
-/// would be rejected by [`validate_record`]. Returns the record count and the batch's max
-/// timestamp when all is well, `None` on any doubt (the caller then takes the full path, which
-/// reports the exact error).
+/// The records of an uncompressed v2 batch checked without building them, through the codec's
+/// [`V2Batch::scan_records`](krecords_codec::read::V2Batch::scan_records) (its record parser):
+/// every record frames, its offset delta is its index, and no record would be rejected by
+/// [`validate_record`]. Returns the record count and the batch's max timestamp when all is well,
+/// `None` on any doubt (the caller then takes the full path, which reports the exact error).
 fn lean_scan(s: &Settings<'_>, b: &Batch<'_>) -> Option<(i64, i64)> {
     let Batch::V2(v) = b else {
         return None;
     };
     if v.timestamp_type() != TimestampType::CreateTime
         || !matches!(v.compression(), Ok(Compression::None))
+        || v.records_count() <= 0
     {
         return None;
     }
-    let count = v.records_count();
-    if count <= 0 {
-        return None;
-    }
-    let data = v.as_bytes().get(v2_layout::RECORDS_OFFSET..)?;
     let config = s.config;
     let check_ts = config.message_timestamp_type == TimestampType::CreateTime;
     let compact = config.cleanup_policy.compact;
-    let base_ts = v.base_timestamp();
-    let mut max_ts = -1i64;
-    let mut pos = 0usize;
-    for index in 0..count {
-        let (length, n) = varint(data, pos)?;
-        let body_start = pos.checked_add(n)?;
-        let length = usize::try_from(length).ok()?;
-        let end = body_start.checked_add(length)?;
-        let body = data.get(body_start..end)?;
-        let mut p = 1usize; // attributes
-        if body.is_empty() {
-            return None;
-        }
-        let (ts_delta, n) = varlong(body, p)?;
-        p += n;
-        let (offset_delta, n) = varint(body, p)?;
-        p += n;
-        if offset_delta != index {
-            return None;
-        }
-        let (key_len, n) = varint(body, p)?;
-        p += n;
-        if key_len < 0 {
-            if compact {
-                return None;
-            }
-        } else {
-            p = p.checked_add(key_len as usize)?;
-        }
-        let (value_len, n) = varint(body, p)?;
-        p += n;
-        if value_len >= 0 {
-            p = p.checked_add(value_len as usize)?;
-        }
-        let (headers, n) = varint(body, p)?;
-        p += n;
-        if headers < 0 {
-            return None;
-        }
-        for _ in 0..headers {
-            let (k, n) = varint(body, p)?;
-            if k < 0 {
-                return None;
-            }
-            p = p.checked_add(n)?.checked_add(k as usize)?;
-            let (hv, n) = varint(body, p)?;
-            p += n;
-            if hv >= 0 {
-                p = p.checked_add(hv as usize)?;
-            }
-        }
-        if p != body.len() {
-            return None;
-        }
-        let ts = base_ts.wrapping_add(ts_delta);
-        if check_ts && ts != -1 && timestamp_out_of_range(s.now, ts, config) {
-            return None;
-        }
-        max_ts = max_ts.max(ts);
-        pos = end;
-    }
-    if pos != data.len() {
-        return None;
-    }
-    Some((i64::from(count), max_ts))
-}
-
-/// A varint at `pos` of `buf` (`None` when out of bounds or malformed).
-#[inline(always)]
-fn varint(buf: &[u8], pos: usize) -> Option<(i32, usize)> {
-    krecords_codec::varint::read_varint(buf.get(pos..)?, 0).ok()
-}
-
-/// A varlong at `pos` of `buf` (`None` when out of bounds or malformed).
-#[inline(always)]
-fn varlong(buf: &[u8], pos: usize) -> Option<(i64, usize)> {
-    krecords_codec::varint::read_varlong(buf.get(pos..)?, 0).ok()
+    let mut index = 0i32;
+    let scan = v.scan_records(|r| {
+        let ok = r.offset_delta == index
+            && !(compact && r.key.is_none())
+            && !(check_ts
+                && r.timestamp != -1
+                && timestamp_out_of_range(s.now, r.timestamp, config));
+        index = index.wrapping_add(1);
+        ok
+    })?;
+    Some((scan.count as i64, scan.max_timestamp))
 }
 
 /// Kafka's `setLastOffset` / `setMaxTimestamp` / `setPartitionLeaderEpoch` on the copy of `b` in

@@ -33,7 +33,7 @@ pub mod v2;
 pub use legacy::{LegacyBatch, LegacyRecord, LegacyRecords};
 pub use owned::{OwnedHeader, OwnedRecord};
 pub use stream::{Fill, ReadFill, Step, Streamer};
-pub use v2::{Headers, V2Batch, V2Record, V2Records};
+pub use v2::{Headers, RecordsScan, V2Batch, V2Record, V2Records};
 
 use crate::{Compression, Error, Header, Result, TimestampType, LOG_OVERHEAD, MAGIC_OFFSET};
 use bytes::{i32_at, i64_at, u8_at};

@@ -510,6 +510,53 @@ impl<'a> V2Batch<'a> {
         )
     }
 
+    /// Reads the records of an uncompressed batch once without keeping them, for a caller that
+    /// only needs to know they are sound (the log's append path): each record is framed by the
+    /// same parser as [`Self::uncompressed_records`] (lengths, varints, headers, nothing left
+    /// over after the last declared record) and handed to `visit`, which returns `false` to give
+    /// up. Returns the record count and the largest record timestamp (-1 without records).
+    ///
+    /// `None` when the batch is compressed with records, its count is negative, a record does not
+    /// frame, or `visit` gave up; [`Self::uncompressed_records`] then says what is wrong. The CRC
+    /// is not checked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::read::{Batch, Entries, RecordsScan};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    ///
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&NewRecord::new(1714000000000, Some(b"k"), Some(b"a"))).unwrap();
+    /// b.append(&NewRecord::new(1714000000500, None, Some(b"b"))).unwrap();
+    /// let bytes = b.finish().unwrap();
+    /// let Some(Ok(Batch::V2(v))) = Entries::new(&bytes).next() else { unreachable!() };
+    ///
+    /// let scan = v.scan_records(|_| true).unwrap();
+    /// assert_eq!(scan, RecordsScan { count: 2, max_timestamp: 1714000000500 });
+    /// // A caller's own rule: every record keyed.
+    /// assert!(v.scan_records(|r| r.key.is_some()).is_none());
+    /// ```
+    #[inline]
+    pub fn scan_records(
+        &self,
+        mut visit: impl FnMut(&V2Record<'a>) -> bool,
+    ) -> Option<RecordsScan> {
+        let mut scan = RecordsScan {
+            count: 0,
+            max_timestamp: -1,
+        };
+        for record in self.uncompressed_records().ok()? {
+            let record = record.ok()?;
+            if !visit(&record) {
+                return None;
+            }
+            scan.count = scan.count.saturating_add(1);
+            scan.max_timestamp = scan.max_timestamp.max(record.timestamp);
+        }
+        Some(scan)
+    }
+
     fn check_count(&self) -> Result<()> {
         let count = self.records_count();
         if count < 0 {
@@ -587,6 +634,16 @@ impl<'a> V2Batch<'a> {
     pub fn validate(&self) -> Result<()> {
         self.validate_with(&mut Vec::new(), crate::DEFAULT_DECOMPRESS_LIMIT)
     }
+}
+
+/// What [`V2Batch::scan_records`] found in a batch whose records are sound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordsScan {
+    /// Records read: the header's records count.
+    pub count: usize,
+    /// The largest record timestamp (-1 when there are none): base timestamp + delta, or the
+    /// batch's max timestamp under LogAppendTime.
+    pub max_timestamp: i64,
 }
 
 /// `sequence + increment`, wrapping past `i32::MAX` to 0 as Kafka's producer sequences do.
