@@ -20,6 +20,7 @@
 //! `<name>.tmp`, synced, renamed over the old one, then the directory is synced (Kafka's
 //! `CheckpointFile`).
 
+use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::storage::Storage;
 use std::io;
@@ -82,7 +83,7 @@ pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
 
 /// Reads a whole small file, `None` when it does not exist.
 pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
-    let file = match storage.open(path) {
+    let file = match storage.open_read(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("open", path, e)),
@@ -96,6 +97,20 @@ pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Opti
     file.read_exact_at(&mut buf, 0)
         .map_err(|e| Error::io("read", path, e))?;
     Ok(Some(buf))
+}
+
+/// The configuration in `dir`'s [`CONFIG_FILE`], `None` when there is none.
+pub(crate) fn read_config(storage: &dyn Storage, dir: &Path) -> Result<Option<LogConfig>> {
+    let path = dir.join(CONFIG_FILE);
+    let Some(bytes) = read_small_file(storage, &path)? else {
+        return Ok(None);
+    };
+    let json: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| Error::CorruptFile {
+            path,
+            reason: format!("not JSON: {e}"),
+        })?;
+    LogConfig::from_json(&json).map(Some)
 }
 
 /// Replaces `dir/name` with `bytes` atomically and durably: temporary file, sync, rename,

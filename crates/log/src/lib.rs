@@ -131,6 +131,7 @@ pub mod cleaner;
 pub mod clock;
 pub mod config;
 pub mod consumer;
+pub mod convert;
 pub mod data_dir;
 mod epoch;
 mod error;

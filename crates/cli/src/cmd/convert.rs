@@ -9,7 +9,8 @@ use clap::ValueEnum;
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
 use krecords_codec::read::Entries;
 use krecords_codec::Compression;
-use krecords_log::files::{self, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, TXN_INDEX_SUFFIX};
+use krecords_log::files::{self, LOG_SUFFIX};
+use krecords_log::storage::FsStorage;
 use krecords_log::{Log, LogConfig};
 use serde::Serialize;
 use std::fs::File;
@@ -390,7 +391,10 @@ fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Resu
     let result = (|| {
         let mut config = LogConfig::default();
         config
-            .set("message.format.version", format_version(opts.magic))
+            .set(
+                "message.format.version",
+                krecords_log::convert::format_version(opts.magic),
+            )
             .map_err(log_error)?;
         write_config(output, &config)?;
         let mut segments = SegmentWriter::new(output, config.segment_bytes as u64);
@@ -547,15 +551,6 @@ fn log_error(e: krecords_log::Error) -> Failure {
     }
 }
 
-/// The `message.format.version` that makes a log write `magic`.
-fn format_version(magic: u8) -> &'static str {
-    match magic {
-        0 => "0.9.0",
-        1 => "0.10.2",
-        _ => "3.0",
-    }
-}
-
 /// Converts a partition directory into a new one, then recovers it there to build the indexes.
 fn convert_dir(
     input: &Path,
@@ -564,68 +559,34 @@ fn convert_dir(
     report: &mut Report,
 ) -> Result<(), Failure> {
     ensure_empty(output)?;
-    let mut names: Vec<String> = std::fs::read_dir(input)
-        .context(|| format!("cannot list {}", input.display()))?
-        .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
-        .collect();
-    names.sort();
-    let mut segments: Vec<(i64, &String)> = names
-        .iter()
-        .filter_map(|n| files::parse_file_name(n, LOG_SUFFIX).map(|b| (b, n)))
-        .collect();
-    segments.sort_by_key(|s| s.0);
-    if segments.is_empty() {
+    let plan = krecords_log::convert::plan(&FsStorage, input, opts.magic).map_err(log_error)?;
+    if plan.segments.is_empty() {
         return Err(Failure::Usage(format!(
             "{}: no segments (<base offset>.log files)",
             input.display()
         )));
     }
-    let config_path = input.join(files::CONFIG_FILE);
-    let mut config = match std::fs::read(&config_path) {
-        Ok(bytes) => {
-            let json: serde_json::Value = serde_json::from_slice(&bytes)
-                .map_err(|e| Failure::Data(format!("{}: not JSON: {e}", config_path.display())))?;
-            LogConfig::from_json(&json).map_err(log_error)?
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => LogConfig::default(),
-        Err(e) => {
-            return Err(Failure::Io(
-                e,
-                format!("cannot read {}", config_path.display()),
-            ))
-        }
-    };
-    config
-        .set("message.format.version", format_version(opts.magic))
-        .map_err(log_error)?;
     create_empty_dir(output)?;
     let result = (|| {
-        write_config(output, &config)?;
-        for (base, name) in &segments {
-            let target = output.join(name);
+        write_config(output, &plan.config)?;
+        for segment in &plan.segments {
+            let target = output.join(&segment.name);
             let file =
                 File::create(&target).context(|| format!("cannot create {}", target.display()))?;
             let mut sink = BufWriter::with_capacity(1 << 16, file);
-            convert_file(&input.join(name), &mut sink, opts, report)?;
+            convert_file(&input.join(&segment.name), &mut sink, opts, report)?;
             let file = sink.into_inner().map_err(|e| {
                 Failure::Io(e.into_error(), format!("cannot write {}", target.display()))
             })?;
             file.sync_all()
                 .context(|| format!("cannot sync {}", target.display()))?;
             report.segments += 1;
-            if opts.magic == 2 {
-                let txn = files::file_name(*base, TXN_INDEX_SUFFIX);
-                copy_if_exists(&input.join(&txn), &output.join(&txn))?;
+            if let Some(name) = &segment.copy_with {
+                copy_if_exists(&input.join(name), &output.join(name))?;
             }
         }
-        if opts.magic == 2 {
-            for n in &names {
-                if n == LEADER_EPOCH_CHECKPOINT_FILE
-                    || files::parse_file_name(n, ".snapshot").is_some()
-                {
-                    copy_if_exists(&input.join(n), &output.join(n))?;
-                }
-            }
+        for name in &plan.copy_after {
+            copy_if_exists(&input.join(name), &output.join(name))?;
         }
         finish_dir(output)
     })();

@@ -341,17 +341,7 @@ impl Log {
             None => None,
         };
         let has_config = names.iter().any(|n| n == CONFIG_FILE);
-        let config = match files::read_small_file(st, &dir.join(CONFIG_FILE))? {
-            Some(bytes) => {
-                let json: serde_json::Value =
-                    serde_json::from_slice(&bytes).map_err(|e| Error::CorruptFile {
-                        path: dir.join(CONFIG_FILE),
-                        reason: format!("not JSON: {e}"),
-                    })?;
-                LogConfig::from_json(&json)?
-            }
-            None => LogConfig::default(),
-        };
+        let config = files::read_config(st, dir)?.unwrap_or_default();
         let bases = recovery::clean_dir(st, dir, &names)?;
         if !has_config && bases.is_empty() {
             return Err(Error::NotALog {
