@@ -205,8 +205,8 @@ impl<F: Fill> Streamer<F> {
         }
     }
 
-    /// Asks the input for at least `n` bytes per read (default [`DEFAULT_READ_SIZE`]; 1 at
-    /// least): the window's size for small entries.
+    /// Fills the window to at least `n` bytes when it reads (default [`DEFAULT_READ_SIZE`]; 1
+    /// at least), so entries smaller than that take one read per window rather than one each.
     pub fn read_size(mut self, n: usize) -> Self {
         self.read_size = n.max(1);
         self
@@ -243,7 +243,11 @@ impl<F: Fill> Streamer<F> {
     fn fill(&mut self, want: usize) -> io::Result<()> {
         while self.buffered() < want && !self.eof {
             let held = self.buffered();
-            let mut room = want.saturating_sub(held).max(self.read_size);
+            // Enough for `want`, and the window filled to the read size: the bytes held are
+            // moved to the front rather than read again, so a read asks for the rest only.
+            let mut room = want
+                .saturating_sub(held)
+                .max(self.read_size.saturating_sub(held));
             match self.input.len_from(self.read_pos()) {
                 // Never past the known end.
                 Some(rest) => room = room.min(usize::try_from(rest).unwrap_or(usize::MAX)),
