@@ -14,7 +14,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 
 /// `cases` unless `PROPTEST_CASES` asks for another number (for a longer local run).
-fn config(cases: u32) -> ProptestConfig {
+/// Proptest settings: `cases` unless `PROPTEST_CASES` says otherwise, no persistence file.
+pub(crate) fn config(cases: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse().ok())

@@ -2,23 +2,12 @@
 //! valid and corrupted batches: the scan succeeds exactly when every record parses, with the same
 //! count and max timestamp.
 
+use crate::proptests::config;
 use krecords_codec::read::{Batch, Entries, RecordsScan, V2Batch};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::Header;
 use proptest::collection::vec;
 use proptest::prelude::*;
-
-fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(512);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 type Rec = (
     i64,
@@ -83,7 +72,7 @@ fn full(v: &V2Batch<'_>, keyed_only: bool) -> Option<RecordsScan> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(config(512))]
 
     #[test]
     fn the_scan_agrees_with_the_full_parser(

@@ -1,6 +1,7 @@
 //! `read::stream::Streamer`: a whole buffer, positioned reads and a chunked stream give the same
 //! entries and the same end; hostile size fields never grow the window past its bounds.
 
+use crate::proptests::config;
 use krecords_codec::read::{Entries, ReadFill, Step, Streamer};
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::Compression;
@@ -9,18 +10,6 @@ use proptest::prelude::*;
 use std::io::{self, Read};
 
 const T0: i64 = 1_714_000_000_000;
-
-fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(256);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// One entry: (magic, codec index, values).
 fn entry() -> impl Strategy<Value = (u8, u8, Vec<Vec<u8>>)> {
@@ -178,7 +167,7 @@ impl Read for Chunked<'_> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(config(256))]
 
     /// Whole buffer, positioned reads of a known length, and a chunked stream of unknown or
     /// known length: the same entries, positions, errors and partial tails, for any read size;
