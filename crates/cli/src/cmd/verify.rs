@@ -3,11 +3,10 @@
 //! transaction indexes, producer snapshots, the leader epoch checkpoint, krec-log.json) checked
 //! against it. Read-only, streaming: one entry in memory at a time, plus each index file.
 
-use crate::args::DecompressArgs;
+use crate::args::{DecompressArgs, Format};
 use crate::kafka::{expand_inputs, KafkaArgs, KafkaUrl};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
-use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::Batch;
 use krecords_log::data_dir::{self, PartitionDir};
@@ -84,15 +83,6 @@ pub struct Args {
     /// Partitions verified at once in a data directory (default: the machine's cores).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// `FILE: byte P: [check] message` lines and a summary line.
-    Text,
-    /// One JSON object per problem, then a summary object.
-    Json,
 }
 
 /// One problem, as `--format json` prints it.
