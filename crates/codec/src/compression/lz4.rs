@@ -51,8 +51,8 @@
 //! 255 × compressed length)` bytes at a time.
 
 use super::bounded::BoundedOut;
-use super::xxhash32::xxh32;
 use crate::{Compression, Error, Result};
+use xxhash_rust::xxh32::xxh32;
 
 /// The frame magic as it appears on the wire.
 pub const MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];

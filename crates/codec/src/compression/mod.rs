@@ -46,7 +46,6 @@ pub mod lz4;
 pub mod snappy;
 #[cfg(test)]
 mod test_data;
-mod xxhash32;
 pub mod zstd;
 
 use crate::{Compression, Error, Result};
