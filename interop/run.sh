@@ -618,7 +618,6 @@ PYEOF
 # down-conversion gave the old consumers.
 step_broker39() {
     local dir="$WORK/broker39" log="$WORK/broker39.log" res="$WORK/broker39.txt" bootstrap
-    local t0=$SECONDS
     if ! timeout 900 mvn -q -B -Dstyle.color=never -f interop/java39/pom.xml package >"$WORK/mvn39.log" 2>&1; then
         fail broker39-build "mvn package on interop/java39/pom.xml (Kafka 3.9 jars) failed:"
         show_log "$WORK/mvn39.log" 40
@@ -713,7 +712,6 @@ step_broker39() {
             show_log "$WORK/live-checks39.log"
         fi
     fi
-    echo "== step_broker39 took $((SECONDS - t0)) s"
 }
 
 # ship_topics BOOTSTRAP WORKDIR PREFIX NAME:PARTITIONS[:CONFIG,…]…: creates the target topics
@@ -820,7 +818,7 @@ ship_crash() {
 # source record exactly once at read_committed, and only repeats of source records (aborted
 # transactions) at read_uncommitted. SHIP_KEEP=DIR keeps the step's files there.
 step_ship() {
-    local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap t0=$SECONDS rounds="${SHIP_CRASH_ROUNDS:-50}"
+    local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap rounds="${SHIP_CRASH_ROUNDS:-50}"
     mkdir -p "$w"
     SHIP_BROKER_DIR="$dir"
     # The log cleaner on (for ship-table only: the other topics are cleanup.policy=delete).
@@ -1030,7 +1028,6 @@ for i in range(int(sys.argv[1]), int(sys.argv[2])):
     ship_sections demo "$w/demo/orders-0" "$dir/logs/ship-demo-0"
     ship_sections segments "$w/segs-0" "$dir/logs/ship-segments-0"
     [ -z "${SHIP_KEEP:-}" ] || cp -r "$w" "$SHIP_KEEP"
-    echo "== step_ship took $((SECONDS - t0)) s"
 }
 
 # ---------------------------------------------------------------------------------------- the list
