@@ -127,6 +127,7 @@
 //! Down-conversion on read for old consumers is not available.
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod cleaner;
 pub mod clock;
 pub mod config;
