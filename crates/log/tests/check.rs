@@ -320,3 +320,19 @@ proptest! {
         prop_assert!(matches!(s.next_entry().unwrap(), Next::End));
     }
 }
+
+#[test]
+fn segments_named_near_the_largest_offset_do_not_panic() {
+    let d = sample_log();
+    let logs = files_with(d.path(), ".log");
+    let stem = logs[0].file_stem().unwrap().to_str().unwrap().to_string();
+    for suffix in [".log", ".index", ".timeindex"] {
+        std::fs::copy(
+            d.path().join(format!("{stem}{suffix}")),
+            d.path().join(format!("{:020}{suffix}", i64::MAX)),
+        )
+        .unwrap();
+    }
+    let k = kinds(d.path());
+    assert!(k.contains(&ProblemKind::Offsets), "{k:?}");
+}

@@ -113,26 +113,13 @@ struct ProblemLine<'a> {
 /// What was checked.
 #[derive(Default, Serialize, Clone, Copy)]
 struct Summary {
-    files: u64,
-    entries: u64,
-    records: u64,
-    bytes: u64,
-    problems: u64,
+    #[serde(flatten)]
+    counts: check::Summary,
     /// Partitions of data directories verified, and those with problems.
     #[serde(skip_serializing_if = "Option::is_none")]
     partitions: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     partitions_with_problems: Option<u64>,
-}
-
-impl Summary {
-    fn add(&mut self, o: &check::Summary) {
-        self.files += o.files;
-        self.entries += o.entries;
-        self.records += o.records;
-        self.bytes += o.bytes;
-        self.problems += o.problems;
-    }
 }
 
 /// Whether `dir` holds segments of its own (a partition directory) rather than partitions.
@@ -228,7 +215,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     }
     let mut s = partitions;
-    s.add(&checker.summary());
+    s.counts.add(&checker.summary());
     drop(checker);
     let printer = printer.into_inner();
     let out = printer.out;
@@ -246,18 +233,18 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                     format!("{n} partitions ({} ok, {bad} with problems), ", n - bad),
                 _ => String::new(),
             },
-            s.files,
-            s.entries,
-            s.records,
-            s.bytes,
-            match s.problems {
+            s.counts.files,
+            s.counts.entries,
+            s.counts.records,
+            s.counts.bytes,
+            match s.counts.problems {
                 0 => "no problems".to_string(),
                 1 => "1 problem".to_string(),
                 n => format!("{n} problems"),
             }
         )?,
     }
-    Ok(if s.problems == 0 {
+    Ok(if s.counts.problems == 0 {
         Outcome::Ok
     } else {
         Outcome::DataProblem
@@ -418,7 +405,7 @@ fn data_dir<W: Write>(
     for (part, r) in parts.iter().zip(results) {
         let mut p = printer.borrow_mut();
         p.out.write_all(&r.output)?;
-        total.add(&r.summary);
+        total.counts.add(&r.summary);
         if r.summary.problems > 0 {
             bad.push(part.name());
         }

@@ -114,7 +114,7 @@ pub struct Problem {
 }
 
 /// What was checked.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
     /// Files read (segments and the files beside them).
     pub files: u64,
@@ -435,7 +435,8 @@ impl<'s> Checker<'s> {
         for path in &other_logs {
             self.segment_file(path, None, &mut None)?;
         }
-        let log_end = chain.map(|last: i64| last + 1);
+        // Wrapping: offsets near i64::MAX are damage, reported elsewhere, never a panic.
+        let log_end = chain.map(|last: i64| last.wrapping_add(1));
         for n in &names {
             let p = dir.join(n);
             if let Some(offset) = files::parse_file_name(n, SNAPSHOT_SUFFIX) {
@@ -786,7 +787,7 @@ impl<'s> Checker<'s> {
                         Ok(IndexEntry {
                             at,
                             n,
-                            offset: base + i64::from(rel),
+                            offset: base.wrapping_add(i64::from(rel)),
                             value: i64::from(pos),
                             first: 0,
                         })
@@ -800,7 +801,7 @@ impl<'s> Checker<'s> {
                         Ok(IndexEntry {
                             at,
                             n,
-                            offset: base + i64::from(rel),
+                            offset: base.wrapping_add(i64::from(rel)),
                             value: ts,
                             first: 0,
                         })

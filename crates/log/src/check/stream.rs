@@ -128,7 +128,8 @@ impl EntryStream {
                 self.end -= self.start;
                 self.start = 0;
             }
-            let need = (self.start + want).max(self.end + CHUNK);
+            // Grow by what is read, never by what an entry claims: a size field can lie.
+            let need = self.end + CHUNK;
             if self.buf.len() < need {
                 self.buf.resize(need, 0);
             }
