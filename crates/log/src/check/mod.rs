@@ -320,6 +320,15 @@ struct Index {
 }
 
 impl Index {
+    fn new(kind: IndexKind, path: &Path) -> Self {
+        Index {
+            kind,
+            name: path.display().to_string(),
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+
     fn current(&self) -> Option<IndexEntry> {
         self.entries.get(self.next).copied()
     }
@@ -585,41 +594,65 @@ impl<'s> Checker<'s> {
             }
             prev_last = Some(prev_last.map_or(facts.last_offset, |p| p.max(facts.last_offset)));
             running_max = running_max.max(facts.max_timestamp);
-            if let Some(ix) = oi.as_mut() {
-                self.match_offset_index(ix, &facts, name)?;
-            }
-            if let Some(ix) = ti.as_mut() {
-                self.match_time_index(ix, &facts, running_max)?;
-            }
-            if let Some(ix) = tx.as_mut() {
-                self.match_txn_index(ix, &facts)?;
-            }
+            self.match_indexes([&mut oi, &mut ti, &mut tx], &facts, running_max, name)?;
         }
         // Index entries left over point past the last entry; after a corrupt or truncated entry
         // they cannot be checked (the problem is already reported).
         if clean {
-            for ix in [oi, ti, tx].into_iter().flatten() {
-                for e in &ix.entries[ix.next..] {
-                    let what = match ix.kind {
-                        IndexKind::Offset => format!(
-                            "entry {} (offset {}, position {}) is past the last entry of {name} (its entries end at byte {end})",
-                            e.n, e.offset, e.value
-                        ),
-                        IndexKind::Time => format!(
-                            "entry {} (timestamp {}, offset {}) is past the last offset of {name}",
-                            e.n, e.value, e.offset
-                        ),
-                        IndexKind::Txn => format!(
-                            "entry {} (producer {}, offsets {}..={}) is past the last offset of {name}",
-                            e.n, e.value, e.first, e.offset
-                        ),
-                    };
-                    self.problem(&ix.name, Some(e.at), ix.kind.problem_kind(), &what)?;
-                }
-            }
+            self.index_leftovers([oi, ti, tx], name, end)?;
         }
         if base.is_some() {
             *chain = prev_last;
+        }
+        Ok(())
+    }
+
+    /// Matches one entry of the log against the indexes of its segment.
+    fn match_indexes(
+        &mut self,
+        [oi, ti, tx]: [&mut Option<Index>; 3],
+        facts: &EntryFacts,
+        running_max: i64,
+        log_name: &str,
+    ) -> io::Result<()> {
+        if let Some(ix) = oi.as_mut() {
+            self.match_offset_index(ix, facts, log_name)?;
+        }
+        if let Some(ix) = ti.as_mut() {
+            self.match_time_index(ix, facts, running_max)?;
+        }
+        if let Some(ix) = tx.as_mut() {
+            self.match_txn_index(ix, facts)?;
+        }
+        Ok(())
+    }
+
+    /// Reports the index entries no entry of the log matched: they point past its end (`end`,
+    /// the byte after the last entry).
+    fn index_leftovers(
+        &mut self,
+        indexes: [Option<Index>; 3],
+        name: &str,
+        end: u64,
+    ) -> io::Result<()> {
+        for ix in indexes.into_iter().flatten() {
+            for e in &ix.entries[ix.next..] {
+                let what = match ix.kind {
+                    IndexKind::Offset => format!(
+                        "entry {} (offset {}, position {}) is past the last entry of {name} (its entries end at byte {end})",
+                        e.n, e.offset, e.value
+                    ),
+                    IndexKind::Time => format!(
+                        "entry {} (timestamp {}, offset {}) is past the last offset of {name}",
+                        e.n, e.value, e.offset
+                    ),
+                    IndexKind::Txn => format!(
+                        "entry {} (producer {}, offsets {}..={}) is past the last offset of {name}",
+                        e.n, e.value, e.first, e.offset
+                    ),
+                };
+                self.problem(&ix.name, Some(e.at), ix.kind.problem_kind(), &what)?;
+            }
         }
         Ok(())
     }
@@ -836,14 +869,34 @@ impl<'s> Checker<'s> {
                     continue;
                 }
             };
-            if let Some(prev) = entries.last() {
-                let bad = match kind {
-                    IndexKind::Offset => entry.offset <= prev.offset || entry.value <= prev.value,
-                    IndexKind::Time => entry.value <= prev.value || entry.offset < prev.offset,
-                    IndexKind::Txn => entry.offset <= prev.offset,
-                };
-                if bad {
-                    let what = match kind {
+            self.push_index_entry(&name, kind, &mut entries, entry)?;
+        }
+        Ok(Some(Index {
+            kind,
+            name,
+            entries,
+            next: 0,
+        }))
+    }
+
+    /// Adds a decoded entry to an index's `entries`, or reports it when it does not increase
+    /// after the last one.
+    fn push_index_entry(
+        &mut self,
+        name: &str,
+        kind: IndexKind,
+        entries: &mut Vec<IndexEntry>,
+        entry: IndexEntry,
+    ) -> io::Result<()> {
+        let (n, at) = (entry.n, entry.at);
+        if let Some(prev) = entries.last() {
+            let bad = match kind {
+                IndexKind::Offset => entry.offset <= prev.offset || entry.value <= prev.value,
+                IndexKind::Time => entry.value <= prev.value || entry.offset < prev.offset,
+                IndexKind::Txn => entry.offset <= prev.offset,
+            };
+            if bad {
+                let what = match kind {
                         IndexKind::Offset => format!(
                             "entry {n} (offset {}, position {}) does not increase after entry {} (offset {}, position {})",
                             entry.offset, entry.value, prev.n, prev.offset, prev.value
@@ -857,18 +910,11 @@ impl<'s> Checker<'s> {
                             entry.offset, prev.n, prev.offset
                         ),
                     };
-                    self.problem(&name, Some(at), pk, &what)?;
-                    continue;
-                }
+                return self.problem(name, Some(at), kind.problem_kind(), &what);
             }
-            entries.push(entry);
         }
-        Ok(Some(Index {
-            kind,
-            name,
-            entries,
-            next: 0,
-        }))
+        entries.push(entry);
+        Ok(())
     }
 
     /// Kafka's producer snapshot (see [`producer_state`]): version, CRC-32C of everything
@@ -1116,6 +1162,80 @@ impl<'s> Checker<'s> {
     }
 }
 
+/// Checks a segment's offset and time indexes, already decoded (absolute offset and position;
+/// timestamp and absolute offset), against its batches (position, first offset, last offset,
+/// max timestamp, in file order; the batches end at byte `end`) by the rules of
+/// [`Checker::entries`]; returns the first problem. For [`crate::Log::verify_indexes`].
+pub(crate) fn first_index_problem(
+    log_name: &str,
+    offset_index: (&Path, &[(i64, u64)]),
+    time_index: (&Path, &[(i64, i64)]),
+    batches: &[(u64, i64, i64, i64)],
+    end: u64,
+) -> Option<Problem> {
+    let mut first = None;
+    let mut sink = |p: Problem| {
+        first.get_or_insert(p);
+        Err(io::Error::other("stop at the first problem"))
+    };
+    let mut checker = Checker::new(0, &mut sink);
+    let _ = checker.match_decoded(log_name, offset_index, time_index, batches, end);
+    drop(checker);
+    first
+}
+
+impl Checker<'_> {
+    /// [`first_index_problem`]'s walk.
+    fn match_decoded(
+        &mut self,
+        log_name: &str,
+        (oi_path, oi): (&Path, &[(i64, u64)]),
+        (ti_path, ti): (&Path, &[(i64, i64)]),
+        batches: &[(u64, i64, i64, i64)],
+        end: u64,
+    ) -> io::Result<()> {
+        let mut offsets = Index::new(IndexKind::Offset, oi_path);
+        for (n, &(offset, position)) in (0u64..).zip(oi) {
+            let at = n * IndexKind::Offset.entry_size() as u64;
+            let value = i64::try_from(position).unwrap_or(i64::MAX);
+            let e = IndexEntry {
+                at,
+                n,
+                offset,
+                value,
+                first: 0,
+            };
+            self.push_index_entry(&offsets.name, IndexKind::Offset, &mut offsets.entries, e)?;
+        }
+        let mut times = Index::new(IndexKind::Time, ti_path);
+        for (n, &(value, offset)) in (0u64..).zip(ti) {
+            let at = n * IndexKind::Time.entry_size() as u64;
+            let e = IndexEntry {
+                at,
+                n,
+                offset,
+                value,
+                first: 0,
+            };
+            self.push_index_entry(&times.name, IndexKind::Time, &mut times.entries, e)?;
+        }
+        let (mut oi, mut ti) = (Some(offsets), Some(times));
+        let mut running_max = -1i64;
+        for &(position, first_offset, last_offset, max_timestamp) in batches {
+            running_max = running_max.max(max_timestamp);
+            let facts = EntryFacts {
+                position,
+                first_offset,
+                last_offset,
+                max_timestamp,
+                abort_marker_of: None,
+            };
+            self.match_indexes([&mut oi, &mut ti, &mut None], &facts, running_max, log_name)?;
+        }
+        self.index_leftovers([oi, ti, None], log_name, end)
+    }
+}
+
 /// Checks an entry deeply; returns what the offset and index checks need, its record count and
 /// the problem found, if any. The facts of an entry that fails come from its header alone (a
 /// v0/v1 wrapper's first offset is then taken as its last).
@@ -1202,5 +1322,37 @@ fn deep_facts(
             facts.first_offset = first.unwrap_or(facts.last_offset);
             Ok(count)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two batches: offsets 0..=1 at byte 0 (max timestamp 10), 2..=3 at byte 79 (max 13).
+    const BATCHES: [(u64, i64, i64, i64); 2] = [(0, 0, 1, 10), (79, 2, 3, 13)];
+
+    fn first(oi: &[(i64, u64)], ti: &[(i64, i64)]) -> Option<String> {
+        let (o, t) = (Path::new("0.index"), Path::new("0.timeindex"));
+        first_index_problem("0.log", (o, oi), (t, ti), &BATCHES, 158).map(|p| p.message)
+    }
+
+    #[test]
+    fn decoded_indexes_by_the_verify_rules() {
+        assert_eq!(first(&[(3, 79)], &[(13, 3)]), None);
+        assert_eq!(first(&[], &[(10, 1), (13, 3)]), None);
+        let m = first(&[(3, 40)], &[]).unwrap();
+        assert!(m.contains("is not at an entry boundary of 0.log"), "{m}");
+        let m = first(&[(2, 79)], &[]).unwrap();
+        assert!(m.contains("the entry there has last offset 3"), "{m}");
+        let m = first(&[(3, 79), (5, 158)], &[]).unwrap();
+        assert!(m.contains("is past the last entry of 0.log"), "{m}");
+        let m = first(&[], &[(12, 3)]).unwrap();
+        assert!(
+            m.contains("the largest timestamp up to that offset is 13"),
+            "{m}"
+        );
+        let m = first(&[], &[(13, 3), (13, 3)]).unwrap();
+        assert!(m.contains("does not increase"), "{m}");
     }
 }
