@@ -1185,6 +1185,29 @@ pub(crate) fn first_index_problem(
 }
 
 impl Checker<'_> {
+    /// An index from decoded `(absolute offset, value)` entries (value: the position or the
+    /// timestamp), reporting those that do not increase.
+    fn decoded_index(
+        &mut self,
+        kind: IndexKind,
+        path: &Path,
+        decoded: impl Iterator<Item = (i64, i64)>,
+    ) -> io::Result<Index> {
+        let mut ix = Index::new(kind, path);
+        for (n, (offset, value)) in (0u64..).zip(decoded) {
+            let at = n * kind.entry_size() as u64;
+            let e = IndexEntry {
+                at,
+                n,
+                offset,
+                value,
+                first: 0,
+            };
+            self.push_index_entry(&ix.name, kind, &mut ix.entries, e)?;
+        }
+        Ok(ix)
+    }
+
     /// [`first_index_problem`]'s walk.
     fn match_decoded(
         &mut self,
@@ -1194,31 +1217,12 @@ impl Checker<'_> {
         batches: &[(u64, i64, i64, i64)],
         end: u64,
     ) -> io::Result<()> {
-        let mut offsets = Index::new(IndexKind::Offset, oi_path);
-        for (n, &(offset, position)) in (0u64..).zip(oi) {
-            let at = n * IndexKind::Offset.entry_size() as u64;
-            let value = i64::try_from(position).unwrap_or(i64::MAX);
-            let e = IndexEntry {
-                at,
-                n,
-                offset,
-                value,
-                first: 0,
-            };
-            self.push_index_entry(&offsets.name, IndexKind::Offset, &mut offsets.entries, e)?;
-        }
-        let mut times = Index::new(IndexKind::Time, ti_path);
-        for (n, &(value, offset)) in (0u64..).zip(ti) {
-            let at = n * IndexKind::Time.entry_size() as u64;
-            let e = IndexEntry {
-                at,
-                n,
-                offset,
-                value,
-                first: 0,
-            };
-            self.push_index_entry(&times.name, IndexKind::Time, &mut times.entries, e)?;
-        }
+        let positions = oi
+            .iter()
+            .map(|&(o, p)| (o, i64::try_from(p).unwrap_or(i64::MAX)));
+        let offsets = self.decoded_index(IndexKind::Offset, oi_path, positions)?;
+        let timestamps = ti.iter().map(|&(ts, o)| (o, ts));
+        let times = self.decoded_index(IndexKind::Time, ti_path, timestamps)?;
         let (mut oi, mut ti) = (Some(offsets), Some(times));
         let mut running_max = -1i64;
         for &(position, first_offset, last_offset, max_timestamp) in batches {
