@@ -5,40 +5,16 @@
 //! exist is a partial tail).
 
 use crate::progress::{Progress, Unit};
-use krecords_codec::read::{Batch, Entries, Partial};
-use krecords_codec::LOG_OVERHEAD;
-use std::fs::File;
+pub use krecords_log::check::Next;
+use krecords_log::check::{EntrySource, EntryStream};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-const CHUNK: usize = 1 << 20;
-
-/// One step of reading.
-pub enum Next<'a> {
-    /// A complete entry.
-    Entry(Batch<'a>),
-    /// A malformed entry; reading stops.
-    Error(krecords_codec::Error),
-    /// A truncated tail; reading stops.
-    Partial(Partial),
-    /// End of input.
-    End,
-}
-
-/// A stream of entries from a reader.
+/// A stream of entries from a reader ([`EntryStream`]) with a progress line.
 pub struct Source {
     /// Display name (a path or `-`).
     pub name: String,
-    reader: Box<dyn Read>,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    /// Absolute position of `buf[start]`.
-    base: usize,
-    eof: bool,
-    done: bool,
-    /// Bytes of the input that are not read yet, when known (a regular file).
-    unread: Option<u64>,
+    stream: EntryStream,
     /// Progress over the bytes of a large file, on a terminal only.
     progress: Progress,
 }
@@ -52,50 +28,33 @@ impl Source {
     /// Opens a file, or stdin for `-`, reading at most `max_bytes` of it: the input ends there,
     /// so entries that do not end within the limit are a partial tail.
     pub fn open_limited(path: &Path, max_bytes: Option<u64>) -> io::Result<Source> {
-        let limit = max_bytes.unwrap_or(u64::MAX);
         if path == Path::new("-") {
+            let limit = max_bytes.unwrap_or(u64::MAX);
             return Ok(Source::new(
                 "-".into(),
-                Box::new(io::stdin().take(limit)),
-                None,
+                EntryStream::from_reader(Box::new(io::stdin().take(limit)), None),
             ));
         }
-        let file = File::open(path)?;
-        let len = file
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len().min(limit));
-        Ok(Source::new(
-            path.display().to_string(),
-            Box::new(file.take(limit)),
-            len,
-        ))
+        let stream = EntryStream::open_file(path, max_bytes)?;
+        Ok(Source::new(path.display().to_string(), stream))
     }
 
     /// A source over any reader (a live partition's fetched bytes), of unknown length.
     pub fn from_reader(name: String, reader: Box<dyn Read>) -> Source {
-        Source::new(name, reader, None)
+        Source::new(name, EntryStream::from_reader(reader, None))
     }
 
-    fn new(name: String, reader: Box<dyn Read>, unread: Option<u64>) -> Source {
+    fn new(name: String, stream: EntryStream) -> Source {
         let progress = Progress::new(
             format!("krec: {name}"),
             Unit::Bytes,
-            unread.unwrap_or(0),
+            stream.unread().unwrap_or(0),
             64 << 20,
         );
         Source {
             progress,
             name,
-            reader,
-            buf: Vec::new(),
-            start: 0,
-            end: 0,
-            base: 0,
-            eof: false,
-            done: false,
-            unread,
+            stream,
         }
     }
 
@@ -105,100 +64,41 @@ impl Source {
         self
     }
 
-    /// Reads until at least `want` bytes are buffered or the input ends.
-    fn fill(&mut self, want: usize) -> io::Result<()> {
-        while self.end - self.start < want && !self.eof {
-            if self.start > 0 && (self.buf.len() - self.end < CHUNK || self.start == self.end) {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            let need = (self.start + want).max(self.end + CHUNK);
-            if self.buf.len() < need {
-                self.buf.resize(need, 0);
-            }
-            let n = match self.reader.read(&mut self.buf[self.end..]) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if n == 0 {
-                self.eof = true;
-            }
-            self.end += n;
-            if let Some(u) = self.unread.as_mut() {
-                *u = u.saturating_sub(n as u64);
-            }
-        }
-        Ok(())
-    }
-
     /// Absolute position of the next unread entry.
     pub fn position(&self) -> usize {
-        self.base
+        self.stream.position()
     }
 
     /// Returns the next entry.
     pub fn next_entry(&mut self) -> io::Result<Next<'_>> {
-        if self.done {
-            return Ok(Next::End);
+        let next = self.stream.next_entry()?;
+        match next {
+            Next::Entry(b) => self
+                .progress
+                .update((b.position() + b.size_in_bytes()) as u64),
+            Next::End | Next::Partial(_) | Next::Error(_) => self.progress.finish(),
         }
-        self.fill(LOG_OVERHEAD + 5)?;
-        let avail = self.end - self.start;
-        if avail >= LOG_OVERHEAD {
-            let size = i32::from_be_bytes(
-                self.buf[self.start + 8..self.start + 12]
-                    .try_into()
-                    .unwrap_or([0; 4]),
-            );
-            if size > 0 {
-                let total = size as usize + LOG_OVERHEAD;
-                // Do not grow the buffer for bytes that cannot exist.
-                let exists = match self.unread {
-                    Some(u) => (avail as u64).saturating_add(u) >= total as u64,
-                    None => true,
-                };
-                if exists {
-                    self.fill(total)?;
-                }
-            }
-        }
-        let window = &self.buf[self.start..self.end];
-        let mut entries = Entries::with_base(window, self.base);
-        match entries.next_entry() {
-            Ok(Some(batch)) => {
-                let size = batch.size_in_bytes();
-                self.start += size;
-                self.base += size;
-                self.progress.update(self.base as u64);
-                Ok(Next::Entry(batch))
-            }
-            Ok(None) => {
-                self.done = true;
-                self.progress.finish();
-                match entries.partial() {
-                    Some(p) => Ok(Next::Partial(p)),
-                    None => Ok(Next::End),
-                }
-            }
-            Err(e) => {
-                self.done = true;
-                self.progress.finish();
-                Ok(Next::Error(e))
-            }
-        }
+        Ok(next)
     }
 
     /// Bytes from the current position to the end of the input (after an error: how many bytes
     /// were left unread as invalid). Reads the rest of the input to count it.
     pub fn remaining_bytes(&mut self) -> io::Result<u64> {
-        let buffered = (self.end - self.start) as u64;
-        if let Some(u) = self.unread {
-            return Ok(buffered + u);
-        }
-        let mut sink = io::sink();
-        let rest = io::copy(&mut self.reader, &mut sink)?;
-        Ok(buffered + rest)
+        self.stream.remaining_bytes()
+    }
+}
+
+impl EntrySource for Source {
+    fn next_entry(&mut self) -> io::Result<Next<'_>> {
+        Source::next_entry(self)
+    }
+
+    fn position(&self) -> usize {
+        Source::position(self)
+    }
+
+    fn remaining_bytes(&mut self) -> io::Result<u64> {
+        Source::remaining_bytes(self)
     }
 }
 

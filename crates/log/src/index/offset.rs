@@ -26,8 +26,17 @@ pub(crate) struct OffsetIndex {
 }
 
 fn decode(b: [u8; 8]) -> (i32, i32) {
-    let rel = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-    let pos = i32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    decode_entry(&b)
+}
+
+/// Decodes one entry (relative offset, position) from the first 8 bytes of `b`; missing bytes
+/// read as zeros.
+pub(crate) fn decode_entry(b: &[u8]) -> (i32, i32) {
+    let mut e = [0u8; ENTRY_SIZE as usize];
+    let n = b.len().min(e.len());
+    e[..n].copy_from_slice(&b[..n]);
+    let rel = i32::from_be_bytes([e[0], e[1], e[2], e[3]]);
+    let pos = i32::from_be_bytes([e[4], e[5], e[6], e[7]]);
     (rel, pos)
 }
 

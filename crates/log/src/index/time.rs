@@ -19,6 +19,17 @@ use std::path::Path;
 /// Size of one entry.
 pub(crate) const ENTRY_SIZE: u64 = 12;
 
+/// Decodes one entry (timestamp, relative offset) from the first 12 bytes of `b`; missing bytes
+/// read as zeros.
+pub(crate) fn decode_entry(b: &[u8]) -> (i64, i32) {
+    let mut e = [0u8; ENTRY_SIZE as usize];
+    let n = b.len().min(e.len());
+    e[..n].copy_from_slice(&b[..n]);
+    let ts = i64::from_be_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]]);
+    let rel = i32::from_be_bytes([e[8], e[9], e[10], e[11]]);
+    (ts, rel)
+}
+
 #[derive(Debug)]
 pub(crate) struct TimeIndex {
     file: IndexFile,
@@ -75,8 +86,7 @@ impl TimeIndex {
     pub(crate) fn entry(&self, n: u64) -> Result<(i64, i64)> {
         let mut b = [0u8; 12];
         self.file.read_entry(n, &mut b)?;
-        let ts = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        let rel = i32::from_be_bytes([b[8], b[9], b[10], b[11]]);
+        let (ts, rel) = decode_entry(&b);
         Ok((ts, self.base_offset + i64::from(rel)))
     }
 
