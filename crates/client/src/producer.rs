@@ -417,14 +417,13 @@ impl Client {
         let tid = transactional_id.to_owned();
         let resp = p
             .on_txn_coordinator::<InitProducerIdRequest, _, _>(
-                |conn| {
-                    let v = conn.version::<InitProducerIdRequest>(INIT_PRODUCER_ID_MAX)?;
-                    let req = InitProducerIdRequest::default()
+                INIT_PRODUCER_ID_MAX,
+                || {
+                    InitProducerIdRequest::default()
                         .with_transactional_id(Some(TransactionalId(str_bytes(&tid))))
                         .with_transaction_timeout_ms(timeout_ms)
                         .with_producer_id(ProducerId(-1))
-                        .with_producer_epoch(-1);
-                    Ok((req, v))
+                        .with_producer_epoch(-1)
                 },
                 |resp| (resp.error_code != 0).then_some(resp.error_code),
             )
@@ -520,14 +519,24 @@ impl TransactionalProducer {
         Ok(())
     }
 
-    /// Sends a request to the transaction coordinator, retrying as [`coordinator_retry`]
-    /// says until `message.timeout.ms`. `error` extracts the response's error code.
-    async fn on_txn_coordinator<R, B, E>(&mut self, build: B, error: E) -> Result<R::Response>
+    /// Sends the request `build` makes, at the highest version up to `max_version` the broker
+    /// takes, to the transaction coordinator, retrying as [`coordinator_retry`] says until
+    /// `message.timeout.ms`. `error` extracts the response's error code.
+    async fn on_txn_coordinator<R, B, E>(
+        &mut self,
+        max_version: i16,
+        build: B,
+        error: E,
+    ) -> Result<R::Response>
     where
         R: kafka_protocol::protocol::Request,
-        B: Fn(&Connection) -> Result<(R, i16)>,
+        B: Fn() -> R,
         E: Fn(&R::Response) -> Option<i16>,
     {
+        let build = |conn: &Connection| {
+            let v = conn.version::<R>(max_version)?;
+            Ok((build(), v))
+        };
         let tid = &self.transactional_id;
         let answer = |resp: R::Response, broker: String| match error(&resp) {
             Some(code) => Err(Error::Kafka {
@@ -556,16 +565,15 @@ impl TransactionalProducer {
         let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
         let parts = new.clone();
         self.on_txn_coordinator::<AddPartitionsToTxnRequest, _, _>(
-            |conn| {
-                let v = conn.version::<AddPartitionsToTxnRequest>(ADD_PARTITIONS_MAX)?;
-                let req = AddPartitionsToTxnRequest::default()
+            ADD_PARTITIONS_MAX,
+            || {
+                AddPartitionsToTxnRequest::default()
                     .with_v3_and_below_transactional_id(TransactionalId(str_bytes(&tid)))
                     .with_v3_and_below_producer_id(ProducerId(pid))
                     .with_v3_and_below_producer_epoch(epoch)
                     .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
                         .with_name(TopicName(str_bytes(topic)))
-                        .with_partitions(parts.clone())]);
-                Ok((req, v))
+                        .with_partitions(parts.clone())])
             },
             |resp| {
                 if resp.error_code != 0 {
@@ -838,14 +846,13 @@ impl TransactionalProducer {
         let group_key = (format!("\0group {group}"), -1);
         if !self.added.contains(&group_key) {
             self.on_txn_coordinator::<AddOffsetsToTxnRequest, _, _>(
-                |conn| {
-                    let v = conn.version::<AddOffsetsToTxnRequest>(ADD_OFFSETS_MAX)?;
-                    let req = AddOffsetsToTxnRequest::default()
+                ADD_OFFSETS_MAX,
+                || {
+                    AddOffsetsToTxnRequest::default()
                         .with_transactional_id(TransactionalId(str_bytes(&tid)))
                         .with_producer_id(ProducerId(pid))
                         .with_producer_epoch(epoch)
-                        .with_group_id(GroupId(str_bytes(group)));
-                    Ok((req, v))
+                        .with_group_id(GroupId(str_bytes(group)))
                 },
                 |resp| (resp.error_code != 0).then_some(resp.error_code),
             )
@@ -949,14 +956,13 @@ impl TransactionalProducer {
         let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
         let r = self
             .on_txn_coordinator::<EndTxnRequest, _, _>(
-                |conn| {
-                    let v = conn.version::<EndTxnRequest>(END_TXN_MAX)?;
-                    let req = EndTxnRequest::default()
+                END_TXN_MAX,
+                || {
+                    EndTxnRequest::default()
                         .with_transactional_id(TransactionalId(str_bytes(&tid)))
                         .with_producer_id(ProducerId(pid))
                         .with_producer_epoch(epoch)
-                        .with_committed(committed);
-                    Ok((req, v))
+                        .with_committed(committed)
                 },
                 |resp| (resp.error_code != 0).then_some(resp.error_code),
             )
