@@ -338,7 +338,7 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
     use crate::Error;
     use std::io::{Read, Write};
 
@@ -354,20 +354,12 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(
-                format!(
-                    "{{\"id\":{i},\"user\":\"user-{}\",\"event\":\"click\"}}\n",
-                    i % 97
-                )
-                .as_bytes(),
-            );
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| {
+            format!(
+                "{{\"id\":{i},\"user\":\"user-{}\",\"event\":\"click\"}}\n",
+                i % 97
+            )
+        })
     }
 
     #[test]

@@ -352,7 +352,7 @@ pub fn decompress(
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
     use crate::Error;
 
     fn pack(data: &[u8], magic: u8) -> Vec<u8> {
@@ -367,14 +367,7 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(format!("{{\"offset\":{i},\"k\":\"v{}\"}}\n", i % 31).as_bytes());
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| format!("{{\"offset\":{i},\"k\":\"v{}\"}}\n", i % 31))
     }
 
     /// Builds a frame by hand from a descriptor and blocks (word, bytes, optional checksum).

@@ -231,7 +231,7 @@ fn decode_block(block: &[u8], offset: usize, sink: &mut BoundedOut<'_>) -> Resul
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
     use crate::Error;
 
     fn pack(data: &[u8]) -> Vec<u8> {
@@ -246,14 +246,7 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(format!("{{\"id\":{i},\"tag\":\"t{}\"}}\n", i % 13).as_bytes());
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| format!("{{\"id\":{i},\"tag\":\"t{}\"}}\n", i % 13))
     }
 
     /// Reads a xerial stream independently of `decompress`: header, then chunks.

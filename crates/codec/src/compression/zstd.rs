@@ -244,7 +244,7 @@ fn refuse_legacy(sink: &BoundedOut<'_>, input: &[u8], pos: usize) -> Result<()> 
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
     use crate::Error;
 
     fn pack(data: &[u8], level: Option<i32>) -> Vec<u8> {
@@ -259,14 +259,7 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(format!("{{\"seq\":{i},\"name\":\"n{}\"}}\n", i % 17).as_bytes());
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| format!("{{\"seq\":{i},\"name\":\"n{}\"}}\n", i % 17))
     }
 
     #[test]
