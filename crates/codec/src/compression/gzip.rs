@@ -80,8 +80,8 @@ fn deflate_bound(n: usize) -> usize {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside 1..=9 and -1; [`Error::Compress`](crate::Error::Compress) if the output cannot be
-/// allocated or zlib-rs fails.
+/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside 1..=9 and -1;
+/// [`Error::Compress`](crate::Error::Compress) if the output cannot be allocated or zlib-rs fails.
 pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<()> {
     let level = checked_level(Compression::Gzip, level)?.unwrap_or(DEFAULT_LEVEL);
     let fail = compress_error(Compression::Gzip);
@@ -229,8 +229,9 @@ pub fn check_header(input: &[u8], at: usize) -> Result<()> {
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`](crate::Error::Decompress) for a bad header, corrupt or truncated deflate data, or a CRC-32/ISIZE
-/// mismatch; [`Error::DecompressLimit`](crate::Error::DecompressLimit) once the output would pass `limit`.
+/// [`Error::Decompress`](crate::Error::Decompress) for a bad header, corrupt or truncated deflate
+/// data, or a CRC-32/ISIZE mismatch; [`Error::DecompressLimit`](crate::Error::DecompressLimit) once
+/// the output would pass `limit`.
 pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> Result<()> {
     let mut sink = BoundedOut::new(out, limit, at, Compression::Gzip);
     if input.is_empty() {

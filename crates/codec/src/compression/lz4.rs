@@ -99,7 +99,8 @@ fn put_le32(out: &mut [u8; 4], value: u32) {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside 1..=17; [`Error::Compress`](crate::Error::Compress) if the output cannot be allocated.
+/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside 1..=17;
+/// [`Error::Compress`](crate::Error::Compress) if the output cannot be allocated.
 pub fn compress(input: &[u8], level: Option<i32>, magic: u8, out: &mut Vec<u8>) -> Result<()> {
     checked_level(Compression::Lz4, level)?;
     let fail = compress_error(Compression::Lz4);
@@ -248,8 +249,9 @@ pub fn check_header(input: &[u8], magic: u8, at: usize) -> Result<()> {
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`](crate::Error::Decompress) for a bad or truncated frame, header or block checksum mismatch, or a
-/// block that cannot be decoded; [`Error::DecompressLimit`](crate::Error::DecompressLimit) once the output would pass `limit`.
+/// [`Error::Decompress`](crate::Error::Decompress) for a bad or truncated frame, header or block
+/// checksum mismatch, or a block that cannot be decoded;
+/// [`Error::DecompressLimit`](crate::Error::DecompressLimit) once the output would pass `limit`.
 pub fn decompress(
     input: &[u8],
     magic: u8,

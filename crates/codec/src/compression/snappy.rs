@@ -118,9 +118,10 @@ pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`](crate::Error::Decompress) for empty input, bad chunk lengths, a block that cannot be decoded or
-/// whose declared length is impossible; [`Error::DecompressLimit`](crate::Error::DecompressLimit) if a block's declared length
-/// would take the output past `limit`.
+/// [`Error::Decompress`](crate::Error::Decompress) for empty input, bad chunk lengths, a block that
+/// cannot be decoded or whose declared length is impossible;
+/// [`Error::DecompressLimit`](crate::Error::DecompressLimit) if a block's declared length would
+/// take the output past `limit`.
 pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> Result<()> {
     let mut sink = BoundedOut::new(out, limit, at, Compression::Snappy);
     if input.is_empty() {

@@ -26,13 +26,14 @@
 //!
 //! # Reading
 //!
-//! Streaming decompression into `out`'s spare capacity, frame after frame until the input is
-//! used up (skippable frames are skipped). The frame header's content size is never trusted for
+//! Streaming decompression into `out`'s spare capacity, frame after frame until the input is used
+//! up (skippable frames are skipped). The frame header's content size is never trusted for
 //! allocation: a first frame that declares more than the limit fails at once with
-//! [`Error::DecompressLimit`](crate::Error::DecompressLimit), a smaller declared size is only a capped first guess for the
-//! output reservation. libzstd's window buffer is bounded by limiting the window log to
-//! `clamp(log2(limit), 23, 27)`: 8 MiB is enough for every level up to 19 with unknown size, and
-//! 27 (128 MiB) is libzstd's default maximum, which Kafka's zstd-jni reader uses too.
+//! [`Error::DecompressLimit`](crate::Error::DecompressLimit), a smaller declared size is only a
+//! capped first guess for the output reservation. libzstd's window buffer is bounded by limiting
+//! the window log to `clamp(log2(limit), 23, 27)`: 8 MiB is enough for every level up to 19 with
+//! unknown size, and 27 (128 MiB) is libzstd's default maximum, which Kafka's zstd-jni reader uses
+//! too.
 
 use std::cell::RefCell;
 
@@ -73,8 +74,8 @@ fn window_log_max(limit: usize) -> u32 {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside zstd's range; [`Error::Compress`](crate::Error::Compress) if libzstd fails or the
-/// output cannot be allocated.
+/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside zstd's range;
+/// [`Error::Compress`](crate::Error::Compress) if libzstd fails or the output cannot be allocated.
 pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<()> {
     let level = checked_level(Compression::Zstd, level)?.unwrap_or(DEFAULT_LEVEL);
     let fail = compress_error(Compression::Zstd);
@@ -129,9 +130,10 @@ pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<(
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`](crate::Error::Decompress) for empty, corrupt or truncated input; [`Error::DecompressLimit`](crate::Error::DecompressLimit) when
-/// the output would pass `limit`, when the first frame declares a content size above it, or when a
-/// frame needs a window larger than the limit allows (but within libzstd's default 128 MiB).
+/// [`Error::Decompress`](crate::Error::Decompress) for empty, corrupt or truncated input;
+/// [`Error::DecompressLimit`](crate::Error::DecompressLimit) when the output would pass `limit`,
+/// when the first frame declares a content size above it, or when a frame needs a window larger
+/// than the limit allows (but within libzstd's default 128 MiB).
 pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> Result<()> {
     let mut sink = BoundedOut::new(out, limit, at, Compression::Zstd);
     if input.is_empty() {
