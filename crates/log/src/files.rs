@@ -21,7 +21,7 @@
 //! `CheckpointFile`).
 
 use crate::error::{Error, Result};
-use crate::storage::Storage;
+use crate::storage::{Storage, StorageFile};
 use std::io;
 use std::path::Path;
 
@@ -82,6 +82,14 @@ pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
 
 /// Reads a whole small file, `None` when it does not exist.
 pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
+    Ok(open_small_file(storage, path)?.map(|(_, bytes)| bytes))
+}
+
+/// An open file and all of its bytes.
+pub(crate) type FileAndBytes = (Box<dyn StorageFile>, Vec<u8>);
+
+/// Opens a small file and reads all of it, `None` when it does not exist.
+pub(crate) fn open_small_file(storage: &dyn Storage, path: &Path) -> Result<Option<FileAndBytes>> {
     let file = match storage.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -95,7 +103,7 @@ pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Opti
     let mut buf = vec![0; len];
     file.read_exact_at(&mut buf, 0)
         .map_err(|e| Error::io("read", path, e))?;
-    Ok(Some(buf))
+    Ok(Some((file, buf)))
 }
 
 /// Replaces `dir/name` with `bytes` atomically and durably: temporary file, sync, rename,

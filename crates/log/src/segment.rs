@@ -133,38 +133,20 @@ impl Segment {
         config: &LogConfig,
         now_ms: i64,
     ) -> Result<(Self, bool)> {
-        let log_path = dir.join(files::file_name(base_offset, LOG_SUFFIX));
+        let path = |suffix: &str| dir.join(files::file_name(base_offset, suffix));
+        let log_path = path(LOG_SUFFIX);
         let log = storage
             .open(&log_path)
             .map_err(|e| Error::io("open", &log_path, e))?;
         let size = log.len().map_err(|e| Error::io("read", &log_path, e))?;
         let max = max_index_bytes(config);
-        let mut needs_recovery = false;
-        let index_path = dir.join(files::file_name(base_offset, INDEX_SUFFIX));
-        let offset_index = if storage
-            .exists(&index_path)
-            .map_err(|e| Error::io("open", &index_path, e))?
-        {
-            OffsetIndex::open(storage, &index_path, base_offset)?
-        } else {
-            needs_recovery = true;
-            OffsetIndex::create(storage, &index_path, base_offset, max)?
-        };
-        let time_path = dir.join(files::file_name(base_offset, TIME_INDEX_SUFFIX));
-        let time_index = if storage
-            .exists(&time_path)
-            .map_err(|e| Error::io("open", &time_path, e))?
-        {
-            TimeIndex::open(storage, &time_path, base_offset)?
-        } else {
-            needs_recovery = true;
-            TimeIndex::create(storage, &time_path, base_offset, max)?
-        };
-        let (txn_index, txn_problem) = TxnIndex::open(
-            storage,
-            &dir.join(files::file_name(base_offset, TXN_INDEX_SUFFIX)),
-            base_offset,
-        )?;
+        let (offset_index, no_index) =
+            OffsetIndex::open_or_create(storage, &path(INDEX_SUFFIX), base_offset, max)?;
+        let (time_index, no_time_index) =
+            TimeIndex::open_or_create(storage, &path(TIME_INDEX_SUFFIX), base_offset, max)?;
+        let mut needs_recovery = no_index || no_time_index;
+        let (txn_index, txn_problem) =
+            TxnIndex::open(storage, &path(TXN_INDEX_SUFFIX), base_offset)?;
         needs_recovery |= txn_problem.is_some();
         let (last_ts, last_ts_offset) = time_index.last_entry();
         let mut segment = Segment {
