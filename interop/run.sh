@@ -618,7 +618,6 @@ PYEOF
 # down-conversion gave the old consumers.
 step_broker39() {
     local dir="$WORK/broker39" log="$WORK/broker39.log" res="$WORK/broker39.txt" bootstrap
-    local t0=$SECONDS
     if ! timeout 900 mvn -q -B -Dstyle.color=never -f interop/java39/pom.xml package >"$WORK/mvn39.log" 2>&1; then
         fail broker39-build "mvn package on interop/java39/pom.xml (Kafka 3.9 jars) failed:"
         show_log "$WORK/mvn39.log" 40
@@ -675,6 +674,19 @@ step_broker39() {
         live_reads "kafka://$bootstrap/$t/0" "$fetched/$name"
     done
     [ -z "$first" ] || security_checks broker39-security "$dir" "$first"
+    # Kafka 3.9 as a `krec ship` target (issue 16): the demo's mixed v0/v1/v2 partition with its
+    # committed and aborted transactions, then a job killed at random moments and resumed.
+    local w="$WORK/ship39" rounds39="${SHIP39_CRASH_ROUNDS:-8}"
+    mkdir -p "$w"
+    if ship_topics "$bootstrap" "$w" ship39 demo:1 crash:1; then
+        "$KREC" demo --keep --dir "$w/demo" >"$w/demo.log" 2>&1
+        ship_and_compare demo39 "$w/demo/orders-0" ship39-demo "$w/demo/orders-0" || true
+        mkdir -p "$w/crash-0"
+        "$KREC" gen --compression lz4 --records 30000 --value-size 100 --key-size 8 --headers 1 \
+            --records-per-batch 100 --content text -o "$w/crash-0/00000000000000000000.log" >/dev/null
+        "$KREC" log read "$w/crash-0" --isolation read-committed --bytes hex >"$w/crash-source.jsonl"
+        ship_crash crash39 "$w/crash-0" ship39-crash "$rounds39"
+    fi
     if interop/broker/broker.sh stop "$dir" 2>"$WORK/broker39-stop.log"; then
         pass broker39-stop "clean shutdown"
     else
@@ -688,6 +700,7 @@ step_broker39() {
         show_log "$WORK/broker39-compare.log"
     fi
     count_results broker39 "$res"
+    ship_sections demo39 "$w/demo/orders-0" "$dir/logs/ship39-demo-0"
     live_compare "$fetched" "$dir/logs" broker39-kafka
     if [ -f "$dir/scenario.json" ]; then
         if timeout 900 python3 interop/broker/live_checks.py --krec "$KREC" --fetched "$fetched" \
@@ -699,7 +712,99 @@ step_broker39() {
             show_log "$WORK/live-checks39.log"
         fi
     fi
-    echo "== step_broker39 took $((SECONDS - t0)) s"
+}
+
+# ship_topics BOOTSTRAP WORKDIR PREFIX NAME:PARTITIONS[:CONFIG,…]…: creates the target topics
+# PREFIX-NAME of a ship step (no retention: the sources' timestamps are from 2024, older than
+# the default 7 days); fails PREFIX-topics and returns 1 when one cannot be created.
+ship_topics() {
+    local bootstrap="$1" w="$2" prefix="$3" topic
+    shift 3
+    for topic in "$@"; do
+        local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
+        parts="${rest%%:*}"
+        if [ "$rest" != "$parts" ]; then
+            local c cs="${rest#*:}"
+            for c in ${cs//,/ }; do cfg+=(--config "$c"); done
+        fi
+        if ! jrun org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --create \
+                --topic "$prefix-$name" --partitions "$parts" --replication-factor 1 "${cfg[@]}" \
+                >"$w/topic-$name.log" 2>&1; then
+            fail "$prefix-topics" "cannot create $prefix-$name:"
+            show_log "$w/topic-$name.log"
+            return 1
+        fi
+    done
+    pass "$prefix-topics" "$# target topics"
+}
+
+# ship_and_compare NAME SRC_DIR TARGET_TOPIC SOURCE… [OPTION…]: `krec ship` into partition 0 of
+# TARGET_TOPIC on $bootstrap (job NAME, report in $w/NAME.json), then Kafka's Java consumer's
+# read_committed records of the target (ShipConsume) compared with the committed records of the
+# source log directory SRC_DIR. $bootstrap and $w are the calling step's.
+ship_and_compare() {
+    local name="$1" src_dir="$2" target="$3"
+    shift 3
+    if ! timeout 300 "$KREC" ship "$@" "kafka://$bootstrap/$target/0" --job "$name" --format json \
+            >"$w/$name.json" 2>"$w/$name.err"; then
+        fail "ship-$name" "krec ship failed:"
+        show_log "$w/$name.err"
+        return 1
+    fi
+    "$KREC" log read "$src_dir" --isolation read-committed --bytes hex >"$w/$name-source.jsonl"
+    jrun "$PKG.ShipConsume" "$bootstrap" "$target" 0 read_committed >"$w/$name-target.jsonl" 2>"$w/$name-consume.err" || {
+        fail "ship-$name" "ShipConsume failed:"; show_log "$w/$name-consume.err"; return 1; }
+    python3 interop/broker/ship_check.py records "$w/$name-source.jsonl" "$w/$name-target.jsonl" \
+        "name=ship-$name" >"$w/$name.txt"
+    count_results ship "$w/$name.txt"
+}
+
+# ship_sections NAME SOURCE_DUMP_INPUT TARGET_PARTITION_DIR: after the target broker stopped,
+# `krec dump` of the target partition's batches against the source's: every batch the job
+# ($w/NAME.json) shipped as is must have a byte-equal records section.
+ship_sections() {
+    local name="$1" src="$2" target_dir="$3" as_is
+    [ -f "$w/$name.json" ] || return 0
+    as_is="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["batches_as_is"])' "$w/$name.json")"
+    "$KREC" dump --format json "$target_dir" >"$w/$name-target-dump.jsonl"
+    "$KREC" dump --format json "$src" >"$w/$name-source-dump.jsonl"
+    python3 interop/broker/ship_check.py sections "$w/$name-source-dump.jsonl" \
+        "$w/$name-target-dump.jsonl" "$as_is" "name=ship-$name-sections" >"$w/$name-sections.txt"
+    count_results ship "$w/$name-sections.txt"
+}
+
+# ship_crash NAME SRC_DIR TARGET_TOPIC ROUNDS: the crash test. ROUNDS times `krec ship` of SRC_DIR
+# (read_committed records in $w/crash-source.jsonl) into partition 0 of TARGET_TOPIC on
+# $bootstrap, 16 KiB transactions, SIGKILLed after 50-500 ms; then a run to the end. Every
+# committed source record must be there exactly once at read_committed, and read_uncommitted may
+# add only repeats of source records (aborted transactions). $bootstrap and $w are the caller's.
+ship_crash() {
+    local name="$1" src="$2" target="$3" rounds="$4" i kills=0 finished=0 ms pid last_run
+    for ((i = 0; i < rounds; i++)); do
+        "$KREC" ship "$src" "kafka://$bootstrap/$target/0" --job "$name" --txn-bytes 16384 \
+            >/dev/null 2>>"$w/$name.err" &
+        pid=$!
+        ms=$((50 + RANDOM % 450))
+        sleep "$(printf '0.%03d' "$ms")"
+        if kill -KILL "$pid" 2>/dev/null; then
+            kills=$((kills + 1))
+        else
+            finished=$((finished + 1))
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    if ! timeout 300 "$KREC" ship "$src" "kafka://$bootstrap/$target/0" --job "$name" \
+            --txn-bytes 16384 --format json >"$w/$name.json" 2>>"$w/$name.err"; then
+        fail "ship-$name" "the final run failed:"
+        show_log "$w/$name.err"
+    fi
+    jrun "$PKG.ShipConsume" "$bootstrap" "$target" 0 read_committed >"$w/$name-rc.jsonl" 2>"$w/$name-consume.err"
+    jrun "$PKG.ShipConsume" "$bootstrap" "$target" 0 read_uncommitted >"$w/$name-ru.jsonl" 2>>"$w/$name-consume.err"
+    python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/$name-rc.jsonl" "name=ship-$name" >"$w/$name.txt"
+    python3 interop/broker/ship_check.py uncommitted "$w/crash-source.jsonl" "$w/$name-ru.jsonl" "name=ship-$name-uncommitted" >>"$w/$name.txt"
+    last_run="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["records"])' "$w/$name.json" 2>/dev/null || echo '?')"
+    sed -i "s/^PASS ship-$name: /PASS ship-$name: $rounds rounds ($kills killed, $finished ended before the kill; the last run shipped the remaining $last_run records), then /" "$w/$name.txt"
+    count_results ship "$w/$name.txt"
 }
 
 # `krec ship` (issue 16) against its own Kafka 4.4 broker: the demo's mixed v0/v1/v2 partition
@@ -713,7 +818,7 @@ step_broker39() {
 # source record exactly once at read_committed, and only repeats of source records (aborted
 # transactions) at read_uncommitted. SHIP_KEEP=DIR keeps the step's files there.
 step_ship() {
-    local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap t0=$SECONDS rounds="${SHIP_CRASH_ROUNDS:-50}"
+    local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap rounds="${SHIP_CRASH_ROUNDS:-50}"
     mkdir -p "$w"
     SHIP_BROKER_DIR="$dir"
     # The log cleaner on (for ship-table only: the other topics are cleanup.policy=delete).
@@ -724,43 +829,9 @@ step_ship() {
         return 0
     fi
     pass ship-broker "Kafka broker for krec ship on $bootstrap"
-    local topic topics=(demo:1 compacted:1 table:1:cleanup.policy=compact,segment.ms=100,min.cleanable.dirty.ratio=0.01
+    local topics=(demo:1 compacted:1 table:1:cleanup.policy=compact,segment.ms=100,min.cleanable.dirty.ratio=0.01
         tablecopy:1 segments:1 copy:1 copysecure:1 follow:1 open:1 crash:1 restart:1 small:1:max.message.bytes=2000)
-    for topic in "${topics[@]}"; do
-        # No retention: the sources' timestamps are from 2024, older than the default 7 days.
-        local name="${topic%%:*}" rest="${topic#*:}" parts cfg=(--config retention.ms=-1)
-        parts="${rest%%:*}"
-        if [ "$rest" != "$parts" ]; then
-            local c cs="${rest#*:}"
-            for c in ${cs//,/ }; do cfg+=(--config "$c"); done
-        fi
-        if ! jrun org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --create \
-                --topic "ship-$name" --partitions "$parts" --replication-factor 1 "${cfg[@]}" \
-                >"$w/topic-$name.log" 2>&1; then
-            fail ship-topics "cannot create ship-$name:"
-            show_log "$w/topic-$name.log"
-            return 0
-        fi
-    done
-    pass ship-topics "${#topics[@]} target topics"
-    # ship SOURCE... TARGET_TOPIC NAME: ship, then compare ShipConsume's read_committed records
-    # of the target with the committed records of the source log directory $SRC_DIR.
-    ship_and_compare() {
-        local name="$1" src_dir="$2" target="$3"
-        shift 3
-        if ! timeout 300 "$KREC" ship "$@" "kafka://$bootstrap/$target/0" --job "$name" --format json \
-                >"$w/$name.json" 2>"$w/$name.err"; then
-            fail "ship-$name" "krec ship failed:"
-            show_log "$w/$name.err"
-            return 1
-        fi
-        "$KREC" log read "$src_dir" --isolation read-committed --bytes hex >"$w/$name-source.jsonl"
-        jrun "$PKG.ShipConsume" "$bootstrap" "$target" 0 read_committed >"$w/$name-target.jsonl" 2>"$w/$name-consume.err" || {
-            fail "ship-$name" "ShipConsume failed:"; show_log "$w/$name-consume.err"; return 1; }
-        python3 interop/broker/ship_check.py records "$w/$name-source.jsonl" "$w/$name-target.jsonl" \
-            "name=ship-$name" >"$w/$name.txt"
-        count_results ship "$w/$name.txt"
-    }
+    ship_topics "$bootstrap" "$w" ship "${topics[@]}" || return 0
     # The demo partition: v0, v1 and v2 segments, compression, an idempotent retry, a committed
     # and an aborted transaction.
     "$KREC" demo --keep --dir "$w/demo" >"$w/demo.log" 2>&1
@@ -939,54 +1010,24 @@ for i in range(int(sys.argv[1]), int(sys.argv[2])):
         "name=ship-broker-restart" >"$w/restart.txt"
     sed -i "s/^PASS ship-broker-restart: /PASS ship-broker-restart: $how; /" "$w/restart.txt"
     count_results ship "$w/restart.txt"
-    # The crash test.
-    local i kills=0 finished=0 ms
-    for ((i = 0; i < rounds; i++)); do
-        "$KREC" ship "$w/crash-0" "kafka://$bootstrap/ship-crash/0" --job crash --txn-bytes 16384 \
-            >/dev/null 2>>"$w/crash.err" &
-        pid=$!
-        ms=$((50 + RANDOM % 450))
-        sleep "$(printf '0.%03d' "$ms")"
-        if kill -KILL "$pid" 2>/dev/null; then
-            kills=$((kills + 1))
-        else
-            finished=$((finished + 1))
-        fi
-        wait "$pid" 2>/dev/null || true
-    done
-    if ! timeout 300 "$KREC" ship "$w/crash-0" "kafka://$bootstrap/ship-crash/0" --job crash \
-            --txn-bytes 16384 --format json >"$w/crash.json" 2>>"$w/crash.err"; then
-        fail ship-crash "the final run failed:"
-        show_log "$w/crash.err"
+    # Every codec through scripts/ship-big.sh's checks (its default is the issue's 1 GiB per
+    # codec; here 4 MiB): Kafka's consumer and Kafka's FileRecords reader hash the same records,
+    # and the target's batches keep the source's records sections.
+    if ! KREC="$KREC" timeout 900 bash scripts/ship-big.sh --size 4 --broker "$dir" --dir "$w" \
+            >"$w/ship-big.txt" 2>"$w/ship-big.err"; then
+        grep -q '^FAIL' "$w/ship-big.txt" || { fail ship-big "scripts/ship-big.sh failed:"; show_log "$w/ship-big.err"; }
     fi
-    jrun "$PKG.ShipConsume" "$bootstrap" ship-crash 0 read_committed >"$w/crash-rc.jsonl" 2>"$w/crash-consume.err"
-    jrun "$PKG.ShipConsume" "$bootstrap" ship-crash 0 read_uncommitted >"$w/crash-ru.jsonl" 2>>"$w/crash-consume.err"
-    python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/crash-rc.jsonl" "name=ship-crash" >"$w/crash.txt"
-    python3 interop/broker/ship_check.py uncommitted "$w/crash-source.jsonl" "$w/crash-ru.jsonl" "name=ship-crash-uncommitted" >>"$w/crash.txt"
-    local last_run
-    last_run="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["records"])' "$w/crash.json" 2>/dev/null || echo '?')"
-    sed -i "s/^PASS ship-crash: /PASS ship-crash: $rounds rounds ($kills killed, $finished ended before the kill; the last run shipped the remaining $last_run records), then /" "$w/crash.txt"
-    count_results ship "$w/crash.txt"
+    count_results ship "$w/ship-big.txt"
+    # The crash test.
+    ship_crash crash "$w/crash-0" ship-crash "$rounds"
     # Stop the broker, then the records sections of the target's v2 batches.
     if ! interop/broker/broker.sh stop "$dir" 2>"$w/stop.log"; then
         fail ship-broker-stop "the broker did not stop cleanly:"
         show_log "$w/stop.log"
     fi
-    local name as_is
-    for name in demo segments; do
-        [ -f "$w/$name.json" ] || continue
-        as_is="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["batches_as_is"])' "$w/$name.json")"
-        "$KREC" dump --format json "$dir/logs/ship-$name-0" >"$w/$name-target-dump.jsonl"
-        case "$name" in
-            demo) "$KREC" dump --format json "$w/demo/orders-0" >"$w/$name-source-dump.jsonl" ;;
-            *) "$KREC" dump --format json "$w/segs-0" >"$w/$name-source-dump.jsonl" ;;
-        esac
-        python3 interop/broker/ship_check.py sections "$w/$name-source-dump.jsonl" \
-            "$w/$name-target-dump.jsonl" "$as_is" "name=ship-$name-sections" >"$w/$name-sections.txt"
-        count_results ship "$w/$name-sections.txt"
-    done
+    ship_sections demo "$w/demo/orders-0" "$dir/logs/ship-demo-0"
+    ship_sections segments "$w/segs-0" "$dir/logs/ship-segments-0"
     [ -z "${SHIP_KEEP:-}" ] || cp -r "$w" "$SHIP_KEEP"
-    echo "== step_ship took $((SECONDS - t0)) s"
 }
 
 # ---------------------------------------------------------------------------------------- the list
@@ -1118,10 +1159,12 @@ trap 'exit 130' INT TERM
 
 for step in "${STEPS[@]}"; do
     echo "== $step"
+    step_started=$SECONDS
     if ! "$step"; then
         echo "== $step cannot continue; later steps skipped"
         break
     fi
+    echo "== $step took $((SECONDS - step_started)) s"
 done
 
 echo "== done in $((SECONDS - STARTED)) s"

@@ -4,9 +4,10 @@
 # Usage: bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #        SECONDS_PER_TARGET defaults to 30; CI passes about 20. Without TARGETs, all of them.
 #
-# Steps: installs cargo-fuzz if it is missing (cargo install --locked cargo-fuzz); writes the
-# seed corpus from tests/vectors into fuzz/corpus/<target>/ (fuzz/seed, a small Rust program);
-# builds every target once (AddressSanitizer, debug assertions and overflow checks on); replays
+# Steps: writes the seed corpus from tests/vectors into fuzz/corpus/<target>/ (fuzz/seed, a small
+# Rust program); builds every target once with the instrumentation `cargo fuzz build -a` would
+# use (libFuzzer coverage, AddressSanitizer, debug assertions and overflow checks; cargo-fuzz
+# itself is neither needed nor installed); replays
 # the committed crash inputs of fuzz/regressions/<target>/; runs each target for
 # SECONDS_PER_TARGET (libFuzzer -max_total_time) and prints the executions per target. A crash,
 # a timeout (one input over 10 s), an out-of-memory (RSS over 2 GiB, or one allocation over
@@ -35,7 +36,7 @@ fi
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# cargo-fuzz needs a nightly toolchain for -Zsanitizer. Prefer rustup's nightly; otherwise let
+# -Zsanitizer needs a nightly toolchain. Prefer rustup's nightly; otherwise let
 # the installed stable toolchain accept the unstable flags.
 if cargo +nightly --version >/dev/null 2>&1; then
     FUZZ_CARGO=(cargo +nightly)
@@ -45,10 +46,18 @@ else
     FUZZ_CARGO=(cargo)
 fi
 
-if ! cargo fuzz --version >/dev/null 2>&1; then
-    step "installing cargo-fuzz"
-    cargo install --locked cargo-fuzz
-fi
+# The instrumentation cargo-fuzz (`cargo fuzz build -a`) would ask for, set here so that a fresh
+# machine need not build cargo-fuzz itself from source (about 3 minutes of CI): libFuzzer's
+# coverage counters, comparison tracing and stack depth, AddressSanitizer, `cfg(fuzzing)`, debug
+# assertions and overflow checks. `--target` keeps the flags off build scripts and proc macros.
+TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+FUZZ_RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4"
+FUZZ_RUSTFLAGS+=" -Cllvm-args=-sanitizer-coverage-inline-8bit-counters"
+FUZZ_RUSTFLAGS+=" -Cllvm-args=-sanitizer-coverage-pc-table"
+FUZZ_RUSTFLAGS+=" -Cllvm-args=-sanitizer-coverage-trace-compares"
+FUZZ_RUSTFLAGS+=" -Cllvm-args=-sanitizer-coverage-stack-depth"
+FUZZ_RUSTFLAGS+=" --cfg fuzzing -Cdebug-assertions -Coverflow-checks -Zsanitizer=address"
+FUZZ_RUSTFLAGS+=" -Cforce-frame-pointers"
 
 # Per-target libFuzzer options: byte-level targets take inputs up to 32 KiB, structured ones
 # (read through `arbitrary`) the default 4 KiB, the tiny parsers 256 bytes, log directory
@@ -62,7 +71,8 @@ max_len() {
     esac
 }
 
-ALL_TARGETS=$(cd fuzz && "${FUZZ_CARGO[@]}" fuzz list)
+# Every [[bin]] of fuzz/Cargo.toml is a target.
+ALL_TARGETS=$(sed -n '/^\[\[bin\]\]/,/^name/s/^name = "\(.*\)"/\1/p' fuzz/Cargo.toml)
 if [ "$#" -gt 0 ]; then
     TARGETS="$*"
 else
@@ -73,8 +83,9 @@ step "seed corpus from tests/vectors"
 cargo run --quiet --manifest-path fuzz/Cargo.toml -p krecords-fuzz-seed -- tests/vectors fuzz/corpus
 
 step "building the fuzz targets"
-(cd fuzz && "${FUZZ_CARGO[@]}" fuzz build -a --target-dir "$FUZZ_TARGET_DIR")
-BIN_DIR="$FUZZ_TARGET_DIR/x86_64-unknown-linux-gnu/release"
+RUSTFLAGS="$FUZZ_RUSTFLAGS" RUSTDOCFLAGS="$FUZZ_RUSTFLAGS" "${FUZZ_CARGO[@]}" build --locked --release \
+    --manifest-path fuzz/Cargo.toml -p krecords-fuzz --bins --target "$TRIPLE" --target-dir "$FUZZ_TARGET_DIR"
+BIN_DIR="$FUZZ_TARGET_DIR/$TRIPLE/release"
 
 LOG_DIR=$(mktemp -d)
 trap 'rm -rf "$LOG_DIR"' EXIT
@@ -113,7 +124,7 @@ for target in $TARGETS; do
         grep -E -A3 'panicked at|ERROR: libFuzzer|SUMMARY' "$log" | head -30 || true
         artifact=$(grep -oE 'Test unit written to [^ ]+' "$log" | tail -1 | sed 's/Test unit written to //')
         echo "FAILED: $target crashed after ${runs:-?} executions; input kept in ${artifact:-fuzz/artifacts/$target/}"
-        echo "  reproduce: (cd fuzz && cargo +nightly fuzz run -a $target ../${artifact:-fuzz/artifacts/$target/<file>})"
+        echo "  reproduce: $bin ${artifact:-fuzz/artifacts/$target/<file>}   (or, with cargo-fuzz: cd fuzz && cargo +nightly fuzz run -a $target ../<file>)"
         failed+=("$target")
     else
         echo "$target: ${runs:-?} executions in ${SECONDS_PER_TARGET}s, no crash"

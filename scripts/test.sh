@@ -11,7 +11,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's heading says how long the one before it took (the run's time budget is watched).
+STEP_STARTED=$SECONDS
+step() {
+    printf '\n==> (%d s since the last step) %s\n' "$((SECONDS - STEP_STARTED))" "$*"
+    STEP_STARTED=$SECONDS
+}
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

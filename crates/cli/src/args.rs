@@ -43,10 +43,32 @@ pub struct DecompressArgs {
     pub max_decompressed_bytes: usize,
 }
 
-/// `--magic` with its default, for the commands that write entries from scratch.
+/// `--magic` and `--compression` with their defaults, for the commands that write entries from
+/// scratch.
 #[derive(clap::Args)]
-pub struct MagicArgs {
+pub struct EncodingArgs {
     /// Message format: 0, 1 or 2.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
     pub magic: u8,
+    /// Codec, optionally with a level: none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072-22]
+    /// (zstd needs magic 2).
+    #[arg(long, default_value = "none")]
+    compression: String,
+}
+
+impl EncodingArgs {
+    /// `--compression` parsed (see [`parse_compression`]).
+    pub fn compression(&self) -> Result<(Compression, Option<i32>), Failure> {
+        parse_compression(&self.compression)
+    }
+}
+
+/// `--format`: every command that reports has a text form for people and a JSON form for
+/// programs; each command's `--format` help says what the two look like there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people.
+    Text,
+    /// For programs.
+    Json,
 }

@@ -1,5 +1,9 @@
 //! A one-line progress report on stderr for long work, shown only when stderr is a terminal
 //! (so pipes, files and CI logs never see it) and cleared when the work ends.
+//!
+//! Kept here rather than taken from `indicatif`: one rewritten line at most a few times a
+//! second is all the commands show (no bars, templates, multi-line layouts or draw threads),
+//! and it is a page of code against a crate with its own dependency tree.
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};

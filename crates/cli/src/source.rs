@@ -1,24 +1,20 @@
 //! Streaming input of log entries from a file or stdin in constant memory.
 //!
-//! A [`Source`] is the codec's [`Streamer`] over an [`io::Read`] with a name and a progress line:
-//! entries are read one at a time into a reusable window that grows only with the bytes that
-//! arrive (never to a size the input merely claims: a declared size beyond the bytes that exist
-//! is a partial tail).
+//! Entries are read one at a time into a reusable buffer that grows only to the size of the
+//! largest entry (never to a size the input merely claims: a declared size beyond the bytes that
+//! exist is a partial tail).
 
 use crate::progress::{Progress, Unit};
-use krecords_codec::read::{ReadFill, Streamer};
-use std::fs::File;
+pub use krecords_log::check::Next;
+use krecords_log::check::{EntrySource, EntryStream};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-/// One step of reading: the codec's [`krecords_codec::read::Step`].
-pub use krecords_codec::read::Step as Next;
-
-/// A stream of entries from a reader.
+/// A stream of entries from a reader ([`EntryStream`]) with a progress line.
 pub struct Source {
     /// Display name (a path or `-`).
     pub name: String,
-    stream: Streamer<ReadFill<Box<dyn Read>>>,
+    stream: EntryStream,
     /// Progress over the bytes of a large file, on a terminal only.
     progress: Progress,
 }
@@ -32,48 +28,33 @@ impl Source {
     /// Opens a file, or stdin for `-`, reading at most `max_bytes` of it: the input ends there,
     /// so entries that do not end within the limit are a partial tail.
     pub fn open_limited(path: &Path, max_bytes: Option<u64>) -> io::Result<Source> {
-        let limit = max_bytes.unwrap_or(u64::MAX);
         if path == Path::new("-") {
+            let limit = max_bytes.unwrap_or(u64::MAX);
             return Ok(Source::new(
                 "-".into(),
-                Box::new(io::stdin().take(limit)),
-                None,
+                EntryStream::from_reader(Box::new(io::stdin().take(limit)), None),
             ));
         }
-        let file = File::open(path)?;
-        let len = file
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len().min(limit));
-        Ok(Source::new(
-            path.display().to_string(),
-            Box::new(file.take(limit)),
-            len,
-        ))
+        let stream = EntryStream::open_file(path, max_bytes)?;
+        Ok(Source::new(path.display().to_string(), stream))
     }
 
     /// A source over any reader (a live partition's fetched bytes), of unknown length.
     pub fn from_reader(name: String, reader: Box<dyn Read>) -> Source {
-        Source::new(name, reader, None)
+        Source::new(name, EntryStream::from_reader(reader, None))
     }
 
-    fn new(name: String, reader: Box<dyn Read>, len: Option<u64>) -> Source {
+    fn new(name: String, stream: EntryStream) -> Source {
         let progress = Progress::new(
             format!("krec: {name}"),
             Unit::Bytes,
-            len.unwrap_or(0),
+            stream.unread().unwrap_or(0),
             64 << 20,
         );
-        let input = match len {
-            Some(len) => ReadFill::with_len(reader, len),
-            None => ReadFill::new(reader),
-        };
         Source {
             progress,
             name,
-            // No bound on an entry but the input's own bytes, as Kafka's tools read files.
-            stream: Streamer::new(input, 0, i32::MAX as usize),
+            stream,
         }
     }
 
@@ -85,31 +66,39 @@ impl Source {
 
     /// Absolute position of the next unread entry.
     pub fn position(&self) -> usize {
-        self.stream.position() as usize
+        self.stream.position()
     }
 
     /// Returns the next entry.
     pub fn next_entry(&mut self) -> io::Result<Next<'_>> {
-        let step = self.stream.next_entry()?;
-        match &step {
+        let next = self.stream.next_entry()?;
+        match next {
             Next::Entry(b) => self
                 .progress
                 .update((b.position() + b.size_in_bytes()) as u64),
-            _ => self.progress.finish(),
+            Next::End | Next::Partial(_) | Next::Error(_) => self.progress.finish(),
         }
-        Ok(step)
+        Ok(next)
     }
 
     /// Bytes from the current position to the end of the input (after an error: how many bytes
     /// were left unread as invalid). Reads the rest of the input to count it.
     pub fn remaining_bytes(&mut self) -> io::Result<u64> {
-        let buffered = self.stream.buffered() as u64;
-        let input = self.stream.input_mut();
-        if let Some(u) = input.unread() {
-            return Ok(buffered + u);
-        }
-        let rest = io::copy(input.reader_mut(), &mut io::sink())?;
-        Ok(buffered + rest)
+        self.stream.remaining_bytes()
+    }
+}
+
+impl EntrySource for Source {
+    fn next_entry(&mut self) -> io::Result<Next<'_>> {
+        Source::next_entry(self)
+    }
+
+    fn position(&self) -> usize {
+        Source::position(self)
+    }
+
+    fn remaining_bytes(&mut self) -> io::Result<u64> {
+        Source::remaining_bytes(self)
     }
 }
 

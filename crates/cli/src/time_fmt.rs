@@ -4,6 +4,11 @@
 //!
 //! The calendar arithmetic is Howard Hinnant's `days_from_civil` / `civil_from_days`
 //! (proleptic Gregorian calendar, exact for every `i64` millisecond count we print).
+//!
+//! Kept here rather than taken from a date crate (`time`, `jiff`, `chrono`): only UTC is
+//! needed, the accepted and printed forms are a fixed contract (docs/design.md, section 4.3)
+//! that a crate's parser would widen or narrow, every `i64` millisecond must print (a crate's
+//! date range ends at year 9999 or ±262143), and the whole of it is two short functions.
 
 const MS_PER_DAY: i64 = 86_400_000;
 

@@ -40,8 +40,9 @@ use kafka_protocol::messages::txn_offset_commit_request::{
 };
 use kafka_protocol::messages::{
     AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, ApiKey, EndTxnRequest,
-    FindCoordinatorRequest, GroupId, InitProducerIdRequest, OffsetFetchRequest, ProduceRequest,
-    ProducerId, TopicName, TransactionalId, TxnOffsetCommitRequest,
+    FindCoordinatorRequest, GroupId, InitProducerIdRequest, OffsetFetchRequest,
+    OffsetFetchResponse, ProduceRequest, ProducerId, TopicName, TransactionalId,
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -277,6 +278,51 @@ impl Client {
         tokio::time::sleep(delay).await;
     }
 
+    /// Sends `R` to the coordinator of `key` (key type [`GROUP`] or [`TRANSACTION`]), retrying
+    /// as [`coordinator_retry`] says until `message.timeout.ms` has passed. `coordinator` is
+    /// the one known from before and is kept current: looked up when `None`, dropped when an
+    /// error says it moved. `answer` turns a response and the broker's name into the result,
+    /// or the error the response carries.
+    async fn on_coordinator<R, B, A, T>(
+        &self,
+        key_type: i8,
+        key: &str,
+        coordinator: &mut Option<Coordinator>,
+        build: B,
+        answer: A,
+    ) -> Result<T>
+    where
+        R: kafka_protocol::protocol::Request,
+        B: Fn(&Connection) -> Result<(R, i16)>,
+        A: Fn(R::Response, String) -> Result<T>,
+    {
+        let deadline = Instant::now() + self.config().delivery_timeout;
+        let timeout = self.config().request_timeout;
+        let mut attempt = 0;
+        loop {
+            let c = match coordinator {
+                Some(c) => c.clone(),
+                None => coordinator
+                    .insert(self.find_coordinator(key_type, key, deadline).await?)
+                    .clone(),
+            };
+            let r = self
+                .send::<R, _>(&c.host, c.port, timeout, &build)
+                .await
+                .and_then(|(resp, broker, _)| answer(resp, broker));
+            match r {
+                Ok(t) => return Ok(t),
+                Err(e) => match coordinator_retry(&e) {
+                    Retry::No => return Err(e),
+                    _ if Instant::now() >= deadline => return Err(e),
+                    Retry::Refind => *coordinator = None,
+                    Retry::Same => {}
+                },
+            }
+            self.backoff(&mut attempt).await;
+        }
+    }
+
     /// Reads a consumer group's committed offsets of `topic`'s `partitions` (OffsetFetch, on
     /// the group's coordinator). With `require_stable`, offsets of a pending transaction are
     /// waited for (the broker answers UNSTABLE_OFFSET_COMMIT until the transaction ends; the
@@ -293,75 +339,52 @@ impl Client {
         partitions: &[i32],
         require_stable: bool,
     ) -> Result<Vec<CommittedOffset>> {
-        let config = self.config();
-        let deadline = Instant::now() + config.delivery_timeout;
-        let timeout = config.request_timeout;
-        let mut attempt = 0;
-        let mut coordinator = None;
-        loop {
-            let c = match &coordinator {
-                Some(c) => Ok::<Coordinator, Error>(Coordinator::clone(c)),
-                None => self.find_coordinator(GROUP, group, deadline).await,
-            }?;
-            coordinator = Some(c.clone());
-            let build = |conn: &Connection| {
-                let v = conn.version::<OffsetFetchRequest>(OFFSET_FETCH_MAX)?;
-                let mut req = OffsetFetchRequest::default()
-                    .with_group_id(GroupId(str_bytes(group)))
-                    .with_topics(Some(vec![OffsetFetchRequestTopic::default()
-                        .with_name(TopicName(str_bytes(topic)))
-                        .with_partition_indexes(partitions.to_vec())]));
-                if v >= 7 {
-                    req = req.with_require_stable(require_stable);
-                }
-                Ok((req, v))
-            };
-            let r = self
-                .send::<OffsetFetchRequest, _>(&c.host, c.port, timeout, build)
-                .await
-                .and_then(|(resp, broker, _)| {
-                    let kafka = |code: i16, context: String| Error::Kafka {
-                        broker: broker.clone(),
-                        request: name_of::<OffsetFetchRequest>(),
-                        code: KafkaCode(code),
-                        context: Some(context),
-                    };
-                    if resp.error_code != 0 {
-                        return Err(kafka(resp.error_code, group.to_owned()));
-                    }
-                    let mut out = Vec::with_capacity(partitions.len().min(resp.topics.len() * 64));
-                    for t in resp.topics.iter().filter(|t| t.name.0.as_str() == topic) {
-                        for p in &t.partitions {
-                            if p.error_code != 0 {
-                                return Err(kafka(
-                                    p.error_code,
-                                    format!("{group} {topic}/{}", p.partition_index),
-                                ));
-                            }
-                            out.push(CommittedOffset {
-                                partition: p.partition_index,
-                                offset: (p.committed_offset >= 0).then_some(p.committed_offset),
-                                metadata: p
-                                    .metadata
-                                    .as_ref()
-                                    .map(|m| m.as_str().to_owned())
-                                    .filter(|m| !m.is_empty()),
-                            });
-                        }
-                    }
-                    Ok(out)
-                });
-            match r {
-                Ok(out) => return Ok(out),
-                Err(e) => match coordinator_retry(&e) {
-                    Retry::No => return Err(e),
-                    _ if Instant::now() >= deadline => return Err(e),
-                    Retry::Refind => coordinator = None,
-                    Retry::Same => {}
-                },
+        let build = |conn: &Connection| {
+            let v = conn.version::<OffsetFetchRequest>(OFFSET_FETCH_MAX)?;
+            let mut req = OffsetFetchRequest::default()
+                .with_group_id(GroupId(str_bytes(group)))
+                .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+                    .with_name(TopicName(str_bytes(topic)))
+                    .with_partition_indexes(partitions.to_vec())]));
+            if v >= 7 {
+                req = req.with_require_stable(require_stable);
             }
-            self.backoff(&mut attempt).await;
-        }
+            Ok((req, v))
+        };
+        let answer = |resp: OffsetFetchResponse, broker: String| {
+            let kafka = |code: i16, context: String| Error::Kafka {
+                broker: broker.clone(),
+                request: name_of::<OffsetFetchRequest>(),
+                code: KafkaCode(code),
+                context: Some(context),
+            };
+            if resp.error_code != 0 {
+                return Err(kafka(resp.error_code, group.to_owned()));
+            }
+            let mut out = Vec::with_capacity(partitions.len().min(resp.topics.len() * 64));
+            for t in resp.topics.iter().filter(|t| t.name.0.as_str() == topic) {
+                for p in &t.partitions {
+                    if p.error_code != 0 {
+                        return Err(kafka(
+                            p.error_code,
+                            format!("{group} {topic}/{}", p.partition_index),
+                        ));
+                    }
+                    out.push(CommittedOffset {
+                        partition: p.partition_index,
+                        offset: (p.committed_offset >= 0).then_some(p.committed_offset),
+                        metadata: p
+                            .metadata
+                            .as_ref()
+                            .map(|m| m.as_str().to_owned())
+                            .filter(|m| !m.is_empty()),
+                    });
+                }
+            }
+            Ok(out)
+        };
+        self.on_coordinator(GROUP, group, &mut None, build, answer)
+            .await
     }
 
     /// Initializes a transactional producer (FindCoordinator, InitProducerId): a new epoch
@@ -394,14 +417,13 @@ impl Client {
         let tid = transactional_id.to_owned();
         let resp = p
             .on_txn_coordinator::<InitProducerIdRequest, _, _>(
-                |conn| {
-                    let v = conn.version::<InitProducerIdRequest>(INIT_PRODUCER_ID_MAX)?;
-                    let req = InitProducerIdRequest::default()
+                INIT_PRODUCER_ID_MAX,
+                || {
+                    InitProducerIdRequest::default()
                         .with_transactional_id(Some(TransactionalId(str_bytes(&tid))))
                         .with_transaction_timeout_ms(timeout_ms)
                         .with_producer_id(ProducerId(-1))
-                        .with_producer_epoch(-1);
-                    Ok((req, v))
+                        .with_producer_epoch(-1)
                 },
                 |resp| (resp.error_code != 0).then_some(resp.error_code),
             )
@@ -497,53 +519,37 @@ impl TransactionalProducer {
         Ok(())
     }
 
-    /// Sends a request to the transaction coordinator, retrying as [`coordinator_retry`]
-    /// says until `message.timeout.ms`. `error` extracts the response's error code.
-    async fn on_txn_coordinator<R, B, E>(&mut self, build: B, error: E) -> Result<R::Response>
+    /// Sends the request `build` makes, at the highest version up to `max_version` the broker
+    /// takes, to the transaction coordinator, retrying as [`coordinator_retry`] says until
+    /// `message.timeout.ms`. `error` extracts the response's error code.
+    async fn on_txn_coordinator<R, B, E>(
+        &mut self,
+        max_version: i16,
+        build: B,
+        error: E,
+    ) -> Result<R::Response>
     where
         R: kafka_protocol::protocol::Request,
-        B: Fn(&Connection) -> Result<(R, i16)>,
+        B: Fn() -> R,
         E: Fn(&R::Response) -> Option<i16>,
     {
-        let deadline = Instant::now() + self.client.config().delivery_timeout;
-        let timeout = self.client.config().request_timeout;
-        let mut attempt = 0;
-        loop {
-            let c = match &self.coordinator {
-                Some(c) => c.clone(),
-                None => {
-                    let c = self
-                        .client
-                        .find_coordinator(TRANSACTION, &self.transactional_id, deadline)
-                        .await?;
-                    self.coordinator = Some(c.clone());
-                    c
-                }
-            };
-            let r = self
-                .client
-                .send::<R, _>(&c.host, c.port, timeout, &build)
-                .await
-                .and_then(|(resp, broker, _)| match error(&resp) {
-                    Some(code) => Err(Error::Kafka {
-                        broker,
-                        request: name_of::<R>(),
-                        code: KafkaCode(code),
-                        context: Some(format!("transactional id {}", self.transactional_id)),
-                    }),
-                    None => Ok(resp),
-                });
-            match r {
-                Ok(resp) => return Ok(resp),
-                Err(e) => match coordinator_retry(&e) {
-                    Retry::No => return Err(e),
-                    _ if Instant::now() >= deadline => return Err(e),
-                    Retry::Refind => self.coordinator = None,
-                    Retry::Same => {}
-                },
-            }
-            self.client.backoff(&mut attempt).await;
-        }
+        let build = |conn: &Connection| {
+            let v = conn.version::<R>(max_version)?;
+            Ok((build(), v))
+        };
+        let tid = &self.transactional_id;
+        let answer = |resp: R::Response, broker: String| match error(&resp) {
+            Some(code) => Err(Error::Kafka {
+                broker,
+                request: name_of::<R>(),
+                code: KafkaCode(code),
+                context: Some(format!("transactional id {tid}")),
+            }),
+            None => Ok(resp),
+        };
+        self.client
+            .on_coordinator(TRANSACTION, tid, &mut self.coordinator, build, answer)
+            .await
     }
 
     /// AddPartitionsToTxn for the partitions of `topic` not added yet.
@@ -559,16 +565,15 @@ impl TransactionalProducer {
         let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
         let parts = new.clone();
         self.on_txn_coordinator::<AddPartitionsToTxnRequest, _, _>(
-            |conn| {
-                let v = conn.version::<AddPartitionsToTxnRequest>(ADD_PARTITIONS_MAX)?;
-                let req = AddPartitionsToTxnRequest::default()
+            ADD_PARTITIONS_MAX,
+            || {
+                AddPartitionsToTxnRequest::default()
                     .with_v3_and_below_transactional_id(TransactionalId(str_bytes(&tid)))
                     .with_v3_and_below_producer_id(ProducerId(pid))
                     .with_v3_and_below_producer_epoch(epoch)
                     .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
                         .with_name(TopicName(str_bytes(topic)))
-                        .with_partitions(parts.clone())]);
-                Ok((req, v))
+                        .with_partitions(parts.clone())])
             },
             |resp| {
                 if resp.error_code != 0 {
@@ -841,14 +846,13 @@ impl TransactionalProducer {
         let group_key = (format!("\0group {group}"), -1);
         if !self.added.contains(&group_key) {
             self.on_txn_coordinator::<AddOffsetsToTxnRequest, _, _>(
-                |conn| {
-                    let v = conn.version::<AddOffsetsToTxnRequest>(ADD_OFFSETS_MAX)?;
-                    let req = AddOffsetsToTxnRequest::default()
+                ADD_OFFSETS_MAX,
+                || {
+                    AddOffsetsToTxnRequest::default()
                         .with_transactional_id(TransactionalId(str_bytes(&tid)))
                         .with_producer_id(ProducerId(pid))
                         .with_producer_epoch(epoch)
-                        .with_group_id(GroupId(str_bytes(group)));
-                    Ok((req, v))
+                        .with_group_id(GroupId(str_bytes(group)))
                 },
                 |resp| (resp.error_code != 0).then_some(resp.error_code),
             )
@@ -872,70 +876,51 @@ impl TransactionalProducer {
                 ),
             }
         }
-        let deadline = Instant::now() + self.client.config().delivery_timeout;
-        let timeout = self.client.config().request_timeout;
-        let mut attempt = 0;
-        loop {
-            let c = match self.group_coordinators.get(group) {
-                Some(c) => c.clone(),
-                None => {
-                    let c = self.client.find_coordinator(GROUP, group, deadline).await?;
-                    self.group_coordinators.insert(group.to_owned(), c.clone());
-                    c
-                }
-            };
-            let build = |conn: &Connection| {
-                let v = conn.version::<TxnOffsetCommitRequest>(TXN_OFFSET_COMMIT_MAX)?;
-                let mut req = TxnOffsetCommitRequest::default()
-                    .with_transactional_id(TransactionalId(str_bytes(&tid)))
-                    .with_group_id(GroupId(str_bytes(group)))
-                    .with_producer_id(ProducerId(pid))
-                    .with_producer_epoch(epoch)
-                    .with_topics(by_topic.clone());
-                if v >= 3 {
-                    req = req
-                        .with_generation_id(-1)
-                        .with_member_id(StrBytes::from_static_str(""))
-                        .with_group_instance_id(None);
-                }
-                Ok((req, v))
-            };
-            let r = self
-                .client
-                .send::<TxnOffsetCommitRequest, _>(&c.host, c.port, timeout, build)
-                .await
-                .and_then(|(resp, broker, _)| {
-                    for t in &resp.topics {
-                        for p in &t.partitions {
-                            if p.error_code != 0 {
-                                return Err(Error::Kafka {
-                                    broker,
-                                    request: name_of::<TxnOffsetCommitRequest>(),
-                                    code: KafkaCode(p.error_code),
-                                    context: Some(format!(
-                                        "group {group} {}/{}",
-                                        t.name.0.as_str(),
-                                        p.partition_index
-                                    )),
-                                });
-                            }
-                        }
-                    }
-                    Ok(())
-                });
-            match r {
-                Ok(()) => return Ok(()),
-                Err(e) => match coordinator_retry(&e) {
-                    Retry::No => return Err(e),
-                    _ if Instant::now() >= deadline => return Err(e),
-                    Retry::Refind => {
-                        self.group_coordinators.remove(group);
-                    }
-                    Retry::Same => {}
-                },
+        let build = |conn: &Connection| {
+            let v = conn.version::<TxnOffsetCommitRequest>(TXN_OFFSET_COMMIT_MAX)?;
+            let mut req = TxnOffsetCommitRequest::default()
+                .with_transactional_id(TransactionalId(str_bytes(&tid)))
+                .with_group_id(GroupId(str_bytes(group)))
+                .with_producer_id(ProducerId(pid))
+                .with_producer_epoch(epoch)
+                .with_topics(by_topic.clone());
+            if v >= 3 {
+                req = req
+                    .with_generation_id(-1)
+                    .with_member_id(StrBytes::from_static_str(""))
+                    .with_group_instance_id(None);
             }
-            self.client.backoff(&mut attempt).await;
-        }
+            Ok((req, v))
+        };
+        let answer = |resp: TxnOffsetCommitResponse, broker: String| {
+            for t in &resp.topics {
+                for p in &t.partitions {
+                    if p.error_code != 0 {
+                        return Err(Error::Kafka {
+                            broker,
+                            request: name_of::<TxnOffsetCommitRequest>(),
+                            code: KafkaCode(p.error_code),
+                            context: Some(format!(
+                                "group {group} {}/{}",
+                                t.name.0.as_str(),
+                                p.partition_index
+                            )),
+                        });
+                    }
+                }
+            }
+            Ok(())
+        };
+        let mut coordinator = self.group_coordinators.get(group).cloned();
+        let r = self
+            .client
+            .on_coordinator(GROUP, group, &mut coordinator, build, answer)
+            .await;
+        match coordinator {
+            Some(c) => self.group_coordinators.insert(group.to_owned(), c),
+            None => self.group_coordinators.remove(group),
+        };
+        r
     }
 
     /// Commits the open transaction (EndTxn).
@@ -971,14 +956,13 @@ impl TransactionalProducer {
         let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
         let r = self
             .on_txn_coordinator::<EndTxnRequest, _, _>(
-                |conn| {
-                    let v = conn.version::<EndTxnRequest>(END_TXN_MAX)?;
-                    let req = EndTxnRequest::default()
+                END_TXN_MAX,
+                || {
+                    EndTxnRequest::default()
                         .with_transactional_id(TransactionalId(str_bytes(&tid)))
                         .with_producer_id(ProducerId(pid))
                         .with_producer_epoch(epoch)
-                        .with_committed(committed);
-                    Ok((req, v))
+                        .with_committed(committed)
                 },
                 |resp| (resp.error_code != 0).then_some(resp.error_code),
             )

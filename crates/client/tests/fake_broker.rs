@@ -119,6 +119,25 @@ impl Fake {
     async fn start(
         handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
     ) -> Fake {
+        Self::listen(None, handler).await
+    }
+
+    /// A fake behind TLS (the fixtures' server certificate, for `localhost` only); with
+    /// `client_ca`, it requires a client certificate signed by that CA.
+    async fn start_tls(
+        client_ca: bool,
+        handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
+    ) -> Fake {
+        let acceptor = tokio_rustls::TlsAcceptor::from(server_tls(client_ca));
+        Self::listen(Some(acceptor), handler).await
+    }
+
+    /// Listens on a free local port and serves each connection (through `tls` when given)
+    /// with `handler`.
+    async fn listen(
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
+    ) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -132,46 +151,19 @@ impl Fake {
                     return;
                 };
                 connection += 1;
-                tokio::spawn(serve(
-                    sock,
-                    "127.0.0.1",
-                    port,
-                    connection,
-                    Arc::clone(&handler),
-                    Arc::clone(&seen2),
-                ));
-            }
-        });
-        Fake { port, seen }
-    }
-
-    /// A fake behind TLS (the fixtures' server certificate, for `localhost` only); with
-    /// `client_ca`, it requires a client certificate signed by that CA.
-    async fn start_tls(
-        client_ca: bool,
-        handler: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
-    ) -> Fake {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let handler: Arc<Handler> = Arc::new(handler);
-        let seen2 = Arc::clone(&seen);
-        let acceptor = tokio_rustls::TlsAcceptor::from(server_tls(client_ca));
-        tokio::spawn(async move {
-            let mut connection = 0;
-            while connection < 64 {
-                let Ok((sock, _)) = listener.accept().await else {
-                    return;
-                };
-                connection += 1;
-                let acceptor = acceptor.clone();
-                let handler = Arc::clone(&handler);
-                let seen = Arc::clone(&seen2);
-                tokio::spawn(async move {
-                    if let Ok(tls) = acceptor.accept(sock).await {
-                        serve(tls, "localhost", port, connection, handler, seen).await;
+                let (handler, seen) = (Arc::clone(&handler), Arc::clone(&seen2));
+                match tls.clone() {
+                    None => {
+                        tokio::spawn(serve(sock, "127.0.0.1", port, connection, handler, seen));
                     }
-                });
+                    Some(acceptor) => {
+                        tokio::spawn(async move {
+                            if let Ok(tls) = acceptor.accept(sock).await {
+                                serve(tls, "localhost", port, connection, handler, seen).await;
+                            }
+                        });
+                    }
+                }
             }
         });
         Fake { port, seen }
@@ -299,6 +291,19 @@ fn api_versions_of(header: &RequestHeader, keys: &[(ApiKey, i16, i16)]) -> Vec<u
             .collect(),
     );
     frame(header, &resp)
+}
+
+/// A fake that answers ApiVersions, and Metadata with these errors for the topic and its
+/// partition, and closes the connection on anything else.
+async fn metadata_only(topic_error: i16, partition_error: i16) -> Fake {
+    Fake::start(
+        move |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+            ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
+            ApiKey::Metadata => Action::Send(metadata(ctx, header, topic_error, partition_error)),
+            _ => Action::Close,
+        },
+    )
+    .await
 }
 
 fn metadata(ctx: &Ctx, header: &RequestHeader, topic_error: i16, partition_error: i16) -> Vec<u8> {
@@ -790,20 +795,7 @@ async fn error_code_storm_is_bounded() {
 
 #[tokio::test]
 async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
-    let fake =
-        Fake::start(
-            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
-                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
-                ApiKey::Metadata => Action::Send(metadata(
-                    ctx,
-                    header,
-                    ResponseError::UnknownTopicOrPartition.code(),
-                    0,
-                )),
-                _ => Action::Close,
-            },
-        )
-        .await;
+    let fake = metadata_only(ResponseError::UnknownTopicOrPartition.code(), 0).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
     let e = client
         .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
@@ -815,20 +807,7 @@ async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
     assert_eq!(fake.count(ApiKey::Metadata), 4);
     assert_eq!(fake.count(ApiKey::Fetch), 0);
 
-    let fake =
-        Fake::start(
-            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
-                ApiKey::ApiVersions => Action::Send(api_versions(header, false)),
-                ApiKey::Metadata => Action::Send(metadata(
-                    ctx,
-                    header,
-                    0,
-                    ResponseError::LeaderNotAvailable.code(),
-                )),
-                _ => Action::Close,
-            },
-        )
-        .await;
+    let fake = metadata_only(0, ResponseError::LeaderNotAvailable.code()).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
     let e = client
         .list_offsets(

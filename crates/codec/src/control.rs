@@ -18,6 +18,34 @@ pub const KEY_SIZE: usize = 4;
 /// Size of an end transaction marker value (version 0): version + coordinator epoch.
 pub const END_TXN_MARKER_SIZE: usize = 6;
 
+/// Splits `bytes` into a non-negative `i16` version and the `N` bytes after it, as Kafka reads a
+/// control record key or an end transaction marker (`what`); more bytes are a newer version's
+/// fields and are ignored. `null` is the reason given for `None`.
+fn parse_versioned<const N: usize>(
+    bytes: Option<&[u8]>,
+    at: usize,
+    null: &str,
+    what: &str,
+) -> Result<(i16, [u8; N])> {
+    let invalid = |reason: String| Error::InvalidRecord { at, reason };
+    let bytes = bytes.ok_or_else(|| invalid(null.into()))?;
+    let (Some(v), Some(rest)) = (
+        bytes.first_chunk::<2>(),
+        bytes.get(2..).and_then(|r| r.first_chunk::<N>()),
+    ) else {
+        return Err(invalid(format!(
+            "{what} has {} bytes, expected at least {}",
+            bytes.len(),
+            N + 2
+        )));
+    };
+    let version = i16::from_be_bytes(*v);
+    if version < 0 {
+        return Err(invalid(format!("invalid {what} version {version}")));
+    }
+    Ok((version, *rest))
+}
+
 /// The type of a control record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControlRecordType {
@@ -125,29 +153,13 @@ impl ControlRecordKey {
     ///
     /// [`Error::InvalidRecord`] for a null key, fewer than 4 bytes, or a negative version.
     pub fn parse(key: Option<&[u8]>, at: usize) -> Result<Self> {
-        let Some(key) = key else {
-            return Err(Error::InvalidRecord {
-                at,
-                reason: "control record has a null key".into(),
-            });
-        };
-        let (Some(v), Some(t)) = (key.get(0..2), key.get(2..4)) else {
-            return Err(Error::InvalidRecord {
-                at,
-                reason: format!(
-                    "control record key has {} bytes, expected at least {KEY_SIZE}",
-                    key.len()
-                ),
-            });
-        };
-        let version = i16::from_be_bytes([v[0], v[1]]);
-        if version < 0 {
-            return Err(Error::InvalidRecord {
-                at,
-                reason: format!("invalid control record key version {version}"),
-            });
-        }
-        let kind = ControlRecordType::from_id(i16::from_be_bytes([t[0], t[1]]));
+        let (version, [t0, t1]) = parse_versioned(
+            key,
+            at,
+            "control record has a null key",
+            "control record key",
+        )?;
+        let kind = ControlRecordType::from_id(i16::from_be_bytes([t0, t1]));
         Ok(ControlRecordKey { version, kind })
     }
 
@@ -175,32 +187,15 @@ impl EndTxnMarker {
     ///
     /// [`Error::InvalidRecord`] for a null value, fewer than 6 bytes, or a negative version.
     pub fn parse(value: Option<&[u8]>, at: usize) -> Result<Self> {
-        let Some(value) = value else {
-            return Err(Error::InvalidRecord {
-                at,
-                reason: "end transaction marker has a null value".into(),
-            });
-        };
-        let (Some(v), Some(e)) = (value.get(0..2), value.get(2..6)) else {
-            return Err(Error::InvalidRecord {
-                at,
-                reason: format!(
-                    "end transaction marker has {} bytes, expected at least {END_TXN_MARKER_SIZE}",
-                    value.len()
-                ),
-            });
-        };
-        let version = i16::from_be_bytes([v[0], v[1]]);
-        if version < 0 {
-            return Err(Error::InvalidRecord {
-                at,
-                reason: format!("invalid end transaction marker version {version}"),
-            });
-        }
-        let coordinator_epoch = i32::from_be_bytes([e[0], e[1], e[2], e[3]]);
+        let (version, epoch) = parse_versioned(
+            value,
+            at,
+            "end transaction marker has a null value",
+            "end transaction marker",
+        )?;
         Ok(EndTxnMarker {
             version,
-            coordinator_epoch,
+            coordinator_epoch: i32::from_be_bytes(epoch),
         })
     }
 
@@ -221,6 +216,15 @@ struct Flexible<'a> {
 }
 
 impl<'a> Flexible<'a> {
+    /// A reader at the start of a record value (a null one reads as empty) found at `at`.
+    fn new(value: Option<&'a [u8]>, at: usize) -> Self {
+        Flexible {
+            buf: value.unwrap_or(&[]),
+            pos: 0,
+            at,
+        }
+    }
+
     fn err(&self, what: &str) -> Error {
         Error::InvalidRecord {
             at: self.at,
@@ -314,11 +318,7 @@ impl LeaderChange {
     ///
     /// [`Error::InvalidRecord`] for a null or malformed value.
     pub fn parse(value: Option<&[u8]>, at: usize) -> Result<Self> {
-        let mut r = Flexible {
-            buf: value.unwrap_or(&[]),
-            pos: 0,
-            at,
-        };
+        let mut r = Flexible::new(value, at);
         let version = r.i16("version")?;
         let leader_id = r.i32("leader id")?;
         let voter_list = |r: &mut Flexible<'_>, what| -> Result<Vec<i32>> {
@@ -375,11 +375,7 @@ impl SnapshotHeader {
     ///
     /// [`Error::InvalidRecord`] for a malformed value.
     pub fn parse(value: Option<&[u8]>, at: usize) -> Result<Self> {
-        let mut r = Flexible {
-            buf: value.unwrap_or(&[]),
-            pos: 0,
-            at,
-        };
+        let mut r = Flexible::new(value, at);
         let version = r.i16("version")?;
         let last_contained_log_timestamp = r.i64("last contained log timestamp")?;
         r.tagged_fields()?;
@@ -414,21 +410,13 @@ pub fn kraft_json(
         ControlRecordType::LeaderChange => Some(LeaderChange::parse(value, at)?.to_json()),
         ControlRecordType::SnapshotHeader => Some(SnapshotHeader::parse(value, at)?.to_json()),
         ControlRecordType::SnapshotFooter => {
-            let mut r = Flexible {
-                buf: value.unwrap_or(&[]),
-                pos: 0,
-                at,
-            };
+            let mut r = Flexible::new(value, at);
             let version = r.i16("version")?;
             r.tagged_fields()?;
             Some(format!("{{\"version\":{version}}}"))
         }
         ControlRecordType::KRaftVersion => {
-            let mut r = Flexible {
-                buf: value.unwrap_or(&[]),
-                pos: 0,
-                at,
-            };
+            let mut r = Flexible::new(value, at);
             let version = r.i16("version")?;
             let kraft = r.i16("kraft version")?;
             r.tagged_fields()?;

@@ -146,48 +146,41 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// The absolute byte position the error refers to, where it has one.
-    pub fn position(&self) -> Option<usize> {
-        match *self {
-            Error::Truncated { at, .. }
-            | Error::InvalidMagic { at, .. }
-            | Error::CrcMismatch { at, .. }
-            | Error::InvalidLength { at, .. }
-            | Error::InvalidVarint { at, .. }
-            | Error::RecordCountMismatch { at, .. }
-            | Error::InvalidRecord { at, .. }
-            | Error::UnknownCompression { at, .. }
-            | Error::UnsupportedCompression { at, .. }
-            | Error::Decompress { at, .. }
-            | Error::DecompressLimit { at, .. } => Some(at),
+/// Matches an [`Error`] on whether its variant has a position: `$at` binds the `at` field of
+/// those that do (by value, or by reference when matching a reference) for `$some`; the others
+/// give `$none`. The one list of the positioned variants.
+macro_rules! match_position {
+    ($error:expr, $at:ident => $some:expr, $none:expr) => {
+        match $error {
+            Error::Truncated { at: $at, .. }
+            | Error::InvalidMagic { at: $at, .. }
+            | Error::CrcMismatch { at: $at, .. }
+            | Error::InvalidLength { at: $at, .. }
+            | Error::InvalidVarint { at: $at, .. }
+            | Error::RecordCountMismatch { at: $at, .. }
+            | Error::InvalidRecord { at: $at, .. }
+            | Error::UnknownCompression { at: $at, .. }
+            | Error::UnsupportedCompression { at: $at, .. }
+            | Error::Decompress { at: $at, .. }
+            | Error::DecompressLimit { at: $at, .. } => $some,
             Error::Compress { .. }
             | Error::InvalidLevel { .. }
             | Error::Unencodable { .. }
-            | Error::ConfigAfterAppend { .. } => None,
+            | Error::ConfigAfterAppend { .. } => $none,
         }
+    };
+}
+
+impl Error {
+    /// The absolute byte position the error refers to, where it has one.
+    pub fn position(&self) -> Option<usize> {
+        match_position!(*self, at => Some(at), None)
     }
 
     /// The same error with every position moved by `delta` bytes (used when a parser ran over a
     /// sub-slice that starts `delta` bytes into the caller's buffer).
     pub fn shifted(mut self, delta: usize) -> Self {
-        match &mut self {
-            Error::Truncated { at, .. }
-            | Error::InvalidMagic { at, .. }
-            | Error::CrcMismatch { at, .. }
-            | Error::InvalidLength { at, .. }
-            | Error::InvalidVarint { at, .. }
-            | Error::RecordCountMismatch { at, .. }
-            | Error::InvalidRecord { at, .. }
-            | Error::UnknownCompression { at, .. }
-            | Error::UnsupportedCompression { at, .. }
-            | Error::Decompress { at, .. }
-            | Error::DecompressLimit { at, .. } => *at = at.saturating_add(delta),
-            Error::Compress { .. }
-            | Error::InvalidLevel { .. }
-            | Error::Unencodable { .. }
-            | Error::ConfigAfterAppend { .. } => {}
-        }
+        match_position!(&mut self, at => *at = at.saturating_add(delta), {});
         self
     }
 

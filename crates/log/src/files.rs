@@ -22,7 +22,7 @@
 
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
-use crate::storage::Storage;
+use crate::storage::{Storage, StorageFile};
 use std::io;
 use std::path::Path;
 
@@ -83,7 +83,26 @@ pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
 
 /// Reads a whole small file, `None` when it does not exist.
 pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
-    let file = match storage.open_read(path) {
+    Ok(small_file(storage, path, true)?.map(|(_, bytes)| bytes))
+}
+
+/// An open file and all of its bytes.
+pub(crate) type FileAndBytes = (Box<dyn StorageFile>, Vec<u8>);
+
+/// Opens a small file for reading and writing and reads all of it, `None` when it does not
+/// exist.
+pub(crate) fn open_small_file(storage: &dyn Storage, path: &Path) -> Result<Option<FileAndBytes>> {
+    small_file(storage, path, false)
+}
+
+/// Opens a small file (read-only or not) and reads all of it, `None` when it does not exist.
+fn small_file(storage: &dyn Storage, path: &Path, read_only: bool) -> Result<Option<FileAndBytes>> {
+    let opened = if read_only {
+        storage.open_read(path)
+    } else {
+        storage.open(path)
+    };
+    let file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("open", path, e)),
@@ -96,7 +115,7 @@ pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Opti
     let mut buf = vec![0; len];
     file.read_exact_at(&mut buf, 0)
         .map_err(|e| Error::io("read", path, e))?;
-    Ok(Some(buf))
+    Ok(Some((file, buf)))
 }
 
 /// The configuration in `dir`'s [`CONFIG_FILE`], `None` when there is none.
@@ -163,6 +182,15 @@ pub(crate) fn format_epoch_checkpoint(entries: &[(i32, i64)]) -> String {
     s
 }
 
+/// One `epoch start-offset` line of a leader epoch checkpoint.
+fn parse_epoch_line(line: &str) -> Option<(i32, i64)> {
+    let mut it = line.split_whitespace();
+    match (it.next(), it.next(), it.next()) {
+        (Some(e), Some(o), None) => Some((e.parse().ok()?, o.parse().ok()?)),
+        _ => None,
+    }
+}
+
 /// Parses Kafka's leader epoch checkpoint.
 pub(crate) fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i32, i64)>> {
     let bad = |reason: String| Error::CorruptFile {
@@ -181,17 +209,9 @@ pub(crate) fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i
         .ok_or_else(|| bad("missing entry count".into()))?;
     let mut entries = Vec::new();
     for line in lines.by_ref().take(count) {
-        let mut it = line.split_whitespace();
-        let (Some(e), Some(o), None) = (it.next(), it.next(), it.next()) else {
-            return Err(bad(format!("malformed line {line:?}")));
-        };
-        let epoch = e
-            .parse()
-            .map_err(|_| bad(format!("malformed line {line:?}")))?;
-        let start = o
-            .parse()
-            .map_err(|_| bad(format!("malformed line {line:?}")))?;
-        entries.push((epoch, start));
+        let entry =
+            parse_epoch_line(line).ok_or_else(|| bad(format!("malformed line {line:?}")))?;
+        entries.push(entry);
     }
     if entries.len() != count {
         return Err(bad(format!(
@@ -200,6 +220,38 @@ pub(crate) fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i
         )));
     }
     Ok(entries)
+}
+
+/// What is wrong with a leader epoch checkpoint, in words; `None` when nothing is. Stricter
+/// than the parser the log loads it with: every line after the count must be an entry, the
+/// count must match them, and epochs and start offsets must increase. An empty file, or one
+/// that ends after the version, holds no entries (Kafka's `CheckpointFile` reads it so; Kafka
+/// 4.4 leaves an empty file for a log without epochs).
+pub(crate) fn epoch_checkpoint_problem(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    if text.lines().count() < 2 && text.lines().next().is_none_or(|l| l.trim() == "0") {
+        return None;
+    }
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some("0") {
+        return Some("the first line is not version 0".to_string());
+    }
+    let count: Option<usize> = lines.next().and_then(|l| l.trim().parse().ok());
+    let entries: Vec<Option<(i32, i64)>> = lines.map(parse_epoch_line).collect();
+    if count != Some(entries.len()) {
+        return Some(format!(
+            "declares {count:?} entries but holds {}",
+            entries.len()
+        ));
+    }
+    if entries.iter().any(Option::is_none) {
+        return Some("a line is not `epoch start-offset`".into());
+    }
+    let e: Vec<(i32, i64)> = entries.into_iter().flatten().collect();
+    if e.windows(2).any(|w| w[1].0 <= w[0].0 || w[1].1 < w[0].1) {
+        return Some("epochs or start offsets do not increase".into());
+    }
+    None
 }
 
 #[cfg(test)]

@@ -115,6 +115,13 @@
 //! Producer state is saved in Kafka's `<offset>.snapshot` files at rolls and clean shutdowns and
 //! rebuilt from the latest one plus the log after it when the log opens.
 //!
+//! # Checking a directory
+//!
+//! [`check::check_partition`] examines a partition directory without changing it and returns
+//! every problem as data ([`check::Problem`]): entry CRCs and records, offsets, the indexes
+//! against the log, producer snapshots, the leader epoch checkpoint, the configuration. `krec
+//! verify` prints what it reports.
+//!
 //! # Compaction
 //!
 //! [`Log::compact`] runs one pass of Kafka's log cleaner on a `cleanup.policy=compact` log: the
@@ -127,6 +134,7 @@
 //! Down-conversion on read for old consumers is not available.
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod cleaner;
 pub mod clock;
 pub mod config;

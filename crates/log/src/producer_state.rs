@@ -307,6 +307,36 @@ pub fn encode_snapshot(entries: &[ProducerSnapshotEntry]) -> Vec<u8> {
     b
 }
 
+/// The fixed header of a snapshot file, field by field, with where the fields are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SnapshotHeader {
+    pub(crate) version: i16,
+    pub(crate) stored_crc: u32,
+    /// CRC-32C of everything after the CRC field.
+    pub(crate) computed_crc: u32,
+    /// The entry count as stored (may be negative).
+    pub(crate) count: i32,
+    /// Byte positions of the CRC and count fields.
+    pub(crate) crc_position: u64,
+    pub(crate) count_position: u64,
+    /// Bytes before the entries.
+    pub(crate) header_size: usize,
+}
+
+/// Reads the header of a snapshot file; `None` when `bytes` is shorter than it.
+pub(crate) fn snapshot_header(bytes: &[u8]) -> Option<SnapshotHeader> {
+    let h = bytes.get(..SNAPSHOT_HEADER_SIZE)?;
+    Some(SnapshotHeader {
+        version: i16::from_be_bytes([h[0], h[1]]),
+        stored_crc: u32::from_be_bytes([h[2], h[3], h[4], h[5]]),
+        computed_crc: krecords_codec::crc::crc32c(&bytes[SNAPSHOT_CRC_START..]),
+        count: i32::from_be_bytes([h[6], h[7], h[8], h[9]]),
+        crc_position: 2,
+        count_position: SNAPSHOT_CRC_START as u64,
+        header_size: SNAPSHOT_HEADER_SIZE,
+    })
+}
+
 /// Parses a snapshot file. `path` only names the file in errors.
 ///
 /// # Errors
@@ -319,26 +349,29 @@ pub fn parse_snapshot(path: &Path, bytes: &[u8]) -> Result<Vec<ProducerSnapshotE
         path: path.to_path_buf(),
         reason,
     };
-    let Some(header) = bytes.get(..SNAPSHOT_HEADER_SIZE) else {
+    let Some(SnapshotHeader {
+        version,
+        stored_crc: stored,
+        computed_crc: computed,
+        count,
+        ..
+    }) = snapshot_header(bytes)
+    else {
         return Err(bad(format!(
             "{} bytes is shorter than the {SNAPSHOT_HEADER_SIZE}-byte header",
             bytes.len()
         )));
     };
-    let version = i16::from_be_bytes([header[0], header[1]]);
     if version != SNAPSHOT_VERSION {
         return Err(bad(format!(
             "snapshot contained an unknown file version {version}"
         )));
     }
-    let stored = u32::from_be_bytes([header[2], header[3], header[4], header[5]]);
-    let computed = krecords_codec::crc::crc32c(&bytes[SNAPSHOT_CRC_START..]);
     if stored != computed {
         return Err(bad(format!(
             "snapshot is corrupt (stored crc {stored}, computed {computed})"
         )));
     }
-    let count = i32::from_be_bytes([header[6], header[7], header[8], header[9]]);
     let Ok(count) = usize::try_from(count) else {
         return Err(bad(format!("array size {count} cannot be negative")));
     };

@@ -134,38 +134,20 @@ impl Segment {
         config: &LogConfig,
         now_ms: i64,
     ) -> Result<(Self, bool)> {
-        let log_path = dir.join(files::file_name(base_offset, LOG_SUFFIX));
+        let path = |suffix: &str| dir.join(files::file_name(base_offset, suffix));
+        let log_path = path(LOG_SUFFIX);
         let log = storage
             .open(&log_path)
             .map_err(|e| Error::io("open", &log_path, e))?;
         let size = log.len().map_err(|e| Error::io("read", &log_path, e))?;
         let max = max_index_bytes(config);
-        let mut needs_recovery = false;
-        let index_path = dir.join(files::file_name(base_offset, INDEX_SUFFIX));
-        let offset_index = if storage
-            .exists(&index_path)
-            .map_err(|e| Error::io("open", &index_path, e))?
-        {
-            OffsetIndex::open(storage, &index_path, base_offset)?
-        } else {
-            needs_recovery = true;
-            OffsetIndex::create(storage, &index_path, base_offset, max)?
-        };
-        let time_path = dir.join(files::file_name(base_offset, TIME_INDEX_SUFFIX));
-        let time_index = if storage
-            .exists(&time_path)
-            .map_err(|e| Error::io("open", &time_path, e))?
-        {
-            TimeIndex::open(storage, &time_path, base_offset)?
-        } else {
-            needs_recovery = true;
-            TimeIndex::create(storage, &time_path, base_offset, max)?
-        };
-        let (txn_index, txn_problem) = TxnIndex::open(
-            storage,
-            &dir.join(files::file_name(base_offset, TXN_INDEX_SUFFIX)),
-            base_offset,
-        )?;
+        let (offset_index, no_index) =
+            OffsetIndex::open_or_create(storage, &path(INDEX_SUFFIX), base_offset, max)?;
+        let (time_index, no_time_index) =
+            TimeIndex::open_or_create(storage, &path(TIME_INDEX_SUFFIX), base_offset, max)?;
+        let mut needs_recovery = no_index || no_time_index;
+        let (txn_index, txn_problem) =
+            TxnIndex::open(storage, &path(TXN_INDEX_SUFFIX), base_offset)?;
         needs_recovery |= txn_problem.is_some();
         let (last_ts, last_ts_offset) = time_index.last_entry();
         let mut segment = Segment {
@@ -825,60 +807,51 @@ impl Segment {
         Ok(())
     }
 
-    /// Checks both indexes entry by entry against the log: every offset index entry points at
-    /// the start of the batch ending at its offset, positions and offsets increase, and every
-    /// time index entry holds the largest timestamp of the batches up to its offset.
+    /// Checks both indexes entry by entry against the log by `krec verify`'s rules
+    /// ([`crate::check`]): every offset index entry points at the start of the batch ending at
+    /// its offset, positions and offsets increase, and every time index entry holds the largest
+    /// timestamp of the batches up to its offset; and the segment's own idea of its largest
+    /// timestamp and next offset.
     pub(crate) fn verify_indexes(&self) -> Result<()> {
-        // (position, last offset, max timestamp) of every batch.
+        // (position, first offset, last offset, max timestamp) of every batch.
         let mut batches = Vec::new();
         self.for_each_batch(|b| {
-            batches.push((b.position() as u64, b.last_offset(), b.max_timestamp()));
+            let last = b.last_offset();
+            let first = b.first_offset().unwrap_or(last);
+            batches.push((b.position() as u64, first, last, b.max_timestamp()));
             Ok(())
         })?;
         let oi = &self.offset_index;
-        let mut prev: Option<(i64, u64)> = None;
-        for n in 0..oi.entries() {
-            let (offset, position) = oi.entry(n)?;
-            if let Some((po, pp)) = prev {
-                if offset <= po || position <= pp {
-                    return Err(oi.corrupt(format!(
-                        "entry {n} ({offset}, {position}) does not increase"
-                    )));
-                }
-            }
-            if !batches
-                .iter()
-                .any(|&(p, o, _)| p == position && o == offset)
-            {
-                return Err(oi.corrupt(format!(
-                    "entry {n} ({offset}, {position}) is not a batch boundary"
-                )));
-            }
-            prev = Some((offset, position));
-        }
+        let offsets = (0..oi.entries())
+            .map(|n| oi.entry(n))
+            .collect::<Result<Vec<_>>>()?;
         let ti = &self.time_index;
-        let mut prev_ts = -1;
-        for n in 0..ti.entries() {
-            let (ts, offset) = ti.entry(n)?;
-            if ts <= prev_ts {
-                return Err(ti.corrupt(format!("entry {n} timestamp {ts} does not increase")));
-            }
-            let upto = batches.iter().filter(|b| b.1 <= offset).map(|b| b.2).max();
-            if upto != Some(ts) {
-                return Err(ti.corrupt(format!(
-                    "entry {n} ({ts}, {offset}) but the batches up to that offset have max timestamp {upto:?}"
-                )));
-            }
-            prev_ts = ts;
+        let times = (0..ti.entries())
+            .map(|n| ti.entry(n))
+            .collect::<Result<Vec<_>>>()?;
+        let log_name = self.log_path.display().to_string();
+        if let Some(p) = crate::check::first_index_problem(
+            &log_name,
+            (oi.path(), &offsets),
+            (ti.path(), &times),
+            &batches,
+            self.size,
+        ) {
+            let index = if p.kind == crate::check::ProblemKind::Index {
+                oi.corrupt(p.message)
+            } else {
+                ti.corrupt(p.message)
+            };
+            return Err(index);
         }
-        let seen_max = batches.iter().map(|b| b.2).max().unwrap_or(-1);
+        let seen_max = batches.iter().map(|b| b.3).max().unwrap_or(-1);
         if seen_max != self.max_timestamp {
             return Err(ti.corrupt(format!(
                 "segment max timestamp {} but the batches hold {seen_max}",
                 self.max_timestamp
             )));
         }
-        let next = batches.last().map_or(self.base_offset, |b| b.1 + 1);
+        let next = batches.last().map_or(self.base_offset, |b| b.2 + 1);
         if next != self.next_offset {
             return Err(Error::corrupt(
                 self.location(self.size),

@@ -81,7 +81,7 @@ impl AbortedTxn {
             x.copy_from_slice(&b[at..at + 8]);
             i64::from_be_bytes(x)
         };
-        let version = i16::from_be_bytes([b[0], b[1]]);
+        let version = entry_version(b);
         if version != ABORTED_TXN_VERSION {
             return Err(format!(
                 "unexpected aborted transaction version {version}, expected {ABORTED_TXN_VERSION}"
@@ -102,6 +102,14 @@ impl AbortedTxn {
             first_offset: self.first_offset,
         }
     }
+}
+
+/// The version field of an entry (its first two bytes; missing bytes read as zeros).
+pub(crate) fn entry_version(b: &[u8]) -> i16 {
+    i16::from_be_bytes([
+        b.first().copied().unwrap_or(0),
+        b.get(1).copied().unwrap_or(0),
+    ])
 }
 
 /// Parses a whole `.txnindex` file. `path` only names the file in errors.

@@ -26,23 +26,6 @@ fn smoke() {
     log.verify_indexes().unwrap();
 }
 
-/// Appends `bytes`, expects the Kafka error `name`, and checks that nothing in the directory
-/// changed and the log still takes appends.
-fn rejected(m: &Mem, log: &mut Log, bytes: &[u8], name: &str) -> Error {
-    let before = m.snapshot();
-    let end = log.log_end_offset();
-    let e = log.append(bytes, AppendOrigin::Client).unwrap_err();
-    assert_eq!(e.kafka_name(), name, "{e}");
-    assert_eq!(
-        m.snapshot(),
-        before,
-        "a rejected append changed the directory"
-    );
-    assert_eq!(log.log_end_offset(), end);
-    assert!(!log.is_poisoned());
-    e
-}
-
 fn setup(pairs: &[(&str, &str)]) -> (Mem, Log) {
     let m = mem();
     let mut log = m.create(pairs);
@@ -619,32 +602,6 @@ fn logs_can_move_between_threads() {
     fn assert_send<T: Send>() {}
     assert_send::<Log>();
     assert_send::<Error>();
-}
-
-/// `append_all`, expecting the Kafka error `name` for entry `index`; the directory, the log end
-/// offset and the producer state must not change.
-fn rejected_all(m: &Mem, log: &mut Log, entries: &[&[u8]], index: usize, name: &str) -> Error {
-    let before = m.snapshot();
-    let end = log.log_end_offset();
-    let producers = log.producer_states();
-    let e = log.append_all(entries, AppendOrigin::Client).unwrap_err();
-    assert_eq!(e.kafka_name(), name, "{e}");
-    let (i, inner) = e.in_entry().expect("an InEntry error");
-    assert_eq!(i, index, "{e}");
-    assert_eq!(inner.kafka_name(), name);
-    assert!(
-        e.to_string().starts_with(&format!("entry {index}: ")),
-        "{e}"
-    );
-    assert_eq!(
-        m.snapshot(),
-        before,
-        "a rejected append_all changed the directory"
-    );
-    assert_eq!(log.log_end_offset(), end);
-    assert_eq!(log.producer_states(), producers);
-    assert!(!log.is_poisoned());
-    e
 }
 
 #[test]

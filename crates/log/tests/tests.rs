@@ -4,6 +4,7 @@ mod util;
 
 mod append;
 mod broker;
+mod check;
 mod compact;
 mod crash;
 mod fetch_into;

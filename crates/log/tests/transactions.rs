@@ -12,22 +12,6 @@ use krecords_log::{AppendOrigin, Error, IsolationLevel, Log};
 const RC: IsolationLevel = IsolationLevel::ReadCommitted;
 const RU: IsolationLevel = IsolationLevel::ReadUncommitted;
 
-/// Appends and expects the Kafka error `name`; nothing in the directory may change.
-fn refused(m: &Mem, log: &mut Log, bytes: &[u8], name: &str) -> Error {
-    let before = m.snapshot();
-    let end = log.log_end_offset();
-    let e = log.append(bytes, AppendOrigin::Client).unwrap_err();
-    assert_eq!(e.kafka_name(), name, "{e}");
-    assert_eq!(
-        m.snapshot(),
-        before,
-        "a refused append changed the directory"
-    );
-    assert_eq!(log.log_end_offset(), end);
-    assert!(!log.is_poisoned());
-    e
-}
-
 fn end_txn(log: &mut Log, pid: i64, epoch: i16, coordinator_epoch: i32, commit: bool) -> i64 {
     log.append_end_txn(pid, epoch, coordinator_epoch, commit, NOW)
         .unwrap()
@@ -70,7 +54,7 @@ fn only_the_last_five_batches_are_remembered() {
         append(&mut log, &idem(1, 0, seq, false, &["x"]));
     }
     // Batch 0 fell out: its retry is judged by its sequence.
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(1, 0, 0, false, &["x"]),
@@ -107,14 +91,14 @@ fn sequences_must_follow_and_unknown_producers_start_anywhere() {
         append(&mut log, &idem(9, 4, 1000, false, &["a", "b"])).base_offset,
         0
     );
-    let e = refused(
+    let e = rejected(
         &m,
         &mut log,
         &idem(9, 4, 1003, false, &["gap"]),
         "OUT_OF_ORDER_SEQUENCE_NUMBER",
     );
     assert!(e.to_string().contains("expected sequence 1002"), "{e}");
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(9, 4, 1001, false, &["overlap"]),
@@ -136,7 +120,7 @@ fn sequence_numbers_wrap_from_max_to_zero() {
     assert_eq!((wrap.base_offset, wrap.last_offset), (1, 3));
     assert_eq!(log.producer_state(5).unwrap().last_seq(), 1);
     assert!(append(&mut log, &idem(5, 0, i32::MAX, false, &["b", "c", "d"])).duplicate);
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(5, 0, i32::MAX, false, &["e"]),
@@ -160,7 +144,7 @@ fn epochs_fence_zombies_and_new_epochs_start_at_zero() {
     let mut log = m.create(&[]);
     append(&mut log, &idem(2, 3, 0, false, &["a"]));
     append(&mut log, &idem(2, 3, 1, false, &["b"]));
-    let e = refused(
+    let e = rejected(
         &m,
         &mut log,
         &idem(2, 2, 2, false, &["zombie"]),
@@ -174,7 +158,7 @@ fn epochs_fence_zombies_and_new_epochs_start_at_zero() {
             ..
         }
     ));
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(2, 4, 2, false, &["x"]),
@@ -185,7 +169,7 @@ fn epochs_fence_zombies_and_new_epochs_start_at_zero() {
         2
     );
     // The old epoch's batches are forgotten; their retries are fenced.
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(2, 3, 1, false, &["b"]),
@@ -199,14 +183,14 @@ fn non_transactional_batch_inside_a_transaction_is_invalid_txn_state() {
     let m = mem();
     let mut log = m.create(&[]);
     append(&mut log, &idem(4, 0, 0, true, &["t"]));
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(4, 0, 1, false, &["plain"]),
         "INVALID_TXN_STATE",
     );
     // Sequence errors take precedence, as in Kafka.
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(4, 0, 5, false, &["plain"]),
@@ -240,7 +224,7 @@ fn clients_cannot_write_markers_but_the_coordinator_can() {
     b.append_control(NOW, &key.to_bytes(), &value.to_bytes())
         .unwrap();
     let marker = b.finish().unwrap();
-    refused(&m, &mut log, &marker, "INVALID_RECORD");
+    rejected(&m, &mut log, &marker, "INVALID_RECORD");
     let info = log.append(&marker, AppendOrigin::Coordinator).unwrap();
     assert_eq!(info.base_offset, 1);
     assert!(!info.rebuilt, "markers are not compressed");
@@ -291,7 +275,7 @@ fn stale_coordinator_and_producer_epochs_are_fenced() {
     assert!(state.batches.is_empty());
     assert_eq!(state.current_txn_first_offset, None);
     // After the bump the producer must start again at 0.
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(1, 3, 2, false, &["c"]),
@@ -474,7 +458,7 @@ fn duplicates_across_a_clean_restart_use_the_snapshot() {
     let d = append(&mut log, &idem(1, 0, 2, false, &["x"]));
     assert!(d.duplicate && d.base_offset == 2);
     // Older batches are judged by sequence, as after a Kafka restart.
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(1, 0, 1, false, &["x"]),
@@ -517,7 +501,7 @@ fn duplicates_across_a_crash_use_the_snapshot_and_the_log_after_it() {
         assert!(d.duplicate);
         assert_eq!(d.base_offset, offset);
     }
-    refused(
+    rejected(
         &m,
         &mut log,
         &idem(1, 0, 0, false, &["a"]),
@@ -714,24 +698,6 @@ fn control_and_aborted_records_are_hidden_from_consumers_on_old_and_new_paths() 
     assert_eq!(c.next_offset, 5);
 }
 
-/// `append_all` from a client, expecting the Kafka error `name` for entry `index`; the
-/// directory, the log end offset and the producer state must not change.
-fn refused_all(m: &Mem, log: &mut Log, entries: &[&[u8]], index: usize, name: &str) {
-    let before = m.snapshot();
-    let end = log.log_end_offset();
-    let producers = log.producer_states();
-    let e = log.append_all(entries, AppendOrigin::Client).unwrap_err();
-    assert_eq!(e.kafka_name(), name, "{e}");
-    assert_eq!(e.in_entry().map(|(i, _)| i), Some(index), "{e}");
-    assert_eq!(
-        m.snapshot(),
-        before,
-        "a refused append_all changed the directory"
-    );
-    assert_eq!(log.log_end_offset(), end);
-    assert_eq!(log.producer_states(), producers);
-}
-
 #[test]
 fn append_all_checks_sequences_across_its_entries() {
     let m = mem();
@@ -741,7 +707,7 @@ fn append_all_checks_sequences_across_its_entries() {
     let b1 = idem(7, 0, 2, false, &["c"]);
     let gap = idem(7, 0, 4, false, &["e"]);
     // A gap in the third batch refuses all three, although the first two are in order.
-    refused_all(
+    rejected_all(
         &m,
         &mut log,
         &[&b0, &b1, &gap],
@@ -753,7 +719,7 @@ fn append_all_checks_sequences_across_its_entries() {
     // start anywhere, but the next batch must follow it.
     let late_start = idem(8, 0, 40, false, &["x"]);
     let not_next = idem(8, 0, 40, false, &["x", "y"]);
-    refused_all(
+    rejected_all(
         &m,
         &mut log,
         &[&late_start, &not_next],
@@ -810,7 +776,7 @@ fn append_all_answers_duplicates_inside_the_call() {
     assert!(infos.iter().all(|i| i.duplicate));
     assert_eq!(m.snapshot(), before);
     // A duplicate does not excuse a later refusal.
-    refused_all(
+    rejected_all(
         &m,
         &mut log,
         &[&b2, &idem(7, 0, 9, false, &["z"])],
@@ -824,7 +790,7 @@ fn append_all_checks_epochs_and_transactions_across_its_entries() {
     let m = mem();
     let mut log = m.create(&[]);
     // An epoch bump in the first entry fences the old epoch in the second.
-    refused_all(
+    rejected_all(
         &m,
         &mut log,
         &[
@@ -835,7 +801,7 @@ fn append_all_checks_epochs_and_transactions_across_its_entries() {
         "INVALID_PRODUCER_EPOCH",
     );
     // A transaction opened by the first entry refuses a non-transactional batch in the second.
-    refused_all(
+    rejected_all(
         &m,
         &mut log,
         &[

@@ -6,7 +6,7 @@ use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 use krecords_log::clock::ManualClock;
 use krecords_log::storage::{MemStorage, Storage};
-use krecords_log::{AppendInfo, AppendOrigin, Env, Log, LogConfig};
+use krecords_log::{AppendInfo, AppendOrigin, Env, Error, Log, LogConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -136,6 +136,49 @@ pub fn v2_compressed(codec: Compression, ts: i64, values: &[&str]) -> Vec<u8> {
 
 pub fn append(log: &mut Log, bytes: &[u8]) -> AppendInfo {
     log.append(bytes, AppendOrigin::Client).unwrap()
+}
+
+/// Appends `bytes`, expects the Kafka error `name`, and checks that nothing in the directory
+/// changed and the log still takes appends.
+pub fn rejected(m: &Mem, log: &mut Log, bytes: &[u8], name: &str) -> Error {
+    let before = m.snapshot();
+    let end = log.log_end_offset();
+    let e = log.append(bytes, AppendOrigin::Client).unwrap_err();
+    assert_eq!(e.kafka_name(), name, "{e}");
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a rejected append changed the directory"
+    );
+    assert_eq!(log.log_end_offset(), end);
+    assert!(!log.is_poisoned());
+    e
+}
+
+/// `append_all`, expecting the Kafka error `name` for entry `index`; the directory, the log end
+/// offset and the producer state must not change.
+pub fn rejected_all(m: &Mem, log: &mut Log, entries: &[&[u8]], index: usize, name: &str) -> Error {
+    let before = m.snapshot();
+    let end = log.log_end_offset();
+    let producers = log.producer_states();
+    let e = log.append_all(entries, AppendOrigin::Client).unwrap_err();
+    assert_eq!(e.kafka_name(), name, "{e}");
+    let (i, inner) = e.in_entry().expect("an InEntry error");
+    assert_eq!(i, index, "{e}");
+    assert_eq!(inner.kafka_name(), name);
+    assert!(
+        e.to_string().starts_with(&format!("entry {index}: ")),
+        "{e}"
+    );
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a rejected append_all changed the directory"
+    );
+    assert_eq!(log.log_end_offset(), end);
+    assert_eq!(log.producer_states(), producers);
+    assert!(!log.is_poisoned());
+    e
 }
 
 /// Rewrites the CRC of the v2 batch at the start of `bytes` after a test edited it.

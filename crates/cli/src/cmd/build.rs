@@ -1,6 +1,6 @@
 //! `krec build`: JSON lines of records in, Kafka log entries out.
 
-use crate::args::{parse_compression, MagicArgs};
+use crate::args::EncodingArgs;
 use crate::bytes_fmt::BytesFormat;
 use crate::outcome::{Context, Failure, Outcome};
 use crate::time_fmt::now_ms;
@@ -25,10 +25,7 @@ use std::path::PathBuf;
 #[command(verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
-    magic: MagicArgs,
-    /// Codec, optionally with a level: none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072-22].
-    #[arg(long, default_value = "none")]
-    compression: String,
+    encoding: EncodingArgs,
     /// Offset of the first record.
     #[arg(long, default_value_t = 0)]
     base_offset: i64,
@@ -210,12 +207,12 @@ fn codec_error(e: krecords_codec::Error) -> Failure {
 }
 
 fn build_records(args: &Args, records: &[OwnedRecord]) -> Result<Vec<u8>, Failure> {
-    let (compression, level) = parse_compression(&args.compression)?;
+    let (compression, level) = args.encoding.compression()?;
     let timestamp_type = TimestampType::from_name(&args.timestamp_type).ok_or_else(|| {
         Failure::Usage(format!("unknown timestamp type {:?}", args.timestamp_type))
     })?;
     let opts = BatchOptions {
-        magic: args.magic.magic,
+        magic: args.encoding.magic,
         compression,
         level,
         timestamp_type,

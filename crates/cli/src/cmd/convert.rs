@@ -1,11 +1,10 @@
 //! `krec convert`: rewrite a segment file or a partition directory in another message format
 //! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
 
-use crate::args::{parse_compression, DecompressArgs};
+use crate::args::{parse_compression, DecompressArgs, Format};
 use crate::kafka::{self, KafkaArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
-use clap::ValueEnum;
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
 use krecords_codec::read::Entries;
 use krecords_codec::Compression;
@@ -75,22 +74,13 @@ pub struct Args {
     /// the default batching (input batches kept, runs of uncompressed v0/v1 messages up to 1 MiB).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     records_per_batch: Option<u64>,
-    /// Report format.
+    /// Report format: a few lines of text, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     #[command(flatten)]
     decompress: DecompressArgs,
     #[command(flatten)]
     kafka: KafkaArgs,
-}
-
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A few lines of text.
-    Text,
-    /// One JSON object.
-    Json,
 }
 
 /// The conversion options of `krec convert` with these flags, which `krec stats --what-if` uses

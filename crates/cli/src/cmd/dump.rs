@@ -9,7 +9,7 @@ mod filter;
 mod json;
 mod text;
 
-use crate::args::DecompressArgs;
+use crate::args::{DecompressArgs, Format};
 use crate::bytes_fmt::BytesFormat;
 use crate::decode::{Decode, Kind};
 use crate::entry_json;
@@ -84,7 +84,7 @@ pub struct Args {
     /// Print keys, values and headers (kafka-dump-log's --print-data-log); implies --deep.
     #[arg(long, alias = "print-data-log")]
     print_data: bool,
-    /// Output format.
+    /// Output format: kafka-dump-log's line format, or one JSON object per entry.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// How keys, values and header values appear.
@@ -125,15 +125,6 @@ pub struct Args {
     decode: Decode,
     #[command(flatten)]
     kafka: KafkaArgs,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// kafka-dump-log's line format.
-    Text,
-    /// One JSON object per entry.
-    Json,
 }
 
 /// Timestamp rendering.

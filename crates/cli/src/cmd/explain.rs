@@ -6,10 +6,9 @@
 //! no sense, and says what is wrong there. It uses the codec only for varints, CRCs,
 //! decompression and the layout constants.
 
-use crate::args::DecompressArgs;
+use crate::args::{DecompressArgs, Format};
 use crate::kafka::{self, KafkaArgs};
 use crate::outcome::{Context, Failure, Outcome};
-use clap::ValueEnum;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::{legacy as l, v2};
 use krecords_codec::varint::{read_varint, read_varlong};
@@ -64,15 +63,6 @@ pub struct Args {
     decompress: DecompressArgs,
     #[command(flatten)]
     kafka: KafkaArgs,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One aligned line per field: position, hex, field name, value.
-    Text,
-    /// A JSON array with one object per field.
-    Json,
 }
 
 /// When no --count is given, files up to this size (from --position) are explained whole.

@@ -5,7 +5,7 @@
 //! (keys, values, headers, timestamps) do not depend on `--magic`, `--compression` or
 //! `--records-per-batch`: only the framing around them does.
 
-use crate::args::{parse_compression, MagicArgs};
+use crate::args::EncodingArgs;
 use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
 use clap::ValueEnum;
@@ -41,10 +41,7 @@ use std::path::PathBuf;
 #[command(verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
-    magic: MagicArgs,
-    /// Codec, optionally with a level: none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072-22] (v2).
-    #[arg(long, default_value = "none")]
-    compression: String,
+    encoding: EncodingArgs,
     /// Number of records.
     #[arg(long)]
     records: u64,
@@ -348,17 +345,17 @@ impl Generator {
 
 /// Runs the subcommand.
 pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
-    let (codec, level) = parse_compression(&args.compression)?;
-    if !codec.allowed_in(args.magic.magic) {
+    let (codec, level) = args.encoding.compression()?;
+    if !codec.allowed_in(args.encoding.magic) {
         return Err(Failure::Usage(format!(
             "{codec} compression needs magic 2, not {}",
-            args.magic.magic
+            args.encoding.magic
         )));
     }
-    if args.headers > 0 && args.magic.magic < 2 {
+    if args.headers > 0 && args.encoding.magic < 2 {
         return Err(Failure::Usage(format!(
             "magic {} cannot carry headers (--headers needs magic 2)",
-            args.magic.magic
+            args.encoding.magic
         )));
     }
     if args.timestamp < 0 {
@@ -454,7 +451,7 @@ fn generate(
             .checked_add(i as i64)
             .ok_or_else(|| Failure::Usage("offsets overflow i64".into()))?;
         out.clear();
-        if args.magic.magic == 2 {
+        if args.encoding.magic == 2 {
             // Written in place in `out`, whose capacity carries over from batch to batch.
             let mut b =
                 V2Builder::appending_to(base, std::mem::take(&mut out)).compression(codec, level);
@@ -468,7 +465,7 @@ fn generate(
             out = b.finish().map_err(encode_error)?;
             written.entries += 1;
         } else {
-            let mut b = LegacyBuilder::new(args.magic.magic, base)
+            let mut b = LegacyBuilder::new(args.encoding.magic, base)
                 .and_then(|b| b.compression(codec, level))
                 .map_err(encode_error)?;
             for k in 0..n {

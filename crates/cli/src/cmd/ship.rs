@@ -16,10 +16,10 @@
 //!   TxnOffsetCommit the new positions, EndTxn commit. A crash anywhere leaves either the
 //!   whole transaction (data and position) or none of it.
 
+use crate::args::Format;
 use crate::kafka::{config_from, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
 use crate::progress::Progress;
-use clap::ValueEnum;
 use krecords_client::{
     Client, ClientConfig, IsolationLevel, OffsetToCommit, PartitionStream, TransactionalProducer,
 };
@@ -68,7 +68,7 @@ pub struct Args {
     /// --source-X.
     #[arg(long = "source-F", value_name = "FILE")]
     source_config_file: Vec<PathBuf>,
-    /// Output of the final report.
+    /// Output of the final report: a few lines for people, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Keep shipping what is appended to the sources (polling every --poll-ms); stop with a
@@ -85,15 +85,6 @@ pub struct Args {
     /// a crash costs at most one transaction of work).
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     txn_bytes: u64,
-}
-
-/// `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// A few lines for people.
-    Text,
-    /// One JSON object.
-    Json,
 }
 
 /// Where a source's data comes from.

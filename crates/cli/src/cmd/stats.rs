@@ -3,12 +3,11 @@
 
 mod what_if;
 
-use crate::args::{parse_compression, DecompressArgs};
+use crate::args::{parse_compression, DecompressArgs, Format};
 use crate::cmd::convert;
 use crate::kafka::{expand_inputs, Input, KafkaArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::Next;
-use clap::ValueEnum;
 use krecords_codec::convert::ConvertOptions;
 use krecords_codec::read::{Batch, Record};
 use krecords_codec::Compression;
@@ -95,15 +94,6 @@ pub struct Args {
     decompress: DecompressArgs,
     #[command(flatten)]
     kafka: KafkaArgs,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned tables.
-    Text,
-    /// One JSON object.
-    Json,
 }
 
 /// Sizes of the entries of one magic and codec.

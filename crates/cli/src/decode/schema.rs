@@ -429,11 +429,7 @@ impl Message {
                 J::Str(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b))
             }
             Type::Str => {
-                let len = if flexible {
-                    i64::from(r.int_varint()?) - 1
-                } else {
-                    i64::from(i16::from_be_bytes(r.array()?))
-                };
+                let len = r.length(flexible, false)?;
                 if len < 0 {
                     return null();
                 }
@@ -447,11 +443,7 @@ impl Message {
                 J::Str(krecords_codec::java_text::decode(b))
             }
             Type::Bytes | Type::Records => {
-                let len = if flexible {
-                    i64::from(r.int_varint()?) - 1
-                } else {
-                    i64::from(i32::from_be_bytes(r.array()?))
-                };
+                let len = r.length(flexible, true)?;
                 if len < 0 {
                     return null();
                 }
@@ -597,6 +589,18 @@ impl<'a> Reader<'a> {
     }
 
     /// Kafka's `readUnsignedVarint` as the Java int it returns (2^31 and above negative).
+    /// The length before a string (`wide`: bytes or records): in flexible versions an unsigned
+    /// varint of length + 1, otherwise an int16 (an int32 when `wide`); negative is null.
+    fn length(&mut self, flexible: bool, wide: bool) -> Result<i64, String> {
+        Ok(if flexible {
+            i64::from(self.int_varint()?) - 1
+        } else if wide {
+            i64::from(i32::from_be_bytes(self.array()?))
+        } else {
+            i64::from(i16::from_be_bytes(self.array()?))
+        })
+    }
+
     fn int_varint(&mut self) -> Result<i32, String> {
         Ok(self.uvarint()? as u32 as i32)
     }

@@ -44,7 +44,8 @@ use std::cell::RefCell;
 use flate2::{Compress, Decompress, FlushCompress, FlushDecompress, Status};
 
 use super::bounded::BoundedOut;
-use crate::{Compression, Error, Result};
+use super::{checked_level, compress_error, le16, le32};
+use crate::{Compression, Result};
 
 /// The 10-byte member header we write: magic, deflate, no flags, MTIME 0, XFL 0, OS unknown.
 pub const HEADER: [u8; 10] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff];
@@ -79,23 +80,11 @@ fn deflate_bound(n: usize) -> usize {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidLevel`] outside 1..=9 and -1; [`Error::Compress`] if the output cannot be
-/// allocated or zlib-rs fails.
+/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside 1..=9 and -1;
+/// [`Error::Compress`](crate::Error::Compress) if the output cannot be allocated or zlib-rs fails.
 pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<()> {
-    let level = match level {
-        None | Some(-1) => DEFAULT_LEVEL,
-        Some(level @ 1..=9) => level,
-        Some(level) => {
-            return Err(Error::InvalidLevel {
-                compression: Compression::Gzip,
-                level,
-            })
-        }
-    };
-    let fail = |reason: String| Error::Compress {
-        compression: Compression::Gzip,
-        reason,
-    };
+    let level = checked_level(Compression::Gzip, level)?.unwrap_or(DEFAULT_LEVEL);
+    let fail = compress_error(Compression::Gzip);
     let start = out.len();
     let bound = deflate_bound(input.len())
         .saturating_add(HEADER.len())
@@ -154,24 +143,6 @@ fn write_trailer(input: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&crc32fast::hash(input).to_le_bytes());
     // ISIZE is the length modulo 2^32: the truncating cast is the definition.
     out.extend_from_slice(&(input.len() as u32).to_le_bytes());
-}
-
-#[allow(clippy::little_endian_bytes)] // gzip fields are little-endian
-fn le16(bytes: &[u8], at: usize) -> Option<u16> {
-    bytes
-        .get(at..)?
-        .first_chunk()
-        .copied()
-        .map(u16::from_le_bytes)
-}
-
-#[allow(clippy::little_endian_bytes)] // gzip fields are little-endian
-fn le32(bytes: &[u8], at: usize) -> Option<u32> {
-    bytes
-        .get(at..)?
-        .first_chunk()
-        .copied()
-        .map(u32::from_le_bytes)
 }
 
 /// Parses a member header at `input[pos..]`; returns its length, or why it is not one.
@@ -239,7 +210,7 @@ fn parse_header(input: &[u8], pos: usize) -> std::result::Result<usize, String> 
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`] for empty input or a bad header.
+/// [`Error::Decompress`](crate::Error::Decompress) for empty input or a bad header.
 pub fn check_header(input: &[u8], at: usize) -> Result<()> {
     let mut none = Vec::new();
     let sink = BoundedOut::new(&mut none, 0, at, Compression::Gzip);
@@ -258,8 +229,9 @@ pub fn check_header(input: &[u8], at: usize) -> Result<()> {
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`] for a bad header, corrupt or truncated deflate data, or a CRC-32/ISIZE
-/// mismatch; [`Error::DecompressLimit`] once the output would pass `limit`.
+/// [`Error::Decompress`](crate::Error::Decompress) for a bad header, corrupt or truncated deflate
+/// data, or a CRC-32/ISIZE mismatch; [`Error::DecompressLimit`](crate::Error::DecompressLimit) once
+/// the output would pass `limit`.
 pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> Result<()> {
     let mut sink = BoundedOut::new(out, limit, at, Compression::Gzip);
     if input.is_empty() {
@@ -367,7 +339,8 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
+    use crate::Error;
     use std::io::{Read, Write};
 
     fn gz(data: &[u8], level: Option<i32>) -> Vec<u8> {
@@ -382,20 +355,12 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(
-                format!(
-                    "{{\"id\":{i},\"user\":\"user-{}\",\"event\":\"click\"}}\n",
-                    i % 97
-                )
-                .as_bytes(),
-            );
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| {
+            format!(
+                "{{\"id\":{i},\"user\":\"user-{}\",\"event\":\"click\"}}\n",
+                i % 97
+            )
+        })
     }
 
     #[test]

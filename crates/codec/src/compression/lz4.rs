@@ -51,8 +51,9 @@
 //! 255 × compressed length)` bytes at a time.
 
 use super::bounded::BoundedOut;
-use super::xxhash32::xxh32;
-use crate::{Compression, Error, Result};
+use super::{block_window, checked_level, compress_error, le32};
+use crate::{Compression, Result};
+use xxhash_rust::xxh32::xxh32;
 
 /// The frame magic as it appears on the wire.
 pub const MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
@@ -91,15 +92,6 @@ fn put_le32(out: &mut [u8; 4], value: u32) {
     *out = value.to_le_bytes();
 }
 
-#[allow(clippy::little_endian_bytes)] // LZ4 frame fields are little-endian
-fn le32(bytes: &[u8], at: usize) -> Option<u32> {
-    bytes
-        .get(at..)?
-        .first_chunk()
-        .copied()
-        .map(u32::from_le_bytes)
-}
-
 /// Compresses `input` as Kafka's LZ4 frame appended to `out`.
 ///
 /// `level` (1..=17) is validated and otherwise ignored (see the module docs); `magic` 0 selects
@@ -107,20 +99,11 @@ fn le32(bytes: &[u8], at: usize) -> Option<u32> {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidLevel`] outside 1..=17; [`Error::Compress`] if the output cannot be allocated.
+/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside 1..=17;
+/// [`Error::Compress`](crate::Error::Compress) if the output cannot be allocated.
 pub fn compress(input: &[u8], level: Option<i32>, magic: u8, out: &mut Vec<u8>) -> Result<()> {
-    if let Some(level) = level {
-        if !(1..=17).contains(&level) {
-            return Err(Error::InvalidLevel {
-                compression: Compression::Lz4,
-                level,
-            });
-        }
-    }
-    let fail = |reason: String| Error::Compress {
-        compression: Compression::Lz4,
-        reason,
-    };
+    checked_level(Compression::Lz4, level)?;
+    let fail = compress_error(Compression::Lz4);
     let start = out.len();
     let block_bound = lz4_flex::block::get_maximum_output_size(BLOCK_SIZE).saturating_add(4);
     let blocks = input.len().div_ceil(BLOCK_SIZE);
@@ -139,15 +122,7 @@ pub fn compress(input: &[u8], level: Option<i32>, magic: u8, out: &mut Vec<u8>) 
     let mut end = out.len();
     for chunk in input.chunks(BLOCK_SIZE) {
         let max = lz4_flex::block::get_maximum_output_size(chunk.len());
-        // `end` stays within what was reserved above, far from overflowing.
-        let window_end = end.saturating_add(4).saturating_add(max);
-        if out.len() < window_end {
-            out.resize(window_end, 0);
-        }
-        let Some((word_bytes, body)) = out
-            .get_mut(end..window_end)
-            .and_then(|w| w.split_first_chunk_mut::<4>())
-        else {
+        let Some((word_bytes, body)) = block_window(out, end, max) else {
             out.truncate(start);
             return Err(fail(format!("no room for a block at output offset {end}")));
         };
@@ -260,7 +235,7 @@ fn parse_frame_header(input: &[u8], magic: u8, sink: &BoundedOut<'_>) -> Result<
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`] for a bad or truncated header.
+/// [`Error::Decompress`](crate::Error::Decompress) for a bad or truncated header.
 pub fn check_header(input: &[u8], magic: u8, at: usize) -> Result<()> {
     let mut none = Vec::new();
     let sink = BoundedOut::new(&mut none, 0, at, Compression::Lz4);
@@ -274,8 +249,9 @@ pub fn check_header(input: &[u8], magic: u8, at: usize) -> Result<()> {
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`] for a bad or truncated frame, header or block checksum mismatch, or a
-/// block that cannot be decoded; [`Error::DecompressLimit`] once the output would pass `limit`.
+/// [`Error::Decompress`](crate::Error::Decompress) for a bad or truncated frame, header or block
+/// checksum mismatch, or a block that cannot be decoded;
+/// [`Error::DecompressLimit`](crate::Error::DecompressLimit) once the output would pass `limit`.
 pub fn decompress(
     input: &[u8],
     magic: u8,
@@ -378,7 +354,8 @@ pub fn decompress(
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
+    use crate::Error;
 
     fn pack(data: &[u8], magic: u8) -> Vec<u8> {
         let mut out = Vec::new();
@@ -392,14 +369,7 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(format!("{{\"offset\":{i},\"k\":\"v{}\"}}\n", i % 31).as_bytes());
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| format!("{{\"offset\":{i},\"k\":\"v{}\"}}\n", i % 31))
     }
 
     /// Builds a frame by hand from a descriptor and blocks (word, bytes, optional checksum).

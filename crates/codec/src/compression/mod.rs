@@ -46,7 +46,6 @@ pub mod lz4;
 pub mod snappy;
 #[cfg(test)]
 mod test_data;
-mod xxhash32;
 pub mod zstd;
 
 use crate::{Compression, Error, Result};
@@ -67,14 +66,6 @@ pub fn compress(
     input: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    if let (Some(level), Some(_)) = (level, codec.level_range()) {
-        if !codec.is_valid_level(level) {
-            return Err(Error::InvalidLevel {
-                compression: codec,
-                level,
-            });
-        }
-    }
     match codec {
         Compression::None => {
             out.extend_from_slice(input);
@@ -85,6 +76,63 @@ pub fn compress(
         Compression::Lz4 => lz4::compress(input, level, magic, out),
         Compression::Zstd => zstd::compress(input, level, out),
     }
+}
+
+/// `level` checked as Kafka checks it for `codec` ([`Compression::is_valid_level`]); `None`
+/// (and gzip's -1, `Deflater.DEFAULT_COMPRESSION`) stands for the codec's default.
+fn checked_level(codec: Compression, level: Option<i32>) -> Result<Option<i32>> {
+    match level {
+        None => Ok(None),
+        Some(-1) if codec == Compression::Gzip => Ok(None),
+        Some(level) if codec.is_valid_level(level) => Ok(Some(level)),
+        Some(level) => Err(Error::InvalidLevel {
+            compression: codec,
+            level,
+        }),
+    }
+}
+
+/// What a compressor of `codec` fails with: [`Error::Compress`] for a reason.
+fn compress_error(codec: Compression) -> impl Fn(String) -> Error {
+    move |reason| Error::Compress {
+        compression: codec,
+        reason,
+    }
+}
+
+/// The window `out[end..end + 4 + max]` for a length-prefixed block (the LZ4 and xerial snappy
+/// framings), split into the 4-byte length and room for `max` bytes of body. `out` is extended
+/// with zeros as far as the window needs; `None` only if `end` is beyond `out`.
+#[inline]
+fn block_window(out: &mut Vec<u8>, end: usize, max: usize) -> Option<(&mut [u8; 4], &mut [u8])> {
+    // `end` stays within what the caller reserved, far from overflowing.
+    let window_end = end.saturating_add(4).saturating_add(max);
+    // Zero-fill only what the previous block did not already leave zeroed or written.
+    if out.len() < window_end {
+        out.resize(window_end, 0);
+    }
+    out.get_mut(end..window_end)
+        .and_then(|w| w.split_first_chunk_mut::<4>())
+}
+
+/// The `N` bytes at `bytes[at..]`, if there are that many.
+#[inline]
+fn chunk_at<const N: usize>(bytes: &[u8], at: usize) -> Option<[u8; N]> {
+    bytes.get(at..)?.first_chunk().copied()
+}
+
+/// The little-endian `u16` at `bytes[at..]` (gzip fields).
+#[allow(clippy::little_endian_bytes)] // gzip fields are little-endian
+#[inline]
+fn le16(bytes: &[u8], at: usize) -> Option<u16> {
+    chunk_at(bytes, at).map(u16::from_le_bytes)
+}
+
+/// The little-endian `u32` at `bytes[at..]` (gzip, LZ4 and zstd fields).
+#[allow(clippy::little_endian_bytes)] // gzip, LZ4 and zstd fields are little-endian
+#[inline]
+fn le32(bytes: &[u8], at: usize) -> Option<u32> {
+    chunk_at(bytes, at).map(u32::from_le_bytes)
 }
 
 /// Decompresses `input` (framed as Kafka writes `codec`) and appends the result to `out`, never

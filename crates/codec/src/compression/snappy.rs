@@ -47,7 +47,8 @@
 //!   errors here before.)
 
 use super::bounded::BoundedOut;
-use crate::{Compression, Error, Result};
+use super::{block_window, compress_error};
+use crate::{Compression, Result};
 
 /// The xerial magic: 0x82, "SNAPPY", 0.
 pub const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
@@ -74,12 +75,9 @@ pub fn is_xerial(input: &[u8]) -> bool {
 ///
 /// # Errors
 ///
-/// [`Error::Compress`] if the output cannot be allocated.
+/// [`Error::Compress`](crate::Error::Compress) if the output cannot be allocated.
 pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    let fail = |reason: String| Error::Compress {
-        compression: Compression::Snappy,
-        reason,
-    };
+    let fail = compress_error(Compression::Snappy);
     let start = out.len();
     let bound = input
         .chunks(BLOCK_SIZE)
@@ -94,16 +92,7 @@ pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let mut encoder = snap::raw::Encoder::new();
     for chunk in input.chunks(BLOCK_SIZE) {
         let max = snap::raw::max_compress_len(chunk.len());
-        // `end` stays within what was reserved above, far from overflowing.
-        let window_end = end.saturating_add(4).saturating_add(max);
-        // Zero-fill only what the previous chunk did not already leave zeroed or written.
-        if out.len() < window_end {
-            out.resize(window_end, 0);
-        }
-        let Some((length, body)) = out
-            .get_mut(end..window_end)
-            .and_then(|w| w.split_first_chunk_mut::<4>())
-        else {
+        let Some((length, body)) = block_window(out, end, max) else {
             out.truncate(start);
             return Err(fail(format!("no room for a chunk at output offset {end}")));
         };
@@ -129,9 +118,10 @@ pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`] for empty input, bad chunk lengths, a block that cannot be decoded or
-/// whose declared length is impossible; [`Error::DecompressLimit`] if a block's declared length
-/// would take the output past `limit`.
+/// [`Error::Decompress`](crate::Error::Decompress) for empty input, bad chunk lengths, a block that
+/// cannot be decoded or whose declared length is impossible;
+/// [`Error::DecompressLimit`](crate::Error::DecompressLimit) if a block's declared length would
+/// take the output past `limit`.
 pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> Result<()> {
     let mut sink = BoundedOut::new(out, limit, at, Compression::Snappy);
     if input.is_empty() {
@@ -242,7 +232,8 @@ fn decode_block(block: &[u8], offset: usize, sink: &mut BoundedOut<'_>) -> Resul
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
+    use crate::Error;
 
     fn pack(data: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -256,14 +247,7 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(format!("{{\"id\":{i},\"tag\":\"t{}\"}}\n", i % 13).as_bytes());
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| format!("{{\"id\":{i},\"tag\":\"t{}\"}}\n", i % 13))
     }
 
     /// Reads a xerial stream independently of `decompress`: header, then chunks.

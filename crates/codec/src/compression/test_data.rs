@@ -14,3 +14,15 @@ pub fn random(n: usize, seed: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+/// The first `n` bytes of `line(0)`, `line(1)`, ... concatenated: compressible text.
+pub fn lines(n: usize, line: impl Fn(u64) -> String) -> Vec<u8> {
+    let mut v = Vec::with_capacity(n);
+    let mut i = 0u64;
+    while v.len() < n {
+        v.extend_from_slice(line(i).as_bytes());
+        i += 1;
+    }
+    v.truncate(n);
+    v
+}

@@ -26,13 +26,14 @@
 //!
 //! # Reading
 //!
-//! Streaming decompression into `out`'s spare capacity, frame after frame until the input is
-//! used up (skippable frames are skipped). The frame header's content size is never trusted for
+//! Streaming decompression into `out`'s spare capacity, frame after frame until the input is used
+//! up (skippable frames are skipped). The frame header's content size is never trusted for
 //! allocation: a first frame that declares more than the limit fails at once with
-//! [`Error::DecompressLimit`], a smaller declared size is only a capped first guess for the
-//! output reservation. libzstd's window buffer is bounded by limiting the window log to
-//! `clamp(log2(limit), 23, 27)`: 8 MiB is enough for every level up to 19 with unknown size, and
-//! 27 (128 MiB) is libzstd's default maximum, which Kafka's zstd-jni reader uses too.
+//! [`Error::DecompressLimit`](crate::Error::DecompressLimit), a smaller declared size is only a
+//! capped first guess for the output reservation. libzstd's window buffer is bounded by limiting
+//! the window log to `clamp(log2(limit), 23, 27)`: 8 MiB is enough for every level up to 19 with
+//! unknown size, and 27 (128 MiB) is libzstd's default maximum, which Kafka's zstd-jni reader uses
+//! too.
 
 use std::cell::RefCell;
 
@@ -42,7 +43,8 @@ use zstd::zstd_safe::{
 };
 
 use super::bounded::BoundedOut;
-use crate::{Compression, Error, Result};
+use super::{checked_level, compress_error, le32};
+use crate::{Compression, Result};
 
 /// Kafka's default zstd level.
 pub const DEFAULT_LEVEL: i32 = 3;
@@ -72,20 +74,11 @@ fn window_log_max(limit: usize) -> u32 {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidLevel`] outside zstd's range; [`Error::Compress`] if libzstd fails or the
-/// output cannot be allocated.
+/// [`Error::InvalidLevel`](crate::Error::InvalidLevel) outside zstd's range;
+/// [`Error::Compress`](crate::Error::Compress) if libzstd fails or the output cannot be allocated.
 pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<()> {
-    let level = level.unwrap_or(DEFAULT_LEVEL);
-    if !(zstd_safe::min_c_level()..=zstd_safe::max_c_level()).contains(&level) {
-        return Err(Error::InvalidLevel {
-            compression: Compression::Zstd,
-            level,
-        });
-    }
-    let fail = |reason: String| Error::Compress {
-        compression: Compression::Zstd,
-        reason,
-    };
+    let level = checked_level(Compression::Zstd, level)?.unwrap_or(DEFAULT_LEVEL);
+    let fail = compress_error(Compression::Zstd);
     let zfail = |code: usize| fail(zstd_safe::get_error_name(code).to_string());
     let start = out.len();
     let bound = zstd_safe::compress_bound(input.len());
@@ -137,9 +130,10 @@ pub fn compress(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<(
 ///
 /// # Errors
 ///
-/// [`Error::Decompress`] for empty, corrupt or truncated input; [`Error::DecompressLimit`] when
-/// the output would pass `limit`, when the first frame declares a content size above it, or when a
-/// frame needs a window larger than the limit allows (but within libzstd's default 128 MiB).
+/// [`Error::Decompress`](crate::Error::Decompress) for empty, corrupt or truncated input;
+/// [`Error::DecompressLimit`](crate::Error::DecompressLimit) when the output would pass `limit`,
+/// when the first frame declares a content size above it, or when a frame needs a window larger
+/// than the limit allows (but within libzstd's default 128 MiB).
 pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> Result<()> {
     let mut sink = BoundedOut::new(out, limit, at, Compression::Zstd);
     if input.is_empty() {
@@ -233,13 +227,8 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 /// `zstd` crate may be built with legacy support (other crates enable it), and legacy decoders
 /// allocate their windows without the limits set on the decompression context; Kafka has only
 /// ever written zstd 1.x frames.
-#[allow(clippy::little_endian_bytes)] // zstd's frame magic is little-endian
 fn refuse_legacy(sink: &BoundedOut<'_>, input: &[u8], pos: usize) -> Result<()> {
-    let magic = input
-        .get(pos..)
-        .and_then(|rest| rest.first_chunk::<4>())
-        .map(|m| u32::from_le_bytes(*m));
-    match magic {
+    match le32(input, pos) {
         Some(m @ 0xFD2F_B522..=0xFD2F_B527) => Err(sink.error(format!(
             "zstd frame at offset {pos} has the legacy pre-1.0 magic 0x{m:08x}, which Kafka never writes"
         ))),
@@ -257,7 +246,8 @@ fn refuse_legacy(sink: &BoundedOut<'_>, input: &[u8], pos: usize) -> Result<()> 
 )]
 mod tests {
     use super::*;
-    use crate::compression::test_data::random;
+    use crate::compression::test_data::{lines, random};
+    use crate::Error;
 
     fn pack(data: &[u8], level: Option<i32>) -> Vec<u8> {
         let mut out = Vec::new();
@@ -271,14 +261,7 @@ mod tests {
     }
 
     fn compressible(n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n);
-        let mut i = 0u64;
-        while v.len() < n {
-            v.extend_from_slice(format!("{{\"seq\":{i},\"name\":\"n{}\"}}\n", i % 17).as_bytes());
-            i += 1;
-        }
-        v.truncate(n);
-        v
+        lines(n, |i| format!("{{\"seq\":{i},\"name\":\"n{}\"}}\n", i % 17))
     }
 
     #[test]

@@ -229,6 +229,11 @@ impl<F: Fill> Streamer<F> {
         self.buf.capacity()
     }
 
+    /// The input.
+    pub fn input(&self) -> &F {
+        &self.input
+    }
+
     /// The input (to count or read what is left after the stream ended).
     pub fn input_mut(&mut self) -> &mut F {
         &mut self.input

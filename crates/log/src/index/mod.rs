@@ -147,6 +147,139 @@ impl IndexFile {
     }
 }
 
+/// What sets the offset and time indexes apart; the rest is [`SparseIndex`].
+pub(crate) trait IndexKind {
+    /// Size of one entry.
+    const ENTRY_SIZE: u64;
+    /// An entry as callers see it, absolute offsets.
+    type Entry;
+    /// What is kept of the last entry in memory.
+    type Last: Copy + std::fmt::Debug;
+    /// Reads and decodes entry `n` of `file`.
+    fn read(file: &IndexFile, n: u64, base_offset: i64) -> Result<Self::Entry>;
+    /// [`Self::Last`] of an index whose last entry is `entry`, or of an empty one (`None`).
+    fn last(entry: Option<Self::Entry>, base_offset: i64) -> Self::Last;
+}
+
+/// An offset or time index: a sparse array of fixed-size entries in an [`IndexFile`], with
+/// the last entry kept in memory.
+#[derive(Debug)]
+pub(crate) struct SparseIndex<K: IndexKind> {
+    file: IndexFile,
+    base_offset: i64,
+    last: K::Last,
+}
+
+impl<K: IndexKind> SparseIndex<K> {
+    pub(crate) fn create(
+        storage: &dyn Storage,
+        path: &Path,
+        base_offset: i64,
+        max_bytes: u64,
+    ) -> Result<Self> {
+        let file = IndexFile::create(storage, path, K::ENTRY_SIZE, max_bytes)?;
+        Ok(SparseIndex {
+            file,
+            base_offset,
+            last: K::last(None, base_offset),
+        })
+    }
+
+    pub(crate) fn open(storage: &dyn Storage, path: &Path, base_offset: i64) -> Result<Self> {
+        let file = IndexFile::open(storage, path, K::ENTRY_SIZE)?;
+        let mut index = SparseIndex {
+            file,
+            base_offset,
+            last: K::last(None, base_offset),
+        };
+        index.reload_last()?;
+        Ok(index)
+    }
+
+    /// Opens the index at `path` if it exists, else creates it with `max_bytes` preallocated.
+    /// Returns it and whether it was missing (its segment then needs recovery).
+    pub(crate) fn open_or_create(
+        storage: &dyn Storage,
+        path: &Path,
+        base_offset: i64,
+        max_bytes: u64,
+    ) -> Result<(Self, bool)> {
+        if storage
+            .exists(path)
+            .map_err(|e| Error::io("open", path, e))?
+        {
+            Ok((Self::open(storage, path, base_offset)?, false))
+        } else {
+            Ok((Self::create(storage, path, base_offset, max_bytes)?, true))
+        }
+    }
+
+    fn reload_last(&mut self) -> Result<()> {
+        let n = self.file.entries();
+        let last = if n == 0 {
+            None
+        } else {
+            Some(self.entry(n - 1)?)
+        };
+        self.last = K::last(last, self.base_offset);
+        Ok(())
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    pub(crate) fn entries(&self) -> u64 {
+        self.file.entries()
+    }
+
+    /// Entry `n`, with absolute offsets.
+    pub(crate) fn entry(&self, n: u64) -> Result<K::Entry> {
+        K::read(&self.file, n, self.base_offset)
+    }
+
+    /// The last entry as kept in memory.
+    pub(crate) fn last_entry(&self) -> K::Last {
+        self.last
+    }
+
+    /// The first check of `sanity_check`: the file holds whole entries.
+    fn check_whole_entries(&self) -> std::result::Result<(), String> {
+        if self.file.len().is_multiple_of(K::ENTRY_SIZE) {
+            Ok(())
+        } else {
+            Err(format!(
+                "length {} is not a multiple of {}",
+                self.file.len(),
+                K::ENTRY_SIZE
+            ))
+        }
+    }
+
+    pub(crate) fn trim(&mut self) -> Result<()> {
+        self.file.trim()
+    }
+
+    pub(crate) fn resize(&mut self, max_bytes: u64) -> Result<()> {
+        self.file.resize(max_bytes)?;
+        self.reload_last()
+    }
+
+    pub(crate) fn reset(&mut self, max_bytes: u64) -> Result<()> {
+        self.file.reset(max_bytes)?;
+        self.last = K::last(None, self.base_offset);
+        Ok(())
+    }
+
+    pub(crate) fn sync(&self) -> Result<()> {
+        self.file.sync()
+    }
+
+    pub(crate) fn corrupt(&self, reason: impl Into<String>) -> Error {
+        self.file.corrupt(reason)
+    }
+}
+
 /// Index of the last entry `e` in `0..n` with `key(e) <= target`, `None` when even the first
 /// entry is above it. `key` reads an entry and may fail.
 pub(crate) fn search<F>(n: u64, target: i64, mut key: F) -> Result<Option<u64>>

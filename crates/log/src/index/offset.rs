@@ -9,85 +9,51 @@
 //! and strictly increasing in both fields. A lookup returns the greatest entry at or below the
 //! target; the reader then scans forward from its position.
 
-use super::{search, IndexFile};
+use super::{search, IndexFile, IndexKind, SparseIndex};
 use crate::error::Result;
-use crate::storage::Storage;
-use std::path::Path;
 
 /// Size of one entry.
 pub(crate) const ENTRY_SIZE: u64 = 8;
 
+/// The offset index's entries: `(absolute offset, position)`; the last one is kept as such,
+/// `None` when there is none.
 #[derive(Debug)]
-pub(crate) struct OffsetIndex {
-    file: IndexFile,
-    base_offset: i64,
-    /// The last entry, absolute offset and position.
-    last: Option<(i64, u64)>,
+pub(crate) enum Offsets {}
+
+/// The offset index of a segment.
+pub(crate) type OffsetIndex = SparseIndex<Offsets>;
+
+impl IndexKind for Offsets {
+    const ENTRY_SIZE: u64 = ENTRY_SIZE;
+    type Entry = (i64, u64);
+    type Last = Option<(i64, u64)>;
+
+    /// Negative stored values come back as such (positions wrap to huge numbers) and fail the
+    /// sanity checks.
+    fn read(file: &IndexFile, n: u64, base_offset: i64) -> Result<(i64, u64)> {
+        let mut b = [0u8; 8];
+        file.read_entry(n, &mut b)?;
+        let (rel, pos) = decode_entry(&b);
+        Ok((base_offset + i64::from(rel), pos as u32 as u64))
+    }
+
+    fn last(entry: Option<(i64, u64)>, _base_offset: i64) -> Option<(i64, u64)> {
+        entry
+    }
 }
 
-fn decode(b: [u8; 8]) -> (i32, i32) {
-    let rel = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-    let pos = i32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+/// Decodes one entry (relative offset, position) from the first 8 bytes of `b`; missing bytes
+/// read as zeros.
+pub(crate) fn decode_entry(b: &[u8]) -> (i32, i32) {
+    let mut e = [0u8; ENTRY_SIZE as usize];
+    let n = b.len().min(e.len());
+    e[..n].copy_from_slice(&b[..n]);
+    let rel = i32::from_be_bytes([e[0], e[1], e[2], e[3]]);
+    let pos = i32::from_be_bytes([e[4], e[5], e[6], e[7]]);
     (rel, pos)
 }
 
 impl OffsetIndex {
-    pub(crate) fn create(
-        storage: &dyn Storage,
-        path: &Path,
-        base_offset: i64,
-        max_bytes: u64,
-    ) -> Result<Self> {
-        let file = IndexFile::create(storage, path, ENTRY_SIZE, max_bytes)?;
-        Ok(OffsetIndex {
-            file,
-            base_offset,
-            last: None,
-        })
-    }
-
-    pub(crate) fn open(storage: &dyn Storage, path: &Path, base_offset: i64) -> Result<Self> {
-        let file = IndexFile::open(storage, path, ENTRY_SIZE)?;
-        let mut index = OffsetIndex {
-            file,
-            base_offset,
-            last: None,
-        };
-        index.reload_last()?;
-        Ok(index)
-    }
-
-    fn reload_last(&mut self) -> Result<()> {
-        let n = self.file.entries();
-        self.last = if n == 0 {
-            None
-        } else {
-            Some(self.entry(n - 1)?)
-        };
-        Ok(())
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        self.file.path()
-    }
-
-    pub(crate) fn entries(&self) -> u64 {
-        self.file.entries()
-    }
-
-    /// Entry `n` as (absolute offset, position). Negative stored values come back as such
-    /// (positions wrap to huge numbers) and fail the sanity checks.
-    pub(crate) fn entry(&self, n: u64) -> Result<(i64, u64)> {
-        let mut b = [0u8; 8];
-        self.file.read_entry(n, &mut b)?;
-        let (rel, pos) = decode(b);
-        Ok((self.base_offset + i64::from(rel), pos as u32 as u64))
-    }
-
-    pub(crate) fn last_entry(&self) -> Option<(i64, u64)> {
-        self.last
-    }
-
     /// Kafka's `isFull`: no room for another entry.
     pub(crate) fn is_full(&self) -> bool {
         self.file.entries() >= self.file.max_entries()
@@ -142,12 +108,7 @@ impl OffsetIndex {
     /// Quick checks on open: whole entries, and a last entry that lies inside the segment and
     /// is not part of a zero-filled preallocated tail.
     pub(crate) fn sanity_check(&self, log_size: u64) -> std::result::Result<(), String> {
-        if !self.file.len().is_multiple_of(ENTRY_SIZE) {
-            return Err(format!(
-                "length {} is not a multiple of {ENTRY_SIZE}",
-                self.file.len()
-            ));
-        }
+        self.check_whole_entries()?;
         let n = self.entries();
         if let Some((offset, position)) = self.last {
             if offset < self.base_offset {
@@ -164,35 +125,13 @@ impl OffsetIndex {
         }
         Ok(())
     }
-
-    pub(crate) fn trim(&mut self) -> Result<()> {
-        self.file.trim()
-    }
-
-    pub(crate) fn resize(&mut self, max_bytes: u64) -> Result<()> {
-        self.file.resize(max_bytes)?;
-        self.reload_last()
-    }
-
-    pub(crate) fn reset(&mut self, max_bytes: u64) -> Result<()> {
-        self.file.reset(max_bytes)?;
-        self.last = None;
-        Ok(())
-    }
-
-    pub(crate) fn sync(&self) -> Result<()> {
-        self.file.sync()
-    }
-
-    pub(crate) fn corrupt(&self, reason: impl Into<String>) -> crate::Error {
-        self.file.corrupt(reason)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::storage::{MemStorage, Storage};
+    use std::path::Path;
 
     #[test]
     fn append_lookup_trim_reopen() {

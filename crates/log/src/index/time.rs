@@ -11,80 +11,49 @@
 //! has an empty time index. One slot is kept free for the final entry, so the index counts as
 //! full one entry early.
 
-use super::{search, IndexFile};
+use super::{search, IndexFile, IndexKind, SparseIndex};
 use crate::error::Result;
-use crate::storage::Storage;
-use std::path::Path;
 
 /// Size of one entry.
 pub(crate) const ENTRY_SIZE: u64 = 12;
 
+/// Decodes one entry (timestamp, relative offset) from the first 12 bytes of `b`; missing bytes
+/// read as zeros.
+pub(crate) fn decode_entry(b: &[u8]) -> (i64, i32) {
+    let mut e = [0u8; ENTRY_SIZE as usize];
+    let n = b.len().min(e.len());
+    e[..n].copy_from_slice(&b[..n]);
+    let ts = i64::from_be_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]]);
+    let rel = i32::from_be_bytes([e[8], e[9], e[10], e[11]]);
+    (ts, rel)
+}
+
+/// The time index's entries: `(timestamp, absolute offset)`; the last one is kept as such, or
+/// as Kafka's `(-1, base offset)` when there is none.
 #[derive(Debug)]
-pub(crate) struct TimeIndex {
-    file: IndexFile,
-    base_offset: i64,
-    /// The last entry, or Kafka's `(-1, base offset)` when empty.
-    last: (i64, i64),
+pub(crate) enum Times {}
+
+/// The time index of a segment.
+pub(crate) type TimeIndex = SparseIndex<Times>;
+
+impl IndexKind for Times {
+    const ENTRY_SIZE: u64 = ENTRY_SIZE;
+    type Entry = (i64, i64);
+    type Last = (i64, i64);
+
+    fn read(file: &IndexFile, n: u64, base_offset: i64) -> Result<(i64, i64)> {
+        let mut b = [0u8; 12];
+        file.read_entry(n, &mut b)?;
+        let (ts, rel) = decode_entry(&b);
+        Ok((ts, base_offset + i64::from(rel)))
+    }
+
+    fn last(entry: Option<(i64, i64)>, base_offset: i64) -> (i64, i64) {
+        entry.unwrap_or((-1, base_offset))
+    }
 }
 
 impl TimeIndex {
-    pub(crate) fn create(
-        storage: &dyn Storage,
-        path: &Path,
-        base_offset: i64,
-        max_bytes: u64,
-    ) -> Result<Self> {
-        let file = IndexFile::create(storage, path, ENTRY_SIZE, max_bytes)?;
-        Ok(TimeIndex {
-            file,
-            base_offset,
-            last: (-1, base_offset),
-        })
-    }
-
-    pub(crate) fn open(storage: &dyn Storage, path: &Path, base_offset: i64) -> Result<Self> {
-        let file = IndexFile::open(storage, path, ENTRY_SIZE)?;
-        let mut index = TimeIndex {
-            file,
-            base_offset,
-            last: (-1, base_offset),
-        };
-        index.reload_last()?;
-        Ok(index)
-    }
-
-    fn reload_last(&mut self) -> Result<()> {
-        let n = self.file.entries();
-        self.last = if n == 0 {
-            (-1, self.base_offset)
-        } else {
-            self.entry(n - 1)?
-        };
-        Ok(())
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        self.file.path()
-    }
-
-    pub(crate) fn entries(&self) -> u64 {
-        self.file.entries()
-    }
-
-    /// Entry `n` as (timestamp, absolute offset).
-    pub(crate) fn entry(&self, n: u64) -> Result<(i64, i64)> {
-        let mut b = [0u8; 12];
-        self.file.read_entry(n, &mut b)?;
-        let ts = i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        let rel = i32::from_be_bytes([b[8], b[9], b[10], b[11]]);
-        Ok((ts, self.base_offset + i64::from(rel)))
-    }
-
-    /// The last entry, `(-1, base offset)` when empty.
-    pub(crate) fn last_entry(&self) -> (i64, i64) {
-        self.last
-    }
-
     /// Kafka's `isFull`: one slot is reserved for the entry written when the segment rolls.
     pub(crate) fn is_full(&self) -> bool {
         self.file.entries() >= self.file.max_entries().saturating_sub(1)
@@ -145,12 +114,7 @@ impl TimeIndex {
         &self,
         next_offset_bound: Option<i64>,
     ) -> std::result::Result<(), String> {
-        if !self.file.len().is_multiple_of(ENTRY_SIZE) {
-            return Err(format!(
-                "length {} is not a multiple of {ENTRY_SIZE}",
-                self.file.len()
-            ));
-        }
+        self.check_whole_entries()?;
         let n = self.entries();
         if n == 0 {
             return Ok(());
@@ -172,35 +136,13 @@ impl TimeIndex {
         }
         Ok(())
     }
-
-    pub(crate) fn trim(&mut self) -> Result<()> {
-        self.file.trim()
-    }
-
-    pub(crate) fn resize(&mut self, max_bytes: u64) -> Result<()> {
-        self.file.resize(max_bytes)?;
-        self.reload_last()
-    }
-
-    pub(crate) fn reset(&mut self, max_bytes: u64) -> Result<()> {
-        self.file.reset(max_bytes)?;
-        self.last = (-1, self.base_offset);
-        Ok(())
-    }
-
-    pub(crate) fn sync(&self) -> Result<()> {
-        self.file.sync()
-    }
-
-    pub(crate) fn corrupt(&self, reason: impl Into<String>) -> crate::Error {
-        self.file.corrupt(reason)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::storage::{MemStorage, Storage};
+    use std::path::Path;
 
     #[test]
     fn maybe_append_and_lookup() {

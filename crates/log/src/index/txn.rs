@@ -8,9 +8,9 @@
 //! the producer state replay writes the entries again.
 
 use crate::error::{Error, Result};
+use crate::files;
 use crate::storage::{Storage, StorageFile};
 use crate::transaction::{parse_txn_index, AbortedTxn, ABORTED_TXN_SIZE};
-use std::io;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug)]
@@ -45,19 +45,9 @@ impl TxnIndex {
         base_offset: i64,
     ) -> Result<(Self, Option<String>)> {
         let mut index = TxnIndex::new(path, base_offset);
-        let file = match storage.open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((index, None)),
-            Err(e) => return Err(Error::io("open", path, e)),
+        let Some((file, bytes)) = files::open_small_file(storage, path)? else {
+            return Ok((index, None));
         };
-        let len = file.len().map_err(|e| Error::io("read", path, e))?;
-        let len = usize::try_from(len).map_err(|_| Error::CorruptFile {
-            path: path.to_path_buf(),
-            reason: format!("{len} bytes is too large"),
-        })?;
-        let mut bytes = vec![0; len];
-        file.read_exact_at(&mut bytes, 0)
-            .map_err(|e| Error::io("read", path, e))?;
         index.file = Some(file);
         let problem = match parse_txn_index(path, &bytes) {
             Ok(entries) => {

@@ -1,0 +1,1362 @@
+//! Integrity checks of a partition directory, as data: every problem found in its files, and
+//! what was checked (the engine side of `krec verify`, as redb's `Database::check_integrity` is
+//! to its tools).
+//!
+//! [`check_partition`] examines one partition directory without changing it (no lock, no
+//! writes; the compaction check opens the log with [`Log::open_read_only`]):
+//!
+//! * every entry of every segment: its CRC, its structure and its records, decompressing
+//!   compressed ones (inner CRCs of v0/v1 wrappers too); a truncated entry at the end of a file
+//!   (a torn write); offsets increasing across entries and segments, each entry at or above its
+//!   segment's base offset;
+//! * the `.index` beside each segment: entries increasing, each at an entry boundary of the log
+//!   with that entry's last offset, none past the end; the `.timeindex`: timestamps increasing,
+//!   each the largest timestamp of the entries up to its offset; the `.txnindex`: each aborted
+//!   transaction ending at an abort marker of its producer. Zero-filled tails (preallocated
+//!   space) and missing index files are not problems;
+//! * `<offset>.snapshot` producer snapshots (version, CRC-32C, entry count, offset within the
+//!   log), `leader-epoch-checkpoint`, `krec-log.json`, and for a compacted log with
+//!   `krec-cleaner-offset` the cleaned part below it.
+//!
+//! [`Checker`] does the same step by step, reporting each [`Problem`] to a callback as it is
+//! found (a caller printing them needs no memory for them), and also checks single files of
+//! entries, any [`EntrySource`], and a broker data directory's own files
+//! ([`Checker::data_dir_files`]).
+//!
+//! [`Log::open_read_only`]: crate::Log::open_read_only
+
+mod stream;
+
+pub use stream::{EntrySource, EntryStream, Next};
+
+use crate::data_dir::{self, PartitionDir};
+use crate::files::{
+    self, INDEX_SUFFIX, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
+};
+use crate::index::{offset, time};
+use crate::producer_state::{self, SNAPSHOT_ENTRY_SIZE, SNAPSHOT_VERSION};
+use crate::transaction::{AbortedTxn, ABORTED_TXN_SIZE};
+use krecords_codec::control::{ControlRecordKey, ControlRecordType};
+use krecords_codec::read::Batch;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// What a [`Problem`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// An entry that fails its CRC, its structure or its records.
+    Entry,
+    /// Offsets that do not increase, or an entry below its segment's base offset.
+    Offsets,
+    /// A truncated entry at the end of a file.
+    Truncated,
+    /// The offset index (`.index`).
+    Index,
+    /// The time index (`.timeindex`).
+    TimeIndex,
+    /// The transaction index (`.txnindex`).
+    TxnIndex,
+    /// A producer state snapshot (`.snapshot`).
+    Snapshot,
+    /// `leader-epoch-checkpoint`, or an offset checkpoint of a data directory.
+    Checkpoint,
+    /// `krec-log.json`.
+    Config,
+    /// The cleaned part of a compacted log.
+    Compaction,
+    /// A data directory's `meta.properties`.
+    Meta,
+    /// A file or directory that cannot be read.
+    Io,
+}
+
+impl ProblemKind {
+    /// The short name `krec verify` prints: `entry`, `offsets`, `truncated`, `index`,
+    /// `timeindex`, `txnindex`, `snapshot`, `checkpoint`, `config`, `compaction`, `meta`, `io`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::Entry => "entry",
+            ProblemKind::Offsets => "offsets",
+            ProblemKind::Truncated => "truncated",
+            ProblemKind::Index => "index",
+            ProblemKind::TimeIndex => "timeindex",
+            ProblemKind::TxnIndex => "txnindex",
+            ProblemKind::Snapshot => "snapshot",
+            ProblemKind::Checkpoint => "checkpoint",
+            ProblemKind::Config => "config",
+            ProblemKind::Compaction => "compaction",
+            ProblemKind::Meta => "meta",
+            ProblemKind::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem found in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file (its path as displayed, or a stream's name).
+    pub file: String,
+    /// Byte position in the file, when the problem has one.
+    pub position: Option<u64>,
+    /// What kind of problem it is.
+    pub kind: ProblemKind,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+/// What was checked.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// Files read (segments and the files beside them).
+    pub files: u64,
+    /// Entries (batches or v0/v1 messages) read.
+    pub entries: u64,
+    /// Records in the entries that passed their checks.
+    pub records: u64,
+    /// Bytes of the entries.
+    pub bytes: u64,
+    /// Problems found.
+    pub problems: u64,
+}
+
+impl Summary {
+    /// Adds another summary's counts to this one.
+    pub fn add(&mut self, o: &Summary) {
+        self.files += o.files;
+        self.entries += o.entries;
+        self.records += o.records;
+        self.bytes += o.bytes;
+        self.problems += o.problems;
+    }
+}
+
+/// What [`check_partition`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Every problem, in the order found.
+    pub problems: Vec<Problem>,
+    /// What was checked.
+    pub summary: Summary,
+    /// The offsets the segments hold: the first segment's base offset and the offset after the
+    /// last entry, when there are segments.
+    pub range: Option<(i64, i64)>,
+}
+
+/// Why a check could not be carried out (damage is a [`Problem`], not an error).
+#[derive(Debug)]
+pub enum CheckError {
+    /// The directory holds no `.log` files.
+    NoSegments(PathBuf),
+    /// An I/O error; `what` says what was being done (empty when the problem callback failed).
+    Io {
+        /// What failed, such as `cannot read <path>`.
+        what: String,
+        /// The error.
+        error: io::Error,
+    },
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckError::NoSegments(dir) => write!(f, "{}: no .log files to verify", dir.display()),
+            CheckError::Io { what, error } if what.is_empty() => write!(f, "{error}"),
+            CheckError::Io { what, error } => write!(f, "{what}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for CheckError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CheckError::NoSegments(_) => None,
+            CheckError::Io { error, .. } => Some(error),
+        }
+    }
+}
+
+impl From<io::Error> for CheckError {
+    fn from(error: io::Error) -> Self {
+        CheckError::Io {
+            what: String::new(),
+            error,
+        }
+    }
+}
+
+type CheckResult<T> = std::result::Result<T, CheckError>;
+
+/// Adds what failed to an I/O error.
+fn io_context<T>(r: io::Result<T>, what: impl FnOnce() -> String) -> CheckResult<T> {
+    r.map_err(|error| CheckError::Io {
+        what: what(),
+        error,
+    })
+}
+
+/// Checks the partition directory `dir` and returns every problem found (see the [module
+/// documentation](self)); `max_decompressed_bytes` bounds the decompressed size of one entry.
+/// The directory is only read.
+///
+/// # Errors
+///
+/// [`CheckError::NoSegments`] when `dir` holds no `.log` file, [`CheckError::Io`] when it or a
+/// segment cannot be read.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::write::{NewRecord, V2Builder};
+/// use krecords_log::check::{check_partition, ProblemKind};
+/// use krecords_log::{AppendOrigin, Log, LogConfig};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let mut log = Log::create(dir.path(), LogConfig::default())?;
+/// let mut b = V2Builder::new(0);
+/// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"hello")))?;
+/// log.append(&b.finish()?, AppendOrigin::Client)?;
+/// log.close()?;
+///
+/// let report = check_partition(dir.path(), 64 << 20)?;
+/// assert!(report.problems.is_empty());
+/// assert_eq!((report.summary.entries, report.summary.records), (1, 1));
+///
+/// // A torn write: half of the last batch is gone.
+/// let seg = dir.path().join("00000000000000000000.log");
+/// let len = std::fs::metadata(&seg)?.len();
+/// std::fs::OpenOptions::new().write(true).open(&seg)?.set_len(len - 10)?;
+/// let report = check_partition(dir.path(), 64 << 20)?;
+/// assert_eq!(report.problems[0].kind, ProblemKind::Truncated);
+/// # Ok(())
+/// # }
+/// ```
+pub fn check_partition(dir: &Path, max_decompressed_bytes: usize) -> CheckResult<Report> {
+    let mut problems = Vec::new();
+    let mut sink = |p: Problem| {
+        problems.push(p);
+        Ok(())
+    };
+    let mut checker = Checker::new(max_decompressed_bytes, &mut sink);
+    let range = checker.partition_dir(dir)?;
+    let summary = checker.summary();
+    Ok(Report {
+        problems,
+        summary,
+        range,
+    })
+}
+
+/// The base offset of a segment file named `<20 digits>.log`.
+pub fn segment_base(path: &Path) -> Option<i64> {
+    let name = path.file_name()?.to_str()?;
+    (name.len() == 20 + LOG_SUFFIX.len())
+        .then(|| files::parse_file_name(name, LOG_SUFFIX))
+        .flatten()
+}
+
+/// A file beside `log` with another suffix (`.index`, ...).
+fn sibling(log: &Path, suffix: &str) -> PathBuf {
+    let stem = log.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    log.with_file_name(format!("{stem}{suffix}"))
+}
+
+/// The three indexes of a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexKind {
+    Offset,
+    Time,
+    Txn,
+}
+
+impl IndexKind {
+    fn problem_kind(self) -> ProblemKind {
+        match self {
+            IndexKind::Offset => ProblemKind::Index,
+            IndexKind::Time => ProblemKind::TimeIndex,
+            IndexKind::Txn => ProblemKind::TxnIndex,
+        }
+    }
+
+    fn entry_size(self) -> usize {
+        match self {
+            IndexKind::Offset => offset::ENTRY_SIZE as usize,
+            IndexKind::Time => time::ENTRY_SIZE as usize,
+            IndexKind::Txn => ABORTED_TXN_SIZE,
+        }
+    }
+}
+
+/// One entry of an index, with where it is in its file.
+#[derive(Debug, Clone, Copy)]
+struct IndexEntry {
+    /// Byte position of the entry in the index file.
+    at: u64,
+    /// Entry number.
+    n: u64,
+    /// Absolute offset.
+    offset: i64,
+    /// `.index`: position in the .log; `.timeindex`: the timestamp; `.txnindex`: the producer id.
+    value: i64,
+    /// `.txnindex`: the first offset of the transaction.
+    first: i64,
+}
+
+/// An index being matched against the entries of its segment, in order.
+struct Index {
+    kind: IndexKind,
+    name: String,
+    entries: Vec<IndexEntry>,
+    next: usize,
+}
+
+impl Index {
+    fn new(kind: IndexKind, path: &Path) -> Self {
+        Index {
+            kind,
+            name: path.display().to_string(),
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+
+    fn current(&self) -> Option<IndexEntry> {
+        self.entries.get(self.next).copied()
+    }
+}
+
+/// What the scan of a segment needs to know about one entry.
+struct EntryFacts {
+    position: u64,
+    first_offset: i64,
+    last_offset: i64,
+    max_timestamp: i64,
+    /// Producer id of an abort marker batch.
+    abort_marker_of: Option<i64>,
+}
+
+/// The callback a [`Checker`] reports problems to; an error from it ends the check.
+pub type ProblemSink<'s> = dyn FnMut(Problem) -> io::Result<()> + 's;
+
+/// Checks files step by step, reporting each [`Problem`] to a callback as it is found and
+/// counting what it checked ([`Checker::summary`]).
+pub struct Checker<'s> {
+    limit: usize,
+    sink: &'s mut ProblemSink<'s>,
+    summary: Summary,
+    scratch: Vec<u8>,
+}
+
+impl fmt::Debug for Checker<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Checker")
+            .field("limit", &self.limit)
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> Checker<'s> {
+    /// A checker decompressing at most `max_decompressed_bytes` per entry and reporting
+    /// problems to `sink`.
+    pub fn new(max_decompressed_bytes: usize, sink: &'s mut ProblemSink<'s>) -> Self {
+        Checker {
+            limit: max_decompressed_bytes,
+            sink,
+            summary: Summary::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// What was checked so far.
+    pub fn summary(&self) -> Summary {
+        self.summary
+    }
+
+    /// Reports a problem.
+    fn problem(
+        &mut self,
+        file: &str,
+        position: Option<u64>,
+        kind: ProblemKind,
+        message: &str,
+    ) -> io::Result<()> {
+        self.summary.problems += 1;
+        (self.sink)(Problem {
+            file: file.to_string(),
+            position,
+            kind,
+            message: message.to_string(),
+        })
+    }
+
+    /// Reports a problem the caller found (a directory that cannot be read, say), counting it.
+    ///
+    /// # Errors
+    ///
+    /// The error of the problem callback.
+    pub fn report(&mut self, problem: Problem) -> io::Result<()> {
+        self.summary.problems += 1;
+        (self.sink)(problem)
+    }
+
+    /// Checks a partition directory (see [`check_partition`]); returns the offset range its
+    /// segments hold (first segment's base offset, offset after the last entry) when they hold
+    /// any.
+    ///
+    /// # Errors
+    ///
+    /// As [`check_partition`], and the error of the problem callback.
+    pub fn partition_dir(&mut self, dir: &Path) -> CheckResult<Option<(i64, i64)>> {
+        let mut names: Vec<String> = io_context(std::fs::read_dir(dir), || {
+            format!("cannot list {}", dir.display())
+        })?
+        .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
+        .collect();
+        names.sort();
+        let mut segments: Vec<(i64, PathBuf)> = Vec::new();
+        let mut other_logs = Vec::new();
+        for n in &names {
+            let p = dir.join(n);
+            match segment_base(&p) {
+                Some(base) => segments.push((base, p)),
+                None if n.ends_with(LOG_SUFFIX) => other_logs.push(p),
+                None => {}
+            }
+        }
+        if segments.is_empty() && other_logs.is_empty() {
+            return Err(CheckError::NoSegments(dir.to_path_buf()));
+        }
+        segments.sort_by_key(|s| s.0);
+        let mut chain = None;
+        for (base, path) in &segments {
+            self.segment_file(path, Some(*base), &mut chain)?;
+        }
+        for path in &other_logs {
+            self.segment_file(path, None, &mut None)?;
+        }
+        // Wrapping: offsets near i64::MAX are damage, reported elsewhere, never a panic.
+        let log_end = chain.map(|last: i64| last.wrapping_add(1));
+        for n in &names {
+            let p = dir.join(n);
+            if let Some(offset) = files::parse_file_name(n, SNAPSHOT_SUFFIX) {
+                self.snapshot(&p, offset, log_end)?;
+            } else if n == LEADER_EPOCH_CHECKPOINT_FILE {
+                self.epoch_checkpoint(&p)?;
+            } else if n == files::CONFIG_FILE {
+                self.config(&p)?;
+            }
+        }
+        if names.iter().any(|n| n == files::CLEANER_OFFSET_FILE) {
+            self.compaction(dir)?;
+        }
+        let first = segments.first().map(|s| s.0);
+        Ok(first.map(|f| (f, log_end.unwrap_or(f))))
+    }
+
+    /// Checks one file of entries; `base` is its base offset when it is a segment (its indexes
+    /// are checked too); `chain` is the last offset of the previous segment of the partition,
+    /// updated to this one's.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or the problem callback failed.
+    pub fn segment_file(
+        &mut self,
+        path: &Path,
+        base: Option<i64>,
+        chain: &mut Option<i64>,
+    ) -> CheckResult<()> {
+        let mut source = io_context(EntryStream::open_file(path, None), || {
+            format!("cannot open {}", path.display())
+        })?;
+        let name = path.display().to_string();
+        self.entries(&mut source, &name, Some(path), base, chain)
+    }
+
+    /// Checks the entries of `source`, named `name` in problems. With `path` (the file it
+    /// reads) and `base` (its base offset), a segment whose indexes are checked too; `chain` is
+    /// the last offset of the previous segment, updated to this one's when `base` is given.
+    ///
+    /// # Errors
+    ///
+    /// The source or an index cannot be read, or the problem callback failed.
+    pub fn entries(
+        &mut self,
+        source: &mut dyn EntrySource,
+        name: &str,
+        path: Option<&Path>,
+        base: Option<i64>,
+        chain: &mut Option<i64>,
+    ) -> CheckResult<()> {
+        self.summary.files += 1;
+        let (mut oi, mut ti, mut tx) = match (base, path) {
+            (Some(b), Some(path)) => (
+                self.load_index(&sibling(path, INDEX_SUFFIX), IndexKind::Offset, b)?,
+                self.load_index(&sibling(path, TIME_INDEX_SUFFIX), IndexKind::Time, b)?,
+                self.load_index(&sibling(path, TXN_INDEX_SUFFIX), IndexKind::Txn, b)?,
+            ),
+            _ => (None, None, None),
+        };
+        if let (Some(b), Some(prev)) = (base, *chain) {
+            if b <= prev {
+                self.problem(
+                    name,
+                    None,
+                    ProblemKind::Offsets,
+                    &format!(
+                        "segment base offset {b} is not above the previous segment's last offset {prev}"
+                    ),
+                )?;
+            }
+        }
+        let mut prev_last = *chain;
+        let mut running_max = -1i64;
+        let mut clean = true;
+        let mut end = 0u64;
+        loop {
+            let next = io_context(source.next_entry(), || format!("cannot read {name}"))?;
+            let facts = match next {
+                Next::End => break,
+                Next::Partial(p) => {
+                    clean = false;
+                    self.problem(
+                        name,
+                        Some(p.position as u64),
+                        ProblemKind::Truncated,
+                        &format!(
+                            "truncated entry: the last {} bytes are not a whole entry",
+                            p.bytes
+                        ),
+                    )?;
+                    break;
+                }
+                Next::Error(e) => {
+                    clean = false;
+                    let position = source.position() as u64;
+                    let rest =
+                        io_context(source.remaining_bytes(), || format!("cannot read {name}"))?;
+                    self.problem(
+                        name,
+                        Some(position),
+                        ProblemKind::Entry,
+                        &format!("{e}; the {rest} bytes from here on cannot be read"),
+                    )?;
+                    break;
+                }
+                Next::Entry(batch) => {
+                    self.summary.entries += 1;
+                    self.summary.bytes += batch.size_in_bytes() as u64;
+                    end = (batch.position() + batch.size_in_bytes()) as u64;
+                    let (facts, records, problem) =
+                        entry_facts(&batch, &mut self.scratch, self.limit);
+                    self.summary.records += records;
+                    if let Some(p) = problem {
+                        self.problem(name, Some(facts.position), ProblemKind::Entry, &p)?;
+                    }
+                    facts
+                }
+            };
+            if let Some(prev) = prev_last {
+                if facts.first_offset <= prev {
+                    self.problem(
+                        name,
+                        Some(facts.position),
+                        ProblemKind::Offsets,
+                        &format!(
+                            "entry with offsets {}..={} does not follow the previous last offset {prev}",
+                            facts.first_offset, facts.last_offset
+                        ),
+                    )?;
+                }
+            }
+            if let Some(b) = base {
+                if facts.first_offset < b {
+                    self.problem(
+                        name,
+                        Some(facts.position),
+                        ProblemKind::Offsets,
+                        &format!(
+                            "entry with offsets {}..={} is below the segment's base offset {b}",
+                            facts.first_offset, facts.last_offset
+                        ),
+                    )?;
+                }
+            }
+            prev_last = Some(prev_last.map_or(facts.last_offset, |p| p.max(facts.last_offset)));
+            running_max = running_max.max(facts.max_timestamp);
+            self.match_indexes([&mut oi, &mut ti, &mut tx], &facts, running_max, name)?;
+        }
+        // Index entries left over point past the last entry; after a corrupt or truncated entry
+        // they cannot be checked (the problem is already reported).
+        if clean {
+            self.index_leftovers([oi, ti, tx], name, end)?;
+        }
+        if base.is_some() {
+            *chain = prev_last;
+        }
+        Ok(())
+    }
+
+    /// Matches one entry of the log against the indexes of its segment.
+    fn match_indexes(
+        &mut self,
+        [oi, ti, tx]: [&mut Option<Index>; 3],
+        facts: &EntryFacts,
+        running_max: i64,
+        log_name: &str,
+    ) -> io::Result<()> {
+        if let Some(ix) = oi.as_mut() {
+            self.match_offset_index(ix, facts, log_name)?;
+        }
+        if let Some(ix) = ti.as_mut() {
+            self.match_time_index(ix, facts, running_max)?;
+        }
+        if let Some(ix) = tx.as_mut() {
+            self.match_txn_index(ix, facts)?;
+        }
+        Ok(())
+    }
+
+    /// Reports the index entries no entry of the log matched: they point past its end (`end`,
+    /// the byte after the last entry).
+    fn index_leftovers(
+        &mut self,
+        indexes: [Option<Index>; 3],
+        name: &str,
+        end: u64,
+    ) -> io::Result<()> {
+        for ix in indexes.into_iter().flatten() {
+            for e in &ix.entries[ix.next..] {
+                let what = match ix.kind {
+                    IndexKind::Offset => format!(
+                        "entry {} (offset {}, position {}) is past the last entry of {name} (its entries end at byte {end})",
+                        e.n, e.offset, e.value
+                    ),
+                    IndexKind::Time => format!(
+                        "entry {} (timestamp {}, offset {}) is past the last offset of {name}",
+                        e.n, e.value, e.offset
+                    ),
+                    IndexKind::Txn => format!(
+                        "entry {} (producer {}, offsets {}..={}) is past the last offset of {name}",
+                        e.n, e.value, e.first, e.offset
+                    ),
+                };
+                self.problem(&ix.name, Some(e.at), ix.kind.problem_kind(), &what)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Offset index entries must sit at entry boundaries and carry that entry's last offset.
+    fn match_offset_index(
+        &mut self,
+        ix: &mut Index,
+        f: &EntryFacts,
+        log_name: &str,
+    ) -> io::Result<()> {
+        while let Some(e) = ix.current() {
+            let position = e.value as u64;
+            if position > f.position {
+                break;
+            }
+            ix.next += 1;
+            if position < f.position {
+                self.problem(
+                    &ix.name,
+                    Some(e.at),
+                    ProblemKind::Index,
+                    &format!(
+                        "entry {} (offset {}, position {position}) is not at an entry boundary of {log_name}",
+                        e.n, e.offset
+                    ),
+                )?;
+            } else if e.offset != f.last_offset {
+                self.problem(
+                    &ix.name,
+                    Some(e.at),
+                    ProblemKind::Index,
+                    &format!(
+                        "entry {} (offset {}, position {position}): the entry there has last offset {}",
+                        e.n, e.offset, f.last_offset
+                    ),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Time index entries must name an offset of an entry and the largest timestamp up to it.
+    fn match_time_index(
+        &mut self,
+        ix: &mut Index,
+        f: &EntryFacts,
+        running_max: i64,
+    ) -> io::Result<()> {
+        while let Some(e) = ix.current() {
+            if e.offset > f.last_offset {
+                break;
+            }
+            ix.next += 1;
+            if e.offset < f.first_offset {
+                self.problem(
+                    &ix.name,
+                    Some(e.at),
+                    ProblemKind::TimeIndex,
+                    &format!(
+                        "entry {} (timestamp {}, offset {}): no entry holds that offset",
+                        e.n, e.value, e.offset
+                    ),
+                )?;
+            } else if e.value != running_max {
+                self.problem(
+                    &ix.name,
+                    Some(e.at),
+                    ProblemKind::TimeIndex,
+                    &format!(
+                        "entry {} (timestamp {}, offset {}): the largest timestamp up to that offset is {running_max}",
+                        e.n, e.value, e.offset
+                    ),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Aborted transactions must end at an abort marker of their producer.
+    fn match_txn_index(&mut self, ix: &mut Index, f: &EntryFacts) -> io::Result<()> {
+        while let Some(e) = ix.current() {
+            if e.offset > f.last_offset {
+                break;
+            }
+            ix.next += 1;
+            let at_marker = e.offset >= f.first_offset && f.abort_marker_of == Some(e.value);
+            if !at_marker {
+                self.problem(
+                    &ix.name,
+                    Some(e.at),
+                    ProblemKind::TxnIndex,
+                    &format!(
+                        "entry {} (producer {}, offsets {}..={}): no abort marker of that producer at offset {}",
+                        e.n, e.value, e.first, e.offset, e.offset
+                    ),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a small file beside the segments; `None` when it does not exist.
+    fn read_file(&mut self, path: &Path) -> CheckResult<Option<Vec<u8>>> {
+        match std::fs::read(path) {
+            Ok(b) => {
+                self.summary.files += 1;
+                Ok(Some(b))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(CheckError::Io {
+                what: format!("cannot read {}", path.display()),
+                error,
+            }),
+        }
+    }
+
+    /// Loads a fixed-size-entry index, reporting structural problems (a partial entry, entries
+    /// that do not increase); a zero-filled tail is dropped as preallocated space.
+    fn load_index(
+        &mut self,
+        path: &Path,
+        kind: IndexKind,
+        base: i64,
+    ) -> CheckResult<Option<Index>> {
+        let Some(bytes) = self.read_file(path)? else {
+            return Ok(None);
+        };
+        let name = path.display().to_string();
+        let pk = kind.problem_kind();
+        let size = kind.entry_size();
+        let whole = bytes.len() / size * size;
+        if whole != bytes.len() {
+            self.problem(
+                &name,
+                Some(whole as u64),
+                pk,
+                &format!(
+                    "{} bytes of a partial entry at the end (entries are {size} bytes)",
+                    bytes.len() - whole
+                ),
+            )?;
+        }
+        let raw: Vec<&[u8]> = bytes[..whole].chunks_exact(size).collect();
+        // Preallocated space: a run of all-zero entries at the end (for the txnindex, which
+        // Kafka never preallocates, zeros are entries like any other).
+        let mut used = raw.len();
+        if kind != IndexKind::Txn {
+            while used > 0 && raw[used - 1].iter().all(|&b| b == 0) {
+                used -= 1;
+            }
+        }
+        let mut entries: Vec<IndexEntry> = Vec::with_capacity(used);
+        for (n, e) in raw[..used].iter().enumerate() {
+            let at = (n * size) as u64;
+            let n = n as u64;
+            let parsed = match kind {
+                IndexKind::Offset => {
+                    let (rel, pos) = offset::decode_entry(e);
+                    if rel < 0 || pos < 0 {
+                        Err(format!(
+                            "entry {n} has a negative relative offset {rel} or position {pos}"
+                        ))
+                    } else {
+                        Ok(IndexEntry {
+                            at,
+                            n,
+                            offset: base.wrapping_add(i64::from(rel)),
+                            value: i64::from(pos),
+                            first: 0,
+                        })
+                    }
+                }
+                IndexKind::Time => {
+                    let (ts, rel) = time::decode_entry(e);
+                    if rel < 0 {
+                        Err(format!("entry {n} has a negative relative offset {rel}"))
+                    } else {
+                        Ok(IndexEntry {
+                            at,
+                            n,
+                            offset: base.wrapping_add(i64::from(rel)),
+                            value: ts,
+                            first: 0,
+                        })
+                    }
+                }
+                IndexKind::Txn => match AbortedTxn::parse(e) {
+                    Ok(Some(t)) if t.first_offset > t.last_offset || t.last_offset < base => {
+                        Err(format!(
+                            "entry {n} (producer {}) has offsets {}..={}, \
+                             which do not end in this segment (base offset {base})",
+                            t.producer_id, t.first_offset, t.last_offset
+                        ))
+                    }
+                    Ok(Some(t)) => Ok(IndexEntry {
+                        at,
+                        n,
+                        offset: t.last_offset,
+                        value: t.producer_id,
+                        first: t.first_offset,
+                    }),
+                    // Whole entries only here, so a parse error is a version.
+                    _ => Err(format!(
+                        "entry {n} has version {} (expected 0)",
+                        crate::transaction::entry_version(e)
+                    )),
+                },
+            };
+            let entry = match parsed {
+                Ok(entry) => entry,
+                Err(what) => {
+                    self.problem(&name, Some(at), pk, &what)?;
+                    continue;
+                }
+            };
+            self.push_index_entry(&name, kind, &mut entries, entry)?;
+        }
+        Ok(Some(Index {
+            kind,
+            name,
+            entries,
+            next: 0,
+        }))
+    }
+
+    /// Adds a decoded entry to an index's `entries`, or reports it when it does not increase
+    /// after the last one.
+    fn push_index_entry(
+        &mut self,
+        name: &str,
+        kind: IndexKind,
+        entries: &mut Vec<IndexEntry>,
+        entry: IndexEntry,
+    ) -> io::Result<()> {
+        let (n, at) = (entry.n, entry.at);
+        if let Some(prev) = entries.last() {
+            let bad = match kind {
+                IndexKind::Offset => entry.offset <= prev.offset || entry.value <= prev.value,
+                IndexKind::Time => entry.value <= prev.value || entry.offset < prev.offset,
+                IndexKind::Txn => entry.offset <= prev.offset,
+            };
+            if bad {
+                let what = match kind {
+                        IndexKind::Offset => format!(
+                            "entry {n} (offset {}, position {}) does not increase after entry {} (offset {}, position {})",
+                            entry.offset, entry.value, prev.n, prev.offset, prev.value
+                        ),
+                        IndexKind::Time => format!(
+                            "entry {n} (timestamp {}, offset {}) does not increase after entry {} (timestamp {}, offset {})",
+                            entry.value, entry.offset, prev.n, prev.value, prev.offset
+                        ),
+                        IndexKind::Txn => format!(
+                            "entry {n} (last offset {}) does not increase after entry {} (last offset {})",
+                            entry.offset, prev.n, prev.offset
+                        ),
+                    };
+                return self.problem(name, Some(at), kind.problem_kind(), &what);
+            }
+        }
+        entries.push(entry);
+        Ok(())
+    }
+
+    /// Kafka's producer snapshot (see [`producer_state`]): version, CRC-32C of everything
+    /// after it, then an array of producer entries; and no snapshot past the log end.
+    fn snapshot(&mut self, path: &Path, offset: i64, log_end: Option<i64>) -> CheckResult<()> {
+        let Some(bytes) = self.read_file(path)? else {
+            return Ok(());
+        };
+        let name = path.display().to_string();
+        let Some(h) = producer_state::snapshot_header(&bytes) else {
+            return Ok(self.problem(
+                &name,
+                Some(0),
+                ProblemKind::Snapshot,
+                &format!("{} bytes is too short for a producer snapshot", bytes.len()),
+            )?);
+        };
+        if h.version != SNAPSHOT_VERSION {
+            return Ok(self.problem(
+                &name,
+                Some(0),
+                ProblemKind::Snapshot,
+                &format!("version {} (expected {SNAPSHOT_VERSION})", h.version),
+            )?);
+        }
+        if h.stored_crc != h.computed_crc {
+            self.problem(
+                &name,
+                Some(h.crc_position),
+                ProblemKind::Snapshot,
+                &format!(
+                    "crc mismatch (stored {}, computed {})",
+                    h.stored_crc, h.computed_crc
+                ),
+            )?;
+        }
+        let expected = usize::try_from(h.count)
+            .ok()
+            .and_then(|c| c.checked_mul(SNAPSHOT_ENTRY_SIZE))
+            .and_then(|b| b.checked_add(h.header_size));
+        if expected != Some(bytes.len()) {
+            self.problem(
+                &name,
+                Some(h.count_position),
+                ProblemKind::Snapshot,
+                &format!(
+                    "{} producer entries do not fit the {} bytes of the file",
+                    h.count,
+                    bytes.len()
+                ),
+            )?;
+        }
+        if let Some(end) = log_end {
+            if offset > end {
+                self.problem(
+                    &name,
+                    None,
+                    ProblemKind::Snapshot,
+                    &format!("snapshot at offset {offset} is past the log end offset {end}"),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Kafka's leader epoch checkpoint: `0`, a count, then `epoch start-offset` lines with both
+    /// increasing. An empty file, or one that ends after the version, holds no entries (Kafka's
+    /// `CheckpointFile` reads it so; Kafka 4.4 leaves an empty file for a log without epochs).
+    fn epoch_checkpoint(&mut self, path: &Path) -> CheckResult<()> {
+        let Some(bytes) = self.read_file(path)? else {
+            return Ok(());
+        };
+        let name = path.display().to_string();
+        if let Some(p) = files::epoch_checkpoint_problem(&bytes) {
+            self.problem(&name, None, ProblemKind::Checkpoint, &p)?;
+        }
+        Ok(())
+    }
+
+    /// `krec-log.json`: JSON holding a valid [`crate::LogConfig`].
+    fn config(&mut self, path: &Path) -> CheckResult<()> {
+        let Some(bytes) = self.read_file(path)? else {
+            return Ok(());
+        };
+        let name = path.display().to_string();
+        let problem = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Err(e) => Some(format!("not JSON: {e}")),
+            Ok(json) => crate::LogConfig::from_json(&json)
+                .err()
+                .map(|e| e.to_string()),
+        };
+        if let Some(p) = problem {
+            self.problem(&name, None, ProblemKind::Config, &p)?;
+        }
+        Ok(())
+    }
+
+    /// A compacted log's cleaned part (below `krec-cleaner-offset`): every key at most once among
+    /// the records a read_committed consumer sees, no record without a key, every v2 tombstone
+    /// in a batch with a delete horizon (the cleaner sets it on the first pass that keeps one).
+    fn compaction(&mut self, dir: &Path) -> CheckResult<()> {
+        let path = dir.join(files::CLEANER_OFFSET_FILE);
+        let Some(bytes) = self.read_file(&path)? else {
+            return Ok(());
+        };
+        let name = path.display().to_string();
+        let Some(first_dirty) = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok())
+        else {
+            self.problem(&name, None, ProblemKind::Compaction, "expected one offset")?;
+            return Ok(());
+        };
+        // Problems of the segments themselves are reported by the other checks.
+        let Ok(log) = crate::Log::open_read_only(dir) else {
+            return Ok(());
+        };
+        if !log.config().cleanup_policy.compact
+            || first_dirty < log.log_start_offset()
+            || first_dirty > log.log_end_offset()
+        {
+            return Ok(());
+        }
+        let end = first_dirty.min(log.last_stable_offset());
+        let rc = crate::IsolationLevel::ReadCommitted;
+        let mut visible = BTreeSet::new();
+        let mut offset = log.log_start_offset();
+        while offset < end {
+            let Ok(c) = log.consume(offset, 1 << 20, rc) else {
+                return Ok(());
+            };
+            visible.extend(c.records.iter().map(|r| r.offset));
+            if c.next_offset <= offset {
+                break;
+            }
+            offset = c.next_offset;
+        }
+        let mut seen: HashMap<Vec<u8>, i64> = HashMap::new();
+        let mut problems = Vec::new();
+        let mut offset = log.log_start_offset();
+        while offset < end && problems.len() < 100 {
+            let Ok(r) = log.read(offset, 1 << 20) else {
+                return Ok(());
+            };
+            for b in krecords_codec::read::Entries::new(&r.bytes).flatten() {
+                let (control, horizon) = match &b {
+                    Batch::V2(v) => (v.is_control(), Some(v.has_delete_horizon())),
+                    Batch::Legacy(_) => (false, None),
+                };
+                if control {
+                    continue;
+                }
+                let Ok(records) = b.records(&mut self.scratch, self.limit) else {
+                    continue;
+                };
+                for rec in records.flatten() {
+                    let o = rec.offset();
+                    if o < offset || o >= end || !visible.contains(&o) {
+                        continue;
+                    }
+                    let Some(key) = rec.key() else {
+                        problems.push(format!("offset {o}: a record without a key below the first dirty offset {first_dirty}"));
+                        continue;
+                    };
+                    if let Some(prev) = seen.insert(key.to_vec(), o) {
+                        problems.push(format!(
+                            "offset {o}: key {} also at offset {prev}, both below the first dirty offset {first_dirty}",
+                            String::from_utf8_lossy(key)
+                        ));
+                    }
+                    if rec.value().is_none() && horizon == Some(false) {
+                        problems.push(format!("offset {o}: a tombstone in a batch without a delete horizon below the first dirty offset {first_dirty}"));
+                    }
+                }
+            }
+            if r.next_offset <= offset {
+                break;
+            }
+            offset = r.next_offset;
+        }
+        for p in problems {
+            self.problem(&name, None, ProblemKind::Compaction, &p)?;
+        }
+        Ok(())
+    }
+
+    /// A broker data directory's own files: `meta.properties` and the offset checkpoints
+    /// against its partitions (`all`: every partition directory; `ranges`: first and next
+    /// offset of each partition with segments, as [`Checker::partition_dir`] returns them).
+    ///
+    /// # Errors
+    ///
+    /// A file cannot be read, or the problem callback failed.
+    pub fn data_dir_files(
+        &mut self,
+        root: &Path,
+        all: &[PartitionDir],
+        ranges: &BTreeMap<(String, i32), (i64, i64)>,
+    ) -> CheckResult<()> {
+        let meta = root.join(data_dir::META_PROPERTIES);
+        if let Some(bytes) = self.read_file(&meta)? {
+            if let Err(e) = data_dir::parse_meta_properties(&bytes) {
+                self.problem(&meta.display().to_string(), None, ProblemKind::Meta, &e)?;
+            }
+        }
+        let dirs: BTreeSet<(String, i32)> =
+            all.iter().map(|p| (p.topic.clone(), p.partition)).collect();
+        for name in data_dir::OFFSET_CHECKPOINTS {
+            let path = root.join(name);
+            let Some(bytes) = self.read_file(&path)? else {
+                continue;
+            };
+            let file = path.display().to_string();
+            let entries = match data_dir::parse_offset_checkpoint(&bytes) {
+                Ok(e) => e,
+                Err(e) => {
+                    self.problem(&file, None, ProblemKind::Checkpoint, &e)?;
+                    continue;
+                }
+            };
+            for e in entries {
+                let key = (e.topic.clone(), e.partition);
+                let what = format!("{}-{}", e.topic, e.partition);
+                let msg = if !dirs.contains(&key) {
+                    Some(format!(
+                        "names {what}, which has no partition directory here"
+                    ))
+                } else if e.offset < 0 {
+                    Some(format!("{what}: negative offset {}", e.offset))
+                } else {
+                    match ranges.get(&key) {
+                        Some(&(_, end)) if e.offset > end => Some(format!(
+                            "{what}: offset {} is past the partition's log end {end}",
+                            e.offset
+                        )),
+                        _ => None,
+                    }
+                };
+                if let Some(msg) = msg {
+                    self.problem(&file, None, ProblemKind::Checkpoint, &msg)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks a segment's offset and time indexes, already decoded (absolute offset and position;
+/// timestamp and absolute offset), against its batches (position, first offset, last offset,
+/// max timestamp, in file order; the batches end at byte `end`) by the rules of
+/// [`Checker::entries`]; returns the first problem. For [`crate::Log::verify_indexes`].
+pub(crate) fn first_index_problem(
+    log_name: &str,
+    offset_index: (&Path, &[(i64, u64)]),
+    time_index: (&Path, &[(i64, i64)]),
+    batches: &[(u64, i64, i64, i64)],
+    end: u64,
+) -> Option<Problem> {
+    let mut first = None;
+    let mut sink = |p: Problem| {
+        first.get_or_insert(p);
+        Err(io::Error::other("stop at the first problem"))
+    };
+    let mut checker = Checker::new(0, &mut sink);
+    let _ = checker.match_decoded(log_name, offset_index, time_index, batches, end);
+    drop(checker);
+    first
+}
+
+impl Checker<'_> {
+    /// An index from decoded `(absolute offset, value)` entries (value: the position or the
+    /// timestamp), reporting those that do not increase.
+    fn decoded_index(
+        &mut self,
+        kind: IndexKind,
+        path: &Path,
+        decoded: impl Iterator<Item = (i64, i64)>,
+    ) -> io::Result<Index> {
+        let mut ix = Index::new(kind, path);
+        for (n, (offset, value)) in (0u64..).zip(decoded) {
+            let at = n * kind.entry_size() as u64;
+            let e = IndexEntry {
+                at,
+                n,
+                offset,
+                value,
+                first: 0,
+            };
+            self.push_index_entry(&ix.name, kind, &mut ix.entries, e)?;
+        }
+        Ok(ix)
+    }
+
+    /// [`first_index_problem`]'s walk.
+    fn match_decoded(
+        &mut self,
+        log_name: &str,
+        (oi_path, oi): (&Path, &[(i64, u64)]),
+        (ti_path, ti): (&Path, &[(i64, i64)]),
+        batches: &[(u64, i64, i64, i64)],
+        end: u64,
+    ) -> io::Result<()> {
+        let positions = oi
+            .iter()
+            .map(|&(o, p)| (o, i64::try_from(p).unwrap_or(i64::MAX)));
+        let offsets = self.decoded_index(IndexKind::Offset, oi_path, positions)?;
+        let timestamps = ti.iter().map(|&(ts, o)| (o, ts));
+        let times = self.decoded_index(IndexKind::Time, ti_path, timestamps)?;
+        let (mut oi, mut ti) = (Some(offsets), Some(times));
+        let mut running_max = -1i64;
+        for &(position, first_offset, last_offset, max_timestamp) in batches {
+            running_max = running_max.max(max_timestamp);
+            let facts = EntryFacts {
+                position,
+                first_offset,
+                last_offset,
+                max_timestamp,
+                abort_marker_of: None,
+            };
+            self.match_indexes([&mut oi, &mut ti, &mut None], &facts, running_max, log_name)?;
+        }
+        self.index_leftovers([oi, ti, None], log_name, end)
+    }
+}
+
+/// Checks an entry deeply; returns what the offset and index checks need, its record count and
+/// the problem found, if any. The facts of an entry that fails come from its header alone (a
+/// v0/v1 wrapper's first offset is then taken as its last).
+fn entry_facts(
+    batch: &Batch<'_>,
+    scratch: &mut Vec<u8>,
+    limit: usize,
+) -> (EntryFacts, u64, Option<String>) {
+    let position = batch.position() as u64;
+    let mut facts = match batch {
+        Batch::V2(b) => EntryFacts {
+            position,
+            first_offset: b.base_offset(),
+            last_offset: b.last_offset(),
+            max_timestamp: b.max_timestamp(),
+            abort_marker_of: None,
+        },
+        Batch::Legacy(l) => EntryFacts {
+            position,
+            first_offset: l.offset(),
+            last_offset: l.offset(),
+            max_timestamp: l.timestamp().unwrap_or(-1),
+            abort_marker_of: None,
+        },
+    };
+    if let Err(e) = batch.validate_with(scratch, limit) {
+        return (facts, 0, Some(e.to_string()));
+    }
+    match deep_facts(batch, scratch, limit, &mut facts) {
+        Ok(records) => (facts, records, None),
+        Err(e) => (facts, 0, Some(e)),
+    }
+}
+
+/// Fills in what only the records tell (a wrapper's first offset, an abort marker) and
+/// returns the record count.
+fn deep_facts(
+    batch: &Batch<'_>,
+    scratch: &mut Vec<u8>,
+    limit: usize,
+    facts: &mut EntryFacts,
+) -> Result<u64, String> {
+    let position = facts.position;
+    match batch {
+        Batch::V2(b) => {
+            if b.is_control() {
+                for r in batch.records(scratch, limit).map_err(|e| e.to_string())? {
+                    let r = r.map_err(|e| e.to_string())?;
+                    if let Ok(k) = ControlRecordKey::parse(r.key(), batch.position()) {
+                        if k.kind == ControlRecordType::Abort {
+                            facts.abort_marker_of = Some(b.raw_producer_id());
+                        }
+                    }
+                }
+            }
+            Ok(u64::try_from(b.records_count()).unwrap_or(0))
+        }
+        Batch::Legacy(l) if !l.is_compressed() => Ok(1),
+        Batch::Legacy(_) => {
+            let mut first = None;
+            let mut prev: Option<i64> = None;
+            let mut count = 0u64;
+            for r in batch.records(scratch, limit).map_err(|e| e.to_string())? {
+                let r = r.map_err(|e| e.to_string())?;
+                if let Some(p) = prev {
+                    if r.offset() <= p {
+                        return Err(format!(
+                            "entry at byte {position}: inner message offset {} does not increase after {p}",
+                            r.offset()
+                        ));
+                    }
+                }
+                if r.offset() > batch.last_offset() {
+                    return Err(format!(
+                        "entry at byte {position}: inner message offset {} is past the wrapper offset {}",
+                        r.offset(),
+                        batch.last_offset()
+                    ));
+                }
+                first.get_or_insert(r.offset());
+                prev = Some(r.offset());
+                count += 1;
+            }
+            facts.first_offset = first.unwrap_or(facts.last_offset);
+            Ok(count)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two batches: offsets 0..=1 at byte 0 (max timestamp 10), 2..=3 at byte 79 (max 13).
+    const BATCHES: [(u64, i64, i64, i64); 2] = [(0, 0, 1, 10), (79, 2, 3, 13)];
+
+    fn first(oi: &[(i64, u64)], ti: &[(i64, i64)]) -> Option<String> {
+        let (o, t) = (Path::new("0.index"), Path::new("0.timeindex"));
+        first_index_problem("0.log", (o, oi), (t, ti), &BATCHES, 158).map(|p| p.message)
+    }
+
+    #[test]
+    fn decoded_indexes_by_the_verify_rules() {
+        assert_eq!(first(&[(3, 79)], &[(13, 3)]), None);
+        assert_eq!(first(&[], &[(10, 1), (13, 3)]), None);
+        let m = first(&[(3, 40)], &[]).unwrap();
+        assert!(m.contains("is not at an entry boundary of 0.log"), "{m}");
+        let m = first(&[(2, 79)], &[]).unwrap();
+        assert!(m.contains("the entry there has last offset 3"), "{m}");
+        let m = first(&[(3, 79), (5, 158)], &[]).unwrap();
+        assert!(m.contains("is past the last entry of 0.log"), "{m}");
+        let m = first(&[], &[(12, 3)]).unwrap();
+        assert!(
+            m.contains("the largest timestamp up to that offset is 13"),
+            "{m}"
+        );
+        let m = first(&[], &[(13, 3), (13, 3)]).unwrap();
+        assert!(m.contains("does not increase"), "{m}");
+    }
+}

@@ -1,0 +1,119 @@
+//! Streaming input of log entries from any reader in constant memory.
+//!
+//! Entries are read one at a time into a reusable buffer that grows only to the size of the
+//! largest entry (never to a size the input merely claims: a declared size beyond the bytes that
+//! exist is a partial tail).
+
+use krecords_codec::read::{ReadFill, Streamer};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// One step of reading an [`EntryStream`]: the codec's [`Step`](krecords_codec::read::Step).
+pub use krecords_codec::read::Step as Next;
+
+/// Where [`Checker::entries`](super::Checker::entries) reads entries from: an [`EntryStream`],
+/// or a wrapper around one (a command line tool's, showing progress).
+pub trait EntrySource {
+    /// Returns the next entry.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the underlying reader.
+    fn next_entry(&mut self) -> io::Result<Next<'_>>;
+    /// Absolute position of the next unread entry.
+    fn position(&self) -> usize;
+    /// Bytes from the current position to the end of the input (after an error: how many bytes
+    /// were left unread as invalid).
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the underlying reader.
+    fn remaining_bytes(&mut self) -> io::Result<u64>;
+}
+
+/// A stream of entries from a reader, one entry in memory at a time.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::write::{NewRecord, V2Builder};
+/// use krecords_log::check::{EntrySource, EntryStream, Next};
+///
+/// let mut b = V2Builder::new(0);
+/// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
+/// let bytes = b.finish().unwrap().to_vec();
+/// let mut s = EntryStream::from_reader(Box::new(std::io::Cursor::new(bytes)), None);
+/// assert!(matches!(s.next_entry().unwrap(), Next::Entry(_)));
+/// assert!(matches!(s.next_entry().unwrap(), Next::End));
+/// ```
+pub struct EntryStream {
+    stream: Streamer<ReadFill<Box<dyn Read>>>,
+}
+
+impl std::fmt::Debug for EntryStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EntryStream")
+            .field("position", &self.stream.position())
+            .field("unread", &self.unread())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EntryStream {
+    /// Opens a file for reading (never for writing), reading at most `max_bytes` of it: the
+    /// input ends there, so entries that do not end within the limit are a partial tail.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened.
+    pub fn open_file(path: &Path, max_bytes: Option<u64>) -> io::Result<EntryStream> {
+        let limit = max_bytes.unwrap_or(u64::MAX);
+        let file = File::open(path)?;
+        let len = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len().min(limit));
+        Ok(EntryStream::from_reader(Box::new(file.take(limit)), len))
+    }
+
+    /// A stream over any reader; `len`, when known, is how many bytes it holds (so that a
+    /// declared entry size beyond them is not read for). The codec's
+    /// [`Streamer`](krecords_codec::read::Streamer) reads it, with no bound on an entry but the
+    /// input's bytes.
+    pub fn from_reader(reader: Box<dyn Read>, len: Option<u64>) -> EntryStream {
+        let input = match len {
+            Some(len) => ReadFill::with_len(reader, len),
+            None => ReadFill::new(reader),
+        };
+        EntryStream {
+            stream: Streamer::new(input, 0, i32::MAX as usize),
+        }
+    }
+
+    /// Bytes of the input not read yet, when its length is known.
+    pub fn unread(&self) -> Option<u64> {
+        self.stream.input().unread()
+    }
+}
+
+impl EntrySource for EntryStream {
+    fn position(&self) -> usize {
+        self.stream.position() as usize
+    }
+
+    fn next_entry(&mut self) -> io::Result<Next<'_>> {
+        self.stream.next_entry()
+    }
+
+    fn remaining_bytes(&mut self) -> io::Result<u64> {
+        let buffered = self.stream.buffered() as u64;
+        let input = self.stream.input_mut();
+        if let Some(u) = input.unread() {
+            return Ok(buffered + u);
+        }
+        let rest = io::copy(input.reader_mut(), &mut io::sink())?;
+        Ok(buffered + rest)
+    }
+}
