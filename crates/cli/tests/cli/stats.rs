@@ -364,3 +364,36 @@ fn corrupt_input_exits_1_and_still_reports() {
     let r = d.run(&["stats", "/nonexistent/krec/x.log"], b"");
     assert_eq!(r.code, 2);
 }
+
+/// Issue 18: a truncated tail that starts before a 1 MiB read boundary of a file and ends after
+/// it counts every byte to the end, as from stdin (the file's count stopped at the boundary).
+#[test]
+fn a_truncated_tail_across_a_read_boundary_counts_every_byte() {
+    let d = Dir::new();
+    let path = d.gen(
+        "big.log",
+        &[
+            "--records",
+            "30000",
+            "--value-size",
+            "200",
+            "--content",
+            "random",
+            "--records-per-batch",
+            "700",
+        ],
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.truncate(bytes.len() - 5000);
+    std::fs::write(&path, &bytes).unwrap();
+    let from_file = d.run(&["stats", "--format", "json", &path], b"");
+    let from_stdin = d.run(&["stats", "--format", "json", "-"], &bytes);
+    assert_eq!(from_file.out(), from_stdin.out());
+    let stats = &from_file.json()["summary"];
+    let tail = stats["partial_bytes"].as_u64().expect("partial_bytes");
+    assert_eq!(
+        tail + stats["bytes"].as_u64().unwrap(),
+        bytes.len() as u64,
+        "{stats}"
+    );
+}
