@@ -1,6 +1,7 @@
 //! Arguments that several subcommands share, declared once (flattened into each command's
 //! `Args` with `#[command(flatten)]`) and parsed once.
 
+use crate::kafka::KafkaArgs;
 use crate::outcome::Failure;
 use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 
@@ -71,4 +72,22 @@ pub enum Format {
     Text,
     /// For programs.
     Json,
+}
+
+/// How the commands that check or measure entries (`explain`, `convert`, `verify`, `stats`) read
+/// their input: the bound on one entry's decompressed size and the `kafka://` source options.
+#[derive(clap::Args)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    decompress: DecompressArgs,
+    /// The `kafka://` source options.
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+}
+
+impl ReadArgs {
+    /// `--max-decompressed-bytes`.
+    pub fn max_decompressed_bytes(&self) -> usize {
+        self.decompress.max_decompressed_bytes
+    }
 }

@@ -108,6 +108,7 @@ pub fn entry<'a>(
         Err(krecords_codec::Error::UnknownCompression { id, .. }) => format!("unknown({id})"),
         Err(e) => format!("unknown ({e})"),
     };
+    let v2 = batch.v2_header_fields();
     let common = |base_offset, count| EntryJson {
         file,
         position: batch.position(),
@@ -122,26 +123,19 @@ pub fn entry<'a>(
         timestamp_type: batch.timestamp_type().name(),
         base_timestamp: None,
         max_timestamp: None,
-        partition_leader_epoch: -1,
-        producer_id: -1,
-        producer_epoch: -1,
-        base_sequence: -1,
-        transactional: false,
-        control: false,
-        delete_horizon_ms: None,
+        partition_leader_epoch: v2.partition_leader_epoch,
+        producer_id: v2.producer_id,
+        producer_epoch: v2.producer_epoch,
+        base_sequence: v2.base_sequence,
+        transactional: v2.transactional,
+        control: v2.control,
+        delete_horizon_ms: v2.delete_horizon_ms,
         records: None,
     };
     match batch {
         Batch::V2(b) => EntryJson {
             base_timestamp: Some(b.base_timestamp()),
             max_timestamp: Some(b.max_timestamp()),
-            partition_leader_epoch: b.raw_partition_leader_epoch(),
-            producer_id: b.raw_producer_id(),
-            producer_epoch: b.raw_producer_epoch(),
-            base_sequence: b.raw_base_sequence(),
-            transactional: b.is_transactional(),
-            control: b.is_control(),
-            delete_horizon_ms: b.delete_horizon_ms(),
             ..common(b.base_offset(), i64::from(b.records_count()))
         },
         Batch::Legacy(b) => EntryJson {

@@ -4,6 +4,7 @@
 //! largest entry (never to a size the input merely claims: a declared size beyond the bytes that
 //! exist is a partial tail).
 
+use crate::outcome::Failure;
 use crate::progress::{Progress, Unit};
 pub use krecords_log::check::Next;
 use krecords_log::check::{EntrySource, EntryStream};
@@ -71,14 +72,14 @@ impl Source {
 
     /// Returns the next entry.
     pub fn next_entry(&mut self) -> io::Result<Next<'_>> {
-        let next = self.stream.next_entry()?;
-        match next {
-            Next::Entry(b) => self
-                .progress
-                .update((b.position() + b.size_in_bytes()) as u64),
-            Next::End | Next::Partial(_) | Next::Error(_) => self.progress.finish(),
-        }
-        Ok(next)
+        step(&mut self.stream, &mut self.progress)
+    }
+
+    /// [`Self::next_entry`] for a command: an I/O error becomes a [`Failure`] naming the input.
+    pub fn next(&mut self) -> Result<Next<'_>, Failure> {
+        let name = &self.name;
+        step(&mut self.stream, &mut self.progress)
+            .map_err(|e| Failure::Io(e, format!("cannot read {name}")))
     }
 
     /// Bytes from the current position to the end of the input (after an error: how many bytes
@@ -86,6 +87,16 @@ impl Source {
     pub fn remaining_bytes(&mut self) -> io::Result<u64> {
         self.stream.remaining_bytes()
     }
+}
+
+/// The next entry of `stream`, with the progress line brought up to it.
+fn step<'a>(stream: &'a mut EntryStream, progress: &mut Progress) -> io::Result<Next<'a>> {
+    let next = stream.next_entry()?;
+    match &next {
+        Next::Entry(b) => progress.update((b.position() + b.size_in_bytes()) as u64),
+        Next::End | Next::Partial(_) | Next::Error(_) => progress.finish(),
+    }
+    Ok(next)
 }
 
 impl EntrySource for Source {

@@ -67,7 +67,7 @@
 //! assert_eq!((batch.base_offset(), batch.last_offset()), (7, 9));
 //! ```
 
-use crate::read::{Batch, Entries, Partial, Record};
+use crate::read::{Batch, Entries, Partial, Record, V2HeaderFields};
 use crate::write::{LegacyBuilder, NewRecord, V2Builder};
 use crate::{Compression, Error, Header, Result, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
@@ -493,28 +493,17 @@ impl Converter {
                 }
             }
         };
-        let mut props = Props {
+        Props {
             compression,
             timestamp_type,
             log_append_time,
-            partition_leader_epoch: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            base_sequence: -1,
-            transactional: false,
-            control: false,
-            delete_horizon_ms: None,
-        };
-        if let (Batch::V2(b), 2) = (batch, magic) {
-            props.partition_leader_epoch = b.raw_partition_leader_epoch();
-            props.producer_id = b.raw_producer_id();
-            props.producer_epoch = b.raw_producer_epoch();
-            props.base_sequence = b.raw_base_sequence();
-            props.transactional = b.is_transactional();
-            props.control = b.is_control();
-            props.delete_horizon_ms = b.delete_horizon_ms();
+            // v0/v1 targets carry none of them.
+            v2: if magic == 2 {
+                batch.v2_header_fields()
+            } else {
+                V2HeaderFields::NONE
+            },
         }
-        props
     }
 
     /// Decodes `batch` and appends its records to the current output group (or new ones).
@@ -623,7 +612,7 @@ impl Converter {
             headers.clear();
             headers.extend(record.headers());
             let appended = match &mut g.builder {
-                Builder::V2(b) if props.control => append_control(b, offset, timestamp, &record),
+                Builder::V2(b) if props.v2.control => append_control(b, offset, timestamp, &record),
                 Builder::V2(b) => b.append_with_offset(
                     offset,
                     &NewRecord::new(timestamp, record.key(), record.value()).with_headers(&headers),
@@ -667,25 +656,20 @@ struct Props {
     timestamp_type: TimestampType,
     /// The append time under LogAppendTime, else -1.
     log_append_time: i64,
-    partition_leader_epoch: i32,
-    producer_id: i64,
-    producer_epoch: i16,
-    base_sequence: i32,
-    transactional: bool,
-    control: bool,
-    delete_horizon_ms: Option<i64>,
+    /// Producer state and flags, kept from a v2 source into a v2 target.
+    v2: V2HeaderFields,
 }
 
 impl Props {
     /// Whether records with these fields may be split and merged freely: no producer state,
     /// not control, no delete horizon (always true for v0/v1 targets, which carry none).
+    /// The partition leader epoch does not count.
     fn is_plain(&self) -> bool {
-        self.producer_id == -1
-            && self.producer_epoch == -1
-            && self.base_sequence == -1
-            && !self.transactional
-            && !self.control
-            && self.delete_horizon_ms.is_none()
+        self.v2
+            == V2HeaderFields {
+                partition_leader_epoch: self.v2.partition_leader_epoch,
+                ..V2HeaderFields::NONE
+            }
     }
 }
 
@@ -722,11 +706,15 @@ impl Group {
                 V2Builder::new(base_offset)
                     .compression(props.compression, opts.level)
                     .timestamp_type(props.timestamp_type, props.log_append_time)
-                    .producer(props.producer_id, props.producer_epoch, props.base_sequence)
-                    .transactional(props.transactional)
-                    .control(props.control)
-                    .partition_leader_epoch(props.partition_leader_epoch)
-                    .delete_horizon_ms(props.delete_horizon_ms),
+                    .producer(
+                        props.v2.producer_id,
+                        props.v2.producer_epoch,
+                        props.v2.base_sequence,
+                    )
+                    .transactional(props.v2.transactional)
+                    .control(props.v2.control)
+                    .partition_leader_epoch(props.v2.partition_leader_epoch)
+                    .delete_horizon_ms(props.v2.delete_horizon_ms),
             )
         } else {
             Builder::Legacy(

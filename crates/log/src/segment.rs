@@ -208,10 +208,7 @@ impl Segment {
 
     fn first_batch_max_timestamp(&self) -> Result<Option<i64>> {
         let mut r = segment_reader(self.log.as_ref(), 0, self.size, SEEK_WINDOW);
-        match r
-            .next_entry()
-            .map_err(|e| Error::io("read", &self.log_path, e))?
-        {
+        match r.next_entry().map_err(|e| self.read_error(e))? {
             Step::Entry(b) => Ok(Some(b.max_timestamp())),
             _ => Ok(None),
         }
@@ -262,6 +259,11 @@ impl Segment {
 
     pub(crate) fn max_timestamp(&self) -> i64 {
         self.max_timestamp
+    }
+
+    /// A failed read of the `.log` file, as the log reports it.
+    fn read_error(&self, e: std::io::Error) -> Error {
+        Error::io("read", &self.log_path, e)
     }
 
     pub(crate) fn log_path(&self) -> &Path {
@@ -396,10 +398,7 @@ impl Segment {
         self.offset_of_max_timestamp = self.base_offset;
         self.bytes_since_last_index_entry = 0;
         self.rolling_based_timestamp = None;
-        let file_len = self
-            .log
-            .len()
-            .map_err(|e| Error::io("read", &self.log_path, e))?;
+        let file_len = self.log.len().map_err(|e| self.read_error(e))?;
         let mut valid = 0u64;
         let mut prev_last = self.base_offset - 1;
         let mut first_ts = None;
@@ -408,10 +407,7 @@ impl Segment {
         {
             let mut r = segment_reader(self.log.as_ref(), 0, file_len, SCAN_WINDOW);
             loop {
-                match r
-                    .next_entry()
-                    .map_err(|e| Error::io("read", &self.log_path, e))?
-                {
+                match r.next_entry().map_err(|e| self.read_error(e))? {
                     Step::Entry(b) => {
                         if let Some(reason) = recovery_check(&b, self.base_offset, prev_last) {
                             problem = Some(format!("byte {}: {reason}", b.position()));
@@ -535,10 +531,7 @@ impl Segment {
         let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
         let mut pos = start;
         loop {
-            match w
-                .at(pos)
-                .map_err(|e| Error::io("read", &self.log_path, e))?
-            {
+            match w.at(pos).map_err(|e| self.read_error(e))? {
                 Head::Batch {
                     size, last_offset, ..
                 } => {
@@ -569,10 +562,7 @@ impl Segment {
     /// error.
     fn next<'r>(&self, r: &'r mut SegmentReader<'_>) -> Result<Option<Batch<'r>>> {
         let position = r.position();
-        match r
-            .next_entry()
-            .map_err(|e| Error::io("read", &self.log_path, e))?
-        {
+        match r.next_entry().map_err(|e| self.read_error(e))? {
             Step::Entry(b) => Ok(Some(b)),
             Step::End => Ok(None),
             Step::Partial(p) => Err(Error::corrupt(
@@ -607,10 +597,7 @@ impl Segment {
         let mut pos = position;
         let mut last = None;
         let full = loop {
-            match w
-                .at(pos)
-                .map_err(|e| Error::io("read", &self.log_path, e))?
-            {
+            match w.at(pos).map_err(|e| self.read_error(e))? {
                 Head::Batch {
                     size, last_offset, ..
                 } => {

@@ -1,8 +1,8 @@
 //! `krec convert`: rewrite a segment file or a partition directory in another message format
 //! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
 
-use crate::args::{parse_compression, DecompressArgs, Format};
-use crate::kafka::{self, KafkaArgs};
+use crate::args::{parse_compression, Format, ReadArgs};
+use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
@@ -78,9 +78,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     #[command(flatten)]
-    decompress: DecompressArgs,
-    #[command(flatten)]
-    kafka: KafkaArgs,
+    read: ReadArgs,
 }
 
 /// The conversion options of `krec convert` with these flags, which `krec stats --what-if` uses
@@ -183,7 +181,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         compression,
         level,
         args.records_per_batch,
-        args.decompress.max_decompressed_bytes,
+        args.read.max_decompressed_bytes(),
     );
     opts.validate().map_err(|e| Failure::Usage(e.to_string()))?;
     let mut report = Report {
@@ -332,9 +330,7 @@ fn convert_source(
     let mut converter = Converter::new(opts.clone()).map_err(|e| Failure::Usage(e.to_string()))?;
     let mut buf = Vec::new();
     loop {
-        let next = source
-            .next_entry()
-            .context(|| format!("cannot read {name}"))?;
+        let next = source.next()?;
         match next {
             Next::End => break,
             Next::Entry(batch) => {
@@ -369,7 +365,8 @@ fn convert_source(
 
 /// Converts a live partition into a new partition directory (or stdout).
 fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Result<(), Failure> {
-    let (inputs, live) = kafka::expand_one_partition(&args.input, &args.kafka, "krec convert")?;
+    let (inputs, live) =
+        kafka::expand_one_partition(&args.input, &args.read.kafka, "krec convert")?;
     let source = inputs.open_live(&live)?;
     if args.output == Path::new("-") {
         let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());

@@ -172,9 +172,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
         }
         loop {
-            let next = source
-                .next_entry()
-                .context(|| format!("cannot read {name}"))?;
+            let next = source.next()?;
             match next {
                 Next::End => break,
                 Next::Entry(batch) => {
@@ -188,9 +186,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                     Format::Json => writeln!(
                         out,
                         "{}",
-                        place(
+                        dumper.place(
                             &name,
-                            dumper.partition,
                             p.position,
                             [("partial", true.into()), ("bytes", p.bytes.into())]
                         )
@@ -212,12 +209,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                         Format::Json => writeln!(
                             out,
                             "{}",
-                            place(
-                                &name,
-                                dumper.partition,
-                                position,
-                                [("error", e.to_string().into())]
-                            )
+                            dumper.place(&name, position, [("error", e.to_string().into())])
                         )?,
                         Format::Text => {
                             writeln!(
@@ -237,26 +229,6 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::Ok
     })
-}
-
-/// A JSON line about a place in an input (`file`, for a live input `partition`, `position`)
-/// with `fields` after them.
-fn place<const N: usize>(
-    name: &str,
-    partition: Option<i32>,
-    position: usize,
-    fields: [(&str, serde_json::Value); N],
-) -> serde_json::Value {
-    let mut m = serde_json::Map::new();
-    m.insert("file".into(), name.into());
-    if let Some(p) = partition {
-        m.insert("partition".into(), p.into());
-    }
-    m.insert("position".into(), position.into());
-    for (k, v) in fields {
-        m.insert(k.into(), v);
-    }
-    serde_json::Value::Object(m)
 }
 
 fn file_name(name: &str) -> &str {
@@ -305,6 +277,26 @@ struct Dumper {
 }
 
 impl Dumper {
+    /// A JSON line about a place in input `name` (`file`, for a live input `partition`,
+    /// `position`) with `fields` after them.
+    fn place<const N: usize>(
+        &self,
+        name: &str,
+        position: usize,
+        fields: [(&str, serde_json::Value); N],
+    ) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("file".into(), name.into());
+        if let Some(p) = self.partition {
+            m.insert("partition".into(), p.into());
+        }
+        m.insert("position".into(), position.into());
+        for (k, v) in fields {
+            m.insert(k.into(), v);
+        }
+        serde_json::Value::Object(m)
+    }
+
     fn new(args: &Args) -> Dumper {
         Dumper {
             format: args.format,
@@ -429,12 +421,7 @@ impl Dumper {
                 writeln!(
                     out,
                     "{}",
-                    place(
-                        name,
-                        self.partition,
-                        batch.position(),
-                        [("error", e.to_string().into())]
-                    )
+                    self.place(name, batch.position(), [("error", e.to_string().into())])
                 )?;
                 return Ok(false);
             }

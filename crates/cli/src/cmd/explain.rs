@@ -6,8 +6,8 @@
 //! no sense, and says what is wrong there. It uses the codec only for varints, CRCs,
 //! decompression and the layout constants.
 
-use crate::args::{DecompressArgs, Format};
-use crate::kafka::{self, KafkaArgs};
+use crate::args::{Format, ReadArgs};
+use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::{legacy as l, v2};
@@ -60,9 +60,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     #[command(flatten)]
-    decompress: DecompressArgs,
-    #[command(flatten)]
-    kafka: KafkaArgs,
+    read: ReadArgs,
 }
 
 /// When no --count is given, files up to this size (from --position) are explained whole.
@@ -139,7 +137,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let mut ex = Explainer {
         em: &mut em,
-        limit: args.decompress.max_decompressed_bytes,
+        limit: args.read.max_decompressed_bytes(),
         scratch: Vec::new(),
     };
     let mut pos = args.position;
@@ -183,7 +181,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
 /// The bytes of the first `count` entries (0: all, up to [`LIVE_CAP`]) of a live partition
 /// from `--start`; a truncated or corrupt entry ends the buffer (and is explained as such).
 fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
-    let (inputs, live) = kafka::expand_one_partition(&args.path, &args.kafka, "krec explain")?;
+    let (inputs, live) = kafka::expand_one_partition(&args.path, &args.read.kafka, "krec explain")?;
     let mut reader = inputs.open_raw(&live)?;
     let read_err = |e: io::Error| Failure::Usage(format!("{}: {e}", live.name));
     let mut buf = Vec::new();

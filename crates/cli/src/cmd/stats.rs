@@ -3,10 +3,10 @@
 
 mod what_if;
 
-use crate::args::{parse_compression, DecompressArgs, Format};
+use crate::args::{parse_compression, Format, ReadArgs};
 use crate::cmd::convert;
-use crate::kafka::{expand_inputs, Input, KafkaArgs};
-use crate::outcome::{Context, Failure, Outcome};
+use crate::kafka::{expand_inputs, Input};
+use crate::outcome::{Failure, Outcome};
 use crate::source::Next;
 use krecords_codec::convert::ConvertOptions;
 use krecords_codec::read::{Batch, Record};
@@ -91,9 +91,7 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
     #[command(flatten)]
-    decompress: DecompressArgs,
-    #[command(flatten)]
-    kafka: KafkaArgs,
+    read: ReadArgs,
 }
 
 /// Sizes of the entries of one magic and codec.
@@ -204,7 +202,7 @@ impl Feed {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let extra_levels = parse_levels(&args.levels)?;
-    let inputs = expand_inputs(&args.paths, &args.kafka)?;
+    let inputs = expand_inputs(&args.paths, &args.read.kafka)?;
     let paths = &inputs.items;
     let specs = if args.what_if {
         row_specs(&args, &extra_levels)?
@@ -227,10 +225,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             feed.block.name = source.name.as_str().into();
             loop {
                 let name = source.name.clone();
-                match source
-                    .next_entry()
-                    .context(|| format!("cannot read {name}"))?
-                {
+                match source.next()? {
                     Next::End => break,
                     Next::Partial(p) => {
                         summary.partial_bytes += p.bytes as u64;
@@ -254,8 +249,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                         }
                         let feeding = args.what_if && !feed.full;
                         let left_out = feed.left_out;
-                        match account(&batch, &mut scratch, args.decompress.max_decompressed_bytes)
-                        {
+                        match account(&batch, &mut scratch, args.read.max_decompressed_bytes()) {
                             Ok((key, g, headers)) => {
                                 summary.records += g.records;
                                 let entry = groups.entry(key).or_default();
@@ -329,7 +323,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             threads: threads.min(specs.len()).max(1),
             timing: (!args.no_timing).then(|| Duration::from_millis(args.min_time_ms)),
             clock: what_if::Clock::detect(),
-            decompress_limit: args.decompress.max_decompressed_bytes,
+            decompress_limit: args.read.max_decompressed_bytes(),
             total_bytes,
         };
         let measured = what_if::run(&specs, &cfg, &mut scan)?;
@@ -468,7 +462,7 @@ fn row_specs(
                     Some(codec),
                     level,
                     args.records_per_batch,
-                    args.decompress.max_decompressed_bytes,
+                    args.read.max_decompressed_bytes(),
                 );
                 opts.validate()
                     .map_err(|e| Failure::Usage(format!("--levels: {e}")))?;

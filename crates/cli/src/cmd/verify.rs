@@ -6,8 +6,8 @@
 //! The checks are the log's ([`krecords_log::check`]); this command picks the inputs, runs the
 //! partitions of a data directory in parallel and prints the problems the checks report.
 
-use crate::args::{DecompressArgs, Format};
-use crate::kafka::{expand_inputs, KafkaArgs, KafkaUrl};
+use crate::args::{Format, ReadArgs};
+use crate::kafka::{expand_inputs, KafkaUrl};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::Source;
 use krecords_log::check::{self, CheckError, Checker, Problem, ProblemKind};
@@ -71,9 +71,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     #[command(flatten)]
-    decompress: DecompressArgs,
-    #[command(flatten)]
-    kafka: KafkaArgs,
+    read: ReadArgs,
     /// In a data directory, only the partitions of topics matching this glob (*, ?, [...]).
     #[arg(long, value_name = "GLOB")]
     topic: Option<String>,
@@ -169,7 +167,7 @@ fn failure(e: CheckError) -> Failure {
 
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let limit = args.decompress.max_decompressed_bytes;
+    let limit = args.read.max_decompressed_bytes();
     let printer = RefCell::new(Printer {
         format: args.format,
         out,
@@ -182,7 +180,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     for path in &args.paths {
         if path.to_str().and_then(KafkaUrl::parse).is_some() {
             // A live topic or partition: its entries, fetched, checked as a file of entries.
-            let inputs = expand_inputs(std::slice::from_ref(path), &args.kafka)?;
+            let inputs = expand_inputs(std::slice::from_ref(path), &args.read.kafka)?;
             for input in &inputs.items {
                 let mut source = inputs.open(input, None)?;
                 let name = source.name.clone();
@@ -384,12 +382,7 @@ fn data_dir<W: Write>(
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .clamp(1, parts.len());
     let format = args.format;
-    let results = verify_partitions(
-        &parts,
-        threads,
-        format,
-        args.decompress.max_decompressed_bytes,
-    );
+    let results = verify_partitions(&parts, threads, format, args.read.max_decompressed_bytes());
     let mut ranges = BTreeMap::new();
     let mut bad = Vec::new();
     for (part, r) in parts.iter().zip(results) {

@@ -283,7 +283,70 @@ pub enum Batch<'a> {
     V2(V2Batch<'a>),
 }
 
+/// The fields only a v2 batch header has beyond offsets, timestamps and the codec: producer
+/// state, the transactional and control flags, the partition leader epoch and the delete
+/// horizon. A v0/v1 entry has none of them and reads as [`V2HeaderFields::NONE`], the values a
+/// v2 batch carries when they are unset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct V2HeaderFields {
+    /// Partition leader epoch as stored (-1: unset).
+    pub partition_leader_epoch: i32,
+    /// Producer id as stored (-1: none).
+    pub producer_id: i64,
+    /// Producer epoch as stored (-1: none).
+    pub producer_epoch: i16,
+    /// Base sequence as stored (-1: none).
+    pub base_sequence: i32,
+    /// The transactional flag.
+    pub transactional: bool,
+    /// The control flag.
+    pub control: bool,
+    /// The delete horizon (KIP-534), when the batch has one.
+    pub delete_horizon_ms: Option<i64>,
+}
+
+impl V2HeaderFields {
+    /// No producer, no epoch, not transactional, not control, no delete horizon.
+    pub const NONE: V2HeaderFields = V2HeaderFields {
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        transactional: false,
+        control: false,
+        delete_horizon_ms: None,
+    };
+}
+
 impl<'a> Batch<'a> {
+    /// The entry's v2-only header fields ([`V2HeaderFields::NONE`] for v0/v1).
+    ///
+    /// ```
+    /// use krecords_codec::read::{Entries, V2HeaderFields};
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    ///
+    /// let mut b = V2Builder::new(0).producer(7, 0, 0);
+    /// b.append(&NewRecord::new(1714000000000, None, Some(b"x"))).unwrap();
+    /// let bytes = b.finish().unwrap();
+    /// let fields = Entries::new(&bytes).next().unwrap().unwrap().v2_header_fields();
+    /// assert_eq!(fields.producer_id, 7);
+    /// assert_eq!(V2HeaderFields { producer_id: 7, producer_epoch: 0, base_sequence: 0, ..V2HeaderFields::NONE }, fields);
+    /// ```
+    pub fn v2_header_fields(&self) -> V2HeaderFields {
+        match self {
+            Batch::Legacy(_) => V2HeaderFields::NONE,
+            Batch::V2(b) => V2HeaderFields {
+                partition_leader_epoch: b.raw_partition_leader_epoch(),
+                producer_id: b.raw_producer_id(),
+                producer_epoch: b.raw_producer_epoch(),
+                base_sequence: b.raw_base_sequence(),
+                transactional: b.is_transactional(),
+                control: b.is_control(),
+                delete_horizon_ms: b.delete_horizon_ms(),
+            },
+        }
+    }
+
     /// The whole entry, offset and size prefix included.
     pub fn as_bytes(&self) -> &'a [u8] {
         match self {
