@@ -10,7 +10,7 @@ use crate::args::{Format, ReadArgs};
 use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
-use krecords_codec::read::{legacy as l, v2};
+use krecords_codec::read::{legacy as l, v2, EntryPrefix, MIN_ENTRY_SIZE};
 use krecords_codec::varint::{read_varint, read_varlong};
 use krecords_codec::{Compression, LOG_OVERHEAD, MAGIC_OFFSET};
 use serde_json::{json, Value};
@@ -147,11 +147,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let avail = len - pos;
         let prefix_len = avail.min(LOG_OVERHEAD as u64) as usize;
         read_at(&mut *input, pos, prefix_len, &mut buf).map_err(read_err)?;
-        let size = (buf.len() >= LOG_OVERHEAD)
-            .then(|| i32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]));
-        let declared = size
-            .filter(|&s| s >= 14)
-            .map(|s| s as u64 + LOG_OVERHEAD as u64);
+        let declared = EntryPrefix::parse(&buf).and_then(|p| p.entry_len());
         let present = match declared {
             Some(total) if total <= avail => total,
             Some(_) => avail.min(PARTIAL_READ_CAP),
@@ -195,13 +191,9 @@ fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
         if got < LOG_OVERHEAD {
             break;
         }
-        let size = i32::from_be_bytes([
-            buf[start + 8],
-            buf[start + 9],
-            buf[start + 10],
-            buf[start + 11],
-        ]);
-        let Ok(size) = usize::try_from(size) else {
+        let Some(size) =
+            EntryPrefix::parse(&buf[start..]).and_then(|p| usize::try_from(p.size).ok())
+        else {
             break;
         };
         if start + LOG_OVERHEAD + size > LIVE_CAP {
@@ -263,8 +255,9 @@ fn seek_to_position(
             ));
         }
         read_at(input, pos, LOG_OVERHEAD, &mut prefix)?;
-        let size = i32::from_be_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]);
-        if size < 14 {
+        let p = EntryPrefix::parse(&prefix);
+        let Some(len) = p.and_then(|p| p.entry_len()) else {
+            let size = p.map_or(0, |p| p.size);
             return Err(Halt::Data(
                 Loc::file(0),
                 format!(
@@ -272,8 +265,8 @@ fn seek_to_position(
                      explain it with --position {pos}"
                 ),
             ));
-        }
-        let next = pos + LOG_OVERHEAD as u64 + size as u64;
+        };
+        let next = pos + len;
         if next > position {
             return Err(Halt::Data(
                 Loc::file(0),
@@ -511,6 +504,11 @@ impl<'a> Cur<'a> {
         Ok((loc, b, i32::from_be_bytes([b[0], b[1], b[2], b[3]])))
     }
 
+    fn u32(&mut self, what: &str) -> Result<(Loc, &'a [u8], u32), Halt> {
+        let (loc, b) = self.take(4, what)?;
+        Ok((loc, b, u32::from_be_bytes([b[0], b[1], b[2], b[3]])))
+    }
+
     fn i64(&mut self, what: &str) -> Result<(Loc, &'a [u8], i64), Halt> {
         let (loc, b) = self.take(8, what)?;
         let mut a = [0u8; 8];
@@ -671,8 +669,7 @@ impl<W: Write> Explainer<'_, '_, W> {
             Some(m) => format!("entry with invalid magic {}", m as i8),
             None => "entry".into(),
         };
-        let size_field = (buf.len() >= LOG_OVERHEAD)
-            .then(|| i32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]));
+        let size_field = EntryPrefix::parse(buf).map(|p| p.size);
         let heading = match (declared, size_field) {
             (Some(d), _) if d <= avail => format!("{kind} at byte {at}, {}", plural(d as usize, "byte")),
             (Some(d), _) => format!(
@@ -691,7 +688,9 @@ impl<W: Write> Explainer<'_, '_, W> {
             self.line(Line::new(loc, b, "size", size).note("bytes after this field"))?;
             self.em.error(
                 loc,
-                &format!("entry size {size} is below the minimum of 14; cannot go on"),
+                &format!(
+                    "entry size {size} is below the minimum of {MIN_ENTRY_SIZE}; cannot go on"
+                ),
             )?;
             return Ok(true);
         }
@@ -750,8 +749,7 @@ impl<W: Write> Explainer<'_, '_, W> {
         self.line(Line::new(loc, b, "partition leader epoch", epoch).note(note))?;
         let (loc, b, magic) = c.i8("magic")?;
         self.line(Line::new(loc, b, "magic", magic).note("v2: record batch"))?;
-        let (loc, b) = c.take(4, "crc")?;
-        let stored = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let (loc, b, stored) = c.u32("crc")?;
         let covered = format!(
             "CRC-32C of bytes {}..{}, attributes to the end",
             at + v2::ATTRIBUTES_OFFSET,
@@ -1240,14 +1238,13 @@ impl<W: Write> Explainer<'_, '_, W> {
             "bytes after this field; the message is {} bytes",
             i64::from(size) + LOG_OVERHEAD as i64
         )))?;
-        if size < 14 {
+        if size < MIN_ENTRY_SIZE {
             return Err(Halt::Data(
                 loc,
-                format!("message size {size} is below the minimum of 14"),
+                format!("message size {size} is below the minimum of {MIN_ENTRY_SIZE}"),
             ));
         }
-        let (loc, b) = c.take(4, &name("crc"))?;
-        let stored = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let (loc, b, stored) = c.u32(&name("crc"))?;
         let start = c.base.pos + l::MAGIC_OFFSET;
         let covered = if c.base.decompressed {
             format!(
@@ -1467,14 +1464,16 @@ impl<W: Write> Explainer<'_, '_, W> {
         let mut pos = 0usize;
         let mut last = 0i64;
         let mut count = 0usize;
-        while let Some(prefix) = data.get(pos..pos + LOG_OVERHEAD) {
-            let size = i32::from_be_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]);
-            if size < 14 || data.len() - pos - LOG_OVERHEAD < size as usize {
+        while let Some(p) = data.get(pos..).and_then(EntryPrefix::parse) {
+            let Some(len) = p.entry_len().and_then(|l| usize::try_from(l).ok()) else {
+                break;
+            };
+            if data.len() - pos < len {
                 break;
             }
-            last = i64::from_be_bytes(prefix[..8].try_into().unwrap_or([0; 8]));
+            last = p.offset;
             count += 1;
-            pos += LOG_OVERHEAD + size as usize;
+            pos += len;
         }
         if count == 0 {
             return Err(Halt::Data(
@@ -1495,13 +1494,18 @@ impl<W: Write> Explainer<'_, '_, W> {
                 return self.inner_tail(&c);
             }
             let rest = &c.data[c.p..];
-            let size = i32::from_be_bytes([rest[8], rest[9], rest[10], rest[11]]);
+            let Some(EntryPrefix {
+                offset: relative,
+                size,
+            }) = EntryPrefix::parse(rest)
+            else {
+                return self.inner_tail(&c);
+            };
             let total =
                 usize::try_from(size).map_or(usize::MAX, |s| s.saturating_add(LOG_OVERHEAD));
-            if size >= 14 && total > rest.len() {
+            if size >= MIN_ENTRY_SIZE && total > rest.len() {
                 return self.inner_tail(&c);
             }
-            let relative = i64::from_be_bytes(rest[..8].try_into().unwrap_or([0; 8]));
             let absolute = if magic == 1 && wrapper_offset != 0 {
                 wrapper_offset - last + relative
             } else {
@@ -1512,7 +1516,7 @@ impl<W: Write> Explainer<'_, '_, W> {
                 prefix: &prefix,
                 inner: Some((absolute, log_append_time)),
             };
-            if size < 14 {
+            if size < MIN_ENTRY_SIZE {
                 let mut sub = c.sub(rest.len());
                 return self.legacy_message(&mut sub, &ctx, false);
             }

@@ -190,10 +190,9 @@ impl<'a> Entries<'a> {
             self.done = true;
             return Ok(None);
         }
-        if rest.len() < LOG_OVERHEAD {
+        let Some(EntryPrefix { size, .. }) = EntryPrefix::parse(rest) else {
             return self.stop_partial(None);
-        }
-        let size = i32_at(rest, 8);
+        };
         if size < MIN_ENTRY_SIZE {
             self.done = true;
             return Err(Error::InvalidLength {
@@ -281,6 +280,48 @@ pub enum Batch<'a> {
     Legacy(LegacyBatch<'a>),
     /// Magic 2: a record batch.
     V2(V2Batch<'a>),
+}
+
+/// The 12-byte prefix every entry starts with, whatever its format: an offset (a v2 batch's base
+/// offset, a v0/v1 entry's last offset) and the size of the bytes that follow. Tools that walk
+/// entries without parsing them (positioning, counting, sizing a read) read it here.
+///
+/// ```
+/// use krecords_codec::read::EntryPrefix;
+///
+/// let mut bytes = 42i64.to_be_bytes().to_vec();
+/// bytes.extend_from_slice(&61i32.to_be_bytes());
+/// let p = EntryPrefix::parse(&bytes).unwrap();
+/// assert_eq!((p.offset, p.size, p.entry_len()), (42, 61, Some(73)));
+/// assert_eq!(EntryPrefix::parse(&bytes[..11]), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryPrefix {
+    /// The offset field.
+    pub offset: i64,
+    /// The size field as stored: in damaged input it may be negative or far too large.
+    pub size: i32,
+}
+
+impl EntryPrefix {
+    /// The prefix at the start of `buf`; `None` when `buf` holds fewer than
+    /// [`LOG_OVERHEAD`] bytes.
+    pub fn parse(buf: &[u8]) -> Option<EntryPrefix> {
+        let b = buf.get(..LOG_OVERHEAD)?;
+        Some(EntryPrefix {
+            offset: i64_at(b, 0),
+            size: i32_at(b, 8),
+        })
+    }
+
+    /// The whole entry's length, prefix included, when the size field is at least
+    /// [`MIN_ENTRY_SIZE`]; `None` for a size no entry can have (damaged input).
+    pub fn entry_len(&self) -> Option<u64> {
+        let size = u64::try_from(self.size)
+            .ok()
+            .filter(|_| self.size >= MIN_ENTRY_SIZE)?;
+        size.checked_add(LOG_OVERHEAD as u64)
+    }
 }
 
 /// The fields only a v2 batch header has beyond offsets, timestamps and the codec: producer

@@ -19,8 +19,7 @@
 //! anything is read for it. A size field that promises more bytes than the input has ends the
 //! stream as a [`Partial`] tail.
 
-use super::bytes::i32_at;
-use super::{Batch, Entries, Partial, HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE};
+use super::{Batch, Entries, EntryPrefix, Partial, HEADER_SIZE_UP_TO_MAGIC};
 use crate::{Error, LOG_OVERHEAD};
 use std::io::{self, Read};
 
@@ -299,10 +298,12 @@ impl<F: Fill> Streamer<F> {
         }
         self.fill(HEADER_SIZE_UP_TO_MAGIC)?;
         let mut exists = true;
-        if self.buffered() >= LOG_OVERHEAD {
-            let size = i32_at(self.buf.get(self.start..).unwrap_or(&[]), 8);
-            if size >= MIN_ENTRY_SIZE && size as usize <= self.max_entry_size {
-                let total = (size as usize).saturating_add(LOG_OVERHEAD);
+        if let Some(prefix) = EntryPrefix::parse(self.buf.get(self.start..self.end).unwrap_or(&[]))
+        {
+            let len = prefix.entry_len().and_then(|l| usize::try_from(l).ok());
+            if let Some(total) =
+                len.filter(|&l| l.saturating_sub(LOG_OVERHEAD) <= self.max_entry_size)
+            {
                 // Do not grow the window for bytes that cannot exist.
                 exists = match self.input.len_from(self.read_pos()) {
                     Some(rest) => (self.buffered() as u64).saturating_add(rest) >= total as u64,
