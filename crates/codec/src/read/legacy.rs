@@ -258,15 +258,9 @@ impl<'a> LegacyBatch<'a> {
         self.records_with(scratch, limit, true)
     }
 
-    /// [`Self::checked_records`], refusing bytes the fields do not account for.
-    fn checked_strict<'b>(
-        &self,
-        scratch: &'b mut Vec<u8>,
-        limit: usize,
-    ) -> Result<LegacyRecords<'b>>
-    where
-        'a: 'b,
-    {
+    /// Refuses bytes after the value that the message's fields do not account for (Kafka's
+    /// reader takes them; [`Self::validate_with`] does not).
+    fn check_no_trailing_bytes(&self) -> Result<()> {
         if self.trailing != 0 {
             return Err(Error::InvalidLength {
                 at: self.position.saturating_add(8),
@@ -278,7 +272,7 @@ impl<'a> LegacyBatch<'a> {
                 found: i64::from(self.message_size()),
             });
         }
-        self.checked_records(scratch, limit)
+        Ok(())
     }
 
     /// [`Self::records`], checking every inner message's CRC when `check_crc`.
@@ -371,7 +365,8 @@ impl<'a> LegacyBatch<'a> {
     ///
     /// The first problem found.
     pub fn validate_with(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
-        for record in self.checked_strict(scratch, limit)? {
+        self.check_no_trailing_bytes()?;
+        for record in self.checked_records(scratch, limit)? {
             record?;
         }
         Ok(())
