@@ -451,3 +451,30 @@ fn original_v2_header_only() -> Vec<u8> {
     bytes.truncate(40);
     bytes
 }
+
+/// Found by the `entries` fuzz target: in a zstd batch, a record whose offset delta lies outside
+/// the batch's range was reported at its position in the *decompressed* records (byte 0), not
+/// inside the batch. The error now points at the compressed records section, as every other
+/// error from decompressed records does.
+#[test]
+fn offset_delta_error_in_compressed_records_points_into_the_batch() {
+    let input =
+        include_bytes!("../../../fuzz/regressions/entries/offset-delta-in-compressed-records");
+    let base = 1_000_003;
+    let mut scratch = Vec::new();
+    let mut seen = 0;
+    for batch in Entries::with_base(input, base) {
+        let Ok(batch) = batch else { break };
+        let (lo, hi) = (batch.position(), batch.position() + batch.size_in_bytes());
+        if let Err(e) = batch.validate_with(&mut scratch, DEFAULT_DECOMPRESS_LIMIT) {
+            seen += 1;
+            let at = e.position().expect("a reader error has a position");
+            assert!(
+                (lo..hi).contains(&at),
+                "error at {at} outside {lo}..{hi}: {e}"
+            );
+            assert!(e.to_string().contains("in the decompressed records"), "{e}");
+        }
+    }
+    assert_eq!(seen, 1, "the input's one batch is refused");
+}

@@ -793,6 +793,9 @@ impl<'a> V2Records<'a> {
                             record.offset_delta, self.max_offset_delta
                         ),
                     };
+                    // An uncompressed record's position is absolute already (`finish`); a
+                    // decompressed one's is not, and the error points at the section instead.
+                    let e = if self.compressed { self.locate(e) } else { e };
                     self.stop();
                     return Some(Err(e));
                 }
