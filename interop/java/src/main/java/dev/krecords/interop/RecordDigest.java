@@ -7,16 +7,10 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
@@ -81,7 +75,7 @@ public final class RecordDigest {
                 new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             c.assign(List.of(tp));
             c.seekToBeginning(List.of(tp));
-            long end = stableEnd(bootstrap, tp);
+            long end = ShipConsume.stableEnd(bootstrap, tp, System.nanoTime() + TIMEOUT.toNanos());
             long idle = System.nanoTime();
             while (c.position(tp, TIMEOUT) < end) {
                 boolean any = false;
@@ -141,24 +135,5 @@ public final class RecordDigest {
         scratch.putInt(b == null ? -1 : b.length);
         sha.update(scratch.array(), 0, 4);
         if (b != null) sha.update(b);
-    }
-
-    /** The high watermark once the last stable offset has caught up with it. */
-    private static long stableEnd(String bootstrap, TopicPartition tp) throws Exception {
-        Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        try (Admin admin = Admin.create(p)) {
-            while (true) {
-                long hw = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
-                        new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).partitionResult(tp).get().offset();
-                long lso = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
-                        new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).partitionResult(tp).get().offset();
-                if (lso == hw) return hw;
-                if (System.nanoTime() > deadline)
-                    throw new IllegalStateException("a transaction stays open: LSO " + lso + ", HW " + hw);
-                Thread.sleep(100);
-            }
-        }
     }
 }

@@ -79,8 +79,8 @@ public final class ShipConsume {
         out.flush();
     }
 
-    /** The high watermark once the last stable offset has caught up with it. */
-    private static long stableEnd(String bootstrap, TopicPartition tp, long deadline) throws Exception {
+    /** The high watermark once the last stable offset has caught up with it (RecordDigest uses it too). */
+    static long stableEnd(String bootstrap, TopicPartition tp, long deadline) throws Exception {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(p)) {
