@@ -773,15 +773,27 @@ ship_sections() {
     count_results ship "$w/$name-sections.txt"
 }
 
-# ship_crash NAME SRC_DIR TARGET_TOPIC ROUNDS: the crash test. ROUNDS times `krec ship` of SRC_DIR
-# (read_committed records in $w/crash-source.jsonl) into partition 0 of TARGET_TOPIC on
+# ship_crash NAME SRC_DIR TARGET_TOPIC ROUNDS [PARTS]: the crash test. ROUNDS times `krec ship` of
+# SRC_DIR (read_committed records in $w/crash-source.jsonl) into partition 0 of TARGET_TOPIC on
 # $bootstrap, 16 KiB transactions, SIGKILLed after 50-500 ms; then a run to the end. Every
 # committed source record must be there exactly once at read_committed, and read_uncommitted may
-# add only repeats of source records (aborted transactions). $bootstrap and $w are the caller's.
+# add only repeats of source records (aborted transactions). With PARTS > 1, SRC_DIR goes to
+# partitions 0..PARTS-1 in one job (links named NAME-P), two partitions at once (--parallel 2),
+# and every partition is checked. $bootstrap and $w are the caller's.
 ship_crash() {
-    local name="$1" src="$2" target="$3" rounds="$4" i kills=0 finished=0 ms pid last_run
+    local name="$1" src="$2" target="$3" rounds="$4" parts="${5:-1}" i kills=0 finished=0 ms pid last_run
+    local args=("$src" "kafka://$bootstrap/$target/0")
+    if [ "$parts" -gt 1 ]; then
+        mkdir -p "$w/$name-links"
+        args=()
+        for ((i = 0; i < parts; i++)); do
+            ln -sfn "$src" "$w/$name-links/$name-$i"
+            args+=("$w/$name-links/$name-$i")
+        done
+        args+=("kafka://$bootstrap/$target" --parallel 2)
+    fi
     for ((i = 0; i < rounds; i++)); do
-        "$KREC" ship "$src" "kafka://$bootstrap/$target/0" --job "$name" --txn-bytes 16384 \
+        "$KREC" ship "${args[@]}" --job "$name" --txn-bytes 16384 \
             >/dev/null 2>>"$w/$name.err" &
         pid=$!
         ms=$((50 + RANDOM % 450))
@@ -793,17 +805,23 @@ ship_crash() {
         fi
         wait "$pid" 2>/dev/null || true
     done
-    if ! timeout 300 "$KREC" ship "$src" "kafka://$bootstrap/$target/0" --job "$name" \
+    if ! timeout 300 "$KREC" ship "${args[@]}" --job "$name" \
             --txn-bytes 16384 --format json >"$w/$name.json" 2>>"$w/$name.err"; then
         fail "ship-$name" "the final run failed:"
         show_log "$w/$name.err"
     fi
-    jrun "$PKG.ShipConsume" "$bootstrap" "$target" 0 read_committed >"$w/$name-rc.jsonl" 2>"$w/$name-consume.err"
-    jrun "$PKG.ShipConsume" "$bootstrap" "$target" 0 read_uncommitted >"$w/$name-ru.jsonl" 2>>"$w/$name-consume.err"
-    python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/$name-rc.jsonl" "name=ship-$name" >"$w/$name.txt"
-    python3 interop/broker/ship_check.py uncommitted "$w/crash-source.jsonl" "$w/$name-ru.jsonl" "name=ship-$name-uncommitted" >>"$w/$name.txt"
-    last_run="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partitions"][0]["records"])' "$w/$name.json" 2>/dev/null || echo '?')"
-    sed -i "s/^PASS ship-$name: /PASS ship-$name: $rounds rounds ($kills killed, $finished ended before the kill; the last run shipped the remaining $last_run records), then /" "$w/$name.txt"
+    last_run="$(python3 -c 'import json,sys; print(sum(p["records"] for p in json.load(open(sys.argv[1]))["partitions"]))' "$w/$name.json" 2>/dev/null || echo '?')"
+    : >"$w/$name.txt"
+    local p check
+    for ((p = 0; p < parts; p++)); do
+        check="ship-$name"
+        [ "$parts" -eq 1 ] || check="ship-$name-p$p"
+        jrun "$PKG.ShipConsume" "$bootstrap" "$target" "$p" read_committed >"$w/$name-rc-$p.jsonl" 2>"$w/$name-consume.err"
+        jrun "$PKG.ShipConsume" "$bootstrap" "$target" "$p" read_uncommitted >"$w/$name-ru-$p.jsonl" 2>>"$w/$name-consume.err"
+        python3 interop/broker/ship_check.py records "$w/crash-source.jsonl" "$w/$name-rc-$p.jsonl" "name=$check" >>"$w/$name.txt"
+        python3 interop/broker/ship_check.py uncommitted "$w/crash-source.jsonl" "$w/$name-ru-$p.jsonl" "name=$check-uncommitted" >>"$w/$name.txt"
+    done
+    sed -i "s/^PASS \(ship-$name[-p0-9]*\): /PASS \1: $rounds rounds ($kills killed, $finished ended before the kill; the last run shipped the remaining $last_run records of $parts partitions), then /" "$w/$name.txt"
     count_results ship "$w/$name.txt"
 }
 
@@ -830,7 +848,8 @@ step_ship() {
     fi
     pass ship-broker "Kafka broker for krec ship on $bootstrap"
     local topics=(demo:1 compacted:1 table:1:cleanup.policy=compact,segment.ms=100,min.cleanable.dirty.ratio=0.01
-        tablecopy:1 segments:1 copy:1 copysecure:1 follow:1 open:1 crash:1 restart:1 small:1:max.message.bytes=2000)
+        tablecopy:1 segments:1 copy:1 copysecure:1 follow:1 open:1 crash:1 restart:1 small:1:max.message.bytes=2000
+        multi:3 multicrash:3)
     ship_topics "$bootstrap" "$w" ship "${topics[@]}" || return 0
     # The demo partition: v0, v1 and v2 segments, compression, an idempotent retry, a committed
     # and an aborted transaction.
@@ -901,6 +920,29 @@ print(sum(1 for l in sys.stdin for e in [json.loads(l)]
     ship_and_compare copy-secure "$w/demo/orders-0" ship-copysecure \
         "kafka://$(cat "$dir/bootstrap-sasl-ssl")/ship-demo/0" \
         --source-F "$dir/client-sasl-ssl.properties" || true
+    # Three partitions in one job, two at a time (--parallel 2: the third starts when one ends),
+    # each on a connection of its own, in shared transactions: the demo partition, the
+    # compacted log and the segments directory into partitions 0, 1 and 2 of ship-multi.
+    mkdir -p "$w/multi"
+    ln -sfn "$w/demo/orders-0" "$w/multi/m-0"
+    ln -sfn "$w/table-0" "$w/multi/m-1"
+    ln -sfn "$w/segs-0" "$w/multi/m-2"
+    if timeout 300 "$KREC" ship "$w"/multi/m-{0,1,2} "kafka://$bootstrap/ship-multi" --job multi \
+            --parallel 2 --txn-bytes 65536 --format json >"$w/multi.json" 2>"$w/multi.err"; then
+        : >"$w/multi.txt"
+        local mp
+        for mp in 0 1 2; do
+            "$KREC" log read "$w/multi/m-$mp" --isolation read-committed --bytes hex >"$w/multi-source-$mp.jsonl"
+            jrun "$PKG.ShipConsume" "$bootstrap" ship-multi "$mp" read_committed >"$w/multi-target-$mp.jsonl" 2>"$w/multi-consume.err"
+            python3 interop/broker/ship_check.py records "$w/multi-source-$mp.jsonl" "$w/multi-target-$mp.jsonl" \
+                "name=ship-multi-p$mp" >>"$w/multi.txt"
+        done
+        sed -i "s/^PASS ship-multi-p\([0-9]\): /PASS ship-multi-p\1: one job, three partitions, two at a time; /" "$w/multi.txt"
+        count_results ship "$w/multi.txt"
+    else
+        fail ship-multi "krec ship of three partitions failed:"
+        show_log "$w/multi.err"
+    fi
     # --follow: a krecords log written to while the job runs (plain appends, a committed and an
     # aborted transaction); the job keeps shipping until every committed record is there.
     "$KREC" log create "$w/edge-0" >/dev/null
@@ -1020,6 +1062,8 @@ for i in range(int(sys.argv[1]), int(sys.argv[2])):
     count_results ship "$w/ship-big.txt"
     # The crash test.
     ship_crash crash "$w/crash-0" ship-crash "$rounds"
+    # And with three partitions in one job, two shipping at once.
+    ship_crash multicrash "$w/crash-0" ship-multicrash "${SHIP_MULTI_CRASH_ROUNDS:-15}" 3
     # Stop the broker, then the records sections of the target's v2 batches.
     if ! interop/broker/broker.sh stop "$dir" 2>"$w/stop.log"; then
         fail ship-broker-stop "the broker did not stop cleanly:"

@@ -149,6 +149,11 @@ pub struct ClientConfig {
     pub delivery_timeout: Duration,
     /// `max.in.flight.requests.per.connection`.
     pub max_in_flight: usize,
+    /// `queue.buffering.max.kbytes` (librdkafka's name, in KiB) or `buffer.memory` (Java's, in
+    /// bytes): how many bytes of batches a producer holds that are not acknowledged yet
+    /// (queued or in flight, all partitions together); a send waits while they are more.
+    /// Default 32 MiB (librdkafka's default is 1 GiB, Java's 32 MiB).
+    pub buffer_memory: usize,
 }
 
 /// A secret string (`sasl.password`): readable as a `&str`, shown as `"<redacted>"` by `Debug`,
@@ -209,12 +214,20 @@ impl Default for ClientConfig {
             transaction_timeout: Duration::from_millis(60_000),
             delivery_timeout: Duration::from_millis(120_000),
             max_in_flight: 5,
+            buffer_memory: 32 << 20,
         }
     }
 }
 
 fn config_err(msg: impl Into<String>) -> Error {
     Error::Config(msg.into())
+}
+
+fn positive(name: &str, n: usize) -> Result<usize> {
+    if n == 0 {
+        return Err(config_err(format!("{name}: must be at least 1")));
+    }
+    Ok(n)
 }
 
 fn parse_num<T: std::str::FromStr>(name: &str, value: &str) -> Result<T> {
@@ -346,6 +359,14 @@ impl ClientConfig {
             "transaction.timeout.ms" => self.transaction_timeout = parse_ms(name, v)?,
             "message.timeout.ms" | "delivery.timeout.ms" => {
                 self.delivery_timeout = parse_ms(name, v)?
+            }
+            "queue.buffering.max.kbytes" => {
+                let kib: usize = parse_num(name, v)?;
+                self.buffer_memory = positive(name, kib)?.saturating_mul(1024);
+            }
+            "buffer.memory" => {
+                let bytes: usize = parse_num(name, v)?;
+                self.buffer_memory = positive(name, bytes)?;
             }
             "max.in.flight.requests.per.connection" | "max.in.flight" => {
                 let n: usize = parse_num(name, v)?;

@@ -42,6 +42,9 @@ pub(crate) struct Connection {
     versions: HashMap<i16, (i16, i16)>,
     /// When the last response arrived (or the connection was set up).
     last_used: Instant,
+    /// The buffer requests are encoded in, kept between requests (a Produce request is as
+    /// large as its batch: a new buffer for each would be paged in each time).
+    frame: BytesMut,
 }
 
 impl std::fmt::Debug for Connection {
@@ -113,6 +116,7 @@ impl Connection {
             max_response_size: config.max_response_size,
             versions: HashMap::new(),
             last_used: Instant::now(),
+            frame: BytesMut::new(),
         };
         conn.negotiate_versions(config.request_timeout).await?;
         if config.security_protocol.uses_sasl() {
@@ -140,6 +144,7 @@ impl Connection {
             max_response_size,
             versions: HashMap::new(),
             last_used: Instant::now(),
+            frame: BytesMut::new(),
         }
     }
 
@@ -259,7 +264,9 @@ impl Connection {
             self.write_frame(&frame, request).await?;
             self.read_body::<R>(correlation_id, version).await
         };
-        within(&broker, timeout, request, exchange).await
+        let body = within(&broker, timeout, request, exchange).await;
+        self.keep_frame(frame);
+        body
     }
 
     async fn write_frame(&mut self, frame: &[u8], request: RequestName) -> Result<()> {
@@ -305,8 +312,9 @@ impl Connection {
         let frame = self.encode_request(req, version)?;
         let correlation_id = self.correlation_id;
         let broker = self.broker.clone();
-        within(&broker, timeout, request, self.write_frame(&frame, request)).await?;
-        Ok(correlation_id)
+        let written = within(&broker, timeout, request, self.write_frame(&frame, request)).await;
+        self.keep_frame(frame);
+        written.map(|()| correlation_id)
     }
 
     /// Reads the response of a request sent with [`Connection::send_only`]: the next frame,
@@ -324,6 +332,15 @@ impl Connection {
         self.decode_body::<R>(body, version)
     }
 
+    /// Keeps an encoded request's buffer for the next request (up to 16 MiB of it).
+    fn keep_frame(&mut self, frame: BytesMut) {
+        if frame.capacity() <= 16 << 20 {
+            self.frame = frame;
+        }
+    }
+
+    /// Encodes the size prefix, header and body of `req` in the connection's request buffer,
+    /// with the next correlation id; [`Connection::keep_frame`] takes the buffer back.
     fn encode_request<R: Request>(&mut self, req: &R, version: i16) -> Result<BytesMut> {
         let request = name_of::<R>();
         let enc = |message: String| Error::Encode {
@@ -337,7 +354,8 @@ impl Connection {
             .with_request_api_version(version)
             .with_correlation_id(self.correlation_id)
             .with_client_id(Some(self.client_id.clone()));
-        let mut buf = BytesMut::with_capacity(256);
+        let mut buf = std::mem::take(&mut self.frame);
+        buf.clear();
         buf.extend_from_slice(&[0; 4]);
         header
             .encode(&mut buf, R::header_version(version))

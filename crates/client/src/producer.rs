@@ -28,21 +28,24 @@
 //! ([`Error::ProducerState`] for every later call) and the transaction is left to be aborted
 //! by the next InitProducerId of the same transactional id, or by its timeout.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+mod window;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
 
 use bytes::Bytes;
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
-use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::txn_offset_commit_request::{
     TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
 };
 use kafka_protocol::messages::{
-    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, ApiKey, EndTxnRequest,
-    FindCoordinatorRequest, GroupId, InitProducerIdRequest, OffsetFetchRequest,
-    OffsetFetchResponse, ProduceRequest, ProducerId, TopicName, TransactionalId,
-    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, EndTxnRequest, FindCoordinatorRequest,
+    GroupId, InitProducerIdRequest, OffsetFetchRequest, OffsetFetchResponse, ProducerId, TopicName,
+    TransactionalId, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -51,7 +54,8 @@ use krecords_codec::read::{Batch, Entries};
 
 use crate::client::Client;
 use crate::conn::{name_of, Connection};
-use crate::error::{Error, KafkaCode, RequestName, Result};
+use crate::error::{Error, KafkaCode, Result};
+use window::{Handle, Pool, Prepared};
 
 /// Highest versions used: below KIP-890's transaction version 2 (Produce 12, EndTxn 5,
 /// TxnOffsetCommit 5, AddOffsetsToTxn 4, AddPartitionsToTxn 4+ is broker-only), and the last
@@ -79,6 +83,9 @@ enum Retry {
     No,
     /// Retry on the same coordinator after a backoff.
     Same,
+    /// Retry on the same coordinator soon: the previous transaction is still being completed
+    /// (its markers written), which takes milliseconds.
+    Soon,
     /// Look the coordinator up again, then retry.
     Refind,
 }
@@ -89,9 +96,9 @@ fn coordinator_retry(e: &Error) -> Retry {
             Some(ResponseError::NotCoordinator | ResponseError::CoordinatorNotAvailable) => {
                 Retry::Refind
             }
+            Some(ResponseError::ConcurrentTransactions) => Retry::Soon,
             Some(
                 ResponseError::CoordinatorLoadInProgress
-                | ResponseError::ConcurrentTransactions
                 | ResponseError::UnstableOffsetCommit
                 | ResponseError::RequestTimedOut
                 | ResponseError::NetworkException
@@ -147,8 +154,12 @@ fn is_unknown_topic(e: &Error) -> bool {
 }
 
 /// One batch acknowledged by Produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Produced {
+    /// The topic the batch went to.
+    pub topic: String,
+    /// The partition the batch went to.
+    pub partition: i32,
     /// The offset the broker gave the batch's first record; `None` when the broker answered
     /// DUPLICATE_SEQUENCE_NUMBER (it had the batch already, from a request whose answer was
     /// lost).
@@ -268,6 +279,21 @@ impl Client {
     }
 
     /// Sleeps `retry.backoff.ms`, doubled per attempt up to `retry.backoff.max.ms`.
+    /// The backoff before retrying CONCURRENT_TRANSACTIONS: 5 ms, doubling up to
+    /// `retry.backoff.ms`. The coordinator answers it while the previous transaction's markers
+    /// are being written, for the first request of the next transaction right after a commit;
+    /// waiting the full `retry.backoff.ms` (100 ms) there would idle every partition once per
+    /// transaction. (Kafka's Java producer retries the first AddPartitionsToTxn of a
+    /// transaction after 20 ms for the same reason.)
+    async fn backoff_soon(&self, attempt: &mut u32) {
+        let config = self.config();
+        let delay = Duration::from_millis(5)
+            .saturating_mul(1u32 << (*attempt).min(16))
+            .min(config.retry_backoff.max(Duration::from_millis(5)));
+        *attempt = attempt.saturating_add(1);
+        tokio::time::sleep(delay).await;
+    }
+
     async fn backoff(&self, attempt: &mut u32) {
         let config = self.config();
         let delay = config
@@ -299,6 +325,7 @@ impl Client {
         let deadline = Instant::now() + self.config().delivery_timeout;
         let timeout = self.config().request_timeout;
         let mut attempt = 0;
+        let mut soon_attempt = 0;
         loop {
             let c = match coordinator {
                 Some(c) => c.clone(),
@@ -317,6 +344,10 @@ impl Client {
                     _ if Instant::now() >= deadline => return Err(e),
                     Retry::Refind => *coordinator = None,
                     Retry::Same => {}
+                    Retry::Soon => {
+                        self.backoff_soon(&mut soon_attempt).await;
+                        continue;
+                    }
                 },
             }
             self.backoff(&mut attempt).await;
@@ -410,7 +441,10 @@ impl Client {
             in_transaction: false,
             added: HashSet::new(),
             failed: None,
-            conns: HashMap::new(),
+            pool: Pool::default(),
+            memory: Arc::new(Semaphore::new(memory_kib(self.config()))),
+            windows: Vec::new(),
+            acknowledged: Vec::new(),
         };
         let timeout_ms =
             i32::try_from(self.config().transaction_timeout.as_millis()).unwrap_or(i32::MAX);
@@ -455,8 +489,16 @@ pub struct TransactionalProducer {
     added: HashSet<(String, i32)>,
     /// Why the producer stopped, once a fatal error happened.
     failed: Option<String>,
-    /// The producer's own connections (pipelined Produce), by `host:port`.
-    conns: HashMap<String, Connection>,
+    /// The producer's own connections (pipelined Produce) not in use by a window.
+    pool: Pool,
+    /// `buffer.memory` in KiB: a batch takes its size from it until it is acknowledged.
+    memory: Arc<Semaphore>,
+    /// The Produce tasks of the partitions sent to since the last flush. Each has a
+    /// connection of its own: a broker serves one connection's requests one at a time, so
+    /// partitions on separate connections are appended in parallel.
+    windows: Vec<Handle>,
+    /// Acknowledgements of earlier windows not taken by [`TransactionalProducer::flush`] yet.
+    acknowledged: Vec<Produced>,
 }
 
 impl TransactionalProducer {
@@ -604,220 +646,158 @@ impl TransactionalProducer {
     }
 
     /// Produces `batches` (each one whole v2 batch, not a control batch) to `topic`/`partition`
-    /// in the open transaction, in order, and waits until all are acknowledged (`acks=all`).
-    /// Each batch gets the producer id, epoch, the partition's next sequence, the
-    /// transactional flag, base offset 0 and partition leader epoch -1; its records bytes are
-    /// not touched. Up to `max.in.flight.requests.per.connection` requests are in flight.
+    /// in the open transaction, in order, and waits until all are acknowledged (`acks=all`):
+    /// [`TransactionalProducer::send`] for each, then [`TransactionalProducer::flush`], whose
+    /// acknowledgements it returns (those of earlier `send`s not taken yet come first).
     ///
     /// # Errors
     ///
-    /// [`Error::ProducerState`] outside a transaction; [`Error::Corrupt`] for a batch that is
-    /// not one whole v2 data batch; the broker's fatal errors ([`Error::Kafka`] with the
-    /// Produce request and the partition); [`Error::UnknownPartition`]; retriable errors that
-    /// lasted past `message.timeout.ms`. After an error the producer is stopped.
+    /// As [`TransactionalProducer::send`].
     pub async fn produce(
         &mut self,
         topic: &str,
         partition: i32,
         batches: Vec<Vec<u8>>,
     ) -> Result<Vec<Produced>> {
+        for b in batches {
+            self.send(topic, partition, b).await?;
+        }
+        self.flush().await
+    }
+
+    /// Sends `batch` (one whole v2 batch, not a control batch) to `topic`/`partition` in the
+    /// open transaction, after the batches sent before it, and returns once its request is
+    /// written: the caller reads the next batch while the broker appends. Up to
+    /// `max.in.flight.requests.per.connection` requests are in flight; a full window first
+    /// waits for the oldest answer. The batch gets the producer id, epoch, the partition's
+    /// next sequence, the transactional flag, base offset 0 and partition leader epoch -1; its
+    /// records bytes are not touched. Acknowledgements are collected by
+    /// [`TransactionalProducer::flush`], which [`TransactionalProducer::commit`] also waits
+    /// for. Each partition has its own window and connection: batches of several partitions
+    /// sent in turn are appended by the broker in parallel.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ProducerState`] outside a transaction; [`Error::Corrupt`] for a batch that is
+    /// not one whole v2 data batch; the broker's fatal errors for this or an earlier batch
+    /// ([`Error::Kafka`] with the Produce request and the partition); [`Error::UnknownPartition`];
+    /// retriable errors that lasted past `message.timeout.ms`. After an error the producer is
+    /// stopped.
+    pub async fn send(&mut self, topic: &str, partition: i32, batch: Vec<u8>) -> Result<()> {
         self.check()?;
         if !self.in_transaction {
-            return Err(Error::ProducerState("produce outside a transaction".into()));
+            return Err(Error::ProducerState("send outside a transaction".into()));
         }
-        match self.produce_inner(topic, partition, batches).await {
-            Ok(r) => Ok(r),
+        match self.send_inner(topic, partition, batch).await {
+            Ok(()) => Ok(()),
             Err(e) => self.fail(e),
         }
     }
 
-    async fn produce_inner(
-        &mut self,
-        topic: &str,
-        partition: i32,
-        batches: Vec<Vec<u8>>,
-    ) -> Result<Vec<Produced>> {
-        if batches.is_empty() {
-            return Ok(Vec::new());
-        }
-        // Patch every batch first: a bad one stops before anything is sent.
-        let key = (topic.to_owned(), partition);
-        let mut sequence = self.sequences.get(&key).copied().unwrap_or(0);
-        let mut prepared: Vec<(Bytes, i32, i32)> = Vec::with_capacity(batches.len());
-        for mut bytes in batches {
-            let span = batch_span(&bytes).map_err(|source| Error::Corrupt {
-                broker: "(local)".to_owned(),
-                topic: topic.to_owned(),
-                partition,
-                offset: -1,
-                source,
-            })?;
-            let patch = V2HeaderPatch {
-                base_offset: Some(0),
-                partition_leader_epoch: Some(-1),
-                producer: Some((self.producer_id, self.epoch, sequence)),
-                transactional: Some(true),
-            };
-            patch_v2_header(&mut bytes, &patch).map_err(|source| Error::Corrupt {
-                broker: "(local)".to_owned(),
-                topic: topic.to_owned(),
-                partition,
-                offset: -1,
-                source,
-            })?;
-            prepared.push((Bytes::from(bytes), span, sequence));
-            // Kafka's sequences wrap at i32::MAX to 0.
-            sequence = if i32::MAX - sequence < span {
-                span - (i32::MAX - sequence) - 1
-            } else {
-                sequence + span
-            };
-        }
+    async fn send_inner(&mut self, topic: &str, partition: i32, batch: Vec<u8>) -> Result<()> {
+        // Patch first: a bad batch stops before anything is sent.
+        let prepared = self.prepare(topic, partition, batch)?;
         self.add_partitions(topic, &[partition]).await?;
-        let results = self.send_pipelined(topic, partition, &prepared).await?;
-        self.sequences.insert(key, sequence);
-        Ok(results)
-    }
-
-    /// Sends the prepared batches with up to `max_in_flight` requests outstanding. On a
-    /// retriable error, the connection is dropped (discarding answers still due) and every
-    /// batch from the first unacknowledged one is sent again, with its sequence unchanged.
-    async fn send_pipelined(
-        &mut self,
-        topic: &str,
-        partition: i32,
-        prepared: &[(Bytes, i32, i32)],
-    ) -> Result<Vec<Produced>> {
-        let config = self.client.config().clone();
-        let deadline = Instant::now() + config.delivery_timeout;
-        let timeout = config.request_timeout;
-        let acks_timeout = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-        let mut results: Vec<Produced> = Vec::with_capacity(prepared.len());
-        let mut attempt = 0u32;
-        let mut unknown_topic_retries = 0u32;
-        while results.len() < prepared.len() {
-            let round = self
-                .produce_round(
+        let i = match self
+            .windows
+            .iter()
+            .position(|w| w.topic == topic && w.partition == partition)
+        {
+            Some(i) => i,
+            None => {
+                let h = window::spawn(
+                    &self.client,
+                    &self.transactional_id,
+                    &self.pool,
                     topic,
                     partition,
-                    prepared,
-                    &mut results,
-                    acks_timeout,
-                    timeout,
-                    config.max_in_flight,
-                )
-                .await;
-            let Err(e) = round else { continue };
-            let unknown = is_unknown_topic(&e);
-            if unknown {
-                unknown_topic_retries += 1;
+                );
+                self.windows.push(h);
+                self.windows.len() - 1
             }
-            if !produce_retriable(&e)
-                || Instant::now() >= deadline
-                || (unknown && unknown_topic_retries > config.retries)
-            {
-                return Err(e);
-            }
-            self.client.forget_leader(topic);
-            self.client.backoff(&mut attempt).await;
+        };
+        // Wait while the batches not acknowledged yet take all of buffer.memory (the
+        // partitions' tasks make room as answers arrive).
+        let kib = prepared
+            .bytes
+            .len()
+            .div_ceil(1024)
+            .clamp(1, memory_kib(self.client.config()));
+        let memory = Arc::clone(&self.memory)
+            .acquire_many_owned(u32::try_from(kib).unwrap_or(u32::MAX))
+            .await
+            .map_err(|_| Error::ProducerState("the producer's memory was closed".into()))?;
+        if self.windows[i].send(prepared, memory) {
+            return Ok(());
         }
-        Ok(results)
+        // The partition's task ended: it failed.
+        let (acked, r) = self.windows.remove(i).finish().await;
+        self.acknowledged.extend(acked);
+        Err(r.err().unwrap_or_else(|| {
+            Error::ProducerState("a partition's Produce task ended early".into())
+        }))
     }
 
-    /// One round of [`Self::send_pipelined`]: to the current leader, from `results.len()` on,
-    /// until done or the first error.
-    #[allow(clippy::too_many_arguments)]
-    async fn produce_round(
-        &mut self,
-        topic: &str,
-        partition: i32,
-        prepared: &[(Bytes, i32, i32)],
-        results: &mut Vec<Produced>,
-        acks_timeout: i32,
-        timeout: Duration,
-        max_in_flight: usize,
-    ) -> Result<()> {
-        let leader = self.client.leader(topic, partition).await?;
-        let addr = format!("{}:{}", leader.host, leader.port);
-        let mut conn = match self.conns.remove(&addr) {
-            Some(c) => c,
-            None => {
-                self.client
-                    .open_connection(&leader.host, leader.port)
-                    .await?
-            }
+    /// Patches `bytes` for the partition's next sequence and advances it.
+    fn prepare(&mut self, topic: &str, partition: i32, mut bytes: Vec<u8>) -> Result<Prepared> {
+        let corrupt = |source| Error::Corrupt {
+            broker: "(local)".to_owned(),
+            topic: topic.to_owned(),
+            partition,
+            offset: -1,
+            source,
         };
-        let version = conn.version::<ProduceRequest>(PRODUCE_MAX)?;
-        let request = |records: &Bytes| {
-            ProduceRequest::default()
-                .with_transactional_id(Some(TransactionalId(str_bytes(&self.transactional_id))))
-                .with_acks(-1)
-                .with_timeout_ms(acks_timeout)
-                .with_topic_data(vec![TopicProduceData::default()
-                    .with_name(TopicName(str_bytes(topic)))
-                    .with_partition_data(vec![PartitionProduceData::default()
-                        .with_index(partition)
-                        .with_records(Some(records.clone()))])])
+        let span = batch_span(&bytes).map_err(corrupt)?;
+        let key = (topic.to_owned(), partition);
+        let sequence = self.sequences.get(&key).copied().unwrap_or(0);
+        let patch = V2HeaderPatch {
+            base_offset: Some(0),
+            partition_leader_epoch: Some(-1),
+            producer: Some((self.producer_id, self.epoch, sequence)),
+            transactional: Some(true),
         };
-        let mut in_flight: VecDeque<(usize, i32)> = VecDeque::new();
-        let mut next = results.len();
-        // A request's answer may take the whole acks timeout, plus the network.
-        let answer_timeout = timeout.saturating_mul(2);
-        loop {
-            while in_flight.len() < max_in_flight && next < prepared.len() {
-                let corr = conn
-                    .send_only(&request(&prepared[next].0), version, timeout)
-                    .await?;
-                in_flight.push_back((next, corr));
-                next += 1;
-            }
-            let Some((index, corr)) = in_flight.pop_front() else {
-                break;
-            };
-            let resp = conn
-                .receive::<ProduceRequest>(corr, version, answer_timeout)
-                .await?;
-            let p = resp
-                .responses
-                .iter()
-                .filter(|t| t.name.0.as_str() == topic)
-                .flat_map(|t| t.partition_responses.iter())
-                .find(|p| p.index == partition)
-                .ok_or_else(|| Error::Protocol {
-                    broker: conn.broker.clone(),
-                    request: RequestName(ApiKey::Produce),
-                    version,
-                    message: format!("no answer for {topic}/{partition}"),
-                })?;
-            let (_, span, base_sequence) = prepared[index];
-            let base_offset = match p.error_code {
-                0 => Some(p.base_offset),
-                c if c == ResponseError::DuplicateSequenceNumber.code() => None,
-                c => {
-                    let mut context = format!(
-                        "{topic}/{partition} (sequence {base_sequence}, {} bytes)",
-                        prepared[index].0.len()
-                    );
-                    if let Some(m) = &p.error_message {
-                        context.push_str(": ");
-                        context.push_str(m.as_str());
-                    }
-                    return Err(Error::Kafka {
-                        broker: conn.broker.clone(),
-                        request: RequestName(ApiKey::Produce),
-                        code: KafkaCode(c),
-                        context: Some(context),
-                    });
-                }
-            };
-            results.push(Produced {
-                base_offset,
-                records: span,
-                base_sequence,
-            });
+        patch_v2_header(&mut bytes, &patch).map_err(corrupt)?;
+        // Kafka's sequences wrap at i32::MAX to 0.
+        let next = if i32::MAX - sequence < span {
+            span - (i32::MAX - sequence) - 1
+        } else {
+            sequence + span
+        };
+        self.sequences.insert(key, next);
+        Ok(Prepared {
+            bytes: Bytes::from(bytes),
+            span,
+            sequence,
+        })
+    }
+
+    /// Waits until every batch sent is acknowledged, and returns the acknowledgements not
+    /// taken yet: per partition in the order its batches were sent, the partitions in the
+    /// order they were first sent to.
+    ///
+    /// # Errors
+    ///
+    /// As [`TransactionalProducer::send`]. After an error the producer is stopped.
+    pub async fn flush(&mut self) -> Result<Vec<Produced>> {
+        self.check()?;
+        match self.retire_windows().await {
+            Ok(()) => Ok(std::mem::take(&mut self.acknowledged)),
+            Err(e) => self.fail(e),
         }
-        self.conns.insert(addr, conn);
-        Ok(())
+    }
+
+    /// Ends every window's task once all its batches are acknowledged, keeping the
+    /// acknowledgements; the first error.
+    async fn retire_windows(&mut self) -> Result<()> {
+        let mut first_error = None;
+        for h in std::mem::take(&mut self.windows) {
+            let (mut acked, r) = h.finish().await;
+            self.acknowledged.append(&mut acked);
+            if let Err(e) = r {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Adds `group`'s offsets to the open transaction: AddOffsetsToTxn on the transaction
@@ -948,6 +928,16 @@ impl TransactionalProducer {
         if !self.in_transaction {
             return Err(Error::ProducerState("no transaction is open".into()));
         }
+        // Every Produce of the transaction is answered before its EndTxn (one arriving after
+        // an abort's markers would start a transaction nobody ends).
+        let produced = self.retire_windows().await;
+        if committed {
+            if let Err(e) = produced {
+                return self.fail(e);
+            }
+        } else {
+            self.acknowledged.clear();
+        }
         if self.added.is_empty() {
             // Nothing reached the coordinator: there is no transaction to end.
             self.in_transaction = false;
@@ -978,6 +968,14 @@ impl TransactionalProducer {
     }
 }
 
+/// `buffer.memory` in KiB, as the producer's semaphore counts it.
+fn memory_kib(config: &crate::ClientConfig) -> usize {
+    config
+        .buffer_memory
+        .div_ceil(1024)
+        .clamp(1, u32::MAX as usize)
+}
+
 /// The offset span (last offset delta + 1) of `bytes`, which must be exactly one v2 data
 /// batch.
 fn batch_span(bytes: &[u8]) -> krecords_codec::Result<i32> {
@@ -1003,6 +1001,8 @@ fn batch_span(bytes: &[u8]) -> krecords_codec::Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::RequestName;
+    use kafka_protocol::messages::ApiKey;
     use krecords_codec::write::{NewRecord, V2Builder};
 
     #[test]
@@ -1046,7 +1046,7 @@ mod tests {
         );
         assert_eq!(
             coordinator_retry(&kafka(ResponseError::ConcurrentTransactions)),
-            Retry::Same
+            Retry::Soon
         );
         assert_eq!(
             coordinator_retry(&kafka(ResponseError::InvalidProducerEpoch)),

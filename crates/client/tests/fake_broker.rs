@@ -7,6 +7,7 @@
 #![allow(unsafe_code)] // the recording allocator
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -108,6 +109,8 @@ struct Ctx {
     port: u16,
     /// How many requests of this key came before this one, on all connections.
     nth: usize,
+    /// The connection (numbered from 1 in the order they were accepted).
+    connection: usize,
 }
 
 struct Fake {
@@ -230,7 +233,13 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             });
             nth
         };
-        match handler(&Ctx { host, port, nth }, &header, body) {
+        let ctx = Ctx {
+            host,
+            port,
+            nth,
+            connection,
+        };
+        match handler(&ctx, &header, body) {
             Action::Send(bytes) => {
                 if sock.write_all(&bytes).await.is_err() {
                     return;
@@ -307,6 +316,17 @@ async fn metadata_only(topic_error: i16, partition_error: i16) -> Fake {
 }
 
 fn metadata(ctx: &Ctx, header: &RequestHeader, topic_error: i16, partition_error: i16) -> Vec<u8> {
+    metadata_of(ctx, header, topic_error, partition_error, 1)
+}
+
+/// Metadata of `TOPIC` with `partitions` partitions, all led by the fake.
+fn metadata_of(
+    ctx: &Ctx,
+    header: &RequestHeader,
+    topic_error: i16,
+    partition_error: i16,
+    partitions: i32,
+) -> Vec<u8> {
     let resp = MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
             .with_node_id(BrokerId(0))
@@ -317,13 +337,19 @@ fn metadata(ctx: &Ctx, header: &RequestHeader, topic_error: i16, partition_error
             .with_name(Some(TopicName(StrBytes::from_static_str(TOPIC))))
             .with_error_code(topic_error)
             .with_topic_id(TOPIC_ID)
-            .with_partitions(vec![MetadataResponsePartition::default()
-                .with_partition_index(0)
-                .with_error_code(partition_error)
-                .with_leader_id(BrokerId(if partition_error == 0 { 0 } else { -1 }))
-                .with_leader_epoch(7)
-                .with_replica_nodes(vec![BrokerId(0)])
-                .with_isr_nodes(vec![BrokerId(0)])])]);
+            .with_partitions(
+                (0..partitions)
+                    .map(|p| {
+                        MetadataResponsePartition::default()
+                            .with_partition_index(p)
+                            .with_error_code(partition_error)
+                            .with_leader_id(BrokerId(if partition_error == 0 { 0 } else { -1 }))
+                            .with_leader_epoch(7)
+                            .with_replica_nodes(vec![BrokerId(0)])
+                            .with_isr_nodes(vec![BrokerId(0)])
+                    })
+                    .collect(),
+            )]);
     frame(header, &resp)
 }
 
@@ -1359,6 +1385,9 @@ use krecords_client::OffsetToCommit;
 /// One Produce request as the fake saw it.
 #[derive(Debug, Clone)]
 struct Sent {
+    partition: i32,
+    /// The connection it came on.
+    connection: usize,
     pid: i64,
     epoch: i16,
     sequence: i32,
@@ -1381,8 +1410,8 @@ enum ProduceAnswer {
 #[derive(Default)]
 struct TxnLog {
     sent: Vec<Sent>,
-    /// Sequences appended (the fake's log), in order.
-    appended: Vec<i32>,
+    /// Sequences appended per partition (the fake's log), in order.
+    appended: BTreeMap<i32, Vec<i32>>,
     end_txn: Vec<bool>,
     offsets: Vec<(i64, Option<String>)>,
     init_calls: usize,
@@ -1390,6 +1419,9 @@ struct TxnLog {
     /// UNSTABLE_OFFSET_COMMIT.
     end_txn_errors: usize,
     offset_fetch_errors: usize,
+    /// AddPartitionsToTxn answers still to be CONCURRENT_TRANSACTIONS (the previous
+    /// transaction's markers still being written).
+    add_partitions_errors: usize,
 }
 
 fn producer_api_versions(header: &RequestHeader) -> Vec<u8> {
@@ -1425,7 +1457,7 @@ async fn txn_fake(
         let mut log = log2.lock().unwrap();
         match key {
             ApiKey::ApiVersions => Action::Send(producer_api_versions(header)),
-            ApiKey::Metadata => Action::Send(metadata(ctx, header, 0, 0)),
+            ApiKey::Metadata => Action::Send(metadata_of(ctx, header, 0, 0, 2)),
             ApiKey::FindCoordinator => {
                 let req = FindCoordinatorRequest::decode(&mut body, v).unwrap();
                 let mut resp = FindCoordinatorResponse::default();
@@ -1460,6 +1492,13 @@ async fn txn_fake(
                 assert!(v <= 3, "transaction version 1 requests only");
                 let req = AddPartitionsToTxnRequest::decode(&mut body, v).unwrap();
                 assert_eq!(req.v3_and_below_producer_id, ProducerId(4242));
+                // Versions up to 3 carry errors per partition.
+                let code = if log.add_partitions_errors > 0 {
+                    log.add_partitions_errors -= 1;
+                    ResponseError::ConcurrentTransactions.code()
+                } else {
+                    0
+                };
                 let resp = AddPartitionsToTxnResponse::default()
                     .with_results_by_topic_v3_and_below(
                         req.v3_and_below_topics
@@ -1473,6 +1512,7 @@ async fn txn_fake(
                                             .map(|p| {
                                                 AddPartitionsToTxnPartitionResult::default()
                                                     .with_partition_index(*p)
+                                                    .with_partition_error_code(code)
                                             })
                                             .collect(),
                                     )
@@ -1491,9 +1531,12 @@ async fn txn_fake(
                     1,
                     "one batch per request"
                 );
+                let partition = req.topic_data[0].partition_data[0].index;
                 let records = req.topic_data[0].partition_data[0].records.clone().unwrap();
                 let b = Entries::new(&records).next().unwrap().unwrap();
                 let sent = Sent {
+                    partition,
+                    connection: ctx.connection,
                     pid: b.producer_id().unwrap(),
                     epoch: b.producer_epoch().unwrap(),
                     sequence: b.base_sequence().unwrap(),
@@ -1508,24 +1551,23 @@ async fn txn_fake(
                 let answer = script(nth);
                 if let Some(ProduceAnswer::Close) = answer {
                     // The broker appends, then the connection dies before the answer.
-                    if !log.appended.contains(&sent.sequence) {
-                        log.appended.push(sent.sequence);
+                    let appended = log.appended.entry(partition).or_default();
+                    if !appended.contains(&sent.sequence) {
+                        appended.push(sent.sequence);
                     }
                     return Action::Close;
                 }
                 let code = match answer {
                     Some(ProduceAnswer::Error(e)) => e.code(),
                     _ => {
-                        let expected = log
-                            .appended
-                            .last()
-                            .map_or(0, |_| log.appended.len() as i32 * span);
-                        if log.appended.contains(&sent.sequence) {
+                        let appended = log.appended.entry(partition).or_default();
+                        let expected = appended.len() as i32 * span;
+                        if appended.contains(&sent.sequence) {
                             ResponseError::DuplicateSequenceNumber.code()
                         } else if sent.sequence != expected {
                             ResponseError::OutOfOrderSequenceNumber.code()
                         } else {
-                            log.appended.push(sent.sequence);
+                            appended.push(sent.sequence);
                             0
                         }
                     }
@@ -1536,7 +1578,7 @@ async fn txn_fake(
                     )
                     .with_name(TopicName(StrBytes::from_static_str(TOPIC)))
                     .with_partition_responses(vec![PartitionProduceResponse::default()
-                        .with_index(0)
+                        .with_index(partition)
                         .with_error_code(code)
                         .with_base_offset(if code == 0 { base } else { -1 })])]);
                 Action::Send(frame(header, &resp))
@@ -1682,7 +1724,7 @@ async fn a_lost_produce_answer_is_retried_with_the_same_sequence() {
     // Pipelined: the third batch may have been sent before the second's answer was lost,
     // then again after the reconnection; the second is always sent again with sequence 3.
     assert!(seqs.iter().filter(|s| **s == 3).count() >= 3, "{seqs:?}");
-    assert_eq!(log.appended, [0, 3, 6], "each batch once in the log");
+    assert_eq!(log.appended[&0], [0, 3, 6], "each batch once in the log");
     assert!(produced[1].base_offset.is_none(), "answered as a duplicate");
 }
 
@@ -1790,4 +1832,116 @@ async fn coordinator_errors_are_retried_with_a_new_lookup() {
     let committed = client.offset_fetch("g", TOPIC, &[0], true).await.unwrap();
     assert_eq!(committed[0].offset, Some(9));
     assert_eq!(fake.count(ApiKey::OffsetFetch), 4);
+}
+
+#[tokio::test]
+async fn partitions_sent_in_turn_each_have_a_connection_and_their_own_sequences() {
+    let (fake, log) = txn_fake(0, |_| None).await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    p.begin().unwrap();
+    let originals = batches();
+    for b in &originals {
+        for partition in [0, 1] {
+            p.send(TOPIC, partition, b.clone()).await.unwrap();
+        }
+    }
+    let produced = p.flush().await.unwrap();
+    // Per partition in send order, partitions in the order first sent to.
+    let got: Vec<(i32, i32)> = produced
+        .iter()
+        .map(|pr| (pr.partition, pr.base_sequence))
+        .collect();
+    assert_eq!(got, [(0, 0), (0, 3), (0, 6), (1, 0), (1, 3), (1, 6)]);
+    assert!(produced.iter().all(|pr| pr.topic == TOPIC));
+    assert!(produced
+        .iter()
+        .all(|pr| pr.base_offset == Some(i64::from(pr.base_sequence) + 100)));
+    p.commit().await.unwrap();
+    let log = log.lock().unwrap();
+    assert_eq!(log.appended[&0], [0, 3, 6]);
+    assert_eq!(log.appended[&1], [0, 3, 6]);
+    assert_eq!(log.end_txn, [true]);
+    let conn_of = |partition: i32| {
+        let conns: std::collections::BTreeSet<usize> = log
+            .sent
+            .iter()
+            .filter(|s| s.partition == partition)
+            .map(|s| s.connection)
+            .collect();
+        assert_eq!(conns.len(), 1, "partition {partition}: {conns:?}");
+        conns.into_iter().next().unwrap()
+    };
+    assert_ne!(conn_of(0), conn_of(1), "a connection per partition");
+}
+
+#[tokio::test]
+async fn a_buffer_memory_smaller_than_a_batch_still_sends_every_batch() {
+    for property in ["buffer.memory=1", "queue.buffering.max.kbytes=1"] {
+        let (fake, log) = txn_fake(0, |_| None).await;
+        let client = Client::connect(fake.config(&[property])).await.unwrap();
+        let mut p = client.transactional_producer("t").await.unwrap();
+        p.begin().unwrap();
+        for round in 0..3 {
+            for b in batches() {
+                p.send(TOPIC, round % 2, b).await.unwrap();
+            }
+        }
+        assert_eq!(p.flush().await.unwrap().len(), 9, "{property}");
+        p.commit().await.unwrap();
+        assert_eq!(log.lock().unwrap().sent.len(), 9, "{property}");
+    }
+    assert!(ClientConfig::from_pairs(["buffer.memory=0"]).is_err());
+    assert!(ClientConfig::from_pairs(["queue.buffering.max.kbytes=0"]).is_err());
+}
+
+#[tokio::test]
+async fn an_abort_waits_for_every_produce_answer_before_end_txn() {
+    let (fake, log) = txn_fake(0, |_| None).await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    p.begin().unwrap();
+    for b in batches() {
+        p.send(TOPIC, 0, b.clone()).await.unwrap();
+        p.send(TOPIC, 1, b).await.unwrap();
+    }
+    p.abort().await.unwrap();
+    assert_eq!(log.lock().unwrap().end_txn, [false]);
+    let seen = fake.seen();
+    let end = seen.iter().position(|s| s.key == ApiKey::EndTxn).unwrap();
+    let produce: Vec<usize> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.key == ApiKey::Produce)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(produce.len(), 6);
+    assert!(produce.iter().all(|i| *i < end), "{seen:?}");
+    // The aborted batches' acknowledgements are not handed out by a later flush.
+    p.begin().unwrap();
+    assert!(p.flush().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn concurrent_transactions_after_a_commit_is_retried_without_the_full_backoff() {
+    let (fake, log) = txn_fake(0, |_| None).await;
+    log.lock().unwrap().add_partitions_errors = 3;
+    // retry.backoff.ms of 10 minutes: only the short CONCURRENT_TRANSACTIONS backoff lets this
+    // finish (the bound below is a hang guard, not a measurement).
+    let config = fake.config(&[
+        "retry.backoff.ms=600000",
+        "retry.backoff.max.ms=600000",
+        "message.timeout.ms=600000",
+    ]);
+    let client = Client::connect(config).await.unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    p.begin().unwrap();
+    let done = tokio::time::timeout(Duration::from_secs(120), async {
+        p.produce(TOPIC, 0, batches()).await?;
+        p.commit().await
+    })
+    .await;
+    assert!(matches!(done, Ok(Ok(()))), "{done:?}");
+    assert_eq!(fake.count(ApiKey::AddPartitionsToTxn), 4);
+    assert_eq!(log.lock().unwrap().end_txn, [true]);
 }

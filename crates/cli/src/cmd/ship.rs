@@ -28,7 +28,7 @@ use krecords_log::ship::{plan, Plan, PlanOptions, ShipKind};
 use krecords_log::transaction::AbortedTransaction;
 use krecords_log::Log;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -81,10 +81,13 @@ pub struct Args {
     /// Recompress every batch with this codec (none, gzip, snappy, lz4, zstd); default: keep.
     #[arg(long, value_name = "CODEC")]
     compression: Option<String>,
-    /// Source bytes per target transaction (each fetch of at most 8 MiB is produced at once;
-    /// a crash costs at most one transaction of work).
+    /// Source bytes per target transaction (a crash costs at most one transaction of work).
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     txn_bytes: u64,
+    /// Target partitions shipped at once, each on a connection of its own (a broker appends
+    /// one connection's requests one at a time); with --follow, all of them.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    parallel: usize,
 }
 
 /// Where a source's data comes from.
@@ -266,6 +269,8 @@ enum Reader {
     Log {
         dir: PathBuf,
         log: Option<Box<Log>>,
+        /// The last fetch's buffer, given back with [`Reader::recycle`].
+        spare: Vec<u8>,
     },
     Kafka {
         client: Client,
@@ -281,10 +286,14 @@ struct Fetched {
     aborted: Vec<AbortedTransaction>,
     /// Where reading continues (past gaps with no entries).
     next_offset: i64,
+    /// The source's last stable offset when it was read, if known (for the lag shown).
+    end: Option<i64>,
 }
 
-/// Largest fetch from a local log (a kafka:// source fetches max.partition.fetch.bytes).
-const FETCH_BYTES: usize = 8 << 20;
+/// Largest fetch from a local log (a kafka:// source fetches max.partition.fetch.bytes). Small
+/// enough that reading and planning one takes less time than the broker spends on the
+/// requests in flight meanwhile.
+const FETCH_BYTES: usize = 1 << 20;
 
 impl Reader {
     /// The next fetch from `pos`; `None` at the end of the committed data seen so far (a
@@ -297,7 +306,7 @@ impl Reader {
         name: &str,
     ) -> Result<Option<Fetched>, Failure> {
         match self {
-            Reader::Log { dir, log } => {
+            Reader::Log { dir, log, spare } => {
                 if log.is_none() {
                     *log = Some(Box::new(
                         Log::open_read_only(&*dir).map_err(|e| log_failure(name, &e))?,
@@ -310,20 +319,24 @@ impl Reader {
                 if pos >= l.last_stable_offset() {
                     return Ok(None);
                 }
+                let mut bytes = std::mem::take(spare);
+                bytes.clear();
                 let f = l
-                    .fetch(
+                    .fetch_into(
                         pos,
                         max_bytes.clamp(1, FETCH_BYTES),
                         krecords_log::transaction::IsolationLevel::ReadCommitted,
+                        &mut bytes,
                     )
                     .map_err(|e| log_failure(name, &e))?;
-                if f.bytes.is_empty() {
+                if bytes.is_empty() {
                     return Ok(None);
                 }
                 Ok(Some(Fetched {
-                    bytes: f.bytes,
+                    bytes,
                     aborted: f.aborted_transactions.unwrap_or_default(),
                     next_offset: f.next_offset,
+                    end: Some(f.last_stable_offset),
                 }))
             }
             Reader::Kafka {
@@ -356,6 +369,7 @@ impl Reader {
                             })
                             .collect(),
                         next_offset: c.next_offset,
+                        end: Some(c.last_stable_offset),
                     })),
                     Ok(None) => Ok(None),
                     Err(e) => Err(client_failure(name, &e)),
@@ -376,6 +390,13 @@ impl Reader {
         }
     }
 
+    /// Takes a planned fetch's buffer back for the next fetch.
+    fn recycle(&mut self, bytes: Vec<u8>) {
+        if let Reader::Log { spare, .. } = self {
+            *spare = bytes;
+        }
+    }
+
     /// Forgets what was read so that the next fetch sees appended data.
     fn refresh(&mut self) {
         match self {
@@ -383,6 +404,193 @@ impl Reader {
             Reader::Kafka { stream, .. } => *stream = None,
         }
     }
+}
+
+/// What the lanes share while shipping.
+struct Context<'a> {
+    rt: &'a Runtime,
+    /// The client configuration for kafka:// sources.
+    base: &'a ClientConfig,
+    options: PlanOptions,
+    /// The target topic.
+    topic: &'a str,
+    follow: bool,
+    producer: TransactionalProducer,
+    /// Per target partition: each source's position (what is committed, plus what this
+    /// transaction moved).
+    positions: BTreeMap<i32, BTreeMap<String, i64>>,
+    totals: BTreeMap<i32, Totals>,
+}
+
+/// A failed step: the target's errors are named after the target by the caller.
+enum StepError {
+    Client(krecords_client::Error),
+    Other(Failure),
+}
+
+impl From<Failure> for StepError {
+    fn from(f: Failure) -> Self {
+        StepError::Other(f)
+    }
+}
+
+/// The sources of one target partition, shipped one after the other.
+struct Lane<'a> {
+    partition: i32,
+    sources: Vec<&'a Source>,
+    /// The source being read: an index into `sources`.
+    current: usize,
+    reader: Option<Reader>,
+    /// Where reading continues in the current source.
+    pos: i64,
+    /// Read to the end of its last source (until the next --follow poll).
+    idle: bool,
+    /// When it became idle (--follow polls again --poll-ms later).
+    idle_since: Option<Instant>,
+    /// Positions moved since the last commit.
+    moved: bool,
+    /// Committed source records not read yet, as of the last fetch.
+    lag: i64,
+}
+
+impl<'a> Lane<'a> {
+    fn new(partition: i32, sources: Vec<&'a Source>) -> Self {
+        Lane {
+            partition,
+            sources,
+            current: 0,
+            reader: None,
+            pos: 0,
+            idle: false,
+            idle_since: None,
+            moved: false,
+            lag: 0,
+        }
+    }
+
+    /// Reads one fetch of the current source (moving on to the next source at the end of
+    /// one), plans it and sends its batches. The source bytes read, or `None` once the last
+    /// source has nothing more (the lane is then idle).
+    fn step(&mut self, cx: &mut Context<'_>, budget: usize) -> Result<Option<u64>, StepError> {
+        loop {
+            let Some(&source) = self.sources.get(self.current) else {
+                self.set_idle();
+                return Ok(None);
+            };
+            if self.reader.is_none() {
+                self.reader = Some(open_reader(source, cx)?);
+                self.pos = cx
+                    .positions
+                    .get(&self.partition)
+                    .and_then(|p| p.get(&source.id))
+                    .copied()
+                    .unwrap_or(0);
+                cx.totals
+                    .entry(self.partition)
+                    .or_default()
+                    .sources
+                    .push(source.id.clone());
+            }
+            let Some(reader) = self.reader.as_mut() else {
+                continue;
+            };
+            let Some(f) = reader.next(cx.rt, self.pos, budget, &source.id)? else {
+                self.lag = 0;
+                let last = self.current + 1 == self.sources.len();
+                if last && cx.follow {
+                    self.set_idle();
+                    return Ok(None);
+                }
+                if let Some((lso, hw)) = reader.stalled() {
+                    eprintln!(
+                        "krec: note: {}: stopped at offset {lso}, the last stable offset (high watermark {hw}): a transaction is still open there; run again once it has ended",
+                        source.id
+                    );
+                }
+                self.current += 1;
+                self.reader = None;
+                continue;
+            };
+            let p = plan(&f.bytes, self.pos, &f.aborted, &cx.options)
+                .map_err(|e| log_failure(&source.id, &e))?;
+            reader.recycle(f.bytes);
+            let t = cx.totals.entry(self.partition).or_default();
+            t.add_plan(&p);
+            let next = p.next_offset.max(f.next_offset).max(self.pos);
+            self.lag = f.end.map_or(0, |end| (end - next).max(0));
+            if next != self.pos {
+                self.pos = next;
+                self.moved = true;
+                cx.positions
+                    .entry(self.partition)
+                    .or_default()
+                    .insert(source.id.clone(), next);
+            }
+            let read = p.source_bytes.max(1);
+            if p.batches.is_empty() {
+                return Ok(Some(read));
+            }
+            let producer = &mut cx.producer;
+            if !producer.in_transaction() {
+                producer.begin().map_err(StepError::Client)?;
+            }
+            let (topic, partition) = (cx.topic, self.partition);
+            cx.rt
+                .block_on(async {
+                    for b in p.batches {
+                        producer.send(topic, partition, b.bytes).await?;
+                    }
+                    Ok(())
+                })
+                .map_err(StepError::Client)?;
+            return Ok(Some(read));
+        }
+    }
+
+    fn set_idle(&mut self) {
+        self.idle = true;
+        self.idle_since = Some(Instant::now());
+    }
+
+    /// After a --follow poll interval: look for appended data again.
+    fn wake(&mut self) {
+        if let Some(r) = self.reader.as_mut() {
+            r.refresh();
+        }
+        self.idle = false;
+        self.idle_since = None;
+    }
+}
+
+/// Opens the reader of `source`.
+fn open_reader(source: &Source, cx: &Context<'_>) -> Result<Reader, Failure> {
+    Ok(match &source.kind {
+        Kind::Dir(d) => Reader::Log {
+            dir: d.clone(),
+            log: None,
+            spare: Vec::new(),
+        },
+        Kind::Segments(l) => Reader::Log {
+            dir: l.path.clone(),
+            log: None,
+            spare: Vec::new(),
+        },
+        Kind::Kafka(url, p) => {
+            let mut c = cx.base.clone();
+            c.set("bootstrap.servers", &url.servers)
+                .map_err(|e| usage(format!("{}: {e}", source.id)))?;
+            let sc = cx
+                .rt
+                .block_on(Client::connect(c))
+                .map_err(|e| client_failure(&source.id, &e))?;
+            Reader::Kafka {
+                client: sc,
+                topic: url.topic.clone(),
+                partition: *p,
+                stream: None,
+            }
+        }
+    })
 }
 
 /// Per target partition totals for the report.
@@ -508,7 +716,10 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     config
         .set("bootstrap.servers", &target.servers)
         .map_err(|e| usage(format!("{target_arg}: {e}")))?;
-    let rt = tokio::runtime::Builder::new_current_thread()
+    // One I/O thread: the target partitions' Produce tasks write and read there while this
+    // thread reads and plans the sources.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| Failure::Io(e, "cannot start the I/O runtime".into()))?;
@@ -550,7 +761,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     }
 
     // Fence an older run and abort its open transaction, then read where the last commit ended.
-    let mut producer: TransactionalProducer = rt
+    let producer: TransactionalProducer = rt
         .block_on(client.transactional_producer(&txn_id))
         .map_err(fail)?;
     let mut partitions: Vec<i32> = sources.iter().map(|s| s.partition).collect();
@@ -571,122 +782,155 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         );
     }
 
-    let mut totals: BTreeMap<i32, Totals> = BTreeMap::new();
+    // One lane per target partition (its sources in order); up to --parallel lanes are
+    // shipped at once, each on its own connection, in shared transactions.
+    let mut by_partition: BTreeMap<i32, Vec<&Source>> = BTreeMap::new();
+    for s in &sources {
+        by_partition.entry(s.partition).or_default().push(s);
+    }
+    let mut waiting: VecDeque<Lane> = by_partition
+        .into_iter()
+        .map(|(partition, sources)| Lane::new(partition, sources))
+        .collect();
+    // --follow keeps every lane open: each follows its last source.
+    let parallel = if args.follow {
+        waiting.len()
+    } else {
+        args.parallel.max(1)
+    };
+    let mut active: Vec<Lane> = Vec::new();
+    let mut cx = Context {
+        rt: &rt,
+        base: &base,
+        options,
+        topic: &target.topic,
+        follow: args.follow,
+        producer,
+        positions,
+        totals: BTreeMap::new(),
+    };
     let mut progress = Progress::new("ship", crate::progress::Unit::Bytes, u64::MAX, 0);
     let mut shipped_bytes = 0u64;
-    for source in &sources {
-        let mut reader = match &source.kind {
-            Kind::Dir(d) => Reader::Log {
-                dir: d.clone(),
-                log: None,
-            },
-            Kind::Segments(l) => Reader::Log {
-                dir: l.path.clone(),
-                log: None,
-            },
-            Kind::Kafka(url, p) => {
-                let mut c = base.clone();
-                c.set("bootstrap.servers", &url.servers)
-                    .map_err(|e| usage(format!("{}: {e}", source.id)))?;
-                let sc = rt
-                    .block_on(Client::connect(c))
-                    .map_err(|e| client_failure(&source.id, &e))?;
-                Reader::Kafka {
-                    client: sc,
-                    topic: url.topic.clone(),
-                    partition: *p,
-                    stream: None,
-                }
-            }
-        };
-        let t = totals.entry(source.partition).or_default();
-        t.sources.push(source.id.clone());
-        let part_positions = positions.entry(source.partition).or_default();
-        let mut pos = part_positions.get(&source.id).copied().unwrap_or(0);
-        let mut committed_pos = pos;
-        loop {
-            // One transaction: fetches up to --txn-bytes of source data, each produced as soon
-            // as it is planned (memory stays at one fetch), then the position and the commit.
-            let mut txn_source_bytes = 0u64;
-            let mut at_end = false;
-            while txn_source_bytes < args.txn_bytes {
+    loop {
+        while active.len() < parallel {
+            let Some(lane) = waiting.pop_front() else {
+                break;
+            };
+            active.push(lane);
+        }
+        // One transaction: fetches up to --txn-bytes of source data, a fetch per lane in turn,
+        // each batch sent as soon as it is planned (the next fetch is read while the broker
+        // appends), then every lane's position and the commit.
+        let mut txn_source_bytes = 0u64;
+        while txn_source_bytes < args.txn_bytes {
+            let mut read_any = false;
+            for lane in active.iter_mut().filter(|l| !l.idle) {
                 let budget =
                     usize::try_from(args.txn_bytes - txn_source_bytes).unwrap_or(usize::MAX);
-                let Some(f) = reader.next(&rt, pos, budget, &source.id)? else {
-                    at_end = true;
+                if let Some(n) = lane.step(&mut cx, budget).map_err(|e| match e {
+                    StepError::Client(e) => fail(e),
+                    StepError::Other(f) => f,
+                })? {
+                    txn_source_bytes += n;
+                    read_any = true;
+                }
+                if txn_source_bytes >= args.txn_bytes {
                     break;
-                };
-                let p = plan(&f.bytes, pos, &f.aborted, &options)
-                    .map_err(|e| log_failure(&source.id, &e))?;
-                txn_source_bytes += p.source_bytes.max(1);
-                t.add_plan(&p);
-                pos = p.next_offset.max(f.next_offset).max(pos);
-                let batches: Vec<Vec<u8>> = p.batches.into_iter().map(|b| b.bytes).collect();
-                if batches.is_empty() {
-                    continue;
                 }
-                if !producer.in_transaction() {
-                    producer.begin().map_err(fail)?;
-                }
-                let produced = rt
-                    .block_on(producer.produce(&target.topic, source.partition, batches))
-                    .map_err(fail)?;
-                for pr in produced {
-                    match pr.base_offset {
-                        Some(b) => {
-                            t.first_offset.get_or_insert(b);
-                            t.last_offset = Some(b + i64::from(pr.records) - 1);
-                        }
-                        None => t.duplicates += 1,
-                    }
-                }
-                progress.message(&format!(
-                    "ship {}: {} records, {} MiB, position {pos}, {:.1} MB/s",
-                    source.id,
-                    t.records,
-                    (shipped_bytes + txn_source_bytes) >> 20,
-                    (shipped_bytes + txn_source_bytes) as f64
-                        / started.elapsed().as_secs_f64().max(1e-3)
-                        / 1e6
-                ));
             }
-            if pos != committed_pos {
-                // Also when nothing was produced (only control or aborted batches read): the
-                // position moves on in a transaction of its own.
-                part_positions.insert(source.id.clone(), pos);
-                let offsets = [OffsetToCommit {
-                    topic: target.topic.clone(),
-                    partition: source.partition,
-                    offset: pos,
-                    metadata: Some(positions_json(part_positions)),
-                }];
-                if !producer.in_transaction() {
-                    producer.begin().map_err(fail)?;
-                }
-                rt.block_on(async {
+            let done = shipped_bytes + txn_source_bytes;
+            let records: u64 = cx.totals.values().map(|t| t.records).sum();
+            let lag: i64 = active.iter().map(|l| l.lag).sum();
+            progress.message(&format!(
+                "ship: {records} records, {} MiB, {:.1} MB/s, lag {lag} records, {} of {} partitions shipping",
+                done >> 20,
+                done as f64 / started.elapsed().as_secs_f64().max(1e-3) / 1e6,
+                active.iter().filter(|l| !l.idle).count(),
+                active.len() + waiting.len(),
+            ));
+            if !read_any {
+                break;
+            }
+        }
+        let moved: Vec<i32> = active
+            .iter()
+            .filter(|l| l.moved)
+            .map(|l| l.partition)
+            .collect();
+        if !moved.is_empty() {
+            // Also when nothing was produced (only control or aborted batches read): the
+            // positions move on in a transaction of their own.
+            let offsets: Vec<OffsetToCommit> = moved
+                .iter()
+                .map(|p| {
+                    let part = cx.positions.get(p).cloned().unwrap_or_default();
+                    OffsetToCommit {
+                        topic: target.topic.clone(),
+                        partition: *p,
+                        offset: active
+                            .iter()
+                            .find(|l| l.partition == *p)
+                            .map_or(0, |l| l.pos),
+                        metadata: Some(positions_json(&part)),
+                    }
+                })
+                .collect();
+            let producer = &mut cx.producer;
+            if !producer.in_transaction() {
+                producer.begin().map_err(fail)?;
+            }
+            let produced = rt
+                .block_on(async {
+                    let produced = producer.flush().await?;
                     producer.send_offsets(&group, &offsets).await?;
-                    producer.commit().await
+                    producer.commit().await?;
+                    Ok(produced)
                 })
                 .map_err(fail)?;
-                t.transactions += 1;
-                committed_pos = pos;
-                shipped_bytes += txn_source_bytes;
-            }
-            if at_end {
-                if !args.follow {
-                    if let Some((lso, hw)) = reader.stalled() {
-                        eprintln!(
-                            "krec: note: {}: stopped at offset {lso}, the last stable offset (high watermark {hw}): a transaction is still open there; run again once it has ended",
-                            source.id
-                        );
+            for pr in produced {
+                let t = cx.totals.entry(pr.partition).or_default();
+                match pr.base_offset {
+                    Some(b) => {
+                        t.first_offset.get_or_insert(b);
+                        t.last_offset = Some(b + i64::from(pr.records) - 1);
                     }
-                    break;
+                    None => t.duplicates += 1,
                 }
-                std::thread::sleep(Duration::from_millis(args.poll_ms));
-                reader.refresh();
+            }
+            for lane in active.iter_mut().filter(|l| l.moved) {
+                lane.moved = false;
+                cx.totals.entry(lane.partition).or_default().transactions += 1;
+            }
+            shipped_bytes += txn_source_bytes;
+        }
+        if args.follow {
+            // Each idle lane looks again --poll-ms after it found nothing; when all are idle,
+            // sleep until the first of those moments.
+            let poll = Duration::from_millis(args.poll_ms);
+            if active.iter().all(|l| l.idle) {
+                let wait = active
+                    .iter()
+                    .filter_map(|l| l.idle_since)
+                    .map(|t| poll.saturating_sub(t.elapsed()))
+                    .min()
+                    .unwrap_or(poll);
+                std::thread::sleep(wait);
+            }
+            for lane in &mut active {
+                if lane.idle_since.is_some_and(|t| t.elapsed() >= poll) {
+                    lane.wake();
+                }
+            }
+        } else {
+            active.retain(|l| !l.idle);
+            if active.is_empty() && waiting.is_empty() {
+                break;
             }
         }
     }
+    let Context {
+        producer, totals, ..
+    } = cx;
     progress.finish();
     let elapsed = started.elapsed();
     match args.format {
