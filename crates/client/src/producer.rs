@@ -13,12 +13,21 @@
 //!    (or completes) that producer's open transaction before answering.
 //! 2. Per transaction: AddPartitionsToTxn before a partition's first Produce, Produce with
 //!    `acks=all` (one batch per partition per request; up to `max.in.flight.requests.per.connection`
-//!    requests in flight per partition, on a connection of the producer's own),
-//!    AddOffsetsToTxn then TxnOffsetCommit (on the group's coordinator) for consumer offsets,
-//!    and EndTxn to commit or abort.
+//!    requests in flight per partition), AddOffsetsToTxn then TxnOffsetCommit (on the group's
+//!    coordinator) for consumer offsets, and EndTxn to commit or abort, once every Produce is
+//!    answered.
+//!
+//! Sending does not wait for the broker: [`TransactionalProducer::send`] hands the batch to its
+//! partition's Produce task, which has a connection of its own (a broker reads a connection's
+//! next request only after answering the last one, so partitions sharing a connection would
+//! take turns), and returns; [`TransactionalProducer::flush`] waits for the answers. The
+//! batches not acknowledged yet take at most `buffer.memory` bytes (32 MiB by default); a send
+//! waits while they take more.
 //!
 //! Errors: retriable ones (leader changes, lost connections, timeouts, NOT_ENOUGH_REPLICAS,
-//! COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS) are retried until
+//! COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS, the last after a
+//! backoff of 5 ms doubling up to `retry.backoff.ms`: the coordinator answers it for the
+//! milliseconds it takes to finish the previous transaction) are retried until
 //! `message.timeout.ms`, a batch always with the sequence it was given first (a batch the
 //! broker already has is answered DUPLICATE_SEQUENCE_NUMBER, taken as success);
 //! UNKNOWN_TOPIC_OR_PARTITION is retried `retries` times with fresh metadata. Anything else
@@ -36,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::txn_offset_commit_request::{
@@ -471,9 +480,11 @@ impl Client {
 /// A transactional producer of stored v2 batches (see the module documentation for the
 /// protocol and the error handling). Made by [`Client::transactional_producer`].
 ///
-/// Use: [`TransactionalProducer::begin`], then [`TransactionalProducer::produce`] and
+/// Use: [`TransactionalProducer::begin`], then [`TransactionalProducer::send`] (or
+/// [`TransactionalProducer::produce`], which also waits for the answers) and
 /// [`TransactionalProducer::send_offsets`] any number of times, then
-/// [`TransactionalProducer::commit`] or [`TransactionalProducer::abort`].
+/// [`TransactionalProducer::commit`] or [`TransactionalProducer::abort`];
+/// [`TransactionalProducer::flush`] hands out the acknowledgements (the target offsets).
 #[derive(Debug)]
 pub struct TransactionalProducer {
     client: Client,
@@ -660,7 +671,9 @@ impl TransactionalProducer {
         batches: Vec<Vec<u8>>,
     ) -> Result<Vec<Produced>> {
         for b in batches {
-            self.send(topic, partition, b).await?;
+            // A vector becomes a BytesMut without a copy.
+            self.send(topic, partition, BytesMut::from(Bytes::from(b)))
+                .await?;
         }
         self.flush().await
     }
@@ -670,8 +683,10 @@ impl TransactionalProducer {
     /// written: the caller reads the next batch while the broker appends. Up to
     /// `max.in.flight.requests.per.connection` requests are in flight; a full window first
     /// waits for the oldest answer. The batch gets the producer id, epoch, the partition's
-    /// next sequence, the transactional flag, base offset 0 and partition leader epoch -1; its
-    /// records bytes are not touched. Acknowledgements are collected by
+    /// next sequence, the transactional flag, base offset 0 and partition leader epoch -1,
+    /// patched in place; its records bytes are not touched. (A `Vec<u8>` becomes a `BytesMut`
+    /// without a copy: `BytesMut::from(Bytes::from(vec))`; so do batches split off one
+    /// buffer with `BytesMut::split_to`.) Acknowledgements are collected by
     /// [`TransactionalProducer::flush`], which [`TransactionalProducer::commit`] also waits
     /// for. Each partition has its own window and connection: batches of several partitions
     /// sent in turn are appended by the broker in parallel.
@@ -683,7 +698,7 @@ impl TransactionalProducer {
     /// ([`Error::Kafka`] with the Produce request and the partition); [`Error::UnknownPartition`];
     /// retriable errors that lasted past `message.timeout.ms`. After an error the producer is
     /// stopped.
-    pub async fn send(&mut self, topic: &str, partition: i32, batch: Vec<u8>) -> Result<()> {
+    pub async fn send(&mut self, topic: &str, partition: i32, batch: BytesMut) -> Result<()> {
         self.check()?;
         if !self.in_transaction {
             return Err(Error::ProducerState("send outside a transaction".into()));
@@ -694,7 +709,7 @@ impl TransactionalProducer {
         }
     }
 
-    async fn send_inner(&mut self, topic: &str, partition: i32, batch: Vec<u8>) -> Result<()> {
+    async fn send_inner(&mut self, topic: &str, partition: i32, batch: BytesMut) -> Result<()> {
         // Patch first: a bad batch stops before anything is sent.
         let prepared = self.prepare(topic, partition, batch)?;
         self.add_partitions(topic, &[partition]).await?;
@@ -739,7 +754,7 @@ impl TransactionalProducer {
     }
 
     /// Patches `bytes` for the partition's next sequence and advances it.
-    fn prepare(&mut self, topic: &str, partition: i32, mut bytes: Vec<u8>) -> Result<Prepared> {
+    fn prepare(&mut self, topic: &str, partition: i32, mut bytes: BytesMut) -> Result<Prepared> {
         let corrupt = |source| Error::Corrupt {
             broker: "(local)".to_owned(),
             topic: topic.to_owned(),
@@ -765,7 +780,7 @@ impl TransactionalProducer {
         };
         self.sequences.insert(key, next);
         Ok(Prepared {
-            bytes: Bytes::from(bytes),
+            bytes: bytes.freeze(),
             span,
             sequence,
         })

@@ -1843,7 +1843,9 @@ async fn partitions_sent_in_turn_each_have_a_connection_and_their_own_sequences(
     let originals = batches();
     for b in &originals {
         for partition in [0, 1] {
-            p.send(TOPIC, partition, b.clone()).await.unwrap();
+            p.send(TOPIC, partition, BytesMut::from(&b[..]))
+                .await
+                .unwrap();
         }
     }
     let produced = p.flush().await.unwrap();
@@ -1884,7 +1886,9 @@ async fn a_buffer_memory_smaller_than_a_batch_still_sends_every_batch() {
         p.begin().unwrap();
         for round in 0..3 {
             for b in batches() {
-                p.send(TOPIC, round % 2, b).await.unwrap();
+                p.send(TOPIC, round % 2, BytesMut::from(&b[..]))
+                    .await
+                    .unwrap();
             }
         }
         assert_eq!(p.flush().await.unwrap().len(), 9, "{property}");
@@ -1902,8 +1906,8 @@ async fn an_abort_waits_for_every_produce_answer_before_end_txn() {
     let mut p = client.transactional_producer("t").await.unwrap();
     p.begin().unwrap();
     for b in batches() {
-        p.send(TOPIC, 0, b.clone()).await.unwrap();
-        p.send(TOPIC, 1, b).await.unwrap();
+        p.send(TOPIC, 0, BytesMut::from(&b[..])).await.unwrap();
+        p.send(TOPIC, 1, BytesMut::from(&b[..])).await.unwrap();
     }
     p.abort().await.unwrap();
     assert_eq!(log.lock().unwrap().end_txn, [false]);

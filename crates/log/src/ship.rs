@@ -7,8 +7,8 @@
 //! * control batches (transaction markers) are never shipped: a producer cannot send them, the
 //!   target's own transactions write new ones;
 //! * batches of aborted transactions are never shipped;
-//! * a v2 data batch is shipped **as is** (its bytes copied; the producer then rewrites only
-//!   header fields, see [`krecords_codec::patch`]) unless the broker would refuse it or the
+//! * a v2 data batch is shipped **as is** (its place in the fetched bytes, nothing copied; the
+//!   producer then rewrites only header fields, see [`krecords_codec::patch`]) unless the broker would refuse it or the
 //!   records would change: it is **re-batched** (records rebuilt into a new v2 batch with
 //!   contiguous offsets, same codec unless another is asked for) when compaction left offset
 //!   gaps (its record count is not its last offset delta + 1), when it starts before the
@@ -48,11 +48,56 @@ pub enum ShipKind {
     UpConverted,
 }
 
+/// The bytes of a batch to ship: one whole v2 data batch (base offset still the source's; the
+/// producer rewrites it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShipBytes {
+    /// The source batch as it is: this range of the bytes given to [`plan`] (not copied).
+    Source(std::ops::Range<usize>),
+    /// A batch made by [`plan`] (re-batched or up-converted).
+    Built(Vec<u8>),
+}
+
+impl ShipBytes {
+    /// The batch's size in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            ShipBytes::Source(r) => r.len(),
+            ShipBytes::Built(b) => b.len(),
+        }
+    }
+
+    /// Whether the batch has no bytes (never true for a batch [`plan`] made).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The batch's bytes, given the bytes [`plan`] was given (`None` when the range is not in
+    /// them: other bytes than the plan's).
+    ///
+    /// ```
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    /// use krecords_log::ship::{plan, PlanOptions};
+    ///
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"v"))).unwrap();
+    /// let fetched = b.finish().unwrap();
+    /// let p = plan(&fetched, 0, &[], &PlanOptions::default()).unwrap();
+    /// assert_eq!(p.batches[0].bytes.of(&fetched), Some(&fetched[..]));
+    /// ```
+    pub fn of<'a>(&'a self, fetched: &'a [u8]) -> Option<&'a [u8]> {
+        match self {
+            ShipBytes::Source(r) => fetched.get(r.clone()),
+            ShipBytes::Built(b) => Some(b),
+        }
+    }
+}
+
 /// One batch to ship.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShipBatch {
-    /// One whole v2 data batch (base offset still the source's; the producer rewrites it).
-    pub bytes: Vec<u8>,
+    /// Its bytes: a range of the fetched bytes (as is) or a batch made here.
+    pub bytes: ShipBytes,
     /// How it was made.
     pub kind: ShipKind,
     /// Records in it.
@@ -163,7 +208,7 @@ pub fn plan(
             }
         } else {
             out.batches.push(ShipBatch {
-                bytes: batch.as_bytes().to_vec(),
+                bytes: ShipBytes::Source(at..at + batch.size_in_bytes()),
                 kind: ShipKind::AsIs,
                 records: usize::try_from(v.records_count()).unwrap_or(0),
                 source_first_offset: v.base_offset(),
@@ -214,7 +259,7 @@ fn rebuild(
     }
     let Some(b) = builder else { return Ok(None) };
     Ok(Some(ShipBatch {
-        bytes: b.finish().map_err(corrupt)?,
+        bytes: ShipBytes::Built(b.finish().map_err(corrupt)?),
         kind,
         records: count,
         source_first_offset: first,
@@ -292,7 +337,7 @@ impl LegacyRun {
             }
             if i64::from(v.records_count()) == i64::from(v.last_offset_delta()) + 1 {
                 out.batches.push(ShipBatch {
-                    bytes: batch.as_bytes().to_vec(),
+                    bytes: ShipBytes::Built(batch.as_bytes().to_vec()),
                     kind: ShipKind::UpConverted,
                     records: usize::try_from(v.records_count()).unwrap_or(0),
                     source_first_offset: v.base_offset(),
@@ -347,11 +392,11 @@ mod tests {
         .unwrap()
     }
 
-    fn values(p: &Plan) -> Vec<String> {
+    fn values(p: &Plan, fetched: &[u8]) -> Vec<String> {
         let mut out = Vec::new();
         let mut scratch = Vec::new();
         for b in &p.batches {
-            for e in Entries::new(&b.bytes) {
+            for e in Entries::new(b.bytes.of(fetched).unwrap()) {
                 let e = e.unwrap();
                 assert!(e.is_crc_valid());
                 assert_eq!(e.magic(), 2);
@@ -378,9 +423,10 @@ mod tests {
             first_offset: 3,
         }];
         let p = plan(&bytes, 0, &aborted, &PlanOptions::default()).unwrap();
-        assert_eq!(values(&p), ["a0", "a1", "t1"]);
-        assert_eq!(p.batches[0].bytes, a);
-        assert_eq!(p.batches[1].bytes, t1);
+        assert_eq!(values(&p, &bytes), ["a0", "a1", "t1"]);
+        assert_eq!(p.batches[0].bytes.of(&bytes), Some(&a[..]));
+        assert_eq!(p.batches[1].bytes.of(&bytes), Some(&t1[..]));
+        assert_eq!(p.batches[0].bytes, ShipBytes::Source(0..a.len()));
         assert!(p.batches.iter().all(|b| b.kind == ShipKind::AsIs));
         assert_eq!(
             (p.skipped_control, p.skipped_aborted, p.next_offset),
@@ -388,10 +434,10 @@ mod tests {
         );
         // From a position inside: the head is skipped.
         let p = plan(&bytes, 2, &aborted, &PlanOptions::default()).unwrap();
-        assert_eq!(values(&p), ["t1"]);
+        assert_eq!(values(&p, &bytes), ["t1"]);
         // Mid-batch: rebuilt with the remaining records.
         let p = plan(&bytes, 1, &aborted, &PlanOptions::default()).unwrap();
-        assert_eq!(values(&p), ["a1", "t1"]);
+        assert_eq!(values(&p, &bytes), ["a1", "t1"]);
         assert_eq!(p.batches[0].kind, ShipKind::Rebatched);
         assert_eq!(p.batches[0].source_first_offset, 1);
     }
@@ -405,9 +451,13 @@ mod tests {
         }
         let gappy = b.finish().unwrap();
         let p = plan(&gappy, 0, &[], &PlanOptions::default()).unwrap();
-        assert_eq!(values(&p), ["x", "y", "z"]);
+        assert_eq!(values(&p, &gappy), ["x", "y", "z"]);
         assert_eq!(p.batches[0].kind, ShipKind::Rebatched);
-        let Batch::V2(v) = Entries::new(&p.batches[0].bytes).next().unwrap().unwrap() else {
+        let Batch::V2(v) = Entries::new(p.batches[0].bytes.of(&gappy).unwrap())
+            .next()
+            .unwrap()
+            .unwrap()
+        else {
             panic!()
         };
         assert_eq!((v.records_count(), v.last_offset_delta()), (3, 2));
@@ -419,7 +469,7 @@ mod tests {
         let p = plan(&plain, 0, &[], &o).unwrap();
         assert_eq!(p.batches[0].kind, ShipKind::Rebatched);
         assert_eq!(
-            Entries::new(&p.batches[0].bytes)
+            Entries::new(p.batches[0].bytes.of(&plain).unwrap())
                 .next()
                 .unwrap()
                 .unwrap()
@@ -427,7 +477,7 @@ mod tests {
                 .unwrap(),
             Compression::Zstd
         );
-        assert_eq!(values(&p), ["p"]);
+        assert_eq!(values(&p, &plain), ["p"]);
     }
 
     #[test]
@@ -445,7 +495,7 @@ mod tests {
         }
         bytes.extend(data(2, -1, false, &["v2"], Compression::None));
         let p = plan(&bytes, 0, &[], &PlanOptions::default()).unwrap();
-        assert_eq!(values(&p), ["m0", "m1", "v2"]);
+        assert_eq!(values(&p, &bytes), ["m0", "m1", "v2"]);
         assert_eq!(p.batches.last().unwrap().kind, ShipKind::AsIs);
         assert!(p.batches[..p.batches.len() - 1]
             .iter()

@@ -20,11 +20,12 @@ use crate::args::Format;
 use crate::kafka::{config_from, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
 use crate::progress::Progress;
+use bytes::{Buf, Bytes, BytesMut};
 use krecords_client::{
     Client, ClientConfig, IsolationLevel, OffsetToCommit, PartitionStream, TransactionalProducer,
 };
 use krecords_codec::Compression;
-use krecords_log::ship::{plan, Plan, PlanOptions, ShipKind};
+use krecords_log::ship::{plan, Plan, PlanOptions, ShipBytes, ShipKind};
 use krecords_log::transaction::AbortedTransaction;
 use krecords_log::Log;
 use serde_json::{json, Value};
@@ -269,8 +270,6 @@ enum Reader {
     Log {
         dir: PathBuf,
         log: Option<Box<Log>>,
-        /// The last fetch's buffer, given back with [`Reader::recycle`].
-        spare: Vec<u8>,
     },
     Kafka {
         client: Client,
@@ -306,7 +305,7 @@ impl Reader {
         name: &str,
     ) -> Result<Option<Fetched>, Failure> {
         match self {
-            Reader::Log { dir, log, spare } => {
+            Reader::Log { dir, log } => {
                 if log.is_none() {
                     *log = Some(Box::new(
                         Log::open_read_only(&*dir).map_err(|e| log_failure(name, &e))?,
@@ -319,8 +318,7 @@ impl Reader {
                 if pos >= l.last_stable_offset() {
                     return Ok(None);
                 }
-                let mut bytes = std::mem::take(spare);
-                bytes.clear();
+                let mut bytes = Vec::new();
                 let f = l
                     .fetch_into(
                         pos,
@@ -387,13 +385,6 @@ impl Reader {
                 Some((l.last_stable_offset(), l.high_watermark()))
             }
             _ => None,
-        }
-    }
-
-    /// Takes a planned fetch's buffer back for the next fetch.
-    fn recycle(&mut self, bytes: Vec<u8>) {
-        if let Reader::Log { spare, .. } = self {
-            *spare = bytes;
         }
     }
 
@@ -513,7 +504,6 @@ impl<'a> Lane<'a> {
             };
             let p = plan(&f.bytes, self.pos, &f.aborted, &cx.options)
                 .map_err(|e| log_failure(&source.id, &e))?;
-            reader.recycle(f.bytes);
             let t = cx.totals.entry(self.partition).or_default();
             t.add_plan(&p);
             let next = p.next_offset.max(f.next_offset).max(self.pos);
@@ -535,10 +525,31 @@ impl<'a> Lane<'a> {
                 producer.begin().map_err(StepError::Client)?;
             }
             let (topic, partition) = (cx.topic, self.partition);
+            // Batches shipped as is are cut out of the fetch's buffer, not copied: the producer
+            // patches their headers in place.
+            let mut fetched = BytesMut::from(Bytes::from(f.bytes));
+            let mut cut = 0;
+            let mut batches = Vec::with_capacity(p.batches.len());
+            for b in p.batches {
+                batches.push(match b.bytes {
+                    ShipBytes::Source(r) if r.start >= cut && r.end <= cut + fetched.len() => {
+                        fetched.advance(r.start - cut);
+                        cut = r.end;
+                        fetched.split_to(r.len())
+                    }
+                    ShipBytes::Source(r) => {
+                        return Err(StepError::Other(Failure::Data(format!(
+                            "{}: internal error: batch at {}..{} out of order",
+                            source.id, r.start, r.end
+                        ))))
+                    }
+                    ShipBytes::Built(v) => BytesMut::from(Bytes::from(v)),
+                });
+            }
             cx.rt
                 .block_on(async {
-                    for b in p.batches {
-                        producer.send(topic, partition, b.bytes).await?;
+                    for b in batches {
+                        producer.send(topic, partition, b).await?;
                     }
                     Ok(())
                 })
@@ -568,12 +579,10 @@ fn open_reader(source: &Source, cx: &Context<'_>) -> Result<Reader, Failure> {
         Kind::Dir(d) => Reader::Log {
             dir: d.clone(),
             log: None,
-            spare: Vec::new(),
         },
         Kind::Segments(l) => Reader::Log {
             dir: l.path.clone(),
             log: None,
-            spare: Vec::new(),
         },
         Kind::Kafka(url, p) => {
             let mut c = cx.base.clone();
