@@ -101,6 +101,7 @@ impl IsolationLevel {
 /// | `transaction.timeout.ms` | 60000 | a producer's transaction timeout (InitProducerId) |
 /// | `message.timeout.ms` (`delivery.timeout.ms`) | 120000 | how long a produce or a transactional request is retried before it fails |
 /// | `max.in.flight.requests.per.connection` (`max.in.flight`) | 5 | Produce requests in flight per partition (1..=5, the idempotent producer's limit) |
+/// | `queue.buffering.max.kbytes` (KiB) / `buffer.memory` (bytes) | 32 MiB | a producer's batches not acknowledged yet, all partitions together; a send waits while they take more (librdkafka's default is 1 GiB, Java's 32 MiB) |
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     /// Bootstrap addresses, tried in order.
