@@ -710,6 +710,14 @@ impl TransactionalProducer {
     }
 
     async fn send_inner(&mut self, topic: &str, partition: i32, batch: BytesMut) -> Result<()> {
+        // A partition's task that ended by itself failed: say so now, not at the commit.
+        if let Some(i) = self.windows.iter().position(Handle::ended) {
+            let (acked, r) = self.windows.remove(i).finish().await;
+            self.acknowledged.extend(acked);
+            return Err(r.err().unwrap_or_else(|| {
+                Error::ProducerState("a partition's Produce task ended early".into())
+            }));
+        }
         // Patch first: a bad batch stops before anything is sent.
         let prepared = self.prepare(topic, partition, batch)?;
         self.add_partitions(topic, &[partition]).await?;

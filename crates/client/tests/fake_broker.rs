@@ -1398,8 +1398,9 @@ struct Sent {
     crc_ok: bool,
 }
 
-/// What the transaction fake answers to the nth Produce (`None`: success).
-type ProduceScript = dyn Fn(usize) -> Option<ProduceAnswer> + Send + Sync;
+/// What the transaction fake answers to the nth Produce (counted over all partitions) to a
+/// partition (`None`: success).
+type ProduceScript = dyn Fn(usize, i32) -> Option<ProduceAnswer> + Send + Sync;
 
 #[derive(Clone, Copy)]
 enum ProduceAnswer {
@@ -1446,7 +1447,7 @@ fn producer_api_versions(header: &RequestHeader) -> Vec<u8> {
 /// the first InitProducerId calls with that many CONCURRENT_TRANSACTIONS.
 async fn txn_fake(
     init_errors: usize,
-    script: impl Fn(usize) -> Option<ProduceAnswer> + Send + Sync + 'static,
+    script: impl Fn(usize, i32) -> Option<ProduceAnswer> + Send + Sync + 'static,
 ) -> (Fake, Arc<Mutex<TxnLog>>) {
     let log = Arc::new(Mutex::new(TxnLog::default()));
     let log2 = Arc::clone(&log);
@@ -1548,7 +1549,7 @@ async fn txn_fake(
                 let nth = log.sent.len();
                 log.sent.push(sent.clone());
                 let span = i32::try_from(b.last_offset() - b.offset_field() + 1).unwrap();
-                let answer = script(nth);
+                let answer = script(nth, partition);
                 if let Some(ProduceAnswer::Close) = answer {
                     // The broker appends, then the connection dies before the answer.
                     let appended = log.appended.entry(partition).or_default();
@@ -1648,7 +1649,7 @@ async fn txn_fake(
 
 #[tokio::test]
 async fn transactional_produce_patches_headers_only_and_counts_sequences() {
-    let (fake, log) = txn_fake(2, |_| None).await;
+    let (fake, log) = txn_fake(2, |_, _| None).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
     // Two CONCURRENT_TRANSACTIONS answers (an older producer's transaction being aborted).
     let mut p = client
@@ -1707,7 +1708,7 @@ async fn a_lost_produce_answer_is_retried_with_the_same_sequence() {
     // The second batch's answer is lost twice (appended, then the connection closes): the
     // retries carry sequence 3 again, the broker answers DUPLICATE_SEQUENCE_NUMBER, and the
     // third batch follows with sequence 6.
-    let (fake, log) = txn_fake(0, |nth| {
+    let (fake, log) = txn_fake(0, |nth, _| {
         matches!(nth, 1 | 2).then_some(ProduceAnswer::Close)
     })
     .await;
@@ -1731,7 +1732,7 @@ async fn a_lost_produce_answer_is_retried_with_the_same_sequence() {
 #[tokio::test]
 async fn produce_error_storm_is_bounded_and_fatal_errors_stop_the_producer() {
     // NOT_LEADER_OR_FOLLOWER forever: retried until message.timeout.ms, then a typed error.
-    let (fake, log) = txn_fake(0, |_| {
+    let (fake, log) = txn_fake(0, |_, _| {
         Some(ProduceAnswer::Error(ResponseError::NotLeaderOrFollower))
     })
     .await;
@@ -1757,7 +1758,7 @@ async fn produce_error_storm_is_bounded_and_fatal_errors_stop_the_producer() {
         ResponseError::MessageTooLarge,
         ResponseError::TopicAuthorizationFailed,
     ] {
-        let (fake, log) = txn_fake(0, move |_| Some(ProduceAnswer::Error(fatal))).await;
+        let (fake, log) = txn_fake(0, move |_, _| Some(ProduceAnswer::Error(fatal))).await;
         let client = Client::connect(fake.config(&[])).await.unwrap();
         let mut p = client.transactional_producer("t").await.unwrap();
         p.begin().unwrap();
@@ -1780,7 +1781,7 @@ async fn produce_error_storm_is_bounded_and_fatal_errors_stop_the_producer() {
 
 #[tokio::test]
 async fn producer_state_errors() {
-    let (fake, _) = txn_fake(0, |_| None).await;
+    let (fake, _) = txn_fake(0, |_, _| None).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
     let mut p = client.transactional_producer("t").await.unwrap();
     assert!(matches!(
@@ -1800,7 +1801,7 @@ async fn producer_state_errors() {
 
 #[tokio::test]
 async fn coordinator_errors_are_retried_with_a_new_lookup() {
-    let (fake, log) = txn_fake(0, |_| None).await;
+    let (fake, log) = txn_fake(0, |_, _| None).await;
     {
         let mut log = log.lock().unwrap();
         log.end_txn_errors = 2;
@@ -1836,7 +1837,7 @@ async fn coordinator_errors_are_retried_with_a_new_lookup() {
 
 #[tokio::test]
 async fn partitions_sent_in_turn_each_have_a_connection_and_their_own_sequences() {
-    let (fake, log) = txn_fake(0, |_| None).await;
+    let (fake, log) = txn_fake(0, |_, _| None).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
     let mut p = client.transactional_producer("t").await.unwrap();
     p.begin().unwrap();
@@ -1880,7 +1881,7 @@ async fn partitions_sent_in_turn_each_have_a_connection_and_their_own_sequences(
 #[tokio::test]
 async fn a_buffer_memory_smaller_than_a_batch_still_sends_every_batch() {
     for property in ["buffer.memory=1", "queue.buffering.max.kbytes=1"] {
-        let (fake, log) = txn_fake(0, |_| None).await;
+        let (fake, log) = txn_fake(0, |_, _| None).await;
         let client = Client::connect(fake.config(&[property])).await.unwrap();
         let mut p = client.transactional_producer("t").await.unwrap();
         p.begin().unwrap();
@@ -1901,7 +1902,7 @@ async fn a_buffer_memory_smaller_than_a_batch_still_sends_every_batch() {
 
 #[tokio::test]
 async fn an_abort_waits_for_every_produce_answer_before_end_txn() {
-    let (fake, log) = txn_fake(0, |_| None).await;
+    let (fake, log) = txn_fake(0, |_, _| None).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
     let mut p = client.transactional_producer("t").await.unwrap();
     p.begin().unwrap();
@@ -1928,7 +1929,7 @@ async fn an_abort_waits_for_every_produce_answer_before_end_txn() {
 
 #[tokio::test]
 async fn concurrent_transactions_after_a_commit_is_retried_without_the_full_backoff() {
-    let (fake, log) = txn_fake(0, |_| None).await;
+    let (fake, log) = txn_fake(0, |_, _| None).await;
     log.lock().unwrap().add_partitions_errors = 3;
     // retry.backoff.ms of 10 minutes: only the short CONCURRENT_TRANSACTIONS backoff lets this
     // finish (the bound below is a hang guard, not a measurement).
@@ -1948,4 +1949,35 @@ async fn concurrent_transactions_after_a_commit_is_retried_without_the_full_back
     assert!(matches!(done, Ok(Ok(()))), "{done:?}");
     assert_eq!(fake.count(ApiKey::AddPartitionsToTxn), 4);
     assert_eq!(log.lock().unwrap().end_txn, [true]);
+}
+
+#[tokio::test]
+async fn a_partition_that_failed_stops_the_next_send_to_any_partition() {
+    // Partition 1 is refused (MESSAGE_TOO_LARGE); sends to partition 0 go on until the failure
+    // is seen, which must happen before any flush or commit.
+    let (fake, _) = txn_fake(0, |_, partition| {
+        (partition == 1).then_some(ProduceAnswer::Error(ResponseError::MessageTooLarge))
+    })
+    .await;
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let mut p = client.transactional_producer("t").await.unwrap();
+    p.begin().unwrap();
+    let b = batches().remove(0);
+    p.send(TOPIC, 1, BytesMut::from(&b[..])).await.unwrap();
+    let mut failed = None;
+    // Bounded: the refusal arrives within milliseconds; the bound is a hang guard.
+    for _ in 0..100_000 {
+        if let Err(e) = p.send(TOPIC, 0, BytesMut::from(&b[..])).await {
+            failed = Some(e);
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let e = failed.expect("the refusal of partition 1 was never reported");
+    assert_eq!(
+        e.kafka_code().and_then(|c| c.response_error()),
+        Some(ResponseError::MessageTooLarge),
+        "{e}"
+    );
+    assert!(matches!(p.flush().await, Err(Error::ProducerState(_))));
 }

@@ -79,6 +79,11 @@ impl Handle {
         self.tx.send((batch, memory)).is_ok()
     }
 
+    /// Whether the task has ended while batches may still come: it failed.
+    pub(super) fn ended(&self) -> bool {
+        self.task.is_finished()
+    }
+
     /// Tells the task no more batches come and waits until every batch is acknowledged:
     /// their acknowledgements, and the first error.
     pub(super) async fn finish(self) -> (Vec<Produced>, Result<()>) {
