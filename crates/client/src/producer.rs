@@ -295,22 +295,14 @@ impl Client {
     /// transaction. (Kafka's Java producer retries the first AddPartitionsToTxn of a
     /// transaction after 20 ms for the same reason.)
     async fn backoff_soon(&self, attempt: &mut u32) {
-        let config = self.config();
-        let delay = Duration::from_millis(5)
-            .saturating_mul(1u32 << (*attempt).min(16))
-            .min(config.retry_backoff.max(Duration::from_millis(5)));
-        *attempt = attempt.saturating_add(1);
-        tokio::time::sleep(delay).await;
+        const SOON: Duration = Duration::from_millis(5);
+        sleep_doubling(SOON, self.config().retry_backoff.max(SOON), attempt).await;
     }
 
+    /// `retry.backoff.ms`, doubling up to `retry.backoff.max.ms`.
     async fn backoff(&self, attempt: &mut u32) {
         let config = self.config();
-        let delay = config
-            .retry_backoff
-            .saturating_mul(1u32 << (*attempt).min(16))
-            .min(config.retry_backoff_max);
-        *attempt = attempt.saturating_add(1);
-        tokio::time::sleep(delay).await;
+        sleep_doubling(config.retry_backoff, config.retry_backoff_max, attempt).await;
     }
 
     /// Sends `R` to the coordinator of `key` (key type [`GROUP`] or [`TRANSACTION`]), retrying
@@ -989,6 +981,13 @@ impl TransactionalProducer {
             Err(e) => self.fail(e),
         }
     }
+}
+
+/// Sleeps `base` doubled `attempt` times, at most `cap`, and counts the attempt.
+async fn sleep_doubling(base: Duration, cap: Duration, attempt: &mut u32) {
+    let delay = base.saturating_mul(1u32 << (*attempt).min(16)).min(cap);
+    *attempt = attempt.saturating_add(1);
+    tokio::time::sleep(delay).await;
 }
 
 /// `buffer.memory` in KiB, as the producer's semaphore counts it.

@@ -24,6 +24,7 @@
 use crate::consumer::{checked_entry, first_record_is_abort};
 use crate::error::{Error, Location, Result};
 use crate::transaction::AbortedTransaction;
+use bytes::{Buf, Bytes, BytesMut};
 use krecords_codec::convert::{ConvertOptions, Converter};
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::write::{NewRecord, V2Builder};
@@ -124,6 +125,59 @@ pub struct Plan {
     pub next_offset: i64,
     /// Source bytes covered (entries at or after the position).
     pub source_bytes: u64,
+}
+
+impl Plan {
+    /// The batches' bytes, in order, for a producer that patches headers in place: each as-is
+    /// batch split off `fetched` (the bytes given to [`plan`], taken over without a copy),
+    /// made batches as they are. A range outside `fetched` or out of order (bytes other than
+    /// the plan's) is copied from where it is, or left out when it is not there at all.
+    ///
+    /// ```
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    /// use krecords_log::ship::{plan, PlanOptions};
+    ///
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"v"))).unwrap();
+    /// let fetched = b.finish().unwrap();
+    /// let p = plan(&fetched, 0, &[], &PlanOptions::default()).unwrap();
+    /// let batches = p.into_bytes(fetched.clone());
+    /// assert_eq!(batches.len(), 1);
+    /// assert_eq!(&batches[0][..], &fetched[..]);
+    /// ```
+    pub fn into_bytes(self, fetched: Vec<u8>) -> Vec<BytesMut> {
+        let in_order = self
+            .batches
+            .iter()
+            .filter_map(|b| match &b.bytes {
+                ShipBytes::Source(r) => Some(r),
+                ShipBytes::Built(_) => None,
+            })
+            .try_fold(0, |end, r| {
+                (r.start >= end && r.start <= r.end && r.end <= fetched.len()).then_some(r.end)
+            })
+            .is_some();
+        if !in_order {
+            return self
+                .batches
+                .iter()
+                .filter_map(|b| b.bytes.of(&fetched).map(BytesMut::from))
+                .collect();
+        }
+        let mut rest = BytesMut::from(Bytes::from(fetched));
+        let mut cut = 0;
+        self.batches
+            .into_iter()
+            .map(|b| match b.bytes {
+                ShipBytes::Source(r) => {
+                    rest.advance(r.start - cut);
+                    cut = r.end;
+                    rest.split_to(r.len())
+                }
+                ShipBytes::Built(v) => BytesMut::from(Bytes::from(v)),
+            })
+            .collect()
+    }
 }
 
 /// Plans one read_committed fetch starting at source offset `position`: `bytes` are whole
@@ -427,6 +481,12 @@ mod tests {
         assert_eq!(p.batches[0].bytes.of(&bytes), Some(&a[..]));
         assert_eq!(p.batches[1].bytes.of(&bytes), Some(&t1[..]));
         assert_eq!(p.batches[0].bytes, ShipBytes::Source(0..a.len()));
+        // Split off the fetched bytes; other bytes than the plan's are copied or left out.
+        let split = p.clone().into_bytes(bytes.clone());
+        assert_eq!((&split[0][..], &split[1][..]), (&a[..], &t1[..]));
+        let short = p.clone().into_bytes(a.clone());
+        assert_eq!(short.len(), 1);
+        assert_eq!(&short[0][..], &a[..]);
         assert!(p.batches.iter().all(|b| b.kind == ShipKind::AsIs));
         assert_eq!(
             (p.skipped_control, p.skipped_aborted, p.next_offset),

@@ -20,12 +20,11 @@ use crate::args::Format;
 use crate::kafka::{config_from, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
 use crate::progress::Progress;
-use bytes::{Buf, Bytes, BytesMut};
 use krecords_client::{
     Client, ClientConfig, IsolationLevel, OffsetToCommit, PartitionStream, TransactionalProducer,
 };
 use krecords_codec::Compression;
-use krecords_log::ship::{plan, Plan, PlanOptions, ShipBytes, ShipKind};
+use krecords_log::ship::{plan, Plan, PlanOptions, ShipKind};
 use krecords_log::transaction::AbortedTransaction;
 use krecords_log::Log;
 use serde_json::{json, Value};
@@ -318,20 +317,18 @@ impl Reader {
                 if pos >= l.last_stable_offset() {
                     return Ok(None);
                 }
-                let mut bytes = Vec::new();
                 let f = l
-                    .fetch_into(
+                    .fetch(
                         pos,
                         max_bytes.clamp(1, FETCH_BYTES),
                         krecords_log::transaction::IsolationLevel::ReadCommitted,
-                        &mut bytes,
                     )
                     .map_err(|e| log_failure(name, &e))?;
-                if bytes.is_empty() {
+                if f.bytes.is_empty() {
                     return Ok(None);
                 }
                 Ok(Some(Fetched {
-                    bytes,
+                    bytes: f.bytes,
                     aborted: f.aborted_transactions.unwrap_or_default(),
                     next_offset: f.next_offset,
                     end: Some(f.last_stable_offset),
@@ -468,22 +465,22 @@ impl<'a> Lane<'a> {
                 self.set_idle();
                 return Ok(None);
             };
-            if self.reader.is_none() {
-                self.reader = Some(open_reader(source, cx)?);
-                self.pos = cx
-                    .positions
-                    .get(&self.partition)
-                    .and_then(|p| p.get(&source.id))
-                    .copied()
-                    .unwrap_or(0);
-                cx.totals
-                    .entry(self.partition)
-                    .or_default()
-                    .sources
-                    .push(source.id.clone());
-            }
-            let Some(reader) = self.reader.as_mut() else {
-                continue;
+            let reader = match &mut self.reader {
+                Some(r) => r,
+                None => {
+                    self.pos = cx
+                        .positions
+                        .get(&self.partition)
+                        .and_then(|p| p.get(&source.id))
+                        .copied()
+                        .unwrap_or(0);
+                    cx.totals
+                        .entry(self.partition)
+                        .or_default()
+                        .sources
+                        .push(source.id.clone());
+                    self.reader.insert(open_reader(source, cx)?)
+                }
             };
             let Some(f) = reader.next(cx.rt, self.pos, budget, &source.id)? else {
                 self.lag = 0;
@@ -527,25 +524,7 @@ impl<'a> Lane<'a> {
             let (topic, partition) = (cx.topic, self.partition);
             // Batches shipped as is are cut out of the fetch's buffer, not copied: the producer
             // patches their headers in place.
-            let mut fetched = BytesMut::from(Bytes::from(f.bytes));
-            let mut cut = 0;
-            let mut batches = Vec::with_capacity(p.batches.len());
-            for b in p.batches {
-                batches.push(match b.bytes {
-                    ShipBytes::Source(r) if r.start >= cut && r.end <= cut + fetched.len() => {
-                        fetched.advance(r.start - cut);
-                        cut = r.end;
-                        fetched.split_to(r.len())
-                    }
-                    ShipBytes::Source(r) => {
-                        return Err(StepError::Other(Failure::Data(format!(
-                            "{}: internal error: batch at {}..{} out of order",
-                            source.id, r.start, r.end
-                        ))))
-                    }
-                    ShipBytes::Built(v) => BytesMut::from(Bytes::from(v)),
-                });
-            }
+            let batches = p.into_bytes(f.bytes);
             cx.rt
                 .block_on(async {
                     for b in batches {
@@ -861,29 +840,22 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 break;
             }
         }
-        let moved: Vec<i32> = active
+        // Also when nothing was produced (only control or aborted batches read): the positions
+        // move on in a transaction of their own.
+        let no_positions = BTreeMap::new();
+        let offsets: Vec<OffsetToCommit> = active
             .iter()
             .filter(|l| l.moved)
-            .map(|l| l.partition)
+            .map(|l| OffsetToCommit {
+                topic: target.topic.clone(),
+                partition: l.partition,
+                offset: l.pos,
+                metadata: Some(positions_json(
+                    cx.positions.get(&l.partition).unwrap_or(&no_positions),
+                )),
+            })
             .collect();
-        if !moved.is_empty() {
-            // Also when nothing was produced (only control or aborted batches read): the
-            // positions move on in a transaction of their own.
-            let offsets: Vec<OffsetToCommit> = moved
-                .iter()
-                .map(|p| {
-                    let part = cx.positions.get(p).cloned().unwrap_or_default();
-                    OffsetToCommit {
-                        topic: target.topic.clone(),
-                        partition: *p,
-                        offset: active
-                            .iter()
-                            .find(|l| l.partition == *p)
-                            .map_or(0, |l| l.pos),
-                        metadata: Some(positions_json(&part)),
-                    }
-                })
-                .collect();
+        if !offsets.is_empty() {
             let producer = &mut cx.producer;
             if !producer.in_transaction() {
                 producer.begin().map_err(fail)?;

@@ -62,8 +62,20 @@ pub(super) fn spawn(
     partition: i32,
 ) -> Handle {
     let (tx, rx) = mpsc::unbounded_channel();
-    let window = Window::new(topic, partition, pool.clone());
-    let task = tokio::spawn(window.run(rx, client.clone(), transactional_id.to_owned()));
+    let window = Window {
+        client: client.clone(),
+        transactional_id: transactional_id.to_owned(),
+        topic: topic.to_owned(),
+        partition,
+        leader: None,
+        pool: pool.clone(),
+        unacked: VecDeque::new(),
+        acked: Vec::new(),
+        attempt: 0,
+        failing_since: None,
+        unknown_topic_retries: 0,
+    };
+    let task = tokio::spawn(window.run(rx));
     Handle {
         topic: topic.to_owned(),
         partition,
@@ -89,19 +101,15 @@ impl Handle {
     pub(super) async fn finish(self) -> (Vec<Produced>, Result<()>) {
         let Handle { tx, task, .. } = self;
         drop(tx);
-        join(task).await
-    }
-}
-
-async fn join(task: JoinHandle<(Vec<Produced>, Result<()>)>) -> (Vec<Produced>, Result<()>) {
-    match task.await {
-        Ok(r) => r,
-        Err(e) => (
-            Vec::new(),
-            Err(Error::ProducerState(format!(
-                "a partition's Produce task ended abnormally: {e}"
-            ))),
-        ),
+        match task.await {
+            Ok(r) => r,
+            Err(e) => (
+                Vec::new(),
+                Err(Error::ProducerState(format!(
+                    "a partition's Produce task ended abnormally: {e}"
+                ))),
+            ),
+        }
     }
 }
 
@@ -126,22 +134,24 @@ struct Unacked {
 
 /// The leader's connection for this partition, with the Produce version agreed on it.
 #[derive(Debug)]
-pub(super) struct Leader {
-    pub(super) addr: String,
-    pub(super) conn: Connection,
+struct Leader {
+    addr: String,
+    conn: Connection,
     version: i16,
 }
 
-/// See the module documentation.
+/// A partition's task (see the module documentation).
 #[derive(Debug)]
-pub(super) struct Window {
-    pub(super) topic: String,
-    pub(super) partition: i32,
-    pub(super) leader: Option<Leader>,
+struct Window {
+    client: Client,
+    transactional_id: String,
+    topic: String,
+    partition: i32,
+    leader: Option<Leader>,
     pool: Pool,
     unacked: VecDeque<Unacked>,
-    /// Acknowledged batches the caller has not taken yet.
-    pub(super) acked: Vec<Produced>,
+    /// Acknowledged batches, handed back when the task ends.
+    acked: Vec<Produced>,
     /// Backoff attempts since the last acknowledgement.
     attempt: u32,
     /// When the errors that are being retried began.
@@ -150,35 +160,18 @@ pub(super) struct Window {
 }
 
 impl Window {
-    pub(super) fn new(topic: &str, partition: i32, pool: Pool) -> Window {
-        Window {
-            topic: topic.to_owned(),
-            partition,
-            leader: None,
-            pool,
-            unacked: VecDeque::new(),
-            acked: Vec::new(),
-            attempt: 0,
-            failing_since: None,
-            unknown_topic_retries: 0,
-        }
-    }
-
     /// The task: writes the batches that arrive on `rx` (up to the in-flight limit, then the
     /// oldest answer first), and once `rx` is closed waits for every answer. Gives back the
     /// acknowledgements and the connection (to the pool), with the first error.
     async fn run(
         mut self,
         mut rx: mpsc::UnboundedReceiver<(Prepared, OwnedSemaphorePermit)>,
-        client: Client,
-        transactional_id: String,
     ) -> (Vec<Produced>, Result<()>) {
-        let max_in_flight = client.config().max_in_flight.max(1);
-        let tid = transactional_id.as_str();
+        let max_in_flight = self.client.config().max_in_flight.max(1);
         let result = async {
             loop {
                 if self.in_flight() >= max_in_flight {
-                    self.ack_oldest(&client, tid).await?;
+                    self.ack_oldest().await?;
                     continue;
                 }
                 let next = if self.in_flight() == 0 {
@@ -187,19 +180,19 @@ impl Window {
                     match rx.try_recv() {
                         Ok(b) => Some(b),
                         Err(mpsc::error::TryRecvError::Empty) => {
-                            self.ack_oldest(&client, tid).await?;
+                            self.ack_oldest().await?;
                             continue;
                         }
                         Err(mpsc::error::TryRecvError::Disconnected) => None,
                     }
                 };
                 match next {
-                    Some((b, memory)) => self.push(&client, tid, b, memory).await?,
+                    Some((b, memory)) => self.push(b, memory).await?,
                     None => break,
                 }
             }
             while self.in_flight() > 0 {
-                self.ack_oldest(&client, tid).await?;
+                self.ack_oldest().await?;
             }
             Ok(())
         }
@@ -213,41 +206,31 @@ impl Window {
     }
 
     /// Batches sent (or waiting to be sent again) and not acknowledged.
-    pub(super) fn in_flight(&self) -> usize {
+    fn in_flight(&self) -> usize {
         self.unacked.len()
     }
 
     /// Adds `batch` and writes its request (the connection is opened when needed). A
     /// retriable error is not returned: the batch waits to be sent again by
     /// [`Window::ack_oldest`].
-    pub(super) async fn push(
-        &mut self,
-        client: &Client,
-        transactional_id: &str,
-        batch: Prepared,
-        memory: OwnedSemaphorePermit,
-    ) -> Result<()> {
+    async fn push(&mut self, batch: Prepared, memory: OwnedSemaphorePermit) -> Result<()> {
         self.unacked.push_back(Unacked {
             batch,
             correlation_id: None,
             _memory: memory,
         });
-        if let Err(e) = self.send_pending(client, transactional_id).await {
-            self.recover(client, e).await?;
+        if let Err(e) = self.send_pending().await {
+            self.recover(e).await?;
         }
         Ok(())
     }
 
     /// Waits for the oldest batch's answer, retrying (with its sequence unchanged) through
     /// lost connections and leader changes until `message.timeout.ms`.
-    pub(super) async fn ack_oldest(
-        &mut self,
-        client: &Client,
-        transactional_id: &str,
-    ) -> Result<()> {
+    async fn ack_oldest(&mut self) -> Result<()> {
         while !self.unacked.is_empty() {
-            let answered = match self.send_pending(client, transactional_id).await {
-                Ok(()) => self.receive_oldest(client).await,
+            let answered = match self.send_pending().await {
+                Ok(()) => self.receive_oldest().await,
                 Err(e) => Err(e),
             };
             match answered {
@@ -257,7 +240,7 @@ impl Window {
                     self.unknown_topic_retries = 0;
                     return Ok(());
                 }
-                Err(e) => self.recover(client, e).await?,
+                Err(e) => self.recover(e).await?,
             }
         }
         Ok(())
@@ -266,7 +249,8 @@ impl Window {
     /// Decides about an error: a fatal one (or one that lasted too long) is returned; for a
     /// retriable one the connection is dropped, every unacknowledged batch is marked to be
     /// sent again, and the backoff is waited.
-    async fn recover(&mut self, client: &Client, e: Error) -> Result<()> {
+    async fn recover(&mut self, e: Error) -> Result<()> {
+        let client = &self.client;
         let config = client.config();
         let since = *self.failing_since.get_or_insert_with(Instant::now);
         let unknown = is_unknown_topic(&e);
@@ -289,7 +273,8 @@ impl Window {
     }
 
     /// Writes the request of every batch not on the wire, oldest first.
-    async fn send_pending(&mut self, client: &Client, transactional_id: &str) -> Result<()> {
+    async fn send_pending(&mut self) -> Result<()> {
+        let client = &self.client;
         let config = client.config();
         let timeout = config.request_timeout;
         let acks_timeout = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
@@ -316,7 +301,7 @@ impl Window {
                 }
             };
             let request = ProduceRequest::default()
-                .with_transactional_id(Some(TransactionalId(str_bytes(transactional_id))))
+                .with_transactional_id(Some(TransactionalId(str_bytes(&self.transactional_id))))
                 .with_acks(-1)
                 .with_timeout_ms(acks_timeout)
                 .with_topic_data(vec![TopicProduceData::default()
@@ -334,7 +319,7 @@ impl Window {
     }
 
     /// Reads the answer to the oldest batch's request and records it.
-    async fn receive_oldest(&mut self, client: &Client) -> Result<()> {
+    async fn receive_oldest(&mut self) -> Result<()> {
         let (Some(leader), Some(oldest)) = (&mut self.leader, self.unacked.front()) else {
             return Ok(());
         };
@@ -342,7 +327,7 @@ impl Window {
             return Ok(());
         };
         // A request's answer may take the whole acks timeout, plus the network.
-        let answer_timeout = client.config().request_timeout.saturating_mul(2);
+        let answer_timeout = self.client.config().request_timeout.saturating_mul(2);
         let version = leader.version;
         let resp = leader
             .conn
