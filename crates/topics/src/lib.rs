@@ -127,6 +127,19 @@ pub enum Part {
 }
 
 impl Part {
+    /// The decoded message's tree (of [`Part::Json`] and [`Part::Text`]).
+    pub fn node(&self) -> Option<&Node> {
+        match self {
+            Part::Json(j) | Part::Text(j, _) => Some(j),
+            Part::Tombstone | Part::Error(_) => None,
+        }
+    }
+
+    /// The message's fields: the `data` of the tree (`{"type":..,"data":{..}}`).
+    pub fn data(&self) -> Option<&Node> {
+        self.node()?.get("data")
+    }
+
     /// As kafka-dump-log prints it.
     pub fn to_java(&self) -> String {
         match self {

@@ -51,6 +51,22 @@ impl Node {
         }
     }
 
+    /// The text of a string node.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The number of an integer node.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Node::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
     /// Jackson's `toString()`.
     pub fn to_java(&self) -> String {
         let mut s = String::new();
