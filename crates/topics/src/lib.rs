@@ -47,7 +47,7 @@ mod schema;
 mod schema_files;
 mod value;
 
-pub use value::{java_double, Node};
+pub use value::Node;
 
 use krecords_codec::varint::read_unsigned_varint;
 use schema::Message;
@@ -565,6 +565,35 @@ mod tests {
         assert_eq!(
             p.payload.unwrap().to_java(),
             "Error at 5, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 127"
+        );
+    }
+
+    /// The codec's unsigned varint with Kafka's messages: a fifth byte that says more follow,
+    /// and bytes that end inside the varint (Java's BufferUnderflowException, "null").
+    #[test]
+    fn varint_errors_as_kafka() {
+        // OffsetCommitKey g/t/0, then an OffsetCommitValue v4 (flexible) whose metadata length
+        // is the varint under test.
+        let key = [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 0];
+        let value = |tail: &[u8]| [&[0, 4][..], &[0; 12], tail].concat();
+        let msg = |tail: &[u8]| {
+            parse(Kind::Offsets, Some(&key), Some(&value(tail)), 0)
+                .key
+                .unwrap()
+                .to_java()
+        };
+        assert_eq!(
+            msg(&[0xff; 5]),
+            "Error at offset 0, skipping. Could not read record with version 4 from value's buffer due to: Varint is too long, the most significant bit in the 5th byte is set, converted value: ffffffff."
+        );
+        assert_eq!(
+            msg(&[0xff]),
+            "Error at offset 0, skipping. Could not read record with version 4 from value's buffer due to: null."
+        );
+        // Five bytes, the last without a continuation bit: its surplus high bits dropped.
+        assert_eq!(
+            msg(&[0x81, 0x80, 0x80, 0x80, 0x01]),
+            "Error at offset 0, skipping. Could not read record with version 4 from value's buffer due to: string field metadata had invalid length 268435456."
         );
     }
 

@@ -152,7 +152,7 @@ fn java_string(s: &mut String, t: &str) {
 }
 
 /// Java's `Double.toString` (shortest digits that round-trip, as JDK 19+).
-pub fn java_double(f: f64) -> String {
+pub(crate) fn java_double(f: f64) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
