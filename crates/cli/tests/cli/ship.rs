@@ -46,7 +46,7 @@ fn missing_sources_unknown_codecs_and_unreachable_brokers_exit_2() {
         "brotli",
     ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("unknown codec"), "{}", r.stderr);
+    assert!(r.stderr.contains("unknown compression"), "{}", r.stderr);
     // Port 1 on loopback: nothing listens.
     let r = run(&[
         "ship",
