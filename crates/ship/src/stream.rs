@@ -7,6 +7,16 @@
 //! the aborted transactions of that range, as a broker's read_committed fetch would. What an
 //! open transaction holds back stays in memory up to [`STREAM_HOLD_LIMIT`]; entries before the
 //! job's committed position are skipped, so piping the same data again resumes the job.
+//!
+//! The bytes are untrusted: the codec's panic lints apply, offsets are added with saturation.
+
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 
 use crate::source::Fetched;
 use crate::{Error, Result};
@@ -69,17 +79,17 @@ impl StreamReader {
         loop {
             while self.held.front().is_some_and(|(last, _)| *last < pos) {
                 if let Some((_, b)) = self.held.pop_front() {
-                    self.held_bytes -= b.len();
+                    self.held_bytes = self.held_bytes.saturating_sub(b.len());
                 }
             }
             let lso = self.last_stable_offset();
             let (mut count, mut bytes) = (0usize, 0usize);
             for (last, b) in &self.held {
-                if *last >= lso || (count > 0 && bytes + b.len() > max_bytes) {
+                if *last >= lso || (count > 0 && bytes.saturating_add(b.len()) > max_bytes) {
                     break;
                 }
-                count += 1;
-                bytes += b.len();
+                count = count.saturating_add(1);
+                bytes = bytes.saturating_add(b.len());
             }
             // Hand out what is ready when the next read could wait (a pipe between writes).
             let full = count > 0 && (bytes >= max_bytes || count < self.held.len());
@@ -135,7 +145,7 @@ impl StreamReader {
             return Err(Error::Data(format!(
                 "{name}: byte {}: offset {first} after offset {}: the entries are not in offset order",
                 batch.position(),
-                self.end - 1
+                self.end.saturating_sub(1)
             )));
         }
         if let Batch::V2(v) = &batch {
@@ -158,8 +168,8 @@ impl StreamReader {
             }
         }
         let bytes = batch.as_bytes().to_vec();
-        self.end = last + 1;
-        self.held_bytes += bytes.len();
+        self.end = last.saturating_add(1);
+        self.held_bytes = self.held_bytes.saturating_add(bytes.len());
         self.held.push_back((last, bytes));
         Ok(())
     }
@@ -170,9 +180,9 @@ impl StreamReader {
         let mut next_offset = pos;
         for (last, b) in self.held.drain(..count) {
             out.extend_from_slice(&b);
-            next_offset = last + 1;
+            next_offset = last.saturating_add(1);
         }
-        self.held_bytes -= bytes;
+        self.held_bytes = self.held_bytes.saturating_sub(bytes);
         // Transactions aborted in or after the range, begun before its end (as a broker lists
         // them for a fetch); those ended before it are forgotten.
         self.aborted.retain(|(_, marker)| *marker >= pos);
@@ -206,4 +216,140 @@ fn marker_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> krecords_codec::
     };
     let key = ControlRecordKey::parse(first?.key(), batch.position())?;
     Ok(key.kind == ControlRecordType::Abort)
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+mod tests {
+    use super::*;
+    use krecords_codec::read::Entries;
+    use krecords_codec::write::{end_txn_marker, EndTxnBatch, NewRecord, V2Builder};
+    use krecords_log::ship::{plan, PlanOptions};
+    use krecords_log::Log;
+    use proptest::prelude::*;
+
+    /// The values a ship of these fetches would send.
+    fn values(fetched: &Fetched, pos: i64, out: &mut Vec<String>) -> i64 {
+        let p = plan(
+            &fetched.bytes,
+            pos,
+            &fetched.aborted,
+            &PlanOptions::default(),
+        )
+        .unwrap();
+        let mut scratch = Vec::new();
+        for b in &p.batches {
+            for e in Entries::new(b.bytes.of(&fetched.bytes).unwrap()) {
+                for r in e
+                    .unwrap()
+                    .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+                    .unwrap()
+                {
+                    out.push(String::from_utf8(r.unwrap().value().unwrap().to_vec()).unwrap());
+                }
+            }
+        }
+        p.next_offset.max(fetched.next_offset).max(pos)
+    }
+
+    /// Batches, transactional batches and markers in offset order, as a log holds them.
+    fn entries(ops: &[(u8, i64)]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let mut open = std::collections::BTreeSet::new();
+        let mut offset = 0;
+        for (i, &(kind, pid)) in ops.iter().enumerate() {
+            let value = format!("v{i}");
+            match kind {
+                0 | 1 => {
+                    let mut b = V2Builder::new(offset);
+                    if kind == 1 {
+                        b = b.producer(pid, 0, 0).transactional(true);
+                        open.insert(pid);
+                    }
+                    b.append(&NewRecord::new(offset, None, Some(value.as_bytes())))
+                        .unwrap();
+                    b.append(&NewRecord::new(offset, None, Some(value.as_bytes())))
+                        .unwrap();
+                    bytes.extend(b.finish().unwrap());
+                    offset += 2;
+                }
+                _ if open.remove(&pid) => {
+                    bytes.extend(
+                        end_txn_marker(&EndTxnBatch {
+                            base_offset: offset,
+                            partition_leader_epoch: 0,
+                            producer_id: pid,
+                            producer_epoch: 0,
+                            coordinator_epoch: 0,
+                            commit: kind == 2,
+                            timestamp: offset,
+                        })
+                        .unwrap(),
+                    );
+                    offset += 1;
+                }
+                _ => {}
+            }
+        }
+        bytes
+    }
+
+    proptest! {
+        /// A stream of entries ships what the same entries in a segment file ship: the
+        /// committed records, in order, up to the first open transaction.
+        #[test]
+        fn a_stream_ships_what_a_segment_file_ships(
+            ops in proptest::collection::vec((0u8..4, 1i64..4), 0..40),
+            max_bytes in 1usize..400,
+        ) {
+            let bytes = entries(&ops);
+            let mut from_stream = Vec::new();
+            let mut s = StreamReader::new(Box::new(std::io::Cursor::new(bytes.clone())));
+            let mut pos = 0;
+            while let Some(f) = s.next(pos, max_bytes, "-").unwrap() {
+                pos = values(&f, pos, &mut from_stream);
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("t-0");
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("00000000000000000000.log"), &bytes).unwrap();
+            let mut from_file = Vec::new();
+            let log = Log::open_read_only(&dir).unwrap();
+            let mut pos = 0;
+            while pos < log.last_stable_offset() {
+                let f = log
+                    .fetch(pos, max_bytes, krecords_log::IsolationLevel::ReadCommitted)
+                    .unwrap();
+                if f.bytes.is_empty() {
+                    break;
+                }
+                let f = Fetched {
+                    bytes: f.bytes,
+                    aborted: f.aborted_transactions.unwrap_or_default(),
+                    next_offset: f.next_offset,
+                    end: None,
+                };
+                pos = values(&f, pos, &mut from_file);
+            }
+            prop_assert_eq!(from_stream, from_file);
+            prop_assert_eq!(s.stalled().map(|(lso, _)| lso), (log.last_stable_offset() < log.high_watermark()).then(|| log.last_stable_offset()));
+        }
+
+        /// Any bytes: entries, an error or the end, never a panic.
+        #[test]
+        fn any_bytes_end_in_entries_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..2000)) {
+            let mut s = StreamReader::new(Box::new(std::io::Cursor::new(bytes)));
+            let mut pos = 0;
+            while let Ok(Some(f)) = s.next(pos, 100, "-") {
+                prop_assert!(f.next_offset > pos || f.next_offset == i64::MAX);
+                pos = f.next_offset;
+            }
+        }
+    }
 }
