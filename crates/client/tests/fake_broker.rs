@@ -28,7 +28,7 @@ use krecords_client::{Client, ClientConfig, Error, IsolationLevel, OffsetSpec};
 use krecords_codec::read::Entries;
 use krecords_testkit::batches::numbered;
 use krecords_testkit::broker::{
-    self, api_versions_of, frame, topic_id, Action, Ctx, Fake, TopicInfo,
+    self, api_versions_of, frame, topic_id, Action, Ctx, Fake, TopicInfo, READ_APIS, TXN_APIS,
 };
 
 // ------------------------------------------------------------------------ recording allocator
@@ -1122,10 +1122,6 @@ async fn an_idle_connection_closed_by_the_broker_is_reopened() {
 
 // ------------------------------------------------------------------ transactional producer
 
-use kafka_protocol::messages::add_partitions_to_txn_response::{
-    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
-};
-use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponsePartition, OffsetFetchResponseTopic,
 };
@@ -1134,10 +1130,9 @@ use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{
-    AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, EndTxnRequest,
-    EndTxnResponse, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdResponse,
-    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, ProducerId,
-    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+    AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, EndTxnRequest, EndTxnResponse,
+    FindCoordinatorRequest, InitProducerIdResponse, OffsetFetchRequest, OffsetFetchResponse,
+    ProduceRequest, ProduceResponse, ProducerId, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use krecords_client::OffsetToCommit;
 
@@ -1185,21 +1180,7 @@ struct TxnLog {
 }
 
 fn producer_api_versions(header: &RequestHeader) -> Vec<u8> {
-    api_versions_of(
-        header,
-        &[
-            (ApiKey::ApiVersions, 0, 3),
-            (ApiKey::Metadata, 0, 12),
-            (ApiKey::Produce, 3, 12),
-            (ApiKey::FindCoordinator, 0, 6),
-            (ApiKey::InitProducerId, 0, 5),
-            (ApiKey::AddPartitionsToTxn, 0, 5),
-            (ApiKey::AddOffsetsToTxn, 0, 4),
-            (ApiKey::TxnOffsetCommit, 0, 5),
-            (ApiKey::EndTxn, 0, 5),
-            (ApiKey::OffsetFetch, 1, 9),
-        ],
-    )
+    api_versions_of(header, &[&READ_APIS[..2], &TXN_APIS[..]].concat())
 }
 
 /// A fake broker that is also the transaction and group coordinator. `init_errors` answers
@@ -1220,21 +1201,10 @@ async fn txn_fake(
             ApiKey::Metadata => Action::Send(metadata_of(ctx, header, 0, 0, 2)),
             ApiKey::FindCoordinator => {
                 let req = FindCoordinatorRequest::decode(&mut body, v).unwrap();
-                let mut resp = FindCoordinatorResponse::default();
                 if v >= 4 {
                     assert_eq!(req.coordinator_keys.len(), 1);
-                    resp = resp.with_coordinators(vec![Coordinator::default()
-                        .with_key(req.coordinator_keys[0].clone())
-                        .with_node_id(BrokerId(0))
-                        .with_host(StrBytes::from_static_str(ctx.host))
-                        .with_port(i32::from(ctx.port))]);
-                } else {
-                    resp = resp
-                        .with_node_id(BrokerId(0))
-                        .with_host(StrBytes::from_static_str(ctx.host))
-                        .with_port(i32::from(ctx.port));
                 }
-                Action::Send(frame(header, &resp))
+                Action::Send(broker::find_coordinator(ctx, header, &req))
             }
             ApiKey::InitProducerId => {
                 log.init_calls += 1;
@@ -1259,27 +1229,7 @@ async fn txn_fake(
                 } else {
                     0
                 };
-                let resp = AddPartitionsToTxnResponse::default()
-                    .with_results_by_topic_v3_and_below(
-                        req.v3_and_below_topics
-                            .iter()
-                            .map(|t| {
-                                AddPartitionsToTxnTopicResult::default()
-                                    .with_name(t.name.clone())
-                                    .with_results_by_partition(
-                                        t.partitions
-                                            .iter()
-                                            .map(|p| {
-                                                AddPartitionsToTxnPartitionResult::default()
-                                                    .with_partition_index(*p)
-                                                    .with_partition_error_code(code)
-                                            })
-                                            .collect(),
-                                    )
-                            })
-                            .collect(),
-                    );
-                Action::Send(frame(header, &resp))
+                Action::Send(broker::add_partitions_to_txn(header, &req, code))
             }
             ApiKey::Produce => {
                 assert!(v <= 11, "below transaction version 2");

@@ -229,9 +229,9 @@ fn marker_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> krecords_codec::
 mod tests {
     use super::*;
     use krecords_codec::read::Entries;
-    use krecords_codec::write::{end_txn_marker, EndTxnBatch, NewRecord, V2Builder};
     use krecords_log::ship::{plan, PlanOptions};
     use krecords_log::Log;
+    use krecords_testkit::batches::{batch, marker};
     use proptest::prelude::*;
 
     /// The values a ship of these fetches would send.
@@ -267,31 +267,15 @@ mod tests {
             let value = format!("v{i}");
             match kind {
                 0 | 1 => {
-                    let mut b = V2Builder::new(offset);
-                    if kind == 1 {
-                        b = b.producer(pid, 0, 0).transactional(true);
+                    let pid = (kind == 1).then_some(pid);
+                    if let Some(pid) = pid {
                         open.insert(pid);
                     }
-                    b.append(&NewRecord::new(offset, None, Some(value.as_bytes())))
-                        .unwrap();
-                    b.append(&NewRecord::new(offset, None, Some(value.as_bytes())))
-                        .unwrap();
-                    bytes.extend(b.finish().unwrap());
+                    bytes.extend(batch(offset, pid, &[&value, &value]));
                     offset += 2;
                 }
                 _ if open.remove(&pid) => {
-                    bytes.extend(
-                        end_txn_marker(&EndTxnBatch {
-                            base_offset: offset,
-                            partition_leader_epoch: 0,
-                            producer_id: pid,
-                            producer_epoch: 0,
-                            coordinator_epoch: 0,
-                            commit: kind == 2,
-                            timestamp: offset,
-                        })
-                        .unwrap(),
-                    );
+                    bytes.extend(marker(offset, pid, kind == 2));
                     offset += 1;
                 }
                 _ => {}

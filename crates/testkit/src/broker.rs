@@ -4,14 +4,19 @@
 //! alike (and tests that run their own runtime).
 
 use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::add_partitions_to_txn_response::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
+};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, BrokerId, FetchResponse, MetadataResponse, RequestHeader,
-    ResponseHeader, TopicName,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ApiVersionsResponse, BrokerId,
+    FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, MetadataResponse,
+    RequestHeader, ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{
     decode_request_header_from_buffer, Encodable, HeaderVersion, StrBytes,
@@ -236,7 +241,7 @@ pub const READ_APIS: [(ApiKey, i16, i16); 4] = [
 ];
 
 /// The versions a fake transaction and group coordinator offers, besides [`READ_APIS`].
-pub const TXN_APIS: [(ApiKey, i16, i16); 7] = [
+pub const TXN_APIS: [(ApiKey, i16, i16); 8] = [
     (ApiKey::Produce, 3, 12),
     (ApiKey::FindCoordinator, 0, 6),
     (ApiKey::InitProducerId, 0, 5),
@@ -244,7 +249,65 @@ pub const TXN_APIS: [(ApiKey, i16, i16); 7] = [
     (ApiKey::AddOffsetsToTxn, 0, 4),
     (ApiKey::TxnOffsetCommit, 0, 5),
     (ApiKey::EndTxn, 0, 5),
+    (ApiKey::OffsetFetch, 1, 9),
 ];
+
+/// A FindCoordinator answer: the fake is the coordinator of every key asked for.
+pub fn find_coordinator(
+    ctx: &Ctx,
+    header: &RequestHeader,
+    req: &FindCoordinatorRequest,
+) -> Vec<u8> {
+    let mut resp = FindCoordinatorResponse::default();
+    if header.request_api_version >= 4 {
+        resp = resp.with_coordinators(
+            req.coordinator_keys
+                .iter()
+                .map(|k| {
+                    Coordinator::default()
+                        .with_key(k.clone())
+                        .with_node_id(BrokerId(0))
+                        .with_host(StrBytes::from_static_str(ctx.host))
+                        .with_port(i32::from(ctx.port))
+                })
+                .collect(),
+        );
+    } else {
+        resp = resp
+            .with_node_id(BrokerId(0))
+            .with_host(StrBytes::from_static_str(ctx.host))
+            .with_port(i32::from(ctx.port));
+    }
+    frame(header, &resp)
+}
+
+/// An AddPartitionsToTxn answer (versions up to 3) with error `code` for every partition.
+pub fn add_partitions_to_txn(
+    header: &RequestHeader,
+    req: &AddPartitionsToTxnRequest,
+    code: i16,
+) -> Vec<u8> {
+    let resp = AddPartitionsToTxnResponse::default().with_results_by_topic_v3_and_below(
+        req.v3_and_below_topics
+            .iter()
+            .map(|t| {
+                AddPartitionsToTxnTopicResult::default()
+                    .with_name(t.name.clone())
+                    .with_results_by_partition(
+                        t.partitions
+                            .iter()
+                            .map(|p| {
+                                AddPartitionsToTxnPartitionResult::default()
+                                    .with_partition_index(*p)
+                                    .with_partition_error_code(code)
+                            })
+                            .collect(),
+                    )
+            })
+            .collect(),
+    );
+    frame(header, &resp)
+}
 
 /// A topic as [`metadata`] describes it.
 #[derive(Debug, Clone, Copy)]

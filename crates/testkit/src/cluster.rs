@@ -7,15 +7,11 @@
 
 use crate::batches::next_offset;
 use crate::broker::{
-    api_versions_of, fetch_response, frame, metadata, Action, Ctx, Fake, TopicInfo, READ_APIS,
-    TXN_APIS,
+    add_partitions_to_txn, api_versions_of, fetch_response, find_coordinator, frame, metadata,
+    Action, Ctx, Fake, TopicInfo, READ_APIS, TXN_APIS,
 };
 use bytes::Bytes;
-use kafka_protocol::messages::add_partitions_to_txn_response::{
-    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
-};
 use kafka_protocol::messages::fetch_response::PartitionData;
-use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
@@ -27,11 +23,11 @@ use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{
-    AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey,
-    BrokerId, EndTxnRequest, EndTxnResponse, FetchRequest, FindCoordinatorRequest,
-    FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, OffsetFetchRequest, OffsetFetchResponse, ProduceRequest,
-    ProduceResponse, ProducerId, RequestHeader, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+    AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, ApiKey, EndTxnRequest, EndTxnResponse,
+    FetchRequest, FindCoordinatorRequest, InitProducerIdRequest, InitProducerIdResponse,
+    ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, OffsetFetchRequest,
+    OffsetFetchResponse, ProduceRequest, ProduceResponse, ProducerId, RequestHeader,
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use krecords_codec::read::Entries;
@@ -236,10 +232,7 @@ impl Cluster {
         };
         let bytes = match key {
             ApiKey::ApiVersions => {
-                let mut keys = READ_APIS.to_vec();
-                keys.extend_from_slice(&TXN_APIS);
-                keys.push((ApiKey::OffsetFetch, 1, 9));
-                api_versions_of(header, &keys)
+                api_versions_of(header, &[&READ_APIS[..], &TXN_APIS[..]].concat())
             }
             ApiKey::Metadata => {
                 let Ok(req) = MetadataRequest::decode(&mut body, v) else {
@@ -270,27 +263,7 @@ impl Cluster {
                 let Ok(req) = FindCoordinatorRequest::decode(&mut body, v) else {
                     return Action::Close;
                 };
-                let mut resp = FindCoordinatorResponse::default();
-                if v >= 4 {
-                    resp = resp.with_coordinators(
-                        req.coordinator_keys
-                            .iter()
-                            .map(|k| {
-                                Coordinator::default()
-                                    .with_key(k.clone())
-                                    .with_node_id(BrokerId(0))
-                                    .with_host(StrBytes::from_static_str(ctx.host))
-                                    .with_port(i32::from(ctx.port))
-                            })
-                            .collect(),
-                    );
-                } else {
-                    resp = resp
-                        .with_node_id(BrokerId(0))
-                        .with_host(StrBytes::from_static_str(ctx.host))
-                        .with_port(i32::from(ctx.port));
-                }
-                frame(header, &resp)
+                find_coordinator(ctx, header, &req)
             }
             ApiKey::InitProducerId => {
                 let Ok(req) = InitProducerIdRequest::decode(&mut body, v) else {
@@ -328,26 +301,7 @@ impl Cluster {
                 let Ok(req) = AddPartitionsToTxnRequest::decode(&mut body, v) else {
                     return Action::Close;
                 };
-                let resp = AddPartitionsToTxnResponse::default()
-                    .with_results_by_topic_v3_and_below(
-                        req.v3_and_below_topics
-                            .iter()
-                            .map(|t| {
-                                AddPartitionsToTxnTopicResult::default()
-                                    .with_name(t.name.clone())
-                                    .with_results_by_partition(
-                                        t.partitions
-                                            .iter()
-                                            .map(|p| {
-                                                AddPartitionsToTxnPartitionResult::default()
-                                                    .with_partition_index(*p)
-                                            })
-                                            .collect(),
-                                    )
-                            })
-                            .collect(),
-                    );
-                frame(header, &resp)
+                add_partitions_to_txn(header, &req, 0)
             }
             ApiKey::AddOffsetsToTxn => frame(header, &AddOffsetsToTxnResponse::default()),
             ApiKey::Produce => return self.produce(header, body),
