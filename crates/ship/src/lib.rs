@@ -37,6 +37,8 @@
 //! # Ok::<(), krecords_ship::Error>(())
 //! ```
 
+#[doc(hidden)]
+pub mod fuzzing;
 mod positions;
 mod shipper;
 mod source;
