@@ -77,7 +77,8 @@ pub struct ShipOptions {
     pub job: Option<String>,
     /// How batches are planned (recompression).
     pub plan: PlanOptions,
-    /// Source bytes per target transaction (a crash costs at most one transaction of work).
+    /// Source bytes per target transaction (a crash costs at most one transaction of work);
+    /// every transaction reads at least one fetch (0 counts as 1).
     pub txn_bytes: u64,
     /// Target partitions shipped at once, each on a connection of its own; with `follow`,
     /// all of them.
@@ -324,6 +325,8 @@ pub fn ship(
     };
     let mut shipped_bytes = 0u64;
     let mut stopped = false;
+    // At least a byte: a transaction takes at least one fetch.
+    let txn_bytes = options.txn_bytes.max(1);
     'job: loop {
         while active.len() < parallel {
             let Some(lane) = waiting.pop_front() else {
@@ -335,11 +338,10 @@ pub fn ship(
         // each batch sent as soon as it is planned (the next fetch is read while the broker
         // appends), then every lane's position and the commit.
         let mut txn_source_bytes = 0u64;
-        while txn_source_bytes < options.txn_bytes {
+        while txn_source_bytes < txn_bytes {
             let mut read_any = false;
             for lane in active.iter_mut().filter(|l| !l.idle) {
-                let budget =
-                    usize::try_from(options.txn_bytes - txn_source_bytes).unwrap_or(usize::MAX);
+                let budget = usize::try_from(txn_bytes - txn_source_bytes).unwrap_or(usize::MAX);
                 let step = lane
                     .step(&mut cx, budget, &mut on_event)
                     .map_err(|e| match e {
@@ -350,7 +352,7 @@ pub fn ship(
                     txn_source_bytes += n;
                     read_any = true;
                 }
-                if txn_source_bytes >= options.txn_bytes {
+                if txn_source_bytes >= txn_bytes {
                     break;
                 }
             }

@@ -330,3 +330,18 @@ fn recompression_with_a_level_rebatches() {
         assert_eq!(e.compression().unwrap(), krecords_codec::Compression::Zstd);
     }
 }
+
+/// `txn_bytes` 0 (it hung before): one fetch per transaction, everything shipped.
+#[test]
+fn a_zero_transaction_size_ships_a_fetch_per_transaction() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = partition_dir(tmp.path(), "orders-0", &values_batches("z", 2));
+    let options = ShipOptions {
+        txn_bytes: 0,
+        ..ShipOptions::default()
+    };
+    let r = run(&cluster, "orders", sources(&[&dir]), &options);
+    assert_eq!(cluster.committed_values("orders", 0), expected("z", 2));
+    assert!(r.partitions[&0].transactions >= 1);
+}
