@@ -118,6 +118,10 @@ fn seed_deep(corpus: &mut Corpus, message_set: &[u8], magic: u8) {
 /// Seeds from one buffer of log entries.
 fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
     corpus.add("entries", bytes);
+    // ship_stream: a fetch-size byte (16 × 64 bytes) before the entries.
+    if bytes.len() <= 32 << 10 {
+        corpus.add("ship_stream", &[&[16u8][..], bytes].concat());
+    }
     if bytes.len() <= 30 << 10 {
         fetch_seeds(corpus, bytes);
     }
