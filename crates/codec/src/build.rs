@@ -1,7 +1,7 @@
 //! Entries built from a list of records with owned bytes, as `krec build` and `krec log append`
 //! build them: records grouped N per entry, offsets running on across entries (or restarting,
 //! as a producer sends batches for a broker to assign offsets), producer sequences continuing
-//! from batch to batch. With the `json` feature, [`read_json_records`] reads the records from
+//! from batch to batch. With the `json` feature, `read_json_records` reads the records from
 //! JSON lines (`krec build`'s input).
 //!
 //! # Examples

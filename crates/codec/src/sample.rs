@@ -5,7 +5,7 @@
 //! themselves (keys, values, headers, timestamps) do not depend on the magic, codec or records
 //! per batch: only the framing around them does.
 //!
-//! Record i (0-based) gets offset O+i, timestamp T+i ms, the key "key-<i>" with i zero-padded
+//! Record i (0-based) gets offset O+i, timestamp T+i ms, the key `key-<i>` with i zero-padded
 //! (or the key cut) to exactly `key_size` bytes (a null key when 0), a value of exactly
 //! `value_size` bytes, and `headers` headers "h0", "h1", ... with 8-byte values (v2 only).
 //!

@@ -34,11 +34,19 @@
 //!     stats.entry(&batch?);
 //! }
 //! let groups = stats.groups();
-//! assert_eq!((groups[0].magic, groups[0].records, groups[0].bytes), (2, 1, 75));
+//! assert_eq!((groups[0].magic, groups[0].records, groups[0].bytes), (2, 1, 73));
 //! assert_eq!(groups[0].payload_per_record, Some(5.0));
 //! assert_eq!(groups[0].batch_overhead_bytes, 61);
 //! # Ok::<(), krecords_codec::Error>(())
 //! ```
+
+// Entries measured here come from anywhere: the same panic lints as the readers.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use crate::read::{v2, Batch, Record};
 use crate::{Compression, Error};
@@ -380,6 +388,7 @@ impl Stats {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::read::Entries;
