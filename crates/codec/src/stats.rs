@@ -28,15 +28,19 @@
 //! b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
 //! let bytes = b.finish().unwrap();
 //!
+//! // Entry by entry, as a caller streaming from a file or a live partition does ...
 //! let mut stats = Stats::new(DEFAULT_DECOMPRESS_LIMIT);
 //! stats.start_input();
 //! for batch in Entries::new(&bytes) {
 //!     stats.entry(&batch?);
 //! }
+//! // ... or a whole input held in memory.
+//! stats.input(&bytes);
+//! assert_eq!((stats.summary().files, stats.summary().entries), (2, 2));
 //! let groups = stats.groups();
-//! assert_eq!((groups[0].magic, groups[0].records, groups[0].bytes), (2, 1, 73));
+//! assert_eq!((groups[0].magic, groups[0].records, groups[0].bytes), (2, 2, 146));
 //! assert_eq!(groups[0].payload_per_record, Some(5.0));
-//! assert_eq!(groups[0].batch_overhead_bytes, 61);
+//! assert_eq!(groups[0].batch_overhead_bytes, 2 * 61);
 //! # Ok::<(), krecords_codec::Error>(())
 //! ```
 
@@ -48,7 +52,7 @@
     clippy::panic
 )]
 
-use crate::read::{v2, Batch, Record};
+use crate::read::{v2, Batch, Entries, Record};
 use crate::{Compression, Error};
 use std::collections::BTreeMap;
 
@@ -310,6 +314,30 @@ impl Stats {
         self.input_entries = 0;
     }
 
+    /// Feeds one whole input held in memory (a segment file's bytes, a fetch response's
+    /// records): [`Stats::start_input`], every entry, then a truncated tail, or the bytes from
+    /// an entry that cannot be read to the end.
+    pub fn input(&mut self, bytes: &[u8]) {
+        self.start_input();
+        let mut entries = Entries::new(bytes);
+        let mut end = 0;
+        for batch in &mut entries {
+            match batch {
+                Ok(batch) => {
+                    end = batch.position().saturating_add(batch.size_in_bytes());
+                    self.entry(&batch);
+                }
+                Err(_) => {
+                    self.unreadable(bytes.len().saturating_sub(end) as u64);
+                    return;
+                }
+            }
+        }
+        if let Some(p) = entries.partial() {
+            self.partial(p.bytes as u64);
+        }
+    }
+
     /// Counts one entry: its bytes, CRC, records and sizes in its magic and codec's group. An
     /// entry whose records cannot be decoded counts in its group's entries and bytes and in
     /// [`Summary::errors`].
@@ -391,30 +419,8 @@ impl Stats {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use crate::read::Entries;
     use crate::write::{LegacyBuilder, NewRecord, V2Builder};
     use crate::DEFAULT_DECOMPRESS_LIMIT;
-
-    fn feed(stats: &mut Stats, bytes: &[u8]) {
-        stats.start_input();
-        let mut entries = Entries::new(bytes);
-        let mut end = 0;
-        for b in &mut entries {
-            match b {
-                Ok(b) => {
-                    end = b.position() + b.size_in_bytes();
-                    stats.entry(&b);
-                }
-                Err(_) => {
-                    stats.unreadable((bytes.len() - end) as u64);
-                    return;
-                }
-            }
-        }
-        if let Some(p) = entries.partial() {
-            stats.partial(p.bytes as u64);
-        }
-    }
 
     #[test]
     fn v1_messages_split_into_overhead_and_payload() {
@@ -425,7 +431,7 @@ mod tests {
         }
         let bytes = b.finish().unwrap();
         let mut stats = Stats::new(DEFAULT_DECOMPRESS_LIMIT);
-        feed(&mut stats, &bytes);
+        stats.input(&bytes);
         let g = &stats.groups()[0];
         assert_eq!((g.magic, g.compression.as_str()), (1, "none"));
         assert_eq!((g.entries, g.records, g.bytes), (10, 10, 1340));
@@ -466,8 +472,8 @@ mod tests {
     #[test]
     fn bytes_that_are_not_kafka_data_are_an_error() {
         let mut stats = Stats::new(DEFAULT_DECOMPRESS_LIMIT);
-        feed(&mut stats, b"# A README, not a segment file\n");
-        feed(&mut stats, b"too short");
+        stats.input(b"# A README, not a segment file\n");
+        stats.input(b"too short");
         let s = stats.summary();
         assert_eq!((s.files, s.entries, s.errors), (2, 0, 2));
         assert_eq!((s.invalid_bytes, s.partial_bytes), (31 + 9, 0));
@@ -479,14 +485,14 @@ mod tests {
         let mut bytes = b.finish().unwrap();
         bytes.extend_from_slice(&bytes.clone()[..20]);
         let mut stats = Stats::new(DEFAULT_DECOMPRESS_LIMIT);
-        feed(&mut stats, &bytes);
+        stats.input(&bytes);
         assert_eq!(
             (stats.summary().partial_bytes, stats.summary().errors),
             (20, 0)
         );
         // So is a first entry cut short after its magic byte.
         let mut stats = Stats::new(DEFAULT_DECOMPRESS_LIMIT);
-        feed(&mut stats, &bytes[..20]);
+        stats.input(&bytes[..20]);
         assert_eq!(
             (stats.summary().partial_bytes, stats.summary().errors),
             (20, 0)

@@ -35,24 +35,7 @@ fn sample(magic: u8, codec: Compression, seed: u64) -> Vec<u8> {
 /// Stats over `bytes` as one input, the way `krec stats` feeds them.
 fn stats_of(bytes: &[u8]) -> Stats {
     let mut stats = Stats::new(1 << 20);
-    stats.start_input();
-    let mut entries = Entries::new(bytes);
-    let mut end = 0;
-    for b in &mut entries {
-        match b {
-            Ok(b) => {
-                end = b.position() + b.size_in_bytes();
-                stats.entry(&b);
-            }
-            Err(_) => {
-                stats.unreadable((bytes.len() - end) as u64);
-                return stats;
-            }
-        }
-    }
-    if let Some(p) = entries.partial() {
-        stats.partial(p.bytes as u64);
-    }
+    stats.input(bytes);
     stats
 }
 
