@@ -110,7 +110,7 @@ pub struct EntrySizes {
 }
 
 /// Keys, values and headers of a record.
-pub fn payload_of(r: &Record<'_>) -> u64 {
+fn payload_of(r: &Record<'_>) -> u64 {
     let headers: usize = r
         .headers()
         .map(|h| h.key.len() + h.value.map_or(0, <[u8]>::len))
@@ -247,7 +247,7 @@ pub struct GroupRow {
 }
 
 /// `n / d`, `None` when `d` is 0.
-pub fn per(n: u64, d: u64) -> Option<f64> {
+pub(crate) fn per(n: u64, d: u64) -> Option<f64> {
     (d > 0).then(|| n as f64 / d as f64)
 }
 

@@ -44,9 +44,13 @@ use std::time::Duration;
 /// wall time elsewhere), so parallel rows and a busy machine do not lower the figures. Encode
 /// is the conversion (reading and decompressing the input, building and compressing the row's
 /// entries); decode reads the row's entries back as a consumer (CRCs, decompression, every
-/// record); small inputs are converted again until --min-time-ms is measured. --no-timing
-/// skips timing and reading back.
+/// record); small inputs are converted again until --min-time-ms is measured. A compressed
+/// row's encode speed counts only the records it compressed: a row that copied every entry
+/// unchanged shows - (null in JSON). --no-timing skips timing and reading back.
 /// --sample N uses only the first entries up to N records.
+///
+/// Exit 1 when an entry has a CRC mismatch or undecodable records, or an input cannot be read
+/// to its end or is not Kafka data (its bytes are reported as bytes that cannot be read).
 ///
 /// Examples:
 ///   krec stats 00000000000000000000.log
