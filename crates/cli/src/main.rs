@@ -12,7 +12,6 @@
 mod args;
 mod bytes_fmt;
 mod cmd;
-mod decode;
 mod entry_json;
 mod kafka;
 mod outcome;

@@ -11,7 +11,6 @@ mod text;
 
 use crate::args::{DecompressArgs, Format};
 use crate::bytes_fmt::BytesFormat;
-use crate::decode::{Decode, Kind};
 use crate::entry_json;
 use crate::kafka::{expand_inputs, KafkaArgs};
 use crate::outcome::{Context, Failure, Outcome};
@@ -20,6 +19,7 @@ use crate::time_fmt;
 use clap::ValueEnum;
 use filter::{Filter, Verdict};
 use krecords_codec::read::Batch;
+use krecords_topics::Kind;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -125,6 +125,40 @@ pub struct Args {
     decode: Decode,
     #[command(flatten)]
     kafka: KafkaArgs,
+}
+
+/// `krec dump --decode`: which of [`krecords_topics`]' decoders applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Decode {
+    /// From the partition directory's topic name (`__consumer_offsets-N`, ...).
+    Auto,
+    /// Keys and values as bytes.
+    None,
+    /// `__consumer_offsets` (kafka-dump-log's --offsets-decoder).
+    Offsets,
+    /// `__transaction_state` (--transaction-log-decoder).
+    Transactions,
+    /// `__cluster_metadata` segments and snapshots (--cluster-metadata-decoder).
+    Metadata,
+    /// `__share_group_state` (--share-group-state-decoder).
+    ShareState,
+    /// `__remote_log_metadata` (--remote-log-metadata-decoder).
+    RemoteLogMetadata,
+}
+
+impl Decode {
+    /// The decoder to use for `path`.
+    fn for_file(self, path: &std::path::Path) -> Option<Kind> {
+        match self {
+            Decode::Auto => Kind::for_file(path),
+            Decode::None => None,
+            Decode::Offsets => Some(Kind::Offsets),
+            Decode::Transactions => Some(Kind::Transactions),
+            Decode::Metadata => Some(Kind::Metadata),
+            Decode::ShareState => Some(Kind::ShareState),
+            Decode::RemoteLogMetadata => Some(Kind::RemoteLogMetadata),
+        }
+    }
 }
 
 /// Timestamp rendering.

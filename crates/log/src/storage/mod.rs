@@ -16,9 +16,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+mod listed;
 mod lock;
 mod read_only;
 
+pub use listed::ListedStorage;
 pub use lock::{DirLock, LockWait, KAFKA_LOCK_FILE};
 pub use read_only::ReadOnlyStorage;
 
