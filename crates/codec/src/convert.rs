@@ -148,6 +148,25 @@ impl ConvertOptions {
         }
     }
 
+    /// The options of `krec convert`'s flags, which each row of `krec stats --what-if` uses too:
+    /// [`ConvertOptions::batched`] with a target codec and level, and `records_per_batch`
+    /// regrouping instead when given (see [`batching_text`]).
+    pub fn for_target(
+        magic: u8,
+        compression: Option<Compression>,
+        level: Option<i32>,
+        records_per_batch: Option<u64>,
+        decompress_limit: usize,
+    ) -> Self {
+        ConvertOptions {
+            compression,
+            level,
+            records_per_batch: records_per_batch.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            decompress_limit,
+            ..ConvertOptions::batched(magic)
+        }
+    }
+
     /// Checks the options on their own.
     ///
     /// # Errors
@@ -192,6 +211,18 @@ impl ConvertOptions {
             check_lz4_level(compression, self.level)?;
         }
         Ok(())
+    }
+}
+
+/// How [`ConvertOptions::for_target`] batches, in words.
+pub fn batching_text(records_per_batch: Option<u64>) -> String {
+    match records_per_batch {
+        Some(n) => format!("{n} records per batch (--records-per-batch)"),
+        None => format!(
+            "input batches and wrappers kept, each run of uncompressed v0/v1 messages one entry \
+             of up to {} MiB",
+            LEGACY_RUN_BYTES >> 20
+        ),
     }
 }
 

@@ -132,6 +132,12 @@ fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
             s.extend_from_slice(bytes);
             corpus.add("convert", &s);
         }
+        // stats_what_if: a choice byte (batching, sample) before the entries.
+        for choice in [0x00u8, 0x03] {
+            let mut s = vec![choice];
+            s.extend_from_slice(bytes);
+            corpus.add("stats_what_if", &s);
+        }
     }
     let mut scratch = Vec::new();
     let mut all_plain_legacy = Some(None::<u8>);

@@ -5,9 +5,8 @@ use crate::args::{parse_compression, Format, ReadArgs};
 use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
-use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
+use krecords_codec::convert::{batching_text, ConvertOptions, ConvertStats, Converter};
 use krecords_codec::read::Entries;
-use krecords_codec::Compression;
 use krecords_log::files::{self, LOG_SUFFIX};
 use krecords_log::storage::FsStorage;
 use krecords_log::{Log, LogConfig};
@@ -81,37 +80,6 @@ pub struct Args {
     read: ReadArgs,
 }
 
-/// The conversion options of `krec convert` with these flags, which `krec stats --what-if` uses
-/// for each of its rows too: the codec's shared batching rule ([`ConvertOptions::batched`]),
-/// or `records_per_batch`.
-pub fn options(
-    magic: u8,
-    compression: Option<Compression>,
-    level: Option<i32>,
-    records_per_batch: Option<u64>,
-    decompress_limit: usize,
-) -> ConvertOptions {
-    ConvertOptions {
-        compression,
-        level,
-        records_per_batch: records_per_batch.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-        decompress_limit,
-        ..ConvertOptions::batched(magic)
-    }
-}
-
-/// How [`options`] batches, in words.
-pub fn batching_text(records_per_batch: Option<u64>) -> String {
-    match records_per_batch {
-        Some(n) => format!("{n} records per batch (--records-per-batch)"),
-        None => format!(
-            "input batches and wrappers kept, each run of uncompressed v0/v1 messages one entry \
-             of up to {} MiB",
-            LEGACY_RUN_BYTES >> 20
-        ),
-    }
-}
-
 /// What a conversion did, as `--format json` prints it.
 #[derive(Serialize, Default)]
 struct Report {
@@ -176,7 +144,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         None => (None, None),
     };
-    let opts = options(
+    let opts = ConvertOptions::for_target(
         magic,
         compression,
         level,

@@ -770,7 +770,6 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
             ),
         });
         first_record += count;
-        Ok(())
     })?;
     Ok(groups)
 }
