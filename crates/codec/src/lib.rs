@@ -43,6 +43,7 @@ mod error;
 pub mod java_text;
 pub mod patch;
 pub mod read;
+pub mod txn;
 pub mod varint;
 pub mod write;
 

@@ -1,4 +1,7 @@
-//! Which files of a partition directory a conversion to another message format keeps.
+//! Converting a partition directory to another message format: which files the new directory
+//! keeps ([`plan`]), the scan that refuses a conversion before anything is written
+//! ([`first_refused`]), and the writer of the new directory ([`PartitionWriter`]), which
+//! appears complete or not at all.
 //!
 //! Converting a partition (`krec convert DIR OUT --magic M`) rewrites every segment under the
 //! same name and copies the configuration with `message.format.version` set to the target
@@ -7,15 +10,19 @@
 //! `leader-epoch-checkpoint` and the producer snapshots. For v0/v1 they no longer apply (no
 //! transactions, producer state or leader epochs there) and are left out. [`plan`] reads the
 //! directory through a [`Storage`] and says all of this; the caller converts the entries (the
-//! codec's `Converter`) and copies the files.
+//! codec's `Converter`) into a [`PartitionWriter`], which copies the files.
 
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::files::{
-    self, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX, TXN_INDEX_SUFFIX,
+    self, CONFIG_FILE, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX, TXN_INDEX_SUFFIX,
 };
-use crate::storage::Storage;
-use std::path::Path;
+use crate::log::{Env, Log};
+use crate::reader::{segment_reader, SCAN_WINDOW};
+use crate::storage::{Storage, StorageFile};
+use krecords_codec::convert::ConvertOptions;
+use krecords_codec::read::{Entries, Step};
+use std::path::{Path, PathBuf};
 
 /// One segment of a [`ConversionPlan`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +132,318 @@ pub fn format_version(magic: u8) -> &'static str {
         0 => "0.9.0",
         1 => "0.10.2",
         _ => "3.0",
+    }
+}
+
+/// An entry of the input that the conversion would refuse for its codec (see
+/// [`first_refused`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The segment file holding it (a name of the plan).
+    pub segment: String,
+    /// The codec's refusal ([`krecords_codec::Error::UnsupportedCompression`], at the entry's
+    /// position in the segment).
+    pub error: krecords_codec::Error,
+}
+
+/// Scans the planned segments of `dir` for the first entry that converting with `opts` would
+/// refuse for its codec ([`ConvertOptions::check_codec`]: a zstd batch keeping its codec for
+/// a v0/v1 target), so that a refused conversion is found before anything is written. Reads
+/// nothing when `opts` cannot refuse a codec. A segment's unreadable or truncated tail ends
+/// its scan: the conversion itself reports it.
+///
+/// # Errors
+///
+/// A segment cannot be opened or read.
+pub fn first_refused(
+    storage: &dyn Storage,
+    dir: &Path,
+    plan: &ConversionPlan,
+    opts: &ConvertOptions,
+) -> Result<Option<Refused>> {
+    if !opts.may_refuse_codecs() {
+        return Ok(None);
+    }
+    for segment in &plan.segments {
+        let path = dir.join(&segment.name);
+        let file = storage
+            .open_read(&path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        let len = file.len().map_err(|e| Error::io("read", &path, e))?;
+        let mut reader = segment_reader(file.as_ref(), 0, len, SCAN_WINDOW);
+        loop {
+            match reader.next_entry() {
+                Ok(Step::Entry(batch)) => {
+                    if let Err(error @ krecords_codec::Error::UnsupportedCompression { .. }) =
+                        opts.check_codec(&batch)
+                    {
+                        return Ok(Some(Refused {
+                            segment: segment.name.clone(),
+                            error,
+                        }));
+                    }
+                }
+                Ok(_) => break,
+                Err(e) => return Err(Error::io("read", &path, e)),
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A new partition directory, written completely or not at all: everything goes into a
+/// temporary sibling directory (`.<name>.krec-tmp-<pid>`), which [`PartitionWriter::finish`]
+/// recovers with the log (building the indexes, `.txnindex` files and producer snapshots),
+/// opens once more to check it whole, syncs and renames into place. Dropping the writer
+/// before that, or a failure of `finish`, removes the temporary directory: the output path
+/// never holds a partial directory.
+#[derive(Debug)]
+pub struct PartitionWriter {
+    env: Env,
+    output: PathBuf,
+    tmp: PathBuf,
+    segment_bytes: u64,
+    current: Option<OpenSegment>,
+    segments: u64,
+    done: bool,
+}
+
+/// The segment file being written.
+#[derive(Debug)]
+struct OpenSegment {
+    path: PathBuf,
+    file: Box<dyn StorageFile>,
+    len: u64,
+}
+
+impl PartitionWriter {
+    /// Starts the partition directory `output` on the real file system, with the configuration
+    /// `config` (written as `krec-log.json`; its `segment.bytes` rolls
+    /// [`PartitionWriter::write_rolling`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionWriter::create_with`].
+    pub fn create(output: &Path, config: &LogConfig) -> Result<PartitionWriter> {
+        PartitionWriter::create_with(output, config, Env::fs())
+    }
+
+    /// As [`PartitionWriter::create`], through `env`'s storage (which must rename and remove
+    /// directories, as the real file system does).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AlreadyExists`] when `output` exists and is not an empty directory; the
+    /// temporary directory or the configuration cannot be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    /// use krecords_log::convert::PartitionWriter;
+    /// use krecords_log::{Log, LogConfig};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("krec-doc-writer-{}", std::process::id()));
+    /// let out = dir.join("events-0");
+    /// let mut w = PartitionWriter::create(&out, &LogConfig::default())?;
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
+    /// w.write_rolling(&b.finish().unwrap())?;
+    /// assert!(!out.exists(), "nothing at the output before finish");
+    /// assert_eq!(w.finish()?, 1);
+    /// assert_eq!(Log::open_read_only(&out)?.log_end_offset(), 1);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), krecords_log::Error>(())
+    /// ```
+    pub fn create_with(output: &Path, config: &LogConfig, env: Env) -> Result<PartitionWriter> {
+        let st = env.storage.clone();
+        let exists = st
+            .exists(output)
+            .map_err(|e| Error::io("stat", output, e))?;
+        if exists && !st.list_dir(output).is_ok_and(|names| names.is_empty()) {
+            return Err(Error::AlreadyExists {
+                path: output.to_path_buf(),
+            });
+        }
+        let name = output
+            .file_name()
+            .map_or_else(|| "partition".into(), |n| n.to_string_lossy());
+        let tmp = output.with_file_name(format!(".{name}.krec-tmp-{}", std::process::id()));
+        let mut writer = PartitionWriter {
+            env,
+            output: output.to_path_buf(),
+            tmp,
+            segment_bytes: config.segment_bytes as u64,
+            current: None,
+            segments: 0,
+            done: false,
+        };
+        // A leftover of an earlier process with the same id never counts.
+        writer.remove_tmp();
+        st.create_dir_all(&writer.tmp)
+            .map_err(|e| Error::io("create", &writer.tmp, e))?;
+        let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
+        files::write_atomic(st.as_ref(), &writer.tmp, CONFIG_FILE, &json)?;
+        Ok(writer)
+    }
+
+    /// Starts a new segment file for the entries from `base_offset` on (closing the current one).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created, or the current one synced.
+    pub fn start_segment(&mut self, base_offset: i64) -> Result<()> {
+        self.close_segment()?;
+        let path = self.tmp.join(files::file_name(base_offset, LOG_SUFFIX));
+        let file = self
+            .env
+            .storage
+            .create(&path)
+            .map_err(|e| Error::io("create", &path, e))?;
+        self.current = Some(OpenSegment { path, file, len: 0 });
+        self.segments += 1;
+        Ok(())
+    }
+
+    /// Appends `bytes` (whole entries) to the current segment, starting one at the first
+    /// entry's first offset when there is none.
+    ///
+    /// # Errors
+    ///
+    /// The bytes cannot be written.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.current.is_none() {
+            let base = Entries::new(bytes)
+                .next()
+                .and_then(|b| b.ok())
+                .map_or(0, |b| b.first_offset().unwrap_or_else(|| b.offset_field()));
+            self.start_segment(base)?;
+        }
+        let Some(s) = self.current.as_mut() else {
+            return Ok(());
+        };
+        s.file
+            .write_at(bytes, s.len)
+            .map_err(|e| Error::io("write", &s.path, e))?;
+        s.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Appends whole entries, rolling segments as a log does: a new segment, named by its first
+    /// entry's first offset, when the next entry would take the current one past
+    /// `segment.bytes`.
+    ///
+    /// # Errors
+    ///
+    /// `bytes` do not hold whole entries, or cannot be written.
+    pub fn write_rolling(&mut self, bytes: &[u8]) -> Result<()> {
+        let mut entries = Entries::new(bytes);
+        while let Some(batch) = entries
+            .next_entry()
+            .map_err(|e| Error::corrupt_codec(crate::Location::Read { position: 0 }, e))?
+        {
+            let size = batch.as_bytes().len() as u64;
+            let full = self
+                .current
+                .as_ref()
+                .is_some_and(|c| c.len > 0 && c.len + size > self.segment_bytes);
+            if full || self.current.is_none() {
+                self.start_segment(batch.first_offset().unwrap_or_else(|| batch.offset_field()))?;
+            }
+            self.write(batch.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Copies the file `from` (on the same storage) into the new directory as `name`, when it
+    /// exists.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read or written.
+    pub fn copy_if_exists(&mut self, from: &Path, name: &str) -> Result<()> {
+        let st = self.env.storage.as_ref();
+        let Some(bytes) = files::read_small_file(st, from)? else {
+            return Ok(());
+        };
+        let to = self.tmp.join(name);
+        let file = st.create(&to).map_err(|e| Error::io("create", &to, e))?;
+        file.write_at(&bytes, 0)
+            .map_err(|e| Error::io("write", &to, e))?;
+        file.sync().map_err(|e| Error::io("sync", &to, e))
+    }
+
+    /// The segments started so far.
+    pub fn segments(&self) -> u64 {
+        self.segments
+    }
+
+    /// Closes the last segment, recovers the new directory with the log (which must keep every
+    /// byte), opens it once more to check its indexes, and moves it into place durably.
+    /// Returns the number of segments written.
+    ///
+    /// # Errors
+    ///
+    /// A storage error; [`Error::CorruptFile`] when recovery would cut converted bytes; the
+    /// errors of opening the new log. The output path is then left as it was.
+    pub fn finish(mut self) -> Result<u64> {
+        self.close_segment()?;
+        let info = Log::recover_with(&self.tmp, self.env.clone())?;
+        if info.truncated_bytes > 0 {
+            return Err(Error::CorruptFile {
+                path: self.output.clone(),
+                reason: format!(
+                    "the converted log failed recovery: {} bytes were cut ({})",
+                    info.truncated_bytes,
+                    info.problems.join("; ")
+                ),
+            });
+        }
+        let log = Log::open_with(&self.tmp, self.env.clone())?;
+        log.verify_indexes()?;
+        log.close()?;
+        let st = self.env.storage.clone();
+        st.sync_dir(&self.tmp)
+            .map_err(|e| Error::io("sync", &self.tmp, e))?;
+        st.rename(&self.tmp, &self.output)
+            .map_err(|e| Error::io("rename", &self.tmp, e))?;
+        self.done = true;
+        if let Some(parent) = self.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+            st.sync_dir(parent)
+                .map_err(|e| Error::io("sync", parent, e))?;
+        }
+        Ok(self.segments)
+    }
+
+    /// Syncs and closes the current segment.
+    fn close_segment(&mut self) -> Result<()> {
+        if let Some(s) = self.current.take() {
+            s.file.sync().map_err(|e| Error::io("sync", &s.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes the temporary directory and its files, as far as it can.
+    fn remove_tmp(&mut self) {
+        self.current = None;
+        let st = self.env.storage.as_ref();
+        if let Ok(names) = st.list_dir(&self.tmp) {
+            for name in names {
+                let _ = st.remove(&self.tmp.join(name));
+            }
+        }
+        let _ = st.remove_dir(&self.tmp);
+    }
+}
+
+impl Drop for PartitionWriter {
+    fn drop(&mut self) {
+        if !self.done {
+            self.remove_tmp();
+        }
     }
 }
 

@@ -152,6 +152,7 @@ mod recovery;
 mod segment;
 pub mod ship;
 pub mod storage;
+mod swap;
 pub mod transaction;
 mod validate;
 

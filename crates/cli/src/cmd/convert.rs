@@ -6,11 +6,10 @@ use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{Next, Source};
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
-use krecords_codec::read::Entries;
 use krecords_codec::Compression;
-use krecords_log::files::{self, LOG_SUFFIX};
+use krecords_log::convert::{self, PartitionWriter};
 use krecords_log::storage::FsStorage;
-use krecords_log::{Log, LogConfig};
+use krecords_log::LogConfig;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -336,7 +335,7 @@ fn convert_source(
             Next::Entry(batch) => {
                 converter
                     .push(&batch, &mut buf)
-                    .map_err(|e| Failure::Data(format!("{name}: cannot convert: {e}")))?;
+                    .map_err(|e| convert_error(&name, &e, opts.magic))?;
             }
             Next::Partial(p) => {
                 eprintln!(
@@ -373,25 +372,20 @@ fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Resu
         convert_file_source(source, &mut sink, opts, report)?;
         return sink.flush().map_err(Failure::from);
     }
-    let output = &args.output;
-    create_empty_dir(output)?;
-    let result = (|| {
-        let mut config = LogConfig::default();
-        config
-            .set(
-                "message.format.version",
-                krecords_log::convert::format_version(opts.magic),
-            )
-            .map_err(log_error)?;
-        write_config(output, &config)?;
-        let mut segments = SegmentWriter::new(output, config.segment_bytes as u64);
-        convert_source(source, opts, report, &mut |bytes| {
-            segments.write_entries(bytes)
-        })?;
-        report.segments += segments.finish()?;
-        finish_dir(output)
-    })();
-    left_for_inspection(output, result)
+    ensure_empty(&args.output)?;
+    let mut config = LogConfig::default();
+    config
+        .set(
+            "message.format.version",
+            krecords_log::convert::format_version(opts.magic),
+        )
+        .map_err(log_error)?;
+    let mut writer = PartitionWriter::create(&args.output, &config).map_err(log_error)?;
+    convert_source(source, opts, report, &mut |bytes| {
+        writer.write_rolling(bytes).map_err(log_error)
+    })?;
+    report.segments += writer.finish().map_err(log_error)?;
+    Ok(())
 }
 
 /// [`convert_source`] into a writer.
@@ -405,90 +399,6 @@ fn convert_file_source(
         sink.write_all(bytes)
             .context(|| "cannot write the output".into())
     })
-}
-
-/// Writes whole entries into segment files of a new partition directory, rolling as a log does:
-/// a new segment, named by its first entry's first offset, when the next entry would take the
-/// current one past `segment_bytes`.
-struct SegmentWriter<'a> {
-    dir: &'a Path,
-    segment_bytes: u64,
-    current: Option<(PathBuf, BufWriter<File>, u64)>,
-    written: u64,
-}
-
-impl<'a> SegmentWriter<'a> {
-    fn new(dir: &'a Path, segment_bytes: u64) -> Self {
-        SegmentWriter {
-            dir,
-            segment_bytes,
-            current: None,
-            written: 0,
-        }
-    }
-
-    fn write_entries(&mut self, bytes: &[u8]) -> Result<(), Failure> {
-        let mut entries = Entries::new(bytes);
-        while let Some(batch) = entries
-            .next_entry()
-            .map_err(|e| Failure::Data(format!("converted output: {e}")))?
-        {
-            let size = batch.as_bytes().len() as u64;
-            let full = self
-                .current
-                .as_ref()
-                .is_some_and(|c| c.2 > 0 && c.2 + size > self.segment_bytes);
-            if full || self.current.is_none() {
-                self.close_current()?;
-                let base = batch.first_offset().unwrap_or_else(|| batch.offset_field());
-                let path = self.dir.join(files::file_name(base, LOG_SUFFIX));
-                let file =
-                    File::create(&path).context(|| format!("cannot create {}", path.display()))?;
-                self.current = Some((path, BufWriter::with_capacity(1 << 16, file), 0));
-                self.written += 1;
-            }
-            if let Some((path, w, n)) = self.current.as_mut() {
-                w.write_all(batch.as_bytes())
-                    .context(|| format!("cannot write {}", path.display()))?;
-                *n += size;
-            }
-        }
-        Ok(())
-    }
-
-    fn close_current(&mut self) -> Result<(), Failure> {
-        if let Some((path, w, _)) = self.current.take() {
-            let file = w.into_inner().map_err(|e| {
-                Failure::Io(e.into_error(), format!("cannot write {}", path.display()))
-            })?;
-            file.sync_all()
-                .context(|| format!("cannot sync {}", path.display()))?;
-        }
-        Ok(())
-    }
-
-    /// Closes the last segment; the number of segments written.
-    fn finish(mut self) -> Result<u64, Failure> {
-        self.close_current()?;
-        Ok(self.written)
-    }
-}
-
-/// Says where a failed directory conversion left its output.
-fn left_for_inspection(output: &Path, result: Result<(), Failure>) -> Result<(), Failure> {
-    if result.is_err() {
-        eprintln!(
-            "krec: the incomplete output is left in {} for inspection",
-            output.display()
-        );
-    }
-    result
-}
-
-/// Creates `dir`, or accepts it when it exists and is empty.
-fn create_empty_dir(dir: &Path) -> Result<(), Failure> {
-    ensure_empty(dir)?;
-    std::fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))
 }
 
 /// Refuses an existing `dir` that is not empty.
@@ -507,29 +417,6 @@ fn ensure_empty(dir: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Writes `krec-log.json` into `dir`.
-fn write_config(dir: &Path, config: &LogConfig) -> Result<(), Failure> {
-    let json = serde_json::to_vec_pretty(&config.to_json()).map_err(io::Error::from)?;
-    std::fs::write(dir.join(files::CONFIG_FILE), json)
-        .context(|| format!("cannot write {}", dir.display()))
-}
-
-/// Recovers a written partition directory (building its indexes, `.txnindex` files and producer
-/// snapshots), which must keep every byte, then opens it once more to check it as a whole.
-fn finish_dir(output: &Path) -> Result<(), Failure> {
-    let info = Log::recover(output).map_err(log_error)?;
-    if info.truncated_bytes > 0 {
-        return Err(Failure::Data(format!(
-            "the converted log failed recovery: {} bytes were cut ({})",
-            info.truncated_bytes,
-            info.problems.join("; ")
-        )));
-    }
-    let log = Log::open(output).map_err(log_error)?;
-    log.verify_indexes().map_err(log_error)?;
-    log.close().map_err(log_error)
-}
-
 fn log_error(e: krecords_log::Error) -> Failure {
     if e.is_storage_error() {
         Failure::Io(io::Error::other(e.to_string()), String::new())
@@ -538,7 +425,8 @@ fn log_error(e: krecords_log::Error) -> Failure {
     }
 }
 
-/// Converts a partition directory into a new one, then recovers it there to build the indexes.
+/// Converts a partition directory into a new one (see [`PartitionWriter`]: the output appears
+/// complete or not at all), after checking that no entry is refused for its codec.
 fn convert_dir(
     input: &Path,
     output: &Path,
@@ -546,44 +434,58 @@ fn convert_dir(
     report: &mut Report,
 ) -> Result<(), Failure> {
     ensure_empty(output)?;
-    let plan = krecords_log::convert::plan(&FsStorage, input, opts.magic).map_err(log_error)?;
+    let plan = convert::plan(&FsStorage, input, opts.magic).map_err(log_error)?;
     if plan.segments.is_empty() {
         return Err(Failure::Usage(format!(
             "{}: no segments (<base offset>.log files)",
             input.display()
         )));
     }
-    create_empty_dir(output)?;
-    let result = (|| {
-        write_config(output, &plan.config)?;
-        for segment in &plan.segments {
-            let target = output.join(&segment.name);
-            let file =
-                File::create(&target).context(|| format!("cannot create {}", target.display()))?;
-            let mut sink = BufWriter::with_capacity(1 << 16, file);
-            convert_file(&input.join(&segment.name), &mut sink, opts, report)?;
-            let file = sink.into_inner().map_err(|e| {
-                Failure::Io(e.into_error(), format!("cannot write {}", target.display()))
-            })?;
-            file.sync_all()
-                .context(|| format!("cannot sync {}", target.display()))?;
-            report.segments += 1;
-            if let Some(name) = &segment.copy_with {
-                copy_if_exists(&input.join(name), &output.join(name))?;
-            }
+    if let Some(r) = convert::first_refused(&FsStorage, input, &plan, opts).map_err(log_error)? {
+        return Err(refused(
+            &input.join(&r.segment).display().to_string(),
+            &r.error,
+            opts.magic,
+        ));
+    }
+    let mut writer = PartitionWriter::create(output, &plan.config).map_err(log_error)?;
+    for segment in &plan.segments {
+        writer
+            .start_segment(segment.base_offset)
+            .map_err(log_error)?;
+        let path = input.join(&segment.name);
+        let source = Source::open(&path).context(|| format!("cannot open {}", path.display()))?;
+        convert_source(source, opts, report, &mut |bytes| {
+            writer.write(bytes).map_err(log_error)
+        })?;
+        report.segments += 1;
+        if let Some(name) = &segment.copy_with {
+            writer
+                .copy_if_exists(&input.join(name), name)
+                .map_err(log_error)?;
         }
-        for name in &plan.copy_after {
-            copy_if_exists(&input.join(name), &output.join(name))?;
-        }
-        finish_dir(output)
-    })();
-    left_for_inspection(output, result)
+    }
+    for name in &plan.copy_after {
+        writer
+            .copy_if_exists(&input.join(name), name)
+            .map_err(log_error)?;
+    }
+    writer.finish().map_err(log_error)?;
+    Ok(())
 }
 
-fn copy_if_exists(from: &Path, to: &Path) -> Result<(), Failure> {
-    match std::fs::copy(from, to) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Failure::Io(e, format!("cannot copy {}", from.display()))),
+/// A conversion error: bad data (exit 1), or [`refused`].
+fn convert_error(name: &str, e: &krecords_codec::Error, magic: u8) -> Failure {
+    match e {
+        krecords_codec::Error::UnsupportedCompression { .. } => refused(name, e, magic),
+        _ => Failure::Data(format!("{name}: cannot convert: {e}")),
     }
+}
+
+/// A conversion the target format cannot hold (zstd for v0/v1): a usage error naming the fix.
+fn refused(name: &str, e: &krecords_codec::Error, magic: u8) -> Failure {
+    Failure::Usage(format!(
+        "{name}: cannot convert: {e}; give --compression with a codec magic {magic} has \
+         (none, gzip, snappy, lz4)"
+    ))
 }

@@ -355,14 +355,7 @@ impl Reader {
                 match rt.block_on(s.next_chunk()) {
                     Ok(Some(c)) => Ok(Some(Fetched {
                         bytes: c.records.to_vec(),
-                        aborted: c
-                            .aborted_transactions
-                            .iter()
-                            .map(|a| AbortedTransaction {
-                                producer_id: a.producer_id,
-                                first_offset: a.first_offset,
-                            })
-                            .collect(),
+                        aborted: c.aborted_transactions,
                         next_offset: c.next_offset,
                         end: Some(c.last_stable_offset),
                     })),
