@@ -3,7 +3,6 @@
 
 use crate::kafka::KafkaArgs;
 use crate::outcome::Failure;
-use krecords_codec::txn::IsolationLevel;
 use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 
 /// Parses `codec[:level]`.
@@ -91,20 +90,4 @@ impl ReadArgs {
     pub fn max_decompressed_bytes(&self) -> usize {
         self.decompress.max_decompressed_bytes
     }
-}
-
-/// The value parser of an `--isolation` flag: `read-committed` and `read-uncommitted` (also
-/// spelled with `_`), each listed in the help with its text, in the order given.
-pub fn isolation_parser(
-    values: [(IsolationLevel, &'static str); 2],
-) -> impl clap::builder::TypedValueParser<Value = IsolationLevel> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new(values.map(|(level, help)| {
-        let flag = match level {
-            IsolationLevel::ReadCommitted => "read-committed",
-            IsolationLevel::ReadUncommitted => "read-uncommitted",
-        };
-        PossibleValue::new(flag).help(help).alias(level.name())
-    }))
-    .try_map(|s| s.parse::<IsolationLevel>())
 }

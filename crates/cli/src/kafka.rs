@@ -40,7 +40,7 @@ pub struct KafkaArgs {
     #[arg(long, value_name = "POS", help_heading = HEADING)]
     pub end: Option<String>,
     /// kafka://: isolation level of the fetches (default: isolation.level, read_committed).
-    #[arg(long, help_heading = HEADING, value_parser = crate::args::isolation_parser([
+    #[arg(long, help_heading = HEADING, value_parser = crate::isolation::isolation_parser([
         (IsolationLevel::ReadCommitted, "Up to the last stable offset"),
         (IsolationLevel::ReadUncommitted, "Up to the high watermark"),
     ]))]

@@ -14,6 +14,7 @@ mod bytes_fmt;
 mod cmd;
 mod decode;
 mod entry_json;
+mod isolation;
 mod kafka;
 mod outcome;
 mod progress;

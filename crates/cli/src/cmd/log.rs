@@ -9,10 +9,10 @@
 //! short line on stderr; bad arguments, an invalid configuration and storage (I/O) errors exit 2
 //! with a message on stderr.
 
-use crate::args::isolation_parser;
 use crate::bytes_fmt::BytesFormat;
 use crate::cmd::build::{build_batches, read_json_records, BatchOptions};
 use crate::entry_json;
+use crate::isolation::isolation_parser;
 use crate::kafka;
 use crate::outcome::{Failure, Outcome};
 use crate::time_fmt::now_ms;
