@@ -212,9 +212,8 @@ impl ReadCommitted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::EndTxnMarker;
     use crate::read::Entries;
-    use crate::write::{NewRecord, V2Builder};
+    use crate::write::{end_txn_marker, EndTxnBatch, NewRecord, V2Builder};
 
     fn data(offset: i64, pid: i64, txn: bool) -> Vec<u8> {
         let mut b = V2Builder::new(offset);
@@ -225,19 +224,17 @@ mod tests {
         b.finish().unwrap()
     }
 
-    fn marker(offset: i64, pid: i64, kind: ControlRecordType) -> Vec<u8> {
-        let mut b = V2Builder::new(offset)
-            .producer(pid, 0, -1)
-            .transactional(true)
-            .control(true);
-        let key = ControlRecordKey { version: 0, kind };
-        let value = EndTxnMarker {
-            version: 0,
+    fn marker(offset: i64, pid: i64, commit: bool) -> Vec<u8> {
+        end_txn_marker(&EndTxnBatch {
+            base_offset: offset,
+            partition_leader_epoch: -1,
+            producer_id: pid,
+            producer_epoch: 0,
             coordinator_epoch: 0,
-        };
-        b.append_control(5, &key.to_bytes(), &value.to_bytes())
-            .unwrap();
-        b.finish().unwrap()
+            commit,
+            timestamp: 5,
+        })
+        .unwrap()
     }
 
     fn verdicts(bytes: &[u8], aborted: &[AbortedTransaction]) -> Vec<bool> {
@@ -254,10 +251,10 @@ mod tests {
         let mut bytes = data(0, 1, true);
         bytes.extend(data(1, 2, true));
         bytes.extend(data(2, -1, false));
-        bytes.extend(marker(3, 1, ControlRecordType::Abort));
+        bytes.extend(marker(3, 1, false));
         bytes.extend(data(4, 1, true));
-        bytes.extend(marker(5, 2, ControlRecordType::Commit));
-        bytes.extend(marker(6, 1, ControlRecordType::Commit));
+        bytes.extend(marker(5, 2, true));
+        bytes.extend(marker(6, 1, true));
         let p1 = AbortedTransaction {
             producer_id: 1,
             first_offset: 0,

@@ -522,6 +522,77 @@ mod tests {
         assert_eq!(p.config.to_json()["message.format.version"], "0.10.2");
     }
 
+    fn batch(offset: i64, compression: krecords_codec::Compression) -> Vec<u8> {
+        let mut b = krecords_codec::write::V2Builder::new(offset).compression(compression, None);
+        b.append(&krecords_codec::write::NewRecord::new(1, None, Some(b"v")))
+            .unwrap();
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn a_zstd_batch_is_refused_for_v0_v1_only_when_it_keeps_its_codec() {
+        use krecords_codec::Compression::{Gzip, Zstd};
+        let mut seg = batch(0, Gzip);
+        let second = seg.len();
+        seg.extend(batch(1, Zstd));
+        let (st, dir) = dir_with(&[("00000000000000000000.log", &seg)]);
+        let p = plan(&st, dir, 1).unwrap();
+        let keep = |magic| ConvertOptions::batched(magic);
+        let r = first_refused(&st, dir, &p, &keep(1)).unwrap().unwrap();
+        assert_eq!(r.segment, "00000000000000000000.log");
+        assert!(
+            matches!(
+                r.error,
+                krecords_codec::Error::UnsupportedCompression { at, .. } if at == second
+            ),
+            "{:?}",
+            r.error
+        );
+        assert_eq!(first_refused(&st, dir, &p, &keep(2)).unwrap(), None);
+        let gzip = ConvertOptions {
+            compression: Some(Gzip),
+            ..keep(1)
+        };
+        assert_eq!(first_refused(&st, dir, &p, &gzip).unwrap(), None);
+    }
+
+    #[test]
+    fn a_partition_writer_leaves_nothing_unless_it_finishes() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("p-0");
+        let names = || -> Vec<String> {
+            let mut n: Vec<String> = std::fs::read_dir(root.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            n.sort();
+            n
+        };
+        // Dropped midway: no output, no temporary directory.
+        let mut w = PartitionWriter::create(&out, &LogConfig::default()).unwrap();
+        w.write(&batch(0, krecords_codec::Compression::None))
+            .unwrap();
+        assert_eq!(names().len(), 1, "only the temporary directory");
+        drop(w);
+        assert!(names().is_empty(), "{:?}", names());
+        // Finished: the whole log, rolled at segment.bytes.
+        let mut config = LogConfig::default();
+        config.set("segment.bytes", "100").unwrap();
+        let mut w = PartitionWriter::create(&out, &config).unwrap();
+        let mut bytes = batch(0, krecords_codec::Compression::None);
+        bytes.extend(batch(1, krecords_codec::Compression::None));
+        w.write_rolling(&bytes).unwrap();
+        assert_eq!(w.segments(), 2);
+        assert_eq!(w.finish().unwrap(), 2);
+        assert_eq!(names(), ["p-0"]);
+        let log = Log::open_read_only(&out).unwrap();
+        assert_eq!((log.log_end_offset(), log.segment_files().len()), (2, 2));
+        // An output that is not empty is refused.
+        let e = PartitionWriter::create(&out, &config).unwrap_err();
+        assert!(matches!(e, Error::AlreadyExists { .. }), "{e}");
+        assert_eq!(names(), ["p-0"]);
+    }
+
     #[test]
     fn a_broken_configuration_is_an_error_only_beside_segments() {
         let (st, dir) = dir_with(&[("krec-log.json", b"{not json")]);
