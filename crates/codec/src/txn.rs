@@ -17,6 +17,14 @@
 //! Control batches themselves are never handed to an application, at either isolation level:
 //! that is up to the reader, as is everything about records below the fetch offset.
 
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
+
 use crate::control::{ControlRecordKey, ControlRecordType};
 use crate::read::Batch;
 use crate::{Result, DEFAULT_DECOMPRESS_LIMIT};
@@ -210,10 +218,16 @@ impl ReadCommitted {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
     use crate::read::Entries;
     use crate::write::{end_txn_marker, EndTxnBatch, NewRecord, V2Builder};
+    use proptest::prelude::*;
 
     fn data(offset: i64, pid: i64, txn: bool) -> Vec<u8> {
         let mut b = V2Builder::new(offset);
@@ -288,6 +302,80 @@ mod tests {
             .is_aborted(&batch, &mut Vec::new())
             .unwrap_err();
         assert!(matches!(e, crate::Error::InvalidRecord { .. }), "{e}");
+    }
+
+    /// One step of a generated partition: a transactional batch of a producer (0..3), its
+    /// marker, or a batch without a producer.
+    #[derive(Debug, Clone, Copy)]
+    enum Step {
+        Data(i64),
+        Marker(i64, bool),
+        Plain,
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Against a model of the log: a transactional batch is aborted exactly when its
+        /// transaction (its producer's batches since that producer's previous marker) ended
+        /// with an ABORT marker, the broker listing each aborted transaction by its first
+        /// offset, in any order.
+        #[test]
+        fn the_filter_drops_exactly_the_aborted_transactions(
+            steps in proptest::collection::vec(
+                prop_oneof![
+                    (0i64..3).prop_map(Step::Data),
+                    ((0i64..3), any::<bool>()).prop_map(|(p, c)| Step::Marker(p, c)),
+                    Just(Step::Plain),
+                ],
+                0..40,
+            ),
+            reverse in any::<bool>(),
+        ) {
+            let mut bytes = Vec::new();
+            // Per producer: the offsets of its open transaction's batches.
+            let mut open: [Vec<usize>; 3] = Default::default();
+            let mut expected = Vec::new();
+            let mut aborted = Vec::new();
+            for (offset, step) in steps.iter().enumerate() {
+                let o = offset as i64;
+                match *step {
+                    Step::Data(p) => {
+                        bytes.extend(data(o, p, true));
+                        open[p as usize].push(expected.len());
+                        expected.push(false);
+                    }
+                    Step::Marker(p, commit) => {
+                        let batches = std::mem::take(&mut open[p as usize]);
+                        if let (false, Some(&first)) = (commit, batches.first()) {
+                            for &i in &batches {
+                                expected[i] = true;
+                            }
+                            aborted.push((first, p));
+                        }
+                        bytes.extend(marker(o, p, commit));
+                        expected.push(false);
+                    }
+                    Step::Plain => {
+                        bytes.extend(data(o, -1, false));
+                        expected.push(false);
+                    }
+                }
+            }
+            // The list names first offsets: the entry index of the first batch is its offset.
+            let mut list: Vec<AbortedTransaction> = aborted
+                .iter()
+                .map(|&(first, p)| AbortedTransaction { producer_id: p, first_offset: first as i64 })
+                .collect();
+            if reverse {
+                list.reverse();
+            }
+            prop_assert_eq!(verdicts(&bytes, &list), expected);
+        }
     }
 
     #[test]
