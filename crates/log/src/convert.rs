@@ -9,9 +9,11 @@
 //! the files whose offsets still hold are copied too: each segment's `.txnindex`, the
 //! `leader-epoch-checkpoint` and the producer snapshots. For v0/v1 they no longer apply (no
 //! transactions, producer state or leader epochs there) and are left out. [`plan`] reads the
-//! directory through a [`Storage`] and says all of this; the caller converts the entries (the
-//! codec's `Converter`) into a [`PartitionWriter`], which copies the files.
+//! directory through a [`Storage`] and says all of this; [`convert_dir`] does all of it,
+//! converting every segment with [`convert_entries`] (the codec's `Converter` over any
+//! [`EntrySource`]) into a [`PartitionWriter`], which also copies the files.
 
+use crate::check::EntrySource;
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::files::{
@@ -20,8 +22,10 @@ use crate::files::{
 use crate::log::{Env, Log};
 use crate::reader::{segment_reader, SCAN_WINDOW};
 use crate::storage::{Storage, StorageFile};
-use krecords_codec::convert::ConvertOptions;
-use krecords_codec::read::{Entries, Step};
+use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter};
+use krecords_codec::read::{Entries, Partial, Step};
+use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// One segment of a [`ConversionPlan`].
@@ -189,6 +193,216 @@ pub fn first_refused(
         }
     }
     Ok(None)
+}
+
+/// Why a conversion stopped.
+#[derive(Debug)]
+pub enum ConvertError {
+    /// The options cannot convert anything (see `ConvertOptions::validate`): a usage error.
+    Options(krecords_codec::Error),
+    /// An input (named) cannot be opened.
+    Open {
+        /// The input's name.
+        name: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// An input (named) cannot be read.
+    Read {
+        /// The input's name.
+        name: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// The target format refuses an entry of the input (named) for its codec (zstd for v0/v1):
+    /// a usage error, fixed by converting to another codec.
+    Refused {
+        /// The input's name.
+        name: String,
+        /// The codec's refusal.
+        error: krecords_codec::Error,
+    },
+    /// An entry of the input (named) cannot be read or converted: bad data.
+    Entry {
+        /// The input's name.
+        name: String,
+        /// The codec's error.
+        error: krecords_codec::Error,
+    },
+    /// The input directory holds no segment.
+    NoSegments {
+        /// The input directory.
+        dir: PathBuf,
+    },
+    /// Writing the output, or the log's checks of it, failed.
+    Output(Error),
+}
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConvertError::Options(e) => write!(f, "{e}"),
+            ConvertError::Open { name, source } => write!(f, "cannot open {name}: {source}"),
+            ConvertError::Read { name, source } => write!(f, "cannot read {name}: {source}"),
+            ConvertError::Refused { name, error } | ConvertError::Entry { name, error } => {
+                write!(f, "{name}: cannot convert: {error}")
+            }
+            ConvertError::NoSegments { dir } => {
+                write!(
+                    f,
+                    "{}: no segments (<base offset>.log files)",
+                    dir.display()
+                )
+            }
+            ConvertError::Output(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+impl From<Error> for ConvertError {
+    fn from(e: Error) -> Self {
+        ConvertError::Output(e)
+    }
+}
+
+/// What [`convert_entries`] converted.
+#[derive(Debug, Clone, Default)]
+pub struct Converted {
+    /// The converter's figures.
+    pub stats: ConvertStats,
+    /// A truncated entry at the end of the input, not converted.
+    pub truncated: Option<Partial>,
+}
+
+/// Converts the entries of `source` (named `name` in errors) with `opts`, handing the output to
+/// `write` in pieces of whole entries (64 KiB or more, and the rest at the end), one input entry
+/// in memory at a time. A truncated entry at the end is not converted: it ends the input, and
+/// `on_truncated` hears of it at once.
+///
+/// # Errors
+///
+/// [`ConvertError::Read`], [`ConvertError::Refused`] (an entry's codec, which the target format
+/// cannot hold), [`ConvertError::Entry`] (an entry that does not read or convert), or `write`'s
+/// error.
+pub fn convert_entries<E: From<ConvertError>>(
+    source: &mut dyn EntrySource,
+    name: &str,
+    opts: &ConvertOptions,
+    write: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    on_truncated: &mut dyn FnMut(&str, &Partial),
+) -> std::result::Result<Converted, E> {
+    let named = |error| ConvertError::Entry {
+        name: name.to_string(),
+        error,
+    };
+    let mut converter = Converter::new(opts.clone()).map_err(ConvertError::Options)?;
+    let mut buf = Vec::new();
+    let mut truncated = None;
+    loop {
+        let next = source.next_entry().map_err(|e| ConvertError::Read {
+            name: name.to_string(),
+            source: e,
+        })?;
+        match next {
+            Step::End => break,
+            Step::Entry(batch) => {
+                converter
+                    .push(&batch, &mut buf)
+                    .map_err(|error| match error {
+                        krecords_codec::Error::UnsupportedCompression { .. } => {
+                            ConvertError::Refused {
+                                name: name.to_string(),
+                                error,
+                            }
+                        }
+                        error => named(error),
+                    })?;
+            }
+            Step::Partial(p) => {
+                on_truncated(name, &p);
+                truncated = Some(p);
+                break;
+            }
+            Step::Error(e) => return Err(named(e).into()),
+        }
+        if buf.len() >= 1 << 16 {
+            write(&buf)?;
+            buf.clear();
+        }
+    }
+    let stats = converter.finish(&mut buf).map_err(named)?;
+    write(&buf)?;
+    Ok(Converted { stats, truncated })
+}
+
+/// What [`convert_dir`] converted: each segment's [`Converted`], in offset order.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertedDir {
+    /// One per segment.
+    pub segments: Vec<Converted>,
+}
+
+/// Converts the partition directory `input` into the new partition directory `output` (which
+/// must not exist, or be empty) with `opts`: [`plan`], [`first_refused`] before anything is
+/// written, then every segment through [`convert_entries`] (`open` opens a segment file as an
+/// entry source, named by its path) into a [`PartitionWriter`], with the planned files copied.
+/// `output` holds the whole converted partition afterwards, or, after any error, what it held
+/// before.
+///
+/// # Errors
+///
+/// [`ConvertError::NoSegments`], [`ConvertError::Refused`], the errors of
+/// [`convert_entries`], and [`ConvertError::Output`] for the plan, the writer and the checks of
+/// the new log.
+pub fn convert_dir(
+    input: &Path,
+    output: &Path,
+    opts: &ConvertOptions,
+    open: &mut dyn FnMut(&Path) -> io::Result<Box<dyn EntrySource>>,
+    on_truncated: &mut dyn FnMut(&str, &Partial),
+) -> std::result::Result<ConvertedDir, ConvertError> {
+    let fs = crate::storage::FsStorage;
+    let plan = plan(&fs, input, opts.magic)?;
+    if plan.segments.is_empty() {
+        return Err(ConvertError::NoSegments {
+            dir: input.to_path_buf(),
+        });
+    }
+    if let Some(r) = first_refused(&fs, input, &plan, opts)? {
+        return Err(ConvertError::Refused {
+            name: input.join(&r.segment).display().to_string(),
+            error: r.error,
+        });
+    }
+    let mut writer = PartitionWriter::create(output, &plan.config)?;
+    let mut out = ConvertedDir::default();
+    for segment in &plan.segments {
+        writer.start_segment(segment.base_offset)?;
+        let path = input.join(&segment.name);
+        let name = path.display().to_string();
+        let mut source = open(&path).map_err(|e| ConvertError::Open {
+            name: name.clone(),
+            source: e,
+        })?;
+        let converted = convert_entries(
+            source.as_mut(),
+            &name,
+            opts,
+            &mut |bytes: &[u8]| writer.write(bytes).map_err(ConvertError::Output),
+            on_truncated,
+        )?;
+        out.segments.push(converted);
+        if let Some(name) = &segment.copy_with {
+            writer.copy_if_exists(&input.join(name), name)?;
+        }
+    }
+    for name in &plan.copy_after {
+        writer.copy_if_exists(&input.join(name), name)?;
+    }
+    writer.finish()?;
+    Ok(out)
 }
 
 /// A new partition directory, written completely or not at all: everything goes into a
@@ -591,6 +805,51 @@ mod tests {
         let e = PartitionWriter::create(&out, &config).unwrap_err();
         assert!(matches!(e, Error::AlreadyExists { .. }), "{e}");
         assert_eq!(names(), ["p-0"]);
+    }
+
+    #[test]
+    fn a_directory_converts_whole_or_is_refused_before_anything_is_written() {
+        use crate::check::EntryStream;
+        let root = tempfile::tempdir().unwrap();
+        let input = root.path().join("in-0");
+        let mut log = Log::create(&input, LogConfig::default()).unwrap();
+        for codec in [
+            krecords_codec::Compression::Gzip,
+            krecords_codec::Compression::Zstd,
+        ] {
+            log.append(&batch(0, codec), crate::AppendOrigin::Client)
+                .unwrap();
+        }
+        log.close().unwrap();
+        let out = root.path().join("out-0");
+        let mut open = |p: &Path| -> io::Result<Box<dyn EntrySource>> {
+            Ok(Box::new(EntryStream::open_file(p, None)?))
+        };
+        let mut truncated = |_: &str, _: &Partial| panic!("no truncated entry");
+        let v1 = ConvertOptions::batched(1);
+        let e = convert_dir(&input, &out, &v1, &mut open, &mut truncated).unwrap_err();
+        assert!(matches!(e, ConvertError::Refused { .. }), "{e}");
+        assert!(e.to_string().contains("zstd"), "{e}");
+        assert_eq!(
+            std::fs::read_dir(root.path()).unwrap().count(),
+            1,
+            "nothing written"
+        );
+        let v2 = ConvertOptions::batched(2);
+        let done = convert_dir(&input, &out, &v2, &mut open, &mut truncated).unwrap();
+        assert_eq!(done.segments.len(), 1);
+        assert_eq!(done.segments[0].stats.entries_in, 2);
+        let converted = Log::open_read_only(&out).unwrap();
+        assert_eq!(converted.log_end_offset(), 2);
+        let e = convert_dir(&input, &out, &v2, &mut open, &mut truncated).unwrap_err();
+        assert!(
+            matches!(e, ConvertError::Output(Error::AlreadyExists { .. })),
+            "{e}"
+        );
+        let empty = root.path().join("empty-0");
+        std::fs::create_dir(&empty).unwrap();
+        let e = convert_dir(&empty, &out, &v2, &mut open, &mut truncated).unwrap_err();
+        assert!(matches!(e, ConvertError::NoSegments { .. }), "{e}");
     }
 
     #[test]

@@ -4,11 +4,12 @@
 use crate::args::{parse_compression, Format, ReadArgs};
 use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::{Next, Source};
-use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
+use crate::source::Source;
+use krecords_codec::convert::{ConvertOptions, LEGACY_RUN_BYTES};
+use krecords_codec::read::Partial;
 use krecords_codec::Compression;
-use krecords_log::convert::{self, PartitionWriter};
-use krecords_log::storage::FsStorage;
+use krecords_log::check::EntrySource;
+use krecords_log::convert::{self, ConvertError, Converted, PartitionWriter};
 use krecords_log::LogConfig;
 use serde::Serialize;
 use std::fs::File;
@@ -139,7 +140,9 @@ struct Report {
 }
 
 impl Report {
-    fn add(&mut self, s: &ConvertStats) {
+    fn add(&mut self, c: &Converted) {
+        let s = &c.stats;
+        self.truncated_bytes += c.truncated.map_or(0, |p| p.bytes as u64);
         self.entries_in += s.entries_in as u64;
         self.entries_out += s.entries_out as u64;
         self.entries_passed_through += s.entries_passed_through as u64;
@@ -318,7 +321,8 @@ fn convert_file(
     convert_file_source(source, sink, opts, report)
 }
 
-/// Converts the entries of `source`, handing the output to `write` in pieces of whole entries.
+/// Converts the entries of `source` ([`convert::convert_entries`]), handing the output to
+/// `write` in pieces of whole entries.
 fn convert_source(
     mut source: Source,
     opts: &ConvertOptions,
@@ -326,40 +330,17 @@ fn convert_source(
     write: &mut dyn FnMut(&[u8]) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let name = source.name.clone();
-    let mut converter = Converter::new(opts.clone()).map_err(|e| Failure::Usage(e.to_string()))?;
-    let mut buf = Vec::new();
-    loop {
-        let next = source.next()?;
-        match next {
-            Next::End => break,
-            Next::Entry(batch) => {
-                converter
-                    .push(&batch, &mut buf)
-                    .map_err(|e| convert_error(&name, &e, opts.magic))?;
-            }
-            Next::Partial(p) => {
-                eprintln!(
-                    "krec: {name}: {} bytes of a truncated entry at byte {} were not converted",
-                    p.bytes, p.position
-                );
-                report.truncated_bytes += p.bytes as u64;
-                break;
-            }
-            Next::Error(e) => {
-                return Err(Failure::Data(format!("{name}: cannot convert: {e}")));
-            }
-        }
-        if buf.len() >= 1 << 16 {
-            write(&buf)?;
-            buf.clear();
-        }
-    }
-    let stats = converter
-        .finish(&mut buf)
-        .map_err(|e| Failure::Data(format!("{name}: cannot convert: {e}")))?;
-    write(&buf)?;
-    report.add(&stats);
+    let converted = convert::convert_entries(&mut source, &name, opts, write, &mut say_truncated)?;
+    report.add(&converted);
     Ok(())
+}
+
+/// Says that a truncated entry at the end of an input was not converted.
+fn say_truncated(name: &str, p: &Partial) {
+    eprintln!(
+        "krec: {name}: {} bytes of a truncated entry at byte {} were not converted",
+        p.bytes, p.position
+    );
 }
 
 /// Converts a live partition into a new partition directory (or stdout).
@@ -425,8 +406,8 @@ fn log_error(e: krecords_log::Error) -> Failure {
     }
 }
 
-/// Converts a partition directory into a new one (see [`PartitionWriter`]: the output appears
-/// complete or not at all), after checking that no entry is refused for its codec.
+/// Converts a partition directory into a new one ([`convert::convert_dir`]: the output appears
+/// complete or not at all, a refused conversion writes nothing).
 fn convert_dir(
     input: &Path,
     output: &Path,
@@ -434,56 +415,40 @@ fn convert_dir(
     report: &mut Report,
 ) -> Result<(), Failure> {
     ensure_empty(output)?;
-    let plan = convert::plan(&FsStorage, input, opts.magic).map_err(log_error)?;
-    if plan.segments.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{}: no segments (<base offset>.log files)",
-            input.display()
-        )));
-    }
-    if let Some(r) = convert::first_refused(&FsStorage, input, &plan, opts).map_err(log_error)? {
-        return Err(refused(
-            &input.join(&r.segment).display().to_string(),
-            &r.error,
-            opts.magic,
-        ));
-    }
-    let mut writer = PartitionWriter::create(output, &plan.config).map_err(log_error)?;
-    for segment in &plan.segments {
-        writer
-            .start_segment(segment.base_offset)
-            .map_err(log_error)?;
-        let path = input.join(&segment.name);
-        let source = Source::open(&path).context(|| format!("cannot open {}", path.display()))?;
-        convert_source(source, opts, report, &mut |bytes| {
-            writer.write(bytes).map_err(log_error)
-        })?;
+    let mut open =
+        |path: &Path| -> io::Result<Box<dyn EntrySource>> { Ok(Box::new(Source::open(path)?)) };
+    let converted = convert::convert_dir(input, output, opts, &mut open, &mut say_truncated)?;
+    for c in &converted.segments {
         report.segments += 1;
-        if let Some(name) = &segment.copy_with {
-            writer
-                .copy_if_exists(&input.join(name), name)
-                .map_err(log_error)?;
-        }
+        report.add(c);
     }
-    for name in &plan.copy_after {
-        writer
-            .copy_if_exists(&input.join(name), name)
-            .map_err(log_error)?;
-    }
-    writer.finish().map_err(log_error)?;
     Ok(())
 }
 
-/// A conversion error: bad data (exit 1), or [`refused`].
-fn convert_error(name: &str, e: &krecords_codec::Error, magic: u8) -> Failure {
-    match e {
-        krecords_codec::Error::UnsupportedCompression { .. } => refused(name, e, magic),
-        _ => Failure::Data(format!("{name}: cannot convert: {e}")),
+impl From<ConvertError> for Failure {
+    fn from(e: ConvertError) -> Failure {
+        match e {
+            ConvertError::Options(e) => Failure::Usage(e.to_string()),
+            ConvertError::Open { name, source } => {
+                Failure::Io(source, format!("cannot open {name}"))
+            }
+            ConvertError::Read { name, source } => {
+                Failure::Io(source, format!("cannot read {name}"))
+            }
+            ConvertError::Refused { name, error } => refused(&name, &error),
+            e @ ConvertError::NoSegments { .. } => Failure::Usage(e.to_string()),
+            e @ ConvertError::Entry { .. } => Failure::Data(e.to_string()),
+            ConvertError::Output(e) => log_error(e),
+        }
     }
 }
 
 /// A conversion the target format cannot hold (zstd for v0/v1): a usage error naming the fix.
-fn refused(name: &str, e: &krecords_codec::Error, magic: u8) -> Failure {
+fn refused(name: &str, e: &krecords_codec::Error) -> Failure {
+    let magic = match e {
+        krecords_codec::Error::UnsupportedCompression { magic, .. } => *magic,
+        _ => 0,
+    };
     Failure::Usage(format!(
         "{name}: cannot convert: {e}; give --compression with a codec magic {magic} has \
          (none, gzip, snappy, lz4)"
