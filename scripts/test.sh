@@ -24,6 +24,9 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "no import cycles between the modules of a crate"
+bash scripts/module-cycles.sh
+
 step "cargo test"
 cargo test --workspace --locked
 

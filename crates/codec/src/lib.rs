@@ -46,6 +46,7 @@ pub mod patch;
 pub mod read;
 pub mod sample;
 pub mod stats;
+pub mod txn;
 pub mod varint;
 pub mod what_if;
 pub mod write;

@@ -153,6 +153,7 @@ pub mod sample;
 mod segment;
 pub mod ship;
 pub mod storage;
+mod swap;
 pub mod transaction;
 mod validate;
 

@@ -21,15 +21,15 @@
 //!
 //! Keys, values, headers and timestamps (as a consumer sees them) are preserved in every case.
 
-use crate::consumer::{checked_entry, first_record_is_abort};
+use crate::consumer::{aborted_batch, checked_entry};
 use crate::error::{Error, Location, Result};
 use crate::transaction::AbortedTransaction;
 use bytes::{Buf, Bytes, BytesMut};
 use krecords_codec::convert::{ConvertOptions, Converter};
 use krecords_codec::read::{Batch, Entries};
+use krecords_codec::txn::ReadCommitted;
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, DEFAULT_DECOMPRESS_LIMIT};
-use std::collections::{BTreeMap, HashSet};
 
 /// How [`plan`] treats batches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -206,11 +206,7 @@ pub fn plan(
     aborted: &[AbortedTransaction],
     options: &PlanOptions,
 ) -> Result<Plan> {
-    let mut queue: BTreeMap<(i64, usize), i64> = BTreeMap::new();
-    for (i, t) in aborted.iter().enumerate() {
-        queue.insert((t.first_offset, i), t.producer_id);
-    }
-    let mut aborted_producers: HashSet<i64> = HashSet::new();
+    let mut filter = ReadCommitted::new(aborted);
     let mut out = Plan {
         next_offset: position,
         ..Plan::default()
@@ -221,6 +217,7 @@ pub fn plan(
         let batch = checked_entry(entry)?;
         let at = batch.position();
         let last = batch.last_offset();
+        let aborted = aborted_batch(&mut filter, &batch, &mut scratch)?;
         if last < out.next_offset {
             continue;
         }
@@ -235,23 +232,11 @@ pub fn plan(
             Batch::V2(v) => v,
         };
         legacy.flush(options, &mut out)?;
-        let producer_id = v.raw_producer_id();
-        if producer_id >= 0 {
-            while let Some(e) = queue.first_entry() {
-                if e.key().0 > last {
-                    break;
-                }
-                aborted_producers.insert(e.remove());
-            }
-        }
         if v.is_control() {
-            if producer_id >= 0 && first_record_is_abort(&batch, &mut scratch)? {
-                aborted_producers.remove(&producer_id);
-            }
             out.skipped_control += 1;
             continue;
         }
-        if v.is_transactional() && aborted_producers.contains(&producer_id) {
+        if aborted {
             out.skipped_aborted += 1;
             out.skipped_aborted_records += u64::try_from(v.records_count()).unwrap_or(0);
             continue;

@@ -33,12 +33,14 @@ pub(super) fn lock_for_writing(
             Err(e) => return Err(Error::io("check the broker lock of", dir, e)),
         }
     }
-    match st.lock_dir(dir, options.lock_wait) {
+    let lock_file = dir.join(files::LOCK_FILE);
+    match st.lock_file(&lock_file, options.lock_wait) {
         Ok(Some(lock)) => Ok(lock),
         Ok(None) => Err(Error::LogLocked {
             dir: dir.to_path_buf(),
+            lock_file,
         }),
-        Err(e) => Err(Error::io("lock", dir.join(files::LOCK_FILE), e)),
+        Err(e) => Err(Error::io("lock", lock_file, e)),
     }
 }
 

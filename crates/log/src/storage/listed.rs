@@ -124,7 +124,7 @@ impl Storage for ListedStorage {
     }
 
     /// Always granted: nothing is written.
-    fn lock_dir(&self, _dir: &Path, _wait: LockWait) -> io::Result<Option<DirLock>> {
+    fn lock_file(&self, _lock_file: &Path, _wait: LockWait) -> io::Result<Option<DirLock>> {
         Ok(Some(DirLock::new("listed files")))
     }
 }
