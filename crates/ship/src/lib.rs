@@ -50,6 +50,7 @@ pub use shipper::{ship, Event, Job, PartitionReport, Progress, Report, ShipOptio
 pub use source::{partition_of_dir, Source, SourceKind, Sources};
 pub use stream::STREAM_HOLD_LIMIT;
 
+use krecords_log::transaction::AbortedTransaction;
 use std::fmt;
 use std::io;
 
@@ -118,4 +119,14 @@ impl std::error::Error for Error {
             _ => None,
         }
     }
+}
+
+/// One fetch's committed bytes.
+pub(crate) struct Fetched {
+    pub bytes: Vec<u8>,
+    pub aborted: Vec<AbortedTransaction>,
+    /// Where reading continues (past gaps with no entries).
+    pub next_offset: i64,
+    /// The source's last stable offset when it was read, if known (for the lag shown).
+    pub end: Option<i64>,
 }

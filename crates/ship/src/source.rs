@@ -2,7 +2,7 @@
 //! arguments become sources ([`Sources`]), and the next read_committed fetch of each.
 
 use crate::stream::StreamReader;
-use crate::{Error, Result};
+use crate::{Error, Fetched, Result};
 use krecords_client::{Client, ClientConfig, IsolationLevel, PartitionStream};
 use krecords_log::transaction::AbortedTransaction;
 use krecords_log::Log;
@@ -222,16 +222,6 @@ impl Sources {
         }
         Ok(self.out)
     }
-}
-
-/// One fetch's committed bytes.
-pub(crate) struct Fetched {
-    pub bytes: Vec<u8>,
-    pub aborted: Vec<AbortedTransaction>,
-    /// Where reading continues (past gaps with no entries).
-    pub next_offset: i64,
-    /// The source's last stable offset when it was read, if known (for the lag shown).
-    pub end: Option<i64>,
 }
 
 /// Largest fetch from a local log (a kafka:// source fetches max.partition.fetch.bytes). Small

@@ -18,8 +18,7 @@
     clippy::arithmetic_side_effects
 )]
 
-use crate::source::Fetched;
-use crate::{Error, Result};
+use crate::{Error, Fetched, Result};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::stream::{ReadFill, Step, Streamer};
 use krecords_codec::read::Batch;
