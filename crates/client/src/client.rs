@@ -846,6 +846,7 @@ impl PartitionStream {
                             partition: self.partition,
                             offset: self.next_offset,
                             source,
+                            records: Box::new(f.records.clone()),
                         })
                     }
                 }

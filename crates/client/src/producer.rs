@@ -761,6 +761,7 @@ impl TransactionalProducer {
             partition,
             offset: -1,
             source,
+            records: Box::default(),
         };
         let span = batch_span(&bytes).map_err(corrupt)?;
         let key = (topic.to_owned(), partition);

@@ -97,14 +97,11 @@ pub fn consume(
     aborted: Option<&[AbortedTransaction]>,
 ) -> Result<Consumed> {
     let read_committed = isolation == IsolationLevel::ReadCommitted;
-    // Kafka's PriorityQueue by first offset; ties keep their order.
-    let mut queue: BTreeMap<(i64, usize), i64> = BTreeMap::new();
-    if read_committed {
-        for (i, t) in aborted.unwrap_or(&[]).iter().enumerate() {
-            queue.insert((t.first_offset, i), t.producer_id);
-        }
-    }
-    let mut aborted_producers: HashSet<i64> = HashSet::new();
+    let mut filter = AbortedFilter::new(if read_committed {
+        aborted.unwrap_or(&[])
+    } else {
+        &[]
+    });
     let mut out = Consumed {
         records: Vec::new(),
         next_offset: fetch_offset,
@@ -119,31 +116,13 @@ pub fn consume(
         let batch = checked_entry(entry)?;
         let position = batch.position();
         let next_offset = batch.last_offset() + 1;
-        let (producer_id, transactional, control, leader_epoch) = match &batch {
-            Batch::V2(v) => (
-                v.raw_producer_id(),
-                v.is_transactional(),
-                v.is_control(),
-                v.partition_leader_epoch(),
-            ),
-            Batch::Legacy(_) => (-1, false, false, None),
+        let (control, leader_epoch) = match &batch {
+            Batch::V2(v) => (v.is_control(), v.partition_leader_epoch()),
+            Batch::Legacy(_) => (false, None),
         };
-        if read_committed && producer_id >= 0 {
-            let last = batch.last_offset();
-            while let Some(entry) = queue.first_entry() {
-                if entry.key().0 > last {
-                    break;
-                }
-                aborted_producers.insert(entry.remove());
-            }
-            if control {
-                if first_record_is_abort(&batch, &mut scratch)? {
-                    aborted_producers.remove(&producer_id);
-                }
-            } else if transactional && aborted_producers.contains(&producer_id) {
-                out.next_offset = next_offset;
-                continue;
-            }
+        if read_committed && !filter.keep(&batch, &mut scratch)? {
+            out.next_offset = next_offset;
+            continue;
         }
         if !control {
             let timestamp_type = batch.timestamp_type();
@@ -187,6 +166,80 @@ pub fn consume(
     Ok(out)
 }
 
+/// The read_committed filter of Kafka's Java consumer (`CompletedFetch.nextFetchedRecord`),
+/// batch by batch: what [`consume`] applies, for readers that walk entries themselves (a dump at
+/// read_committed, a shipper). Feed it every entry in offset order; it answers whether a
+/// read_committed consumer sees the batch: transactional batches of an aborted transaction are
+/// dropped, everything else (control batches included) is kept.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::read::Entries;
+/// use krecords_codec::write::{NewRecord, V2Builder};
+/// use krecords_log::consumer::AbortedFilter;
+/// use krecords_log::transaction::AbortedTransaction;
+///
+/// let mut b = V2Builder::new(10).producer(7, 0, 0).transactional(true);
+/// b.append(&NewRecord::new(0, None, Some(b"x"))).unwrap();
+/// let bytes = b.finish().unwrap();
+/// let mut filter = AbortedFilter::new(&[AbortedTransaction { producer_id: 7, first_offset: 10 }]);
+/// let batch = Entries::new(&bytes).next().unwrap().unwrap();
+/// assert!(!filter.keep(&batch, &mut Vec::new()).unwrap());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct AbortedFilter {
+    /// Kafka's PriorityQueue of aborted transactions by first offset; ties keep their order.
+    queue: BTreeMap<(i64, usize), i64>,
+    /// Producers inside an aborted transaction at the current position.
+    aborted_producers: HashSet<i64>,
+}
+
+impl AbortedFilter {
+    /// A filter for a read whose aborted transactions are `aborted` (a fetch response's list,
+    /// or a partition's transaction indexes).
+    pub fn new(aborted: &[AbortedTransaction]) -> Self {
+        let mut queue = BTreeMap::new();
+        for (i, t) in aborted.iter().enumerate() {
+            queue.insert((t.first_offset, i), t.producer_id);
+        }
+        AbortedFilter {
+            queue,
+            aborted_producers: HashSet::new(),
+        }
+    }
+
+    /// Whether a read_committed consumer sees `batch` (the next entry in offset order).
+    ///
+    /// # Errors
+    ///
+    /// A control batch whose records cannot be read ([`Error::CorruptMessage`],
+    /// [`Error::InvalidRecord`]).
+    pub fn keep(&mut self, batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<bool> {
+        let Batch::V2(v) = batch else {
+            return Ok(true);
+        };
+        let producer_id = v.raw_producer_id();
+        if producer_id < 0 {
+            return Ok(true);
+        }
+        let last = batch.last_offset();
+        while let Some(entry) = self.queue.first_entry() {
+            if entry.key().0 > last {
+                break;
+            }
+            self.aborted_producers.insert(entry.remove());
+        }
+        if v.is_control() {
+            if first_record_is_abort(batch, scratch)? {
+                self.aborted_producers.remove(&producer_id);
+            }
+            return Ok(true);
+        }
+        Ok(!(v.is_transactional() && self.aborted_producers.contains(&producer_id)))
+    }
+}
+
 /// One entry of [`Entries`] with its CRC checked: [`Error::CorruptMessage`] for an entry that
 /// does not parse or fails its CRC (the v2 batch CRC, or a v0/v1 message's).
 pub(crate) fn checked_entry<'a>(entry: krecords_codec::Result<Batch<'a>>) -> Result<Batch<'a>> {
@@ -216,7 +269,7 @@ pub(crate) fn checked_entry<'a>(entry: krecords_codec::Result<Batch<'a>>) -> Res
 }
 
 /// Kafka's `containsAbortMarker`: the batch's first record has an ABORT control key.
-pub(crate) fn first_record_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<bool> {
+pub fn first_record_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<bool> {
     let position = batch.position();
     let mut records = batch
         .records(scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
