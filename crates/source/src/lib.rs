@@ -297,6 +297,38 @@ impl Sources {
         }
     }
 
+    /// The first offset of partition `index` whose timestamp is at or after `ms` (Kafka's
+    /// ListOffsets by time), `None` after the last record (and for standard input).
+    ///
+    /// # Errors
+    ///
+    /// The log, the files or the broker cannot be read.
+    pub fn offset_for_time(
+        &self,
+        index: usize,
+        ms: i64,
+        isolation: IsolationLevel,
+    ) -> Result<Option<i64>, Error> {
+        let Some(part) = self.partitions.get(index) else {
+            return Ok(None);
+        };
+        match &part.kind {
+            Kind::Stdin => Ok(None),
+            Kind::Local(l) => match &l.dir {
+                Some(d) => local::dir_time(&local::dir_facts(d)?.1, ms),
+                None => local::files_time(&l.files, ms, krecords_codec::DEFAULT_DECOMPRESS_LIMIT),
+            },
+            Kind::Live(p) => {
+                let Some(live) = &self.live else {
+                    return Ok(None);
+                };
+                live.rt
+                    .block_on(p.offset_for_time(ms, isolation))
+                    .map_err(|e| Error::client(p.name.clone(), e))
+            }
+        }
+    }
+
     /// Opens partition `index` for reading `options.range` at `options.isolation`.
     ///
     /// # Errors
@@ -305,6 +337,7 @@ impl Sources {
     /// the resolved offsets), read_committed on standard input, a log or broker that cannot
     /// be read.
     pub fn read(&self, index: usize, options: &ReadOptions) -> Result<Reader, Error> {
+        options.range.check()?;
         let part = self
             .partitions
             .get(index)

@@ -115,6 +115,24 @@ impl Range {
         self.start.is_none() && self.end.is_none() && self.count.is_none()
     }
 
+    /// Refuses what is wrong whatever the partition holds: a zero count, two offsets that make
+    /// an empty or inverted range.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`], as [`Range::resolve`] says it.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.count == Some(0) {
+            return Err(Error::Usage("--count must be at least 1".into()));
+        }
+        if let (Some(Position::Offset(s)), Some(Position::Offset(e))) = (self.start, self.end) {
+            if e <= s {
+                return Err(empty(e.to_string(), s.to_string()));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether resolving needs the partition's watermarks or time index.
     pub fn needs_partition(&self) -> bool {
         self.start.is_some_and(Position::needs_partition)
@@ -149,9 +167,7 @@ impl Range {
         isolation: IsolationLevel,
         time: &mut dyn FnMut(i64) -> Result<Option<i64>, Error>,
     ) -> Result<Resolved, Error> {
-        if self.count == Some(0) {
-            return Err(Error::Usage("--count must be at least 1".into()));
-        }
+        self.check()?;
         let readable = watermarks.map(|w| w.readable_end(isolation));
         let mut at = |pos: Position, what: &str| -> Result<Option<i64>, Error> {
             let Some(w) = watermarks else {
@@ -192,11 +208,7 @@ impl Range {
                     Some(Position::Offset(_)) | None => format!("{o}"),
                     Some(p) => format!("{p} (offset {o})"),
                 };
-                return Err(Error::Usage(format!(
-                    "empty range: --end {} is not after --start {}: the end is exclusive",
-                    name(self.end, e),
-                    name(self.start, s)
-                )));
+                return Err(empty(name(self.end, e), name(self.start, s)));
             }
         }
         Ok(Resolved {
@@ -209,6 +221,13 @@ impl Range {
             count: self.count,
         })
     }
+}
+
+/// The error of an empty or inverted range.
+fn empty(end: String, start: String) -> Error {
+    Error::Usage(format!(
+        "empty range: --end {end} is not after --start {start}: the end is exclusive"
+    ))
 }
 
 /// A [`Range`] in offsets.

@@ -614,6 +614,15 @@ impl Reader {
         }
     }
 
+    /// The bytes of the current live chunk from the current position on (after a corrupt or
+    /// truncated entry: the bytes from it to the end of the response); empty for files.
+    pub fn unread_bytes(&self) -> &[u8] {
+        match &self.cur {
+            Cur::Live(l) => l.chunk.get(l.pos..).unwrap_or(&[]),
+            Cur::None | Cur::File(_) => &[],
+        }
+    }
+
     /// Where and why the read stopped before the high watermark; `None` when it read
     /// everything up to it (or ended at an error).
     pub fn stop(&self) -> Option<Stop> {

@@ -3,11 +3,10 @@
 
 mod what_if;
 
-use crate::args::{parse_compression, Format, ReadArgs};
+use crate::args::{parse_compression, CountArgs, Format, ReadArgs};
 use crate::cmd::convert;
-use crate::kafka::{expand_inputs, Input};
-use crate::outcome::{Failure, Outcome};
-use crate::source::Next;
+use crate::outcome::{Context, Failure, Outcome};
+use crate::source::{open_sources, read_options, with_progress, Next};
 use krecords_codec::convert::ConvertOptions;
 use krecords_codec::read::{Batch, Record};
 use krecords_codec::Compression;
@@ -92,6 +91,8 @@ pub struct Args {
     threads: Option<u64>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    count: CountArgs,
 }
 
 /// Sizes of the entries of one magic and codec.
@@ -202,8 +203,16 @@ impl Feed {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let extra_levels = parse_levels(&args.levels)?;
-    let inputs = expand_inputs(&args.paths, &args.read.kafka)?;
-    let paths = &inputs.items;
+    let sources = open_sources(&args.paths, &args.read.kafka.client)?;
+    let options = read_options(
+        &args.read.kafka.range,
+        args.count,
+        krecords_source::IsolationLevel::ReadUncommitted,
+        args.read.max_decompressed_bytes(),
+        None,
+    );
+    let parts = &sources.partitions;
+    let files: usize = parts.iter().map(|p| p.files().len().max(1)).sum();
     let specs = if args.what_if {
         row_specs(&args, &extra_levels)?
     } else {
@@ -211,106 +220,115 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let mut groups: BTreeMap<(u8, u8), Group> = BTreeMap::new();
     let mut summary = Summary {
-        files: paths.len(),
+        files,
         ..Summary::default()
     };
     let mut feed = Feed::default();
     let mut scan = |sink: &mut dyn FnMut(what_if::Block)| -> Result<(), Failure> {
         let mut scratch = Vec::new();
-        for input in paths {
-            let mut source = inputs.open(input, None)?;
-            if args.what_if {
-                source = source.without_progress();
+        for i in 0..parts.len() {
+            let mut reader = sources.read(i, &options)?;
+            if !args.what_if {
+                with_progress(&mut reader);
             }
-            feed.block.name = source.name.as_str().into();
-            loop {
-                let name = source.name.clone();
-                match source.next()? {
-                    Next::End => break,
-                    Next::Partial(p) => {
-                        summary.partial_bytes += p.bytes as u64;
-                        break;
-                    }
-                    Next::Error(e) => {
-                        eprintln!("krec: {name}: {e}");
-                        summary.errors += 1;
-                        break;
-                    }
-                    Next::Entry(batch) => {
-                        summary.entries += 1;
-                        summary.bytes += batch.size_in_bytes() as u64;
-                        let crc_valid = batch.is_crc_valid();
-                        if !crc_valid {
-                            eprintln!(
-                                "krec: {name}: entry at byte {}: crc mismatch",
-                                batch.position()
-                            );
-                            summary.invalid_crc_entries += 1;
+            while let Some(file) = reader.next_file()? {
+                let name = file.name;
+                feed.block.name = name.as_str().into();
+                loop {
+                    let next = reader
+                        .next_entry()
+                        .context(|| format!("cannot read {name}"))?;
+                    match next {
+                        Next::End => break,
+                        Next::Partial(p) => {
+                            summary.partial_bytes += p.bytes as u64;
+                            break;
                         }
-                        let feeding = args.what_if && !feed.full;
-                        let left_out = feed.left_out;
-                        match account(&batch, &mut scratch, args.read.max_decompressed_bytes()) {
-                            Ok((key, g, headers)) => {
-                                summary.records += g.records;
-                                let entry = groups.entry(key).or_default();
-                                merge(entry, &g);
-                                if feeding && crc_valid {
-                                    let b = &mut feed.block;
-                                    if b.data.is_empty() {
-                                        b.base = batch.position();
+                        Next::Error(e) => {
+                            eprintln!("krec: {name}: {e}");
+                            summary.errors += 1;
+                            break;
+                        }
+                        Next::Entry(batch) => {
+                            summary.entries += 1;
+                            summary.bytes += batch.size_in_bytes() as u64;
+                            let crc_valid = batch.is_crc_valid();
+                            if !crc_valid {
+                                eprintln!(
+                                    "krec: {name}: entry at byte {}: crc mismatch",
+                                    batch.position()
+                                );
+                                summary.invalid_crc_entries += 1;
+                            }
+                            let feeding = args.what_if && !feed.full;
+                            let left_out = feed.left_out;
+                            match account(&batch, &mut scratch, args.read.max_decompressed_bytes())
+                            {
+                                Ok((key, g, headers)) => {
+                                    summary.records += g.records;
+                                    let entry = groups.entry(key).or_default();
+                                    merge(entry, &g);
+                                    if feeding && crc_valid {
+                                        let b = &mut feed.block;
+                                        if b.data.is_empty() {
+                                            b.base = batch.position();
+                                        }
+                                        b.data.extend_from_slice(batch.as_bytes());
+                                        feed.input_bytes += g.bytes;
+                                        if matches!(&batch, Batch::V2(b) if b.is_control()) {
+                                            feed.control_records += g.records;
+                                        } else {
+                                            feed.records += g.records;
+                                            feed.payload += g.payload;
+                                            feed.headers += headers;
+                                            feed.block.payload += g.payload;
+                                        }
+                                        if feed.block.data.len() >= what_if::BLOCK_BYTES {
+                                            feed.send(sink, false);
+                                        }
+                                    } else if feeding {
+                                        feed.left_out += 1;
                                     }
-                                    b.data.extend_from_slice(batch.as_bytes());
-                                    feed.input_bytes += g.bytes;
-                                    if matches!(&batch, Batch::V2(b) if b.is_control()) {
-                                        feed.control_records += g.records;
-                                    } else {
-                                        feed.records += g.records;
-                                        feed.payload += g.payload;
-                                        feed.headers += headers;
-                                        feed.block.payload += g.payload;
+                                }
+                                Err(e) => {
+                                    eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
+                                    summary.errors += 1;
+                                    let id = match &batch {
+                                        Batch::Legacy(b) => b.attributes() & 7,
+                                        Batch::V2(b) => (b.attributes() & 7) as u8,
+                                    };
+                                    let entry = groups.entry((batch.magic(), id)).or_default();
+                                    entry.entries += 1;
+                                    entry.bytes += batch.size_in_bytes() as u64;
+                                    if feeding {
+                                        feed.left_out += 1;
                                     }
-                                    if feed.block.data.len() >= what_if::BLOCK_BYTES {
-                                        feed.send(sink, false);
-                                    }
-                                } else if feeding {
-                                    feed.left_out += 1;
                                 }
                             }
-                            Err(e) => {
-                                eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
-                                summary.errors += 1;
-                                let id = match &batch {
-                                    Batch::Legacy(b) => b.attributes() & 7,
-                                    Batch::V2(b) => (b.attributes() & 7) as u8,
-                                };
-                                let entry = groups.entry((batch.magic(), id)).or_default();
-                                entry.entries += 1;
-                                entry.bytes += batch.size_in_bytes() as u64;
-                                if feeding {
-                                    feed.left_out += 1;
-                                }
+                            if feed.left_out > left_out && !feed.block.data.is_empty() {
+                                // The next block starts after the entry left out.
+                                feed.send(sink, false);
                             }
-                        }
-                        if feed.left_out > left_out && !feed.block.data.is_empty() {
-                            // The next block starts after the entry left out.
-                            feed.send(sink, false);
-                        }
-                        if args.sample > 0 && feed.records >= args.sample {
-                            feed.full = true;
+                            if args.sample > 0 && feed.records >= args.sample {
+                                feed.full = true;
+                            }
                         }
                     }
                 }
+                if args.what_if {
+                    feed.send(sink, true);
+                }
             }
-            if args.what_if {
-                feed.send(sink, true);
+            if let Some(stop) = reader.stop() {
+                eprintln!("krec: {}: {stop}", reader.name());
             }
         }
         Ok(())
     };
     let what_if = if args.what_if {
-        let total_bytes = paths
+        let total_bytes = parts
             .iter()
-            .filter_map(Input::path)
+            .flat_map(|p| p.files())
             .filter_map(|p| std::fs::metadata(p).ok())
             .filter(|m| m.is_file())
             .map(|m| m.len())

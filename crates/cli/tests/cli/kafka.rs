@@ -370,9 +370,21 @@ fn start_and_end_as_offsets_and_times() {
     assert_eq!(offsets(&["--start", "3"]), [3, 6]);
     assert_eq!(offsets(&["--start", "4", "--end", "6"]), [3]);
     assert_eq!(offsets(&["--start", "latest"]), Vec::<i64>::new());
-    assert_eq!(
-        offsets(&["--start", "earliest", "--end", "earliest"]),
-        Vec::<i64>::new()
+    // An empty range is a usage error, with the resolved offsets (issue 27, observation 3).
+    let r = krec_live(&[
+        "dump",
+        "--start",
+        "earliest",
+        "--end",
+        "earliest",
+        &url("t/0"),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("empty range: --end earliest (offset 0) is not after --start earliest"),
+        "{}",
+        r.stderr
     );
     let t = (TS + 6).to_string();
     assert_eq!(offsets(&["--start", &format!("@{t}")]), [6]);
@@ -441,7 +453,7 @@ fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
 
     let r = krec_live(&["dump", &url("t/9")]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    let r = run(&["dump", "kafka://127.0.0.1/t"]);
+    let r = run(&["dump", "kafka://127.0.0.1:x/t"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     let r = krec_live(&["dump", "--start", "soon", &url("t/0")]);
     assert_eq!(r.code, 2, "{}", r.stderr);
