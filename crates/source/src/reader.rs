@@ -353,6 +353,8 @@ pub struct Reader {
     finished: bool,
     /// The read ended cleanly (the end of the input or of the range), not at an error.
     clean: bool,
+    /// The live partition read, to ask who holds its last stable offset back.
+    live: Option<(Rc<Runtime>, LivePartition)>,
 }
 
 impl fmt::Debug for Reader {
@@ -399,6 +401,7 @@ impl Reader {
             progress: None,
             finished: false,
             clean: false,
+            live: None,
         }
     }
 
@@ -469,6 +472,7 @@ impl Reader {
                     return Ok(None);
                 };
                 let (rt, rx, part) = *l;
+                self.live = Some((rt.clone(), part.clone()));
                 let mut cursor = LiveCursor {
                     rt,
                     rx,
@@ -645,8 +649,8 @@ impl Reader {
         }
         let mut open_txn = self.open_txn;
         if cause == StopCause::LastStable && open_txn.is_none() {
-            if let Cur::Live(l) = &self.cur {
-                open_txn = l.rt.block_on(l.part.producer_at(end)).map(|p| (p, end));
+            if let Some((rt, part)) = &self.live {
+                open_txn = rt.block_on(part.producer_at(end)).map(|p| (p, end));
             }
         }
         Some(Stop {

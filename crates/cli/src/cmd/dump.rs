@@ -202,23 +202,27 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                     }
                     // With --max-bytes the cut is not reported, as kafka-dump-log does.
                     Next::Partial(_) if args.max_bytes.is_some() => {}
-                    Next::Partial(p) => match args.format {
-                        Format::Json => writeln!(
-                            out,
-                            "{}",
-                            dumper.place(
-                                &name,
-                                p.position,
-                                [("partial", true.into()), ("bytes", p.bytes.into())]
-                            )
-                        )?,
-                        Format::Text => writeln!(
-                            out,
-                            "Found {} invalid bytes at the end of {}",
-                            p.bytes,
-                            file_name(&name)
-                        )?,
-                    },
+                    // A truncated tail is a problem, as verify reports it (exit 1).
+                    Next::Partial(p) => {
+                        problem = true;
+                        match args.format {
+                            Format::Json => writeln!(
+                                out,
+                                "{}",
+                                dumper.place(
+                                    &name,
+                                    p.position,
+                                    [("partial", true.into()), ("bytes", p.bytes.into())]
+                                )
+                            )?,
+                            Format::Text => writeln!(
+                                out,
+                                "Found {} invalid bytes at the end of {}",
+                                p.bytes,
+                                file_name(&name)
+                            )?,
+                        }
+                    }
                     Next::Error(e) => {
                         problem = true;
                         let position = reader.position();

@@ -376,9 +376,12 @@ fn max_bytes_reads_whole_entries_within_the_first_n_bytes() {
     // A truncated file: without --max-bytes the tail is reported, with it not.
     let bytes = d.read("v2.log");
     let cut = d.write("cut.log", &bytes[..bytes.len() - 10]);
-    assert!(text(&d, &[&cut]).contains("invalid bytes at the end of cut.log"));
-    let lines = json(&d, &[&cut]);
-    assert_eq!(lines.last().unwrap()["partial"], true);
+    let r = d.run(&["dump", &cut], b"");
+    assert_eq!(r.code, 1);
+    assert!(r.out().contains("invalid bytes at the end of cut.log"));
+    let r = d.run(&["dump", "--format", "json", &cut], b"");
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json_lines().last().unwrap()["partial"], true);
     let huge = (bytes.len() * 2).to_string();
     assert!(!text(&d, &["--max-bytes", &huge, &cut]).contains("invalid bytes"));
     let lines = json(&d, &["--max-bytes", &huge, &cut]);
