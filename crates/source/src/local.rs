@@ -12,8 +12,7 @@ use krecords_codec::read::{Batch, ReadFill, Step, Streamer};
 use krecords_log::transaction::AbortedTransaction;
 use krecords_log::{Log, OffsetSpec};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// An aborted transaction and the offset of its ABORT marker.
@@ -29,22 +28,8 @@ pub(crate) struct Facts {
     pub open_txn: Option<(i64, i64)>,
 }
 
-/// A streamer over a file, from its start.
-pub(crate) fn file_stream(path: &Path, max_bytes: Option<u64>) -> io::Result<FileStreamer> {
-    let limit = max_bytes.unwrap_or(u64::MAX);
-    let file = File::open(path)?;
-    let len = file
-        .metadata()
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len().min(limit));
-    let reader: Box<dyn Read> = Box::new(file.take(limit));
-    let input = match len {
-        Some(len) => ReadFill::with_len(reader, len),
-        None => ReadFill::new(reader),
-    };
-    Ok(Streamer::new(input, 0, i32::MAX as usize))
-}
+/// A streamer over a file, from its start (at most `max_bytes` of it).
+pub(crate) use krecords_log::check::file_streamer as file_stream;
 
 /// The entry streamer of local files and standard input.
 pub(crate) type FileStreamer = Streamer<ReadFill<Box<dyn Read>>>;

@@ -105,7 +105,8 @@ pub struct Range {
     pub start: Option<Position>,
     /// Where to stop (exclusive); `None`: the end of what the isolation level shows.
     pub end: Option<Position>,
-    /// At most this many records; `None`: no limit.
+    /// At most this many records (data records: control records, the transaction markers, are
+    /// not counted); `None`: no limit.
     pub count: Option<u64>,
 }
 

@@ -71,7 +71,7 @@ pub struct FileInfo {
 pub enum StopCause {
     /// `--end`.
     End,
-    /// `--count` records were read.
+    /// `--count` records were read (data records: transaction markers are not counted).
     Count(u64),
     /// The last stable offset (read_committed).
     LastStable,
@@ -184,6 +184,10 @@ impl Trim {
     fn deliver(&mut self, b: &Batch<'_>) {
         self.prev_last = Some(self.prev_last.unwrap_or(i64::MIN).max(b.last_offset()));
         let Some(left) = self.left else { return };
+        // Control records (transaction markers) are not records a consumer sees: not counted.
+        if matches!(b, Batch::V2(v) if v.is_control()) {
+            return;
+        }
         let Ok(records) = b.records(&mut self.scratch, self.limit) else {
             return;
         };
@@ -456,11 +460,7 @@ impl Reader {
             Pending::Stdin => {
                 let limit = self.max_bytes.unwrap_or(u64::MAX);
                 let reader: Box<dyn io::Read> = Box::new(io::Read::take(io::stdin(), limit));
-                let s = krecords_codec::read::Streamer::new(
-                    krecords_codec::read::ReadFill::new(reader),
-                    0,
-                    i32::MAX as usize,
-                );
+                let s = krecords_log::check::streamer(reader, None);
                 self.cur = Cur::File(Box::new(s));
                 self.finished = true;
                 ("-".to_owned(), None, None, false)

@@ -88,7 +88,7 @@ fn batches() -> impl Strategy<Value = Vec<(usize, bool, bool)>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// The records read are exactly the data records with start <= offset < end, on the
     /// directory and on its first segment file alone.

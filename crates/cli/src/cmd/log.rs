@@ -25,7 +25,8 @@ use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
 };
 use krecords_source::{
-    LivePartition, Position, Range, ReadOptions, Resolved, Sources, Stop, StopCause, Watermarks,
+    classify_log, ErrorClass, LivePartition, Position, Range, ReadOptions, Resolved, Sources, Stop,
+    StopCause, Watermarks,
 };
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -524,23 +525,6 @@ impl From<io::Error> for CmdError {
     }
 }
 
-/// Whether a log error is about the request (exit 1, JSON on stdout) rather than about the
-/// arguments or the storage (exit 2).
-fn is_rejection(e: &krecords_log::Error) -> bool {
-    use krecords_log::Error as E;
-    !(e.is_storage_error()
-        || matches!(
-            e,
-            E::CorruptFile { .. }
-                | E::NotALog { .. }
-                | E::AlreadyExists { .. }
-                | E::InvalidConfig { .. }
-                | E::LogLocked { .. }
-                | E::BrokerRunning { .. }
-                | E::ReadOnly { .. }
-        ))
-}
-
 /// Maps a log error to the command's outcome: a rejection prints
 /// `{"error":"NAME","message":"..."}` and exits 1; anything else exits 2.
 fn log_outcome(
@@ -553,14 +537,15 @@ fn log_outcome(
     } else {
         format!("{context}: {e}")
     };
-    if is_rejection(e) {
+    let class = classify_log(e);
+    if class == ErrorClass::Data {
         print_json(
             out,
             &serde_json::json!({"error": e.kafka_name(), "message": message}),
         )?;
         eprintln!("krec: {}: {message}", e.kafka_name());
         Ok(Outcome::DataProblem)
-    } else if e.is_storage_error() || matches!(e, krecords_log::Error::CorruptFile { .. }) {
+    } else if class == ErrorClass::Io {
         Err(Failure::Io(io::Error::other(message), String::new()))
     } else {
         Err(Failure::Usage(message))

@@ -7,7 +7,7 @@ use serde_json::Value;
 /// 100 v2 records (offset i, timestamp T0 + i), 10 per batch: batches at offsets 0, 10, ... 90.
 const T0: i64 = 1_714_000_000_000;
 
-fn v2_file(d: &Dir) -> String {
+pub(crate) fn v2_file(d: &Dir) -> String {
     d.gen(
         "v2.log",
         &[

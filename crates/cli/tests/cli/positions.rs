@@ -1,6 +1,7 @@
 //! One model of positions, isolation and exit codes on local sources (issue 27, observations
 //! 1-5 and 7): the same options mean the same on files, partition directories and stdin.
 
+use crate::dump_filters::v2_file as hundred;
 use crate::util::Dir;
 
 /// A partition directory `p`: three records (offsets 0-2), then producer 7's transaction of
@@ -73,21 +74,6 @@ fn dumped_offsets(d: &Dir, args: &[&str]) -> Vec<i64> {
         .flat_map(|l| l["records"].as_array().unwrap().clone())
         .map(|r| r["offset"].as_i64().unwrap())
         .collect()
-}
-
-/// 100 records, 10 a batch, record `o` at 1714000000000 + o.
-fn hundred(d: &Dir) -> String {
-    d.gen(
-        "v2.log",
-        &[
-            "--records",
-            "100",
-            "--value-size",
-            "8",
-            "--records-per-batch",
-            "10",
-        ],
-    )
 }
 
 /// Observations 2 and 4: --start/--end/--count trim to records, not batches, on files and
