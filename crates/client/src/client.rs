@@ -837,7 +837,8 @@ impl PartitionStream {
                             topic: self.topic.clone(),
                             partition: self.partition,
                             offset: self.next_offset,
-                            source,
+                            source: Box::new(source),
+                            records: Box::new(f.records.clone()),
                         })
                     }
                 }

@@ -149,6 +149,23 @@ impl FakeCluster {
         }
     }
 
+    /// Appends the batches of a transaction of `producer_id` that stays open (no marker): the
+    /// partition's last stable offset stays at the first of them until the producer's next
+    /// EndTxn.
+    pub fn append_open(&self, topic: &str, partition: i32, producer_id: i64, batches: &[Vec<u8>]) {
+        let mut c = self.lock();
+        let p = c
+            .partition_mut(topic, partition)
+            .expect("a partition of the fake");
+        for b in batches {
+            p.end = p.end.max(next_offset(b));
+            p.batches.push(Stored {
+                bytes: b.clone(),
+                state: State::Open(producer_id),
+            });
+        }
+    }
+
     /// The committed batches of a partition, with the offsets the fake gave them.
     pub fn committed_batches(&self, topic: &str, partition: i32) -> Vec<Vec<u8>> {
         let mut c = self.lock();

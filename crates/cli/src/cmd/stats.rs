@@ -1,11 +1,10 @@
 //! `krec stats`: sizes per magic and codec, and with `--what-if` the same records re-encoded in
 //! every format and codec, measured (the chapter's V1-vs-V2 table, on the user's data).
 
-use crate::args::{parse_compression, Format, ReadArgs};
-use crate::kafka::{expand_inputs, Input};
-use crate::outcome::{Failure, Outcome};
+use crate::args::{parse_compression, CountArgs, Format, ReadArgs};
+use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use crate::source::Next;
+use crate::source::{open_sources, read_options, with_progress, Next};
 use krecords_codec::stats::{GroupRow, Stats, Summary};
 use krecords_codec::what_if::{self, Clock, Feeder, Row, WhatIf};
 use krecords_codec::Compression;
@@ -92,14 +91,23 @@ pub struct Args {
     threads: Option<u64>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    count: CountArgs,
 }
 
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let extra_levels = parse_levels(&args.levels)?;
-    let inputs = expand_inputs(&args.paths, &args.read.kafka)?;
-    let paths = &inputs.items;
+    let sources = open_sources(&args.paths, &args.read.kafka.client)?;
     let limit = args.read.max_decompressed_bytes();
+    let options = read_options(
+        &args.read.kafka.range,
+        args.count,
+        krecords_source::IsolationLevel::ReadUncommitted,
+        limit,
+        None,
+    );
+    let parts = &sources.partitions;
     let targets = if args.what_if {
         what_if::targets(&extra_levels, args.records_per_batch, limit)
             .map_err(|e| Failure::Usage(format!("--levels: {e}")))?
@@ -108,70 +116,75 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let mut stats = Stats::new(limit);
     let mut scan = |mut feeder: Option<&mut Feeder<'_>>| -> Result<(), Failure> {
-        for input in paths {
-            let mut source = inputs.open(input, None)?;
-            if args.what_if {
-                source = source.without_progress();
+        for i in 0..parts.len() {
+            let mut reader = sources.read(i, &options)?;
+            if !args.what_if {
+                with_progress(&mut reader);
             }
-            stats.start_input();
-            if let Some(f) = feeder.as_deref_mut() {
-                f.start_input(&source.name);
-            }
-            loop {
-                let name = source.name.clone();
-                match source.next()? {
-                    Next::End => break,
-                    Next::Partial(p) => {
-                        if stats.partial(p.bytes as u64) {
-                            eprintln!(
+            while let Some(file) = reader.next_file()? {
+                let name = file.name;
+                stats.start_input();
+                if let Some(f) = feeder.as_deref_mut() {
+                    f.start_input(&name);
+                }
+                loop {
+                    let next = reader
+                        .next_entry()
+                        .context(|| format!("cannot read {name}"))?;
+                    match next {
+                        Next::End => break,
+                        Next::Partial(p) => {
+                            if stats.partial(p.bytes as u64) {
+                                eprintln!(
                                 "krec: {name}: not Kafka data: its {} bytes are not a whole log entry",
                                 p.bytes
                             );
+                            }
+                            break;
                         }
-                        break;
-                    }
-                    Next::Error(e) => {
-                        let e = e.to_string();
-                        let rest = source
-                            .remaining_bytes()
-                            .map_err(|io| Failure::Io(io, format!("cannot read {name}")))?;
-                        let what = if stats.unreadable(rest) {
-                            "not Kafka data: "
-                        } else {
-                            ""
-                        };
-                        eprintln!(
+                        Next::Error(e) => {
+                            let e = e.to_string();
+                            let rest = reader
+                                .remaining_bytes()
+                                .map_err(|io| Failure::Io(io, format!("cannot read {name}")))?;
+                            let what = if stats.unreadable(rest) {
+                                "not Kafka data: "
+                            } else {
+                                ""
+                            };
+                            eprintln!(
                             "krec: {name}: {what}{e}; the {rest} bytes from here on cannot be read"
                         );
-                        break;
-                    }
-                    Next::Entry(batch) => {
-                        let accounted = stats.entry(&batch);
-                        if !accounted.crc_valid {
-                            eprintln!(
-                                "krec: {name}: entry at byte {}: crc mismatch",
-                                batch.position()
-                            );
+                            break;
                         }
-                        if let Err(e) = &accounted.sizes {
-                            eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
-                        }
-                        if let Some(f) = feeder.as_deref_mut() {
-                            f.entry(&batch, &accounted);
+                        Next::Entry(batch) => {
+                            let accounted = stats.entry(&batch);
+                            if !accounted.crc_valid {
+                                eprintln!(
+                                    "krec: {name}: entry at byte {}: crc mismatch",
+                                    batch.position()
+                                );
+                            }
+                            if let Err(e) = &accounted.sizes {
+                                eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
+                            }
+                            if let Some(f) = feeder.as_deref_mut() {
+                                f.entry(&batch, &accounted);
+                            }
                         }
                     }
                 }
-            }
-            if let Some(f) = feeder.as_deref_mut() {
-                f.end_input();
+                if let Some(f) = feeder.as_deref_mut() {
+                    f.end_input();
+                }
             }
         }
         Ok(())
     };
     let what_if = if args.what_if {
-        let total_bytes = paths
+        let total_bytes = parts
             .iter()
-            .filter_map(Input::path)
+            .flat_map(|p| p.files())
             .filter_map(|p| std::fs::metadata(p).ok())
             .filter(|m| m.is_file())
             .map(|m| m.len())

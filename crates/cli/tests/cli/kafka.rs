@@ -1,8 +1,10 @@
 //! `kafka://` sources against the test kit's fake cluster on 127.0.0.1: topic `t` (two
 //! partitions of three batches each), topic `bad` (one partition whose second batch has magic
-//! 7) and `__transaction_state` (a broker-written segment).
+//! 7), `__transaction_state` (a broker-written segment) and topic `open` (three records, then a
+//! transaction of producer 7 that is still open: last stable offset 3, high watermark 9).
 
 use crate::util::run;
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_testkit::batches::numbered;
 use krecords_testkit::FakeCluster;
 use std::sync::OnceLock;
@@ -18,6 +20,28 @@ fn partition_log(p: i32) -> Vec<Vec<u8>> {
             format!("p{p} value {o}").into_bytes(),
         )
     })
+}
+
+/// Topic `open`: a batch of three records, then producer 7's transaction of two batches with
+/// no marker yet.
+fn open_log() -> Vec<Vec<u8>> {
+    let mut batches = vec![partition_log(0).remove(0)];
+    for base in [3, 6] {
+        let mut b = V2Builder::new(base)
+            .producer(7, 0, i32::try_from(base - 3).unwrap())
+            .transactional(true);
+        for i in 0..3 {
+            let o = base + i;
+            b.append(&NewRecord::new(
+                TS + o,
+                None,
+                Some(format!("txn {o}").as_bytes()),
+            ))
+            .unwrap();
+        }
+        batches.push(b.finish().unwrap());
+    }
+    batches
 }
 
 /// The broker-written `__transaction_state-0` segment of the decoder fixtures.
@@ -39,13 +63,17 @@ fn fake() -> u16 {
     static CLUSTER: OnceLock<FakeCluster> = OnceLock::new();
     CLUSTER
         .get_or_init(|| {
-            let c = FakeCluster::start(&[("t", 2), ("bad", 1), ("__transaction_state", 1)]);
+            let c = FakeCluster::start(&[("t", 2), ("bad", 1), ("__transaction_state", 1), ("open", 1)]);
             c.append("t", 0, &partition_log(0));
             c.append("t", 1, &partition_log(1));
             let mut bad = partition_log(0);
             bad[1][16] = 7; // the magic byte
             c.append("bad", 0, &bad);
             c.append("__transaction_state", 0, &fixture_batches(TXN_FIXTURE));
+            let mut open = open_log();
+            let txn = open.split_off(1);
+            c.append("open", 0, &open);
+            c.append_open("open", 0, 7, &txn);
             c
         })
         .broker()
@@ -136,9 +164,21 @@ fn start_and_end_as_offsets_and_times() {
     assert_eq!(offsets(&["--start", "3"]), [3, 6]);
     assert_eq!(offsets(&["--start", "4", "--end", "6"]), [3]);
     assert_eq!(offsets(&["--start", "latest"]), Vec::<i64>::new());
-    assert_eq!(
-        offsets(&["--start", "earliest", "--end", "earliest"]),
-        Vec::<i64>::new()
+    // An empty range is a usage error, with the resolved offsets (issue 27, observation 3).
+    let r = krec_live(&[
+        "dump",
+        "--start",
+        "earliest",
+        "--end",
+        "earliest",
+        &url("t/0"),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("empty range: --end earliest (offset 0) is not after --start earliest"),
+        "{}",
+        r.stderr
     );
     let t = (TS + 6).to_string();
     assert_eq!(offsets(&["--start", &format!("@{t}")]), [6]);
@@ -207,7 +247,7 @@ fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
 
     let r = krec_live(&["dump", &url("t/9")]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    let r = run(&["dump", "kafka://127.0.0.1/t"]);
+    let r = run(&["dump", "kafka://127.0.0.1:x/t"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     let r = krec_live(&["dump", "--start", "soon", &url("t/0")]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -319,4 +359,133 @@ fn convert_of_a_live_partition_is_a_partition_directory_with_its_bytes() {
     let r = krec_live(&["convert", &url("t/1"), out.to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("not empty"), "{}", r.stderr);
+}
+
+/// Observation 1 of issue 27: a live read defaulted to read_committed and stopped silently at
+/// the last stable offset. Now every inspecting command reads everything by default, and a
+/// read_committed read says where it stopped and why.
+#[test]
+fn inspecting_commands_read_uncommitted_and_say_why_a_committed_read_stops() {
+    let u = url("open/0");
+    let summary = |r: &crate::util::Run| r.out().lines().last().unwrap_or_default().to_owned();
+    let r = krec_live(&["verify", &u]);
+    assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
+    assert!(summary(&r).contains("3 entries, 9 records"), "{}", r.out());
+    let r = krec_live(&["verify", "--isolation", "read-committed", &u]);
+    assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
+    assert!(summary(&r).contains("1 entries, 3 records"), "{}", r.out());
+    assert!(
+        r.out().contains(&format!(
+            "{u}: stopped at last stable offset 3; high watermark 9: an open transaction from \
+             producer 7 since offset 3"
+        )),
+        "{}",
+        r.out()
+    );
+    // dump and log read agree: everything by default.
+    let dumped = krec_live(&["dump", "--deep", "--format", "json", &u]).json_lines();
+    assert_eq!(dumped.len(), 3);
+    let read = krec_live(&["log", "read", &u]).ok();
+    assert_eq!(read.lines().count(), 9);
+    let r = krec_live(&["log", "read", "--isolation", "read-committed", &u]);
+    assert_eq!(r.ok().lines().count(), 3);
+    assert!(
+        r.stderr.contains("stopped at last stable offset 3"),
+        "{}",
+        r.stderr
+    );
+    let r = krec_live(&["dump", "--isolation", "read-committed", &u]);
+    assert!(
+        r.stderr.contains("stopped at last stable offset 3"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Observations 2 and 4: positions trim to records on a live partition, and count from the end.
+#[test]
+fn live_positions_trim_records_and_count_from_the_end() {
+    let record_offsets = |args: &[&str]| -> Vec<i64> {
+        let u = url("t/0");
+        let mut all = vec!["dump", "--deep", "--format", "json"];
+        all.extend_from_slice(args);
+        all.push(&u);
+        let r = krec_live(&all);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json_lines()
+            .iter()
+            .flat_map(|l| l["records"].as_array().unwrap().clone())
+            .map(|r| r["offset"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(record_offsets(&["--start", "5", "--end", "8"]), [5, 6, 7]);
+    assert_eq!(record_offsets(&["--start", "-2"]), [7, 8]);
+    assert_eq!(
+        record_offsets(&["--start", "1", "--count", "4"]),
+        [1, 2, 3, 4]
+    );
+    let t = format!("@{}", TS + 4);
+    assert_eq!(record_offsets(&["--start", &t, "--end", "6"]), [4, 5]);
+}
+
+/// Observation 3: an inverted range and an offset outside the partition are usage errors with
+/// the same message as on files.
+#[test]
+fn live_ranges_outside_the_partition_are_usage_errors() {
+    let u = url("t/0");
+    let r = krec_live(&["dump", "--start", "7", "--end", "5", &u]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("empty range: --end 5 is not after --start 7"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.out(), "");
+    for cmd in [
+        &["log", "read", "--offset", "5000"][..],
+        &["dump", "--start", "5000"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push(&u);
+        let r = krec_live(&args);
+        assert_eq!(r.code, 2, "{cmd:?}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .ends_with("offset 5000 is out of range: the partition holds [0, 9)\n"),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// Observation 8 (log info|offsets of a live partition): answered from the cluster.
+#[test]
+fn log_info_and_offsets_of_a_live_partition_come_from_the_cluster() {
+    let r = krec_live(&["log", "info", &url("open/0")]);
+    assert_eq!(
+        r.json(),
+        serde_json::json!({"log_start_offset": 0, "high_watermark": 9, "last_stable_offset": 3}),
+        "{}",
+        r.stderr
+    );
+    let latest = |iso: &str| {
+        krec_live(&[
+            "log",
+            "offsets",
+            "--latest",
+            "--isolation",
+            iso,
+            &url("open/0"),
+        ])
+        .json()
+    };
+    assert_eq!(latest("read-committed")["offset"], 3);
+    assert_eq!(latest("read-uncommitted")["offset"], 9);
+    let t = (TS + 4).to_string();
+    let r = krec_live(&["log", "offsets", "--time", &t, &url("t/0")]).json();
+    assert_eq!(r["offset"], 4);
+    let r = krec_live(&["log", "info", &url("t")]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("reads one partition"), "{}", r.stderr);
 }

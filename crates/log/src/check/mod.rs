@@ -27,7 +27,7 @@
 
 mod stream;
 
-pub use stream::{EntrySource, EntryStream, Next};
+pub use stream::{file_streamer, streamer, EntrySource, EntryStream, Next};
 
 use crate::data_dir::{self, PartitionDir};
 use crate::files::{
