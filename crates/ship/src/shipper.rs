@@ -365,6 +365,12 @@ pub fn ship(
                 partitions: active.len() + waiting.len(),
             };
             if on_event(Event::Progress(&progress)).is_break() {
+                // The batches sent so far reach the broker before the job stops, uncommitted: a
+                // later run fences this producer and its open transaction is aborted, the same
+                // state a crash after the sends leaves (and no Produce is cut off mid-flight).
+                if cx.producer.in_transaction() {
+                    rt.block_on(cx.producer.flush()).map_err(fail)?;
+                }
                 stopped = true;
                 break 'job;
             }

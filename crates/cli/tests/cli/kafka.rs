@@ -63,7 +63,12 @@ fn fake() -> u16 {
     static CLUSTER: OnceLock<FakeCluster> = OnceLock::new();
     CLUSTER
         .get_or_init(|| {
-            let c = FakeCluster::start(&[("t", 2), ("bad", 1), ("__transaction_state", 1), ("open", 1)]);
+            let c = FakeCluster::start(&[
+                ("t", 2),
+                ("bad", 1),
+                ("__transaction_state", 1),
+                ("open", 1),
+            ]);
             c.append("t", 0, &partition_log(0));
             c.append("t", 1, &partition_log(1));
             let mut bad = partition_log(0);
