@@ -52,11 +52,19 @@ fn main() -> Result<(), Box<dyn Error>> {
 fn segment() -> Result<Vec<u8>, krecords_codec::Error> {
     let mut out = Vec::new();
     let headers = [
-        Header { key: b"source", value: Some(b"web") },
-        Header { key: b"source", value: None },
+        Header {
+            key: b"source",
+            value: Some(b"web"),
+        },
+        Header {
+            key: b"source",
+            value: None,
+        },
     ];
     let mut b = V2Builder::new(0);
-    b.append(&NewRecord::new(T0, Some(b"user-1"), Some(br#"{"clicks":3}"#)).with_headers(&headers))?;
+    b.append(
+        &NewRecord::new(T0, Some(b"user-1"), Some(br#"{"clicks":3}"#)).with_headers(&headers),
+    )?;
     b.append(&NewRecord::new(T0 + 10, None, Some(b"no key")))?;
     b.append(&NewRecord::new(T0 + 20, Some(b"user-1"), None))?; // a tombstone
     b.finish_into(&mut out)?;
@@ -66,7 +74,11 @@ fn segment() -> Result<Vec<u8>, krecords_codec::Error> {
         .transactional(true);
     for i in 0..3 {
         let value = format!("payment {i}");
-        b.append(&NewRecord::new(T0 + 30 + i, Some(b"user-2"), Some(value.as_bytes())))?;
+        b.append(&NewRecord::new(
+            T0 + 30 + i,
+            Some(b"user-2"),
+            Some(value.as_bytes()),
+        ))?;
     }
     b.finish_into(&mut out)?;
     out.extend(end_txn_marker(&EndTxnBatch {
@@ -99,7 +111,10 @@ fn print_rows(batch: &RecordBatch) {
     for i in 0..batch.num_rows() {
         let hs = headers.value(i);
         let hs = hs.as_struct();
-        let (hk, hv) = (hs.column(0).as_string::<i32>(), hs.column(1).as_binary::<i32>());
+        let (hk, hv) = (
+            hs.column(0).as_string::<i32>(),
+            hs.column(1).as_binary::<i32>(),
+        );
         let headers: Vec<String> = (0..hs.len())
             .map(|j| {
                 let v = if hv.is_null(j) {

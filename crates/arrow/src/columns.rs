@@ -123,8 +123,8 @@ pub trait ColumnBuilder: Send {
 pub fn column_builder(column: Column, format: BytesFormat) -> Box<dyn ColumnBuilder> {
     let field: FieldRef = Arc::new(column.field(format));
     match column {
-        Column::Topic => Box::new(Str::new(field, |e, _| e.topic)),
-        Column::Partition => Box::new(Prim::<Int32Type, _>::new(field, |e, _| Some(e.partition))),
+        Column::Topic => Box::new(Str::entry(field, |e, _| e.topic)),
+        Column::Partition => Box::new(Prim::<Int32Type, _>::entry(field, |e, _| Some(e.partition))),
         Column::Offset => Box::new(Prim::<Int64Type, _>::new(field, |_, r| Some(r.offset()))),
         Column::Timestamp => Box::new(
             Prim::<TimestampMillisecondType, _>::new(field, |_, r| r.timestamp())
@@ -136,10 +136,10 @@ pub fn column_builder(column: Column, format: BytesFormat) -> Box<dyn ColumnBuil
         Column::Key => Box::new(Bytes::new(field, format, |r| r.key())),
         Column::Value => Box::new(Bytes::new(field, format, |r| r.value())),
         Column::Headers => Box::new(HeadersColumn::new(field)),
-        Column::ProducerId => {
-            Box::new(Prim::<Int64Type, _>::new(field, |e, _| Some(e.producer_id)))
-        }
-        Column::ProducerEpoch => Box::new(Prim::<Int16Type, _>::new(field, |e, _| {
+        Column::ProducerId => Box::new(Prim::<Int64Type, _>::entry(field, |e, _| {
+            Some(e.producer_id)
+        })),
+        Column::ProducerEpoch => Box::new(Prim::<Int16Type, _>::entry(field, |e, _| {
             Some(e.producer_epoch)
         })),
         Column::Sequence => Box::new(Prim::<Int32Type, _>::new(field, |_, r| match r {
@@ -150,13 +150,13 @@ pub fn column_builder(column: Column, format: BytesFormat) -> Box<dyn ColumnBuil
             field,
             builder: BooleanBuilder::new(),
         }),
-        Column::BatchOffset => Box::new(Prim::<Int64Type, _>::new(field, |e, _| {
+        Column::BatchOffset => Box::new(Prim::<Int64Type, _>::entry(field, |e, _| {
             Some(e.first_offset)
         })),
         Column::Magic => Box::new(Prim::<Int8Type, _>::new(field, |e, r| {
             Some(record_magic(e, r) as i8)
         })),
-        Column::Compression => Box::new(Str::new(field, |e, _| e.compression.name())),
+        Column::Compression => Box::new(Str::entry(field, |e, _| e.compression.name())),
     }
 }
 
@@ -191,6 +191,8 @@ struct Prim<T: ArrowPrimitiveType, F> {
     field: FieldRef,
     builder: PrimitiveBuilder<T>,
     get: F,
+    /// Whether `get` reads the entry only: one value for all the records of an entry.
+    per_entry: bool,
 }
 
 impl<T, F> Prim<T, F>
@@ -203,6 +205,15 @@ where
             field,
             builder: PrimitiveBuilder::new(),
             get,
+            per_entry: false,
+        }
+    }
+
+    /// A column whose value is the entry's, the same for all its records.
+    fn entry(field: FieldRef, get: F) -> Self {
+        Prim {
+            per_entry: true,
+            ..Prim::new(field, get)
         }
     }
 
@@ -227,6 +238,20 @@ where
         self.builder.append_option((self.get)(entry, record));
     }
 
+    fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
+        match records.first() {
+            Some(first) if self.per_entry => match (self.get)(entry, first) {
+                Some(v) => self.builder.append_value_n(v, records.len()),
+                None => self.builder.append_nulls(records.len()),
+            },
+            _ => {
+                for r in records {
+                    self.append(entry, r);
+                }
+            }
+        }
+    }
+
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
         Ok(Arc::new(self.builder.finish()))
     }
@@ -237,6 +262,8 @@ struct Str<F> {
     field: FieldRef,
     builder: StringBuilder,
     get: F,
+    /// Whether `get` reads the entry only: one text for all the records of an entry.
+    per_entry: bool,
 }
 
 impl<F> Str<F>
@@ -248,6 +275,15 @@ where
             field,
             builder: StringBuilder::new(),
             get,
+            per_entry: false,
+        }
+    }
+
+    /// A column whose text is the entry's, the same for all its records.
+    fn entry(field: FieldRef, get: F) -> Self {
+        Str {
+            per_entry: true,
+            ..Str::new(field, get)
         }
     }
 }
@@ -263,6 +299,22 @@ where
     #[inline]
     fn append(&mut self, entry: &EntryInfo<'_>, record: &Record<'_>) {
         self.builder.append_value((self.get)(entry, record));
+    }
+
+    fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
+        match records.first() {
+            Some(first) if self.per_entry => {
+                let text = (self.get)(entry, first);
+                for _ in records {
+                    self.builder.append_value(text);
+                }
+            }
+            _ => {
+                for r in records {
+                    self.append(entry, r);
+                }
+            }
+        }
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
@@ -284,6 +336,10 @@ impl ColumnBuilder for BoolColumn {
     #[inline]
     fn append(&mut self, entry: &EntryInfo<'_>, _: &Record<'_>) {
         self.builder.append_value(entry.transactional);
+    }
+
+    fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
+        self.builder.append_n(records.len(), entry.transactional);
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {

@@ -552,15 +552,16 @@ fn builder_direct_use_and_partitions() {
     assert!(b.pop().is_none());
 }
 
+/// A record to write: timestamp, key, value, headers.
+type RecordSpec = (
+    i64,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Vec<(Vec<u8>, Option<Vec<u8>>)>,
+);
+
 /// A random record: timestamps, keys, values and headers, any of them null or empty.
-fn record() -> impl Strategy<
-    Value = (
-        i64,
-        Option<Vec<u8>>,
-        Option<Vec<u8>>,
-        Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    ),
-> {
+fn record() -> impl Strategy<Value = RecordSpec> {
     let bytes = proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40));
     let header = (
         proptest::collection::vec(b'a'..=b'c', 0..3),
@@ -583,12 +584,7 @@ struct EntrySpec {
     producer: Option<(i64, i16, i32)>,
     transactional: bool,
     log_append_time: bool,
-    records: Vec<(
-        i64,
-        Option<Vec<u8>>,
-        Option<Vec<u8>>,
-        Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    )>,
+    records: Vec<RecordSpec>,
 }
 
 fn entry_spec() -> impl Strategy<Value = EntrySpec> {
