@@ -8,7 +8,8 @@
 
 use crate::schema::{header_fields, header_item, timestamp_type, BytesFormat, Column};
 use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, BooleanBuilder, PrimitiveBuilder, StringBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, GenericByteBuilder, PrimitiveBuilder,
+    StringBuilder,
 };
 use arrow_array::types::{
     ArrowPrimitiveType, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMillisecondType,
@@ -318,7 +319,7 @@ where
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
-        Ok(Arc::new(self.builder.finish()))
+        Ok(Arc::new(finish_sized(&mut self.builder)))
     }
 }
 
@@ -440,14 +441,26 @@ where
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
         Ok(match &mut self.kind {
-            BytesKind::Binary(b) => Arc::new(b.finish()),
-            BytesKind::Utf8(b) => Arc::new(b.finish()),
+            BytesKind::Binary(b) => Arc::new(finish_sized(b)),
+            BytesKind::Utf8(b) => Arc::new(finish_sized(b)),
         })
     }
 
     fn invalid(&self) -> u64 {
         self.invalid
     }
+}
+
+/// Finishes a byte builder and replaces it with one sized as the batch just made (at most
+/// [`MAX_BATCH_BYTES`](crate::MAX_BATCH_BYTES) of values), so that the next batch does not grow
+/// its buffers from nothing again.
+fn finish_sized<T: arrow_array::types::ByteArrayType>(
+    b: &mut GenericByteBuilder<T>,
+) -> arrow_array::GenericByteArray<T> {
+    let (items, bytes) = (b.len(), b.values_slice().len());
+    let array = b.finish();
+    *b = GenericByteBuilder::with_capacity(items, bytes);
+    array
 }
 
 /// `headers`: list offsets, and the keys and values of every header of the batch.
