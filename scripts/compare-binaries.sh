@@ -212,12 +212,12 @@ for cmd in "${CMDS[@]}"; do
         else
             stderr_only=$((stderr_only + 1))
             echo "STDERR $n: krec $cmd"
-            diff "$WORK/old/$n.err" "$WORK/new/$n.err" | head -6 | sed -e 's/^/    /'
+            diff "$WORK/old/$n.err" "$WORK/new/$n.err" | head -6 | sed -e 's/^/    /' || true
         fi
     else
         differ=$((differ + 1))
         echo "DIFFER $n: krec $cmd (exit $(cat "$WORK/old/$n.rc") -> $(cat "$WORK/new/$n.rc"))"
-        diff "$WORK/old/$n.out" "$WORK/new/$n.out" | head -8 | cut -c 1-160 | sed -e 's/^/    /'
+        diff "$WORK/old/$n.out" "$WORK/new/$n.out" | head -8 | cut -c 1-160 | sed -e 's/^/    /' || true
     fi
 done
 echo "compared $n command lines: $same identical, $((differ + stderr_only)) differ ($stderr_only with stderr only)"

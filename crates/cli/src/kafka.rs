@@ -13,7 +13,6 @@ use crate::outcome::{Context, Failure};
 use crate::progress::Progress;
 use crate::source::{expand_paths, Source};
 use bytes::Bytes;
-use clap::ValueEnum;
 use krecords_client::{
     Chunk, Client, ClientConfig, Error, IsolationLevel, OffsetSpec, PartitionStream,
 };
@@ -41,8 +40,11 @@ pub struct KafkaArgs {
     #[arg(long, value_name = "POS", help_heading = HEADING)]
     pub end: Option<String>,
     /// kafka://: isolation level of the fetches (default: isolation.level, read_committed).
-    #[arg(long, value_enum, help_heading = HEADING)]
-    pub isolation: Option<Isolation>,
+    #[arg(long, help_heading = HEADING, value_parser = crate::isolation::isolation_parser([
+        (IsolationLevel::ReadCommitted, "Up to the last stable offset"),
+        (IsolationLevel::ReadUncommitted, "Up to the high watermark"),
+    ]))]
+    pub isolation: Option<IsolationLevel>,
 }
 
 /// The client properties of `kafka://` sources (for commands with their own position options).
@@ -56,15 +58,6 @@ pub struct ClientArgs {
     /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
     #[arg(short = 'F', value_name = "FILE", help_heading = HEADING)]
     config_file: Vec<PathBuf>,
-}
-
-/// `--isolation`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Isolation {
-    /// Up to the last stable offset.
-    ReadCommitted,
-    /// Up to the high watermark.
-    ReadUncommitted,
 }
 
 /// A position given to `--start` or `--end`.
@@ -294,11 +287,7 @@ pub fn expand_inputs(paths: &[PathBuf], args: &KafkaArgs) -> Result<Inputs, Fail
             Some(c) => c.clone(),
             None => {
                 let c = client_config(args)?;
-                inputs.isolation = match args.isolation {
-                    Some(Isolation::ReadCommitted) => IsolationLevel::ReadCommitted,
-                    Some(Isolation::ReadUncommitted) => IsolationLevel::ReadUncommitted,
-                    None => c.isolation_level,
-                };
+                inputs.isolation = args.isolation.unwrap_or(c.isolation_level);
                 base_config = Some(c.clone());
                 c
             }

@@ -13,6 +13,7 @@ mod args;
 mod bytes_fmt;
 mod cmd;
 mod entry_json;
+mod isolation;
 mod kafka;
 mod outcome;
 mod progress;

@@ -120,9 +120,11 @@ fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
     corpus.add("entries", bytes);
     // arrow: an option byte before the entries (see fuzz_targets/arrow.rs).
     for options in [0x00u8, 0x1f, 0xe3] {
-        let mut s = vec![options];
-        s.extend_from_slice(bytes);
-        corpus.add("arrow", &s);
+        corpus.add("arrow", &[&[options][..], bytes].concat());
+    }
+    // ship_stream: a fetch-size byte (16 × 64 bytes) before the entries.
+    if bytes.len() <= 32 << 10 {
+        corpus.add("ship_stream", &[&[16u8][..], bytes].concat());
     }
     if bytes.len() <= 30 << 10 {
         fetch_seeds(corpus, bytes);
@@ -133,6 +135,12 @@ fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
             let mut s = vec![flags, 0];
             s.extend_from_slice(bytes);
             corpus.add("convert", &s);
+        }
+        // stats_what_if: a choice byte (batching, sample) before the entries.
+        for choice in [0x00u8, 0x03] {
+            let mut s = vec![choice];
+            s.extend_from_slice(bytes);
+            corpus.add("stats_what_if", &s);
         }
     }
     let mut scratch = Vec::new();

@@ -12,6 +12,7 @@
 use crate::bytes_fmt::BytesFormat;
 use crate::cmd::build::{build_batches, read_json_records, BatchOptions};
 use crate::entry_json;
+use crate::isolation::isolation_parser;
 use crate::kafka;
 use crate::outcome::{Failure, Outcome};
 use crate::time_fmt::now_ms;
@@ -19,7 +20,6 @@ use clap::Subcommand;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{Compression, TimestampType};
 use krecords_log::consumer::{consume, ConsumedRecord};
-use krecords_log::transaction::AbortedTransaction;
 use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
 };
@@ -300,8 +300,8 @@ struct ReadArgs {
     #[arg(long)]
     max_bytes: Option<usize>,
     /// read-uncommitted (everything) or read-committed (committed transactions only).
-    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
-    isolation: Isolation,
+    #[arg(long, default_value = "read-uncommitted", value_parser = isolation_parser(ISOLATION))]
+    isolation: IsolationLevel,
     /// How keys, values and header values appear.
     #[arg(long, value_enum, default_value_t = BytesFormat::Utf8)]
     bytes: BytesFormat,
@@ -309,24 +309,17 @@ struct ReadArgs {
     client: kafka::ClientArgs,
 }
 
-/// A consumer's isolation level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Isolation {
-    /// Every record up to the high watermark (aborted ones included, markers not).
-    ReadUncommitted,
-    /// Records of committed transactions and non-transactional records, up to the last stable
-    /// offset.
-    ReadCommitted,
-}
-
-impl From<Isolation> for IsolationLevel {
-    fn from(i: Isolation) -> Self {
-        match i {
-            Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
-            Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
-        }
-    }
-}
+/// The values of `--isolation`, with their help.
+const ISOLATION: [(IsolationLevel, &str); 2] = [
+    (
+        IsolationLevel::ReadUncommitted,
+        "Every record up to the high watermark (aborted ones included, markers not)",
+    ),
+    (
+        IsolationLevel::ReadCommitted,
+        "Records of committed transactions and non-transactional records, up to the last stable offset",
+    ),
+];
 
 /// Look up an offset (Kafka's ListOffsets): prints {"offset":N,"timestamp":T|null}.
 ///
@@ -357,8 +350,8 @@ struct OffsetsArgs {
     time: Option<i64>,
     /// Answer as a consumer at this isolation level does: read-committed --latest is the last
     /// stable offset, and time lookups find nothing past it (without: up to the log end).
-    #[arg(long, value_enum)]
-    isolation: Option<Isolation>,
+    #[arg(long, value_parser = isolation_parser(ISOLATION))]
+    isolation: Option<IsolationLevel>,
 }
 
 /// The arguments of `info`.
@@ -770,7 +763,6 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
             ),
         });
         first_record += count;
-        Ok(())
     })?;
     Ok(groups)
 }
@@ -901,7 +893,7 @@ fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Ou
         OffsetSpec::Timestamp(args.time.unwrap_or(0))
     };
     let r = match args.isolation {
-        Some(i) => log.offsets_at(spec, IsolationLevel::from(i))?,
+        Some(i) => log.offsets_at(spec, i)?,
         None => log.offsets(spec)?,
     };
     print_json(out, &r)?;
@@ -912,7 +904,7 @@ fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Ou
 const PAGE_BYTES: usize = 1 << 20;
 
 fn read(log: &mut Log, args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
-    let isolation = IsolationLevel::from(args.isolation);
+    let isolation = args.isolation;
     let mut offset = args.offset.unwrap_or_else(|| log.log_start_offset());
     if let Some(max_bytes) = args.max_bytes {
         // One fetch, as a consumer with fetch.max.bytes makes it.
@@ -933,15 +925,12 @@ fn read(log: &mut Log, args: &ReadArgs, out: &mut impl Write) -> Result<Outcome,
 
 /// `krec log read kafka://…`: what a consumer at `--isolation` receives from a live partition.
 fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let isolation = IsolationLevel::from(args.isolation);
+    let isolation = args.isolation;
     let kafka_args = kafka::KafkaArgs {
         client: args.client.clone(),
         start: args.offset.map(|o| o.to_string()),
         end: None,
-        isolation: Some(match args.isolation {
-            Isolation::ReadCommitted => kafka::Isolation::ReadCommitted,
-            Isolation::ReadUncommitted => kafka::Isolation::ReadUncommitted,
-        }),
+        isolation: Some(args.isolation),
     };
     let (inputs, live) = kafka::expand_one_partition(&args.dir, &kafka_args, "krec log read")?;
     let (rt, mut stream) = inputs.stream(&live)?;
@@ -951,21 +940,18 @@ fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> 
         .block_on(stream.next_chunk())
         .map_err(|e| kafka::client_failure(&live.name, &e))?
     {
-        let aborted: Vec<AbortedTransaction> = chunk
-            .aborted_transactions
-            .iter()
-            .map(|t| AbortedTransaction {
-                producer_id: t.producer_id,
-                first_offset: t.first_offset,
-            })
-            .collect();
         let bytes = match budget {
             // --max-bytes: whole entries up to that many bytes, at least one.
             Some(max) => first_entries(&chunk.records, max),
             None => &chunk.records[..],
         };
-        let seen = consume(bytes, fetch_offset, isolation, Some(&aborted))
-            .map_err(|e| Failure::Data(format!("{}: {e}", live.name)))?;
+        let seen = consume(
+            bytes,
+            fetch_offset,
+            isolation,
+            Some(&chunk.aborted_transactions),
+        )
+        .map_err(|e| Failure::Data(format!("{}: {e}", live.name)))?;
         print_records(&seen.records, args.bytes, out).map_err(|e| match e {
             CmdError::Other(f) => f,
             CmdError::Log(e) => Failure::Data(e.to_string()),

@@ -1,91 +1,23 @@
-//! `kafka://` sources against a small fake broker on 127.0.0.1 (blocking, a thread per
-//! connection): ApiVersions, Metadata, ListOffsets and Fetch for topic `t` (two partitions of
-//! three batches each) and topic `bad` (one partition whose second batch has magic 7).
+//! `kafka://` sources against the test kit's fake cluster on 127.0.0.1: topic `t` (two
+//! partitions of three batches each), topic `bad` (one partition whose second batch has magic
+//! 7) and `__transaction_state` (a broker-written segment).
 
 use crate::util::run;
-use bytes::{Bytes, BytesMut};
-use kafka_protocol::messages::api_versions_response::ApiVersion;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::list_offsets_response::{
-    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
-};
-use kafka_protocol::messages::metadata_response::{
-    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-};
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader,
-    TopicName,
-};
-use kafka_protocol::protocol::{
-    decode_request_header_from_buffer, Decodable, Encodable, HeaderVersion, StrBytes,
-};
-use krecords_codec::write::{NewRecord, V2Builder};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, OnceLock};
+use krecords_testkit::batches::numbered;
+use krecords_testkit::FakeCluster;
+use std::sync::OnceLock;
 
 const TS: i64 = 1_700_000_000_000;
 
 /// Three batches of three records, offsets 0..9; record `o` has timestamp `TS + o`.
 fn partition_log(p: i32) -> Vec<Vec<u8>> {
-    (0..3)
-        .map(|b| {
-            let mut builder = V2Builder::new(b * 3);
-            for i in 0..3 {
-                let o = b * 3 + i;
-                let value = format!("p{p} value {o}");
-                builder
-                    .append(&NewRecord::new(
-                        TS + o,
-                        Some(b"k".as_slice()),
-                        Some(value.as_bytes()),
-                    ))
-                    .unwrap();
-            }
-            builder.finish().unwrap()
-        })
-        .collect()
-}
-
-/// A partition's batches: (base offset, batch bytes).
-type Batches = Vec<(i64, Vec<u8>)>;
-
-struct Log {
-    /// Per topic, its partitions.
-    topics: Vec<(&'static str, Vec<Batches>)>,
-}
-
-impl Log {
-    fn partition(&self, topic: &str, p: i32) -> Option<&Batches> {
-        let (_, parts) = self.topics.iter().find(|(t, _)| *t == topic)?;
-        parts.get(usize::try_from(p).ok()?)
-    }
-}
-
-fn log() -> Log {
-    let with_offsets = |batches: Vec<Vec<u8>>| -> Batches {
-        batches
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| (i as i64 * 3, b))
-            .collect()
-    };
-    let mut bad = partition_log(0);
-    bad[1][16] = 7; // the magic byte
-    Log {
-        topics: vec![
-            (
-                "t",
-                vec![
-                    with_offsets(partition_log(0)),
-                    with_offsets(partition_log(1)),
-                ],
-            ),
-            ("bad", vec![with_offsets(bad)]),
-            ("__transaction_state", vec![fixture_batches(TXN_FIXTURE)]),
-        ],
-    }
+    numbered(3, 3, |o| {
+        (
+            TS + o,
+            b"k".to_vec(),
+            format!("p{p} value {o}").into_bytes(),
+        )
+    })
 }
 
 /// The broker-written `__transaction_state-0` segment of the decoder fixtures.
@@ -94,196 +26,30 @@ const TXN_FIXTURE: &str = concat!(
     "/tests/fixtures/internal/__transaction_state-0/00000000000000000000.log"
 );
 
-/// The offset after a v2 batch (from its header: base offset + last offset delta + 1, so that
-/// a batch with a broken magic byte has one too).
-fn next_offset(batch: &[u8]) -> i64 {
-    let base = i64::from_be_bytes(batch[0..8].try_into().unwrap());
-    let delta = i32::from_be_bytes(batch[23..27].try_into().unwrap());
-    base + i64::from(delta) + 1
-}
-
 /// The entries of a segment file as the fake serves them.
-fn fixture_batches(path: &str) -> Batches {
+fn fixture_batches(path: &str) -> Vec<Vec<u8>> {
     let bytes = std::fs::read(path).unwrap();
     krecords_codec::read::Entries::new(&bytes)
-        .map(|e| {
-            let b = e.unwrap();
-            (b.offset_field(), b.as_bytes().to_vec())
-        })
+        .map(|e| e.unwrap().as_bytes().to_vec())
         .collect()
 }
 
 /// The fake's port (one fake for the whole test binary).
 fn fake() -> u16 {
-    static PORT: OnceLock<u16> = OnceLock::new();
-    *PORT.get_or_init(|| {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let log = Arc::new(log());
-        std::thread::spawn(move || {
-            for sock in listener.incoming() {
-                let Ok(sock) = sock else { return };
-                let log = Arc::clone(&log);
-                std::thread::spawn(move || serve(sock, port, &log));
-            }
-        });
-        port
-    })
-}
-
-fn serve(mut sock: TcpStream, port: u16, log: &Log) {
-    loop {
-        let mut size = [0; 4];
-        if sock.read_exact(&mut size).is_err() {
-            return;
-        }
-        let mut buf = vec![0; usize::try_from(i32::from_be_bytes(size)).unwrap()];
-        if sock.read_exact(&mut buf).is_err() {
-            return;
-        }
-        let mut body = Bytes::from(buf);
-        let header = decode_request_header_from_buffer(&mut body).unwrap();
-        let v = header.request_api_version;
-        let answer = match ApiKey::try_from(header.request_api_key).unwrap() {
-            ApiKey::ApiVersions => api_versions(&header),
-            ApiKey::Metadata => {
-                let req = MetadataRequest::decode(&mut body, v).unwrap();
-                let names: Vec<String> = req
-                    .topics
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
-                    .collect();
-                metadata(&header, port, log, &names)
-            }
-            ApiKey::ListOffsets => {
-                let req = ListOffsetsRequest::decode(&mut body, v).unwrap();
-                let topic = req.topics[0].name.0.to_string();
-                let rp = &req.topics[0].partitions[0];
-                let batches = log.partition(&topic, rp.partition_index).unwrap();
-                let end = batches.last().map_or(0, |(_, b)| next_offset(b));
-                let (offset, timestamp) = match rp.timestamp {
-                    -2 => (0, -1),
-                    -1 => (end, -1),
-                    t if t < TS + end => ((t - TS).max(0), t.max(TS)),
-                    _ => (-1, -1),
-                };
-                frame(
-                    &header,
-                    &ListOffsetsResponse::default().with_topics(vec![
-                        ListOffsetsTopicResponse::default()
-                            .with_name(req.topics[0].name.clone())
-                            .with_partitions(vec![ListOffsetsPartitionResponse::default()
-                                .with_partition_index(rp.partition_index)
-                                .with_offset(offset)
-                                .with_timestamp(timestamp)]),
-                    ]),
-                )
-            }
-            ApiKey::Fetch => {
-                let req = FetchRequest::decode(&mut body, v).unwrap();
-                let topic = req.topics[0].topic.clone();
-                let fp = &req.topics[0].partitions[0];
-                let batches = log.partition(&topic.0, fp.partition).unwrap();
-                let end = batches.last().map_or(0, |(_, b)| next_offset(b));
-                let window = usize::try_from(fp.partition_max_bytes).unwrap();
-                let mut records = Vec::new();
-                for (_, b) in batches {
-                    if next_offset(b) <= fp.fetch_offset {
-                        continue;
-                    }
-                    if !records.is_empty() && records.len() + b.len() > window {
-                        break;
-                    }
-                    records.extend_from_slice(b);
-                }
-                let partition = PartitionData::default()
-                    .with_partition_index(fp.partition)
-                    .with_high_watermark(end)
-                    .with_last_stable_offset(end)
-                    .with_log_start_offset(0)
-                    .with_records(Some(Bytes::from(records)));
-                frame(
-                    &header,
-                    &FetchResponse::default().with_responses(vec![
-                        FetchableTopicResponse::default()
-                            .with_topic(topic)
-                            .with_partitions(vec![partition]),
-                    ]),
-                )
-            }
-            other => panic!("unexpected {other:?}"),
-        };
-        if sock.write_all(&answer).is_err() {
-            return;
-        }
-    }
-}
-
-fn frame<R: Encodable + HeaderVersion>(header: &RequestHeader, resp: &R) -> Vec<u8> {
-    let version = header.request_api_version;
-    let mut buf = BytesMut::new();
-    buf.extend_from_slice(&[0; 4]);
-    ResponseHeader::default()
-        .with_correlation_id(header.correlation_id)
-        .encode(&mut buf, R::header_version(version))
-        .unwrap();
-    resp.encode(&mut buf, version).unwrap();
-    let size = i32::try_from(buf.len() - 4).unwrap();
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    buf.to_vec()
-}
-
-fn api_versions(header: &RequestHeader) -> Vec<u8> {
-    // Fetch up to v12: topics by name, no topic ids.
-    let keys = [
-        (ApiKey::ApiVersions, 0, 3),
-        (ApiKey::Metadata, 0, 12),
-        (ApiKey::ListOffsets, 1, 8),
-        (ApiKey::Fetch, 4, 12),
-    ];
-    let resp = ApiVersionsResponse::default().with_api_keys(
-        keys.into_iter()
-            .map(|(k, min, max)| {
-                ApiVersion::default()
-                    .with_api_key(k as i16)
-                    .with_min_version(min)
-                    .with_max_version(max)
-            })
-            .collect(),
-    );
-    frame(header, &resp)
-}
-
-fn metadata(header: &RequestHeader, port: u16, log: &Log, names: &[String]) -> Vec<u8> {
-    let topics = names
-        .iter()
-        .map(|name| {
-            let topic = MetadataResponseTopic::default()
-                .with_name(Some(TopicName(StrBytes::from_string(name.clone()))));
-            match log.topics.iter().find(|(t, _)| t == name) {
-                None => topic.with_error_code(3), // UNKNOWN_TOPIC_OR_PARTITION
-                Some((_, parts)) => topic.with_partitions(
-                    (0..parts.len())
-                        .map(|p| {
-                            MetadataResponsePartition::default()
-                                .with_partition_index(i32::try_from(p).unwrap())
-                                .with_leader_id(BrokerId(0))
-                                .with_replica_nodes(vec![BrokerId(0)])
-                                .with_isr_nodes(vec![BrokerId(0)])
-                        })
-                        .collect(),
-                ),
-            }
+    static CLUSTER: OnceLock<FakeCluster> = OnceLock::new();
+    CLUSTER
+        .get_or_init(|| {
+            let c = FakeCluster::start(&[("t", 2), ("bad", 1), ("__transaction_state", 1)]);
+            c.append("t", 0, &partition_log(0));
+            c.append("t", 1, &partition_log(1));
+            let mut bad = partition_log(0);
+            bad[1][16] = 7; // the magic byte
+            c.append("bad", 0, &bad);
+            c.append("__transaction_state", 0, &fixture_batches(TXN_FIXTURE));
+            c
         })
-        .collect();
-    let resp = MetadataResponse::default()
-        .with_brokers(vec![MetadataResponseBroker::default()
-            .with_node_id(BrokerId(0))
-            .with_host(StrBytes::from_static_str("127.0.0.1"))
-            .with_port(i32::from(port))])
-        .with_topics(topics);
-    frame(header, &resp)
+        .broker()
+        .port()
 }
 
 fn url(path: &str) -> String {
@@ -427,7 +193,7 @@ fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 
     // A port nothing listens on.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let r = krec_live(&["stats", &format!("kafka://127.0.0.1:{port}/t/0")]);
