@@ -9,7 +9,7 @@ use arrow_schema::{Schema, SchemaRef};
 use krecords_codec::read::{Batch, Record};
 use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 use std::collections::VecDeque;
-use std::ops::Range;
+use std::ops::RangeInclusive;
 use std::sync::Arc;
 
 /// The largest [`Options::max_bytes`] honoured: a record batch's byte columns then stay far
@@ -39,7 +39,7 @@ pub struct Options {
     pub decompress_limit: usize,
     /// Only records whose offset is in this range are rows (as a consumer positioned at
     /// `start` skips the earlier records of its first batch). Default: all.
-    pub offsets: Range<i64>,
+    pub offsets: RangeInclusive<i64>,
 }
 
 impl Default for Options {
@@ -52,7 +52,7 @@ impl Default for Options {
             max_rows: 8192,
             max_bytes: 64 << 20,
             decompress_limit: DEFAULT_DECOMPRESS_LIMIT,
-            offsets: i64::MIN..i64::MAX,
+            offsets: i64::MIN..=i64::MAX,
         }
     }
 }
