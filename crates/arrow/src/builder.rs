@@ -31,8 +31,8 @@ pub struct Options {
     pub value_format: BytesFormat,
     /// Most rows per record batch (at least 1).
     pub max_rows: usize,
-    /// About the most bytes per record batch: the records' own sizes plus a fixed amount per
-    /// row. A single larger record makes a record batch of its own. Capped at
+    /// About the most bytes per record batch: the records' own sizes plus, per row, the topic's
+    /// length and a fixed amount. A single larger record makes a record batch of its own. Capped at
     /// [`MAX_BATCH_BYTES`].
     pub max_bytes: usize,
     /// The most bytes a compressed entry may decompress to.
@@ -232,7 +232,10 @@ impl RecordBatchBuilder {
                 self.out.report.outside_offsets = self.out.report.outside_offsets.saturating_add(1);
                 continue;
             }
-            let size = record_size(&record).saturating_add(ROW_OVERHEAD);
+            // The topic is counted too: its column repeats it on every row.
+            let size = record_size(&record)
+                .saturating_add(ROW_OVERHEAD)
+                .saturating_add(self.topic.len());
             if self.out.rows > 0
                 && (self.out.rows >= max_rows || self.out.bytes.saturating_add(size) > max_bytes)
             {

@@ -709,3 +709,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_long_topic_counts_towards_the_byte_limit() {
+    let bytes = many(1, 10, Compression::None);
+    let topic = "t".repeat(10_000);
+    let options = Options {
+        max_bytes: 25_000,
+        ..Options::default()
+    };
+    let batches: Vec<_> = RecordBatches::new(Entries::new(&bytes), topic, 0, options)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(batches.iter().all(|b| b.num_rows() <= 2));
+    assert_eq!(batches.iter().map(RecordBatch::num_rows).sum::<usize>(), 10);
+}
