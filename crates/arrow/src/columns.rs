@@ -14,8 +14,8 @@ use arrow_array::builder::{
 use arrow_array::types::{
     ArrowPrimitiveType, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMillisecondType,
 };
-use arrow_array::{ArrayRef, ListArray, StructArray};
-use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_array::{ArrayRef, ListArray, StringArray, StructArray};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, FieldRef};
 use krecords_codec::read::Record;
 use krecords_codec::{Compression, TimestampType};
@@ -258,10 +258,15 @@ where
     }
 }
 
-/// A non-null string column whose text `get` reads from the entry and the record.
+/// A non-null string column whose text `get` reads from the entry and the record. Its values and
+/// offsets are plain vectors: no null bitmap to keep, and the appends inline (these columns
+/// repeat a few short texts on every row).
 struct Str<F> {
     field: FieldRef,
-    builder: StringBuilder,
+    /// The texts, one after the other.
+    values: Vec<u8>,
+    /// Offsets into `values`: row i is `offsets[i]..offsets[i + 1]`. Starts with 0.
+    offsets: Vec<i32>,
     get: F,
     /// Whether `get` reads the entry only: one text for all the records of an entry.
     per_entry: bool,
@@ -274,7 +279,8 @@ where
     fn new(field: FieldRef, get: F) -> Self {
         Str {
             field,
-            builder: StringBuilder::new(),
+            values: Vec::new(),
+            offsets: vec![0],
             get,
             per_entry: false,
         }
@@ -286,6 +292,14 @@ where
             per_entry: true,
             ..Str::new(field, get)
         }
+    }
+
+    #[inline]
+    fn push(&mut self, text: &str) {
+        self.values.extend_from_slice(text.as_bytes());
+        // A record batch's bytes, the topic's included, stay below `MAX_BATCH_BYTES`.
+        self.offsets
+            .push(i32::try_from(self.values.len()).unwrap_or(i32::MAX));
     }
 }
 
@@ -299,7 +313,7 @@ where
 
     #[inline]
     fn append(&mut self, entry: &EntryInfo<'_>, record: &Record<'_>) {
-        self.builder.append_value((self.get)(entry, record));
+        self.push((self.get)(entry, record));
     }
 
     fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
@@ -307,7 +321,7 @@ where
             Some(first) if self.per_entry => {
                 let text = (self.get)(entry, first);
                 for _ in records {
-                    self.builder.append_value(text);
+                    self.push(text);
                 }
             }
             _ => {
@@ -319,7 +333,17 @@ where
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
-        Ok(Arc::new(finish_sized(&mut self.builder)))
+        let (rows, bytes) = (self.offsets.len(), self.values.len());
+        let mut offsets = Vec::with_capacity(rows);
+        offsets.push(0);
+        let offsets = std::mem::replace(&mut self.offsets, offsets);
+        let values = std::mem::replace(&mut self.values, Vec::with_capacity(bytes));
+        let array = StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(values),
+            None,
+        )?;
+        Ok(Arc::new(array))
     }
 }
 
