@@ -16,7 +16,7 @@
 //! seeded with Fetch responses carrying each record vector up to 32 KiB at several versions, and
 //! ApiVersions, Metadata, ListOffsets and SASL responses encoded by kafka-protocol (see
 //! `response_seeds`). `internal_topics` is seeded with the records of the internal-topic fixtures
-//! Kafka wrote (see `internal_seeds`).
+//! Kafka wrote (see `internal_seeds`). `arrow` takes the record vectors behind three option bytes.
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
@@ -118,6 +118,10 @@ fn seed_deep(corpus: &mut Corpus, message_set: &[u8], magic: u8) {
 /// Seeds from one buffer of log entries.
 fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
     corpus.add("entries", bytes);
+    // arrow: an option byte before the entries (see fuzz_targets/arrow.rs).
+    for options in [0x00u8, 0x1f, 0xe3] {
+        corpus.add("arrow", &[&[options][..], bytes].concat());
+    }
     // ship_stream: a fetch-size byte (16 × 64 bytes) before the entries.
     if bytes.len() <= 32 << 10 {
         corpus.add("ship_stream", &[&[16u8][..], bytes].concat());
