@@ -10,9 +10,10 @@ use crate::args::{Format, ReadArgs};
 use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
-use krecords_codec::read::{legacy as l, v2, EntryPrefix, MIN_ENTRY_SIZE};
+use krecords_codec::layout::{legacy as l, v2, LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE};
+use krecords_codec::read::EntryPrefix;
 use krecords_codec::varint::{read_varint, read_varlong};
-use krecords_codec::{Compression, LOG_OVERHEAD, MAGIC_OFFSET};
+use krecords_codec::Compression;
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -858,7 +859,7 @@ impl<W: Write> Explainer<'_, '_, W> {
         } else {
             l.note(format!(
                 "last sequence {}",
-                v2::increment_sequence(seq, last_delta.max(0))
+                krecords_codec::read::v2::increment_sequence(seq, last_delta.max(0))
             ))
         })?;
         let (loc, b, count) = c.i32("records count")?;

@@ -413,7 +413,7 @@ fn account(
         headers += r.headers().len() as u64;
     }
     g.batch_overhead = match batch {
-        Batch::V2(_) => krecords_codec::read::v2::RECORDS_OFFSET as u64,
+        Batch::V2(_) => krecords_codec::layout::v2::RECORDS_OFFSET as u64,
         Batch::Legacy(b) if b.is_compressed() => size - b.value().map_or(0, <[u8]>::len) as u64,
         Batch::Legacy(_) => 0,
     };
