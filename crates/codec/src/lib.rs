@@ -40,6 +40,7 @@ pub mod control;
 pub mod convert;
 pub mod crc;
 mod error;
+pub mod explain;
 pub mod java_text;
 pub mod layout;
 pub mod patch;
