@@ -455,13 +455,10 @@ impl<'a> Cur<'a> {
     }
 
     /// A varint or varlong read by `read`, which returns the value and its width.
-    fn var<T>(
-        &mut self,
-        what: &str,
-        read: ReadVar<T>,
-    ) -> Result<(Loc, &'a [u8], T), Halt> {
+    fn var<T>(&mut self, what: &str, read: ReadVar<T>) -> Result<(Loc, &'a [u8], T), Halt> {
         let loc = self.loc();
-        let (v, n) = read(self.rest(), loc.pos).map_err(|e| Halt::Data(loc, format!("{what}: {e}")))?;
+        let (v, n) =
+            read(self.rest(), loc.pos).map_err(|e| Halt::Data(loc, format!("{what}: {e}")))?;
         let (_, b) = self.take(n, what)?;
         Ok((loc, b, v))
     }
@@ -546,7 +543,12 @@ impl Walk<'_, '_> {
 
     fn heading(&mut self, at: Loc, length: usize, kind: Kind, text: &str) -> Result<(), Halt> {
         let text = text.to_string();
-        Ok((self.sink)(&Item::Heading { at, length, kind, text })?)
+        Ok((self.sink)(&Item::Heading {
+            at,
+            length,
+            kind,
+            text,
+        })?)
     }
 
     /// A problem in the data: an error item.
@@ -1213,12 +1215,10 @@ impl Walk<'_, '_> {
             } else {
                 format!("INVALID, computed {computed}")
             };
-            self.line(
-                Field {
-                    problem: computed != stored,
-                    ..Field::new(loc, b, name("crc"), stored).note(format!("{covered}: {verdict}"))
-                },
-            )?;
+            self.line(Field {
+                problem: computed != stored,
+                ..Field::new(loc, b, name("crc"), stored).note(format!("{covered}: {verdict}"))
+            })?;
         }
         let (loc, b, magic) = c.i8(&name("magic"))?;
         if !(0..=1).contains(&magic) {
@@ -1233,11 +1233,13 @@ impl Walk<'_, '_> {
                 format!("invalid magic {magic} (expected {expected})"),
             ));
         }
-        self.line(Field::new(loc, b, name("magic"), magic).note(if magic == 0 {
-            "v0 message"
-        } else {
-            "v1 message"
-        }))?;
+        self.line(
+            Field::new(loc, b, name("magic"), magic).note(if magic == 0 {
+                "v0 message"
+            } else {
+                "v1 message"
+            }),
+        )?;
         let (loc, b, attributes) = c.i8(&name("attributes"))?;
         let attributes = attributes as u8;
         let codec = Compression::from_id(attributes & l::COMPRESSION_MASK);
@@ -1262,7 +1264,9 @@ impl Walk<'_, '_> {
                 attributes & if magic == 0 { 0xf8 } else { 0xf0 }
             ));
         }
-        self.line(Field::new(loc, b, name("attributes"), format!("0x{attributes:02x}")).note(note))?;
+        self.line(
+            Field::new(loc, b, name("attributes"), format!("0x{attributes:02x}")).note(note),
+        )?;
         let mut timestamp = None;
         if magic == 1 {
             let (loc, b, ts) = c.i64(&name("timestamp"))?;
@@ -1479,4 +1483,3 @@ impl Walk<'_, '_> {
         )))
     }
 }
-

@@ -129,9 +129,13 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let summary = Explainer::new(args.read.max_decompressed_bytes())
         .time_format(crate::time_fmt::iso)
-        .explain_reader(&mut *input, len, args.position, count, &mut |item: &Item<'_>| {
-            em.item(item)
-        })
+        .explain_reader(
+            &mut *input,
+            len,
+            args.position,
+            count,
+            &mut |item: &Item<'_>| em.item(item),
+        )
         .map_err(|e| match e {
             WalkError::Read(e) => read_err(e),
             WalkError::Sink(e) => Failure::from(e),
@@ -210,8 +214,9 @@ fn seek_to_position(
     name: &str,
 ) -> Result<(), Failure> {
     if position > 0 && position >= len {
-        return Err(Failure::Usage(format!("position {position} is at or past the end of {name} ({len} bytes)"),
-        ));
+        return Err(Failure::Usage(format!(
+            "position {position} is at or past the end of {name} ({len} bytes)"
+        )));
     }
     let mut pos = 0u64;
     let mut prefix = Vec::new();
@@ -269,7 +274,9 @@ impl<W: Write> Emitter<'_, W> {
                 };
                 self.line(f.at, f.bytes, &f.name, &value, quoted, f.note.as_deref())
             }
-            Item::Error { at, message } => self.line(*at, &[], "error", &json!(message), false, None),
+            Item::Error { at, message } => {
+                self.line(*at, &[], "error", &json!(message), false, None)
+            }
         }
     }
 
