@@ -1,10 +1,9 @@
 //! `krec explain`: annotated hex, one line per field, for every format (the chapter's byte
 //! diagrams, drawn from real data).
 //!
-//! The walk here is deliberately independent of the codec's validating readers: it is a
-//! diagnostic tool, so it explains corrupt entries field by field up to the first byte that makes
-//! no sense, and says what is wrong there. It uses the codec only for varints, CRCs,
-//! decompression and the layout constants.
+//! The walk is the codec's ([`krecords_codec::explain`]): it explains corrupt entries field by
+//! field up to the first byte that makes no sense and says what is wrong there. This command
+//! opens the input, walks to `--position` and renders the walker's items.
 
 use crate::args::{Format, ReadArgs};
 use crate::kafka;
@@ -28,7 +27,8 @@ use std::path::{Path, PathBuf};
 /// control records (transaction markers).
 ///
 /// Corrupt entries are explained up to the first field that makes no sense, then an "error" line
-/// says what is wrong (exit 1). A truncated tail is explained as far as it goes (exit 0).
+/// says what is wrong (exit 1). A truncated tail is explained as far as it goes, then reported
+/// as `krec verify` reports it (exit 1); bytes that are not Kafka data stop the walk (exit 1).
 ///
 /// Without --count, every entry is explained when the file holds at most 1 MiB from --position,
 /// otherwise only the first one (a note on stderr says so); --count 0 explains all.
