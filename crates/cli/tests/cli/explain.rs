@@ -347,15 +347,7 @@ fn random_bytes_are_not_kafka_data_and_exit_1() {
     bytes[8] &= 0x7f; // a positive size, far beyond the file
     bytes[16] = 0xc3;
     let path = d.write("random.bin", &bytes);
-    let r = d.run(&["explain", "--format", "json", &path], b"");
-    assert_eq!(r.code, 1, "{r:?}");
-    let fields = r.json();
-    let error = fields
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["field"] == "error")
-        .expect("an error field");
+    let error = json_error(&d, &path);
     assert_eq!(
         error["value"],
         "invalid magic -61 (expected 0, 1 or 2); the 3000 bytes from here on cannot be read"
@@ -384,15 +376,7 @@ fn broken_structure_gives_an_error_line_and_exit_1() {
     let crc = crc32c(&bytes[21..]);
     bytes[17..21].copy_from_slice(&crc.to_be_bytes());
     let path = d.write("len.bin", &bytes);
-    let r = d.run(&["explain", "--format", "json", &path], b"");
-    assert_eq!(r.code, 1, "{r:?}");
-    let fields = r.json();
-    let error = fields
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["field"] == "error")
-        .expect("an error field");
+    let error = json_error(&d, &path);
     assert!(
         error["value"]
             .as_str()
@@ -412,6 +396,19 @@ fn stdin_is_read_with_a_dash() {
         out.contains("record 1 value                 \"world\" (5 bytes)"),
         "{out}"
     );
+}
+
+/// The first `error` item of `krec explain --format json PATH`, which must exit 1.
+fn json_error(d: &Dir, path: &str) -> serde_json::Value {
+    let r = d.run(&["explain", "--format", "json", path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    r.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["field"] == "error")
+        .expect("an error field")
+        .clone()
 }
 
 /// CRC-32C (Castagnoli), bitwise, independent of the codec.
