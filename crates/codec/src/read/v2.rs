@@ -92,7 +92,8 @@ impl HeaderPeek {
 /// the CRC no longer matches). `None` when `header` is shorter than [`RECORDS_OFFSET`].
 ///
 /// ```
-/// use krecords_codec::read::v2::{header_only, V2Batch, RECORDS_OFFSET};
+/// use krecords_codec::layout::v2::RECORDS_OFFSET;
+/// use krecords_codec::read::v2::{header_only, V2Batch};
 /// use krecords_codec::write::{NewRecord, V2Builder};
 ///
 /// let mut b = V2Builder::new(7).producer(3, 0, 5);
