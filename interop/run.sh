@@ -83,14 +83,14 @@ step_java_build() {
     fi
 }
 
-# The message schemas krec's internal-topic decoders interpret (crates/cli/schemas) must be the
+# The message schemas krec's internal-topic decoders interpret (crates/topics/schemas) must be the
 # jars' own (scripts/extract-schemas.sh --check, on the jars mvn just copied).
 step_schemas_current() {
     local log="$WORK/schemas.log"
     if KAFKA_JARS="$ROOT/$JAVA_DIR/target/lib" bash scripts/extract-schemas.sh --check >"$log" 2>&1; then
         pass schemas-current "$(tail -n 1 "$log")"
     else
-        fail schemas-current "crates/cli/schemas is not what Kafka's jars carry (regenerate: scripts/extract-schemas.sh):"
+        fail schemas-current "crates/topics/schemas is not what Kafka's jars carry (regenerate: scripts/extract-schemas.sh):"
         show_log "$log"
     fi
 }

@@ -24,11 +24,14 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "no import cycles between the modules of a crate"
+bash scripts/module-cycles.sh
+
 step "cargo test"
 cargo test --workspace --locked
 
 step "examples of the library crates run (each makes its own input in a temporary directory)"
-for crate in codec log; do
+for crate in codec log topics ship source; do
     for example in crates/$crate/examples/*.rs; do
         name=$(basename "$example" .rs)
         echo "krecords-$crate --example $name"

@@ -4,6 +4,72 @@
 use crate::kafka::KafkaArgs;
 use crate::outcome::Failure;
 use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+use krecords_source::{IsolationLevel, Position, Range};
+
+const POSITIONS: &str = "Positions and isolation (files, directories, broker roots, kafka://)";
+
+/// `--start`, `--end` and `--isolation`: the same on every source (files, partition
+/// directories, broker roots, live topics).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RangeArgs {
+    /// Where to start: an offset, -N (N offsets before the end, as kcat's -o -N), earliest
+    /// (default), latest, or a time (ISO 8601, or @ and epoch ms, e.g. @1714000000000): the
+    /// first offset whose timestamp is at or after it. The entry holding the start is read
+    /// whole; its records before the start are not shown.
+    #[arg(long, value_name = "POS", allow_hyphen_values = true, value_parser = Position::parse, help_heading = POSITIONS)]
+    pub start: Option<Position>,
+    /// Where to stop (exclusive), as --start; default: the end (the high watermark; the last
+    /// stable offset at read-committed). An offset outside the partition, or an end that is
+    /// not after the start, is an error.
+    #[arg(long, value_name = "POS", allow_hyphen_values = true, value_parser = Position::parse, help_heading = POSITIONS)]
+    pub end: Option<Position>,
+    /// Isolation: read-uncommitted shows every batch as the log holds it (the default of the
+    /// commands that inspect data: dump, verify, explain, stats, log read); read-committed
+    /// shows what a transactional consumer sees: up to the last stable offset, aborted
+    /// transactions left out (the default of ship). A read that stops before the high
+    /// watermark says where and why.
+    #[arg(long, help_heading = POSITIONS, value_parser = crate::isolation::isolation_parser([
+        (IsolationLevel::ReadUncommitted, "Every batch up to the high watermark, aborted transactions included"),
+        (IsolationLevel::ReadCommitted, "Up to the last stable offset, aborted transactions left out"),
+    ]))]
+    pub isolation: Option<IsolationLevel>,
+}
+
+impl RangeArgs {
+    /// `--isolation`, or `default`.
+    pub fn isolation(&self, default: IsolationLevel) -> IsolationLevel {
+        self.isolation.unwrap_or(default)
+    }
+}
+
+/// `--count`, for the commands that read records (dump, verify, stats, log read).
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct CountArgs {
+    /// Read at most N records from --start.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = POSITIONS)]
+    pub count: Option<u64>,
+}
+
+/// [`RangeArgs`] and [`CountArgs`]: the positions of a command that reads records and has no
+/// other `kafka://` options struct.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PositionArgs {
+    #[command(flatten)]
+    pub range: RangeArgs,
+    #[command(flatten)]
+    pub count: CountArgs,
+}
+
+impl RangeArgs {
+    /// The range asked for, with `--count`.
+    pub fn with_count(&self, count: CountArgs) -> Range {
+        Range {
+            start: self.start,
+            end: self.end,
+            count: count.count,
+        }
+    }
+}
 
 /// Parses `codec[:level]`.
 pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure> {
@@ -33,6 +99,10 @@ pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure>
             }
         }
     };
+    // lz4 at a level other than its default is LZ4 HC in Kafka: refused everywhere, with the
+    // codec's one message.
+    krecords_codec::convert::check_lz4_level(codec, level)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     Ok((codec, level))
 }
 
@@ -51,7 +121,8 @@ pub struct EncodingArgs {
     /// Message format: 0, 1 or 2.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
     pub magic: u8,
-    /// Codec, optionally with a level: none, gzip[:1-9], snappy, lz4[:1-17], zstd[:-131072-22]
+    /// Codec, optionally with a level: none, gzip[:1-9], snappy, lz4 (its default level 9 only:
+    /// Kafka's other lz4 levels are LZ4 HC, which krecords does not have), zstd[:-131072-22]
     /// (zstd needs magic 2).
     #[arg(long, default_value = "none")]
     compression: String,

@@ -1,7 +1,7 @@
 //! Rendering and parsing of keys, values and header values as `--bytes utf8|hex|base64`.
 
-use base64::Engine;
 use clap::ValueEnum;
+use krecords_codec::build::BytesEncoding;
 
 /// How byte fields appear in JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -15,14 +15,20 @@ pub enum BytesFormat {
     Base64,
 }
 
+impl From<BytesFormat> for BytesEncoding {
+    fn from(f: BytesFormat) -> Self {
+        match f {
+            BytesFormat::Utf8 => BytesEncoding::Utf8,
+            BytesFormat::Hex => BytesEncoding::Hex,
+            BytesFormat::Base64 => BytesEncoding::Base64,
+        }
+    }
+}
+
 impl BytesFormat {
     /// Renders bytes as a JSON string value.
     pub fn render(self, bytes: &[u8]) -> String {
-        match self {
-            BytesFormat::Utf8 => String::from_utf8_lossy(bytes).into_owned(),
-            BytesFormat::Hex => hex::encode(bytes),
-            BytesFormat::Base64 => base64::engine::general_purpose::STANDARD.encode(bytes),
-        }
+        BytesEncoding::from(self).render(bytes)
     }
 
     /// Renders optional bytes: `None` is JSON null.
@@ -35,13 +41,7 @@ impl BytesFormat {
 
     /// Parses a JSON string in this format back to bytes.
     pub fn parse(self, text: &str) -> Result<Vec<u8>, String> {
-        match self {
-            BytesFormat::Utf8 => Ok(text.as_bytes().to_vec()),
-            BytesFormat::Hex => hex::decode(text).map_err(|e| format!("invalid hex {text:?}: {e}")),
-            BytesFormat::Base64 => base64::engine::general_purpose::STANDARD
-                .decode(text)
-                .map_err(|e| format!("invalid base64 {text:?}: {e}")),
-        }
+        BytesEncoding::from(self).parse(text)
     }
 }
 

@@ -1,8 +1,9 @@
 //! `krec`: the command line for Kafka data.
 //!
-//! Glue only: parse arguments, call krecords-codec and krecords-log, map outcomes to exit codes
-//! (0 success, 1 the data has a problem, 2 usage or I/O error). Data goes to stdout, diagnostics
-//! to stderr; a closed stdout pipe ends the program quietly.
+//! Glue only: parse arguments, call the library crates, print; outcomes become exit codes
+//! through krecords-source's one mapping (0 success, 1 the data has a problem, 2 usage or I/O
+//! error). Data goes to stdout, diagnostics to stderr; a closed stdout pipe ends the program
+//! quietly.
 
 // The doc comments of the argument structs are clap's `--help` text, written for a terminal
 // (`zstd[:level]`, `<offset>.snapshot`): escaping them for rustdoc would show the escapes in
@@ -12,8 +13,8 @@
 mod args;
 mod bytes_fmt;
 mod cmd;
-mod decode;
 mod entry_json;
+mod isolation;
 mod kafka;
 mod outcome;
 mod progress;
@@ -25,6 +26,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use cmd::{build, convert, demo, docs, dump, explain, gen, log, ship, stats, verify};
+use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};
 
 /// Command line for Kafka's message formats: dump, build and inspect log segments.
@@ -70,25 +72,18 @@ fn main() -> ExitCode {
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),
     };
     let result = result.and_then(|o| out.flush().map(|()| o).map_err(Failure::from));
-    match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::DataProblem) => ExitCode::from(1),
-        Err(Failure::Io(e, _)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(Failure::Io(e, what)) => {
-            if what.is_empty() {
-                eprintln!("krec: {e}");
-            } else {
-                eprintln!("krec: {what}: {e}");
-            }
-            ExitCode::from(2)
+    let failure = match result {
+        Ok(Outcome::Ok) => return ExitCode::SUCCESS,
+        Ok(Outcome::DataProblem) => return ExitCode::from(ErrorClass::Data.exit_code()),
+        Err(Failure::Io(e, _)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            return ExitCode::SUCCESS
         }
-        Err(Failure::Usage(msg)) => {
-            eprintln!("krec: {msg}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Data(msg)) => {
-            eprintln!("krec: {msg}");
-            ExitCode::from(1)
-        }
+        Err(f) => f,
+    };
+    match &failure {
+        Failure::Io(e, what) if !what.is_empty() => eprintln!("krec: {what}: {e}"),
+        Failure::Io(e, _) => eprintln!("krec: {e}"),
+        Failure::Usage(msg) | Failure::Data(msg) => eprintln!("krec: {msg}"),
     }
+    ExitCode::from(failure.class().exit_code())
 }

@@ -1,6 +1,6 @@
 //! How a subcommand ends: [`Outcome`] on success, [`Failure`] when it stops, and [`Context`] to
-//! name what was being done when an I/O error happened. `main` maps them to exit codes (0
-//! success, 1 the data has a problem, 2 usage or I/O error).
+//! name what was being done when an I/O error happened. The exit codes (0 success, 1 the data
+//! has a problem, 2 usage or I/O error) are [`krecords_source::ErrorClass`]'s.
 
 use std::io;
 
@@ -22,6 +22,18 @@ pub enum Failure {
     Io(io::Error, String),
     /// The data is invalid (exit 1).
     Data(String),
+}
+
+impl Failure {
+    /// The kind of failure, which decides the exit code (the sources layer's one mapping).
+    pub fn class(&self) -> krecords_source::ErrorClass {
+        use krecords_source::ErrorClass;
+        match self {
+            Failure::Usage(_) => ErrorClass::Usage,
+            Failure::Io(..) => ErrorClass::Io,
+            Failure::Data(_) => ErrorClass::Data,
+        }
+    }
 }
 
 impl From<io::Error> for Failure {

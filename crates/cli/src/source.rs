@@ -1,206 +1,154 @@
-//! Streaming input of log entries from a file or stdin in constant memory.
-//!
-//! Entries are read one at a time into a reusable buffer that grows only to the size of the
-//! largest entry (never to a size the input merely claims: a declared size beyond the bytes that
-//! exist is a partial tail).
+//! The sources layer ([`krecords_source`]) as the commands use it: partitions opened with the
+//! shared position and isolation options, and a progress line drawn from what a reader
+//! reports.
 
+use crate::args::{CountArgs, RangeArgs};
+use crate::kafka::ClientArgs;
 use crate::outcome::Failure;
 use crate::progress::{Progress, Unit};
+use krecords_log::check::EntrySource;
 pub use krecords_log::check::Next;
-use krecords_log::check::{EntrySource, EntryStream};
-use std::io::{self, Read};
+use krecords_source::{IsolationLevel, ReadOptions, Reader, Sources};
+use std::io;
 use std::path::{Path, PathBuf};
 
-/// A stream of entries from a reader ([`EntryStream`]) with a progress line.
+impl From<krecords_source::Error> for Failure {
+    fn from(e: krecords_source::Error) -> Self {
+        use krecords_source::{Error as E, ErrorClass};
+        match e {
+            E::Io { what, source } => Failure::Io(source, what),
+            e => match e.class() {
+                ErrorClass::Data => Failure::Data(e.to_string()),
+                ErrorClass::Usage | ErrorClass::Io => Failure::Usage(e.to_string()),
+            },
+        }
+    }
+}
+
+/// Lists the partitions of PATH arguments (files, directories, roots, globs, `-`, kafka://).
+pub fn open_sources(paths: &[PathBuf], client: &ClientArgs) -> Result<Sources, Failure> {
+    Ok(Sources::open(paths, &mut || {
+        crate::kafka::config_from(&client.config_file, &client.property).map_err(|f| match f {
+            Failure::Io(e, what) => krecords_source::Error::io(what, e),
+            Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
+        })
+    })?)
+}
+
+/// Opens partition `index` with a progress line on the terminal.
+pub fn open_reader(
+    sources: &Sources,
+    index: usize,
+    options: &ReadOptions,
+) -> Result<Reader, Failure> {
+    let mut reader = sources.read(index, options)?;
+    with_progress(&mut reader);
+    Ok(reader)
+}
+
+/// Draws `reader`'s progress: bytes of a large file, or a live partition's offsets.
+pub fn with_progress(reader: &mut Reader) {
+    let mut line: Option<Progress> = None;
+    reader.set_progress(Box::new(move |p| match p {
+        krecords_source::Progress::Start { name, bytes, live } => {
+            let label = format!("krec: {name}");
+            line = Some(if live {
+                Progress::live(label)
+            } else {
+                Progress::new(label, Unit::Bytes, bytes.unwrap_or(0), 64 << 20)
+            });
+        }
+        krecords_source::Progress::Bytes(n) => {
+            if let Some(l) = line.as_mut() {
+                l.update(n);
+            }
+        }
+        krecords_source::Progress::Live {
+            next_offset,
+            end,
+            fetched,
+        } => {
+            if let Some(l) = line.as_mut() {
+                l.update_live(next_offset, end, fetched);
+            }
+        }
+        krecords_source::Progress::Done => {
+            if let Some(l) = line.as_mut() {
+                l.finish();
+            }
+        }
+    }));
+}
+
+/// The options of a read: `--start/--end/--count/--isolation` (isolation `default` when not
+/// given) and the bounds of the command.
+pub fn read_options(
+    range: &RangeArgs,
+    count: CountArgs,
+    default: IsolationLevel,
+    max_decompressed_bytes: usize,
+    max_bytes: Option<u64>,
+) -> ReadOptions {
+    ReadOptions {
+        range: range.with_count(count),
+        isolation: range.isolation(default),
+        max_bytes,
+        max_decompressed_bytes,
+    }
+}
+
+/// One file of entries (or standard input) read whole, with a progress line: what
+/// `convert` reads. (A compatibility shim over [`Reader`] until convert reads partitions.)
 pub struct Source {
     /// Display name (a path or `-`).
     pub name: String,
-    stream: EntryStream,
-    /// Progress over the bytes of a large file, on a terminal only.
-    progress: Progress,
+    reader: Reader,
 }
 
 impl Source {
     /// Opens a file, or stdin for `-`.
     pub fn open(path: &Path) -> io::Result<Source> {
-        Source::open_limited(path, None)
+        let sources = Sources::open(&[path.to_path_buf()], &mut || {
+            Err(krecords_source::Error::Usage("not a file".into()))
+        })
+        .map_err(to_io)?;
+        let mut reader = sources.read(0, &ReadOptions::default()).map_err(to_io)?;
+        Source::from_reader(reader_first_file(&mut reader)?, reader)
     }
 
-    /// Opens a file, or stdin for `-`, reading at most `max_bytes` of it: the input ends there,
-    /// so entries that do not end within the limit are a partial tail.
-    pub fn open_limited(path: &Path, max_bytes: Option<u64>) -> io::Result<Source> {
-        if path == Path::new("-") {
-            let limit = max_bytes.unwrap_or(u64::MAX);
-            return Ok(Source::new(
-                "-".into(),
-                EntryStream::from_reader(Box::new(io::stdin().take(limit)), None),
-            ));
-        }
-        let stream = EntryStream::open_file(path, max_bytes)?;
-        Ok(Source::new(path.display().to_string(), stream))
-    }
-
-    /// A source over any reader (a live partition's fetched bytes), of unknown length.
-    pub fn from_reader(name: String, reader: Box<dyn Read>) -> Source {
-        Source::new(name, EntryStream::from_reader(reader, None))
-    }
-
-    fn new(name: String, stream: EntryStream) -> Source {
-        let progress = Progress::new(
-            format!("krec: {name}"),
-            Unit::Bytes,
-            stream.unread().unwrap_or(0),
-            64 << 20,
-        );
-        Source {
-            progress,
-            name,
-            stream,
-        }
-    }
-
-    /// Turns the progress line off, for callers that show their own.
-    pub fn without_progress(mut self) -> Source {
-        self.progress = Progress::new(String::new(), Unit::Bytes, 0, 1);
-        self
-    }
-
-    /// Absolute position of the next unread entry.
-    pub fn position(&self) -> usize {
-        self.stream.position()
-    }
-
-    /// Returns the next entry.
-    pub fn next_entry(&mut self) -> io::Result<Next<'_>> {
-        step(&mut self.stream, &mut self.progress)
-    }
-
-    /// [`Self::next_entry`] for a command: an I/O error becomes a [`Failure`] naming the input.
-    pub fn next(&mut self) -> Result<Next<'_>, Failure> {
-        let name = &self.name;
-        step(&mut self.stream, &mut self.progress)
-            .map_err(|e| Failure::Io(e, format!("cannot read {name}")))
-    }
-
-    /// Bytes from the current position to the end of the input (after an error: how many bytes
-    /// were left unread as invalid). Reads the rest of the input to count it.
-    pub fn remaining_bytes(&mut self) -> io::Result<u64> {
-        self.stream.remaining_bytes()
+    /// A source over a reader whose first file is open.
+    pub fn from_reader(name: String, reader: Reader) -> io::Result<Source> {
+        Ok(Source { name, reader })
     }
 }
 
-/// The next entry of `stream`, with the progress line brought up to it.
-fn step<'a>(stream: &'a mut EntryStream, progress: &mut Progress) -> io::Result<Next<'a>> {
-    let next = stream.next_entry()?;
-    match &next {
-        Next::Entry(b) => progress.update((b.position() + b.size_in_bytes()) as u64),
-        Next::End | Next::Partial(_) | Next::Error(_) => progress.finish(),
+/// Opens `reader`'s first file (with a progress line) and returns its name.
+pub fn reader_first_file(reader: &mut Reader) -> io::Result<String> {
+    with_progress(reader);
+    match reader.next_file().map_err(to_io)? {
+        Some(f) => Ok(f.name),
+        None => Ok(reader.name().to_owned()),
     }
-    Ok(next)
+}
+
+/// A sources error as an I/O error (its own when it is one).
+fn to_io(e: krecords_source::Error) -> io::Error {
+    match e {
+        krecords_source::Error::Io { source, .. } => source,
+        e => io::Error::other(e),
+    }
 }
 
 impl EntrySource for Source {
     fn next_entry(&mut self) -> io::Result<Next<'_>> {
-        Source::next_entry(self)
+        self.reader.next_entry()
     }
 
     fn position(&self) -> usize {
-        Source::position(self)
+        self.reader.position()
     }
 
     fn remaining_bytes(&mut self) -> io::Result<u64> {
-        Source::remaining_bytes(self)
+        self.reader.remaining_bytes()
     }
-}
-
-/// Expands PATH arguments: a directory means its `.log` files in offset order (a broker's data
-/// directory: those of every partition, by topic and partition; a directory with neither is an
-/// error); `-` is stdin; a
-/// path that does not exist and contains `*`, `?` or `[` is a glob pattern (for when the shell
-/// did not expand it, as on Windows or when quoted), replaced by its matches in sorted order, each
-/// of them expanded in turn (so `'data/topic-*'` gives every partition's segments). `*` and `?`
-/// do not match `/` or a leading dot. A pattern that matches nothing is an error.
-pub fn expand_paths(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        match glob_matches(p)? {
-            Some(matches) => {
-                for m in matches {
-                    push_path(&mut out, m)?;
-                }
-            }
-            None => push_path(&mut out, p.clone())?,
-        }
-    }
-    Ok(out)
-}
-
-fn push_path(out: &mut Vec<PathBuf>, p: PathBuf) -> io::Result<()> {
-    if !p.is_dir() {
-        out.push(p);
-        return Ok(());
-    }
-    let logs = dir_logs(&p)?;
-    if !logs.is_empty() {
-        out.extend(logs);
-        return Ok(());
-    }
-    // A broker's data directory: every partition's segments, partition by partition.
-    let mut found = false;
-    for part in krecords_log::data_dir::partition_dirs(&p)? {
-        let logs = dir_logs(&part.path)?;
-        found |= !logs.is_empty();
-        out.extend(logs);
-    }
-    if found {
-        return Ok(());
-    }
-    Err(io::Error::new(
-        io::ErrorKind::NotFound,
-        format!(
-            "{}: no .log segments here (neither a partition directory nor a broker's data \
-             directory with partitions)",
-            p.display()
-        ),
-    ))
-}
-
-/// The `.log` files directly in `dir`, in name (so offset) order.
-fn dir_logs(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    logs.sort();
-    Ok(logs)
-}
-
-/// The matches of `p` when it is a glob pattern rather than an existing path.
-fn glob_matches(p: &Path) -> io::Result<Option<Vec<PathBuf>>> {
-    let Some(text) = p.to_str() else {
-        return Ok(None);
-    };
-    if p == Path::new("-") || !text.contains(['*', '?', '[']) || p.exists() {
-        return Ok(None);
-    }
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: true,
-    };
-    let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
-    let paths = glob::glob_with(text, options)
-        .map_err(|e| invalid(format!("invalid pattern {text:?}: {e}")))?;
-    let mut matches = Vec::new();
-    for m in paths {
-        matches.push(m.map_err(io::Error::from)?);
-    }
-    if matches.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("no file matches {text:?}"),
-        ));
-    }
-    matches.sort();
-    Ok(Some(matches))
 }

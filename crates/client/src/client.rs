@@ -17,9 +17,10 @@ use kafka_protocol::ResponseError;
 use krecords_codec::read::Entries;
 use uuid::Uuid;
 
-use crate::config::{split_host_port, ClientConfig, IsolationLevel};
+use crate::config::{split_host_port, ClientConfig};
 use crate::conn::{name_of, Connection};
 use crate::error::{Error, KafkaCode, RequestName, Result};
+use krecords_codec::txn::{AbortedTransaction, IsolationLevel};
 
 /// A Kafka client for reading raw record batches. Cheap to clone: clones share connections and
 /// metadata.
@@ -166,15 +167,6 @@ pub struct ListedOffset {
     pub offset: Option<i64>,
     /// The record's timestamp for [`OffsetSpec::Timestamp`], else `None`.
     pub timestamp: Option<i64>,
-}
-
-/// A transaction whose records in a Fetch response were aborted (read_committed only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AbortedTransaction {
-    /// The transaction's producer id.
-    pub producer_id: i64,
-    /// The transaction's first offset.
-    pub first_offset: i64,
 }
 
 /// One partition of a Fetch response.
@@ -551,7 +543,7 @@ impl Client {
                             .with_partition_index(partition)
                             .with_timestamp(spec.as_timestamp())])]);
                 if v >= 2 {
-                    req = req.with_isolation_level(isolation.as_i8());
+                    req = req.with_isolation_level(isolation.id());
                 }
                 if v >= 10 {
                     req =
@@ -631,7 +623,7 @@ impl Client {
                     )
                     .with_min_bytes(config.fetch_min_bytes)
                     .with_max_bytes(config.fetch_max_bytes)
-                    .with_isolation_level(isolation.as_i8())
+                    .with_isolation_level(isolation.id())
                     .with_topics(vec![ft]);
                 Ok((req, v))
             };
@@ -845,7 +837,8 @@ impl PartitionStream {
                             topic: self.topic.clone(),
                             partition: self.partition,
                             offset: self.next_offset,
-                            source,
+                            source: Box::new(source),
+                            records: Box::new(f.records.clone()),
                         })
                     }
                 }

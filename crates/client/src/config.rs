@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use krecords_codec::txn::IsolationLevel;
 
 /// How the client talks to the brokers (`security.protocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,26 +51,6 @@ impl SaslMechanism {
             Self::Plain => "PLAIN",
             Self::ScramSha256 => "SCRAM-SHA-256",
             Self::ScramSha512 => "SCRAM-SHA-512",
-        }
-    }
-}
-
-/// Isolation level of ListOffsets and Fetch (`isolation.level`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IsolationLevel {
-    /// Every record up to the high watermark, aborted transactions included.
-    ReadUncommitted,
-    /// Records up to the last stable offset; aborted transactions are listed with the data.
-    #[default]
-    ReadCommitted,
-}
-
-impl IsolationLevel {
-    /// The protocol's value (0 or 1).
-    pub fn as_i8(self) -> i8 {
-        match self {
-            Self::ReadUncommitted => 0,
-            Self::ReadCommitted => 1,
         }
     }
 }
@@ -344,15 +325,7 @@ impl ClientConfig {
                 self.max_response_size = n;
             }
             "isolation.level" => {
-                self.isolation_level = match v.to_ascii_lowercase().as_str() {
-                    "read_committed" => IsolationLevel::ReadCommitted,
-                    "read_uncommitted" => IsolationLevel::ReadUncommitted,
-                    _ => {
-                        return Err(config_err(format!(
-                            "{name}: {v:?} is not read_committed or read_uncommitted"
-                        )))
-                    }
-                }
+                self.isolation_level = v.parse().map_err(|e| config_err(format!("{name}: {e}")))?
             }
             "retries" => self.retries = parse_num(name, v)?,
             "retry.backoff.ms" => self.retry_backoff = parse_ms(name, v)?,

@@ -282,7 +282,10 @@ pub enum Error {
         /// The fetch offset of the response.
         offset: i64,
         /// The codec's error.
-        source: krecords_codec::Error,
+        source: Box<krecords_codec::Error>,
+        /// The response's records as they came (empty when there was no response), so that a
+        /// reader can report what precedes the corruption without fetching it again.
+        records: Box<bytes::Bytes>,
     },
 }
 

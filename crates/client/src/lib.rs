@@ -64,12 +64,13 @@ mod scram;
 mod tls;
 
 pub use client::{
-    AbortedTransaction, BrokerMetadata, Chunk, Client, FetchedPartition, ListedOffset, Metadata,
-    OffsetSpec, PartitionMetadata, PartitionStream, TopicMetadata,
+    BrokerMetadata, Chunk, Client, FetchedPartition, ListedOffset, Metadata, OffsetSpec,
+    PartitionMetadata, PartitionStream, TopicMetadata,
 };
-pub use config::{ClientConfig, IsolationLevel, SaslMechanism, Secret, SecurityProtocol};
+pub use config::{ClientConfig, SaslMechanism, Secret, SecurityProtocol};
 pub use error::{Error, KafkaCode, RequestName, Result};
 /// The `kafka-protocol` crate this client is built on (its [`kafka_protocol::ResponseError`]
 /// appears in [`KafkaCode::response_error`]).
 pub use kafka_protocol;
+pub use krecords_codec::txn::{AbortedTransaction, IsolationLevel};
 pub use producer::{CommittedOffset, OffsetToCommit, Produced, TransactionalProducer};

@@ -756,11 +756,12 @@ impl TransactionalProducer {
     /// Patches `bytes` for the partition's next sequence and advances it.
     fn prepare(&mut self, topic: &str, partition: i32, mut bytes: BytesMut) -> Result<Prepared> {
         let corrupt = |source| Error::Corrupt {
+            source: Box::new(source),
             broker: "(local)".to_owned(),
             topic: topic.to_owned(),
             partition,
             offset: -1,
-            source,
+            records: Box::default(),
         };
         let span = batch_span(&bytes).map_err(corrupt)?;
         let key = (topic.to_owned(), partition);

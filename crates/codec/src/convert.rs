@@ -148,6 +148,25 @@ impl ConvertOptions {
         }
     }
 
+    /// The options of `krec convert`'s flags, which each row of `krec stats --what-if` uses too:
+    /// [`ConvertOptions::batched`] with a target codec and level, and `records_per_batch`
+    /// regrouping instead when given (see [`batching_text`]).
+    pub fn for_target(
+        magic: u8,
+        compression: Option<Compression>,
+        level: Option<i32>,
+        records_per_batch: Option<u64>,
+        decompress_limit: usize,
+    ) -> Self {
+        ConvertOptions {
+            compression,
+            level,
+            records_per_batch: records_per_batch.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            decompress_limit,
+            ..ConvertOptions::batched(magic)
+        }
+    }
+
     /// Checks the options on their own.
     ///
     /// # Errors
@@ -192,6 +211,55 @@ impl ConvertOptions {
             check_lz4_level(compression, self.level)?;
         }
         Ok(())
+    }
+
+    /// Whether [`ConvertOptions::check_codec`] can refuse an entry: only when entries keep
+    /// their own codec ([`ConvertOptions::compression`] unset) and the target is v0/v1, which
+    /// cannot hold zstd. (Any other refusal of a codec is [`ConvertOptions::validate`]'s.)
+    pub fn may_refuse_codecs(&self) -> bool {
+        self.compression.is_none() && self.magic < 2
+    }
+
+    /// Whether the target format can hold `batch` as these options convert it: for an entry
+    /// that [`Converter::push`] would refuse for its codec (a zstd v2 batch keeping its codec
+    /// for a v0/v1 target), [`Error::UnsupportedCompression`] at the entry's position. Entries
+    /// the conversion drops (v2 control and empty batches for v0/v1) are never refused. Reads
+    /// the header only, so a scan of the input can find a refusal before anything is written.
+    ///
+    /// # Errors
+    ///
+    /// As said, and the entry's unknown codec id.
+    pub fn check_codec(&self, batch: &Batch<'_>) -> Result<()> {
+        if let Batch::V2(b) = batch {
+            if self.magic < 2 && (b.is_control() || b.records_count() == 0) {
+                return Ok(());
+            }
+        }
+        let codec = match self.compression {
+            Some(c) => c,
+            None => batch.compression()?,
+        };
+        if codec.allowed_in(self.magic) {
+            Ok(())
+        } else {
+            Err(Error::UnsupportedCompression {
+                at: batch.position(),
+                compression: codec,
+                magic: self.magic,
+            })
+        }
+    }
+}
+
+/// How [`ConvertOptions::for_target`] batches, in words.
+pub fn batching_text(records_per_batch: Option<u64>) -> String {
+    match records_per_batch {
+        Some(n) => format!("{n} records per batch (--records-per-batch)"),
+        None => format!(
+            "input batches and wrappers kept, each run of uncompressed v0/v1 messages one entry \
+             of up to {} MiB",
+            LEGACY_RUN_BYTES >> 20
+        ),
     }
 }
 
@@ -416,14 +484,8 @@ impl Converter {
                 return self.pass_through(batch, out);
             }
         }
+        self.opts.check_codec(batch)?;
         let codec = self.opts.compression.unwrap_or(source_codec);
-        if !codec.allowed_in(magic) {
-            return Err(Error::UnsupportedCompression {
-                at,
-                compression: codec,
-                magic,
-            });
-        }
         if self.opts.compression.is_none() {
             check_level(codec, self.opts.level)?;
             check_lz4_level(codec, self.opts.level)?;

@@ -35,6 +35,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod build;
 pub mod compression;
 pub mod control;
 pub mod convert;
@@ -45,7 +46,11 @@ pub mod java_text;
 pub mod layout;
 pub mod patch;
 pub mod read;
+pub mod sample;
+pub mod stats;
+pub mod txn;
 pub mod varint;
+pub mod what_if;
 pub mod write;
 
 pub use error::{Error, Result};

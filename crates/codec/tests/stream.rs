@@ -198,6 +198,53 @@ proptest! {
         prop_assert_eq!(&streamed(s, buf.len()), &expected);
     }
 
+    /// `skip_entry_if` leaves out exactly the entries it is told to and puts the others back:
+    /// the entries read are the whole buffer's minus the skipped ones, with the same end.
+    #[test]
+    fn skipping_entries_leaves_the_others_and_the_end(
+        entries in vec(entry(), 0..6),
+        damage in damage(),
+        skip in vec(any::<bool>(), 8),
+        chunks in vec(1usize..700, 1..8),
+    ) {
+        let buf = input(&entries, &damage);
+        let expected = whole(&buf, i32::MAX as usize);
+        let stream = Chunked { buf: &buf, sizes: chunks, i: 0 };
+        let mut s = Streamer::new(ReadFill::new(stream), 0, i32::MAX as usize).read_size(16);
+        let mut seen = 0usize;
+        let mut out = Vec::new();
+        let end = loop {
+            while s
+                .skip_entry_if(|_| {
+                    let skip_it = skip[seen % skip.len()];
+                    if skip_it {
+                        seen += 1;
+                    }
+                    skip_it
+                })
+                .unwrap()
+            {}
+            match s.next_entry().unwrap() {
+                Step::Entry(b) => {
+                    seen += 1;
+                    out.push((b.position(), b.as_bytes().to_vec()));
+                }
+                Step::Partial(p) => break format!("partial {p:?}"),
+                Step::Error(e) => break format!("error {e}"),
+                Step::End => break "end".to_string(),
+            }
+        };
+        let kept: Vec<_> = expected
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !skip[i % skip.len()])
+            .map(|(_, e)| e.clone())
+            .collect();
+        prop_assert_eq!(out, kept);
+        prop_assert_eq!(end, expected.end);
+    }
+
     /// Random bytes with a hostile size field up front, from a stream of unknown length: the
     /// window never grows past the maximum entry size's bound nor twice what arrived.
     #[test]

@@ -23,6 +23,7 @@ mod owned_records;
 mod proptests;
 mod regression;
 mod scan_records;
+mod stats_what_if;
 mod stream;
 mod strict_entries;
 mod vectors;

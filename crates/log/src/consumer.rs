@@ -8,7 +8,7 @@
 //!   offset is at or below the batch's last offset moves from the fetch response's list (ordered
 //!   by first offset) to a set of aborted producer ids. A control batch whose first record is an
 //!   ABORT marker removes its producer from the set; a transactional batch of a producer in the
-//!   set is skipped whole.
+//!   set is skipped whole. These rules are the codec's [`ReadCommitted`] filter.
 //! * Control records (COMMIT and ABORT markers) are never returned, at either isolation level.
 //! * v2 batch CRCs are checked (`check.crcs`, on by default), as are v0/v1 message CRCs.
 //!
@@ -16,10 +16,9 @@
 
 use crate::error::{Error, Location, Result};
 use crate::transaction::{AbortedTransaction, IsolationLevel};
-use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::{Batch, Entries};
+use krecords_codec::txn::ReadCommitted;
 use krecords_codec::TimestampType;
-use std::collections::{BTreeMap, HashSet};
 
 /// A header of a consumed record.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -96,15 +95,8 @@ pub fn consume(
     isolation: IsolationLevel,
     aborted: Option<&[AbortedTransaction]>,
 ) -> Result<Consumed> {
-    let read_committed = isolation == IsolationLevel::ReadCommitted;
-    // Kafka's PriorityQueue by first offset; ties keep their order.
-    let mut queue: BTreeMap<(i64, usize), i64> = BTreeMap::new();
-    if read_committed {
-        for (i, t) in aborted.unwrap_or(&[]).iter().enumerate() {
-            queue.insert((t.first_offset, i), t.producer_id);
-        }
-    }
-    let mut aborted_producers: HashSet<i64> = HashSet::new();
+    let mut filter = (isolation == IsolationLevel::ReadCommitted)
+        .then(|| ReadCommitted::new(aborted.unwrap_or(&[])));
     let mut out = Consumed {
         records: Vec::new(),
         next_offset: fetch_offset,
@@ -119,28 +111,12 @@ pub fn consume(
         let batch = checked_entry(entry)?;
         let position = batch.position();
         let next_offset = batch.last_offset() + 1;
-        let (producer_id, transactional, control, leader_epoch) = match &batch {
-            Batch::V2(v) => (
-                v.raw_producer_id(),
-                v.is_transactional(),
-                v.is_control(),
-                v.partition_leader_epoch(),
-            ),
-            Batch::Legacy(_) => (-1, false, false, None),
+        let (control, leader_epoch) = match &batch {
+            Batch::V2(v) => (v.is_control(), v.partition_leader_epoch()),
+            Batch::Legacy(_) => (false, None),
         };
-        if read_committed && producer_id >= 0 {
-            let last = batch.last_offset();
-            while let Some(entry) = queue.first_entry() {
-                if entry.key().0 > last {
-                    break;
-                }
-                aborted_producers.insert(entry.remove());
-            }
-            if control {
-                if first_record_is_abort(&batch, &mut scratch)? {
-                    aborted_producers.remove(&producer_id);
-                }
-            } else if transactional && aborted_producers.contains(&producer_id) {
+        if let Some(filter) = filter.as_mut() {
+            if aborted_batch(filter, &batch, &mut scratch)? {
                 out.next_offset = next_offset;
                 continue;
             }
@@ -215,25 +191,27 @@ pub(crate) fn checked_entry<'a>(entry: krecords_codec::Result<Batch<'a>>) -> Res
     Ok(batch)
 }
 
-/// Kafka's `containsAbortMarker`: the batch's first record has an ABORT control key.
-pub(crate) fn first_record_is_abort(batch: &Batch<'_>, scratch: &mut Vec<u8>) -> Result<bool> {
-    let position = batch.position();
-    let mut records = batch
-        .records(scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
-        .map_err(|e| Error::corrupt_codec(Location::Read { position }, e))?;
-    let Some(first) = records.next() else {
-        return Ok(false);
+/// [`ReadCommitted::is_aborted`] with its errors as the log reports them: a control record
+/// whose key is not a control key is [`Error::InvalidRecord`], any other failure to read the
+/// control batch [`Error::CorruptMessage`].
+pub(crate) fn aborted_batch(
+    filter: &mut ReadCommitted,
+    batch: &Batch<'_>,
+    scratch: &mut Vec<u8>,
+) -> Result<bool> {
+    let at = Location::Read {
+        position: batch.position(),
     };
-    let first = first.map_err(|e| Error::corrupt_codec(Location::Read { position }, e))?;
-    let key = ControlRecordKey::parse(first.key(), position)
-        .map_err(|e| Error::invalid_record(Location::Read { position }, e.to_string()))?;
-    Ok(key.kind == ControlRecordType::Abort)
+    filter.is_aborted(batch, scratch).map_err(|e| match e {
+        krecords_codec::Error::InvalidRecord { .. } => Error::invalid_record(at, e.to_string()),
+        e => Error::corrupt_codec(at, e),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krecords_codec::control::EndTxnMarker;
+    use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
     use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 
     fn data(offset: i64, pid: i64, txn: bool, values: &[&str]) -> Vec<u8> {

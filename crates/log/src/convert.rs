@@ -1,4 +1,7 @@
-//! Which files of a partition directory a conversion to another message format keeps.
+//! Converting a partition directory to another message format: which files the new directory
+//! keeps ([`plan`]), the scan that refuses a conversion before anything is written
+//! ([`first_refused`]), and the writer of the new directory ([`PartitionWriter`]), which
+//! appears complete or not at all.
 //!
 //! Converting a partition (`krec convert DIR OUT --magic M`) rewrites every segment under the
 //! same name and copies the configuration with `message.format.version` set to the target
@@ -6,16 +9,24 @@
 //! the files whose offsets still hold are copied too: each segment's `.txnindex`, the
 //! `leader-epoch-checkpoint` and the producer snapshots. For v0/v1 they no longer apply (no
 //! transactions, producer state or leader epochs there) and are left out. [`plan`] reads the
-//! directory through a [`Storage`] and says all of this; the caller converts the entries (the
-//! codec's `Converter`) and copies the files.
+//! directory through a [`Storage`] and says all of this; [`convert_dir`] does all of it,
+//! converting every segment with [`convert_entries`] (the codec's `Converter` over any
+//! [`EntrySource`]) into a [`PartitionWriter`], which also copies the files.
 
+use crate::check::EntrySource;
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::files::{
-    self, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX, TXN_INDEX_SUFFIX,
+    self, CONFIG_FILE, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX, TXN_INDEX_SUFFIX,
 };
-use crate::storage::Storage;
-use std::path::Path;
+use crate::log::{Env, Log};
+use crate::reader::{segment_reader, SCAN_WINDOW};
+use crate::storage::{Storage, StorageFile};
+use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter};
+use krecords_codec::read::{Entries, Partial, Step};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// One segment of a [`ConversionPlan`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +139,528 @@ pub fn format_version(magic: u8) -> &'static str {
     }
 }
 
+/// An entry of the input that the conversion would refuse for its codec (see
+/// [`first_refused`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The segment file holding it (a name of the plan).
+    pub segment: String,
+    /// The codec's refusal ([`krecords_codec::Error::UnsupportedCompression`], at the entry's
+    /// position in the segment).
+    pub error: krecords_codec::Error,
+}
+
+/// Scans the planned segments of `dir` for the first entry that converting with `opts` would
+/// refuse for its codec ([`ConvertOptions::check_codec`]: a zstd batch keeping its codec for
+/// a v0/v1 target), so that a refused conversion is found before anything is written. Reads
+/// nothing when `opts` cannot refuse a codec. A segment's unreadable or truncated tail ends
+/// its scan: the conversion itself reports it.
+///
+/// # Errors
+///
+/// A segment cannot be opened or read.
+pub fn first_refused(
+    storage: &dyn Storage,
+    dir: &Path,
+    plan: &ConversionPlan,
+    opts: &ConvertOptions,
+) -> Result<Option<Refused>> {
+    if !opts.may_refuse_codecs() {
+        return Ok(None);
+    }
+    for segment in &plan.segments {
+        let path = dir.join(&segment.name);
+        let file = storage
+            .open_read(&path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        let len = file.len().map_err(|e| Error::io("read", &path, e))?;
+        let mut reader = segment_reader(file.as_ref(), 0, len, SCAN_WINDOW);
+        loop {
+            match reader.next_entry() {
+                Ok(Step::Entry(batch)) => {
+                    if let Err(error @ krecords_codec::Error::UnsupportedCompression { .. }) =
+                        opts.check_codec(&batch)
+                    {
+                        return Ok(Some(Refused {
+                            segment: segment.name.clone(),
+                            error,
+                        }));
+                    }
+                }
+                Ok(_) => break,
+                Err(e) => return Err(Error::io("read", &path, e)),
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Why a conversion stopped.
+#[derive(Debug)]
+pub enum ConvertError {
+    /// The options cannot convert anything (see `ConvertOptions::validate`): a usage error.
+    Options(krecords_codec::Error),
+    /// An input (named) cannot be opened.
+    Open {
+        /// The input's name.
+        name: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// An input (named) cannot be read.
+    Read {
+        /// The input's name.
+        name: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// The target format refuses an entry of the input (named) for its codec (zstd for v0/v1):
+    /// a usage error, fixed by converting to another codec.
+    Refused {
+        /// The input's name.
+        name: String,
+        /// The codec's refusal.
+        error: krecords_codec::Error,
+    },
+    /// An entry of the input (named) cannot be read or converted: bad data.
+    Entry {
+        /// The input's name.
+        name: String,
+        /// The codec's error.
+        error: krecords_codec::Error,
+    },
+    /// The input directory holds no segment.
+    NoSegments {
+        /// The input directory.
+        dir: PathBuf,
+    },
+    /// Writing the output, or the log's checks of it, failed.
+    Output(Error),
+}
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConvertError::Options(e) => write!(f, "{e}"),
+            ConvertError::Open { name, source } => write!(f, "cannot open {name}: {source}"),
+            ConvertError::Read { name, source } => write!(f, "cannot read {name}: {source}"),
+            ConvertError::Refused { name, error } | ConvertError::Entry { name, error } => {
+                write!(f, "{name}: cannot convert: {error}")
+            }
+            ConvertError::NoSegments { dir } => {
+                write!(
+                    f,
+                    "{}: no segments (<base offset>.log files)",
+                    dir.display()
+                )
+            }
+            ConvertError::Output(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+impl From<Error> for ConvertError {
+    fn from(e: Error) -> Self {
+        ConvertError::Output(e)
+    }
+}
+
+/// What [`convert_entries`] converted.
+#[derive(Debug, Clone, Default)]
+pub struct Converted {
+    /// The converter's figures.
+    pub stats: ConvertStats,
+    /// A truncated entry at the end of the input, not converted.
+    pub truncated: Option<Partial>,
+}
+
+/// Converts the entries of `source` (named `name` in errors) with `opts`, handing the output to
+/// `write` in pieces of whole entries (64 KiB or more, and the rest at the end), one input entry
+/// in memory at a time. A truncated entry at the end is not converted: it ends the input, and
+/// `on_truncated` hears of it at once.
+///
+/// # Errors
+///
+/// [`ConvertError::Read`], [`ConvertError::Refused`] (an entry's codec, which the target format
+/// cannot hold), [`ConvertError::Entry`] (an entry that does not read or convert), or `write`'s
+/// error.
+pub fn convert_entries<E: From<ConvertError>>(
+    source: &mut dyn EntrySource,
+    name: &str,
+    opts: &ConvertOptions,
+    write: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    on_truncated: &mut dyn FnMut(&str, &Partial),
+) -> std::result::Result<Converted, E> {
+    let named = |error| ConvertError::Entry {
+        name: name.to_string(),
+        error,
+    };
+    let mut converter = Converter::new(opts.clone()).map_err(ConvertError::Options)?;
+    let mut buf = Vec::new();
+    let mut truncated = None;
+    loop {
+        let next = source.next_entry().map_err(|e| ConvertError::Read {
+            name: name.to_string(),
+            source: e,
+        })?;
+        match next {
+            Step::End => break,
+            Step::Entry(batch) => {
+                converter
+                    .push(&batch, &mut buf)
+                    .map_err(|error| match error {
+                        krecords_codec::Error::UnsupportedCompression { .. } => {
+                            ConvertError::Refused {
+                                name: name.to_string(),
+                                error,
+                            }
+                        }
+                        error => named(error),
+                    })?;
+            }
+            Step::Partial(p) => {
+                on_truncated(name, &p);
+                truncated = Some(p);
+                break;
+            }
+            Step::Error(e) => return Err(named(e).into()),
+        }
+        if buf.len() >= 1 << 16 {
+            write(&buf)?;
+            buf.clear();
+        }
+    }
+    let stats = converter.finish(&mut buf).map_err(named)?;
+    write(&buf)?;
+    Ok(Converted { stats, truncated })
+}
+
+/// What [`convert_dir`] converted: each segment's [`Converted`], in offset order.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertedDir {
+    /// One per segment.
+    pub segments: Vec<Converted>,
+}
+
+/// Converts the partition directory `input` into the new partition directory `output` (which
+/// must not exist, or be empty) with `opts`: [`plan`], [`first_refused`] before anything is
+/// written, then every segment through [`convert_entries`] (`open` opens a segment file as an
+/// entry source, named by its path) into a [`PartitionWriter`], with the planned files copied.
+/// `output` holds the whole converted partition afterwards, or, after any error, what it held
+/// before.
+///
+/// # Errors
+///
+/// [`ConvertError::NoSegments`], [`ConvertError::Refused`], the errors of
+/// [`convert_entries`], and [`ConvertError::Output`] for the plan, the writer and the checks of
+/// the new log.
+pub fn convert_dir(
+    input: &Path,
+    output: &Path,
+    opts: &ConvertOptions,
+    open: &mut dyn FnMut(&Path) -> io::Result<Box<dyn EntrySource>>,
+    on_truncated: &mut dyn FnMut(&str, &Partial),
+) -> std::result::Result<ConvertedDir, ConvertError> {
+    let fs = crate::storage::FsStorage;
+    let plan = plan(&fs, input, opts.magic)?;
+    if plan.segments.is_empty() {
+        return Err(ConvertError::NoSegments {
+            dir: input.to_path_buf(),
+        });
+    }
+    if let Some(r) = first_refused(&fs, input, &plan, opts)? {
+        return Err(ConvertError::Refused {
+            name: input.join(&r.segment).display().to_string(),
+            error: r.error,
+        });
+    }
+    let mut writer = PartitionWriter::create(output, &plan.config)?;
+    let mut out = ConvertedDir::default();
+    for segment in &plan.segments {
+        writer.start_segment(segment.base_offset)?;
+        let path = input.join(&segment.name);
+        let name = path.display().to_string();
+        let mut source = open(&path).map_err(|e| ConvertError::Open {
+            name: name.clone(),
+            source: e,
+        })?;
+        let converted = convert_entries(
+            source.as_mut(),
+            &name,
+            opts,
+            &mut |bytes: &[u8]| writer.write(bytes).map_err(ConvertError::Output),
+            on_truncated,
+        )?;
+        out.segments.push(converted);
+        if let Some(name) = &segment.copy_with {
+            writer.copy_if_exists(&input.join(name), name)?;
+        }
+    }
+    for name in &plan.copy_after {
+        writer.copy_if_exists(&input.join(name), name)?;
+    }
+    writer.finish()?;
+    Ok(out)
+}
+
+/// A new partition directory, written completely or not at all: everything goes into a
+/// temporary sibling directory (`.<name>.krec-tmp-<pid>`), which [`PartitionWriter::finish`]
+/// recovers with the log (building the indexes, `.txnindex` files and producer snapshots),
+/// opens once more to check it whole, syncs and renames into place. Dropping the writer
+/// before that, or a failure of `finish`, removes the temporary directory: the output path
+/// never holds a partial directory.
+#[derive(Debug)]
+pub struct PartitionWriter {
+    env: Env,
+    output: PathBuf,
+    tmp: PathBuf,
+    segment_bytes: u64,
+    current: Option<OpenSegment>,
+    segments: u64,
+    done: bool,
+}
+
+/// The segment file being written.
+#[derive(Debug)]
+struct OpenSegment {
+    path: PathBuf,
+    file: Box<dyn StorageFile>,
+    len: u64,
+}
+
+impl PartitionWriter {
+    /// Starts the partition directory `output` on the real file system, with the configuration
+    /// `config` (written as `krec-log.json`; its `segment.bytes` rolls
+    /// [`PartitionWriter::write_rolling`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionWriter::create_with`].
+    pub fn create(output: &Path, config: &LogConfig) -> Result<PartitionWriter> {
+        PartitionWriter::create_with(output, config, Env::fs())
+    }
+
+    /// As [`PartitionWriter::create`], through `env`'s storage (which must rename and remove
+    /// directories, as the real file system does).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AlreadyExists`] when `output` exists and is not an empty directory; the
+    /// temporary directory or the configuration cannot be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    /// use krecords_log::convert::PartitionWriter;
+    /// use krecords_log::{Log, LogConfig};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("krec-doc-writer-{}", std::process::id()));
+    /// let out = dir.join("events-0");
+    /// let mut w = PartitionWriter::create(&out, &LogConfig::default())?;
+    /// let mut b = V2Builder::new(0);
+    /// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
+    /// w.write_rolling(&b.finish().unwrap())?;
+    /// assert!(!out.exists(), "nothing at the output before finish");
+    /// assert_eq!(w.finish()?, 1);
+    /// assert_eq!(Log::open_read_only(&out)?.log_end_offset(), 1);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), krecords_log::Error>(())
+    /// ```
+    pub fn create_with(output: &Path, config: &LogConfig, env: Env) -> Result<PartitionWriter> {
+        let st = env.storage.clone();
+        let exists = st
+            .exists(output)
+            .map_err(|e| Error::io("stat", output, e))?;
+        if exists && !st.list_dir(output).is_ok_and(|names| names.is_empty()) {
+            return Err(Error::AlreadyExists {
+                path: output.to_path_buf(),
+            });
+        }
+        let name = output
+            .file_name()
+            .map_or_else(|| "partition".into(), |n| n.to_string_lossy());
+        let tmp = output.with_file_name(format!(".{name}.krec-tmp-{}", std::process::id()));
+        let mut writer = PartitionWriter {
+            env,
+            output: output.to_path_buf(),
+            tmp,
+            segment_bytes: config.segment_bytes as u64,
+            current: None,
+            segments: 0,
+            done: false,
+        };
+        // A leftover of an earlier process with the same id never counts.
+        writer.remove_tmp();
+        st.create_dir_all(&writer.tmp)
+            .map_err(|e| Error::io("create", &writer.tmp, e))?;
+        let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
+        files::write_atomic(st.as_ref(), &writer.tmp, CONFIG_FILE, &json)?;
+        Ok(writer)
+    }
+
+    /// Starts a new segment file for the entries from `base_offset` on (closing the current one).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created, or the current one synced.
+    pub fn start_segment(&mut self, base_offset: i64) -> Result<()> {
+        self.close_segment()?;
+        let path = self.tmp.join(files::file_name(base_offset, LOG_SUFFIX));
+        let file = self
+            .env
+            .storage
+            .create(&path)
+            .map_err(|e| Error::io("create", &path, e))?;
+        self.current = Some(OpenSegment { path, file, len: 0 });
+        self.segments += 1;
+        Ok(())
+    }
+
+    /// Appends `bytes` (whole entries) to the current segment, starting one at the first
+    /// entry's first offset when there is none.
+    ///
+    /// # Errors
+    ///
+    /// The bytes cannot be written.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.current.is_none() {
+            let base = Entries::new(bytes)
+                .next()
+                .and_then(|b| b.ok())
+                .map_or(0, |b| b.first_offset().unwrap_or_else(|| b.offset_field()));
+            self.start_segment(base)?;
+        }
+        let Some(s) = self.current.as_mut() else {
+            return Ok(());
+        };
+        s.file
+            .write_at(bytes, s.len)
+            .map_err(|e| Error::io("write", &s.path, e))?;
+        s.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Appends whole entries, rolling segments as a log does: a new segment, named by its first
+    /// entry's first offset, when the next entry would take the current one past
+    /// `segment.bytes`.
+    ///
+    /// # Errors
+    ///
+    /// `bytes` do not hold whole entries, or cannot be written.
+    pub fn write_rolling(&mut self, bytes: &[u8]) -> Result<()> {
+        let mut entries = Entries::new(bytes);
+        while let Some(batch) = entries
+            .next_entry()
+            .map_err(|e| Error::corrupt_codec(crate::Location::Read { position: 0 }, e))?
+        {
+            let size = batch.as_bytes().len() as u64;
+            let full = self
+                .current
+                .as_ref()
+                .is_some_and(|c| c.len > 0 && c.len + size > self.segment_bytes);
+            if full || self.current.is_none() {
+                self.start_segment(batch.first_offset().unwrap_or_else(|| batch.offset_field()))?;
+            }
+            self.write(batch.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Copies the file `from` (on the same storage) into the new directory as `name`, when it
+    /// exists.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read or written.
+    pub fn copy_if_exists(&mut self, from: &Path, name: &str) -> Result<()> {
+        let st = self.env.storage.as_ref();
+        let Some(bytes) = files::read_small_file(st, from)? else {
+            return Ok(());
+        };
+        let to = self.tmp.join(name);
+        let file = st.create(&to).map_err(|e| Error::io("create", &to, e))?;
+        file.write_at(&bytes, 0)
+            .map_err(|e| Error::io("write", &to, e))?;
+        file.sync().map_err(|e| Error::io("sync", &to, e))
+    }
+
+    /// The segments started so far.
+    pub fn segments(&self) -> u64 {
+        self.segments
+    }
+
+    /// Closes the last segment, recovers the new directory with the log (which must keep every
+    /// byte), opens it once more to check its indexes, and moves it into place durably.
+    /// Returns the number of segments written.
+    ///
+    /// # Errors
+    ///
+    /// A storage error; [`Error::CorruptFile`] when recovery would cut converted bytes; the
+    /// errors of opening the new log. The output path is then left as it was.
+    pub fn finish(mut self) -> Result<u64> {
+        self.close_segment()?;
+        let info = Log::recover_with(&self.tmp, self.env.clone())?;
+        if info.truncated_bytes > 0 {
+            return Err(Error::CorruptFile {
+                path: self.output.clone(),
+                reason: format!(
+                    "the converted log failed recovery: {} bytes were cut ({})",
+                    info.truncated_bytes,
+                    info.problems.join("; ")
+                ),
+            });
+        }
+        let log = Log::open_with(&self.tmp, self.env.clone())?;
+        log.verify_indexes()?;
+        log.close()?;
+        let st = self.env.storage.clone();
+        st.sync_dir(&self.tmp)
+            .map_err(|e| Error::io("sync", &self.tmp, e))?;
+        st.rename(&self.tmp, &self.output)
+            .map_err(|e| Error::io("rename", &self.tmp, e))?;
+        self.done = true;
+        if let Some(parent) = self.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+            st.sync_dir(parent)
+                .map_err(|e| Error::io("sync", parent, e))?;
+        }
+        Ok(self.segments)
+    }
+
+    /// Syncs and closes the current segment.
+    fn close_segment(&mut self) -> Result<()> {
+        if let Some(s) = self.current.take() {
+            s.file.sync().map_err(|e| Error::io("sync", &s.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes the temporary directory and its files, as far as it can.
+    fn remove_tmp(&mut self) {
+        self.current = None;
+        let st = self.env.storage.as_ref();
+        if let Ok(names) = st.list_dir(&self.tmp) {
+            for name in names {
+                let _ = st.remove(&self.tmp.join(name));
+            }
+        }
+        let _ = st.remove_dir(&self.tmp);
+    }
+}
+
+impl Drop for PartitionWriter {
+    fn drop(&mut self) {
+        if !self.done {
+            self.remove_tmp();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +734,122 @@ mod tests {
         let p = plan(&st, dir, 1).unwrap();
         assert_eq!(p.config.to_json()["segment.bytes"], 12345);
         assert_eq!(p.config.to_json()["message.format.version"], "0.10.2");
+    }
+
+    fn batch(offset: i64, compression: krecords_codec::Compression) -> Vec<u8> {
+        let mut b = krecords_codec::write::V2Builder::new(offset).compression(compression, None);
+        b.append(&krecords_codec::write::NewRecord::new(1, None, Some(b"v")))
+            .unwrap();
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn a_zstd_batch_is_refused_for_v0_v1_only_when_it_keeps_its_codec() {
+        use krecords_codec::Compression::{Gzip, Zstd};
+        let mut seg = batch(0, Gzip);
+        let second = seg.len();
+        seg.extend(batch(1, Zstd));
+        let (st, dir) = dir_with(&[("00000000000000000000.log", &seg)]);
+        let p = plan(&st, dir, 1).unwrap();
+        let keep = |magic| ConvertOptions::batched(magic);
+        let r = first_refused(&st, dir, &p, &keep(1)).unwrap().unwrap();
+        assert_eq!(r.segment, "00000000000000000000.log");
+        assert!(
+            matches!(
+                r.error,
+                krecords_codec::Error::UnsupportedCompression { at, .. } if at == second
+            ),
+            "{:?}",
+            r.error
+        );
+        assert_eq!(first_refused(&st, dir, &p, &keep(2)).unwrap(), None);
+        let gzip = ConvertOptions {
+            compression: Some(Gzip),
+            ..keep(1)
+        };
+        assert_eq!(first_refused(&st, dir, &p, &gzip).unwrap(), None);
+    }
+
+    #[test]
+    fn a_partition_writer_leaves_nothing_unless_it_finishes() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("p-0");
+        let names = || -> Vec<String> {
+            let mut n: Vec<String> = std::fs::read_dir(root.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            n.sort();
+            n
+        };
+        // Dropped midway: no output, no temporary directory.
+        let mut w = PartitionWriter::create(&out, &LogConfig::default()).unwrap();
+        w.write(&batch(0, krecords_codec::Compression::None))
+            .unwrap();
+        assert_eq!(names().len(), 1, "only the temporary directory");
+        drop(w);
+        assert!(names().is_empty(), "{:?}", names());
+        // Finished: the whole log, rolled at segment.bytes.
+        let mut config = LogConfig::default();
+        config.set("segment.bytes", "100").unwrap();
+        let mut w = PartitionWriter::create(&out, &config).unwrap();
+        let mut bytes = batch(0, krecords_codec::Compression::None);
+        bytes.extend(batch(1, krecords_codec::Compression::None));
+        w.write_rolling(&bytes).unwrap();
+        assert_eq!(w.segments(), 2);
+        assert_eq!(w.finish().unwrap(), 2);
+        assert_eq!(names(), ["p-0"]);
+        let log = Log::open_read_only(&out).unwrap();
+        assert_eq!((log.log_end_offset(), log.segment_files().len()), (2, 2));
+        // An output that is not empty is refused.
+        let e = PartitionWriter::create(&out, &config).unwrap_err();
+        assert!(matches!(e, Error::AlreadyExists { .. }), "{e}");
+        assert_eq!(names(), ["p-0"]);
+    }
+
+    #[test]
+    fn a_directory_converts_whole_or_is_refused_before_anything_is_written() {
+        use crate::check::EntryStream;
+        let root = tempfile::tempdir().unwrap();
+        let input = root.path().join("in-0");
+        let mut log = Log::create(&input, LogConfig::default()).unwrap();
+        for codec in [
+            krecords_codec::Compression::Gzip,
+            krecords_codec::Compression::Zstd,
+        ] {
+            log.append(&batch(0, codec), crate::AppendOrigin::Client)
+                .unwrap();
+        }
+        log.close().unwrap();
+        let out = root.path().join("out-0");
+        let mut open = |p: &Path| -> io::Result<Box<dyn EntrySource>> {
+            Ok(Box::new(EntryStream::open_file(p, None)?))
+        };
+        let mut truncated = |_: &str, _: &Partial| panic!("no truncated entry");
+        let v1 = ConvertOptions::batched(1);
+        let e = convert_dir(&input, &out, &v1, &mut open, &mut truncated).unwrap_err();
+        assert!(matches!(e, ConvertError::Refused { .. }), "{e}");
+        assert!(e.to_string().contains("zstd"), "{e}");
+        assert_eq!(
+            std::fs::read_dir(root.path()).unwrap().count(),
+            1,
+            "nothing written"
+        );
+        let v2 = ConvertOptions::batched(2);
+        let done = convert_dir(&input, &out, &v2, &mut open, &mut truncated).unwrap();
+        assert_eq!(done.segments.len(), 1);
+        assert_eq!(done.segments[0].stats.entries_in, 2);
+        let converted = Log::open_read_only(&out).unwrap();
+        assert_eq!(converted.log_end_offset(), 2);
+        let e = convert_dir(&input, &out, &v2, &mut open, &mut truncated).unwrap_err();
+        assert!(
+            matches!(e, ConvertError::Output(Error::AlreadyExists { .. })),
+            "{e}"
+        );
+        let empty = root.path().join("empty-0");
+        std::fs::create_dir(&empty).unwrap();
+        let e = convert_dir(&empty, &out, &v2, &mut open, &mut truncated).unwrap_err();
+        assert!(matches!(e, ConvertError::NoSegments { .. }), "{e}");
     }
 
     #[test]

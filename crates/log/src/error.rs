@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -185,6 +185,8 @@ pub enum Error {
     LogLocked {
         /// The log directory.
         dir: PathBuf,
+        /// The lock file in it (`krec.lock`).
+        lock_file: PathBuf,
     },
     /// The directory belongs to a running Kafka broker: the broker holds the OS lock on the
     /// `.lock` file of its data directory (`KAFKA_STORAGE_ERROR`). Writing would race with the
@@ -469,11 +471,11 @@ impl fmt::Display for Error {
                 "{}: not a log directory (no krec-log.json and no .log segments)",
                 path.display()
             ),
-            Error::LogLocked { dir } => write!(
+            Error::LogLocked { dir, lock_file } => write!(
                 f,
                 "{}: another process has this log open for writing (it holds {}); try again, or wait for it",
                 dir.display(),
-                crate::files::LOCK_FILE
+                lock_file.file_name().map_or(lock_file.as_path(), Path::new).display()
             ),
             Error::BrokerRunning { dir, lock_file } => write!(
                 f,

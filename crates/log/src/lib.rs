@@ -149,9 +149,11 @@ mod log;
 pub mod producer_state;
 mod reader;
 mod recovery;
+pub mod sample;
 mod segment;
 pub mod ship;
 pub mod storage;
+mod swap;
 pub mod transaction;
 mod validate;
 

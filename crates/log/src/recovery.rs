@@ -3,7 +3,7 @@
 //!
 //! 1. An interrupted compaction swap is finished or undone as Kafka's loader does it
 //!    (`.cleaned` files deleted, complete `.swap` sets renamed in after the old segments they
-//!    replace are removed; see `cleaner::swap`). Then leftovers go: `*.tmp` files of interrupted
+//!    replace are removed; see `swap`). Then leftovers go: `*.tmp` files of interrupted
 //!    atomic writes, Kafka's `*.deleted` and `*.cleaned` files, and index files whose segment is
 //!    gone.
 //! 2. Every `<offset>.log` is opened with its indexes. A missing index, or one that fails the
@@ -66,7 +66,7 @@ pub struct RecoverInfo {
 /// Removes leftovers (step 1); returns the base offsets of the segments, sorted.
 pub(crate) fn clean_dir(storage: &dyn Storage, dir: &Path, names: &[String]) -> Result<Vec<i64>> {
     let listed;
-    let names = if crate::cleaner::swap::recover(storage, dir, names)? {
+    let names = if crate::swap::recover(storage, dir, names)? {
         listed = storage
             .list_dir(dir)
             .map_err(|e| Error::io("list", dir, e))?;
@@ -199,7 +199,7 @@ fn check_order(segments: &[Segment]) -> Result<()> {
 /// batches as fit. Batches are copied byte for byte (nothing is validated or rewritten again),
 /// transaction index entries go to the segment holding their marker, and every new segment
 /// gets `old`'s modification time. The new segments are written as `.cleaned` files and swapped
-/// in crash-safely (`cleaner::swap`, which the next load finishes or undoes). Returns them,
+/// in crash-safely (`swap`, which the next load finishes or undoes). Returns them,
 /// opened.
 pub(crate) fn split_overflowed(
     storage: &dyn Storage,
@@ -315,7 +315,7 @@ pub(crate) fn split_overflowed(
     storage
         .sync_dir(dir)
         .map_err(|e| Error::io("sync", dir, e))?;
-    crate::cleaner::swap::replace(storage, dir, &bases, end, &[old_base])?;
+    crate::swap::replace(storage, dir, &bases, end, &[old_base])?;
     let mut segments = Vec::with_capacity(bases.len());
     for base in bases {
         let (mut segment, needs_recovery) = Segment::open(storage, dir, base, config, now_ms)?;

@@ -818,17 +818,17 @@ impl Segment {
             .map(|n| ti.entry(n))
             .collect::<Result<Vec<_>>>()?;
         let log_name = self.log_path.display().to_string();
-        if let Some(p) = crate::check::first_index_problem(
+        if let Some((kind, message)) = crate::index::rules::first_index_problem(
             &log_name,
             (oi.path(), &offsets),
             (ti.path(), &times),
             &batches,
             self.size,
         ) {
-            let index = if p.kind == crate::check::ProblemKind::Index {
-                oi.corrupt(p.message)
+            let index = if kind == crate::index::rules::IndexKind::Offset {
+                oi.corrupt(message)
             } else {
-                ti.corrupt(p.message)
+                ti.corrupt(message)
             };
             return Err(index);
         }

@@ -21,21 +21,33 @@
 //!
 //! Keys, values, headers and timestamps (as a consumer sees them) are preserved in every case.
 
-use crate::consumer::{checked_entry, first_record_is_abort};
+use crate::consumer::{aborted_batch, checked_entry};
 use crate::error::{Error, Location, Result};
 use crate::transaction::AbortedTransaction;
 use bytes::{Buf, Bytes, BytesMut};
 use krecords_codec::convert::{ConvertOptions, Converter};
 use krecords_codec::read::{Batch, Entries};
+use krecords_codec::txn::ReadCommitted;
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, DEFAULT_DECOMPRESS_LIMIT};
-use std::collections::{BTreeMap, HashSet};
 
 /// How [`plan`] treats batches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PlanOptions {
     /// Recompress every batch whose codec differs with this one (`krec ship --compression`).
     pub compression: Option<Compression>,
+    /// The level of [`PlanOptions::compression`] for the batches it recompresses or builds
+    /// (`None`: the codec's default). Batches built in another codec (no codec asked for) use
+    /// that codec's default.
+    pub level: Option<i32>,
+}
+
+impl PlanOptions {
+    /// The level to build a batch in `codec` with: [`PlanOptions::level`] for the codec asked
+    /// for, the default otherwise.
+    fn level_for(&self, codec: Compression) -> Option<i32> {
+        self.level.filter(|_| self.compression == Some(codec))
+    }
 }
 
 /// Why a batch is shipped the way it is.
@@ -194,11 +206,7 @@ pub fn plan(
     aborted: &[AbortedTransaction],
     options: &PlanOptions,
 ) -> Result<Plan> {
-    let mut queue: BTreeMap<(i64, usize), i64> = BTreeMap::new();
-    for (i, t) in aborted.iter().enumerate() {
-        queue.insert((t.first_offset, i), t.producer_id);
-    }
-    let mut aborted_producers: HashSet<i64> = HashSet::new();
+    let mut filter = ReadCommitted::new(aborted);
     let mut out = Plan {
         next_offset: position,
         ..Plan::default()
@@ -209,6 +217,7 @@ pub fn plan(
         let batch = checked_entry(entry)?;
         let at = batch.position();
         let last = batch.last_offset();
+        let aborted = aborted_batch(&mut filter, &batch, &mut scratch)?;
         if last < out.next_offset {
             continue;
         }
@@ -223,23 +232,11 @@ pub fn plan(
             Batch::V2(v) => v,
         };
         legacy.flush(options, &mut out)?;
-        let producer_id = v.raw_producer_id();
-        if producer_id >= 0 {
-            while let Some(e) = queue.first_entry() {
-                if e.key().0 > last {
-                    break;
-                }
-                aborted_producers.insert(e.remove());
-            }
-        }
         if v.is_control() {
-            if producer_id >= 0 && first_record_is_abort(&batch, &mut scratch)? {
-                aborted_producers.remove(&producer_id);
-            }
             out.skipped_control += 1;
             continue;
         }
-        if v.is_transactional() && aborted_producers.contains(&producer_id) {
+        if aborted {
             out.skipped_aborted += 1;
             out.skipped_aborted_records += u64::try_from(v.records_count()).unwrap_or(0);
             continue;
@@ -257,7 +254,9 @@ pub fn plan(
         let recompress = options.compression.is_some_and(|c| c != codec);
         if gaps || partial_head || append_time || recompress {
             let c = options.compression.unwrap_or(codec);
-            if let Some(b) = rebuild(&batch, min_offset, c, ShipKind::Rebatched, &mut scratch)? {
+            let level = options.level_for(c);
+            let kind = ShipKind::Rebatched;
+            if let Some(b) = rebuild(&batch, min_offset, (c, level), kind, &mut scratch)? {
                 out.batches.push(b);
             }
         } else {
@@ -280,7 +279,7 @@ pub fn plan(
 fn rebuild(
     batch: &Batch<'_>,
     min_offset: i64,
-    compression: Compression,
+    (compression, level): (Compression, Option<i32>),
     kind: ShipKind,
     scratch: &mut Vec<u8>,
 ) -> Result<Option<ShipBatch>> {
@@ -300,7 +299,7 @@ fn rebuild(
         }
         let b = builder.get_or_insert_with(|| {
             first = r.offset();
-            V2Builder::new(r.offset()).compression(compression, None)
+            V2Builder::new(r.offset()).compression(compression, level)
         });
         headers.clear();
         headers.extend(r.headers());
@@ -351,6 +350,7 @@ impl LegacyRun {
             } else {
                 Compression::None
             };
+            let c = (c, options.level_for(c));
             if let Some(b) = rebuild(batch, min_offset, c, ShipKind::UpConverted, &mut Vec::new())?
             {
                 out.batches.push(b);
@@ -360,6 +360,7 @@ impl LegacyRun {
         if self.converter.is_none() {
             let opts = ConvertOptions {
                 compression: options.compression,
+                level: options.level,
                 ..ConvertOptions::batched(2)
             };
             self.converter = Some(Converter::new(opts).map_err(corrupt)?);
@@ -400,6 +401,7 @@ impl LegacyRun {
             } else {
                 let codec = v.compression().map_err(corrupt)?;
                 let c = options.compression.unwrap_or(codec);
+                let c = (c, options.level_for(c));
                 if let Some(b) = rebuild(&batch, i64::MIN, c, ShipKind::UpConverted, &mut scratch)?
                 {
                     out.batches.push(b);
@@ -525,6 +527,7 @@ mod tests {
         let plain = data(0, -1, false, &["p"], Compression::None);
         let o = PlanOptions {
             compression: Some(Compression::Zstd),
+            ..PlanOptions::default()
         };
         let p = plan(&plain, 0, &[], &o).unwrap();
         assert_eq!(p.batches[0].kind, ShipKind::Rebatched);
@@ -538,6 +541,40 @@ mod tests {
             Compression::Zstd
         );
         assert_eq!(values(&p, &plain), ["p"]);
+    }
+
+    /// The level of `--compression zstd:N` is the level of every batch built: the bytes are
+    /// those of a builder at that level.
+    #[test]
+    fn recompression_uses_the_level_asked_for() {
+        let values: Vec<String> = (0..200).map(|i| format!("value {i} ").repeat(9)).collect();
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        let plain = data(0, -1, false, &values, Compression::None);
+        let built = |level| {
+            let o = PlanOptions {
+                compression: Some(Compression::Zstd),
+                level,
+            };
+            let p = plan(&plain, 0, &[], &o).unwrap();
+            p.batches[0].bytes.of(&plain).unwrap().to_vec()
+        };
+        let (default, fast, best) = (built(None), built(Some(1)), built(Some(19)));
+        assert_ne!(fast, best, "the level changes the bytes");
+        let expected = |level| {
+            let mut b = V2Builder::new(0).compression(Compression::Zstd, level);
+            for (i, v) in values.iter().enumerate() {
+                let h = [Header {
+                    key: b"h",
+                    value: Some(v.as_bytes()),
+                }];
+                let r = NewRecord::new(1_000 + i as i64, Some(b"k"), Some(v.as_bytes()));
+                b.append(&r.with_headers(&h)).unwrap();
+            }
+            b.finish().unwrap()
+        };
+        assert_eq!(fast, expected(Some(1)));
+        assert_eq!(best, expected(Some(19)));
+        assert_eq!(default, expected(None));
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Transactions as the log stores and serves them: the transaction index entry (Kafka's
-//! `AbortedTxn`), the aborted-transaction list of a fetch response, and the isolation level.
+//! Transactions as the log stores them: the transaction index entry (Kafka's `AbortedTxn`).
+//! The aborted-transaction list of a fetch response and the isolation level are the codec's
+//! ([`krecords_codec::txn`]), re-exported here.
 //!
 //! Each segment may have a `<base offset>.txnindex` listing the transactions aborted by a marker
 //! written in that segment (a transaction may start in an earlier segment). Kafka's
@@ -21,6 +22,7 @@
 //! can have started before it.
 
 use crate::error::{Error, Result};
+pub use krecords_codec::txn::{AbortedTransaction, IsolationLevel};
 use serde::Serialize;
 use std::path::Path;
 
@@ -141,66 +143,6 @@ pub fn parse_txn_index(path: &Path, bytes: &[u8]) -> Result<Vec<AbortedTxn>> {
     Ok(out)
 }
 
-/// An aborted transaction as a fetch response carries it (Kafka's
-/// `FetchResponseData.AbortedTransaction`): what a read_committed consumer needs to drop the
-/// transaction's batches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct AbortedTransaction {
-    /// The producer id.
-    pub producer_id: i64,
-    /// Offset of the transaction's first batch.
-    pub first_offset: i64,
-}
-
-/// Which records a fetch may see (Kafka's `IsolationLevel`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum IsolationLevel {
-    /// Everything up to the high watermark, aborted transactions included (control records are
-    /// still hidden by the consumer).
-    #[default]
-    ReadUncommitted,
-    /// Only up to the last stable offset, with the aborted transactions of the range so the
-    /// consumer can drop them.
-    ReadCommitted,
-}
-
-impl IsolationLevel {
-    /// Kafka's configuration value: `read_uncommitted` or `read_committed`.
-    pub fn name(self) -> &'static str {
-        match self {
-            IsolationLevel::ReadUncommitted => "read_uncommitted",
-            IsolationLevel::ReadCommitted => "read_committed",
-        }
-    }
-
-    /// Parses `read_uncommitted` / `read_committed`, also with `-` for `_` (as `krec log read
-    /// --isolation` spells them) and in upper case (Kafka's enum names).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use krecords_log::transaction::IsolationLevel;
-    /// assert_eq!(IsolationLevel::from_name("read-committed"), Some(IsolationLevel::ReadCommitted));
-    /// assert_eq!(IsolationLevel::from_name("READ_UNCOMMITTED"), Some(IsolationLevel::ReadUncommitted));
-    /// assert_eq!(IsolationLevel::from_name("committed"), None);
-    /// ```
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.to_ascii_lowercase().replace('-', "_").as_str() {
-            "read_uncommitted" => Some(IsolationLevel::ReadUncommitted),
-            "read_committed" => Some(IsolationLevel::ReadCommitted),
-            _ => None,
-        }
-    }
-
-    /// Kafka's wire id: 0 read_uncommitted, 1 read_committed.
-    pub fn id(self) -> i8 {
-        match self {
-            IsolationLevel::ReadUncommitted => 0,
-            IsolationLevel::ReadCommitted => 1,
-        }
-    }
-}
-
 /// A transaction completed by a marker (Kafka's `CompletedTxn`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CompletedTxn {
@@ -249,17 +191,5 @@ mod tests {
                 first_offset: 5
             }
         );
-    }
-
-    #[test]
-    fn isolation_names() {
-        for l in [
-            IsolationLevel::ReadUncommitted,
-            IsolationLevel::ReadCommitted,
-        ] {
-            assert_eq!(IsolationLevel::from_name(l.name()), Some(l));
-        }
-        assert_eq!(IsolationLevel::ReadCommitted.id(), 1);
-        assert_eq!(IsolationLevel::default(), IsolationLevel::ReadUncommitted);
     }
 }

@@ -17,5 +17,6 @@ mod overflow;
 mod recovery;
 mod retention;
 mod roll;
+mod segment_files;
 mod transactions;
 mod txn_model;

@@ -15,7 +15,8 @@
 //! by `krecords-log` itself in its in-memory storage (see `log_seeds`). `client_response` is
 //! seeded with Fetch responses carrying each record vector up to 32 KiB at several versions, and
 //! ApiVersions, Metadata, ListOffsets and SASL responses encoded by kafka-protocol (see
-//! `response_seeds`).
+//! `response_seeds`). `internal_topics` is seeded with the records of the internal-topic fixtures
+//! Kafka wrote (see `internal_seeds`).
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
@@ -117,6 +118,10 @@ fn seed_deep(corpus: &mut Corpus, message_set: &[u8], magic: u8) {
 /// Seeds from one buffer of log entries.
 fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
     corpus.add("entries", bytes);
+    // ship_stream: a fetch-size byte (16 × 64 bytes) before the entries.
+    if bytes.len() <= 32 << 10 {
+        corpus.add("ship_stream", &[&[16u8][..], bytes].concat());
+    }
     if bytes.len() <= 30 << 10 {
         fetch_seeds(corpus, bytes);
     }
@@ -126,6 +131,12 @@ fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
             let mut s = vec![flags, 0];
             s.extend_from_slice(bytes);
             corpus.add("convert", &s);
+        }
+        // stats_what_if: a choice byte (batching, sample) before the entries.
+        for choice in [0x00u8, 0x03] {
+            let mut s = vec![choice];
+            s.extend_from_slice(bytes);
+            corpus.add("stats_what_if", &s);
         }
     }
     let mut scratch = Vec::new();
@@ -175,6 +186,44 @@ fn seed_entries(corpus: &mut Corpus, bytes: &[u8]) {
     }
     if let Some(Some(magic)) = all_plain_legacy {
         seed_deep(corpus, bytes, magic);
+    }
+}
+
+/// The records of the internal-topic fixtures (crates/cli/tests/fixtures/internal: segments and
+/// snapshots Kafka itself wrote), each as an `internal_topics` input: flags (key and value
+/// present), the key's length (u16 big-endian), the key, the value.
+fn internal_seeds(corpus: &mut Corpus) {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../crates/cli/tests/fixtures/internal");
+    let Ok(dirs) = std::fs::read_dir(&root) else {
+        return;
+    };
+    let mut scratch = Vec::new();
+    for dir in dirs.flatten() {
+        let Ok(files) = std::fs::read_dir(dir.path()) else {
+            continue;
+        };
+        for file in files.flatten() {
+            let Ok(bytes) = std::fs::read(file.path()) else {
+                continue;
+            };
+            for batch in Entries::new(&bytes).flatten() {
+                let Ok(records) = batch.checked_records(&mut scratch, 1 << 20) else {
+                    continue;
+                };
+                for r in records.flatten() {
+                    let (key, value) = (r.key().unwrap_or_default(), r.value().unwrap_or_default());
+                    let flags = u8::from(r.key().is_some()) | u8::from(r.value().is_some()) << 1;
+                    let mut seed = vec![flags];
+                    seed.extend_from_slice(
+                        &(key.len().min(usize::from(u16::MAX)) as u16).to_be_bytes(),
+                    );
+                    seed.extend_from_slice(key);
+                    seed.extend_from_slice(value);
+                    corpus.add("internal_topics", &seed);
+                }
+            }
+        }
     }
 }
 
@@ -278,6 +327,7 @@ fn main() {
     synthetic(&mut corpus);
     response_seeds(&mut corpus);
     log_seeds(&mut corpus);
+    internal_seeds(&mut corpus);
     println!(
         "{} vector files, {} new seed files under {}",
         files.len(),

@@ -4,13 +4,12 @@
 use crate::args::{parse_compression, Format, ReadArgs};
 use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::{Next, Source};
-use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter, LEGACY_RUN_BYTES};
-use krecords_codec::read::Entries;
-use krecords_codec::Compression;
-use krecords_log::files::{self, LOG_SUFFIX};
-use krecords_log::storage::FsStorage;
-use krecords_log::{Log, LogConfig};
+use crate::source::Source;
+use krecords_codec::convert::{batching_text, ConvertOptions};
+use krecords_codec::read::Partial;
+use krecords_log::check::EntrySource;
+use krecords_log::convert::{self, ConvertError, Converted, PartitionWriter};
+use krecords_log::LogConfig;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -81,37 +80,6 @@ pub struct Args {
     read: ReadArgs,
 }
 
-/// The conversion options of `krec convert` with these flags, which `krec stats --what-if` uses
-/// for each of its rows too: the codec's shared batching rule ([`ConvertOptions::batched`]),
-/// or `records_per_batch`.
-pub fn options(
-    magic: u8,
-    compression: Option<Compression>,
-    level: Option<i32>,
-    records_per_batch: Option<u64>,
-    decompress_limit: usize,
-) -> ConvertOptions {
-    ConvertOptions {
-        compression,
-        level,
-        records_per_batch: records_per_batch.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-        decompress_limit,
-        ..ConvertOptions::batched(magic)
-    }
-}
-
-/// How [`options`] batches, in words.
-pub fn batching_text(records_per_batch: Option<u64>) -> String {
-    match records_per_batch {
-        Some(n) => format!("{n} records per batch (--records-per-batch)"),
-        None => format!(
-            "input batches and wrappers kept, each run of uncompressed v0/v1 messages one entry \
-             of up to {} MiB",
-            LEGACY_RUN_BYTES >> 20
-        ),
-    }
-}
-
 /// What a conversion did, as `--format json` prints it.
 #[derive(Serialize, Default)]
 struct Report {
@@ -140,7 +108,9 @@ struct Report {
 }
 
 impl Report {
-    fn add(&mut self, s: &ConvertStats) {
+    fn add(&mut self, c: &Converted) {
+        let s = &c.stats;
+        self.truncated_bytes += c.truncated.map_or(0, |p| p.bytes as u64);
         self.entries_in += s.entries_in as u64;
         self.entries_out += s.entries_out as u64;
         self.entries_passed_through += s.entries_passed_through as u64;
@@ -176,7 +146,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         None => (None, None),
     };
-    let opts = options(
+    let opts = ConvertOptions::for_target(
         magic,
         compression,
         level,
@@ -319,7 +289,8 @@ fn convert_file(
     convert_file_source(source, sink, opts, report)
 }
 
-/// Converts the entries of `source`, handing the output to `write` in pieces of whole entries.
+/// Converts the entries of `source` ([`convert::convert_entries`]), handing the output to
+/// `write` in pieces of whole entries.
 fn convert_source(
     mut source: Source,
     opts: &ConvertOptions,
@@ -327,40 +298,17 @@ fn convert_source(
     write: &mut dyn FnMut(&[u8]) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let name = source.name.clone();
-    let mut converter = Converter::new(opts.clone()).map_err(|e| Failure::Usage(e.to_string()))?;
-    let mut buf = Vec::new();
-    loop {
-        let next = source.next()?;
-        match next {
-            Next::End => break,
-            Next::Entry(batch) => {
-                converter
-                    .push(&batch, &mut buf)
-                    .map_err(|e| Failure::Data(format!("{name}: cannot convert: {e}")))?;
-            }
-            Next::Partial(p) => {
-                eprintln!(
-                    "krec: {name}: {} bytes of a truncated entry at byte {} were not converted",
-                    p.bytes, p.position
-                );
-                report.truncated_bytes += p.bytes as u64;
-                break;
-            }
-            Next::Error(e) => {
-                return Err(Failure::Data(format!("{name}: cannot convert: {e}")));
-            }
-        }
-        if buf.len() >= 1 << 16 {
-            write(&buf)?;
-            buf.clear();
-        }
-    }
-    let stats = converter
-        .finish(&mut buf)
-        .map_err(|e| Failure::Data(format!("{name}: cannot convert: {e}")))?;
-    write(&buf)?;
-    report.add(&stats);
+    let converted = convert::convert_entries(&mut source, &name, opts, write, &mut say_truncated)?;
+    report.add(&converted);
     Ok(())
+}
+
+/// Says that a truncated entry at the end of an input was not converted.
+fn say_truncated(name: &str, p: &Partial) {
+    eprintln!(
+        "krec: {name}: {} bytes of a truncated entry at byte {} were not converted",
+        p.bytes, p.position
+    );
 }
 
 /// Converts a live partition into a new partition directory (or stdout).
@@ -373,25 +321,20 @@ fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Resu
         convert_file_source(source, &mut sink, opts, report)?;
         return sink.flush().map_err(Failure::from);
     }
-    let output = &args.output;
-    create_empty_dir(output)?;
-    let result = (|| {
-        let mut config = LogConfig::default();
-        config
-            .set(
-                "message.format.version",
-                krecords_log::convert::format_version(opts.magic),
-            )
-            .map_err(log_error)?;
-        write_config(output, &config)?;
-        let mut segments = SegmentWriter::new(output, config.segment_bytes as u64);
-        convert_source(source, opts, report, &mut |bytes| {
-            segments.write_entries(bytes)
-        })?;
-        report.segments += segments.finish()?;
-        finish_dir(output)
-    })();
-    left_for_inspection(output, result)
+    ensure_empty(&args.output)?;
+    let mut config = LogConfig::default();
+    config
+        .set(
+            "message.format.version",
+            krecords_log::convert::format_version(opts.magic),
+        )
+        .map_err(log_error)?;
+    let mut writer = PartitionWriter::create(&args.output, &config).map_err(log_error)?;
+    convert_source(source, opts, report, &mut |bytes| {
+        writer.write_rolling(bytes).map_err(log_error)
+    })?;
+    report.segments += writer.finish().map_err(log_error)?;
+    Ok(())
 }
 
 /// [`convert_source`] into a writer.
@@ -405,90 +348,6 @@ fn convert_file_source(
         sink.write_all(bytes)
             .context(|| "cannot write the output".into())
     })
-}
-
-/// Writes whole entries into segment files of a new partition directory, rolling as a log does:
-/// a new segment, named by its first entry's first offset, when the next entry would take the
-/// current one past `segment_bytes`.
-struct SegmentWriter<'a> {
-    dir: &'a Path,
-    segment_bytes: u64,
-    current: Option<(PathBuf, BufWriter<File>, u64)>,
-    written: u64,
-}
-
-impl<'a> SegmentWriter<'a> {
-    fn new(dir: &'a Path, segment_bytes: u64) -> Self {
-        SegmentWriter {
-            dir,
-            segment_bytes,
-            current: None,
-            written: 0,
-        }
-    }
-
-    fn write_entries(&mut self, bytes: &[u8]) -> Result<(), Failure> {
-        let mut entries = Entries::new(bytes);
-        while let Some(batch) = entries
-            .next_entry()
-            .map_err(|e| Failure::Data(format!("converted output: {e}")))?
-        {
-            let size = batch.as_bytes().len() as u64;
-            let full = self
-                .current
-                .as_ref()
-                .is_some_and(|c| c.2 > 0 && c.2 + size > self.segment_bytes);
-            if full || self.current.is_none() {
-                self.close_current()?;
-                let base = batch.first_offset().unwrap_or_else(|| batch.offset_field());
-                let path = self.dir.join(files::file_name(base, LOG_SUFFIX));
-                let file =
-                    File::create(&path).context(|| format!("cannot create {}", path.display()))?;
-                self.current = Some((path, BufWriter::with_capacity(1 << 16, file), 0));
-                self.written += 1;
-            }
-            if let Some((path, w, n)) = self.current.as_mut() {
-                w.write_all(batch.as_bytes())
-                    .context(|| format!("cannot write {}", path.display()))?;
-                *n += size;
-            }
-        }
-        Ok(())
-    }
-
-    fn close_current(&mut self) -> Result<(), Failure> {
-        if let Some((path, w, _)) = self.current.take() {
-            let file = w.into_inner().map_err(|e| {
-                Failure::Io(e.into_error(), format!("cannot write {}", path.display()))
-            })?;
-            file.sync_all()
-                .context(|| format!("cannot sync {}", path.display()))?;
-        }
-        Ok(())
-    }
-
-    /// Closes the last segment; the number of segments written.
-    fn finish(mut self) -> Result<u64, Failure> {
-        self.close_current()?;
-        Ok(self.written)
-    }
-}
-
-/// Says where a failed directory conversion left its output.
-fn left_for_inspection(output: &Path, result: Result<(), Failure>) -> Result<(), Failure> {
-    if result.is_err() {
-        eprintln!(
-            "krec: the incomplete output is left in {} for inspection",
-            output.display()
-        );
-    }
-    result
-}
-
-/// Creates `dir`, or accepts it when it exists and is empty.
-fn create_empty_dir(dir: &Path) -> Result<(), Failure> {
-    ensure_empty(dir)?;
-    std::fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))
 }
 
 /// Refuses an existing `dir` that is not empty.
@@ -507,29 +366,6 @@ fn ensure_empty(dir: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Writes `krec-log.json` into `dir`.
-fn write_config(dir: &Path, config: &LogConfig) -> Result<(), Failure> {
-    let json = serde_json::to_vec_pretty(&config.to_json()).map_err(io::Error::from)?;
-    std::fs::write(dir.join(files::CONFIG_FILE), json)
-        .context(|| format!("cannot write {}", dir.display()))
-}
-
-/// Recovers a written partition directory (building its indexes, `.txnindex` files and producer
-/// snapshots), which must keep every byte, then opens it once more to check it as a whole.
-fn finish_dir(output: &Path) -> Result<(), Failure> {
-    let info = Log::recover(output).map_err(log_error)?;
-    if info.truncated_bytes > 0 {
-        return Err(Failure::Data(format!(
-            "the converted log failed recovery: {} bytes were cut ({})",
-            info.truncated_bytes,
-            info.problems.join("; ")
-        )));
-    }
-    let log = Log::open(output).map_err(log_error)?;
-    log.verify_indexes().map_err(log_error)?;
-    log.close().map_err(log_error)
-}
-
 fn log_error(e: krecords_log::Error) -> Failure {
     if e.is_storage_error() {
         Failure::Io(io::Error::other(e.to_string()), String::new())
@@ -538,7 +374,8 @@ fn log_error(e: krecords_log::Error) -> Failure {
     }
 }
 
-/// Converts a partition directory into a new one, then recovers it there to build the indexes.
+/// Converts a partition directory into a new one ([`convert::convert_dir`]: the output appears
+/// complete or not at all, a refused conversion writes nothing).
 fn convert_dir(
     input: &Path,
     output: &Path,
@@ -546,44 +383,42 @@ fn convert_dir(
     report: &mut Report,
 ) -> Result<(), Failure> {
     ensure_empty(output)?;
-    let plan = krecords_log::convert::plan(&FsStorage, input, opts.magic).map_err(log_error)?;
-    if plan.segments.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{}: no segments (<base offset>.log files)",
-            input.display()
-        )));
+    let mut open =
+        |path: &Path| -> io::Result<Box<dyn EntrySource>> { Ok(Box::new(Source::open(path)?)) };
+    let converted = convert::convert_dir(input, output, opts, &mut open, &mut say_truncated)?;
+    for c in &converted.segments {
+        report.segments += 1;
+        report.add(c);
     }
-    create_empty_dir(output)?;
-    let result = (|| {
-        write_config(output, &plan.config)?;
-        for segment in &plan.segments {
-            let target = output.join(&segment.name);
-            let file =
-                File::create(&target).context(|| format!("cannot create {}", target.display()))?;
-            let mut sink = BufWriter::with_capacity(1 << 16, file);
-            convert_file(&input.join(&segment.name), &mut sink, opts, report)?;
-            let file = sink.into_inner().map_err(|e| {
-                Failure::Io(e.into_error(), format!("cannot write {}", target.display()))
-            })?;
-            file.sync_all()
-                .context(|| format!("cannot sync {}", target.display()))?;
-            report.segments += 1;
-            if let Some(name) = &segment.copy_with {
-                copy_if_exists(&input.join(name), &output.join(name))?;
-            }
-        }
-        for name in &plan.copy_after {
-            copy_if_exists(&input.join(name), &output.join(name))?;
-        }
-        finish_dir(output)
-    })();
-    left_for_inspection(output, result)
+    Ok(())
 }
 
-fn copy_if_exists(from: &Path, to: &Path) -> Result<(), Failure> {
-    match std::fs::copy(from, to) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Failure::Io(e, format!("cannot copy {}", from.display()))),
+impl From<ConvertError> for Failure {
+    fn from(e: ConvertError) -> Failure {
+        match e {
+            ConvertError::Options(e) => Failure::Usage(e.to_string()),
+            ConvertError::Open { name, source } => {
+                Failure::Io(source, format!("cannot open {name}"))
+            }
+            ConvertError::Read { name, source } => {
+                Failure::Io(source, format!("cannot read {name}"))
+            }
+            ConvertError::Refused { name, error } => refused(&name, &error),
+            e @ ConvertError::NoSegments { .. } => Failure::Usage(e.to_string()),
+            e @ ConvertError::Entry { .. } => Failure::Data(e.to_string()),
+            ConvertError::Output(e) => log_error(e),
+        }
     }
+}
+
+/// A conversion the target format cannot hold (zstd for v0/v1): a usage error naming the fix.
+fn refused(name: &str, e: &krecords_codec::Error) -> Failure {
+    let magic = match e {
+        krecords_codec::Error::UnsupportedCompression { magic, .. } => *magic,
+        _ => 0,
+    };
+    Failure::Usage(format!(
+        "{name}: cannot convert: {e}; give --compression with a codec magic {magic} has \
+         (none, gzip, snappy, lz4)"
+    ))
 }

@@ -9,19 +9,20 @@ mod filter;
 mod json;
 mod text;
 
-use crate::args::{DecompressArgs, Format};
+use crate::args::{DecompressArgs, Format, PositionArgs};
 use crate::bytes_fmt::BytesFormat;
-use crate::decode::{Decode, Kind};
 use crate::entry_json;
-use crate::kafka::{expand_inputs, KafkaArgs};
+use crate::kafka::ClientArgs;
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::Next;
+use crate::source::{open_reader, open_sources, read_options, Next};
 use crate::time_fmt;
 use clap::ValueEnum;
 use filter::{Filter, Verdict};
 use krecords_codec::read::Batch;
+use krecords_source::IsolationLevel;
+use krecords_topics::Kind;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Print the entries of log segments or any file of concatenated Kafka entries.
 ///
@@ -34,16 +35,25 @@ use std::path::PathBuf;
 /// kafka://HOST:PORT[,HOST:PORT...]/TOPIC[/PARTITION] (its partitions one after another; see
 /// the kafka:// options below and docs/design.md 4.8).
 ///
+/// Positions (the same on files, directories, broker roots and kafka:// topics):
+///   --start POS / --end POS   offsets from POS (inclusive) / up to POS (exclusive): an offset,
+///                             -N (N before the end), earliest, latest, or a time (ISO 8601
+///                             or @ and epoch ms: the first offset at or after it)
+///   --count N                 at most N records from --start
+///   --isolation LEVEL         read-uncommitted (default: every batch, as kafka-dump-log shows
+///                             the files) or read-committed (up to the last stable offset,
+///                             aborted transactions left out)
+/// A read that stops before the high watermark says where and why on stderr.
+///
 /// Filters (all optional, combined with AND; entries filtered out are neither decoded nor
 /// checked, so they cannot make the exit code 1):
-///   --offset-start N / --offset-end N   offsets N.. (inclusive) / ..N (exclusive)
 ///   --time-start T / --time-end T       timestamps T.. (inclusive) / ..T (exclusive); T is epoch
 ///                                       ms or ISO 8601 (2024-04-24T23:06:40Z,
 ///                                       2024-04-24T23:06:40.123+02:00, 2024-04-24; UTC if no zone)
 /// An entry is printed when its offsets [base, last] and its timestamps [base timestamp, max
-/// timestamp] overlap the ranges (a v0/v1 compressed wrapper: its inner messages' offsets and
-/// timestamps); with --deep only the records inside the ranges are printed (JSON "count" stays
-/// the entry's). v0 entries have no timestamps: a time filter leaves them all out.
+/// timestamp] overlap the positions and ranges (a v0/v1 compressed wrapper: its inner messages'
+/// offsets and timestamps); with --deep only the records inside them are printed (JSON "count"
+/// stays the entry's). v0 entries have no timestamps: a time filter leaves them all out.
 ///   --producer-id N       entries of this producer (-1: non-idempotent v2 and all v0/v1)
 ///   --control-only        control batches only (transaction markers, KRaft records)
 ///   --transactional-only  transactional batches only (their markers included)
@@ -66,7 +76,8 @@ use std::path::PathBuf;
 /// Examples:
 ///   krec dump 00000000000000000000.log
 ///   krec dump --deep --format json --bytes hex /var/kafka/topic-0/
-///   krec dump --deep --offset-start 1000 --offset-end 2000 '/var/kafka/topic-*/'
+///   krec dump --deep --start 1000 --end 2000 '/var/kafka/topic-*/'
+///   krec dump --deep --start -10 /var/kafka/topic-0/
 ///   krec dump --deep --time-start 2024-04-24T23:00:00Z --timestamps human topic-0/
 ///   krec dump --transactional-only --producer-id 4001 --format json topic-0/
 ///   krec dump --print-data /var/kafka/__consumer_offsets-0/
@@ -92,12 +103,6 @@ pub struct Args {
     bytes: BytesFormat,
     #[command(flatten)]
     decompress: DecompressArgs,
-    /// Only offsets from N on (inclusive).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    offset_start: Option<i64>,
-    /// Only offsets before N (exclusive).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    offset_end: Option<i64>,
     /// Only timestamps from T on (inclusive): epoch ms or ISO 8601.
     #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time_start: Option<i64>,
@@ -124,7 +129,43 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Decode::Auto)]
     decode: Decode,
     #[command(flatten)]
-    kafka: KafkaArgs,
+    positions: PositionArgs,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// `krec dump --decode`: which of [`krecords_topics`]' decoders applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Decode {
+    /// From the partition directory's topic name (`__consumer_offsets-N`, ...).
+    Auto,
+    /// Keys and values as bytes.
+    None,
+    /// `__consumer_offsets` (kafka-dump-log's --offsets-decoder).
+    Offsets,
+    /// `__transaction_state` (--transaction-log-decoder).
+    Transactions,
+    /// `__cluster_metadata` segments and snapshots (--cluster-metadata-decoder).
+    Metadata,
+    /// `__share_group_state` (--share-group-state-decoder).
+    ShareState,
+    /// `__remote_log_metadata` (--remote-log-metadata-decoder).
+    RemoteLogMetadata,
+}
+
+impl Decode {
+    /// The decoder to use for `path`.
+    fn for_file(self, path: &std::path::Path) -> Option<Kind> {
+        match self {
+            Decode::Auto => Kind::for_file(path),
+            Decode::None => None,
+            Decode::Offsets => Some(Kind::Offsets),
+            Decode::Transactions => Some(Kind::Transactions),
+            Decode::Metadata => Some(Kind::Metadata),
+            Decode::ShareState => Some(Kind::ShareState),
+            Decode::RemoteLogMetadata => Some(Kind::RemoteLogMetadata),
+        }
+    }
 }
 
 /// Timestamp rendering.
@@ -138,13 +179,6 @@ pub enum Timestamps {
 
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
-    if let (Some(s), Some(e)) = (args.offset_start, args.offset_end) {
-        if e <= s {
-            return Err(Failure::Usage(format!(
-                "--offset-end ({e}) must be greater than --offset-start ({s}): the end is exclusive"
-            )));
-        }
-    }
     if let (Some(s), Some(e)) = (args.time_start, args.time_end) {
         if e <= s {
             return Err(Failure::Usage(format!(
@@ -152,76 +186,104 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )));
         }
     }
-    let inputs = expand_inputs(&args.paths, &args.kafka)?;
+    let sources = open_sources(&args.paths, &args.client)?;
+    let options = read_options(
+        &args.positions.range,
+        args.positions.count,
+        IsolationLevel::ReadUncommitted,
+        args.decompress.max_decompressed_bytes,
+        args.max_bytes,
+    );
+    let ranged = !options.range.is_all();
     let mut dumper = Dumper::new(&args);
     let mut problem = false;
-    for input in &inputs.items {
-        let mut source = inputs.open(input, args.max_bytes)?;
-        let name = source.name.clone();
-        dumper.decoder = args.decode.for_file(&input.decoder_path());
-        dumper.partition = input.partition();
-        if args.format == Format::Text {
-            writeln!(out, "Dumping {name}")?;
-            if let Some(path) = input.path() {
-                if let Some(start) = log_start_offset(path) {
-                    writeln!(out, "Log starting offset: {start}")?;
-                }
-                if let Some((end, epoch)) = snapshot_id(path) {
-                    writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
-                }
-            }
-        }
-        loop {
-            let next = source.next()?;
-            match next {
-                Next::End => break,
-                Next::Entry(batch) => {
-                    if !dumper.entry(&name, &batch, out)? {
-                        problem = true;
+    for (i, part) in sources.partitions.iter().enumerate() {
+        let mut reader = open_reader(&sources, i, &options)?;
+        dumper.partition = part.live().map(|l| l.partition);
+        while let Some(file) = reader.next_file()? {
+            let name = file.name;
+            let decoder_path = match (part.live(), &file.path) {
+                (Some(l), _) => Path::new(&format!("{}-{}", l.topic, l.partition)).join("x.log"),
+                (None, Some(p)) => p.clone(),
+                (None, None) => PathBuf::from(&name),
+            };
+            dumper.decoder = args.decode.for_file(&decoder_path);
+            if args.format == Format::Text {
+                writeln!(out, "Dumping {name}")?;
+                if let Some(path) = &file.path {
+                    if let Some(start) = log_start_offset(path) {
+                        writeln!(out, "Log starting offset: {start}")?;
+                    }
+                    if let Some((end, epoch)) = snapshot_id(path) {
+                        writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
                     }
                 }
-                // With --max-bytes the cut is not reported, as kafka-dump-log does.
-                Next::Partial(_) if args.max_bytes.is_some() => {}
-                Next::Partial(p) => match args.format {
-                    Format::Json => writeln!(
-                        out,
-                        "{}",
-                        dumper.place(
-                            &name,
-                            p.position,
-                            [("partial", true.into()), ("bytes", p.bytes.into())]
-                        )
-                    )?,
-                    Format::Text => writeln!(
-                        out,
-                        "Found {} invalid bytes at the end of {}",
-                        p.bytes,
-                        file_name(&name)
-                    )?,
-                },
-                Next::Error(e) => {
-                    problem = true;
-                    let position = source.position();
-                    let rest = source
-                        .remaining_bytes()
-                        .context(|| format!("cannot read {name}"))?;
-                    match args.format {
-                        Format::Json => writeln!(
-                            out,
-                            "{}",
-                            dumper.place(&name, position, [("error", e.to_string().into())])
-                        )?,
-                        Format::Text => {
-                            writeln!(
+            }
+            loop {
+                let (next, bounds) = reader
+                    .next_with_bounds()
+                    .context(|| format!("cannot read {name}"))?;
+                if ranged {
+                    dumper.filter.offset_start = bounds.start;
+                    dumper.filter.offset_end = bounds.end;
+                }
+                match next {
+                    Next::End => break,
+                    Next::Entry(batch) => {
+                        if !dumper.entry(&name, &batch, out)? {
+                            problem = true;
+                        }
+                    }
+                    // With --max-bytes the cut is not reported, as kafka-dump-log does.
+                    Next::Partial(_) if args.max_bytes.is_some() => {}
+                    // A truncated tail is a problem, as verify reports it (exit 1).
+                    Next::Partial(p) => {
+                        problem = true;
+                        match args.format {
+                            Format::Json => writeln!(
                                 out,
-                                "Found {rest} invalid bytes at the end of {}",
+                                "{}",
+                                dumper.place(
+                                    &name,
+                                    p.position,
+                                    [("partial", true.into()), ("bytes", p.bytes.into())]
+                                )
+                            )?,
+                            Format::Text => writeln!(
+                                out,
+                                "Found {} invalid bytes at the end of {}",
+                                p.bytes,
                                 file_name(&name)
-                            )?;
-                            eprintln!("krec: {name}: {e}");
+                            )?,
+                        }
+                    }
+                    Next::Error(e) => {
+                        problem = true;
+                        let position = reader.position();
+                        let rest = reader
+                            .remaining_bytes()
+                            .context(|| format!("cannot read {name}"))?;
+                        match args.format {
+                            Format::Json => writeln!(
+                                out,
+                                "{}",
+                                dumper.place(&name, position, [("error", e.to_string().into())])
+                            )?,
+                            Format::Text => {
+                                writeln!(
+                                    out,
+                                    "Found {rest} invalid bytes at the end of {}",
+                                    file_name(&name)
+                                )?;
+                                eprintln!("krec: {name}: {e}");
+                            }
                         }
                     }
                 }
             }
+        }
+        if let Some(stop) = reader.stop() {
+            eprintln!("krec: {}: {stop}", reader.name());
         }
     }
     Ok(if problem {
@@ -306,8 +368,8 @@ impl Dumper {
             iso: args.timestamps == Timestamps::Human,
             max_decompressed: args.decompress.max_decompressed_bytes,
             filter: Filter {
-                offset_start: args.offset_start,
-                offset_end: args.offset_end,
+                offset_start: None,
+                offset_end: None,
                 time_start: args.time_start,
                 time_end: args.time_end,
                 producer_id: args.producer_id,

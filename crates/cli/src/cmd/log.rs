@@ -9,19 +9,25 @@
 //! short line on stderr; bad arguments, an invalid configuration and storage (I/O) errors exit 2
 //! with a message on stderr.
 
+use crate::args::PositionArgs;
 use crate::bytes_fmt::BytesFormat;
 use crate::cmd::build::{build_batches, read_json_records, BatchOptions};
 use crate::entry_json;
-use crate::kafka;
+use crate::isolation::isolation_parser;
+use crate::kafka::ClientArgs;
 use crate::outcome::{Failure, Outcome};
+use crate::source::{open_sources, Next};
 use crate::time_fmt::now_ms;
 use clap::Subcommand;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{Compression, TimestampType};
 use krecords_log::consumer::{consume, ConsumedRecord};
-use krecords_log::transaction::AbortedTransaction;
 use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
+};
+use krecords_source::{
+    classify_log, ErrorClass, LivePartition, Position, Range, ReadOptions, Resolved, Sources, Stop,
+    StopCause, Watermarks,
 };
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -71,6 +77,9 @@ enum Command {
     Read(ReadArgs),
     Offsets(OffsetsArgs),
     /// Print the log's offsets and segments.
+    ///
+    /// For kafka://HOST:PORT/TOPIC/PARTITION, the partition's offsets as the cluster gives them
+    /// (ListOffsets): {"log_start_offset":N,"high_watermark":N,"last_stable_offset":N}.
     ///
     /// last_stable_offset is the first offset of the earliest transaction still open (the high
     /// watermark when none is): read-committed reads stop there.
@@ -201,7 +210,8 @@ struct AppendArgs {
     /// Message format of the batches sent: 0, 1 or 2 (the log converts to its own format).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
     magic: u8,
-    /// Codec of the batches sent, optionally with a level: none, gzip[:1-9], snappy, lz4[:1-17], zstd[:level].
+    /// Codec of the batches sent, optionally with a level: none, gzip[:1-9], snappy, lz4 (level 9
+    /// only), zstd[:level].
     #[arg(long, default_value = "none")]
     compression: String,
     /// Producer id of an idempotent or transactional producer (v2).
@@ -270,22 +280,25 @@ struct EndTxnArgs {
 
 /// Read records as a consumer sees them, one JSON line per record.
 ///
-/// {"offset":..,"timestamp":..,"key":..,"value":..,"headers":[..]} from --offset (default: the log
-/// start) up to the high watermark, fetched as a Kafka consumer fetches and filtered as it
-/// filters: records below --offset in the first entry are skipped and control records
-/// (transaction markers) are never shown. --isolation read-committed stops at the last stable
-/// offset (the first offset of the earliest transaction still open) and drops the records of
-/// aborted transactions, which the log lists from its transaction indexes. --max-bytes makes it
-/// one fetch of at most that many bytes of stored entries (at least one entry).
+/// {"offset":..,"timestamp":..,"key":..,"value":..,"headers":[..]} from --start (default: the
+/// log start) up to --end (default: the high watermark), at most --count records, fetched as a
+/// Kafka consumer fetches and filtered as it filters: records below --start in the first entry
+/// are skipped and control records (transaction markers) are never shown. --isolation
+/// read-committed (default: read-uncommitted) stops at the last stable offset (the first offset
+/// of the earliest transaction still open) and drops the records of aborted transactions, which
+/// the log lists from its transaction indexes; a read that stops before the high watermark says
+/// where and why on stderr. --max-bytes makes it one fetch of at most that many bytes of stored
+/// entries (at least one entry). Positions are those of every command: an offset, -N, earliest,
+/// latest or a time; one outside the log is an error (exit 2).
 ///
 /// DIR may be a live partition, kafka://HOST:PORT/TOPIC/PARTITION (with -X/-F client
-/// properties): its records from --offset (default: the earliest) up to the high watermark (the
-/// last stable offset for read-committed) seen at start, filtered with the aborted transactions
-/// each Fetch response lists, as Kafka's Java consumer filters them.
+/// properties): the same, with the watermarks ListOffsets gives at start and the aborted
+/// transactions each Fetch response lists, as Kafka's Java consumer filters them.
 ///
 /// Examples:
 ///   krec log read /tmp/events-0
-///   krec log read /tmp/events-0 --offset 100 --max-bytes 65536 --bytes hex
+///   krec log read /tmp/events-0 --start 100 --max-bytes 65536 --bytes hex
+///   krec log read /tmp/events-0 --start -10
 ///   krec log read /tmp/events-0 --isolation read-committed
 ///   krec log read kafka://localhost:9092/orders/0 --isolation read-committed
 #[derive(clap::Args)]
@@ -293,38 +306,40 @@ struct EndTxnArgs {
 struct ReadArgs {
     /// The log directory, or kafka://HOST:PORT/TOPIC/PARTITION.
     dir: PathBuf,
-    /// First offset to return (default: the log start offset).
-    #[arg(long)]
+    /// The same as --start N (kept for scripts).
+    #[arg(
+        long,
+        hide = true,
+        conflicts_with = "start",
+        allow_negative_numbers = true
+    )]
     offset: Option<i64>,
     /// Stop after this many bytes of stored entries (at least one entry is read).
     #[arg(long)]
     max_bytes: Option<usize>,
-    /// read-uncommitted (everything) or read-committed (committed transactions only).
-    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
-    isolation: Isolation,
+    #[command(flatten)]
+    positions: PositionArgs,
     /// How keys, values and header values appear.
     #[arg(long, value_enum, default_value_t = BytesFormat::Utf8)]
     bytes: BytesFormat,
     #[command(flatten)]
-    client: kafka::ClientArgs,
+    client: ClientArgs,
 }
 
-/// A consumer's isolation level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Isolation {
-    /// Every record up to the high watermark (aborted ones included, markers not).
-    ReadUncommitted,
-    /// Records of committed transactions and non-transactional records, up to the last stable
-    /// offset.
-    ReadCommitted,
-}
-
-impl From<Isolation> for IsolationLevel {
-    fn from(i: Isolation) -> Self {
-        match i {
-            Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
-            Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
+impl ReadArgs {
+    /// The range asked for (`--offset N` is `--start N`).
+    fn range(&self) -> Range {
+        let mut r = self.positions.range.with_count(self.positions.count);
+        if let Some(o) = self.offset {
+            r.start = Some(Position::Offset(o));
         }
+        r
+    }
+
+    fn isolation(&self) -> IsolationLevel {
+        self.positions
+            .range
+            .isolation(IsolationLevel::ReadUncommitted)
     }
 }
 
@@ -341,7 +356,7 @@ impl From<Isolation> for IsolationLevel {
 #[command(verbatim_doc_comment)]
 #[command(group(clap::ArgGroup::new("spec").required(true).args(["earliest", "latest", "max_timestamp", "time"])))]
 struct OffsetsArgs {
-    /// The log directory.
+    /// The log directory, or kafka://HOST:PORT/TOPIC/PARTITION (ListOffsets on the cluster).
     dir: PathBuf,
     /// The log start offset.
     #[arg(long)]
@@ -357,15 +372,20 @@ struct OffsetsArgs {
     time: Option<i64>,
     /// Answer as a consumer at this isolation level does: read-committed --latest is the last
     /// stable offset, and time lookups find nothing past it (without: up to the log end).
-    #[arg(long, value_enum)]
-    isolation: Option<Isolation>,
+    #[arg(long, value_parser = isolation_parser(ISOLATION))]
+    isolation: Option<IsolationLevel>,
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 /// The arguments of `info`.
 #[derive(clap::Args)]
 struct DirArgs {
-    /// The log directory.
+    /// The log directory, or kafka://HOST:PORT/TOPIC/PARTITION (its watermarks, from the
+    /// cluster).
     dir: PathBuf,
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 /// The arguments of `recover` and `retain`.
@@ -440,15 +460,15 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 end_txn(log, &a, out)
             })
         }
-        Command::Read(a) if a.dir.to_str().is_some_and(|d| d.starts_with("kafka://")) => {
-            read_live(&a, out)
-        }
+        Command::Read(a) if is_live(&a.dir) => read_live(&a, out),
         Command::Read(a) => with_log(&a.dir.clone(), Access::Read, out, |log, out| {
             read(log, &a, out)
         }),
+        Command::Offsets(a) if is_live(&a.dir) => offsets_live(&a, out),
         Command::Offsets(a) => with_log(&a.dir.clone(), Access::Read, out, |log, out| {
             offsets(log, &a, out)
         }),
+        Command::Info(a) if is_live(&a.dir) => info_live(&a, out),
         Command::Info(a) => with_log(&a.dir, Access::Read, out, |log, out| {
             let info = log.info()?;
             print_json(out, &info)?;
@@ -506,23 +526,6 @@ impl From<io::Error> for CmdError {
     }
 }
 
-/// Whether a log error is about the request (exit 1, JSON on stdout) rather than about the
-/// arguments or the storage (exit 2).
-fn is_rejection(e: &krecords_log::Error) -> bool {
-    use krecords_log::Error as E;
-    !(e.is_storage_error()
-        || matches!(
-            e,
-            E::CorruptFile { .. }
-                | E::NotALog { .. }
-                | E::AlreadyExists { .. }
-                | E::InvalidConfig { .. }
-                | E::LogLocked { .. }
-                | E::BrokerRunning { .. }
-                | E::ReadOnly { .. }
-        ))
-}
-
 /// Maps a log error to the command's outcome: a rejection prints
 /// `{"error":"NAME","message":"..."}` and exits 1; anything else exits 2.
 fn log_outcome(
@@ -535,14 +538,15 @@ fn log_outcome(
     } else {
         format!("{context}: {e}")
     };
-    if is_rejection(e) {
+    let class = classify_log(e);
+    if class == ErrorClass::Data {
         print_json(
             out,
             &serde_json::json!({"error": e.kafka_name(), "message": message}),
         )?;
         eprintln!("krec: {}: {message}", e.kafka_name());
         Ok(Outcome::DataProblem)
-    } else if e.is_storage_error() || matches!(e, krecords_log::Error::CorruptFile { .. }) {
+    } else if class == ErrorClass::Io {
         Err(Failure::Io(io::Error::other(message), String::new()))
     } else {
         Err(Failure::Usage(message))
@@ -770,7 +774,6 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
             ),
         });
         first_record += count;
-        Ok(())
     })?;
     Ok(groups)
 }
@@ -903,98 +906,270 @@ fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Ou
         OffsetSpec::Timestamp(args.time.unwrap_or(0))
     };
     let r = match args.isolation {
-        Some(i) => log.offsets_at(spec, IsolationLevel::from(i))?,
+        Some(i) => log.offsets_at(spec, i)?,
         None => log.offsets(spec)?,
     };
     print_json(out, &r)?;
     Ok(Outcome::Ok)
 }
 
+/// The values of `krec log offsets --isolation`, with their help.
+const ISOLATION: [(IsolationLevel, &str); 2] = [
+    (
+        IsolationLevel::ReadUncommitted,
+        "Every record up to the high watermark (aborted ones included, markers not)",
+    ),
+    (
+        IsolationLevel::ReadCommitted,
+        "Records of committed transactions and non-transactional records, up to the last stable offset",
+    ),
+];
+
 /// Bytes asked of the log per fetch when --max-bytes is not given.
 const PAGE_BYTES: usize = 1 << 20;
 
 fn read(log: &mut Log, args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
-    let isolation = IsolationLevel::from(args.isolation);
-    let mut offset = args.offset.unwrap_or_else(|| log.log_start_offset());
-    if let Some(max_bytes) = args.max_bytes {
-        // One fetch, as a consumer with fetch.max.bytes makes it.
-        let seen = log.consume(offset, max_bytes.max(1), isolation)?;
-        return print_records(&seen.records, args.bytes, out);
-    }
-    // Fetch after fetch until the high watermark (read-committed: the last stable offset)
+    let isolation = args.isolation();
+    let lso = log.last_stable_offset();
+    let watermarks = Watermarks {
+        log_start: log.log_start_offset(),
+        high_watermark: log.high_watermark(),
+        last_stable: Some(lso),
+    };
+    let range = args.range();
+    let resolved = range
+        .resolve(Some(&watermarks), isolation, &mut |t| {
+            let found = log.offsets(OffsetSpec::Timestamp(t));
+            Ok(found.ok().filter(|r| r.offset >= 0).map(|r| r.offset))
+        })
+        .map_err(|e| Failure::Usage(format!("{}: {e}", args.dir.display())))?;
+    let end = resolved.end.unwrap_or(i64::MAX);
+    let mut shown = Shown::new(args, resolved);
+    let mut offset = resolved.start;
+    // One fetch with --max-bytes, as a consumer with fetch.max.bytes makes it; otherwise fetch
+    // after fetch until the end (the high watermark; read-committed: the last stable offset)
     // leaves nothing more to see.
-    loop {
-        let seen = log.consume(offset, PAGE_BYTES, isolation)?;
-        print_records(&seen.records, args.bytes, out)?;
+    let page = args.max_bytes.map_or(PAGE_BYTES, |m| m.max(1));
+    while offset < end {
+        let seen = log.consume(offset, page, isolation)?;
+        if !shown.print(&seen.records, out)? || args.max_bytes.is_some() {
+            break;
+        }
         if seen.next_offset <= offset {
-            return Ok(Outcome::Ok);
+            break;
         }
         offset = seen.next_offset;
+    }
+    let open_txn = log.producer_states().into_iter().find_map(|p| {
+        p.current_txn_first_offset
+            .filter(|&f| f == lso)
+            .map(|f| (p.producer_id, f))
+    });
+    shown.report_stop(&args.dir.display().to_string(), &watermarks, open_txn);
+    Ok(Outcome::Ok)
+}
+
+/// The records `log read` prints: inside the range, at most `--count`.
+struct Shown {
+    bytes: BytesFormat,
+    range: Resolved,
+    left: Option<u64>,
+    isolation: IsolationLevel,
+}
+
+impl Shown {
+    fn new(args: &ReadArgs, range: Resolved) -> Shown {
+        Shown {
+            bytes: args.bytes,
+            left: range.count,
+            range,
+            isolation: args.isolation(),
+        }
+    }
+
+    /// Prints the records inside the range; false once `--count` records or the end are
+    /// reached.
+    fn print(
+        &mut self,
+        records: &[ConsumedRecord],
+        out: &mut impl Write,
+    ) -> Result<bool, CmdError> {
+        for r in records {
+            if !self.range.contains(r.offset) {
+                if self.range.end.is_some_and(|e| r.offset >= e) {
+                    return Ok(false);
+                }
+                continue;
+            }
+            if self.left == Some(0) {
+                return Ok(false);
+            }
+            print_records(std::slice::from_ref(r), self.bytes, out)?;
+            if let Some(n) = self.left.as_mut() {
+                *n -= 1;
+                if *n == 0 {
+                    self.range.end = Some(r.offset + 1);
+                }
+            }
+        }
+        Ok(self.left != Some(0))
+    }
+
+    /// Says on stderr where and why the read stopped before the high watermark.
+    fn report_stop(&self, name: &str, w: &Watermarks, open_txn: Option<(i64, i64)>) {
+        let Some(at) = self.range.end.filter(|&e| e < w.high_watermark) else {
+            return;
+        };
+        let cause = if self.left == Some(0) {
+            StopCause::Count(self.range.count.unwrap_or(0))
+        } else if self.range.asked_end == Some(at) {
+            StopCause::End
+        } else if self.isolation == IsolationLevel::ReadCommitted {
+            StopCause::LastStable
+        } else {
+            return;
+        };
+        let stop = Stop {
+            at,
+            cause,
+            high_watermark: Some(w.high_watermark),
+            open_txn,
+        };
+        eprintln!("krec: {name}: {stop}");
+    }
+}
+
+/// Whether a `log` subcommand's DIR is a `kafka://` URL.
+fn is_live(dir: &Path) -> bool {
+    dir.to_str().is_some_and(|d| d.starts_with("kafka://"))
+}
+
+/// The one live partition DIR names.
+fn live_partition(
+    dir: &Path,
+    client: &ClientArgs,
+    command: &str,
+) -> Result<(Sources, LivePartition), Failure> {
+    let sources = open_sources(&[dir.to_path_buf()], client)?;
+    let live = match sources.partitions.as_slice() {
+        [p] => p.live().cloned(),
+        _ => None,
+    };
+    match live {
+        Some(l) => Ok((sources, l)),
+        None => Err(Failure::Usage(format!(
+            "{}: {command} reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
+            dir.display()
+        ))),
     }
 }
 
 /// `krec log read kafka://…`: what a consumer at `--isolation` receives from a live partition.
 fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let isolation = IsolationLevel::from(args.isolation);
-    let kafka_args = kafka::KafkaArgs {
-        client: args.client.clone(),
-        start: args.offset.map(|o| o.to_string()),
-        end: None,
-        isolation: Some(match args.isolation {
-            Isolation::ReadCommitted => kafka::Isolation::ReadCommitted,
-            Isolation::ReadUncommitted => kafka::Isolation::ReadUncommitted,
-        }),
+    let (sources, live) = live_partition(&args.dir, &args.client, "krec log read")?;
+    let options = ReadOptions {
+        range: Range {
+            count: None,
+            ..args.range()
+        },
+        isolation: args.isolation(),
+        ..ReadOptions::default()
     };
-    let (inputs, live) = kafka::expand_one_partition(&args.dir, &kafka_args, "krec log read")?;
-    let (rt, mut stream) = inputs.stream(&live)?;
-    let mut fetch_offset = stream.next_offset();
+    let mut reader = sources.read(0, &options)?;
+    let resolved = Resolved {
+        count: args.positions.count.count,
+        ..reader.range()
+    };
+    let mut shown = Shown::new(args, resolved);
     let mut budget = args.max_bytes;
-    while let Some(chunk) = rt
-        .block_on(stream.next_chunk())
-        .map_err(|e| kafka::client_failure(&live.name, &e))?
-    {
-        let aborted: Vec<AbortedTransaction> = chunk
-            .aborted_transactions
-            .iter()
-            .map(|t| AbortedTransaction {
-                producer_id: t.producer_id,
-                first_offset: t.first_offset,
-            })
-            .collect();
-        let bytes = match budget {
-            // --max-bytes: whole entries up to that many bytes, at least one.
-            Some(max) => first_entries(&chunk.records, max),
-            None => &chunk.records[..],
-        };
-        let seen = consume(bytes, fetch_offset, isolation, Some(&aborted))
+    let fail = |e: CmdError| match e {
+        CmdError::Other(f) => f,
+        CmdError::Log(e) => Failure::Data(format!("{}: {e}", live.name)),
+    };
+    'read: while reader.next_file()?.is_some() {
+        loop {
+            let batch = match reader.next_entry()? {
+                Next::Entry(b) => b,
+                Next::End => break,
+                Next::Partial(_) => break 'read,
+                Next::Error(e) => return Err(Failure::Data(format!("{}: {e}", live.name))),
+            };
+            let size = batch.size_in_bytes();
+            if let Some(max) = budget.as_mut() {
+                // --max-bytes: whole entries up to that many bytes, at least one.
+                if size > *max && *max < args.max_bytes.unwrap_or(0) {
+                    break 'read;
+                }
+                *max = max.saturating_sub(size);
+            }
+            let seen = consume(
+                batch.as_bytes(),
+                resolved.start,
+                IsolationLevel::ReadUncommitted,
+                None,
+            )
             .map_err(|e| Failure::Data(format!("{}: {e}", live.name)))?;
-        print_records(&seen.records, args.bytes, out).map_err(|e| match e {
-            CmdError::Other(f) => f,
-            CmdError::Log(e) => Failure::Data(e.to_string()),
-        })?;
-        fetch_offset = chunk.next_offset;
-        if let Some(max) = budget.as_mut() {
-            *max = max.saturating_sub(bytes.len());
-            if *max == 0 || bytes.len() < chunk.records.len() {
-                break;
+            if !shown.print(&seen.records, out).map_err(fail)? || budget == Some(0) {
+                break 'read;
             }
         }
+    }
+    if let Some(w) = reader.watermarks() {
+        let open_txn = reader.stop().and_then(|s| s.open_txn);
+        shown.report_stop(&live.name, &w, open_txn);
     }
     Ok(Outcome::Ok)
 }
 
-/// The longest prefix of whole entries of `bytes` within `max` bytes, at least one entry.
-fn first_entries(bytes: &[u8], max: usize) -> &[u8] {
-    let mut entries = krecords_codec::read::Entries::new(bytes);
-    let mut end = 0;
-    while let Ok(Some(b)) = entries.next_entry() {
-        let next = end + b.as_bytes().len();
-        if next > max && end > 0 {
-            break;
-        }
-        end = next;
-    }
-    &bytes[..end]
+/// `krec log info kafka://…`: the partition's watermarks from the cluster.
+fn info_live(args: &DirArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let (sources, _) = live_partition(&args.dir, &args.client, "krec log info")?;
+    let w = sources.watermarks(0)?.unwrap_or(Watermarks {
+        log_start: 0,
+        high_watermark: 0,
+        last_stable: None,
+    });
+    print_json(
+        out,
+        &serde_json::json!({
+            "log_start_offset": w.log_start,
+            "high_watermark": w.high_watermark,
+            "last_stable_offset": w.last_stable.unwrap_or(w.high_watermark),
+        }),
+    )?;
+    Ok(Outcome::Ok)
+}
+
+/// `krec log offsets kafka://…`: ListOffsets on the cluster.
+fn offsets_live(args: &OffsetsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let (sources, live) = live_partition(&args.dir, &args.client, "krec log offsets")?;
+    let isolation = args
+        .isolation
+        .map_or(IsolationLevel::ReadUncommitted, IsolationLevel::from);
+    let w = sources.watermarks(0)?.unwrap_or(Watermarks {
+        log_start: 0,
+        high_watermark: 0,
+        last_stable: None,
+    });
+    let (offset, timestamp) = if args.earliest {
+        (w.log_start, None)
+    } else if args.latest {
+        (w.readable_end(isolation), None)
+    } else if args.max_timestamp {
+        return Err(Failure::Usage(format!(
+            "{}: --max-timestamp is answered from a log directory only",
+            live.name
+        )));
+    } else {
+        let t = args.time.unwrap_or(0);
+        let found = sources.offset_for_time(0, t, isolation)?;
+        (found.unwrap_or(-1), found.map(|_| t))
+    };
+    print_json(
+        out,
+        &serde_json::json!({"offset": offset, "timestamp": timestamp}),
+    )?;
+    Ok(Outcome::Ok)
 }
 
 /// Prints records as the `krec log read` lines of docs/design.md:

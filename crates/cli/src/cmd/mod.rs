@@ -2,7 +2,7 @@
 //!
 //! A command parses its arguments, calls krecords-codec and krecords-log, and prints; what
 //! several commands share lives at the crate root ([`crate::args`], [`crate::outcome`],
-//! [`crate::source`], [`crate::kafka`], [`crate::entry_json`], [`crate::decode`], ...).
+//! [`crate::source`], [`crate::kafka`], [`crate::entry_json`], [`krecords_topics`], ...).
 
 pub mod build;
 pub mod convert;

@@ -1,18 +1,13 @@
 //! `krec stats`: sizes per magic and codec, and with `--what-if` the same records re-encoded in
 //! every format and codec, measured (the chapter's V1-vs-V2 table, on the user's data).
 
-mod what_if;
-
-use crate::args::{parse_compression, Format, ReadArgs};
-use crate::cmd::convert;
-use crate::kafka::{expand_inputs, Input};
-use crate::outcome::{Failure, Outcome};
-use crate::source::Next;
-use krecords_codec::convert::ConvertOptions;
-use krecords_codec::read::{Batch, Record};
+use crate::args::{parse_compression, CountArgs, Format, ReadArgs};
+use crate::outcome::{Context, Failure, Outcome};
+use crate::progress::{Progress, Unit};
+use crate::source::{open_sources, read_options, with_progress, Next};
+use krecords_codec::stats::{GroupRow, Stats, Summary};
+use krecords_codec::what_if::{self, Clock, Feeder, Row, WhatIf};
 use krecords_codec::Compression;
-use serde::Serialize;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -48,9 +43,13 @@ use std::time::Duration;
 /// wall time elsewhere), so parallel rows and a busy machine do not lower the figures. Encode
 /// is the conversion (reading and decompressing the input, building and compressing the row's
 /// entries); decode reads the row's entries back as a consumer (CRCs, decompression, every
-/// record); small inputs are converted again until --min-time-ms is measured. --no-timing
-/// skips timing and reading back.
+/// record); small inputs are converted again until --min-time-ms is measured. A compressed
+/// row's encode speed counts only the records it compressed: a row that copied every entry
+/// unchanged shows - (null in JSON). --no-timing skips timing and reading back.
 /// --sample N uses only the first entries up to N records.
+///
+/// Exit 1 when an entry has a CRC mismatch or undecodable records, or an input cannot be read
+/// to its end or is not Kafka data (its bytes are reported as bytes that cannot be read).
 ///
 /// Examples:
 ///   krec stats 00000000000000000000.log
@@ -92,250 +91,128 @@ pub struct Args {
     threads: Option<u64>,
     #[command(flatten)]
     read: ReadArgs,
-}
-
-/// Sizes of the entries of one magic and codec.
-#[derive(Debug, Default, Clone)]
-struct Group {
-    entries: u64,
-    bytes: u64,
-    /// Entries whose records were decoded, and their stored bytes.
-    decoded_entries: u64,
-    decoded_bytes: u64,
-    records: u64,
-    batch_overhead: u64,
-    record_overhead: u64,
-    payload: u64,
-    /// Size the decoded entries would take uncompressed.
-    uncompressed: u64,
-}
-
-#[derive(Serialize)]
-struct GroupJson {
-    magic: u8,
-    compression: String,
-    entries: u64,
-    records: u64,
-    bytes: u64,
-    undecoded_entries: u64,
-    bytes_per_record: Option<f64>,
-    batch_overhead_per_record: Option<f64>,
-    record_overhead_per_record: Option<f64>,
-    payload_per_record: Option<f64>,
-    records_per_batch: Option<f64>,
-    compression_ratio: Option<f64>,
-    batch_overhead_bytes: u64,
-    record_overhead_bytes: u64,
-    payload_bytes: u64,
-    uncompressed_bytes: u64,
-}
-
-fn per(n: u64, d: u64) -> Option<f64> {
-    (d > 0).then(|| n as f64 / d as f64)
-}
-
-fn codec_name(id: u8) -> String {
-    Compression::from_id(id).map_or_else(|| format!("unknown({id})"), |c| c.name().to_string())
-}
-
-impl GroupJson {
-    fn new(magic: u8, codec: u8, g: &Group) -> Self {
-        GroupJson {
-            magic,
-            compression: codec_name(codec),
-            entries: g.entries,
-            records: g.records,
-            bytes: g.bytes,
-            undecoded_entries: g.entries - g.decoded_entries,
-            bytes_per_record: per(g.decoded_bytes, g.records),
-            batch_overhead_per_record: per(g.batch_overhead, g.records),
-            record_overhead_per_record: per(g.record_overhead, g.records),
-            payload_per_record: per(g.payload, g.records),
-            records_per_batch: per(g.records, g.decoded_entries),
-            compression_ratio: per(g.uncompressed, g.decoded_bytes),
-            batch_overhead_bytes: g.batch_overhead,
-            record_overhead_bytes: g.record_overhead,
-            payload_bytes: g.payload,
-            uncompressed_bytes: g.uncompressed,
-        }
-    }
-}
-
-#[derive(Serialize, Default)]
-struct Summary {
-    files: usize,
-    entries: u64,
-    records: u64,
-    bytes: u64,
-    /// Bytes of truncated tails (not corruption).
-    partial_bytes: u64,
-    /// Entries with a CRC mismatch.
-    invalid_crc_entries: u64,
-    /// Entries whose records could not be decoded, and files cut short by an invalid entry.
-    errors: u64,
-}
-
-/// What --what-if is fed, block by block, and how much.
-#[derive(Default)]
-struct Feed {
-    block: what_if::Block,
-    records: u64,
-    payload: u64,
-    input_bytes: u64,
-    control_records: u64,
-    headers: u64,
-    /// Entries not fed: CRC mismatches and entries whose records cannot be decoded.
-    left_out: u64,
-    full: bool,
-}
-
-impl Feed {
-    fn send(&mut self, sink: &mut dyn FnMut(what_if::Block), file_end: bool) {
-        let name = self.block.name.clone();
-        let mut block = std::mem::take(&mut self.block);
-        block.file_end = file_end;
-        self.block.name = name;
-        sink(block);
-    }
+    #[command(flatten)]
+    count: CountArgs,
 }
 
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let extra_levels = parse_levels(&args.levels)?;
-    let inputs = expand_inputs(&args.paths, &args.read.kafka)?;
-    let paths = &inputs.items;
-    let specs = if args.what_if {
-        row_specs(&args, &extra_levels)?
+    let sources = open_sources(&args.paths, &args.read.kafka.client)?;
+    let limit = args.read.max_decompressed_bytes();
+    let options = read_options(
+        &args.read.kafka.range,
+        args.count,
+        krecords_source::IsolationLevel::ReadUncommitted,
+        limit,
+        None,
+    );
+    let parts = &sources.partitions;
+    let targets = if args.what_if {
+        what_if::targets(&extra_levels, args.records_per_batch, limit)
+            .map_err(|e| Failure::Usage(format!("--levels: {e}")))?
     } else {
         Vec::new()
     };
-    let mut groups: BTreeMap<(u8, u8), Group> = BTreeMap::new();
-    let mut summary = Summary {
-        files: paths.len(),
-        ..Summary::default()
-    };
-    let mut feed = Feed::default();
-    let mut scan = |sink: &mut dyn FnMut(what_if::Block)| -> Result<(), Failure> {
-        let mut scratch = Vec::new();
-        for input in paths {
-            let mut source = inputs.open(input, None)?;
-            if args.what_if {
-                source = source.without_progress();
+    let mut stats = Stats::new(limit);
+    let mut scan = |mut feeder: Option<&mut Feeder<'_>>| -> Result<(), Failure> {
+        for i in 0..parts.len() {
+            let mut reader = sources.read(i, &options)?;
+            if !args.what_if {
+                with_progress(&mut reader);
             }
-            feed.block.name = source.name.as_str().into();
-            loop {
-                let name = source.name.clone();
-                match source.next()? {
-                    Next::End => break,
-                    Next::Partial(p) => {
-                        summary.partial_bytes += p.bytes as u64;
-                        break;
-                    }
-                    Next::Error(e) => {
-                        eprintln!("krec: {name}: {e}");
-                        summary.errors += 1;
-                        break;
-                    }
-                    Next::Entry(batch) => {
-                        summary.entries += 1;
-                        summary.bytes += batch.size_in_bytes() as u64;
-                        let crc_valid = batch.is_crc_valid();
-                        if !crc_valid {
-                            eprintln!(
-                                "krec: {name}: entry at byte {}: crc mismatch",
-                                batch.position()
+            while let Some(file) = reader.next_file()? {
+                let name = file.name;
+                stats.start_input();
+                if let Some(f) = feeder.as_deref_mut() {
+                    f.start_input(&name);
+                }
+                loop {
+                    let next = reader
+                        .next_entry()
+                        .context(|| format!("cannot read {name}"))?;
+                    match next {
+                        Next::End => break,
+                        Next::Partial(p) => {
+                            if stats.partial(p.bytes as u64) {
+                                eprintln!(
+                                "krec: {name}: not Kafka data: its {} bytes are not a whole log entry",
+                                p.bytes
                             );
-                            summary.invalid_crc_entries += 1;
-                        }
-                        let feeding = args.what_if && !feed.full;
-                        let left_out = feed.left_out;
-                        match account(&batch, &mut scratch, args.read.max_decompressed_bytes()) {
-                            Ok((key, g, headers)) => {
-                                summary.records += g.records;
-                                let entry = groups.entry(key).or_default();
-                                merge(entry, &g);
-                                if feeding && crc_valid {
-                                    let b = &mut feed.block;
-                                    if b.data.is_empty() {
-                                        b.base = batch.position();
-                                    }
-                                    b.data.extend_from_slice(batch.as_bytes());
-                                    feed.input_bytes += g.bytes;
-                                    if matches!(&batch, Batch::V2(b) if b.is_control()) {
-                                        feed.control_records += g.records;
-                                    } else {
-                                        feed.records += g.records;
-                                        feed.payload += g.payload;
-                                        feed.headers += headers;
-                                        feed.block.payload += g.payload;
-                                    }
-                                    if feed.block.data.len() >= what_if::BLOCK_BYTES {
-                                        feed.send(sink, false);
-                                    }
-                                } else if feeding {
-                                    feed.left_out += 1;
-                                }
                             }
-                            Err(e) => {
+                            break;
+                        }
+                        Next::Error(e) => {
+                            let e = e.to_string();
+                            let rest = reader
+                                .remaining_bytes()
+                                .map_err(|io| Failure::Io(io, format!("cannot read {name}")))?;
+                            let what = if stats.unreadable(rest) {
+                                "not Kafka data: "
+                            } else {
+                                ""
+                            };
+                            eprintln!(
+                            "krec: {name}: {what}{e}; the {rest} bytes from here on cannot be read"
+                        );
+                            break;
+                        }
+                        Next::Entry(batch) => {
+                            let accounted = stats.entry(&batch);
+                            if !accounted.crc_valid {
+                                eprintln!(
+                                    "krec: {name}: entry at byte {}: crc mismatch",
+                                    batch.position()
+                                );
+                            }
+                            if let Err(e) = &accounted.sizes {
                                 eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
-                                summary.errors += 1;
-                                let id = match &batch {
-                                    Batch::Legacy(b) => b.attributes() & 7,
-                                    Batch::V2(b) => (b.attributes() & 7) as u8,
-                                };
-                                let entry = groups.entry((batch.magic(), id)).or_default();
-                                entry.entries += 1;
-                                entry.bytes += batch.size_in_bytes() as u64;
-                                if feeding {
-                                    feed.left_out += 1;
-                                }
                             }
-                        }
-                        if feed.left_out > left_out && !feed.block.data.is_empty() {
-                            // The next block starts after the entry left out.
-                            feed.send(sink, false);
-                        }
-                        if args.sample > 0 && feed.records >= args.sample {
-                            feed.full = true;
+                            if let Some(f) = feeder.as_deref_mut() {
+                                f.entry(&batch, &accounted);
+                            }
                         }
                     }
                 }
-            }
-            if args.what_if {
-                feed.send(sink, true);
+                if let Some(f) = feeder.as_deref_mut() {
+                    f.end_input();
+                }
             }
         }
         Ok(())
     };
     let what_if = if args.what_if {
-        let total_bytes = paths
+        let total_bytes = parts
             .iter()
-            .filter_map(Input::path)
+            .flat_map(|p| p.files())
             .filter_map(|p| std::fs::metadata(p).ok())
             .filter(|m| m.is_file())
             .map(|m| m.len())
             .sum();
-        let threads = match args.threads {
-            Some(n) => n as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
         let cfg = what_if::Config {
-            threads: threads.min(specs.len()).max(1),
+            threads: match args.threads {
+                Some(n) => n as usize,
+                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            },
             timing: (!args.no_timing).then(|| Duration::from_millis(args.min_time_ms)),
-            clock: what_if::Clock::detect(),
-            decompress_limit: args.read.max_decompressed_bytes(),
-            total_bytes,
+            clock: Clock::detect(),
+            decompress_limit: limit,
+            sample: args.sample,
+            records_per_batch: args.records_per_batch,
         };
-        let measured = what_if::run(&specs, &cfg, &mut scan)?;
-        Some(what_if_rows(&args, &cfg, &feed, &specs, measured))
+        let mut progress =
+            Progress::new("krec stats --what-if", Unit::Bytes, total_bytes, 64 << 20);
+        let report = what_if::run(&targets, &cfg, &mut |done| progress.update(done), |f| {
+            scan(Some(f))
+        })?;
+        progress.finish();
+        Some((report.info, report.rows))
     } else {
-        scan(&mut |_| {})?;
+        scan(None)?;
         None
     };
-    let group_rows: Vec<GroupJson> = groups
-        .iter()
-        .map(|(&(m, c), g)| GroupJson::new(m, c, g))
-        .collect();
+    let group_rows = stats.groups();
+    let summary = stats.summary();
     match args.format {
         Format::Json => {
             let mut obj = serde_json::json!({"summary": summary, "groups": group_rows});
@@ -347,78 +224,17 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             writeln!(out)?;
         }
         Format::Text => {
-            write_text_summary(out, &summary, &group_rows)?;
+            write_text_summary(out, summary, &group_rows)?;
             if let Some((info, rows)) = &what_if {
                 write_text_what_if(out, info, rows)?;
             }
         }
     }
-    let problem = summary.errors > 0 || summary.invalid_crc_entries > 0;
-    Ok(if problem {
+    Ok(if stats.has_problems() {
         Outcome::DataProblem
     } else {
         Outcome::Ok
     })
-}
-
-fn merge(into: &mut Group, g: &Group) {
-    into.entries += g.entries;
-    into.bytes += g.bytes;
-    into.decoded_entries += g.decoded_entries;
-    into.decoded_bytes += g.decoded_bytes;
-    into.records += g.records;
-    into.batch_overhead += g.batch_overhead;
-    into.record_overhead += g.record_overhead;
-    into.payload += g.payload;
-    into.uncompressed += g.uncompressed;
-}
-
-fn payload_of(r: &Record<'_>) -> u64 {
-    let headers: usize = r
-        .headers()
-        .map(|h| h.key.len() + h.value.map_or(0, <[u8]>::len))
-        .sum();
-    (r.key().map_or(0, <[u8]>::len) + r.value().map_or(0, <[u8]>::len) + headers) as u64
-}
-
-/// Sizes one entry (decoding its records). Returns the (magic, codec id) key, the entry's sizes
-/// and its number of headers.
-fn account(
-    batch: &Batch<'_>,
-    scratch: &mut Vec<u8>,
-    limit: usize,
-) -> Result<((u8, u8), Group, u64), krecords_codec::Error> {
-    let size = batch.size_in_bytes() as u64;
-    let codec = batch.compression()?;
-    let mut g = Group {
-        entries: 1,
-        bytes: size,
-        decoded_entries: 1,
-        decoded_bytes: size,
-        ..Group::default()
-    };
-    let mut records_size = 0u64;
-    let mut headers = 0u64;
-    for r in batch.records(scratch, limit)? {
-        let r = r?;
-        let payload = payload_of(&r);
-        let stored = match &r {
-            Record::V2(v) => v.size as u64,
-            Record::Legacy(m) => m.size_in_bytes() as u64,
-        };
-        g.records += 1;
-        g.payload += payload;
-        g.record_overhead += stored.saturating_sub(payload);
-        records_size += stored;
-        headers += r.headers().len() as u64;
-    }
-    g.batch_overhead = match batch {
-        Batch::V2(_) => krecords_codec::layout::v2::RECORDS_OFFSET as u64,
-        Batch::Legacy(b) if b.is_compressed() => size - b.value().map_or(0, <[u8]>::len) as u64,
-        Batch::Legacy(_) => 0,
-    };
-    g.uncompressed = g.batch_overhead + records_size;
-    Ok(((batch.magic(), codec.id()), g, headers))
 }
 
 /// Parses --levels into (codec, level) pairs.
@@ -438,184 +254,6 @@ fn parse_levels(levels: &[String]) -> Result<Vec<(Compression, i32)>, Failure> {
     Ok(out)
 }
 
-/// The rows: every magic × codec it allows, at the default level and at the extra levels, each
-/// with the options `krec convert` would use (checked here, so a refused level is a usage error).
-fn row_specs(
-    args: &Args,
-    extra_levels: &[(Compression, i32)],
-) -> Result<Vec<(what_if::Spec, ConvertOptions)>, Failure> {
-    let mut specs = Vec::new();
-    for magic in 0..=2u8 {
-        for codec in Compression::ALL.into_iter().filter(|c| c.allowed_in(magic)) {
-            let mut levels: Vec<Option<i32>> = vec![None];
-            let mut extra: Vec<i32> = extra_levels
-                .iter()
-                .filter(|(c, l)| *c == codec && Some(*l) != codec.default_level())
-                .map(|&(_, l)| l)
-                .collect();
-            extra.sort_unstable();
-            extra.dedup();
-            levels.extend(extra.into_iter().map(Some));
-            for level in levels {
-                let opts = convert::options(
-                    magic,
-                    Some(codec),
-                    level,
-                    args.records_per_batch,
-                    args.read.max_decompressed_bytes(),
-                );
-                opts.validate()
-                    .map_err(|e| Failure::Usage(format!("--levels: {e}")))?;
-                specs.push((
-                    what_if::Spec {
-                        magic,
-                        codec,
-                        level,
-                    },
-                    opts,
-                ));
-            }
-        }
-    }
-    Ok(specs)
-}
-
-/// What --what-if measured, besides the rows.
-#[derive(Serialize)]
-struct WhatIf {
-    /// Data records converted (control records not counted).
-    records: u64,
-    /// Stored bytes of the entries converted.
-    input_bytes: u64,
-    /// Keys, values and headers of those records.
-    payload_bytes: u64,
-    /// Entries of the uncompressed v2 row: the batches the records make.
-    batches: u64,
-    batching: String,
-    speed_unit: &'static str,
-    /// How the speed columns were measured.
-    timing: String,
-    threads: usize,
-    /// Records of control batches (transaction markers): kept as they are in v2 rows, dropped
-    /// in v0/v1 rows, as convert does; not counted in `records`.
-    skipped_control_records: u64,
-    /// Entries left out: CRC mismatches and entries whose records cannot be decoded.
-    entries_left_out: u64,
-}
-
-#[derive(Serialize)]
-struct Row {
-    magic: u8,
-    compression: &'static str,
-    level: Option<i32>,
-    bytes: Option<u64>,
-    records: u64,
-    entries: Option<u64>,
-    /// Entries already in this format and codec, copied unchanged (as convert does).
-    entries_copied: Option<u64>,
-    bytes_per_record: Option<f64>,
-    ratio: Option<f64>,
-    encode_mb_s: Option<f64>,
-    decode_mb_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-fn what_if_rows(
-    args: &Args,
-    cfg: &what_if::Config,
-    feed: &Feed,
-    specs: &[(what_if::Spec, ConvertOptions)],
-    measured: Vec<what_if::Measured>,
-) -> (WhatIf, Vec<Row>) {
-    let mb_s = |(payload, elapsed): (u64, Duration)| {
-        let secs = elapsed.as_secs_f64();
-        (secs > 0.0).then(|| (payload as f64 / secs / 1e6 * 10.0).round() / 10.0)
-    };
-    let mut rows = Vec::new();
-    let mut batches = 0;
-    for ((spec, _), m) in specs.iter().zip(measured) {
-        let mut row = Row {
-            magic: spec.magic,
-            compression: spec.codec.name(),
-            level: spec.level.or(spec.codec.default_level()),
-            bytes: None,
-            records: feed.records,
-            entries: None,
-            entries_copied: None,
-            bytes_per_record: None,
-            ratio: None,
-            encode_mb_s: None,
-            decode_mb_s: None,
-            note: (spec.magic < 2 && feed.headers > 0)
-                .then(|| "headers dropped: v0/v1 cannot carry them".to_string()),
-            error: m.error,
-        };
-        if row.error.is_none() {
-            let bytes = m.stats.bytes_out as u64;
-            row.bytes = Some(bytes);
-            row.entries = Some(m.stats.entries_out as u64);
-            row.entries_copied = Some(m.stats.entries_passed_through as u64);
-            row.bytes_per_record = per(bytes, feed.records);
-            row.ratio = per(bytes, feed.input_bytes);
-            row.encode_mb_s = mb_s(m.encode);
-            row.decode_mb_s = mb_s(m.decode);
-            if let (Some(level), n @ 1..) = (spec.level, m.stats.entries_passed_through) {
-                let note = format!(
-                    "{n} entries already {} copied unchanged, not recompressed at level {level} \
-                     (as convert does: Kafka compares codecs, not levels)",
-                    spec.codec.name()
-                );
-                row.note = Some(match row.note.take() {
-                    Some(n) => format!("{n}; {note}"),
-                    None => note,
-                });
-            }
-            if spec.magic == 2 && spec.codec == Compression::None && spec.level.is_none() {
-                batches = m.stats.entries_out as u64;
-            }
-        }
-        rows.push(row);
-    }
-    let timing = if cfg.timing.is_some() {
-        let clock = match cfg.clock {
-            what_if::Clock::ThreadCpu => {
-                "CPU time of the one thread that ran it (Linux schedstat), so other rows and \
-                 other processes do not count"
-            }
-            what_if::Clock::Wall => "wall time of the one thread that ran it",
-        };
-        format!(
-            "each row timed single-threaded: {clock} ({} thread{} ran rows in parallel); \
-             encode = converting the input into the row (reading and decompressing it, building \
-             and compressing the entries), decode = reading the row's entries back (CRCs, \
-             decompression, every record)",
-            cfg.threads,
-            if cfg.threads == 1 { "" } else { "s" }
-        )
-    } else {
-        "not measured (--no-timing)".to_string()
-    };
-    let info = WhatIf {
-        records: feed.records,
-        input_bytes: feed.input_bytes,
-        payload_bytes: feed.payload,
-        batches,
-        batching: format!(
-            "as krec convert does: {}",
-            convert::batching_text(args.records_per_batch)
-        ),
-        speed_unit: "MB/s: 10^6 bytes of record payload (keys, values, headers) per second",
-        timing,
-        threads: cfg.threads,
-        skipped_control_records: feed.control_records,
-        entries_left_out: feed.left_out,
-    };
-    (info, rows)
-}
-
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
 }
@@ -623,11 +261,11 @@ fn opt(v: Option<f64>, decimals: usize) -> String {
 fn write_text_summary(
     out: &mut impl Write,
     s: &Summary,
-    groups: &[GroupJson],
+    groups: &[GroupRow],
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "{} file{}, {} {}, {} records, {} bytes{}",
+        "{} file{}, {} {}, {} records, {} bytes{}{}",
         s.files,
         if s.files == 1 { "" } else { "s" },
         s.entries,
@@ -636,6 +274,11 @@ fn write_text_summary(
         s.bytes,
         if s.partial_bytes > 0 {
             format!(" (+{} bytes of a truncated tail)", s.partial_bytes)
+        } else {
+            String::new()
+        },
+        if s.invalid_bytes > 0 {
+            format!(" (+{} bytes that cannot be read)", s.invalid_bytes)
         } else {
             String::new()
         }

@@ -6,13 +6,13 @@
 //! The checks are the log's ([`krecords_log::check`]); this command picks the inputs, runs the
 //! partitions of a data directory in parallel and prints the problems the checks report.
 
-use crate::args::{Format, ReadArgs};
-use crate::kafka::{expand_inputs, KafkaUrl};
+use crate::args::{CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::Source;
+use crate::source::{open_reader, open_sources, read_options, Source};
 use krecords_log::check::{self, CheckError, Checker, Problem, ProblemKind};
 use krecords_log::data_dir::{self, PartitionDir};
 use krecords_log::files::LOG_SUFFIX;
+use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -50,6 +50,12 @@ use std::sync::Mutex;
 /// partition with problems and a summary of partitions ok and not. --topic and --partition
 /// narrow it.
 ///
+/// With --start, --end, --count or --isolation read-committed (default: read-uncommitted,
+/// every batch as the files hold it), the entries in that range are checked (not the indexes),
+/// the same way on files, directories, broker roots and kafka:// topics; a read that stops
+/// before the high watermark says where and why ("stopped at last stable offset 3; high
+/// watermark 9: an open transaction from producer 7 since offset 3").
+///
 /// Prints one line per problem with the file and byte position, then a summary. Exit 1 when
 /// there is any problem, 0 when everything is clean, 2 when a path holds nothing to verify.
 ///
@@ -72,6 +78,8 @@ pub struct Args {
     format: Format,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    count: CountArgs,
     /// In a data directory, only the partitions of topics matching this glob (*, ?, [...]).
     #[arg(long, value_name = "GLOB")]
     topic: Option<String>,
@@ -108,17 +116,6 @@ struct Summary {
     partitions: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     partitions_with_problems: Option<u64>,
-}
-
-/// Whether `dir` holds segments of its own (a partition directory) rather than partitions.
-fn has_logs(dir: &Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries.filter_map(Result::ok).any(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.ends_with(LOG_SUFFIX))
-        })
-    })
 }
 
 /// Prints problems as they are found.
@@ -177,22 +174,29 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut checker = Checker::new(limit, &mut sink);
     // Partitions of data directories, verified by checkers of their own.
     let mut partitions = Summary::default();
+    let options = read_options(
+        &args.read.kafka.range,
+        args.count,
+        IsolationLevel::ReadUncommitted,
+        limit,
+        None,
+    );
+    // The whole of every file, its indexes too, unless a range or read_committed asks for part.
+    let whole = options.range.is_all() && options.isolation == IsolationLevel::ReadUncommitted;
+    let mut stops = Vec::new();
     for path in &args.paths {
-        if path.to_str().and_then(KafkaUrl::parse).is_some() {
-            // A live topic or partition: its entries, fetched, checked as a file of entries.
-            let inputs = expand_inputs(std::slice::from_ref(path), &args.read.kafka)?;
-            for input in &inputs.items {
-                let mut source = inputs.open(input, None)?;
-                let name = source.name.clone();
-                checker
-                    .entries(&mut source, &name, None, None, &mut None)
-                    .map_err(failure)?;
+        let local = matches!(
+            SourceSpec::parse(path)?,
+            SourceSpec::Path(_) | SourceSpec::Stdin
+        );
+        if whole && local && path.is_dir() {
+            let kind = classify_dir(path).context(|| format!("cannot list {}", path.display()))?;
+            if let DirKind::Root(_) = kind {
+                data_dir(path, &args, &printer, &mut checker, &mut partitions)?;
+            } else {
+                checker.partition_dir(path).map_err(failure)?;
             }
-        } else if path.is_dir() && !has_logs(path) && data_dir::is_data_dir(path) {
-            data_dir(path, &args, &printer, &mut checker, &mut partitions)?;
-        } else if path.is_dir() {
-            checker.partition_dir(path).map_err(failure)?;
-        } else {
+        } else if whole && local {
             let base = check::segment_base(path);
             let mut source =
                 Source::open(path).context(|| format!("cannot open {}", path.display()))?;
@@ -200,6 +204,20 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             checker
                 .entries(&mut source, &name, Some(path), base, &mut None)
                 .map_err(failure)?;
+        } else {
+            // A live topic, or part of any source: its entries, checked as a file of entries.
+            let sources = open_sources(std::slice::from_ref(path), &args.read.kafka.client)?;
+            for i in 0..sources.partitions.len() {
+                let mut reader = open_reader(&sources, i, &options)?;
+                while let Some(file) = reader.next_file()? {
+                    checker
+                        .entries(&mut reader, &file.name, None, None, &mut None)
+                        .map_err(failure)?;
+                }
+                if let Some(stop) = reader.stop() {
+                    stops.push((reader.name().to_owned(), stop));
+                }
+            }
         }
     }
     let mut s = partitions;
@@ -207,6 +225,18 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     drop(checker);
     let printer = printer.into_inner();
     let out = printer.out;
+    for (name, stop) in &stops {
+        match printer.format {
+            Format::Json => {
+                let line = serde_json::json!({"stopped": {
+                    "source": name, "at": stop.at, "message": stop.to_string(),
+                }});
+                serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
+                out.write_all(b"\n")?;
+            }
+            Format::Text => writeln!(out, "{name}: {stop}")?,
+        }
+    }
     match printer.format {
         Format::Json => {
             serde_json::to_writer(&mut *out, &serde_json::json!({ "summary": s }))

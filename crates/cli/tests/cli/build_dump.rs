@@ -149,13 +149,15 @@ fn dump_of_a_flipped_crc_bit_exits_1_with_crc_valid_false() {
 }
 
 #[test]
-fn dump_of_a_truncated_tail_prints_a_partial_line_and_exits_0() {
+fn dump_of_a_truncated_tail_prints_a_partial_line_and_exits_1() {
     let d = Dir::new();
     let mut bytes = hex::decode(HELLO_HEX).unwrap();
     bytes.extend_from_slice(&hex::decode(HELLO_HEX).unwrap()[..30]);
     d.write("cut.bin", &bytes);
     let r = d.run(&["dump", "--format", "json", "cut.bin"], b"");
-    r.ok();
+    // A truncated file is a problem for dump as for verify (issue 27, observation 5).
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(d.run(&["verify", "cut.bin"], b"").code, 1);
     let lines = r.json_lines();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["crc_valid"], true);

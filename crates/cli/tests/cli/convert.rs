@@ -106,10 +106,12 @@ fn v2_to_v1_and_back_with_compression() {
         .stdout,
     );
     let before = records_of(&d, &v2);
-    // zstd cannot be written as v1: the entry's own codec is not allowed, exit 1.
+    // zstd cannot be written as v1: the entry's own codec is not allowed, a usage error that
+    // names the fix.
     let r = d.run(&["convert", &v2, "x.bin", "--magic", "1"], b"");
-    assert_eq!(r.code, 1);
+    assert_eq!(r.code, 2);
     assert!(r.stderr.contains("zstd"), "{}", r.stderr);
+    assert!(r.stderr.contains("--compression"), "{}", r.stderr);
     assert!(!d.path("x.bin").exists(), "no partial output left");
     // With another codec it works, and the round trip keeps every record.
     d.run(
@@ -301,4 +303,90 @@ fn a_partition_directory_converts_into_a_verified_log() {
     let r = d.run(&["convert", &src, &d.arg("v1"), "--magic", "2"], b"");
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("not empty"), "{}", r.stderr);
+}
+
+/// A partition directory of `batches` zstd batches of two records each, one segment per batch.
+fn zstd_partition(d: &Dir, name: &str, batches: usize) -> String {
+    let dir = d.arg(name);
+    d.run(
+        &["log", "create", &dir, "--config", "segment.bytes=100"],
+        b"",
+    )
+    .ok();
+    for i in 0..batches {
+        let records = format!("{{\"value\":\"hello {i}\"}}\n{{\"value\":\"x\"}}\n");
+        d.run(
+            &["log", "append", &dir, "--compression", "zstd"],
+            records.as_bytes(),
+        )
+        .ok();
+    }
+    dir
+}
+
+/// Issue 27, observation 6: a conversion the target format refuses is a usage error naming the
+/// fix, found before anything is written, and leaves nothing that blocks a rerun.
+#[test]
+fn a_refused_directory_conversion_writes_nothing() {
+    let d = Dir::new();
+    let src = zstd_partition(&d, "zstd-0", 3);
+    let out = d.arg("out");
+    let r = d.run(&["convert", &src, &out, "--magic", "1"], b"");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("zstd"), "{}", r.stderr);
+    assert!(r.stderr.contains("--compression"), "{}", r.stderr);
+    assert!(!d.path("out").exists(), "no output directory");
+    let leftovers: Vec<_> = std::fs::read_dir(d.path(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("krec-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // The rerun with the fix works, into the same path.
+    let text = d
+        .run(
+            &[
+                "convert",
+                &src,
+                &out,
+                "--magic",
+                "1",
+                "--compression",
+                "gzip",
+            ],
+            b"",
+        )
+        .ok();
+    assert!(text.contains("segments:  3"), "{text}");
+    assert_eq!(d.run(&["verify", &out], b"").code, 0);
+    assert_eq!(log_records(&d, &out), log_records(&d, &src));
+}
+
+/// A conversion that fails midway (a corrupt entry in the last segment) leaves no output
+/// directory either.
+#[test]
+fn a_directory_conversion_failing_midway_leaves_no_output() {
+    let d = Dir::new();
+    let src = zstd_partition(&d, "zstd-0", 3);
+    let mut last: Vec<_> = std::fs::read_dir(d.path("zstd-0"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    last.sort();
+    let last = last.pop().unwrap();
+    let mut bytes = std::fs::read(&last).unwrap();
+    let end = bytes.len() - 1;
+    bytes[end] ^= 1;
+    std::fs::write(&last, bytes).unwrap();
+    let out = d.arg("out");
+    let r = d.run(&["convert", &src, &out, "--magic", "2"], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("crc"), "{}", r.stderr);
+    assert!(!d.path("out").exists(), "no output directory");
+    // An empty directory given as the output stays, empty.
+    std::fs::create_dir(d.path("empty")).unwrap();
+    let r = d.run(&["convert", &src, &d.arg("empty"), "--magic", "2"], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(std::fs::read_dir(d.path("empty")).unwrap().count(), 0);
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 /// 100 v2 records (offset i, timestamp T0 + i), 10 per batch: batches at offsets 0, 10, ... 90.
 const T0: i64 = 1_714_000_000_000;
 
-fn v2_file(d: &Dir) -> String {
+pub(crate) fn v2_file(d: &Dir) -> String {
     d.gen(
         "v2.log",
         &[
@@ -72,7 +72,7 @@ fn text_bases(out: &str) -> Vec<i64> {
 fn offset_range_is_start_inclusive_end_exclusive() {
     let d = Dir::new();
     let f = v2_file(&d);
-    let range = ["--offset-start", "15", "--offset-end", "35"];
+    let range = ["--start", "15", "--end", "35"];
     // Entries overlapping [15, 35): the batches at 10, 20 and 30, whole (count stays 10).
     let shallow = json(&d, &[&range[..], &[f.as_str()]].concat());
     assert_eq!(bases(&shallow), [10, 20, 30]);
@@ -88,19 +88,16 @@ fn offset_range_is_start_inclusive_end_exclusive() {
     assert_eq!(text_record_offsets(&t), (15..35).collect::<Vec<_>>());
     assert!(t.starts_with(&format!("Dumping {f}\n")), "{t}");
     // Batch boundaries: the end is exclusive, the start inclusive.
-    let edge = json(
-        &d,
-        &["--offset-start", "19", "--offset-end", "20", "--deep", &f],
-    );
+    let edge = json(&d, &["--start", "19", "--end", "20", "--deep", &f]);
     assert_eq!(bases(&edge), [10]);
     assert_eq!(record_offsets(&edge), [19]);
-    let edge = json(&d, &["--offset-start", "20", "--offset-end", "21", &f]);
+    let edge = json(&d, &["--start", "20", "--end", "21", &f]);
     assert_eq!(bases(&edge), [20]);
     // Open-ended.
-    assert_eq!(bases(&json(&d, &["--offset-start", "90", &f])), [90]);
-    assert_eq!(bases(&json(&d, &["--offset-end", "10", &f])), [0]);
-    assert!(json(&d, &["--offset-start", "100", &f]).is_empty());
-    assert_eq!(text_bases(&text(&d, &["--offset-end", "1", &f])), [0]);
+    assert_eq!(bases(&json(&d, &["--start", "90", &f])), [90]);
+    assert_eq!(bases(&json(&d, &["--end", "10", &f])), [0]);
+    assert!(json(&d, &["--start", "100", &f]).is_empty());
+    assert_eq!(text_bases(&text(&d, &["--end", "1", &f])), [0]);
 }
 
 #[test]
@@ -154,7 +151,7 @@ fn v0_entries_never_match_a_time_range_and_v1_use_their_timestamps() {
     let t = text(&d, &["--time-start", "0", &v0]);
     assert_eq!(t, format!("Dumping {v0}\n"));
     // v0 entries are kept by the offset filters.
-    assert_eq!(bases(&json(&d, &["--offset-start", "3", &v0])), [3, 4]);
+    assert_eq!(bases(&json(&d, &["--start", "3", &v0])), [3, 4]);
 
     let v1 = d.gen("v1.log", &["--magic", "1", "--records", "5"]);
     let start = (T0 + 2).to_string();
@@ -185,10 +182,7 @@ fn legacy_wrappers_filter_on_their_inner_offsets_and_timestamps() {
             "10",
         ],
     );
-    let lines = json(
-        &d,
-        &["--offset-start", "15", "--offset-end", "25", "--deep", &f],
-    );
+    let lines = json(&d, &["--start", "15", "--end", "25", "--deep", &f]);
     assert_eq!(bases(&lines), [10, 20]);
     assert_eq!(
         lines
@@ -199,7 +193,7 @@ fn legacy_wrappers_filter_on_their_inner_offsets_and_timestamps() {
     );
     assert_eq!(record_offsets(&lines), (15..25).collect::<Vec<_>>());
     // The end bound needs the first inner offset: a wrapper starting at the end is out.
-    let lines = json(&d, &["--offset-end", "20", &f]);
+    let lines = json(&d, &["--end", "20", &f]);
     assert_eq!(bases(&lines), [0, 10]);
     let start = (T0 + 35).to_string();
     let end = (T0 + 40).to_string();
@@ -298,10 +292,7 @@ fn producer_control_and_transactional_filters() {
     // Filters combine with AND.
     assert!(json(&d, &["--control-only", "--producer-id", "7", &f]).is_empty());
     assert_eq!(
-        bases(&json(
-            &d,
-            &["--transactional-only", "--offset-end", "4", &f]
-        )),
+        bases(&json(&d, &["--transactional-only", "--end", "4", &f])),
         [3]
     );
     let t = text(&d, &["--control-only", "--deep", &f]);
@@ -331,10 +322,10 @@ fn entries_outside_the_filter_are_not_decoded_or_checked() {
     d.write("v2.log", &bytes);
     let r = d.run(&["dump", "--deep", "--format", "json", &f], b"");
     assert_eq!(r.code, 1, "{r:?}");
-    let r = d.run(&["dump", "--deep", "--offset-end", "90", &f], b"");
+    let r = d.run(&["dump", "--deep", "--end", "90", &f], b"");
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(text_bases(&r.out()).len(), 9);
-    let r = d.run(&["dump", "--offset-start", "95", &f], b"");
+    let r = d.run(&["dump", "--start", "95", &f], b"");
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.out().contains("isvalid: false"));
 }
@@ -385,9 +376,12 @@ fn max_bytes_reads_whole_entries_within_the_first_n_bytes() {
     // A truncated file: without --max-bytes the tail is reported, with it not.
     let bytes = d.read("v2.log");
     let cut = d.write("cut.log", &bytes[..bytes.len() - 10]);
-    assert!(text(&d, &[&cut]).contains("invalid bytes at the end of cut.log"));
-    let lines = json(&d, &[&cut]);
-    assert_eq!(lines.last().unwrap()["partial"], true);
+    let r = d.run(&["dump", &cut], b"");
+    assert_eq!(r.code, 1);
+    assert!(r.out().contains("invalid bytes at the end of cut.log"));
+    let r = d.run(&["dump", "--format", "json", &cut], b"");
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json_lines().last().unwrap()["partial"], true);
     let huge = (bytes.len() * 2).to_string();
     assert!(!text(&d, &["--max-bytes", &huge, &cut]).contains("invalid bytes"));
     let lines = json(&d, &["--max-bytes", &huge, &cut]);
@@ -502,7 +496,7 @@ fn globs_expand_when_the_shell_did_not() {
 #[test]
 fn bad_filter_arguments_exit_2() {
     for args in [
-        &["dump", "--offset-start", "5", "--offset-end", "5", "x.log"][..],
+        &["dump", "--start", "5", "--end", "5", "x.log"][..],
         &[
             "dump",
             "--time-start",
@@ -515,7 +509,7 @@ fn bad_filter_arguments_exit_2() {
         &["dump", "--time-end", "2024-02-30T00:00:00Z", "x.log"][..],
         &["dump", "--max-bytes", "-1", "x.log"][..],
         &["dump", "--timestamps", "local", "x.log"][..],
-        &["dump", "--offset-start", "x", "x.log"][..],
+        &["dump", "--start", "x", "x.log"][..],
     ] {
         let r = run(args);
         assert_eq!(r.code, 2, "{args:?}: {r:?}");
@@ -535,7 +529,7 @@ fn completions_for_bash_zsh_and_fish_name_the_subcommands() {
             "stats",
             "explain",
             "convert",
-            "offset-start",
+            "isolation",
             "deep",
         ] {
             assert!(out.contains(word), "{shell} completions lack {word}");
@@ -577,7 +571,7 @@ fn man_pages_for_krec_and_its_subcommands() {
         dump.contains(".TH krec-dump 1 ") && dump.contains("\"krec 0."),
         "{dump}"
     );
-    assert!(dump.contains("offset\\-start"), "{dump}");
+    assert!(dump.contains("isolation"), "{dump}");
     let append = run(&["man", "log", "append"]).ok();
     assert!(append.contains(".TH krec-log-append 1"), "{append}");
     assert_eq!(run(&["man", "nope"]).code, 2);

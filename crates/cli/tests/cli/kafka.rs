@@ -1,91 +1,47 @@
-//! `kafka://` sources against a small fake broker on 127.0.0.1 (blocking, a thread per
-//! connection): ApiVersions, Metadata, ListOffsets and Fetch for topic `t` (two partitions of
-//! three batches each) and topic `bad` (one partition whose second batch has magic 7).
+//! `kafka://` sources against the test kit's fake cluster on 127.0.0.1: topic `t` (two
+//! partitions of three batches each), topic `bad` (one partition whose second batch has magic
+//! 7), `__transaction_state` (a broker-written segment) and topic `open` (three records, then a
+//! transaction of producer 7 that is still open: last stable offset 3, high watermark 9).
 
 use crate::util::run;
-use bytes::{Bytes, BytesMut};
-use kafka_protocol::messages::api_versions_response::ApiVersion;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::list_offsets_response::{
-    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
-};
-use kafka_protocol::messages::metadata_response::{
-    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-};
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader,
-    TopicName,
-};
-use kafka_protocol::protocol::{
-    decode_request_header_from_buffer, Decodable, Encodable, HeaderVersion, StrBytes,
-};
 use krecords_codec::write::{NewRecord, V2Builder};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, OnceLock};
+use krecords_testkit::batches::numbered;
+use krecords_testkit::FakeCluster;
+use std::sync::OnceLock;
 
 const TS: i64 = 1_700_000_000_000;
 
 /// Three batches of three records, offsets 0..9; record `o` has timestamp `TS + o`.
 fn partition_log(p: i32) -> Vec<Vec<u8>> {
-    (0..3)
-        .map(|b| {
-            let mut builder = V2Builder::new(b * 3);
-            for i in 0..3 {
-                let o = b * 3 + i;
-                let value = format!("p{p} value {o}");
-                builder
-                    .append(&NewRecord::new(
-                        TS + o,
-                        Some(b"k".as_slice()),
-                        Some(value.as_bytes()),
-                    ))
-                    .unwrap();
-            }
-            builder.finish().unwrap()
-        })
-        .collect()
+    numbered(3, 3, |o| {
+        (
+            TS + o,
+            b"k".to_vec(),
+            format!("p{p} value {o}").into_bytes(),
+        )
+    })
 }
 
-/// A partition's batches: (base offset, batch bytes).
-type Batches = Vec<(i64, Vec<u8>)>;
-
-struct Log {
-    /// Per topic, its partitions.
-    topics: Vec<(&'static str, Vec<Batches>)>,
-}
-
-impl Log {
-    fn partition(&self, topic: &str, p: i32) -> Option<&Batches> {
-        let (_, parts) = self.topics.iter().find(|(t, _)| *t == topic)?;
-        parts.get(usize::try_from(p).ok()?)
+/// Topic `open`: a batch of three records, then producer 7's transaction of two batches with
+/// no marker yet.
+fn open_log() -> Vec<Vec<u8>> {
+    let mut batches = vec![partition_log(0).remove(0)];
+    for base in [3, 6] {
+        let mut b = V2Builder::new(base)
+            .producer(7, 0, i32::try_from(base - 3).unwrap())
+            .transactional(true);
+        for i in 0..3 {
+            let o = base + i;
+            b.append(&NewRecord::new(
+                TS + o,
+                None,
+                Some(format!("txn {o}").as_bytes()),
+            ))
+            .unwrap();
+        }
+        batches.push(b.finish().unwrap());
     }
-}
-
-fn log() -> Log {
-    let with_offsets = |batches: Vec<Vec<u8>>| -> Batches {
-        batches
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| (i as i64 * 3, b))
-            .collect()
-    };
-    let mut bad = partition_log(0);
-    bad[1][16] = 7; // the magic byte
-    Log {
-        topics: vec![
-            (
-                "t",
-                vec![
-                    with_offsets(partition_log(0)),
-                    with_offsets(partition_log(1)),
-                ],
-            ),
-            ("bad", vec![with_offsets(bad)]),
-            ("__transaction_state", vec![fixture_batches(TXN_FIXTURE)]),
-        ],
-    }
+    batches
 }
 
 /// The broker-written `__transaction_state-0` segment of the decoder fixtures.
@@ -94,196 +50,39 @@ const TXN_FIXTURE: &str = concat!(
     "/tests/fixtures/internal/__transaction_state-0/00000000000000000000.log"
 );
 
-/// The offset after a v2 batch (from its header: base offset + last offset delta + 1, so that
-/// a batch with a broken magic byte has one too).
-fn next_offset(batch: &[u8]) -> i64 {
-    let base = i64::from_be_bytes(batch[0..8].try_into().unwrap());
-    let delta = i32::from_be_bytes(batch[23..27].try_into().unwrap());
-    base + i64::from(delta) + 1
-}
-
 /// The entries of a segment file as the fake serves them.
-fn fixture_batches(path: &str) -> Batches {
+fn fixture_batches(path: &str) -> Vec<Vec<u8>> {
     let bytes = std::fs::read(path).unwrap();
     krecords_codec::read::Entries::new(&bytes)
-        .map(|e| {
-            let b = e.unwrap();
-            (b.offset_field(), b.as_bytes().to_vec())
-        })
+        .map(|e| e.unwrap().as_bytes().to_vec())
         .collect()
 }
 
 /// The fake's port (one fake for the whole test binary).
 fn fake() -> u16 {
-    static PORT: OnceLock<u16> = OnceLock::new();
-    *PORT.get_or_init(|| {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let log = Arc::new(log());
-        std::thread::spawn(move || {
-            for sock in listener.incoming() {
-                let Ok(sock) = sock else { return };
-                let log = Arc::clone(&log);
-                std::thread::spawn(move || serve(sock, port, &log));
-            }
-        });
-        port
-    })
-}
-
-fn serve(mut sock: TcpStream, port: u16, log: &Log) {
-    loop {
-        let mut size = [0; 4];
-        if sock.read_exact(&mut size).is_err() {
-            return;
-        }
-        let mut buf = vec![0; usize::try_from(i32::from_be_bytes(size)).unwrap()];
-        if sock.read_exact(&mut buf).is_err() {
-            return;
-        }
-        let mut body = Bytes::from(buf);
-        let header = decode_request_header_from_buffer(&mut body).unwrap();
-        let v = header.request_api_version;
-        let answer = match ApiKey::try_from(header.request_api_key).unwrap() {
-            ApiKey::ApiVersions => api_versions(&header),
-            ApiKey::Metadata => {
-                let req = MetadataRequest::decode(&mut body, v).unwrap();
-                let names: Vec<String> = req
-                    .topics
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
-                    .collect();
-                metadata(&header, port, log, &names)
-            }
-            ApiKey::ListOffsets => {
-                let req = ListOffsetsRequest::decode(&mut body, v).unwrap();
-                let topic = req.topics[0].name.0.to_string();
-                let rp = &req.topics[0].partitions[0];
-                let batches = log.partition(&topic, rp.partition_index).unwrap();
-                let end = batches.last().map_or(0, |(_, b)| next_offset(b));
-                let (offset, timestamp) = match rp.timestamp {
-                    -2 => (0, -1),
-                    -1 => (end, -1),
-                    t if t < TS + end => ((t - TS).max(0), t.max(TS)),
-                    _ => (-1, -1),
-                };
-                frame(
-                    &header,
-                    &ListOffsetsResponse::default().with_topics(vec![
-                        ListOffsetsTopicResponse::default()
-                            .with_name(req.topics[0].name.clone())
-                            .with_partitions(vec![ListOffsetsPartitionResponse::default()
-                                .with_partition_index(rp.partition_index)
-                                .with_offset(offset)
-                                .with_timestamp(timestamp)]),
-                    ]),
-                )
-            }
-            ApiKey::Fetch => {
-                let req = FetchRequest::decode(&mut body, v).unwrap();
-                let topic = req.topics[0].topic.clone();
-                let fp = &req.topics[0].partitions[0];
-                let batches = log.partition(&topic.0, fp.partition).unwrap();
-                let end = batches.last().map_or(0, |(_, b)| next_offset(b));
-                let window = usize::try_from(fp.partition_max_bytes).unwrap();
-                let mut records = Vec::new();
-                for (_, b) in batches {
-                    if next_offset(b) <= fp.fetch_offset {
-                        continue;
-                    }
-                    if !records.is_empty() && records.len() + b.len() > window {
-                        break;
-                    }
-                    records.extend_from_slice(b);
-                }
-                let partition = PartitionData::default()
-                    .with_partition_index(fp.partition)
-                    .with_high_watermark(end)
-                    .with_last_stable_offset(end)
-                    .with_log_start_offset(0)
-                    .with_records(Some(Bytes::from(records)));
-                frame(
-                    &header,
-                    &FetchResponse::default().with_responses(vec![
-                        FetchableTopicResponse::default()
-                            .with_topic(topic)
-                            .with_partitions(vec![partition]),
-                    ]),
-                )
-            }
-            other => panic!("unexpected {other:?}"),
-        };
-        if sock.write_all(&answer).is_err() {
-            return;
-        }
-    }
-}
-
-fn frame<R: Encodable + HeaderVersion>(header: &RequestHeader, resp: &R) -> Vec<u8> {
-    let version = header.request_api_version;
-    let mut buf = BytesMut::new();
-    buf.extend_from_slice(&[0; 4]);
-    ResponseHeader::default()
-        .with_correlation_id(header.correlation_id)
-        .encode(&mut buf, R::header_version(version))
-        .unwrap();
-    resp.encode(&mut buf, version).unwrap();
-    let size = i32::try_from(buf.len() - 4).unwrap();
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    buf.to_vec()
-}
-
-fn api_versions(header: &RequestHeader) -> Vec<u8> {
-    // Fetch up to v12: topics by name, no topic ids.
-    let keys = [
-        (ApiKey::ApiVersions, 0, 3),
-        (ApiKey::Metadata, 0, 12),
-        (ApiKey::ListOffsets, 1, 8),
-        (ApiKey::Fetch, 4, 12),
-    ];
-    let resp = ApiVersionsResponse::default().with_api_keys(
-        keys.into_iter()
-            .map(|(k, min, max)| {
-                ApiVersion::default()
-                    .with_api_key(k as i16)
-                    .with_min_version(min)
-                    .with_max_version(max)
-            })
-            .collect(),
-    );
-    frame(header, &resp)
-}
-
-fn metadata(header: &RequestHeader, port: u16, log: &Log, names: &[String]) -> Vec<u8> {
-    let topics = names
-        .iter()
-        .map(|name| {
-            let topic = MetadataResponseTopic::default()
-                .with_name(Some(TopicName(StrBytes::from_string(name.clone()))));
-            match log.topics.iter().find(|(t, _)| t == name) {
-                None => topic.with_error_code(3), // UNKNOWN_TOPIC_OR_PARTITION
-                Some((_, parts)) => topic.with_partitions(
-                    (0..parts.len())
-                        .map(|p| {
-                            MetadataResponsePartition::default()
-                                .with_partition_index(i32::try_from(p).unwrap())
-                                .with_leader_id(BrokerId(0))
-                                .with_replica_nodes(vec![BrokerId(0)])
-                                .with_isr_nodes(vec![BrokerId(0)])
-                        })
-                        .collect(),
-                ),
-            }
+    static CLUSTER: OnceLock<FakeCluster> = OnceLock::new();
+    CLUSTER
+        .get_or_init(|| {
+            let c = FakeCluster::start(&[
+                ("t", 2),
+                ("bad", 1),
+                ("__transaction_state", 1),
+                ("open", 1),
+            ]);
+            c.append("t", 0, &partition_log(0));
+            c.append("t", 1, &partition_log(1));
+            let mut bad = partition_log(0);
+            bad[1][16] = 7; // the magic byte
+            c.append("bad", 0, &bad);
+            c.append("__transaction_state", 0, &fixture_batches(TXN_FIXTURE));
+            let mut open = open_log();
+            let txn = open.split_off(1);
+            c.append("open", 0, &open);
+            c.append_open("open", 0, 7, &txn);
+            c
         })
-        .collect();
-    let resp = MetadataResponse::default()
-        .with_brokers(vec![MetadataResponseBroker::default()
-            .with_node_id(BrokerId(0))
-            .with_host(StrBytes::from_static_str("127.0.0.1"))
-            .with_port(i32::from(port))])
-        .with_topics(topics);
-    frame(header, &resp)
+        .broker()
+        .port()
 }
 
 fn url(path: &str) -> String {
@@ -370,9 +169,21 @@ fn start_and_end_as_offsets_and_times() {
     assert_eq!(offsets(&["--start", "3"]), [3, 6]);
     assert_eq!(offsets(&["--start", "4", "--end", "6"]), [3]);
     assert_eq!(offsets(&["--start", "latest"]), Vec::<i64>::new());
-    assert_eq!(
-        offsets(&["--start", "earliest", "--end", "earliest"]),
-        Vec::<i64>::new()
+    // An empty range is a usage error, with the resolved offsets (issue 27, observation 3).
+    let r = krec_live(&[
+        "dump",
+        "--start",
+        "earliest",
+        "--end",
+        "earliest",
+        &url("t/0"),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("empty range: --end earliest (offset 0) is not after --start earliest"),
+        "{}",
+        r.stderr
     );
     let t = (TS + 6).to_string();
     assert_eq!(offsets(&["--start", &format!("@{t}")]), [6]);
@@ -427,7 +238,7 @@ fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 
     // A port nothing listens on.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let r = krec_live(&["stats", &format!("kafka://127.0.0.1:{port}/t/0")]);
@@ -441,7 +252,7 @@ fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
 
     let r = krec_live(&["dump", &url("t/9")]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    let r = run(&["dump", "kafka://127.0.0.1/t"]);
+    let r = run(&["dump", "kafka://127.0.0.1:x/t"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     let r = krec_live(&["dump", "--start", "soon", &url("t/0")]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -553,4 +364,133 @@ fn convert_of_a_live_partition_is_a_partition_directory_with_its_bytes() {
     let r = krec_live(&["convert", &url("t/1"), out.to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("not empty"), "{}", r.stderr);
+}
+
+/// Observation 1 of issue 27: a live read defaulted to read_committed and stopped silently at
+/// the last stable offset. Now every inspecting command reads everything by default, and a
+/// read_committed read says where it stopped and why.
+#[test]
+fn inspecting_commands_read_uncommitted_and_say_why_a_committed_read_stops() {
+    let u = url("open/0");
+    let summary = |r: &crate::util::Run| r.out().lines().last().unwrap_or_default().to_owned();
+    let r = krec_live(&["verify", &u]);
+    assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
+    assert!(summary(&r).contains("3 entries, 9 records"), "{}", r.out());
+    let r = krec_live(&["verify", "--isolation", "read-committed", &u]);
+    assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
+    assert!(summary(&r).contains("1 entries, 3 records"), "{}", r.out());
+    assert!(
+        r.out().contains(&format!(
+            "{u}: stopped at last stable offset 3; high watermark 9: an open transaction from \
+             producer 7 since offset 3"
+        )),
+        "{}",
+        r.out()
+    );
+    // dump and log read agree: everything by default.
+    let dumped = krec_live(&["dump", "--deep", "--format", "json", &u]).json_lines();
+    assert_eq!(dumped.len(), 3);
+    let read = krec_live(&["log", "read", &u]).ok();
+    assert_eq!(read.lines().count(), 9);
+    let r = krec_live(&["log", "read", "--isolation", "read-committed", &u]);
+    assert_eq!(r.ok().lines().count(), 3);
+    assert!(
+        r.stderr.contains("stopped at last stable offset 3"),
+        "{}",
+        r.stderr
+    );
+    let r = krec_live(&["dump", "--isolation", "read-committed", &u]);
+    assert!(
+        r.stderr.contains("stopped at last stable offset 3"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Observations 2 and 4: positions trim to records on a live partition, and count from the end.
+#[test]
+fn live_positions_trim_records_and_count_from_the_end() {
+    let record_offsets = |args: &[&str]| -> Vec<i64> {
+        let u = url("t/0");
+        let mut all = vec!["dump", "--deep", "--format", "json"];
+        all.extend_from_slice(args);
+        all.push(&u);
+        let r = krec_live(&all);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json_lines()
+            .iter()
+            .flat_map(|l| l["records"].as_array().unwrap().clone())
+            .map(|r| r["offset"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(record_offsets(&["--start", "5", "--end", "8"]), [5, 6, 7]);
+    assert_eq!(record_offsets(&["--start", "-2"]), [7, 8]);
+    assert_eq!(
+        record_offsets(&["--start", "1", "--count", "4"]),
+        [1, 2, 3, 4]
+    );
+    let t = format!("@{}", TS + 4);
+    assert_eq!(record_offsets(&["--start", &t, "--end", "6"]), [4, 5]);
+}
+
+/// Observation 3: an inverted range and an offset outside the partition are usage errors with
+/// the same message as on files.
+#[test]
+fn live_ranges_outside_the_partition_are_usage_errors() {
+    let u = url("t/0");
+    let r = krec_live(&["dump", "--start", "7", "--end", "5", &u]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("empty range: --end 5 is not after --start 7"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.out(), "");
+    for cmd in [
+        &["log", "read", "--offset", "5000"][..],
+        &["dump", "--start", "5000"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push(&u);
+        let r = krec_live(&args);
+        assert_eq!(r.code, 2, "{cmd:?}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .ends_with("offset 5000 is out of range: the partition holds [0, 9)\n"),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// Observation 8 (log info|offsets of a live partition): answered from the cluster.
+#[test]
+fn log_info_and_offsets_of_a_live_partition_come_from_the_cluster() {
+    let r = krec_live(&["log", "info", &url("open/0")]);
+    assert_eq!(
+        r.json(),
+        serde_json::json!({"log_start_offset": 0, "high_watermark": 9, "last_stable_offset": 3}),
+        "{}",
+        r.stderr
+    );
+    let latest = |iso: &str| {
+        krec_live(&[
+            "log",
+            "offsets",
+            "--latest",
+            "--isolation",
+            iso,
+            &url("open/0"),
+        ])
+        .json()
+    };
+    assert_eq!(latest("read-committed")["offset"], 3);
+    assert_eq!(latest("read-uncommitted")["offset"], 9);
+    let t = (TS + 4).to_string();
+    let r = krec_live(&["log", "offsets", "--time", &t, &url("t/0")]).json();
+    assert_eq!(r["offset"], 4);
+    let r = krec_live(&["log", "info", &url("t")]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("reads one partition"), "{}", r.stderr);
 }

@@ -644,10 +644,17 @@ fn retain_deletes_old_segments_and_moves_the_log_start() {
     );
     let first = d.run(&["log", "read", &log], b"").json_lines()[0]["offset"].clone();
     assert_eq!(first, start);
-    // Reading below the log start is out of range.
+    // Reading below the log start is out of range: a usage error naming what the log holds,
+    // as on every source.
     let r = d.run(&["log", "read", &log, "--offset", "0"], b"");
-    assert_eq!(r.code, 1);
-    assert_eq!(r.json()["error"], "OFFSET_OUT_OF_RANGE");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains(&format!(
+            "offset 0 is out of range: the partition holds [{start}, "
+        )),
+        "{}",
+        r.stderr
+    );
     // Nothing more to delete.
     assert_eq!(
         d.run(&["log", "retain", &log], b"").json()["deleted_segments"],
@@ -1212,9 +1219,10 @@ fn usage_and_storage_errors_exit_2() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("already"), "{}", r.stderr);
     let r = d.run(&["log", "read", "p", "--offset", "1"], b"");
-    assert_eq!(r.code, 1);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.out(), "");
     assert_eq!(
-        r.json(),
-        json!({"error":"OFFSET_OUT_OF_RANGE","message":"offset 1 is out of range [0, 0]"})
+        r.stderr,
+        "krec: p: offset 1 is out of range: the partition holds [0, 0)\n"
     );
 }

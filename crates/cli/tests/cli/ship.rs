@@ -1,6 +1,7 @@
-//! `krec ship` without a broker: usage errors and an unreachable target end with one clear line
-//! and exit 2 before anything is read or sent. (Shipping itself is tested against the client's
-//! fake broker and, end to end, by interop/run.sh step_ship.)
+//! `krec ship`: usage errors and an unreachable target end with one clear line and exit 2 before
+//! anything is read or sent; segment files, standard input and `--compression` with a level
+//! against the test kit's fake cluster. (The engine is tested in crates/ship/tests and, end to
+//! end, by interop/run.sh step_ship.)
 
 use crate::util::{run, Dir};
 
@@ -46,7 +47,7 @@ fn missing_sources_unknown_codecs_and_unreachable_brokers_exit_2() {
         "brotli",
     ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("unknown codec"), "{}", r.stderr);
+    assert!(r.stderr.contains("unknown compression"), "{}", r.stderr);
     // Port 1 on loopback: nothing listens.
     let r = run(&[
         "ship",
@@ -111,4 +112,122 @@ fn options_may_stand_between_sources_and_target() {
     let r = run(&["ship", "kafka://127.0.0.1:1/t"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("at least one source"), "{}", r.stderr);
+}
+
+/// Three batches of two records, values `v0`…`v5`.
+fn segment() -> Vec<u8> {
+    krecords_testkit::batches::numbered(3, 2, |o| {
+        (
+            1_714_000_000_000 + o,
+            b"k".to_vec(),
+            format!("v{o}").into_bytes(),
+        )
+    })
+    .concat()
+}
+
+const FAST: [&str; 4] = ["-X", "retries=1", "-X", "retry.backoff.ms=1"];
+
+/// A segment file named otherwise than by its offset: the error names the file, and no
+/// temporary path (the files are read where they are, no links are made).
+#[test]
+fn a_badly_named_segment_file_is_named_in_the_error() {
+    let cluster = krecords_testkit::FakeCluster::start(&[("t", 1)]);
+    let d = Dir::new();
+    let file = d.write("some.log", &segment());
+    let target = format!("kafka://{}/t/0", cluster.addr());
+    let r = run(&[&["ship", &file, &target][..], &FAST].concat());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{file}: not a segment file")),
+        "{}",
+        r.stderr
+    );
+    // No path of a link farm (`$TMPDIR/krec-ship-PID-P/segments-P`, before).
+    assert!(!r.stderr.contains("krec-ship-"), "{}", r.stderr);
+    assert!(!r.stderr.contains("segments-"), "{}", r.stderr);
+    // Named by its offset, it ships.
+    let good = d.write("00000000000000000000.log", &segment());
+    let r = run(&[&["ship", &good, &target, "--format", "json"][..], &FAST].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["partitions"][0]["records"], 6);
+    assert_eq!(cluster.committed_values("t", 0).len(), 6);
+}
+
+/// `-` reads entries from standard input as a file source would; the position is kept under
+/// `-`, so piping the same entries again ships nothing twice.
+#[test]
+fn standard_input_is_a_source() {
+    let cluster = krecords_testkit::FakeCluster::start(&[("t", 1)]);
+    let d = Dir::new();
+    let target = format!("kafka://{}/t/0", cluster.addr());
+    let args = [&["ship", "-", &target, "--job", "stdin"][..], &FAST].concat();
+    let r = d.run(&args, &segment());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = r.out();
+    assert!(
+        out.starts_with(&format!(
+            "{target}: 6 records in 1 transactions, offsets 0..=5;"
+        )),
+        "{out}"
+    );
+    let r = d.run(&args, &segment());
+    assert!(
+        r.ok().contains("0 records in 0 transactions, nothing new"),
+        "{}",
+        r.out()
+    );
+    assert_eq!(
+        cluster.committed_values("t", 0),
+        ["v0", "v1", "v2", "v3", "v4", "v5"]
+    );
+    // Without a target partition `-` has none.
+    let r = d.run(
+        &["ship", "-", &format!("kafka://{}/t", cluster.addr())],
+        b"",
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("-: no partition"), "{}", r.stderr);
+}
+
+/// `--compression zstd:3` as in every other command: the batches are rebuilt in zstd at level 3.
+#[test]
+fn compression_takes_a_level() {
+    let cluster = krecords_testkit::FakeCluster::start(&[("t", 1)]);
+    let d = Dir::new();
+    std::fs::create_dir(d.path("orders-0")).unwrap();
+    d.write("orders-0/00000000000000000000.log", &segment());
+    let target = format!("kafka://{}/t", cluster.addr());
+    let r = run(&[
+        &[
+            "ship",
+            &d.arg("orders-0"),
+            &target,
+            "--compression",
+            "zstd:3",
+            "--format",
+            "json",
+        ][..],
+        &FAST,
+    ]
+    .concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["partitions"][0]["batches_rebatched"], 3);
+    for b in cluster.committed_batches("t", 0) {
+        let e = krecords_codec::read::Entries::new(&b)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.compression().unwrap(), krecords_codec::Compression::Zstd);
+    }
+    let r = run(&[
+        "ship",
+        &d.arg("orders-0"),
+        &target,
+        "--compression",
+        "zstd:99",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("zstd level 99 outside"), "{}", r.stderr);
 }

@@ -397,3 +397,81 @@ fn a_truncated_tail_across_a_read_boundary_counts_every_byte() {
         "{stats}"
     );
 }
+
+/// Issue 30 item 8: bytes that are not Kafka data are reported as such and exit 1, as `verify`
+/// does, whether too short for an entry or not starting with one.
+#[test]
+fn bytes_that_are_not_kafka_data_exit_1() {
+    let d = Dir::new();
+    let short = d.write("short.txt", b"hello\n");
+    let r = d.run(&["stats", &short], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("not Kafka data"), "{}", r.stderr);
+    assert!(
+        r.out()
+            .starts_with("1 file, 0 entries, 0 records, 0 bytes (+6 bytes that cannot be read)\n"),
+        "{}",
+        r.out()
+    );
+    let text = d.write(
+        "notes.txt",
+        &b"these are notes, not a log segment\n".repeat(20),
+    );
+    let r = d.run(&["stats", "--format", "json", &text], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("not Kafka data"), "{}", r.stderr);
+    assert_eq!(r.json()["summary"]["invalid_bytes"], 700);
+    assert_eq!(r.json()["summary"]["errors"], 1);
+    // Good data has no such field and exits 0.
+    let good = d.hello("hello.bin");
+    let r = d.run(&["stats", "--format", "json", &good], b"");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.json()["summary"].get("invalid_bytes").is_none());
+}
+
+/// Issue 30 item 8: a compressed what-if row that copied every entry unchanged did no
+/// compression; it shows no encode speed ("-") instead of the speed of a copy.
+#[test]
+fn a_row_copied_unchanged_shows_no_encode_speed() {
+    let d = Dir::new();
+    let path = d.gen(
+        "gz.log",
+        &[
+            "--compression",
+            "gzip",
+            "--records",
+            "2000",
+            "--value-size",
+            "100",
+        ],
+    );
+    let args = [
+        "stats",
+        "--what-if",
+        "--min-time-ms",
+        "1",
+        "--format",
+        "json",
+    ];
+    let stats = d.run(&[&args[..], &[path.as_str()]].concat(), b"").json();
+    let copied = row(&stats, 2, "gzip", Some(6));
+    assert_eq!(copied["entries_copied"], 20, "{copied}");
+    assert!(copied["encode_mb_s"].is_null(), "{copied}");
+    assert!(copied["decode_mb_s"].as_f64().unwrap() > 0.0, "{copied}");
+    assert!(
+        row(&stats, 1, "gzip", Some(6))["encode_mb_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let text = d
+        .run(&["stats", "--what-if", "--min-time-ms", "1", &path], b"")
+        .ok();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("    2  gzip             6"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let speeds: Vec<&str> = line.split_whitespace().skip(6).take(2).collect();
+    assert_eq!(speeds[0], "-", "{line}");
+    assert_ne!(speeds[1], "-", "{line}");
+}

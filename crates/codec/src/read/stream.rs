@@ -288,6 +288,28 @@ impl<F: Fill> Streamer<F> {
         Ok(())
     }
 
+    /// Consumes the next entry when `skip` says so, without returning it: for readers that
+    /// leave entries out (before a start offset, an aborted transaction) and hand the others on
+    /// from [`Streamer::next_entry`]. Returns whether an entry was skipped; `skip` sees complete
+    /// entries only, and the next entry, a malformed one or the end stay for `next_entry`.
+    ///
+    /// # Errors
+    ///
+    /// The input's I/O errors.
+    pub fn skip_entry_if(&mut self, skip: impl FnOnce(&Batch<'_>) -> bool) -> io::Result<bool> {
+        let was_done = self.done;
+        let size = match self.next_entry()? {
+            Step::Entry(batch) if skip(&batch) => return Ok(true),
+            Step::Entry(batch) => batch.size_in_bytes(),
+            Step::Error(_) | Step::Partial(_) | Step::End => 0,
+        };
+        // Put it back: the window still holds its bytes.
+        self.start = self.start.saturating_sub(size);
+        self.pos = self.pos.saturating_sub(size as u64);
+        self.done = was_done;
+        Ok(false)
+    }
+
     /// The next entry.
     ///
     /// # Errors

@@ -27,16 +27,17 @@
 
 mod stream;
 
-pub use stream::{EntrySource, EntryStream, Next};
+pub use stream::{file_streamer, streamer, EntrySource, EntryStream, Next};
 
 use crate::data_dir::{self, PartitionDir};
 use crate::files::{
     self, INDEX_SUFFIX, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX,
     TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
 };
+use crate::index::rules::{EntryFacts, Index, IndexEntry, IndexKind, Rules};
 use crate::index::{offset, time};
 use crate::producer_state::{self, SNAPSHOT_ENTRY_SIZE, SNAPSHOT_VERSION};
-use crate::transaction::{AbortedTxn, ABORTED_TXN_SIZE};
+use crate::transaction::AbortedTxn;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::Batch;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -270,14 +271,6 @@ fn sibling(log: &Path, suffix: &str) -> PathBuf {
     log.with_file_name(format!("{stem}{suffix}"))
 }
 
-/// The three indexes of a segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum IndexKind {
-    Offset,
-    Time,
-    Txn,
-}
-
 impl IndexKind {
     fn problem_kind(self) -> ProblemKind {
         match self {
@@ -286,62 +279,6 @@ impl IndexKind {
             IndexKind::Txn => ProblemKind::TxnIndex,
         }
     }
-
-    fn entry_size(self) -> usize {
-        match self {
-            IndexKind::Offset => offset::ENTRY_SIZE as usize,
-            IndexKind::Time => time::ENTRY_SIZE as usize,
-            IndexKind::Txn => ABORTED_TXN_SIZE,
-        }
-    }
-}
-
-/// One entry of an index, with where it is in its file.
-#[derive(Debug, Clone, Copy)]
-struct IndexEntry {
-    /// Byte position of the entry in the index file.
-    at: u64,
-    /// Entry number.
-    n: u64,
-    /// Absolute offset.
-    offset: i64,
-    /// `.index`: position in the .log; `.timeindex`: the timestamp; `.txnindex`: the producer id.
-    value: i64,
-    /// `.txnindex`: the first offset of the transaction.
-    first: i64,
-}
-
-/// An index being matched against the entries of its segment, in order.
-struct Index {
-    kind: IndexKind,
-    name: String,
-    entries: Vec<IndexEntry>,
-    next: usize,
-}
-
-impl Index {
-    fn new(kind: IndexKind, path: &Path) -> Self {
-        Index {
-            kind,
-            name: path.display().to_string(),
-            entries: Vec::new(),
-            next: 0,
-        }
-    }
-
-    fn current(&self) -> Option<IndexEntry> {
-        self.entries.get(self.next).copied()
-    }
-}
-
-/// What the scan of a segment needs to know about one entry.
-struct EntryFacts {
-    position: u64,
-    first_offset: i64,
-    last_offset: i64,
-    max_timestamp: i64,
-    /// Producer id of an abort marker batch.
-    abort_marker_of: Option<i64>,
 }
 
 /// The callback a [`Checker`] reports problems to; an error from it ends the check.
@@ -380,6 +317,17 @@ impl<'s> Checker<'s> {
     /// What was checked so far.
     pub fn summary(&self) -> Summary {
         self.summary
+    }
+
+    /// The index rules, reporting to this checker.
+    fn rules(
+        &mut self,
+    ) -> Rules<impl FnMut(&str, Option<u64>, IndexKind, &str) -> io::Result<()> + use<'_, 's>> {
+        Rules(
+            move |file: &str, at: Option<u64>, kind: IndexKind, message: &str| {
+                self.problem(file, at, kind.problem_kind(), message)
+            },
+        )
     }
 
     /// Reports a problem.
@@ -594,163 +542,16 @@ impl<'s> Checker<'s> {
             }
             prev_last = Some(prev_last.map_or(facts.last_offset, |p| p.max(facts.last_offset)));
             running_max = running_max.max(facts.max_timestamp);
-            self.match_indexes([&mut oi, &mut ti, &mut tx], &facts, running_max, name)?;
+            self.rules()
+                .match_indexes([&mut oi, &mut ti, &mut tx], &facts, running_max, name)?;
         }
         // Index entries left over point past the last entry; after a corrupt or truncated entry
         // they cannot be checked (the problem is already reported).
         if clean {
-            self.index_leftovers([oi, ti, tx], name, end)?;
+            self.rules().index_leftovers([oi, ti, tx], name, end)?;
         }
         if base.is_some() {
             *chain = prev_last;
-        }
-        Ok(())
-    }
-
-    /// Matches one entry of the log against the indexes of its segment.
-    fn match_indexes(
-        &mut self,
-        [oi, ti, tx]: [&mut Option<Index>; 3],
-        facts: &EntryFacts,
-        running_max: i64,
-        log_name: &str,
-    ) -> io::Result<()> {
-        if let Some(ix) = oi.as_mut() {
-            self.match_offset_index(ix, facts, log_name)?;
-        }
-        if let Some(ix) = ti.as_mut() {
-            self.match_time_index(ix, facts, running_max)?;
-        }
-        if let Some(ix) = tx.as_mut() {
-            self.match_txn_index(ix, facts)?;
-        }
-        Ok(())
-    }
-
-    /// Reports the index entries no entry of the log matched: they point past its end (`end`,
-    /// the byte after the last entry).
-    fn index_leftovers(
-        &mut self,
-        indexes: [Option<Index>; 3],
-        name: &str,
-        end: u64,
-    ) -> io::Result<()> {
-        for ix in indexes.into_iter().flatten() {
-            for e in &ix.entries[ix.next..] {
-                let what = match ix.kind {
-                    IndexKind::Offset => format!(
-                        "entry {} (offset {}, position {}) is past the last entry of {name} (its entries end at byte {end})",
-                        e.n, e.offset, e.value
-                    ),
-                    IndexKind::Time => format!(
-                        "entry {} (timestamp {}, offset {}) is past the last offset of {name}",
-                        e.n, e.value, e.offset
-                    ),
-                    IndexKind::Txn => format!(
-                        "entry {} (producer {}, offsets {}..={}) is past the last offset of {name}",
-                        e.n, e.value, e.first, e.offset
-                    ),
-                };
-                self.problem(&ix.name, Some(e.at), ix.kind.problem_kind(), &what)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Offset index entries must sit at entry boundaries and carry that entry's last offset.
-    fn match_offset_index(
-        &mut self,
-        ix: &mut Index,
-        f: &EntryFacts,
-        log_name: &str,
-    ) -> io::Result<()> {
-        while let Some(e) = ix.current() {
-            let position = e.value as u64;
-            if position > f.position {
-                break;
-            }
-            ix.next += 1;
-            if position < f.position {
-                self.problem(
-                    &ix.name,
-                    Some(e.at),
-                    ProblemKind::Index,
-                    &format!(
-                        "entry {} (offset {}, position {position}) is not at an entry boundary of {log_name}",
-                        e.n, e.offset
-                    ),
-                )?;
-            } else if e.offset != f.last_offset {
-                self.problem(
-                    &ix.name,
-                    Some(e.at),
-                    ProblemKind::Index,
-                    &format!(
-                        "entry {} (offset {}, position {position}): the entry there has last offset {}",
-                        e.n, e.offset, f.last_offset
-                    ),
-                )?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Time index entries must name an offset of an entry and the largest timestamp up to it.
-    fn match_time_index(
-        &mut self,
-        ix: &mut Index,
-        f: &EntryFacts,
-        running_max: i64,
-    ) -> io::Result<()> {
-        while let Some(e) = ix.current() {
-            if e.offset > f.last_offset {
-                break;
-            }
-            ix.next += 1;
-            if e.offset < f.first_offset {
-                self.problem(
-                    &ix.name,
-                    Some(e.at),
-                    ProblemKind::TimeIndex,
-                    &format!(
-                        "entry {} (timestamp {}, offset {}): no entry holds that offset",
-                        e.n, e.value, e.offset
-                    ),
-                )?;
-            } else if e.value != running_max {
-                self.problem(
-                    &ix.name,
-                    Some(e.at),
-                    ProblemKind::TimeIndex,
-                    &format!(
-                        "entry {} (timestamp {}, offset {}): the largest timestamp up to that offset is {running_max}",
-                        e.n, e.value, e.offset
-                    ),
-                )?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Aborted transactions must end at an abort marker of their producer.
-    fn match_txn_index(&mut self, ix: &mut Index, f: &EntryFacts) -> io::Result<()> {
-        while let Some(e) = ix.current() {
-            if e.offset > f.last_offset {
-                break;
-            }
-            ix.next += 1;
-            let at_marker = e.offset >= f.first_offset && f.abort_marker_of == Some(e.value);
-            if !at_marker {
-                self.problem(
-                    &ix.name,
-                    Some(e.at),
-                    ProblemKind::TxnIndex,
-                    &format!(
-                        "entry {} (producer {}, offsets {}..={}): no abort marker of that producer at offset {}",
-                        e.n, e.value, e.first, e.offset, e.offset
-                    ),
-                )?;
-            }
         }
         Ok(())
     }
@@ -869,7 +670,8 @@ impl<'s> Checker<'s> {
                     continue;
                 }
             };
-            self.push_index_entry(&name, kind, &mut entries, entry)?;
+            self.rules()
+                .push_index_entry(&name, kind, &mut entries, entry)?;
         }
         Ok(Some(Index {
             kind,
@@ -877,44 +679,6 @@ impl<'s> Checker<'s> {
             entries,
             next: 0,
         }))
-    }
-
-    /// Adds a decoded entry to an index's `entries`, or reports it when it does not increase
-    /// after the last one.
-    fn push_index_entry(
-        &mut self,
-        name: &str,
-        kind: IndexKind,
-        entries: &mut Vec<IndexEntry>,
-        entry: IndexEntry,
-    ) -> io::Result<()> {
-        let (n, at) = (entry.n, entry.at);
-        if let Some(prev) = entries.last() {
-            let bad = match kind {
-                IndexKind::Offset => entry.offset <= prev.offset || entry.value <= prev.value,
-                IndexKind::Time => entry.value <= prev.value || entry.offset < prev.offset,
-                IndexKind::Txn => entry.offset <= prev.offset,
-            };
-            if bad {
-                let what = match kind {
-                        IndexKind::Offset => format!(
-                            "entry {n} (offset {}, position {}) does not increase after entry {} (offset {}, position {})",
-                            entry.offset, entry.value, prev.n, prev.offset, prev.value
-                        ),
-                        IndexKind::Time => format!(
-                            "entry {n} (timestamp {}, offset {}) does not increase after entry {} (timestamp {}, offset {})",
-                            entry.value, entry.offset, prev.n, prev.value, prev.offset
-                        ),
-                        IndexKind::Txn => format!(
-                            "entry {n} (last offset {}) does not increase after entry {} (last offset {})",
-                            entry.offset, prev.n, prev.offset
-                        ),
-                    };
-                return self.problem(name, Some(at), kind.problem_kind(), &what);
-            }
-        }
-        entries.push(entry);
-        Ok(())
     }
 
     /// Kafka's producer snapshot (see [`producer_state`]): version, CRC-32C of everything
@@ -1162,84 +926,6 @@ impl<'s> Checker<'s> {
     }
 }
 
-/// Checks a segment's offset and time indexes, already decoded (absolute offset and position;
-/// timestamp and absolute offset), against its batches (position, first offset, last offset,
-/// max timestamp, in file order; the batches end at byte `end`) by the rules of
-/// [`Checker::entries`]; returns the first problem. For [`crate::Log::verify_indexes`].
-pub(crate) fn first_index_problem(
-    log_name: &str,
-    offset_index: (&Path, &[(i64, u64)]),
-    time_index: (&Path, &[(i64, i64)]),
-    batches: &[(u64, i64, i64, i64)],
-    end: u64,
-) -> Option<Problem> {
-    let mut first = None;
-    let mut sink = |p: Problem| {
-        first.get_or_insert(p);
-        Err(io::Error::other("stop at the first problem"))
-    };
-    let mut checker = Checker::new(0, &mut sink);
-    let _ = checker.match_decoded(log_name, offset_index, time_index, batches, end);
-    drop(checker);
-    first
-}
-
-impl Checker<'_> {
-    /// An index from decoded `(absolute offset, value)` entries (value: the position or the
-    /// timestamp), reporting those that do not increase.
-    fn decoded_index(
-        &mut self,
-        kind: IndexKind,
-        path: &Path,
-        decoded: impl Iterator<Item = (i64, i64)>,
-    ) -> io::Result<Index> {
-        let mut ix = Index::new(kind, path);
-        for (n, (offset, value)) in (0u64..).zip(decoded) {
-            let at = n * kind.entry_size() as u64;
-            let e = IndexEntry {
-                at,
-                n,
-                offset,
-                value,
-                first: 0,
-            };
-            self.push_index_entry(&ix.name, kind, &mut ix.entries, e)?;
-        }
-        Ok(ix)
-    }
-
-    /// [`first_index_problem`]'s walk.
-    fn match_decoded(
-        &mut self,
-        log_name: &str,
-        (oi_path, oi): (&Path, &[(i64, u64)]),
-        (ti_path, ti): (&Path, &[(i64, i64)]),
-        batches: &[(u64, i64, i64, i64)],
-        end: u64,
-    ) -> io::Result<()> {
-        let positions = oi
-            .iter()
-            .map(|&(o, p)| (o, i64::try_from(p).unwrap_or(i64::MAX)));
-        let offsets = self.decoded_index(IndexKind::Offset, oi_path, positions)?;
-        let timestamps = ti.iter().map(|&(ts, o)| (o, ts));
-        let times = self.decoded_index(IndexKind::Time, ti_path, timestamps)?;
-        let (mut oi, mut ti) = (Some(offsets), Some(times));
-        let mut running_max = -1i64;
-        for &(position, first_offset, last_offset, max_timestamp) in batches {
-            running_max = running_max.max(max_timestamp);
-            let facts = EntryFacts {
-                position,
-                first_offset,
-                last_offset,
-                max_timestamp,
-                abort_marker_of: None,
-            };
-            self.match_indexes([&mut oi, &mut ti, &mut None], &facts, running_max, log_name)?;
-        }
-        self.index_leftovers([oi, ti, None], log_name, end)
-    }
-}
-
 /// Checks an entry deeply; returns what the offset and index checks need, its record count and
 /// the problem found, if any. The facts of an entry that fails come from its header alone (a
 /// v0/v1 wrapper's first offset is then taken as its last).
@@ -1326,37 +1012,5 @@ fn deep_facts(
             facts.first_offset = first.unwrap_or(facts.last_offset);
             Ok(count)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Two batches: offsets 0..=1 at byte 0 (max timestamp 10), 2..=3 at byte 79 (max 13).
-    const BATCHES: [(u64, i64, i64, i64); 2] = [(0, 0, 1, 10), (79, 2, 3, 13)];
-
-    fn first(oi: &[(i64, u64)], ti: &[(i64, i64)]) -> Option<String> {
-        let (o, t) = (Path::new("0.index"), Path::new("0.timeindex"));
-        first_index_problem("0.log", (o, oi), (t, ti), &BATCHES, 158).map(|p| p.message)
-    }
-
-    #[test]
-    fn decoded_indexes_by_the_verify_rules() {
-        assert_eq!(first(&[(3, 79)], &[(13, 3)]), None);
-        assert_eq!(first(&[], &[(10, 1), (13, 3)]), None);
-        let m = first(&[(3, 40)], &[]).unwrap();
-        assert!(m.contains("is not at an entry boundary of 0.log"), "{m}");
-        let m = first(&[(2, 79)], &[]).unwrap();
-        assert!(m.contains("the entry there has last offset 3"), "{m}");
-        let m = first(&[(3, 79), (5, 158)], &[]).unwrap();
-        assert!(m.contains("is past the last entry of 0.log"), "{m}");
-        let m = first(&[], &[(12, 3)]).unwrap();
-        assert!(
-            m.contains("the largest timestamp up to that offset is 13"),
-            "{m}"
-        );
-        let m = first(&[], &[(13, 3), (13, 3)]).unwrap();
-        assert!(m.contains("does not increase"), "{m}");
     }
 }

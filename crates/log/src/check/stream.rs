@@ -32,6 +32,37 @@ pub trait EntrySource {
     fn remaining_bytes(&mut self) -> io::Result<u64>;
 }
 
+/// The codec's [`Streamer`] over a file opened for reading (never for writing), reading at most
+/// `max_bytes` of it: the input ends there, so entries that do not end within the limit are a
+/// partial tail. What [`EntryStream::open_file`] reads, for readers that drive the streamer
+/// themselves (skipping entries with [`Streamer::skip_entry_if`]).
+///
+/// # Errors
+///
+/// The file cannot be opened.
+pub fn file_streamer(
+    path: &Path,
+    max_bytes: Option<u64>,
+) -> io::Result<Streamer<ReadFill<Box<dyn Read>>>> {
+    let limit = max_bytes.unwrap_or(u64::MAX);
+    let file = File::open(path)?;
+    let len = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len().min(limit));
+    Ok(streamer(Box::new(file.take(limit)), len))
+}
+
+/// The codec's [`Streamer`] over a reader; `len`, when known, is how many bytes it holds.
+pub fn streamer(reader: Box<dyn Read>, len: Option<u64>) -> Streamer<ReadFill<Box<dyn Read>>> {
+    let input = match len {
+        Some(len) => ReadFill::with_len(reader, len),
+        None => ReadFill::new(reader),
+    };
+    Streamer::new(input, 0, i32::MAX as usize)
+}
+
 /// A stream of entries from a reader, one entry in memory at a time.
 ///
 /// # Examples
@@ -68,14 +99,9 @@ impl EntryStream {
     ///
     /// The file cannot be opened.
     pub fn open_file(path: &Path, max_bytes: Option<u64>) -> io::Result<EntryStream> {
-        let limit = max_bytes.unwrap_or(u64::MAX);
-        let file = File::open(path)?;
-        let len = file
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len().min(limit));
-        Ok(EntryStream::from_reader(Box::new(file.take(limit)), len))
+        Ok(EntryStream {
+            stream: file_streamer(path, max_bytes)?,
+        })
     }
 
     /// A stream over any reader; `len`, when known, is how many bytes it holds (so that a
@@ -83,12 +109,8 @@ impl EntryStream {
     /// [`Streamer`](krecords_codec::read::Streamer) reads it, with no bound on an entry but the
     /// input's bytes.
     pub fn from_reader(reader: Box<dyn Read>, len: Option<u64>) -> EntryStream {
-        let input = match len {
-            Some(len) => ReadFill::with_len(reader, len),
-            None => ReadFill::new(reader),
-        };
         EntryStream {
-            stream: Streamer::new(input, 0, i32::MAX as usize),
+            stream: streamer(reader, len),
         }
     }
 

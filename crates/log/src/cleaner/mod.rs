@@ -86,13 +86,13 @@
 mod clean;
 pub(crate) mod grouping;
 pub(crate) mod offset_map;
-pub(crate) mod swap;
 mod transactions;
 
 use crate::error::{Error, Result};
 use crate::files::{self, CLEANED_SUFFIX, CLEANER_OFFSET_FILE};
 use crate::log::Log;
 use crate::segment::{BatchMeta, Segment};
+use crate::swap;
 use crate::transaction::AbortedTxn;
 use clean::{Context, LastRecord};
 use grouping::{group_segments, SegmentSizes};

@@ -10,6 +10,7 @@
 //! The transaction index ([`txn`]) lists aborted transactions; it grows by one entry per abort.
 
 pub(crate) mod offset;
+pub(crate) mod rules;
 pub(crate) mod time;
 pub(crate) mod txn;
 

@@ -33,12 +33,14 @@ pub(super) fn lock_for_writing(
             Err(e) => return Err(Error::io("check the broker lock of", dir, e)),
         }
     }
-    match st.lock_dir(dir, options.lock_wait) {
+    let lock_file = dir.join(files::LOCK_FILE);
+    match st.lock_file(&lock_file, options.lock_wait) {
         Ok(Some(lock)) => Ok(lock),
         Ok(None) => Err(Error::LogLocked {
             dir: dir.to_path_buf(),
+            lock_file,
         }),
-        Err(e) => Err(Error::io("lock", dir.join(files::LOCK_FILE), e)),
+        Err(e) => Err(Error::io("lock", lock_file, e)),
     }
 }
 
@@ -264,6 +266,95 @@ impl Log {
             env.clock.clone(),
         );
         Log::load(dir.as_ref(), view, false, None)
+    }
+
+    /// Opens a list of segment files as one read-only log, without links, copies or any change
+    /// to them: each file must be named `<20-digit base offset>.log` (as Kafka names them) and
+    /// may sit in any directory; its index files (`.index`, `.timeindex`, `.txnindex` of the
+    /// same name next to it) are used when present and rebuilt in memory otherwise.
+    ///
+    /// The log's directory ([`Log::dir`]) is the directory of the first file, so a file of
+    /// that directory is named by its real path in errors. The log is loaded as
+    /// [`Log::open_read_only`] loads a directory (recovery and index rebuilds in memory; writes
+    /// refused).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotALog`] for an empty list; [`Error::Io`] for a file with another name, two
+    /// files with the same base offset, or a file that cannot be read; then as
+    /// [`Log::open_read_only`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_codec::write::{NewRecord, V2Builder};
+    /// use krecords_log::Log;
+    ///
+    /// let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    /// let batch = |offset| {
+    ///     let mut w = V2Builder::new(offset);
+    ///     w.append(&NewRecord::new(1_714_000_000_000, None, Some(b"v"))).unwrap();
+    ///     w.finish().unwrap()
+    /// };
+    /// let first = a.path().join("00000000000000000000.log");
+    /// let second = b.path().join("00000000000000000001.log");
+    /// std::fs::write(&first, batch(0)).unwrap();
+    /// std::fs::write(&second, batch(1)).unwrap();
+    /// let log = Log::open_segment_files(&[first, second]).unwrap();
+    /// assert_eq!(log.log_end_offset(), 2);
+    /// assert_eq!(log.dir(), a.path());
+    /// ```
+    pub fn open_segment_files(files: &[impl AsRef<Path>]) -> Result<Log> {
+        let Some(first) = files.first() else {
+            return Err(Error::NotALog {
+                path: Default::default(),
+            });
+        };
+        let dir = first
+            .as_ref()
+            .parent()
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        let mut listed: std::collections::BTreeMap<String, std::path::PathBuf> = Default::default();
+        for file in files {
+            let file = file.as_ref();
+            let invalid = |why: String| {
+                Error::io(
+                    "open",
+                    file,
+                    io::Error::new(io::ErrorKind::InvalidInput, why),
+                )
+            };
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let Some(base) = files::parse_file_name(name, LOG_SUFFIX) else {
+                return Err(invalid(
+                    "not a segment file: a .log file named by its 20-digit base offset".into(),
+                ));
+            };
+            if let Some(other) = listed.get(name) {
+                return Err(invalid(format!(
+                    "base offset {base} is listed twice (also {})",
+                    other.display()
+                )));
+            }
+            for suffix in [
+                LOG_SUFFIX,
+                files::INDEX_SUFFIX,
+                files::TIME_INDEX_SUFFIX,
+                files::TXN_INDEX_SUFFIX,
+            ] {
+                let name = files::file_name(base, suffix);
+                let real = file.with_file_name(&name);
+                if suffix == LOG_SUFFIX || real.is_file() {
+                    listed.insert(name, real);
+                }
+            }
+        }
+        let storage = crate::storage::ListedStorage::new(dir.clone(), listed);
+        Log::open_read_only_with(
+            dir,
+            Env::new(Arc::new(storage), Arc::new(crate::clock::SystemClock)),
+        )
     }
 
     /// Opens the log in `dir`, scans every segment (whether or not it was closed cleanly),

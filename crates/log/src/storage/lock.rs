@@ -2,7 +2,7 @@
 //!
 //! A [`crate::Log`] opened for writing holds an exclusive OS lock on
 //! [`files::LOCK_FILE`](crate::files::LOCK_FILE) in its directory for as long as it lives
-//! ([`Storage::lock_dir`](super::Storage::lock_dir)). On the real file system this is
+//! ([`Storage::lock_file`](super::Storage::lock_file), given that file's path). On the real file system this is
 //! `flock(2)` (`LockFileEx` on Windows) through [`std::fs::File::try_lock`]: the kernel releases
 //! it when the holder closes the file or dies, so a SIGKILLed writer never leaves the directory
 //! locked. The lock file itself is never deleted (deleting it would let two processes lock two

@@ -16,9 +16,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+mod listed;
 mod lock;
 mod read_only;
 
+pub use listed::ListedStorage;
 pub use lock::{DirLock, LockWait, KAFKA_LOCK_FILE};
 pub use read_only::ReadOnlyStorage;
 
@@ -90,6 +92,16 @@ pub trait Storage: fmt::Debug + Send + Sync {
     /// Any I/O error.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
 
+    /// Removes the empty directory `dir`. The default cannot (`Unsupported`).
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error, `NotFound` included, and a directory that is not empty.
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        let _ = dir;
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
     /// Last modification time of `path` in ms since the epoch (Kafka falls back to it for the
     /// age of a segment without timestamps).
     ///
@@ -110,14 +122,15 @@ pub trait Storage: fmt::Debug + Send + Sync {
         Ok(())
     }
 
-    /// Takes the exclusive writer's lock of the log directory `dir`, waiting as `wait` says
-    /// (see [`LockWait`]); `Ok(None)` when another holder keeps it. The lock lasts until the
-    /// returned [`DirLock`] is dropped or the process ends.
+    /// Takes the exclusive writer's lock of a directory: an OS lock on the file `lock_file`
+    /// in it (created when missing, never deleted; the log passes its `krec.lock`), waiting as
+    /// `wait` says (see [`LockWait`]); `Ok(None)` when another holder keeps it. The lock lasts
+    /// until the returned [`DirLock`] is dropped or the process ends.
     ///
     /// # Errors
     ///
     /// Any I/O error (a missing directory included).
-    fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>>;
+    fn lock_file(&self, lock_file: &Path, wait: LockWait) -> io::Result<Option<DirLock>>;
 
     /// The path of the `.lock` file of a running Kafka broker whose data directory holds `dir`
     /// (the broker keeps an OS lock on `.lock` in each of its `log.dirs`), `None` when no
@@ -298,6 +311,10 @@ impl Storage for FsStorage {
         std::fs::create_dir_all(dir)
     }
 
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        std::fs::remove_dir(dir)
+    }
+
     fn modified_ms(&self, path: &Path) -> io::Result<i64> {
         let modified = std::fs::metadata(path)?.modified()?;
         let ms = modified
@@ -312,8 +329,8 @@ impl Storage for FsStorage {
         f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
     }
 
-    fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
-        lock::lock_file(&dir.join(crate::files::LOCK_FILE), wait)
+    fn lock_file(&self, lock_file: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
+        lock::lock_file(lock_file, wait)
     }
 
     fn running_broker_lock(&self, dir: &Path) -> io::Result<Option<PathBuf>> {
@@ -753,15 +770,15 @@ impl StorageFile for MemFile {
 #[derive(Debug)]
 struct MemLock {
     storage: MemStorage,
-    dir: PathBuf,
+    lock_file: PathBuf,
     generation: u64,
 }
 
 impl Drop for MemLock {
     fn drop(&mut self) {
         let mut s = self.storage.lock();
-        if s.locks.get(&self.dir) == Some(&self.generation) {
-            s.locks.remove(&self.dir);
+        if s.locks.get(&self.lock_file) == Some(&self.generation) {
+            s.locks.remove(&self.lock_file);
         }
     }
 }
@@ -878,21 +895,22 @@ impl Storage for MemStorage {
         Ok(())
     }
 
-    fn lock_dir(&self, dir: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
+    fn lock_file(&self, lock_file: &Path, wait: LockWait) -> io::Result<Option<DirLock>> {
+        let dir = lock_file.parent().unwrap_or(Path::new(""));
         let try_once = || {
             let mut s = self.lock();
             if !s.dirs.iter().any(|d| d == dir) {
                 return Err(not_found(dir));
             }
-            if s.locks.contains_key(dir) {
+            if s.locks.contains_key(lock_file) {
                 return Ok(None);
             }
             s.lock_generation += 1;
             let generation = s.lock_generation;
-            s.locks.insert(dir.to_path_buf(), generation);
+            s.locks.insert(lock_file.to_path_buf(), generation);
             Ok(Some(DirLock::new(MemLock {
                 storage: self.clone(),
-                dir: dir.to_path_buf(),
+                lock_file: lock_file.to_path_buf(),
                 generation,
             })))
         };

@@ -219,7 +219,7 @@ impl Storage for ReadOnlyStorage {
     }
 
     /// Always granted: a view takes no lock on the base, and writes through it stay in memory.
-    fn lock_dir(&self, _dir: &Path, _wait: LockWait) -> io::Result<Option<DirLock>> {
+    fn lock_file(&self, _lock_file: &Path, _wait: LockWait) -> io::Result<Option<DirLock>> {
         Ok(Some(DirLock::new("read-only view")))
     }
 }

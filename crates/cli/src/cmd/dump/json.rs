@@ -232,7 +232,7 @@ pub fn record(
     control_batch: bool,
     format: BytesFormat,
     iso: bool,
-    decoder: Option<crate::decode::Kind>,
+    decoder: Option<krecords_topics::Kind>,
 ) {
     out.extend_from_slice(b"{\"offset\":");
     int(out, r.offset());
@@ -259,15 +259,7 @@ pub fn record(
     } else if let Some(kind) = decoder {
         // The internal topic's key and value decoded, as kafka-dump-log's decoder shows them
         // (absent: Kafka prints nothing there; null: a tombstone).
-        let p = crate::decode::parse(kind, r.key(), r.value(), r.offset());
-        for (name, part) in [("key_decoded", p.key), ("value_decoded", p.payload)] {
-            if let Some(part) = part {
-                out.extend_from_slice(b",\"");
-                out.extend_from_slice(name.as_bytes());
-                out.extend_from_slice(b"\":");
-                out.extend_from_slice(part.to_serde().to_string().as_bytes());
-            }
-        }
+        krecords_topics::parse(kind, r.key(), r.value(), r.offset()).write_json_fields(out);
     }
     out.push(b'}');
 }

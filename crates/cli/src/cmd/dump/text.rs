@@ -120,7 +120,7 @@ pub fn record(
     control: bool,
     data: bool,
     iso: bool,
-    decoder: Option<crate::decode::Kind>,
+    decoder: Option<krecords_topics::Kind>,
 ) {
     let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
     out.extend_from_slice(b"| offset: ");
@@ -173,15 +173,7 @@ pub fn record(
         }
     } else if let (true, Some(kind)) = (data, decoder) {
         // DumpLogSegments' parser for the internal topic: its ParseResult's key and payload.
-        let p = crate::decode::parse(kind, r.key(), r.value(), r.offset());
-        if let Some(k) = p.key {
-            out.extend_from_slice(b" key: ");
-            out.extend_from_slice(k.to_java().as_bytes());
-        }
-        if let Some(v) = p.payload {
-            out.extend_from_slice(b" payload: ");
-            out.extend_from_slice(v.to_java().as_bytes());
-        }
+        krecords_topics::parse(kind, r.key(), r.value(), r.offset()).write_text(out);
     } else if data {
         if let Some(k) = r.key() {
             out.extend_from_slice(b" key: ");

@@ -1,7 +1,8 @@
-//! Decoders for Kafka's internal topics, as Kafka 4.4.0's kafka-dump-log applies them with
+//! Kafka's internal topics decoded as Kafka 4.4.0's kafka-dump-log decodes them with
 //! `--offsets-decoder`, `--transaction-log-decoder`, `--cluster-metadata-decoder`,
-//! `--share-group-state-decoder` and `--remote-log-metadata-decoder` ([`remote`]): a record's key and value read with Kafka's own message
-//! schemas (crates/cli/schemas, interpreted by [`schema`]) and shown as Kafka's generated JSON
+//! `--share-group-state-decoder` and `--remote-log-metadata-decoder`: a record's key and value
+//! read with Kafka's own message schemas (the JSON files of Kafka's jars, embedded from
+//! `crates/topics/schemas` and interpreted at run time) and shown as Kafka's generated JSON
 //! converters write them.
 //!
 //! - `__consumer_offsets`, `__transaction_state`, `__share_group_state` (coordinator records):
@@ -11,56 +12,75 @@
 //! - `__cluster_metadata` (segments and `.checkpoint` snapshots): the value is an
 //!   ApiMessageAndVersion (unsigned varints: frame version 1, apiKey, version; then the metadata
 //!   record). Text: `payload: {"type":"TOPIC_RECORD","version":0,"data":{...}}`, no key.
+//! - `__remote_log_metadata`: an ApiMessageAndVersion of kafka-storage's remote log metadata
+//!   records, shown as the `toString()` of the Java objects Kafka makes of them.
 //!
 //! An unknown record type or version, or bytes that do not parse, give Kafka's message for it
 //! ("Unknown record type 99 at offset 7, skipping.", "Error at offset 7, skipping. ...").
+//!
+//! Any bytes give a result, never a panic: every length is checked against the bytes left before
+//! anything is allocated, and nesting is bounded.
+//!
+//! ```
+//! use krecords_topics::{parse, Kind};
+//! // An OffsetCommitKey (record type 1): group "g", topic "t", partition 0; no value.
+//! let key = [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 0];
+//! let decoded = parse(Kind::Offsets, Some(&key), None, 0);
+//! let mut text = Vec::new();
+//! decoded.write_text(&mut text);
+//! assert_eq!(
+//!     String::from_utf8(text).unwrap(),
+//!     r#" key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: <DELETE>"#
+//! );
+//! ```
 
-pub mod schema;
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
+
+mod remote;
+mod schema;
 mod schema_files;
-pub mod value;
+mod value;
 
+pub use value::Node;
+
+use krecords_codec::varint::read_unsigned_varint;
 use schema::Message;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
-use value::J;
-
-/// `krec dump --decode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Decode {
-    /// From the partition directory's topic name (`__consumer_offsets-N`, ...).
-    Auto,
-    /// Keys and values as bytes.
-    None,
-    /// `__consumer_offsets` (kafka-dump-log's --offsets-decoder).
-    Offsets,
-    /// `__transaction_state` (--transaction-log-decoder).
-    Transactions,
-    /// `__cluster_metadata` segments and snapshots (--cluster-metadata-decoder).
-    Metadata,
-    /// `__share_group_state` (--share-group-state-decoder).
-    ShareState,
-    /// `__remote_log_metadata` (--remote-log-metadata-decoder).
-    RemoteLogMetadata,
-}
 
 /// Which internal topic's records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
-    /// `__consumer_offsets`.
+    /// `__consumer_offsets` (kafka-dump-log's `--offsets-decoder`).
     Offsets,
-    /// `__transaction_state`.
+    /// `__transaction_state` (`--transaction-log-decoder`).
     Transactions,
-    /// `__cluster_metadata`.
+    /// `__cluster_metadata` segments and snapshots (`--cluster-metadata-decoder`).
     Metadata,
-    /// `__share_group_state`.
+    /// `__share_group_state` (`--share-group-state-decoder`).
     ShareState,
-    /// `__remote_log_metadata`.
+    /// `__remote_log_metadata` (`--remote-log-metadata-decoder`).
     RemoteLogMetadata,
 }
 
 impl Kind {
-    /// The decoder of an internal topic.
+    /// Every decoder.
+    pub const ALL: [Kind; 5] = [
+        Kind::Offsets,
+        Kind::Transactions,
+        Kind::Metadata,
+        Kind::ShareState,
+        Kind::RemoteLogMetadata,
+    ];
+
+    /// The decoder of an internal topic (`__consumer_offsets`, ...); `None` for any other topic.
     pub fn for_topic(topic: &str) -> Option<Kind> {
         Some(match topic {
             "__consumer_offsets" => Kind::Offsets,
@@ -72,26 +92,23 @@ impl Kind {
         })
     }
 
-    /// The decoder for a file: its partition directory's topic (the file's parent directory).
-    pub fn for_file(path: &Path) -> Option<Kind> {
-        let dir = path.parent()?.file_name()?.to_str()?;
-        let (topic, _) = krecords_log::data_dir::parse_partition_dir(dir)?;
+    /// The decoder of a partition directory's topic (`__consumer_offsets-17`).
+    pub fn for_partition_dir(name: &str) -> Option<Kind> {
+        let (topic, _) = krecords_log::data_dir::parse_partition_dir(name)?;
         Kind::for_topic(topic)
     }
-}
 
-impl Decode {
-    /// The decoder to use for `path`.
-    pub fn for_file(self, path: &Path) -> Option<Kind> {
-        match self {
-            Decode::Auto => Kind::for_file(path),
-            Decode::None => None,
-            Decode::Offsets => Some(Kind::Offsets),
-            Decode::Transactions => Some(Kind::Transactions),
-            Decode::Metadata => Some(Kind::Metadata),
-            Decode::ShareState => Some(Kind::ShareState),
-            Decode::RemoteLogMetadata => Some(Kind::RemoteLogMetadata),
-        }
+    /// The decoder for a file of a partition directory: its parent directory's topic.
+    ///
+    /// ```
+    /// use krecords_topics::Kind;
+    /// use std::path::Path;
+    /// let f = Path::new("/var/kafka/__consumer_offsets-17/00000000000000000000.log");
+    /// assert_eq!(Kind::for_file(f), Some(Kind::Offsets));
+    /// assert_eq!(Kind::for_file(Path::new("t-0/00000000000000000000.log")), None);
+    /// ```
+    pub fn for_file(path: &Path) -> Option<Kind> {
+        Kind::for_partition_dir(path.parent()?.file_name()?.to_str()?)
     }
 }
 
@@ -99,17 +116,30 @@ impl Decode {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
     /// The message as JSON.
-    Json(J),
+    Json(Node),
     /// No value: a coordinator tombstone (`<DELETE>`).
     Tombstone,
     /// What Kafka prints instead (unknown type, parse error).
     Error(String),
     /// A message Kafka prints as its Java object's `toString()` (remote log metadata): the
     /// message as JSON for krec's JSON Lines, and Kafka's text.
-    Text(J, String),
+    Text(Node, String),
 }
 
 impl Part {
+    /// The decoded message's tree (of [`Part::Json`] and [`Part::Text`]).
+    pub fn node(&self) -> Option<&Node> {
+        match self {
+            Part::Json(j) | Part::Text(j, _) => Some(j),
+            Part::Tombstone | Part::Error(_) => None,
+        }
+    }
+
+    /// The message's fields: the `data` of the tree (`{"type":..,"data":{..}}`).
+    pub fn data(&self) -> Option<&Node> {
+        self.node()?.get("data")
+    }
+
     /// As kafka-dump-log prints it.
     pub fn to_java(&self) -> String {
         match self {
@@ -144,6 +174,33 @@ pub struct Parsed {
     pub key: Option<Part>,
     /// After ` payload: `.
     pub payload: Option<Part>,
+}
+
+impl Parsed {
+    /// Appends what kafka-dump-log prints after a record's sizes and headers with its decoder:
+    /// ` key: K` and ` payload: P`, each only when present.
+    pub fn write_text(&self, out: &mut Vec<u8>) {
+        for (label, part) in [(&b" key: "[..], &self.key), (b" payload: ", &self.payload)] {
+            if let Some(part) = part {
+                out.extend_from_slice(label);
+                out.extend_from_slice(part.to_java().as_bytes());
+            }
+        }
+    }
+
+    /// Appends the fields krec's JSON Lines add to a record object being written:
+    /// `,"key_decoded":K` and `,"value_decoded":V` ([`Part::to_serde`]), each only when present
+    /// (absent: Kafka prints nothing there; `null`: a tombstone).
+    pub fn write_json_fields(&self, out: &mut Vec<u8>) {
+        for (name, part) in [("key_decoded", &self.key), ("value_decoded", &self.payload)] {
+            if let Some(part) = part {
+                out.extend_from_slice(b",\"");
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b"\":");
+                out.extend_from_slice(part.to_serde().to_string().as_bytes());
+            }
+        }
+    }
 }
 
 /// The schemas of one coordinator, by record type.
@@ -233,8 +290,10 @@ pub fn parse(kind: Kind, key: Option<&[u8]>, value: Option<&[u8]>, offset: i64) 
     }
 }
 
-fn be16(b: &[u8]) -> Option<i16> {
-    Some(i16::from_be_bytes([*b.first()?, *b.get(1)?]))
+/// The int16 version (or record type) before a message, and the message's bytes.
+fn be16(b: &[u8]) -> Option<(i16, &[u8])> {
+    let (v, rest) = b.split_first_chunk::<2>()?;
+    Some((i16::from_be_bytes(*v), rest))
 }
 
 /// `CoordinatorRecordMessageParser.parse`.
@@ -254,7 +313,7 @@ fn coordinator(
         // kafka-dump-log stops with this exception; krec shows it and goes on.
         return fail(format!("Failed to decode message at offset {offset} using the specified decoder (message had a missing key)"));
     };
-    let Some(t) = be16(key) else {
+    let Some((t, key)) = be16(key) else {
         return error("Could not read version from key's buffer.".into());
     };
     let (Some(km), Some(vm)) = (c.keys.get(&t), c.values.get(&t)) else {
@@ -262,7 +321,7 @@ fn coordinator(
             "Unknown record type {t} at offset {offset}, skipping."
         ));
     };
-    let kj = match km.read(&key[2..], t) {
+    let kj = match km.read(key, t) {
         Ok((j, _)) => j,
         Err(e) => {
             return error(format!(
@@ -270,8 +329,8 @@ fn coordinator(
             ))
         }
     };
-    let key_part = Part::Json(J::Obj(vec![
-        ("type".into(), J::Str(t.to_string())),
+    let key_part = Part::Json(Node::Obj(vec![
+        ("type".into(), Node::Str(t.to_string())),
         ("data".into(), kj),
     ]));
     let Some(value) = value else {
@@ -280,13 +339,13 @@ fn coordinator(
             payload: Some(Part::Tombstone),
         };
     };
-    let Some(v) = be16(value) else {
+    let Some((v, value)) = be16(value) else {
         return error("Could not read version from value's buffer.".into());
     };
     if !vm.valid.contains(i32::from(v)) {
         return error(format!("Found an unknown record version {v} for {t} type"));
     }
-    let mut vj = match vm.read(&value[2..], v) {
+    let mut vj = match vm.read(value, v) {
         Ok((j, _)) => j,
         Err(e) => {
             return error(format!(
@@ -301,15 +360,15 @@ fn coordinator(
     }
     Parsed {
         key: Some(key_part),
-        payload: Some(Part::Json(J::Obj(vec![
-            ("version".into(), J::Str(v.to_string())),
+        payload: Some(Part::Json(Node::Obj(vec![
+            ("version".into(), Node::Str(v.to_string())),
             ("data".into(), vj),
         ]))),
     }
 }
 
 /// `TransactionLogMessageParser`: the state's name (`TransactionState.stateName()`) for its id.
-fn transaction_status(v: &mut J) {
+fn transaction_status(v: &mut Node) {
     const NAMES: [&str; 8] = [
         "Empty",
         "Ongoing",
@@ -320,24 +379,24 @@ fn transaction_status(v: &mut J) {
         "Dead",
         "PrepareEpochFence",
     ];
-    if let Some(J::Int(id)) = v.get("transactionStatus").cloned() {
+    if let Some(Node::Int(id)) = v.get("transactionStatus").cloned() {
         let name = usize::try_from(id)
             .ok()
             .and_then(|i| NAMES.get(i))
             .map_or_else(|| id.to_string(), |n| (*n).to_string());
-        v.put("transactionStatus", J::Str(name));
+        v.put("transactionStatus", Node::Str(name));
     }
 }
 
 /// `OffsetsMessageParser`: a classic consumer group's member subscriptions and assignments
 /// decoded (ConsumerProtocolSubscription/Assignment, an int16 version first); left as base64
 /// when they do not parse.
-fn consumer_protocol(v: &mut J) {
-    if v.get("protocolType") != Some(&J::Str("consumer".into())) {
+fn consumer_protocol(v: &mut Node) {
+    if v.get("protocolType") != Some(&Node::Str("consumer".into())) {
         return;
     }
     let r = registry();
-    let Some(J::Arr(members)) = v.get_mut("members") else {
+    let Some(Node::Arr(members)) = v.get_mut("members") else {
         return;
     };
     for m in members {
@@ -345,11 +404,11 @@ fn consumer_protocol(v: &mut J) {
             ("subscription", r.subscription.as_ref()),
             ("assignment", r.assignment.as_ref()),
         ] {
-            let (Some(schema), Some(J::Bin(b))) = (schema, m.get(field)) else {
+            let (Some(schema), Some(Node::Bin(b))) = (schema, m.get(field)) else {
                 continue;
             };
-            let Some(ver) = be16(b) else { continue };
-            if let Ok((j, _)) = schema.read(&b[2..], ver) {
+            let Some((ver, b)) = be16(b) else { continue };
+            if let Ok((j, _)) = schema.read(b, ver) {
                 m.put(field, j);
             }
         }
@@ -358,7 +417,7 @@ fn consumer_protocol(v: &mut J) {
 
 /// `UPPER_SNAKE_CASE` of a schema name, as `MetadataRecordType`'s constants.
 fn upper_snake(name: &str) -> String {
-    let mut s = String::with_capacity(name.len() + 8);
+    let mut s = String::with_capacity(name.len().saturating_add(8));
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() && i > 0 {
             s.push('_');
@@ -374,15 +433,15 @@ fn upper_snake(name: &str) -> String {
 fn api_message_and_version<'a>(
     schemas: &'a HashMap<i16, Message>,
     value: &[u8],
-) -> Result<(i16, i16, &'a Message, J), String> {
-    let mut pos = 0usize;
+) -> Result<(i16, i16, &'a Message, Node), String> {
+    let mut rest = value;
     let mut next = |what: &str| -> Result<i16, String> {
         let (v, n) =
-            schema::uvarint(&value[pos..]).map_err(|_| format!("Error while reading {what}"))?;
-        pos += n;
+            read_unsigned_varint(rest, 0).map_err(|_| format!("Error while reading {what}"))?;
+        rest = rest.get(n..).unwrap_or_default();
         // `unsignedIntToShort`: the varint as a Java int, too large above Short.MAX_VALUE,
         // else narrowed as Java's (short) cast does (0xffffffff is -1).
-        let v = v as u32 as i32;
+        let v = v as i32;
         if v > i32::from(i16::MAX) {
             return Err(format!("Value for {what} was too large."));
         }
@@ -402,10 +461,10 @@ fn api_message_and_version<'a>(
             "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         ));
     };
-    let (data, used) = m
-        .read(&value[pos..], version)
+    let (data, garbage) = m
+        .read(rest, version)
         .map_err(|_| format!("Failed to deserialize record with type {api_key}"))?;
-    let garbage = value.len() - pos - used;
+    let garbage = garbage.len();
     if garbage > 0 {
         return Err(format!(
             "Found {garbage} byte(s) of garbage after {api_key}"
@@ -419,18 +478,22 @@ fn metadata(r: &Registry, value: Option<&[u8]>, offset: i64) -> Part {
     let err = |m: String| Part::Error(format!("Error at {offset}, skipping. {m}"));
     // No value reads as no bytes (Kafka: "Error while reading frame version").
     match api_message_and_version(&r.metadata, value.unwrap_or_default()) {
-        Ok((_, version, m, data)) => Part::Json(J::Obj(vec![
-            ("type".into(), J::Str(upper_snake(&m.name))),
-            ("version".into(), J::Int(i64::from(version))),
+        Ok((_, version, m, data)) => Part::Json(Node::Obj(vec![
+            ("type".into(), Node::Str(upper_snake(&m.name))),
+            ("version".into(), Node::Int(i64::from(version))),
             ("data".into(), data),
         ])),
         Err(e) => err(e),
     }
 }
 
-mod remote;
-
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
 mod tests {
     use super::*;
 
@@ -502,6 +565,35 @@ mod tests {
         assert_eq!(
             p.payload.unwrap().to_java(),
             "Error at 5, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 127"
+        );
+    }
+
+    /// The codec's unsigned varint with Kafka's messages: a fifth byte that says more follow,
+    /// and bytes that end inside the varint (Java's BufferUnderflowException, "null").
+    #[test]
+    fn varint_errors_as_kafka() {
+        // OffsetCommitKey g/t/0, then an OffsetCommitValue v4 (flexible) whose metadata length
+        // is the varint under test.
+        let key = [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 0];
+        let value = |tail: &[u8]| [&[0, 4][..], &[0; 12], tail].concat();
+        let msg = |tail: &[u8]| {
+            parse(Kind::Offsets, Some(&key), Some(&value(tail)), 0)
+                .key
+                .unwrap()
+                .to_java()
+        };
+        assert_eq!(
+            msg(&[0xff; 5]),
+            "Error at offset 0, skipping. Could not read record with version 4 from value's buffer due to: Varint is too long, the most significant bit in the 5th byte is set, converted value: ffffffff."
+        );
+        assert_eq!(
+            msg(&[0xff]),
+            "Error at offset 0, skipping. Could not read record with version 4 from value's buffer due to: null."
+        );
+        // Five bytes, the last without a continuation bit: its surplus high bits dropped.
+        assert_eq!(
+            msg(&[0x81, 0x80, 0x80, 0x80, 0x01]),
+            "Error at offset 0, skipping. Could not read record with version 4 from value's buffer due to: string field metadata had invalid length 268435456."
         );
     }
 

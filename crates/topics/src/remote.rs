@@ -6,7 +6,7 @@
 //! the checks of those objects' constructors ("state can not be null", ...).
 
 use super::schema::Message;
-use super::value::J;
+use super::value::Node;
 use super::{api_message_and_version, upper_snake, Part};
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,9 +29,9 @@ pub(super) fn parse(schemas: &HashMap<i16, Message>, value: Option<&[u8]>, offse
     };
     match text {
         Ok(t) => Part::Text(
-            J::Obj(vec![
-                ("type".into(), J::Str(upper_snake(&m.name))),
-                ("version".into(), J::Int(i64::from(version))),
+            Node::Obj(vec![
+                ("type".into(), Node::Str(upper_snake(&m.name))),
+                ("version".into(), Node::Int(i64::from(version))),
                 ("data".into(), data),
             ]),
             t,
@@ -40,22 +40,22 @@ pub(super) fn parse(schemas: &HashMap<i16, Message>, value: Option<&[u8]>, offse
     }
 }
 
-fn int(j: &J, name: &str) -> i64 {
+fn int(j: &Node, name: &str) -> i64 {
     match j.get(name) {
-        Some(J::Int(i)) => *i,
+        Some(Node::Int(i)) => *i,
         _ => 0,
     }
 }
 
-fn text<'a>(j: &'a J, name: &str) -> &'a str {
+fn text<'a>(j: &'a Node, name: &str) -> &'a str {
     match j.get(name) {
-        Some(J::Str(s)) => s,
+        Some(Node::Str(s)) => s,
         _ => "",
     }
 }
 
 /// `TopicIdPartition.toString()`: `topicId:topic-partition`.
-fn topic_id_partition(j: Option<&J>) -> String {
+fn topic_id_partition(j: Option<&Node>) -> String {
     let Some(j) = j else {
         return "null".into();
     };
@@ -68,7 +68,7 @@ fn topic_id_partition(j: Option<&J>) -> String {
 }
 
 /// `RemoteLogSegmentId.toString()`.
-fn segment_id(j: &J) -> String {
+fn segment_id(j: &Node) -> String {
     let id = j.get("remoteLogSegmentId");
     format!(
         "RemoteLogSegmentId{{topicIdPartition={}, id={}}}",
@@ -78,15 +78,15 @@ fn segment_id(j: &J) -> String {
 }
 
 /// `Optional<CustomMetadata>.toString()`.
-fn custom(j: &J) -> String {
+fn custom(j: &Node) -> String {
     match j.get("customMetadata") {
-        Some(J::Bin(b)) => format!("Optional[CustomMetadata{{{} bytes}}]", b.len()),
+        Some(Node::Bin(b)) => format!("Optional[CustomMetadata{{{} bytes}}]", b.len()),
         _ => "Optional.empty".into(),
     }
 }
 
 /// `RemoteLogSegmentState` by id; unknown: the constructors' null check.
-fn segment_state(j: &J) -> Result<&'static str, String> {
+fn segment_state(j: &Node) -> Result<&'static str, String> {
     match int(j, "remoteLogSegmentState") {
         0 => Ok("COPY_SEGMENT_STARTED"),
         1 => Ok("COPY_SEGMENT_FINISHED"),
@@ -97,9 +97,9 @@ fn segment_state(j: &J) -> Result<&'static str, String> {
 }
 
 /// The leader epochs as the `TreeMap` the constructors make of them: `{0=0, 2=150}`.
-fn epochs(j: &J) -> Result<String, String> {
+fn epochs(j: &Node) -> Result<String, String> {
     let mut m = BTreeMap::new();
-    if let Some(J::Arr(a)) = j.get("segmentLeaderEpochs") {
+    if let Some(Node::Arr(a)) = j.get("segmentLeaderEpochs") {
         for e in a {
             m.insert(int(e, "leaderEpoch") as i32, int(e, "offset"));
         }
@@ -111,12 +111,12 @@ fn epochs(j: &J) -> Result<String, String> {
     Ok(format!("{{{}}}", parts.join(", ")))
 }
 
-fn txn_index_empty(j: &J) -> bool {
-    matches!(j.get("txnIndexEmpty"), Some(J::Bool(true)))
+fn txn_index_empty(j: &Node) -> bool {
+    matches!(j.get("txnIndexEmpty"), Some(Node::Bool(true)))
 }
 
 /// `RemoteLogSegmentMetadata.toString()`, after its constructor's checks.
-fn segment(j: &J) -> Result<String, String> {
+fn segment(j: &Node) -> Result<String, String> {
     let state = segment_state(j)?;
     let (start, end) = (int(j, "startOffset"), int(j, "endOffset"));
     if start < 0 {
@@ -141,7 +141,7 @@ fn segment(j: &J) -> Result<String, String> {
 }
 
 /// `RemoteLogSegmentMetadataUpdate.toString()`.
-fn update(j: &J) -> Result<String, String> {
+fn update(j: &Node) -> Result<String, String> {
     let state = segment_state(j)?;
     Ok(format!(
         "RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={}, customMetadata={}, state={state}, eventTimestampMs={}, brokerId={}}}",
@@ -154,7 +154,7 @@ fn update(j: &J) -> Result<String, String> {
 
 /// `RemotePartitionDeleteMetadata.toString()`; an unknown state is a NullPointerException
 /// without a message.
-fn delete(j: &J) -> Result<String, String> {
+fn delete(j: &Node) -> Result<String, String> {
     let state = match int(j, "remotePartitionDeleteState") {
         0 => "DELETE_PARTITION_MARKED",
         1 => "DELETE_PARTITION_STARTED",
@@ -170,7 +170,7 @@ fn delete(j: &J) -> Result<String, String> {
 }
 
 /// `RemoteLogSegmentMetadataSnapshot.toString()`.
-fn snapshot(j: &J) -> Result<String, String> {
+fn snapshot(j: &Node) -> Result<String, String> {
     let state = segment_state(j)?;
     let epochs = epochs(j)?;
     Ok(format!(

@@ -5,7 +5,7 @@ use base64::Engine;
 
 /// A JSON value as Kafka's generated `*JsonConverter.write` builds it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum J {
+pub enum Node {
     /// `NullNode`.
     Null,
     /// `BooleanNode`.
@@ -19,35 +19,51 @@ pub enum J {
     /// `BinaryNode`: base64 (standard alphabet, padded) when printed.
     Bin(Vec<u8>),
     /// `ArrayNode`.
-    Arr(Vec<J>),
+    Arr(Vec<Node>),
     /// `ObjectNode`, fields in insertion order.
-    Obj(Vec<(String, J)>),
+    Obj(Vec<(String, Node)>),
 }
 
-impl J {
+impl Node {
     /// The field `name` of an object.
-    pub fn get(&self, name: &str) -> Option<&J> {
+    pub fn get(&self, name: &str) -> Option<&Node> {
         match self {
-            J::Obj(f) => f.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            Node::Obj(f) => f.iter().find(|(k, _)| k == name).map(|(_, v)| v),
             _ => None,
         }
     }
 
     /// The field `name` of an object, mutable.
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut J> {
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Node> {
         match self {
-            J::Obj(f) => f.iter_mut().find(|(k, _)| k == name).map(|(_, v)| v),
+            Node::Obj(f) => f.iter_mut().find(|(k, _)| k == name).map(|(_, v)| v),
             _ => None,
         }
     }
 
     /// Sets (replacing in place, or appending) the field `name` of an object.
-    pub fn put(&mut self, name: &str, v: J) {
-        if let J::Obj(f) = self {
+    pub fn put(&mut self, name: &str, v: Node) {
+        if let Node::Obj(f) = self {
             match f.iter_mut().find(|(k, _)| k == name) {
                 Some(slot) => slot.1 = v,
                 None => f.push((name.to_string(), v)),
             }
+        }
+    }
+
+    /// The text of a string node.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The number of an integer node.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Node::Int(i) => Some(*i),
+            _ => None,
         }
     }
 
@@ -60,17 +76,17 @@ impl J {
 
     fn write_java(&self, s: &mut String) {
         match self {
-            J::Null => s.push_str("null"),
-            J::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
-            J::Int(i) => s.push_str(&i.to_string()),
-            J::Float(f) => s.push_str(&java_double(*f)),
-            J::Str(t) => java_string(s, t),
-            J::Bin(b) => {
+            Node::Null => s.push_str("null"),
+            Node::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+            Node::Int(i) => s.push_str(&i.to_string()),
+            Node::Float(f) => s.push_str(&java_double(*f)),
+            Node::Str(t) => java_string(s, t),
+            Node::Bin(b) => {
                 s.push('"');
                 s.push_str(&base64::engine::general_purpose::STANDARD.encode(b));
                 s.push('"');
             }
-            J::Arr(a) => {
+            Node::Arr(a) => {
                 s.push('[');
                 for (i, v) in a.iter().enumerate() {
                     if i > 0 {
@@ -80,7 +96,7 @@ impl J {
                 }
                 s.push(']');
             }
-            J::Obj(f) => {
+            Node::Obj(f) => {
                 s.push('{');
                 for (i, (k, v)) in f.iter().enumerate() {
                     if i > 0 {
@@ -99,16 +115,18 @@ impl J {
     pub fn to_serde(&self) -> serde_json::Value {
         use serde_json::Value;
         match self {
-            J::Null => Value::Null,
-            J::Bool(b) => Value::Bool(*b),
-            J::Int(i) => Value::from(*i),
-            J::Float(f) => serde_json::Number::from_f64(*f)
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Int(i) => Value::from(*i),
+            Node::Float(f) => serde_json::Number::from_f64(*f)
                 .map(Value::Number)
                 .unwrap_or_else(|| Value::String(java_double(*f))),
-            J::Str(t) => Value::String(t.clone()),
-            J::Bin(b) => Value::String(base64::engine::general_purpose::STANDARD.encode(b)),
-            J::Arr(a) => Value::Array(a.iter().map(J::to_serde).collect()),
-            J::Obj(f) => Value::Object(f.iter().map(|(k, v)| (k.clone(), v.to_serde())).collect()),
+            Node::Str(t) => Value::String(t.clone()),
+            Node::Bin(b) => Value::String(base64::engine::general_purpose::STANDARD.encode(b)),
+            Node::Arr(a) => Value::Array(a.iter().map(Node::to_serde).collect()),
+            Node::Obj(f) => {
+                Value::Object(f.iter().map(|(k, v)| (k.clone(), v.to_serde())).collect())
+            }
         }
     }
 }
@@ -134,7 +152,7 @@ fn java_string(s: &mut String, t: &str) {
 }
 
 /// Java's `Double.toString` (shortest digits that round-trip, as JDK 19+).
-pub fn java_double(f: f64) -> String {
+pub(crate) fn java_double(f: f64) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
@@ -152,7 +170,7 @@ pub fn java_double(f: f64) -> String {
     let len = shortest
         .split_once('e')
         .map_or(1, |(m, _)| m.chars().filter(char::is_ascii_digit).count());
-    let rounded = format!("{:.*e}", len.max(2) - 1, f.abs());
+    let rounded = format!("{:.*e}", len.max(2).saturating_sub(1), f.abs());
     let e = if rounded.parse::<f64>().ok() == Some(f.abs()) {
         rounded
     } else {
@@ -168,26 +186,30 @@ pub fn java_double(f: f64) -> String {
     let sign = if f < 0.0 { "-" } else { "" };
     let a = f.abs();
     if (1e-3..1e7).contains(&a) {
-        let point = exp + 1; // digits before the decimal point
-        let s = if point <= 0 {
-            format!("0.{}{}", "0".repeat((-point) as usize), digits)
-        } else if (point as usize) >= digits.len() {
-            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
-        } else {
-            format!(
-                "{}.{}",
-                &digits[..point as usize],
-                &digits[point as usize..]
-            )
+        // Digits before the decimal point (exp is -3..=6 here).
+        let point = exp.saturating_add(1);
+        let s = match usize::try_from(point) {
+            Err(_) | Ok(0) => {
+                format!("0.{}{}", "0".repeat(point.unsigned_abs() as usize), digits)
+            }
+            Ok(point) => match digits.split_at_checked(point) {
+                Some((int, frac)) if !frac.is_empty() => format!("{int}.{frac}"),
+                _ => format!(
+                    "{digits}{}.0",
+                    "0".repeat(point.saturating_sub(digits.len()))
+                ),
+            },
         };
         format!("{sign}{s}")
     } else {
-        let rest = if digits.len() > 1 { &digits[1..] } else { "0" };
-        format!("{sign}{}.{}E{}", &digits[..1], rest, exp)
+        let (first, rest) = digits.split_at_checked(1).unwrap_or(("0", ""));
+        let rest = if rest.is_empty() { "0" } else { rest };
+        format!("{sign}{first}.{rest}E{exp}")
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -11,7 +11,8 @@
 //! Bounded: every length is checked against the bytes left before anything is allocated, and
 //! nesting is limited, so any input gives a value or an error, never a panic.
 
-use super::value::J;
+use super::value::Node;
+use krecords_codec::varint::read_unsigned_varint;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -161,6 +162,9 @@ fn default_text(v: &Value) -> Option<String> {
 
 impl Message {
     /// Parses a schema file.
+    // Indexing a serde_json `Value` by key never panics (a missing key is `Null`); these read
+    // the embedded schema files, not record bytes.
+    #[allow(clippy::indexing_slicing)]
     pub fn parse(text: &str) -> Result<Message, String> {
         let v: Value = serde_json::from_str(&strip_comments(text)).map_err(|e| e.to_string())?;
         let name = v["name"].as_str().ok_or("no name")?.to_string();
@@ -190,7 +194,7 @@ impl Message {
         for c in &commons {
             let n = c["name"].as_str().unwrap_or_default();
             let fields = m.fields(&c["fields"], &mut names)?;
-            m.structs[names[n]].fields = fields;
+            m.set_fields(names.get(n).copied(), fields);
         }
         let root = m.structs.len();
         m.structs.push(Struct {
@@ -199,11 +203,20 @@ impl Message {
             versions: valid,
         });
         let fields = m.fields(&v["fields"], &mut names)?;
-        m.structs[root].fields = fields;
+        m.set_fields(Some(root), fields);
         m.root = root;
         Ok(m)
     }
 
+    /// Sets the fields of the struct at `idx` (pushed before its fields were parsed).
+    fn set_fields(&mut self, idx: Option<usize>, fields: Vec<Field>) {
+        if let Some(s) = idx.and_then(|i| self.structs.get_mut(i)) {
+            s.fields = fields;
+        }
+    }
+
+    // As in `parse`: indexing a serde_json `Value` by key never panics.
+    #[allow(clippy::indexing_slicing)]
     fn fields(
         &mut self,
         list: &Value,
@@ -243,6 +256,8 @@ impl Message {
         Ok(out)
     }
 
+    // As in `parse`: indexing a serde_json `Value` by key never panics.
+    #[allow(clippy::indexing_slicing)]
     fn ty(
         &mut self,
         t: &str,
@@ -276,7 +291,7 @@ impl Message {
                         versions,
                     });
                     let fields = self.fields(&f["fields"], names)?;
-                    self.structs[idx].fields = fields;
+                    self.set_fields(Some(idx), fields);
                     Type::Struct(idx)
                 } else {
                     Type::Struct(
@@ -289,16 +304,15 @@ impl Message {
         })
     }
 
-    /// Reads the message at `version` from all of `buf`'s bytes; returns the JSON tree and the
-    /// number of bytes read.
-    pub fn read(&self, buf: &[u8], version: i16) -> Result<(J, usize), String> {
+    /// Reads the message at `version` from the start of `buf`; returns the JSON tree and the
+    /// bytes after the message.
+    pub fn read<'a>(&self, buf: &'a [u8], version: i16) -> Result<(Node, &'a [u8]), String> {
         let mut r = Reader {
-            buf,
-            pos: 0,
+            rest: buf,
             depth: 0,
         };
         let v = self.read_struct(&mut r, self.root, i32::from(version), self.valid)?;
-        Ok((v, r.pos))
+        Ok((v, r.rest))
     }
 
     fn flexible(&self, v: i32) -> bool {
@@ -311,12 +325,12 @@ impl Message {
         idx: usize,
         v: i32,
         possible: Versions,
-    ) -> Result<J, String> {
-        r.depth += 1;
+    ) -> Result<Node, String> {
+        r.depth = r.depth.saturating_add(1);
         if r.depth > 64 {
             return Err("structs nested too deep".into());
         }
-        let s = &self.structs[idx];
+        let s = self.structs.get(idx).ok_or("unknown struct")?;
         // Kafka's nested structs refuse a version above the message's highest (the message
         // itself reads any).
         if idx != self.root && v > self.valid.hi {
@@ -324,17 +338,17 @@ impl Message {
         }
         let possible = possible.intersect(s.versions);
         let flexible = self.flexible(v);
-        let mut out: Vec<(String, J)> = Vec::new();
+        let mut out: Vec<(String, Node)> = Vec::new();
         // Values in schema order: Some(value) for a present field, None for an absent tagged one.
-        let mut values: Vec<Option<J>> = vec![None; s.fields.len()];
-        for (i, f) in s.fields.iter().enumerate() {
+        let mut values: Vec<Option<Node>> = vec![None; s.fields.len()];
+        for (f, value) in s.fields.iter().zip(values.iter_mut()) {
             if !f.versions.holds(possible, v) {
                 continue;
             }
             if flexible && f.tagged.holds(possible, v) {
                 continue; // read with the tagged fields below
             }
-            values[i] = Some(self.read_value(r, f, &f.ty, v, possible, flexible)?);
+            *value = Some(self.read_value(r, f, &f.ty, v, possible, flexible)?);
         }
         if flexible {
             let n = r.int_varint()?;
@@ -357,14 +371,14 @@ impl Message {
                 let known = s
                     .fields
                     .iter()
-                    .position(|f| with_tag(f) && f.tagged.holds(possible, v));
+                    .zip(values.iter_mut())
+                    .find(|(f, _)| with_tag(f) && f.tagged.holds(possible, v));
                 match known {
                     // As Kafka's generated code: a known tag's value is read in place, whatever
                     // its size says; a tag of another version is an error; an unknown one's
                     // bytes are skipped.
-                    Some(i) => {
-                        let f = &s.fields[i];
-                        values[i] = Some(self.read_value(r, f, &f.ty, v, possible, true)?);
+                    Some((f, value)) => {
+                        *value = Some(self.read_value(r, f, &f.ty, v, possible, true)?);
                     }
                     None if s.fields.iter().any(with_tag) => {
                         return Err(format!("Tag {tag} is not valid for version {v}"));
@@ -377,12 +391,12 @@ impl Message {
                 }
             }
         }
-        for (i, f) in s.fields.iter().enumerate() {
+        for (f, value) in s.fields.iter().zip(values) {
             if !f.versions.holds(possible, v) {
                 continue;
             }
             let tagged = flexible && f.tagged.holds(possible, v);
-            match values[i].take() {
+            match value {
                 // A tagged field is written only when it differs from its default (a struct's
                 // default is the struct of defaults, so a null one is written).
                 Some(val) if tagged && self.is_default(&val, f) => {}
@@ -390,8 +404,8 @@ impl Message {
                 None => {}
             }
         }
-        r.depth -= 1;
-        Ok(J::Obj(out))
+        r.depth = r.depth.saturating_sub(1);
+        Ok(Node::Obj(out))
     }
 
     fn read_value(
@@ -402,11 +416,11 @@ impl Message {
         v: i32,
         possible: Versions,
         flexible: bool,
-    ) -> Result<J, String> {
+    ) -> Result<Node, String> {
         let nullable = f.nullable.holds(possible, v);
         let null = || {
             if nullable {
-                Ok(J::Null)
+                Ok(Node::Null)
             } else {
                 Err(format!(
                     "non-nullable field {} was serialized as null",
@@ -415,18 +429,18 @@ impl Message {
             }
         };
         Ok(match ty {
-            Type::Bool => J::Bool(r.take(1)?[0] != 0),
-            Type::Int8 => J::Int(i64::from(r.take(1)?[0] as i8)),
-            Type::Int16 => J::Int(i64::from(i16::from_be_bytes(r.array()?))),
-            Type::Uint16 => J::Int(i64::from(u16::from_be_bytes(r.array()?))),
-            Type::Int32 => J::Int(i64::from(i32::from_be_bytes(r.array()?))),
-            Type::Uint32 => J::Int(i64::from(u32::from_be_bytes(r.array()?))),
-            Type::Int64 => J::Int(i64::from_be_bytes(r.array()?)),
-            Type::Float64 => J::Float(f64::from_be_bytes(r.array()?)),
+            Type::Bool => Node::Bool(r.byte()? != 0),
+            Type::Int8 => Node::Int(i64::from(r.byte()? as i8)),
+            Type::Int16 => Node::Int(i64::from(i16::from_be_bytes(r.array()?))),
+            Type::Uint16 => Node::Int(i64::from(u16::from_be_bytes(r.array()?))),
+            Type::Int32 => Node::Int(i64::from(i32::from_be_bytes(r.array()?))),
+            Type::Uint32 => Node::Int(i64::from(u32::from_be_bytes(r.array()?))),
+            Type::Int64 => Node::Int(i64::from_be_bytes(r.array()?)),
+            Type::Float64 => Node::Float(f64::from_be_bytes(r.array()?)),
             Type::Uuid => {
                 let b: [u8; 16] = r.array()?;
                 use base64::Engine;
-                J::Str(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b))
+                Node::Str(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b))
             }
             Type::Str => {
                 let len = r.length(flexible, false)?;
@@ -440,14 +454,14 @@ impl Message {
                     ));
                 }
                 let b = r.take_bytes(len as usize)?;
-                J::Str(krecords_codec::java_text::decode(b))
+                Node::Str(krecords_codec::java_text::decode(b))
             }
             Type::Bytes | Type::Records => {
                 let len = r.length(flexible, true)?;
                 if len < 0 {
                     return null();
                 }
-                J::Bin(
+                Node::Bin(
                     r.take_bytes(usize::try_from(len).map_err(|_| "too long")?)?
                         .to_vec(),
                 )
@@ -459,17 +473,17 @@ impl Message {
                     let present = if flexible {
                         r.int_varint()? > 0
                     } else {
-                        (r.take(1)?[0] as i8) >= 0
+                        (r.byte()? as i8) >= 0
                     };
                     if !present {
-                        return Ok(J::Null);
+                        return Ok(Node::Null);
                     }
                 }
                 self.read_struct(r, *idx, v, possible)?
             }
             Type::Array(inner) => {
                 let len = if flexible {
-                    i64::from(r.int_varint()?) - 1
+                    i64::from(r.int_varint()?).saturating_sub(1)
                 } else {
                     i64::from(i32::from_be_bytes(r.array()?))
                 };
@@ -498,7 +512,7 @@ impl Message {
                 for _ in 0..len {
                     a.push(self.read_value(r, &elem, inner, v, possible, flexible)?);
                 }
-                J::Arr(a)
+                Node::Arr(a)
             }
         })
     }
@@ -507,14 +521,16 @@ impl Message {
 impl Message {
     /// Whether a tagged field's value is its default (then Kafka's JSON converter leaves it
     /// out). A struct's default is the struct of its fields' defaults, never null.
-    fn is_default(&self, val: &J, f: &Field) -> bool {
+    fn is_default(&self, val: &Node, f: &Field) -> bool {
         match (val, &f.ty) {
-            (J::Null, Type::Struct(_)) => false,
-            (J::Obj(fields), Type::Struct(idx)) => self.structs[*idx].fields.iter().all(|sf| {
-                fields
-                    .iter()
-                    .find(|(k, _)| *k == sf.json_name)
-                    .is_none_or(|(_, v)| self.is_default(v, sf))
+            (Node::Null, Type::Struct(_)) => false,
+            (Node::Obj(fields), Type::Struct(idx)) => self.structs.get(*idx).is_some_and(|s| {
+                s.fields.iter().all(|sf| {
+                    fields
+                        .iter()
+                        .find(|(k, _)| *k == sf.json_name)
+                        .is_none_or(|(_, v)| self.is_default(v, sf))
+                })
             }),
             _ => is_default(val, f),
         }
@@ -522,20 +538,20 @@ impl Message {
 }
 
 /// Whether a value is its field's default.
-fn is_default(val: &J, f: &Field) -> bool {
+fn is_default(val: &Node, f: &Field) -> bool {
     let d = default_text(&f.default);
     match (val, &f.ty) {
-        (J::Null, _) => d.as_deref().is_none_or(|d| d == "null"),
-        (J::Bool(b), _) => d.as_deref().unwrap_or("false") == if *b { "true" } else { "false" },
-        (J::Int(i), _) => parse_int(d.as_deref().unwrap_or("0")) == Some(*i),
-        (J::Float(x), _) => d.as_deref().unwrap_or("0").parse::<f64>().ok() == Some(*x),
-        (J::Str(s), Type::Uuid) => s == "AAAAAAAAAAAAAAAAAAAAAA",
-        (J::Str(s), _) => {
+        (Node::Null, _) => d.as_deref().is_none_or(|d| d == "null"),
+        (Node::Bool(b), _) => d.as_deref().unwrap_or("false") == if *b { "true" } else { "false" },
+        (Node::Int(i), _) => parse_int(d.as_deref().unwrap_or("0")) == Some(*i),
+        (Node::Float(x), _) => d.as_deref().unwrap_or("0").parse::<f64>().ok() == Some(*x),
+        (Node::Str(s), Type::Uuid) => s == "AAAAAAAAAAAAAAAAAAAAAA",
+        (Node::Str(s), _) => {
             d.as_deref().is_some_and(|d| d != "null" && d == s) || (d.is_none() && s.is_empty())
         }
-        (J::Bin(b), _) => b.is_empty() && d.is_none(),
-        (J::Arr(a), _) => a.is_empty() && d.is_none(),
-        (J::Obj(_), _) => false,
+        (Node::Bin(b), _) => b.is_empty() && d.is_none(),
+        (Node::Arr(a), _) => a.is_empty() && d.is_none(),
+        (Node::Obj(_), _) => false,
     }
 }
 
@@ -549,24 +565,22 @@ fn parse_int(s: &str) -> Option<i64> {
 
 /// A cursor over a message's bytes.
 struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    /// The bytes not read yet.
+    rest: &'a [u8],
+    /// Structs being read, one inside the other.
     depth: u32,
 }
 
 impl<'a> Reader<'a> {
     fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+        self.rest.len()
     }
 
     /// `n` bytes of a fixed-size value; short, Java's `BufferUnderflowException` (no message,
     /// so "null" in Kafka's text).
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        if n > self.remaining() {
-            return Err("null".into());
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
+        let (s, rest) = self.rest.split_at_checked(n).ok_or("null")?;
+        self.rest = rest;
         Ok(s)
     }
 
@@ -582,18 +596,21 @@ impl<'a> Reader<'a> {
     }
 
     fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        let s = self.take(N)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
+        let (a, rest) = self.rest.split_first_chunk::<N>().ok_or("null")?;
+        self.rest = rest;
+        Ok(*a)
     }
 
-    /// Kafka's `readUnsignedVarint` as the Java int it returns (2^31 and above negative).
+    fn byte(&mut self) -> Result<u8, String> {
+        let [b] = self.array::<1>()?;
+        Ok(b)
+    }
+
     /// The length before a string (`wide`: bytes or records): in flexible versions an unsigned
     /// varint of length + 1, otherwise an int16 (an int32 when `wide`); negative is null.
     fn length(&mut self, flexible: bool, wide: bool) -> Result<i64, String> {
         Ok(if flexible {
-            i64::from(self.int_varint()?) - 1
+            i64::from(self.int_varint()?).saturating_sub(1)
         } else if wide {
             i64::from(i32::from_be_bytes(self.array()?))
         } else {
@@ -601,41 +618,35 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Kafka's `ByteUtils.readUnsignedVarint` (at most 5 bytes) as the Java int it returns
+    /// (2^31 and above negative), with Kafka's messages: "null" (`BufferUnderflowException`)
+    /// when the bytes end inside it, and the one for a fifth byte that says more follow.
     fn int_varint(&mut self) -> Result<i32, String> {
-        Ok(self.uvarint()? as u32 as i32)
-    }
-
-    /// An unsigned varint of at most 5 bytes (Kafka's `ByteUtils.readUnsignedVarint`, with its
-    /// message for a fifth byte that says more follow).
-    fn uvarint(&mut self) -> Result<u64, String> {
-        let mut v: u32 = 0;
-        let mut shift = 0u32;
-        loop {
-            let b = self.take(1)?[0];
-            if b & 0x80 == 0 {
-                return Ok(u64::from(v | (u32::from(b) << shift)));
+        match read_unsigned_varint(self.rest, 0) {
+            Ok((v, n)) => {
+                self.rest = self.rest.get(n..).unwrap_or_default();
+                Ok(v as i32)
             }
-            v |= u32::from(b & 0x7f) << shift;
-            shift += 7;
-            if shift > 28 {
-                return Err(format!("Varint is too long, the most significant bit in the 5th byte is set, converted value: {v:x}"));
+            Err(krecords_codec::Error::InvalidVarint { .. }) => {
+                // Java's value so far: the low 7 bits of each of the 5 bytes, the fifth's
+                // shifted out past bit 31.
+                let v = self
+                    .rest
+                    .iter()
+                    .take(5)
+                    .enumerate()
+                    .fold(0u32, |v, (i, b)| {
+                        v | u32::from(b & 0x7f).wrapping_shl(7u32.wrapping_mul(i as u32))
+                    });
+                Err(format!("Varint is too long, the most significant bit in the 5th byte is set, converted value: {v:x}"))
             }
+            Err(_) => Err("null".into()),
         }
     }
 }
 
-/// An unsigned varint at the start of `buf`: (value, bytes used).
-pub fn uvarint(buf: &[u8]) -> Result<(u64, usize), String> {
-    let mut r = Reader {
-        buf,
-        pos: 0,
-        depth: 0,
-    };
-    let v = r.uvarint()?;
-    Ok((v, r.pos))
-}
-
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,0 +1,247 @@
+//! One model of positions, isolation and exit codes on local sources (issue 27, observations
+//! 1-5 and 7): the same options mean the same on files, partition directories and stdin.
+
+use crate::dump_filters::v2_file as hundred;
+use crate::util::Dir;
+
+/// A partition directory `p`: three records (offsets 0-2), then producer 7's transaction of
+/// three records (3-5) that is still open.
+fn open_txn_log(d: &Dir) -> String {
+    let log = d.arg("p");
+    d.run(&["log", "create", &log], b"").ok();
+    let plain = b"{\"value\":\"a\"}\n{\"value\":\"b\"}\n{\"value\":\"c\"}\n";
+    d.run(&["log", "append", &log], plain).ok();
+    let txn = b"{\"value\":\"t1\"}\n{\"value\":\"t2\"}\n{\"value\":\"t3\"}\n";
+    let producer = [
+        "--producer-id",
+        "7",
+        "--producer-epoch",
+        "0",
+        "--transactional",
+    ];
+    d.run(&[&["log", "append", &log][..], &producer[..]].concat(), txn)
+        .ok();
+    log
+}
+
+/// Observation 1 on files: verify, dump and log read read everything by default; with
+/// read-committed they stop at the last stable offset and say why.
+#[test]
+fn local_reads_default_to_read_uncommitted_and_explain_a_committed_stop() {
+    let d = Dir::new();
+    let log = open_txn_log(&d);
+    let r = d.run(&["verify", &log], b"");
+    assert!(r.ok().contains("6 records"), "{}", r.out());
+    let r = d.run(&["verify", "--isolation", "read-committed", &log], b"");
+    let out = r.ok();
+    assert!(out.contains(", 3 records"), "{out}");
+    let why = "stopped at last stable offset 3; high watermark 6: an open transaction from \
+               producer 7 since offset 3";
+    assert!(out.contains(&format!("{log}: {why}")), "{out}");
+    // The segment file alone knows it too, from its markers.
+    let segment = format!("{log}/00000000000000000000.log");
+    let r = d.run(&["verify", "--isolation", "read-committed", &segment], b"");
+    assert!(r.ok().contains(why), "{}", r.out());
+    for args in [
+        &["dump", "--isolation", "read-committed", &log][..],
+        &["log", "read", "--isolation", "read-committed", &log][..],
+    ] {
+        let r = d.run(args, b"");
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(why), "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(d.run(&["log", "read", &log], b"").ok().lines().count(), 6);
+    let deep = d
+        .run(&["dump", "--deep", "--format", "json", &log], b"")
+        .json_lines();
+    assert_eq!(deep.len(), 2);
+    // Standard input cannot say where its transactions end.
+    let bytes = d.read("p/00000000000000000000.log");
+    let r = d.run(&["dump", "--isolation", "read-committed", "-"], &bytes);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("standard input"), "{}", r.stderr);
+}
+
+/// Record offsets of a `dump --deep --format json`.
+fn dumped_offsets(d: &Dir, args: &[&str]) -> Vec<i64> {
+    let r = d.run(
+        &[&["dump", "--deep", "--format", "json"][..], args].concat(),
+        b"",
+    );
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    r.json_lines()
+        .iter()
+        .flat_map(|l| l["records"].as_array().unwrap().clone())
+        .map(|r| r["offset"].as_i64().unwrap())
+        .collect()
+}
+
+/// Observations 2 and 4: --start/--end/--count trim to records, not batches, on files and
+/// directories; times and offsets from the end work everywhere.
+#[test]
+fn positions_trim_to_records_on_files_and_directories() {
+    let d = Dir::new();
+    let f = hundred(&d);
+    assert_eq!(
+        dumped_offsets(&d, &["--start", "5", "--end", "8", &f]),
+        [5, 6, 7]
+    );
+    assert_eq!(dumped_offsets(&d, &["--start", "-3", &f]), [97, 98, 99]);
+    assert_eq!(
+        dumped_offsets(&d, &["--start", "42", "--count", "3", &f]),
+        [42, 43, 44]
+    );
+    let at = "2024-04-24T23:06:40.050Z"; // record 50's timestamp
+    assert_eq!(
+        dumped_offsets(&d, &["--start", at, "--end", "@1714000000052", &f]),
+        [50, 51]
+    );
+    // The same through a partition directory and stdin (offsets only there).
+    let log = open_txn_log(&d);
+    assert_eq!(dumped_offsets(&d, &["--start", "-2", &log]), [4, 5]);
+    let bytes = d.read("v2.log");
+    let r = d.run(
+        &["dump", "--deep", "--format", "json", "--start", "98", "-"],
+        &bytes,
+    );
+    let offsets: Vec<i64> = r
+        .json_lines()
+        .iter()
+        .flat_map(|l| l["records"].as_array().unwrap().clone())
+        .map(|r| r["offset"].as_i64().unwrap())
+        .collect();
+    assert_eq!(offsets, [98, 99]);
+    // log read and verify take the same positions.
+    let read = d.run(&["log", "read", "--start", "-2", &log], b"").ok();
+    assert_eq!(read.lines().count(), 2);
+    let r = d.run(&["verify", "--start", "90", "--count", "5", &f], b"");
+    assert!(r.ok().contains("1 entries, 10 records"), "{}", r.out());
+    assert!(r
+        .out()
+        .contains("stopped after --count 5 records at offset 95; high watermark 100"));
+}
+
+/// Observation 3: an empty or inverted range, and an offset outside the partition, are usage
+/// errors with the resolved numbers, the same on every source and command.
+#[test]
+fn empty_ranges_and_offsets_outside_are_usage_errors_everywhere() {
+    let d = Dir::new();
+    let f = hundred(&d);
+    let log = open_txn_log(&d);
+    for args in [
+        &["dump", "--start", "100", "--end", "50", &f][..],
+        &["verify", "--start", "100", "--end", "50", &f][..],
+        &["stats", "--start", "100", "--end", "50", &f][..],
+        &["log", "read", "--start", "100", "--end", "50", &log][..],
+    ] {
+        let r = d.run(args, b"");
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(
+            r.stderr
+                .contains("empty range: --end 50 is not after --start 100"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    for (args, holds) in [
+        (&["dump", "--start", "5000", &f][..], "[0, 100)"),
+        (&["log", "read", "--start", "5000", &log][..], "[0, 6)"),
+        (&["dump", "--end", "5000", &log][..], "[0, 6)"),
+    ] {
+        let r = d.run(args, b"");
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        let want = format!("offset 5000 is out of range: the partition holds {holds}\n");
+        assert!(r.stderr.ends_with(&want), "{args:?}: {}", r.stderr);
+    }
+    // A time range that holds nothing is an error too when both ends are given.
+    let r = d.run(&["dump", "--start", "latest", "--end", "earliest", &f], b"");
+    assert_eq!(r.code, 2, "{r:?}");
+}
+
+/// Observation 5 (dump and verify): bytes that are not Kafka entries and truncated files are
+/// problems (exit 1) for both.
+#[test]
+fn not_kafka_and_truncated_inputs_exit_1_in_dump_and_verify() {
+    let d = Dir::new();
+    let readme = d.write(
+        "README.md",
+        b"# krecords\n\nKafka's message formats in Rust.\n",
+    );
+    let f = hundred(&d);
+    let bytes = d.read("v2.log");
+    let cut = d.write("cut.log", &bytes[..bytes.len() - 7]);
+    for input in [&readme, &cut] {
+        for cmd in ["dump", "verify"] {
+            let r = d.run(&[cmd, input], b"");
+            assert_eq!(r.code, 1, "{cmd} {input}: {r:?}");
+        }
+    }
+    assert_eq!(d.run(&["dump", &f], b"").code, 0);
+}
+
+/// Observation 7: `--compression` is parsed once, with the same rules for every command: an
+/// lz4 level other than its default is refused everywhere with one message.
+#[test]
+fn lz4_levels_are_refused_by_every_command_with_one_message() {
+    let d = Dir::new();
+    let f = hundred(&d);
+    let log = d.arg("p");
+    d.run(&["log", "create", &log], b"").ok();
+    let input = b"{\"timestamp\":1714000000000,\"value\":\"x\"}\n";
+    let mut messages = Vec::new();
+    for args in [
+        &[
+            "gen",
+            "--records",
+            "1",
+            "--compression",
+            "lz4:3",
+            "-o",
+            "x.log",
+        ][..],
+        &["build", "--compression", "lz4:3"][..],
+        &["log", "append", &log, "--compression", "lz4:3"][..],
+        &[
+            "convert",
+            &f,
+            "out.log",
+            "--magic",
+            "2",
+            "--compression",
+            "lz4:3",
+        ][..],
+    ] {
+        let r = d.run(args, input);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(r.stderr.contains("LZ4 HC"), "{args:?}: {}", r.stderr);
+        messages.push(r.stderr.lines().last().unwrap_or_default().to_owned());
+    }
+    messages.dedup();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    // The default level is lz4 itself.
+    let r = d.run(&["build", "--compression", "lz4:9"], input);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = d.run(&["build", "--compression", "lz4"], input);
+    assert_eq!(
+        r.stdout,
+        d.run(&["build", "--compression", "lz4:9"], input).stdout
+    );
+}
+
+/// Observation 7: `-` reads standard input in every command that reads entries.
+#[test]
+fn dash_is_standard_input_everywhere() {
+    let d = Dir::new();
+    hundred(&d);
+    let bytes = d.read("v2.log");
+    for cmd in [
+        &["dump"][..],
+        &["verify"][..],
+        &["stats"][..],
+        &["explain"][..],
+    ] {
+        let r = d.run(&[cmd, &["-"][..]].concat(), &bytes);
+        assert_eq!(r.code, 0, "{cmd:?}: {}", r.stderr);
+        assert!(!r.stdout.is_empty(), "{cmd:?}");
+    }
+}

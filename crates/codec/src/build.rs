@@ -1,0 +1,293 @@
+//! Entries built from a list of records with owned bytes, as `krec build` and `krec log append`
+//! build them: records grouped N per entry, offsets running on across entries (or restarting,
+//! as a producer sends batches for a broker to assign offsets), producer sequences continuing
+//! from batch to batch. With the `json` feature, `read_json_records` reads the records from
+//! JSON lines (`krec build`'s input).
+//!
+//! # Examples
+//!
+//! ```
+//! use krecords_codec::build::{build, BatchOptions, BuildRecord};
+//!
+//! let records: Vec<BuildRecord> = ["hello", "world"]
+//!     .iter()
+//!     .map(|v| BuildRecord::new(1714000000000, None, Some(v.as_bytes().to_vec())))
+//!     .collect();
+//! let opts = BatchOptions { partition_leader_epoch: 0, ..BatchOptions::new(2) };
+//! let bytes = build(&opts, &records)?;
+//! assert_eq!(bytes.len(), 85); // one v2 batch of two records
+//! # Ok::<(), krecords_codec::Error>(())
+//! ```
+
+use crate::write::{LegacyBuilder, NewRecord, V2Builder};
+use crate::{Compression, Error, Header, TimestampType};
+
+/// A record with owned bytes, to build entries from (the input of `krec build`; what the read
+/// side gives back is `read::OwnedRecord`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildRecord {
+    /// The record's offset, if given (offsets must increase; gaps are allowed); `None`: the
+    /// next one.
+    pub offset: Option<i64>,
+    /// The timestamp (ms).
+    pub timestamp: i64,
+    /// Key bytes.
+    pub key: Option<Vec<u8>>,
+    /// Value bytes.
+    pub value: Option<Vec<u8>>,
+    /// Headers in order: key bytes, optional value bytes.
+    pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl BuildRecord {
+    /// A record at the next offset, without headers.
+    pub fn new(timestamp: i64, key: Option<Vec<u8>>, value: Option<Vec<u8>>) -> Self {
+        BuildRecord {
+            offset: None,
+            timestamp,
+            key,
+            value,
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// Batch-level settings for [`build_batches`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchOptions {
+    /// Message format: 0, 1 or 2.
+    pub magic: u8,
+    /// Codec.
+    pub compression: Compression,
+    /// Codec level (`None`: the codec's default).
+    pub level: Option<i32>,
+    /// Timestamp type (v1, v2).
+    pub timestamp_type: TimestampType,
+    /// Append time written under LogAppendTime.
+    pub log_append_time: i64,
+    /// Producer id (v2; -1 for none).
+    pub producer_id: i64,
+    /// Producer epoch (v2; -1 for none).
+    pub producer_epoch: i16,
+    /// Base sequence of the first batch (v2; -1 for none); later batches continue from it.
+    pub base_sequence: i32,
+    /// Transactional flag (v2).
+    pub transactional: bool,
+    /// Partition leader epoch (v2).
+    pub partition_leader_epoch: i32,
+    /// Delete horizon (v2).
+    pub delete_horizon_ms: Option<i64>,
+    /// Records per entry; 0 = all in one.
+    pub records_per_batch: usize,
+    /// Offset of the first record.
+    pub base_offset: i64,
+    /// Start every batch at `base_offset` again, as a producer writes batches for a broker to
+    /// assign offsets (`krec log append`), instead of running offsets on across batches.
+    pub restart_offsets: bool,
+}
+
+impl BatchOptions {
+    /// `magic`, uncompressed, CreateTime, no producer, partition leader epoch -1 (as a producer
+    /// writes it), all records in one entry from offset 0.
+    pub fn new(magic: u8) -> Self {
+        BatchOptions {
+            magic,
+            compression: Compression::None,
+            level: None,
+            timestamp_type: TimestampType::CreateTime,
+            log_append_time: -1,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            transactional: false,
+            partition_leader_epoch: -1,
+            delete_horizon_ms: None,
+            records_per_batch: 0,
+            base_offset: 0,
+            restart_offsets: false,
+        }
+    }
+}
+
+/// Appends `$recs` (each at its given offset, or at the next one) to `$b`, a `V2Builder` or a
+/// `LegacyBuilder` (alike in these methods, with no trait in common), and finishes the entry into
+/// `$buf`; evaluates to the offset after the entry, returning a codec error from the function.
+macro_rules! append_all {
+    ($b:ident, $recs:expr, $buf:expr) => {{
+        let mut b = $b;
+        for (offset, r) in $recs {
+            match offset {
+                Some(o) => b.append_with_offset(*o, r)?,
+                None => {
+                    b.append(r)?;
+                }
+            }
+        }
+        let next_offset = b.next_offset();
+        b.finish_into($buf)?;
+        next_offset
+    }};
+}
+
+/// Builds entries from `records` (`records_per_batch` at a time) and hands each entry's bytes and
+/// record count to `emit`, in order.
+///
+/// # Errors
+///
+/// [`Error::Unencodable`] for producer fields, transactions or a delete horizon with magic 0 or
+/// 1; the builders' errors for options the magic cannot carry and records they refuse.
+pub fn build_batches(
+    opts: &BatchOptions,
+    records: &[BuildRecord],
+    mut emit: impl FnMut(&[u8], usize),
+) -> Result<(), Error> {
+    if opts.magic < 2
+        && (opts.producer_id != -1 || opts.transactional || opts.delete_horizon_ms.is_some())
+    {
+        return Err(Error::Unencodable {
+            reason: format!(
+                "magic {} has no producer id, transactions or delete horizon",
+                opts.magic
+            ),
+        });
+    }
+    let per = if opts.records_per_batch == 0 {
+        records.len().max(1)
+    } else {
+        opts.records_per_batch
+    };
+    let mut buf = Vec::new();
+    let mut next_offset = opts.base_offset;
+    let mut sequence = opts.base_sequence;
+    for chunk in records.chunks(per) {
+        if opts.restart_offsets {
+            next_offset = opts.base_offset;
+        }
+        // As Kafka's builder: the batch starts at the running offset; records with explicit
+        // offsets may sit after it (gaps), and the next batch starts after the last offset.
+        let base = next_offset;
+        let header_store: Vec<Vec<Header<'_>>> = chunk
+            .iter()
+            .map(|r| {
+                r.headers
+                    .iter()
+                    .map(|(k, v)| Header {
+                        key: k,
+                        value: v.as_deref(),
+                    })
+                    .collect()
+            })
+            .collect();
+        let recs: Vec<(Option<i64>, NewRecord<'_>)> = chunk
+            .iter()
+            .zip(&header_store)
+            .map(|(r, h)| {
+                (
+                    r.offset,
+                    NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
+                        .with_headers(h),
+                )
+            })
+            .collect();
+        buf.clear();
+        if opts.magic == 2 {
+            let b = V2Builder::new(base)
+                .compression(opts.compression, opts.level)
+                .timestamp_type(opts.timestamp_type, opts.log_append_time)
+                .producer(opts.producer_id, opts.producer_epoch, sequence)
+                .transactional(opts.transactional)
+                .partition_leader_epoch(opts.partition_leader_epoch)
+                .delete_horizon_ms(opts.delete_horizon_ms);
+            next_offset = append_all!(b, &recs, &mut buf);
+        } else {
+            let b = LegacyBuilder::new(opts.magic, base)?
+                .compression(opts.compression, opts.level)?
+                .timestamp_type(opts.timestamp_type, opts.log_append_time);
+            next_offset = append_all!(b, &recs, &mut buf);
+        }
+        emit(&buf, chunk.len());
+        if sequence >= 0 {
+            // A record's sequence is the base sequence plus its offset delta, so the next batch
+            // continues after the offset span of this one.
+            let span = i32::try_from(next_offset.wrapping_sub(base)).unwrap_or(i32::MAX);
+            sequence = crate::read::v2::increment_sequence(sequence, span);
+        }
+    }
+    Ok(())
+}
+
+/// [`build_batches`] into one buffer: the bytes `krec build` writes.
+///
+/// # Errors
+///
+/// As [`build_batches`].
+pub fn build(opts: &BatchOptions, records: &[BuildRecord]) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    build_batches(opts, records, |bytes, _| out.extend_from_slice(bytes))?;
+    Ok(out)
+}
+
+#[cfg(feature = "json")]
+mod json;
+#[cfg(feature = "json")]
+pub use json::{read_json_records, BytesEncoding, JsonLinesError};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{Batch, Entries};
+
+    fn records(n: usize) -> Vec<BuildRecord> {
+        (0..n)
+            .map(|i| BuildRecord::new(1000 + i as i64, None, Some(vec![b'v'; i])))
+            .collect()
+    }
+
+    #[test]
+    fn offsets_and_sequences_run_on_across_batches() {
+        let opts = BatchOptions {
+            records_per_batch: 2,
+            base_offset: 10,
+            producer_id: 7,
+            producer_epoch: 0,
+            base_sequence: 5,
+            ..BatchOptions::new(2)
+        };
+        let mut counts = Vec::new();
+        build_batches(&opts, &records(5), |_, n| counts.push(n)).unwrap();
+        assert_eq!(counts, [2, 2, 1]);
+        let bytes = build(&opts, &records(5)).unwrap();
+        let got: Vec<(i64, i64, Option<i32>)> = Entries::new(&bytes)
+            .map(|b| {
+                let b = b.unwrap();
+                (b.offset_field(), b.last_offset(), b.base_sequence())
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [(10, 11, Some(5)), (12, 13, Some(7)), (14, 14, Some(9))]
+        );
+        let restart = BatchOptions {
+            restart_offsets: true,
+            ..opts
+        };
+        let bytes = build(&restart, &records(5)).unwrap();
+        assert!(Entries::new(&bytes).all(|b| b.unwrap().offset_field() == 10));
+    }
+
+    #[test]
+    fn legacy_magic_refuses_producer_fields() {
+        let opts = BatchOptions {
+            producer_id: 1,
+            ..BatchOptions::new(1)
+        };
+        let e = build(&opts, &records(1)).unwrap_err();
+        assert!(e.to_string().contains("magic 1 has no producer id"), "{e}");
+        let bytes = build(&BatchOptions::new(0), &records(3)).unwrap();
+        assert_eq!(Entries::new(&bytes).count(), 3, "one v0 message per record");
+        assert!(matches!(
+            Entries::new(&bytes).next(),
+            Some(Ok(Batch::Legacy(_)))
+        ));
+    }
+}

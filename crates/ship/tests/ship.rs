@@ -1,0 +1,347 @@
+//! The shipper against the test kit's fake cluster: whole jobs, an interrupted job resumed,
+//! the committed positions, lanes over several partitions, the progress events, a stream.
+
+use krecords_ship::{ship, Error, Event, Positions, Report, ShipOptions, Source, Sources, Target};
+use krecords_testkit::batches::{batch, marker, numbered};
+use krecords_testkit::FakeCluster;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+/// `count` batches of 3 records, values `{tag}{offset}`.
+fn values_batches(tag: &str, count: i64) -> Vec<Vec<u8>> {
+    numbered(count, 3, |o| {
+        (
+            1_714_000_000_000 + o,
+            b"k".to_vec(),
+            format!("{tag}{o}").into_bytes(),
+        )
+    })
+}
+
+fn expected(tag: &str, count: i64) -> Vec<String> {
+    (0..count * 3).map(|o| format!("{tag}{o}")).collect()
+}
+
+/// A partition directory `dir/NAME` with one segment of `batches`.
+fn partition_dir(dir: &Path, name: &str, batches: &[Vec<u8>]) -> PathBuf {
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("00000000000000000000.log"), batches.concat()).unwrap();
+    d
+}
+
+fn target(cluster: &FakeCluster, topic: &str) -> Target {
+    Target::new(cluster.addr(), topic, None)
+}
+
+fn sources(paths: &[&Path]) -> Vec<Source> {
+    let mut s = Sources::new(None);
+    for p in paths {
+        s.add_path(p.to_str().unwrap()).unwrap();
+    }
+    s.finish().unwrap()
+}
+
+fn run(cluster: &FakeCluster, topic: &str, srcs: Vec<Source>, options: &ShipOptions) -> Report {
+    ship(&target(cluster, topic), srcs, options, |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_local_log_is_shipped_whole_with_its_positions_committed() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = partition_dir(tmp.path(), "orders-0", &values_batches("v", 4));
+    let report = run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    assert_eq!(cluster.committed_values("orders", 0), expected("v", 4));
+    let p = &report.partitions[&0];
+    assert_eq!((p.records, p.batches_as_is, p.transactions), (12, 4, 1));
+    assert_eq!(
+        (p.target_first_offset, p.target_last_offset),
+        (Some(0), Some(11))
+    );
+    assert_eq!(report.job.group, "krec-ship-orders");
+    // The position of the source, in the group's committed metadata: the resume format.
+    let (offset, meta) = cluster
+        .committed_offset("krec-ship-orders", "orders", 0)
+        .unwrap();
+    assert_eq!(offset, 12);
+    let positions = Positions::from_metadata(meta.as_deref(), "orders/0").unwrap();
+    let id = std::fs::canonicalize(&dir).unwrap().display().to_string();
+    assert_eq!(positions.0.into_iter().collect::<Vec<_>>(), [(id, 12)]);
+    // Run again: nothing new, nothing twice.
+    let again = run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    assert_eq!(again.partitions[&0].records, 0);
+    assert_eq!(cluster.committed_values("orders", 0), expected("v", 4));
+}
+
+#[test]
+fn an_interrupted_job_resumes_where_its_last_commit_ended() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let batches = values_batches("r", 6);
+    let dir = partition_dir(tmp.path(), "orders-0", &batches);
+    // A transaction per batch; the job stops in its third transaction, after its batches
+    // were sent and before the commit (as a crash would).
+    let options = ShipOptions {
+        job: Some("resume".into()),
+        txn_bytes: batches[0].len() as u64,
+        ..ShipOptions::default()
+    };
+    let mut rounds = 0;
+    let first = ship(
+        &target(&cluster, "orders"),
+        sources(&[&dir]),
+        &options,
+        |e| {
+            if let Event::Progress(_) = e {
+                rounds += 1;
+                if rounds == 3 {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    assert!(first.stopped);
+    assert_eq!(first.partitions[&0].transactions, 2);
+    assert_eq!(
+        cluster.committed_values("orders", 0),
+        &expected("r", 6)[..6]
+    );
+    // The same job continues: its open transaction is aborted, the rest shipped once.
+    let second = run(&cluster, "orders", sources(&[&dir]), &options);
+    assert!(!second.stopped);
+    assert_eq!(second.partitions[&0].records, 12);
+    assert_eq!(second.producer_epoch, first.producer_epoch + 1);
+    assert_eq!(cluster.committed_values("orders", 0), expected("r", 6));
+    assert_eq!(
+        cluster.aborted_batches(),
+        1,
+        "the interrupted transaction's batch"
+    );
+}
+
+#[test]
+fn lanes_ship_several_partitions_each_in_order() {
+    let cluster = FakeCluster::start(&[("orders", 3)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..3)
+        .map(|p| {
+            partition_dir(
+                tmp.path(),
+                &format!("orders-{p}"),
+                &values_batches(&format!("p{p}-"), 3),
+            )
+        })
+        .collect();
+    // Two lanes at once; a small transaction so that lanes share several of them.
+    let options = ShipOptions {
+        parallel: 2,
+        txn_bytes: 200,
+        ..ShipOptions::default()
+    };
+    let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    let report = run(&cluster, "orders", sources(&refs), &options);
+    for p in 0..3 {
+        assert_eq!(
+            cluster.committed_values("orders", p),
+            expected(&format!("p{p}-"), 3),
+            "partition {p}"
+        );
+        assert_eq!(report.partitions[&p].records, 9);
+    }
+    // Two sources in one lane (the target names the partition): one after the other.
+    let cluster = FakeCluster::start(&[("all", 1)]);
+    let mut s = Sources::new(Some(0));
+    s.add_path(dirs[1].to_str().unwrap()).unwrap();
+    s.add_path(dirs[2].to_str().unwrap()).unwrap();
+    let t = Target::new(cluster.addr(), "all", Some(0));
+    ship(&t, s.finish().unwrap(), &options, |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    let mut want = expected("p1-", 3);
+    want.extend(expected("p2-", 3));
+    assert_eq!(cluster.committed_values("all", 0), want);
+}
+
+#[test]
+fn progress_events_count_up_to_the_totals() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let batches = values_batches("x", 5);
+    let dir = partition_dir(tmp.path(), "orders-0", &batches);
+    let options = ShipOptions {
+        txn_bytes: batches[0].len() as u64 * 2,
+        ..ShipOptions::default()
+    };
+    let mut seen = Vec::new();
+    ship(
+        &target(&cluster, "orders"),
+        sources(&[&dir]),
+        &options,
+        |e| {
+            if let Event::Progress(p) = e {
+                seen.push((p.records, p.bytes, p.partitions));
+            }
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert!(seen
+        .windows(2)
+        .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+    assert_eq!(seen.last().unwrap().0, 15);
+    assert!(seen.iter().all(|s| s.2 == 1));
+}
+
+#[test]
+fn a_stream_is_shipped_read_committed_and_resumed_by_offset() {
+    let cluster = FakeCluster::start(&[("events", 1)]);
+    // Committed data, an aborted transaction, a committed one, interleaved.
+    let input = [
+        batch(0, None, &["a", "b"]),
+        batch(2, Some(7), &["aborted"]),
+        batch(3, Some(8), &["t1", "t2"]),
+        marker(5, 7, false),
+        batch(6, None, &["c"]),
+        marker(7, 8, true),
+        batch(8, None, &["d"]),
+    ]
+    .concat();
+    let t = Target::new(cluster.addr(), "events", Some(0));
+    let once = |bytes: Vec<u8>| {
+        let src = vec![Source::stream("-", 0, std::io::Cursor::new(bytes))];
+        ship(&t, src, &ShipOptions::default(), |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap()
+    };
+    let r = once(input.clone());
+    assert_eq!(
+        cluster.committed_values("events", 0),
+        ["a", "b", "t1", "t2", "c", "d"]
+    );
+    assert_eq!(r.partitions[&0].batches_skipped_aborted, 1);
+    assert_eq!(r.partitions[&0].batches_skipped_control, 2);
+    // The same stream again: everything before the committed position is skipped.
+    let r = once(input);
+    assert_eq!(r.partitions[&0].records, 0);
+    assert_eq!(cluster.committed_values("events", 0).len(), 6);
+}
+
+#[test]
+fn a_stream_ending_in_an_open_transaction_stops_before_it() {
+    let cluster = FakeCluster::start(&[("events", 1)]);
+    let input = [
+        batch(0, None, &["a"]),
+        batch(1, Some(9), &["open"]),
+        batch(2, None, &["after"]),
+    ]
+    .concat();
+    let t = Target::new(cluster.addr(), "events", Some(0));
+    let src = vec![Source::stream("-", 0, std::io::Cursor::new(input))];
+    let mut stalled = None;
+    ship(&t, src, &ShipOptions::default(), |e| {
+        if let Event::Stalled {
+            last_stable_offset,
+            high_watermark,
+            ..
+        } = e
+        {
+            stalled = Some((last_stable_offset, high_watermark));
+        }
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(cluster.committed_values("events", 0), ["a"]);
+    assert_eq!(stalled, Some((1, 3)));
+}
+
+#[test]
+fn segment_files_and_a_badly_named_one() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let d = partition_dir(tmp.path(), "orders-0", &values_batches("s", 2));
+    let seg = d.join("00000000000000000000.log");
+    let t = Target::new(cluster.addr(), "orders", Some(0));
+    let mut s = Sources::new(Some(0));
+    s.add_path(seg.to_str().unwrap()).unwrap();
+    let srcs = s.finish().unwrap();
+    let id = srcs[0].id.clone();
+    assert!(id.ends_with("orders-0/{00000000000000000000.log}"), "{id}");
+    ship(&t, srcs, &ShipOptions::default(), |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(cluster.committed_values("orders", 0), expected("s", 2));
+    // A .log file not named by its offset: the error names the file, no other path.
+    let bad = tmp.path().join("notes-0");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("some.log"), values_batches("z", 1).concat()).unwrap();
+    let mut s = Sources::new(Some(0));
+    s.add_path(bad.join("some.log").to_str().unwrap()).unwrap();
+    let err = ship(&t, s.finish().unwrap(), &ShipOptions::default(), |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Usage(_)), "{text}");
+    assert!(text.contains("some.log: not a segment file"), "{text}");
+    let tmpdir = std::env::temp_dir().join("krec-ship");
+    assert!(!text.contains(tmpdir.to_str().unwrap()), "{text}");
+}
+
+#[test]
+fn recompression_with_a_level_rebatches() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = partition_dir(tmp.path(), "orders-0", &values_batches("c", 2));
+    let options = ShipOptions {
+        plan: krecords_ship::PlanOptions {
+            compression: Some(krecords_codec::Compression::Zstd),
+            level: Some(3),
+        },
+        ..ShipOptions::default()
+    };
+    let r = run(&cluster, "orders", sources(&[&dir]), &options);
+    assert_eq!(r.partitions[&0].batches_rebatched, 2);
+    assert_eq!(cluster.committed_values("orders", 0), expected("c", 2));
+    for b in cluster.committed_batches("orders", 0) {
+        let e = krecords_codec::read::Entries::new(&b)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.compression().unwrap(), krecords_codec::Compression::Zstd);
+    }
+}
+
+/// `txn_bytes` 0 (it hung before): one fetch per transaction, everything shipped.
+#[test]
+fn a_zero_transaction_size_ships_a_fetch_per_transaction() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = partition_dir(tmp.path(), "orders-0", &values_batches("z", 2));
+    let options = ShipOptions {
+        txn_bytes: 0,
+        ..ShipOptions::default()
+    };
+    let r = run(&cluster, "orders", sources(&[&dir]), &options);
+    assert_eq!(cluster.committed_values("orders", 0), expected("z", 2));
+    assert!(r.partitions[&0].transactions >= 1);
+}

@@ -1,0 +1,166 @@
+//! Errors of the sources layer, and the one mapping of every library error to an exit code.
+//!
+//! Every krec command ends the same way: 0 when everything was fine, 1 when the data has a
+//! problem (a corrupt entry, a truncated file, a request the log refuses), 2 for usage and I/O
+//! errors (bad arguments, a missing file, a broker that cannot be reached). [`ErrorClass`]
+//! names the two failing kinds and [`classify_log`], [`classify_client`] and [`Error::class`]
+//! decide which kind an error is, here and nowhere else.
+
+use std::io;
+
+/// What kind of failure an error is, which decides the exit code ([`ErrorClass::exit_code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The data has a problem: exit 1.
+    Data,
+    /// Bad arguments, or input that is not what it should be (exit 2).
+    Usage,
+    /// An I/O error reading or writing, or a connection that failed (exit 2).
+    Io,
+}
+
+impl ErrorClass {
+    /// The process exit code: 1 for data problems, 2 for usage and I/O errors.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorClass::Data => 1,
+            ErrorClass::Usage | ErrorClass::Io => 2,
+        }
+    }
+}
+
+/// How a log error ends a command: a request the log refuses as a broker would (an append that
+/// fails validation, a read outside the log) is a data problem; storage errors and damaged
+/// files are I/O; a directory that is not a log, a lock, a configuration are usage errors.
+pub fn classify_log(e: &krecords_log::Error) -> ErrorClass {
+    use krecords_log::Error as E;
+    if e.is_storage_error() || matches!(e, E::CorruptFile { .. }) {
+        return ErrorClass::Io;
+    }
+    if matches!(
+        e,
+        E::NotALog { .. }
+            | E::AlreadyExists { .. }
+            | E::InvalidConfig { .. }
+            | E::LogLocked { .. }
+            | E::BrokerRunning { .. }
+            | E::ReadOnly { .. }
+    ) {
+        return ErrorClass::Usage;
+    }
+    ErrorClass::Data
+}
+
+/// How a client error ends a command: data that does not parse as log entries is a data
+/// problem; everything else (connection, broker errors, configuration) is exit 2.
+pub fn classify_client(e: &krecords_client::Error) -> ErrorClass {
+    match e {
+        krecords_client::Error::Corrupt { .. } => ErrorClass::Data,
+        _ => ErrorClass::Usage,
+    }
+}
+
+/// An error of the sources layer, naming the source it happened on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad arguments or a source that cannot be read as asked (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// An I/O error (exit 2): what was being done, and the error.
+    #[error("{}{source}", if what.is_empty() { String::new() } else { format!("{what}: ") })]
+    Io {
+        /// What was being done (`cannot open x.log`); may be empty.
+        what: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// A client error on a live source.
+    #[error("{name}: {source}")]
+    Client {
+        /// The source (`kafka://host:port/topic/partition`).
+        name: String,
+        /// The error.
+        source: Box<krecords_client::Error>,
+    },
+    /// A log error on a partition directory.
+    #[error("{name}: {source}")]
+    Log {
+        /// The directory.
+        name: String,
+        /// The error.
+        source: Box<krecords_log::Error>,
+    },
+    /// The data has a problem (exit 1).
+    #[error("{0}")]
+    Data(String),
+}
+
+impl Error {
+    /// A client error on the live source `name`.
+    pub fn client(name: impl Into<String>, source: krecords_client::Error) -> Error {
+        Error::Client {
+            name: name.into(),
+            source: Box::new(source),
+        }
+    }
+
+    /// A log error on the directory `name`.
+    pub fn log(name: impl Into<String>, source: krecords_log::Error) -> Error {
+        Error::Log {
+            name: name.into(),
+            source: Box::new(source),
+        }
+    }
+
+    /// The kind of failure, for the exit code.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Usage(_) => ErrorClass::Usage,
+            Error::Io { .. } => ErrorClass::Io,
+            Error::Client { source, .. } => classify_client(source),
+            Error::Log { source, .. } => classify_log(source),
+            Error::Data(_) => ErrorClass::Data,
+        }
+    }
+
+    /// An I/O error with what was being done.
+    pub fn io(what: impl Into<String>, source: io::Error) -> Error {
+        Error::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+/// The exit code of an error: 1 for data problems, 2 for usage and I/O errors.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_source::{exit_code, Error};
+/// assert_eq!(exit_code(&Error::Usage("bad".into())), 2);
+/// assert_eq!(exit_code(&Error::Data("corrupt".into())), 1);
+/// ```
+pub fn exit_code(e: &Error) -> u8 {
+    e.class().exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_errors_split_into_refusals_and_usage() {
+        let refused = krecords_log::Error::OffsetOutOfRange {
+            offset: 5,
+            log_start_offset: 0,
+            log_end_offset: 3,
+        };
+        assert_eq!(classify_log(&refused), ErrorClass::Data);
+        let not_a_log = krecords_log::Error::NotALog { path: "/x".into() };
+        assert_eq!(classify_log(&not_a_log).exit_code(), 2);
+        let e = Error::io("cannot open x", io::Error::from(io::ErrorKind::NotFound));
+        assert_eq!(exit_code(&e), 2);
+        assert!(e.to_string().starts_with("cannot open x: "), "{e}");
+    }
+}

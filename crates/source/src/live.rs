@@ -1,0 +1,289 @@
+//! Live partitions over the Kafka protocol (krecords-client).
+//!
+//! Partitions are read one after another, in order, while the next few are fetched
+//! concurrently: each partition's fetching is a task on a current-thread tokio runtime (driven
+//! while a read waits), holding at most a couple of chunks of a bounded fetch window
+//! (`max.partition.fetch.bytes`, widened for a larger batch) ahead of the reader. A chunk's
+//! `records` are whole entries, byte for byte as the broker sent them; the reader frames them
+//! in place ([`krecords_codec::read::Entries`] over the chunk), without copying them.
+
+use crate::error::Error;
+use crate::position::{Position, Range, Resolved, Watermarks};
+use crate::IsolationLevel;
+use krecords_client::{Chunk, Client, ClientConfig, Error as ClientError, OffsetSpec};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
+
+/// Live partitions fetched ahead of the one being read.
+const PREFETCH_PARTITIONS: usize = 4;
+
+/// Fetched chunks a partition read ahead may hold (each at most a fetch window).
+const PREFETCH_CHUNKS: usize = 2;
+
+/// What a partition's fetching task sends: its watermarks and range first, then its chunks.
+#[derive(Debug)]
+pub(crate) enum Msg {
+    /// The partition's watermarks and the range resolved against them.
+    Start(Watermarks, Resolved),
+    /// A chunk, with the stream's end offset.
+    Chunk(Chunk, Option<i64>),
+}
+
+/// A partition's messages as its fetching task sends them.
+pub(crate) type ChunkRx = mpsc::Receiver<Result<Msg, Error>>;
+
+/// Resolves `range` against a live partition's watermarks (ListOffsets).
+async fn resolve(
+    x: &LivePartition,
+    range: Range,
+    isolation: IsolationLevel,
+) -> Result<(Watermarks, Resolved), Error> {
+    let fail = |e: ClientError| Error::client(x.name.clone(), e);
+    let wm = x.watermarks().await.map_err(fail)?;
+    let mut times = Vec::new();
+    for p in [range.start, range.end].into_iter().flatten() {
+        if let Position::Time(t) = p {
+            times.push((t, x.offset_for_time(t, isolation).await.map_err(fail)?));
+        }
+    }
+    let resolved = range
+        .resolve(Some(&wm), isolation, &mut |t| {
+            Ok(times.iter().find(|(at, _)| *at == t).and_then(|(_, o)| *o))
+        })
+        .map_err(|e| match e {
+            Error::Usage(m) => Error::Usage(format!("{}: {m}", x.name)),
+            e => e,
+        })?;
+    Ok((wm, resolved))
+}
+
+/// The client isolation level of ours.
+pub(crate) fn client_isolation(i: IsolationLevel) -> krecords_client::IsolationLevel {
+    match i {
+        IsolationLevel::ReadCommitted => krecords_client::IsolationLevel::ReadCommitted,
+        IsolationLevel::ReadUncommitted => krecords_client::IsolationLevel::ReadUncommitted,
+    }
+}
+
+/// One partition of a live topic.
+#[derive(Debug, Clone)]
+pub struct LivePartition {
+    /// `kafka://servers/topic/partition`.
+    pub name: String,
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The connected client.
+    pub client: Client,
+}
+
+impl LivePartition {
+    /// The partition's watermarks: ListOffsets earliest, latest at read_uncommitted (the high
+    /// watermark) and at read_committed (the last stable offset).
+    ///
+    /// # Errors
+    ///
+    /// The client's errors.
+    pub async fn watermarks(&self) -> Result<Watermarks, ClientError> {
+        let list = |spec, isolation| async move {
+            let l = self
+                .client
+                .list_offsets(
+                    &self.topic,
+                    self.partition,
+                    spec,
+                    client_isolation(isolation),
+                )
+                .await?;
+            Ok::<i64, ClientError>(l.offset.unwrap_or(0))
+        };
+        let log_start = list(OffsetSpec::Earliest, IsolationLevel::ReadUncommitted).await?;
+        let high_watermark = list(OffsetSpec::Latest, IsolationLevel::ReadUncommitted).await?;
+        let last_stable = list(OffsetSpec::Latest, IsolationLevel::ReadCommitted).await?;
+        Ok(Watermarks {
+            log_start,
+            high_watermark,
+            last_stable: Some(last_stable),
+        })
+    }
+
+    /// The first offset whose timestamp is at or after `ms` (ListOffsets), `None` after the
+    /// last record.
+    ///
+    /// # Errors
+    ///
+    /// The client's errors.
+    pub async fn offset_for_time(
+        &self,
+        ms: i64,
+        isolation: IsolationLevel,
+    ) -> Result<Option<i64>, ClientError> {
+        let l = self
+            .client
+            .list_offsets(
+                &self.topic,
+                self.partition,
+                OffsetSpec::Timestamp(ms),
+                client_isolation(isolation),
+            )
+            .await?;
+        Ok(l.offset)
+    }
+
+    /// The producer of the batch at `offset` (a read_uncommitted fetch of one window), for
+    /// saying who holds the last stable offset back.
+    pub(crate) async fn producer_at(&self, offset: i64) -> Option<i64> {
+        let f = self
+            .client
+            .fetch(
+                &self.topic,
+                self.partition,
+                offset,
+                krecords_client::IsolationLevel::ReadUncommitted,
+                1 << 16,
+            )
+            .await
+            .ok()?;
+        let batch = krecords_codec::read::Entries::new(&f.records)
+            .next()?
+            .ok()?;
+        batch.producer_id()
+    }
+}
+
+/// The runtime and the fetching tasks of a command's live partitions.
+#[derive(Debug)]
+pub(crate) struct Live {
+    pub rt: Rc<Runtime>,
+    /// Fetching tasks started, by partition name.
+    fetching: RefCell<HashMap<String, ChunkRx>>,
+}
+
+impl Live {
+    pub fn new() -> Result<Live, Error> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("cannot start the I/O runtime", e))?;
+        Ok(Live {
+            rt: Rc::new(rt),
+            fetching: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// Connects to a topic and lists its partitions (all, or the URL's one).
+    pub fn connect(
+        &self,
+        url: &crate::KafkaUrl,
+        mut config: ClientConfig,
+    ) -> Result<Vec<LivePartition>, Error> {
+        let source = url.topic_name();
+        let fail = |e: ClientError| Error::client(source.clone(), e);
+        config
+            .set("bootstrap.servers", &url.servers)
+            .map_err(|e| Error::Usage(format!("{source}: {e}")))?;
+        let client = self.rt.block_on(Client::connect(config)).map_err(fail)?;
+        let metadata = self
+            .rt
+            .block_on(client.metadata(Some(&[url.topic.as_str()])))
+            .map_err(fail)?;
+        let topic = metadata.topics.iter().find(|t| t.name == url.topic);
+        let topic = match topic {
+            Some(t) if t.error.is_none() => t,
+            Some(t) => {
+                let code = t.error.map(|c| c.name()).unwrap_or_default();
+                return Err(Error::Usage(format!(
+                    "{source}: Metadata from {}: {code}",
+                    metadata.broker
+                )));
+            }
+            None => {
+                return Err(Error::Usage(format!(
+                    "{source}: Metadata from {}: UNKNOWN_TOPIC_OR_PARTITION",
+                    metadata.broker
+                )))
+            }
+        };
+        let mut partitions: Vec<i32> = topic.partitions.iter().map(|p| p.partition).collect();
+        partitions.sort_unstable();
+        if let Some(p) = url.partition {
+            if !partitions.contains(&p) {
+                return Err(Error::Usage(format!(
+                    "{source}: no partition {p} (the topic has {})",
+                    partitions.len()
+                )));
+            }
+            partitions = vec![p];
+        }
+        Ok(partitions
+            .into_iter()
+            .map(|partition| LivePartition {
+                name: format!("{source}/{partition}"),
+                topic: url.topic.clone(),
+                partition,
+                client: client.clone(),
+            })
+            .collect())
+    }
+
+    /// Starts fetching `parts` (the partition to read now and the ones after it), each from
+    /// `range` resolved against its watermarks, unless already started; returns the messages
+    /// of the first.
+    pub fn chunks(
+        &self,
+        parts: &[LivePartition],
+        range: Range,
+        isolation: IsolationLevel,
+    ) -> Result<ChunkRx, Error> {
+        let mut fetching = self.fetching.borrow_mut();
+        for x in parts.iter().take(PREFETCH_PARTITIONS) {
+            if fetching.contains_key(&x.name) {
+                continue;
+            }
+            let (tx, rx) = mpsc::channel(PREFETCH_CHUNKS);
+            let name = x.name.clone();
+            let x = x.clone();
+            self.rt.spawn(async move {
+                let start = match resolve(&x, range, isolation).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                };
+                let (_, resolved) = start;
+                let mut stream = x.client.stream_partition(
+                    &x.topic,
+                    x.partition,
+                    resolved.start,
+                    resolved.end,
+                    client_isolation(isolation),
+                );
+                if tx.send(Ok(Msg::Start(start.0, resolved))).await.is_err() {
+                    return;
+                }
+                loop {
+                    let next = stream.next_chunk().await.transpose();
+                    let next = next.map(|r| match r {
+                        Ok(c) => Ok(Msg::Chunk(c, stream.end_offset())),
+                        Err(e) => Err(Error::client(x.name.clone(), e)),
+                    });
+                    let last = !matches!(next, Some(Ok(_)));
+                    let Some(next) = next else { break };
+                    if tx.send(next).await.is_err() || last {
+                        break;
+                    }
+                }
+            });
+            fetching.insert(name, rx);
+        }
+        let name = parts.first().map(|p| p.name.as_str()).unwrap_or_default();
+        fetching
+            .remove(name)
+            .ok_or_else(|| Error::Usage(format!("{name}: read twice")))
+    }
+}

@@ -1,0 +1,677 @@
+//! Reading one partition: its entries between two offsets at an isolation level, file by file
+//! (a live partition or standard input is one "file").
+//!
+//! Batch level: entries that end before the start are skipped, the stream ends at the first
+//! entry that starts at or after the end, and at read_committed the batches of aborted
+//! transactions are left out ([`krecords_codec::txn::ReadCommitted`], fed with the
+//! transaction indexes of a directory, the markers of a file, or each Fetch response's list).
+//! The entry holding the start is read whole; [`Reader::bounds`] tells a command that prints
+//! records which of its records are inside. When a read stops before the high watermark,
+//! [`Reader::stop`] says where and why.
+
+use crate::error::Error;
+use crate::live::{ChunkRx, LivePartition, Msg};
+use crate::local::FileStreamer;
+use crate::position::{Resolved, Watermarks};
+use crate::IsolationLevel;
+use bytes::Bytes;
+use krecords_codec::read::{Batch, Entries, Step};
+use krecords_codec::txn::ReadCommitted;
+use krecords_log::check::EntrySource;
+use krecords_log::transaction::AbortedTransaction;
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::rc::Rc;
+use tokio::runtime::Runtime;
+
+/// What a [`Reader`] reports as it reads, for a progress line.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// A file (or a live partition, or standard input) starts: its name, and its size when
+    /// known.
+    Start {
+        /// The name.
+        name: &'a str,
+        /// Its bytes, when known.
+        bytes: Option<u64>,
+        /// Whether it is a live partition.
+        live: bool,
+    },
+    /// Bytes of the current file read.
+    Bytes(u64),
+    /// A live partition's fetch: the next offset, the end offset, bytes fetched so far.
+    Live {
+        /// The offset after the last entry fetched.
+        next_offset: i64,
+        /// The end of the read.
+        end: i64,
+        /// Bytes fetched so far.
+        fetched: u64,
+    },
+    /// The current file is done.
+    Done,
+}
+
+/// A callback for [`Progress`].
+pub type ProgressFn = Box<dyn FnMut(Progress<'_>)>;
+
+/// One file of a [`Reader`], from [`Reader::next_file`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Its name: the path, `-`, or `kafka://…/TOPIC/PARTITION`.
+    pub name: String,
+    /// The path, for a file.
+    pub path: Option<PathBuf>,
+}
+
+/// Why a read stopped before the high watermark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopCause {
+    /// `--end`.
+    End,
+    /// `--count` records were read (data records: transaction markers are not counted).
+    Count(u64),
+    /// The last stable offset (read_committed).
+    LastStable,
+}
+
+/// Where and why a read stopped before the high watermark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stop {
+    /// The offset it stopped at (the next one it would have read).
+    pub at: i64,
+    /// Why.
+    pub cause: StopCause,
+    /// The partition's high watermark, when known.
+    pub high_watermark: Option<i64>,
+    /// The open transaction that holds the last stable offset: producer id, first offset.
+    pub open_txn: Option<(i64, i64)>,
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.cause {
+            StopCause::End => write!(f, "stopped at --end offset {}", self.at)?,
+            StopCause::Count(n) => write!(
+                f,
+                "stopped after --count {n} record{} at offset {}",
+                if n == 1 { "" } else { "s" },
+                self.at
+            )?,
+            StopCause::LastStable => write!(f, "stopped at last stable offset {}", self.at)?,
+        }
+        if let Some(hw) = self.high_watermark {
+            write!(f, "; high watermark {hw}")?;
+        }
+        if self.cause == StopCause::LastStable {
+            match self.open_txn {
+                Some((p, first)) => write!(
+                    f,
+                    ": an open transaction from producer {p} since offset {first}"
+                )?,
+                None => f.write_str(": an open transaction")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The offsets of the records a command should show from the current entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// First offset (inclusive), when bounded.
+    pub start: Option<i64>,
+    /// Offset to stop at (exclusive), when bounded.
+    pub end: Option<i64>,
+}
+
+impl Bounds {
+    /// Whether `offset` is inside.
+    pub fn contains(&self, offset: i64) -> bool {
+        self.start.is_none_or(|s| offset >= s) && self.end.is_none_or(|e| offset < e)
+    }
+}
+
+/// The batch-level trimming of a read.
+struct Trim {
+    range: Resolved,
+    filter: Option<ReadCommitted>,
+    /// Records still to read with `--count`.
+    left: Option<u64>,
+    /// The last offset of the entries read so far.
+    prev_last: Option<i64>,
+    scratch: Vec<u8>,
+    limit: usize,
+}
+
+impl Trim {
+    fn active(&self) -> bool {
+        self.range.start != i64::MIN || self.filter.is_some()
+    }
+
+    /// Whether to leave `b` out: it ends before the start, or its transaction was aborted.
+    fn skip(&mut self, b: &Batch<'_>) -> bool {
+        if b.last_offset() < self.range.start {
+            return true;
+        }
+        let Some(f) = self.filter.as_mut() else {
+            return false;
+        };
+        let aborted = f.is_aborted(b, &mut self.scratch).unwrap_or(false);
+        if aborted {
+            self.prev_last = Some(self.prev_last.unwrap_or(i64::MIN).max(b.last_offset()));
+        }
+        aborted
+    }
+
+    /// Whether `b` starts at or after the end (or `--count` records were read).
+    fn past_end(&self, b: &Batch<'_>) -> bool {
+        if self.left == Some(0) {
+            return true;
+        }
+        let Some(end) = self.range.end else {
+            return false;
+        };
+        let first = b
+            .first_offset()
+            .or_else(|| self.prev_last.map(|p| p.saturating_add(1)));
+        first.is_some_and(|f| f >= end)
+    }
+
+    /// Takes `b` into the count.
+    fn deliver(&mut self, b: &Batch<'_>) {
+        self.prev_last = Some(self.prev_last.unwrap_or(i64::MIN).max(b.last_offset()));
+        let Some(left) = self.left else { return };
+        // Control records (transaction markers) are not records a consumer sees: not counted.
+        if matches!(b, Batch::V2(v) if v.is_control()) {
+            return;
+        }
+        let Ok(records) = b.records(&mut self.scratch, self.limit) else {
+            return;
+        };
+        let mut n = 0;
+        for r in records.flatten() {
+            if !self.range.contains(r.offset()) {
+                continue;
+            }
+            n += 1;
+            if n == left {
+                self.range.end = Some(r.offset().saturating_add(1));
+                break;
+            }
+        }
+        self.left = Some(left - n);
+    }
+
+    fn bounds(&self) -> Bounds {
+        Bounds {
+            start: self.range.start(),
+            end: self.range.end,
+        }
+    }
+}
+
+/// A live partition's fetched chunks, framed in place.
+struct LiveCursor {
+    rt: Rc<Runtime>,
+    rx: ChunkRx,
+    part: LivePartition,
+    committed: bool,
+    chunk: Bytes,
+    /// Position of the next entry in `chunk`.
+    pos: usize,
+    /// Bytes of the chunks before this one.
+    base: usize,
+    /// No more chunks.
+    eof: bool,
+    /// An error or a truncated tail ended the stream.
+    done: bool,
+    fetched: u64,
+}
+
+impl LiveCursor {
+    /// Receives the next chunk (a corrupt response's bytes are the last one).
+    fn recv(&mut self, trim: &mut Trim, progress: &mut Option<ProgressFn>) -> Result<(), Error> {
+        let msg = self.rt.block_on(self.rx.recv());
+        let (records, last) = match msg {
+            Some(Ok(Msg::Chunk(c, end))) => {
+                self.fetched += c.records.len() as u64;
+                if let Some(p) = progress.as_mut() {
+                    p(Progress::Live {
+                        next_offset: c.next_offset,
+                        end: end.unwrap_or(c.high_watermark),
+                        fetched: self.fetched,
+                    });
+                }
+                if self.committed {
+                    let aborted: Vec<AbortedTransaction> = c
+                        .aborted_transactions
+                        .iter()
+                        .map(|t| AbortedTransaction {
+                            producer_id: t.producer_id,
+                            first_offset: t.first_offset,
+                        })
+                        .collect();
+                    trim.filter = Some(ReadCommitted::new(&aborted));
+                }
+                (c.records, false)
+            }
+            Some(Ok(Msg::Start(..))) => return Ok(()),
+            None => (Bytes::new(), true),
+            Some(Err(Error::Client { source, name })) => match *source {
+                krecords_client::Error::Corrupt { records, .. } => (*records, true),
+                other => return Err(Error::client(name, other)),
+            },
+            Some(Err(e)) => return Err(e),
+        };
+        self.base += self.chunk.len();
+        self.chunk = records;
+        self.pos = 0;
+        self.eof = last;
+        if last {
+            if let Some(p) = progress.as_mut() {
+                p(Progress::Done);
+            }
+        }
+        Ok(())
+    }
+
+    fn next<'a>(
+        &'a mut self,
+        trim: &mut Trim,
+        progress: &mut Option<ProgressFn>,
+        finished: &mut bool,
+    ) -> io::Result<Step<'a>> {
+        if self.done {
+            return Ok(Step::End);
+        }
+        loop {
+            while self.pos >= self.chunk.len() && !self.eof {
+                self.recv(trim, progress).map_err(io::Error::other)?;
+            }
+            if self.pos >= self.chunk.len() || !trim.active() {
+                break;
+            }
+            let rest = self.chunk.get(self.pos..).unwrap_or(&[]);
+            let skip = match Entries::with_base(rest, self.base + self.pos).next_entry() {
+                Ok(Some(b)) if trim.skip(&b) => Some(b.size_in_bytes()),
+                _ => None,
+            };
+            match skip {
+                Some(n) => self.pos += n,
+                None => break,
+            }
+        }
+        let rest = self.chunk.get(self.pos..).unwrap_or(&[]);
+        let mut entries = Entries::with_base(rest, self.base + self.pos);
+        match entries.next_entry() {
+            Ok(Some(b)) => {
+                if trim.past_end(&b) {
+                    *finished = true;
+                    return Ok(Step::End);
+                }
+                trim.deliver(&b);
+                self.pos += b.size_in_bytes();
+                Ok(Step::Entry(b))
+            }
+            Ok(None) => {
+                self.done = true;
+                Ok(entries.partial().map_or(Step::End, Step::Partial))
+            }
+            Err(e) => {
+                self.done = true;
+                Ok(Step::Error(e))
+            }
+        }
+    }
+}
+
+/// Where a [`Reader`] reads from.
+enum Cur {
+    None,
+    File(Box<FileStreamer>),
+    Live(Box<LiveCursor>),
+}
+
+/// What a [`Reader`] has still to open.
+pub(crate) enum Pending {
+    Files(VecDeque<PathBuf>),
+    Stdin,
+    Live(Box<(Rc<Runtime>, ChunkRx, LivePartition)>),
+}
+
+/// A partition read between two positions at an isolation level: its files one after
+/// another ([`Reader::next_file`]), the entries of each ([`Reader::next_entry`]).
+pub struct Reader {
+    name: String,
+    pending: Pending,
+    max_bytes: Option<u64>,
+    cur: Cur,
+    trim: Trim,
+    watermarks: Option<Watermarks>,
+    open_txn: Option<(i64, i64)>,
+    isolation: IsolationLevel,
+    progress: Option<ProgressFn>,
+    finished: bool,
+    /// The read ended cleanly (the end of the input or of the range), not at an error.
+    clean: bool,
+    /// The live partition read, to ask who holds its last stable offset back.
+    live: Option<(Rc<Runtime>, LivePartition)>,
+}
+
+impl fmt::Debug for Reader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reader")
+            .field("name", &self.name)
+            .field("range", &self.trim.range)
+            .field("isolation", &self.isolation)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a [`Reader`] is set up (see [`crate::Sources::read`]).
+pub(crate) struct Setup {
+    pub name: String,
+    pub pending: Pending,
+    pub range: Resolved,
+    pub isolation: IsolationLevel,
+    pub aborted: Option<Vec<AbortedTransaction>>,
+    pub watermarks: Option<Watermarks>,
+    pub open_txn: Option<(i64, i64)>,
+    pub max_bytes: Option<u64>,
+    pub limit: usize,
+}
+
+impl Reader {
+    pub(crate) fn new(s: Setup) -> Reader {
+        Reader {
+            name: s.name,
+            pending: s.pending,
+            max_bytes: s.max_bytes,
+            cur: Cur::None,
+            trim: Trim {
+                range: s.range,
+                filter: s.aborted.map(|a| ReadCommitted::new(&a)),
+                left: s.range.count,
+                prev_last: None,
+                scratch: Vec::new(),
+                limit: s.limit,
+            },
+            watermarks: s.watermarks,
+            open_txn: s.open_txn,
+            isolation: s.isolation,
+            progress: None,
+            finished: false,
+            clean: false,
+            live: None,
+        }
+    }
+
+    /// Reports progress to `f`.
+    pub fn set_progress(&mut self, f: ProgressFn) {
+        self.progress = Some(f);
+    }
+
+    /// The partition's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The range read, in offsets.
+    pub fn range(&self) -> Resolved {
+        self.trim.range
+    }
+
+    /// The partition's watermarks, when the source knows them and the read needed them.
+    pub fn watermarks(&self) -> Option<Watermarks> {
+        self.watermarks
+    }
+
+    /// The offsets whose records the current entry should show.
+    pub fn bounds(&self) -> Bounds {
+        self.trim.bounds()
+    }
+
+    /// Opens the next file; `None` when the read is over.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be opened; a live partition whose first fetch fails.
+    pub fn next_file(&mut self) -> Result<Option<FileInfo>, Error> {
+        if self.finished {
+            self.cur = Cur::None;
+            return Ok(None);
+        }
+        let (name, path, bytes, live) = match &mut self.pending {
+            Pending::Files(files) => {
+                let Some(path) = files.pop_front() else {
+                    self.cur = Cur::None;
+                    self.clean = true;
+                    return Ok(None);
+                };
+                let s = crate::local::file_stream(&path, self.max_bytes)
+                    .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+                let bytes = s.input().unread();
+                self.cur = Cur::File(Box::new(s));
+                (path.display().to_string(), Some(path), bytes, false)
+            }
+            Pending::Stdin => {
+                let limit = self.max_bytes.unwrap_or(u64::MAX);
+                let reader: Box<dyn io::Read> = Box::new(io::Read::take(io::stdin(), limit));
+                let s = krecords_log::check::streamer(reader, None);
+                self.cur = Cur::File(Box::new(s));
+                self.finished = true;
+                ("-".to_owned(), None, None, false)
+            }
+            Pending::Live(_) => {
+                let Pending::Live(l) =
+                    std::mem::replace(&mut self.pending, Pending::Files(VecDeque::new()))
+                else {
+                    return Ok(None);
+                };
+                let (rt, rx, part) = *l;
+                self.live = Some((rt.clone(), part.clone()));
+                let mut cursor = LiveCursor {
+                    rt,
+                    rx,
+                    committed: self.isolation == IsolationLevel::ReadCommitted,
+                    part,
+                    chunk: Bytes::new(),
+                    pos: 0,
+                    base: 0,
+                    eof: false,
+                    done: false,
+                    fetched: 0,
+                };
+                let name = cursor.part.name.clone();
+                if let Some(p) = self.progress.as_mut() {
+                    p(Progress::Start {
+                        name: &name,
+                        bytes: None,
+                        live: true,
+                    });
+                }
+                // The first answer decides whether the partition can be read at all.
+                cursor.recv(&mut self.trim, &mut self.progress)?;
+                self.cur = Cur::Live(Box::new(cursor));
+                return Ok(Some(FileInfo { name, path: None }));
+            }
+        };
+        if let Some(p) = self.progress.as_mut() {
+            p(Progress::Start {
+                name: &name,
+                bytes,
+                live,
+            });
+        }
+        Ok(Some(FileInfo { name, path }))
+    }
+
+    /// The next entry of the current file, with the offsets of its records to show.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error reading the input.
+    pub fn next_with_bounds(&mut self) -> io::Result<(Step<'_>, Bounds)> {
+        let Reader {
+            cur,
+            trim,
+            progress,
+            finished,
+            clean,
+            ..
+        } = self;
+        let step = match cur {
+            Cur::None => Step::End,
+            Cur::File(s) => {
+                if trim.active() {
+                    while s.skip_entry_if(|b| trim.skip(b))? {}
+                }
+                let step = s.next_entry()?;
+                match &step {
+                    Step::Entry(b) if trim.past_end(b) => {
+                        *finished = true;
+                        *clean = true;
+                        if let Some(p) = progress.as_mut() {
+                            p(Progress::Done);
+                        }
+                        return Ok((Step::End, trim.bounds()));
+                    }
+                    Step::Entry(b) => {
+                        trim.deliver(b);
+                        if let Some(p) = progress.as_mut() {
+                            p(Progress::Bytes((b.position() + b.size_in_bytes()) as u64));
+                        }
+                    }
+                    Step::End => {
+                        *clean = true;
+                        if let Some(p) = progress.as_mut() {
+                            p(Progress::Done);
+                        }
+                    }
+                    Step::Error(_) | Step::Partial(_) => {
+                        *finished = true;
+                        *clean = false;
+                        if let Some(p) = progress.as_mut() {
+                            p(Progress::Done);
+                        }
+                    }
+                }
+                step
+            }
+            Cur::Live(l) => {
+                let step = l.next(trim, progress, finished)?;
+                match &step {
+                    Step::End => *clean = true,
+                    Step::Error(_) | Step::Partial(_) => {
+                        *finished = true;
+                        *clean = false;
+                    }
+                    Step::Entry(_) => {}
+                }
+                step
+            }
+        };
+        let bounds = trim.bounds();
+        Ok((step, bounds))
+    }
+
+    /// The next entry of the current file.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error reading the input.
+    pub fn next_entry(&mut self) -> io::Result<Step<'_>> {
+        self.next_with_bounds().map(|(s, _)| s)
+    }
+
+    /// Absolute position of the next unread entry of the current file.
+    pub fn position(&self) -> usize {
+        match &self.cur {
+            Cur::None => 0,
+            Cur::File(s) => usize::try_from(s.position()).unwrap_or(usize::MAX),
+            Cur::Live(l) => l.base + l.pos,
+        }
+    }
+
+    /// Bytes from the current position to the end of the current file (after an error: how
+    /// many were left unread as invalid). Reads the rest of the input to count it.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error reading the input.
+    pub fn remaining_bytes(&mut self) -> io::Result<u64> {
+        match &mut self.cur {
+            Cur::None => Ok(0),
+            Cur::File(s) => {
+                let buffered = s.buffered() as u64;
+                let input = s.input_mut();
+                if let Some(u) = input.unread() {
+                    return Ok(buffered + u);
+                }
+                let rest = io::copy(input.reader_mut(), &mut io::sink())?;
+                Ok(buffered + rest)
+            }
+            Cur::Live(l) => Ok(l.chunk.len().saturating_sub(l.pos) as u64),
+        }
+    }
+
+    /// The bytes of the current live chunk from the current position on (after a corrupt or
+    /// truncated entry: the bytes from it to the end of the response); empty for files.
+    pub fn unread_bytes(&self) -> &[u8] {
+        match &self.cur {
+            Cur::Live(l) => l.chunk.get(l.pos..).unwrap_or(&[]),
+            Cur::None | Cur::File(_) => &[],
+        }
+    }
+
+    /// Where and why the read stopped before the high watermark; `None` when it read
+    /// everything up to it (or ended at an error).
+    pub fn stop(&self) -> Option<Stop> {
+        if !self.clean {
+            return None;
+        }
+        let end = self.trim.range.end?;
+        let high_watermark = self.watermarks.map(|w| w.high_watermark);
+        let cause = if self.trim.left == Some(0) {
+            StopCause::Count(self.trim.range.count.unwrap_or(0))
+        } else if self.trim.range.asked_end == Some(end) {
+            StopCause::End
+        } else if self.isolation == IsolationLevel::ReadCommitted {
+            StopCause::LastStable
+        } else {
+            return None;
+        };
+        if high_watermark.is_some_and(|h| end >= h) {
+            return None;
+        }
+        let mut open_txn = self.open_txn;
+        if cause == StopCause::LastStable && open_txn.is_none() {
+            if let Some((rt, part)) = &self.live {
+                open_txn = rt.block_on(part.producer_at(end)).map(|p| (p, end));
+            }
+        }
+        Some(Stop {
+            at: end,
+            cause,
+            high_watermark,
+            open_txn,
+        })
+    }
+}
+
+impl EntrySource for Reader {
+    fn next_entry(&mut self) -> io::Result<Step<'_>> {
+        Reader::next_entry(self)
+    }
+
+    fn position(&self) -> usize {
+        Reader::position(self)
+    }
+
+    fn remaining_bytes(&mut self) -> io::Result<u64> {
+        Reader::remaining_bytes(self)
+    }
+}

@@ -1,0 +1,360 @@
+//! What a source argument names, and how it splits into partitions.
+//!
+//! A source is `-` (standard input), a file of entries (a segment or any concatenation), a
+//! partition directory, a broker's `log.dirs` root, a glob pattern the shell did not expand, or
+//! a live topic or partition, `kafka://HOST[:PORT][,HOST[:PORT]…]/TOPIC[/PARTITION]`.
+//! [`classify_dir`] is the one place that decides whether a directory is a partition or a
+//! broker's root.
+
+use crate::error::Error;
+use krecords_log::data_dir::{self, PartitionDir};
+use krecords_log::files::LOG_SUFFIX;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Kafka's default port, which a `kafka://` URL without one uses (as librdkafka does).
+pub const DEFAULT_PORT: u16 = 9092;
+
+/// A parsed `kafka://` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaUrl {
+    /// `host:port,host:port`, each with its port (9092 when the URL has none).
+    pub servers: String,
+    /// The topic.
+    pub topic: String,
+    /// The partition; `None`: every partition.
+    pub partition: Option<i32>,
+}
+
+impl KafkaUrl {
+    /// Parses `kafka://HOST[:PORT][,HOST[:PORT]…]/TOPIC[/PARTITION]`; `None` if `text` is not
+    /// a `kafka://` URL at all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_source::KafkaUrl;
+    /// let u = KafkaUrl::parse("kafka://a,b:9093/events/3").unwrap().unwrap();
+    /// assert_eq!((u.servers.as_str(), u.topic.as_str(), u.partition), ("a:9092,b:9093", "events", Some(3)));
+    /// assert!(KafkaUrl::parse("events-0/").is_none());
+    /// ```
+    pub fn parse(text: &str) -> Option<Result<KafkaUrl, String>> {
+        let rest = text.strip_prefix("kafka://")?;
+        let bad = |why: &str| {
+            Err(format!(
+                "{text}: {why} (expected kafka://HOST[:PORT][,HOST[:PORT]...]/TOPIC[/PARTITION])"
+            ))
+        };
+        let Some((servers, path)) = rest.split_once('/') else {
+            return Some(bad("no topic"));
+        };
+        if servers.is_empty() {
+            return Some(bad("no broker address"));
+        }
+        let mut with_ports = Vec::new();
+        for s in servers.split(',') {
+            let server = match s.rsplit_once(':') {
+                // An IPv6 address in brackets without a port: `[::1]`.
+                Some((h, p)) if !h.is_empty() && !p.contains(']') => match p.parse::<u16>() {
+                    Ok(_) => s.to_owned(),
+                    Err(_) => return Some(bad(&format!("{s:?} is not HOST[:PORT]"))),
+                },
+                _ if !s.is_empty() => format!("{s}:{DEFAULT_PORT}"),
+                _ => return Some(bad("an empty broker address")),
+            };
+            with_ports.push(server);
+        }
+        let path = path.strip_suffix('/').unwrap_or(path);
+        let (topic, partition) = match path.split_once('/') {
+            None => (path, None),
+            Some((t, p)) => match p.parse::<i32>() {
+                Ok(n) if n >= 0 => (t, Some(n)),
+                _ => return Some(bad(&format!("{p:?} is not a partition number"))),
+            },
+        };
+        if topic.is_empty() {
+            return Some(bad("no topic"));
+        }
+        Some(Ok(KafkaUrl {
+            servers: with_ports.join(","),
+            topic: topic.to_owned(),
+            partition,
+        }))
+    }
+
+    /// `kafka://servers/topic` (without the partition).
+    pub fn topic_name(&self) -> String {
+        format!("kafka://{}/{}", self.servers, self.topic)
+    }
+}
+
+/// One source argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// `-`: standard input.
+    Stdin,
+    /// A file, a directory, or a glob pattern.
+    Path(PathBuf),
+    /// A live topic or partition.
+    Kafka(KafkaUrl),
+}
+
+impl SourceSpec {
+    /// What `arg` names.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`] for a malformed `kafka://` URL.
+    pub fn parse(arg: &Path) -> Result<SourceSpec, Error> {
+        if arg == Path::new("-") {
+            return Ok(SourceSpec::Stdin);
+        }
+        match arg.to_str().and_then(KafkaUrl::parse) {
+            Some(url) => url.map(SourceSpec::Kafka).map_err(Error::Usage),
+            None => Ok(SourceSpec::Path(arg.to_path_buf())),
+        }
+    }
+}
+
+/// What a directory is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirKind {
+    /// A partition directory: `.log` segments of its own, or a `TOPIC-N` name.
+    Partition,
+    /// A broker's data directory (a `log.dirs` root: `meta.properties` or `TOPIC-N`
+    /// partition directories), with its partitions.
+    Root(Vec<PartitionDir>),
+    /// Neither.
+    Other,
+}
+
+/// Decides what a directory is: a partition directory when it holds `.log` files, else a
+/// broker's root when it has `meta.properties` or partition directories, else a partition
+/// directory (without segments yet) when its name is `TOPIC-N`.
+///
+/// # Errors
+///
+/// The directory cannot be listed.
+pub fn classify_dir(dir: &Path) -> io::Result<DirKind> {
+    if !dir_logs(dir)?.is_empty() {
+        return Ok(DirKind::Partition);
+    }
+    if data_dir::is_data_dir(dir) {
+        return Ok(DirKind::Root(data_dir::partition_dirs(dir)?));
+    }
+    let named = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(data_dir::parse_partition_dir)
+        .is_some();
+    Ok(if named {
+        DirKind::Partition
+    } else {
+        DirKind::Other
+    })
+}
+
+/// The topic and partition a directory's name gives (`events-3/` → `("events", 3)`).
+pub fn partition_of_dir(dir: &Path) -> Option<(String, i32)> {
+    let name = dir.file_name()?.to_str()?;
+    data_dir::parse_partition_dir(name).map(|(t, p)| (t.to_owned(), p))
+}
+
+/// The `.log` files directly in `dir`, in name (so offset) order.
+///
+/// # Errors
+///
+/// The directory cannot be listed.
+pub fn dir_logs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(LOG_SUFFIX))
+        })
+        .collect();
+    logs.sort();
+    Ok(logs)
+}
+
+/// A group of local files that make one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LocalPartition {
+    /// The partition directory, when the whole directory was named.
+    pub dir: Option<PathBuf>,
+    /// Its files, in offset order.
+    pub files: Vec<PathBuf>,
+    /// Topic and partition, from the directory's name.
+    pub id: Option<(String, i32)>,
+}
+
+/// Expands path arguments (not `-` nor `kafka://`) into local partitions: a partition directory
+/// is one; a broker's root gives each of its partitions that has segments; a file is one, and
+/// consecutive segment files of one partition directory are one together; a path that does not
+/// exist and contains `*`, `?` or `[` is a glob pattern, replaced by its matches in sorted order
+/// (`*` and `?` do not match `/` or a leading dot), each expanded in turn.
+///
+/// # Errors
+///
+/// A pattern that matches nothing, a directory with no segments anywhere, a listing that fails.
+pub(crate) fn expand_local(paths: &[PathBuf]) -> io::Result<Vec<LocalPartition>> {
+    let mut out: Vec<LocalPartition> = Vec::new();
+    for p in paths {
+        match glob_matches(p)? {
+            Some(matches) => {
+                for m in matches {
+                    push_path(&mut out, m)?;
+                }
+            }
+            None => push_path(&mut out, p.clone())?,
+        }
+    }
+    Ok(out)
+}
+
+fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
+    if !p.is_dir() {
+        // A segment file of a partition directory joins the previous one of the same directory.
+        let parent = p
+            .parent()
+            .filter(|_| krecords_log::check::segment_base(&p).is_some());
+        let id = parent.and_then(partition_of_dir);
+        if let Some(last) = out.last_mut() {
+            let same = id.is_some()
+                && last.dir.is_none()
+                && last.id == id
+                && last.files.last().and_then(|f| f.parent()) == parent;
+            if same {
+                last.files.push(p);
+                return Ok(());
+            }
+        }
+        out.push(LocalPartition {
+            dir: None,
+            files: vec![p],
+            id,
+        });
+        return Ok(());
+    }
+    let no_segments = || {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{}: no .log segments here (neither a partition directory nor a broker's data \
+                 directory with partitions)",
+                p.display()
+            ),
+        )
+    };
+    match classify_dir(&p)? {
+        DirKind::Partition => {
+            let files = dir_logs(&p)?;
+            if files.is_empty() {
+                return Err(no_segments());
+            }
+            out.push(LocalPartition {
+                id: partition_of_dir(&p),
+                dir: Some(p),
+                files,
+            });
+        }
+        DirKind::Root(parts) => {
+            let mut found = false;
+            for part in parts {
+                let files = dir_logs(&part.path)?;
+                if files.is_empty() {
+                    continue;
+                }
+                found = true;
+                out.push(LocalPartition {
+                    id: Some((part.topic, part.partition)),
+                    dir: Some(part.path),
+                    files,
+                });
+            }
+            if !found {
+                return Err(no_segments());
+            }
+        }
+        DirKind::Other => return Err(no_segments()),
+    }
+    Ok(())
+}
+
+/// The matches of `p` when it is a glob pattern rather than an existing path.
+fn glob_matches(p: &Path) -> io::Result<Option<Vec<PathBuf>>> {
+    let Some(text) = p.to_str() else {
+        return Ok(None);
+    };
+    if p == Path::new("-") || !text.contains(['*', '?', '[']) || p.exists() {
+        return Ok(None);
+    }
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: true,
+    };
+    let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+    let paths = glob::glob_with(text, options)
+        .map_err(|e| invalid(format!("invalid pattern {text:?}: {e}")))?;
+    let mut matches = Vec::new();
+    for m in paths {
+        matches.push(m.map_err(io::Error::from)?);
+    }
+    if matches.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no file matches {text:?}"),
+        ));
+    }
+    matches.sort();
+    Ok(Some(matches))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            KafkaUrl::parse("kafka://a:1,b:2/t/3"),
+            Some(Ok(KafkaUrl {
+                servers: "a:1,b:2".into(),
+                topic: "t".into(),
+                partition: Some(3)
+            }))
+        );
+        assert_eq!(
+            KafkaUrl::parse("kafka://a:1/my.topic").map(|u| u.map(|u| u.partition)),
+            Some(Ok(None))
+        );
+        assert_eq!(
+            KafkaUrl::parse("kafka://a/t").map(|u| u.map(|u| u.servers)),
+            Some(Ok("a:9092".into()))
+        );
+        assert!(KafkaUrl::parse("topic-0/").is_none());
+        assert!(matches!(KafkaUrl::parse("kafka://a:x/t"), Some(Err(_))));
+        assert!(matches!(KafkaUrl::parse("kafka://a:1/"), Some(Err(_))));
+        assert!(matches!(KafkaUrl::parse("kafka://a:1/t/x"), Some(Err(_))));
+        assert!(matches!(KafkaUrl::parse("kafka://a:1"), Some(Err(_))));
+        assert!(matches!(KafkaUrl::parse("kafka:///t"), Some(Err(_))));
+    }
+
+    #[test]
+    fn directories_are_classified_once() {
+        let root = tempfile::tempdir().unwrap();
+        let part = root.path().join("events-3");
+        std::fs::create_dir(&part).unwrap();
+        assert_eq!(classify_dir(&part).unwrap(), DirKind::Partition);
+        assert!(matches!(classify_dir(root.path()).unwrap(), DirKind::Root(p) if p.len() == 1));
+        let other = root.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        assert_eq!(classify_dir(&other).unwrap(), DirKind::Other);
+        std::fs::write(other.join("x.log"), b"").unwrap();
+        assert_eq!(classify_dir(&other).unwrap(), DirKind::Partition);
+        assert_eq!(partition_of_dir(&part), Some(("events".into(), 3)));
+    }
+}

@@ -1,0 +1,224 @@
+//! Reading partitions through the sources layer: ranges and isolation on a partition
+//! directory written by krecords-log, and on its segment file alone.
+
+use krecords_codec::read::{Record, Step};
+use krecords_codec::write::{NewRecord, V2Builder};
+use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig};
+use krecords_source::{Position, Range, ReadOptions, Sources};
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+const T0: i64 = 1_714_000_000_000;
+
+/// A log of `batches` batches of the given sizes; record `o` has timestamp `T0 + 10 * o`.
+/// Producer 7 writes transactional batches where `txn[i]` says so, aborted when `abort[i]`.
+fn write_log(dir: &Path, batches: &[(usize, bool, bool)]) -> i64 {
+    let mut log = Log::create(
+        dir,
+        LogConfig::from_pairs([("segment.bytes", "2048")]).unwrap(),
+    )
+    .unwrap();
+    let mut next = 0i64;
+    let mut seq = 0;
+    for &(n, txn, abort) in batches {
+        let mut b = V2Builder::new(0);
+        if txn {
+            b = b.producer(7, 0, seq).transactional(true);
+            seq += i32::try_from(n).unwrap();
+        }
+        for i in 0..n {
+            let o = next + i as i64;
+            b.append(&NewRecord::new(
+                T0 + 10 * o,
+                None,
+                Some(format!("v{o}").as_bytes()),
+            ))
+            .unwrap();
+        }
+        let info = log
+            .append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+        next = info.last_offset + 1;
+        if txn {
+            let m = log.append_end_txn(7, 0, 0, !abort, T0 + 10 * next).unwrap();
+            next = m.last_offset + 1;
+        }
+    }
+    log.close().unwrap();
+    next
+}
+
+/// Every (offset, value) a reader shows: the records of its entries within its bounds,
+/// control records left out.
+fn read(path: &Path, options: &ReadOptions) -> Result<Vec<(i64, String)>, String> {
+    let sources =
+        Sources::open(&[path.to_path_buf()], &mut || unreachable!()).map_err(|e| e.to_string())?;
+    let mut reader = sources.read(0, options).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let mut scratch = Vec::new();
+    while reader.next_file().map_err(|e| e.to_string())?.is_some() {
+        loop {
+            let (step, bounds) = reader.next_with_bounds().unwrap();
+            let b = match step {
+                Step::Entry(b) => b,
+                Step::End => break,
+                other => panic!("{other:?}"),
+            };
+            if matches!(b, krecords_codec::read::Batch::V2(v) if v.is_control()) {
+                continue;
+            }
+            for r in b.records(&mut scratch, 1 << 20).unwrap() {
+                let r: Record<'_> = r.unwrap();
+                if bounds.contains(r.offset()) {
+                    let v = String::from_utf8(r.value().unwrap().to_vec()).unwrap();
+                    out.push((r.offset(), v));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn segment_files(dir: &Path) -> Vec<PathBuf> {
+    krecords_source::dir_logs(dir).unwrap()
+}
+
+fn batches() -> impl Strategy<Value = Vec<(usize, bool, bool)>> {
+    prop::collection::vec((1usize..6, prop::bool::ANY, prop::bool::ANY), 1..12)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The records read are exactly the data records with start <= offset < end, on the
+    /// directory and on its first segment file alone.
+    #[test]
+    fn ranges_are_trimmed_to_records(b in batches(), s in 0i64..80, len in 1i64..40) {
+        let dir = tempfile::tempdir().unwrap();
+        let part = dir.path().join("t-0");
+        let hw = write_log(&part, &b);
+        let start = s.min(hw);
+        let end = (start + len).min(hw);
+        let all = read(&part, &ReadOptions::default()).unwrap();
+        let range = Range {
+            start: Some(Position::Offset(start)),
+            end: Some(Position::Offset(end)),
+            count: None,
+        };
+        let options = ReadOptions { range, ..ReadOptions::default() };
+        let got = read(&part, &options);
+        if end <= start {
+            prop_assert!(got.unwrap_err().contains("empty range"));
+        } else {
+            let want: Vec<_> = all.iter().filter(|(o, _)| (start..end).contains(o)).cloned().collect();
+            prop_assert_eq!(got.unwrap(), want);
+        }
+        // --count: the first N of the records from the start.
+        let count = Range { start: Some(Position::Offset(start)), end: None, count: Some(3) };
+        let got = read(&part, &ReadOptions { range: count, ..ReadOptions::default() }).unwrap();
+        let want: Vec<_> = all.iter().filter(|(o, _)| *o >= start).take(3).cloned().collect();
+        prop_assert_eq!(got, want);
+        // A file of the directory, alone: the same trimming over what it holds.
+        let first = segment_files(&part).remove(0);
+        let in_file = read(&first, &ReadOptions::default()).unwrap();
+        let tail = Range { start: Some(Position::FromEnd(2)), ..Range::default() };
+        let got = read(&first, &ReadOptions { range: tail, ..ReadOptions::default() }).unwrap();
+        let file_end = in_file.last().map_or(0, |r| r.0 + 1);
+        prop_assert!(got.iter().all(|(o, _)| *o >= file_end - 2 - 1), "{:?}", got);
+    }
+
+    /// read_committed leaves the aborted transactions out, as the log's consumer does, on the
+    /// directory (transaction indexes) and on a file alone (its markers).
+    #[test]
+    fn read_committed_is_the_consumers_view(b in batches()) {
+        let dir = tempfile::tempdir().unwrap();
+        let part = dir.path().join("t-0");
+        write_log(&part, &b);
+        let log = Log::open_read_only(&part).unwrap();
+        let seen = log.consume(0, 1 << 30, IsolationLevel::ReadCommitted).unwrap();
+        let want: Vec<(i64, String)> = seen
+            .records
+            .iter()
+            .map(|r| (r.offset, String::from_utf8(r.value.clone().unwrap()).unwrap()))
+            .collect();
+        let rc = ReadOptions { isolation: IsolationLevel::ReadCommitted, ..ReadOptions::default() };
+        prop_assert_eq!(read(&part, &rc).unwrap(), want.clone());
+        // The log is one segment file when it is small: the file alone says the same.
+        let files = segment_files(&part);
+        if files.len() == 1 {
+            prop_assert_eq!(read(&files[0], &rc).unwrap(), want);
+        }
+    }
+}
+
+#[test]
+fn out_of_range_offsets_and_empty_ranges_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("t-0");
+    let hw = write_log(&part, &[(5, false, false), (5, false, false)]);
+    assert_eq!(hw, 10);
+    let at = |start: Position, end: Option<Position>| ReadOptions {
+        range: Range {
+            start: Some(start),
+            end,
+            count: None,
+        },
+        ..ReadOptions::default()
+    };
+    let e = read(&part, &at(Position::Offset(5000), None)).unwrap_err();
+    assert!(
+        e.ends_with("offset 5000 is out of range: the partition holds [0, 10)"),
+        "{e}"
+    );
+    let e = read(&part, &at(Position::Offset(8), Some(Position::Offset(3)))).unwrap_err();
+    assert!(
+        e.contains("empty range: --end 3 is not after --start 8"),
+        "{e}"
+    );
+    let last = read(&part, &at(Position::FromEnd(3), None)).unwrap();
+    assert_eq!(last.iter().map(|r| r.0).collect::<Vec<_>>(), [7, 8, 9]);
+    let from_time = read(&part, &at(Position::Time(T0 + 61), None)).unwrap();
+    assert_eq!(from_time.first().map(|r| r.0), Some(7));
+    let file = segment_files(&part).remove(0);
+    let from_time = read(&file, &at(Position::Time(T0 + 61), None)).unwrap();
+    assert_eq!(from_time.first().map(|r| r.0), Some(7));
+}
+
+#[test]
+fn a_read_committed_stop_at_an_open_transaction_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("t-0");
+    let mut log = Log::create(&part, LogConfig::default()).unwrap();
+    for txn in [false, true] {
+        let mut b = V2Builder::new(0);
+        if txn {
+            b = b.producer(7, 0, 0).transactional(true);
+        }
+        for i in 0..3 {
+            b.append(&NewRecord::new(T0 + i, None, Some(b"x"))).unwrap();
+        }
+        log.append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+    }
+    log.close().unwrap();
+    for path in [part.clone(), segment_files(&part).remove(0)] {
+        let sources = Sources::open(&[path], &mut || unreachable!()).unwrap();
+        let rc = ReadOptions {
+            isolation: IsolationLevel::ReadCommitted,
+            ..ReadOptions::default()
+        };
+        let mut reader = sources.read(0, &rc).unwrap();
+        let mut n = 0;
+        while reader.next_file().unwrap().is_some() {
+            while let Step::Entry(_) = reader.next_entry().unwrap() {
+                n += 1;
+            }
+        }
+        assert_eq!(n, 1);
+        assert_eq!(
+            reader.stop().unwrap().to_string(),
+            "stopped at last stable offset 3; high watermark 6: an open transaction from \
+             producer 7 since offset 3"
+        );
+    }
+}

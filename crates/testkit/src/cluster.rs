@@ -1,0 +1,577 @@
+//! A small fake Kafka cluster with state: one broker on 127.0.0.1 that leads every partition
+//! and is the transaction and group coordinator. It keeps each partition's batches (offsets
+//! assigned on Produce, shown to Fetch once committed), transactions (InitProducerId fences the
+//! id's previous producer and aborts its open transaction), and the committed offsets of
+//! groups (TxnOffsetCommit, visible to OffsetFetch once the transaction commits) — enough for a
+//! transactional producer, `krec ship` and the reading commands to run against it.
+
+use crate::batches::next_offset;
+use crate::broker::{
+    add_partitions_to_txn, api_versions_of, fetch_response, find_coordinator, frame, metadata,
+    Action, Ctx, Fake, TopicInfo, READ_APIS, TXN_APIS,
+};
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_response::PartitionData;
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponsePartition, OffsetFetchResponseTopic,
+};
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{
+    AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, ApiKey, EndTxnRequest, EndTxnResponse,
+    FetchRequest, FindCoordinatorRequest, InitProducerIdRequest, InitProducerIdResponse,
+    ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, OffsetFetchRequest,
+    OffsetFetchResponse, ProduceRequest, ProduceResponse, ProducerId, RequestHeader,
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+use krecords_codec::read::Entries;
+use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Whether a stored batch is visible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Committed,
+    /// In the open transaction of this producer id.
+    Open(i64),
+    Aborted,
+}
+
+/// One stored batch.
+#[derive(Debug, Clone)]
+struct Stored {
+    bytes: Vec<u8>,
+    state: State,
+}
+
+#[derive(Debug, Default)]
+struct Partition {
+    batches: Vec<Stored>,
+    /// The next offset to assign.
+    end: i64,
+}
+
+impl Partition {
+    /// The first offset of an open transaction, or the end.
+    fn last_stable_offset(&self) -> i64 {
+        self.batches
+            .iter()
+            .find(|b| matches!(b.state, State::Open(_)))
+            .map_or(self.end, |b| base_offset(&b.bytes))
+    }
+}
+
+#[derive(Debug)]
+struct Txn {
+    producer_id: i64,
+    epoch: i16,
+    /// Offsets to commit with the transaction: (group, topic, partition) → (offset, metadata).
+    offsets: BTreeMap<(String, String, i32), (i64, Option<String>)>,
+}
+
+#[derive(Debug, Default)]
+struct Cluster {
+    topics: BTreeMap<String, Vec<Partition>>,
+    txns: BTreeMap<String, Txn>,
+    next_producer_id: i64,
+    committed: BTreeMap<(String, String, i32), (i64, Option<String>)>,
+    /// Produce requests still to be refused with this error code (then the count drops).
+    produce_errors: Vec<i16>,
+}
+
+/// A running fake cluster. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct FakeCluster {
+    fake: Fake,
+    state: Arc<Mutex<Cluster>>,
+}
+
+fn base_offset(batch: &[u8]) -> i64 {
+    batch.get(..8).map_or(0, |b| {
+        b.iter().fold(0i64, |acc, &x| (acc << 8) | i64::from(x))
+    })
+}
+
+impl FakeCluster {
+    /// A cluster with these topics: (name, partitions), all empty.
+    pub fn start(topics: &[(&str, i32)]) -> FakeCluster {
+        let mut cluster = Cluster {
+            next_producer_id: 1000,
+            ..Cluster::default()
+        };
+        for (name, partitions) in topics {
+            let parts = (0..*partitions).map(|_| Partition::default()).collect();
+            cluster.topics.insert((*name).to_owned(), parts);
+        }
+        let state = Arc::new(Mutex::new(cluster));
+        let shared = Arc::clone(&state);
+        let fake = Fake::start(move |ctx, header, body| {
+            let mut c = shared.lock().unwrap_or_else(|e| e.into_inner());
+            c.answer(ctx, header, body)
+        });
+        FakeCluster { fake, state }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Cluster> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The broker (its address, the requests it saw).
+    pub fn broker(&self) -> &Fake {
+        &self.fake
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> String {
+        self.fake.addr()
+    }
+
+    /// Appends committed batches to a partition as they are (their offsets kept; the
+    /// partition's end moves past them).
+    pub fn append(&self, topic: &str, partition: i32, batches: &[Vec<u8>]) {
+        let mut c = self.lock();
+        let p = c
+            .partition_mut(topic, partition)
+            .expect("a partition of the fake");
+        for b in batches {
+            p.end = p.end.max(next_offset(b));
+            p.batches.push(Stored {
+                bytes: b.clone(),
+                state: State::Committed,
+            });
+        }
+    }
+
+    /// Appends the batches of a transaction of `producer_id` that stays open (no marker): the
+    /// partition's last stable offset stays at the first of them until the producer's next
+    /// EndTxn.
+    pub fn append_open(&self, topic: &str, partition: i32, producer_id: i64, batches: &[Vec<u8>]) {
+        let mut c = self.lock();
+        let p = c
+            .partition_mut(topic, partition)
+            .expect("a partition of the fake");
+        for b in batches {
+            p.end = p.end.max(next_offset(b));
+            p.batches.push(Stored {
+                bytes: b.clone(),
+                state: State::Open(producer_id),
+            });
+        }
+    }
+
+    /// The committed batches of a partition, with the offsets the fake gave them.
+    pub fn committed_batches(&self, topic: &str, partition: i32) -> Vec<Vec<u8>> {
+        let mut c = self.lock();
+        c.partition_mut(topic, partition)
+            .map(|p| {
+                p.batches
+                    .iter()
+                    .filter(|b| b.state == State::Committed)
+                    .map(|b| b.bytes.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The values of the committed records of a partition, in offset order.
+    pub fn committed_values(&self, topic: &str, partition: i32) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        for b in self.committed_batches(topic, partition) {
+            for e in Entries::new(&b) {
+                let e = e.expect("a stored entry");
+                for r in e
+                    .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+                    .expect("records")
+                {
+                    let r = r.expect("a record");
+                    out.push(String::from_utf8_lossy(r.value().unwrap_or_default()).into_owned());
+                }
+            }
+        }
+        out
+    }
+
+    /// Batches stored in transactions that were aborted (or fenced), on every partition.
+    pub fn aborted_batches(&self) -> usize {
+        let c = self.lock();
+        c.topics
+            .values()
+            .flatten()
+            .flat_map(|p| &p.batches)
+            .filter(|b| b.state == State::Aborted)
+            .count()
+    }
+
+    /// The committed offset of a group on a partition, with its metadata.
+    pub fn committed_offset(
+        &self,
+        group: &str,
+        topic: &str,
+        partition: i32,
+    ) -> Option<(i64, Option<String>)> {
+        let key = (group.to_owned(), topic.to_owned(), partition);
+        self.lock().committed.get(&key).cloned()
+    }
+
+    /// Refuses the next Produce requests, one per code given (e.g. 15, COORDINATOR_NOT_AVAILABLE;
+    /// a fatal code ends a producer).
+    pub fn fail_produce(&self, codes: &[i16]) {
+        self.lock().produce_errors.extend_from_slice(codes);
+    }
+}
+
+impl Cluster {
+    fn partition_mut(&mut self, topic: &str, partition: i32) -> Option<&mut Partition> {
+        self.topics
+            .get_mut(topic)?
+            .get_mut(usize::try_from(partition).ok()?)
+    }
+
+    fn topic_name_by_id(&self, id: uuid::Uuid) -> Option<String> {
+        self.topics
+            .keys()
+            .find(|n| crate::broker::topic_id(n) == id)
+            .cloned()
+    }
+
+    fn answer(&mut self, ctx: &Ctx, header: &RequestHeader, mut body: Bytes) -> Action {
+        let v = header.request_api_version;
+        let Ok(key) = ApiKey::try_from(header.request_api_key) else {
+            return Action::Close;
+        };
+        let bytes = match key {
+            ApiKey::ApiVersions => {
+                api_versions_of(header, &[&READ_APIS[..], &TXN_APIS[..]].concat())
+            }
+            ApiKey::Metadata => {
+                let Ok(req) = MetadataRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                let names: Vec<String> = match req.topics {
+                    Some(ts) => ts
+                        .iter()
+                        .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
+                        .collect(),
+                    None => self.topics.keys().cloned().collect(),
+                };
+                let topics: Vec<TopicInfo<'_>> = names
+                    .iter()
+                    .map(|n| match self.topics.get(n) {
+                        Some(parts) => TopicInfo::new(n, i32::try_from(parts.len()).unwrap_or(0)),
+                        None => TopicInfo {
+                            error: 3, // UNKNOWN_TOPIC_OR_PARTITION
+                            ..TopicInfo::new(n, 0)
+                        },
+                    })
+                    .collect();
+                metadata(header, ctx.host, ctx.port, &topics)
+            }
+            ApiKey::ListOffsets => return self.list_offsets(header, body),
+            ApiKey::Fetch => return self.fetch(header, body),
+            ApiKey::FindCoordinator => {
+                let Ok(req) = FindCoordinatorRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                find_coordinator(ctx, header, &req)
+            }
+            ApiKey::InitProducerId => {
+                let Ok(req) = InitProducerIdRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                let id = req
+                    .transactional_id
+                    .map(|t| t.0.to_string())
+                    .unwrap_or_default();
+                let (pid, epoch) = match self.txns.get(&id) {
+                    Some(t) => (t.producer_id, t.epoch + 1),
+                    None => {
+                        self.next_producer_id += 1;
+                        (self.next_producer_id, 0)
+                    }
+                };
+                // Fencing aborts the previous producer's open transaction.
+                self.end_txn(pid, false);
+                self.txns.insert(
+                    id,
+                    Txn {
+                        producer_id: pid,
+                        epoch,
+                        offsets: BTreeMap::new(),
+                    },
+                );
+                frame(
+                    header,
+                    &InitProducerIdResponse::default()
+                        .with_producer_id(ProducerId(pid))
+                        .with_producer_epoch(epoch),
+                )
+            }
+            ApiKey::AddPartitionsToTxn => {
+                let Ok(req) = AddPartitionsToTxnRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                add_partitions_to_txn(header, &req, 0)
+            }
+            ApiKey::AddOffsetsToTxn => frame(header, &AddOffsetsToTxnResponse::default()),
+            ApiKey::Produce => return self.produce(header, body),
+            ApiKey::TxnOffsetCommit => {
+                let Ok(req) = TxnOffsetCommitRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                let group = req.group_id.0.to_string();
+                let mut topics = Vec::new();
+                if let Some(txn) = self.txns.get_mut(req.transactional_id.0.as_str()) {
+                    for t in &req.topics {
+                        let mut parts = Vec::new();
+                        for p in &t.partitions {
+                            let meta = p.committed_metadata.as_ref().map(|m| m.as_str().to_owned());
+                            let key = (group.clone(), t.name.0.to_string(), p.partition_index);
+                            txn.offsets.insert(key, (p.committed_offset, meta));
+                            parts.push(
+                                TxnOffsetCommitResponsePartition::default()
+                                    .with_partition_index(p.partition_index),
+                            );
+                        }
+                        topics.push(
+                            TxnOffsetCommitResponseTopic::default()
+                                .with_name(t.name.clone())
+                                .with_partitions(parts),
+                        );
+                    }
+                }
+                frame(
+                    header,
+                    &TxnOffsetCommitResponse::default().with_topics(topics),
+                )
+            }
+            ApiKey::EndTxn => {
+                let Ok(req) = EndTxnRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                let id = req.transactional_id.0.to_string();
+                let offsets = self
+                    .txns
+                    .get_mut(&id)
+                    .map(|t| std::mem::take(&mut t.offsets))
+                    .unwrap_or_default();
+                if req.committed {
+                    self.committed.extend(offsets);
+                }
+                self.end_txn(req.producer_id.0, req.committed);
+                frame(header, &EndTxnResponse::default())
+            }
+            ApiKey::OffsetFetch => {
+                let Ok(req) = OffsetFetchRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                let group = req.group_id.0.to_string();
+                let topics = req
+                    .topics
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|t| {
+                        OffsetFetchResponseTopic::default()
+                            .with_name(t.name.clone())
+                            .with_partitions(
+                                t.partition_indexes
+                                    .iter()
+                                    .map(|p| {
+                                        let key = (group.clone(), t.name.0.to_string(), *p);
+                                        let (offset, meta) =
+                                            self.committed.get(&key).cloned().unwrap_or((-1, None));
+                                        OffsetFetchResponsePartition::default()
+                                            .with_partition_index(*p)
+                                            .with_committed_offset(offset)
+                                            .with_metadata(meta.map(StrBytes::from_string))
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect();
+                frame(header, &OffsetFetchResponse::default().with_topics(topics))
+            }
+            _ => return Action::Close,
+        };
+        Action::Send(bytes)
+    }
+
+    /// Commits or aborts the open transaction of `pid` on every partition.
+    fn end_txn(&mut self, pid: i64, commit: bool) {
+        for b in self
+            .topics
+            .values_mut()
+            .flatten()
+            .flat_map(|p| &mut p.batches)
+        {
+            if b.state == State::Open(pid) {
+                b.state = if commit {
+                    State::Committed
+                } else {
+                    State::Aborted
+                };
+            }
+        }
+    }
+
+    fn produce(&mut self, header: &RequestHeader, mut body: Bytes) -> Action {
+        let Ok(req) = ProduceRequest::decode(&mut body, header.request_api_version) else {
+            return Action::Close;
+        };
+        let refuse = (!self.produce_errors.is_empty()).then(|| self.produce_errors.remove(0));
+        let mut responses = Vec::new();
+        for t in &req.topic_data {
+            let mut parts = Vec::new();
+            for pd in &t.partition_data {
+                let mut code = refuse.unwrap_or(0);
+                let mut base = -1;
+                let records = pd.records.clone().unwrap_or_default();
+                let first = Entries::new(&records).next().and_then(Result::ok);
+                let pid = first.as_ref().and_then(|b| b.producer_id()).unwrap_or(-1);
+                let span = first
+                    .as_ref()
+                    .map_or(0, |b| b.last_offset() - b.offset_field() + 1);
+                match self.partition_mut(&t.name.0, pd.index) {
+                    _ if code != 0 => {}
+                    None => code = 3,
+                    Some(p) => {
+                        base = p.end;
+                        let mut bytes = records.to_vec();
+                        if let Some(head) = bytes.get_mut(..8) {
+                            head.copy_from_slice(&base.to_be_bytes());
+                        }
+                        p.end += span;
+                        p.batches.push(Stored {
+                            bytes,
+                            state: State::Open(pid),
+                        });
+                    }
+                }
+                parts.push(
+                    PartitionProduceResponse::default()
+                        .with_index(pd.index)
+                        .with_error_code(code)
+                        .with_base_offset(base),
+                );
+            }
+            responses.push(
+                TopicProduceResponse::default()
+                    .with_name(t.name.clone())
+                    .with_partition_responses(parts),
+            );
+        }
+        Action::Send(frame(
+            header,
+            &ProduceResponse::default().with_responses(responses),
+        ))
+    }
+
+    fn list_offsets(&mut self, header: &RequestHeader, mut body: Bytes) -> Action {
+        let Ok(req) = ListOffsetsRequest::decode(&mut body, header.request_api_version) else {
+            return Action::Close;
+        };
+        let mut topics = Vec::new();
+        for t in &req.topics {
+            let mut parts = Vec::new();
+            for rp in &t.partitions {
+                let (offset, timestamp) = match self.partition_mut(&t.name.0, rp.partition_index) {
+                    None => (-1, -1),
+                    Some(p) => match rp.timestamp {
+                        -2 => (0, -1),
+                        -1 if req.isolation_level == 1 => (p.last_stable_offset(), -1),
+                        -1 => (p.end, -1),
+                        ts => first_at_or_after(p, ts),
+                    },
+                };
+                parts.push(
+                    ListOffsetsPartitionResponse::default()
+                        .with_partition_index(rp.partition_index)
+                        .with_offset(offset)
+                        .with_timestamp(timestamp),
+                );
+            }
+            topics.push(
+                ListOffsetsTopicResponse::default()
+                    .with_name(t.name.clone())
+                    .with_partitions(parts),
+            );
+        }
+        Action::Send(frame(
+            header,
+            &ListOffsetsResponse::default().with_topics(topics),
+        ))
+    }
+
+    fn fetch(&mut self, header: &RequestHeader, mut body: Bytes) -> Action {
+        let Ok(req) = FetchRequest::decode(&mut body, header.request_api_version) else {
+            return Action::Close;
+        };
+        let Some(t) = req.topics.first() else {
+            return Action::Close;
+        };
+        let name = if header.request_api_version >= 13 {
+            self.topic_name_by_id(t.topic_id).unwrap_or_default()
+        } else {
+            t.topic.0.to_string()
+        };
+        let Some(fp) = t.partitions.first() else {
+            return Action::Close;
+        };
+        let committed_only = req.isolation_level == 1;
+        let Some(p) = self.partition_mut(&name, fp.partition) else {
+            let data = PartitionData::default()
+                .with_partition_index(fp.partition)
+                .with_error_code(3);
+            return Action::Send(fetch_response(header, &name, data));
+        };
+        let lso = p.last_stable_offset();
+        let end = if committed_only { lso } else { p.end };
+        let window = usize::try_from(fp.partition_max_bytes).unwrap_or(0);
+        let mut records = Vec::new();
+        for b in &p.batches {
+            if next_offset(&b.bytes) <= fp.fetch_offset || base_offset(&b.bytes) >= end {
+                continue;
+            }
+            if b.state == State::Aborted || matches!(b.state, State::Open(_)) && committed_only {
+                continue;
+            }
+            if !records.is_empty() && records.len() + b.bytes.len() > window {
+                break;
+            }
+            records.extend_from_slice(&b.bytes);
+        }
+        let data = PartitionData::default()
+            .with_partition_index(fp.partition)
+            .with_high_watermark(p.end)
+            .with_last_stable_offset(lso)
+            .with_log_start_offset(0)
+            .with_records(Some(Bytes::from(records)));
+        Action::Send(fetch_response(header, &name, data))
+    }
+}
+
+/// ListOffsets by time: the first record at or after `ts` (offset, its timestamp); (-1, -1)
+/// past the last.
+fn first_at_or_after(p: &Partition, ts: i64) -> (i64, i64) {
+    let mut scratch = Vec::new();
+    for b in p.batches.iter().filter(|b| b.state == State::Committed) {
+        for e in Entries::new(&b.bytes).flatten() {
+            let Ok(records) = e.records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT) else {
+                continue;
+            };
+            for r in records.flatten() {
+                if let Some(t) = r.timestamp().filter(|t| *t >= ts) {
+                    return (r.offset(), t);
+                }
+            }
+        }
+    }
+    (-1, -1)
+}
