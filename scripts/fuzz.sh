@@ -64,7 +64,7 @@ FUZZ_RUSTFLAGS+=" -Cforce-frame-pointers"
 # images (log_recovery) 8 KiB.
 max_len() {
     case "$1" in
-        entries | convert | stats_what_if | decompress_* | client_response | ship_stream) echo 32768 ;;
+        entries | explain | convert | stats_what_if | decompress_* | client_response | ship_stream) echo 32768 ;;
         legacy_deep | log_recovery) echo 8192 ;;
         control | varint) echo 256 ;;
         *) echo 4096 ;;

@@ -108,7 +108,7 @@ impl RawPayloads {
                 return Err("not a v2 batch".into());
             };
             let section = v2.records_section();
-            let base = v2.position() + krecords_codec::read::v2::RECORDS_OFFSET;
+            let base = v2.position() + krecords_codec::layout::v2::RECORDS_OFFSET;
             let mut blocks = Vec::new();
             let mut out_pos = 0;
             let mut push = |data: Range<usize>, len: usize, stored: bool| {

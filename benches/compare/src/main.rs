@@ -639,7 +639,7 @@ mod tests {
         spec.codec = Compression::None;
         let mut plain = Vec::new();
         encode_ours(&Inputs::new(&spec), &mut plain);
-        plain.len() - spec.batches * krecords_codec::read::v2::RECORDS_OFFSET
+        plain.len() - spec.batches * krecords_codec::layout::v2::RECORDS_OFFSET
     }
 
     /// The whole quick run (without Java, which needs the Maven build) produces a timed row for

@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
 /// Counts the batches and records of a segment's bytes, checking each batch.
 fn scan(bytes: &[u8]) -> Result<(usize, usize), Box<dyn Error>> {
-    let max_size = MAX_MESSAGE_BYTES - krecords_codec::LOG_OVERHEAD;
+    let max_size = MAX_MESSAGE_BYTES - krecords_codec::layout::LOG_OVERHEAD;
     let mut entries = Entries::new(bytes).max_entry_size(max_size);
     let mut scratch = Vec::new(); // reused by every compressed batch
     let (mut batches, mut records) = (0, 0);

@@ -41,7 +41,9 @@ pub mod control;
 pub mod convert;
 pub mod crc;
 mod error;
+pub mod explain;
 pub mod java_text;
+pub mod layout;
 pub mod patch;
 pub mod read;
 pub mod sample;
@@ -52,13 +54,6 @@ pub mod what_if;
 pub mod write;
 
 pub use error::{Error, Result};
-
-/// Size of the `offset` (i64) + `size` (i32) prefix that every log entry of every format starts
-/// with. Kafka calls it `LOG_OVERHEAD`.
-pub const LOG_OVERHEAD: usize = 12;
-
-/// Position of the magic byte in every entry, whatever its format.
-pub const MAGIC_OFFSET: usize = 16;
 
 /// The default cap on decompressed bytes per batch: 256 MiB, well above Kafka's largest
 /// `max.message.bytes` in practice and well below this machine's memory.

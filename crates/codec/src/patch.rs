@@ -29,7 +29,7 @@
 //! assert!(batch.is_transactional());
 //! ```
 
-use crate::read::v2 as layout;
+use crate::layout::v2 as layout;
 use crate::{Error, Result, TimestampType};
 
 /// The header fields [`patch_v2_header`] sets; `None` leaves a field as it is.
@@ -113,7 +113,7 @@ pub fn assign_offsets(
     leader_epoch: i32,
     timestamp: Option<(TimestampType, i64)>,
 ) -> Result<()> {
-    use crate::read::legacy as l;
+    use crate::layout::legacy as l;
     let short = |at: usize, what: &'static str, need: usize, found: usize| Error::InvalidLength {
         at,
         what,
@@ -219,13 +219,17 @@ pub fn set_last_offset_delta(batch: &mut [u8], last_offset_delta: i32) -> Result
 /// format starts with an 8-byte offset and a 4-byte size of the bytes after it.
 fn whole(entry: &[u8]) -> Result<()> {
     let size = i32::from_be_bytes(array(&entry[layout::LENGTH_OFFSET..]));
-    if usize::try_from(size).ok().map(|s| s + crate::LOG_OVERHEAD) != Some(entry.len()) {
+    if usize::try_from(size)
+        .ok()
+        .map(|s| s + crate::layout::LOG_OVERHEAD)
+        != Some(entry.len())
+    {
         return Err(Error::InvalidLength {
             at: layout::LENGTH_OFFSET,
             what: "entry size",
             expected: format!(
                 "{} (the entry's size less 12)",
-                entry.len().saturating_sub(crate::LOG_OVERHEAD)
+                entry.len().saturating_sub(crate::layout::LOG_OVERHEAD)
             ),
             found: i64::from(size),
         });

@@ -52,7 +52,8 @@
     clippy::panic
 )]
 
-use crate::read::{v2, Batch, Entries, Record};
+use crate::layout::v2;
+use crate::read::{Batch, Entries, Record};
 use crate::{Compression, Error};
 use std::collections::BTreeMap;
 
@@ -377,7 +378,7 @@ impl Stats {
     /// are not Kafka data: counted in [`Summary::invalid_bytes`] and as an error, and the result
     /// is `true`. (A longer tail had a valid prefix and magic: a truncated entry.)
     pub fn partial(&mut self, bytes: u64) -> bool {
-        let not_kafka = self.input_entries == 0 && bytes <= crate::MAGIC_OFFSET as u64;
+        let not_kafka = self.input_entries == 0 && bytes <= crate::layout::MAGIC_OFFSET as u64;
         if not_kafka {
             self.unreadable(bytes);
         } else {

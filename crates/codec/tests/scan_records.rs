@@ -82,7 +82,7 @@ proptest! {
     ) {
         let mut bytes = build(&records);
         // Damage the records section only, so the batch header still parses.
-        let section = krecords_codec::read::v2::RECORDS_OFFSET..bytes.len();
+        let section = krecords_codec::layout::v2::RECORDS_OFFSET..bytes.len();
         for (i, b) in &damage {
             let at = section.start + i.index(section.len());
             bytes[at] = *b;

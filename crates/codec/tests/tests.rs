@@ -7,6 +7,7 @@
 //! * `builder_config`: every builder setter before and after the first append (issue 19).
 //! * `batch_accessors`: `read::Batch`'s format-independent accessors over v0, v1 and v2.
 //! * `checked_records`: the checked iteration against `validate` and `records`.
+//! * `explain`: the tolerant field walker on sound, damaged and foreign bytes.
 //! * `end_txn_marker`: `write::end_txn_marker` against Kafka's bytes.
 //! * `owned_records`: `OwnedRecord`, shared slices of the input or of one decompressed buffer.
 //! * `scan_records`: `V2Batch::scan_records` against the full record parser.
@@ -17,6 +18,7 @@ mod batch_accessors;
 mod builder_config;
 mod checked_records;
 mod end_txn_marker;
+mod explain;
 mod owned_records;
 mod proptests;
 mod regression;

@@ -54,7 +54,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use krecords_codec::compression::{compress, decompress};
-use krecords_codec::read::v2::RECORDS_OFFSET;
+use krecords_codec::layout::v2::RECORDS_OFFSET;
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::Compression;
 use krecords_log::{AppendOrigin, Log, LogConfig};

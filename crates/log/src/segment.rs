@@ -14,7 +14,8 @@ use crate::index::{OffsetIndex, TimeIndex, TxnIndex};
 use crate::reader::{segment_reader, SegmentReader, SCAN_WINDOW, SEEK_WINDOW};
 use crate::storage::{Storage, StorageFile};
 use crate::transaction::AbortedTxn;
-use krecords_codec::read::v2 as v2_layout;
+use krecords_codec::layout::v2 as v2_layout;
+use krecords_codec::read::v2::{header_only, HeaderPeek};
 use krecords_codec::read::Batch;
 use krecords_codec::read::Step;
 use std::path::{Path, PathBuf};
@@ -778,7 +779,7 @@ impl Segment {
                 }
             } else {
                 let head = w.header(pos, v2_layout::RECORDS_OFFSET).map_err(io)?;
-                let view = v2_layout::header_only(head)
+                let view = header_only(head)
                     .ok_or_else(|| Error::corrupt(self.location(pos), "short v2 header"))?;
                 let b = krecords_codec::read::V2Batch::new(&view, pos as usize)
                     .map_err(|e| Error::corrupt_codec(self.location(pos), e))?;
@@ -925,7 +926,7 @@ impl<'f> HeaderWalk<'f> {
             return Ok(Head::Other);
         }
         let h = self.header(pos, v2_layout::PEEK_LEN)?;
-        let Some(peek) = v2_layout::HeaderPeek::parse(h) else {
+        let Some(peek) = HeaderPeek::parse(h) else {
             return Ok(Head::Other);
         };
         match peek.v2_entry_size() {

@@ -38,8 +38,9 @@
 
 use crate::config::LogConfig;
 use crate::error::{Error, Location, RecordError, Result};
+use krecords_codec::layout::v2 as v2_layout;
 use krecords_codec::patch::assign_offsets;
-use krecords_codec::read::{v2 as v2_layout, Batch, LegacyRecord, Record, V2Records};
+use krecords_codec::read::{Batch, LegacyRecord, Record, V2Records};
 use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Header, TimestampType};
 
@@ -303,7 +304,7 @@ fn validate_record(
     }
     if let (Record::Legacy(r), Batch::Legacy(l)) = (record, b) {
         if l.is_compressed() {
-            if (r.attributes & krecords_codec::read::legacy::COMPRESSION_MASK) != 0 {
+            if (r.attributes & krecords_codec::layout::legacy::COMPRESSION_MASK) != 0 {
                 return reject(
                     RecordErrorKind::InvalidRecord,
                     "compressed outer record should not have an inner record with a compression attribute set".into(),

@@ -9,7 +9,7 @@
 //! checks behind the checksum. Every input is reproducible from the seed and its index.
 
 use krecords_codec::crc::{crc32, crc32c};
-use krecords_codec::read::{legacy, v2};
+use krecords_codec::layout::{legacy, v2};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};
 use rand::rngs::StdRng;

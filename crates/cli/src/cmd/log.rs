@@ -823,7 +823,9 @@ fn raw_groups(input: &[u8], max_message_bytes: usize) -> Result<Vec<Group>, Stri
         if let Some(declared) = p.declared_size.filter(|&d| d > max_message_bytes) {
             // Read again bounded, for the codec's own message about the size field.
             let bounded = Entries::with_base(&input[p.position..], p.position)
-                .max_entry_size(max_message_bytes.saturating_sub(krecords_codec::LOG_OVERHEAD))
+                .max_entry_size(
+                    max_message_bytes.saturating_sub(krecords_codec::layout::LOG_OVERHEAD),
+                )
                 .next();
             return Err(match bounded {
                 Some(Err(e)) => format!(

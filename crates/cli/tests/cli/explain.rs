@@ -261,13 +261,14 @@ fn a_flipped_crc_bit_is_reported_invalid_and_exits_1() {
 }
 
 #[test]
-fn a_truncated_tail_is_explained_as_far_as_it_goes_and_exits_0() {
+fn a_truncated_tail_is_explained_as_far_as_it_goes_and_exits_1_as_verify_does() {
     let d = Dir::new();
     let mut bytes = hex::decode(HELLO_HEX).unwrap();
     bytes.extend_from_slice(&hex::decode(HELLO_HEX).unwrap()[..66]);
     let path = d.write("cut.bin", &bytes);
     let r = d.run(&["explain", &path], b"");
-    let out = r.ok();
+    assert_eq!(r.code, 1, "{r:?}");
+    let out = r.out();
     assert!(
         out.contains(
             "# partial magic 2 record batch at byte 85: declares 85 bytes, only 66 present"
@@ -283,6 +284,75 @@ fn a_truncated_tail_is_explained_as_far_as_it_goes_and_exits_0() {
         "{out}"
     );
     assert!(out.contains("# the entry is cut here"), "{out}");
+    assert!(
+        out.contains("error                          truncated entry: the last 66 bytes are not a whole entry"),
+        "{out}"
+    );
+    // verify says the same of the same file.
+    let v = d.run(&["verify", &path], b"");
+    assert_eq!(v.code, 1, "{v:?}");
+    assert!(
+        v.out()
+            .contains("truncated entry: the last 66 bytes are not a whole entry"),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn a_file_shorter_than_an_entry_prefix_is_a_truncated_entry_and_exits_1() {
+    let d = Dir::new();
+    let path = d.write("short.bin", &hex::decode(HELLO_HEX).unwrap()[..5]);
+    let r = d.run(&["explain", &path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.out()
+            .contains("truncated entry: the last 5 bytes are not a whole entry"),
+        "{}",
+        r.out()
+    );
+}
+
+#[test]
+fn readme_text_is_not_kafka_data_and_exits_1() {
+    let d = Dir::new();
+    let text = b"# krecords\n\nKafka's message formats in Rust: read and write every byte.\n";
+    let path = d.write("README.md", text);
+    let r = d.run(&["explain", &path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    let out = r.out();
+    assert!(
+        out.contains(&format!(
+            "error                          invalid magic 97 (expected 0, 1 or 2); the {} bytes from here on cannot be read",
+            text.len()
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("not corruption"), "{out}");
+}
+
+#[test]
+fn random_bytes_are_not_kafka_data_and_exit_1() {
+    let d = Dir::new();
+    // Deterministic "random" bytes whose size field is positive and large and whose magic byte
+    // is none of 0, 1, 2: old krec explain called them a truncated tail and exited 0.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut bytes: Vec<u8> = (0..3000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    bytes[8] &= 0x7f; // a positive size, far beyond the file
+    bytes[16] = 0xc3;
+    let path = d.write("random.bin", &bytes);
+    let error = json_error(&d, &path);
+    assert_eq!(
+        error["value"],
+        "invalid magic -61 (expected 0, 1 or 2); the 3000 bytes from here on cannot be read"
+    );
+    assert_eq!(error["position"], 16);
 }
 
 #[test]
@@ -306,15 +376,7 @@ fn broken_structure_gives_an_error_line_and_exit_1() {
     let crc = crc32c(&bytes[21..]);
     bytes[17..21].copy_from_slice(&crc.to_be_bytes());
     let path = d.write("len.bin", &bytes);
-    let r = d.run(&["explain", "--format", "json", &path], b"");
-    assert_eq!(r.code, 1, "{r:?}");
-    let fields = r.json();
-    let error = fields
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["field"] == "error")
-        .expect("an error field");
+    let error = json_error(&d, &path);
     assert!(
         error["value"]
             .as_str()
@@ -334,6 +396,19 @@ fn stdin_is_read_with_a_dash() {
         out.contains("record 1 value                 \"world\" (5 bytes)"),
         "{out}"
     );
+}
+
+/// The first `error` item of `krec explain --format json PATH`, which must exit 1.
+fn json_error(d: &Dir, path: &str) -> serde_json::Value {
+    let r = d.run(&["explain", "--format", "json", path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    r.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["field"] == "error")
+        .expect("an error field")
+        .clone()
 }
 
 /// CRC-32C (Castagnoli), bitwise, independent of the codec.

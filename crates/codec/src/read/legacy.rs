@@ -1,16 +1,6 @@
 //! Magic 0 and 1: single messages, and compressed wrappers around inner messages.
 //!
-//! ```text
-//! offset  size  field                 v0   v1
-//!      0     8  offset                 ✓    ✓   (a wrapper: offset of its last inner message)
-//!      8     4  message size           ✓    ✓   (bytes after this field)
-//!     12     4  crc (CRC-32 of magic..end)
-//!     16     1  magic                  0    1
-//!     17     1  attributes                       (bits 0..2 codec, bit 3 LogAppendTime in v1)
-//!     18     8  timestamp              -    ✓
-//!  18/26     4  key length (-1 = null), key
-//!            4  value length (-1 = null), value  (a wrapper: the compressed inner messages)
-//! ```
+//! The layout of a message is in [`layout::legacy`](crate::layout::legacy).
 //!
 //! Deep iteration of a compressed wrapper follows Kafka's `AbstractLegacyRecordBatch`: v0 inner
 //! offsets are absolute; v1 inner offsets are relative and the wrapper carries the absolute offset
@@ -19,28 +9,9 @@
 //! truncated inner tail ends iteration silently, as Kafka's `DataLogInputStream` does.
 
 use super::bytes::{i32_at, i64_at, take, u32_at, u8_at};
-use super::MIN_ENTRY_SIZE;
-use crate::{Compression, Error, Result, TimestampType, LOG_OVERHEAD};
-
-/// Position of the CRC.
-pub const CRC_OFFSET: usize = LOG_OVERHEAD;
-/// Position of the magic byte; the CRC covers from here to the end.
-pub const MAGIC_OFFSET: usize = CRC_OFFSET + 4;
-/// Position of the attributes.
-pub const ATTRIBUTES_OFFSET: usize = MAGIC_OFFSET + 1;
-/// Position of the v1 timestamp.
-pub const TIMESTAMP_OFFSET: usize = ATTRIBUTES_OFFSET + 1;
-/// Position of the key length in v0.
-pub const KEY_SIZE_OFFSET_V0: usize = ATTRIBUTES_OFFSET + 1;
-/// Position of the key length in v1.
-pub const KEY_SIZE_OFFSET_V1: usize = TIMESTAMP_OFFSET + 8;
-/// Smallest v1 message size field (v0's is [`MIN_ENTRY_SIZE`], 14).
-pub const MIN_SIZE_V1: i32 = 22;
-
-/// Attributes bits 0..2: the codec.
-pub const COMPRESSION_MASK: u8 = 0x07;
-/// Attributes bit 3 (v1): LogAppendTime.
-pub const TIMESTAMP_TYPE_MASK: u8 = 0x08;
+use crate::layout::legacy::*;
+use crate::layout::{LOG_OVERHEAD, MIN_ENTRY_SIZE};
+use crate::{Compression, Error, Result, TimestampType};
 
 /// A view of one v0/v1 message (the whole entry, offset and size prefix included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,13 +35,9 @@ pub use owned::{OwnedHeader, OwnedRecord};
 pub use stream::{Fill, ReadFill, Step, Streamer};
 pub use v2::{Headers, RecordsScan, V2Batch, V2Record, V2Records};
 
-use crate::{Compression, Error, Header, Result, TimestampType, LOG_OVERHEAD, MAGIC_OFFSET};
+use crate::layout::{LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE};
+use crate::{Compression, Error, Header, Result, TimestampType};
 use bytes::{i32_at, i64_at, u8_at};
-
-/// Smallest possible entry size field: a v0 message with null key and value
-/// (crc 4 + magic 1 + attributes 1 + key length 4 + value length 4). Kafka's
-/// `LegacyRecord.RECORD_OVERHEAD_V0`.
-pub const MIN_ENTRY_SIZE: i32 = 14;
 
 /// Bytes needed to see the magic byte of an entry (offset, size, 4 more bytes, magic).
 const HEADER_SIZE_UP_TO_MAGIC: usize = MAGIC_OFFSET + 1;
@@ -522,7 +518,9 @@ impl<'a> Batch<'a> {
             Batch::V2(b) => {
                 let count = b.records_count();
                 let count = usize::try_from(count).map_err(|_| Error::InvalidLength {
-                    at: b.position().saturating_add(v2::RECORDS_COUNT_OFFSET),
+                    at: b
+                        .position()
+                        .saturating_add(crate::layout::v2::RECORDS_COUNT_OFFSET),
                     what: "records count",
                     expected: ">= 0".into(),
                     found: i64::from(count),

@@ -20,7 +20,8 @@
 //! stream as a [`Partial`] tail.
 
 use super::{Batch, Entries, EntryPrefix, Partial, HEADER_SIZE_UP_TO_MAGIC};
-use crate::{Error, LOG_OVERHEAD};
+use crate::layout::LOG_OVERHEAD;
+use crate::Error;
 use std::io::{self, Read};
 
 /// Where a [`Streamer`] takes its bytes from.

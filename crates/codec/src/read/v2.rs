@@ -1,78 +1,13 @@
 //! Magic 2: the record batch.
 //!
-//! ```text
-//! offset  size  field                      covered by CRC-32C
-//!      0     8  base offset
-//!      8     4  batch length (bytes after this field)
-//!     12     4  partition leader epoch
-//!     16     1  magic (2)
-//!     17     4  crc (CRC-32C of bytes 21..end)
-//!     21     2  attributes                   ┐
-//!     23     4  last offset delta            │
-//!     27     8  base timestamp               │
-//!     35     8  max timestamp                │
-//!     43     8  producer id                  │
-//!     51     2  producer epoch               │
-//!     53     4  base sequence                │
-//!     57     4  records count                │
-//!     61     …  records (compressed whole)   ┘
-//! ```
-//!
-//! A record: `length: varint`, then `attributes: i8, timestamp delta: varlong,
-//! offset delta: varint, key length: varint, key, value length: varint, value,
-//! header count: varint, headers [key length: varint, key, value length: varint, value]`.
+//! The layout of the header and of a record is in [`layout::v2`](crate::layout::v2).
 
 use super::bytes::{i16_at, i32_at, i64_at, take, u32_at, u8_at};
+use crate::layout::v2::*;
+use crate::layout::LOG_OVERHEAD;
 use crate::varint::{read_varint, read_varlong, unzigzag32, unzigzag64};
 use crate::{Compression, Error, Header, Result, TimestampType};
 
-/// Position of the base offset.
-pub const BASE_OFFSET_OFFSET: usize = 0;
-/// Position of the batch length.
-pub const LENGTH_OFFSET: usize = BASE_OFFSET_OFFSET + 8;
-/// Position of the partition leader epoch.
-pub const PARTITION_LEADER_EPOCH_OFFSET: usize = LENGTH_OFFSET + 4;
-/// Position of the magic byte.
-pub const MAGIC_OFFSET: usize = PARTITION_LEADER_EPOCH_OFFSET + 4;
-/// Position of the CRC-32C.
-pub const CRC_OFFSET: usize = MAGIC_OFFSET + 1;
-/// Position of the attributes; the CRC covers from here to the end.
-pub const ATTRIBUTES_OFFSET: usize = CRC_OFFSET + 4;
-/// Position of the last offset delta.
-pub const LAST_OFFSET_DELTA_OFFSET: usize = ATTRIBUTES_OFFSET + 2;
-/// Position of the base timestamp.
-pub const BASE_TIMESTAMP_OFFSET: usize = LAST_OFFSET_DELTA_OFFSET + 4;
-/// Position of the max timestamp.
-pub const MAX_TIMESTAMP_OFFSET: usize = BASE_TIMESTAMP_OFFSET + 8;
-/// Position of the producer id.
-pub const PRODUCER_ID_OFFSET: usize = MAX_TIMESTAMP_OFFSET + 8;
-/// Position of the producer epoch.
-pub const PRODUCER_EPOCH_OFFSET: usize = PRODUCER_ID_OFFSET + 8;
-/// Position of the base sequence.
-pub const BASE_SEQUENCE_OFFSET: usize = PRODUCER_EPOCH_OFFSET + 2;
-/// Position of the records count.
-pub const RECORDS_COUNT_OFFSET: usize = BASE_SEQUENCE_OFFSET + 4;
-/// Position of the first record; also the size of the batch header (Kafka's
-/// `RECORD_BATCH_OVERHEAD`, 61).
-pub const RECORDS_OFFSET: usize = RECORDS_COUNT_OFFSET + 4;
-
-/// Attributes bits 0..2: the compression codec.
-pub const COMPRESSION_MASK: i16 = 0x07;
-/// Attributes bit 3: LogAppendTime.
-pub const TIMESTAMP_TYPE_MASK: i16 = 0x08;
-/// Attributes bit 4: part of a transaction.
-pub const TRANSACTIONAL_MASK: i16 = 0x10;
-/// Attributes bit 5: a control batch (transaction markers, KRaft records).
-pub const CONTROL_MASK: i16 = 0x20;
-/// Attributes bit 6: the base timestamp holds the delete horizon (compaction).
-pub const DELETE_HORIZON_MASK: i16 = 0x40;
-
-/// The fewest bytes a record can take: length, attributes, timestamp delta, offset delta, key
-/// length, value length and header count, one byte each.
-pub const MIN_RECORD_SIZE: usize = 7;
-
-/// Bytes of an entry that [`HeaderPeek::parse`] reads: through the last offset delta.
-pub const PEEK_LEN: usize = LAST_OFFSET_DELTA_OFFSET + 4;
 // `HeaderPeek::parse` reads these chunks in this order.
 const _: () = assert!(PEEK_LEN == 8 + 4 + 4 + 1 + 4 + 2 + 4);
 
@@ -83,7 +18,8 @@ const _: () = assert!(PEEK_LEN == 8 + 4 + 4 + 1 + 4 + 2 + 4);
 /// # Examples
 ///
 /// ```
-/// use krecords_codec::read::v2::{HeaderPeek, PEEK_LEN};
+/// use krecords_codec::layout::v2::PEEK_LEN;
+/// use krecords_codec::read::v2::HeaderPeek;
 /// use krecords_codec::write::{NewRecord, V2Builder};
 ///
 /// let mut b = V2Builder::new(40);
@@ -133,9 +69,9 @@ impl HeaderPeek {
     /// The whole entry's size (length prefix included) when this is a v2 batch with at least a
     /// full header: what [`V2Batch::new`] would need; `None` otherwise.
     pub fn v2_entry_size(&self) -> Option<u64> {
-        let min = (RECORDS_OFFSET - crate::LOG_OVERHEAD) as i32;
+        let min = (RECORDS_OFFSET - LOG_OVERHEAD) as i32;
         (self.magic == 2 && self.length >= min)
-            .then(|| (self.length as u64).saturating_add(crate::LOG_OVERHEAD as u64))
+            .then(|| (self.length as u64).saturating_add(LOG_OVERHEAD as u64))
     }
 
     /// `base_offset + last_offset_delta`, wrapping as Java's longs do.
@@ -156,7 +92,8 @@ impl HeaderPeek {
 /// the CRC no longer matches). `None` when `header` is shorter than [`RECORDS_OFFSET`].
 ///
 /// ```
-/// use krecords_codec::read::v2::{header_only, V2Batch, RECORDS_OFFSET};
+/// use krecords_codec::layout::v2::RECORDS_OFFSET;
+/// use krecords_codec::read::v2::{header_only, V2Batch};
 /// use krecords_codec::write::{NewRecord, V2Builder};
 ///
 /// let mut b = V2Builder::new(7).producer(3, 0, 5);
@@ -170,7 +107,7 @@ impl HeaderPeek {
 pub fn header_only(header: &[u8]) -> Option<[u8; RECORDS_OFFSET]> {
     let mut view = [0u8; RECORDS_OFFSET];
     view.copy_from_slice(header.get(..RECORDS_OFFSET)?);
-    let empty = (RECORDS_OFFSET - crate::LOG_OVERHEAD) as i32;
+    let empty = (RECORDS_OFFSET - LOG_OVERHEAD) as i32;
     view.get_mut(LENGTH_OFFSET..LENGTH_OFFSET + 4)?
         .copy_from_slice(&empty.to_be_bytes());
     Some(view)
@@ -197,7 +134,7 @@ impl<'a> V2Batch<'a> {
     /// [`Error::Truncated`] when `entry` is shorter than the length field says.
     pub fn new(entry: &'a [u8], position: usize) -> Result<Self> {
         let length = i32_at(entry, LENGTH_OFFSET);
-        let min = (RECORDS_OFFSET - crate::LOG_OVERHEAD) as i32;
+        let min = (RECORDS_OFFSET - LOG_OVERHEAD) as i32;
         if entry.len() < RECORDS_OFFSET || length < min {
             return Err(Error::InvalidLength {
                 at: position.saturating_add(LENGTH_OFFSET),
@@ -206,7 +143,7 @@ impl<'a> V2Batch<'a> {
                 found: i64::from(length),
             });
         }
-        let total = (length as usize).saturating_add(crate::LOG_OVERHEAD);
+        let total = (length as usize).saturating_add(LOG_OVERHEAD);
         let buf = take(entry, 0, total, position, "record batch")?;
         if u8_at(buf, MAGIC_OFFSET) != 2 {
             return Err(Error::InvalidMagic {

@@ -1,8 +1,9 @@
 //! The v0/v1 message builder: plain messages, or one compressed wrapper around inner messages.
 
 use super::{check_append, len_i32, NewRecord};
-use crate::read::legacy as layout;
-use crate::{Compression, Error, Result, TimestampType, LOG_OVERHEAD};
+use crate::layout::legacy as layout;
+use crate::layout::LOG_OVERHEAD;
+use crate::{Compression, Error, Result, TimestampType};
 
 /// Builds v0/v1 entries as Kafka's `MemoryRecordsBuilder` does: uncompressed, one entry per
 /// record; compressed, one wrapper whose value holds the inner messages.

@@ -1,7 +1,8 @@
 //! Rewriting the offset of an entry in place.
 
-use crate::read::v2::{LAST_OFFSET_DELTA_OFFSET, RECORDS_OFFSET};
-use crate::{Error, Result, LOG_OVERHEAD, MAGIC_OFFSET};
+use crate::layout::v2::{LAST_OFFSET_DELTA_OFFSET, RECORDS_OFFSET};
+use crate::layout::{LOG_OVERHEAD, MAGIC_OFFSET};
+use crate::{Error, Result};
 
 /// Sets the base offset of an entry in place: a v2 batch's base offset (its records keep their
 /// offset deltas, so every record moves with it), or an uncompressed v0/v1 message's offset.

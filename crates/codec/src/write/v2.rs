@@ -1,7 +1,7 @@
 //! The v2 record batch builder.
 
 use super::{check_append, len_i32, NewRecord};
-use crate::read::v2 as layout;
+use crate::layout::v2 as layout;
 use crate::varint::{encode_unsigned, varint_len, varlong_len, zigzag32, zigzag64};
 use crate::{Compression, Error, Header, Result, TimestampType};
 
@@ -463,7 +463,7 @@ struct HeaderFields {
 fn write_header(out: &mut [u8], start: usize, h: &HeaderFields) -> Result<()> {
     let batch = out.get_mut(start..).unwrap_or(&mut []);
     let length = len_i32(
-        batch.len().saturating_sub(crate::LOG_OVERHEAD),
+        batch.len().saturating_sub(crate::layout::LOG_OVERHEAD),
         "record batch",
     )?;
     let mut put = |at: usize, bytes: &[u8]| {

@@ -8,7 +8,7 @@ use super::CompactInfo;
 use crate::error::{Error, Result};
 use krecords_codec::control::ControlRecordKey;
 use krecords_codec::patch::set_last_offset_delta;
-use krecords_codec::read::v2 as layout;
+use krecords_codec::read::v2::V2Batch;
 use krecords_codec::read::{Batch, Record};
 use krecords_codec::write::{write_empty_batch, EmptyBatch, NewRecord, V2Builder};
 use krecords_codec::{TimestampType, DEFAULT_DECOMPRESS_LIMIT};
@@ -45,7 +45,7 @@ enum Retention {
 
 /// The control record key of a control batch's first record, `None` when it has none.
 pub(super) fn control_key(
-    b: &layout::V2Batch<'_>,
+    b: &V2Batch<'_>,
     scratch: &mut Vec<u8>,
 ) -> Result<Option<ControlRecordKey>> {
     let at = b.position();
