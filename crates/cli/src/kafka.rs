@@ -1,52 +1,15 @@
 //! The `kafka://` options: client properties (`-X`, `-F`) and, for the commands not yet on the
 //! sources layer's readers, a compatibility shim (marked below) over [`krecords_source`].
 
-use crate::args::RangeArgs;
 use crate::outcome::Failure;
 use crate::source::{open_sources, reader_first_file, Source};
-use krecords_client::ClientConfig;
+
 use krecords_source::{IsolationLevel, ReadOptions, Reader, Sources};
 pub use krecords_source::{KafkaUrl, LivePartition};
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-const HEADING: &str = "Live clusters (kafka:// sources)";
-
-/// Options for `kafka://` sources: client properties, positions and isolation.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct KafkaArgs {
-    #[command(flatten)]
-    pub client: ClientArgs,
-    #[command(flatten)]
-    pub range: RangeArgs,
-}
-
-/// The client properties of `kafka://` sources.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct ClientArgs {
-    /// kafka://: a client property NAME=VALUE with librdkafka's names (security.protocol,
-    /// sasl.mechanism, sasl.username, ssl.ca.location, ...); repeatable. bootstrap.servers
-    /// comes from the URL.
-    #[arg(short = 'X', value_name = "NAME=VALUE", help_heading = HEADING)]
-    pub property: Vec<String>,
-    /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
-    #[arg(short = 'F', value_name = "FILE", help_heading = HEADING)]
-    pub config_file: Vec<PathBuf>,
-}
-
-/// The client configuration of `-F` files then `-X` properties.
-pub fn config_from(files: &[PathBuf], properties: &[String]) -> Result<ClientConfig, Failure> {
-    let mut c = ClientConfig::default();
-    for f in files {
-        c.apply_file(f)
-            .map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))?;
-    }
-    for x in properties {
-        c.set_pair(x)
-            .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?;
-    }
-    Ok(c)
-}
+pub use crate::args::{config_from, ClientArgs, KafkaArgs};
 
 // Compatibility shim for `explain` and `convert` (to be removed when they read through
 // `krecords_source::Reader` themselves).

@@ -2,8 +2,7 @@
 //! shared position and isolation options, and a progress line drawn from what a reader
 //! reports.
 
-use crate::args::{CountArgs, RangeArgs};
-use crate::kafka::ClientArgs;
+use crate::args::{ClientArgs, CountArgs, RangeArgs};
 use crate::outcome::Failure;
 use crate::progress::{Progress, Unit};
 use krecords_log::check::EntrySource;
@@ -28,7 +27,7 @@ impl From<krecords_source::Error> for Failure {
 /// Lists the partitions of PATH arguments (files, directories, roots, globs, `-`, kafka://).
 pub fn open_sources(paths: &[PathBuf], client: &ClientArgs) -> Result<Sources, Failure> {
     Ok(Sources::open(paths, &mut || {
-        crate::kafka::config_from(&client.config_file, &client.property).map_err(|f| match f {
+        crate::args::config_from(&client.config_file, &client.property).map_err(|f| match f {
             Failure::Io(e, what) => krecords_source::Error::io(what, e),
             Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
         })
