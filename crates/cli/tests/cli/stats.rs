@@ -3,6 +3,23 @@
 use crate::util::{zigzag_len, Dir};
 use serde_json::Value;
 
+/// docs/design.md's example: one v1 batch of 1000 records with 100-byte values and no key.
+fn thousand_v1_records(d: &Dir) -> String {
+    d.gen(
+        "v1.bin",
+        &[
+            "--magic",
+            "1",
+            "--records",
+            "1000",
+            "--value-size",
+            "100",
+            "--records-per-batch",
+            "1000",
+        ],
+    )
+}
+
 fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a Value {
     rows["rows"]
         .as_array()
@@ -17,19 +34,7 @@ fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a V
 #[test]
 fn what_if_gives_134_bytes_for_v1_and_the_exact_v2_figure() {
     let d = Dir::new();
-    let path = d.gen(
-        "v1.bin",
-        &[
-            "--magic",
-            "1",
-            "--records",
-            "1000",
-            "--value-size",
-            "100",
-            "--records-per-batch",
-            "1000",
-        ],
-    );
+    let path = thousand_v1_records(&d);
     let r = d.run(
         &[
             "stats",
@@ -106,19 +111,7 @@ fn what_if_gives_134_bytes_for_v1_and_the_exact_v2_figure() {
 #[test]
 fn text_output_shows_the_table() {
     let d = Dir::new();
-    let path = d.gen(
-        "v1.bin",
-        &[
-            "--magic",
-            "1",
-            "--records",
-            "1000",
-            "--value-size",
-            "100",
-            "--records-per-batch",
-            "1000",
-        ],
-    );
+    let path = thousand_v1_records(&d);
     let out = d
         .run(&["stats", "--what-if", "--min-time-ms", "1", &path], b"")
         .ok();

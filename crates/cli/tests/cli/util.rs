@@ -33,6 +33,20 @@ impl Run {
         self.out()
     }
 
+    /// Asserts exit `code` with `needle` in stderr and returns the run.
+    #[track_caller]
+    pub fn fails(&self, code: i32, needle: &str) -> &Self {
+        assert_eq!(self.code, code, "{}", self.stderr);
+        assert!(self.stderr.contains(needle), "{}", self.stderr);
+        self
+    }
+
+    /// Asserts stderr is one line.
+    #[track_caller]
+    pub fn one_line(&self) {
+        assert_eq!(self.stderr.lines().count(), 1, "{}", self.stderr);
+    }
+
     /// Stdout parsed as one JSON value.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.out()))
