@@ -2,7 +2,8 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 
 /// docs/design.md's two-record "hello"/"world" v2 batch as kafka-python 3.0.12 writes it
 /// (85 bytes).
@@ -66,21 +67,26 @@ pub fn krec() -> Command {
     Command::new(env!("CARGO_BIN_EXE_krec"))
 }
 
-/// Runs `krec args...` in `dir` with `stdin`.
-pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = krec()
-        .args(args)
-        .current_dir(dir)
+/// A started `krec` and the thread writing its standard input.
+pub type Started = (Child, JoinHandle<()>);
+
+/// Starts `cmd` with piped standard streams and `stdin` written from a thread.
+pub fn start(cmd: &mut Command, stdin: Vec<u8>) -> Started {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn krec");
     let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
     let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
+        let _ = input.write_all(&stdin);
     });
+    (child, writer)
+}
+
+/// Waits for a [`start`]ed `krec` and collects its outcome.
+pub fn finish((child, writer): Started) -> Run {
     let out = child.wait_with_output().expect("wait for krec");
     writer.join().expect("stdin writer");
     Run {
@@ -88,6 +94,11 @@ pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
         stdout: out.stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Runs `krec args...` in `dir` with `stdin`.
+pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    finish(start(krec().args(args).current_dir(dir), stdin.to_vec()))
 }
 
 /// Runs `krec args...` in the current directory with no input.
