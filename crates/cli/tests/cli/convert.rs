@@ -2,7 +2,7 @@
 //! timestamps (dump before and after compared); sizes are reported; partition directories are
 //! converted into verified logs with rebuilt indexes.
 
-use crate::util::Dir;
+use crate::util::{segment_bases, Dir};
 use serde_json::Value;
 
 /// (offset, timestamp, key, value) of every record, from `krec dump --deep --format json`.
@@ -244,13 +244,7 @@ fn a_partition_directory_converts_into_a_verified_log() {
     assert!(j["bytes_after"].as_u64().unwrap() < input_bytes, "{j}");
     assert_eq!(d.run(&["verify", &d.arg("v2")], b"").code, 0);
     let info = d.run(&["log", "info", &d.arg("v2")], b"").json();
-    let bases: Vec<i64> = info["segments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["base_offset"].as_i64().unwrap())
-        .collect();
-    assert_eq!(bases, [0, 5, 10]);
+    assert_eq!(segment_bases(&info), [0, 5, 10]);
     assert!(
         info["segments"]
             .as_array()

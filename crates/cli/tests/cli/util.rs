@@ -161,6 +161,16 @@ impl Dir {
     }
 }
 
+/// The base offsets of the segments in `krec log info`'s JSON.
+pub fn segment_bases(info: &serde_json::Value) -> Vec<i64> {
+    info["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["base_offset"].as_i64().unwrap())
+        .collect()
+}
+
 /// Bytes of a zigzag varint or varlong, computed independently of the codec.
 pub fn zigzag_len(v: i64) -> usize {
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
