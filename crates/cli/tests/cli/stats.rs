@@ -20,6 +20,21 @@ fn thousand_v1_records(d: &Dir) -> String {
     )
 }
 
+/// `krec stats --what-if --format json --min-time-ms 1 extra... path`, which must succeed.
+fn what_if_json(d: &Dir, path: &str, extra: &[&str]) -> Value {
+    let args = [
+        "stats",
+        "--what-if",
+        "--format",
+        "json",
+        "--min-time-ms",
+        "1",
+    ];
+    let r = d.run(&[&args[..], extra, &[path]].concat(), b"");
+    r.ok();
+    r.json()
+}
+
 fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a Value {
     rows["rows"]
         .as_array()
@@ -35,20 +50,7 @@ fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a V
 fn what_if_gives_134_bytes_for_v1_and_the_exact_v2_figure() {
     let d = Dir::new();
     let path = thousand_v1_records(&d);
-    let r = d.run(
-        &[
-            "stats",
-            "--what-if",
-            "--format",
-            "json",
-            "--min-time-ms",
-            "1",
-            &path,
-        ],
-        b"",
-    );
-    r.ok();
-    let stats = r.json();
+    let stats = what_if_json(&d, &path, &[]);
 
     let v1 = row(&stats, 1, "none", None);
     assert_eq!(v1["bytes"], 134_000);
@@ -243,24 +245,16 @@ fn levels_and_records_per_batch_shape_the_what_if_rows() {
             "200",
         ],
     );
-    let stats = d
-        .run(
-            &[
-                "stats",
-                "--what-if",
-                "--format",
-                "json",
-                "--min-time-ms",
-                "1",
-                "--levels",
-                "gzip:1,gzip:9,zstd:19,gzip:6,lz4:9",
-                "--records-per-batch",
-                "10",
-                &path,
-            ],
-            b"",
-        )
-        .json();
+    let stats = what_if_json(
+        &d,
+        &path,
+        &[
+            "--levels",
+            "gzip:1,gzip:9,zstd:19,gzip:6,lz4:9",
+            "--records-per-batch",
+            "10",
+        ],
+    );
     let rows = stats["rows"].as_array().unwrap();
     // 13 default rows, gzip 1 and 9 for each of three magics, zstd 19 for v2 (gzip:6 and lz4:9
     // are the defaults).
@@ -314,20 +308,7 @@ fn headers_are_dropped_in_legacy_rows_and_control_batches_skipped() {
     );
     marker.ok();
     let path = d.write("mixed.bin", &[data.stdout, marker.stdout].concat());
-    let stats = d
-        .run(
-            &[
-                "stats",
-                "--what-if",
-                "--format",
-                "json",
-                "--min-time-ms",
-                "1",
-                &path,
-            ],
-            b"",
-        )
-        .json();
+    let stats = what_if_json(&d, &path, &[]);
     assert_eq!(stats["summary"]["records"], 11);
     assert_eq!(stats["what_if"]["records"], 10);
     assert_eq!(stats["what_if"]["skipped_control_records"], 1);
@@ -438,15 +419,7 @@ fn a_row_copied_unchanged_shows_no_encode_speed() {
             "100",
         ],
     );
-    let args = [
-        "stats",
-        "--what-if",
-        "--min-time-ms",
-        "1",
-        "--format",
-        "json",
-    ];
-    let stats = d.run(&[&args[..], &[path.as_str()]].concat(), b"").json();
+    let stats = what_if_json(&d, &path, &[]);
     let copied = row(&stats, 2, "gzip", Some(6));
     assert_eq!(copied["entries_copied"], 20, "{copied}");
     assert!(copied["encode_mb_s"].is_null(), "{copied}");
