@@ -173,6 +173,20 @@ async fn failed_fetch(fake: &Fake, isolation: IsolationLevel) -> Error {
         .unwrap_err()
 }
 
+/// Asks `client` for the read-committed earliest offset of `partition` of [`TOPIC`], which must
+/// fail.
+async fn failed_earliest(client: &Client, partition: i32) -> Error {
+    client
+        .list_offsets(
+            TOPIC,
+            partition,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err()
+}
+
 fn batches() -> Vec<Vec<u8>> {
     numbered(3, 3, |o| {
         let value = format!("value {o}").repeat(20);
@@ -598,25 +612,9 @@ async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
 
     let fake = metadata_only(0, ResponseError::LeaderNotAvailable.code()).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
-    let e = client
-        .list_offsets(
-            TOPIC,
-            0,
-            OffsetSpec::Earliest,
-            IsolationLevel::ReadCommitted,
-        )
-        .await
-        .unwrap_err();
+    let e = failed_earliest(&client, 0).await;
     assert!(e.to_string().contains("LEADER_NOT_AVAILABLE"), "{e}");
-    let e = client
-        .list_offsets(
-            TOPIC,
-            3,
-            OffsetSpec::Earliest,
-            IsolationLevel::ReadCommitted,
-        )
-        .await
-        .unwrap_err();
+    let e = failed_earliest(&client, 3).await;
     assert!(
         matches!(
             e,
@@ -636,15 +634,7 @@ async fn a_silent_broker_times_out() {
     let client = Client::connect(fake.config(&["socket.timeout.ms=100", "retries=1"]))
         .await
         .unwrap();
-    let e = client
-        .list_offsets(
-            TOPIC,
-            0,
-            OffsetSpec::Earliest,
-            IsolationLevel::ReadCommitted,
-        )
-        .await
-        .unwrap_err();
+    let e = failed_earliest(&client, 0).await;
     assert!(matches!(e, Error::Timeout { .. }), "{e}");
     assert_eq!(fake.count(ApiKey::ListOffsets), 2);
 }
