@@ -3,7 +3,18 @@
 //! against the test kit's fake cluster. (The engine is tested in crates/ship/tests and, end to
 //! end, by interop/run.sh step_ship.)
 
-use crate::util::{run, Dir};
+use crate::util::{run, Dir, Run};
+
+/// `krec ship DIR/orders-0 kafka://127.0.0.1:1/t OPTION VALUE` (nothing listens on port 1).
+fn ship_orders(d: &Dir, option: &str, value: &str) -> Run {
+    run(&[
+        "ship",
+        &d.arg("orders-0"),
+        "kafka://127.0.0.1:1/t",
+        option,
+        value,
+    ])
+}
 
 #[test]
 fn the_target_must_be_a_kafka_url() {
@@ -30,22 +41,10 @@ fn missing_sources_unknown_codecs_and_unreachable_brokers_exit_2() {
     let r = run(&["ship", &d.arg("nope-0"), "kafka://127.0.0.1:1/t"]);
     r.fails(2, "cannot open");
     std::fs::create_dir(d.path("orders-0")).unwrap();
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "--compression",
-        "brotli",
-    ]);
+    let r = ship_orders(&d, "--compression", "brotli");
     r.fails(2, "unknown compression");
     // Port 1 on loopback: nothing listens.
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "-X",
-        "socket.connection.setup.timeout.ms=2000",
-    ]);
+    let r = ship_orders(&d, "-X", "socket.connection.setup.timeout.ms=2000");
     r.fails(2, "127.0.0.1:1").one_line();
 }
 
@@ -55,21 +54,9 @@ fn missing_sources_unknown_codecs_and_unreachable_brokers_exit_2() {
 fn source_properties_are_checked_before_connecting() {
     let d = Dir::new();
     std::fs::create_dir(d.path("orders-0")).unwrap();
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "--source-X",
-        "no.such.property=1",
-    ]);
+    let r = ship_orders(&d, "--source-X", "no.such.property=1");
     r.fails(2, "--source-X no.such.property=1").one_line();
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "--source-F",
-        &d.arg("missing.properties"),
-    ]);
+    let r = ship_orders(&d, "--source-F", &d.arg("missing.properties"));
     r.fails(2, "--source-F").one_line();
 }
 
