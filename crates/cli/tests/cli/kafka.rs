@@ -3,7 +3,7 @@
 //! 7), `__transaction_state` (a broker-written segment) and topic `open` (three records, then a
 //! transaction of producer 7 that is still open: last stable offset 3, high watermark 9).
 
-use crate::util::run;
+use crate::util::{ints, record_offsets, run};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_testkit::batches::numbered;
 use krecords_testkit::FakeCluster;
@@ -160,10 +160,7 @@ fn start_and_end_as_offsets_and_times() {
         all.push(&u);
         let r = krec_live(&all);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        r.json_lines()
-            .iter()
-            .map(|l| l["base_offset"].as_i64().unwrap())
-            .collect()
+        ints(&r.json_lines(), "base_offset")
     };
     assert_eq!(offsets(&[]), [0, 3, 6]);
     assert_eq!(offsets(&["--start", "3"]), [3, 6]);
@@ -411,11 +408,7 @@ fn live_positions_trim_records_and_count_from_the_end() {
         all.push(&u);
         let r = krec_live(&all);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        r.json_lines()
-            .iter()
-            .flat_map(|l| l["records"].as_array().unwrap().clone())
-            .map(|r| r["offset"].as_i64().unwrap())
-            .collect()
+        record_offsets(&r.json_lines())
     };
     assert_eq!(record_offsets(&["--start", "5", "--end", "8"]), [5, 6, 7]);
     assert_eq!(record_offsets(&["--start", "-2"]), [7, 8]);

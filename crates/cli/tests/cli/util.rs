@@ -163,11 +163,20 @@ impl Dir {
 
 /// The base offsets of the segments in `krec log info`'s JSON.
 pub fn segment_bases(info: &serde_json::Value) -> Vec<i64> {
-    info["segments"]
-        .as_array()
-        .unwrap()
+    ints(info["segments"].as_array().unwrap(), "base_offset")
+}
+
+/// The integer `field` of each of `values`.
+pub fn ints(values: &[serde_json::Value], field: &str) -> Vec<i64> {
+    values.iter().map(|v| v[field].as_i64().unwrap()).collect()
+}
+
+/// The offsets of the records of JSON entry lines (`dump --deep --format json`).
+pub fn record_offsets(lines: &[serde_json::Value]) -> Vec<i64> {
+    lines
         .iter()
-        .map(|s| s["base_offset"].as_i64().unwrap())
+        .flat_map(|l| l["records"].as_array().unwrap().clone())
+        .map(|r| r["offset"].as_i64().unwrap())
         .collect()
 }
 
