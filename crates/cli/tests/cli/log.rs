@@ -3,7 +3,7 @@
 //! per command); idempotent retries, sequence gaps, zombie epochs and fenced coordinators;
 //! transactions read at both isolation levels; usage and storage errors (exit 2).
 
-use crate::util::{ints, Dir, Run};
+use crate::util::{ints, Dir, Run, COMMIT_MARKER};
 use serde_json::{json, Value};
 
 const T0: i64 = 1_714_000_000_000;
@@ -446,20 +446,7 @@ fn a_rejected_json_append_writes_nothing() {
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["error"], "MESSAGE_TOO_LARGE");
     // A client may not send control batches.
-    let marker = d
-        .run(
-            &[
-                "build",
-                "--control",
-                "commit",
-                "--producer-id",
-                "1",
-                "--producer-epoch",
-                "0",
-            ],
-            b"",
-        )
-        .stdout;
+    let marker = d.run(&COMMIT_MARKER, b"").stdout;
     let r = d.run(&["log", "append", &log, "--raw"], &marker);
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["error"], "INVALID_RECORD");

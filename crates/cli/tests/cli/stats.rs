@@ -1,6 +1,6 @@
 //! `krec stats`: sizes now, and `--what-if` re-encoded and measured.
 
-use crate::util::{zigzag_len, Dir};
+use crate::util::{zigzag_len, Dir, COMMIT_MARKER};
 use serde_json::Value;
 
 /// docs/design.md's example: one v1 batch of 1000 records with 100-byte values and no key.
@@ -290,22 +290,8 @@ fn headers_are_dropped_in_legacy_rows_and_control_batches_skipped() {
         b"",
     );
     data.ok();
-    let marker = d.run(
-        &[
-            "build",
-            "--control",
-            "commit",
-            "--producer-id",
-            "1",
-            "--producer-epoch",
-            "0",
-            "--base-offset",
-            "10",
-            "--timestamp",
-            "1714000000000",
-        ],
-        b"",
-    );
+    let at = ["--base-offset", "10", "--timestamp", "1714000000000"];
+    let marker = d.run(&[&COMMIT_MARKER[..], &at].concat(), b"");
     marker.ok();
     let path = d.write("mixed.bin", &[data.stdout, marker.stdout].concat());
     let stats = what_if_json(&d, &path, &[]);

@@ -13,6 +13,17 @@ pub const HELLO_HEX: &str = "0000000000000000000000490000000002dbda21c9000000000
 pub const HELLO_INPUT: &str =
     "{\"timestamp\":1714000000000,\"value\":\"hello\"}\n{\"timestamp\":1714000000000,\"value\":\"world\"}\n";
 
+/// `krec build` of a commit marker of producer 1, epoch 0 (more options may follow).
+pub const COMMIT_MARKER: [&str; 7] = [
+    "build",
+    "--control",
+    "commit",
+    "--producer-id",
+    "1",
+    "--producer-epoch",
+    "0",
+];
+
 /// The outcome of one run.
 #[derive(Debug)]
 pub struct Run {
