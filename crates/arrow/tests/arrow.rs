@@ -238,17 +238,22 @@ fn v2_every_codec_every_column() {
     }
 }
 
+/// Every row of `bytes` is as expected and carries the broker's time `ts`.
+fn assert_log_append_time(bytes: &[u8], ts: i64) {
+    let rows = all_rows(bytes);
+    assert_eq!(rows, expected(bytes, "events", 3));
+    assert!(rows
+        .iter()
+        .all(|r| r.timestamp == Some(ts) && r.timestamp_type == "LogAppendTime"));
+}
+
 #[test]
 fn v2_log_append_time() {
     let mut b = V2Builder::new(0).timestamp_type(TimestampType::LogAppendTime, T0 + 1000);
     b.append(&NewRecord::new(T0, None, Some(b"a"))).unwrap();
     b.append(&NewRecord::new(T0 + 1, None, Some(b"b"))).unwrap();
     let bytes = b.finish().unwrap();
-    let rows = all_rows(&bytes);
-    assert_eq!(rows, expected(&bytes, "events", 3));
-    assert!(rows
-        .iter()
-        .all(|r| r.timestamp == Some(T0 + 1000) && r.timestamp_type == "LogAppendTime"));
+    assert_log_append_time(&bytes, T0 + 1000);
 }
 
 #[test]
@@ -308,11 +313,7 @@ fn legacy_v1_log_append_time_wrapper() {
     b.append(&NewRecord::new(T0, None, Some(b"a"))).unwrap();
     b.append(&NewRecord::new(T0, None, Some(b"b"))).unwrap();
     let bytes = b.finish().unwrap();
-    let rows = all_rows(&bytes);
-    assert_eq!(rows, expected(&bytes, "events", 3));
-    assert!(rows
-        .iter()
-        .all(|r| r.timestamp == Some(T0 + 77) && r.timestamp_type == "LogAppendTime"));
+    assert_log_append_time(&bytes, T0 + 77);
 }
 
 #[test]

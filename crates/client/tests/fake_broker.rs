@@ -163,6 +163,30 @@ fn fetch_error(header: &RequestHeader, code: i16) -> Vec<u8> {
 }
 
 /// Three batches: offsets 0..3, 3..6, 6..9.
+/// Connects to `fake` with the default configuration and fetches partition 0 of [`TOPIC`]
+/// from offset 0, which must fail.
+async fn failed_fetch(fake: &Fake, isolation: IsolationLevel) -> Error {
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    client
+        .fetch(TOPIC, 0, 0, isolation, 1 << 20)
+        .await
+        .unwrap_err()
+}
+
+/// Asks `client` for the read-committed earliest offset of `partition` of [`TOPIC`], which must
+/// fail.
+async fn failed_earliest(client: &Client, partition: i32) -> Error {
+    client
+        .list_offsets(
+            TOPIC,
+            partition,
+            OffsetSpec::Earliest,
+            IsolationLevel::ReadCommitted,
+        )
+        .await
+        .unwrap_err()
+}
+
 fn batches() -> Vec<Vec<u8>> {
     numbered(3, 3, |o| {
         let value = format!("value {o}").repeat(20);
@@ -441,11 +465,7 @@ async fn size_field_of_2_gib_is_refused_before_allocation() {
                 }
             },
         );
-    let client = Client::connect(fake.config(&[])).await.unwrap();
-    let e = client
-        .fetch(TOPIC, 0, 0, IsolationLevel::ReadUncommitted, 1 << 20)
-        .await
-        .unwrap_err();
+    let e = failed_fetch(&fake, IsolationLevel::ReadUncommitted).await;
     assert!(
         matches!(
             e,
@@ -505,11 +525,7 @@ async fn truncated_frame_body_is_a_protocol_error() {
         cut[..4].copy_from_slice(&size.to_be_bytes());
         Action::Send(cut)
     });
-    let client = Client::connect(fake.config(&[])).await.unwrap();
-    let e = client
-        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
-        .await
-        .unwrap_err();
+    let e = failed_fetch(&fake, IsolationLevel::ReadCommitted).await;
     assert!(matches!(e, Error::Protocol { .. }), "{e}");
     // Not retried: the broker's answer is malformed, not lost.
     assert_eq!(fake.count(ApiKey::Fetch), 1);
@@ -525,11 +541,7 @@ async fn mid_response_disconnect_is_retried_then_a_typed_error() {
         let whole = fetch_error(header, 0);
         Action::SendAndClose(whole[..whole.len() - 3].to_vec())
     });
-    let client = Client::connect(fake.config(&[])).await.unwrap();
-    let e = client
-        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
-        .await
-        .unwrap_err();
+    let e = failed_fetch(&fake, IsolationLevel::ReadCommitted).await;
     assert!(
         matches!(e, Error::Truncated { expected, received, .. } if received + 3 == expected),
         "{e}"
@@ -591,11 +603,7 @@ async fn error_code_storm_is_bounded() {
 #[tokio::test]
 async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
     let fake = metadata_only(ResponseError::UnknownTopicOrPartition.code(), 0).await;
-    let client = Client::connect(fake.config(&[])).await.unwrap();
-    let e = client
-        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
-        .await
-        .unwrap_err();
+    let e = failed_fetch(&fake, IsolationLevel::ReadCommitted).await;
     assert!(e.to_string().contains("UNKNOWN_TOPIC_OR_PARTITION"), "{e}");
     assert!(e.to_string().starts_with(&fake.addr()), "{e}");
     assert!(e.to_string().contains("events/0"), "{e}");
@@ -604,25 +612,9 @@ async fn unknown_topic_and_leaderless_partition_are_retried_then_reported() {
 
     let fake = metadata_only(0, ResponseError::LeaderNotAvailable.code()).await;
     let client = Client::connect(fake.config(&[])).await.unwrap();
-    let e = client
-        .list_offsets(
-            TOPIC,
-            0,
-            OffsetSpec::Earliest,
-            IsolationLevel::ReadCommitted,
-        )
-        .await
-        .unwrap_err();
+    let e = failed_earliest(&client, 0).await;
     assert!(e.to_string().contains("LEADER_NOT_AVAILABLE"), "{e}");
-    let e = client
-        .list_offsets(
-            TOPIC,
-            3,
-            OffsetSpec::Earliest,
-            IsolationLevel::ReadCommitted,
-        )
-        .await
-        .unwrap_err();
+    let e = failed_earliest(&client, 3).await;
     assert!(
         matches!(
             e,
@@ -642,15 +634,7 @@ async fn a_silent_broker_times_out() {
     let client = Client::connect(fake.config(&["socket.timeout.ms=100", "retries=1"]))
         .await
         .unwrap();
-    let e = client
-        .list_offsets(
-            TOPIC,
-            0,
-            OffsetSpec::Earliest,
-            IsolationLevel::ReadCommitted,
-        )
-        .await
-        .unwrap_err();
+    let e = failed_earliest(&client, 0).await;
     assert!(matches!(e, Error::Timeout { .. }), "{e}");
     assert_eq!(fake.count(ApiKey::ListOffsets), 2);
 }

@@ -30,6 +30,16 @@ fn partition_dir(dir: &Path, name: &str, batches: &[Vec<u8>]) -> PathBuf {
     d
 }
 
+/// A fake cluster with one `orders` partition; a temporary directory holding `orders-0`, a
+/// partition directory of [`values_batches`]`(tag, count)`; those batches; that directory.
+fn orders(tag: &str, count: i64) -> (FakeCluster, tempfile::TempDir, Vec<Vec<u8>>, PathBuf) {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let batches = values_batches(tag, count);
+    let dir = partition_dir(tmp.path(), "orders-0", &batches);
+    (cluster, tmp, batches, dir)
+}
+
 fn target(cluster: &FakeCluster, topic: &str) -> Target {
     Target::new(cluster.addr(), topic, None)
 }
@@ -51,9 +61,7 @@ fn run(cluster: &FakeCluster, topic: &str, srcs: Vec<Source>, options: &ShipOpti
 
 #[test]
 fn a_local_log_is_shipped_whole_with_its_positions_committed() {
-    let cluster = FakeCluster::start(&[("orders", 1)]);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = partition_dir(tmp.path(), "orders-0", &values_batches("v", 4));
+    let (cluster, _tmp, _, dir) = orders("v", 4);
     let report = run(
         &cluster,
         "orders",
@@ -89,10 +97,7 @@ fn a_local_log_is_shipped_whole_with_its_positions_committed() {
 
 #[test]
 fn an_interrupted_job_resumes_where_its_last_commit_ended() {
-    let cluster = FakeCluster::start(&[("orders", 1)]);
-    let tmp = tempfile::tempdir().unwrap();
-    let batches = values_batches("r", 6);
-    let dir = partition_dir(tmp.path(), "orders-0", &batches);
+    let (cluster, _tmp, batches, dir) = orders("r", 6);
     // A transaction per batch; the job stops in its third transaction, after its batches
     // were sent and before the commit (as a crash would).
     let options = ShipOptions {
@@ -181,10 +186,7 @@ fn lanes_ship_several_partitions_each_in_order() {
 
 #[test]
 fn progress_events_count_up_to_the_totals() {
-    let cluster = FakeCluster::start(&[("orders", 1)]);
-    let tmp = tempfile::tempdir().unwrap();
-    let batches = values_batches("x", 5);
-    let dir = partition_dir(tmp.path(), "orders-0", &batches);
+    let (cluster, _tmp, batches, dir) = orders("x", 5);
     let options = ShipOptions {
         txn_bytes: batches[0].len() as u64 * 2,
         ..ShipOptions::default()
@@ -275,9 +277,7 @@ fn a_stream_ending_in_an_open_transaction_stops_before_it() {
 
 #[test]
 fn segment_files_and_a_badly_named_one() {
-    let cluster = FakeCluster::start(&[("orders", 1)]);
-    let tmp = tempfile::tempdir().unwrap();
-    let d = partition_dir(tmp.path(), "orders-0", &values_batches("s", 2));
+    let (cluster, tmp, _, d) = orders("s", 2);
     let seg = d.join("00000000000000000000.log");
     let t = Target::new(cluster.addr(), "orders", Some(0));
     let mut s = Sources::new(Some(0));
@@ -309,9 +309,7 @@ fn segment_files_and_a_badly_named_one() {
 
 #[test]
 fn recompression_with_a_level_rebatches() {
-    let cluster = FakeCluster::start(&[("orders", 1)]);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = partition_dir(tmp.path(), "orders-0", &values_batches("c", 2));
+    let (cluster, _tmp, _, dir) = orders("c", 2);
     let options = ShipOptions {
         plan: krecords_ship::PlanOptions {
             compression: Some(krecords_codec::Compression::Zstd),
@@ -334,9 +332,7 @@ fn recompression_with_a_level_rebatches() {
 /// `txn_bytes` 0 (it hung before): one fetch per transaction, everything shipped.
 #[test]
 fn a_zero_transaction_size_ships_a_fetch_per_transaction() {
-    let cluster = FakeCluster::start(&[("orders", 1)]);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = partition_dir(tmp.path(), "orders-0", &values_batches("z", 2));
+    let (cluster, _tmp, _, dir) = orders("z", 2);
     let options = ShipOptions {
         txn_bytes: 0,
         ..ShipOptions::default()

@@ -3,10 +3,9 @@
 //!
 //! `KREC_CONCURRENCY_ROUNDS` sets the rounds (default 6).
 
-use crate::util::{krec, Dir, Run};
+use crate::util::{finish, krec, start, Dir, Started};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::time::SystemTime;
 
 const APPENDERS: usize = 4;
@@ -22,29 +21,8 @@ fn rounds() -> usize {
 }
 
 /// Starts `krec args` with `stdin` written in the background.
-fn spawn(args: &[String], stdin: Vec<u8>) -> (Child, std::thread::JoinHandle<()>) {
-    let mut child = krec()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn krec");
-    let mut input = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || {
-        let _ = std::io::Write::write_all(&mut input, &stdin);
-    });
-    (child, writer)
-}
-
-fn finish((child, writer): (Child, std::thread::JoinHandle<()>)) -> Run {
-    let out = child.wait_with_output().expect("wait for krec");
-    writer.join().expect("stdin writer");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: out.stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn spawn(args: &[String], stdin: Vec<u8>) -> Started {
+    start(krec().args(args), stdin)
 }
 
 /// The value of record `i` of appender `p` in round `r`: every acknowledged record is

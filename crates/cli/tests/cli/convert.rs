@@ -2,10 +2,17 @@
 //! timestamps (dump before and after compared); sizes are reported; partition directories are
 //! converted into verified logs with rebuilt indexes.
 
-use crate::util::Dir;
+use crate::util::{segment_bases, Dir};
 use serde_json::Value;
 
 /// (offset, timestamp, key, value) of every record, from `krec dump --deep --format json`.
+/// Writes `krec build --base-offset 3 args...` of [`INPUT`] as `name` and returns its path.
+fn build(d: &Dir, name: &str, args: &[&str]) -> String {
+    let mut all = vec!["build", "--base-offset", "3"];
+    all.extend_from_slice(args);
+    d.write(name, &d.run(&all, INPUT.as_bytes()).stdout)
+}
+
 fn records_of(d: &Dir, path: &str) -> Vec<(i64, Value, Value, Value)> {
     d.run(
         &["dump", "--deep", "--format", "json", "--bytes", "hex", path],
@@ -35,14 +42,7 @@ const INPUT: &str = r#"{"offset":3,"timestamp":1714000000000,"key":"k1","value":
 #[test]
 fn v1_to_v2_to_v1_round_trips_records_and_offsets() {
     let d = Dir::new();
-    let v1 = d.write(
-        "v1.bin",
-        &d.run(
-            &["build", "--magic", "1", "--base-offset", "3"],
-            INPUT.as_bytes(),
-        )
-        .stdout,
-    );
+    let v1 = build(&d, "v1.bin", &["--magic", "1"]);
     let before = records_of(&d, &v1);
     assert_eq!(before.len(), 5);
     assert_eq!(
@@ -97,14 +97,7 @@ fn v1_to_v2_to_v1_round_trips_records_and_offsets() {
 #[test]
 fn v2_to_v1_and_back_with_compression() {
     let d = Dir::new();
-    let v2 = d.write(
-        "v2.bin",
-        &d.run(
-            &["build", "--compression", "zstd", "--base-offset", "3"],
-            INPUT.as_bytes(),
-        )
-        .stdout,
-    );
+    let v2 = build(&d, "v2.bin", &["--compression", "zstd"]);
     let before = records_of(&d, &v2);
     // zstd cannot be written as v1: the entry's own codec is not allowed, a usage error that
     // names the fix.
@@ -251,13 +244,7 @@ fn a_partition_directory_converts_into_a_verified_log() {
     assert!(j["bytes_after"].as_u64().unwrap() < input_bytes, "{j}");
     assert_eq!(d.run(&["verify", &d.arg("v2")], b"").code, 0);
     let info = d.run(&["log", "info", &d.arg("v2")], b"").json();
-    let bases: Vec<i64> = info["segments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["base_offset"].as_i64().unwrap())
-        .collect();
-    assert_eq!(bases, [0, 5, 10]);
+    assert_eq!(segment_bases(&info), [0, 5, 10]);
     assert!(
         info["segments"]
             .as_array()
@@ -332,8 +319,7 @@ fn a_refused_directory_conversion_writes_nothing() {
     let src = zstd_partition(&d, "zstd-0", 3);
     let out = d.arg("out");
     let r = d.run(&["convert", &src, &out, "--magic", "1"], b"");
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("zstd"), "{}", r.stderr);
+    r.fails(2, "zstd");
     assert!(r.stderr.contains("--compression"), "{}", r.stderr);
     assert!(!d.path("out").exists(), "no output directory");
     let leftovers: Vec<_> = std::fs::read_dir(d.path(""))
@@ -381,8 +367,7 @@ fn a_directory_conversion_failing_midway_leaves_no_output() {
     std::fs::write(&last, bytes).unwrap();
     let out = d.arg("out");
     let r = d.run(&["convert", &src, &out, "--magic", "2"], b"");
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("crc"), "{}", r.stderr);
+    r.fails(1, "crc");
     assert!(!d.path("out").exists(), "no output directory");
     // An empty directory given as the output stays, empty.
     std::fs::create_dir(d.path("empty")).unwrap();

@@ -2,7 +2,7 @@
 //! format, with an idempotent producer's retry and a committed and an aborted transaction; the
 //! walkthrough reads it at both isolation levels and ends with a clean `krec verify`.
 
-use crate::util::Dir;
+use crate::util::{segment_bases, Dir};
 
 #[test]
 fn demo_builds_a_mixed_format_log_and_verifies_it() {
@@ -39,13 +39,7 @@ fn demo_builds_a_mixed_format_log_and_verifies_it() {
     // A log the engine opens: three segments, v0, v1 and v2 in order.
     let p = d.arg("demo/orders-0");
     let info = d.run(&["log", "info", &p], b"").json();
-    let bases: Vec<i64> = info["segments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["base_offset"].as_i64().unwrap())
-        .collect();
-    assert_eq!(bases, [0, 5, 10]);
+    assert_eq!(segment_bases(&info), [0, 5, 10]);
     // 10 idempotent records (the retry wrote nothing), 3 zstd, 4 transactional, 2 markers.
     assert_eq!(info["high_watermark"], 29);
     assert_eq!(info["last_stable_offset"], 29);

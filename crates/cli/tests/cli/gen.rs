@@ -1,6 +1,6 @@
 //! `krec gen`: deterministic synthetic data.
 
-use crate::util::Dir;
+use crate::util::{ints, Dir};
 
 fn dump_records(d: &Dir, path: &str) -> Vec<serde_json::Value> {
     let r = d.run(
@@ -74,11 +74,7 @@ fn records_have_the_documented_shape() {
     let entries = d
         .run(&["dump", "--format", "json", &path], b"")
         .json_lines();
-    let counts: Vec<i64> = entries
-        .iter()
-        .map(|e| e["count"].as_i64().unwrap())
-        .collect();
-    assert_eq!(counts, [10, 10, 5]);
+    assert_eq!(ints(&entries, "count"), [10, 10, 5]);
     let records = dump_records(&d, &path);
     assert_eq!(records.len(), 25);
     for (i, r) in records.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! 7), `__transaction_state` (a broker-written segment) and topic `open` (three records, then a
 //! transaction of producer 7 that is still open: last stable offset 3, high watermark 9).
 
-use crate::util::run;
+use crate::util::{ints, record_offsets, run};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_testkit::batches::numbered;
 use krecords_testkit::FakeCluster;
@@ -160,10 +160,7 @@ fn start_and_end_as_offsets_and_times() {
         all.push(&u);
         let r = krec_live(&all);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        r.json_lines()
-            .iter()
-            .map(|l| l["base_offset"].as_i64().unwrap())
-            .collect()
+        ints(&r.json_lines(), "base_offset")
     };
     assert_eq!(offsets(&[]), [0, 3, 6]);
     assert_eq!(offsets(&["--start", "3"]), [3, 6]);
@@ -178,12 +175,9 @@ fn start_and_end_as_offsets_and_times() {
         "earliest",
         &url("t/0"),
     ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("empty range: --end earliest (offset 0) is not after --start earliest"),
-        "{}",
-        r.stderr
+    r.fails(
+        2,
+        "empty range: --end earliest (offset 0) is not after --start earliest",
     );
     let t = (TS + 6).to_string();
     assert_eq!(offsets(&["--start", &format!("@{t}")]), [6]);
@@ -257,8 +251,7 @@ fn unknown_topic_refused_connection_and_bad_options_are_one_line_exit_2() {
     let r = krec_live(&["dump", "--start", "soon", &url("t/0")]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     let r = krec_live(&["dump", "-X", "no.such=1", &url("t/0")]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("no.such"), "{}", r.stderr);
+    r.fails(2, "no.such");
 }
 
 #[test]
@@ -323,8 +316,7 @@ fn explain_of_a_live_partition_equals_explain_of_its_bytes() {
     assert!(one.contains("base offset                    6"), "{one}");
     assert_eq!(one.matches("# magic 2 record batch").count(), 1, "{one}");
     let r = krec_live(&["explain", &url("t")]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("reads one partition"), "{}", r.stderr);
+    r.fails(2, "reads one partition");
 }
 
 #[test]
@@ -362,8 +354,7 @@ fn convert_of_a_live_partition_is_a_partition_directory_with_its_bytes() {
     assert_eq!(offsets, [r#"{"offset":4,"#, r#"{"offset":5,"#]);
     // A non-empty target is refused and left alone.
     let r = krec_live(&["convert", &url("t/1"), out.to_str().unwrap()]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("not empty"), "{}", r.stderr);
+    r.fails(2, "not empty");
 }
 
 /// Observation 1 of issue 27: a live read defaulted to read_committed and stopped silently at
@@ -417,11 +408,7 @@ fn live_positions_trim_records_and_count_from_the_end() {
         all.push(&u);
         let r = krec_live(&all);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        r.json_lines()
-            .iter()
-            .flat_map(|l| l["records"].as_array().unwrap().clone())
-            .map(|r| r["offset"].as_i64().unwrap())
-            .collect()
+        record_offsets(&r.json_lines())
     };
     assert_eq!(record_offsets(&["--start", "5", "--end", "8"]), [5, 6, 7]);
     assert_eq!(record_offsets(&["--start", "-2"]), [7, 8]);
@@ -439,13 +426,7 @@ fn live_positions_trim_records_and_count_from_the_end() {
 fn live_ranges_outside_the_partition_are_usage_errors() {
     let u = url("t/0");
     let r = krec_live(&["dump", "--start", "7", "--end", "5", &u]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("empty range: --end 5 is not after --start 7"),
-        "{}",
-        r.stderr
-    );
+    r.fails(2, "empty range: --end 5 is not after --start 7");
     assert_eq!(r.out(), "");
     for cmd in [
         &["log", "read", "--offset", "5000"][..],

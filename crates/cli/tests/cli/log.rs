@@ -3,7 +3,7 @@
 //! per command); idempotent retries, sequence gaps, zombie epochs and fenced coordinators;
 //! transactions read at both isolation levels; usage and storage errors (exit 2).
 
-use crate::util::{Dir, Run};
+use crate::util::{ints, Dir, Run, COMMIT_MARKER};
 use serde_json::{json, Value};
 
 const T0: i64 = 1_714_000_000_000;
@@ -130,11 +130,7 @@ fn read_skips_records_below_the_offset_and_stops_at_max_bytes() {
     let lines = d
         .run(&["log", "read", &log, "--offset", "3"], b"")
         .json_lines();
-    let offsets: Vec<i64> = lines
-        .iter()
-        .map(|l| l["offset"].as_i64().unwrap())
-        .collect();
-    assert_eq!(offsets, [3, 4, 5]);
+    assert_eq!(ints(&lines, "offset"), [3, 4, 5]);
     // A byte limit below one batch still returns the first batch whole, and no more.
     let lines = d
         .run(
@@ -450,20 +446,7 @@ fn a_rejected_json_append_writes_nothing() {
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["error"], "MESSAGE_TOO_LARGE");
     // A client may not send control batches.
-    let marker = d
-        .run(
-            &[
-                "build",
-                "--control",
-                "commit",
-                "--producer-id",
-                "1",
-                "--producer-epoch",
-                "0",
-            ],
-            b"",
-        )
-        .stdout;
+    let marker = d.run(&COMMIT_MARKER, b"").stdout;
     let r = d.run(&["log", "append", &log, "--raw"], &marker);
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["error"], "INVALID_RECORD");
@@ -1033,8 +1016,7 @@ fn transactions_commit_and_abort_and_read_committed_stops_at_the_lso() {
         values(&ru),
         ["a", "p1-a", "p2-a", "b", "p1-b", "p3", "p4-open", "c"]
     );
-    let offsets: Vec<i64> = ru.iter().map(|l| l["offset"].as_i64().unwrap()).collect();
-    assert_eq!(offsets, [0, 1, 2, 3, 5, 7, 9, 10]);
+    assert_eq!(ints(&ru, "offset"), [0, 1, 2, 3, 5, 7, 9, 10]);
     assert_eq!(d.run(&["log", "read", &log], b"").json_lines(), ru);
     // The abort is in the transaction index; the markers are control batches.
     assert!(d.path("p/00000000000000000000.txnindex").exists());

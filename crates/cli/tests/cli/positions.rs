@@ -2,7 +2,7 @@
 //! 1-5 and 7): the same options mean the same on files, partition directories and stdin.
 
 use crate::dump_filters::v2_file as hundred;
-use crate::util::Dir;
+use crate::util::{record_offsets, Dir};
 
 /// A partition directory `p`: three records (offsets 0-2), then producer 7's transaction of
 /// three records (3-5) that is still open.
@@ -69,11 +69,7 @@ fn dumped_offsets(d: &Dir, args: &[&str]) -> Vec<i64> {
         b"",
     );
     assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    r.json_lines()
-        .iter()
-        .flat_map(|l| l["records"].as_array().unwrap().clone())
-        .map(|r| r["offset"].as_i64().unwrap())
-        .collect()
+    record_offsets(&r.json_lines())
 }
 
 /// Observations 2 and 4: --start/--end/--count trim to records, not batches, on files and
@@ -104,13 +100,7 @@ fn positions_trim_to_records_on_files_and_directories() {
         &["dump", "--deep", "--format", "json", "--start", "98", "-"],
         &bytes,
     );
-    let offsets: Vec<i64> = r
-        .json_lines()
-        .iter()
-        .flat_map(|l| l["records"].as_array().unwrap().clone())
-        .map(|r| r["offset"].as_i64().unwrap())
-        .collect();
-    assert_eq!(offsets, [98, 99]);
+    assert_eq!(record_offsets(&r.json_lines()), [98, 99]);
     // log read and verify take the same positions.
     let read = d.run(&["log", "read", "--start", "-2", &log], b"").ok();
     assert_eq!(read.lines().count(), 2);

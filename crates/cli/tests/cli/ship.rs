@@ -3,20 +3,25 @@
 //! against the test kit's fake cluster. (The engine is tested in crates/ship/tests and, end to
 //! end, by interop/run.sh step_ship.)
 
-use crate::util::{run, Dir};
+use crate::util::{run, Dir, Run};
+
+/// `krec ship DIR/orders-0 kafka://127.0.0.1:1/t OPTION VALUE` (nothing listens on port 1).
+fn ship_orders(d: &Dir, option: &str, value: &str) -> Run {
+    run(&[
+        "ship",
+        &d.arg("orders-0"),
+        "kafka://127.0.0.1:1/t",
+        option,
+        value,
+    ])
+}
 
 #[test]
 fn the_target_must_be_a_kafka_url() {
     let d = Dir::new();
     std::fs::create_dir(d.path("orders-0")).unwrap();
     let r = run(&["ship", &d.arg("orders-0"), &d.arg("elsewhere")]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("the target must be kafka://"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    r.fails(2, "the target must be kafka://").one_line();
 }
 
 #[test]
@@ -24,41 +29,23 @@ fn a_source_needs_a_partition() {
     let d = Dir::new();
     std::fs::create_dir(d.path("orders")).unwrap();
     let r = run(&["ship", &d.arg("orders"), "kafka://127.0.0.1:1/t"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("no partition"), "{}", r.stderr);
+    r.fails(2, "no partition");
     // A kafka:// source must name its partition.
     let r = run(&["ship", "kafka://127.0.0.1:1/src", "kafka://127.0.0.1:1/t/0"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("must name one partition"), "{}", r.stderr);
+    r.fails(2, "must name one partition");
 }
 
 #[test]
 fn missing_sources_unknown_codecs_and_unreachable_brokers_exit_2() {
     let d = Dir::new();
     let r = run(&["ship", &d.arg("nope-0"), "kafka://127.0.0.1:1/t"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("cannot open"), "{}", r.stderr);
+    r.fails(2, "cannot open");
     std::fs::create_dir(d.path("orders-0")).unwrap();
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "--compression",
-        "brotli",
-    ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("unknown compression"), "{}", r.stderr);
+    let r = ship_orders(&d, "--compression", "brotli");
+    r.fails(2, "unknown compression");
     // Port 1 on loopback: nothing listens.
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "-X",
-        "socket.connection.setup.timeout.ms=2000",
-    ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("127.0.0.1:1"), "{}", r.stderr);
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    let r = ship_orders(&d, "-X", "socket.connection.setup.timeout.ms=2000");
+    r.fails(2, "127.0.0.1:1").one_line();
 }
 
 /// --source-X and --source-F are checked before anything connects: a bad property or a
@@ -67,30 +54,10 @@ fn missing_sources_unknown_codecs_and_unreachable_brokers_exit_2() {
 fn source_properties_are_checked_before_connecting() {
     let d = Dir::new();
     std::fs::create_dir(d.path("orders-0")).unwrap();
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "--source-X",
-        "no.such.property=1",
-    ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("--source-X no.such.property=1"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-    let r = run(&[
-        "ship",
-        &d.arg("orders-0"),
-        "kafka://127.0.0.1:1/t",
-        "--source-F",
-        &d.arg("missing.properties"),
-    ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("--source-F"), "{}", r.stderr);
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    let r = ship_orders(&d, "--source-X", "no.such.property=1");
+    r.fails(2, "--source-X no.such.property=1").one_line();
+    let r = ship_orders(&d, "--source-F", &d.arg("missing.properties"));
+    r.fails(2, "--source-F").one_line();
 }
 
 /// Options may stand anywhere, between the sources and the target too; a target alone is a
@@ -107,11 +74,9 @@ fn options_may_stand_between_sources_and_target() {
         "j",
         "kafka://127.0.0.1:1/t",
     ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("no partition"), "{}", r.stderr);
+    r.fails(2, "no partition");
     let r = run(&["ship", "kafka://127.0.0.1:1/t"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("at least one source"), "{}", r.stderr);
+    r.fails(2, "at least one source");
 }
 
 /// Three batches of two records, values `v0`…`v5`.
@@ -137,13 +102,8 @@ fn a_badly_named_segment_file_is_named_in_the_error() {
     let file = d.write("some.log", &segment());
     let target = format!("kafka://{}/t/0", cluster.addr());
     let r = run(&[&["ship", &file, &target][..], &FAST].concat());
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-    assert!(
-        r.stderr.contains(&format!("{file}: not a segment file")),
-        "{}",
-        r.stderr
-    );
+    r.fails(2, &format!("{file}: not a segment file"))
+        .one_line();
     // No path of a link farm (`$TMPDIR/krec-ship-PID-P/segments-P`, before).
     assert!(!r.stderr.contains("krec-ship-"), "{}", r.stderr);
     assert!(!r.stderr.contains("segments-"), "{}", r.stderr);
@@ -187,8 +147,7 @@ fn standard_input_is_a_source() {
         &["ship", "-", &format!("kafka://{}/t", cluster.addr())],
         b"",
     );
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("-: no partition"), "{}", r.stderr);
+    r.fails(2, "-: no partition");
 }
 
 /// `--compression zstd:3` as in every other command: the batches are rebuilt in zstd at level 3.
@@ -228,6 +187,5 @@ fn compression_takes_a_level() {
         "--compression",
         "zstd:99",
     ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("zstd level 99 outside"), "{}", r.stderr);
+    r.fails(2, "zstd level 99 outside");
 }

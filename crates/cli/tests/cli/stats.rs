@@ -1,7 +1,39 @@
 //! `krec stats`: sizes now, and `--what-if` re-encoded and measured.
 
-use crate::util::{zigzag_len, Dir};
+use crate::util::{zigzag_len, Dir, COMMIT_MARKER};
 use serde_json::Value;
+
+/// docs/design.md's example: one v1 batch of 1000 records with 100-byte values and no key.
+fn thousand_v1_records(d: &Dir) -> String {
+    d.gen(
+        "v1.bin",
+        &[
+            "--magic",
+            "1",
+            "--records",
+            "1000",
+            "--value-size",
+            "100",
+            "--records-per-batch",
+            "1000",
+        ],
+    )
+}
+
+/// `krec stats --what-if --format json --min-time-ms 1 extra... path`, which must succeed.
+fn what_if_json(d: &Dir, path: &str, extra: &[&str]) -> Value {
+    let args = [
+        "stats",
+        "--what-if",
+        "--format",
+        "json",
+        "--min-time-ms",
+        "1",
+    ];
+    let r = d.run(&[&args[..], extra, &[path]].concat(), b"");
+    r.ok();
+    r.json()
+}
 
 fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a Value {
     rows["rows"]
@@ -17,33 +49,8 @@ fn row<'a>(rows: &'a Value, magic: u8, codec: &str, level: Option<i64>) -> &'a V
 #[test]
 fn what_if_gives_134_bytes_for_v1_and_the_exact_v2_figure() {
     let d = Dir::new();
-    let path = d.gen(
-        "v1.bin",
-        &[
-            "--magic",
-            "1",
-            "--records",
-            "1000",
-            "--value-size",
-            "100",
-            "--records-per-batch",
-            "1000",
-        ],
-    );
-    let r = d.run(
-        &[
-            "stats",
-            "--what-if",
-            "--format",
-            "json",
-            "--min-time-ms",
-            "1",
-            &path,
-        ],
-        b"",
-    );
-    r.ok();
-    let stats = r.json();
+    let path = thousand_v1_records(&d);
+    let stats = what_if_json(&d, &path, &[]);
 
     let v1 = row(&stats, 1, "none", None);
     assert_eq!(v1["bytes"], 134_000);
@@ -106,19 +113,7 @@ fn what_if_gives_134_bytes_for_v1_and_the_exact_v2_figure() {
 #[test]
 fn text_output_shows_the_table() {
     let d = Dir::new();
-    let path = d.gen(
-        "v1.bin",
-        &[
-            "--magic",
-            "1",
-            "--records",
-            "1000",
-            "--value-size",
-            "100",
-            "--records-per-batch",
-            "1000",
-        ],
-    );
+    let path = thousand_v1_records(&d);
     let out = d
         .run(&["stats", "--what-if", "--min-time-ms", "1", &path], b"")
         .ok();
@@ -250,24 +245,16 @@ fn levels_and_records_per_batch_shape_the_what_if_rows() {
             "200",
         ],
     );
-    let stats = d
-        .run(
-            &[
-                "stats",
-                "--what-if",
-                "--format",
-                "json",
-                "--min-time-ms",
-                "1",
-                "--levels",
-                "gzip:1,gzip:9,zstd:19,gzip:6,lz4:9",
-                "--records-per-batch",
-                "10",
-                &path,
-            ],
-            b"",
-        )
-        .json();
+    let stats = what_if_json(
+        &d,
+        &path,
+        &[
+            "--levels",
+            "gzip:1,gzip:9,zstd:19,gzip:6,lz4:9",
+            "--records-per-batch",
+            "10",
+        ],
+    );
     let rows = stats["rows"].as_array().unwrap();
     // 13 default rows, gzip 1 and 9 for each of three magics, zstd 19 for v2 (gzip:6 and lz4:9
     // are the defaults).
@@ -303,38 +290,11 @@ fn headers_are_dropped_in_legacy_rows_and_control_batches_skipped() {
         b"",
     );
     data.ok();
-    let marker = d.run(
-        &[
-            "build",
-            "--control",
-            "commit",
-            "--producer-id",
-            "1",
-            "--producer-epoch",
-            "0",
-            "--base-offset",
-            "10",
-            "--timestamp",
-            "1714000000000",
-        ],
-        b"",
-    );
+    let at = ["--base-offset", "10", "--timestamp", "1714000000000"];
+    let marker = d.run(&[&COMMIT_MARKER[..], &at].concat(), b"");
     marker.ok();
     let path = d.write("mixed.bin", &[data.stdout, marker.stdout].concat());
-    let stats = d
-        .run(
-            &[
-                "stats",
-                "--what-if",
-                "--format",
-                "json",
-                "--min-time-ms",
-                "1",
-                &path,
-            ],
-            b"",
-        )
-        .json();
+    let stats = what_if_json(&d, &path, &[]);
     assert_eq!(stats["summary"]["records"], 11);
     assert_eq!(stats["what_if"]["records"], 10);
     assert_eq!(stats["what_if"]["skipped_control_records"], 1);
@@ -445,15 +405,7 @@ fn a_row_copied_unchanged_shows_no_encode_speed() {
             "100",
         ],
     );
-    let args = [
-        "stats",
-        "--what-if",
-        "--min-time-ms",
-        "1",
-        "--format",
-        "json",
-    ];
-    let stats = d.run(&[&args[..], &[path.as_str()]].concat(), b"").json();
+    let stats = what_if_json(&d, &path, &[]);
     let copied = row(&stats, 2, "gzip", Some(6));
     assert_eq!(copied["entries_copied"], 20, "{copied}");
     assert!(copied["encode_mb_s"].is_null(), "{copied}");

@@ -2,7 +2,8 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 
 /// docs/design.md's two-record "hello"/"world" v2 batch as kafka-python 3.0.12 writes it
 /// (85 bytes).
@@ -11,6 +12,17 @@ pub const HELLO_HEX: &str = "0000000000000000000000490000000002dbda21c9000000000
 /// The records of the hello/world batch as `krec build` input.
 pub const HELLO_INPUT: &str =
     "{\"timestamp\":1714000000000,\"value\":\"hello\"}\n{\"timestamp\":1714000000000,\"value\":\"world\"}\n";
+
+/// `krec build` of a commit marker of producer 1, epoch 0 (more options may follow).
+pub const COMMIT_MARKER: [&str; 7] = [
+    "build",
+    "--control",
+    "commit",
+    "--producer-id",
+    "1",
+    "--producer-epoch",
+    "0",
+];
 
 /// The outcome of one run.
 #[derive(Debug)]
@@ -33,6 +45,20 @@ impl Run {
         self.out()
     }
 
+    /// Asserts exit `code` with `needle` in stderr and returns the run.
+    #[track_caller]
+    pub fn fails(&self, code: i32, needle: &str) -> &Self {
+        assert_eq!(self.code, code, "{}", self.stderr);
+        assert!(self.stderr.contains(needle), "{}", self.stderr);
+        self
+    }
+
+    /// Asserts stderr is one line.
+    #[track_caller]
+    pub fn one_line(&self) {
+        assert_eq!(self.stderr.lines().count(), 1, "{}", self.stderr);
+    }
+
     /// Stdout parsed as one JSON value.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.out()))
@@ -52,21 +78,26 @@ pub fn krec() -> Command {
     Command::new(env!("CARGO_BIN_EXE_krec"))
 }
 
-/// Runs `krec args...` in `dir` with `stdin`.
-pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = krec()
-        .args(args)
-        .current_dir(dir)
+/// A started `krec` and the thread writing its standard input.
+pub type Started = (Child, JoinHandle<()>);
+
+/// Starts `cmd` with piped standard streams and `stdin` written from a thread.
+pub fn start(cmd: &mut Command, stdin: Vec<u8>) -> Started {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn krec");
     let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
     let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
+        let _ = input.write_all(&stdin);
     });
+    (child, writer)
+}
+
+/// Waits for a [`start`]ed `krec` and collects its outcome.
+pub fn finish((child, writer): Started) -> Run {
     let out = child.wait_with_output().expect("wait for krec");
     writer.join().expect("stdin writer");
     Run {
@@ -74,6 +105,11 @@ pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
         stdout: out.stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Runs `krec args...` in `dir` with `stdin`.
+pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    finish(start(krec().args(args).current_dir(dir), stdin.to_vec()))
 }
 
 /// Runs `krec args...` in the current directory with no input.
@@ -134,6 +170,25 @@ impl Dir {
         self.run(&all, b"").ok();
         self.arg(name)
     }
+}
+
+/// The base offsets of the segments in `krec log info`'s JSON.
+pub fn segment_bases(info: &serde_json::Value) -> Vec<i64> {
+    ints(info["segments"].as_array().unwrap(), "base_offset")
+}
+
+/// The integer `field` of each of `values`.
+pub fn ints(values: &[serde_json::Value], field: &str) -> Vec<i64> {
+    values.iter().map(|v| v[field].as_i64().unwrap()).collect()
+}
+
+/// The offsets of the records of JSON entry lines (`dump --deep --format json`).
+pub fn record_offsets(lines: &[serde_json::Value]) -> Vec<i64> {
+    lines
+        .iter()
+        .flat_map(|l| l["records"].as_array().unwrap().clone())
+        .map(|r| r["offset"].as_i64().unwrap())
+        .collect()
 }
 
 /// Bytes of a zigzag varint or varlong, computed independently of the codec.
