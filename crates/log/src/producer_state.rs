@@ -1062,6 +1062,11 @@ mod tests {
         }
     }
 
+    /// The outcome of appending, as a client, a batch `b` at `offset`.
+    fn client(m: &mut ProducerStateManager, offset: i64, b: B) -> &'static str {
+        name(run(m, &data(offset, b), Origin::Client))
+    }
+
     fn b(pid: i64, epoch: i16, seq: i32, count: i64) -> B {
         B {
             pid,
@@ -1076,47 +1081,29 @@ mod tests {
     fn sequence_rules() {
         let mut m = ProducerStateManager::new(0, 0);
         // Unknown producer: any sequence.
+        assert_eq!(client(&mut m, 0, b(1, 1, 42, 2)), "OK");
         assert_eq!(
-            name(run(&mut m, &data(0, b(1, 1, 42, 2)), Origin::Client)),
-            "OK"
-        );
-        assert_eq!(
-            name(run(&mut m, &data(2, b(1, 1, 45, 1)), Origin::Client)),
+            client(&mut m, 2, b(1, 1, 45, 1)),
             "OUT_OF_ORDER_SEQUENCE_NUMBER"
         );
-        assert_eq!(
-            name(run(&mut m, &data(2, b(1, 1, 44, 1)), Origin::Client)),
-            "OK"
-        );
+        assert_eq!(client(&mut m, 2, b(1, 1, 44, 1)), "OK");
         // Duplicates of any of the last five.
-        assert_eq!(
-            name(run(&mut m, &data(9, b(1, 1, 42, 2)), Origin::Client)),
-            "DUPLICATE"
-        );
+        assert_eq!(client(&mut m, 9, b(1, 1, 42, 2)), "DUPLICATE");
         // Same first sequence, different range: not a duplicate, out of order.
         assert_eq!(
-            name(run(&mut m, &data(9, b(1, 1, 42, 1)), Origin::Client)),
+            client(&mut m, 9, b(1, 1, 42, 1)),
             "OUT_OF_ORDER_SEQUENCE_NUMBER"
         );
         // Lower epoch.
-        assert_eq!(
-            name(run(&mut m, &data(3, b(1, 0, 45, 1)), Origin::Client)),
-            "INVALID_PRODUCER_EPOCH"
-        );
+        assert_eq!(client(&mut m, 3, b(1, 0, 45, 1)), "INVALID_PRODUCER_EPOCH");
         // New epoch must start at 0.
         assert_eq!(
-            name(run(&mut m, &data(3, b(1, 2, 45, 1)), Origin::Client)),
+            client(&mut m, 3, b(1, 2, 45, 1)),
             "OUT_OF_ORDER_SEQUENCE_NUMBER"
         );
-        assert_eq!(
-            name(run(&mut m, &data(3, b(1, 2, 0, 1)), Origin::Client)),
-            "OK"
-        );
+        assert_eq!(client(&mut m, 3, b(1, 2, 0, 1)), "OK");
         // The old epoch's batches are forgotten: a retry at the old epoch is fenced.
-        assert_eq!(
-            name(run(&mut m, &data(9, b(1, 1, 44, 1)), Origin::Client)),
-            "INVALID_PRODUCER_EPOCH"
-        );
+        assert_eq!(client(&mut m, 9, b(1, 1, 44, 1)), "INVALID_PRODUCER_EPOCH");
         // Coordinator appends skip sequence checks.
         assert_eq!(
             name(run(&mut m, &data(4, b(1, 2, 77, 1)), Origin::Coordinator)),
@@ -1128,26 +1115,13 @@ mod tests {
     fn sequence_wraps_and_five_batches_are_kept() {
         let mut m = ProducerStateManager::new(0, 0);
         let start = i32::MAX - 3;
-        assert_eq!(
-            name(run(&mut m, &data(0, b(5, 0, start, 2)), Origin::Client)),
-            "OK"
-        );
+        assert_eq!(client(&mut m, 0, b(5, 0, start, 2)), "OK");
         // Last sequence MAX-2; the next batch of 4 runs MAX-1, MAX, 0, 1.
-        assert_eq!(
-            name(run(
-                &mut m,
-                &data(2, b(5, 0, i32::MAX - 1, 4)),
-                Origin::Client
-            )),
-            "OK"
-        );
+        assert_eq!(client(&mut m, 2, b(5, 0, i32::MAX - 1, 4)), "OK");
         let e = m.producer(5).unwrap();
         assert_eq!(e.last_seq(), 1);
         assert_eq!(e.batches[1].first_seq(), i32::MAX - 1);
-        assert_eq!(
-            name(run(&mut m, &data(6, b(5, 0, 2, 1)), Origin::Client)),
-            "OK"
-        );
+        assert_eq!(client(&mut m, 6, b(5, 0, 2, 1)), "OK");
         for (i, seq) in (3..7).enumerate() {
             run(&mut m, &data(7 + i as i64, b(5, 0, seq, 1)), Origin::Client).unwrap();
         }
@@ -1156,11 +1130,7 @@ mod tests {
         assert_eq!(e.batches[0].first_seq(), 2);
         // The wrapping batch fell out of the five: a retry is out of order.
         assert_eq!(
-            name(run(
-                &mut m,
-                &data(20, b(5, 0, i32::MAX - 1, 4)),
-                Origin::Client
-            )),
+            client(&mut m, 20, b(5, 0, i32::MAX - 1, 4)),
             "OUT_OF_ORDER_SEQUENCE_NUMBER"
         );
         match run(&mut m, &data(20, b(5, 0, 3, 1)), Origin::Client).unwrap() {
@@ -1183,10 +1153,7 @@ mod tests {
         run(&mut m, &data(1, t(2, 0)), Origin::Client).unwrap();
         assert_eq!(m.last_stable_offset(10), 0);
         // Non-transactional from a producer with an open transaction.
-        assert_eq!(
-            name(run(&mut m, &data(2, b(1, 0, 1, 1)), Origin::Client)),
-            "INVALID_TXN_STATE"
-        );
+        assert_eq!(client(&mut m, 2, b(1, 0, 1, 1)), "INVALID_TXN_STATE");
         // Abort producer 1: LSO after it is producer 2's first offset.
         let Checked::Append(u) =
             run(&mut m, &marker(2, 1, 0, 5, false), Origin::Coordinator).unwrap()
@@ -1209,39 +1176,10 @@ mod tests {
         // The marker with a higher epoch (2) bumped it: the next batch must start at 0.
         assert_eq!(m.last_stable_offset(10), 10);
         assert_eq!(
-            name(run(
-                &mut m,
-                &data(
-                    4,
-                    B {
-                        pid: 2,
-                        epoch: 2,
-                        seq: 1,
-                        count: 1,
-                        txn: false
-                    }
-                ),
-                Origin::Client
-            )),
+            client(&mut m, 4, b(2, 2, 1, 1)),
             "OUT_OF_ORDER_SEQUENCE_NUMBER"
         );
-        assert_eq!(
-            name(run(
-                &mut m,
-                &data(
-                    4,
-                    B {
-                        pid: 2,
-                        epoch: 2,
-                        seq: 0,
-                        count: 1,
-                        txn: false
-                    }
-                ),
-                Origin::Client
-            )),
-            "OK"
-        );
+        assert_eq!(client(&mut m, 4, b(2, 2, 0, 1)), "OK");
         // The LSO of a completed transaction skips the producer's own open one.
         let t3 = run(&mut m, &data(5, t(3, 0)), Origin::Client);
         assert!(t3.is_ok());

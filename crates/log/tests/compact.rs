@@ -775,6 +775,18 @@ fn crash_at_every_write_rename_and_sync_of_a_pass_of_several_groups() {
 /// loader does it: the old segments up to the swap segment's last offset are removed.
 #[test]
 fn test_recovery_of_a_swap_without_its_range_record() {
+    each_interrupted_swap(".log.swap", |m, n, after| {
+        let _ = m.storage.remove(&m.path("krec-cleaner-swap"));
+        let log = m.open();
+        assert_eq!(kvs(&log), after, "sync {n}");
+        log.verify_indexes().unwrap();
+    });
+}
+
+/// Runs the cleaning pass of `crash_setup` once per sync, failing that sync and crashing; for each
+/// run that leaves a file ending in `suffix`, calls `check` with the directory, the sync number
+/// and the records of a pass that completed. Asserts that at least one run did.
+fn each_interrupted_swap(suffix: &str, mut check: impl FnMut(&Mem, u64, &[Kv])) {
     let reference = mem();
     let mut log = crash_setup(&reference, "1048576");
     let s0 = reference.storage.sync_count();
@@ -791,14 +803,11 @@ fn test_recovery_of_a_swap_without_its_range_record() {
         drop(log);
         m.storage.crash();
         let names = m.storage.list_dir(&m.dir).unwrap();
-        if !names.iter().any(|n| n.ends_with(".log.swap")) {
+        if !names.iter().any(|n| n.ends_with(suffix)) {
             continue;
         }
         tried += 1;
-        let _ = m.storage.remove(&m.path("krec-cleaner-swap"));
-        let log = m.open();
-        assert_eq!(kvs(&log), after, "sync {n}");
-        log.verify_indexes().unwrap();
+        check(&m, n, &after);
     }
     assert!(tried > 0);
 }
@@ -1227,26 +1236,7 @@ fn test_aborted_data_and_marker_in_different_groups() {
 /// swap set is complete) and changes nothing in the directory.
 #[test]
 fn read_only_open_of_an_interrupted_swap_changes_nothing() {
-    let reference = mem();
-    let mut log = crash_setup(&reference, "1048576");
-    let s0 = reference.storage.sync_count();
-    log.compact_now(NOW).unwrap();
-    let syncs = reference.storage.sync_count() - s0;
-    let after = kvs(&log);
-    let mut tried = 0;
-    for n in 1..=syncs {
-        let m = mem();
-        let mut log = crash_setup(&m, "1048576");
-        m.storage.fail_sync_after(n);
-        assert!(log.compact_now(NOW).is_err());
-        m.storage.clear_faults();
-        drop(log);
-        m.storage.crash();
-        let names = m.storage.list_dir(&m.dir).unwrap();
-        if !names.iter().any(|n| n.ends_with(".swap")) {
-            continue;
-        }
-        tried += 1;
+    each_interrupted_swap(".swap", |m, n, after| {
         let files = m.snapshot();
         let log = Log::open_read_only_with(&m.dir, m.env.clone()).unwrap();
         assert_eq!(kvs(&log), after, "sync {n}");
@@ -1256,8 +1246,7 @@ fn read_only_open_of_an_interrupted_swap_changes_nothing() {
             files,
             "sync {n}: the reader changed the directory"
         );
-    }
-    assert!(tried > 0);
+    });
 }
 
 /// Kafka 4.4's `checkBatchRetention`: a batch ending at the high watermark is kept, without
