@@ -20,7 +20,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <pre>java -cp ... dev.krecords.interop.OpenTransaction BOOTSTRAP TOPIC COMMITTED OPEN</pre>
  *
- * Prints one line: {@code producer=<id> lso=<n> hw=<n>} (the ids the checks expect).
+ * Prints one line: {@code lso=<n> hw=<n>} (the offsets the checks expect).
  */
 public final class OpenTransaction {
     private OpenTransaction() {}
