@@ -2,7 +2,7 @@
 //! shared position and isolation options, and a progress line drawn from what a reader
 //! reports.
 
-use crate::args::{CountArgs, RangeArgs};
+use crate::args::{CountArgs, RangeArgs, ReadArgs};
 use crate::kafka::ClientArgs;
 use crate::outcome::Failure;
 use crate::progress::{Progress, Unit};
@@ -112,13 +112,20 @@ pub fn open_file(path: &Path) -> io::Result<(String, Reader)> {
 /// The one partition of PATH (a file, `-`, a partition directory or
 /// `kafka://HOST:PORT/TOPIC/PARTITION`), opened with a progress line at `options`: its name and
 /// a reader of its entries; a usage error naming `command` when PATH has several partitions.
+/// Positions and isolation are `read`'s (default: read-uncommitted).
 pub fn open_one_partition(
     path: &Path,
-    client: &ClientArgs,
-    options: &ReadOptions,
+    read: &ReadArgs,
     command: &str,
 ) -> Result<(String, Reader), Failure> {
-    let sources = open_sources(&[path.to_path_buf()], client)?;
+    let options = read_options(
+        &read.kafka.range,
+        CountArgs::default(),
+        IsolationLevel::ReadUncommitted,
+        read.max_decompressed_bytes(),
+        None,
+    );
+    let sources = open_sources(&[path.to_path_buf()], &read.kafka.client)?;
     if sources.partitions.len() != 1 {
         return Err(Failure::Usage(format!(
             "{}: {command} reads one partition: a file, a partition directory or \
@@ -126,7 +133,7 @@ pub fn open_one_partition(
             path.display()
         )));
     }
-    let mut reader = open_reader(&sources, 0, options)?;
+    let mut reader = open_reader(&sources, 0, &options)?;
     let name = first_file(&mut reader)?;
     Ok((name, reader))
 }

@@ -1,15 +1,15 @@
 //! `krec convert`: rewrite a segment file or a partition directory in another message format
 //! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
 
-use crate::args::{parse_compression, CountArgs, Format, ReadArgs};
+use crate::args::{parse_compression, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::{open_file, open_one_partition, read_options};
+use crate::source::{open_file, open_one_partition};
 use krecords_codec::convert::{batching_text, ConvertOptions};
 use krecords_codec::read::Partial;
 use krecords_log::check::EntrySource;
 use krecords_log::convert::{self, ConvertError, Converted, PartitionWriter};
 use krecords_log::LogConfig;
-use krecords_source::{IsolationLevel, Reader};
+use krecords_source::Reader;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -315,19 +315,7 @@ fn say_truncated(name: &str, p: &Partial) {
 
 /// Converts a live partition into a new partition directory (or stdout).
 fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Result<(), Failure> {
-    let options = read_options(
-        &args.read.kafka.range,
-        CountArgs::default(),
-        IsolationLevel::ReadUncommitted,
-        args.read.max_decompressed_bytes(),
-        None,
-    );
-    let (name, mut reader) = open_one_partition(
-        &args.input,
-        &args.read.kafka.client,
-        &options,
-        "krec convert",
-    )?;
+    let (name, mut reader) = open_one_partition(&args.input, &args.read, "krec convert")?;
     if args.output == Path::new("-") {
         let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());
         convert_file_source(&name, &mut reader, &mut sink, opts, report)?;

@@ -5,13 +5,12 @@
 //! field up to the first byte that makes no sense and says what is wrong there. This command
 //! opens the input, walks to `--position` and renders the walker's items.
 
-use crate::args::{CountArgs, Format, ReadArgs};
+use crate::args::{Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::{open_one_partition, read_options};
+use crate::source::open_one_partition;
 use krecords_codec::explain::{Explainer, Item, Loc, Value, WalkError};
 use krecords_codec::layout::LOG_OVERHEAD;
 use krecords_codec::read::{EntryPrefix, Step};
-use krecords_source::IsolationLevel;
 use serde_json::json;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -160,19 +159,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
 /// of PATH from the entry holding `--start`; a truncated or corrupt entry ends the buffer with
 /// the bytes that follow it (and is explained as such).
 fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
-    let options = read_options(
-        &args.read.kafka.range,
-        CountArgs::default(),
-        IsolationLevel::ReadUncommitted,
-        args.read.max_decompressed_bytes(),
-        None,
-    );
-    let (name, mut reader) = open_one_partition(
-        &args.path,
-        &args.read.kafka.client,
-        &options,
-        "krec explain",
-    )?;
+    let (name, mut reader) = open_one_partition(&args.path, &args.read, "krec explain")?;
     let mut buf = Vec::new();
     let mut done = 0u64;
     while count == 0 || done < count {
