@@ -1,11 +1,10 @@
 //! Arguments that several subcommands share, declared once (flattened into each command's
 //! `Args` with `#[command(flatten)]`) and parsed once.
 
+use crate::kafka::ClientArgs;
 use crate::outcome::Failure;
-use krecords_client::ClientConfig;
 use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
 use krecords_source::{IsolationLevel, Position, Range};
-use std::path::PathBuf;
 
 const POSITIONS: &str = "Positions and isolation (files, directories, broker roots, kafka://)";
 
@@ -164,8 +163,6 @@ impl ReadArgs {
     }
 }
 
-const HEADING: &str = "Live clusters (kafka:// sources)";
-
 /// Options for `kafka://` sources: client properties, positions and isolation.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct KafkaArgs {
@@ -173,31 +170,4 @@ pub struct KafkaArgs {
     pub client: ClientArgs,
     #[command(flatten)]
     pub range: RangeArgs,
-}
-
-/// The client properties of `kafka://` sources.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct ClientArgs {
-    /// kafka://: a client property NAME=VALUE with librdkafka's names (security.protocol,
-    /// sasl.mechanism, sasl.username, ssl.ca.location, ...); repeatable. bootstrap.servers
-    /// comes from the URL.
-    #[arg(short = 'X', value_name = "NAME=VALUE", help_heading = HEADING)]
-    pub property: Vec<String>,
-    /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
-    #[arg(short = 'F', value_name = "FILE", help_heading = HEADING)]
-    pub config_file: Vec<PathBuf>,
-}
-
-/// The client configuration of `-F` files then `-X` properties.
-pub fn config_from(files: &[PathBuf], properties: &[String]) -> Result<ClientConfig, Failure> {
-    let mut c = ClientConfig::default();
-    for f in files {
-        c.apply_file(f)
-            .map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))?;
-    }
-    for x in properties {
-        c.set_pair(x)
-            .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?;
-    }
-    Ok(c)
 }

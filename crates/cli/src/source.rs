@@ -2,10 +2,10 @@
 //! shared position and isolation options, and a progress line drawn from what a reader
 //! reports.
 
-use crate::args::{ClientArgs, CountArgs, RangeArgs};
+use crate::args::{CountArgs, RangeArgs, ReadArgs};
+use crate::kafka::ClientArgs;
 use crate::outcome::Failure;
 use crate::progress::{Progress, Unit};
-use krecords_log::check::EntrySource;
 pub use krecords_log::check::Next;
 use krecords_source::{IsolationLevel, ReadOptions, Reader, Sources};
 use std::io;
@@ -27,7 +27,7 @@ impl From<krecords_source::Error> for Failure {
 /// Lists the partitions of PATH arguments (files, directories, roots, globs, `-`, kafka://).
 pub fn open_sources(paths: &[PathBuf], client: &ClientArgs) -> Result<Sources, Failure> {
     Ok(Sources::open(paths, &mut || {
-        crate::args::config_from(&client.config_file, &client.property).map_err(|f| match f {
+        client.config().map_err(|f| match f {
             Failure::Io(e, what) => krecords_source::Error::io(what, e),
             Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
         })
@@ -96,38 +96,54 @@ pub fn read_options(
     }
 }
 
-/// One file of entries (or standard input) read whole, with a progress line: what
-/// `convert` reads. (A compatibility shim over [`Reader`] until convert reads partitions.)
-pub struct Source {
-    /// Display name (a path or `-`).
-    pub name: String,
-    reader: Reader,
+/// Opens a file, or stdin for `-`, with a progress line: its name and a reader of its
+/// entries (what `verify` and `convert` read a file with).
+pub fn open_file(path: &Path) -> io::Result<(String, Reader)> {
+    let sources = Sources::open(&[path.to_path_buf()], &mut || {
+        Err(krecords_source::Error::Usage("not a file".into()))
+    })
+    .map_err(to_io)?;
+    let mut reader = sources.read(0, &ReadOptions::default()).map_err(to_io)?;
+    with_progress(&mut reader);
+    let name = first_file(&mut reader).map_err(to_io)?;
+    Ok((name, reader))
 }
 
-impl Source {
-    /// Opens a file, or stdin for `-`.
-    pub fn open(path: &Path) -> io::Result<Source> {
-        let sources = Sources::open(&[path.to_path_buf()], &mut || {
-            Err(krecords_source::Error::Usage("not a file".into()))
-        })
-        .map_err(to_io)?;
-        let mut reader = sources.read(0, &ReadOptions::default()).map_err(to_io)?;
-        Source::from_reader(reader_first_file(&mut reader)?, reader)
+/// The one partition of PATH (a file, `-`, a partition directory or
+/// `kafka://HOST:PORT/TOPIC/PARTITION`), opened with a progress line at `options`: its name and
+/// a reader of its entries; a usage error naming `command` when PATH has several partitions.
+/// Positions and isolation are `read`'s (default: read-uncommitted).
+pub fn open_one_partition(
+    path: &Path,
+    read: &ReadArgs,
+    command: &str,
+) -> Result<(String, Reader), Failure> {
+    let options = read_options(
+        &read.kafka.range,
+        CountArgs::default(),
+        IsolationLevel::ReadUncommitted,
+        read.max_decompressed_bytes(),
+        None,
+    );
+    let sources = open_sources(&[path.to_path_buf()], &read.kafka.client)?;
+    if sources.partitions.len() != 1 {
+        return Err(Failure::Usage(format!(
+            "{}: {command} reads one partition: a file, a partition directory or \
+             kafka://HOST:PORT/TOPIC/PARTITION",
+            path.display()
+        )));
     }
-
-    /// A source over a reader whose first file is open.
-    pub fn from_reader(name: String, reader: Reader) -> io::Result<Source> {
-        Ok(Source { name, reader })
-    }
+    let mut reader = open_reader(&sources, 0, &options)?;
+    let name = first_file(&mut reader)?;
+    Ok((name, reader))
 }
 
-/// Opens `reader`'s first file (with a progress line) and returns its name.
-pub fn reader_first_file(reader: &mut Reader) -> io::Result<String> {
-    with_progress(reader);
-    match reader.next_file().map_err(to_io)? {
-        Some(f) => Ok(f.name),
-        None => Ok(reader.name().to_owned()),
-    }
+/// Opens `reader`'s first file and returns its name.
+fn first_file(reader: &mut Reader) -> Result<String, krecords_source::Error> {
+    Ok(match reader.next_file()? {
+        Some(f) => f.name,
+        None => reader.name().to_owned(),
+    })
 }
 
 /// A sources error as an I/O error (its own when it is one).
@@ -135,19 +151,5 @@ fn to_io(e: krecords_source::Error) -> io::Error {
     match e {
         krecords_source::Error::Io { source, .. } => source,
         e => io::Error::other(e),
-    }
-}
-
-impl EntrySource for Source {
-    fn next_entry(&mut self) -> io::Result<Next<'_>> {
-        self.reader.next_entry()
-    }
-
-    fn position(&self) -> usize {
-        self.reader.position()
-    }
-
-    fn remaining_bytes(&mut self) -> io::Result<u64> {
-        self.reader.remaining_bytes()
     }
 }

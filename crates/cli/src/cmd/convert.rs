@@ -2,14 +2,14 @@
 //! and/or codec, streaming through the codec's [`Converter`], offsets kept exactly.
 
 use crate::args::{parse_compression, Format, ReadArgs};
-use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::Source;
+use crate::source::{open_file, open_one_partition};
 use krecords_codec::convert::{batching_text, ConvertOptions};
 use krecords_codec::read::Partial;
 use krecords_log::check::EntrySource;
 use krecords_log::convert::{self, ConvertError, Converted, PartitionWriter};
 use krecords_log::LogConfig;
+use krecords_source::Reader;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -38,7 +38,8 @@ use std::path::{Path, PathBuf};
 /// are unchanged); for v0/v1 they no longer apply and are left out.
 ///
 /// IN a live partition, kafka://HOST:PORT/TOPIC/PARTITION (from --start to --end, at
-/// --isolation) → OUT a new partition directory written as a directory input's is (segments
+/// --isolation; default read-uncommitted: a copy of the partition as the broker holds it,
+/// transaction markers and aborted batches included; read-committed leaves them out) → OUT a new partition directory written as a directory input's is (segments
 /// rolled at segment.bytes, 1 GiB, named by their first offset; indexes, .txnindex files,
 /// producer snapshots and the leader-epoch-checkpoint built by recovery), or `-`. --magic is 2
 /// unless given: with no --compression the batches are copied byte for byte, a local copy that
@@ -285,20 +286,21 @@ fn convert_file(
     opts: &ConvertOptions,
     report: &mut Report,
 ) -> Result<(), Failure> {
-    let source = Source::open(input).context(|| format!("cannot open {}", input.display()))?;
-    convert_file_source(source, sink, opts, report)
+    let (name, mut reader) =
+        open_file(input).context(|| format!("cannot open {}", input.display()))?;
+    convert_file_source(&name, &mut reader, sink, opts, report)
 }
 
-/// Converts the entries of `source` ([`convert::convert_entries`]), handing the output to
+/// Converts the entries of `reader` ([`convert::convert_entries`]), handing the output to
 /// `write` in pieces of whole entries.
 fn convert_source(
-    mut source: Source,
+    name: &str,
+    reader: &mut Reader,
     opts: &ConvertOptions,
     report: &mut Report,
     write: &mut dyn FnMut(&[u8]) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    let name = source.name.clone();
-    let converted = convert::convert_entries(&mut source, &name, opts, write, &mut say_truncated)?;
+    let converted = convert::convert_entries(reader, name, opts, write, &mut say_truncated)?;
     report.add(&converted);
     Ok(())
 }
@@ -313,12 +315,10 @@ fn say_truncated(name: &str, p: &Partial) {
 
 /// Converts a live partition into a new partition directory (or stdout).
 fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Result<(), Failure> {
-    let (inputs, live) =
-        kafka::expand_one_partition(&args.input, &args.read.kafka, "krec convert")?;
-    let source = inputs.open_live(&live)?;
+    let (name, mut reader) = open_one_partition(&args.input, &args.read, "krec convert")?;
     if args.output == Path::new("-") {
         let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-        convert_file_source(source, &mut sink, opts, report)?;
+        convert_file_source(&name, &mut reader, &mut sink, opts, report)?;
         return sink.flush().map_err(Failure::from);
     }
     ensure_empty(&args.output)?;
@@ -330,7 +330,7 @@ fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Resu
         )
         .map_err(log_error)?;
     let mut writer = PartitionWriter::create(&args.output, &config).map_err(log_error)?;
-    convert_source(source, opts, report, &mut |bytes| {
+    convert_source(&name, &mut reader, opts, report, &mut |bytes| {
         writer.write_rolling(bytes).map_err(log_error)
     })?;
     report.segments += writer.finish().map_err(log_error)?;
@@ -339,12 +339,13 @@ fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Resu
 
 /// [`convert_source`] into a writer.
 fn convert_file_source(
-    source: Source,
+    name: &str,
+    reader: &mut Reader,
     sink: &mut impl Write,
     opts: &ConvertOptions,
     report: &mut Report,
 ) -> Result<(), Failure> {
-    convert_source(source, opts, report, &mut |bytes| {
+    convert_source(name, reader, opts, report, &mut |bytes| {
         sink.write_all(bytes)
             .context(|| "cannot write the output".into())
     })
@@ -384,7 +385,7 @@ fn convert_dir(
 ) -> Result<(), Failure> {
     ensure_empty(output)?;
     let mut open =
-        |path: &Path| -> io::Result<Box<dyn EntrySource>> { Ok(Box::new(Source::open(path)?)) };
+        |path: &Path| -> io::Result<Box<dyn EntrySource>> { Ok(Box::new(open_file(path)?.1)) };
     let converted = convert::convert_dir(input, output, opts, &mut open, &mut say_truncated)?;
     for c in &converted.segments {
         report.segments += 1;

@@ -6,11 +6,11 @@
 //! opens the input, walks to `--position` and renders the walker's items.
 
 use crate::args::{Format, ReadArgs};
-use crate::kafka;
 use crate::outcome::{Context, Failure, Outcome};
+use crate::source::open_one_partition;
 use krecords_codec::explain::{Explainer, Item, Loc, Value, WalkError};
 use krecords_codec::layout::LOG_OVERHEAD;
-use krecords_codec::read::EntryPrefix;
+use krecords_codec::read::{EntryPrefix, Step};
 use serde_json::json;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -33,20 +33,24 @@ use std::path::{Path, PathBuf};
 /// Without --count, every entry is explained when the file holds at most 1 MiB from --position,
 /// otherwise only the first one (a note on stderr says so); --count 0 explains all.
 ///
-/// A live partition, kafka://HOST:PORT/TOPIC/PARTITION, is explained from the entry holding
-/// --start (default: the first one) on: --count entries (default 1; 0: every entry up to --end,
-/// at most 64 MiB of them), positions counted from the first fetched byte.
+/// A live partition, kafka://HOST:PORT/TOPIC/PARTITION, and any file or partition directory
+/// given --start or --end, is read through the sources layer and explained from the entry
+/// holding --start (default: the first one) on: --count entries (default 1; 0: every entry up
+/// to --end, at most 64 MiB of them), positions counted from the first byte read. Isolation:
+/// read-uncommitted (every batch, as the log holds it) unless --isolation read-committed.
 ///
 /// Examples:
 ///   krec explain hello.bin
 ///   krec explain 00000000000000000000.log --position 4096 --count 2
 ///   krec explain kafka://localhost:9092/orders/0 --start 1200 --count 2
+///   krec explain /var/kafka/orders-0 --start 1200
 ///   krec explain --format json one.bin | jq '.[] | select(.field == "crc")'
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
     /// A segment file or any file of concatenated entries; `-` reads stdin;
-    /// kafka://HOST:PORT/TOPIC/PARTITION reads a live partition.
+    /// kafka://HOST:PORT/TOPIC/PARTITION reads a live partition; with --start or --end, a
+    /// partition directory too.
     path: PathBuf,
     /// Byte position of the first entry to explain; must be where an entry starts.
     #[arg(long, default_value_t = 0)]
@@ -80,11 +84,14 @@ impl<T: Read + Seek> Input for T {}
 /// Runs the subcommand.
 pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let name = args.path.display().to_string();
-    let live = args
-        .path
-        .to_str()
-        .is_some_and(|p| p.starts_with("kafka://"));
-    let (mut input, len): (Box<dyn Input>, u64) = if live {
+    let range = &args.read.kafka.range;
+    let ranged = range.start.is_some()
+        || range.end.is_some()
+        || args
+            .path
+            .to_str()
+            .is_some_and(|p| p.starts_with("kafka://"));
+    let (mut input, len): (Box<dyn Input>, u64) = if ranged {
         let count = args.count.unwrap_or(1);
         // Explaining the whole fetched buffer is what was asked for.
         args.count = Some(0);
@@ -148,52 +155,41 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     })
 }
 
-/// The bytes of the first `count` entries (0: all, up to [`LIVE_CAP`]) of a live partition
-/// from `--start`; a truncated or corrupt entry ends the buffer (and is explained as such).
+/// The bytes of the first `count` entries (0: all, up to [`LIVE_CAP`]) of the one partition
+/// of PATH from the entry holding `--start`; a truncated or corrupt entry ends the buffer with
+/// the bytes that follow it (and is explained as such).
 fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
-    let (inputs, live) = kafka::expand_one_partition(&args.path, &args.read.kafka, "krec explain")?;
-    let mut reader = inputs.open_raw(&live)?;
-    let read_err = |e: io::Error| Failure::Usage(format!("{}: {e}", live.name));
+    let (name, mut reader) = open_one_partition(&args.path, &args.read, "krec explain")?;
     let mut buf = Vec::new();
     let mut done = 0u64;
     while count == 0 || done < count {
-        let start = buf.len();
-        let got = (&mut reader)
-            .take(LOG_OVERHEAD as u64)
-            .read_to_end(&mut buf)
-            .map_err(read_err)?;
-        if got < LOG_OVERHEAD {
-            break;
-        }
-        let Some(size) =
-            EntryPrefix::parse(&buf[start..]).and_then(|p| usize::try_from(p.size).ok())
-        else {
-            break;
+        let entry = match reader
+            .next_entry()
+            .context(|| format!("cannot read {name}"))?
+        {
+            Step::Entry(e) => e.as_bytes(),
+            Step::End => break,
+            Step::Error(_) | Step::Partial(_) => {
+                buf.extend_from_slice(reader.unread_bytes());
+                break;
+            }
         };
-        if start + LOG_OVERHEAD + size > LIVE_CAP {
+        if buf.len() + entry.len() > LIVE_CAP {
             if done == 0 {
                 return Err(Failure::Usage(format!(
-                    "{}: an entry of {size} bytes is more than krec explain fetches ({} MiB)",
-                    live.name,
+                    "{name}: an entry of {} bytes is more than krec explain fetches ({} MiB)",
+                    entry.len().saturating_sub(LOG_OVERHEAD),
                     LIVE_CAP >> 20
                 )));
             }
-            buf.truncate(start);
             eprintln!(
-                "krec: explaining the first {done} entries of {} ({} MiB at most)",
-                live.name,
+                "krec: explaining the first {done} entries of {name} ({} MiB at most)",
                 LIVE_CAP >> 20
             );
             break;
         }
-        let got = (&mut reader)
-            .take(size as u64)
-            .read_to_end(&mut buf)
-            .map_err(read_err)?;
+        buf.extend_from_slice(entry);
         done += 1;
-        if got < size {
-            break;
-        }
     }
     Ok(buf)
 }

@@ -6,7 +6,7 @@
 //! documentation for the protocol.
 
 use crate::args::{parse_compression, Format};
-use crate::kafka::{config_from, KafkaUrl};
+use crate::kafka::{ClientArgs, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
 use crate::progress::Progress;
 use krecords_client::ClientConfig;
@@ -20,6 +20,12 @@ use std::time::Duration;
 /// Copy committed data of local logs, partition directories, segment files or another
 /// cluster's partition into a Kafka topic, exactly once (transactions), keeping v2 batches'
 /// records bytes and compression. Resumable: run it again with the same --job.
+///
+/// Isolation: read_committed, as a consumer hands data on: every source is read up to its last
+/// stable offset, aborted transactions and transaction markers left out.
+///
+/// -X and -F (the client properties) apply to the target and to kafka:// sources;
+/// --source-X and --source-F add properties for kafka:// sources only.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Sources then the target: SOURCE… kafka://HOST:PORT[,…]/TOPIC[/PARTITION]. A SOURCE is
@@ -35,12 +41,8 @@ pub struct Args {
     /// target topic.
     #[arg(long)]
     job: Option<String>,
-    /// A client property NAME=VALUE (librdkafka names), for the target and kafka:// sources.
-    #[arg(short = 'X', value_name = "NAME=VALUE")]
-    property: Vec<String>,
-    /// A file of NAME=VALUE lines, read before the -X options.
-    #[arg(short = 'F', value_name = "FILE")]
-    config_file: Vec<PathBuf>,
+    #[command(flatten)]
+    client: ClientArgs,
     /// A client property for kafka:// sources only, applied after -F and -X (a source cluster
     /// with other security settings than the target's).
     #[arg(long = "source-X", value_name = "NAME=VALUE")]
@@ -104,6 +106,7 @@ fn failure(e: Error) -> Failure {
 
 /// Runs `krec ship`.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let target_config = args.client.config()?;
     let Some((target_arg, source_args)) = args.paths.split_last() else {
         return Err(usage("krec ship: SOURCE… TARGET"));
     };
@@ -140,7 +143,6 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     }
     let sources = sources.finish().map_err(failure)?;
-    let target_config = config_from(&args.config_file, &args.property)?;
     let source_config = layered(
         target_config.clone(),
         &args.source_config_file,

@@ -8,7 +8,7 @@
 
 use crate::args::{CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::{open_reader, open_sources, read_options, Source};
+use crate::source::{open_file, open_reader, open_sources, read_options};
 use krecords_log::check::{self, CheckError, Checker, Problem, ProblemKind};
 use krecords_log::data_dir::{self, PartitionDir};
 use krecords_log::files::LOG_SUFFIX;
@@ -198,9 +198,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
         } else if whole && local {
             let base = check::segment_base(path);
-            let mut source =
-                Source::open(path).context(|| format!("cannot open {}", path.display()))?;
-            let name = source.name.clone();
+            let (name, mut source) =
+                open_file(path).context(|| format!("cannot open {}", path.display()))?;
             checker
                 .entries(&mut source, &name, Some(path), base, &mut None)
                 .map_err(failure)?;

@@ -189,3 +189,25 @@ fn compression_takes_a_level() {
     ]);
     r.fails(2, "zstd level 99 outside");
 }
+
+/// `-X` is the shared client option: ship refuses an unknown property with dump's message.
+#[test]
+fn an_unknown_property_is_refused_as_dump_refuses_it() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("orders-0")).unwrap();
+    let ship = run(&[
+        "ship",
+        "-X",
+        "unknown.property=1",
+        &d.arg("orders-0"),
+        "kafka://127.0.0.1:1/t",
+    ]);
+    let dump = run(&[
+        "dump",
+        "-X",
+        "unknown.property=1",
+        "kafka://127.0.0.1:1/t/0",
+    ]);
+    assert_eq!(ship.code, 2, "{}", ship.stderr);
+    assert_eq!((ship.code, &ship.stderr), (dump.code, &dump.stderr));
+}
