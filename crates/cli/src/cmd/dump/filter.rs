@@ -1,7 +1,7 @@
 //! Which entries and records `krec dump` prints.
 //!
-//! Ranges are half-open: `--offset-start` and `--time-start` are inclusive, `--offset-end` and
-//! `--time-end` exclusive. An entry is printed when its offsets `[base, last]` and its timestamps
+//! Ranges are half-open: the offsets the sources layer resolved from `--start`/`--end`/`--count`
+//! and `--time-start` are inclusive, their end and `--time-end` exclusive. An entry is printed when its offsets `[base, last]` and its timestamps
 //! `[base timestamp, max timestamp]` overlap the ranges; with `--deep` only the records inside
 //! both ranges are printed. Everything an entry needs for that decision is in its header, so an
 //! entry outside the ranges is skipped without decompressing or even checking its CRC; a v0/v1
