@@ -6,16 +6,15 @@
 //! what it could not decode in [`ColumnBuilder::invalid`]; give it to
 //! [`RecordBatchBuilder::with_column`](crate::RecordBatchBuilder::with_column).
 
-use crate::schema::{header_fields, header_item, timestamp_type, BytesFormat, Column};
+use crate::schema::{header_fields, header_item, BytesFormat, Column};
 use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, BooleanBuilder, GenericByteBuilder, PrimitiveBuilder,
-    StringBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, GenericByteBuilder, StringBuilder,
 };
 use arrow_array::types::{
     ArrowPrimitiveType, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMillisecondType,
 };
-use arrow_array::{ArrayRef, ListArray, StringArray, StructArray};
-use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_array::{ArrayRef, BinaryArray, ListArray, PrimitiveArray, StringArray, StructArray};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, FieldRef};
 use krecords_codec::read::Record;
 use krecords_codec::{Compression, TimestampType};
@@ -124,40 +123,53 @@ pub trait ColumnBuilder: Send {
 pub fn column_builder(column: Column, format: BytesFormat) -> Box<dyn ColumnBuilder> {
     let field: FieldRef = Arc::new(column.field(format));
     match column {
-        Column::Topic => Box::new(Str::entry(field, |e, _| e.topic)),
-        Column::Partition => Box::new(Prim::<Int32Type, _>::entry(field, |e, _| Some(e.partition))),
-        Column::Offset => Box::new(Prim::<Int64Type, _>::new(field, |_, r| Some(r.offset()))),
-        Column::Timestamp => Box::new(
-            Prim::<TimestampMillisecondType, _>::new(field, |_, r| r.timestamp())
-                .with_type(timestamp_type()),
-        ),
-        Column::TimestampType => Box::new(Str::new(field, |e, r| {
+        Column::Topic => Box::new(Runs::new(field, Scope::Entry, |e, _| e.topic)),
+        Column::Partition => Box::new(Prim::<Int32Type, _>::new(field, Scope::Entry, |e, _| {
+            Some(e.partition)
+        })),
+        Column::Offset => Box::new(Prim::<Int64Type, _>::new(field, Scope::Record, |_, r| {
+            Some(r.offset())
+        })),
+        Column::Timestamp => Box::new(Prim::<TimestampMillisecondType, _>::new(
+            field,
+            Scope::Record,
+            |_, r| r.timestamp(),
+        )),
+        Column::TimestampType => Box::new(Runs::new(field, Scope::EntryIfV2, |e, r| {
             timestamp_type_name(record_timestamp_type(e, r))
         })),
         Column::Key => Box::new(Bytes::new(field, format, |r| r.key())),
         Column::Value => Box::new(Bytes::new(field, format, |r| r.value())),
         Column::Headers => Box::new(HeadersColumn::new(field)),
-        Column::ProducerId => Box::new(Prim::<Int64Type, _>::entry(field, |e, _| {
+        Column::ProducerId => Box::new(Prim::<Int64Type, _>::new(field, Scope::Entry, |e, _| {
             Some(e.producer_id)
         })),
-        Column::ProducerEpoch => Box::new(Prim::<Int16Type, _>::entry(field, |e, _| {
-            Some(e.producer_epoch)
-        })),
-        Column::Sequence => Box::new(Prim::<Int32Type, _>::new(field, |_, r| match r {
-            Record::V2(r) => r.sequence,
-            Record::Legacy(_) => None,
-        })),
+        Column::ProducerEpoch => {
+            Box::new(Prim::<Int16Type, _>::new(field, Scope::Entry, |e, _| {
+                Some(e.producer_epoch)
+            }))
+        }
+        Column::Sequence => Box::new(Prim::<Int32Type, _>::new(
+            field,
+            Scope::Record,
+            |_, r| match r {
+                Record::V2(r) => r.sequence,
+                Record::Legacy(_) => None,
+            },
+        )),
         Column::IsTransactional => Box::new(BoolColumn {
             field,
             builder: BooleanBuilder::new(),
         }),
-        Column::BatchOffset => Box::new(Prim::<Int64Type, _>::entry(field, |e, _| {
+        Column::BatchOffset => Box::new(Prim::<Int64Type, _>::new(field, Scope::Entry, |e, _| {
             Some(e.first_offset)
         })),
-        Column::Magic => Box::new(Prim::<Int8Type, _>::new(field, |e, r| {
+        Column::Magic => Box::new(Prim::<Int8Type, _>::new(field, Scope::EntryIfV2, |e, r| {
             Some(record_magic(e, r) as i8)
         })),
-        Column::Compression => Box::new(Str::entry(field, |e, _| e.compression.name())),
+        Column::Compression => {
+            Box::new(Runs::new(field, Scope::Entry, |e, _| e.compression.name()))
+        }
     }
 }
 
@@ -187,13 +199,69 @@ fn record_timestamp_type(entry: &EntryInfo<'_>, record: &Record<'_>) -> Timestam
     }
 }
 
-/// A primitive column whose value `get` reads from the entry and the record.
+/// What a column's value depends on, so that a whole entry's rows can be filled at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// The entry only: one value for all its records.
+    Entry,
+    /// The entry for a v2 batch (one value for all its records), each record for v0/v1 (an
+    /// inner message has its own magic and timestamp type).
+    EntryIfV2,
+    /// Each record.
+    Record,
+}
+
+impl Scope {
+    /// Whether the value of `first`, an entry's first record, holds for all its records (the
+    /// records of an entry are all of its format).
+    #[inline]
+    fn uniform(self, first: &Record<'_>) -> bool {
+        match self {
+            Scope::Entry => true,
+            Scope::EntryIfV2 => matches!(first, Record::V2(_)),
+            Scope::Record => false,
+        }
+    }
+}
+
+/// The validity of a nullable column: nothing until its first null (most columns have none),
+/// then one bit per row.
+#[derive(Default)]
+struct Nulls(Option<BooleanBufferBuilder>);
+
+impl Nulls {
+    /// `n` more valid rows.
+    #[inline]
+    fn valid_n(&mut self, n: usize) {
+        if let Some(b) = &mut self.0 {
+            b.append_n(n, true);
+        }
+    }
+
+    /// `n` more null rows after the `len` rows so far.
+    fn null_n(&mut self, len: usize, n: usize) {
+        let b = self.0.get_or_insert_with(|| {
+            let mut b = BooleanBufferBuilder::new(len.saturating_add(n));
+            b.append_n(len, true);
+            b
+        });
+        b.append_n(n, false);
+    }
+
+    /// The validity of the rows so far (`None`: all valid), and starts anew.
+    fn finish(&mut self) -> Option<NullBuffer> {
+        self.0.take().map(|mut b| NullBuffer::new(b.finish()))
+    }
+}
+
+/// A primitive column whose value `get` reads from the entry and the record: a plain vector of
+/// values (filled per entry when `scope` allows) and a validity made only if a null comes.
 struct Prim<T: ArrowPrimitiveType, F> {
     field: FieldRef,
-    builder: PrimitiveBuilder<T>,
+    values: Vec<T::Native>,
+    nulls: Nulls,
     get: F,
-    /// Whether `get` reads the entry only: one value for all the records of an entry.
-    per_entry: bool,
+    scope: Scope,
 }
 
 impl<T, F> Prim<T, F>
@@ -201,27 +269,30 @@ where
     T: ArrowPrimitiveType,
     F: Fn(&EntryInfo<'_>, &Record<'_>) -> Option<T::Native> + Send,
 {
-    fn new(field: FieldRef, get: F) -> Self {
+    fn new(field: FieldRef, scope: Scope, get: F) -> Self {
         Prim {
             field,
-            builder: PrimitiveBuilder::new(),
+            values: Vec::new(),
+            nulls: Nulls::default(),
             get,
-            per_entry: false,
+            scope,
         }
     }
 
-    /// A column whose value is the entry's, the same for all its records.
-    fn entry(field: FieldRef, get: F) -> Self {
-        Prim {
-            per_entry: true,
-            ..Prim::new(field, get)
+    /// Appends `value` `n` times.
+    #[inline]
+    fn push_n(&mut self, value: Option<T::Native>, n: usize) {
+        match value {
+            Some(v) => {
+                self.nulls.valid_n(n);
+                self.values.extend(std::iter::repeat_n(v, n));
+            }
+            None => {
+                self.nulls.null_n(self.values.len(), n);
+                self.values
+                    .extend(std::iter::repeat_n(T::Native::default(), n));
+            }
         }
-    }
-
-    /// Gives the array another type of the same physical layout (a timestamp's time zone).
-    fn with_type(mut self, data_type: arrow_schema::DataType) -> Self {
-        self.builder = self.builder.with_data_type(data_type);
-        self
     }
 }
 
@@ -236,16 +307,18 @@ where
 
     #[inline]
     fn append(&mut self, entry: &EntryInfo<'_>, record: &Record<'_>) {
-        self.builder.append_option((self.get)(entry, record));
+        let value = (self.get)(entry, record);
+        self.push_n(value, 1);
     }
 
     fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
         match records.first() {
-            Some(first) if self.per_entry => match (self.get)(entry, first) {
-                Some(v) => self.builder.append_value_n(v, records.len()),
-                None => self.builder.append_nulls(records.len()),
-            },
+            Some(first) if self.scope.uniform(first) => {
+                let value = (self.get)(entry, first);
+                self.push_n(value, records.len());
+            }
             _ => {
+                self.values.reserve(records.len());
                 for r in records {
                     self.append(entry, r);
                 }
@@ -254,56 +327,50 @@ where
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
-        Ok(Arc::new(self.builder.finish()))
+        let rows = self.values.len();
+        let values = std::mem::replace(&mut self.values, Vec::with_capacity(rows));
+        let array = PrimitiveArray::<T>::try_new(ScalarBuffer::from(values), self.nulls.finish())?
+            .with_data_type(self.field.data_type().clone());
+        Ok(Arc::new(array))
     }
 }
 
-/// A non-null string column whose text `get` reads from the entry and the record. Its values and
-/// offsets are plain vectors: no null bitmap to keep, and the appends inline (these columns
-/// repeat a few short texts on every row).
-struct Str<F> {
+/// A non-null string column of a few short texts repeated over runs of rows (the topic, the
+/// codec, the timestamp type): a text and a row count per run, one entry's rows taken at once
+/// when `scope` allows, the array made at finish (one run, the usual case, without checking
+/// the text again).
+struct Runs<F> {
     field: FieldRef,
-    /// The texts, one after the other.
-    values: Vec<u8>,
-    /// Offsets into `values`: row i is `offsets[i]..offsets[i + 1]`. Starts with 0.
-    offsets: Vec<i32>,
+    /// The runs: a text, and on how many consecutive rows.
+    runs: Vec<(String, usize)>,
     get: F,
-    /// Whether `get` reads the entry only: one text for all the records of an entry.
-    per_entry: bool,
+    scope: Scope,
 }
 
-impl<F> Str<F>
+impl<F> Runs<F>
 where
     F: for<'e> Fn(&EntryInfo<'e>, &Record<'_>) -> &'e str + Send,
 {
-    fn new(field: FieldRef, get: F) -> Self {
-        Str {
+    fn new(field: FieldRef, scope: Scope, get: F) -> Self {
+        Runs {
             field,
-            values: Vec::new(),
-            offsets: vec![0],
+            runs: Vec::new(),
             get,
-            per_entry: false,
+            scope,
         }
     }
 
-    /// A column whose text is the entry's, the same for all its records.
-    fn entry(field: FieldRef, get: F) -> Self {
-        Str {
-            per_entry: true,
-            ..Str::new(field, get)
-        }
-    }
-
+    /// Appends `text` `n` times.
     #[inline]
-    fn push(&mut self, text: &str) {
-        self.values.extend_from_slice(text.as_bytes());
-        // A record batch's bytes, the topic's included, stay below `MAX_BATCH_BYTES`.
-        self.offsets
-            .push(i32::try_from(self.values.len()).unwrap_or(i32::MAX));
+    fn push_n(&mut self, text: &str, n: usize) {
+        match self.runs.last_mut() {
+            Some((last, count)) if last == text => *count = count.saturating_add(n),
+            _ => self.runs.push((text.to_owned(), n)),
+        }
     }
 }
 
-impl<F> ColumnBuilder for Str<F>
+impl<F> ColumnBuilder for Runs<F>
 where
     F: for<'e> Fn(&EntryInfo<'e>, &Record<'_>) -> &'e str + Send,
 {
@@ -313,16 +380,15 @@ where
 
     #[inline]
     fn append(&mut self, entry: &EntryInfo<'_>, record: &Record<'_>) {
-        self.push((self.get)(entry, record));
+        let text = (self.get)(entry, record);
+        self.push_n(text, 1);
     }
 
     fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
         match records.first() {
-            Some(first) if self.per_entry => {
+            Some(first) if self.scope.uniform(first) => {
                 let text = (self.get)(entry, first);
-                for _ in records {
-                    self.push(text);
-                }
+                self.push_n(text, records.len());
             }
             _ => {
                 for r in records {
@@ -333,16 +399,27 @@ where
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
-        let (rows, bytes) = (self.offsets.len(), self.values.len());
-        let mut offsets = Vec::with_capacity(rows);
-        offsets.push(0);
-        let offsets = std::mem::replace(&mut self.offsets, offsets);
-        let values = std::mem::replace(&mut self.values, Vec::with_capacity(bytes));
-        let array = StringArray::try_new(
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            Buffer::from_vec(values),
-            None,
-        )?;
+        let runs = std::mem::take(&mut self.runs);
+        let array = match runs.as_slice() {
+            [] => StringArray::new_repeated("", 0),
+            // A record batch's bytes, the topic's included, stay below `MAX_BATCH_BYTES`.
+            [(text, n)] => StringArray::new_repeated(text, *n),
+            _ => {
+                let mut values = Vec::new();
+                let mut offsets = vec![0i32];
+                for (text, n) in &runs {
+                    for _ in 0..*n {
+                        values.extend_from_slice(text.as_bytes());
+                        offsets.push(i32::try_from(values.len()).unwrap_or(i32::MAX));
+                    }
+                }
+                StringArray::try_new(
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    Buffer::from_vec(values),
+                    None,
+                )?
+            }
+        };
         Ok(Arc::new(array))
     }
 }
@@ -400,10 +477,58 @@ struct Bytes<F> {
     get: F,
 }
 
-/// The Arrow builder behind a [`Bytes`] column.
+/// The buffers behind a [`Bytes`] column.
 enum BytesKind {
-    Binary(BinaryBuilder),
+    Binary(BinaryBuffers),
     Utf8(StringBuilder),
+}
+
+/// A binary column's bytes, offsets and validity, as plain vectors.
+struct BinaryBuffers {
+    /// The values, one after the other.
+    values: Vec<u8>,
+    /// Offsets into `values`: row i is `offsets[i]..offsets[i + 1]`. Starts with 0.
+    offsets: Vec<i32>,
+    nulls: Nulls,
+}
+
+impl BinaryBuffers {
+    fn new() -> Self {
+        BinaryBuffers {
+            values: Vec::new(),
+            offsets: vec![0],
+            nulls: Nulls::default(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, bytes: Option<&[u8]>) {
+        match bytes {
+            Some(b) => {
+                self.nulls.valid_n(1);
+                self.values.extend_from_slice(b);
+            }
+            None => self.nulls.null_n(self.offsets.len().saturating_sub(1), 1),
+        }
+        // A record batch's bytes stay below `MAX_BATCH_BYTES`, far below i32::MAX.
+        self.offsets
+            .push(i32::try_from(self.values.len()).unwrap_or(i32::MAX));
+    }
+
+    /// The array of the rows so far; the next one starts with buffers of the same capacity, so
+    /// that it does not grow them from nothing again.
+    fn finish(&mut self) -> Result<BinaryArray, ArrowError> {
+        let (rows, bytes) = (self.offsets.len(), self.values.len());
+        let mut offsets = Vec::with_capacity(rows);
+        offsets.push(0);
+        let offsets = std::mem::replace(&mut self.offsets, offsets);
+        let values = std::mem::replace(&mut self.values, Vec::with_capacity(bytes));
+        BinaryArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(values),
+            self.nulls.finish(),
+        )
+    }
 }
 
 impl<F> Bytes<F>
@@ -412,7 +537,7 @@ where
 {
     fn new(field: FieldRef, format: BytesFormat, get: F) -> Self {
         let kind = match format {
-            BytesFormat::Binary => BytesKind::Binary(BinaryBuilder::new()),
+            BytesFormat::Binary => BytesKind::Binary(BinaryBuffers::new()),
             BytesFormat::String => BytesKind::Utf8(StringBuilder::new()),
         };
         Bytes {
@@ -436,7 +561,7 @@ where
     fn append(&mut self, _: &EntryInfo<'_>, record: &Record<'_>) {
         let bytes = (self.get)(record);
         match &mut self.kind {
-            BytesKind::Binary(b) => b.append_option(bytes),
+            BytesKind::Binary(b) => b.push(bytes),
             BytesKind::Utf8(b) => {
                 if !append_utf8(b, bytes) {
                     self.invalid = self.invalid.saturating_add(1);
@@ -449,8 +574,15 @@ where
         // One match per entry rather than per record.
         match &mut self.kind {
             BytesKind::Binary(b) => {
+                // The entry's bytes at once: they are in memory already, as its records.
+                let bytes = records
+                    .iter()
+                    .map(|r| (self.get)(r).map_or(0, <[u8]>::len))
+                    .fold(0usize, usize::saturating_add);
+                b.values.reserve(bytes);
+                b.offsets.reserve(records.len());
                 for r in records {
-                    b.append_option((self.get)(r));
+                    b.push((self.get)(r));
                 }
             }
             BytesKind::Utf8(b) => {
@@ -465,7 +597,7 @@ where
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
         Ok(match &mut self.kind {
-            BytesKind::Binary(b) => Arc::new(finish_sized(b)),
+            BytesKind::Binary(b) => Arc::new(b.finish()?),
             BytesKind::Utf8(b) => Arc::new(finish_sized(b)),
         })
     }
@@ -517,11 +649,14 @@ impl ColumnBuilder for HeadersColumn {
 
     #[inline]
     fn append(&mut self, _: &EntryInfo<'_>, record: &Record<'_>) {
-        for h in record.headers() {
-            if !append_utf8(&mut self.keys, Some(h.key)) {
-                self.invalid = self.invalid.saturating_add(1);
+        let headers = record.headers();
+        if !headers.is_empty() {
+            for h in headers {
+                if !append_utf8(&mut self.keys, Some(h.key)) {
+                    self.invalid = self.invalid.saturating_add(1);
+                }
+                self.values.append_option(h.value);
             }
-            self.values.append_option(h.value);
         }
         // The batch's bytes are bounded far below i32::MAX (see `MAX_BATCH_BYTES`), and every
         // header takes at least two bytes, so the count fits.
@@ -529,11 +664,21 @@ impl ColumnBuilder for HeadersColumn {
         self.offsets.push(count);
     }
 
+    fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
+        self.offsets.reserve(records.len());
+        for r in records {
+            self.append(entry, r);
+        }
+    }
+
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
         let keys: ArrayRef = Arc::new(self.keys.finish());
         let values: ArrayRef = Arc::new(self.values.finish());
         let items = StructArray::try_new(header_fields(), vec![keys, values], None)?;
-        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let rows = self.offsets.len();
+        let mut next = Vec::with_capacity(rows);
+        next.push(0);
+        let offsets = std::mem::replace(&mut self.offsets, next);
         let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
         let list = ListArray::try_new(Arc::new(header_item()), offsets, Arc::new(items), None)?;
         Ok(Arc::new(list))
