@@ -151,7 +151,7 @@ pub fn column_builder(column: Column, format: BytesFormat) -> Box<dyn ColumnBuil
         }
         Column::Sequence => Box::new(Prim::<Int32Type, _>::new(
             field,
-            Scope::Record,
+            Scope::RecordUnlessNull,
             |_, r| match r {
                 Record::V2(r) => r.sequence,
                 Record::Legacy(_) => None,
@@ -207,6 +207,9 @@ enum Scope {
     /// The entry for a v2 batch (one value for all its records), each record for v0/v1 (an
     /// inner message has its own magic and timestamp type).
     EntryIfV2,
+    /// Each record, but when the first record's value is null, so are all the others (a
+    /// record's sequence is null exactly when its batch has no base sequence, and for v0/v1).
+    RecordUnlessNull,
     /// Each record.
     Record,
 }
@@ -214,11 +217,13 @@ enum Scope {
 impl Scope {
     /// Whether the value of `first`, an entry's first record, holds for all its records (the
     /// records of an entry are all of its format).
+    /// `first_is_null`: whether the first record's value is null.
     #[inline]
-    fn uniform(self, first: &Record<'_>) -> bool {
+    fn uniform(self, first: &Record<'_>, first_is_null: bool) -> bool {
         match self {
             Scope::Entry => true,
             Scope::EntryIfV2 => matches!(first, Record::V2(_)),
+            Scope::RecordUnlessNull => first_is_null,
             Scope::Record => false,
         }
     }
@@ -312,15 +317,31 @@ where
     }
 
     fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
-        match records.first() {
-            Some(first) if self.scope.uniform(first) => {
-                let value = (self.get)(entry, first);
-                self.push_n(value, records.len());
-            }
-            _ => {
-                self.values.reserve(records.len());
-                for r in records {
-                    self.append(entry, r);
+        let Some(first) = records.first() else {
+            return;
+        };
+        let value = (self.get)(entry, first);
+        if self.scope.uniform(first, value.is_none()) {
+            self.push_n(value, records.len());
+            return;
+        }
+        // The values in one pass over the records, as if none were null (the extend knows the
+        // count: no capacity check per value); the validity in a second pass if any was null.
+        let start = self.values.len();
+        let get = &self.get;
+        let mut any_null = false;
+        self.values.extend(records.iter().map(|r| {
+            get(entry, r).unwrap_or_else(|| {
+                any_null = true;
+                T::Native::default()
+            })
+        }));
+        if any_null || self.nulls.0.is_some() {
+            for (i, r) in records.iter().enumerate() {
+                if get(entry, r).is_some() {
+                    self.nulls.valid_n(1);
+                } else {
+                    self.nulls.null_n(start.saturating_add(i), 1);
                 }
             }
         }
@@ -386,7 +407,7 @@ where
 
     fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
         match records.first() {
-            Some(first) if self.scope.uniform(first) => {
+            Some(first) if self.scope.uniform(first, false) => {
                 let text = (self.get)(entry, first);
                 self.push_n(text, records.len());
             }
@@ -515,6 +536,25 @@ impl BinaryBuffers {
             .push(i32::try_from(self.values.len()).unwrap_or(i32::MAX));
     }
 
+    /// Appends rows, the offsets in one extend (no capacity check per row).
+    #[inline]
+    fn extend<'a>(&mut self, rows: impl ExactSizeIterator<Item = Option<&'a [u8]>>) {
+        let (values, nulls) = (&mut self.values, &mut self.nulls);
+        let mut row = self.offsets.len().saturating_sub(1);
+        self.offsets.extend(rows.map(|bytes| {
+            match bytes {
+                Some(b) => {
+                    nulls.valid_n(1);
+                    values.extend_from_slice(b);
+                }
+                None => nulls.null_n(row, 1),
+            }
+            row = row.saturating_add(1);
+            // A record batch's bytes stay below `MAX_BATCH_BYTES`, far below i32::MAX.
+            i32::try_from(values.len()).unwrap_or(i32::MAX)
+        }));
+    }
+
     /// The array of the rows so far; the next one starts with buffers of the same capacity, so
     /// that it does not grow them from nothing again.
     fn finish(&mut self) -> Result<BinaryArray, ArrowError> {
@@ -573,18 +613,7 @@ where
     fn append_all(&mut self, _: &EntryInfo<'_>, records: &[Record<'_>]) {
         // One match per entry rather than per record.
         match &mut self.kind {
-            BytesKind::Binary(b) => {
-                // The entry's bytes at once: they are in memory already, as its records.
-                let bytes = records
-                    .iter()
-                    .map(|r| (self.get)(r).map_or(0, <[u8]>::len))
-                    .fold(0usize, usize::saturating_add);
-                b.values.reserve(bytes);
-                b.offsets.reserve(records.len());
-                for r in records {
-                    b.push((self.get)(r));
-                }
-            }
+            BytesKind::Binary(b) => b.extend(records.iter().map(|r| (self.get)(r))),
             BytesKind::Utf8(b) => {
                 for r in records {
                     if !append_utf8(b, (self.get)(r)) {
@@ -664,11 +693,21 @@ impl ColumnBuilder for HeadersColumn {
         self.offsets.push(count);
     }
 
-    fn append_all(&mut self, entry: &EntryInfo<'_>, records: &[Record<'_>]) {
-        self.offsets.reserve(records.len());
-        for r in records {
-            self.append(entry, r);
-        }
+    fn append_all(&mut self, _: &EntryInfo<'_>, records: &[Record<'_>]) {
+        let (keys, values, invalid) = (&mut self.keys, &mut self.values, &mut self.invalid);
+        self.offsets.extend(records.iter().map(|r| {
+            let headers = r.headers();
+            if !headers.is_empty() {
+                for h in headers {
+                    if !append_utf8(keys, Some(h.key)) {
+                        *invalid = invalid.saturating_add(1);
+                    }
+                    values.append_option(h.value);
+                }
+            }
+            // As in `append`.
+            i32::try_from(values.len()).unwrap_or(i32::MAX)
+        }));
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
