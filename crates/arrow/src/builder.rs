@@ -216,6 +216,10 @@ impl RecordBatchBuilder {
         let mut rows: Vec<Record<'_>> = reuse(std::mem::take(&mut self.rows));
         let max_rows = self.options.max_rows.max(1);
         let max_bytes = self.options.max_bytes.min(MAX_BATCH_BYTES);
+        // The topic is counted too: its column repeats it on every row.
+        let row_extra = ROW_OVERHEAD.saturating_add(self.topic.len());
+        // Every offset is inside the default range: no record needs checking then.
+        let all_inside = self.options.offsets == (i64::MIN..=i64::MAX);
         let mut result = Ok(());
         for (i, record) in records.enumerate() {
             let record = match record {
@@ -228,14 +232,11 @@ impl RecordBatchBuilder {
             if i == 0 && !known_first {
                 info.first_offset = record.offset();
             }
-            if !self.options.offsets.contains(&record.offset()) {
+            if !all_inside && !self.options.offsets.contains(&record.offset()) {
                 self.out.report.outside_offsets = self.out.report.outside_offsets.saturating_add(1);
                 continue;
             }
-            // The topic is counted too: its column repeats it on every row.
-            let size = record_size(&record)
-                .saturating_add(ROW_OVERHEAD)
-                .saturating_add(self.topic.len());
+            let size = record_size(&record).saturating_add(row_extra);
             if self.out.rows > 0
                 && (self.out.rows >= max_rows || self.out.bytes.saturating_add(size) > max_bytes)
             {

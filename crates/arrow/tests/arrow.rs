@@ -725,3 +725,86 @@ fn a_long_topic_counts_towards_the_byte_limit() {
     assert!(batches.iter().all(|b| b.num_rows() <= 2));
     assert_eq!(batches.iter().map(RecordBatch::num_rows).sum::<usize>(), 10);
 }
+
+/// Entries of different kinds in one record batch: the columns filled per entry (runs of texts,
+/// repeated values, nulls for a whole entry) change value from one entry to the next, and a
+/// column's first null comes after valid rows (or the other way round) inside one record batch.
+#[test]
+fn mixed_entries_in_one_record_batch() {
+    let mut bytes = Vec::new();
+    // No producer: sequences null for the whole entry.
+    let mut b = V2Builder::new(0).compression(Compression::Lz4, None);
+    b.append(&NewRecord::new(T0, Some(b"a"), None)).unwrap();
+    b.append(&NewRecord::new(T0 + 1, None, Some(b"b"))).unwrap();
+    b.finish_into(&mut bytes).unwrap();
+    // Idempotent: sequences, then a v0 message (null timestamp, no sequence), then
+    // LogAppendTime without a producer again, then a v1 message.
+    let mut b = V2Builder::new(2).producer(7, 1, 5);
+    b.append(&NewRecord::new(T0 + 2, Some(b"c"), Some(b"c")))
+        .unwrap();
+    b.append(&NewRecord::new(T0 + 3, Some(b"d"), Some(b"d")))
+        .unwrap();
+    b.finish_into(&mut bytes).unwrap();
+    let mut b = LegacyBuilder::new(0, 4).unwrap();
+    b.append(&NewRecord::new(0, None, Some(b"v0"))).unwrap();
+    b.finish_into(&mut bytes).unwrap();
+    let mut b = V2Builder::new(5)
+        .compression(Compression::Zstd, None)
+        .timestamp_type(TimestampType::LogAppendTime, T0 + 100);
+    b.append(&NewRecord::new(T0 + 5, Some(b"e"), None)).unwrap();
+    b.finish_into(&mut bytes).unwrap();
+    let mut b = LegacyBuilder::new(1, 6).unwrap();
+    b.append(&NewRecord::new(T0 + 6, Some(b"f"), Some(b"f")))
+        .unwrap();
+    b.finish_into(&mut bytes).unwrap();
+
+    let (batches, _) = convert(&bytes, Options::default());
+    assert_eq!(batches.len(), 1);
+    let rows = rows_of(&batches);
+    assert_eq!(rows, expected(&bytes, "events", 3));
+    let seq: Vec<_> = rows.iter().map(|r| r.sequence).collect();
+    assert_eq!(seq, [None, None, Some(5), Some(6), None, None, None]);
+    let ts: Vec<_> = rows.iter().map(|r| r.timestamp).collect();
+    assert_eq!(
+        ts,
+        [
+            Some(T0),
+            Some(T0 + 1),
+            Some(T0 + 2),
+            Some(T0 + 3),
+            None,
+            Some(T0 + 100),
+            Some(T0 + 6)
+        ]
+    );
+    let texts: Vec<_> = rows
+        .iter()
+        .map(|r| (r.compression.as_str(), r.timestamp_type.as_str(), r.magic))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("lz4", "CreateTime", 2),
+            ("lz4", "CreateTime", 2),
+            ("none", "CreateTime", 2),
+            ("none", "CreateTime", 2),
+            ("none", "NoTimestamp", 0),
+            ("zstd", "LogAppendTime", 2),
+            ("none", "CreateTime", 1)
+        ]
+    );
+    let producers: Vec<_> = rows.iter().map(|r| r.producer_id).collect();
+    assert_eq!(producers, [-1, -1, 7, 7, -1, -1, -1]);
+    let batch_offsets: Vec<_> = rows.iter().map(|r| r.batch_offset).collect();
+    assert_eq!(batch_offsets, [0, 0, 2, 2, 4, 5, 6]);
+    // The same rows one record batch per row: every column starts anew each time.
+    let (batches, _) = convert(
+        &bytes,
+        Options {
+            max_rows: 1,
+            ..Options::default()
+        },
+    );
+    assert_eq!(batches.len(), 7);
+    assert_eq!(rows_of(&batches), rows);
+}
