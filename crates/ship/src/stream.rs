@@ -192,7 +192,7 @@ impl StreamReader {
             .map(|(t, _)| *t)
             .collect();
         Fetched {
-            bytes: out,
+            bytes: out.into(),
             aborted,
             next_offset,
             end: None,
@@ -313,7 +313,7 @@ mod tests {
                     break;
                 }
                 let f = Fetched {
-                    bytes: f.bytes,
+                    bytes: f.bytes.into(),
                     aborted: f.aborted_transactions.unwrap_or_default(),
                     next_offset: f.next_offset,
                     end: None,
