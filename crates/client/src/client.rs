@@ -739,6 +739,10 @@ pub struct Chunk {
     pub log_start_offset: i64,
     /// Aborted transactions overlapping the records (read_committed).
     pub aborted_transactions: Vec<AbortedTransaction>,
+    /// Where each entry of [`Chunk::records`] ends (positions in it, increasing; the last is
+    /// its length): the boundaries found when the stream framed the response, so that a
+    /// reader views each entry at them instead of framing the bytes again.
+    pub entry_ends: Vec<usize>,
 }
 
 /// Reads a partition batch by batch with a bounded fetch window. A batch cut short at the end
@@ -824,10 +828,12 @@ impl PartitionStream {
             let mut entries = Entries::new(&f.records);
             let mut cut = 0;
             let mut next = self.next_offset;
+            let mut entry_ends = Vec::new();
             while next < end {
                 match entries.next_entry() {
                     Ok(Some(batch)) => {
                         cut = entries.next_position();
+                        entry_ends.push(cut);
                         next = next.max(batch.last_offset().saturating_add(1));
                     }
                     Ok(None) => break,
@@ -899,6 +905,7 @@ impl PartitionStream {
                 last_stable_offset: f.last_stable_offset,
                 log_start_offset: f.log_start_offset,
                 aborted_transactions: f.aborted_transactions,
+                entry_ends,
             };
             self.next_offset = next;
             return Ok(Some(chunk));

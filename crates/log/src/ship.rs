@@ -144,6 +144,8 @@ impl Plan {
     /// batch split off `fetched` (the bytes given to [`plan`], taken over without a copy),
     /// made batches as they are. A range outside `fetched` or out of order (bytes other than
     /// the plan's) is copied from where it is, or left out when it is not there at all.
+    /// `fetched` may be a `Vec<u8>` or the [`Bytes`] of a Fetch response: when nothing else
+    /// holds its buffer, the batches are cut out of it without a copy.
     ///
     /// ```
     /// use krecords_codec::write::{NewRecord, V2Builder};
@@ -157,7 +159,8 @@ impl Plan {
     /// assert_eq!(batches.len(), 1);
     /// assert_eq!(&batches[0][..], &fetched[..]);
     /// ```
-    pub fn into_bytes(self, fetched: Vec<u8>) -> Vec<BytesMut> {
+    pub fn into_bytes(self, fetched: impl Into<Bytes>) -> Vec<BytesMut> {
+        let fetched: Bytes = fetched.into();
         let in_order = self
             .batches
             .iter()
@@ -176,7 +179,7 @@ impl Plan {
                 .filter_map(|b| b.bytes.of(&fetched).map(BytesMut::from))
                 .collect();
         }
-        let mut rest = BytesMut::from(Bytes::from(fetched));
+        let mut rest = BytesMut::from(fetched);
         let mut cut = 0;
         self.batches
             .into_iter()
@@ -489,6 +492,16 @@ mod tests {
         let short = p.clone().into_bytes(a.clone());
         assert_eq!(short.len(), 1);
         assert_eq!(&short[0][..], &a[..]);
+        // A Fetch response's bytes (a slice of a larger buffer, held nowhere else) are cut,
+        // not copied: the batches point into the buffer.
+        let mut response = b"header".to_vec();
+        response.extend(&bytes);
+        let records = Bytes::from(response).slice(6..);
+        let at = records.as_ptr();
+        let split = p.clone().into_bytes(records);
+        assert_eq!(split[0].as_ptr(), at);
+        assert_eq!(split[1].as_ptr(), at.wrapping_add(a.len()));
+        assert_eq!((&split[0][..], &split[1][..]), (&a[..], &t1[..]));
         assert!(p.batches.iter().all(|b| b.kind == ShipKind::AsIs));
         assert_eq!(
             (p.skipped_control, p.skipped_aborted, p.next_offset),

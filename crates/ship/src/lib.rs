@@ -123,7 +123,9 @@ impl std::error::Error for Error {
 
 /// One fetch's committed bytes.
 pub(crate) struct Fetched {
-    pub bytes: Vec<u8>,
+    /// Whole entries: a kafka:// source's are the Fetch response's bytes as they came (not
+    /// copied: the shipper cuts its as-is batches out of them).
+    pub bytes: bytes::Bytes,
     pub aborted: Vec<AbortedTransaction>,
     /// Where reading continues (past gaps with no entries).
     pub next_offset: i64,

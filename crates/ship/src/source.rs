@@ -317,7 +317,7 @@ impl<'s> Reader<'s> {
                     return Ok(None);
                 }
                 Ok(Some(Fetched {
-                    bytes: f.bytes,
+                    bytes: f.bytes.into(),
                     aborted: f.aborted_transactions.unwrap_or_default(),
                     next_offset: f.next_offset,
                     end: Some(f.last_stable_offset),
@@ -344,7 +344,7 @@ impl<'s> Reader<'s> {
                 });
                 match rt.block_on(s.next_chunk()) {
                     Ok(Some(c)) => Ok(Some(Fetched {
-                        bytes: c.records.to_vec(),
+                        bytes: c.records,
                         aborted: c
                             .aborted_transactions
                             .iter()

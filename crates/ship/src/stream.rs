@@ -175,10 +175,15 @@ impl StreamReader {
 
     /// The first `count` held entries (`bytes` long) as one fetch from `pos`.
     fn hand_out(&mut self, pos: i64, count: usize, bytes: usize) -> Fetched {
-        let mut out = Vec::with_capacity(bytes);
+        let mut out = Vec::new();
         let mut next_offset = pos;
         for (last, b) in self.held.drain(..count) {
-            out.extend_from_slice(&b);
+            // One entry (a large batch) is handed over as it was read, not copied again.
+            if out.is_empty() {
+                out = b;
+            } else {
+                out.extend_from_slice(&b);
+            }
             next_offset = last.saturating_add(1);
         }
         self.held_bytes = self.held_bytes.saturating_sub(bytes);
@@ -192,7 +197,7 @@ impl StreamReader {
             .map(|(t, _)| *t)
             .collect();
         Fetched {
-            bytes: out,
+            bytes: out.into(),
             aborted,
             next_offset,
             end: None,
@@ -313,7 +318,7 @@ mod tests {
                     break;
                 }
                 let f = Fetched {
-                    bytes: f.bytes,
+                    bytes: f.bytes.into(),
                     aborted: f.aborted_transactions.unwrap_or_default(),
                     next_offset: f.next_offset,
                     end: None,

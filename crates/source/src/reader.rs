@@ -15,7 +15,7 @@ use crate::local::FileStreamer;
 use crate::position::{Resolved, Watermarks};
 use crate::IsolationLevel;
 use bytes::Bytes;
-use krecords_codec::read::{Batch, Entries, Step};
+use krecords_codec::read::{Batch, Entries, LegacyBatch, Step, V2Batch};
 use krecords_codec::txn::ReadCommitted;
 use krecords_log::check::EntrySource;
 use krecords_log::transaction::AbortedTransaction;
@@ -220,6 +220,11 @@ struct LiveCursor {
     part: LivePartition,
     committed: bool,
     chunk: Bytes,
+    /// Where each entry of `chunk` ends, as the client found when it framed the response
+    /// (empty for a corrupt response's bytes, framed here).
+    ends: Vec<usize>,
+    /// Index in `ends` of the next entry.
+    idx: usize,
     /// Position of the next entry in `chunk`.
     pos: usize,
     /// Bytes of the chunks before this one.
@@ -235,7 +240,7 @@ impl LiveCursor {
     /// Receives the next chunk (a corrupt response's bytes are the last one).
     fn recv(&mut self, trim: &mut Trim, progress: &mut Option<ProgressFn>) -> Result<(), Error> {
         let msg = self.rt.block_on(self.rx.recv());
-        let (records, last) = match msg {
+        let (records, ends, last) = match msg {
             Some(Ok(Msg::Chunk(c, end))) => {
                 self.fetched += c.records.len() as u64;
                 if let Some(p) = progress.as_mut() {
@@ -256,18 +261,20 @@ impl LiveCursor {
                         .collect();
                     trim.filter = Some(ReadCommitted::new(&aborted));
                 }
-                (c.records, false)
+                (c.records, c.entry_ends, false)
             }
             Some(Ok(Msg::Start(..))) => return Ok(()),
-            None => (Bytes::new(), true),
+            None => (Bytes::new(), Vec::new(), true),
             Some(Err(Error::Client { source, name })) => match *source {
-                krecords_client::Error::Corrupt { records, .. } => (*records, true),
+                krecords_client::Error::Corrupt { records, .. } => (*records, Vec::new(), true),
                 other => return Err(Error::client(name, other)),
             },
             Some(Err(e)) => return Err(e),
         };
         self.base += self.chunk.len();
         self.chunk = records;
+        self.ends = ends;
+        self.idx = 0;
         self.pos = 0;
         self.eof = last;
         if last {
@@ -294,19 +301,44 @@ impl LiveCursor {
             if self.pos >= self.chunk.len() || !trim.active() {
                 break;
             }
-            let rest = self.chunk.get(self.pos..).unwrap_or(&[]);
-            let skip = match Entries::with_base(rest, self.base + self.pos).next_entry() {
-                Ok(Some(b)) if trim.skip(&b) => Some(b.size_in_bytes()),
-                _ => None,
-            };
+            let skip = match self.ends.get(self.idx) {
+                Some(&end) => view(&self.chunk, self.pos, end, self.base).ok(),
+                None => {
+                    let rest = self.chunk.get(self.pos..).unwrap_or(&[]);
+                    Entries::with_base(rest, self.base + self.pos)
+                        .next_entry()
+                        .ok()
+                        .flatten()
+                }
+            }
+            .filter(|b| trim.skip(b))
+            .map(|b| b.size_in_bytes());
             match skip {
-                Some(n) => self.pos += n,
+                Some(n) => {
+                    self.pos += n;
+                    self.idx += 1;
+                }
                 None => break,
             }
         }
-        let rest = self.chunk.get(self.pos..).unwrap_or(&[]);
-        let mut entries = Entries::with_base(rest, self.base + self.pos);
-        match entries.next_entry() {
+        let at = self.base + self.pos;
+        let next = match self.ends.get(self.idx) {
+            // A whole entry at the boundaries the client found: viewed, not framed again.
+            Some(&end) => view(&self.chunk, self.pos, end, self.base).map(Some),
+            // A corrupt response's bytes (or the end): framed here, for its error or tail.
+            None => {
+                let rest = self.chunk.get(self.pos..).unwrap_or(&[]);
+                let mut entries = Entries::with_base(rest, at);
+                match entries.next_entry() {
+                    Ok(None) => {
+                        self.done = true;
+                        return Ok(entries.partial().map_or(Step::End, Step::Partial));
+                    }
+                    other => other,
+                }
+            }
+        };
+        match next {
             Ok(Some(b)) => {
                 if trim.past_end(&b) {
                     *finished = true;
@@ -314,17 +346,30 @@ impl LiveCursor {
                 }
                 trim.deliver(&b);
                 self.pos += b.size_in_bytes();
+                self.idx += 1;
                 Ok(Step::Entry(b))
             }
             Ok(None) => {
                 self.done = true;
-                Ok(entries.partial().map_or(Step::End, Step::Partial))
+                Ok(Step::End)
             }
             Err(e) => {
                 self.done = true;
                 Ok(Step::Error(e))
             }
         }
+    }
+}
+
+/// The entry of `chunk` from `pos` to `end` (boundaries the client's framing found), as a
+/// batch view; `base` is the chunk's position in the partition's stream.
+fn view(chunk: &[u8], pos: usize, end: usize, base: usize) -> krecords_codec::Result<Batch<'_>> {
+    let entry = chunk.get(pos..end).unwrap_or(&[]);
+    let at = base.saturating_add(pos);
+    if entry.get(krecords_codec::layout::MAGIC_OFFSET) == Some(&2) {
+        V2Batch::new(entry, at).map(Batch::V2)
+    } else {
+        LegacyBatch::new(entry, at).map(Batch::Legacy)
     }
 }
 
@@ -479,6 +524,8 @@ impl Reader {
                     committed: self.isolation == IsolationLevel::ReadCommitted,
                     part,
                     chunk: Bytes::new(),
+                    ends: Vec::new(),
+                    idx: 0,
                     pos: 0,
                     base: 0,
                     eof: false,

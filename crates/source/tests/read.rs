@@ -4,7 +4,7 @@
 use krecords_codec::read::{Record, Step};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig};
-use krecords_source::{Position, Range, ReadOptions, Sources};
+use krecords_source::{ClientConfig, Position, Range, ReadOptions, Sources};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -51,8 +51,16 @@ fn write_log(dir: &Path, batches: &[(usize, bool, bool)]) -> i64 {
 /// Every (offset, value) a reader shows: the records of its entries within its bounds,
 /// control records left out.
 fn read(path: &Path, options: &ReadOptions) -> Result<Vec<(i64, String)>, String> {
-    let sources =
-        Sources::open(&[path.to_path_buf()], &mut || unreachable!()).map_err(|e| e.to_string())?;
+    read_with(path, options, &mut || unreachable!())
+}
+
+/// [`read`] with the client configuration of a `kafka://` source.
+fn read_with(
+    path: &Path,
+    options: &ReadOptions,
+    config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
+) -> Result<Vec<(i64, String)>, String> {
+    let sources = Sources::open(&[path.to_path_buf()], config).map_err(|e| e.to_string())?;
     let mut reader = sources.read(0, options).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     let mut scratch = Vec::new();
@@ -221,4 +229,48 @@ fn a_read_committed_stop_at_an_open_transaction_says_why() {
              producer 7 since offset 3"
         );
     }
+}
+
+/// A live partition is read as the same bytes in a file are, whatever the range: each fetch
+/// is cut into whole entries once (by the client) and the reader views them at those
+/// boundaries, across many small fetches.
+#[test]
+fn a_live_partition_reads_as_its_bytes_in_a_file() {
+    let batches = krecords_testkit::batches::numbered(12, 3, |o| {
+        (T0 + o, b"k".to_vec(), format!("v{o}").into_bytes())
+    });
+    let cluster = krecords_testkit::FakeCluster::start(&[("t", 1)]);
+    cluster.append("t", 0, &batches);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.bin");
+    std::fs::write(&file, batches.concat()).unwrap();
+    let url = PathBuf::from(format!("kafka://{}/t/0", cluster.addr()));
+    // A window of about two batches: the partition comes in many fetches.
+    let mut config = || {
+        let mut c = ClientConfig::default();
+        c.set(
+            "max.partition.fetch.bytes",
+            &(batches[0].len() * 2).to_string(),
+        )
+        .map_err(|e| krecords_source::Error::Usage(e.to_string()))?;
+        Ok(c)
+    };
+    for (start, end) in [(0, 36), (0, 1), (4, 5), (5, 30), (17, 36), (35, 36)] {
+        let range = Range {
+            start: Some(Position::Offset(start)),
+            end: Some(Position::Offset(end)),
+            count: None,
+        };
+        let options = ReadOptions {
+            range,
+            ..ReadOptions::default()
+        };
+        let live = read_with(&url, &options, &mut config).unwrap();
+        let want: Vec<_> = (start..end).map(|o| (o, format!("v{o}"))).collect();
+        assert_eq!(live, want, "{start}..{end}");
+        assert_eq!(read(&file, &options).unwrap(), want, "{start}..{end}");
+    }
+    let live = read_with(&url, &ReadOptions::default(), &mut config).unwrap();
+    assert_eq!(live, read(&file, &ReadOptions::default()).unwrap());
+    assert_eq!(live.len(), 36);
 }
