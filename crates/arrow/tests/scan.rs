@@ -189,7 +189,7 @@ fn a_corrupt_segment_gives_the_rows_before_it_then_a_data_error() {
     bytes[first_size + 70] ^= 0xff;
     std::fs::write(bad, &bytes).unwrap();
 
-    let sources = Sources::open(&[part.clone()], &mut || unreachable!()).unwrap();
+    let sources = Sources::open(std::slice::from_ref(&part), &mut || unreachable!()).unwrap();
     let opts = options(Range::default(), IsolationLevel::ReadUncommitted);
     let mut got = Vec::new();
     let mut error = None;
