@@ -2,7 +2,7 @@
 //! killed with SIGKILL at random moments.
 //!
 //! The kill test: a partition directory of ~20 000 records (transactions among them, some
-//! aborted) is exported with small files (`--roll-bytes`, so renames happen all the time);
+//! aborted), and a live partition of 20 000 records on the fake broker, are exported with small files (`--roll-bytes`, so renames happen all the time);
 //! each round starts `krec export` and SIGKILLs it (`Child::kill`) at a random moment within
 //! the time a whole run takes, checks that the files present are valid Parquet holding a
 //! prefix of what a read_committed consumer gets, each record once; every fifth round (and the
@@ -117,11 +117,38 @@ fn export_killed_at_random_moments_leaves_every_record_once() {
     write_log(&part, 400);
     let want = consumed(&part);
     assert!(want.len() > 15_000);
+    kill_rounds(
+        &d,
+        part.to_str().unwrap(),
+        "topic=events/partition=0",
+        &want,
+        0x6578,
+    );
+}
+
+#[test]
+fn export_of_a_live_topic_killed_at_random_moments_leaves_every_record_once() {
+    let cluster = krecords_testkit::cluster::FakeCluster::start(&[("live", 1)]);
+    let batches = krecords_testkit::batches::numbered(400, 50, |o| {
+        (T0 + o, b"k".to_vec(), format!("value-{o}").into_bytes())
+    });
+    cluster.append("live", 0, &batches);
+    let want: Vec<(i64, Vec<u8>)> = (0..20_000)
+        .map(|o| (o, format!("value-{o}").into_bytes()))
+        .collect();
+    let d = Dir::new();
+    let url = format!("kafka://{}/live/0", cluster.addr());
+    kill_rounds(&d, &url, "topic=live/partition=0", &want, 0x6c69);
+}
+
+/// Exports `source` into `d/out` in rounds killed at random moments (see the module docs);
+/// `want`: the rows of the partition `partition_dir` of the dataset.
+fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>)], seed: u64) {
     let out = d.path("out");
-    let pdir = out.join("topic=events/partition=0");
+    let pdir = out.join(partition_dir);
     let args = [
         "export",
-        part.to_str().unwrap(),
+        source,
         "--output",
         out.to_str().unwrap(),
         "--roll-bytes",
@@ -138,7 +165,7 @@ fn export_killed_at_random_moments_leaves_every_record_once() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(6);
-    let mut rng = 0x6578_706f_7274_u64;
+    let mut rng = seed;
     let mut killed_with_files = 0;
     for round in 0..rounds {
         let delay = next(&mut rng) % (full.as_micros() as u64).max(1);
@@ -174,7 +201,10 @@ fn export_killed_at_random_moments_leaves_every_record_once() {
             std::fs::remove_dir_all(&out).unwrap();
         }
     }
-    eprintln!("export kill test: {rounds} rounds, {killed_with_files} killed after files were written; a whole run {full:?}");
+    eprintln!(
+        "export kill test {source}: {rounds} rounds, {killed_with_files} killed after files \
+         were written; a whole run {full:?}"
+    );
 }
 
 #[test]
