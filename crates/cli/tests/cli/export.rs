@@ -280,3 +280,70 @@ fn export_of_a_corrupt_segment_exits_1_and_keeps_valid_files() {
     let want: Vec<_> = all.into_iter().take_while(|r| r.0 < base).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn export_follow_exports_what_is_appended_and_rolls_by_time() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 10);
+    let out = d.path("out");
+    let pdir = out.join("topic=events/partition=0");
+    let mut child = krec()
+        .args([
+            "export",
+            part.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--follow",
+            "--poll-ms",
+            "50",
+            "--roll-ms",
+            "100",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for `want` in the dataset (files roll every 100 ms); fail after a minute.
+    let wait_for = |want: &[(i64, Vec<u8>)]| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let got = dataset(&pdir);
+            if got == want {
+                return;
+            }
+            assert_eq!(got[..], want[..got.len().min(want.len())]);
+            assert!(Instant::now() < deadline, "the dataset did not catch up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for(&consumed(&part));
+    // More records, appended while the export follows.
+    let mut log = Log::open(&part).unwrap();
+    let end = log
+        .offsets(krecords_log::OffsetSpec::Latest)
+        .unwrap()
+        .offset;
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(T0, None, Some(b"late"))).unwrap();
+    log.append(&b.finish().unwrap(), AppendOrigin::Client)
+        .unwrap();
+    log.close().unwrap();
+    let want = consumed(&part);
+    assert_eq!(want.last().unwrap().0, end);
+    wait_for(&want);
+    let _ = child.kill();
+    child.wait().unwrap();
+    // A later run has nothing left to do.
+    let again = run(&[
+        "export",
+        part.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--format-report",
+        "json",
+    ])
+    .json();
+    assert_eq!(again["records"], 0);
+    assert_eq!(dataset(&pdir), want);
+}
