@@ -475,13 +475,13 @@ impl Exporter {
                 })?;
         let mut read_before = 0;
         while let Some(batch) = scan.next() {
-            let batch = batch?;
             let bytes_read = scan.bytes_read();
             self.summary.bytes_in = self
                 .summary
                 .bytes_in
                 .saturating_add(bytes_read.saturating_sub(read_before));
             read_before = bytes_read;
+            let batch = batch?;
             self.write_batch(dir, &batch, offset_col)?;
             on(Event::Batch {
                 partition: label,
@@ -496,6 +496,11 @@ impl Exporter {
                 self.complete(dir, on)?;
             }
         }
+        // Entries that made no rows (control batches) after the last record batch.
+        self.summary.bytes_in = self
+            .summary
+            .bytes_in
+            .saturating_add(scan.bytes_read().saturating_sub(read_before));
         Ok(())
     }
 
