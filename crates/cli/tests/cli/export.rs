@@ -101,6 +101,18 @@ fn dataset(dir: &Path) -> Vec<(i64, Vec<u8>)> {
     out
 }
 
+/// Runs `krec export PART -o OUT MORE...`.
+fn export(part: &Path, out: &Path, more: &[&str]) -> crate::util::Run {
+    let mut args = vec![
+        "export",
+        part.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    run(&args)
+}
+
 /// splitmix64.
 fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -239,15 +251,7 @@ fn export_reports_and_continues() {
     assert_eq!(dataset(&out.join("topic=events/partition=0")), want);
     // Arrow IPC files, the same layout.
     let arrow_out = d.path("arrow");
-    run(&[
-        "export",
-        part.to_str().unwrap(),
-        "-o",
-        arrow_out.to_str().unwrap(),
-        "--format",
-        "arrow",
-    ])
-    .ok();
+    export(&part, &arrow_out, &["--format", "arrow"]).ok();
     let files =
         krecords_export::dataset_files(&arrow_out.join("topic=events/partition=0")).unwrap();
     assert!(files.iter().all(|f| f.2.extension().unwrap() == "arrow"));
@@ -267,15 +271,8 @@ fn export_of_a_corrupt_segment_exits_1_and_keeps_valid_files() {
     bytes[100] ^= 0xff;
     std::fs::write(bad, &bytes).unwrap();
     let out = d.path("out");
-    run(&[
-        "export",
-        part.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--roll-bytes",
-        "20000",
-    ])
-    .fails(1, &format!("{}: corrupt entry at byte 0", bad.display()));
+    export(&part, &out, &["--roll-bytes", "20000"])
+        .fails(1, &format!("{}: corrupt entry at byte 0", bad.display()));
     let got = dataset(&out.join("topic=events/partition=0"));
     let want: Vec<_> = all.into_iter().take_while(|r| r.0 < base).collect();
     assert_eq!(got, want);
@@ -335,15 +332,7 @@ fn export_follow_exports_what_is_appended_and_rolls_by_time() {
     let _ = child.kill();
     child.wait().unwrap();
     // A later run has nothing left to do.
-    let again = run(&[
-        "export",
-        part.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--format-report",
-        "json",
-    ])
-    .json();
+    let again = export(&part, &out, &["--format-report", "json"]).json();
     assert_eq!(again["records"], 0);
     assert_eq!(dataset(&pdir), want);
 }
