@@ -15,7 +15,10 @@ with ``file`` and ``position`` where known.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Union
+
+if TYPE_CHECKING:
+    import pyarrow
 
 from ._krecords import (
     DEFAULT_DECOMPRESS_LIMIT,
@@ -68,7 +71,7 @@ def read_batches(
     value_format: str = "binary",
     max_rows: int = 8192,
     max_decompressed_bytes: int = DEFAULT_DECOMPRESS_LIMIT,
-) -> "pyarrow.RecordBatchReader":  # type: ignore[name-defined]  # noqa: F821
+) -> "pyarrow.RecordBatchReader":
     """Read ``source`` as a streaming ``pyarrow.RecordBatchReader`` (bounded memory).
 
     ``start``/``end``: an offset, ``-N`` (N before the end), ``"earliest"``, ``"latest"``, an ISO
@@ -113,7 +116,7 @@ def read_table(
     value_format: str = "binary",
     max_rows: int = 8192,
     max_decompressed_bytes: int = DEFAULT_DECOMPRESS_LIMIT,
-) -> "pyarrow.Table":  # type: ignore[name-defined]  # noqa: F821
+) -> "pyarrow.Table":
     """Read ``source`` into a ``pyarrow.Table``; the arguments are ``read_batches``'."""
     return read_batches(
         source,

@@ -23,6 +23,11 @@ pub fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Arc<[u8]>> {
     Ok(Arc::from(b.as_bytes()))
 }
 
+/// `None` or the value, as Python shows it.
+fn py_opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "None".into(), |v| v.to_string())
+}
+
 /// One log entry: a v2 record batch or a v0/v1 message (possibly a compressed wrapper). Every
 /// header field is an attribute; `records()` decodes its records (checking the CRC unless
 /// `entries(..., check_crc=False)`).
@@ -191,8 +196,13 @@ impl Batch {
 
     fn __repr__(&self) -> String {
         format!(
-            "Batch(position={}, magic={}, offset={}, last_offset={}, record_count={:?}, compression={:?})",
-            self.position, self.magic, self.offset, self.last_offset, self.record_count, self.compression
+            "Batch(position={}, magic={}, offset={}, last_offset={}, record_count={}, compression={})",
+            self.position,
+            self.magic,
+            self.offset,
+            self.last_offset,
+            py_opt(self.record_count),
+            py_opt(self.compression.map(|c| format!("'{c}'"))),
         )
     }
 }
@@ -247,9 +257,9 @@ impl Record {
             })
         };
         Ok(format!(
-            "Record(offset={}, timestamp={:?}, key={}, value={}, headers={})",
+            "Record(offset={}, timestamp={}, key={}, value={}, headers={})",
             self.offset,
-            self.timestamp,
+            py_opt(self.timestamp),
             show(&self.key)?,
             show(&self.value)?,
             self.headers.bind(py).repr()?
