@@ -118,15 +118,6 @@ def read_table(
     max_decompressed_bytes: int = DEFAULT_DECOMPRESS_LIMIT,
 ) -> "pyarrow.Table":
     """Read ``source`` into a ``pyarrow.Table``; the arguments are ``read_batches``'."""
-    return read_batches(
-        source,
-        start=start,
-        end=end,
-        isolation=isolation,
-        columns=columns,
-        config=config,
-        key_format=key_format,
-        value_format=value_format,
-        max_rows=max_rows,
-        max_decompressed_bytes=max_decompressed_bytes,
-    ).read_all()
+    options = dict(locals())
+    del options["source"]
+    return read_batches(source, **options).read_all()
