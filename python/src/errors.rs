@@ -90,17 +90,6 @@ impl Fail {
         }
     }
 
-    /// The same error, naming `file`.
-    pub fn in_file(mut self, file: &str) -> Fail {
-        if self.file.is_none() {
-            self.file = Some(file.to_string());
-        }
-        if !self.message.starts_with(file) {
-            self.message = format!("{file}: {}", self.message);
-        }
-        self
-    }
-
     /// The Python exception.
     pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
         let err = match self.class {

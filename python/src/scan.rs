@@ -1,10 +1,10 @@
 //! `Scan`: a source read as Arrow record batches on a worker thread.
 //!
-//! The sources layer's reader is not `Send` (a live partition's runtime is shared by `Rc`), so
-//! the whole read happens on one thread of its own: it opens the sources, reads each partition
-//! between the positions at the isolation level and pushes its entries through a
-//! [`RecordBatchBuilder`], sending completed record batches through a channel of one slot
-//! (memory: about two record batches and one entry). Python waits on the channel without the
+//! The sources layer's `Sources` is not `Send` (a live partition's runtime is shared by `Rc`), so
+//! the whole read happens on one thread of its own: it opens the sources and runs
+//! krecords-arrow's [`ArrowScan`] over every partition (positions, isolation, projection),
+//! sending its record batches through a channel of one slot (memory: about two record batches
+//! and one entry). Python waits on the channel without the
 //! GIL; dropping the `Scan` ends the thread at its next send.
 
 use crate::errors::{detached, Fail};
@@ -12,11 +12,10 @@ use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
 use arrow_schema::{ArrowError, SchemaRef};
-use krecords_arrow::{BytesFormat, Column, Options, RecordBatchBuilder};
-use krecords_codec::read::Step;
-use krecords_source::{
-    ClientConfig, ErrorClass, IsolationLevel, Position, Range, ReadOptions, Sources,
+use krecords_arrow::{
+    scan_schema, BytesFormat, Column, Options, Scan as ArrowScan, ScanError, ScanOptions,
 };
+use krecords_source::{ClientConfig, IsolationLevel, Position, Range, Sources};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::ffi::CString;
@@ -41,10 +40,7 @@ enum Msg {
 struct Job {
     paths: Vec<PathBuf>,
     config: Vec<(String, String)>,
-    range: Range,
-    isolation: IsolationLevel,
-    options: Options,
-    limit: usize,
+    options: ScanOptions,
 }
 
 /// The receiver went away: stop quietly.
@@ -77,17 +73,20 @@ impl From<Cancelled> for Stop {
     }
 }
 
-fn drain(builder: &mut RecordBatchBuilder, tx: &SyncSender<Msg>) -> Result<(), Cancelled> {
-    while let Some(b) = builder.pop() {
-        send(tx, Msg::Batch(b))?;
-    }
-    Ok(())
-}
-
-fn arrow_fail(e: krecords_arrow::Error) -> Fail {
-    match e {
-        krecords_arrow::Error::Codec(c) => Fail::codec(&c),
-        other => Fail::usage(other.to_string()),
+/// A scan error, with its file and position.
+fn scan_fail(e: &ScanError) -> Fail {
+    let (file, position) = match e {
+        ScanError::Corrupt { name, position, .. } | ScanError::Truncated { name, position, .. } => {
+            (Some(name.clone()), Some(*position as u64))
+        }
+        ScanError::Io { name, .. } => (Some(name.clone()), None),
+        ScanError::Source(_) => (None, None),
+    };
+    Fail {
+        class: Some(e.class()),
+        message: e.to_string(),
+        file,
+        position,
     }
 }
 
@@ -100,63 +99,13 @@ fn client_config(pairs: &[(String, String)]) -> Result<ClientConfig, krecords_so
     Ok(c)
 }
 
-/// The read, on the worker thread.
+/// The read, on the worker thread: krecords-arrow's scan of every partition of the sources.
 fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<(), Stop> {
     let sources = Sources::open(&job.paths, &mut || client_config(&job.config))?;
-    let mut ready = false;
-    let read = ReadOptions {
-        range: job.range,
-        isolation: job.isolation,
-        max_bytes: None,
-        max_decompressed_bytes: job.limit,
-    };
-    for (index, part) in sources.partitions.iter().enumerate() {
-        let mut reader = sources.read(index, &read)?;
-        if !ready {
-            send(tx, Msg::Ready)?;
-            ready = true;
-        }
-        let r = reader.range();
-        let last = r.end.map_or(i64::MAX, |e| e.saturating_sub(1));
-        let options = Options {
-            offsets: r.start..=last,
-            ..job.options.clone()
-        };
-        let topic = part.topic.clone().unwrap_or_default();
-        let mut builder = RecordBatchBuilder::new(topic, part.partition.unwrap_or(-1), options);
-        while let Some(file) = reader.next_file()? {
-            loop {
-                let step = reader.next_entry().map_err(|e| {
-                    Fail::source(&krecords_source::Error::io("", e)).in_file(&file.name)
-                })?;
-                match step {
-                    Step::Entry(b) => {
-                        let pushed = builder.push(&b);
-                        drain(&mut builder, tx)?;
-                        pushed.map_err(|e| arrow_fail(e).in_file(&file.name))?;
-                    }
-                    Step::Error(e) => return Err(Fail::codec(&e).in_file(&file.name).into()),
-                    Step::Partial(p) => {
-                        let declared = p
-                            .declared_size
-                            .map_or_else(String::new, |d| format!(" of {d} bytes"));
-                        let f = Fail {
-                            class: Some(ErrorClass::Data),
-                            message: format!(
-                                "truncated entry{declared} at position {}: the file ends after {} bytes of it",
-                                p.position, p.bytes
-                            ),
-                            file: None,
-                            position: Some(p.position as u64),
-                        };
-                        return Err(f.in_file(&file.name).into());
-                    }
-                    Step::End => break,
-                }
-            }
-        }
-        builder.finish().map_err(arrow_fail)?;
-        drain(&mut builder, tx)?;
+    send(tx, Msg::Ready)?;
+    for batch in ArrowScan::new(&sources, job.options.clone()) {
+        let batch = batch.map_err(|e| scan_fail(&e))?;
+        send(tx, Msg::Batch(batch))?;
     }
     Ok(())
 }
@@ -396,14 +345,17 @@ fn scan(
         end: position(end.as_ref())?,
         count: None,
     };
-    let schema = RecordBatchBuilder::new("", 0, options.clone()).schema();
+    let options = ScanOptions {
+        range,
+        isolation,
+        batch: options,
+        allow_truncated_tail: false,
+    };
+    let schema = scan_schema(&options);
     let job = Job {
         paths: paths(source)?,
         config: config.unwrap_or_default().into_iter().collect(),
-        range,
-        isolation,
         options,
-        limit: max_decompressed_bytes,
     };
     let (tx, rx) = sync_channel(1);
     std::thread::Builder::new()

@@ -186,6 +186,12 @@ impl RecordBatchBuilder {
         self.partition = partition;
     }
 
+    /// Sets [`Options::offsets`] for the entries pushed from now on (a reader's bounds may
+    /// narrow as it reads).
+    pub fn set_offsets(&mut self, offsets: RangeInclusive<i64>) {
+        self.options.offsets = offsets;
+    }
+
     /// Appends the records of one entry as rows; a control batch is skipped.
     ///
     /// # Errors

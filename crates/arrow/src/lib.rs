@@ -29,6 +29,11 @@
 //! caller's business: control batches are skipped here, every other entry pushed is rows.
 //! More columns, such as a value decoder's, implement [`ColumnBuilder`].
 //!
+//! [`Scan`] and [`PartitionScan`] do all of it for any krec source
+//! ([`krecords_source::Sources`]: files, partition directories, a `log.dirs` root, `kafka://`
+//! topics): a range of positions pushed down to the source, read_committed by default
+//! ([`ScanOptions`]).
+//!
 //! ```
 //! use arrow_array::cast::AsArray;
 //! use krecords_arrow::{BytesFormat, Column, Options, RecordBatches};
@@ -63,10 +68,12 @@
 
 mod builder;
 mod columns;
+mod scan;
 mod schema;
 
 pub use builder::{Options, RecordBatchBuilder, RecordBatches, Report, MAX_BATCH_BYTES};
 pub use columns::{column_builder, timestamp_type_name, ColumnBuilder, EntryInfo};
+pub use scan::{scan_schema, PartitionScan, Scan, ScanError, ScanOptions, Totals};
 pub use schema::{full_schema, BytesFormat, Column};
 
 /// Why entries could not be turned into record batches.

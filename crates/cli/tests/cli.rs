@@ -21,6 +21,8 @@ mod demo;
 mod dump_filters;
 #[path = "cli/explain.rs"]
 mod explain;
+#[path = "cli/export.rs"]
+mod export;
 #[path = "cli/gen.rs"]
 mod gen;
 #[path = "cli/kafka.rs"]

@@ -412,6 +412,17 @@ impl Sources {
                     {
                         files.pop_front();
                     }
+                    // Segments that start at or after the end are never opened.
+                    if let Some(end) = setup.range.end {
+                        while files.len() > 1
+                            && files
+                                .back()
+                                .and_then(|f| krecords_log::check::segment_base(f))
+                                .is_some_and(|b| b >= end)
+                        {
+                            files.pop_back();
+                        }
+                    }
                 }
                 setup.pending = Pending::Files(files);
             }

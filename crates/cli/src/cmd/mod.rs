@@ -10,6 +10,7 @@ pub mod demo;
 pub mod docs;
 pub mod dump;
 pub mod explain;
+pub mod export;
 pub mod gen;
 pub mod log;
 pub mod ship;

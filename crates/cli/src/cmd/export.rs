@@ -1,0 +1,219 @@
+//! `krec export SOURCE... --output DIR`: partitions as a Hive-partitioned Parquet (or Arrow
+//! IPC) dataset, incremental and exactly once.
+//!
+//! Argument parsing and printing only: the engine is the `krecords-export` library
+//! ([`krecords_export::Exporter`]; its documentation states the exactly-once rule).
+
+use crate::args::Format as ReportFormat;
+use crate::kafka::ClientArgs;
+use crate::outcome::{Failure, Outcome};
+use crate::progress::Progress;
+use crate::source::open_sources;
+use clap::ValueEnum;
+use krecords_arrow::BytesFormat;
+use krecords_export::{Event, ExportError, ExportOptions, Exporter, Format};
+use krecords_source::{ErrorClass, IsolationLevel};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Export partitions as a dataset: DIR/topic=T/partition=P/<first offset>-<last offset>.parquet,
+/// in the fixed schema of docs/design.md ("Records as Arrow"). Files are written under a
+/// hidden temporary name and renamed when complete; a run continues each partition after the
+/// last offset already in DIR, so a run killed at any moment and run again leaves every record
+/// exactly once.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Partition directories, a broker's log.dirs root, or kafka://HOST:PORT/TOPIC[/PARTITION]
+    /// (plain segment files have no topic and partition: name their directory).
+    #[arg(required = true, value_name = "SOURCE")]
+    sources: Vec<PathBuf>,
+    /// The dataset directory (created if missing).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    output: PathBuf,
+    /// The file format: Parquet (zstd) or Arrow IPC files.
+    #[arg(long, value_enum, default_value_t = FileFormat::Parquet)]
+    format: FileFormat,
+    /// Isolation: read-committed (default) exports what a consumer sees: aborted transactions
+    /// and transaction markers left out, up to the last stable offset; read-uncommitted every
+    /// data record.
+    #[arg(long, value_parser = crate::isolation::isolation_parser([
+        (IsolationLevel::ReadUncommitted, "Every data record, aborted transactions included"),
+        (IsolationLevel::ReadCommitted, "What a consumer sees, aborted transactions left out"),
+    ]))]
+    isolation: Option<IsolationLevel>,
+    /// How the key column holds keys: binary, or string (UTF-8; keys that are not are null
+    /// and counted).
+    #[arg(long, value_enum, default_value_t = Bytes::Binary)]
+    key_format: Bytes,
+    /// How the value column holds values, as --key-format.
+    #[arg(long, value_enum, default_value_t = Bytes::Binary)]
+    value_format: Bytes,
+    /// Complete a file once it holds about this many bytes.
+    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
+    roll_bytes: u64,
+    /// With --follow: complete a file once it has been open this long.
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    roll_ms: u64,
+    /// Keep exporting what is appended to the sources (polling every --poll-ms); stop with a
+    /// signal (a later run continues exactly; the open files' records are exported again).
+    #[arg(long)]
+    follow: bool,
+    /// Poll interval of --follow, in ms.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    poll_ms: u64,
+    /// Output of the final report: a few lines for people, or one JSON object.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format_report: ReportFormat,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FileFormat {
+    /// Parquet files, zstd-compressed.
+    Parquet,
+    /// Arrow IPC files.
+    Arrow,
+}
+
+/// `--key-format`, `--value-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Bytes {
+    /// Arrow binary.
+    Binary,
+    /// Arrow UTF-8 strings.
+    String,
+}
+
+impl From<Bytes> for BytesFormat {
+    fn from(b: Bytes) -> Self {
+        match b {
+            Bytes::Binary => BytesFormat::Binary,
+            Bytes::String => BytesFormat::String,
+        }
+    }
+}
+
+/// A library error as a command failure (exit 1 for bad data, 2 otherwise).
+fn failure(e: &ExportError) -> Failure {
+    match e.class() {
+        ErrorClass::Data => Failure::Data(e.to_string()),
+        ErrorClass::Usage | ErrorClass::Io => Failure::Usage(e.to_string()),
+    }
+}
+
+/// Runs `krec export`.
+pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let mut options = ExportOptions::new(&args.output);
+    options.format = match args.format {
+        FileFormat::Parquet => Format::Parquet,
+        FileFormat::Arrow => Format::Arrow,
+    };
+    options.isolation = args.isolation.unwrap_or(IsolationLevel::ReadCommitted);
+    options.key_format = args.key_format.into();
+    options.value_format = args.value_format.into();
+    options.roll_bytes = args.roll_bytes.max(1);
+    options.allow_truncated_tail = args.follow;
+    if args.follow {
+        options.roll_after = Some(Duration::from_millis(args.roll_ms));
+    }
+    let mut exporter = Exporter::open(options).map_err(|e| failure(&e))?;
+    let mut line = Progress::live("krec export");
+    let mut records = 0u64;
+    let mut on = |e: Event<'_>| {
+        if let Event::Batch {
+            partition,
+            rows,
+            bytes_in,
+        } = e
+        {
+            records = records.saturating_add(rows as u64);
+            line.message(&format!(
+                "krec export: {partition}: {records} records, {} MiB read",
+                bytes_in >> 20
+            ));
+        }
+    };
+    let mut errors: Vec<ExportError> = Vec::new();
+    loop {
+        let started = Instant::now();
+        let sources = open_sources(&args.sources, &args.client)?;
+        for index in 0..sources.partitions.len() {
+            let result = if args.follow {
+                exporter.export_open(&sources, index, &mut on)
+            } else {
+                exporter.export(&sources, index, &mut on)
+            };
+            if let Err(e) = result {
+                if args.follow {
+                    return Err(failure(&e));
+                }
+                eprintln!("krec export: {e}");
+                errors.push(e);
+            }
+        }
+        if !args.follow {
+            break;
+        }
+        exporter.roll_due(&mut on).map_err(|e| failure(&e))?;
+        drop(sources);
+        let wait = Duration::from_millis(args.poll_ms).saturating_sub(started.elapsed());
+        std::thread::sleep(wait);
+    }
+    exporter.finish(&mut on).map_err(|e| failure(&e))?;
+    line.finish();
+    report(&exporter, &args, out)?;
+    if let Some(e) = errors.iter().find(|e| e.class() != ErrorClass::Data) {
+        return Err(failure(e));
+    }
+    Ok(if errors.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::DataProblem
+    })
+}
+
+fn report(exporter: &Exporter, args: &Args, out: &mut impl Write) -> Result<(), Failure> {
+    let s = exporter.summary();
+    match args.format_report {
+        ReportFormat::Json => {
+            let mut v = serde_json::to_value(s).map_err(|e| Failure::Usage(e.to_string()))?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "output".into(),
+                    serde_json::Value::String(args.output.display().to_string()),
+                );
+            }
+            writeln!(out, "{v}")?;
+        }
+        ReportFormat::Text => {
+            writeln!(
+                out,
+                "exported {} records of {} partitions into {} files in {} ({} bytes in, {} bytes out)",
+                s.records,
+                s.partitions,
+                s.files,
+                args.output.display(),
+                s.bytes_in,
+                s.bytes_out
+            )?;
+            if s.removed_temporary > 0 {
+                writeln!(
+                    out,
+                    "removed {} temporary files of an interrupted run",
+                    s.removed_temporary
+                )?;
+            }
+            for g in &s.gaps {
+                writeln!(
+                    out,
+                    "topic {} partition {}: offsets {}..{} are no longer in the source (log start moved past the dataset's end)",
+                    g.topic, g.partition, g.from, g.to
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

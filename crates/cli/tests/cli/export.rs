@@ -1,0 +1,349 @@
+//! `krec export`: the dataset a run leaves, its report and exit codes, and exactly once when
+//! killed with SIGKILL at random moments.
+//!
+//! The kill test: a partition directory of ~20 000 records (transactions among them, some
+//! aborted), and a live partition of 20 000 records on the fake broker, are exported with small files (`--roll-bytes`, so renames happen all the time);
+//! each round starts `krec export` and SIGKILLs it (`Child::kill`) at a random moment within
+//! the time a whole run takes, checks that the files present are valid Parquet holding a
+//! prefix of what a read_committed consumer gets, each record once; every fifth round (and the
+//! last) then runs the export to the end and checks the dataset holds every record exactly
+//! once, and starts over. Rounds: `KRECORDS_EXPORT_KILL_ROUNDS` (default 6; 30 or more
+//! locally).
+
+use crate::util::{krec, run, Dir};
+use krecords_codec::write::{NewRecord, V2Builder};
+use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const T0: i64 = 1_714_000_000_000;
+
+/// A partition directory `dir` of `batches` batches of 50 records; every seventh a
+/// transaction, every third of those aborted. Record `o` has value `value-{o}`.
+fn write_log(dir: &Path, batches: usize) {
+    let config = LogConfig::from_pairs([("segment.bytes", "65536")]).unwrap();
+    let mut log = Log::create(dir, config).unwrap();
+    let mut next = 0i64;
+    for i in 0..batches {
+        let txn = i % 7 == 3;
+        let mut b = V2Builder::new(0);
+        if txn {
+            b = b.producer(next, 0, 0).transactional(true);
+        }
+        for j in 0..50 {
+            let o = next + j;
+            let key = format!("key-{}", o % 13);
+            let value = format!("value-{o}");
+            b.append(&NewRecord::new(
+                T0 + o,
+                Some(key.as_bytes()),
+                Some(value.as_bytes()),
+            ))
+            .unwrap();
+        }
+        let info = log
+            .append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+        let pid = next;
+        next = info.last_offset + 1;
+        if txn {
+            let commit = i % 21 != 3;
+            next = log
+                .append_end_txn(pid, 0, 0, commit, T0)
+                .unwrap()
+                .last_offset
+                + 1;
+        }
+    }
+    log.close().unwrap();
+}
+
+/// What a read_committed consumer of `dir` gets: (offset, value).
+fn consumed(dir: &Path) -> Vec<(i64, Vec<u8>)> {
+    let log = Log::open_read_only(dir).unwrap();
+    log.consume(0, 1 << 30, IsolationLevel::ReadCommitted)
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|r| (r.offset, r.value.unwrap()))
+        .collect()
+}
+
+/// Every (offset, value) row of a partition of the dataset, read back with the parquet crate,
+/// in offset order; the files may not overlap and their names state their rows' offsets.
+fn dataset(dir: &Path) -> Vec<(i64, Vec<u8>)> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    let mut out = Vec::new();
+    if !dir.exists() {
+        return out;
+    }
+    let mut prev_last = -1;
+    for (first, last, path) in krecords_export::dataset_files(dir).unwrap() {
+        assert!(first > prev_last, "{} overlaps", path.display());
+        prev_last = last;
+        let batches = krecords_export::read_file(&path).unwrap();
+        let start = out.len();
+        for b in &batches {
+            let offsets = b
+                .column_by_name("offset")
+                .unwrap()
+                .as_primitive::<Int64Type>();
+            let values = b.column_by_name("value").unwrap().as_binary::<i32>();
+            for i in 0..b.num_rows() {
+                out.push((offsets.value(i), values.value(i).to_vec()));
+            }
+        }
+        assert_eq!(out.get(start).map(|r| r.0), Some(first));
+        assert_eq!(out.last().map(|r| r.0), Some(last));
+    }
+    out
+}
+
+/// splitmix64.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn export_killed_at_random_moments_leaves_every_record_once() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 400);
+    let want = consumed(&part);
+    assert!(want.len() > 15_000);
+    kill_rounds(
+        &d,
+        part.to_str().unwrap(),
+        "topic=events/partition=0",
+        &want,
+        0x6578,
+    );
+}
+
+#[test]
+fn export_of_a_live_topic_killed_at_random_moments_leaves_every_record_once() {
+    let cluster = krecords_testkit::cluster::FakeCluster::start(&[("live", 1)]);
+    let batches = krecords_testkit::batches::numbered(400, 50, |o| {
+        (T0 + o, b"k".to_vec(), format!("value-{o}").into_bytes())
+    });
+    cluster.append("live", 0, &batches);
+    let want: Vec<(i64, Vec<u8>)> = (0..20_000)
+        .map(|o| (o, format!("value-{o}").into_bytes()))
+        .collect();
+    let d = Dir::new();
+    let url = format!("kafka://{}/live/0", cluster.addr());
+    kill_rounds(&d, &url, "topic=live/partition=0", &want, 0x6c69);
+}
+
+/// Exports `source` into `d/out` in rounds killed at random moments (see the module docs);
+/// `want`: the rows of the partition `partition_dir` of the dataset.
+fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>)], seed: u64) {
+    let out = d.path("out");
+    let pdir = out.join(partition_dir);
+    let args = [
+        "export",
+        source,
+        "--output",
+        out.to_str().unwrap(),
+        "--roll-bytes",
+        "20000",
+    ];
+    // A whole run's time, to kill within it.
+    let started = Instant::now();
+    run(&args).ok();
+    let full = started.elapsed();
+    assert_eq!(dataset(&pdir), want);
+    std::fs::remove_dir_all(&out).unwrap();
+
+    let rounds: u64 = std::env::var("KRECORDS_EXPORT_KILL_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6);
+    let mut rng = seed;
+    let mut killed_with_files = 0;
+    for round in 0..rounds {
+        let delay = next(&mut rng) % (full.as_micros() as u64).max(1);
+        let mut child = krec()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(delay));
+        // SIGKILL (or the run already ended).
+        let _ = child.kill();
+        child.wait().unwrap();
+        let got = dataset(&pdir);
+        if !got.is_empty() {
+            killed_with_files += 1;
+        }
+        assert_eq!(got[..], want[..got.len()], "round {round}: not a prefix");
+        if round % 5 == 4 || round + 1 == rounds {
+            run(&args).ok();
+            assert_eq!(dataset(&pdir), want, "round {round}");
+            let leftovers = std::fs::read_dir(&pdir)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .ends_with(krecords_export::TMP_SUFFIX)
+                })
+                .count();
+            assert_eq!(leftovers, 0);
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+    }
+    eprintln!(
+        "export kill test {source}: {rounds} rounds, {killed_with_files} killed after files \
+         were written; a whole run {full:?}"
+    );
+}
+
+#[test]
+fn export_reports_and_continues() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 30);
+    let out = d.path("out");
+    let args = [
+        "export",
+        part.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--format-report",
+        "json",
+    ];
+    let first = run(&args).json();
+    let want = consumed(&part);
+    assert_eq!(first["records"], want.len() as u64);
+    assert_eq!(first["files"], 1);
+    assert_eq!(first["partitions"], 1);
+    assert!(first["bytes_in"].as_u64().unwrap() > 0);
+    assert!(first["bytes_out"].as_u64().unwrap() > 0);
+    let again = run(&args).json();
+    assert_eq!(again["records"], 0);
+    assert_eq!(again["files"], 0);
+    let text = run(&args[..4]).ok();
+    assert!(
+        text.starts_with("exported 0 records of 1 partitions into 0 files"),
+        "{text}"
+    );
+    assert_eq!(dataset(&out.join("topic=events/partition=0")), want);
+    // Arrow IPC files, the same layout.
+    let arrow_out = d.path("arrow");
+    run(&[
+        "export",
+        part.to_str().unwrap(),
+        "-o",
+        arrow_out.to_str().unwrap(),
+        "--format",
+        "arrow",
+    ])
+    .ok();
+    let files =
+        krecords_export::dataset_files(&arrow_out.join("topic=events/partition=0")).unwrap();
+    assert!(files.iter().all(|f| f.2.extension().unwrap() == "arrow"));
+    assert_eq!(dataset(&arrow_out.join("topic=events/partition=0")), want);
+}
+
+#[test]
+fn export_of_a_corrupt_segment_exits_1_and_keeps_valid_files() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 100);
+    let all = consumed(&part);
+    let segments = krecords_source::dir_logs(&part).unwrap();
+    let bad = &segments[1];
+    let base = krecords_log::check::segment_base(bad).unwrap();
+    let mut bytes = std::fs::read(bad).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(bad, &bytes).unwrap();
+    let out = d.path("out");
+    run(&[
+        "export",
+        part.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--roll-bytes",
+        "20000",
+    ])
+    .fails(1, &format!("{}: corrupt entry at byte 0", bad.display()));
+    let got = dataset(&out.join("topic=events/partition=0"));
+    let want: Vec<_> = all.into_iter().take_while(|r| r.0 < base).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn export_follow_exports_what_is_appended_and_rolls_by_time() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 10);
+    let out = d.path("out");
+    let pdir = out.join("topic=events/partition=0");
+    let mut child = krec()
+        .args([
+            "export",
+            part.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--follow",
+            "--poll-ms",
+            "50",
+            "--roll-ms",
+            "100",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for `want` in the dataset (files roll every 100 ms); fail after a minute.
+    let wait_for = |want: &[(i64, Vec<u8>)]| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let got = dataset(&pdir);
+            if got == want {
+                return;
+            }
+            assert_eq!(got[..], want[..got.len().min(want.len())]);
+            assert!(Instant::now() < deadline, "the dataset did not catch up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for(&consumed(&part));
+    // More records, appended while the export follows.
+    let mut log = Log::open(&part).unwrap();
+    let end = log
+        .offsets(krecords_log::OffsetSpec::Latest)
+        .unwrap()
+        .offset;
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(T0, None, Some(b"late"))).unwrap();
+    log.append(&b.finish().unwrap(), AppendOrigin::Client)
+        .unwrap();
+    log.close().unwrap();
+    let want = consumed(&part);
+    assert_eq!(want.last().unwrap().0, end);
+    wait_for(&want);
+    let _ = child.kill();
+    child.wait().unwrap();
+    // A later run has nothing left to do.
+    let again = run(&[
+        "export",
+        part.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--format-report",
+        "json",
+    ])
+    .json();
+    assert_eq!(again["records"], 0);
+    assert_eq!(dataset(&pdir), want);
+}

@@ -1,0 +1,616 @@
+//! Kafka data as a dataset: the partitions of any krec source ([`krecords_source::Sources`])
+//! written as Parquet (or Arrow IPC) files in a Hive layout, incrementally and exactly once.
+//!
+//! Layout: `DIR/topic=T/partition=P/<20-digit first offset>-<20-digit last offset>.parquet`
+//! (`.arrow` for Arrow IPC files), each file the rows of offsets `first..=last` of its
+//! partition in the schema of [`krecords_arrow`] (every column, read_committed by default).
+//!
+//! # The exactly-once rule
+//!
+//! A file is written under a hidden temporary name (`.<first>.parquet.krec-tmp`, which
+//! readers skip), synced, renamed to its final name and the directory synced: a reader never
+//! sees a torn file, and a file with a final name holds every row of its offset range. An
+//! export of a partition starts after the largest last offset of the files already there
+//! (and removes leftover temporary files first), so a run killed at any moment and run again
+//! leaves every record exactly once. One export at a time per directory (a lock file,
+//! `DIR/.krec-export.lock`, released by the system when the process ends).
+//!
+//! ```
+//! use krecords_export::{ExportOptions, Exporter};
+//! use krecords_source::Sources;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let part = dir.path().join("events-0");
+//! # std::fs::create_dir(&part)?;
+//! # let mut b = krecords_codec::write::V2Builder::new(0);
+//! # b.append(&krecords_codec::write::NewRecord::new(1_714_000_000_000, None, Some(b"v")))?;
+//! # std::fs::write(part.join("00000000000000000000.log"), b.finish()?)?;
+//! let out = dir.path().join("dataset");
+//! let sources = Sources::open(&[part], &mut || unreachable!())?;
+//! let mut exporter = Exporter::open(ExportOptions::new(&out))?;
+//! for index in 0..sources.partitions.len() {
+//!     exporter.export(&sources, index, &mut |_| {})?;
+//! }
+//! exporter.finish(&mut |_| {})?;
+//! assert_eq!(exporter.summary().records, 1);
+//! assert!(out.join("topic=events/partition=0/00000000000000000000-00000000000000000000.parquet").exists());
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+mod writer;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::RecordBatch;
+use krecords_arrow::{BytesFormat, Column, Options, PartitionScan, ScanError, ScanOptions};
+use krecords_source::{ErrorClass, IsolationLevel, Position, Range, Sources};
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use writer::OpenFile;
+
+/// The suffix of temporary files.
+pub const TMP_SUFFIX: &str = ".krec-tmp";
+/// The lock file in the output directory.
+pub const LOCK_FILE: &str = ".krec-export.lock";
+
+/// The file format of a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Parquet, zstd-compressed.
+    #[default]
+    Parquet,
+    /// Arrow IPC files.
+    Arrow,
+}
+
+impl Format {
+    /// The file extension (`parquet`, `arrow`).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Parquet => "parquet",
+            Format::Arrow => "arrow",
+        }
+    }
+}
+
+/// How to export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// The dataset directory (created if missing).
+    pub output: PathBuf,
+    /// Parquet or Arrow IPC.
+    pub format: Format,
+    /// read_committed (default) or read_uncommitted.
+    pub isolation: IsolationLevel,
+    /// How keys are stored.
+    pub key_format: BytesFormat,
+    /// How values are stored.
+    pub value_format: BytesFormat,
+    /// A file is completed once it holds about this many bytes (default 256 MiB).
+    pub roll_bytes: u64,
+    /// A file kept open between passes ([`Exporter::export_open`]) is completed once it is this
+    /// old ([`Exporter::roll_due`]).
+    pub roll_after: Option<Duration>,
+    /// A Parquet row group is completed once its encoded data reaches about this many bytes
+    /// (default 64 MiB; also at most 1 Mi rows).
+    pub row_group_bytes: usize,
+    /// A truncated last entry (a log being written) ends the pass instead of being an error.
+    pub allow_truncated_tail: bool,
+}
+
+impl ExportOptions {
+    /// Defaults into `output`: Parquet, read_committed, binary keys and values.
+    pub fn new(output: impl Into<PathBuf>) -> ExportOptions {
+        ExportOptions {
+            output: output.into(),
+            format: Format::Parquet,
+            isolation: IsolationLevel::ReadCommitted,
+            key_format: BytesFormat::Binary,
+            value_format: BytesFormat::Binary,
+            roll_bytes: 256 << 20,
+            roll_after: None,
+            row_group_bytes: 64 << 20,
+            allow_truncated_tail: false,
+        }
+    }
+}
+
+/// What an export did, over all its partitions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// Partitions read.
+    pub partitions: u64,
+    /// Files completed.
+    pub files: u64,
+    /// Records (rows) written.
+    pub records: u64,
+    /// Bytes of the log entries read.
+    pub bytes_in: u64,
+    /// Bytes of the files completed.
+    pub bytes_out: u64,
+    /// Leftover temporary files of an earlier run removed.
+    pub removed_temporary: u64,
+    /// Records the source no longer has that the dataset does not hold either (the
+    /// partition's log start moved past where the dataset ends), by partition.
+    pub gaps: Vec<Gap>,
+}
+
+/// Offsets a partition no longer has between the dataset's end and its log start.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Gap {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The first missing offset.
+    pub from: i64,
+    /// The log start offset (exclusive end of the gap).
+    pub to: i64,
+}
+
+/// What an export reports as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A record batch was written to a partition's open file.
+    Batch {
+        /// `topic=T/partition=P`.
+        partition: &'a str,
+        /// Rows of the batch.
+        rows: usize,
+        /// Bytes of log entries read by the export so far.
+        bytes_in: u64,
+    },
+    /// A file was completed.
+    File {
+        /// Its path.
+        path: &'a Path,
+        /// Its rows.
+        records: u64,
+        /// Its size.
+        bytes: u64,
+    },
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// Reading the source failed (corrupt data is [`ErrorClass::Data`]).
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+    /// The source's partitions cannot be listed or read.
+    #[error(transparent)]
+    Source(#[from] krecords_source::Error),
+    /// A partition without a known topic and partition number (a plain file).
+    #[error("{0}: its topic and partition are unknown (name a TOPIC-N partition directory, a log.dirs root or a kafka:// URL)")]
+    Unnamed(String),
+    /// The output cannot be written.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Another export holds the output directory.
+    #[error("{0}: another krec export is writing to this directory")]
+    Locked(PathBuf),
+    /// Writing Parquet or Arrow failed.
+    #[error("{what}: {message}")]
+    Write {
+        /// The file.
+        what: String,
+        /// Why.
+        message: String,
+    },
+}
+
+impl ExportError {
+    /// The class of the error (exit 1 for data problems, 2 otherwise).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            ExportError::Scan(e) => e.class(),
+            ExportError::Source(e) => e.class(),
+            ExportError::Unnamed(_) | ExportError::Locked(_) => ErrorClass::Usage,
+            ExportError::Io { .. } | ExportError::Write { .. } => ErrorClass::Io,
+        }
+    }
+
+    /// The exit code of a command that fails with it.
+    pub fn exit_code(&self) -> u8 {
+        self.class().exit_code()
+    }
+}
+
+pub(crate) fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExportError {
+    let what = what.into();
+    move |source| ExportError::Io { what, source }
+}
+
+/// Writes partitions into a dataset directory (see the [crate] docs for the rule).
+#[derive(Debug)]
+pub struct Exporter {
+    options: ExportOptions,
+    _lock: File,
+    summary: Summary,
+    /// Files kept open between passes, by partition directory.
+    open: HashMap<PathBuf, OpenFile>,
+}
+
+impl Exporter {
+    /// Creates the output directory if needed and takes its lock.
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be created, or another export holds it.
+    pub fn open(options: ExportOptions) -> Result<Exporter, ExportError> {
+        let out = &options.output;
+        std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
+        let lock_path = out.join(LOCK_FILE);
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err(format!("cannot open {}", lock_path.display())))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(ExportError::Locked(out.clone())),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(io_err(format!("cannot lock {}", lock_path.display()))(e))
+            }
+        }
+        Ok(Exporter {
+            options,
+            _lock: lock,
+            summary: Summary::default(),
+            open: HashMap::new(),
+        })
+    }
+
+    /// What has been done so far.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ExportOptions {
+        &self.options
+    }
+
+    /// Exports partition `index` of `sources` from where the dataset ends to the end of what
+    /// the isolation level shows, completing its last file.
+    ///
+    /// # Errors
+    ///
+    /// The partition has no topic and number, cannot be read, holds corrupt data (the rows
+    /// before it are written and their file completed), or the output cannot be written.
+    pub fn export(
+        &mut self,
+        sources: &Sources,
+        index: usize,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ExportError> {
+        let dir = self.pass(sources, index, on)?;
+        if let Some(dir) = dir {
+            self.complete(&dir, on)?;
+        }
+        Ok(())
+    }
+
+    /// As [`export`](Self::export), but keeps the partition's last file open for the next pass
+    /// (`--follow`): it is completed when it reaches [`ExportOptions::roll_bytes`], by
+    /// [`roll_due`](Self::roll_due) or by [`finish`](Self::finish).
+    ///
+    /// # Errors
+    ///
+    /// As [`export`](Self::export).
+    pub fn export_open(
+        &mut self,
+        sources: &Sources,
+        index: usize,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ExportError> {
+        self.pass(sources, index, on).map(|_| ())
+    }
+
+    /// Completes the open files older than [`ExportOptions::roll_after`].
+    ///
+    /// # Errors
+    ///
+    /// A file cannot be completed.
+    pub fn roll_due(&mut self, on: &mut dyn FnMut(Event<'_>)) -> Result<(), ExportError> {
+        let Some(after) = self.options.roll_after else {
+            return Ok(());
+        };
+        let due: Vec<PathBuf> = self
+            .open
+            .iter()
+            .filter(|(_, f)| f.opened.elapsed() >= after)
+            .map(|(d, _)| d.clone())
+            .collect();
+        for d in due {
+            self.complete(&d, on)?;
+        }
+        Ok(())
+    }
+
+    /// Completes every open file.
+    ///
+    /// # Errors
+    ///
+    /// A file cannot be completed.
+    pub fn finish(&mut self, on: &mut dyn FnMut(Event<'_>)) -> Result<(), ExportError> {
+        let dirs: Vec<PathBuf> = self.open.keys().cloned().collect();
+        for d in dirs {
+            self.complete(&d, on)?;
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, dir: &Path, on: &mut dyn FnMut(Event<'_>)) -> Result<(), ExportError> {
+        let Some(f) = self.open.remove(dir) else {
+            return Ok(());
+        };
+        let records = f.records;
+        let (path, bytes) = f.complete(self.options.format)?;
+        self.summary.files = self.summary.files.saturating_add(1);
+        self.summary.bytes_out = self.summary.bytes_out.saturating_add(bytes);
+        on(Event::File {
+            path: &path,
+            records,
+            bytes,
+        });
+        Ok(())
+    }
+
+    /// One pass over a partition; returns its directory when it has an open file.
+    fn pass(
+        &mut self,
+        sources: &Sources,
+        index: usize,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Option<PathBuf>, ExportError> {
+        let part = sources
+            .partitions
+            .get(index)
+            .ok_or_else(|| ExportError::Unnamed(format!("partition {index}")))?;
+        let (Some(topic), Some(partition)) = (part.topic.clone(), part.partition) else {
+            return Err(ExportError::Unnamed(part.name.clone()));
+        };
+        if topic.is_empty() || topic.contains(['/', '\\']) || topic.starts_with('.') {
+            return Err(ExportError::Unnamed(part.name.clone()));
+        }
+        let label = format!("topic={topic}/partition={partition}");
+        let dir = self.options.output.join(&label);
+        self.summary.partitions = self.summary.partitions.saturating_add(1);
+        let resume = match self.open.get(&dir) {
+            Some(f) => Some(f.last.saturating_add(1)),
+            None => {
+                std::fs::create_dir_all(&dir)
+                    .map_err(io_err(format!("cannot create {}", dir.display())))?;
+                let (last, removed) = scan_dir(&dir)?;
+                self.summary.removed_temporary =
+                    self.summary.removed_temporary.saturating_add(removed);
+                last.map(|l| l.saturating_add(1))
+            }
+        };
+        let mut start = None;
+        if let Some(resume) = resume {
+            if let Some(w) = sources.watermarks(index)? {
+                if resume >= w.readable_end(self.options.isolation) {
+                    return Ok(self.open.contains_key(&dir).then_some(dir));
+                }
+                if resume < w.log_start {
+                    self.summary.gaps.push(Gap {
+                        topic: topic.clone(),
+                        partition,
+                        from: resume,
+                        to: w.log_start,
+                    });
+                }
+                start = Some(Position::Offset(resume.max(w.log_start)));
+            } else {
+                start = Some(Position::Offset(resume));
+            }
+        }
+        let options = ScanOptions {
+            range: Range {
+                start,
+                end: None,
+                count: None,
+            },
+            isolation: self.options.isolation,
+            batch: Options {
+                columns: Column::ALL.to_vec(),
+                key_format: self.options.key_format,
+                value_format: self.options.value_format,
+                ..Options::default()
+            },
+            allow_truncated_tail: self.options.allow_truncated_tail,
+        };
+        let scan = match PartitionScan::open(sources, index, &options) {
+            Ok(s) => s,
+            // An empty partition (nothing at or after the start) has nothing to export.
+            Err(ScanError::Source(krecords_source::Error::Usage(_)))
+                if sources
+                    .watermarks(index)?
+                    .is_some_and(|w| w.readable_end(self.options.isolation) <= w.log_start) =>
+            {
+                return Ok(self.open.contains_key(&dir).then_some(dir))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let result = self.write_scan(scan, &dir, &label, on);
+        if result.is_err() {
+            // The rows before the error make a complete, valid file.
+            self.complete(&dir, on)?;
+        }
+        result?;
+        Ok(self.open.contains_key(&dir).then_some(dir))
+    }
+
+    fn write_scan(
+        &mut self,
+        mut scan: PartitionScan,
+        dir: &Path,
+        label: &str,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ExportError> {
+        let offset_col =
+            scan.schema()
+                .index_of(Column::Offset.name())
+                .map_err(|e| ExportError::Write {
+                    what: label.to_owned(),
+                    message: e.to_string(),
+                })?;
+        let mut read_before = 0;
+        while let Some(batch) = scan.next() {
+            let batch = batch?;
+            let bytes_read = scan.bytes_read();
+            self.summary.bytes_in = self
+                .summary
+                .bytes_in
+                .saturating_add(bytes_read.saturating_sub(read_before));
+            read_before = bytes_read;
+            self.write_batch(dir, &batch, offset_col)?;
+            on(Event::Batch {
+                partition: label,
+                rows: batch.num_rows(),
+                bytes_in: self.summary.bytes_in,
+            });
+            if self
+                .open
+                .get(dir)
+                .is_some_and(|f| f.size() >= self.options.roll_bytes)
+            {
+                self.complete(dir, on)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_batch(
+        &mut self,
+        dir: &Path,
+        batch: &RecordBatch,
+        offset_col: usize,
+    ) -> Result<(), ExportError> {
+        let Some(offsets) = batch.columns().get(offset_col) else {
+            return Ok(());
+        };
+        let offsets = offsets.as_primitive::<Int64Type>();
+        let (Some(first), Some(last)) = (
+            offsets.values().first().copied(),
+            offsets.values().last().copied(),
+        ) else {
+            return Ok(());
+        };
+        if !self.open.contains_key(dir) {
+            let f = OpenFile::create(dir, first, batch.schema(), &self.options)?;
+            self.open.insert(dir.to_path_buf(), f);
+        }
+        let Some(f) = self.open.get_mut(dir) else {
+            return Ok(());
+        };
+        f.write(batch, last, self.options.row_group_bytes)?;
+        self.summary.records = self.summary.records.saturating_add(batch.num_rows() as u64);
+        Ok(())
+    }
+}
+
+/// Removes the temporary files of `dir` and finds the largest last offset of its files:
+/// `(largest last offset, temporary files removed)`.
+fn scan_dir(dir: &Path) -> Result<(Option<i64>, u64), ExportError> {
+    let mut last = None;
+    let mut removed = 0;
+    let entries =
+        std::fs::read_dir(dir).map_err(io_err(format!("cannot list {}", dir.display())))?;
+    for entry in entries {
+        let entry = entry.map_err(io_err(format!("cannot list {}", dir.display())))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.ends_with(TMP_SUFFIX) {
+            let path = entry.path();
+            std::fs::remove_file(&path)
+                .map_err(io_err(format!("cannot remove {}", path.display())))?;
+            removed += 1;
+            continue;
+        }
+        if let Some((_, l)) = parse_file_name(name) {
+            last = Some(last.map_or(l, |x: i64| x.max(l)));
+        }
+    }
+    if removed > 0 {
+        writer::sync_dir(dir)?;
+    }
+    Ok((last, removed))
+}
+
+/// The offsets of a dataset file name `<20 digits>-<20 digits>.parquet` (or `.arrow`).
+pub fn parse_file_name(name: &str) -> Option<(i64, i64)> {
+    let stem = name
+        .strip_suffix(".parquet")
+        .or_else(|| name.strip_suffix(".arrow"))?;
+    let (a, b) = stem.split_once('-')?;
+    let digits = |s: &str| s.len() == 20 && s.bytes().all(|c| c.is_ascii_digit());
+    if !digits(a) || !digits(b) {
+        return None;
+    }
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The file name of offsets `first..=last`.
+pub fn file_name(first: i64, last: i64, format: Format) -> String {
+    format!("{first:020}-{last:020}.{}", format.extension())
+}
+
+/// The dataset files of a partition directory, in offset order: `(first, last, path)`.
+///
+/// # Errors
+///
+/// The directory cannot be listed.
+pub fn dataset_files(dir: &Path) -> std::io::Result<Vec<(i64, i64, PathBuf)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if let Some((a, b)) = entry.file_name().to_str().and_then(parse_file_name) {
+            out.push((a, b, entry.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The record batches of one dataset file, Parquet or Arrow IPC by its extension (the whole
+/// file in memory: for checks and small files; engines read datasets themselves).
+///
+/// # Errors
+///
+/// The file cannot be opened or is not a valid Parquet or Arrow IPC file.
+pub fn read_file(path: &Path) -> Result<Vec<RecordBatch>, ExportError> {
+    let what = || path.display().to_string();
+    let bad = |e: &dyn std::fmt::Display| ExportError::Write {
+        what: what(),
+        message: e.to_string(),
+    };
+    let file = File::open(path).map_err(io_err(format!("cannot open {}", what())))?;
+    if path.extension().is_some_and(|e| e == "arrow") {
+        let reader = arrow_ipc::reader::FileReader::try_new(file, None).map_err(|e| bad(&e))?;
+        reader.map(|b| b.map_err(|e| bad(&e))).collect()
+    } else {
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|b| b.build())
+            .map_err(|e| bad(&e))?;
+        reader.map(|b| b.map_err(|e| bad(&e))).collect()
+    }
+}

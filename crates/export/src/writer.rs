@@ -1,0 +1,176 @@
+//! One dataset file being written: a temporary name, then synced and renamed.
+
+use crate::{file_name, io_err, ExportError, ExportOptions, Format, TMP_SUFFIX};
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Most rows per Parquet row group.
+const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// A writer that counts the bytes through it.
+#[derive(Debug)]
+struct Counting {
+    inner: BufWriter<File>,
+    bytes: u64,
+}
+
+impl Write for Counting {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes = self.bytes.saturating_add(n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+enum Writer {
+    Parquet(ArrowWriter<Counting>),
+    Arrow(arrow_ipc::writer::FileWriter<Counting>),
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Writer::Parquet(_) => "Parquet",
+            Writer::Arrow(_) => "Arrow",
+        })
+    }
+}
+
+/// A file of a partition being written.
+#[derive(Debug)]
+pub(crate) struct OpenFile {
+    dir: PathBuf,
+    tmp: PathBuf,
+    first: i64,
+    /// The last offset written.
+    pub last: i64,
+    /// Rows written.
+    pub records: u64,
+    /// When it was created.
+    pub opened: Instant,
+    writer: Writer,
+}
+
+fn write_err(path: &Path, e: impl std::fmt::Display) -> ExportError {
+    ExportError::Write {
+        what: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+impl OpenFile {
+    /// A temporary file in `dir` for rows from offset `first`.
+    pub fn create(
+        dir: &Path,
+        first: i64,
+        schema: SchemaRef,
+        options: &ExportOptions,
+    ) -> Result<OpenFile, ExportError> {
+        let ext = options.format.extension();
+        let tmp = dir.join(format!(".{first:020}.{ext}{TMP_SUFFIX}"));
+        let file =
+            File::create(&tmp).map_err(io_err(format!("cannot create {}", tmp.display())))?;
+        let out = Counting {
+            inner: BufWriter::with_capacity(1 << 20, file),
+            bytes: 0,
+        };
+        let writer = match options.format {
+            Format::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(Compression::ZSTD(ZstdLevel::default()))
+                    .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+                    .set_created_by(format!("krec export {}", env!("CARGO_PKG_VERSION")))
+                    .build();
+                Writer::Parquet(
+                    ArrowWriter::try_new(out, schema, Some(props))
+                        .map_err(|e| write_err(&tmp, e))?,
+                )
+            }
+            Format::Arrow => Writer::Arrow(
+                arrow_ipc::writer::FileWriter::try_new(out, &schema)
+                    .map_err(|e| write_err(&tmp, e))?,
+            ),
+        };
+        Ok(OpenFile {
+            dir: dir.to_path_buf(),
+            tmp,
+            first,
+            last: first,
+            records: 0,
+            opened: Instant::now(),
+            writer,
+        })
+    }
+
+    /// About the bytes of the file so far (written and buffered).
+    pub fn size(&self) -> u64 {
+        match &self.writer {
+            Writer::Parquet(w) => w.inner().bytes.saturating_add(w.in_progress_size() as u64),
+            Writer::Arrow(w) => w.get_ref().bytes,
+        }
+    }
+
+    /// Appends `batch`, whose last offset is `last`.
+    pub fn write(
+        &mut self,
+        batch: &RecordBatch,
+        last: i64,
+        row_group_bytes: usize,
+    ) -> Result<(), ExportError> {
+        match &mut self.writer {
+            Writer::Parquet(w) => {
+                w.write(batch).map_err(|e| write_err(&self.tmp, e))?;
+                if w.in_progress_size() >= row_group_bytes {
+                    w.flush().map_err(|e| write_err(&self.tmp, e))?;
+                }
+            }
+            Writer::Arrow(w) => w.write(batch).map_err(|e| write_err(&self.tmp, e))?,
+        }
+        self.last = last;
+        self.records = self.records.saturating_add(batch.num_rows() as u64);
+        Ok(())
+    }
+
+    /// Completes the file: footer, sync, rename to its final name, sync of the directory.
+    /// Returns the final path and size.
+    pub fn complete(self, format: Format) -> Result<(PathBuf, u64), ExportError> {
+        let tmp = self.tmp;
+        let out = match self.writer {
+            Writer::Parquet(w) => w.into_inner().map_err(|e| write_err(&tmp, e))?,
+            Writer::Arrow(mut w) => {
+                w.finish().map_err(|e| write_err(&tmp, e))?;
+                w.into_inner().map_err(|e| write_err(&tmp, e))?
+            }
+        };
+        let bytes = out.bytes;
+        let file = out
+            .inner
+            .into_inner()
+            .map_err(|e| write_err(&tmp, e.error()))?;
+        file.sync_all()
+            .map_err(io_err(format!("cannot sync {}", tmp.display())))?;
+        drop(file);
+        let path = self.dir.join(file_name(self.first, self.last, format));
+        std::fs::rename(&tmp, &path).map_err(io_err(format!("cannot rename {}", tmp.display())))?;
+        sync_dir(&self.dir)?;
+        Ok((path, bytes))
+    }
+}
+
+/// Syncs a directory (a rename or removal in it is durable).
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), ExportError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(format!("cannot sync {}", dir.display())))
+}

@@ -1,0 +1,242 @@
+//! Exports of partition directories: the rows are the consumer's, reruns continue exactly,
+//! leftover temporary files go, corrupt segments leave valid files, one export per directory.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::RecordBatch;
+use krecords_codec::write::{NewRecord, V2Builder};
+use krecords_export::{
+    dataset_files, read_file, ExportError, ExportOptions, Exporter, Format, TMP_SUFFIX,
+};
+use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig};
+use krecords_source::{ErrorClass, Sources};
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+const T0: i64 = 1_714_000_000_000;
+
+/// Appends `batches` (records, transactional, aborted) to the log at `dir` (created with small
+/// segments when missing); record `o` has value `v{o}`.
+fn append(dir: &Path, batches: &[(usize, bool, bool)]) {
+    let mut log = if dir.exists() {
+        Log::open(dir).unwrap()
+    } else {
+        Log::create(
+            dir,
+            LogConfig::from_pairs([("segment.bytes", "4096")]).unwrap(),
+        )
+        .unwrap()
+    };
+    let mut next = log
+        .offsets(krecords_log::OffsetSpec::Latest)
+        .unwrap()
+        .offset;
+    for &(n, txn, abort) in batches {
+        let mut b = V2Builder::new(0);
+        if txn {
+            // A new producer id per transaction: no sequence bookkeeping across runs.
+            b = b.producer(next, 0, 0).transactional(true);
+        }
+        for i in 0..n {
+            let o = next + i as i64;
+            let value = format!("v{o}");
+            b.append(&NewRecord::new(T0 + o, None, Some(value.as_bytes())))
+                .unwrap();
+        }
+        let info = log
+            .append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+        let pid = next;
+        next = info.last_offset + 1;
+        if txn {
+            next = log
+                .append_end_txn(pid, 0, 0, !abort, T0)
+                .unwrap()
+                .last_offset
+                + 1;
+        }
+    }
+    log.close().unwrap();
+}
+
+/// The (offset, value) records a read_committed consumer of `dir` gets.
+fn consumed(dir: &Path, isolation: IsolationLevel) -> Vec<(i64, String)> {
+    let log = Log::open_read_only(dir).unwrap();
+    log.consume(0, 1 << 30, isolation)
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| {
+            (
+                r.offset,
+                String::from_utf8(r.value.clone().unwrap()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every (offset, value) row of a partition's dataset files, in file order; checks that the
+/// files' names cover their rows and do not overlap.
+fn dataset(dir: &Path) -> Vec<(i64, String)> {
+    let mut out: Vec<(i64, String)> = Vec::new();
+    let mut prev_last = i64::MIN;
+    for (first, last, path) in dataset_files(dir).unwrap() {
+        assert!(first > prev_last, "{} overlaps", path.display());
+        prev_last = last;
+        let batches = read_file(&path).unwrap();
+        let rows = rows(&batches);
+        assert_eq!(rows.first().map(|r| r.0), Some(first), "{}", path.display());
+        assert_eq!(rows.last().map(|r| r.0), Some(last), "{}", path.display());
+        out.extend(rows);
+    }
+    out
+}
+
+fn rows(batches: &[RecordBatch]) -> Vec<(i64, String)> {
+    let mut out = Vec::new();
+    for b in batches {
+        let offsets = b
+            .column_by_name("offset")
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        let values = b.column_by_name("value").unwrap().as_binary::<i32>();
+        for i in 0..b.num_rows() {
+            out.push((
+                offsets.value(i),
+                String::from_utf8(values.value(i).to_vec()).unwrap(),
+            ));
+        }
+    }
+    out
+}
+
+fn export(part: &Path, options: ExportOptions) -> Result<Exporter, ExportError> {
+    let sources = Sources::open(&[part.to_path_buf()], &mut || unreachable!()).unwrap();
+    let mut exporter = Exporter::open(options)?;
+    for i in 0..sources.partitions.len() {
+        exporter.export(&sources, i, &mut |_| {})?;
+    }
+    exporter.finish(&mut |_| {})?;
+    Ok(exporter)
+}
+
+fn out_dir(root: &Path) -> PathBuf {
+    root.join("out/topic=events/partition=2")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Exported in two runs (more appended in between), small files: the dataset holds what a
+    /// read_committed consumer gets, each record once, in files named by their offsets.
+    #[test]
+    fn a_dataset_is_the_consumers_view_across_runs(
+        a in prop::collection::vec((1usize..8, prop::bool::ANY, prop::bool::ANY), 1..30),
+        b in prop::collection::vec((1usize..8, prop::bool::ANY, prop::bool::ANY), 0..30),
+        roll in 1u64..20_000,
+        arrow in prop::bool::ANY,
+    ) {
+        let root = tempfile::tempdir().unwrap();
+        let part = root.path().join("events-2");
+        let mut options = ExportOptions::new(root.path().join("out"));
+        options.roll_bytes = roll;
+        if arrow {
+            options.format = Format::Arrow;
+        }
+        append(&part, &a);
+        export(&part, options.clone()).unwrap();
+        prop_assert_eq!(dataset(&out_dir(root.path())), consumed(&part, IsolationLevel::ReadCommitted));
+        append(&part, &b);
+        let again_in = export(&part, options.clone()).unwrap().summary().bytes_in;
+        prop_assert_eq!(dataset(&out_dir(root.path())), consumed(&part, IsolationLevel::ReadCommitted));
+        // A third run has nothing to do.
+        let third = export(&part, options).unwrap();
+        prop_assert_eq!(third.summary().records, 0);
+        prop_assert_eq!(third.summary().files, 0);
+        prop_assert!(again_in > 0 || b.is_empty());
+    }
+}
+
+#[test]
+fn read_uncommitted_keeps_aborted_records() {
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-2");
+    append(
+        &part,
+        &[(3, true, true), (2, false, false), (4, true, false)],
+    );
+    let mut options = ExportOptions::new(root.path().join("out"));
+    options.isolation = IsolationLevel::ReadUncommitted;
+    let e = export(&part, options).unwrap();
+    let want = consumed(&part, IsolationLevel::ReadUncommitted);
+    assert_eq!(want.len(), 9);
+    assert_eq!(dataset(&out_dir(root.path())), want);
+    assert_eq!(e.summary().records, 9);
+}
+
+#[test]
+fn leftover_temporary_files_are_removed_and_their_records_exported_again() {
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-2");
+    append(&part, &[(5, false, false); 10]);
+    let dir = out_dir(root.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = dir.join(format!(".00000000000000000000.parquet{TMP_SUFFIX}"));
+    std::fs::write(&tmp, b"PAR1 torn").unwrap();
+    let e = export(&part, ExportOptions::new(root.path().join("out"))).unwrap();
+    assert!(!tmp.exists());
+    assert_eq!(e.summary().removed_temporary, 1);
+    assert_eq!(
+        dataset(&dir),
+        consumed(&part, IsolationLevel::ReadCommitted)
+    );
+}
+
+#[test]
+fn one_export_at_a_time_per_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let first = Exporter::open(ExportOptions::new(root.path())).unwrap();
+    let second = Exporter::open(ExportOptions::new(root.path())).unwrap_err();
+    assert!(matches!(second, ExportError::Locked(_)), "{second}");
+    assert_eq!(second.exit_code(), 2);
+    drop(first);
+    Exporter::open(ExportOptions::new(root.path())).unwrap();
+}
+
+#[test]
+fn a_plain_file_has_no_partition_to_export_to() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("x.bin");
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(T0, None, Some(b"v"))).unwrap();
+    std::fs::write(&file, b.finish().unwrap()).unwrap();
+    let e = export(&file, ExportOptions::new(root.path().join("out"))).unwrap_err();
+    assert!(matches!(e, ExportError::Unnamed(_)), "{e}");
+    assert_eq!(e.exit_code(), 2);
+}
+
+#[test]
+fn a_corrupt_segment_is_a_data_error_and_the_files_written_stay_valid() {
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-2");
+    append(&part, &[(5, false, false); 200]);
+    let segments = krecords_source::dir_logs(&part).unwrap();
+    assert!(segments.len() > 2);
+    let bad = &segments[1];
+    let base = krecords_log::check::segment_base(bad).unwrap();
+    let mut bytes = std::fs::read(bad).unwrap();
+    let first_size = 12 + u32::from_be_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    bytes[first_size + 70] ^= 0xff;
+    std::fs::write(bad, &bytes).unwrap();
+
+    let mut options = ExportOptions::new(root.path().join("out"));
+    options.roll_bytes = 2000;
+    for _ in 0..2 {
+        let e = export(&part, options.clone()).unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Data, "{e}");
+        assert!(e.to_string().contains(&bad.display().to_string()), "{e}");
+        // Every record before the corrupt entry, once, in valid files.
+        let want: Vec<(i64, String)> = (0..base + 5).map(|o| (o, format!("v{o}"))).collect();
+        assert_eq!(dataset(&out_dir(root.path())), want);
+    }
+}
