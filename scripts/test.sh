@@ -8,6 +8,7 @@
 # Usage: bash scripts/test.sh            (from anywhere)
 #        SKIP_INTEROP=1 SKIP_FUZZ=1 bash scripts/test.sh   (Rust tests only)
 #        FUZZ_SECONDS=60 bash scripts/test.sh               (longer fuzzing)
+#        SKIP_PYTHON=1 bash scripts/test.sh                 (without the Python package's tests)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -47,6 +48,11 @@ RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --locked
 # optimized, which cost CI about 4 minutes for the same check.
 step "benchmarks compile and run once (no timing assertions)"
 cargo test --workspace --locked --bench '*' >/dev/null
+
+if [ "${SKIP_PYTHON:-0}" != "1" ]; then
+    step "Python package: venv, pip install ./python, clippy, mypy, pytest (python/test.sh)"
+    bash python/test.sh
+fi
 
 if [ "${SKIP_FUZZ:-0}" != "1" ]; then
     step "fuzz targets, ${FUZZ_SECONDS:-15} s each (libFuzzer; crashes fail the run)"

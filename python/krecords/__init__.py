@@ -1,0 +1,123 @@
+"""Kafka segments, partition directories and live topics in Python, as Arrow, at native speed.
+
+A thin layer over the krecords Rust crates:
+
+- ``read_table(source, ...)`` / ``read_batches(source, ...)``: a source (a segment file, a list
+  of files, a partition directory, a ``log.dirs`` root, a ``kafka://`` URL) as a
+  ``pyarrow.Table`` or a streaming ``pyarrow.RecordBatchReader``; ``scan(source, ...)`` gives
+  the underlying object, which polars and DuckDB take directly (``__arrow_c_stream__``).
+- ``entries(data)`` / ``records(data)``: the entries and records of any bytes-like object.
+- ``build_batch(records, ...)``: log entries, byte for byte what ``krec build`` writes.
+
+Every error is a ``KrecordsError`` (``CorruptDataError``, ``UsageError``, ``KrecordsIOError``),
+with ``file`` and ``position`` where known.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Union
+
+if TYPE_CHECKING:
+    import pyarrow
+
+from ._krecords import (
+    DEFAULT_DECOMPRESS_LIMIT,
+    ArrowBatch,
+    Batch,
+    CorruptDataError,
+    Entries,
+    KrecordsError,
+    KrecordsIOError,
+    Record,
+    Scan,
+    UsageError,
+    __version__,
+    build_batch,
+    entries,
+    records,
+    scan,
+)
+
+__all__ = [
+    "DEFAULT_DECOMPRESS_LIMIT",
+    "ArrowBatch",
+    "Batch",
+    "CorruptDataError",
+    "Entries",
+    "KrecordsError",
+    "KrecordsIOError",
+    "Record",
+    "Scan",
+    "UsageError",
+    "__version__",
+    "build_batch",
+    "entries",
+    "read_batches",
+    "read_table",
+    "records",
+    "scan",
+]
+
+
+def read_batches(
+    source: Any,
+    *,
+    start: Union[int, str, None] = None,
+    end: Union[int, str, None] = None,
+    isolation: str = "read_committed",
+    columns: Optional[Sequence[str]] = None,
+    config: Optional[Mapping[str, str]] = None,
+    key_format: str = "binary",
+    value_format: str = "binary",
+    max_rows: int = 8192,
+    max_decompressed_bytes: int = DEFAULT_DECOMPRESS_LIMIT,
+) -> "pyarrow.RecordBatchReader":
+    """Read ``source`` as a streaming ``pyarrow.RecordBatchReader`` (bounded memory).
+
+    ``start``/``end``: an offset, ``-N`` (N before the end), ``"earliest"``, ``"latest"``, an ISO
+    8601 time or ``"@<ms>"``; ``end`` is exclusive. ``isolation``: ``read_committed`` (aborted
+    transactions left out, up to the last stable offset) or ``read_uncommitted``. ``columns``:
+    the projection (default: all 15 columns of the schema). ``config``: librdkafka-style
+    properties for ``kafka://`` sources. Errors while reading raise ``KrecordsError``
+    subclasses from the reader's iteration.
+    """
+    import pyarrow as pa
+
+    s = scan(
+        source,
+        start=start,
+        end=end,
+        isolation=isolation,
+        columns=list(columns) if columns is not None else None,
+        config=dict(config) if config is not None else None,
+        key_format=key_format,
+        value_format=value_format,
+        max_rows=max_rows,
+        max_decompressed_bytes=max_decompressed_bytes,
+    )
+    schema = pa.schema(s)
+
+    def batches() -> Iterator["pa.RecordBatch"]:
+        for b in s:
+            yield pa.record_batch(b)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def read_table(
+    source: Any,
+    *,
+    start: Union[int, str, None] = None,
+    end: Union[int, str, None] = None,
+    isolation: str = "read_committed",
+    columns: Optional[Sequence[str]] = None,
+    config: Optional[Mapping[str, str]] = None,
+    key_format: str = "binary",
+    value_format: str = "binary",
+    max_rows: int = 8192,
+    max_decompressed_bytes: int = DEFAULT_DECOMPRESS_LIMIT,
+) -> "pyarrow.Table":
+    """Read ``source`` into a ``pyarrow.Table``; the arguments are ``read_batches``'."""
+    options = dict(locals())
+    del options["source"]
+    return read_batches(source, **options).read_all()

@@ -1,0 +1,160 @@
+//! The exceptions, and the one conversion of every library error into one of them.
+
+use krecords_source::ErrorClass;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+create_exception!(
+    krecords,
+    KrecordsError,
+    PyException,
+    "Base class of every krecords error; `file` and `position` say where, when known."
+);
+create_exception!(
+    krecords,
+    CorruptDataError,
+    KrecordsError,
+    "The data has a problem: a corrupt or truncated entry, a bad CRC, a record that does not \
+     parse or decompress (krec's exit code 1)."
+);
+create_exception!(
+    krecords,
+    UsageError,
+    KrecordsError,
+    "Bad arguments, or a source that cannot be read as asked (krec's exit code 2)."
+);
+create_exception!(
+    krecords,
+    KrecordsIOError,
+    KrecordsError,
+    "An I/O error reading or writing, or a broker that cannot be reached (krec's exit code 2)."
+);
+
+/// An error on its way to Python, built without the GIL (it crosses threads).
+#[derive(Debug, Clone)]
+pub struct Fail {
+    /// Which exception (`None`: an internal error, raised as `KrecordsError` itself).
+    pub class: Option<ErrorClass>,
+    /// The message.
+    pub message: String,
+    /// The file or source, when known.
+    pub file: Option<String>,
+    /// The byte position in it, when known.
+    pub position: Option<u64>,
+}
+
+impl Fail {
+    /// A usage error.
+    pub fn usage(message: impl Into<String>) -> Fail {
+        Fail {
+            class: Some(ErrorClass::Usage),
+            message: message.into(),
+            file: None,
+            position: None,
+        }
+    }
+
+    /// An internal error: a caught panic.
+    pub fn internal(payload: &(dyn std::any::Any + Send)) -> Fail {
+        Fail {
+            class: None,
+            message: panic_message(payload),
+            file: None,
+            position: None,
+        }
+    }
+
+    /// A codec error: corrupt data (or a limit, a usage error), with its position.
+    pub fn codec(e: &krecords_codec::Error) -> Fail {
+        Fail {
+            class: Some(if e.is_corruption() {
+                ErrorClass::Data
+            } else {
+                ErrorClass::Usage
+            }),
+            message: e.to_string(),
+            file: None,
+            position: e.position().map(|p| p as u64),
+        }
+    }
+
+    /// A sources-layer error, classified as krec classifies it.
+    pub fn source(e: &krecords_source::Error) -> Fail {
+        Fail {
+            class: Some(e.class()),
+            message: e.to_string(),
+            file: None,
+            position: None,
+        }
+    }
+
+    /// The Python exception.
+    pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
+        let err = match self.class {
+            Some(ErrorClass::Data) => CorruptDataError::new_err(self.message),
+            Some(ErrorClass::Usage) => UsageError::new_err(self.message),
+            Some(ErrorClass::Io) => KrecordsIOError::new_err(self.message),
+            None => KrecordsError::new_err(self.message),
+        };
+        let value = err.value(py);
+        // Setting attributes on a fresh exception instance cannot fail in practice; if it did,
+        // the exception without them is still the right one to raise.
+        let _ = value.setattr("file", self.file);
+        let _ = value.setattr("position", self.position);
+        err
+    }
+}
+
+impl From<krecords_codec::Error> for Fail {
+    fn from(e: krecords_codec::Error) -> Fail {
+        Fail::codec(&e)
+    }
+}
+
+impl From<krecords_source::Error> for Fail {
+    fn from(e: krecords_source::Error) -> Fail {
+        Fail::source(&e)
+    }
+}
+
+/// The message of a caught panic.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("internal error (please report it): {what}")
+}
+
+/// Runs `f`, turning a panic into a `KrecordsError` (the interpreter never crashes).
+pub fn guard<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(Fail::internal(payload.as_ref()).into_pyerr(py)),
+    }
+}
+
+/// Runs `f` without the GIL, turning a panic into a [`Fail`].
+pub fn detached<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, Fail> + Send,
+) -> PyResult<T> {
+    let r = py.detach(|| match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(Fail::internal(payload.as_ref())),
+    });
+    r.map_err(|f| f.into_pyerr(py))
+}
+
+/// Adds the exceptions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("KrecordsError", py.get_type::<KrecordsError>())?;
+    m.add("CorruptDataError", py.get_type::<CorruptDataError>())?;
+    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("KrecordsIOError", py.get_type::<KrecordsIOError>())?;
+    Ok(())
+}

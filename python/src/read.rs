@@ -1,0 +1,390 @@
+//! `entries()` and `records()`: the entries of a bytes-like object and their records.
+
+use crate::errors::{detached, guard, Fail};
+use krecords_codec::read::{Batch as CodecBatch, Entries as CodecEntries, Record as CodecRecord};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+use std::sync::Arc;
+
+/// The bytes of a bytes-like object (`bytes`, `bytearray`, `memoryview`, `mmap`, ...), copied
+/// once into memory the decoder owns (the stable ABI has no buffer protocol before 3.11).
+pub fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Arc<[u8]>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Arc::from(b.as_bytes()));
+    }
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        return Err(Fail::usage("expected a bytes-like object, not str").into_pyerr(obj.py()));
+    }
+    let builtins = obj.py().import("builtins")?;
+    let copied = builtins.getattr("bytes")?.call1((obj,)).map_err(|e| {
+        Fail::usage(format!("expected a bytes-like object: {e}")).into_pyerr(obj.py())
+    })?;
+    let b = copied.cast::<PyBytes>()?;
+    Ok(Arc::from(b.as_bytes()))
+}
+
+/// `None` or the value, as Python shows it.
+fn py_opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "None".into(), |v| v.to_string())
+}
+
+/// One log entry: a v2 record batch or a v0/v1 message (possibly a compressed wrapper). Every
+/// header field is an attribute; `records()` decodes its records (checking the CRC unless
+/// `entries(..., check_crc=False)`).
+#[pyclass(module = "krecords", frozen)]
+pub struct Batch {
+    /// Position of the entry in the input.
+    #[pyo3(get)]
+    position: usize,
+    /// Size of the entry in bytes, the 12-byte offset and size prefix included.
+    #[pyo3(get)]
+    size: usize,
+    /// Magic byte: 0, 1 or 2.
+    #[pyo3(get)]
+    magic: u8,
+    /// The offset field: a v2 batch's base offset, a v0/v1 entry's (last) offset.
+    #[pyo3(get)]
+    offset: i64,
+    /// First offset when the header holds it (`None` for a compressed v0/v1 wrapper).
+    #[pyo3(get)]
+    first_offset: Option<i64>,
+    /// Last offset the entry covers.
+    #[pyo3(get)]
+    last_offset: i64,
+    /// Record count when the header holds it.
+    #[pyo3(get)]
+    record_count: Option<usize>,
+    /// The stored CRC.
+    #[pyo3(get)]
+    crc: u32,
+    /// Whether the stored CRC matches the entry.
+    #[pyo3(get)]
+    crc_valid: bool,
+    /// The attributes field.
+    #[pyo3(get)]
+    attributes: i16,
+    /// Codec name (`none`, `gzip`, `snappy`, `lz4`, `zstd`), `None` for an unknown codec id.
+    #[pyo3(get)]
+    compression: Option<&'static str>,
+    /// `create_time`, `log_append_time` or `none` (v0).
+    #[pyo3(get)]
+    timestamp_type: &'static str,
+    /// A v2 batch's base timestamp (`None` for v0/v1).
+    #[pyo3(get)]
+    base_timestamp: Option<i64>,
+    /// The max timestamp (v2), the message timestamp (v1), -1 (v0).
+    #[pyo3(get)]
+    max_timestamp: i64,
+    /// Partition leader epoch as stored (-1: unset or v0/v1).
+    #[pyo3(get)]
+    partition_leader_epoch: i32,
+    /// Producer id (-1: none).
+    #[pyo3(get)]
+    producer_id: i64,
+    /// Producer epoch (-1: none).
+    #[pyo3(get)]
+    producer_epoch: i16,
+    /// Base sequence (-1: none).
+    #[pyo3(get)]
+    base_sequence: i32,
+    /// The transactional flag.
+    #[pyo3(get)]
+    is_transactional: bool,
+    /// The control flag (a transaction marker).
+    #[pyo3(get)]
+    is_control: bool,
+    /// The delete horizon (KIP-534), when set.
+    #[pyo3(get)]
+    delete_horizon_ms: Option<i64>,
+    data: Arc<[u8]>,
+    check_crc: bool,
+    limit: usize,
+}
+
+impl Batch {
+    fn new(b: &CodecBatch<'_>, data: Arc<[u8]>, check_crc: bool, limit: usize) -> Batch {
+        let h = b.v2_header_fields();
+        let (attributes, base_timestamp) = match b {
+            CodecBatch::Legacy(l) => (i16::from(l.attributes()), None),
+            CodecBatch::V2(v) => (v.attributes(), Some(v.base_timestamp())),
+        };
+        Batch {
+            position: b.position(),
+            size: b.size_in_bytes(),
+            magic: b.magic(),
+            offset: b.offset_field(),
+            first_offset: b.first_offset(),
+            last_offset: b.last_offset(),
+            record_count: b.record_count(),
+            crc: b.crc(),
+            crc_valid: b.is_crc_valid(),
+            attributes,
+            compression: b.compression().ok().map(|c| c.name()),
+            timestamp_type: b.timestamp_type().name(),
+            base_timestamp,
+            max_timestamp: b.max_timestamp(),
+            partition_leader_epoch: h.partition_leader_epoch,
+            producer_id: h.producer_id,
+            producer_epoch: h.producer_epoch,
+            base_sequence: h.base_sequence,
+            is_transactional: h.transactional,
+            is_control: h.control,
+            delete_horizon_ms: h.delete_horizon_ms,
+            data,
+            check_crc,
+            limit,
+        }
+    }
+
+    /// The entry's bytes.
+    fn entry(&self) -> &[u8] {
+        self.data
+            .get(self.position..self.position.saturating_add(self.size))
+            .unwrap_or_default()
+    }
+
+    /// Decodes the records, the GIL released, then makes them Python objects.
+    fn decode(&self, py: Python<'_>, out: &Bound<'_, PyList>) -> PyResult<()> {
+        let mut scratch = Vec::new();
+        let (entry, position, check, limit) =
+            (self.entry(), self.position, self.check_crc, self.limit);
+        let scratch_ref = &mut scratch;
+        let decoded: Vec<CodecRecord<'_>> = detached(py, move || {
+            let batch = CodecEntries::with_base(entry, position)
+                .next()
+                .ok_or_else(|| Fail::usage("empty entry"))??;
+            let records = if check {
+                batch.checked_records(scratch_ref, limit)?
+            } else {
+                batch.records(scratch_ref, limit)?
+            };
+            Ok(records.collect::<Result<Vec<_>, _>>()?)
+        })?;
+        for r in &decoded {
+            out.append(Bound::new(py, Record::from_codec(py, r)?)?)?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Batch {
+    /// The records, as `Record` objects (control records included for a control batch).
+    ///
+    /// Raises `CorruptDataError` for a bad CRC (with `check_crc`), a record that does not parse
+    /// or an entry that does not decompress within the limit.
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        guard(py, || {
+            let out = PyList::empty(py);
+            self.decode(py, &out)?;
+            Ok(out)
+        })
+    }
+
+    /// The entry's bytes, prefix included.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.entry())
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.records(py)?.into_any().try_iter().map(Bound::into_any)
+    }
+
+    fn __len__(&self) -> usize {
+        self.record_count.unwrap_or(0)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Batch(position={}, magic={}, offset={}, last_offset={}, record_count={}, compression={})",
+            self.position,
+            self.magic,
+            self.offset,
+            self.last_offset,
+            py_opt(self.record_count),
+            py_opt(self.compression.map(|c| format!("'{c}'"))),
+        )
+    }
+}
+
+/// One record: `offset`, `timestamp` (ms, `None` for v0), `key` and `value` (bytes, `None` for
+/// null) and `headers` (a list of `(str, bytes | None)`).
+#[pyclass(module = "krecords", frozen, get_all)]
+pub struct Record {
+    /// Absolute offset.
+    offset: i64,
+    /// Timestamp in ms since the epoch (LogAppendTime applied); `None` for v0.
+    timestamp: Option<i64>,
+    /// Key bytes, `None` for a null key.
+    key: Option<Py<PyBytes>>,
+    /// Value bytes, `None` for a tombstone.
+    value: Option<Py<PyBytes>>,
+    /// Headers in order: `(key, value)`, keys decoded as UTF-8 (as Kafka's Java client does).
+    headers: Py<PyList>,
+}
+
+impl Record {
+    fn from_codec(py: Python<'_>, r: &CodecRecord<'_>) -> PyResult<Record> {
+        let headers = PyList::empty(py);
+        for h in r.headers() {
+            let key = String::from_utf8_lossy(h.key);
+            let value = h.value.map(|v| PyBytes::new(py, v));
+            headers.append(PyTuple::new(
+                py,
+                [
+                    key.into_pyobject(py)?.into_any(),
+                    value.into_pyobject(py)?.into_any(),
+                ],
+            )?)?;
+        }
+        Ok(Record {
+            offset: r.offset(),
+            timestamp: r.timestamp(),
+            key: r.key().map(|k| PyBytes::new(py, k).unbind()),
+            value: r.value().map(|v| PyBytes::new(py, v).unbind()),
+            headers: headers.unbind(),
+        })
+    }
+}
+
+#[pymethods]
+impl Record {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let show = |b: &Option<Py<PyBytes>>| -> PyResult<String> {
+            Ok(match b {
+                Some(b) => b.bind(py).repr()?.to_string(),
+                None => "None".into(),
+            })
+        };
+        Ok(format!(
+            "Record(offset={}, timestamp={}, key={}, value={}, headers={})",
+            self.offset,
+            py_opt(self.timestamp),
+            show(&self.key)?,
+            show(&self.value)?,
+            self.headers.bind(py).repr()?
+        ))
+    }
+}
+
+/// The entries of a buffer, one `Batch` at a time. A truncated last entry ends the iteration
+/// quietly (a fetch response may end inside one) and is described by `trailing_bytes`; with
+/// `strict=True` it raises `CorruptDataError` instead. A malformed entry raises
+/// `CorruptDataError` with its `position`.
+#[pyclass(module = "krecords")]
+pub struct Entries {
+    data: Arc<[u8]>,
+    pos: usize,
+    done: bool,
+    check_crc: bool,
+    strict: bool,
+    limit: usize,
+    trailing: usize,
+}
+
+impl Entries {
+    /// The next entry, or `None` at the end.
+    fn next_batch(&mut self) -> Result<Option<Batch>, Fail> {
+        if self.done {
+            return Ok(None);
+        }
+        let rest = self.data.get(self.pos..).unwrap_or_default();
+        let mut it = CodecEntries::with_base(rest, self.pos);
+        if self.strict {
+            it = it.strict();
+        }
+        match it.next_entry() {
+            Ok(Some(b)) => {
+                self.pos = b.position().saturating_add(b.size_in_bytes());
+                Ok(Some(Batch::new(
+                    &b,
+                    self.data.clone(),
+                    self.check_crc,
+                    self.limit,
+                )))
+            }
+            Ok(None) => {
+                self.done = true;
+                self.trailing = it
+                    .partial()
+                    .map_or(0, |p| self.data.len().saturating_sub(p.position));
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(Fail::codec(&e))
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl Entries {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Batch>> {
+        guard(py, || self.next_batch().map_err(|f| f.into_pyerr(py)))
+    }
+
+    /// Bytes of a truncated entry at the end of the input, once iteration has ended (0: none).
+    #[getter]
+    fn trailing_bytes(&self) -> usize {
+        self.trailing
+    }
+}
+
+/// The entries of `data` (any bytes-like object: the records of a fetch response, a segment
+/// file's bytes, an mmap), as `Batch` objects.
+#[pyfunction]
+#[pyo3(signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+fn entries(
+    data: &Bound<'_, PyAny>,
+    check_crc: bool,
+    strict: bool,
+    max_decompressed_bytes: usize,
+) -> PyResult<Entries> {
+    Ok(Entries {
+        data: bytes_of(data)?,
+        pos: 0,
+        done: false,
+        check_crc,
+        strict,
+        limit: max_decompressed_bytes,
+        trailing: 0,
+    })
+}
+
+/// Every record of the data entries of `data` (control batches left out, as a consumer leaves
+/// them out), as a list of `Record` objects.
+#[pyfunction]
+#[pyo3(signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+fn records<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    check_crc: bool,
+    strict: bool,
+    max_decompressed_bytes: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut it = entries(data, check_crc, strict, max_decompressed_bytes)?;
+    guard(py, || {
+        let out = PyList::empty(py);
+        while let Some(b) = it.next_batch().map_err(|f| f.into_pyerr(py))? {
+            if !b.is_control {
+                b.decode(py, &out)?;
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// Adds the functions and classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Batch>()?;
+    m.add_class::<Record>()?;
+    m.add_class::<Entries>()?;
+    m.add_function(wrap_pyfunction!(entries, m)?)?;
+    m.add_function(wrap_pyfunction!(records, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,433 @@
+"""The krecords Python package: every public function, against the Rust library's own output."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pyarrow as pa
+import pytest
+
+import krecords
+from conftest import REPO, segments
+
+# ---------------------------------------------------------------- package
+
+
+def test_version() -> None:
+    assert isinstance(krecords.__version__, str) and krecords.__version__.count(".") == 2
+
+
+def test_exception_hierarchy() -> None:
+    for e in (krecords.CorruptDataError, krecords.UsageError, krecords.KrecordsIOError):
+        assert issubclass(e, krecords.KrecordsError)
+    assert issubclass(krecords.KrecordsError, Exception)
+
+
+def test_docstrings() -> None:
+    for name in krecords.__all__:
+        obj = getattr(krecords, name)
+        if callable(obj):
+            assert obj.__doc__, name
+
+
+# ---------------------------------------------------------------- build_batch and entries
+
+RECORDS: List[Dict[str, Any]] = [
+    {"timestamp": 1714000000000 + i, "key": f"k{i}", "value": f"value-{i}" * (i + 1),
+     "headers": [("h", b"x"), ("n", None)] if i % 2 else []}
+    for i in range(7)
+]
+
+
+def jsonl(records: List[Dict[str, Any]]) -> bytes:
+    lines = []
+    for r in records:
+        lines.append(json.dumps({
+            "timestamp": r["timestamp"], "key": r["key"], "value": r["value"],
+            "headers": [{"key": k, "value": None if v is None else v.decode()} for k, v in r["headers"]],
+        }))
+    return ("\n".join(lines) + "\n").encode()
+
+
+BUILD_CASES: List[Tuple[Dict[str, Any], List[str]]] = [
+    ({}, []),
+    ({"compression": "gzip", "records_per_batch": 3, "base_offset": 100},
+     ["--compression", "gzip", "--records-per-batch", "3", "--base-offset", "100"]),
+    ({"compression": "zstd", "producer": (7, 2), "base_sequence": 5, "transactional": True},
+     ["--compression", "zstd", "--producer-id", "7", "--producer-epoch", "2", "--base-sequence", "5",
+      "--transactional"]),
+    ({"compression": "lz4", "partition_leader_epoch": 3, "records_per_batch": 2},
+     ["--compression", "lz4", "--partition-leader-epoch", "3", "--records-per-batch", "2"]),
+    ({"compression": "snappy", "timestamp_type": "log_append_time", "log_append_time": 1714000009999},
+     ["--compression", "snappy", "--timestamp-type", "log_append_time", "--log-append-time", "1714000009999"]),
+    ({"magic": 1, "compression": "gzip"}, ["--magic", "1", "--compression", "gzip"]),
+    ({"magic": 0}, ["--magic", "0"]),
+]
+
+
+def records_for(kwargs: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """RECORDS, without headers for magic 0 and 1 (which have none)."""
+    if kwargs.get("magic", 2) == 2:
+        return RECORDS
+    return [dict(r, headers=[]) for r in RECORDS]
+
+
+@pytest.mark.parametrize("kwargs,args", BUILD_CASES)
+def test_build_batch_is_krec_build(krec: str, kwargs: Dict[str, Any], args: List[str]) -> None:
+    recs = records_for(kwargs)
+    ours = krecords.build_batch(recs, **kwargs)
+    theirs = subprocess.run([krec, "build", *args], input=jsonl(recs), capture_output=True, check=True).stdout
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("kwargs,args", BUILD_CASES)
+def test_entries_read_back_what_was_built(kwargs: Dict[str, Any], args: List[str]) -> None:
+    recs = records_for(kwargs)
+    data = krecords.build_batch(recs, **kwargs)
+    batches = list(krecords.entries(data))
+    assert sum(b.size for b in batches) == len(data)
+    got = [r for b in batches for r in b.records()]
+    assert [r.offset for r in got] == [kwargs.get("base_offset", 0) + i for i in range(len(RECORDS))]
+    for r, want in zip(got, recs):
+        assert r.key == want["key"].encode()
+        assert r.value == want["value"].encode()
+        if kwargs.get("magic", 2) == 2:
+            assert r.headers == want["headers"]
+        if kwargs.get("magic", 2) == 0:
+            assert r.timestamp is None
+        elif kwargs.get("timestamp_type") == "log_append_time":
+            assert r.timestamp == 1714000009999
+        else:
+            assert r.timestamp == want["timestamp"]
+    b = batches[0]
+    assert b.magic == kwargs.get("magic", 2)
+    assert b.compression == kwargs.get("compression", "none")
+    assert b.crc_valid
+    if b.magic == 2:
+        assert (b.producer_id, b.producer_epoch) == kwargs.get("producer", (-1, -1))
+        assert b.is_transactional == kwargs.get("transactional", False)
+        assert b.partition_leader_epoch == kwargs.get("partition_leader_epoch", -1)
+        assert b.base_sequence == kwargs.get("base_sequence", -1)
+        assert not b.is_control
+    assert b.to_bytes() == data[: b.size]
+    assert [r.value for r in krecords.records(data)] == [r.value for r in got]
+
+
+def test_entries_take_any_bytes_like_and_record_objects() -> None:
+    data = krecords.build_batch(RECORDS)
+    for view in (bytearray(data), memoryview(data)):
+        assert [r.value for r in krecords.records(view)] == [r.value for r in krecords.records(data)]
+    # Records read back build the same bytes.
+    assert krecords.build_batch(krecords.records(data)) == data
+
+
+def test_build_batch_usage_errors() -> None:
+    with pytest.raises(krecords.UsageError):
+        krecords.build_batch(RECORDS, compression="brotli")
+    with pytest.raises(krecords.UsageError):
+        krecords.build_batch(RECORDS, magic=1, producer=(1, 0))
+    with pytest.raises(krecords.UsageError):
+        krecords.build_batch(RECORDS, magic=0, compression="zstd")
+
+
+def test_truncated_tail_is_quiet_unless_strict() -> None:
+    data = krecords.build_batch(RECORDS, records_per_batch=3)
+    cut = data[:-5]
+    it = krecords.entries(cut)
+    assert len(list(it)) == 2
+    assert it.trailing_bytes > 0
+    with pytest.raises(krecords.CorruptDataError):
+        list(krecords.entries(cut, strict=True))
+
+
+def test_bad_crc_is_corrupt_data_with_position() -> None:
+    data = bytearray(krecords.build_batch(RECORDS, records_per_batch=3))
+    first = next(iter(krecords.entries(bytes(data))))
+    data[first.size + 70] ^= 0xFF  # a record byte of the second batch
+    batches = list(krecords.entries(bytes(data)))
+    assert not batches[1].crc_valid
+    with pytest.raises(krecords.CorruptDataError) as e:
+        batches[1].records()
+    assert e.value.position == first.size
+    # Without the check, the records decode.
+    assert len(list(krecords.entries(bytes(data), check_crc=False))[1].records()) == 3
+
+
+# ---------------------------------------------------------------- read_table / read_batches
+
+
+def dump_records(krec: str, part: Path, isolation: str) -> List[Tuple[int, Optional[str], Optional[str]]]:
+    """(offset, key, value) of the records `krec dump --deep` shows."""
+    out = subprocess.run(
+        [krec, "dump", "--deep", "--format", "json", "--bytes", "hex", "--isolation", isolation, str(part)],
+        capture_output=True, check=True,
+    ).stdout.decode()
+    rows = []
+    for line in out.splitlines():
+        entry = json.loads(line)
+        if entry.get("control") or "records" not in entry:
+            continue
+        for r in entry["records"]:
+            rows.append((r["offset"], r.get("key"), r.get("value")))
+    return rows
+
+
+@pytest.mark.parametrize("isolation", ["read_committed", "read_uncommitted"])
+def test_read_table_is_krec_dump(krec: str, demo_partition: Path, isolation: str) -> None:
+    table = krecords.read_table(demo_partition, isolation=isolation)
+    assert table.schema.names[:3] == ["topic", "partition", "offset"]
+    ours = [(r["offset"], None if r["key"] is None else r["key"].hex(), None if r["value"] is None else r["value"].hex())
+            for r in table.select(["offset", "key", "value"]).to_pylist()]
+    assert ours == dump_records(krec, demo_partition, isolation.replace("_", "-"))
+    assert set(table.column("topic").to_pylist()) == {demo_partition.name.rsplit("-", 1)[0]}
+
+
+def test_read_committed_leaves_out_aborted(demo_partition: Path) -> None:
+    committed = krecords.read_table(demo_partition)
+    everything = krecords.read_table(demo_partition, isolation="read_uncommitted")
+    assert committed.num_rows < everything.num_rows
+    assert set(committed.column("offset").to_pylist()) < set(everything.column("offset").to_pylist())
+
+
+def test_read_table_positions_and_columns(demo_partition: Path) -> None:
+    everything = krecords.read_table(demo_partition, isolation="read_uncommitted", columns=["offset"])
+    assert everything.schema.names == ["offset"]
+    offsets = everything.column("offset").to_pylist()
+    t = krecords.read_table(demo_partition, isolation="read_uncommitted", start=offsets[3], end=offsets[8],
+                            columns=["offset", "value"])
+    assert t.column("offset").to_pylist() == [o for o in offsets if offsets[3] <= o < offsets[8]]
+    last = krecords.read_table(demo_partition, isolation="read_uncommitted", start=-2, columns=["offset"])
+    assert last.num_rows <= 2
+    s = krecords.read_table(demo_partition, columns=["value"], value_format="string")
+    assert s.schema.field("value").type in (pa.string(), pa.large_string(), pa.string_view())
+
+
+def test_read_batches_streams_in_small_batches(demo_partition: Path) -> None:
+    reader = krecords.read_batches(demo_partition, isolation="read_uncommitted", max_rows=4)
+    assert isinstance(reader, pa.RecordBatchReader)
+    sizes = [b.num_rows for b in reader]
+    assert max(sizes) <= 4 and sum(sizes) == krecords.read_table(demo_partition, isolation="read_uncommitted").num_rows
+
+
+def test_files_and_lists_of_files(demo_partition: Path) -> None:
+    files = segments(demo_partition)
+    one = krecords.read_table(files[0], isolation="read_uncommitted", columns=["offset"])
+    assert one.num_rows == len([r for r in krecords.records(files[0].read_bytes())])
+    both = krecords.read_table([str(f) for f in files], isolation="read_uncommitted", columns=["offset"])
+    assert both.num_rows >= one.num_rows
+
+
+def test_arrow_c_stream(demo_partition: Path) -> None:
+    s = krecords.scan(demo_partition)
+    assert pa.schema(s).names == krecords.read_table(demo_partition).schema.names
+    t = pa.RecordBatchReader.from_stream(s).read_all()
+    assert t.equals(krecords.read_table(demo_partition))
+    with pytest.raises(krecords.UsageError):
+        s.__arrow_c_stream__()
+
+
+def test_source_errors(tmp_path: Path) -> None:
+    with pytest.raises(krecords.KrecordsIOError):
+        krecords.read_table(tmp_path / "missing.log")
+    with pytest.raises(krecords.UsageError):
+        krecords.read_table(tmp_path, isolation="sometimes")
+    with pytest.raises(krecords.UsageError):
+        krecords.read_table(tmp_path, columns=["nope"])
+    with pytest.raises(krecords.UsageError):
+        krecords.read_table(tmp_path, start="soon")
+    with pytest.raises(krecords.KrecordsError):
+        krecords.read_table(123)
+
+
+def test_corrupt_file_raises_with_file_and_position(tmp_path: Path) -> None:
+    data = bytearray(krecords.build_batch(RECORDS, records_per_batch=2))
+    sizes = [b.size for b in krecords.entries(bytes(data))]
+    data[sizes[0] + 40] ^= 0xFF
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(bytes(data))
+    with pytest.raises(krecords.CorruptDataError) as e:
+        krecords.read_table(f, isolation="read_uncommitted")
+    assert e.value.file == str(f)
+    data = krecords.build_batch(RECORDS)[:-3]
+    f.write_bytes(data)
+    with pytest.raises(krecords.CorruptDataError) as e:
+        krecords.read_table(f, isolation="read_uncommitted")
+    assert e.value.position == 0
+
+
+# ---------------------------------------------------------------- threads
+
+
+def test_threads_decode_in_parallel_to_the_same_results(demo_partition: Path) -> None:
+    data = b"".join(f.read_bytes() for f in segments(demo_partition)[:1]) + krecords.build_batch(
+        [{"timestamp": 1714000000000, "value": bytes(100)}] * 5000, compression="zstd", base_offset=10**6)
+    want_records = [(r.offset, r.key, r.value, r.headers) for r in krecords.records(data)]
+    want_table = krecords.read_table(demo_partition)
+    results: List[Any] = [None] * 8
+    errors: List[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            if i % 2:
+                results[i] = [(r.offset, r.key, r.value, r.headers) for r in krecords.records(data)]
+            else:
+                results[i] = krecords.read_table(demo_partition)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i, r in enumerate(results):
+        if i % 2:
+            assert r == want_records
+        else:
+            assert r.equals(want_table)
+
+
+# ---------------------------------------------------------------- vectors
+
+
+PEERS = REPO / "tests" / "vectors" / "peers"
+# Vectors where a peer's expectation differs from Kafka's behaviour (crates/codec/tests/vectors.rs, PINNED).
+PINNED = {
+    "kafka-python/batch_v2_control_abort_marker_bad_crc.json",
+    "kafkajs/fetch_resp_v4_v4_response_mixed_formats_p0.json",
+    "sarama/message_bad_magic_2_in_legacy_layout.json",
+    "sarama/message_v0_gzip_empty_payload.json",
+    "sarama/message_v1_lz4_empty_payload.json",
+    "sarama/message_v1_zstd_2_inner_nonstandard.json",
+}
+
+
+def peer_vectors() -> List[Path]:
+    return sorted(p for p in PEERS.rglob("*.json") if "codec" not in p.parts and "primitives" not in p.parts)
+
+
+def decode_all(data: bytes) -> Tuple[List[Any], Optional[BaseException]]:
+    out: List[Any] = []
+    try:
+        for b in krecords.entries(data):
+            out.extend(b.records())
+    except krecords.KrecordsError as e:
+        return out, e
+    return out, None
+
+
+@pytest.mark.parametrize("path", peer_vectors(), ids=lambda p: str(p.relative_to(PEERS)))
+def test_peer_vectors(path: Path) -> None:
+    v = json.loads(path.read_text())
+    if str(path.relative_to(PEERS)) in PINNED or "hex" not in v or not isinstance(v.get("expect"), dict):
+        pytest.skip("pinned to Kafka's behaviour in the Rust tests, or no bytes")
+    expect = v["expect"]
+    # A bare message (no offset and size prefix) is read as the entry the vector derives from it.
+    records, error = decode_all(bytes.fromhex(v.get("hex_wrapped_offset0") or v["hex"]))
+    if expect.get("error") is True or expect.get("decodes_ok") is False:
+        assert error is not None
+    elif "error" in expect or "decodes_ok" in expect:
+        assert error is None, error
+    for want, got in zip(expect.get("records", []), records):
+        for key, value in want.items():
+            if key in ("key", "value"):
+                actual = getattr(got, key)
+                assert (None if actual is None else actual.hex()) == value, key
+            elif key in ("offset", "timestamp"):
+                assert getattr(got, key) == value, key
+            elif key == "headers" and isinstance(value, list) and all(isinstance(h, dict) for h in value):
+                assert [(k, None if hv is None else hv.hex()) for k, hv in got.headers] == [
+                    (h["key"], h["value"]) for h in value
+                ]
+    if "records" in expect:
+        assert len(records) == len(expect["records"])
+
+
+def test_kafka_java_vectors() -> None:
+    seen = 0
+    for path in sorted((REPO / "tests" / "vectors" / "kafka-java").rglob("*.json")):
+        v = json.loads(path.read_text())
+        if "hex" not in v or not isinstance(v.get("expect"), dict) or "records" not in v["expect"]:
+            continue
+        records, error = decode_all(bytes.fromhex(v["hex"]))
+        assert error is None, (path, error)
+        want = v["expect"]["records"]
+        assert len(records) == len(want), path
+        for w, g in zip(want, records):
+            for key in ("key", "value"):
+                if key in w:
+                    actual = getattr(g, key)
+                    assert (None if actual is None else actual.hex()) == w[key], (path, key)
+            if "offset" in w:
+                assert g.offset == w["offset"], path
+        seen += 1
+    assert seen > 0
+
+
+# ---------------------------------------------------------------- hostile input
+
+
+def hostile_inputs() -> List[Path]:
+    root = REPO / "fuzz" / "regressions"
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("path", hostile_inputs(), ids=lambda p: p.name)
+def test_fuzz_regressions_never_crash(path: Path) -> None:
+    data = path.read_bytes()
+    for strict in (False, True):
+        try:
+            for b in krecords.entries(data, strict=strict, max_decompressed_bytes=1 << 20):
+                b.records()
+        except krecords.KrecordsError:
+            pass
+
+
+def test_hostile_lengths_are_errors_with_bounded_memory() -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    good = bytearray(krecords.build_batch([{"timestamp": 0, "value": b"v" * 100}] * 3))
+    cases = []
+    claims = bytearray(good)
+    claims[57:61] = (2**31 - 1).to_bytes(4, "big")  # records count: 2^31-1, no bytes for them
+    cases.append(bytes(claims))
+    huge = bytearray(good)
+    huge[61] = 0x7F  # first record's length varint made huge
+    cases.append(bytes(huge))
+    cases.append(bytes(12) + (2**31 - 1).to_bytes(4, "big") + bytes(60))  # entry size claims 2 GiB
+    bomb = krecords.build_batch([{"timestamp": 0, "value": bytes(8 << 20)}], compression="zstd")
+    for data in cases:
+        for check in (True, False):
+            try:
+                for b in krecords.entries(data, check_crc=check):
+                    b.records()
+            except krecords.KrecordsError:
+                pass
+    with pytest.raises(krecords.KrecordsError):
+        krecords.records(bomb, max_decompressed_bytes=1 << 20)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 256 * 1024
+
+
+# ---------------------------------------------------------------- stubs
+
+
+def test_stubs_type_check() -> None:
+    """mypy --strict accepts a typed use of the API against the package's stubs, and rejects a
+    wrong one (so the check can fail)."""
+    mypy = pytest.importorskip("mypy.api")
+    here = Path(__file__).parent
+    out, err, status = mypy.run(["--strict", "--ignore-missing-imports", str(here / "typed_usage.py")])
+    assert status == 0, out + err
+    bad = here / "_wrong_usage.py"
+    bad.write_text("import krecords\nx: int = krecords.build_batch([])\n")
+    try:
+        out, err, status = mypy.run(["--strict", "--ignore-missing-imports", str(bad)])
+        assert status != 0 and "bytes" in out, out
+    finally:
+        bad.unlink()
