@@ -1,7 +1,7 @@
 //! A live cluster's answers over the Kafka protocol: Metadata and ListOffsets through
 //! krecords-client.
 
-use crate::model::{topic_id_text, Broker, Cluster, Offsets, Partition, Topic};
+use crate::model::{topic_id_text, Broker, Cluster, Offsets, Partition, Topic, INTERNAL_TOPICS};
 use krecords_client::{Client, IsolationLevel, Metadata, OffsetSpec, Result};
 
 /// The cluster as a Metadata request for every topic describes it (`source` names it).
@@ -22,10 +22,12 @@ pub fn from_metadata(m: Metadata, source: String) -> Cluster {
         .into_iter()
         .map(|t| {
             let id = *t.topic_id.as_bytes();
+            // Kafka marks exactly these internal; a broker that does not say so too.
+            let internal = t.internal || INTERNAL_TOPICS.contains(&t.name.as_str());
             Topic {
                 name: t.name,
                 id: (id != [0; 16]).then(|| topic_id_text(&id)),
-                internal: t.internal,
+                internal,
                 error: t.error.map(|c| c.to_string()),
                 partitions: t
                     .partitions

@@ -8,7 +8,7 @@
 
 use crate::model::{Broker, Cluster, Offsets, Partition, Topic, INTERNAL_TOPICS};
 use crate::Error;
-use krecords_codec::read::{ReadFill, Step, Streamer};
+use krecords_codec::read::{Fill, ReadFill, Step, Streamer};
 use krecords_source::{IsolationLevel, Sources};
 use krecords_topics::{parse, Kind, Node};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 
 /// The metadata log's partition directory in a broker's root.
 pub const METADATA_DIR: &str = "__cluster_metadata-0";
+
+/// Warnings kept at most: a damaged log does not fill memory with them.
+const MAX_WARNINGS: usize = 100;
 
 /// A partition as the metadata log describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -193,25 +196,37 @@ impl MetadataState {
         let io = |e| Error::io(format!("cannot read {}", path.display()), e);
         let file = File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
-        let mut stream = Streamer::new(ReadFill::with_len(file, len), 0, i32::MAX as usize);
+        let stream = Streamer::new(ReadFill::with_len(file, len), 0, i32::MAX as usize);
+        self.replay(&path.display().to_string(), stream, from)
+            .map_err(io)
+    }
+
+    /// Reads the entries of metadata log bytes (a segment's or a snapshot's), named `name` in
+    /// warnings, applying the records at offsets `from` and after. Any bytes are accepted:
+    /// what does not parse ends the replay with a warning.
+    pub fn replay_bytes(&mut self, name: &str, bytes: &[u8], from: i64) {
+        // A slice's reads cannot fail.
+        let _ = self.replay(name, Streamer::new(bytes, 0, i32::MAX as usize), from);
+    }
+
+    fn replay<F: Fill>(
+        &mut self,
+        name: &str,
+        mut stream: Streamer<F>,
+        from: i64,
+    ) -> std::io::Result<()> {
         let mut scratch = Vec::new();
         loop {
-            let batch = match stream.next_entry().map_err(io)? {
+            let batch = match stream.next_entry()? {
                 Step::Entry(b) => b,
                 Step::End => break,
                 // The active segment of a stopped broker may end inside an entry.
                 Step::Partial(_) => {
-                    self.warnings.push(format!(
-                        "{}: a truncated entry at its end was left out",
-                        path.display()
-                    ));
+                    self.warn(format!("{name}: a truncated entry at its end was left out"));
                     break;
                 }
                 Step::Error(e) => {
-                    self.warnings.push(format!(
-                        "{}: stopped at an unreadable entry: {e}",
-                        path.display()
-                    ));
+                    self.warn(format!("{name}: stopped at an unreadable entry: {e}"));
                     break;
                 }
             };
@@ -221,9 +236,8 @@ impl MetadataState {
             {
                 Ok(r) => r,
                 Err(e) => {
-                    self.warnings.push(format!(
-                        "{}: the entry at offset {} cannot be read: {e}",
-                        path.display(),
+                    self.warn(format!(
+                        "{name}: the entry at offset {} cannot be read: {e}",
                         batch.offset_field()
                     ));
                     continue;
@@ -233,8 +247,7 @@ impl MetadataState {
                 let record = match record {
                     Ok(r) => r,
                     Err(e) => {
-                        self.warnings
-                            .push(format!("{}: a record cannot be read: {e}", path.display()));
+                        self.warn(format!("{name}: a record cannot be read: {e}"));
                         break;
                     }
                 };
@@ -253,9 +266,8 @@ impl MetadataState {
                 );
                 match parsed.payload.as_ref().and_then(|p| p.node()) {
                     Some(node) => self.apply(node),
-                    None => self.warnings.push(format!(
-                        "{}: offset {}: {}",
-                        path.display(),
+                    None => self.warn(format!(
+                        "{name}: offset {}: {}",
                         record.offset(),
                         parsed.payload.map(|p| p.to_java()).unwrap_or_default()
                     )),
@@ -263,6 +275,15 @@ impl MetadataState {
             }
         }
         Ok(())
+    }
+
+    /// Keeps a warning; past [`MAX_WARNINGS`], only counts it in the last one.
+    fn warn(&mut self, w: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(w);
+        } else if let Some(last) = self.warnings.last_mut() {
+            *last = "more records could not be read (warnings stop here)".to_owned();
+        }
     }
 
     /// A control record: LeaderChange (type 2) names the quorum's leader, the controller.
