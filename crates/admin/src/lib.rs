@@ -34,6 +34,7 @@
     )
 )]
 
+pub mod groups;
 pub mod live;
 pub mod model;
 pub mod offline;

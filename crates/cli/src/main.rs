@@ -51,6 +51,7 @@ enum Command {
     Ship(ship::Args),
     Metadata(metadata::Args),
     Offsets(metadata::OffsetsArgs),
+    Groups(metadata::GroupsArgs),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
 }
@@ -72,6 +73,7 @@ fn main() -> ExitCode {
         Command::Ship(args) => ship::run(args, &mut out),
         Command::Metadata(args) => metadata::run(args, &mut out),
         Command::Offsets(args) => metadata::run_offsets(args, &mut out),
+        Command::Groups(args) => metadata::run_groups(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),
     };

@@ -172,3 +172,79 @@ fn sources_that_cannot_answer_exit_2() {
     run(&["offsets", "kafka://"]).fails(2, "no broker address");
     run(&["metadata", "kafka://127.0.0.1:1", "-X", "retries=0"]).fails(2, "kafka://127.0.0.1:1");
 }
+
+#[test]
+fn offline_groups_are_the_last_commits_of_consumer_offsets() {
+    let root = fixtures();
+    let r = run(&["groups", root.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let groups = r.json_lines();
+    let names: Vec<&str> = groups
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["krecords-classic", "krecords-consumer"]);
+    assert_eq!(groups[0]["kind"], "classic");
+    assert_eq!(groups[0]["protocol_type"], "consumer");
+    assert_eq!(groups[1]["kind"], "consumer");
+    // The last commit of each partition, as the decoded records show them.
+    let dump = run(&[
+        "dump",
+        "--deep",
+        "--format",
+        "json",
+        root.join("__consumer_offsets-0").to_str().unwrap(),
+    ])
+    .json_lines();
+    // Commits replace each other; a tombstone (value_decoded null) deletes.
+    let mut last = std::collections::BTreeMap::new();
+    for rec in dump
+        .iter()
+        .flat_map(|b| b["records"].as_array().cloned().unwrap_or_default())
+    {
+        let Some(k) = rec["key_decoded"].get("data") else {
+            continue;
+        };
+        let (Some(g), Some(t), Some(p)) = (
+            k["group"].as_str(),
+            k["topic"].as_str(),
+            k["partition"].as_i64(),
+        ) else {
+            continue;
+        };
+        let id = (g.to_owned(), t.to_owned(), p);
+        match rec["value_decoded"]["data"]["offset"].as_i64() {
+            Some(o) => last.insert(id, o),
+            None => last.remove(&id),
+        };
+    }
+    let mine: std::collections::BTreeMap<_, _> = groups
+        .iter()
+        .flat_map(|g| {
+            g["offsets"].as_array().unwrap().iter().map(move |o| {
+                (
+                    (
+                        g["group"].as_str().unwrap().to_owned(),
+                        o["topic"].as_str().unwrap().to_owned(),
+                        o["partition"].as_i64().unwrap(),
+                    ),
+                    o["committed"].as_i64().unwrap(),
+                )
+            })
+        })
+        .collect();
+    assert!(!mine.is_empty());
+    assert_eq!(mine, last);
+    let text = run(&["groups", root.to_str().unwrap(), "krecords-classic"]).ok();
+    assert!(
+        text.contains("# krecords-classic: classic group, generation 4"),
+        "{text}"
+    );
+    assert!(!text.contains("krecords-consumer"), "{text}");
+}
+
+#[test]
+fn live_groups_need_names() {
+    let c = cluster();
+    run(&["groups", &format!("kafka://{}", c.addr())]).fails(2, "name the groups");
+}
