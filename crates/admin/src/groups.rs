@@ -53,13 +53,16 @@ pub struct GroupOffset {
     pub lag: Option<i64>,
 }
 
+/// A commit: offset, metadata, commit time.
+type Commit = (i64, Option<String>, Option<i64>);
+
 #[derive(Debug, Default)]
 struct GroupState {
     kind: Option<String>,
     protocol_type: Option<String>,
     generation: Option<i32>,
     members: Vec<String>,
-    offsets: BTreeMap<(String, i32), (i64, Option<String>, Option<i64>)>,
+    offsets: BTreeMap<(String, i32), Commit>,
 }
 
 /// The coordinator's records replayed: group id → its state.
