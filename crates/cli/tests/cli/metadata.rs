@@ -248,3 +248,37 @@ fn live_groups_need_names() {
     let c = cluster();
     run(&["groups", &format!("kafka://{}", c.addr())]).fails(2, "name the groups");
 }
+
+#[test]
+fn client_properties_that_do_not_apply_are_warned_about_not_refused() {
+    let c = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("client.properties");
+    std::fs::write(
+        &props,
+        "group.id=g\nauto.offset.reset=earliest\ndebug=all\nrequest.timeout.ms=5000\n\
+         message.max.bytes=1000000\nenable.ssl.certificate.verification=false\n",
+    )
+    .unwrap();
+    let url = format!("kafka://{}", c.addr());
+    let r = run(&["metadata", &url, "-F", props.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for name in [
+        "group.id",
+        "auto.offset.reset",
+        "debug",
+        "message.max.bytes",
+        "enable.ssl.certificate.verification",
+    ] {
+        assert!(
+            r.stderr
+                .contains(&format!("krec: warning: {name} does not apply to krec")),
+            "{name}: {}",
+            r.stderr
+        );
+    }
+    // request.timeout.ms is Java's socket.timeout.ms: taken, no warning.
+    assert!(!r.stderr.contains("request.timeout.ms"), "{}", r.stderr);
+    run(&["metadata", &url, "-X", "socket.timout.ms=5"])
+        .fails(2, "did you mean \"socket.timeout.ms\"?");
+}
