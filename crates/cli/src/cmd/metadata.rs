@@ -7,7 +7,7 @@ use crate::kafka::{ClientArgs, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
 use crate::time_fmt;
 use krecords_admin::{Cluster, Offsets};
-use krecords_client::Client;
+use krecords_client::{Client, ClientConfig};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -36,15 +36,8 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// kafka://HOST[:PORT][/TOPIC] or a broker's log.dirs root.
-    #[arg(value_name = "SOURCE")]
-    source: PathBuf,
-    /// Only topics whose name matches GLOB (`*`, `?`, `[...]`); repeatable.
-    #[arg(long, value_name = "GLOB")]
-    topic: Vec<String>,
-    /// Internal topics too (__consumer_offsets, __transaction_state, ...).
-    #[arg(long)]
-    all: bool,
+    #[command(flatten)]
+    select: Select,
     /// Each partition's earliest offset, high watermark and last stable offset too.
     #[arg(long)]
     offsets: bool,
@@ -52,8 +45,6 @@ pub struct Args {
     /// "cluster_id","controller","brokers","topics","warnings"}.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    #[command(flatten)]
-    client: ClientArgs,
 }
 
 /// Per partition: earliest offset, latest (high watermark), last stable offset, and with
@@ -78,21 +69,28 @@ pub struct Args {
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct OffsetsArgs {
-    /// kafka://HOST[:PORT][/TOPIC] or a broker's log.dirs root.
-    #[arg(value_name = "SOURCE")]
-    source: PathBuf,
-    /// Only topics whose name matches GLOB; repeatable.
-    #[arg(long, value_name = "GLOB")]
-    topic: Vec<String>,
-    /// Internal topics too.
-    #[arg(long)]
-    all: bool,
+    #[command(flatten)]
+    select: Select,
     /// Also the first offset whose timestamp is at or after T: epoch ms or ISO 8601.
     #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time: Option<i64>,
     /// Text: aligned columns; JSON: one object per partition per line.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+}
+
+/// The source and topic selection `krec metadata` and `krec offsets` share.
+#[derive(clap::Args)]
+pub struct Select {
+    /// kafka://HOST[:PORT][/TOPIC] or a broker's log.dirs root.
+    #[arg(value_name = "SOURCE")]
+    source: PathBuf,
+    /// Only topics whose name matches GLOB (`*`, `?`, `[...]`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    topic: Vec<String>,
+    /// Internal topics too (__consumer_offsets, __transaction_state, ...).
+    #[arg(long)]
+    all: bool,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -168,14 +166,9 @@ fn admin_failure(e: krecords_admin::Error) -> Failure {
 }
 
 /// The cluster of `source`, filtered, with offsets when `offsets`.
-fn load(
-    source: &Path,
-    client: &ClientArgs,
-    globs: &[String],
-    all: bool,
-    offsets: Option<Option<i64>>,
-) -> Result<Cluster, Failure> {
-    match target(source)? {
+fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failure> {
+    let (client, globs, all) = (&select.client, &select.topic, select.all);
+    match target(&select.source)? {
         Target::Root(root) => {
             let mut cluster =
                 krecords_admin::offline::describe_root(&root).map_err(admin_failure)?;
@@ -187,15 +180,7 @@ fn load(
         }
         Target::Live { servers, topic } => {
             let filter = Filter::new(globs, topic.as_deref(), all)?;
-            let mut config = client.config()?;
-            config
-                .set("bootstrap.servers", &servers)
-                .map_err(|e| Failure::Usage(format!("kafka://{servers}: {e}")))?;
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| Failure::Io(e, "cannot start the runtime".into()))?;
-            let name = format!("kafka://{servers}");
+            let (config, rt, name) = live_setup(&servers, client)?;
             let fail = |e: krecords_client::Error| {
                 admin_failure(krecords_admin::Error::Client(e)).prefixed(&name)
             };
@@ -224,6 +209,22 @@ fn load(
             })
         }
     }
+}
+
+/// The client configuration for `servers`, a runtime, and the cluster's name for messages.
+fn live_setup(
+    servers: &str,
+    client: &ClientArgs,
+) -> Result<(ClientConfig, tokio::runtime::Runtime, String), Failure> {
+    let mut config = client.config()?;
+    config
+        .set("bootstrap.servers", servers)
+        .map_err(|e| Failure::Usage(format!("kafka://{servers}: {e}")))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Io(e, "cannot start the runtime".into()))?;
+    Ok((config, rt, format!("kafka://{servers}")))
 }
 
 trait Prefixed {
@@ -258,7 +259,7 @@ fn opt(v: Option<i64>) -> String {
 /// Runs `krec metadata`.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let offsets = args.offsets.then_some(None);
-    let cluster = load(&args.source, &args.client, &args.topic, args.all, offsets)?;
+    let cluster = load(&args.select, offsets)?;
     warn(&cluster);
     match args.format {
         Format::Json => {
@@ -365,13 +366,7 @@ fn write_text(c: &Cluster, out: &mut impl Write) -> std::io::Result<()> {
 
 /// Runs `krec offsets`.
 pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let cluster = load(
-        &args.source,
-        &args.client,
-        &args.topic,
-        args.all,
-        Some(args.time),
-    )?;
+    let cluster = load(&args.select, Some(args.time))?;
     warn(&cluster);
     let rows = cluster.topics.iter().flat_map(|t| {
         t.partitions
@@ -538,15 +533,7 @@ fn live_groups(
             "kafka://: name the groups to describe (krec groups kafka://HOST:PORT GROUP...)".into(),
         ));
     }
-    let mut config = client.config()?;
-    config
-        .set("bootstrap.servers", servers)
-        .map_err(|e| Failure::Usage(format!("kafka://{servers}: {e}")))?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Io(e, "cannot start the runtime".into()))?;
-    let name = format!("kafka://{servers}");
+    let (config, rt, name) = live_setup(servers, client)?;
     let fail =
         |e: krecords_client::Error| admin_failure(krecords_admin::Error::Client(e)).prefixed(&name);
     rt.block_on(async {
