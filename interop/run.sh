@@ -856,6 +856,16 @@ ship_crash() {
 # SIGKILLs of `krec ship` at random moments, each followed by a restart, then every committed
 # source record exactly once at read_committed, and only repeats of source records (aborted
 # transactions) at read_uncommitted. SHIP_KEEP=DIR keeps the step's files there.
+# krec metadata and krec offsets (issue 30) against their own broker, live and on its stopped
+# files, compared with Kafka's Admin client (TopicCommand --describe) and GetOffsetShell
+# (interop/broker/front_door_check.py).
+step_front_door() {
+    local res="$WORK/front-door.txt"
+    timeout 900 python3 interop/broker/front_door_check.py --krec "$KREC" --java-cp "$JAVA_CP" \
+        --dir "$WORK/front-door-broker" >"$res" 2>&1 || true
+    count_results front-door "$res"
+}
+
 step_ship() {
     local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap rounds="${SHIP_CRASH_ROUNDS:-50}"
     mkdir -p "$w"
@@ -1173,6 +1183,7 @@ STEPS=(
     step_log_indexes
     step_broker39
     step_ship
+    step_front_door
     step_compact_referee
 )
 

@@ -12,8 +12,10 @@ const HEADING: &str = "Live clusters (kafka:// sources)";
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ClientArgs {
     /// kafka://: a client property NAME=VALUE with librdkafka's names (security.protocol,
-    /// sasl.mechanism, sasl.username, ssl.ca.location, ...); repeatable. bootstrap.servers
-    /// comes from the URL.
+    /// sasl.mechanism, sasl.username, ssl.ca.location, socket.timeout.ms, ...); repeatable.
+    /// bootstrap.servers comes from the URL. A new connection must answer within 10 s
+    /// (socket.connection.setup.timeout.ms), a request within 60 s (socket.timeout.ms).
+    /// Properties that do not apply to krec (group.id, debug, ...) are ignored with a warning.
     #[arg(short = 'X', value_name = "NAME=VALUE", help_heading = HEADING)]
     pub property: Vec<String>,
     /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
@@ -32,6 +34,9 @@ impl ClientArgs {
         for x in &self.property {
             c.set_pair(x)
                 .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?;
+        }
+        for w in std::mem::take(&mut c.ignored) {
+            eprintln!("krec: warning: {w}");
         }
         Ok(c)
     }

@@ -25,7 +25,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use cmd::{build, convert, demo, docs, dump, explain, export, gen, log, ship, stats, verify};
+use cmd::{
+    build, convert, demo, docs, dump, explain, export, gen, log, metadata, ship, stats, verify,
+};
 use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};
 
@@ -50,6 +52,9 @@ enum Command {
     Log(log::Args),
     Ship(ship::Args),
     Export(export::Args),
+    Metadata(metadata::Args),
+    Offsets(metadata::OffsetsArgs),
+    Groups(metadata::GroupsArgs),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
 }
@@ -70,6 +75,9 @@ fn main() -> ExitCode {
         Command::Log(args) => log::run(args, &mut out),
         Command::Ship(args) => ship::run(args, &mut out),
         Command::Export(args) => export::run(args, &mut out),
+        Command::Metadata(args) => metadata::run(args, &mut out),
+        Command::Offsets(args) => metadata::run_offsets(args, &mut out),
+        Command::Groups(args) => metadata::run_groups(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),
     };

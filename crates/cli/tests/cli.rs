@@ -29,6 +29,8 @@ mod gen;
 mod kafka;
 #[path = "cli/log.rs"]
 mod log;
+#[path = "cli/metadata.rs"]
+mod metadata;
 #[path = "cli/positions.rs"]
 mod positions;
 #[path = "cli/ship.rs"]

@@ -109,6 +109,8 @@ pub struct PartitionMetadata {
     pub replicas: Vec<i32>,
     /// In-sync replicas' node ids.
     pub isr: Vec<i32>,
+    /// Offline replicas' node ids (Metadata v5+; empty before).
+    pub offline_replicas: Vec<i32>,
     /// The partition's error (LEADER_NOT_AVAILABLE, ...), if any.
     pub error: Option<KafkaCode>,
 }
@@ -122,6 +124,8 @@ pub struct TopicMetadata {
     pub error: Option<KafkaCode>,
     /// Whether the topic is internal (`__consumer_offsets`, ...).
     pub internal: bool,
+    /// The topic id (Metadata v10+; nil before).
+    pub topic_id: Uuid,
     /// Partitions, sorted by index.
     pub partitions: Vec<PartitionMetadata>,
 }
@@ -133,6 +137,9 @@ pub struct Metadata {
     pub broker: String,
     /// Cluster id, when the broker sends one.
     pub cluster_id: Option<String>,
+    /// The controller's node id as the broker reports it (`-1` when unknown; KRaft brokers
+    /// report a random broker, as Kafka does for clients).
+    pub controller_id: i32,
     /// Brokers, sorted by node id.
     pub brokers: Vec<BrokerMetadata>,
     /// Topics, in the broker's order.
@@ -392,6 +399,7 @@ impl Client {
                         leader_epoch: p.leader_epoch,
                         replicas: p.replica_nodes.iter().map(|b| b.0).collect(),
                         isr: p.isr_nodes.iter().map(|b| b.0).collect(),
+                        offline_replicas: p.offline_replicas.iter().map(|b| b.0).collect(),
                         error: code(p.error_code),
                     })
                     .collect();
@@ -404,6 +412,7 @@ impl Client {
                         .unwrap_or_default(),
                     error: code(t.error_code),
                     internal: t.is_internal,
+                    topic_id: t.topic_id,
                     partitions,
                 }
             })
@@ -434,6 +443,7 @@ impl Client {
         Metadata {
             broker,
             cluster_id: resp.cluster_id.as_ref().map(|c| c.as_str().to_owned()),
+            controller_id: resp.controller_id.0,
             brokers,
             topics,
         }

@@ -57,7 +57,9 @@ impl SaslMechanism {
 
 /// Client configuration, built from librdkafka property names.
 ///
-/// Supported properties (anything else is an error naming it):
+/// Supported properties (the names of librdkafka's and the Java client's properties that do not
+/// apply, such as `group.id` or `debug`, are accepted and listed in [`ClientConfig::ignored`];
+/// anything else is an error naming it and the closest known name):
 ///
 /// | property | default | meaning |
 /// | --- | --- | --- |
@@ -69,11 +71,11 @@ impl SaslMechanism {
 /// | `ssl.ca.location` | the system bundle | PEM file of trusted CA certificates |
 /// | `ssl.certificate.location`, `ssl.key.location` | none | PEM client certificate and key (mutual TLS) |
 /// | `ssl.endpoint.identification.algorithm` | `https` | only `https` (hostname verification) is supported |
-/// | `socket.timeout.ms` | 60000 | timeout of one request |
-/// | `socket.connection.setup.timeout.ms` | 30000 | connect, TLS, ApiVersions and SASL of a new connection |
+/// | `socket.timeout.ms` (Java's `request.timeout.ms`) | 60000 | timeout of one request |
+/// | `socket.connection.setup.timeout.ms` | 10000 | connect, TLS, ApiVersions and SASL of a new connection |
 /// | `fetch.max.bytes` | 52428800 | `max_bytes` of a Fetch request |
 /// | `max.partition.fetch.bytes` | 1048576 | the fetch window of [`crate::Client::stream_partition`] |
-/// | `fetch.wait.max.ms` | 500 | how long a broker may wait for `fetch.min.bytes` |
+/// | `fetch.wait.max.ms` (Java's `fetch.max.wait.ms`) | 500 | how long a broker may wait for `fetch.min.bytes` |
 /// | `fetch.min.bytes` | 1 | minimum bytes a Fetch response waits for |
 /// | `receive.message.max.bytes` | 104923136 (100 MiB + 64 KiB) | largest response accepted; checked before allocation |
 /// | `isolation.level` | `read_committed` | default isolation of [`crate::Client::stream_partition`] users |
@@ -136,6 +138,145 @@ pub struct ClientConfig {
     /// (queued or in flight, all partitions together); a send waits while they are more.
     /// Default 32 MiB (librdkafka's default is 1 GiB, Java's 32 MiB).
     pub buffer_memory: usize,
+    /// Properties of librdkafka or the Java client that were given but do not apply here
+    /// (`group.id`, `debug`, ...), each with why: accepted and ignored, for the caller to warn
+    /// about.
+    pub ignored: Vec<String>,
+}
+
+/// librdkafka and Java client properties that mean nothing to a client that reads batches,
+/// sends them as they are and commits no consumer offsets of its own: accepted with a warning
+/// (so an existing client.properties works) and ignored. With why.
+const NOT_APPLICABLE: [(&str, &str); 34] = [
+    ("group.id", "krec commits no consumer offsets of its own"),
+    ("group.instance.id", "krec joins no group"),
+    ("group.protocol", "krec joins no group"),
+    (
+        "auto.offset.reset",
+        "positions are given with --start/--end",
+    ),
+    (
+        "enable.auto.commit",
+        "krec commits no consumer offsets of its own",
+    ),
+    (
+        "auto.commit.interval.ms",
+        "krec commits no consumer offsets of its own",
+    ),
+    (
+        "enable.auto.offset.store",
+        "krec commits no consumer offsets of its own",
+    ),
+    ("session.timeout.ms", "krec joins no group"),
+    ("heartbeat.interval.ms", "krec joins no group"),
+    ("max.poll.interval.ms", "krec joins no group"),
+    ("max.poll.records", "krec reads whole fetch responses"),
+    ("partition.assignment.strategy", "krec joins no group"),
+    ("debug", "krec has no librdkafka debug contexts"),
+    ("log_level", "krec has no librdkafka log levels"),
+    (
+        "statistics.interval.ms",
+        "krec emits no librdkafka statistics",
+    ),
+    (
+        "message.max.bytes",
+        "krec sends batches as they are; the broker's limit applies",
+    ),
+    (
+        "max.request.size",
+        "krec sends batches as they are; the broker's limit applies",
+    ),
+    (
+        "enable.ssl.certificate.verification",
+        "certificates are always verified",
+    ),
+    ("api.version.request", "ApiVersions is always sent"),
+    ("broker.version.fallback", "ApiVersions is always sent"),
+    ("enable.partition.eof", "krec stops at the end it was given"),
+    ("key.deserializer", "krec reads raw bytes"),
+    ("value.deserializer", "krec reads raw bytes"),
+    ("key.serializer", "krec writes raw bytes"),
+    ("value.serializer", "krec writes raw bytes"),
+    ("client.rack", "krec fetches from leaders"),
+    ("socket.keepalive.enable", "not configurable here"),
+    ("reconnect.backoff.ms", "retry.backoff.ms applies"),
+    ("reconnect.backoff.max.ms", "retry.backoff.max.ms applies"),
+    ("metadata.max.age.ms", "metadata is fetched when needed"),
+    (
+        "topic.metadata.refresh.interval.ms",
+        "metadata is fetched when needed",
+    ),
+    ("allow.auto.create.topics", "krec never creates topics"),
+    ("check.crcs", "krec always checks CRCs"),
+    ("linger.ms", "krec sends batches as they are"),
+];
+
+/// The properties [`ClientConfig::set`] takes, for "did you mean" suggestions.
+const KNOWN: [&str; 29] = [
+    "bootstrap.servers",
+    "metadata.broker.list",
+    "client.id",
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.username",
+    "sasl.password",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.endpoint.identification.algorithm",
+    "socket.timeout.ms",
+    "request.timeout.ms",
+    "socket.connection.setup.timeout.ms",
+    "fetch.max.bytes",
+    "max.partition.fetch.bytes",
+    "fetch.wait.max.ms",
+    "fetch.max.wait.ms",
+    "fetch.min.bytes",
+    "receive.message.max.bytes",
+    "isolation.level",
+    "retries",
+    "retry.backoff.ms",
+    "retry.backoff.max.ms",
+    "transaction.timeout.ms",
+    "message.timeout.ms",
+    "delivery.timeout.ms",
+    "queue.buffering.max.kbytes",
+];
+
+/// Edit distance (insertions, deletions, substitutions), on bytes; property names are short.
+fn distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut prev = row.first().copied().unwrap_or(0);
+        if let Some(first) = row.first_mut() {
+            *first = i + 1;
+        }
+        for (j, &cb) in b.iter().enumerate() {
+            let (Some(&left), Some(&up)) = (row.get(j), row.get(j + 1)) else {
+                break;
+            };
+            let cost = if ca == cb { prev } else { prev + 1 };
+            let v = cost.min(left + 1).min(up + 1);
+            prev = up;
+            if let Some(cell) = row.get_mut(j + 1) {
+                *cell = v;
+            }
+        }
+    }
+    row.last().copied().unwrap_or(0)
+}
+
+/// The known property closest to `name`, when it is close.
+fn closest(name: &str) -> Option<&'static str> {
+    KNOWN
+        .iter()
+        .chain(NOT_APPLICABLE.iter().map(|(n, _)| n))
+        .map(|k| (distance(name, k), *k))
+        .filter(|&(d, k)| d <= (k.len() / 3).max(2))
+        .min()
+        .map(|(_, k)| k)
 }
 
 /// A secret string (`sasl.password`): readable as a `&str`, shown as `"<redacted>"` by `Debug`,
@@ -183,7 +324,8 @@ impl Default for ClientConfig {
             ssl_certificate_location: None,
             ssl_key_location: None,
             request_timeout: Duration::from_millis(60_000),
-            connect_timeout: Duration::from_millis(30_000),
+            // kcat's and librdkafka's: a listener that does not answer fails within 10 s.
+            connect_timeout: Duration::from_millis(10_000),
             fetch_max_bytes: 52_428_800,
             max_partition_fetch_bytes: 1_048_576,
             fetch_wait_max: Duration::from_millis(500),
@@ -197,6 +339,7 @@ impl Default for ClientConfig {
             delivery_timeout: Duration::from_millis(120_000),
             max_in_flight: 5,
             buffer_memory: 32 << 20,
+            ignored: Vec::new(),
         }
     }
 }
@@ -306,13 +449,13 @@ impl ClientConfig {
                     )));
                 }
             }
-            "socket.timeout.ms" => self.request_timeout = parse_ms(name, v)?,
+            "socket.timeout.ms" | "request.timeout.ms" => self.request_timeout = parse_ms(name, v)?,
             "socket.connection.setup.timeout.ms" => self.connect_timeout = parse_ms(name, v)?,
             "fetch.max.bytes" => self.fetch_max_bytes = parse_positive_i32(name, v)?,
             "max.partition.fetch.bytes" => {
                 self.max_partition_fetch_bytes = parse_positive_i32(name, v)?
             }
-            "fetch.wait.max.ms" => self.fetch_wait_max = parse_ms(name, v)?,
+            "fetch.wait.max.ms" | "fetch.max.wait.ms" => self.fetch_wait_max = parse_ms(name, v)?,
             "fetch.min.bytes" => self.fetch_min_bytes = parse_positive_i32(name, v)?,
             "receive.message.max.bytes" => {
                 let n: usize = parse_num(name, v)?;
@@ -352,9 +495,17 @@ impl ClientConfig {
                 self.max_in_flight = n;
             }
             other => {
+                if let Some((n, why)) = NOT_APPLICABLE.iter().find(|(n, _)| *n == other) {
+                    self.ignored
+                        .push(format!("{n} does not apply to krec and is ignored ({why})"));
+                    return Ok(self);
+                }
+                let hint = closest(other)
+                    .map(|k| format!("; did you mean {k:?}?"))
+                    .unwrap_or_default();
                 return Err(config_err(format!(
-                    "unknown configuration property {other:?}"
-                )))
+                    "unknown configuration property {other:?}{hint}"
+                )));
             }
         }
         Ok(self)
@@ -483,6 +634,32 @@ pub(crate) fn split_host_port(addr: &str) -> Result<(String, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn properties_that_do_not_apply_are_ignored_and_typos_get_a_suggestion() {
+        let mut c = ClientConfig::default();
+        for p in [
+            "group.id=g",
+            "auto.offset.reset=earliest",
+            "debug=all",
+            "message.max.bytes=1000000",
+            "enable.ssl.certificate.verification=false",
+        ] {
+            c.set_pair(p).unwrap();
+        }
+        assert_eq!(c.ignored.len(), 5);
+        assert!(
+            c.ignored[0].starts_with("group.id does not apply"),
+            "{:?}",
+            c.ignored
+        );
+        c.set_pair("request.timeout.ms=1234").unwrap();
+        assert_eq!(c.request_timeout, Duration::from_millis(1234));
+        let e = c.set_pair("socket.timout.ms=5").unwrap_err().to_string();
+        assert!(e.contains("did you mean \"socket.timeout.ms\"?"), "{e}");
+        let e = c.set_pair("zzzz=5").unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+    }
 
     #[test]
     fn librdkafka_names_and_files() {

@@ -67,7 +67,7 @@ impl Connection {
         let broker = format!("{host}:{port}");
         let setup = Self::open_inner(host, port, broker.clone(), config, tls);
         match tokio::time::timeout(config.connect_timeout, setup).await {
-            Ok(r) => r,
+            Ok(r) => r.map_err(diagnose),
             Err(_) => Err(Error::Timeout {
                 broker,
                 request: RequestName(ApiKey::ApiVersions),
@@ -101,9 +101,23 @@ impl Connection {
                         }
                     })?;
                 let connector = tokio_rustls::TlsConnector::from(Arc::clone(tls));
-                let s = connector.connect(name, tcp).await.map_err(|e| Error::Tls {
-                    broker: broker.clone(),
-                    message: format!("handshake failed: {e}"),
+                let s = connector.connect(name, tcp).await.map_err(|e| {
+                    // A plaintext listener reads the ClientHello as a huge frame and hangs up.
+                    let hint = if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::UnexpectedEof
+                            | std::io::ErrorKind::ConnectionReset
+                            | std::io::ErrorKind::InvalidData
+                    ) {
+                        ": the listener probably speaks plaintext (set -X \
+                         security.protocol=PLAINTEXT or SASL_PLAINTEXT)"
+                    } else {
+                        ""
+                    };
+                    Error::Tls {
+                        broker: broker.clone(),
+                        message: format!("handshake failed: {e}{hint}"),
+                    }
                 })?;
                 Box::new(s)
             }
@@ -119,6 +133,15 @@ impl Connection {
             frame: BytesMut::new(),
         };
         conn.negotiate_versions(config.request_timeout).await?;
+        // A KRaft controller's listener answers ApiVersions with the controller's APIs only.
+        if !conn.versions.contains_key(&(ApiKey::Metadata as i16)) {
+            return Err(Error::WrongListener {
+                broker: conn.broker.clone(),
+                message: "this is a KRaft controller listener; use a broker's address (it \
+                          answers no Metadata)"
+                    .to_owned(),
+            });
+        }
         if config.security_protocol.uses_sasl() {
             let user = config.sasl_username.as_deref().unwrap_or_default();
             let password = config.sasl_password.as_deref().unwrap_or_default();
@@ -392,6 +415,16 @@ impl Connection {
         let resp = self.request(&hs, v, timeout).await?;
         if resp.error_code != 0 {
             let offered: Vec<&str> = resp.mechanisms.iter().map(|m| m.as_str()).collect();
+            if offered.is_empty() {
+                return Err(Error::WrongListener {
+                    broker: self.broker.clone(),
+                    message: format!(
+                        "SaslHandshake: {}: this listener takes no SASL (it is probably \
+                         PLAINTEXT or SSL: set -X security.protocol to match it)",
+                        KafkaCode(resp.error_code)
+                    ),
+                });
+            }
             return Err(auth_err(
                 &self.broker,
                 format!(
@@ -528,6 +561,41 @@ pub(crate) fn decode_body<R: Request>(
 
 pub(crate) fn name_of<R: Request>() -> RequestName {
     RequestName(ApiKey::try_from(R::KEY).unwrap_or(ApiKey::ApiVersions))
+}
+
+/// A connection setup's error in words when it shows the listener is not what the
+/// configuration expects: an HTTP answer, a TLS alert to plaintext.
+fn diagnose(e: Error) -> Error {
+    match e {
+        Error::FrameSize {
+            broker,
+            request,
+            size,
+            max,
+        } => {
+            let prefix = i32::try_from(size)
+                .map(i32::to_be_bytes)
+                .unwrap_or_default();
+            let message = match prefix {
+                [b'H', b'T', b'T', b'P'] => {
+                    "this looks like an HTTP server, not a Kafka listener".to_owned()
+                }
+                [0x15, 0x03, ..] => "the listener answered with a TLS alert: it speaks TLS \
+                                     (set -X security.protocol=SSL or SASL_SSL)"
+                    .to_owned(),
+                _ => {
+                    return Error::FrameSize {
+                        broker,
+                        request,
+                        size,
+                        max,
+                    }
+                }
+            };
+            Error::WrongListener { broker, message }
+        }
+        e => e,
+    }
 }
 
 /// How reading a frame failed, before the broker and request are attached.

@@ -230,6 +230,17 @@ pub enum Error {
         client_max: i16,
     },
 
+    /// The address is not the Kafka listener the configuration expects: an HTTP server, a TLS
+    /// listener spoken to in plaintext, a SASL listener without SASL, a KRaft controller. The
+    /// message says which, in words, and what to set.
+    #[error("{broker}: {message}")]
+    WrongListener {
+        /// The broker, `host:port`.
+        broker: String,
+        /// What the listener looks like and what to do.
+        message: String,
+    },
+
     /// The request did not complete within the timeout.
     #[error("{broker}: {request}: timed out after {after:?}")]
     Timeout {

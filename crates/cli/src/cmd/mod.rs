@@ -13,6 +13,7 @@ pub mod explain;
 pub mod export;
 pub mod gen;
 pub mod log;
+pub mod metadata;
 pub mod ship;
 pub mod stats;
 pub mod verify;

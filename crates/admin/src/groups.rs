@@ -1,0 +1,360 @@
+//! Consumer groups: committed offsets and lag, from a stopped broker's `__consumer_offsets`
+//! partitions (the group coordinator's records, read at read_committed and decoded by
+//! krecords-topics) or from a live cluster (OffsetFetch and ListOffsets).
+//!
+//! Offline, "lag" is what the group was behind when the broker stopped: each committed offset
+//! against the end offset of the partition's directory on the same disk.
+
+use crate::model::{Cluster, Offsets};
+use crate::Error;
+use krecords_codec::read::Step;
+use krecords_source::{IsolationLevel, ReadOptions, Sources};
+use krecords_topics::{parse, Kind, Node, Part};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A consumer group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Group {
+    /// The group id.
+    pub group: String,
+    /// `classic` (the JoinGroup protocol, GroupMetadata records) or `consumer` (KIP-848:
+    /// ConsumerGroupMetadata records); `None` when only offsets are known.
+    pub kind: Option<String>,
+    /// Classic groups: the protocol type (`consumer`, `connect`, ...).
+    pub protocol_type: Option<String>,
+    /// Classic groups: the generation; consumer groups: the group epoch.
+    pub generation: Option<i32>,
+    /// Member ids (classic: of the last GroupMetadata; consumer: members not removed).
+    pub members: Vec<String>,
+    /// Committed offsets, sorted by topic and partition.
+    pub offsets: Vec<GroupOffset>,
+    /// The sum of the known lags.
+    pub total_lag: i64,
+}
+
+/// A group's committed offset for one partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupOffset {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The committed offset.
+    pub committed: i64,
+    /// The metadata string committed with it.
+    pub metadata: Option<String>,
+    /// When it was committed (ms since the epoch), when known.
+    pub commit_time: Option<i64>,
+    /// The partition's end offset (high watermark), when known.
+    pub end: Option<i64>,
+    /// `end - committed` (never below 0), when the end is known.
+    pub lag: Option<i64>,
+}
+
+/// A commit: offset, metadata, commit time.
+type Commit = (i64, Option<String>, Option<i64>);
+
+#[derive(Debug, Default)]
+struct GroupState {
+    kind: Option<String>,
+    protocol_type: Option<String>,
+    generation: Option<i32>,
+    members: Vec<String>,
+    offsets: BTreeMap<(String, i32), Commit>,
+}
+
+/// The coordinator's records replayed: group id → its state.
+#[derive(Debug, Default)]
+pub struct GroupLog {
+    groups: BTreeMap<String, GroupState>,
+    /// Records that could not be decoded.
+    pub skipped: u64,
+}
+
+fn field<'a>(n: Option<&'a Node>, name: &str) -> Option<&'a Node> {
+    n?.get(name)
+}
+
+fn string(n: Option<&Node>, name: &str) -> Option<String> {
+    field(n, name)?.as_str().map(str::to_owned)
+}
+
+fn int(n: Option<&Node>, name: &str) -> Option<i64> {
+    field(n, name)?.as_int()
+}
+
+impl GroupLog {
+    /// Applies one `__consumer_offsets` record (its raw key and value).
+    pub fn apply(&mut self, key: Option<&[u8]>, value: Option<&[u8]>, offset: i64) {
+        let parsed = parse(Kind::Offsets, key, value, offset);
+        let Some(Part::Json(k)) = &parsed.key else {
+            self.skipped = self.skipped.saturating_add(1);
+            return;
+        };
+        let ty = k.get("type").and_then(Node::as_str).unwrap_or_default();
+        let kd = k.get("data");
+        let tombstone = matches!(parsed.payload, Some(Part::Tombstone));
+        let vd = parsed.payload.as_ref().and_then(Part::data);
+        if !tombstone && vd.is_none() {
+            self.skipped = self.skipped.saturating_add(1);
+            return;
+        }
+        match ty {
+            // OffsetCommitKey (0: the legacy one).
+            "0" | "1" => {
+                let (Some(g), Some(t), Some(p)) = (
+                    string(kd, "group"),
+                    string(kd, "topic"),
+                    int(kd, "partition").and_then(|p| i32::try_from(p).ok()),
+                ) else {
+                    return;
+                };
+                let state = self.groups.entry(g).or_default();
+                if tombstone {
+                    state.offsets.remove(&(t, p));
+                } else if let Some(o) = int(vd, "offset") {
+                    let meta = string(vd, "metadata").filter(|m| !m.is_empty());
+                    state
+                        .offsets
+                        .insert((t, p), (o, meta, int(vd, "commitTimestamp")));
+                }
+            }
+            // GroupMetadataKey: a classic group.
+            "2" => {
+                let Some(g) = string(kd, "group") else { return };
+                if tombstone {
+                    if let Some(s) = self.groups.get_mut(&g) {
+                        s.kind = None;
+                        s.members.clear();
+                    }
+                    return;
+                }
+                let s = self.groups.entry(g).or_default();
+                s.kind = Some("classic".into());
+                s.protocol_type = string(vd, "protocolType");
+                s.generation = int(vd, "generation").and_then(|v| i32::try_from(v).ok());
+                s.members = match field(vd, "members") {
+                    Some(Node::Arr(m)) => m
+                        .iter()
+                        .filter_map(|m| m.get("memberId").and_then(Node::as_str))
+                        .map(str::to_owned)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+            }
+            // ConsumerGroupMetadataKey: a consumer-protocol group's epoch.
+            "3" => {
+                let Some(g) = string(kd, "groupId") else {
+                    return;
+                };
+                if tombstone {
+                    if let Some(s) = self.groups.get_mut(&g) {
+                        s.kind = None;
+                    }
+                    return;
+                }
+                let s = self.groups.entry(g).or_default();
+                s.kind = Some("consumer".into());
+                s.generation = int(vd, "epoch").and_then(|v| i32::try_from(v).ok());
+            }
+            // ConsumerGroupMemberMetadataKey: a member joins or leaves.
+            "5" => {
+                let (Some(g), Some(m)) = (string(kd, "groupId"), string(kd, "memberId")) else {
+                    return;
+                };
+                let s = self.groups.entry(g).or_default();
+                s.members.retain(|x| *x != m);
+                if !tombstone {
+                    s.members.push(m);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads a `__consumer_offsets` partition directory at read_committed (offsets committed
+    /// in an aborted transaction left out) and applies its records.
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be read as a log.
+    pub fn replay_dir(&mut self, dir: &Path) -> Result<(), Error> {
+        let sources = Sources::open(&[dir.to_path_buf()], &mut || {
+            Err(krecords_source::Error::Usage(
+                "not a kafka:// source".into(),
+            ))
+        })?;
+        let options = ReadOptions {
+            isolation: IsolationLevel::ReadCommitted,
+            ..ReadOptions::default()
+        };
+        let mut reader = sources.read(0, &options)?;
+        let mut scratch = Vec::new();
+        let io = |e| Error::io(format!("cannot read {}", dir.display()), e);
+        while reader.next_file()?.is_some() {
+            while let Step::Entry(b) = reader.next_entry().map_err(io)? {
+                if b.is_control() {
+                    continue;
+                }
+                let Ok(records) =
+                    b.checked_records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+                else {
+                    self.skipped = self.skipped.saturating_add(1);
+                    continue;
+                };
+                for r in records {
+                    match r {
+                        Ok(r) => self.apply(r.key(), r.value(), r.offset()),
+                        Err(_) => {
+                            self.skipped = self.skipped.saturating_add(1);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The groups, with lag against `ends` ((topic, partition) → end offset).
+    pub fn into_groups(self, ends: &BTreeMap<(String, i32), i64>) -> Vec<Group> {
+        self.groups
+            .into_iter()
+            .filter(|(_, s)| s.kind.is_some() || !s.offsets.is_empty())
+            .map(|(group, s)| {
+                let offsets: Vec<GroupOffset> = s
+                    .offsets
+                    .into_iter()
+                    .map(|((topic, partition), (committed, metadata, commit_time))| {
+                        let end = ends.get(&(topic.clone(), partition)).copied();
+                        GroupOffset {
+                            lag: end.map(|e| e.saturating_sub(committed).max(0)),
+                            topic,
+                            partition,
+                            committed,
+                            metadata,
+                            commit_time,
+                            end,
+                        }
+                    })
+                    .collect();
+                Group {
+                    group,
+                    kind: s.kind,
+                    protocol_type: s.protocol_type,
+                    generation: s.generation,
+                    members: s.members,
+                    total_lag: offsets
+                        .iter()
+                        .filter_map(|o| o.lag)
+                        .fold(0i64, i64::saturating_add),
+                    offsets,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The end offsets of every partition of `cluster` that has offsets.
+pub fn ends_of(cluster: &Cluster) -> BTreeMap<(String, i32), i64> {
+    let mut ends = BTreeMap::new();
+    for t in &cluster.topics {
+        for p in &t.partitions {
+            if let Some(Offsets { latest, .. }) = p.offsets {
+                ends.insert((t.name.clone(), p.partition), latest);
+            }
+        }
+    }
+    ends
+}
+
+/// A stopped broker's consumer groups: every `__consumer_offsets-N` directory under `root`
+/// replayed, lag against the end offsets of the partition directories on the same disk.
+///
+/// # Errors
+///
+/// `root` is not a broker's root, a directory cannot be read.
+pub fn describe_root(root: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
+    let mut cluster = crate::offline::describe_root(root)?;
+    crate::offline::fill_offsets(&mut cluster, root, None);
+    let mut log = GroupLog::default();
+    let mut warnings = std::mem::take(&mut cluster.warnings);
+    for t in cluster
+        .topics
+        .iter()
+        .filter(|t| t.name == "__consumer_offsets")
+    {
+        for p in t.partitions.iter().filter(|p| p.on_disk == Some(true)) {
+            let dir = root.join(format!("__consumer_offsets-{}", p.partition));
+            if let Err(e) = log.replay_dir(&dir) {
+                warnings.push(format!("{}: {e}", dir.display()));
+            }
+        }
+    }
+    if log.skipped > 0 {
+        warnings.push(format!(
+            "{} __consumer_offsets records could not be decoded",
+            log.skipped
+        ));
+    }
+    Ok((log.into_groups(&ends_of(&cluster)), warnings))
+}
+
+/// A live group's committed offsets (OffsetFetch for every topic of the cluster) and lag
+/// against each partition's latest offset (ListOffsets), as kafka-consumer-groups --describe
+/// computes it. Kind, generation and members are not asked for (`None`, empty).
+///
+/// # Errors
+///
+/// The client's errors (GROUP_AUTHORIZATION_FAILED, an unreachable coordinator, ...).
+pub async fn describe_live(
+    client: &krecords_client::Client,
+    group: &str,
+) -> Result<Group, krecords_client::Error> {
+    let metadata = client.metadata(None).await?;
+    let mut offsets = Vec::new();
+    for t in metadata.topics.iter().filter(|t| t.error.is_none()) {
+        let partitions: Vec<i32> = t.partitions.iter().map(|p| p.partition).collect();
+        for c in client
+            .offset_fetch(group, &t.name, &partitions, false)
+            .await?
+        {
+            let Some(committed) = c.offset.filter(|&o| o >= 0) else {
+                continue;
+            };
+            let end = client
+                .list_offsets(
+                    &t.name,
+                    c.partition,
+                    krecords_client::OffsetSpec::Latest,
+                    krecords_client::IsolationLevel::ReadUncommitted,
+                )
+                .await?
+                .offset;
+            offsets.push(GroupOffset {
+                topic: t.name.clone(),
+                partition: c.partition,
+                committed,
+                metadata: c.metadata.filter(|m| !m.is_empty()),
+                commit_time: None,
+                end,
+                lag: end.map(|e| e.saturating_sub(committed).max(0)),
+            });
+        }
+    }
+    offsets.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    Ok(Group {
+        group: group.to_owned(),
+        kind: None,
+        protocol_type: None,
+        generation: None,
+        members: Vec::new(),
+        total_lag: offsets
+            .iter()
+            .filter_map(|o| o.lag)
+            .fold(0i64, i64::saturating_add),
+        offsets,
+    })
+}

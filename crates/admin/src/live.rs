@@ -1,0 +1,103 @@
+//! A live cluster's answers over the Kafka protocol: Metadata and ListOffsets through
+//! krecords-client.
+
+use crate::model::{topic_id_text, Broker, Cluster, Offsets, Partition, Topic, INTERNAL_TOPICS};
+use krecords_client::{Client, IsolationLevel, Metadata, OffsetSpec, Result};
+
+/// The cluster as a Metadata request for every topic describes it (`source` names it).
+///
+/// # Errors
+///
+/// No broker reachable, or the response is malformed.
+pub async fn describe(client: &Client, source: String) -> Result<Cluster> {
+    let metadata = client.metadata(None).await?;
+    Ok(from_metadata(metadata, source))
+}
+
+/// The model of a Metadata answer. Topics sorted by name; a nil topic id (brokers before
+/// Metadata v10) is `None`.
+pub fn from_metadata(m: Metadata, source: String) -> Cluster {
+    let mut topics: Vec<Topic> = m
+        .topics
+        .into_iter()
+        .map(|t| {
+            let id = *t.topic_id.as_bytes();
+            // Kafka marks exactly these internal; a broker that does not say so too.
+            let internal = t.internal || INTERNAL_TOPICS.contains(&t.name.as_str());
+            Topic {
+                name: t.name,
+                id: (id != [0; 16]).then(|| topic_id_text(&id)),
+                internal,
+                error: t.error.map(|c| c.to_string()),
+                partitions: t
+                    .partitions
+                    .into_iter()
+                    .map(|p| Partition {
+                        partition: p.partition,
+                        leader: p.leader,
+                        leader_epoch: p.leader_epoch,
+                        replicas: p.replicas,
+                        isr: p.isr,
+                        offline_replicas: p.offline_replicas,
+                        error: p.error.map(|c| c.to_string()),
+                        on_disk: None,
+                        offsets: None,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    topics.sort_by(|a, b| a.name.cmp(&b.name));
+    Cluster {
+        source,
+        live: true,
+        cluster_id: m.cluster_id,
+        controller: (m.controller_id >= 0).then_some(m.controller_id),
+        brokers: m
+            .brokers
+            .into_iter()
+            .map(|b| Broker {
+                node_id: b.node_id,
+                host: b.host,
+                port: b.port,
+                rack: b.rack,
+                fenced: None,
+            })
+            .collect(),
+        topics,
+        warnings: Vec::new(),
+    }
+}
+
+/// A partition's offsets by ListOffsets: earliest, latest (read_uncommitted: the high
+/// watermark), latest at read_committed (the last stable offset), and with `time` the first
+/// offset whose timestamp is at or after it.
+///
+/// # Errors
+///
+/// The client's errors (the leader cannot be reached, the partition does not exist).
+pub async fn offsets(
+    client: &Client,
+    topic: &str,
+    partition: i32,
+    time: Option<i64>,
+) -> Result<Offsets> {
+    let list = |spec, isolation| client.list_offsets(topic, partition, spec, isolation);
+    let earliest = list(OffsetSpec::Earliest, IsolationLevel::ReadUncommitted).await?;
+    let latest = list(OffsetSpec::Latest, IsolationLevel::ReadUncommitted).await?;
+    let stable = list(OffsetSpec::Latest, IsolationLevel::ReadCommitted).await?;
+    let at_time = match time {
+        Some(t) => {
+            list(OffsetSpec::Timestamp(t), IsolationLevel::ReadUncommitted)
+                .await?
+                .offset
+        }
+        None => None,
+    };
+    Ok(Offsets {
+        earliest: earliest.offset.unwrap_or(0),
+        latest: latest.offset.unwrap_or(0),
+        last_stable: stable.offset,
+        at_time,
+    })
+}

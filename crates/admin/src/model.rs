@@ -1,0 +1,117 @@
+//! The answer to "what does this cluster hold": one model for a live cluster and for a broker's
+//! files, serialized as `krec metadata --format json` prints it.
+
+use serde::Serialize;
+
+/// A cluster's metadata: brokers, controller, topics and their partitions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cluster {
+    /// Where the answer comes from: `kafka://HOST:PORT` or the broker's root directory.
+    pub source: String,
+    /// Whether it is a live cluster's answer (`false`: a broker's files).
+    pub live: bool,
+    /// The cluster id (Metadata response; `meta.properties` offline), when known.
+    pub cluster_id: Option<String>,
+    /// The controller's node id, when known (offline: the KRaft quorum's last leader).
+    pub controller: Option<i32>,
+    /// Brokers, sorted by node id.
+    pub brokers: Vec<Broker>,
+    /// Topics, sorted by name.
+    pub topics: Vec<Topic>,
+    /// What could not be read (a torn metadata log tail, an unreadable partition), in words.
+    pub warnings: Vec<String>,
+}
+
+/// A broker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Broker {
+    /// Node id.
+    pub node_id: i32,
+    /// Host of its first listener.
+    pub host: String,
+    /// Port of its first listener.
+    pub port: u16,
+    /// Rack, when configured.
+    pub rack: Option<String>,
+    /// Whether the controller has fenced it (offline answers only; `None` live).
+    pub fenced: Option<bool>,
+}
+
+/// A topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Topic {
+    /// Its name.
+    pub name: String,
+    /// Its id as Kafka prints it (URL-safe base64 without padding), when known.
+    pub id: Option<String>,
+    /// Whether Kafka treats it as internal (`__consumer_offsets`, `__transaction_state`,
+    /// `__share_group_state`).
+    pub internal: bool,
+    /// The topic's error (`UNKNOWN_TOPIC_OR_PARTITION (3)`), if any.
+    pub error: Option<String>,
+    /// Partitions, sorted by index.
+    pub partitions: Vec<Partition>,
+}
+
+/// A partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Partition {
+    /// Partition index.
+    pub partition: i32,
+    /// Leader's node id, `-1` when there is none (the partition is offline).
+    pub leader: i32,
+    /// Leader epoch, `-1` when unknown.
+    pub leader_epoch: i32,
+    /// Replicas' node ids, in preferred order.
+    pub replicas: Vec<i32>,
+    /// In-sync replicas' node ids.
+    pub isr: Vec<i32>,
+    /// Offline replicas' node ids (live: as the broker reports them; offline: replicas whose
+    /// broker is fenced or unregistered).
+    pub offline_replicas: Vec<i32>,
+    /// The partition's error, if any.
+    pub error: Option<String>,
+    /// Offline answers: whether this disk holds the partition's directory (`None` live).
+    pub on_disk: Option<bool>,
+    /// Earliest, high watermark and last stable offset, when asked for.
+    pub offsets: Option<Offsets>,
+}
+
+impl Partition {
+    /// Whether the partition has no leader.
+    pub fn is_offline(&self) -> bool {
+        self.leader < 0
+    }
+
+    /// Whether some replica is out of the ISR.
+    pub fn is_under_replicated(&self) -> bool {
+        self.replicas.iter().any(|r| !self.isr.contains(r))
+    }
+}
+
+/// A partition's offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Offsets {
+    /// The log start offset.
+    pub earliest: i64,
+    /// The high watermark: the offset after the last record.
+    pub latest: i64,
+    /// The last stable offset (what a read_committed consumer reads up to), when known.
+    pub last_stable: Option<i64>,
+    /// The first offset at or after the asked time, `None` after the last record or when no
+    /// time was asked.
+    pub at_time: Option<i64>,
+}
+
+/// The topics Kafka marks internal in its Metadata responses.
+pub const INTERNAL_TOPICS: [&str; 3] = [
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
+
+/// A topic id as Kafka prints it: URL-safe base64 of the 16 bytes, no padding.
+pub fn topic_id_text(id: &[u8; 16]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id)
+}

@@ -1,0 +1,551 @@
+//! `krec metadata` (kcat -L) and `krec offsets` (kcat -Q, GetOffsetShell): a cluster's
+//! brokers, topics, partitions and offsets, from a live cluster or a stopped broker's files,
+//! through krecords-admin.
+
+use crate::args::Format;
+use crate::kafka::{ClientArgs, KafkaUrl};
+use crate::outcome::{Failure, Outcome};
+use crate::time_fmt;
+use krecords_admin::{Cluster, Offsets};
+use krecords_client::{Client, ClientConfig};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Brokers, controller, topics and partitions (leader, replicas, ISR, offline) of a cluster.
+///
+/// SOURCE is a live cluster, kafka://HOST[:PORT][,HOST[:PORT]...][/TOPIC] (the port defaults
+/// to 9092), or a stopped broker's log.dirs root. Live, the answer is a Metadata request's;
+/// offline, it is the broker's KRaft metadata log (__cluster_metadata-0: its newest snapshot,
+/// then the records after it) replayed to its last state, with the cluster id of
+/// meta.properties, the quorum's last leader as the controller, and for each partition whether
+/// this disk holds its directory (partitions on the disk that the metadata does not name are
+/// listed too, with no leader). The text and JSON forms are the same for both, so the answer of
+/// a running cluster and that of a dead broker's disks compare line by line.
+///
+/// A partition with no leader is offline ("OFFLINE" in the text); a replica out of the ISR
+/// makes it under-replicated ("UNDER-REPLICATED"). Internal topics (__consumer_offsets, ...)
+/// are shown with --all.
+///
+/// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
+///
+/// Examples:
+///   krec metadata kafka://localhost:9092
+///   krec metadata kafka://localhost:9092 --topic 'orders-*' --offsets --format json
+///   krec metadata /var/lib/kafka/data --all     # a stopped broker's disk
+///   krec metadata kafka://b1:9093 -X security.protocol=SASL_SSL -F client.properties
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    #[command(flatten)]
+    select: Select,
+    /// Each partition's earliest offset, high watermark and last stable offset too.
+    #[arg(long)]
+    offsets: bool,
+    /// Text: a header, then one line per partition; JSON: one object {"source","live",
+    /// "cluster_id","controller","brokers","topics","warnings"}.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Per partition: earliest offset, latest (high watermark), last stable offset, and with
+/// --time the first offset at or after a time.
+///
+/// SOURCE is as for `krec metadata`: kafka://HOST[:PORT][/TOPIC] (ListOffsets on the
+/// partitions' leaders: earliest, latest at read_uncommitted, latest at read_committed, and the
+/// offset for --time) or a stopped broker's log.dirs root (the same from each partition
+/// directory's files and indexes). Internal topics with --all.
+///
+/// Text: TOPIC PARTITION EARLIEST LATEST STABLE [AT_TIME], one line per partition ("-" where
+/// there is no answer: a partition not on this disk, a time after the last record). JSON: one
+/// object per partition per line: {"topic","partition","earliest","latest","last_stable",
+/// "at_time"}.
+///
+/// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
+///
+/// Examples:
+///   krec offsets kafka://localhost:9092/orders
+///   krec offsets kafka://localhost:9092 --time 2026-12-03T10:00:00Z
+///   krec offsets /var/lib/kafka/data --topic 'orders*' --format json
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct OffsetsArgs {
+    #[command(flatten)]
+    select: Select,
+    /// Also the first offset whose timestamp is at or after T: epoch ms or ISO 8601.
+    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
+    time: Option<i64>,
+    /// Text: aligned columns; JSON: one object per partition per line.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// The source and topic selection `krec metadata` and `krec offsets` share.
+#[derive(clap::Args)]
+pub struct Select {
+    /// kafka://HOST[:PORT][/TOPIC] or a broker's log.dirs root.
+    #[arg(value_name = "SOURCE")]
+    source: PathBuf,
+    /// Only topics whose name matches GLOB (`*`, `?`, `[...]`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    topic: Vec<String>,
+    /// Internal topics too (__consumer_offsets, __transaction_state, ...).
+    #[arg(long)]
+    all: bool,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// What a SOURCE argument names.
+enum Target {
+    /// A live cluster: its servers, and the URL's topic if any.
+    Live {
+        servers: String,
+        topic: Option<String>,
+    },
+    /// A broker's root directory.
+    Root(PathBuf),
+}
+
+fn target(source: &Path) -> Result<Target, Failure> {
+    let Some(text) = source.to_str().filter(|t| t.starts_with("kafka://")) else {
+        return Ok(Target::Root(source.to_path_buf()));
+    };
+    let rest = text.trim_start_matches("kafka://");
+    let (servers, topic) = rest.split_once('/').unwrap_or((rest, ""));
+    let topic = topic.trim_end_matches('/');
+    // The servers as the sources layer's URLs take them (ports defaulted to 9092); the topic
+    // is only a filter here and may be absent.
+    let url = KafkaUrl::parse(&format!("kafka://{servers}/-"))
+        .unwrap_or_else(|| Err(format!("{text}: not a kafka:// URL")))
+        .map_err(|e| Failure::Usage(e.replace("/TOPIC[/PARTITION]", "[/TOPIC]")))?;
+    Ok(Target::Live {
+        servers: url.servers,
+        topic: (!topic.is_empty()).then(|| topic.to_owned()),
+    })
+}
+
+/// The filters of `--topic`, `--all` and the URL's topic.
+struct Filter {
+    globs: Vec<glob::Pattern>,
+    all: bool,
+}
+
+impl Filter {
+    fn new(globs: &[String], url_topic: Option<&str>, all: bool) -> Result<Filter, Failure> {
+        let mut patterns = Vec::new();
+        for g in globs.iter().map(String::as_str).chain(url_topic) {
+            patterns.push(
+                glob::Pattern::new(g).map_err(|e| Failure::Usage(format!("--topic {g}: {e}")))?,
+            );
+        }
+        // A topic named explicitly is shown even when internal.
+        let all = all || !patterns.is_empty();
+        Ok(Filter {
+            globs: patterns,
+            all,
+        })
+    }
+
+    fn apply(&self, cluster: &mut Cluster) {
+        cluster.topics.retain(|t| {
+            (self.all || !t.internal)
+                && (self.globs.is_empty() || self.globs.iter().any(|g| g.matches(&t.name)))
+        });
+    }
+}
+
+fn admin_failure(e: krecords_admin::Error) -> Failure {
+    match e {
+        krecords_admin::Error::Io { what, source } => Failure::Io(source, what),
+        krecords_admin::Error::Source(e) => Failure::from(e),
+        e => match e.class() {
+            krecords_source::ErrorClass::Data => Failure::Data(e.to_string()),
+            _ => Failure::Usage(e.to_string()),
+        },
+    }
+}
+
+/// The cluster of `source`, filtered, with offsets when `offsets`.
+fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failure> {
+    let (client, globs, all) = (&select.client, &select.topic, select.all);
+    match target(&select.source)? {
+        Target::Root(root) => {
+            let mut cluster =
+                krecords_admin::offline::describe_root(&root).map_err(admin_failure)?;
+            Filter::new(globs, None, all)?.apply(&mut cluster);
+            if let Some(time) = offsets {
+                krecords_admin::offline::fill_offsets(&mut cluster, &root, time);
+            }
+            Ok(cluster)
+        }
+        Target::Live { servers, topic } => {
+            let filter = Filter::new(globs, topic.as_deref(), all)?;
+            let (config, rt, name) = live_setup(&servers, client)?;
+            let fail = |e: krecords_client::Error| {
+                admin_failure(krecords_admin::Error::Client(e)).prefixed(&name)
+            };
+            rt.block_on(async {
+                let c = Client::connect(config).await.map_err(fail)?;
+                let mut cluster = krecords_admin::live::describe(&c, name.clone())
+                    .await
+                    .map_err(fail)?;
+                filter.apply(&mut cluster);
+                if let Some(time) = offsets {
+                    for t in &mut cluster.topics {
+                        for p in &mut t.partitions {
+                            if p.error.is_some() || p.leader < 0 {
+                                continue;
+                            }
+                            match krecords_admin::live::offsets(&c, &t.name, p.partition, time)
+                                .await
+                            {
+                                Ok(o) => p.offsets = Some(o),
+                                Err(e) => p.error = Some(format!("ListOffsets: {e}")),
+                            }
+                        }
+                    }
+                }
+                Ok(cluster)
+            })
+        }
+    }
+}
+
+/// The client configuration for `servers`, a runtime, and the cluster's name for messages.
+fn live_setup(
+    servers: &str,
+    client: &ClientArgs,
+) -> Result<(ClientConfig, tokio::runtime::Runtime, String), Failure> {
+    let mut config = client.config()?;
+    config
+        .set("bootstrap.servers", servers)
+        .map_err(|e| Failure::Usage(format!("kafka://{servers}: {e}")))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Io(e, "cannot start the runtime".into()))?;
+    Ok((config, rt, format!("kafka://{servers}")))
+}
+
+trait Prefixed {
+    fn prefixed(self, name: &str) -> Self;
+}
+
+impl Prefixed for Failure {
+    fn prefixed(self, name: &str) -> Self {
+        match self {
+            Failure::Usage(m) => Failure::Usage(format!("{name}: {m}")),
+            Failure::Data(m) => Failure::Data(format!("{name}: {m}")),
+            Failure::Io(e, w) => Failure::Io(e, format!("{name}: {w}")),
+        }
+    }
+}
+
+fn warn(cluster: &Cluster) {
+    for w in &cluster.warnings {
+        eprintln!("krec: warning: {w}");
+    }
+}
+
+fn ids(v: &[i32]) -> String {
+    let parts: Vec<String> = v.iter().map(i32::to_string).collect();
+    parts.join(",")
+}
+
+fn opt(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+/// Runs `krec metadata`.
+pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let offsets = args.offsets.then_some(None);
+    let cluster = load(&args.select, offsets)?;
+    warn(&cluster);
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer(&mut *out, &cluster)
+                .map_err(|e| Failure::Io(e.into(), String::new()))?;
+            writeln!(out)?;
+        }
+        Format::Text => write_text(&cluster, out)?,
+    }
+    Ok(Outcome::Ok)
+}
+
+fn write_text(c: &Cluster, out: &mut impl Write) -> std::io::Result<()> {
+    let what = if c.live {
+        "live cluster"
+    } else {
+        "broker files"
+    };
+    writeln!(out, "Metadata of {} ({what})", c.source)?;
+    writeln!(
+        out,
+        "cluster id: {}  controller: {}",
+        c.cluster_id.as_deref().unwrap_or("-"),
+        c.controller.map_or_else(|| "-".into(), |n| n.to_string())
+    )?;
+    writeln!(out, "{} brokers:", c.brokers.len())?;
+    for b in &c.brokers {
+        let mut extra = String::new();
+        if let Some(r) = &b.rack {
+            extra.push_str(&format!(" rack {r}"));
+        }
+        if b.fenced == Some(true) {
+            extra.push_str(" (fenced)");
+        }
+        writeln!(
+            out,
+            "  broker {} at {}:{}{extra}",
+            b.node_id, b.host, b.port
+        )?;
+    }
+    let offline: usize = c
+        .topics
+        .iter()
+        .map(|t| t.partitions.iter().filter(|p| p.is_offline()).count())
+        .sum();
+    writeln!(
+        out,
+        "{} topics, {offline} offline partitions:",
+        c.topics.len()
+    )?;
+    for t in &c.topics {
+        let n = t.partitions.len();
+        let mut head = format!(
+            "  topic \"{}\" with {n} partition{}",
+            t.name,
+            if n == 1 { "" } else { "s" }
+        );
+        if let Some(id) = &t.id {
+            head.push_str(&format!(" id {id}"));
+        }
+        if t.internal {
+            head.push_str(" (internal)");
+        }
+        if let Some(e) = &t.error {
+            head.push_str(&format!(": {e}"));
+        }
+        writeln!(out, "{head}")?;
+        for p in &t.partitions {
+            let mut line = format!(
+                "    partition {}, leader {}, epoch {}, replicas: {}, isrs: {}",
+                p.partition,
+                p.leader,
+                p.leader_epoch,
+                ids(&p.replicas),
+                ids(&p.isr)
+            );
+            if !p.offline_replicas.is_empty() {
+                line.push_str(&format!(", offline: {}", ids(&p.offline_replicas)));
+            }
+            if let Some(o) = &p.offsets {
+                line.push_str(&format!(
+                    ", offsets: {}..{} stable {}",
+                    o.earliest,
+                    o.latest,
+                    opt(o.last_stable)
+                ));
+            }
+            if p.on_disk == Some(false) {
+                line.push_str(", not on this disk");
+            }
+            if p.is_offline() {
+                line.push_str(" OFFLINE");
+            } else if p.is_under_replicated() {
+                line.push_str(" UNDER-REPLICATED");
+            }
+            if let Some(e) = &p.error {
+                line.push_str(&format!(": {e}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `krec offsets`.
+pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let cluster = load(&args.select, Some(args.time))?;
+    warn(&cluster);
+    let rows = cluster.topics.iter().flat_map(|t| {
+        t.partitions
+            .iter()
+            .map(move |p| (t.name.as_str(), p.partition, p.offsets, p.error.as_deref()))
+    });
+    match args.format {
+        Format::Json => {
+            for (topic, partition, o, error) in rows {
+                let v = serde_json::json!({
+                    "topic": topic,
+                    "partition": partition,
+                    "earliest": o.map(|o| o.earliest),
+                    "latest": o.map(|o| o.latest),
+                    "last_stable": o.and_then(|o| o.last_stable),
+                    "at_time": o.and_then(|o| o.at_time),
+                    "error": error,
+                });
+                writeln!(out, "{v}")?;
+            }
+        }
+        Format::Text => {
+            let rows: Vec<_> = rows.collect();
+            let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(5).max(5);
+            let mut head = format!(
+                "{:width$}  {:>9}  {:>12}  {:>12}  {:>12}",
+                "TOPIC", "PARTITION", "EARLIEST", "LATEST", "STABLE"
+            );
+            if args.time.is_some() {
+                head.push_str(&format!("  {:>12}", "AT_TIME"));
+            }
+            writeln!(out, "{}", head.trim_end())?;
+            for (topic, partition, o, error) in rows {
+                let cell = |f: fn(&Offsets) -> Option<i64>| opt(o.as_ref().and_then(f));
+                let mut line = format!(
+                    "{topic:width$}  {partition:>9}  {:>12}  {:>12}  {:>12}",
+                    cell(|o| Some(o.earliest)),
+                    cell(|o| Some(o.latest)),
+                    cell(|o| o.last_stable),
+                );
+                if args.time.is_some() {
+                    line.push_str(&format!("  {:>12}", cell(|o| o.at_time)));
+                }
+                if let Some(e) = error {
+                    line.push_str(&format!("  {e}"));
+                }
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Consumer groups: committed offsets and lag per partition and in total, from a stopped
+/// broker's files or a live cluster.
+///
+/// Offline (SOURCE a broker's log.dirs root): every __consumer_offsets-N directory on the disk
+/// read at read_committed and decoded (classic groups' GroupMetadata, consumer-protocol groups'
+/// ConsumerGroupMetadata and members, offset commits and their tombstones), each group's last
+/// committed offsets with when they were committed, and lag against the end offset of the
+/// partition's directory on the same disk: how far behind the group was when the broker stopped
+/// ("-" when the partition is not on this disk).
+///
+/// Live (kafka://HOST[:PORT]): the GROUPs named, each committed offset by OffsetFetch on the
+/// group's coordinator for every topic, and lag against ListOffsets latest, as
+/// kafka-consumer-groups --describe computes it.
+///
+/// Text: GROUP TOPIC PARTITION COMMITTED END LAG [COMMITTED_AT], then a total line per group;
+/// JSON: one object per group per line {"group","kind","protocol_type","generation",
+/// "members","offsets":[{"topic","partition","committed","metadata","commit_time","end",
+/// "lag"}],"total_lag"}.
+///
+/// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
+///
+/// Examples:
+///   krec groups /var/lib/kafka/data                 # a stopped broker's disk: all groups
+///   krec groups /var/lib/kafka/data orders-app --format json
+///   krec groups kafka://localhost:9092 orders-app
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct GroupsArgs {
+    /// A broker's log.dirs root, or kafka://HOST[:PORT].
+    #[arg(value_name = "SOURCE")]
+    source: PathBuf,
+    /// Only these groups (live: required, the groups to describe).
+    #[arg(value_name = "GROUP")]
+    groups: Vec<String>,
+    /// Text: one line per partition and a total per group; JSON: one object per group per line.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// Runs `krec groups`.
+pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let mut groups = match target(&args.source)? {
+        Target::Root(root) => {
+            let (groups, warnings) =
+                krecords_admin::groups::describe_root(&root).map_err(admin_failure)?;
+            for w in warnings {
+                eprintln!("krec: warning: {w}");
+            }
+            groups
+        }
+        Target::Live { servers, .. } => live_groups(&servers, &args.client, &args.groups)?,
+    };
+    if !args.groups.is_empty() {
+        groups.retain(|g| args.groups.contains(&g.group));
+    }
+    match args.format {
+        Format::Json => {
+            for g in &groups {
+                serde_json::to_writer(&mut *out, g)
+                    .map_err(|e| Failure::Io(e.into(), String::new()))?;
+                writeln!(out)?;
+            }
+        }
+        Format::Text => {
+            writeln!(
+                out,
+                "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tCOMMITTED_AT"
+            )?;
+            for g in &groups {
+                for o in &g.offsets {
+                    writeln!(
+                        out,
+                        "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                        g.group,
+                        o.topic,
+                        o.partition,
+                        o.committed,
+                        opt(o.end),
+                        opt(o.lag),
+                        o.commit_time.map_or_else(|| "-".into(), time_fmt::iso)
+                    )?;
+                }
+                let what = match (&g.kind, g.generation) {
+                    (Some(k), Some(gen)) => format!("{k} group, generation {gen}, "),
+                    (Some(k), None) => format!("{k} group, "),
+                    _ => String::new(),
+                };
+                writeln!(
+                    out,
+                    "# {}: {what}{} members, {} partitions, total lag {}",
+                    g.group,
+                    g.members.len(),
+                    g.offsets.len(),
+                    g.total_lag
+                )?;
+            }
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn live_groups(
+    servers: &str,
+    client: &ClientArgs,
+    names: &[String],
+) -> Result<Vec<krecords_admin::groups::Group>, Failure> {
+    if names.is_empty() {
+        return Err(Failure::Usage(
+            "kafka://: name the groups to describe (krec groups kafka://HOST:PORT GROUP...)".into(),
+        ));
+    }
+    let (config, rt, name) = live_setup(servers, client)?;
+    let fail =
+        |e: krecords_client::Error| admin_failure(krecords_admin::Error::Client(e)).prefixed(&name);
+    rt.block_on(async {
+        let c = Client::connect(config).await.map_err(fail)?;
+        let mut out = Vec::new();
+        for g in names {
+            out.push(
+                krecords_admin::groups::describe_live(&c, g)
+                    .await
+                    .map_err(fail)?,
+            );
+        }
+        Ok(out)
+    })
+}

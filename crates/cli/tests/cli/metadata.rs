@@ -1,0 +1,284 @@
+//! `krec metadata` and `krec offsets`: a live cluster (the test kit's fake cluster) and a
+//! broker's files (the 4.4 broker's internal topics fixture), same model, same output forms.
+
+use crate::util::run;
+use krecords_testkit::batches::numbered;
+use krecords_testkit::FakeCluster;
+use std::path::{Path, PathBuf};
+
+const TS: i64 = 1_700_000_000_000;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/internal")
+}
+
+/// A cluster with topic `a` (2 partitions: 6 and 3 records) and `__transaction_state`.
+fn cluster() -> FakeCluster {
+    let c = FakeCluster::start(&[("a", 2), ("__transaction_state", 1)]);
+    let log = |n| numbered(n, 3, |o| (TS + o, b"k".to_vec(), b"v".to_vec()));
+    c.append("a", 0, &log(2));
+    c.append("a", 1, &log(1));
+    c
+}
+
+#[test]
+fn live_metadata_json_lists_brokers_topics_and_partitions() {
+    let c = cluster();
+    let url = format!("kafka://{}", c.addr());
+    let r = run(&["metadata", &url, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["live"], true);
+    assert_eq!(v["cluster_id"], "fake");
+    assert_eq!(v["brokers"][0]["node_id"], 0);
+    assert_eq!(v["brokers"][0]["port"], c.broker().port());
+    // Internal topics only with --all.
+    let topics = v["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 1);
+    assert_eq!(topics[0]["name"], "a");
+    let parts = topics[0]["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 2);
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(p["partition"], i);
+        assert_eq!(p["leader"], 0);
+        assert_eq!(p["replicas"], serde_json::json!([0]));
+        assert_eq!(p["isr"], serde_json::json!([0]));
+    }
+    let all = run(&["metadata", &url, "--all", "--format", "json"]).json();
+    let names: Vec<&str> = all["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["__transaction_state", "a"]);
+    assert_eq!(all["topics"][0]["internal"], true);
+}
+
+#[test]
+fn live_metadata_text_with_offsets_and_a_topic_filter() {
+    let c = cluster();
+    let url = format!("kafka://{}", c.addr());
+    let out = run(&["metadata", &url, "--offsets", "--topic", "a*"]).ok();
+    assert!(
+        out.contains("1 brokers:\n  broker 0 at 127.0.0.1:"),
+        "{out}"
+    );
+    assert!(out.contains("1 topics, 0 offline partitions:"), "{out}");
+    assert!(
+        out.contains(
+            "    partition 0, leader 0, epoch 7, replicas: 0, isrs: 0, offsets: 0..6 stable 6\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "    partition 1, leader 0, epoch 7, replicas: 0, isrs: 0, offsets: 0..3 stable 3\n"
+        ),
+        "{out}"
+    );
+    let none = run(&["metadata", &url, "--topic", "zz*"]).ok();
+    assert!(none.contains("0 topics"), "{none}");
+}
+
+#[test]
+fn live_offsets_per_partition_with_a_time() {
+    let c = cluster();
+    let url = format!("kafka://{}/a", c.addr());
+    let r = run(&[
+        "offsets",
+        &url,
+        "--time",
+        &(TS + 4).to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        (lines[0]["earliest"].as_i64(), lines[0]["latest"].as_i64()),
+        (Some(0), Some(6))
+    );
+    assert_eq!(lines[0]["last_stable"], 6);
+    assert_eq!(lines[1]["latest"], 3);
+    // Partition 1's records end at TS + 2.
+    assert!(lines[1]["at_time"].is_null());
+    let text = run(&["offsets", &url]).ok();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows[0].starts_with("TOPIC"));
+    let cells: Vec<&str> = rows[2].split_whitespace().collect();
+    assert_eq!(cells, ["a", "1", "0", "3", "3"]);
+}
+
+#[test]
+fn offline_metadata_is_the_metadata_logs_last_state() {
+    let root = fixtures();
+    let v = run(&[
+        "metadata",
+        root.to_str().unwrap(),
+        "--all",
+        "--format",
+        "json",
+    ])
+    .json();
+    assert_eq!(v["live"], false);
+    assert_eq!(v["controller"], 1);
+    assert_eq!(v["brokers"][0]["fenced"], true);
+    let t = v["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "interop-zstd")
+        .unwrap();
+    assert_eq!(t["id"], "BUsf61KDQ7aG4rQaad0pow");
+    assert_eq!(t["partitions"][0]["replicas"], serde_json::json!([1]));
+    assert_eq!(t["partitions"][0]["on_disk"], false);
+    let text = run(&["metadata", root.to_str().unwrap()]).ok();
+    assert!(text.starts_with(&format!("Metadata of {} (broker files)\n", root.display())));
+    // Without --all, no internal topic.
+    assert!(!text.contains("__transaction_state"), "{text}");
+}
+
+#[test]
+fn offline_offsets_match_the_partitions_records() {
+    let root = fixtures();
+    let r = run(&[
+        "offsets",
+        root.to_str().unwrap(),
+        "--topic",
+        "__transaction_state",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 1);
+    let dir = root.join("__transaction_state-0");
+    let records = run(&["dump", "--deep", "--format", "json", dir.to_str().unwrap()]).json_lines();
+    let last = records
+        .iter()
+        .filter_map(|l| l["last_offset"].as_i64())
+        .max()
+        .unwrap();
+    assert_eq!(lines[0]["latest"].as_i64(), Some(last + 1));
+    assert_eq!(lines[0]["earliest"], 0);
+}
+
+#[test]
+fn sources_that_cannot_answer_exit_2() {
+    run(&["metadata", "/nonexistent/krec"]).fails(2, "not a directory");
+    run(&["offsets", "kafka://"]).fails(2, "no broker address");
+    run(&["metadata", "kafka://127.0.0.1:1", "-X", "retries=0"]).fails(2, "kafka://127.0.0.1:1");
+}
+
+#[test]
+fn offline_groups_are_the_last_commits_of_consumer_offsets() {
+    let root = fixtures();
+    let r = run(&["groups", root.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let groups = r.json_lines();
+    let names: Vec<&str> = groups
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["krecords-classic", "krecords-consumer"]);
+    assert_eq!(groups[0]["kind"], "classic");
+    assert_eq!(groups[0]["protocol_type"], "consumer");
+    assert_eq!(groups[1]["kind"], "consumer");
+    // The last commit of each partition, as the decoded records show them.
+    let dump = run(&[
+        "dump",
+        "--deep",
+        "--format",
+        "json",
+        root.join("__consumer_offsets-0").to_str().unwrap(),
+    ])
+    .json_lines();
+    // Commits replace each other; a tombstone (value_decoded null) deletes.
+    let mut last = std::collections::BTreeMap::new();
+    for rec in dump
+        .iter()
+        .flat_map(|b| b["records"].as_array().cloned().unwrap_or_default())
+    {
+        let Some(k) = rec["key_decoded"].get("data") else {
+            continue;
+        };
+        let (Some(g), Some(t), Some(p)) = (
+            k["group"].as_str(),
+            k["topic"].as_str(),
+            k["partition"].as_i64(),
+        ) else {
+            continue;
+        };
+        let id = (g.to_owned(), t.to_owned(), p);
+        match rec["value_decoded"]["data"]["offset"].as_i64() {
+            Some(o) => last.insert(id, o),
+            None => last.remove(&id),
+        };
+    }
+    let mine: std::collections::BTreeMap<_, _> = groups
+        .iter()
+        .flat_map(|g| {
+            g["offsets"].as_array().unwrap().iter().map(move |o| {
+                (
+                    (
+                        g["group"].as_str().unwrap().to_owned(),
+                        o["topic"].as_str().unwrap().to_owned(),
+                        o["partition"].as_i64().unwrap(),
+                    ),
+                    o["committed"].as_i64().unwrap(),
+                )
+            })
+        })
+        .collect();
+    assert!(!mine.is_empty());
+    assert_eq!(mine, last);
+    let text = run(&["groups", root.to_str().unwrap(), "krecords-classic"]).ok();
+    assert!(
+        text.contains("# krecords-classic: classic group, generation 4"),
+        "{text}"
+    );
+    assert!(!text.contains("krecords-consumer"), "{text}");
+}
+
+#[test]
+fn live_groups_need_names() {
+    let c = cluster();
+    run(&["groups", &format!("kafka://{}", c.addr())]).fails(2, "name the groups");
+}
+
+#[test]
+fn client_properties_that_do_not_apply_are_warned_about_not_refused() {
+    let c = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("client.properties");
+    std::fs::write(
+        &props,
+        "group.id=g\nauto.offset.reset=earliest\ndebug=all\nrequest.timeout.ms=5000\n\
+         message.max.bytes=1000000\nenable.ssl.certificate.verification=false\n",
+    )
+    .unwrap();
+    let url = format!("kafka://{}", c.addr());
+    let r = run(&["metadata", &url, "-F", props.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for name in [
+        "group.id",
+        "auto.offset.reset",
+        "debug",
+        "message.max.bytes",
+        "enable.ssl.certificate.verification",
+    ] {
+        assert!(
+            r.stderr
+                .contains(&format!("krec: warning: {name} does not apply to krec")),
+            "{name}: {}",
+            r.stderr
+        );
+    }
+    // request.timeout.ms is Java's socket.timeout.ms: taken, no warning.
+    assert!(!r.stderr.contains("request.timeout.ms"), "{}", r.stderr);
+    run(&["metadata", &url, "-X", "socket.timout.ms=5"])
+        .fails(2, "did you mean \"socket.timeout.ms\"?");
+}

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""`krec metadata` and `krec offsets` against a real broker, live and on its stopped files.
+
+Usage: front_door_check.py --krec KREC --java-cp CP --dir DIR
+
+Starts its own broker in DIR (interop/broker/broker.sh; stopped, and DIR deleted, at the end),
+creates topics with Kafka's TopicCommand (fd-three: 3 partitions, fd-one: 1), produces with
+Kafka's ProducerPerformance, then compares:
+
+- metadata-live: `krec metadata --all --format json kafka://B` with Kafka's Admin client as
+  `TopicCommand --describe` prints it: the same topics, topic ids, partitions, leaders,
+  replicas and ISR;
+- offsets-live: `krec offsets --all --format json kafka://B` with Kafka's GetOffsetShell for
+  earliest (-2), latest (-1) and several times (the first, a middle and a future timestamp);
+  the last stable offset equals latest (no transactions);
+- after `broker.sh stop`: metadata-offline, `krec metadata --all --format json DIR/logs` gives
+  the same topics, ids, partitions and replicas as the live answer just before the stop, and
+  the cluster id of the live answer; offsets-offline, `krec offsets DIR/logs` the same earliest
+  and latest offsets as the live answer.
+
+Prints "PASS name: detail" / "FAIL name: detail" lines for interop/run.sh (count_results).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def out(name, ok, detail):
+    print(("PASS" if ok else "FAIL") + f" {name}: {detail}", flush=True)
+
+
+def sh(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])}... exit {r.returncode}: {r.stderr[-2000:]}")
+    return r.stdout
+
+
+def java(cp, cls, *args):
+    return sh(["java", "-cp", cp, cls, *args])
+
+
+def topic_command_describe(cp, bootstrap):
+    """TopicCommand --describe: {topic: {"id":.., "partitions": {p: (leader, replicas, isr)}}}."""
+    text = java(cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+                "--describe")
+    topics = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*Topic: (\S+)\s+TopicId: (\S+)", line)
+        if m:
+            topics[m.group(1)] = {"id": m.group(2), "partitions": {}}
+            continue
+        m = re.match(r"\s*Topic: (\S+)\s+Partition: (\d+)\s+Leader: (\S+)\s+Replicas: (\S*)\s+Isr: (\S*)",
+                     line)
+        if m:
+            ids = lambda s: [int(x) for x in s.split(",") if x]
+            leader = -1 if m.group(3) == "none" else int(m.group(3))
+            topics[m.group(1)]["partitions"][int(m.group(2))] = (leader, ids(m.group(4)), ids(m.group(5)))
+    return topics
+
+
+def krec_topics(j, with_leaders=True):
+    topics = {}
+    for t in j["topics"]:
+        parts = {}
+        for p in t["partitions"]:
+            parts[p["partition"]] = (p["leader"], p["replicas"], p["isr"]) if with_leaders else p["replicas"]
+        topics[t["name"]] = {"id": t["id"], "partitions": parts}
+    return topics
+
+
+def get_offsets(cp, bootstrap, spec):
+    text = java(cp, "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap,
+                "--time", str(spec))
+    res = {}
+    for line in text.splitlines():
+        m = re.match(r"(.+):(\d+):(-?\d*)$", line.strip())
+        if m:
+            res[(m.group(1), int(m.group(2)))] = int(m.group(3)) if m.group(3) not in ("", "-1") else None
+    return res
+
+
+def krec_offsets(krec, source, time_ms=None):
+    cmd = [krec, "offsets", source, "--all", "--format", "json"]
+    if time_ms is not None:
+        cmd += ["--time", str(time_ms)]
+    return {(l["topic"], l["partition"]): l for l in map(json.loads, sh(cmd).splitlines())}
+
+
+def consume(cp, bootstrap, group, protocol, topic, n):
+    java(cp, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", bootstrap,
+         "--topic", topic, "--group", group, "--from-beginning", "--max-messages", str(n),
+         "--consumer-property", f"group.protocol={protocol}",
+         "--consumer-property", "enable.auto.commit=true",
+         "--consumer-property", "auto.commit.interval.ms=100",
+         "--consumer-property", "max.poll.records=50")
+
+
+def consumer_groups_describe(cp, bootstrap, group):
+    """kafka-consumer-groups --describe: {(topic, partition): (current, end, lag)}."""
+    text = java(cp, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                "--bootstrap-server", bootstrap, "--describe", "--group", group)
+    res = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[0] == group and f[2].isdigit():
+            num = lambda x: None if x == "-" else int(x)
+            res[(f[1], int(f[2]))] = (num(f[3]), num(f[4]), num(f[5]))
+    return res
+
+
+def krec_groups(krec, source, groups):
+    out_ = sh([krec, "groups", source, *groups, "--format", "json"])
+    res = {}
+    for g in map(json.loads, out_.splitlines()):
+        for o in g["offsets"]:
+            res[(g["group"], o["topic"], o["partition"])] = (o["committed"], o["end"], o["lag"])
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--krec", required=True)
+    ap.add_argument("--java-cp", required=True)
+    ap.add_argument("--dir", required=True)
+    a = ap.parse_args()
+    broker = os.path.join(HERE, "broker.sh")
+    env = dict(os.environ, KAFKA_CP=a.java_cp)
+    bootstrap = sh(["bash", broker, "start", a.dir], env=env).strip().splitlines()[-1]
+    stopped = False
+    try:
+        for name, n in (("fd-three", 3), ("fd-one", 1)):
+            java(a.java_cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+                 "--create", "--topic", name, "--partitions", str(n), "--replication-factor", "1")
+        t0 = int(time.time() * 1000)
+        for name, count in (("fd-three", 3000), ("fd-one", 500)):
+            java(a.java_cp, "org.apache.kafka.tools.ProducerPerformance", "--topic", name,
+                 "--num-records", str(count), "--record-size", "100", "--throughput", "2000",
+                 "--producer-props", f"bootstrap.servers={bootstrap}", "batch.size=4096",
+                 "linger.ms=0")
+        t_mid = t0 + (int(time.time() * 1000) - t0) // 2
+        # The cluster settles (the producers' metadata) before the comparisons.
+        time.sleep(1)
+        url = f"kafka://{bootstrap}"
+        live = json.loads(sh([a.krec, "metadata", url, "--all", "--format", "json"]))
+        java_topics = topic_command_describe(a.java_cp, bootstrap)
+        mine = krec_topics(live)
+        expected = {"fd-three", "fd-one"}
+        out("metadata-live", mine == java_topics and expected <= set(mine),
+            f"{len(mine)} topics, {sum(len(t['partitions']) for t in mine.values())} partitions"
+            + ("" if mine == java_topics else f"; krec {mine} != Admin {java_topics}"))
+        out("metadata-live-brokers", [b["node_id"] for b in live["brokers"]] == [1]
+            and live["cluster_id"] == "a3JlY29yZHMtaW50ZXJvcA",
+            f"brokers {live['brokers']}, cluster id {live['cluster_id']}")
+
+        live_offsets = krec_offsets(a.krec, url)
+        bad = []
+        for spec, field in ((-2, "earliest"), (-1, "latest")):
+            theirs = get_offsets(a.java_cp, bootstrap, spec)
+            if len(theirs) < 4:
+                bad.append((spec, "GetOffsetShell listed", theirs))
+            for k, v in theirs.items():
+                if live_offsets.get(k, {}).get(field) != v:
+                    bad.append((spec, k, live_offsets.get(k), v))
+        for k, l in live_offsets.items():
+            if l["last_stable"] != l["latest"]:
+                bad.append(("lso", k, l))
+        for t in (t0 - 60_000, t_mid, int(time.time() * 1000) + 3_600_000):
+            theirs = get_offsets(a.java_cp, bootstrap, t)
+            mine_t = krec_offsets(a.krec, url, t)
+            for k, v in theirs.items():
+                if mine_t.get(k, {}).get("at_time") != v:
+                    bad.append((t, k, mine_t.get(k), v))
+        out("offsets-live", not bad,
+            f"{len(live_offsets)} partitions x earliest, latest, stable, 3 times equal GetOffsetShell"
+            if not bad else f"differences: {bad[:5]}")
+
+        groups = {"fd-classic": "classic", "fd-consumer": "consumer"}
+        for g, protocol in groups.items():
+            consume(a.java_cp, bootstrap, g, protocol, "fd-three", 1000)
+        theirs = {}
+        for g in groups:
+            for (t, p), v in consumer_groups_describe(a.java_cp, bootstrap, g).items():
+                theirs[(g, t, p)] = v
+        live_groups = krec_groups(a.krec, url, list(groups))
+        committed = {k: v[0] for k, v in live_groups.items()}
+        out("groups-live", live_groups == theirs and len(theirs) >= 2,
+            f"{len(theirs)} group partitions (classic and consumer protocol): committed, end, lag equal kafka-consumer-groups"
+            if live_groups == theirs else f"krec {live_groups} != kafka-consumer-groups {theirs}")
+        # The live answer just before the stop (__consumer_offsets exists now).
+        live = json.loads(sh([a.krec, "metadata", url, "--all", "--format", "json"]))
+
+        sh(["bash", broker, "stop", a.dir], env=env)
+        stopped = True
+        root = os.path.join(a.dir, "logs")
+        off = json.loads(sh([a.krec, "metadata", root, "--all", "--format", "json"]))
+        live_replicas = krec_topics(live, with_leaders=False)
+        off_replicas = krec_topics(off, with_leaders=False)
+        out("metadata-offline", off_replicas == live_replicas and expected <= set(off_replicas)
+            and off["cluster_id"] == live["cluster_id"],
+            f"{len(off_replicas)} topics with the live ids, partitions and replicas; controller {off['controller']}"
+            if off_replicas == live_replicas else f"offline {off_replicas} != live {live_replicas}")
+        off_offsets = krec_offsets(a.krec, root)
+        diffs = [(k, l, off_offsets.get(k)) for k, l in live_offsets.items()
+                 if off_offsets.get(k) is None
+                 or (off_offsets[k]["earliest"], off_offsets[k]["latest"]) != (l["earliest"], l["latest"])]
+        out("offsets-offline", not diffs,
+            f"{len(off_offsets)} partitions: the files' offsets equal the live ones" if not diffs
+            else f"differences: {diffs[:5]}")
+        off_groups = krec_groups(a.krec, root, [])
+        off_committed = {k: v[0] for k, v in off_groups.items() if k[0] in groups}
+        lag_ok = all(v[2] == theirs[k][2] for k, v in off_groups.items() if k in theirs)
+        out("groups-offline", off_committed == committed and lag_ok and committed,
+            f"{len(off_committed)} group partitions: the same committed offsets and lag as live"
+            if off_committed == committed and lag_ok else f"offline {off_groups} != live {live_groups}")
+    except Exception as e:  # a step that cannot run is one failure, not a traceback
+        out("front-door", False, str(e))
+    finally:
+        if not stopped:
+            subprocess.run(["bash", broker, "stop", a.dir], env=env, capture_output=True)
+        shutil.rmtree(a.dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
