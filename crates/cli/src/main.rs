@@ -25,7 +25,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use cmd::{build, convert, demo, docs, dump, explain, gen, log, ship, stats, verify};
+use cmd::{build, convert, demo, docs, dump, explain, gen, log, salvage, ship, stats, verify};
 use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};
 
@@ -47,6 +47,7 @@ enum Command {
     Gen(gen::Args),
     Verify(verify::Args),
     Convert(convert::Args),
+    Salvage(salvage::Args),
     Log(log::Args),
     Ship(ship::Args),
     Completions(docs::CompletionsArgs),
@@ -66,6 +67,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen::run(args, &mut out),
         Command::Verify(args) => verify::run(args, &mut out),
         Command::Convert(args) => convert::run(args, &mut out),
+        Command::Salvage(args) => salvage::run(args, &mut out),
         Command::Log(args) => log::run(args, &mut out),
         Command::Ship(args) => ship::run(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),

@@ -17,7 +17,7 @@
 //! Cost: each position costs a constant number of byte reads unless its header is plausible,
 //! and runs of zeros are skipped in blocks (no size field can start inside them), so the
 //! time is linear in the damaged region; the CRC of a candidate is only computed for plausible
-//! headers. Memory is one window of `2 × (max_entry_size + 12)` bytes (at least 4 MiB)
+//! headers. Memory is one window of `2 × (max_entry_size + 12)` bytes (at least 64 KiB)
 //! whatever the size fields claim.
 //!
 //! Output goes through [`PartitionWriter`]: one output segment per input segment that kept
@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_MAX_ENTRY_SIZE: usize = 16 << 20;
 
 /// Smallest window read at once.
-const MIN_WINDOW: usize = 4 << 20;
+const MIN_WINDOW: usize = 64 << 10;
 
 /// Bytes of a damaged region handed to [`SalvageSink::damaged`] at once.
 const DAMAGED_CHUNK: usize = 1 << 20;

@@ -12,6 +12,7 @@ pub mod dump;
 pub mod explain;
 pub mod gen;
 pub mod log;
+pub mod salvage;
 pub mod ship;
 pub mod stats;
 pub mod verify;
