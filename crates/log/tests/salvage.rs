@@ -208,11 +208,7 @@ fn damage(files: &mut [(i64, Vec<u8>)], all: &[Entry], e: &Entry, kind: Kind, at
 
 /// Writes `files` as segments of `m.dir` and salvages the directory into `/out/t-0`.
 fn salvage_mem(m: &Mem, files: &[(i64, Vec<u8>)], options: SalvageOptions) -> SalvageReport {
-    m.storage.create_dir_all(&m.dir).unwrap();
-    for (base, bytes) in files {
-        let path = m.dir.join(krecords_log::files::file_name(*base, ".log"));
-        m.storage.create(&path).unwrap().write_at(bytes, 0).unwrap();
-    }
+    write_input(m, files);
     salvage::salvage_partition_with(
         &m.env,
         &m.dir,
@@ -221,6 +217,18 @@ fn salvage_mem(m: &Mem, files: &[(i64, Vec<u8>)], options: SalvageOptions) -> Sa
         &mut NoSink,
     )
     .unwrap()
+}
+
+/// Writes `files` as the segments of `m.dir`, with small preallocated indexes (fast).
+fn write_input(m: &Mem, files: &[(i64, Vec<u8>)]) {
+    m.storage.create_dir_all(&m.dir).unwrap();
+    for (base, bytes) in files {
+        let path = m.dir.join(krecords_log::files::file_name(*base, ".log"));
+        m.storage.create(&path).unwrap().write_at(bytes, 0).unwrap();
+    }
+    let config = m.dir.join("krec-log.json");
+    let json = br#"{"segment.index.bytes": "4096"}"#;
+    m.storage.create(&config).unwrap().write_at(json, 0).unwrap();
 }
 
 fn read_all(m: &Mem, path: &Path) -> Vec<u8> {
@@ -496,11 +504,7 @@ fn damaged_bytes_go_to_the_sink_and_a_report_without_output_writes_nothing() {
     let mut d = files.clone();
     damage(&mut d, &entries, &entries[7], Kind::Garbage(100), 5);
     let m = mem();
-    m.storage.create_dir_all(&m.dir).unwrap();
-    for (base, bytes) in &d {
-        let path = m.dir.join(krecords_log::files::file_name(*base, ".log"));
-        m.storage.create(&path).unwrap().write_at(bytes, 0).unwrap();
-    }
+    write_input(&m, &d);
     let mut keep = Keep::default();
     let report =
         salvage::salvage_partition_with(&m.env, &m.dir, None, SalvageOptions::default(), &mut keep)
