@@ -483,7 +483,10 @@ impl Scan<'_> {
             let why_not = if k.last < k.first {
                 Some(format!("last offset {} below first {}", k.last, k.first))
             } else if k.first < floor {
-                Some(format!("offset {} below the segment's base {floor}", k.first))
+                Some(format!(
+                    "offset {} below the segment's base {floor}",
+                    k.first
+                ))
             } else {
                 self.prev_last
                     .filter(|&p| k.first <= p)
@@ -573,13 +576,10 @@ impl Kept {
     /// The facts of `b` and its size.
     fn of(b: &Batch<'_>, scratch: &mut Vec<u8>, options: SalvageOptions) -> (Kept, u64) {
         let last = b.last_offset();
-        let records = b.record_count().map_or_else(
-            || {
-                b.record_span(scratch, options.max_decompressed_bytes)
-                    .map_or(0, |s| s.count)
-            },
-            |c| c,
-        ) as u64;
+        let records = b.record_count().unwrap_or_else(|| {
+            b.record_span(scratch, options.max_decompressed_bytes)
+                .map_or(0, |s| s.count)
+        }) as u64;
         let kept = Kept {
             first: b.first_offset().unwrap_or(last),
             last,
@@ -744,6 +744,7 @@ pub fn salvage_partition(
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

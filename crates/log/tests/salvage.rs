@@ -228,7 +228,11 @@ fn write_input(m: &Mem, files: &[(i64, Vec<u8>)]) {
     }
     let config = m.dir.join("krec-log.json");
     let json = br#"{"segment.index.bytes": "4096"}"#;
-    m.storage.create(&config).unwrap().write_at(json, 0).unwrap();
+    m.storage
+        .create(&config)
+        .unwrap()
+        .write_at(json, 0)
+        .unwrap();
 }
 
 fn read_all(m: &Mem, path: &Path) -> Vec<u8> {
@@ -278,7 +282,12 @@ fn check(original: &[(i64, Vec<u8>)], damaged: &[(i64, Vec<u8>)], entries: &[Ent
         .collect();
     assert_eq!(got.len(), want.len(), "{what}: entries kept");
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!(g == w, "{what}: output entry {i} differs: {} vs {}", g.0, w.0);
+        assert!(
+            g == w,
+            "{what}: output entry {i} differs: {} vs {}",
+            g.0,
+            w.0
+        );
     }
     // Damaged ranges: maximal runs of touched entries per file, cut at the file's end.
     let mut ranges = Vec::new();
@@ -325,7 +334,7 @@ fn check(original: &[(i64, Vec<u8>)], damaged: &[(i64, Vec<u8>)], entries: &[Ent
     assert_eq!(report.kept_entries, want.len() as u64, "{what}");
     // The output opens as a log, with the kept offsets.
     let log = Log::open_read_only_with(out, m.env.clone()).unwrap();
-    if let Some(last) = entries.iter().zip(&touched).filter(|(_, t)| !**t).last() {
+    if let Some(last) = entries.iter().zip(&touched).rfind(|(_, t)| !**t) {
         assert_eq!(log.log_end_offset(), last.0.last + 1, "{what}");
     }
 }
@@ -340,7 +349,14 @@ fn every_damage_at_every_kind_of_entry() {
         picks.push(entries.iter().position(|e| e.file == f).unwrap());
         picks.push(entries.iter().rposition(|e| e.file == f).unwrap());
     }
-    picks.extend(entries.iter().enumerate().filter(|(_, e)| e.compressed).map(|(i, _)| i).step_by(3));
+    picks.extend(
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.compressed)
+            .map(|(i, _)| i)
+            .step_by(3),
+    );
     picks.sort_unstable();
     picks.dedup();
     let kinds = [
@@ -360,19 +376,37 @@ fn every_damage_at_every_kind_of_entry() {
             for at in [0usize, 17, 123_457] {
                 let mut d = files.clone();
                 damage(&mut d, &entries, &entries[i], kind, at);
-                check(&files, &d, &entries, &format!("{kind:?} at entry {i} ({at})"));
+                check(
+                    &files,
+                    &d,
+                    &entries,
+                    &format!("{kind:?} at entry {i} ({at})"),
+                );
                 cases += 1;
             }
         }
         // A cut-off tail of the entry's file, and one with the next file's first entry
         // damaged too (across a segment boundary).
-        let last_of_file = entries.iter().rposition(|e| e.file == entries[i].file).unwrap();
+        let last_of_file = entries
+            .iter()
+            .rposition(|e| e.file == entries[i].file)
+            .unwrap();
         let mut d = files.clone();
         damage(&mut d, &entries, &entries[last_of_file], Kind::Cut(30), 0);
-        check(&files, &d, &entries, &format!("cut at entry {last_of_file}"));
+        check(
+            &files,
+            &d,
+            &entries,
+            &format!("cut at entry {last_of_file}"),
+        );
         if let Some(next) = entries.get(last_of_file + 1) {
             damage(&mut d, &entries, next, Kind::Zeros(50), 0);
-            check(&files, &d, &entries, &format!("across the boundary after {last_of_file}"));
+            check(
+                &files,
+                &d,
+                &entries,
+                &format!("across the boundary after {last_of_file}"),
+            );
         }
         cases += 2;
     }
@@ -401,7 +435,10 @@ fn entries_going_backwards_or_overlapping_are_left_out_and_reported() {
     let report = salvage_mem(&m, &d, SalvageOptions::default());
     assert_eq!(report.left_out.len(), 1);
     let l = &report.left_out[0];
-    assert_eq!((l.position as usize, l.first_offset), (files[2].1.len(), dup.first));
+    assert_eq!(
+        (l.position as usize, l.first_offset),
+        (files[2].1.len(), dup.first)
+    );
     assert_eq!(report.kept_entries, entries.len() as u64);
     assert!(report.damaged.is_empty());
     assert!(report.lost_anything());
@@ -431,8 +468,8 @@ fn leader_epochs_are_rebuilt_from_what_was_kept() {
     damage(&mut d, &entries, &entries[first4], Kind::Flip, 3);
     let m = mem();
     salvage_mem(&m, &d, SalvageOptions::default());
-    let text = String::from_utf8(read_all(&m, Path::new("/out/t-0/leader-epoch-checkpoint")))
-        .unwrap();
+    let text =
+        String::from_utf8(read_all(&m, Path::new("/out/t-0/leader-epoch-checkpoint"))).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let start4 = entries[first4 + 1].first;
     let start3 = entries[first4 - 5].first;
@@ -462,7 +499,11 @@ fn a_small_max_entry_size_bounds_the_window_and_makes_larger_entries_damage() {
     let report = salvage_mem(&m, &files, options);
     let too_large = entries.iter().filter(|e| e.bytes.len() == largest).count() as u64;
     assert_eq!(report.kept_entries, entries.len() as u64 - too_large);
-    assert!(report.damaged[0].reason.contains("maximum entry size"), "{:?}", report.damaged);
+    assert!(
+        report.damaged[0].reason.contains("maximum entry size"),
+        "{:?}",
+        report.damaged
+    );
 }
 
 #[test]
@@ -476,7 +517,10 @@ fn zero_filled_gigantic_regions_are_crossed_and_inputs_never_change() {
     let report = salvage_mem(&m, &d, SalvageOptions::default());
     assert_eq!(report.kept_entries, entries.len() as u64);
     assert_eq!(report.damaged.len(), 1);
-    assert_eq!((report.damaged[0].position, report.damaged[0].length), (at as u64, 3 << 20));
+    assert_eq!(
+        (report.damaged[0].position, report.damaged[0].length),
+        (at as u64, 3 << 20)
+    );
     // Nothing was lost: zeros hold no offsets.
     assert_eq!(report.damaged[0].lost_offsets(), None);
     for (base, bytes) in &d {
@@ -527,11 +571,16 @@ fn the_output_passes_verify_on_disk() {
     let input = tmp.path().join("t-0");
     std::fs::create_dir(&input).unwrap();
     for (base, bytes) in &d {
-        std::fs::write(input.join(krecords_log::files::file_name(*base, ".log")), bytes).unwrap();
+        std::fs::write(
+            input.join(krecords_log::files::file_name(*base, ".log")),
+            bytes,
+        )
+        .unwrap();
     }
     let out = tmp.path().join("out");
-    let report = salvage::salvage_partition(&input, Some(&out), SalvageOptions::default(), &mut NoSink)
-        .unwrap();
+    let report =
+        salvage::salvage_partition(&input, Some(&out), SalvageOptions::default(), &mut NoSink)
+            .unwrap();
     assert!(report.lost_anything());
     let check = krecords_log::check::check_partition(&out, 1 << 26).unwrap();
     assert!(check.problems.is_empty(), "{:?}", check.problems);
@@ -558,7 +607,7 @@ proptest! {
             let e = &entries[e.index(entries.len())];
             let kind = match kind {
                 0 => Kind::Flip,
-                1 => Kind::Length((n as i32 % 41) - 20 | 1),
+                1 => Kind::Length(((n as i32 % 41) - 20) | 1),
                 2 => Kind::Zeros(n.max(16)),
                 3 => Kind::Garbage(n.max(16)),
                 _ => Kind::Cut(n),

@@ -108,7 +108,9 @@ impl SalvageSink for Sink {
 fn failure(e: krecords_log::Error) -> Failure {
     match e {
         krecords_log::Error::AlreadyExists { .. } => Failure::Usage(e.to_string()),
-        krecords_log::Error::Io { .. } => Failure::Io(io::Error::other(e.to_string()), String::new()),
+        krecords_log::Error::Io { .. } => {
+            Failure::Io(io::Error::other(e.to_string()), String::new())
+        }
         e => Failure::Data(e.to_string()),
     }
 }
@@ -120,9 +122,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         ..SalvageOptions::default()
     };
     let damaged = match &args.keep_damaged {
-        Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
-            Failure::Io(e, format!("creating {}", p.display()))
-        })?)),
+        Some(p) => {
+            Some(BufWriter::new(File::create(p).map_err(|e| {
+                Failure::Io(e, format!("creating {}", p.display()))
+            })?))
+        }
         None => None,
     };
     let mut sink = Sink {
@@ -133,9 +137,10 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut lost = false;
     let first = args.source.first().cloned().unwrap_or_default();
     let one_dir = args.source.len() == 1 && first.is_dir();
-    if one_dir && salvage::segment_files(&krecords_log::Env::fs(), &first)
-        .map_err(failure)?
-        .is_empty()
+    if one_dir
+        && salvage::segment_files(&krecords_log::Env::fs(), &first)
+            .map_err(failure)?
+            .is_empty()
     {
         // A log.dirs root.
         let parts = data_dir::partition_dirs(&first)
@@ -183,9 +188,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         print(out, args.format, &first, Some(&args.output), &report)?;
     }
     if let Some(mut w) = sink.damaged.take() {
-        w.flush().map_err(|e| Failure::Io(e, "writing the damaged bytes".into()))?;
+        w.flush()
+            .map_err(|e| Failure::Io(e, "writing the damaged bytes".into()))?;
     }
-    Ok(if lost { Outcome::DataProblem } else { Outcome::Ok })
+    Ok(if lost {
+        Outcome::DataProblem
+    } else {
+        Outcome::Ok
+    })
 }
 
 /// Passes progress on but no damaged bytes (the scan before a salvage).

@@ -830,7 +830,11 @@ impl Storage for MemStorage {
         if !s.live_names.contains_key(from) && s.dirs.iter().any(|d| d == from) {
             // A directory: it and everything under it move (not modelled by `crash`).
             let moved = |p: &Path| p.strip_prefix(from).ok().map(|rest| to.join(rest));
-            s.dirs = s.dirs.iter().map(|d| moved(d).unwrap_or_else(|| d.clone())).collect();
+            s.dirs = s
+                .dirs
+                .iter()
+                .map(|d| moved(d).unwrap_or_else(|| d.clone()))
+                .collect();
             s.live_names = std::mem::take(&mut s.live_names)
                 .into_iter()
                 .map(|(p, id)| (moved(&p).unwrap_or(p), id))
