@@ -29,6 +29,8 @@ mod kafka;
 mod log;
 #[path = "cli/positions.rs"]
 mod positions;
+#[path = "cli/salvage.rs"]
+mod salvage;
 #[path = "cli/ship.rs"]
 mod ship;
 #[path = "cli/sigkill.rs"]
