@@ -26,7 +26,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use cmd::{
-    build, convert, demo, docs, dump, explain, export, gen, log, metadata, ship, stats, verify,
+    build, convert, demo, docs, dump, explain, export, gen, log, metadata, salvage, ship, stats,
+    verify,
 };
 use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};
@@ -49,6 +50,7 @@ enum Command {
     Gen(gen::Args),
     Verify(verify::Args),
     Convert(convert::Args),
+    Salvage(salvage::Args),
     Log(log::Args),
     Ship(ship::Args),
     Export(export::Args),
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen::run(args, &mut out),
         Command::Verify(args) => verify::run(args, &mut out),
         Command::Convert(args) => convert::run(args, &mut out),
+        Command::Salvage(args) => salvage::run(args, &mut out),
         Command::Log(args) => log::run(args, &mut out),
         Command::Ship(args) => ship::run(args, &mut out),
         Command::Export(args) => export::run(args, &mut out),

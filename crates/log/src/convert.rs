@@ -590,6 +590,11 @@ impl PartitionWriter {
         file.sync().map_err(|e| Error::io("sync", &to, e))
     }
 
+    /// Writes `cache` as the new directory's `leader-epoch-checkpoint`.
+    pub(crate) fn store_epochs(&self, cache: &crate::epoch::LeaderEpochCache) -> Result<()> {
+        cache.store(self.env.storage.as_ref(), &self.tmp)
+    }
+
     /// The segments started so far.
     pub fn segments(&self) -> u64 {
         self.segments

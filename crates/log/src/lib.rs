@@ -149,6 +149,7 @@ mod log;
 pub mod producer_state;
 mod reader;
 mod recovery;
+pub mod salvage;
 pub mod sample;
 mod segment;
 pub mod ship;

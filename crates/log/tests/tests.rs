@@ -17,6 +17,7 @@ mod overflow;
 mod recovery;
 mod retention;
 mod roll;
+mod salvage;
 mod segment_files;
 mod transactions;
 mod txn_model;

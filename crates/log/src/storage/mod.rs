@@ -827,6 +827,20 @@ impl Storage for MemStorage {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut s = self.lock();
         s.rename_fault()?;
+        if !s.live_names.contains_key(from) && s.dirs.iter().any(|d| d == from) {
+            // A directory: it and everything under it move (not modelled by `crash`).
+            let moved = |p: &Path| p.strip_prefix(from).ok().map(|rest| to.join(rest));
+            s.dirs = s
+                .dirs
+                .iter()
+                .map(|d| moved(d).unwrap_or_else(|| d.clone()))
+                .collect();
+            s.live_names = std::mem::take(&mut s.live_names)
+                .into_iter()
+                .map(|(p, id)| (moved(&p).unwrap_or(p), id))
+                .collect();
+            return Ok(());
+        }
         let id = s.live_names.remove(from).ok_or_else(|| not_found(from))?;
         s.live_names.insert(to.to_path_buf(), id);
         Ok(())

@@ -1,0 +1,778 @@
+//! Salvaging a damaged partition: every intact entry, byte for byte at its offset, into a new
+//! partition directory, where Kafka's recovery keeps only what comes before the first bad byte
+//! (the engine of `krec salvage`).
+//!
+//! [`salvage_files_with`] reads segment files in order without changing them. At each position
+//! it tries a whole entry: a 12-byte prefix whose size is between the smallest entry and
+//! [`SalvageOptions::max_entry_size`], a magic byte of 0, 1 or 2, a header the codec parses, and
+//! a CRC that checks (CRC-32 of a v0/v1 message or wrapper, CRC-32C of a v2 batch; every codec,
+//! as the CRC covers the compressed bytes). Such an entry is kept when its offsets follow what
+//! was kept before (first offset above the last kept one, at or above its segment's base offset,
+//! as the log's recovery requires, but without overlap); a CRC-valid entry whose offsets go
+//! backwards or overlap is reported ([`LeftOut`]) and left out. Anything else starts a damaged
+//! region ([`Damage`]), and the scan moves on by one byte until an entry checks again: past
+//! flipped bits, a lying length field, runs of zeros, garbage, a cut-off tail, and when the very
+//! first entry is the damaged one.
+//!
+//! Cost: each position costs a constant number of byte reads unless its header is plausible,
+//! and runs of zeros are skipped in blocks (no size field can start inside them), so the
+//! time is linear in the damaged region; the CRC of a candidate is only computed for plausible
+//! headers. Memory is one window of `2 × (max_entry_size + 12)` bytes (at least 64 KiB)
+//! whatever the size fields claim.
+//!
+//! Output goes through [`PartitionWriter`]: one output segment per input segment that kept
+//! anything (named by the input's base offset when it still holds), the log's recovery
+//! rebuilding offset, time and transaction indexes and producer snapshots, the
+//! `leader-epoch-checkpoint` rebuilt from the kept v2 batches' leader epochs, everything
+//! appearing at the output path only when complete. The [`SalvageReport`] says what was kept,
+//! what was lost (byte ranges with file, position, length and reason, and the offsets between
+//! the entries kept around them), and what Kafka's own recovery would have kept.
+
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use crate::config::LogConfig;
+use crate::convert::PartitionWriter;
+use crate::epoch::LeaderEpochCache;
+use crate::error::{Error, Result};
+use crate::files::{self, LOG_SUFFIX};
+use crate::log::Env;
+use crate::storage::StorageFile;
+use krecords_codec::layout::LOG_OVERHEAD;
+use krecords_codec::read::{Batch, Entries};
+use serde::Serialize;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The default [`SalvageOptions::max_entry_size`]: 16 MiB.
+pub const DEFAULT_MAX_ENTRY_SIZE: usize = 16 << 20;
+
+/// Smallest window read at once.
+const MIN_WINDOW: usize = 64 << 10;
+
+/// Bytes of a damaged region handed to [`SalvageSink::damaged`] at once.
+const DAMAGED_CHUNK: usize = 1 << 20;
+
+/// How a salvage reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SalvageOptions {
+    /// The largest entry accepted, size field (the bytes after the 12-byte prefix) counted: a
+    /// plausible header claiming more is damage. Bounds the memory used.
+    pub max_entry_size: usize,
+    /// Decompressed bytes allowed when counting the records of a compressed v0/v1 wrapper.
+    pub max_decompressed_bytes: usize,
+}
+
+impl Default for SalvageOptions {
+    fn default() -> Self {
+        SalvageOptions {
+            max_entry_size: DEFAULT_MAX_ENTRY_SIZE,
+            max_decompressed_bytes: krecords_codec::DEFAULT_DECOMPRESS_LIMIT,
+        }
+    }
+}
+
+/// Receives progress and, if wanted, the bytes of damaged regions (for `--keep-damaged`).
+pub trait SalvageSink {
+    /// Bytes scanned so far, of `total` in all the input files.
+    fn progress(&mut self, _scanned: u64, _total: u64) {}
+
+    /// Whether [`SalvageSink::damaged`] wants the bytes (they are read again only then).
+    fn wants_damaged(&self) -> bool {
+        false
+    }
+
+    /// A chunk of a damaged region's bytes, in order; `position` is its position in `file`.
+    ///
+    /// # Errors
+    ///
+    /// Writing them failed: the salvage stops with that error.
+    fn damaged(&mut self, _file: &Path, _position: u64, _bytes: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink that wants nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoSink;
+
+impl SalvageSink for NoSink {}
+
+/// A damaged byte range: no entry there checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Damage {
+    /// The file.
+    pub file: PathBuf,
+    /// Position of the first damaged byte.
+    pub position: u64,
+    /// Length of the range.
+    pub length: u64,
+    /// What was wrong with the entry expected at `position`.
+    pub reason: String,
+    /// The last offset kept before the range (`None`: nothing kept before it).
+    pub last_kept_before: Option<i64>,
+    /// The first offset kept after it (`None`: nothing kept after it).
+    pub first_kept_after: Option<i64>,
+}
+
+impl Damage {
+    /// The offsets that may have been lost in the range: from after the last kept before it
+    /// to before the first kept after it (`None` for an end nothing bounds), `None` when no
+    /// offset lies between them.
+    pub fn lost_offsets(&self) -> Option<(Option<i64>, Option<i64>)> {
+        let from = self.last_kept_before.map(|o| o.saturating_add(1));
+        let to = self.first_kept_after.map(|o| o.saturating_sub(1));
+        match (from, to) {
+            (Some(f), Some(t)) if t < f => None,
+            _ => Some((from, to)),
+        }
+    }
+}
+
+/// A CRC-valid entry left out because its offsets go backwards or overlap what was kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    /// The file.
+    pub file: PathBuf,
+    /// The entry's position.
+    pub position: u64,
+    /// Its length, prefix included.
+    pub length: u64,
+    /// Its first offset (a v0/v1 wrapper's last offset stands in).
+    pub first_offset: i64,
+    /// Its last offset.
+    pub last_offset: i64,
+    /// Why.
+    pub reason: String,
+}
+
+/// A range of offsets kept without damage in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OffsetRange {
+    /// First offset of the range's first entry.
+    pub first: i64,
+    /// Last offset of its last entry.
+    pub last: i64,
+}
+
+/// What Kafka's recovery would keep of the same input: the entries before the first invalid
+/// one (everything after it is truncated or deleted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct KafkaRecovery {
+    /// Entries kept.
+    pub entries: u64,
+    /// Records kept.
+    pub records: u64,
+    /// Where it would stop: file and position of the first invalid entry (`None`: nowhere).
+    pub stops_at: Option<(PathBuf, u64)>,
+}
+
+/// One input file as salvaged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileReport {
+    /// The file.
+    pub file: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+    /// Its base offset, from a `<20 digits>.log` name.
+    pub base_offset: Option<i64>,
+    /// Entries kept from it.
+    pub kept_entries: u64,
+    /// Bytes of those entries.
+    pub kept_bytes: u64,
+}
+
+/// What a salvage kept and lost.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SalvageReport {
+    /// The input files in order.
+    pub files: Vec<FileReport>,
+    /// Entries kept.
+    pub kept_entries: u64,
+    /// Records kept (a v2 batch's records count; inner messages of a v0/v1 wrapper).
+    pub kept_records: u64,
+    /// Bytes kept.
+    pub kept_bytes: u64,
+    /// Offset ranges kept, each without damage or a left-out entry inside.
+    pub kept_ranges: Vec<OffsetRange>,
+    /// Damaged byte ranges, in file order.
+    pub damaged: Vec<Damage>,
+    /// CRC-valid entries left out for their offsets.
+    pub left_out: Vec<LeftOut>,
+    /// Segments written (0 without an output).
+    pub segments_written: u64,
+    /// For comparison: what Kafka's recovery would keep.
+    pub kafka_recovery: KafkaRecovery,
+}
+
+impl SalvageReport {
+    /// Whether anything was lost (a damaged range or a left-out entry).
+    pub fn lost_anything(&self) -> bool {
+        !self.damaged.is_empty() || !self.left_out.is_empty()
+    }
+
+    /// Bytes of the damaged ranges.
+    pub fn damaged_bytes(&self) -> u64 {
+        self.damaged.iter().map(|d| d.length).sum()
+    }
+}
+
+/// Writes an optional offset as a number or `?`.
+fn opt(o: Option<i64>) -> String {
+    o.map_or_else(|| "?".into(), |o| o.to_string())
+}
+
+impl fmt::Display for SalvageReport {
+    /// The text report: damaged ranges, left-out entries, kept ranges and a summary line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.damaged {
+            write!(
+                f,
+                "damaged: {} bytes {}..{} ({} bytes): {}",
+                d.file.display(),
+                d.position,
+                d.position.saturating_add(d.length),
+                d.length,
+                d.reason
+            )?;
+            match d.lost_offsets() {
+                Some((from, to)) => writeln!(f, "; offsets lost: {}..={}", opt(from), opt(to))?,
+                None => writeln!(f, "; no offset lost")?,
+            }
+        }
+        for l in &self.left_out {
+            writeln!(
+                f,
+                "left out: {} byte {} ({} bytes): offsets {}..={}: {}",
+                l.file.display(),
+                l.position,
+                l.length,
+                l.first_offset,
+                l.last_offset,
+                l.reason
+            )?;
+        }
+        let ranges: Vec<String> = self
+            .kept_ranges
+            .iter()
+            .map(|r| format!("{}..={}", r.first, r.last))
+            .collect();
+        writeln!(
+            f,
+            "kept: {} entries, {} records, {} bytes; offsets {}",
+            self.kept_entries,
+            self.kept_records,
+            self.kept_bytes,
+            if ranges.is_empty() {
+                "none".into()
+            } else {
+                ranges.join(", ")
+            }
+        )?;
+        write!(
+            f,
+            "lost: {} damaged ranges ({} bytes), {} entries left out for their offsets; \
+             Kafka's recovery would keep {} entries, {} records",
+            self.damaged.len(),
+            self.damaged_bytes(),
+            self.left_out.len(),
+            self.kafka_recovery.entries,
+            self.kafka_recovery.records
+        )?;
+        if let Some((file, pos)) = &self.kafka_recovery.stops_at {
+            write!(f, " (it stops at {} byte {pos})", file.display())?;
+        }
+        writeln!(f)
+    }
+}
+
+/// A read window over one file: bounded, refilled from the position asked for.
+struct Window {
+    file: Box<dyn StorageFile>,
+    path: PathBuf,
+    len: u64,
+    start: u64,
+    buf: Vec<u8>,
+    cap: usize,
+}
+
+impl Window {
+    /// The bytes from `pos` on: at least `need` of them, or all up to the end of the file.
+    fn at(&mut self, pos: u64, need: usize) -> Result<&[u8]> {
+        let end = self.start.saturating_add(self.buf.len() as u64);
+        let want_end = pos.saturating_add(need as u64).min(self.len);
+        if pos < self.start || want_end > end {
+            let n = usize::try_from(self.len.saturating_sub(pos))
+                .unwrap_or(usize::MAX)
+                .min(self.cap);
+            self.start = pos;
+            self.buf.resize(n, 0);
+            self.file
+                .read_exact_at(&mut self.buf, pos)
+                .map_err(|e| Error::io("read", &self.path, e))?;
+        }
+        let from = usize::try_from(pos.saturating_sub(self.start)).unwrap_or(usize::MAX);
+        Ok(self.buf.get(from..).unwrap_or(&[]))
+    }
+}
+
+/// How far past a failed candidate at the start of `avail` the next one can be: past a run of
+/// zeros, no size field can start before 11 bytes ahead of its first non-zero byte.
+fn skip_after_failure(avail: &[u8]) -> u64 {
+    let Some(rest) = avail.get(8..) else {
+        return 1;
+    };
+    if rest.first().is_some_and(|&b| b != 0) {
+        return 1;
+    }
+    let mut zeros = 0usize;
+    for chunk in rest.chunks(64) {
+        if chunk.iter().fold(0u8, |a, &b| a | b) == 0 {
+            zeros = zeros.saturating_add(chunk.len());
+        } else {
+            zeros = zeros.saturating_add(chunk.iter().take_while(|&&b| b == 0).count());
+            break;
+        }
+    }
+    // Candidates p with p + 8 .. p + 12 inside the zeros all have size 0: skip them.
+    (zeros.saturating_sub(3) as u64).max(1)
+}
+
+/// The whole entry at the start of `avail` (at file position `pos`), or why there is none.
+fn candidate(avail: &[u8], pos: u64, max: usize) -> std::result::Result<Batch<'_>, String> {
+    let at = usize::try_from(pos).unwrap_or(usize::MAX);
+    let mut entries = Entries::with_base(avail, at).max_entry_size(max).strict();
+    match entries.next_entry() {
+        Ok(Some(b)) => {
+            if b.is_crc_valid() {
+                Ok(b)
+            } else {
+                Err(format!(
+                    "crc mismatch (stored {}, computed {})",
+                    b.crc(),
+                    b.compute_crc()
+                ))
+            }
+        }
+        Ok(None) => Err("end of file".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// State carried across the files of one salvage.
+struct Scan<'a> {
+    options: SalvageOptions,
+    sink: &'a mut dyn SalvageSink,
+    writer: Option<PartitionWriter>,
+    report: SalvageReport,
+    epochs: LeaderEpochCache,
+    /// The last offset kept.
+    prev_last: Option<i64>,
+    /// Whether nothing has been lost yet (Kafka's recovery keeps up to the first loss).
+    clean_prefix: bool,
+    /// Whether the last kept range may grow (no loss since it started).
+    range_open: bool,
+    /// Indexes into `report.damaged` still waiting for the next kept offset.
+    pending: Vec<usize>,
+    scratch: Vec<u8>,
+    scanned_before: u64,
+    total: u64,
+}
+
+impl Scan<'_> {
+    /// A loss at (`file`, `pos`): ends the kept range and Kafka's recovery.
+    fn lost(&mut self, file: &Path, pos: u64) {
+        self.range_open = false;
+        if self.clean_prefix {
+            self.clean_prefix = false;
+            self.report.kafka_recovery.stops_at = Some((file.to_path_buf(), pos));
+        }
+    }
+
+    /// Records the damaged region `start..end` of `w`'s file.
+    fn damage(&mut self, w: &Window, start: u64, end: u64, reason: String) -> Result<()> {
+        self.lost(&w.path, start);
+        self.pending.push(self.report.damaged.len());
+        self.report.damaged.push(Damage {
+            file: w.path.clone(),
+            position: start,
+            length: end.saturating_sub(start),
+            reason,
+            last_kept_before: self.prev_last,
+            first_kept_after: None,
+        });
+        if self.sink.wants_damaged() {
+            let mut buf = vec![0u8; DAMAGED_CHUNK];
+            let mut pos = start;
+            while pos < end {
+                let n = usize::try_from(end.saturating_sub(pos))
+                    .unwrap_or(DAMAGED_CHUNK)
+                    .min(DAMAGED_CHUNK);
+                let chunk = buf.get_mut(..n).unwrap_or(&mut []);
+                w.file
+                    .read_exact_at(chunk, pos)
+                    .map_err(|e| Error::io("read", &w.path, e))?;
+                self.sink
+                    .damaged(&w.path, pos, chunk)
+                    .map_err(|e| Error::io("write", "the damaged bytes' file", e))?;
+                pos = pos.saturating_add(n as u64);
+            }
+        }
+        Ok(())
+    }
+
+    /// Salvages one file.
+    fn file(&mut self, env: &Env, path: &Path) -> Result<()> {
+        let file = env
+            .storage
+            .open_read(path)
+            .map_err(|e| Error::io("open", path, e))?;
+        let len = file.len().map_err(|e| Error::io("read", path, e))?;
+        let base = path
+            .file_name()
+            .and_then(|n| files::parse_file_name(&n.to_string_lossy(), LOG_SUFFIX));
+        let max = self.options.max_entry_size;
+        let need = max.saturating_add(LOG_OVERHEAD);
+        let mut w = Window {
+            file,
+            path: path.to_path_buf(),
+            len,
+            start: 0,
+            buf: Vec::new(),
+            cap: need.saturating_mul(2).max(MIN_WINDOW),
+        };
+        let mut fr = FileReport {
+            file: path.to_path_buf(),
+            bytes: len,
+            base_offset: base,
+            kept_entries: 0,
+            kept_bytes: 0,
+        };
+        let mut started = false;
+        let mut pos = 0u64;
+        let mut bad: Option<(u64, String)> = None;
+        let mut last_progress = 0u64;
+        while pos < len {
+            if pos.saturating_sub(last_progress) >= (64 << 20) {
+                last_progress = pos;
+                self.sink
+                    .progress(self.scanned_before.saturating_add(pos), self.total);
+            }
+            let avail = w.at(pos, need)?;
+            let found = match candidate(avail, pos, max) {
+                Ok(b) => Ok(Kept::of(&b, &mut self.scratch, self.options)),
+                Err(reason) => Err((reason, skip_after_failure(avail))),
+            };
+            let (k, size) = match found {
+                Ok(k) => k,
+                Err((reason, skip)) => {
+                    bad.get_or_insert((pos, reason));
+                    pos = pos.saturating_add(skip).min(len);
+                    continue;
+                }
+            };
+            if let Some((start, reason)) = bad.take() {
+                self.damage(&w, start, pos, reason)?;
+            }
+            let floor = base.unwrap_or(0).max(0);
+            let why_not = if k.last < k.first {
+                Some(format!("last offset {} below first {}", k.last, k.first))
+            } else if k.first < floor {
+                Some(format!(
+                    "offset {} below the segment's base {floor}",
+                    k.first
+                ))
+            } else {
+                self.prev_last
+                    .filter(|&p| k.first <= p)
+                    .map(|p| format!("offsets {}..={} do not follow {p}", k.first, k.last))
+            };
+            if let Some(reason) = why_not {
+                self.lost(path, pos);
+                self.report.left_out.push(LeftOut {
+                    file: path.to_path_buf(),
+                    position: pos,
+                    length: size,
+                    first_offset: k.first,
+                    last_offset: k.last,
+                    reason,
+                });
+                pos = pos.saturating_add(size);
+                continue;
+            }
+            // Kept.
+            let bytes = w
+                .at(pos, need)?
+                .get(..usize::try_from(size).unwrap_or(usize::MAX))
+                .unwrap_or(&[]);
+            if let Some(writer) = self.writer.as_mut() {
+                if !started {
+                    let seg_base = base
+                        .filter(|&b| self.prev_last.is_none_or(|p| b > p))
+                        .unwrap_or(k.first);
+                    writer.start_segment(seg_base)?;
+                }
+                writer.write(bytes)?;
+            }
+            started = true;
+            match k.leader_epoch {
+                Some(e) => {
+                    self.epochs.assign(e, k.first);
+                }
+                None => {
+                    self.epochs.clear();
+                }
+            }
+            for i in self.pending.drain(..) {
+                if let Some(d) = self.report.damaged.get_mut(i) {
+                    d.first_kept_after = Some(k.first);
+                }
+            }
+            let r = &mut self.report;
+            r.kept_entries = r.kept_entries.saturating_add(1);
+            r.kept_records = r.kept_records.saturating_add(k.records);
+            r.kept_bytes = r.kept_bytes.saturating_add(size);
+            fr.kept_entries = fr.kept_entries.saturating_add(1);
+            fr.kept_bytes = fr.kept_bytes.saturating_add(size);
+            if self.clean_prefix {
+                r.kafka_recovery.entries = r.kafka_recovery.entries.saturating_add(1);
+                r.kafka_recovery.records = r.kafka_recovery.records.saturating_add(k.records);
+            }
+            match r.kept_ranges.last_mut() {
+                Some(range) if self.range_open => range.last = k.last,
+                _ => r.kept_ranges.push(OffsetRange {
+                    first: k.first,
+                    last: k.last,
+                }),
+            }
+            self.range_open = true;
+            self.prev_last = Some(k.last);
+            pos = pos.saturating_add(size);
+        }
+        if let Some((start, reason)) = bad.take() {
+            self.damage(&w, start, len, reason)?;
+        }
+        self.scanned_before = self.scanned_before.saturating_add(len);
+        self.sink.progress(self.scanned_before, self.total);
+        self.report.files.push(fr);
+        Ok(())
+    }
+}
+
+/// What the scan needs of a kept entry.
+struct Kept {
+    first: i64,
+    last: i64,
+    records: u64,
+    leader_epoch: Option<i32>,
+}
+
+impl Kept {
+    /// The facts of `b` and its size.
+    fn of(b: &Batch<'_>, scratch: &mut Vec<u8>, options: SalvageOptions) -> (Kept, u64) {
+        let last = b.last_offset();
+        let records = b.record_count().unwrap_or_else(|| {
+            b.record_span(scratch, options.max_decompressed_bytes)
+                .map_or(0, |s| s.count)
+        }) as u64;
+        let kept = Kept {
+            first: b.first_offset().unwrap_or(last),
+            last,
+            records,
+            leader_epoch: b.partition_leader_epoch(),
+        };
+        (kept, b.size_in_bytes() as u64)
+    }
+}
+
+/// Salvages the segment `files` (in offset order) on the real file system; see
+/// [`salvage_files_with`].
+///
+/// # Errors
+///
+/// As [`salvage_files_with`].
+pub fn salvage_files(
+    files: &[PathBuf],
+    output: Option<&Path>,
+    config: &LogConfig,
+    options: SalvageOptions,
+    sink: &mut dyn SalvageSink,
+) -> Result<SalvageReport> {
+    salvage_files_with(&Env::fs(), files, output, config, options, sink)
+}
+
+/// Salvages the segment `files` (in offset order, never modified) into the new partition
+/// directory `output` with configuration `config` (see the [module](self) docs); with no
+/// output, only reports what a salvage would keep and lose.
+///
+/// # Errors
+///
+/// An input cannot be read; the output exists and is not empty, or cannot be written; a
+/// `SalvageSink` error. The output path then holds nothing new.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::write::{NewRecord, V2Builder};
+/// use krecords_log::clock::ManualClock;
+/// use krecords_log::salvage::{self, NoSink, SalvageOptions};
+/// use krecords_log::storage::{MemStorage, Storage};
+/// use krecords_log::{Env, Log, LogConfig};
+/// use std::path::{Path, PathBuf};
+/// use std::sync::Arc;
+///
+/// let env = Env::new(Arc::new(MemStorage::new()), Arc::new(ManualClock::new(0)));
+/// let mut bytes = Vec::new();
+/// for offset in 0..3 {
+///     let mut b = V2Builder::new(offset);
+///     b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"hello"))).unwrap();
+///     bytes.extend(b.finish().unwrap());
+/// }
+/// let len = bytes.len() / 3;
+/// bytes[len + 40] ^= 0xff; // a flipped byte in the second batch
+/// let seg = PathBuf::from("/in/00000000000000000000.log");
+/// env.storage.create_dir_all(Path::new("/in")).unwrap();
+/// env.storage.create(&seg).unwrap().write_at(&bytes, 0).unwrap();
+///
+/// let report = salvage::salvage_files_with(&env, &[seg], Some(Path::new("/out/t-0")),
+///     &LogConfig::default(), SalvageOptions::default(), &mut NoSink)?;
+/// assert_eq!(report.kept_entries, 2);
+/// assert_eq!((report.damaged[0].position, report.damaged[0].length), (len as u64, len as u64));
+/// assert_eq!(report.kafka_recovery.entries, 1);
+/// assert_eq!(Log::open_read_only_with("/out/t-0", env)?.log_end_offset(), 3);
+/// # Ok::<(), krecords_log::Error>(())
+/// ```
+pub fn salvage_files_with(
+    env: &Env,
+    files: &[PathBuf],
+    output: Option<&Path>,
+    config: &LogConfig,
+    options: SalvageOptions,
+    sink: &mut dyn SalvageSink,
+) -> Result<SalvageReport> {
+    let mut total = 0u64;
+    for f in files {
+        let file = env
+            .storage
+            .open_read(f)
+            .map_err(|e| Error::io("open", f, e))?;
+        total = total.saturating_add(file.len().map_err(|e| Error::io("read", f, e))?);
+    }
+    let writer = match output {
+        Some(out) => Some(PartitionWriter::create_with(out, config, env.clone())?),
+        None => None,
+    };
+    let mut scan = Scan {
+        options,
+        sink,
+        writer,
+        report: SalvageReport::default(),
+        epochs: LeaderEpochCache::default(),
+        prev_last: None,
+        clean_prefix: true,
+        range_open: false,
+        pending: Vec::new(),
+        scratch: Vec::new(),
+        scanned_before: 0,
+        total,
+    };
+    for f in files {
+        scan.file(env, f)?;
+    }
+    let mut report = scan.report;
+    if let Some(writer) = scan.writer {
+        writer.store_epochs(&scan.epochs)?;
+        report.segments_written = writer.finish()?;
+    }
+    Ok(report)
+}
+
+/// The segment files of the partition directory `dir`, in offset order.
+///
+/// # Errors
+///
+/// The directory cannot be listed.
+pub fn segment_files(env: &Env, dir: &Path) -> Result<Vec<PathBuf>> {
+    let names = env
+        .storage
+        .list_dir(dir)
+        .map_err(|e| Error::io("list", dir, e))?;
+    let mut bases: Vec<(i64, &String)> = names
+        .iter()
+        .filter_map(|n| files::parse_file_name(n, LOG_SUFFIX).map(|b| (b, n)))
+        .collect();
+    bases.sort();
+    Ok(bases.into_iter().map(|(_, n)| dir.join(n)).collect())
+}
+
+/// Salvages the partition directory `dir` (never modified) into `output`, with its
+/// `krec-log.json` when it has one (the default configuration otherwise); see
+/// [`salvage_files_with`].
+///
+/// # Errors
+///
+/// As [`salvage_files_with`]; `dir` cannot be listed or its configuration is invalid.
+pub fn salvage_partition_with(
+    env: &Env,
+    dir: &Path,
+    output: Option<&Path>,
+    options: SalvageOptions,
+    sink: &mut dyn SalvageSink,
+) -> Result<SalvageReport> {
+    let segments = segment_files(env, dir)?;
+    let config = files::read_config(env.storage.as_ref(), dir)?.unwrap_or_default();
+    salvage_files_with(env, &segments, output, &config, options, sink)
+}
+
+/// [`salvage_partition_with`] on the real file system.
+///
+/// # Errors
+///
+/// As [`salvage_partition_with`].
+pub fn salvage_partition(
+    dir: &Path,
+    output: Option<&Path>,
+    options: SalvageOptions,
+    sink: &mut dyn SalvageSink,
+) -> Result<SalvageReport> {
+    salvage_partition_with(&Env::fs(), dir, output, options, sink)
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_runs_are_skipped_but_never_past_a_size_field() {
+        let mut buf = vec![0u8; 200];
+        assert_eq!(skip_after_failure(&buf), 189);
+        buf[100] = 1;
+        // Positions up to 100 - 11 = 89 have a zero size field; 89 is the first to try.
+        assert_eq!(skip_after_failure(&buf), 89);
+        buf[8] = 1;
+        assert_eq!(skip_after_failure(&buf), 1);
+        assert_eq!(skip_after_failure(&[0u8; 5]), 1);
+    }
+
+    #[test]
+    fn lost_offsets_between_kept_ones() {
+        let d = |b, a| Damage {
+            file: PathBuf::new(),
+            position: 0,
+            length: 1,
+            reason: String::new(),
+            last_kept_before: b,
+            first_kept_after: a,
+        };
+        assert_eq!(d(Some(4), Some(9)).lost_offsets(), Some((Some(5), Some(8))));
+        assert_eq!(d(Some(4), Some(5)).lost_offsets(), None);
+        assert_eq!(d(None, Some(5)).lost_offsets(), Some((None, Some(4))));
+        assert_eq!(d(Some(4), None).lost_offsets(), Some((Some(5), None)));
+    }
+}

@@ -1,0 +1,622 @@
+//! `salvage`: a damage corpus (every magic and codec, transactions, compacted offset gaps,
+//! three segments) damaged in every way at many positions, and random damage; on every case,
+//! every untouched entry is in the output byte for byte at its offset, nothing else is, and
+//! the report's damaged ranges are exactly the touched entries.
+
+use crate::util::{mem, Mem, NOW};
+use krecords_codec::read::Entries;
+use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder};
+use krecords_codec::Compression;
+use krecords_log::salvage::{self, NoSink, SalvageOptions, SalvageReport, SalvageSink};
+use krecords_log::storage::Storage;
+use krecords_log::{Log, LogConfig};
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// One entry of the corpus: its file, position and bytes, and its offsets.
+#[derive(Debug, Clone)]
+struct Entry {
+    file: usize,
+    pos: usize,
+    bytes: Vec<u8>,
+    first: i64,
+    last: i64,
+    compressed: bool,
+}
+
+const CODECS: [Compression; 5] = [
+    Compression::None,
+    Compression::Gzip,
+    Compression::Snappy,
+    Compression::Lz4,
+    Compression::Zstd,
+];
+
+fn value(i: i64) -> Vec<u8> {
+    format!("value {i} {}", "abcdefgh".repeat((i % 5) as usize)).into_bytes()
+}
+
+/// Three segments: v0 and v1 messages and wrappers of every codec; v2 batches of every codec
+/// with leader epochs; transactions (committed and aborted) and compacted offset gaps.
+fn corpus() -> (Vec<(i64, Vec<u8>)>, Vec<Entry>) {
+    let mut segs: Vec<(i64, Vec<Vec<u8>>)> = vec![(0, vec![]), (0, vec![]), (0, vec![])];
+    let mut next = 0i64;
+    // Segment 0: legacy.
+    for magic in [0u8, 1] {
+        for codec in CODECS {
+            if codec == Compression::Zstd {
+                continue;
+            }
+            let b = LegacyBuilder::new(magic, next)
+                .unwrap()
+                .compression(codec, None)
+                .unwrap();
+            let mut b = b;
+            for _ in 0..3 {
+                let v = value(next);
+                b.append(&NewRecord::new(NOW + next, Some(b"k"), Some(&v)))
+                    .unwrap();
+                next += 1;
+            }
+            segs[0].1.push(b.finish().unwrap());
+        }
+    }
+    // Segment 1: v2, every codec, two leader epochs.
+    next += 3; // a gap between segments
+    segs[1].0 = next;
+    for (i, codec) in CODECS.iter().chain(CODECS.iter()).enumerate() {
+        let mut b = V2Builder::new(next)
+            .compression(*codec, None)
+            .partition_leader_epoch(if i < 5 { 3 } else { 4 });
+        for _ in 0..4 {
+            let v = value(next);
+            b.append(&NewRecord::new(NOW + next, Some(b"key"), Some(&v)))
+                .unwrap();
+            next += 1;
+        }
+        segs[1].1.push(b.finish().unwrap());
+    }
+    // Segment 2: transactions and compacted gaps.
+    segs[2].0 = next;
+    for (t, commit) in [(0, true), (1, false), (2, true)] {
+        let pid = 7 + t;
+        let mut b = V2Builder::new(next)
+            .compression(CODECS[t as usize + 1], None)
+            .producer(pid, 0, 0)
+            .transactional(true)
+            .partition_leader_epoch(5);
+        for _ in 0..3 {
+            let v = value(next);
+            b.append(&NewRecord::new(NOW + next, Some(b"t"), Some(&v)))
+                .unwrap();
+            next += 1;
+        }
+        segs[2].1.push(b.finish().unwrap());
+        segs[2].1.push(
+            end_txn_marker(&EndTxnBatch {
+                base_offset: next,
+                partition_leader_epoch: 5,
+                producer_id: pid,
+                producer_epoch: 0,
+                coordinator_epoch: 1,
+                commit,
+                timestamp: NOW + next,
+            })
+            .unwrap(),
+        );
+        next += 1;
+    }
+    for gap in [5, 1, 17] {
+        next += gap;
+        let mut b = V2Builder::new(next).partition_leader_epoch(6);
+        let v = value(next);
+        b.append_with_offset(next + 2, &NewRecord::new(NOW, Some(b"c"), Some(&v)))
+            .unwrap();
+        next += 3;
+        segs[2].1.push(b.finish().unwrap());
+    }
+    let mut files = Vec::new();
+    let mut entries = Vec::new();
+    for (f, (base, list)) in segs.into_iter().enumerate() {
+        let mut bytes = Vec::new();
+        for e in list {
+            // A v0/v1 builder's output may hold several entries.
+            for b in Entries::new(&e) {
+                let b = b.unwrap();
+                let mut scratch = Vec::new();
+                let span = b.record_span(&mut scratch, 1 << 20).unwrap();
+                entries.push(Entry {
+                    file: f,
+                    pos: bytes.len(),
+                    bytes: b.as_bytes().to_vec(),
+                    first: b.first_offset().unwrap_or(span.last_offset),
+                    last: span.last_offset,
+                    compressed: b.compression().unwrap() != Compression::None,
+                });
+                bytes.extend_from_slice(b.as_bytes());
+            }
+        }
+        files.push((base, bytes));
+    }
+    (files, entries)
+}
+
+/// A kind of damage.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// XOR a byte inside the CRC-covered part of an entry.
+    Flip,
+    /// A size field set to this delta from the true one (or to a huge or negative value).
+    Length(i32),
+    /// A run of zeros of this length.
+    Zeros(usize),
+    /// A run of pseudo-random bytes of this length.
+    Garbage(usize),
+    /// The file cut off this many bytes into the entry.
+    Cut(usize),
+}
+
+/// Applies `kind` to entry `e` of `files`, at `at` (a free number picking a position).
+fn damage(files: &mut [(i64, Vec<u8>)], all: &[Entry], e: &Entry, kind: Kind, at: usize) {
+    let buf = &mut files[e.file].1;
+    let len = e.bytes.len();
+    match kind {
+        Kind::Flip => {
+            // CRC-covered: v2 from byte 21 (attributes), v0/v1 from byte 16 (magic).
+            let from = if e.bytes[16] == 2 { 21 } else { 16 };
+            let p = e.pos + from + at % (len - from);
+            buf[p] ^= 1 << (at % 8) | 1;
+        }
+        Kind::Length(delta) => {
+            let size = i32::from_be_bytes(e.bytes[8..12].try_into().unwrap());
+            let new = match delta {
+                i32::MAX => 0x7fff_0000,
+                i32::MIN => -5,
+                d => size + d,
+            };
+            buf[e.pos + 8..e.pos + 12].copy_from_slice(&new.to_be_bytes());
+        }
+        Kind::Zeros(n) | Kind::Garbage(n) => {
+            let start = e.pos + at % len;
+            let mut end = (start + n).min(buf.len());
+            // A run ending in a later entry's offset field would change no checked byte of
+            // it: undetectable by any reader. Reach its size field.
+            if let Some(n) = all
+                .iter()
+                .find(|n| n.file == e.file && n.pos > e.pos && end > n.pos && end < n.pos + 12)
+            {
+                end = (n.pos + 12).min(buf.len());
+            }
+            let mut x = (at as u32).wrapping_mul(2_654_435_761) | 1;
+            for b in &mut buf[start..end] {
+                *b = match kind {
+                    Kind::Zeros(_) => 0,
+                    _ => {
+                        x ^= x << 13;
+                        x ^= x >> 17;
+                        x ^= x << 5;
+                        (x >> 7) as u8
+                    }
+                };
+            }
+        }
+        Kind::Cut(n) => {
+            buf.truncate(e.pos + n.clamp(1, len - 1));
+        }
+    }
+}
+
+/// Writes `files` as segments of `m.dir` and salvages the directory into `/out/t-0`.
+fn salvage_mem(m: &Mem, files: &[(i64, Vec<u8>)], options: SalvageOptions) -> SalvageReport {
+    write_input(m, files);
+    salvage::salvage_partition_with(
+        &m.env,
+        &m.dir,
+        Some(Path::new("/out/t-0")),
+        options,
+        &mut NoSink,
+    )
+    .unwrap()
+}
+
+/// Writes `files` as the segments of `m.dir`, with small preallocated indexes (fast).
+fn write_input(m: &Mem, files: &[(i64, Vec<u8>)]) {
+    m.storage.create_dir_all(&m.dir).unwrap();
+    for (base, bytes) in files {
+        let path = m.dir.join(krecords_log::files::file_name(*base, ".log"));
+        m.storage.create(&path).unwrap().write_at(bytes, 0).unwrap();
+    }
+    let config = m.dir.join("krec-log.json");
+    let json = br#"{"segment.index.bytes": "4096"}"#;
+    m.storage
+        .create(&config)
+        .unwrap()
+        .write_at(json, 0)
+        .unwrap();
+}
+
+fn read_all(m: &Mem, path: &Path) -> Vec<u8> {
+    let f = m.storage.open_read(path).unwrap();
+    let mut buf = vec![0; f.len().unwrap() as usize];
+    f.read_exact_at(&mut buf, 0).unwrap();
+    buf
+}
+
+/// The property: the output holds exactly the untouched entries, byte for byte, each in the
+/// segment named like its input's; the damaged ranges are the runs of touched entries.
+fn check(original: &[(i64, Vec<u8>)], damaged: &[(i64, Vec<u8>)], entries: &[Entry], what: &str) {
+    let m = mem();
+    let report = salvage_mem(&m, damaged, SalvageOptions::default());
+    let touched: Vec<bool> = entries
+        .iter()
+        .map(|e| {
+            let buf = &damaged[e.file].1;
+            buf.get(e.pos..e.pos + e.bytes.len()) != Some(&e.bytes[..])
+        })
+        .collect();
+    // Output: per segment, the untouched entries of the input segment of the same name.
+    let out = Path::new("/out/t-0");
+    let mut names: Vec<String> = m
+        .storage
+        .list_dir(out)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    let mut got = Vec::new();
+    for n in &names {
+        let bytes = read_all(&m, &out.join(n));
+        for b in Entries::new(&bytes).strict() {
+            got.push((n.clone(), b.unwrap().as_bytes().to_vec()));
+        }
+    }
+    let want: Vec<(String, Vec<u8>)> = entries
+        .iter()
+        .zip(&touched)
+        .filter(|(_, t)| !**t)
+        .map(|(e, _)| {
+            let name = krecords_log::files::file_name(original[e.file].0, ".log");
+            (name, e.bytes.clone())
+        })
+        .collect();
+    assert_eq!(got.len(), want.len(), "{what}: entries kept");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            g == w,
+            "{what}: output entry {i} differs: {} vs {}",
+            g.0,
+            w.0
+        );
+    }
+    // Damaged ranges: maximal runs of touched entries per file, cut at the file's end.
+    let mut ranges = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if !touched[i] {
+            continue;
+        }
+        let flen = damaged[e.file].1.len();
+        if e.pos >= flen {
+            continue;
+        }
+        let end = (e.pos + e.bytes.len()).min(flen);
+        match ranges.last_mut() {
+            Some((f, _, last_end)) if *f == e.file && *last_end == e.pos => *last_end = end,
+            _ => ranges.push((e.file, e.pos, end)),
+        }
+    }
+    let got_ranges: Vec<(usize, usize, usize)> = report
+        .damaged
+        .iter()
+        .map(|d| {
+            let f = report.files.iter().position(|r| r.file == d.file).unwrap();
+            (f, d.position as usize, (d.position + d.length) as usize)
+        })
+        .collect();
+    assert_eq!(got_ranges, ranges, "{what}: damaged ranges");
+    assert!(report.left_out.is_empty(), "{what}: {:?}", report.left_out);
+    // Offsets lost around each range, and Kafka's recovery.
+    for d in &report.damaged {
+        let before = entries
+            .iter()
+            .zip(&touched)
+            .take_while(|(e, _)| {
+                let f = report.files.iter().position(|r| r.file == d.file).unwrap();
+                (e.file, e.pos) < (f, d.position as usize)
+            })
+            .filter(|(_, t)| !**t)
+            .last()
+            .map(|(e, _)| e.last);
+        assert_eq!(d.last_kept_before, before, "{what}");
+    }
+    let kafka = touched.iter().take_while(|t| !**t).count() as u64;
+    assert_eq!(report.kafka_recovery.entries, kafka, "{what}");
+    assert_eq!(report.kept_entries, want.len() as u64, "{what}");
+    // The output opens as a log, with the kept offsets.
+    let log = Log::open_read_only_with(out, m.env.clone()).unwrap();
+    if let Some(last) = entries.iter().zip(&touched).rfind(|(_, t)| !**t) {
+        assert_eq!(log.log_end_offset(), last.0.last + 1, "{what}");
+    }
+}
+
+#[test]
+fn every_damage_at_every_kind_of_entry() {
+    let (files, entries) = corpus();
+    let n = entries.len();
+    // First entry, last, the first and last of each segment, compressed ones, and others.
+    let mut picks: Vec<usize> = vec![0, 1, n / 2, n - 1];
+    for f in 0..files.len() {
+        picks.push(entries.iter().position(|e| e.file == f).unwrap());
+        picks.push(entries.iter().rposition(|e| e.file == f).unwrap());
+    }
+    picks.extend(
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.compressed)
+            .map(|(i, _)| i)
+            .step_by(3),
+    );
+    picks.sort_unstable();
+    picks.dedup();
+    let kinds = [
+        Kind::Flip,
+        Kind::Length(7),
+        Kind::Length(-5),
+        Kind::Length(i32::MAX),
+        Kind::Length(i32::MIN),
+        Kind::Zeros(40),
+        Kind::Zeros(400),
+        Kind::Garbage(33),
+        Kind::Garbage(700),
+    ];
+    let mut cases = 0;
+    for &i in &picks {
+        for kind in kinds {
+            for at in [0usize, 17, 123_457] {
+                let mut d = files.clone();
+                damage(&mut d, &entries, &entries[i], kind, at);
+                check(
+                    &files,
+                    &d,
+                    &entries,
+                    &format!("{kind:?} at entry {i} ({at})"),
+                );
+                cases += 1;
+            }
+        }
+        // A cut-off tail of the entry's file, and one with the next file's first entry
+        // damaged too (across a segment boundary).
+        let last_of_file = entries
+            .iter()
+            .rposition(|e| e.file == entries[i].file)
+            .unwrap();
+        let mut d = files.clone();
+        damage(&mut d, &entries, &entries[last_of_file], Kind::Cut(30), 0);
+        check(
+            &files,
+            &d,
+            &entries,
+            &format!("cut at entry {last_of_file}"),
+        );
+        if let Some(next) = entries.get(last_of_file + 1) {
+            damage(&mut d, &entries, next, Kind::Zeros(50), 0);
+            check(
+                &files,
+                &d,
+                &entries,
+                &format!("across the boundary after {last_of_file}"),
+            );
+        }
+        cases += 2;
+    }
+    assert!(cases > 300, "{cases}");
+}
+
+#[test]
+fn damaged_first_entries_of_every_segment_and_several_ranges() {
+    let (files, entries) = corpus();
+    let mut d = files.clone();
+    for f in 0..files.len() {
+        let first = entries.iter().find(|e| e.file == f).unwrap();
+        damage(&mut d, &entries, first, Kind::Flip, 99);
+    }
+    check(&files, &d, &entries, "first entries");
+}
+
+#[test]
+fn entries_going_backwards_or_overlapping_are_left_out_and_reported() {
+    let (files, entries) = corpus();
+    let mut d = files.clone();
+    // A copy of an earlier entry (CRC-valid, offsets already kept) after the last one.
+    let dup = &entries[3];
+    d[2].1.extend_from_slice(&dup.bytes);
+    let m = mem();
+    let report = salvage_mem(&m, &d, SalvageOptions::default());
+    assert_eq!(report.left_out.len(), 1);
+    let l = &report.left_out[0];
+    assert_eq!(
+        (l.position as usize, l.first_offset),
+        (files[2].1.len(), dup.first)
+    );
+    assert_eq!(report.kept_entries, entries.len() as u64);
+    assert!(report.damaged.is_empty());
+    assert!(report.lost_anything());
+    assert_eq!(report.kafka_recovery.entries, entries.len() as u64);
+}
+
+#[test]
+fn an_intact_partition_loses_nothing_and_kafka_would_keep_all() {
+    let (files, entries) = corpus();
+    let m = mem();
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert!(!report.lost_anything());
+    assert_eq!(report.kept_entries, entries.len() as u64);
+    assert_eq!(report.kafka_recovery.entries, entries.len() as u64);
+    assert_eq!(report.kafka_recovery.stops_at, None);
+    assert_eq!(report.segments_written, 3);
+    assert_eq!(report.kept_ranges.len(), 1);
+    assert!(report.to_string().contains("lost: 0 damaged ranges"));
+}
+
+#[test]
+fn leader_epochs_are_rebuilt_from_what_was_kept() {
+    let (files, entries) = corpus();
+    let mut d = files.clone();
+    // The first v2 batch of epoch 4 is damaged: epoch 4 starts at the next one.
+    let first4 = entries.iter().position(|e| e.file == 1).unwrap() + 5;
+    damage(&mut d, &entries, &entries[first4], Kind::Flip, 3);
+    let m = mem();
+    salvage_mem(&m, &d, SalvageOptions::default());
+    let text =
+        String::from_utf8(read_all(&m, Path::new("/out/t-0/leader-epoch-checkpoint"))).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let start4 = entries[first4 + 1].first;
+    let start3 = entries[first4 - 5].first;
+    let start5 = entries.iter().find(|e| e.file == 2).unwrap().first;
+    assert_eq!(
+        lines,
+        [
+            "0".to_string(),
+            "4".into(),
+            format!("3 {start3}"),
+            format!("4 {start4}"),
+            format!("5 {start5}"),
+            format!("6 {}", entries[entries.len() - 3].first),
+        ]
+    );
+}
+
+#[test]
+fn a_small_max_entry_size_bounds_the_window_and_makes_larger_entries_damage() {
+    let (files, entries) = corpus();
+    let largest = entries.iter().map(|e| e.bytes.len()).max().unwrap();
+    let m = mem();
+    let options = SalvageOptions {
+        max_entry_size: largest - 12 - 1,
+        ..SalvageOptions::default()
+    };
+    let report = salvage_mem(&m, &files, options);
+    let too_large = entries.iter().filter(|e| e.bytes.len() == largest).count() as u64;
+    assert_eq!(report.kept_entries, entries.len() as u64 - too_large);
+    assert!(
+        report.damaged[0].reason.contains("maximum entry size"),
+        "{:?}",
+        report.damaged
+    );
+}
+
+#[test]
+fn zero_filled_gigantic_regions_are_crossed_and_inputs_never_change() {
+    let (files, entries) = corpus();
+    let mut d = files.clone();
+    // Preallocated space inside the first segment: 3 MiB of zeros after its second entry.
+    let at = entries[2].pos;
+    d[0].1.splice(at..at, std::iter::repeat_n(0u8, 3 << 20));
+    let m = mem();
+    let report = salvage_mem(&m, &d, SalvageOptions::default());
+    assert_eq!(report.kept_entries, entries.len() as u64);
+    assert_eq!(report.damaged.len(), 1);
+    assert_eq!(
+        (report.damaged[0].position, report.damaged[0].length),
+        (at as u64, 3 << 20)
+    );
+    // Nothing was lost: zeros hold no offsets.
+    assert_eq!(report.damaged[0].lost_offsets(), None);
+    for (base, bytes) in &d {
+        let path = m.dir.join(krecords_log::files::file_name(*base, ".log"));
+        assert_eq!(&read_all(&m, &path), bytes);
+    }
+}
+
+#[derive(Default)]
+struct Keep(Vec<(PathBuf, u64, Vec<u8>)>);
+
+impl SalvageSink for Keep {
+    fn wants_damaged(&self) -> bool {
+        true
+    }
+    fn damaged(&mut self, file: &Path, position: u64, bytes: &[u8]) -> std::io::Result<()> {
+        self.0.push((file.to_path_buf(), position, bytes.to_vec()));
+        Ok(())
+    }
+}
+
+#[test]
+fn damaged_bytes_go_to_the_sink_and_a_report_without_output_writes_nothing() {
+    let (files, entries) = corpus();
+    let mut d = files.clone();
+    damage(&mut d, &entries, &entries[7], Kind::Garbage(100), 5);
+    let m = mem();
+    write_input(&m, &d);
+    let mut keep = Keep::default();
+    let report =
+        salvage::salvage_partition_with(&m.env, &m.dir, None, SalvageOptions::default(), &mut keep)
+            .unwrap();
+    assert_eq!(report.segments_written, 0);
+    assert!(!m.storage.exists(Path::new("/out")).unwrap());
+    let dmg = &report.damaged[0];
+    let kept: Vec<u8> = keep.0.iter().flat_map(|c| c.2.clone()).collect();
+    let start = dmg.position as usize;
+    assert_eq!(kept, d[0].1[start..start + dmg.length as usize]);
+}
+
+#[test]
+fn the_output_passes_verify_on_disk() {
+    let (files, entries) = corpus();
+    let mut d = files.clone();
+    damage(&mut d, &entries, &entries[4], Kind::Zeros(300), 2);
+    damage(&mut d, &entries, &entries[entries.len() - 4], Kind::Flip, 2);
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("t-0");
+    std::fs::create_dir(&input).unwrap();
+    for (base, bytes) in &d {
+        std::fs::write(
+            input.join(krecords_log::files::file_name(*base, ".log")),
+            bytes,
+        )
+        .unwrap();
+    }
+    let out = tmp.path().join("out");
+    let report =
+        salvage::salvage_partition(&input, Some(&out), SalvageOptions::default(), &mut NoSink)
+            .unwrap();
+    assert!(report.lost_anything());
+    let check = krecords_log::check::check_partition(&out, 1 << 26).unwrap();
+    assert!(check.problems.is_empty(), "{:?}", check.problems);
+    // Producer state and the transaction index were rebuilt.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with(".snapshot")), "{names:?}");
+    assert!(names.iter().any(|n| n.ends_with(".txnindex")), "{names:?}");
+    let _ = LogConfig::default();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_damage_keeps_exactly_the_untouched_entries(
+        ops in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..5, any::<usize>(), 1usize..600), 1..4)
+    ) {
+        let (files, entries) = corpus();
+        let mut d = files.clone();
+        for (e, kind, at, n) in ops {
+            let e = &entries[e.index(entries.len())];
+            let kind = match kind {
+                0 => Kind::Flip,
+                1 => Kind::Length(((n as i32 % 41) - 20) | 1),
+                2 => Kind::Zeros(n.max(16)),
+                3 => Kind::Garbage(n.max(16)),
+                _ => Kind::Cut(n),
+            };
+            if e.pos + e.bytes.len() > d[e.file].1.len() {
+                continue; // already cut off
+            }
+            damage(&mut d, &entries, e, kind, at);
+        }
+        check(&files, &d, &entries, "random");
+    }
+}
