@@ -66,10 +66,13 @@
 )]
 
 mod error;
+pub mod filter;
+pub mod json;
 mod live;
 mod local;
 mod position;
 mod reader;
+pub mod records;
 mod spec;
 pub mod time;
 

@@ -5,7 +5,6 @@
 //! the file size. Filters look at entry headers first and skip what they exclude without
 //! decompressing it.
 
-mod filter;
 mod json;
 mod text;
 
@@ -17,8 +16,8 @@ use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{open_reader, open_sources, read_options, Next};
 use crate::time_fmt;
 use clap::ValueEnum;
-use filter::{Filter, Verdict};
 use krecords_codec::read::Batch;
+use krecords_source::filter::{Filter, Verdict};
 use krecords_source::IsolationLevel;
 use krecords_topics::Kind;
 use std::io::Write;
