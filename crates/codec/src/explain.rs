@@ -390,29 +390,7 @@ impl Explainer {
         count: u64,
         sink: &mut Sink<'_>,
     ) -> Result<Summary, WalkError> {
-        self.explain_at(
-            &mut io::Cursor::new(bytes),
-            bytes.len() as u64,
-            position,
-            count,
-            sink,
-        )
-    }
-
-    /// [`Explainer::explain_reader`] after checking that `position` is an entry boundary
-    /// ([`entry_boundary`]).
-    ///
-    /// # Errors
-    ///
-    /// [`WalkError::Position`] when it is not; reading the input or the callback failed.
-    pub fn explain_at<R: Read + Seek + ?Sized>(
-        &mut self,
-        input: &mut R,
-        len: u64,
-        position: u64,
-        count: u64,
-        sink: &mut Sink<'_>,
-    ) -> Result<Summary, WalkError> {
+        let (input, len) = (&mut io::Cursor::new(bytes), bytes.len() as u64);
         entry_boundary(input, len, position)?;
         self.explain_reader(input, len, position, count, sink)
     }

@@ -8,7 +8,9 @@
 use crate::args::{Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::open_one_partition;
-use krecords_codec::explain::{Explainer, Item, Loc, NotABoundary, Value, WalkError};
+use krecords_codec::explain::{
+    entry_boundary, Explainer, Item, Loc, NotABoundary, Value, WalkError,
+};
 use krecords_codec::layout::LOG_OVERHEAD;
 use krecords_codec::read::Step;
 use serde_json::json;
@@ -142,7 +144,8 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let sink = &mut |item: &Item<'_>| em.item(item);
     let summary = match &mut input {
         Input::Bytes(b) => explainer.explain_slice(b, args.position, count, sink),
-        Input::File(f) => explainer.explain_at(f, len, args.position, count, sink),
+        Input::File(f) => entry_boundary(f, len, args.position)
+            .and_then(|()| explainer.explain_reader(f, len, args.position, count, sink)),
     }
     .map_err(|e| match e {
         WalkError::Read(e) => Failure::Io(e, format!("cannot read {name}")),
