@@ -58,18 +58,12 @@
 //! assert!(batch.column(1).is_null(1)); // a tombstone
 //! ```
 
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
-
-mod builder;
-mod columns;
-mod scan;
-mod schema;
+krecords_codec::untrusted_modules! {
+    mod builder;
+    mod columns;
+    mod scan;
+    mod schema;
+}
 
 pub use builder::{Options, RecordBatchBuilder, RecordBatches, Report, MAX_BATCH_BYTES};
 pub use columns::{column_builder, timestamp_type_name, ColumnBuilder, EntryInfo};

@@ -226,6 +226,111 @@ pub enum WalkError {
     Read(io::Error),
     /// The callback failed (writing the output).
     Sink(io::Error),
+    /// The position to start from is not where an entry starts ([`entry_boundary`]).
+    Position(NotABoundary),
+}
+
+/// Why a walk cannot start at a byte position of its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotABoundary {
+    /// The position is at or past the end of the input, which holds `len` bytes.
+    PastEnd {
+        /// The position asked for.
+        position: u64,
+        /// The input's length.
+        len: u64,
+    },
+    /// The position is inside a truncated tail that starts at byte `at`.
+    InTail {
+        /// The position asked for.
+        position: u64,
+        /// Where the tail starts.
+        at: u64,
+    },
+    /// The entry at byte `at`, before the position, has an invalid size field.
+    InvalidSize {
+        /// The position asked for.
+        position: u64,
+        /// Where that entry starts.
+        at: u64,
+        /// Its size field.
+        size: i32,
+    },
+    /// The position is inside the entry at byte `at`; the next one starts at `next`.
+    InsideEntry {
+        /// The position asked for.
+        position: u64,
+        /// Where that entry starts.
+        at: u64,
+        /// Where the next entry starts.
+        next: u64,
+    },
+}
+
+impl std::fmt::Display for NotABoundary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            NotABoundary::PastEnd { position, len } => write!(
+                f,
+                "position {position} is at or past the end of the input ({len} bytes)"
+            ),
+            NotABoundary::InTail { position, at } => write!(
+                f,
+                "position {position} is not an entry boundary: a truncated tail starts at byte {at}"
+            ),
+            NotABoundary::InvalidSize { position, at, size } => write!(
+                f,
+                "cannot walk to position {position}: the entry at byte {at} has an invalid size \
+                 {size}; explain it with --position {at}"
+            ),
+            NotABoundary::InsideEntry { position, at, next } => write!(
+                f,
+                "position {position} is not an entry boundary: it is inside the entry at byte \
+                 {at} ({} bytes; the next entry starts at byte {next})",
+                next.saturating_sub(at)
+            ),
+        }
+    }
+}
+
+/// Checks that `position` is where an entry of `input` (`len` bytes) starts, walking the entry
+/// prefixes from byte 0 (each entry's offset and size, nothing else is read). Position 0 always
+/// is.
+///
+/// # Errors
+///
+/// [`WalkError::Position`] when it is not; [`WalkError::Read`] when reading fails.
+pub fn entry_boundary<R: Read + Seek + ?Sized>(
+    input: &mut R,
+    len: u64,
+    position: u64,
+) -> Result<(), WalkError> {
+    let fail = |e: NotABoundary| Err(WalkError::Position(e));
+    if position > 0 && position >= len {
+        return fail(NotABoundary::PastEnd { position, len });
+    }
+    let mut at = 0u64;
+    let mut prefix = [0u8; LOG_OVERHEAD];
+    while at < position {
+        if len.saturating_sub(at) < LOG_OVERHEAD as u64 {
+            return fail(NotABoundary::InTail { position, at });
+        }
+        input
+            .seek(SeekFrom::Start(at))
+            .and_then(|_| input.read_exact(&mut prefix))
+            .map_err(WalkError::Read)?;
+        let p = EntryPrefix::parse(&prefix);
+        let Some(entry_len) = p.and_then(|p| p.entry_len()) else {
+            let size = p.map_or(0, |p| p.size);
+            return fail(NotABoundary::InvalidSize { position, at, size });
+        };
+        let next = at.saturating_add(entry_len);
+        if next > position {
+            return fail(NotABoundary::InsideEntry { position, at, next });
+        }
+        at = next;
+    }
+    Ok(())
 }
 
 /// The callback that receives the description.
@@ -266,7 +371,28 @@ impl Explainer {
         self.explain_reader(&mut io::Cursor::new(bytes), len, 0, u64::MAX, sink)
             .map_err(|e| match e {
                 WalkError::Read(e) | WalkError::Sink(e) => e,
+                WalkError::Position(p) => {
+                    io::Error::new(io::ErrorKind::InvalidInput, p.to_string())
+                }
             })
+    }
+
+    /// Explains up to `count` entries of `bytes` from `position` on, which must be an entry
+    /// boundary ([`entry_boundary`]); positions count from the first byte of `bytes`.
+    ///
+    /// # Errors
+    ///
+    /// [`WalkError::Position`] when `position` is not an entry boundary; the callback's errors.
+    pub fn explain_slice(
+        &mut self,
+        bytes: &[u8],
+        position: u64,
+        count: u64,
+        sink: &mut Sink<'_>,
+    ) -> Result<Summary, WalkError> {
+        let (input, len) = (&mut io::Cursor::new(bytes), bytes.len() as u64);
+        entry_boundary(input, len, position)?;
+        self.explain_reader(input, len, position, count, sink)
     }
 
     /// Explains up to `count` entries of `input`, which holds `len` bytes, from `position` on

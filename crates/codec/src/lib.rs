@@ -36,7 +36,6 @@
 #![deny(missing_docs)]
 
 pub mod build;
-pub mod compression;
 pub mod control;
 pub mod convert;
 pub mod crc;
@@ -45,13 +44,43 @@ pub mod explain;
 pub mod java_text;
 pub mod layout;
 pub mod patch;
-pub mod read;
 pub mod sample;
 pub mod stats;
-pub mod txn;
 pub mod varint;
 pub mod what_if;
 pub mod write;
+
+/// Declares modules that read untrusted bytes (files, network responses, any input) with the
+/// panic lints denied outside tests: no indexing, unwrapping, expecting, panicking or
+/// unchecked arithmetic (`clippy::indexing_slicing`, `unwrap_used`, `expect_used`, `panic`,
+/// `arithmetic_side_effects`). The one declaration of those lints for the workspace: write
+/// `krecords_codec::untrusted_modules! { pub mod read; mod stream; }` in the parent module
+/// instead of the module's `mod` lines. Tests inside such a module may unwrap and index.
+#[macro_export]
+macro_rules! untrusted_modules {
+    ($($(#[$attr:meta])* $vis:vis mod $name:ident;)*) => {
+        $(
+            $(#[$attr])*
+            #[cfg_attr(
+                not(test),
+                deny(
+                    clippy::indexing_slicing,
+                    clippy::unwrap_used,
+                    clippy::expect_used,
+                    clippy::panic,
+                    clippy::arithmetic_side_effects
+                )
+            )]
+            $vis mod $name;
+        )*
+    };
+}
+
+untrusted_modules! {
+    pub mod compression;
+    pub mod read;
+    pub mod txn;
+}
 
 pub use error::{Error, Result};
 

@@ -17,14 +17,6 @@
 //! Control batches themselves are never handed to an application, at either isolation level:
 //! that is up to the reader, as is everything about records below the fetch offset.
 
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
-
 use crate::control::{ControlRecordKey, ControlRecordType};
 use crate::read::Batch;
 use crate::{Result, DEFAULT_DECOMPRESS_LIMIT};
@@ -218,11 +210,6 @@ impl ReadCommitted {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects
-)]
 mod tests {
     use super::*;
     use crate::read::Entries;

@@ -170,3 +170,73 @@ proptest! {
         prop_assert_eq!(summary.entries, entries_seen);
     }
 }
+
+/// A walk starts only where an entry starts: every other position is refused with the reason,
+/// and a walk from the second entry explains only it.
+#[test]
+fn positions_must_be_entry_boundaries() {
+    use krecords_codec::explain::{entry_boundary, NotABoundary, WalkError};
+    let one = hello();
+    let mut two = one.clone();
+    two.extend_from_slice(&one);
+    let len = two.len() as u64;
+    let first = one.len() as u64;
+    let at = |bytes: &[u8], position: u64| {
+        entry_boundary(
+            &mut std::io::Cursor::new(bytes),
+            bytes.len() as u64,
+            position,
+        )
+    };
+    assert!(at(&two, 0).is_ok());
+    assert!(at(&two, first).is_ok());
+    let refused = |bytes: &[u8], position: u64| match at(bytes, position) {
+        Err(WalkError::Position(p)) => p,
+        other => panic!("{position}: {other:?}"),
+    };
+    assert_eq!(
+        refused(&two, 5),
+        NotABoundary::InsideEntry {
+            position: 5,
+            at: 0,
+            next: first
+        }
+    );
+    assert_eq!(
+        refused(&two, len),
+        NotABoundary::PastEnd { position: len, len }
+    );
+    assert!(
+        matches!(refused(&[one.as_slice(), &[0u8; 5]].concat(), first + 2), NotABoundary::InTail { at, .. } if at == first)
+    );
+    let mut bad = one.clone();
+    bad[8..12].copy_from_slice(&(-7i32).to_be_bytes());
+    bad.extend_from_slice(&one);
+    assert_eq!(
+        refused(&bad, first),
+        NotABoundary::InvalidSize {
+            position: first,
+            at: 0,
+            size: -7
+        }
+    );
+    let mut fields = 0;
+    let summary = Explainer::new(1 << 20)
+        .explain_slice(&two, first, u64::MAX, &mut |item: &Item<'_>| {
+            if let Item::Field(f) = item {
+                assert!(
+                    f.at.label().parse::<u64>().unwrap() >= first,
+                    "{}",
+                    f.at.label()
+                );
+                fields += 1;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(summary.problems, 0);
+    assert_eq!(
+        fields,
+        walk(&one).0.iter().filter(|l| !l.starts_with('#')).count()
+    );
+}

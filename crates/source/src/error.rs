@@ -29,6 +29,12 @@ impl ErrorClass {
     }
 }
 
+/// How a file or stream that ends inside an entry (a truncated tail) ends every command that
+/// reads it to its end (`verify`, `dump`, `explain`, `stats`): a data problem, exit 1, as
+/// kafka-dump-log reports "invalid bytes at the end". A read that stops inside an entry on
+/// purpose (a byte budget, a fetch the broker cut short) has no truncated tail.
+pub const TRUNCATED_TAIL: ErrorClass = ErrorClass::Data;
+
 /// How a log error ends a command: a request the log refuses as a broker would (an append that
 /// fails validation, a read outside the log) is a data problem; storage errors and damaged
 /// files are I/O; a directory that is not a log, a lock, a configuration are usage errors.

@@ -66,14 +66,17 @@
 )]
 
 mod error;
+pub mod filter;
+pub mod json;
 mod live;
 mod local;
 mod position;
 mod reader;
+pub mod records;
 mod spec;
 pub mod time;
 
-pub use error::{classify_client, classify_log, exit_code, Error, ErrorClass};
+pub use error::{classify_client, classify_log, exit_code, Error, ErrorClass, TRUNCATED_TAIL};
 pub use live::LivePartition;
 pub use position::{Position, Range, Resolved, Watermarks};
 pub use reader::{Bounds, FileInfo, Progress, ProgressFn, Reader, Stop, StopCause};

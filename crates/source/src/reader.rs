@@ -634,6 +634,11 @@ impl Reader {
         self.next_with_bounds().map(|(s, _)| s)
     }
 
+    /// The isolation level it reads at.
+    pub fn isolation(&self) -> IsolationLevel {
+        self.isolation
+    }
+
     /// Absolute position of the next unread entry of the current file.
     pub fn position(&self) -> usize {
         match &self.cur {

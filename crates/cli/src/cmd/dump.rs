@@ -5,7 +5,6 @@
 //! the file size. Filters look at entry headers first and skip what they exclude without
 //! decompressing it.
 
-mod filter;
 mod json;
 mod text;
 
@@ -17,9 +16,9 @@ use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{open_reader, open_sources, read_options, Next};
 use crate::time_fmt;
 use clap::ValueEnum;
-use filter::{Filter, Verdict};
 use krecords_codec::read::Batch;
-use krecords_source::IsolationLevel;
+use krecords_source::filter::{Filter, Verdict};
+use krecords_source::{ErrorClass, IsolationLevel};
 use krecords_topics::Kind;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -236,9 +235,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                     }
                     // With --max-bytes the cut is not reported, as kafka-dump-log does.
                     Next::Partial(_) if args.max_bytes.is_some() => {}
-                    // A truncated tail is a problem, as verify reports it (exit 1).
+                    // A truncated tail: the sources layer's one rule (exit 1, as verify).
                     Next::Partial(p) => {
-                        problem = true;
+                        problem |= krecords_source::TRUNCATED_TAIL == ErrorClass::Data;
                         match args.format {
                             Format::Json => writeln!(
                                 out,

@@ -8,12 +8,14 @@
 use crate::args::{Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::open_one_partition;
-use krecords_codec::explain::{Explainer, Item, Loc, Value, WalkError};
+use krecords_codec::explain::{
+    entry_boundary, Explainer, Item, Loc, NotABoundary, Value, WalkError,
+};
 use krecords_codec::layout::LOG_OVERHEAD;
-use krecords_codec::read::{EntryPrefix, Step};
+use krecords_codec::read::Step;
 use serde_json::json;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Explain entries byte by byte: one line per field with its position, bytes and meaning.
@@ -78,8 +80,13 @@ const SHOW_BYTES: usize = 32;
 /// Bytes shown in the hex column of the text output.
 const HEX_COLUMN_BYTES: usize = 8;
 
-trait Input: Read + Seek {}
-impl<T: Read + Seek> Input for T {}
+/// Where `krec explain` reads its bytes from.
+enum Input {
+    /// Fetched entries or standard input, in memory.
+    Bytes(Vec<u8>),
+    /// A file, read where the walk goes.
+    File(File),
+}
 
 /// Runs the subcommand.
 pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
@@ -91,13 +98,13 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             .path
             .to_str()
             .is_some_and(|p| p.starts_with("kafka://"));
-    let (mut input, len): (Box<dyn Input>, u64) = if ranged {
+    let (mut input, len) = if ranged {
         let count = args.count.unwrap_or(1);
         // Explaining the whole fetched buffer is what was asked for.
         args.count = Some(0);
         let buf = fetch_entries(&args, count)?;
         let len = buf.len() as u64;
-        (Box::new(io::Cursor::new(buf)), len)
+        (Input::Bytes(buf), len)
     } else if args.path == Path::new("-") {
         let mut buf = Vec::new();
         io::stdin()
@@ -105,25 +112,23 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             .read_to_end(&mut buf)
             .context(|| "cannot read stdin".into())?;
         let len = buf.len() as u64;
-        (Box::new(io::Cursor::new(buf)), len)
+        (Input::Bytes(buf), len)
     } else {
         let file = File::open(&args.path).context(|| format!("cannot open {name}"))?;
         let len = file
             .metadata()
             .context(|| format!("cannot read {name}"))?
             .len();
-        (Box::new(file), len)
+        (Input::File(file), len)
     };
-    let read_err = |e: io::Error| Failure::Io(e, format!("cannot read {name}"));
-    seek_to_position(&mut *input, len, args.position, &name)?;
+    let from = len.saturating_sub(args.position);
     let count = match args.count {
         Some(0) => u64::MAX,
         Some(n) => n,
-        None if len - args.position <= EXPLAIN_ALL_UP_TO => u64::MAX,
+        None if from <= EXPLAIN_ALL_UP_TO => u64::MAX,
         None => {
             eprintln!(
-                "krec: explaining 1 entry of {name} ({} bytes from position {}); use --count N, or --count 0 for all",
-                len - args.position,
+                "krec: explaining 1 entry of {name} ({from} bytes from position {}); use --count N, or --count 0 for all",
                 args.position
             );
             1
@@ -134,19 +139,22 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         json: args.format == Format::Json,
         started: false,
     };
-    let summary = Explainer::new(args.read.max_decompressed_bytes())
-        .time_format(crate::time_fmt::iso)
-        .explain_reader(
-            &mut *input,
-            len,
-            args.position,
-            count,
-            &mut |item: &Item<'_>| em.item(item),
-        )
-        .map_err(|e| match e {
-            WalkError::Read(e) => read_err(e),
-            WalkError::Sink(e) => Failure::from(e),
-        })?;
+    let mut explainer =
+        Explainer::new(args.read.max_decompressed_bytes()).time_format(crate::time_fmt::iso);
+    let sink = &mut |item: &Item<'_>| em.item(item);
+    let summary = match &mut input {
+        Input::Bytes(b) => explainer.explain_slice(b, args.position, count, sink),
+        Input::File(f) => entry_boundary(f, len, args.position)
+            .and_then(|()| explainer.explain_reader(f, len, args.position, count, sink)),
+    }
+    .map_err(|e| match e {
+        WalkError::Read(e) => Failure::Io(e, format!("cannot read {name}")),
+        WalkError::Sink(e) => Failure::from(e),
+        WalkError::Position(NotABoundary::PastEnd { position, len }) => Failure::Usage(format!(
+            "position {position} is at or past the end of {name} ({len} bytes)"
+        )),
+        WalkError::Position(p) => Failure::Usage(p.to_string()),
+    })?;
     em.finish()?;
     Ok(if summary.problems > 0 {
         Outcome::DataProblem
@@ -192,58 +200,6 @@ fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
         done += 1;
     }
     Ok(buf)
-}
-
-/// Reads `n` bytes at `pos` into `buf`.
-fn read_at(input: &mut dyn Input, pos: u64, n: usize, buf: &mut Vec<u8>) -> io::Result<()> {
-    input.seek(SeekFrom::Start(pos))?;
-    buf.clear();
-    buf.resize(n, 0);
-    input.read_exact(buf)
-}
-
-/// Walks the entry prefixes from byte 0 to `position`, which must be an entry boundary.
-fn seek_to_position(
-    input: &mut dyn Input,
-    len: u64,
-    position: u64,
-    name: &str,
-) -> Result<(), Failure> {
-    if position > 0 && position >= len {
-        return Err(Failure::Usage(format!(
-            "position {position} is at or past the end of {name} ({len} bytes)"
-        )));
-    }
-    let mut pos = 0u64;
-    let mut prefix = Vec::new();
-    while pos < position {
-        if len - pos < LOG_OVERHEAD as u64 {
-            return Err(Failure::Usage(format!("position {position} is not an entry boundary: a truncated tail starts at byte {pos}"),
-            ));
-        }
-        read_at(input, pos, LOG_OVERHEAD, &mut prefix)
-            .map_err(|e| Failure::Io(e, format!("cannot read {name}")))?;
-        let p = EntryPrefix::parse(&prefix);
-        let Some(len) = p.and_then(|p| p.entry_len()) else {
-            let size = p.map_or(0, |p| p.size);
-            return Err(Failure::Usage(format!(
-                    "cannot walk to position {position}: the entry at byte {pos} has an invalid size {size}; \
-                     explain it with --position {pos}"
-                ),
-            ));
-        };
-        let next = pos + len;
-        if next > position {
-            return Err(Failure::Usage(format!(
-                    "position {position} is not an entry boundary: it is inside the entry at byte {pos} \
-                     ({} bytes; the next entry starts at byte {next})",
-                    next - pos
-                ),
-            ));
-        }
-        pos = next;
-    }
-    Ok(())
 }
 
 /// Writes the walker's items as text lines or as one JSON array.

@@ -16,18 +16,19 @@ use crate::entry_json;
 use crate::isolation::isolation_parser;
 use crate::kafka::ClientArgs;
 use crate::outcome::{Failure, Outcome};
-use crate::source::{open_sources, Next};
+use crate::source::open_sources;
 use crate::time_fmt::now_ms;
 use clap::Subcommand;
 use krecords_codec::read::{Batch, Entries};
 use krecords_codec::{Compression, TimestampType};
-use krecords_log::consumer::{consume, ConsumedRecord};
+use krecords_log::consumer::ConsumedRecord;
 use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
 };
+use krecords_source::records;
 use krecords_source::{
-    classify_log, ErrorClass, LivePartition, Position, Range, ReadOptions, Resolved, Sources, Stop,
-    StopCause, Watermarks,
+    classify_log, ErrorClass, LivePartition, Position, Range, ReadOptions, Sources, Stop,
+    Watermarks,
 };
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -925,116 +926,28 @@ const ISOLATION: [(IsolationLevel, &str); 2] = [
     ),
 ];
 
-/// Bytes asked of the log per fetch when --max-bytes is not given.
-const PAGE_BYTES: usize = 1 << 20;
-
 fn read(log: &mut Log, args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
-    let isolation = args.isolation();
-    let lso = log.last_stable_offset();
-    let watermarks = Watermarks {
-        log_start: log.log_start_offset(),
-        high_watermark: log.high_watermark(),
-        last_stable: Some(lso),
-    };
-    let range = args.range();
-    let resolved = range
-        .resolve(Some(&watermarks), isolation, &mut |t| {
-            let found = log.offsets(OffsetSpec::Timestamp(t));
-            Ok(found.ok().filter(|r| r.offset >= 0).map(|r| r.offset))
-        })
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.dir.display())))?;
-    let end = resolved.end.unwrap_or(i64::MAX);
-    let mut shown = Shown::new(args, resolved);
-    let mut offset = resolved.start;
-    // One fetch with --max-bytes, as a consumer with fetch.max.bytes makes it; otherwise fetch
-    // after fetch until the end (the high watermark; read-committed: the last stable offset)
-    // leaves nothing more to see.
-    let page = args.max_bytes.map_or(PAGE_BYTES, |m| m.max(1));
-    while offset < end {
-        let seen = log.consume(offset, page, isolation)?;
-        if !shown.print(&seen.records, out)? || args.max_bytes.is_some() {
-            break;
-        }
-        if seen.next_offset <= offset {
-            break;
-        }
-        offset = seen.next_offset;
-    }
-    let open_txn = log.producer_states().into_iter().find_map(|p| {
-        p.current_txn_first_offset
-            .filter(|&f| f == lso)
-            .map(|f| (p.producer_id, f))
-    });
-    shown.report_stop(&args.dir.display().to_string(), &watermarks, open_txn);
+    let name = args.dir.display().to_string();
+    let mut print = |r: &ConsumedRecord| print_record(r, args.bytes, out);
+    let stop = records::read_log(
+        log,
+        &name,
+        &args.range(),
+        args.isolation(),
+        args.max_bytes,
+        &mut print,
+    )
+    .map_err(|e| match e {
+        krecords_source::Error::Log { source, .. } => CmdError::Log(*source),
+        e => CmdError::Other(e.into()),
+    })?;
+    report_stop(&name, stop);
     Ok(Outcome::Ok)
 }
 
-/// The records `log read` prints: inside the range, at most `--count`.
-struct Shown {
-    bytes: BytesFormat,
-    range: Resolved,
-    left: Option<u64>,
-    isolation: IsolationLevel,
-}
-
-impl Shown {
-    fn new(args: &ReadArgs, range: Resolved) -> Shown {
-        Shown {
-            bytes: args.bytes,
-            left: range.count,
-            range,
-            isolation: args.isolation(),
-        }
-    }
-
-    /// Prints the records inside the range; false once `--count` records or the end are
-    /// reached.
-    fn print(
-        &mut self,
-        records: &[ConsumedRecord],
-        out: &mut impl Write,
-    ) -> Result<bool, CmdError> {
-        for r in records {
-            if !self.range.contains(r.offset) {
-                if self.range.end.is_some_and(|e| r.offset >= e) {
-                    return Ok(false);
-                }
-                continue;
-            }
-            if self.left == Some(0) {
-                return Ok(false);
-            }
-            print_records(std::slice::from_ref(r), self.bytes, out)?;
-            if let Some(n) = self.left.as_mut() {
-                *n -= 1;
-                if *n == 0 {
-                    self.range.end = Some(r.offset + 1);
-                }
-            }
-        }
-        Ok(self.left != Some(0))
-    }
-
-    /// Says on stderr where and why the read stopped before the high watermark.
-    fn report_stop(&self, name: &str, w: &Watermarks, open_txn: Option<(i64, i64)>) {
-        let Some(at) = self.range.end.filter(|&e| e < w.high_watermark) else {
-            return;
-        };
-        let cause = if self.left == Some(0) {
-            StopCause::Count(self.range.count.unwrap_or(0))
-        } else if self.range.asked_end == Some(at) {
-            StopCause::End
-        } else if self.isolation == IsolationLevel::ReadCommitted {
-            StopCause::LastStable
-        } else {
-            return;
-        };
-        let stop = Stop {
-            at,
-            cause,
-            high_watermark: Some(w.high_watermark),
-            open_txn,
-        };
+/// Says on stderr where and why a read stopped before the high watermark.
+fn report_stop(name: &str, stop: Option<Stop>) {
+    if let Some(stop) = stop {
         eprintln!("krec: {name}: {stop}");
     }
 }
@@ -1076,48 +989,10 @@ fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> 
         ..ReadOptions::default()
     };
     let mut reader = sources.read(0, &options)?;
-    let resolved = Resolved {
-        count: args.positions.count.count,
-        ..reader.range()
-    };
-    let mut shown = Shown::new(args, resolved);
-    let mut budget = args.max_bytes;
-    let fail = |e: CmdError| match e {
-        CmdError::Other(f) => f,
-        CmdError::Log(e) => Failure::Data(format!("{}: {e}", live.name)),
-    };
-    'read: while reader.next_file()?.is_some() {
-        loop {
-            let batch = match reader.next_entry()? {
-                Next::Entry(b) => b,
-                Next::End => break,
-                Next::Partial(_) => break 'read,
-                Next::Error(e) => return Err(Failure::Data(format!("{}: {e}", live.name))),
-            };
-            let size = batch.size_in_bytes();
-            if let Some(max) = budget.as_mut() {
-                // --max-bytes: whole entries up to that many bytes, at least one.
-                if size > *max && *max < args.max_bytes.unwrap_or(0) {
-                    break 'read;
-                }
-                *max = max.saturating_sub(size);
-            }
-            let seen = consume(
-                batch.as_bytes(),
-                resolved.start,
-                IsolationLevel::ReadUncommitted,
-                None,
-            )
-            .map_err(|e| Failure::Data(format!("{}: {e}", live.name)))?;
-            if !shown.print(&seen.records, out).map_err(fail)? || budget == Some(0) {
-                break 'read;
-            }
-        }
-    }
-    if let Some(w) = reader.watermarks() {
-        let open_txn = reader.stop().and_then(|s| s.open_txn);
-        shown.report_stop(&live.name, &w, open_txn);
-    }
+    let mut print = |r: &ConsumedRecord| print_record(r, args.bytes, out);
+    let count = args.positions.count.count;
+    let stop = records::read_entries(&mut reader, count, args.max_bytes, &mut print)?;
+    report_stop(&live.name, stop);
     Ok(Outcome::Ok)
 }
 
@@ -1172,32 +1047,25 @@ fn offsets_live(args: &OffsetsArgs, out: &mut impl Write) -> Result<Outcome, Fai
     Ok(Outcome::Ok)
 }
 
-/// Prints records as the `krec log read` lines of docs/design.md:
+/// Prints a record as the `krec log read` lines of docs/design.md:
 /// `{"offset":..,"timestamp":..,"key":..,"value":..,"headers":[..]}`.
-fn print_records(
-    records: &[ConsumedRecord],
-    bytes: BytesFormat,
-    out: &mut impl Write,
-) -> Result<Outcome, CmdError> {
-    for r in records {
-        let json = entry_json::RecordJson {
-            offset: r.offset,
-            timestamp: r.timestamp,
-            key: bytes.render_opt(r.key.as_deref()),
-            value: bytes.render_opt(r.value.as_deref()),
-            headers: r
-                .headers
-                .iter()
-                .map(|h| entry_json::HeaderJson {
-                    key: String::from_utf8_lossy(&h.key).into_owned(),
-                    value: bytes.render_opt(h.value.as_deref()),
-                })
-                .collect(),
-            control: None,
-        };
-        print_json(out, &json)?;
-    }
-    Ok(Outcome::Ok)
+fn print_record(r: &ConsumedRecord, bytes: BytesFormat, out: &mut impl Write) -> io::Result<()> {
+    let json = entry_json::RecordJson {
+        offset: r.offset,
+        timestamp: r.timestamp,
+        key: bytes.render_opt(r.key.as_deref()),
+        value: bytes.render_opt(r.value.as_deref()),
+        headers: r
+            .headers
+            .iter()
+            .map(|h| entry_json::HeaderJson {
+                key: String::from_utf8_lossy(&h.key).into_owned(),
+                value: bytes.render_opt(h.value.as_deref()),
+            })
+            .collect(),
+        control: None,
+    };
+    print_json(out, &json)
 }
 
 fn recover(dir: &Path, options: OpenOptions, out: &mut impl Write) -> Result<Outcome, Failure> {

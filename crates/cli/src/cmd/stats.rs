@@ -49,7 +49,8 @@ use std::time::Duration;
 /// --sample N uses only the first entries up to N records.
 ///
 /// Exit 1 when an entry has a CRC mismatch or undecodable records, or an input cannot be read
-/// to its end or is not Kafka data (its bytes are reported as bytes that cannot be read).
+/// to its end, ends in a truncated entry, or is not Kafka data (its bytes are reported as bytes
+/// that cannot be read), as verify and dump exit.
 ///
 /// Examples:
 ///   krec stats 00000000000000000000.log
@@ -115,6 +116,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         Vec::new()
     };
     let mut stats = Stats::new(limit);
+    // How a truncated tail ends the command (the sources layer's rule, as in verify and dump).
+    let mut tail = None;
     let mut scan = |mut feeder: Option<&mut Feeder<'_>>| -> Result<(), Failure> {
         for i in 0..parts.len() {
             let mut reader = sources.read(i, &options)?;
@@ -139,6 +142,13 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                                 "krec: {name}: not Kafka data: its {} bytes are not a whole log entry",
                                 p.bytes
                             );
+                            } else {
+                                eprintln!(
+                                    "krec: {name}: a truncated tail: the last {} bytes are not a \
+                                     whole log entry",
+                                    p.bytes
+                                );
+                                tail = Some(krecords_source::TRUNCATED_TAIL);
                             }
                             break;
                         }
@@ -230,7 +240,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
         }
     }
-    Ok(if stats.has_problems() {
+    let tail_is_data = tail == Some(krecords_source::ErrorClass::Data);
+    Ok(if stats.has_problems() || tail_is_data {
         Outcome::DataProblem
     } else {
         Outcome::Ok

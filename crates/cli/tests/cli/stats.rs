@@ -427,3 +427,30 @@ fn a_row_copied_unchanged_shows_no_encode_speed() {
     assert_eq!(speeds[0], "-", "{line}");
     assert_ne!(speeds[1], "-", "{line}");
 }
+
+/// Issue 27 observation 5: a file that ends inside an entry exits 1 in `stats` as in `verify`,
+/// `dump` and `explain` (the sources layer's one rule for a truncated tail); stats says so and
+/// still reports the whole entries.
+#[test]
+fn a_truncated_tail_exits_1_as_in_verify_dump_and_explain() {
+    let d = Dir::new();
+    let path = d.gen("cut.log", &["--records", "100"]);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.truncate(bytes.len() - 10);
+    std::fs::write(&path, &bytes).unwrap();
+    for command in ["stats", "verify", "dump", "explain"] {
+        let r = d.run(&[command, &path], b"");
+        assert_eq!(r.code, 1, "{command}: {r:?}");
+    }
+    let r = d.run(&["stats", "--format", "json", &path], b"");
+    assert!(r.stderr.contains("a truncated tail"), "{}", r.stderr);
+    let summary = &r.json()["summary"];
+    assert_eq!(
+        summary["partial_bytes"].as_u64().unwrap() + summary["bytes"].as_u64().unwrap(),
+        bytes.len() as u64,
+        "{summary}"
+    );
+    // The intact file is clean.
+    let whole = d.gen("whole.log", &["--records", "100"]);
+    assert_eq!(d.run(&["stats", &whole], b"").code, 0);
+}

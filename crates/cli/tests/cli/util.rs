@@ -75,7 +75,11 @@ impl Run {
 
 /// The `krec` binary under test.
 pub fn krec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_krec"))
+    // KREC_TEST_BIN runs the tests against another build (an older binary, to show which
+    // tests it fails); by default, this crate's.
+    Command::new(
+        std::env::var_os("KREC_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_krec").into()),
+    )
 }
 
 /// A started `krec` and the thread writing its standard input.

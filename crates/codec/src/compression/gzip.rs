@@ -330,13 +330,6 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
 mod tests {
     use super::*;
     use crate::compression::test_data::{lines, random};

@@ -31,15 +31,6 @@
 //! assert_eq!(scratch, b"hello hello hello");
 //! ```
 
-// These modules see hostile bytes: no indexing, unwrapping, panicking or unchecked arithmetic.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
-
 mod bounded;
 pub mod gzip;
 pub mod lz4;
@@ -198,13 +189,6 @@ pub fn check_stream_start(
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
 mod tests {
     use super::*;
     use serde_json::Value;

@@ -223,13 +223,6 @@ fn decode_block(block: &[u8], offset: usize, sink: &mut BoundedOut<'_>) -> Resul
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
 mod tests {
     use super::*;
     use crate::compression::test_data::{lines, random};

@@ -237,13 +237,6 @@ fn refuse_legacy(sink: &BoundedOut<'_>, input: &[u8], pos: usize) -> Result<()> 
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
 mod tests {
     use super::*;
     use crate::compression::test_data::{lines, random};

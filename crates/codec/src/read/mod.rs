@@ -16,14 +16,6 @@
 //! [`Streamer`] ([`stream`]): one window buffer, bounded whatever the size fields claim, handing
 //! each entry to [`Entries`].
 
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
-
 mod bytes;
 pub mod legacy;
 mod owned;

@@ -1056,12 +1056,6 @@ impl<'a> Iterator for Headers<'a> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::arithmetic_side_effects
-)]
 mod tests {
     use super::*;
     use crate::varint::{write_varint, write_varlong};

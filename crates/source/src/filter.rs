@@ -1,9 +1,10 @@
-//! Which entries and records `krec dump` prints.
+//! Which entries and records of a read are shown: offset and time ranges, a producer id,
+//! control or transactional batches only (the filters of `krec dump`).
 //!
-//! Ranges are half-open: the offsets the sources layer resolved from `--start`/`--end`/`--count`
-//! and `--time-start` are inclusive, their end and `--time-end` exclusive. An entry is printed when its offsets `[base, last]` and its timestamps
-//! `[base timestamp, max timestamp]` overlap the ranges; with `--deep` only the records inside
-//! both ranges are printed. Everything an entry needs for that decision is in its header, so an
+//! Ranges are half-open: the start offset (as [`crate::Range::resolve`] resolved it) and the
+//! start time are inclusive, the end offset and end time exclusive. An entry is kept when its
+//! offsets `[base, last]` and its timestamps `[base timestamp, max timestamp]` overlap the
+//! ranges; of its records, only those inside both ranges ([`Filter::record`]). Everything an entry needs for that decision is in its header, so an
 //! entry outside the ranges is skipped without decompressing or even checking its CRC; a v0/v1
 //! compressed wrapper, whose header knows only its last offset and (v1) its max timestamp, is
 //! decompressed when the header cannot rule it out.
@@ -11,7 +12,7 @@
 use krecords_codec::read::{Batch, Record};
 use krecords_codec::TimestampType;
 
-/// The filter flags, parsed.
+/// The filters, all optional and combined with AND.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     /// First offset printed (inclusive).
