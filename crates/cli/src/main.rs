@@ -25,7 +25,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use cmd::{build, convert, demo, docs, dump, explain, gen, log, ship, stats, verify};
+use cmd::{build, convert, demo, docs, dump, explain, gen, log, ship, sql, stats, verify};
 use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};
 
@@ -49,6 +49,7 @@ enum Command {
     Convert(convert::Args),
     Log(log::Args),
     Ship(ship::Args),
+    Sql(sql::Args),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
 }
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args, &mut out),
         Command::Log(args) => log::run(args, &mut out),
         Command::Ship(args) => ship::run(args, &mut out),
+        Command::Sql(args) => sql::run(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),
     };

@@ -13,5 +13,6 @@ pub mod explain;
 pub mod gen;
 pub mod log;
 pub mod ship;
+pub mod sql;
 pub mod stats;
 pub mod verify;
