@@ -70,7 +70,10 @@ impl Interval {
                 lo: None,
                 hi: Some(v),
             },
-            Operator::LtEq => Interval { lo: None, hi: after },
+            Operator::LtEq => Interval {
+                lo: None,
+                hi: after,
+            },
             Operator::Gt => Interval {
                 lo: Some(after?),
                 hi: None,
@@ -141,6 +144,11 @@ impl Pushdown {
                 self.add(left);
                 self.add(right);
             }
+            Expr::BinaryExpr(BinaryExpr { left, op, right }) if *op == Operator::Or => {
+                let a = Pushdown::of(std::slice::from_ref(left.as_ref()));
+                let b = Pushdown::of(std::slice::from_ref(right.as_ref()));
+                self.intersect(a.union(b));
+            }
             Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
                 let (col, op, lit) = match (Bounded::of(left), Bounded::of(right)) {
                     (Some(c), None) => (c, *op, right.as_ref()),
@@ -151,7 +159,10 @@ impl Pushdown {
                     _ => return,
                 };
                 let Some(v) = literal(lit, col) else { return };
-                if let Some(i) = Interval::from_op(op, v) {
+                if col == Bounded::Partition && op == Operator::Eq {
+                    // A list, so that `partition = 0 OR partition = 2` is two partitions.
+                    self.restrict_partitions(i32::try_from(v).into_iter().collect());
+                } else if let Some(i) = Interval::from_op(op, v) {
                     self.bound(col, i);
                 }
             }
@@ -172,7 +183,9 @@ impl Pushdown {
                 self.bound(col, i);
             }
             Expr::InList(list) if !list.negated && Bounded::of(&list.expr).is_some() => {
-                let Some(col) = Bounded::of(&list.expr) else { return };
+                let Some(col) = Bounded::of(&list.expr) else {
+                    return;
+                };
                 let mut values = Vec::new();
                 for item in &list.list {
                     let Some(v) = literal(item, col) else { return };
@@ -180,8 +193,10 @@ impl Pushdown {
                 }
                 match col {
                     Bounded::Partition => {
-                        let parts: Vec<i32> =
-                            values.iter().filter_map(|v| i32::try_from(*v).ok()).collect();
+                        let parts: Vec<i32> = values
+                            .iter()
+                            .filter_map(|v| i32::try_from(*v).ok())
+                            .collect();
                         self.restrict_partitions(parts);
                     }
                     Bounded::Offset | Bounded::Timestamp => {
@@ -197,6 +212,62 @@ impl Pushdown {
             }
             _ => {}
         }
+    }
+
+    /// What either `self` or `other` lets through (`a OR b`).
+    fn union(self, other: Pushdown) -> Pushdown {
+        let hull = |a: Interval, b: Interval| Interval {
+            lo: a.lo.zip(b.lo).map(|(x, y)| x.min(y)),
+            hi: a.hi.zip(b.hi).map(|(x, y)| x.max(y)),
+        };
+        // A side's partitions as a list, when it has one and no range on them.
+        let list = |p: &Pushdown| {
+            p.partitions
+                .clone()
+                .filter(|_| p.partition_range == Interval::default())
+        };
+        let partitions = match (list(&self), list(&other)) {
+            (Some(mut a), Some(b)) => {
+                for n in b {
+                    if !a.contains(&n) {
+                        a.push(n);
+                    }
+                }
+                Some(a)
+            }
+            _ => None,
+        };
+        let ranged = |p: &Pushdown| match &p.partitions {
+            None => p.partition_range,
+            Some(l) => p.partition_range.intersect(Interval {
+                lo: l.iter().copied().min().map(i64::from),
+                hi: l
+                    .iter()
+                    .copied()
+                    .max()
+                    .and_then(|m| i64::from(m).checked_add(1)),
+            }),
+        };
+        Pushdown {
+            partition_range: if partitions.is_some() {
+                Interval::default()
+            } else {
+                hull(ranged(&self), ranged(&other))
+            },
+            partitions,
+            offsets: hull(self.offsets, other.offsets),
+            timestamps: hull(self.timestamps, other.timestamps),
+        }
+    }
+
+    /// What both `self` and `other` let through (`a AND b`).
+    fn intersect(&mut self, other: Pushdown) {
+        if let Some(l) = other.partitions {
+            self.restrict_partitions(l);
+        }
+        self.partition_range = self.partition_range.intersect(other.partition_range);
+        self.offsets = self.offsets.intersect(other.offsets);
+        self.timestamps = self.timestamps.intersect(other.timestamps);
     }
 
     fn restrict_partitions(&mut self, parts: Vec<i32>) {

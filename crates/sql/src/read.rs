@@ -88,13 +88,10 @@ pub(crate) fn scan_partition(
             match step {
                 Step::Entry(entry) => {
                     scan.counters.entries.fetch_add(1, Ordering::Relaxed);
-                    builder.push(&entry).map_err(|e| {
-                        Error::Data(format!(
-                            "{}: entry at byte {}: {e}",
-                            file.name,
-                            entry.position()
-                        ))
-                    })?;
+                    // The codec's error names the entry's position.
+                    builder
+                        .push(&entry)
+                        .map_err(|e| Error::Data(format!("{}: {e}", file.name)))?;
                     while let Some(batch) = builder.pop() {
                         if !sink(batch) {
                             return Ok(());
@@ -117,7 +114,9 @@ pub(crate) fn scan_partition(
             }
         }
     }
-    builder.finish().map_err(|e| Error::Data(format!("{name}: {e}")))?;
+    builder
+        .finish()
+        .map_err(|e| Error::Data(format!("{name}: {e}")))?;
     let invalid = builder.report().invalid;
     while let Some(batch) = builder.pop() {
         if !sink(batch) {

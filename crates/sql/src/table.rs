@@ -40,26 +40,44 @@ use std::sync::Arc;
 /// without a known topic (a bare segment file) has topic `""` and partition `-1`.
 #[derive(Debug)]
 pub struct KrecTable {
-    sources: Arc<Sources>,
+    source: Arc<SourceArgs>,
     options: TableOptions,
     schema: SchemaRef,
     counters: Arc<ScanCounters>,
 }
 
-impl KrecTable {
-    /// A table over sources already opened.
-    pub fn new(sources: Sources, options: TableOptions) -> KrecTable {
-        let schema = Arc::new(full_schema(options.key_format, options.value_format));
-        KrecTable {
-            sources: Arc::new(sources),
-            options,
-            schema,
-            counters: Arc::default(),
-        }
-    }
+/// What a scan needs to open the sources again on its own threads (the sources layer's
+/// handles stay on the thread that opened them).
+#[derive(Debug)]
+struct SourceArgs {
+    args: Vec<PathBuf>,
+    /// The client configuration, when a `kafka://` source asked for it.
+    config: Option<ClientConfig>,
+    /// Topic and partition number of each partition, in [`Sources::open`]'s order.
+    identities: Vec<(String, i32)>,
+}
 
+impl SourceArgs {
+    fn open(&self) -> Result<Sources, krecords_source::Error> {
+        let sources = Sources::open(&self.args, &mut || {
+            self.config.clone().ok_or_else(|| {
+                krecords_source::Error::Usage("no client configuration for kafka://".into())
+            })
+        })?;
+        if sources.partitions.len() != self.identities.len() {
+            return Err(krecords_source::Error::Usage(format!(
+                "the sources changed while the query ran: {} partitions, then {}",
+                self.identities.len(),
+                sources.partitions.len()
+            )));
+        }
+        Ok(sources)
+    }
+}
+
+impl KrecTable {
     /// Opens `args` as [`Sources::open`] does (`config` is asked for once, for `kafka://`
-    /// sources only) and makes a table of them.
+    /// sources only) and makes a table of them. Each scan opens them again on its own threads.
     ///
     /// # Errors
     ///
@@ -69,23 +87,39 @@ impl KrecTable {
         options: TableOptions,
         config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
     ) -> Result<KrecTable, krecords_source::Error> {
-        Ok(KrecTable::new(Sources::open(args, config)?, options))
+        let mut asked = None;
+        let sources = Sources::open(args, &mut || {
+            let c = config()?;
+            asked = Some(c.clone());
+            Ok(c)
+        })?;
+        let identities = sources
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.topic.clone().unwrap_or_default(),
+                    p.partition.unwrap_or(-1),
+                )
+            })
+            .collect();
+        let schema = Arc::new(full_schema(options.key_format, options.value_format));
+        Ok(KrecTable {
+            source: Arc::new(SourceArgs {
+                args: args.to_vec(),
+                config: asked,
+                identities,
+            }),
+            options,
+            schema,
+            counters: Arc::default(),
+        })
     }
 
     /// What the scans of this table have read so far (partitions opened, files, entries), and
     /// the values the `key`/`value` string formats could not hold.
     pub fn counters(&self) -> Arc<ScanCounters> {
         Arc::clone(&self.counters)
-    }
-
-    /// The topic and partition number of partition `index` as the table shows them.
-    fn identity(&self, index: usize) -> (String, i32) {
-        self.sources
-            .partitions
-            .get(index)
-            .map_or((String::new(), -1), |p| {
-                (p.topic.clone().unwrap_or_default(), p.partition.unwrap_or(-1))
-            })
     }
 }
 
@@ -133,13 +167,18 @@ impl TableProvider for KrecTable {
                 })
                 .collect::<Result<_>>()?,
         };
-        let schema = Arc::new(self.schema.project(projection.map_or(
-            &(0..Column::ALL.len()).collect::<Vec<_>>(),
-            |p| p,
-        ))?);
+        let schema = Arc::new(
+            self.schema
+                .project(projection.map_or(&(0..Column::ALL.len()).collect::<Vec<_>>(), |p| p))?,
+        );
         let pushdown = Pushdown::of(filters);
-        let partitions: Vec<usize> = (0..self.sources.partitions.len())
-            .filter(|&i| pushdown.wants_partition(self.identity(i).1))
+        let partitions: Vec<usize> = (0..self.source.identities.len())
+            .filter(|&i| {
+                self.source
+                    .identities
+                    .get(i)
+                    .is_some_and(|(_, n)| pushdown.wants_partition(*n))
+            })
             .collect();
         let arrow = Options {
             columns,
@@ -156,10 +195,7 @@ impl TableProvider for KrecTable {
         ));
         Ok(Arc::new(KrecScanExec {
             table: KrecTableRef {
-                sources: Arc::clone(&self.sources),
-                identities: (0..self.sources.partitions.len())
-                    .map(|i| self.identity(i))
-                    .collect(),
+                source: Arc::clone(&self.source),
                 isolation: self.options.isolation,
                 counters: Arc::clone(&self.counters),
             },
@@ -175,8 +211,7 @@ impl TableProvider for KrecTable {
 /// What a scan keeps of its table.
 #[derive(Debug, Clone)]
 struct KrecTableRef {
-    sources: Arc<Sources>,
-    identities: Vec<(String, i32)>,
+    source: Arc<SourceArgs>,
     isolation: krecords_source::IsolationLevel,
     counters: Arc<ScanCounters>,
 }
@@ -249,9 +284,21 @@ impl ExecutionPlan for KrecScanExec {
             std::thread::Builder::new()
                 .name(format!("krec-scan-{index}"))
                 .spawn(move || {
-                    let (topic, number) = table.identities.get(index).cloned().unwrap_or_default();
+                    let (topic, number) = table
+                        .source
+                        .identities
+                        .get(index)
+                        .cloned()
+                        .unwrap_or_default();
+                    let sources = match table.source.open() {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = tx.blocking_send(Err(DataFusionError::External(Box::new(e))));
+                            return;
+                        }
+                    };
                     let scan = PartitionScan {
-                        sources: &table.sources,
+                        sources: &sources,
                         index,
                         topic,
                         partition: number,
@@ -266,7 +313,9 @@ impl ExecutionPlan for KrecScanExec {
                         let batch = if out_schema.fields().is_empty() {
                             Ok(batch)
                         } else {
-                            batch.with_schema(Arc::clone(&out_schema)).map_err(Into::into)
+                            batch
+                                .with_schema(Arc::clone(&out_schema))
+                                .map_err(Into::into)
                         };
                         tx.blocking_send(batch).is_ok()
                     };

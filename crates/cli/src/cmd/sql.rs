@@ -4,12 +4,12 @@
 use crate::isolation::isolation_parser;
 use crate::kafka::ClientArgs;
 use crate::outcome::{Context, Failure, Outcome};
+use krecords_codec::txn::IsolationLevel;
+use krecords_source::ErrorClass;
 use krecords_sql::datafusion::arrow::array::RecordBatch;
 use krecords_sql::datafusion::common::DataFusionError;
 use krecords_sql::datafusion::dataframe::DataFrameWriteOptions;
-use krecords_codec::txn::IsolationLevel;
 use krecords_sql::{new_context, register, source_error, BytesFormat, ScanCounters, TableOptions};
-use krecords_source::ErrorClass;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,7 +47,12 @@ pub struct Args {
     #[arg(value_name = "QUERY")]
     query: String,
     /// A table: NAME=SOURCE[,SOURCE...]; repeatable.
-    #[arg(long = "table", short = 't', value_name = "NAME=SOURCE", required = true)]
+    #[arg(
+        long = "table",
+        short = 't',
+        value_name = "NAME=SOURCE",
+        required = true
+    )]
     tables: Vec<String>,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value = "table")]
@@ -98,7 +103,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
             .split_once('=')
             .filter(|(n, s)| !n.is_empty() && !s.is_empty())
             .ok_or_else(|| {
-                Failure::Usage(format!("--table {t}: expected NAME=SOURCE, e.g. t=events-0"))
+                Failure::Usage(format!(
+                    "--table {t}: expected NAME=SOURCE, e.g. t=events-0"
+                ))
             })?;
         tables.push((name.to_string(), source.to_string()));
     }
@@ -158,7 +165,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
 }
 
 /// Prints the result.
-fn print(batches: &[RecordBatch], format: OutputFormat, out: &mut dyn Write) -> Result<(), Failure> {
+fn print(
+    batches: &[RecordBatch],
+    format: OutputFormat,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     use krecords_sql::datafusion::arrow::{csv, json};
     let arrow = |e: krecords_sql::datafusion::arrow::error::ArrowError| match e {
         krecords_sql::datafusion::arrow::error::ArrowError::IoError(m, e) => Failure::Io(e, m),
@@ -166,7 +177,9 @@ fn print(batches: &[RecordBatch], format: OutputFormat, out: &mut dyn Write) -> 
     };
     match format {
         OutputFormat::Table => {
-            let table = krecords_sql::datafusion::arrow::util::pretty::pretty_format_batches(batches).map_err(arrow)?;
+            let table =
+                krecords_sql::datafusion::arrow::util::pretty::pretty_format_batches(batches)
+                    .map_err(arrow)?;
             writeln!(out, "{table}")?;
         }
         OutputFormat::Json => {
