@@ -96,10 +96,10 @@ QUERIES = [
      "SELECT count(*) AS n FROM (SELECT unnest(headers) AS h FROM orders) "
      "WHERE h['key'] = 'trace' AND h['value'] IS NULL"),
     ("offset range",
-     "SELECT partition, min(offset) AS lo, max(offset) AS hi, count(*) AS n FROM orders "
-     "WHERE partition = 1 AND offset >= 120 AND offset < 175 GROUP BY partition"),
+     "SELECT partition, min(\"offset\") AS lo, max(\"offset\") AS hi, count(*) AS n FROM orders "
+     "WHERE partition = 1 AND \"offset\" >= 120 AND \"offset\" < 175 GROUP BY partition"),
     ("time range",
-     f"SELECT count(*) AS n, min(offset) AS lo FROM orders WHERE partition = 0 "
+     f"SELECT count(*) AS n, min(\"offset\") AS lo FROM orders WHERE partition = 0 "
      f"AND timestamp >= TIMESTAMP '2024-04-24 23:09:00' AND timestamp < TIMESTAMP '2024-04-24 23:11:00'"),
     ("join of two topics",
      "SELECT json_value_name AS name, count(*) AS n FROM ("

@@ -160,8 +160,8 @@ pub fn new_context() -> Result<SessionContext> {
     Ok(SessionContext::new_with_state(state))
 }
 
-/// Whether `path` is an exported dataset: a directory holding `topic=...` directories or
-/// `.parquet` files (rather than segments or partition directories).
+/// Whether `path` is an exported dataset: a directory holding `topic=...` or `partition=...`
+/// directories or `.parquet` files (rather than segments or partition directories).
 pub fn is_dataset(path: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(path) else {
         return false;
@@ -169,7 +169,7 @@ pub fn is_dataset(path: &Path) -> bool {
     entries.flatten().any(|e| {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        name.starts_with("topic=") || name.ends_with(".parquet")
+        name.starts_with("topic=") || name.starts_with("partition=") || name.ends_with(".parquet")
     })
 }
 

@@ -183,7 +183,10 @@ fn print(
             writeln!(out, "{table}")?;
         }
         OutputFormat::Json => {
-            let mut w = json::LineDelimitedWriter::new(out);
+            // Null columns are written as null (arrow-json leaves them out by default).
+            let mut w = json::WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, json::writer::LineDelimited>(out);
             for b in batches {
                 w.write(b).map_err(arrow)?;
             }
