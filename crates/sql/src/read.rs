@@ -51,7 +51,14 @@ pub(crate) fn scan_partition(
             }
         }
     }
-    let watermarks = sources.watermarks(scan.index)?;
+    // Without bounds the whole partition is read as the sources layer resolves it, so that a
+    // corrupt file is an error rather than an empty partition.
+    let bounded = offsets != Interval::default();
+    let watermarks = if bounded {
+        sources.watermarks(scan.index)?
+    } else {
+        None
+    };
     if let Some(w) = watermarks {
         let end = w.readable_end(scan.isolation);
         offsets.lo = Some(offsets.lo.map_or(w.log_start, |l| l.max(w.log_start)));
