@@ -17,6 +17,9 @@ const T0: i64 = 1_714_000_000_000;
 const PARTITIONS: i32 = 3;
 const PER_PARTITION: i64 = 400;
 
+/// A header: key, value (null kept).
+type Head = (String, Option<String>);
+
 /// One record as written (committed, so a read_committed consumer sees it).
 #[derive(Debug, Clone)]
 struct Rec {
@@ -26,18 +29,10 @@ struct Rec {
     key: Option<String>,
     value: Option<String>,
     /// (key, value) in order, duplicates and null values kept.
-    headers: Vec<(String, Option<String>)>,
+    headers: Vec<Head>,
 }
 
-fn record(
-    partition: i32,
-    i: i64,
-) -> (
-    i64,
-    Option<String>,
-    Option<String>,
-    Vec<(String, Option<String>)>,
-) {
+fn record(partition: i32, i: i64) -> (i64, Option<String>, Option<String>, Vec<Head>) {
     let n = i + i64::from(partition) * 7;
     let timestamp = T0 + i64::from(partition) * 30_000 + i * 1_500;
     let key = (n % 13 != 0).then(|| format!("k{}", n % 23));
@@ -286,7 +281,7 @@ fn time_buckets_of_a_minute() {
 #[test]
 fn header_filters_see_duplicates_and_null_values() {
     let f = fixture();
-    let headers = |pred: &dyn Fn(&(String, Option<String>)) -> bool| {
+    let headers = |pred: &dyn Fn(&Head) -> bool| {
         f.recs
             .iter()
             .flat_map(|r| r.headers.iter())
