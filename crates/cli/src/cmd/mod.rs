@@ -16,5 +16,6 @@ pub mod log;
 pub mod metadata;
 pub mod salvage;
 pub mod ship;
+pub mod sql;
 pub mod stats;
 pub mod verify;

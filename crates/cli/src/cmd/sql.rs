@@ -1,0 +1,226 @@
+//! `krec sql`: SQL over krec sources and exported datasets, on Apache DataFusion
+//! (krecords-sql does the work; this parses, runs and prints).
+
+use crate::isolation::isolation_parser;
+use crate::kafka::ClientArgs;
+use crate::outcome::{Context, Failure, Outcome};
+use krecords_codec::txn::IsolationLevel;
+use krecords_source::ErrorClass;
+use krecords_sql::datafusion::arrow::array::RecordBatch;
+use krecords_sql::datafusion::common::DataFusionError;
+use krecords_sql::datafusion::dataframe::DataFrameWriteOptions;
+use krecords_sql::{new_context, register, source_error, BytesFormat, ScanCounters, TableOptions};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Runs a SQL query over Kafka data (Apache DataFusion).
+///
+/// Each --table NAME=SOURCE registers a table: SOURCE is anything the other commands read
+/// (segment files, partition directories, a log.dirs root, kafka://HOST:PORT/TOPIC[/PARTITION];
+/// several separated by commas) or an exported dataset directory (DIR/topic=T/partition=P/
+/// *.parquet). A source table has one row per record with the columns
+///   topic, partition, offset, timestamp (timestamp(ms, UTC)), timestamp_type, key, value,
+///   headers (list of {key, value}), producer_id, producer_epoch, sequence, is_transactional,
+///   batch_offset, magic, compression
+/// (`krec docs`, docs/design.md "Records as Arrow"). Only the columns the query uses are
+/// built, and filters on partition, offset and timestamp are pushed down: excluded partitions
+/// are not read, an offset range or a lower time bound starts (and an offset range ends) the
+/// read where it says, through the offset and time indexes or ListOffsets.
+///
+/// JSON functions over string values: json_get_str(value, 'user'), json_get_int,
+/// json_get_float, json_get_bool, json_get_json, json_length, json_contains, json_as_text,
+/// and the -> and ->> operators (with --value-format string).
+///
+/// Examples:
+///   krec sql "SELECT key, count(*) FROM t GROUP BY key ORDER BY 2 DESC LIMIT 10" \
+///       --table t=/var/lib/kafka/data/events-0 --key-format string
+///   krec sql "SELECT date_trunc('hour', timestamp) h, count(*) FROM t GROUP BY h ORDER BY h" \
+///       --table t=kafka://localhost:9092/events
+///
+/// A query DataFusion refuses is a usage error (exit 2) with its message; a corrupt source is
+/// a data error (exit 1).
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// The SQL query.
+    #[arg(value_name = "QUERY")]
+    query: String,
+    /// A table: NAME=SOURCE[,SOURCE...]; repeatable.
+    #[arg(
+        long = "table",
+        short = 't',
+        value_name = "NAME=SOURCE",
+        required = true
+    )]
+    tables: Vec<String>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    format: OutputFormat,
+    /// Write the result to this Parquet file instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE.parquet")]
+    output: Option<PathBuf>,
+    /// Which records the source tables hold.
+    #[arg(long, value_name = "LEVEL", default_value = "read-committed",
+          value_parser = isolation_parser([
+              (IsolationLevel::ReadCommitted, "what a consumer sees: aborted records and open transactions left out (default)"),
+              (IsolationLevel::ReadUncommitted, "every record the log holds"),
+          ]))]
+    isolation: IsolationLevel,
+    /// The type of the key column: binary, or string (UTF-8; other bytes are null, counted on stderr).
+    #[arg(long, value_name = "FORMAT", default_value = "binary", value_parser = ["binary", "string"])]
+    key_format: String,
+    /// The type of the value column: binary, or string (UTF-8; other bytes are null, counted on stderr).
+    #[arg(long, value_name = "FORMAT", default_value = "binary", value_parser = ["binary", "string"])]
+    value_format: String,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// `--format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum OutputFormat {
+    /// A text table.
+    Table,
+    /// JSON Lines: one object per row.
+    Json,
+    /// CSV with a header line.
+    Csv,
+}
+
+/// Runs the command.
+pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
+    let format = |s: &str| BytesFormat::from_name(s).unwrap_or_default();
+    let options = TableOptions {
+        isolation: args.isolation,
+        key_format: format(&args.key_format),
+        value_format: format(&args.value_format),
+        ..TableOptions::default()
+    };
+    let mut tables = Vec::new();
+    for t in &args.tables {
+        let (name, source) = t
+            .split_once('=')
+            .filter(|(n, s)| !n.is_empty() && !s.is_empty())
+            .ok_or_else(|| {
+                Failure::Usage(format!(
+                    "--table {t}: expected NAME=SOURCE, e.g. t=events-0"
+                ))
+            })?;
+        tables.push((name.to_string(), source.to_string()));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context(|| "cannot start the query runtime".into())?;
+    let client = args.client.clone();
+    let mut config = || {
+        client.config().map_err(|f| match f {
+            Failure::Io(e, what) => krecords_source::Error::io(what, e),
+            Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
+        })
+    };
+    let result: Result<(Vec<RecordBatch>, Vec<Arc<ScanCounters>>), Failure> = rt.block_on(async {
+        let ctx = new_context().map_err(|e| failure(&e, ErrorClass::Usage))?;
+        let mut counters = Vec::new();
+        for (name, source) in &tables {
+            let c = register(&ctx, name, source, options, &mut config)
+                .await
+                .map_err(|e| named(&format!("--table {name}={source}"), &e))?;
+            counters.extend(c);
+        }
+        let df = ctx
+            .sql(&args.query)
+            .await
+            .map_err(|e| failure(&e, ErrorClass::Usage))?;
+        let batches = match &args.output {
+            Some(path) => {
+                df.write_parquet(
+                    &path.display().to_string(),
+                    DataFrameWriteOptions::new().with_single_file_output(true),
+                    None,
+                )
+                .await
+                .map_err(|e| failure(&e, ErrorClass::Usage))?;
+                Vec::new()
+            }
+            None => df
+                .collect()
+                .await
+                .map_err(|e| failure(&e, ErrorClass::Usage))?,
+        };
+        Ok((batches, counters))
+    });
+    let (batches, counters) = result?;
+    for c in &counters {
+        for (column, n) in c.invalid() {
+            eprintln!("krec sql: {n} {column} value(s) were not UTF-8 and are null");
+        }
+    }
+    if args.output.is_some() {
+        return Ok(Outcome::Ok);
+    }
+    print(&batches, args.format, out)?;
+    Ok(Outcome::Ok)
+}
+
+/// Prints the result.
+fn print(
+    batches: &[RecordBatch],
+    format: OutputFormat,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    use krecords_sql::datafusion::arrow::{csv, json};
+    let arrow = |e: krecords_sql::datafusion::arrow::error::ArrowError| match e {
+        krecords_sql::datafusion::arrow::error::ArrowError::IoError(m, e) => Failure::Io(e, m),
+        e => Failure::Usage(e.to_string()),
+    };
+    match format {
+        OutputFormat::Table => {
+            let table =
+                krecords_sql::datafusion::arrow::util::pretty::pretty_format_batches(batches)
+                    .map_err(arrow)?;
+            writeln!(out, "{table}")?;
+        }
+        OutputFormat::Json => {
+            // Null columns are written as null (arrow-json leaves them out by default).
+            let mut w = json::WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, json::writer::LineDelimited>(out);
+            for b in batches {
+                w.write(b).map_err(arrow)?;
+            }
+            w.finish().map_err(arrow)?;
+        }
+        OutputFormat::Csv => {
+            let mut w = csv::WriterBuilder::new().with_header(true).build(out);
+            for b in batches {
+                w.write(b).map_err(arrow)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A DataFusion error as a failure: a source's own error keeps its class (a corrupt segment is
+/// a data error), anything else is `class`.
+fn failure(e: &DataFusionError, class: ErrorClass) -> Failure {
+    let class = source_error(e).map_or(class, krecords_source::Error::class);
+    let message = match source_error(e) {
+        Some(s) => s.to_string(),
+        None => e.to_string(),
+    };
+    match class {
+        ErrorClass::Data => Failure::Data(message),
+        ErrorClass::Usage | ErrorClass::Io => Failure::Usage(message),
+    }
+}
+
+/// [`failure`] with what was being done.
+fn named(what: &str, e: &DataFusionError) -> Failure {
+    match failure(e, ErrorClass::Usage) {
+        Failure::Data(m) => Failure::Data(format!("{what}: {m}")),
+        Failure::Usage(m) => Failure::Usage(format!("{what}: {m}")),
+        f => f,
+    }
+}

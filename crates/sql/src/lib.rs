@@ -1,0 +1,246 @@
+//! SQL over Kafka data: krec sources and exported datasets as Apache DataFusion tables.
+//!
+//! - [`KrecTable`]: any source [`krecords_source::Sources::open`] takes (segment files, partition
+//!   directories, a broker's `log.dirs` root, `kafka://` topics and partitions) as a
+//!   [`TableProvider`](datafusion::catalog::TableProvider) of krecords-arrow's fixed schema
+//!   ([`krecords_arrow::full_schema`]), with projection pushdown (columns a query does not use
+//!   are not built) and filter pushdown on `partition`, `offset` and `timestamp` (a narrow range
+//!   reads only the segments or fetches that hold it).
+//! - [`register_dataset`]: an exported dataset directory (`DIR/topic=T/partition=P/*.parquet`)
+//!   as DataFusion's listing table.
+//! - [`new_context`]: a [`SessionContext`] with the JSON functions of
+//!   `datafusion-functions-json` (`json_get_str(value, 'user')`, `json_get_int`, `->>`, ...).
+//! - [`register`]: one `NAME=SOURCE` argument of `krec sql`, whichever of the two it is.
+//!
+//! ```
+//! use krecords_sql::{new_context, KrecTable, TableOptions};
+//! use krecords_codec::write::{NewRecord, V2Builder};
+//! use std::sync::Arc;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let file = dir.path().join("00000000000000000000.log");
+//! let mut b = V2Builder::new(0);
+//! for (k, v) in [("a", "{\"n\":1}"), ("b", "{\"n\":2}"), ("a", "{\"n\":3}")] {
+//!     b.append(&NewRecord::new(1_714_000_000_000, Some(k.as_bytes()), Some(v.as_bytes())))?;
+//! }
+//! std::fs::write(&file, b.finish()?)?;
+//!
+//! let options = TableOptions::strings();
+//! let table = KrecTable::open(&[file], options, &mut || unreachable!())?;
+//! let rt = tokio::runtime::Runtime::new()?;
+//! let batches = rt.block_on(async {
+//!     let ctx = new_context()?;
+//!     ctx.register_table("events", Arc::new(table))?;
+//!     ctx.sql("SELECT key, sum(json_get_int(value, 'n')) AS n FROM events GROUP BY key ORDER BY key")
+//!         .await?
+//!         .collect()
+//!         .await
+//! })?;
+//! let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+//! assert!(text.contains("| a   | 4 |"), "{text}");
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+mod pushdown;
+mod read;
+mod table;
+
+/// The DataFusion this crate builds on, for callers that run queries.
+pub use datafusion;
+pub use krecords_arrow::BytesFormat;
+pub use pushdown::{Interval, Pushdown};
+pub use table::KrecTable;
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::{DataFusionError, Result};
+use datafusion::datasource::file_format::options::ParquetReadOptions;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use krecords_source::{ClientConfig, IsolationLevel};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How a [`KrecTable`] reads its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableOptions {
+    /// read_committed (default: what a consumer sees, aborted records left out) or
+    /// read_uncommitted.
+    pub isolation: IsolationLevel,
+    /// How the `key` column holds its bytes.
+    pub key_format: BytesFormat,
+    /// How the `value` column holds its bytes.
+    pub value_format: BytesFormat,
+    /// Most rows per record batch.
+    pub batch_rows: usize,
+}
+
+impl Default for TableOptions {
+    /// read_committed, binary keys and values, 8192 rows per record batch.
+    fn default() -> Self {
+        TableOptions {
+            isolation: IsolationLevel::ReadCommitted,
+            key_format: BytesFormat::Binary,
+            value_format: BytesFormat::Binary,
+            batch_rows: 8192,
+        }
+    }
+}
+
+impl TableOptions {
+    /// The defaults with keys and values as strings (UTF-8; other bytes are null and counted).
+    pub fn strings() -> TableOptions {
+        TableOptions {
+            key_format: BytesFormat::String,
+            value_format: BytesFormat::String,
+            ..TableOptions::default()
+        }
+    }
+}
+
+/// What the scans of a [`KrecTable`] have read, summed over its partitions.
+#[derive(Debug, Default)]
+pub struct ScanCounters {
+    /// Partitions opened for reading.
+    pub partitions: AtomicU64,
+    /// Files (segments; for a live partition, the partition itself) opened.
+    pub files: AtomicU64,
+    /// Log entries (batches, v0/v1 messages) read.
+    pub entries: AtomicU64,
+    invalid: Mutex<Vec<(String, u64)>>,
+}
+
+impl ScanCounters {
+    /// Per column with any: the values the string format could not hold (not UTF-8), which
+    /// are null in the results.
+    pub fn invalid(&self) -> Vec<(String, u64)> {
+        self.invalid.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// `(partitions, files, entries)` read so far.
+    pub fn read(&self) -> (u64, u64, u64) {
+        (
+            self.partitions.load(Ordering::Relaxed),
+            self.files.load(Ordering::Relaxed),
+            self.entries.load(Ordering::Relaxed),
+        )
+    }
+
+    fn add_invalid(&self, column: &str, n: u64) {
+        if let Ok(mut v) = self.invalid.lock() {
+            match v.iter_mut().find(|(c, _)| c == column) {
+                Some((_, total)) => *total = total.saturating_add(n),
+                None => v.push((column.to_string(), n)),
+            }
+        }
+    }
+}
+
+/// A DataFusion session with the JSON functions of `datafusion-functions-json` registered.
+///
+/// # Errors
+///
+/// A function could not be registered (not expected).
+pub fn new_context() -> Result<SessionContext> {
+    let config = SessionConfig::new().with_information_schema(true);
+    let mut state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .build();
+    datafusion_functions_json::register_all(&mut state)?;
+    Ok(SessionContext::new_with_state(state))
+}
+
+/// Whether `path` is an exported dataset: a directory holding `topic=...` or `partition=...`
+/// directories or `.parquet` files (rather than segments or partition directories).
+pub fn is_dataset(path: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.starts_with("topic=") || name.starts_with("partition=") || name.ends_with(".parquet")
+    })
+}
+
+/// Registers the exported dataset in `dir` (`DIR/topic=T/partition=P/*.parquet`, every
+/// `.parquet` file below it) as the table `name`: DataFusion's listing table, which reads only
+/// the row groups and columns a query needs.
+///
+/// # Errors
+///
+/// The directory cannot be listed, or its files have no schema in common.
+pub async fn register_dataset(ctx: &SessionContext, name: &str, dir: &Path) -> Result<()> {
+    let url = format!("{}/", dir.display());
+    ctx.register_parquet(name, &url, ParquetReadOptions::default())
+        .await?;
+    // Files that leave `topic` and `partition` to their directories' names (Hive style) get
+    // them back as partition columns.
+    let schema = ctx.table_provider(name).await?.schema();
+    if schema.field_with_name("partition").is_err() && schema.field_with_name("topic").is_err() {
+        ctx.deregister_table(name)?;
+        let options = ParquetReadOptions::default().table_partition_cols(vec![
+            ("topic".to_string(), DataType::Utf8),
+            ("partition".to_string(), DataType::Int32),
+        ]);
+        ctx.register_parquet(name, &url, options).await?;
+    }
+    Ok(())
+}
+
+/// Registers `source` as the table `name`: an exported dataset directory ([`is_dataset`]) as
+/// a listing table, anything else as a [`KrecTable`] of the sources it names (a comma-separated
+/// list). Returns the [`KrecTable`]'s counters, `None` for a dataset.
+///
+/// # Errors
+///
+/// The errors of [`Sources::open`](krecords_source::Sources::open) (as
+/// [`DataFusionError::External`] holding the [`krecords_source::Error`]; see [`source_error`]),
+/// or of [`register_dataset`].
+pub async fn register(
+    ctx: &SessionContext,
+    name: &str,
+    source: &str,
+    options: TableOptions,
+    config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
+) -> Result<Option<Arc<ScanCounters>>> {
+    let path = Path::new(source);
+    if path.is_dir() && is_dataset(path) {
+        register_dataset(ctx, name, path).await?;
+        return Ok(None);
+    }
+    let args: Vec<PathBuf> = source.split(',').map(PathBuf::from).collect();
+    let table = KrecTable::open(&args, options, config)
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let counters = table.counters();
+    ctx.register_table(name, Arc::new(table))?;
+    Ok(Some(counters))
+}
+
+/// The sources-layer error inside a DataFusion error, when there is one (a source could not be
+/// opened or read): its [`class`](krecords_source::Error::class) gives the exit code.
+pub fn source_error(e: &DataFusionError) -> Option<&krecords_source::Error> {
+    match e {
+        DataFusionError::External(inner) => inner.downcast_ref::<krecords_source::Error>(),
+        DataFusionError::Context(_, inner) => source_error(inner),
+        DataFusionError::Shared(inner) => source_error(inner),
+        DataFusionError::ArrowError(inner, _) => match inner.as_ref() {
+            datafusion::arrow::error::ArrowError::ExternalError(x) => x
+                .downcast_ref::<DataFusionError>()
+                .and_then(source_error)
+                .or_else(|| x.downcast_ref::<krecords_source::Error>()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
