@@ -866,6 +866,29 @@ step_front_door() {
     count_results front-door "$res"
 }
 
+# Kafka data as tables (issue 28): the 4.4 broker's saved partition directories exported by
+# `krec export` and read back by pyarrow and DuckDB, row for row against the Java consumer's
+# read_committed records (interop/py/export_check.py); `krec sql` against DuckDB on the same
+# data written as Parquet by pyarrow (interop/py/sql_duckdb_check.py).
+step_tables() {
+    local res="$WORK/tables.txt" log="$WORK/tables.log"
+    if [ ! -f interop/.venv/.krecords-requirements ]; then
+        fail tables "interop/.venv is not ready (see python-venv above)"
+        return 0
+    fi
+    : >"$res"
+    if [ -n "${BROKER_SAVED:-}" ] && [ -f "$BROKER_SAVED/scenario.json" ]; then
+        timeout 900 interop/.venv/bin/python interop/py/export_check.py --krec "$KREC" \
+            --logs "$BROKER_SAVED" --work "$WORK/export" >>"$res" 2>"$log" \
+            || echo "FAIL export/script: interop/py/export_check.py failed: $(tail -n 3 "$log" | tr '\n' ' ')" >>"$res"
+    else
+        echo "FAIL export/broker: no saved broker partition directories (see the broker step)" >>"$res"
+    fi
+    KREC="$KREC" timeout 900 interop/.venv/bin/python interop/py/sql_duckdb_check.py >>"$res" 2>>"$log" \
+        || echo "FAIL sql/script: interop/py/sql_duckdb_check.py failed: $(tail -n 3 "$log" | tr '\n' ' ')" >>"$res"
+    count_results tables "$res"
+}
+
 step_ship() {
     local dir="$WORK/ship-broker" w="$WORK/ship" bootstrap rounds="${SHIP_CRASH_ROUNDS:-50}"
     mkdir -p "$w"
@@ -1178,6 +1201,7 @@ STEPS=(
     step_decode_differential
     step_differential
     step_broker
+    step_tables
     step_log_broker
     step_log_kafka_tools
     step_log_indexes

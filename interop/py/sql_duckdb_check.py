@@ -161,13 +161,13 @@ def main():
             got = norm(krec_rows(sql.format(**JSON["krec"]), {"orders": ",".join(orders), "users": users_dir}))
             ok = got == want
             failed += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {name}: {len(want)} rows" + ("" if ok else f"\n  duckdb {want[:5]}\n  krec   {got[:5]}"))
+            print(f"{'PASS' if ok else 'FAIL'} sql/{name}: {len(want)} rows equal to DuckDB's" + ("" if ok else f"\n  duckdb {want[:5]}\n  krec   {got[:5]}"))
             if not want:
                 sys.exit(f"{name}: no rows, the check would prove nothing")
         # The exported dataset through krec sql too: the same answers as from the segments.
         want = norm(db.execute(QUERIES[0][1]).fetchall())
         got = norm(krec_rows(QUERIES[0][1], {"orders": os.path.join(ds, "topic=orders")}))
-        print(f"{'ok  ' if got == want else 'FAIL'} group by key on the Parquet dataset through krec sql")
+        print(f"{'PASS' if got == want else 'FAIL'} sql/dataset: group by key on the Parquet dataset through krec sql equals DuckDB")
         failed += got != want
         if failed:
             sys.exit(f"{failed} check(s) failed")

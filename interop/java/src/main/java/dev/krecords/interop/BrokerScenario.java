@@ -153,6 +153,7 @@ public final class BrokerScenario {
             m.put("producer_codec", t.producerCodec());
             m.put("topic_config", new LinkedHashMap<String, Object>(t.config()));
             m.put("produced", produce(t));
+            awaitStableOffset(t.name());
             m.put("read_committed", consume(t.name(), "read_committed"));
             List<Object> uncommitted = consume(t.name(), "read_uncommitted");
             m.put("read_uncommitted", uncommitted);
@@ -318,6 +319,33 @@ public final class BrokerScenario {
     }
 
     // ------------------------------------------------------------------ consuming
+
+    /**
+     * commitTransaction returns once the coordinator has logged its decision; the markers reach
+     * the partition a little later. Until they do, the last stable offset (a read_committed
+     * consumer's end) stays below the high watermark, and a consumer reading up to it would miss
+     * the last committed transaction (seen on a loaded CI machine). Wait until the two agree.
+     */
+    private void awaitStableOffset(String topic) throws Exception {
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis()))) {
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (true) {
+                long hw = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                        new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).partitionResult(tp)
+                        .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).offset();
+                long lso = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                        new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).partitionResult(tp)
+                        .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).offset();
+                if (lso == hw) return;
+                if (System.nanoTime() > deadline)
+                    throw new IllegalStateException(topic + ": last stable offset " + lso
+                            + " still below the high watermark " + hw + " after every transaction ended");
+                Thread.sleep(100);
+            }
+        }
+    }
 
     private List<Object> consume(String topic, String isolation) {
         Properties p = new Properties();
