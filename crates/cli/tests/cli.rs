@@ -39,6 +39,8 @@ mod salvage;
 mod ship;
 #[path = "cli/sigkill.rs"]
 mod sigkill;
+#[path = "cli/sql.rs"]
+mod sql;
 #[path = "cli/stats.rs"]
 mod stats;
 #[path = "cli/verify.rs"]

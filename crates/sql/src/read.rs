@@ -1,21 +1,19 @@
 //! One partition of a source to Arrow record batches, between offsets, at an isolation level:
-//! the sources layer's [`Reader`](krecords_source::Reader) feeding krecords-arrow's
-//! [`RecordBatchBuilder`].
+//! the SQL filters pushed down become a [`Range`] of krecords-arrow's
+//! [`PartitionScan`](krecords_arrow::PartitionScan), the one reading path of every krec
+//! command that makes record batches.
 
 use crate::pushdown::Interval;
 use crate::ScanCounters;
 use datafusion::arrow::array::RecordBatch;
-use krecords_arrow::{Options, RecordBatchBuilder};
-use krecords_codec::read::Step;
-use krecords_source::{Error, IsolationLevel, Position, Range, ReadOptions, Sources};
+use krecords_arrow::{Options, PartitionScan, ScanError, ScanOptions};
+use krecords_source::{Error, IsolationLevel, Position, Range, Sources};
 use std::sync::atomic::Ordering;
 
 /// What to read of one partition.
-pub(crate) struct PartitionScan<'a> {
+pub(crate) struct PartitionRead<'a> {
     pub sources: &'a Sources,
     pub index: usize,
-    pub topic: String,
-    pub partition: i32,
     pub isolation: IsolationLevel,
     pub offsets: Interval,
     /// Lower end of the timestamps wanted: the read starts at the first offset at or after it.
@@ -24,29 +22,22 @@ pub(crate) struct PartitionScan<'a> {
     pub counters: &'a ScanCounters,
 }
 
-/// Reads the partition, giving each record batch to `sink` until it returns `false`.
+/// The range to read of a partition: the pushed-down offsets, raised to the first offset at or
+/// after the time lower bound, clamped to the partition. `None`: nothing to read.
 ///
 /// Offsets outside the partition bound nothing (a filter `offset > 10^12` reads nothing rather
 /// than failing as `--start` would); a time lower bound becomes the first offset at or after it
 /// (Kafka's ListOffsets by time, the time index on disk).
-///
-/// # Errors
-///
-/// The source cannot be read, or holds a corrupt or truncated entry (a data error naming the
-/// file and position; the record batches already given stay valid).
-pub(crate) fn scan_partition(
-    scan: PartitionScan<'_>,
-    sink: &mut dyn FnMut(RecordBatch) -> bool,
-) -> Result<(), Error> {
-    let sources = scan.sources;
-    let mut offsets = scan.offsets;
-    if let Some(t) = scan.min_timestamp {
-        match sources.offset_for_time(scan.index, t, scan.isolation)? {
+fn range_of(read: &PartitionRead<'_>) -> Result<Option<Range>, Error> {
+    let sources = read.sources;
+    let mut offsets = read.offsets;
+    if let Some(t) = read.min_timestamp {
+        match sources.offset_for_time(read.index, t, read.isolation)? {
             Some(o) => offsets.lo = Some(offsets.lo.map_or(o, |l| l.max(o))),
             None => {
                 // Standard input cannot look times up: read it all, the filter decides.
-                if sources.watermarks(scan.index)?.is_some() {
-                    return Ok(());
+                if sources.watermarks(read.index)?.is_some() {
+                    return Ok(None);
                 }
             }
         }
@@ -55,83 +46,84 @@ pub(crate) fn scan_partition(
     // corrupt file is an error rather than an empty partition.
     let bounded = offsets != Interval::default();
     let watermarks = if bounded {
-        sources.watermarks(scan.index)?
+        sources.watermarks(read.index)?
     } else {
         None
     };
     if let Some(w) = watermarks {
-        let end = w.readable_end(scan.isolation);
+        let end = w.readable_end(read.isolation);
         offsets.lo = Some(offsets.lo.map_or(w.log_start, |l| l.max(w.log_start)));
         offsets.hi = Some(offsets.hi.map_or(end, |h| h.min(end)));
     }
     if offsets.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
-    let range = Range {
+    Ok(Some(Range {
         start: offsets.lo.map(Position::Offset),
         end: offsets.hi.map(Position::Offset),
         count: None,
-    };
-    let options = ReadOptions {
-        range,
-        isolation: scan.isolation,
-        max_decompressed_bytes: scan.arrow.decompress_limit,
-        ..ReadOptions::default()
-    };
-    let mut reader = sources.read(scan.index, &options)?;
-    let resolved = reader.range();
-    let mut arrow = scan.arrow;
-    arrow.offsets = resolved.start..=resolved.end.map_or(i64::MAX, |e| e.saturating_sub(1));
-    let mut builder = RecordBatchBuilder::new(scan.topic, scan.partition, arrow);
-    let name = reader.name().to_string();
-    scan.counters.partitions.fetch_add(1, Ordering::Relaxed);
-    while let Some(file) = reader.next_file()? {
-        scan.counters.files.fetch_add(1, Ordering::Relaxed);
-        loop {
-            let position = reader.position();
-            let step = reader
-                .next_entry()
-                .map_err(|e| Error::io(format!("cannot read {}", file.name), e))?;
-            match step {
-                Step::Entry(entry) => {
-                    scan.counters.entries.fetch_add(1, Ordering::Relaxed);
-                    // The codec's error names the entry's position.
-                    builder
-                        .push(&entry)
-                        .map_err(|e| Error::Data(format!("{}: {e}", file.name)))?;
-                    while let Some(batch) = builder.pop() {
-                        if !sink(batch) {
-                            return Ok(());
-                        }
-                    }
-                }
-                Step::End => break,
-                Step::Error(e) => {
-                    return Err(Error::Data(format!(
-                        "{}: corrupt entry at byte {position}: {e}",
-                        file.name
-                    )))
-                }
-                Step::Partial(_) => {
-                    return Err(Error::Data(format!(
-                        "{}: truncated entry at byte {position}: the input ends inside it",
-                        file.name
-                    )))
-                }
-            }
-        }
+    }))
+}
+
+/// A scan error as the sources layer's error, which [`crate::source_error`] finds again to
+/// give the exit code: corrupt and truncated entries are data errors naming the file and the
+/// entry's position.
+fn source_error(e: ScanError) -> Error {
+    match e {
+        ScanError::Source(e) => e,
+        ScanError::Io { name, source } => Error::io(format!("cannot read {name}"), source),
+        e @ (ScanError::Corrupt { .. } | ScanError::Truncated { .. }) => Error::Data(e.to_string()),
     }
-    builder
-        .finish()
-        .map_err(|e| Error::Data(format!("{name}: {e}")))?;
-    let invalid = builder.report().invalid;
-    while let Some(batch) = builder.pop() {
-        if !sink(batch) {
+}
+
+/// Reads the partition, giving each record batch to `sink` until it returns `false`.
+///
+/// # Errors
+///
+/// The source cannot be read, or holds a corrupt or truncated entry (a data error naming the
+/// file and position; the record batches already given stay valid).
+pub(crate) fn scan_partition(
+    read: PartitionRead<'_>,
+    sink: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<(), Error> {
+    let Some(range) = range_of(&read)? else {
+        return Ok(());
+    };
+    let options = ScanOptions {
+        range,
+        isolation: read.isolation,
+        batch: read.arrow,
+        allow_truncated_tail: false,
+    };
+    let mut scan = PartitionScan::open(read.sources, read.index, &options).map_err(source_error)?;
+    let counters = read.counters;
+    counters.partitions.fetch_add(1, Ordering::Relaxed);
+    // The counters move as the scan goes, so that a query stopped early (a LIMIT) shows what
+    // it read.
+    let mut files = 0;
+    let mut entries = 0;
+    let mut count = |scan: &PartitionScan| {
+        let f = scan.files().len() as u64;
+        let report = scan.report();
+        let e = report.entries.saturating_add(report.control_entries);
+        counters
+            .files
+            .fetch_add(f.saturating_sub(files), Ordering::Relaxed);
+        counters
+            .entries
+            .fetch_add(e.saturating_sub(entries), Ordering::Relaxed);
+        files = f;
+        entries = e;
+    };
+    while let Some(batch) = scan.next() {
+        count(&scan);
+        if !sink(batch.map_err(source_error)?) {
             return Ok(());
         }
     }
-    for (column, n) in invalid {
-        scan.counters.add_invalid(&column, n);
+    count(&scan);
+    for (column, n) in scan.report().invalid {
+        counters.add_invalid(&column, n);
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! [`KrecTable`]: a krec source as a DataFusion table, and the execution plan that scans it.
 
 use crate::pushdown::Pushdown;
-use crate::read::{scan_partition, PartitionScan};
+use crate::read::{scan_partition, PartitionRead};
 use crate::{ScanCounters, TableOptions};
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
@@ -284,12 +284,6 @@ impl ExecutionPlan for KrecScanExec {
             std::thread::Builder::new()
                 .name(format!("krec-scan-{index}"))
                 .spawn(move || {
-                    let (topic, number) = table
-                        .source
-                        .identities
-                        .get(index)
-                        .cloned()
-                        .unwrap_or_default();
                     let sources = match table.source.open() {
                         Ok(s) => s,
                         Err(e) => {
@@ -297,11 +291,9 @@ impl ExecutionPlan for KrecScanExec {
                             return;
                         }
                     };
-                    let scan = PartitionScan {
+                    let read = PartitionRead {
                         sources: &sources,
                         index,
-                        topic,
-                        partition: number,
                         isolation: table.isolation,
                         offsets: pushdown.offsets,
                         min_timestamp: pushdown.timestamps.lo,
@@ -319,7 +311,7 @@ impl ExecutionPlan for KrecScanExec {
                         };
                         tx.blocking_send(batch).is_ok()
                     };
-                    if let Err(e) = scan_partition(scan, &mut sink) {
+                    if let Err(e) = scan_partition(read, &mut sink) {
                         let _ = tx.blocking_send(Err(DataFusionError::External(Box::new(e))));
                     }
                 })

@@ -21,7 +21,7 @@ const T0: i64 = 1_714_000_000_000;
 
 /// A partition directory `dir` of `batches` batches of 50 records; every seventh a
 /// transaction, every third of those aborted. Record `o` has value `value-{o}`.
-fn write_log(dir: &Path, batches: usize) {
+pub(crate) fn write_log(dir: &Path, batches: usize) {
     let config = LogConfig::from_pairs([("segment.bytes", "65536")]).unwrap();
     let mut log = Log::create(dir, config).unwrap();
     let mut next = 0i64;
@@ -60,7 +60,7 @@ fn write_log(dir: &Path, batches: usize) {
 }
 
 /// What a read_committed consumer of `dir` gets: (offset, value).
-fn consumed(dir: &Path) -> Vec<(i64, Vec<u8>)> {
+pub(crate) fn consumed(dir: &Path) -> Vec<(i64, Vec<u8>)> {
     let log = Log::open_read_only(dir).unwrap();
     log.consume(0, 1 << 30, IsolationLevel::ReadCommitted)
         .unwrap()

@@ -1,0 +1,187 @@
+//! `krec sql`: the text, JSON and CSV outputs and the Parquet file of a query over a partition
+//! directory, each answer computed from what a read_committed consumer gets; an exported
+//! dataset as a table; the exit codes of a query DataFusion refuses (2) and a corrupt source (1).
+
+use crate::export::{consumed, write_log};
+use crate::util::{run, Dir};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A partition directory `events-0` of `d` (see [`write_log`]): key `key-{o % 13}`, value
+/// `value-{o}`, some records in aborted transactions.
+fn partition(d: &Dir) -> std::path::PathBuf {
+    let part = d.path("events-0");
+    write_log(&part, 12);
+    part
+}
+
+/// Records per key of what a consumer of `part` gets, in key order.
+fn per_key(part: &Path) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (o, _) in consumed(part) {
+        *out.entry(format!("key-{}", o % 13)).or_default() += 1;
+    }
+    out
+}
+
+const PER_KEY: &str = "SELECT key, count(*) AS n FROM t GROUP BY key ORDER BY key";
+
+/// Runs `krec sql QUERY --table t=SOURCE --key-format string --value-format string MORE...`.
+fn sql(query: &str, source: &Path, more: &[&str]) -> crate::util::Run {
+    let table = format!("t={}", source.display());
+    let mut args = vec![
+        "sql",
+        query,
+        "--table",
+        &table,
+        "--key-format",
+        "string",
+        "--value-format",
+        "string",
+    ];
+    args.extend_from_slice(more);
+    run(&args)
+}
+
+/// A text table as arrow's pretty printer draws it: cells left-aligned in columns as wide as
+/// their widest cell.
+fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([header[c].len()])
+                .max()
+                .unwrap()
+        })
+        .collect();
+    let border: String = widths
+        .iter()
+        .map(|w| format!("+{}", "-".repeat(w + 2)))
+        .collect::<String>()
+        + "+\n";
+    let line = |cells: Vec<&str>| {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("| {c:<w$} "))
+            .collect::<String>()
+            + "|\n"
+    };
+    let mut out = border.clone();
+    out += &line(header.to_vec());
+    out += &border;
+    for r in rows {
+        out += &line(r.iter().map(String::as_str).collect());
+    }
+    out + &border
+}
+
+#[test]
+fn sql_prints_a_text_table_json_lines_and_csv() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let want = per_key(&part);
+    assert_eq!(want.len(), 13);
+
+    let rows: Vec<Vec<String>> = want
+        .iter()
+        .map(|(k, n)| vec![k.clone(), n.to_string()])
+        .collect();
+    let text = sql(PER_KEY, &part, &[]).ok();
+    assert_eq!(text, text_table(&["key", "n"], &rows) + "\n");
+
+    let json = sql(PER_KEY, &part, &["--format", "json"]).json_lines();
+    let got: Vec<(String, u64)> = json
+        .iter()
+        .map(|v| {
+            (
+                v["key"].as_str().unwrap().to_string(),
+                v["n"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want.clone().into_iter().collect::<Vec<_>>());
+
+    let csv = sql(PER_KEY, &part, &["--format", "csv"]).ok();
+    let mut expected = "key,n\n".to_string();
+    for (k, n) in &want {
+        expected += &format!("{k},{n}\n");
+    }
+    assert_eq!(csv, expected);
+}
+
+#[test]
+fn sql_writes_a_parquet_file_that_reads_back() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let file = d.path("result.parquet");
+    let query = "SELECT offset, value FROM t WHERE offset >= 100 ORDER BY offset";
+    let r = sql(query, &part, &["--output", file.to_str().unwrap()]);
+    assert_eq!(r.ok(), "", "nothing on stdout");
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    let mut got = Vec::new();
+    for b in krecords_export::read_file(&file).unwrap() {
+        let offsets = b.column(0).as_primitive::<Int64Type>();
+        let values = b.column(1).as_string::<i32>();
+        for i in 0..b.num_rows() {
+            got.push((offsets.value(i), values.value(i).as_bytes().to_vec()));
+        }
+    }
+    let want: Vec<_> = consumed(&part).into_iter().filter(|r| r.0 >= 100).collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+}
+
+#[test]
+fn an_exported_dataset_is_a_table() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let out = d.path("out");
+    run(&[
+        "export",
+        part.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .ok();
+    // The dataset's value column is binary: the query casts it.
+    let query = "SELECT topic, partition, count(*) AS n, sum(offset) AS s, \
+                 max(CAST(value AS VARCHAR)) AS v FROM t GROUP BY topic, partition";
+    let all = consumed(&part);
+    let sum: i64 = all.iter().map(|r| r.0).sum();
+    let max = all.iter().map(|r| r.1.clone()).max().unwrap();
+    let want = format!(
+        "topic,partition,n,s,v\nevents,0,{},{sum},{}\n",
+        all.len(),
+        String::from_utf8(max).unwrap()
+    );
+    assert_eq!(sql(query, &out, &["--format", "csv"]).ok(), want);
+    // The same query on the partition directory.
+    assert_eq!(sql(query, &part, &["--format", "csv"]).ok(), want);
+}
+
+#[test]
+fn a_query_datafusion_refuses_exits_2_with_its_message() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let r = sql("SELECT nope FROM t", &part, &[]);
+    r.fails(2, "nope");
+    assert!(r.stdout.is_empty());
+    sql("SELEC 1", &part, &[]).fails(2, "SELEC");
+    sql("SELECT * FROM missing", &part, &[]).fails(2, "missing");
+}
+
+#[test]
+fn a_corrupt_source_exits_1() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let segments = krecords_source::dir_logs(&part).unwrap();
+    let bad = segments.last().unwrap();
+    let mut bytes = std::fs::read(bad).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(bad, &bytes).unwrap();
+    sql("SELECT count(*) FROM t", &part, &[])
+        .fails(1, &format!("{}: corrupt entry at byte 0", bad.display()));
+}
