@@ -38,6 +38,7 @@ pub mod groups;
 pub mod live;
 pub mod model;
 pub mod offline;
+pub mod text;
 
 pub use model::{Broker, Cluster, Offsets, Partition, Topic};
 

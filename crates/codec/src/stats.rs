@@ -56,6 +56,7 @@ use crate::layout::v2;
 use crate::read::{Batch, Entries, Record};
 use crate::{Compression, Error};
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
 /// Sizes of entries, summed (one entry's, or a group's).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -414,6 +415,73 @@ impl Stats {
     pub fn has_problems(&self) -> bool {
         self.summary.errors > 0 || self.summary.invalid_crc_entries > 0
     }
+}
+
+/// A number with `decimals` decimals, or `-` when there is none.
+pub(crate) fn opt_f64(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
+}
+
+/// Writes the summary and the per-(magic, codec) rows as `krec stats` prints them: a line of
+/// totals, then an aligned table and a line that explains its columns.
+pub fn write_text(out: &mut impl Write, s: &Summary, groups: &[GroupRow]) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} file{}, {} {}, {} records, {} bytes{}{}",
+        s.files,
+        if s.files == 1 { "" } else { "s" },
+        s.entries,
+        if s.entries == 1 { "entry" } else { "entries" },
+        s.records,
+        s.bytes,
+        if s.partial_bytes > 0 {
+            format!(" (+{} bytes of a truncated tail)", s.partial_bytes)
+        } else {
+            String::new()
+        },
+        if s.invalid_bytes > 0 {
+            format!(" (+{} bytes that cannot be read)", s.invalid_bytes)
+        } else {
+            String::new()
+        }
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>5}  {:<11}  {:>9}  {:>10}  {:>12}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>6}",
+        "magic",
+        "compression",
+        "entries",
+        "records",
+        "bytes",
+        "bytes/rec",
+        "batch",
+        "record",
+        "payload",
+        "rec/batch",
+        "ratio"
+    )?;
+    for g in groups {
+        writeln!(
+            out,
+            "{:>5}  {:<11}  {:>9}  {:>10}  {:>12}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>6}",
+            g.magic,
+            g.compression,
+            g.entries,
+            g.records,
+            g.bytes,
+            opt_f64(g.bytes_per_record, 2),
+            opt_f64(g.batch_overhead_per_record, 2),
+            opt_f64(g.record_overhead_per_record, 2),
+            opt_f64(g.payload_per_record, 2),
+            opt_f64(g.records_per_batch, 1),
+            opt_f64(g.compression_ratio, 2),
+        )?;
+    }
+    writeln!(
+        out,
+        "(bytes/rec: stored; batch + record overhead + payload per record add up to the uncompressed size; ratio: uncompressed / stored)"
+    )
 }
 
 #[cfg(test)]

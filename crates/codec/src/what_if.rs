@@ -44,9 +44,10 @@
 
 use crate::convert::{batching_text, ConvertOptions, ConvertStats, Converter};
 use crate::read::{Batch, Entries};
-use crate::stats::{measure, per, Accounted, EntrySizes};
+use crate::stats::{measure, opt_f64, per, Accounted, EntrySizes};
 use crate::{Compression, Error};
 use std::collections::VecDeque;
+use std::io::{self, Write};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -815,6 +816,67 @@ fn report(
         entries_left_out: fed.left_out,
     };
     Report { info, rows }
+}
+
+/// Writes a what-if report as `krec stats --what-if` prints it: a head, an aligned table of
+/// the rows, and lines that explain them.
+pub fn write_text(out: &mut impl Write, info: &WhatIf, rows: &[Row]) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "what if: the same {} records ({} payload bytes, now {} bytes) in {} batch{}, batched {}",
+        info.records,
+        info.payload_bytes,
+        info.input_bytes,
+        info.batches,
+        if info.batches == 1 { "" } else { "es" },
+        info.batching
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>5}  {:<11}  {:>5}  {:>12}  {:>9}  {:>8}  {:>11}  {:>11}",
+        "magic",
+        "compression",
+        "level",
+        "bytes",
+        "bytes/rec",
+        "vs now",
+        "encode MB/s",
+        "decode MB/s"
+    )?;
+    for r in rows {
+        let line = format!(
+            "{:>5}  {:<11}  {:>5}  {:>12}  {:>9}  {:>8}  {:>11}  {:>11}",
+            r.magic,
+            r.compression,
+            r.level.map_or_else(|| "-".into(), |l| l.to_string()),
+            r.bytes.map_or_else(|| "-".into(), |b| b.to_string()),
+            opt_f64(r.bytes_per_record, 2),
+            opt_f64(r.ratio, 3),
+            opt_f64(r.encode_mb_s, 1),
+            opt_f64(r.decode_mb_s, 1),
+        );
+        match (&r.error, &r.note) {
+            (Some(e), _) => writeln!(out, "{line}  error: {e}")?,
+            (None, Some(n)) => writeln!(out, "{line}  {n}")?,
+            (None, None) => writeln!(out, "{line}")?,
+        }
+    }
+    writeln!(
+        out,
+        "(each row is what `krec convert --magic M --compression CODEC[:LEVEL]` writes, entries \
+         already in its format and codec copied unchanged; vs now: bytes / current bytes)"
+    )?;
+    if info.skipped_control_records > 0 || info.entries_left_out > 0 {
+        writeln!(
+            out,
+            "({} control records not counted: v2 rows keep their batches, v0/v1 rows drop them; \
+             {} entries left out: crc mismatch or undecodable)",
+            info.skipped_control_records, info.entries_left_out
+        )?;
+    }
+    writeln!(out, "(speeds in {}; {})", info.speed_unit, info.timing)
 }
 
 #[cfg(test)]

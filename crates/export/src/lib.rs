@@ -145,6 +145,51 @@ pub struct Summary {
     pub gaps: Vec<Gap>,
 }
 
+impl Summary {
+    /// Writes the summary as `krec export` prints it: a line of counts, a line for removed
+    /// temporary files, a line per gap; `output` is the dataset's directory.
+    pub fn write_text(&self, output: &Path, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "exported {} records of {} partitions into {} files in {} ({} bytes in, {} bytes out)",
+            self.records,
+            self.partitions,
+            self.files,
+            output.display(),
+            self.bytes_in,
+            self.bytes_out
+        )?;
+        if self.removed_temporary > 0 {
+            writeln!(
+                out,
+                "removed {} temporary files of an interrupted run",
+                self.removed_temporary
+            )?;
+        }
+        for g in &self.gaps {
+            writeln!(
+                out,
+                "topic {} partition {}: offsets {}..{} are no longer in the source (log start moved past the dataset's end)",
+                g.topic, g.partition, g.from, g.to
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The summary as `krec export --format-report json` prints it: its fields and
+    /// `"output"`, the dataset's directory.
+    pub fn to_json(&self, output: &Path) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "output".into(),
+                serde_json::Value::String(output.display().to_string()),
+            );
+        }
+        v
+    }
+}
+
 /// Offsets a partition no longer has between the dataset's end and its log start.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Gap {

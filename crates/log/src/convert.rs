@@ -276,6 +276,131 @@ pub struct Converted {
     pub truncated: Option<Partial>,
 }
 
+/// What a conversion did over all its inputs, as `krec convert` reports it (`--format json`
+/// serializes it).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ConvertReport {
+    /// The input's name.
+    pub input: String,
+    /// The output's name.
+    pub output: String,
+    /// The target magic.
+    pub magic: u8,
+    /// The target codec, or "kept".
+    pub compression: String,
+    /// How records were grouped into entries.
+    pub batching: String,
+    /// Segments written (a partition directory's conversion).
+    pub segments: u64,
+    /// Entries read.
+    pub entries_in: u64,
+    /// Entries written.
+    pub entries_out: u64,
+    /// Entries copied unchanged (already in the target format and codec).
+    pub entries_passed_through: u64,
+    /// Records re-encoded.
+    pub records_converted: u64,
+    /// Bytes read.
+    pub bytes_before: u64,
+    /// Bytes written.
+    pub bytes_after: u64,
+    /// bytes_after / bytes_before (set by [`ConvertReport::finish`]).
+    pub ratio: f64,
+    /// Control batches dropped (the target magic has none).
+    pub dropped_control_batches: u64,
+    /// Batches left empty and dropped.
+    pub dropped_empty_batches: u64,
+    /// Record headers dropped (the target magic has none).
+    pub dropped_headers: u64,
+    /// Batches whose producer id, epoch and sequence were dropped.
+    pub dropped_producer_state: u64,
+    /// Bytes of a truncated entry at the end of an input, not converted.
+    pub truncated_bytes: u64,
+}
+
+impl ConvertReport {
+    /// Adds one input's conversion.
+    pub fn add(&mut self, c: &Converted) {
+        let s = &c.stats;
+        let n = |v: usize| v as u64;
+        self.truncated_bytes += c.truncated.map_or(0, |p| n(p.bytes));
+        self.entries_in += n(s.entries_in);
+        self.entries_out += n(s.entries_out);
+        self.entries_passed_through += n(s.entries_passed_through);
+        self.records_converted += n(s.records_converted);
+        self.bytes_before += n(s.bytes_in);
+        self.bytes_after += n(s.bytes_out);
+        self.dropped_control_batches += n(s.dropped_control_batches);
+        self.dropped_empty_batches += n(s.dropped_empty_batches);
+        self.dropped_headers += n(s.dropped_headers);
+        self.dropped_producer_state += n(s.dropped_producer_state);
+    }
+
+    /// Sets the ratio once every input is added (1 when nothing was read).
+    pub fn finish(&mut self) {
+        self.ratio = if self.bytes_before == 0 {
+            1.0
+        } else {
+            self.bytes_after as f64 / self.bytes_before as f64
+        };
+    }
+
+    /// Writes the report as `krec convert` prints it: a head line, then indented lines of
+    /// segments, batching, entries, records, size, what was dropped and truncated.
+    pub fn write_text(&self, out: &mut impl io::Write) -> io::Result<()> {
+        let r = self;
+        writeln!(
+            out,
+            "{} -> {}: magic {}, compression {}",
+            r.input, r.output, r.magic, r.compression
+        )?;
+        if r.segments > 0 {
+            writeln!(out, "  segments:  {}", r.segments)?;
+        }
+        writeln!(out, "  batching:  {}", r.batching)?;
+        writeln!(
+            out,
+            "  entries:   {} -> {} ({} copied unchanged)",
+            r.entries_in, r.entries_out, r.entries_passed_through
+        )?;
+        writeln!(out, "  records:   {} re-encoded", r.records_converted)?;
+        writeln!(
+            out,
+            "  size:      {} -> {} bytes ({:.1}%)",
+            r.bytes_before,
+            r.bytes_after,
+            r.ratio * 100.0
+        )?;
+        let mut dropped = Vec::new();
+        if r.dropped_control_batches > 0 {
+            dropped.push(format!("{} control batches", r.dropped_control_batches));
+        }
+        if r.dropped_empty_batches > 0 {
+            dropped.push(format!("{} empty batches", r.dropped_empty_batches));
+        }
+        if r.dropped_headers > 0 {
+            dropped.push(format!("{} headers", r.dropped_headers));
+        }
+        if r.dropped_producer_state > 0 {
+            dropped.push(format!(
+                "the producer id, epoch and sequence of {} batches",
+                r.dropped_producer_state
+            ));
+        }
+        if !dropped.is_empty() {
+            writeln!(out, "  dropped:   {}", dropped.join(", "))?;
+        }
+        if r.truncated_bytes > 0 {
+            writeln!(
+                out,
+                "  truncated: {} bytes at the end not converted",
+                r.truncated_bytes
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// Converts the entries of `source` (named `name` in errors) with `opts`, handing the output to
 /// `write` in pieces of whole entries (64 KiB or more, and the rest at the end), one input entry
 /// in memory at a time. A truncated entry at the end is not converted: it ends the input, and

@@ -147,6 +147,9 @@ pub mod files;
 mod index;
 mod log;
 pub mod producer_state;
+krecords_codec::untrusted_modules! {
+    pub mod raw_append;
+}
 mod reader;
 mod recovery;
 pub mod salvage;

@@ -418,7 +418,8 @@ impl LegacyRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder};
+    use krecords_codec::write::LegacyBuilder;
+    use krecords_testkit::batches::marker;
 
     fn data(offset: i64, pid: i64, txn: bool, values: &[&str], c: Compression) -> Vec<u8> {
         let mut b = V2Builder::new(offset).compression(c, None);
@@ -436,19 +437,6 @@ mod tests {
             .unwrap();
         }
         b.finish().unwrap()
-    }
-
-    fn marker(offset: i64, pid: i64, commit: bool) -> Vec<u8> {
-        end_txn_marker(&EndTxnBatch {
-            base_offset: offset,
-            partition_leader_epoch: -1,
-            producer_id: pid,
-            producer_epoch: 0,
-            coordinator_epoch: 0,
-            commit,
-            timestamp: 5,
-        })
-        .unwrap()
     }
 
     fn values(p: &Plan, fetched: &[u8]) -> Vec<String> {

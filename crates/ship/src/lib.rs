@@ -42,7 +42,9 @@ pub mod fuzzing;
 mod positions;
 mod shipper;
 mod source;
-mod stream;
+krecords_codec::untrusted_modules! {
+    mod stream;
+}
 
 pub use krecords_log::ship::{plan, Plan, PlanOptions, ShipBatch, ShipBytes, ShipKind};
 pub use positions::{Positions, POSITIONS_TAG};

@@ -8,15 +8,8 @@
 //! open transaction holds back stays in memory up to [`STREAM_HOLD_LIMIT`]; entries before the
 //! job's committed position are skipped, so piping the same data again resumes the job.
 //!
-//! The bytes are untrusted: the codec's panic lints apply, offsets are added with saturation.
-
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
+//! The bytes are untrusted: the codec's panic lints apply (`untrusted_modules!` in lib.rs),
+//! offsets are added with saturation.
 
 use crate::{Error, Fetched, Result};
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};

@@ -7,10 +7,9 @@ use crate::source::{open_file, open_one_partition};
 use krecords_codec::convert::{batching_text, ConvertOptions};
 use krecords_codec::read::Partial;
 use krecords_log::check::EntrySource;
-use krecords_log::convert::{self, ConvertError, Converted, PartitionWriter};
+use krecords_log::convert::{self, ConvertError, ConvertReport as Report, PartitionWriter};
 use krecords_log::LogConfig;
 use krecords_source::Reader;
-use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -79,50 +78,6 @@ pub struct Args {
     format: Format,
     #[command(flatten)]
     read: ReadArgs,
-}
-
-/// What a conversion did, as `--format json` prints it.
-#[derive(Serialize, Default)]
-struct Report {
-    input: String,
-    output: String,
-    magic: u8,
-    /// The target codec, or "kept".
-    compression: String,
-    /// How records were grouped into entries.
-    batching: String,
-    segments: u64,
-    entries_in: u64,
-    entries_out: u64,
-    entries_passed_through: u64,
-    records_converted: u64,
-    bytes_before: u64,
-    bytes_after: u64,
-    /// bytes_after / bytes_before.
-    ratio: f64,
-    dropped_control_batches: u64,
-    dropped_empty_batches: u64,
-    dropped_headers: u64,
-    dropped_producer_state: u64,
-    /// Bytes of a truncated entry at the end of an input, not converted.
-    truncated_bytes: u64,
-}
-
-impl Report {
-    fn add(&mut self, c: &Converted) {
-        let s = &c.stats;
-        self.truncated_bytes += c.truncated.map_or(0, |p| p.bytes as u64);
-        self.entries_in += s.entries_in as u64;
-        self.entries_out += s.entries_out as u64;
-        self.entries_passed_through += s.entries_passed_through as u64;
-        self.records_converted += s.records_converted as u64;
-        self.bytes_before += s.bytes_in as u64;
-        self.bytes_after += s.bytes_out as u64;
-        self.dropped_control_batches += s.dropped_control_batches as u64;
-        self.dropped_empty_batches += s.dropped_empty_batches as u64;
-        self.dropped_headers += s.dropped_headers as u64;
-        self.dropped_producer_state += s.dropped_producer_state as u64;
-    }
 }
 
 /// Runs the subcommand.
@@ -197,11 +152,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
         }
     }
-    report.ratio = if report.bytes_before == 0 {
-        1.0
-    } else {
-        report.bytes_after as f64 / report.bytes_before as f64
-    };
+    report.finish();
     if report.dropped_control_batches > 0 {
         eprintln!(
             "krec: dropped {} control batches (transaction markers): magic {} has none, so the \
@@ -225,57 +176,7 @@ fn write_report(out: &mut impl Write, r: &Report, format: Format) -> io::Result<
             serde_json::to_writer(&mut *out, r).map_err(io::Error::from)?;
             out.write_all(b"\n")
         }
-        Format::Text => {
-            writeln!(
-                out,
-                "{} -> {}: magic {}, compression {}",
-                r.input, r.output, r.magic, r.compression
-            )?;
-            if r.segments > 0 {
-                writeln!(out, "  segments:  {}", r.segments)?;
-            }
-            writeln!(out, "  batching:  {}", r.batching)?;
-            writeln!(
-                out,
-                "  entries:   {} -> {} ({} copied unchanged)",
-                r.entries_in, r.entries_out, r.entries_passed_through
-            )?;
-            writeln!(out, "  records:   {} re-encoded", r.records_converted)?;
-            writeln!(
-                out,
-                "  size:      {} -> {} bytes ({:.1}%)",
-                r.bytes_before,
-                r.bytes_after,
-                r.ratio * 100.0
-            )?;
-            let mut dropped = Vec::new();
-            if r.dropped_control_batches > 0 {
-                dropped.push(format!("{} control batches", r.dropped_control_batches));
-            }
-            if r.dropped_empty_batches > 0 {
-                dropped.push(format!("{} empty batches", r.dropped_empty_batches));
-            }
-            if r.dropped_headers > 0 {
-                dropped.push(format!("{} headers", r.dropped_headers));
-            }
-            if r.dropped_producer_state > 0 {
-                dropped.push(format!(
-                    "the producer id, epoch and sequence of {} batches",
-                    r.dropped_producer_state
-                ));
-            }
-            if !dropped.is_empty() {
-                writeln!(out, "  dropped:   {}", dropped.join(", "))?;
-            }
-            if r.truncated_bytes > 0 {
-                writeln!(
-                    out,
-                    "  truncated: {} bytes at the end not converted",
-                    r.truncated_bytes
-                )?;
-            }
-            Ok(())
-        }
+        Format::Text => r.write_text(out),
     }
 }
 

@@ -178,42 +178,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
 fn report(exporter: &Exporter, args: &Args, out: &mut impl Write) -> Result<(), Failure> {
     let s = exporter.summary();
     match args.format_report {
-        ReportFormat::Json => {
-            let mut v = serde_json::to_value(s).map_err(|e| Failure::Usage(e.to_string()))?;
-            if let Some(o) = v.as_object_mut() {
-                o.insert(
-                    "output".into(),
-                    serde_json::Value::String(args.output.display().to_string()),
-                );
-            }
-            writeln!(out, "{v}")?;
-        }
-        ReportFormat::Text => {
-            writeln!(
-                out,
-                "exported {} records of {} partitions into {} files in {} ({} bytes in, {} bytes out)",
-                s.records,
-                s.partitions,
-                s.files,
-                args.output.display(),
-                s.bytes_in,
-                s.bytes_out
-            )?;
-            if s.removed_temporary > 0 {
-                writeln!(
-                    out,
-                    "removed {} temporary files of an interrupted run",
-                    s.removed_temporary
-                )?;
-            }
-            for g in &s.gaps {
-                writeln!(
-                    out,
-                    "topic {} partition {}: offsets {}..{} are no longer in the source (log start moved past the dataset's end)",
-                    g.topic, g.partition, g.from, g.to
-                )?;
-            }
-        }
+        ReportFormat::Json => writeln!(out, "{}", s.to_json(&args.output))?,
+        ReportFormat::Text => s.write_text(&args.output, out)?,
     }
     Ok(())
 }

@@ -19,9 +19,9 @@ use crate::outcome::{Failure, Outcome};
 use crate::source::open_sources;
 use crate::time_fmt::now_ms;
 use clap::Subcommand;
-use krecords_codec::read::{Batch, Entries};
-use krecords_codec::{Compression, TimestampType};
+use krecords_codec::TimestampType;
 use krecords_log::consumer::ConsumedRecord;
+use krecords_log::raw_append;
 use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
 };
@@ -779,70 +779,24 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
     Ok(groups)
 }
 
-/// Splits pre-built entries into appends, checking each entry's structure and CRC first.
-/// A truncated trailing entry is dropped with a note, as Kafka trims it, unless it declares more
-/// than `max_message_bytes` (prefix included; the log's `max.message.bytes`): that is a corrupt
-/// size field, which would otherwise hide the entries after it, and is refused. (A complete
-/// entry over the limit is left to the append, which answers MESSAGE_TOO_LARGE.)
+/// Splits pre-built entries into appends ([`raw_append::split`]), noting a dropped
+/// truncated tail.
 fn raw_groups(input: &[u8], max_message_bytes: usize) -> Result<Vec<Group>, String> {
-    let mut groups: Vec<Group> = Vec::new();
-    // Magic of the open run of uncompressed v0/v1 messages, if the last group is one.
-    let mut run_magic: Option<u8> = None;
-    let mut entries = Entries::new(input);
-    loop {
-        let batch = match entries.next_entry() {
-            Ok(Some(b)) => b,
-            Ok(None) => break,
-            Err(e) => return Err(e.to_string()),
-        };
-        let position = batch.position();
-        if !batch.is_crc_valid() {
-            return Err(format!(
-                "entry at byte {position}: record is corrupt (stored crc {}, computed {})",
-                batch.crc(),
-                batch.compute_crc()
-            ));
-        }
-        let codec = batch
-            .compression()
-            .map_err(|e| format!("entry at byte {position}: {e}"))?;
-        let plain_legacy = matches!(batch, Batch::Legacy(_)) && codec == Compression::None;
-        match groups.last_mut() {
-            Some(g) if plain_legacy && run_magic == Some(batch.magic()) => {
-                g.bytes.extend_from_slice(batch.as_bytes());
-            }
-            _ => {
-                groups.push(Group {
-                    bytes: batch.as_bytes().to_vec(),
-                    context: format!("input entry at byte {position}"),
-                });
-                run_magic = plain_legacy.then_some(batch.magic());
-            }
-        }
-    }
-    if let Some(p) = entries.partial() {
-        if let Some(declared) = p.declared_size.filter(|&d| d > max_message_bytes) {
-            // Read again bounded, for the codec's own message about the size field.
-            let bounded = Entries::with_base(&input[p.position..], p.position)
-                .max_entry_size(
-                    max_message_bytes.saturating_sub(krecords_codec::layout::LOG_OVERHEAD),
-                )
-                .next();
-            return Err(match bounded {
-                Some(Err(e)) => format!(
-                    "{e}: the entry would need {declared} bytes, {} are left, and \
-                     max.message.bytes is {max_message_bytes}",
-                    p.bytes
-                ),
-                _ => format!("entry at byte {} declares {declared} bytes", p.position),
-            });
-        }
+    let split = raw_append::split(input, max_message_bytes)?;
+    if let Some(p) = split.dropped {
         eprintln!(
             "krec: dropped {} bytes of a truncated entry at byte {} of the input",
             p.bytes, p.position
         );
     }
-    Ok(groups)
+    Ok(split
+        .appends
+        .into_iter()
+        .map(|a| Group {
+            bytes: a.bytes,
+            context: format!("input entry at byte {}", a.position),
+        })
+        .collect())
 }
 
 /// Appends every group all or nothing ([`Log::append_all`]) and prints one line each.

@@ -5,8 +5,7 @@
 use crate::args::Format;
 use crate::kafka::{ClientArgs, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
-use crate::time_fmt;
-use krecords_admin::{Cluster, Offsets};
+use krecords_admin::Cluster;
 use krecords_client::{Client, ClientConfig};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -72,7 +71,7 @@ pub struct OffsetsArgs {
     #[command(flatten)]
     select: Select,
     /// Also the first offset whose timestamp is at or after T: epoch ms or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_time, allow_negative_numbers = true)]
     time: Option<i64>,
     /// Text: aligned columns; JSON: one object per partition per line.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -247,15 +246,6 @@ fn warn(cluster: &Cluster) {
     }
 }
 
-fn ids(v: &[i32]) -> String {
-    let parts: Vec<String> = v.iter().map(i32::to_string).collect();
-    parts.join(",")
-}
-
-fn opt(v: Option<i64>) -> String {
-    v.map_or_else(|| "-".into(), |v| v.to_string())
-}
-
 /// Runs `krec metadata`.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let offsets = args.offsets.then_some(None);
@@ -267,155 +257,18 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 .map_err(|e| Failure::Io(e.into(), String::new()))?;
             writeln!(out)?;
         }
-        Format::Text => write_text(&cluster, out)?,
+        Format::Text => cluster.write_text(out)?,
     }
     Ok(Outcome::Ok)
-}
-
-fn write_text(c: &Cluster, out: &mut impl Write) -> std::io::Result<()> {
-    let what = if c.live {
-        "live cluster"
-    } else {
-        "broker files"
-    };
-    writeln!(out, "Metadata of {} ({what})", c.source)?;
-    writeln!(
-        out,
-        "cluster id: {}  controller: {}",
-        c.cluster_id.as_deref().unwrap_or("-"),
-        c.controller.map_or_else(|| "-".into(), |n| n.to_string())
-    )?;
-    writeln!(out, "{} brokers:", c.brokers.len())?;
-    for b in &c.brokers {
-        let mut extra = String::new();
-        if let Some(r) = &b.rack {
-            extra.push_str(&format!(" rack {r}"));
-        }
-        if b.fenced == Some(true) {
-            extra.push_str(" (fenced)");
-        }
-        writeln!(
-            out,
-            "  broker {} at {}:{}{extra}",
-            b.node_id, b.host, b.port
-        )?;
-    }
-    let offline: usize = c
-        .topics
-        .iter()
-        .map(|t| t.partitions.iter().filter(|p| p.is_offline()).count())
-        .sum();
-    writeln!(
-        out,
-        "{} topics, {offline} offline partitions:",
-        c.topics.len()
-    )?;
-    for t in &c.topics {
-        let n = t.partitions.len();
-        let mut head = format!(
-            "  topic \"{}\" with {n} partition{}",
-            t.name,
-            if n == 1 { "" } else { "s" }
-        );
-        if let Some(id) = &t.id {
-            head.push_str(&format!(" id {id}"));
-        }
-        if t.internal {
-            head.push_str(" (internal)");
-        }
-        if let Some(e) = &t.error {
-            head.push_str(&format!(": {e}"));
-        }
-        writeln!(out, "{head}")?;
-        for p in &t.partitions {
-            let mut line = format!(
-                "    partition {}, leader {}, epoch {}, replicas: {}, isrs: {}",
-                p.partition,
-                p.leader,
-                p.leader_epoch,
-                ids(&p.replicas),
-                ids(&p.isr)
-            );
-            if !p.offline_replicas.is_empty() {
-                line.push_str(&format!(", offline: {}", ids(&p.offline_replicas)));
-            }
-            if let Some(o) = &p.offsets {
-                line.push_str(&format!(
-                    ", offsets: {}..{} stable {}",
-                    o.earliest,
-                    o.latest,
-                    opt(o.last_stable)
-                ));
-            }
-            if p.on_disk == Some(false) {
-                line.push_str(", not on this disk");
-            }
-            if p.is_offline() {
-                line.push_str(" OFFLINE");
-            } else if p.is_under_replicated() {
-                line.push_str(" UNDER-REPLICATED");
-            }
-            if let Some(e) = &p.error {
-                line.push_str(&format!(": {e}"));
-            }
-            writeln!(out, "{line}")?;
-        }
-    }
-    Ok(())
 }
 
 /// Runs `krec offsets`.
 pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
     let cluster = load(&args.select, Some(args.time))?;
     warn(&cluster);
-    let rows = cluster.topics.iter().flat_map(|t| {
-        t.partitions
-            .iter()
-            .map(move |p| (t.name.as_str(), p.partition, p.offsets, p.error.as_deref()))
-    });
     match args.format {
-        Format::Json => {
-            for (topic, partition, o, error) in rows {
-                let v = serde_json::json!({
-                    "topic": topic,
-                    "partition": partition,
-                    "earliest": o.map(|o| o.earliest),
-                    "latest": o.map(|o| o.latest),
-                    "last_stable": o.and_then(|o| o.last_stable),
-                    "at_time": o.and_then(|o| o.at_time),
-                    "error": error,
-                });
-                writeln!(out, "{v}")?;
-            }
-        }
-        Format::Text => {
-            let rows: Vec<_> = rows.collect();
-            let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(5).max(5);
-            let mut head = format!(
-                "{:width$}  {:>9}  {:>12}  {:>12}  {:>12}",
-                "TOPIC", "PARTITION", "EARLIEST", "LATEST", "STABLE"
-            );
-            if args.time.is_some() {
-                head.push_str(&format!("  {:>12}", "AT_TIME"));
-            }
-            writeln!(out, "{}", head.trim_end())?;
-            for (topic, partition, o, error) in rows {
-                let cell = |f: fn(&Offsets) -> Option<i64>| opt(o.as_ref().and_then(f));
-                let mut line = format!(
-                    "{topic:width$}  {partition:>9}  {:>12}  {:>12}  {:>12}",
-                    cell(|o| Some(o.earliest)),
-                    cell(|o| Some(o.latest)),
-                    cell(|o| o.last_stable),
-                );
-                if args.time.is_some() {
-                    line.push_str(&format!("  {:>12}", cell(|o| o.at_time)));
-                }
-                if let Some(e) = error {
-                    line.push_str(&format!("  {e}"));
-                }
-                writeln!(out, "{line}")?;
-            }
-        }
+        Format::Json => cluster.write_offsets_json(out)?,
+        Format::Text => cluster.write_offsets_text(args.time.is_some(), out)?,
     }
     Ok(Outcome::Ok)
 }
@@ -478,47 +331,8 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
         groups.retain(|g| args.groups.contains(&g.group));
     }
     match args.format {
-        Format::Json => {
-            for g in &groups {
-                serde_json::to_writer(&mut *out, g)
-                    .map_err(|e| Failure::Io(e.into(), String::new()))?;
-                writeln!(out)?;
-            }
-        }
-        Format::Text => {
-            writeln!(
-                out,
-                "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tCOMMITTED_AT"
-            )?;
-            for g in &groups {
-                for o in &g.offsets {
-                    writeln!(
-                        out,
-                        "{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                        g.group,
-                        o.topic,
-                        o.partition,
-                        o.committed,
-                        opt(o.end),
-                        opt(o.lag),
-                        o.commit_time.map_or_else(|| "-".into(), time_fmt::iso)
-                    )?;
-                }
-                let what = match (&g.kind, g.generation) {
-                    (Some(k), Some(gen)) => format!("{k} group, generation {gen}, "),
-                    (Some(k), None) => format!("{k} group, "),
-                    _ => String::new(),
-                };
-                writeln!(
-                    out,
-                    "# {}: {what}{} members, {} partitions, total lag {}",
-                    g.group,
-                    g.members.len(),
-                    g.offsets.len(),
-                    g.total_lag
-                )?;
-            }
-        }
+        Format::Json => krecords_admin::text::write_groups_json(&groups, out)?,
+        Format::Text => krecords_admin::text::write_groups_text(&groups, out)?,
     }
     Ok(Outcome::Ok)
 }

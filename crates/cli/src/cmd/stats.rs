@@ -5,8 +5,8 @@ use crate::args::{parse_compression, CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
 use crate::source::{open_sources, read_options, with_progress, Next};
-use krecords_codec::stats::{GroupRow, Stats, Summary};
-use krecords_codec::what_if::{self, Clock, Feeder, Row, WhatIf};
+use krecords_codec::stats::Stats;
+use krecords_codec::what_if::{self, Clock, Feeder};
 use krecords_codec::Compression;
 use std::io::Write;
 use std::path::PathBuf;
@@ -234,9 +234,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             writeln!(out)?;
         }
         Format::Text => {
-            write_text_summary(out, summary, &group_rows)?;
+            krecords_codec::stats::write_text(out, summary, &group_rows)?;
             if let Some((info, rows)) = &what_if {
-                write_text_what_if(out, info, rows)?;
+                what_if::write_text(out, info, rows)?;
             }
         }
     }
@@ -263,131 +263,4 @@ fn parse_levels(levels: &[String]) -> Result<Vec<(Compression, i32)>, Failure> {
         }
     }
     Ok(out)
-}
-
-fn opt(v: Option<f64>, decimals: usize) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
-}
-
-fn write_text_summary(
-    out: &mut impl Write,
-    s: &Summary,
-    groups: &[GroupRow],
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{} file{}, {} {}, {} records, {} bytes{}{}",
-        s.files,
-        if s.files == 1 { "" } else { "s" },
-        s.entries,
-        if s.entries == 1 { "entry" } else { "entries" },
-        s.records,
-        s.bytes,
-        if s.partial_bytes > 0 {
-            format!(" (+{} bytes of a truncated tail)", s.partial_bytes)
-        } else {
-            String::new()
-        },
-        if s.invalid_bytes > 0 {
-            format!(" (+{} bytes that cannot be read)", s.invalid_bytes)
-        } else {
-            String::new()
-        }
-    )?;
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:>5}  {:<11}  {:>9}  {:>10}  {:>12}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>6}",
-        "magic",
-        "compression",
-        "entries",
-        "records",
-        "bytes",
-        "bytes/rec",
-        "batch",
-        "record",
-        "payload",
-        "rec/batch",
-        "ratio"
-    )?;
-    for g in groups {
-        writeln!(
-            out,
-            "{:>5}  {:<11}  {:>9}  {:>10}  {:>12}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>6}",
-            g.magic,
-            g.compression,
-            g.entries,
-            g.records,
-            g.bytes,
-            opt(g.bytes_per_record, 2),
-            opt(g.batch_overhead_per_record, 2),
-            opt(g.record_overhead_per_record, 2),
-            opt(g.payload_per_record, 2),
-            opt(g.records_per_batch, 1),
-            opt(g.compression_ratio, 2),
-        )?;
-    }
-    writeln!(
-        out,
-        "(bytes/rec: stored; batch + record overhead + payload per record add up to the uncompressed size; ratio: uncompressed / stored)"
-    )
-}
-
-fn write_text_what_if(out: &mut impl Write, info: &WhatIf, rows: &[Row]) -> std::io::Result<()> {
-    writeln!(out)?;
-    writeln!(
-        out,
-        "what if: the same {} records ({} payload bytes, now {} bytes) in {} batch{}, batched {}",
-        info.records,
-        info.payload_bytes,
-        info.input_bytes,
-        info.batches,
-        if info.batches == 1 { "" } else { "es" },
-        info.batching
-    )?;
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:>5}  {:<11}  {:>5}  {:>12}  {:>9}  {:>8}  {:>11}  {:>11}",
-        "magic",
-        "compression",
-        "level",
-        "bytes",
-        "bytes/rec",
-        "vs now",
-        "encode MB/s",
-        "decode MB/s"
-    )?;
-    for r in rows {
-        let line = format!(
-            "{:>5}  {:<11}  {:>5}  {:>12}  {:>9}  {:>8}  {:>11}  {:>11}",
-            r.magic,
-            r.compression,
-            r.level.map_or_else(|| "-".into(), |l| l.to_string()),
-            r.bytes.map_or_else(|| "-".into(), |b| b.to_string()),
-            opt(r.bytes_per_record, 2),
-            opt(r.ratio, 3),
-            opt(r.encode_mb_s, 1),
-            opt(r.decode_mb_s, 1),
-        );
-        match (&r.error, &r.note) {
-            (Some(e), _) => writeln!(out, "{line}  error: {e}")?,
-            (None, Some(n)) => writeln!(out, "{line}  {n}")?,
-            (None, None) => writeln!(out, "{line}")?,
-        }
-    }
-    writeln!(
-        out,
-        "(each row is what `krec convert --magic M --compression CODEC[:LEVEL]` writes, entries \
-         already in its format and codec copied unchanged; vs now: bytes / current bytes)"
-    )?;
-    if info.skipped_control_records > 0 || info.entries_left_out > 0 {
-        writeln!(
-            out,
-            "({} control records not counted: v2 rows keep their batches, v0/v1 rows drop them; \
-             {} entries left out: crc mismatch or undecodable)",
-            info.skipped_control_records, info.entries_left_out
-        )?;
-    }
-    writeln!(out, "(speeds in {}; {})", info.speed_unit, info.timing)
 }

@@ -1,0 +1,227 @@
+//! The text and JSON Lines forms of the answers, as `krec metadata`, `krec offsets` and
+//! `krec groups` print them, so that every front end prints the same lines.
+
+use crate::groups::Group;
+use crate::{Cluster, Offsets};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// Node ids joined by commas.
+fn ids(v: &[i32]) -> String {
+    let parts: Vec<String> = v.iter().map(i32::to_string).collect();
+    parts.join(",")
+}
+
+/// A number, or `-` when there is none.
+fn opt(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+impl Cluster {
+    /// Writes the cluster as `krec metadata` prints it: a head, the brokers, then each topic
+    /// and its partitions (leader, epoch, replicas, ISR, offsets when read, OFFLINE and
+    /// UNDER-REPLICATED flags).
+    pub fn write_text(&self, out: &mut impl Write) -> io::Result<()> {
+        let c = self;
+        let what = if c.live {
+            "live cluster"
+        } else {
+            "broker files"
+        };
+        writeln!(out, "Metadata of {} ({what})", c.source)?;
+        writeln!(
+            out,
+            "cluster id: {}  controller: {}",
+            c.cluster_id.as_deref().unwrap_or("-"),
+            c.controller.map_or_else(|| "-".into(), |n| n.to_string())
+        )?;
+        writeln!(out, "{} brokers:", c.brokers.len())?;
+        for b in &c.brokers {
+            let mut extra = String::new();
+            if let Some(r) = &b.rack {
+                let _ = write!(extra, " rack {r}");
+            }
+            if b.fenced == Some(true) {
+                extra.push_str(" (fenced)");
+            }
+            writeln!(
+                out,
+                "  broker {} at {}:{}{extra}",
+                b.node_id, b.host, b.port
+            )?;
+        }
+        let offline: usize = c
+            .topics
+            .iter()
+            .map(|t| t.partitions.iter().filter(|p| p.is_offline()).count())
+            .sum();
+        writeln!(
+            out,
+            "{} topics, {offline} offline partitions:",
+            c.topics.len()
+        )?;
+        for t in &c.topics {
+            let n = t.partitions.len();
+            let mut head = format!(
+                "  topic \"{}\" with {n} partition{}",
+                t.name,
+                if n == 1 { "" } else { "s" }
+            );
+            if let Some(id) = &t.id {
+                let _ = write!(head, " id {id}");
+            }
+            if t.internal {
+                head.push_str(" (internal)");
+            }
+            if let Some(e) = &t.error {
+                let _ = write!(head, ": {e}");
+            }
+            writeln!(out, "{head}")?;
+            for p in &t.partitions {
+                let mut line = format!(
+                    "    partition {}, leader {}, epoch {}, replicas: {}, isrs: {}",
+                    p.partition,
+                    p.leader,
+                    p.leader_epoch,
+                    ids(&p.replicas),
+                    ids(&p.isr)
+                );
+                if !p.offline_replicas.is_empty() {
+                    let _ = write!(line, ", offline: {}", ids(&p.offline_replicas));
+                }
+                if let Some(o) = &p.offsets {
+                    let _ = write!(
+                        line,
+                        ", offsets: {}..{} stable {}",
+                        o.earliest,
+                        o.latest,
+                        opt(o.last_stable)
+                    );
+                }
+                if p.on_disk == Some(false) {
+                    line.push_str(", not on this disk");
+                }
+                if p.is_offline() {
+                    line.push_str(" OFFLINE");
+                } else if p.is_under_replicated() {
+                    line.push_str(" UNDER-REPLICATED");
+                }
+                if let Some(e) = &p.error {
+                    let _ = write!(line, ": {e}");
+                }
+                writeln!(out, "{line}")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each partition's (topic, partition, offsets, error), in topic order.
+    fn offset_rows(&self) -> impl Iterator<Item = (&str, i32, Option<Offsets>, Option<&str>)> {
+        self.topics.iter().flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| (t.name.as_str(), p.partition, p.offsets, p.error.as_deref()))
+        })
+    }
+
+    /// Writes the partitions' offsets as `krec offsets --format json` prints them: one object
+    /// per partition per line, {"topic","partition","earliest","latest","last_stable",
+    /// "at_time","error"}.
+    pub fn write_offsets_json(&self, out: &mut impl Write) -> io::Result<()> {
+        for (topic, partition, o, error) in self.offset_rows() {
+            let v = serde_json::json!({
+                "topic": topic,
+                "partition": partition,
+                "earliest": o.map(|o| o.earliest),
+                "latest": o.map(|o| o.latest),
+                "last_stable": o.and_then(|o| o.last_stable),
+                "at_time": o.and_then(|o| o.at_time),
+                "error": error,
+            });
+            writeln!(out, "{v}")?;
+        }
+        Ok(())
+    }
+
+    /// Writes the partitions' offsets as `krec offsets` prints them: an aligned table
+    /// TOPIC PARTITION EARLIEST LATEST STABLE, with AT_TIME when `at_time` (the offsets were
+    /// looked up for a time), and a partition's error at the end of its line.
+    pub fn write_offsets_text(&self, at_time: bool, out: &mut impl Write) -> io::Result<()> {
+        let rows: Vec<_> = self.offset_rows().collect();
+        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(5).max(5);
+        let mut head = format!(
+            "{:width$}  {:>9}  {:>12}  {:>12}  {:>12}",
+            "TOPIC", "PARTITION", "EARLIEST", "LATEST", "STABLE"
+        );
+        if at_time {
+            let _ = write!(head, "  {:>12}", "AT_TIME");
+        }
+        writeln!(out, "{}", head.trim_end())?;
+        for (topic, partition, o, error) in rows {
+            let cell = |f: fn(&Offsets) -> Option<i64>| opt(o.as_ref().and_then(f));
+            let mut line = format!(
+                "{topic:width$}  {partition:>9}  {:>12}  {:>12}  {:>12}",
+                cell(|o| Some(o.earliest)),
+                cell(|o| Some(o.latest)),
+                cell(|o| o.last_stable),
+            );
+            if at_time {
+                let _ = write!(line, "  {:>12}", cell(|o| o.at_time));
+            }
+            if let Some(e) = error {
+                let _ = write!(line, "  {e}");
+            }
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes groups as `krec groups` prints them: a tab-separated table GROUP TOPIC PARTITION
+/// COMMITTED END LAG COMMITTED_AT (ISO 8601), each group's rows followed by a `#` total line.
+pub fn write_groups_text(groups: &[Group], out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tCOMMITTED_AT"
+    )?;
+    for g in groups {
+        for o in &g.offsets {
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                g.group,
+                o.topic,
+                o.partition,
+                o.committed,
+                opt(o.end),
+                opt(o.lag),
+                o.commit_time
+                    .map_or_else(|| "-".into(), krecords_source::time::iso)
+            )?;
+        }
+        let what = match (&g.kind, g.generation) {
+            (Some(k), Some(gen)) => format!("{k} group, generation {gen}, "),
+            (Some(k), None) => format!("{k} group, "),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "# {}: {what}{} members, {} partitions, total lag {}",
+            g.group,
+            g.members.len(),
+            g.offsets.len(),
+            g.total_lag
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes groups as `krec groups --format json` prints them: one JSON object per group per
+/// line.
+pub fn write_groups_json(groups: &[Group], out: &mut impl Write) -> io::Result<()> {
+    for g in groups {
+        serde_json::to_writer(&mut *out, g)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
