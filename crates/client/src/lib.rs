@@ -59,6 +59,7 @@ mod conn;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod partitioner;
 mod producer;
 mod scram;
 mod tls;
@@ -73,4 +74,5 @@ pub use error::{Error, KafkaCode, RequestName, Result};
 /// appears in [`KafkaCode::response_error`]).
 pub use kafka_protocol;
 pub use krecords_codec::txn::{AbortedTransaction, IsolationLevel};
+pub use partitioner::{murmur2, partition_for_key, Partitioner};
 pub use producer::{CommittedOffset, OffsetToCommit, Produced, TransactionalProducer};
