@@ -60,6 +60,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod partitioner;
+mod produce;
 mod producer;
 mod scram;
 mod tls;
@@ -75,4 +76,5 @@ pub use error::{Error, KafkaCode, RequestName, Result};
 pub use kafka_protocol;
 pub use krecords_codec::txn::{AbortedTransaction, IsolationLevel};
 pub use partitioner::{murmur2, partition_for_key, Partitioner};
+pub use produce::{plan_partitions, produce_records, ProduceError, ProduceOptions, ProduceRecord};
 pub use producer::{CommittedOffset, OffsetToCommit, Produced, TransactionalProducer};
