@@ -26,7 +26,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use cmd::{
-    build, convert, demo, docs, dump, explain, export, gen, log, metadata, salvage, ship, sql,
+    build, convert, demo, docs, dump, explain, export, gen, log, metadata, produce, salvage, ship, sql,
     stats, verify,
 };
 use krecords_source::ErrorClass;
@@ -57,6 +57,7 @@ enum Command {
     Metadata(metadata::Args),
     Offsets(metadata::OffsetsArgs),
     Groups(metadata::GroupsArgs),
+    Produce(produce::Args),
     Sql(sql::Args),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
@@ -82,6 +83,7 @@ fn main() -> ExitCode {
         Command::Metadata(args) => metadata::run(args, &mut out),
         Command::Offsets(args) => metadata::run_offsets(args, &mut out),
         Command::Groups(args) => metadata::run_groups(args, &mut out),
+        Command::Produce(args) => produce::run(args, &mut out),
         Command::Sql(args) => sql::run(args, &mut out),
         Command::Completions(args) => docs::completions(args, Cli::command(), &mut out),
         Command::Man(args) => docs::man(args, Cli::command(), &mut out),

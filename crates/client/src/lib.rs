@@ -59,6 +59,8 @@ mod conn;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod partitioner;
+mod produce;
 mod producer;
 mod scram;
 mod tls;
@@ -73,4 +75,6 @@ pub use error::{Error, KafkaCode, RequestName, Result};
 /// appears in [`KafkaCode::response_error`]).
 pub use kafka_protocol;
 pub use krecords_codec::txn::{AbortedTransaction, IsolationLevel};
+pub use partitioner::{murmur2, partition_for_key, Partitioner};
+pub use produce::{plan_partitions, produce_records, ProduceError, ProduceOptions, ProduceRecord};
 pub use producer::{CommittedOffset, OffsetToCommit, Produced, TransactionalProducer};

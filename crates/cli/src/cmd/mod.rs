@@ -14,6 +14,7 @@ pub mod export;
 pub mod gen;
 pub mod log;
 pub mod metadata;
+pub mod produce;
 pub mod salvage;
 pub mod ship;
 pub mod sql;

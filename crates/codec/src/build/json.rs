@@ -53,6 +53,8 @@ struct InputRecord {
     #[serde(default)]
     offset: Option<i64>,
     #[serde(default)]
+    partition: Option<i32>,
+    #[serde(default)]
     timestamp: Option<i64>,
     #[serde(default)]
     key: Option<String>,
@@ -121,6 +123,57 @@ pub fn read_json_records(
     now: i64,
 ) -> Result<Vec<BuildRecord>, JsonLinesError> {
     let mut out = Vec::new();
+    read_lines(reader, encoding, now, |line, partition, record| {
+        if partition.is_some() {
+            return Err(JsonLinesError::Line {
+                line,
+                reason: "\"partition\" is for krec produce: a batch file has no partition"
+                    .to_owned(),
+            });
+        }
+        out.push(record);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Reads records to produce, as [`read_json_records`] with one more optional field,
+/// `"partition"` (an integer): each record with the partition it names, if any.
+///
+/// # Errors
+///
+/// As [`read_json_records`].
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::build::{read_json_produce_records, BytesEncoding};
+///
+/// let input = b"{\"partition\":3,\"value\":\"a\"}\n{\"key\":\"k\"}\n";
+/// let records = read_json_produce_records(&input[..], BytesEncoding::Utf8, 0).unwrap();
+/// assert_eq!((records[0].0, records[1].0), (Some(3), None));
+/// assert_eq!(records[1].1.key.as_deref(), Some(&b"k"[..]));
+/// ```
+pub fn read_json_produce_records(
+    reader: impl BufRead,
+    encoding: BytesEncoding,
+    now: i64,
+) -> Result<Vec<(Option<i32>, BuildRecord)>, JsonLinesError> {
+    let mut out = Vec::new();
+    read_lines(reader, encoding, now, |_, partition, record| {
+        out.push((partition, record));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Parses each non-blank line and hands its number (from 1), partition and record to `each`.
+fn read_lines(
+    reader: impl BufRead,
+    encoding: BytesEncoding,
+    now: i64,
+    mut each: impl FnMut(usize, Option<i32>, BuildRecord) -> Result<(), JsonLinesError>,
+) -> Result<(), JsonLinesError> {
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(JsonLinesError::Io)?;
         if line.trim().is_empty() {
@@ -136,15 +189,16 @@ pub fn read_json_records(
         for h in r.headers {
             headers.push((h.key.into_bytes(), parse(h.value)?));
         }
-        out.push(BuildRecord {
+        let record = BuildRecord {
             offset: r.offset,
             timestamp: r.timestamp.unwrap_or(now),
             key: parse(r.key)?,
             value: parse(r.value)?,
             headers,
-        });
+        };
+        each(i + 1, r.partition, record)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,292 @@
+//! Producing new records (what `krec produce` does): records are placed on partitions by
+//! Kafka's default partitioner ([`crate::Partitioner`]) or an explicit partition, built into
+//! v2 batches (any codec and level), and sent by a [`crate::TransactionalProducer`] in one
+//! transaction, so a consumer at `read_committed` sees all of them or none.
+//!
+//! The plan ([`plan_partitions`]) is separate from the sending ([`produce_records`]) so that
+//! where each record goes is tested without a broker.
+
+use std::collections::BTreeMap;
+
+use bytes::{Bytes, BytesMut};
+use krecords_codec::build::{build_batches, BatchOptions, BuildRecord};
+use krecords_codec::Compression;
+
+use crate::client::Client;
+use crate::error::Error;
+use crate::partitioner::Partitioner;
+use crate::producer::Produced;
+
+/// A record to produce: the record, and the partition it must go to (`None`: the default
+/// partitioner picks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProduceRecord {
+    /// An explicit partition, or `None`.
+    pub partition: Option<i32>,
+    /// The record (its `offset` is ignored: the broker assigns offsets).
+    pub record: BuildRecord,
+}
+
+/// How [`produce_records`] builds and sends batches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProduceOptions {
+    /// The codec of every batch.
+    pub compression: Compression,
+    /// The codec's level (`None`: its default).
+    pub level: Option<i32>,
+    /// Records per batch (at least 1); keyless records stick to one partition for this many
+    /// records, then move on to the next partition.
+    pub records_per_batch: usize,
+    /// The transactional id of the one transaction all records are produced in.
+    pub transactional_id: String,
+    /// The first sticky partition for keyless records (taken modulo the partition count).
+    pub sticky_start: u32,
+}
+
+impl ProduceOptions {
+    /// Uncompressed, 1,000 records per batch, sticky partitions from 0, in a transaction of
+    /// `transactional_id`.
+    pub fn new(transactional_id: impl Into<String>) -> Self {
+        ProduceOptions {
+            compression: Compression::None,
+            level: None,
+            records_per_batch: 1000,
+            transactional_id: transactional_id.into(),
+            sticky_start: 0,
+        }
+    }
+}
+
+/// Why records could not be produced.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProduceError {
+    /// The client or the broker failed (connection, metadata, Produce, the transaction).
+    #[error(transparent)]
+    Client(#[from] Error),
+    /// The topic is not in the cluster's metadata, or has no partitions.
+    #[error("topic {topic}: {reason}")]
+    Topic {
+        /// The topic.
+        topic: String,
+        /// What the metadata said.
+        reason: String,
+    },
+    /// A record names a partition the topic does not have.
+    #[error("record {index}: partition {partition} does not exist (the topic has {partitions})")]
+    Partition {
+        /// The record's index in the input, from 0.
+        index: usize,
+        /// The partition it named.
+        partition: i32,
+        /// How many partitions the topic has.
+        partitions: i32,
+    },
+    /// A batch could not be built (a record the format cannot carry, a bad level).
+    #[error("cannot build a batch: {0}")]
+    Build(#[from] krecords_codec::Error),
+}
+
+/// Assigns each record its partition: the explicit one, else its key's (murmur2, as Kafka's
+/// Java producer), else the sticky partition, which moves on after every
+/// `records_per_batch` keyless records. Returns the records per partition, in input order.
+///
+/// # Errors
+///
+/// [`ProduceError::Partition`] for an explicit partition outside `0..partitioner.partitions()`.
+pub fn plan_partitions(
+    records: Vec<ProduceRecord>,
+    partitioner: &mut Partitioner,
+    records_per_batch: usize,
+) -> Result<BTreeMap<i32, Vec<BuildRecord>>, ProduceError> {
+    let per = records_per_batch.max(1);
+    let partitions = partitioner.partitions();
+    let mut out: BTreeMap<i32, Vec<BuildRecord>> = BTreeMap::new();
+    let mut sticky_count = 0usize;
+    for (index, r) in records.into_iter().enumerate() {
+        let partition = match (r.partition, r.record.key.as_deref()) {
+            (Some(p), _) => {
+                if !(0..partitions).contains(&p) {
+                    return Err(ProduceError::Partition {
+                        index,
+                        partition: p,
+                        partitions,
+                    });
+                }
+                p
+            }
+            (None, Some(key)) => partitioner.partition(Some(key)),
+            (None, None) => {
+                let p = partitioner.partition(None);
+                sticky_count = sticky_count.saturating_add(1);
+                if sticky_count >= per {
+                    partitioner.next_batch();
+                    sticky_count = 0;
+                }
+                p
+            }
+        };
+        let mut record = r.record;
+        record.offset = None;
+        out.entry(partition).or_default().push(record);
+    }
+    Ok(out)
+}
+
+/// Produces `records` to `topic` in one transaction of `opts.transactional_id` (acks=all,
+/// idempotent: a retried batch is never written twice): looks up the topic's partitions,
+/// places the records ([`plan_partitions`]), builds v2 batches with `opts.compression`, sends
+/// them and commits. Returns the acknowledged batches, partition by partition.
+///
+/// # Errors
+///
+/// [`ProduceError::Topic`] for a topic the cluster does not have; [`ProduceError::Partition`];
+/// [`ProduceError::Build`]; the producer's errors ([`ProduceError::Client`]), after which the
+/// transaction is aborted (or left to the broker to abort when the connection is gone): no
+/// record of the call is visible to `read_committed` consumers.
+pub async fn produce_records(
+    client: &Client,
+    topic: &str,
+    records: Vec<ProduceRecord>,
+    opts: &ProduceOptions,
+) -> Result<Vec<Produced>, ProduceError> {
+    let md = client.metadata(Some(&[topic])).await?;
+    let bad = |reason: String| ProduceError::Topic {
+        topic: topic.to_owned(),
+        reason,
+    };
+    let t = md
+        .topics
+        .iter()
+        .find(|t| t.name == topic)
+        .ok_or_else(|| bad("not in the cluster's metadata".into()))?;
+    if let Some(code) = &t.error {
+        return Err(bad(code.to_string()));
+    }
+    let count = i32::try_from(t.partitions.len()).unwrap_or(i32::MAX);
+    let mut partitioner = Partitioner::new(count, opts.sticky_start)
+        .ok_or_else(|| bad("the topic has no partitions".into()))?;
+    let planned = plan_partitions(records, &mut partitioner, opts.records_per_batch)?;
+
+    let mut batch_opts = BatchOptions::new(2);
+    batch_opts.compression = opts.compression;
+    batch_opts.level = opts.level;
+    batch_opts.records_per_batch = opts.records_per_batch.max(1);
+    // Built before the transaction starts: a record the format refuses fails nothing.
+    let mut built: Vec<(i32, Vec<Vec<u8>>)> = Vec::with_capacity(planned.len());
+    for (partition, recs) in &planned {
+        let mut batches = Vec::new();
+        build_batches(&batch_opts, recs, |bytes, _| batches.push(bytes.to_vec()))?;
+        built.push((*partition, batches));
+    }
+
+    let mut producer = client
+        .transactional_producer(&opts.transactional_id)
+        .await?;
+    producer.begin()?;
+    let sent: Result<Vec<Produced>, Error> = async {
+        for (partition, batches) in built {
+            for b in batches {
+                producer
+                    .send(topic, partition, BytesMut::from(Bytes::from(b)))
+                    .await?;
+            }
+        }
+        let acks = producer.flush().await?;
+        producer.commit().await?;
+        Ok(acks)
+    }
+    .await;
+    match sent {
+        Ok(mut acks) => {
+            acks.sort_by_key(|a| (a.partition, a.base_sequence));
+            Ok(acks)
+        }
+        Err(e) => {
+            // Best effort: a stopped producer refuses abort; the broker then aborts the
+            // transaction at its timeout or at the id's next InitProducerId.
+            let _ = producer.abort().await;
+            Err(e.into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::partitioner::partition_for_key;
+
+    fn rec(partition: Option<i32>, key: Option<&str>, value: &str) -> ProduceRecord {
+        ProduceRecord {
+            partition,
+            record: BuildRecord {
+                offset: Some(99),
+                ..BuildRecord::new(
+                    1,
+                    key.map(|k| k.as_bytes().to_vec()),
+                    Some(value.as_bytes().to_vec()),
+                )
+            },
+        }
+    }
+
+    fn values(v: &[BuildRecord]) -> Vec<String> {
+        v.iter()
+            .map(|r| String::from_utf8(r.value.clone().unwrap()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn explicit_then_keyed_then_sticky() {
+        let mut p = Partitioner::new(4, 1).unwrap();
+        let input = vec![
+            rec(Some(3), Some("foobar"), "explicit"),
+            rec(None, Some("foobar"), "keyed"),
+            rec(None, None, "a"),
+            rec(None, None, "b"),
+            rec(None, None, "c"),
+            rec(None, None, "d"),
+            rec(None, None, "e"),
+        ];
+        let plan = plan_partitions(input, &mut p, 2).unwrap();
+        let keyed = partition_for_key(b"foobar", 4).unwrap();
+        // Sticky from 1: a, b on 1; c, d on 2; e on 3.
+        let mut want: BTreeMap<i32, Vec<&str>> = BTreeMap::new();
+        want.entry(3).or_default().push("explicit");
+        want.entry(keyed).or_default().push("keyed");
+        for (part, v) in [(1, "a"), (1, "b"), (2, "c"), (2, "d"), (3, "e")] {
+            want.entry(part).or_default().push(v);
+        }
+        let got: BTreeMap<i32, Vec<String>> = plan.iter().map(|(k, v)| (*k, values(v))).collect();
+        let want: BTreeMap<i32, Vec<String>> = want
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().map(str::to_owned).collect()))
+            .collect();
+        assert_eq!(got, want);
+        assert!(plan.values().flatten().all(|r| r.offset.is_none()));
+    }
+
+    #[test]
+    fn a_partition_out_of_range_is_refused_with_the_record_index() {
+        let mut p = Partitioner::new(2, 0).unwrap();
+        let e = plan_partitions(
+            vec![rec(None, None, "a"), rec(Some(2), None, "b")],
+            &mut p,
+            5,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            e,
+            ProduceError::Partition {
+                index: 1,
+                partition: 2,
+                partitions: 2
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "record 1: partition 2 does not exist (the topic has 2)"
+        );
+    }
+}
