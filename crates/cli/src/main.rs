@@ -26,8 +26,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use cmd::{
-    build, convert, demo, docs, dump, explain, export, gen, log, metadata, produce, salvage, ship, sql,
-    stats, verify,
+    build, convert, demo, docs, dump, explain, export, gen, log, metadata, produce, salvage, ship,
+    sql, stats, verify,
 };
 use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};

@@ -92,9 +92,11 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
     config
         .set("bootstrap.servers", &url.servers)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.target)))?;
-    let mut opts = ProduceOptions::new(args.transactional_id.clone().unwrap_or_else(|| {
-        format!("krec-produce-{}-{}", std::process::id(), now_ms())
-    }));
+    let mut opts = ProduceOptions::new(
+        args.transactional_id
+            .clone()
+            .unwrap_or_else(|| format!("krec-produce-{}-{}", std::process::id(), now_ms())),
+    );
     opts.compression = compression;
     opts.level = level;
     opts.records_per_batch = usize::try_from(args.records_per_batch).unwrap_or(1000);
@@ -142,9 +144,10 @@ fn produce_failure(e: ProduceError, name: &str) -> Failure {
 
 fn read_input(args: &Args, url_partition: Option<i32>) -> Result<Vec<ProduceRecord>, Failure> {
     let reader: Box<dyn BufRead> = match &args.input {
-        Some(p) => Box::new(std::io::BufReader::new(std::fs::File::open(p).map_err(
-            |e| Failure::Io(e, format!("cannot open {}", p.display())),
-        )?)),
+        Some(p) => Box::new(std::io::BufReader::new(
+            std::fs::File::open(p)
+                .map_err(|e| Failure::Io(e, format!("cannot open {}", p.display())))?,
+        )),
         None => Box::new(std::io::stdin().lock()),
     };
     let now = now_ms();
