@@ -13,6 +13,11 @@ Kafka's ProducerPerformance, then compares:
 - offsets-live: `krec offsets --all --format json kafka://B` with Kafka's GetOffsetShell for
   earliest (-2), latest (-1) and several times (the first, a middle and a future timestamp);
   the last stable offset equals latest (no transactions);
+- produce-live: `krec produce` of 1,000 keyed JSON lines with headers (200 per codec), an
+  explicit partition, a null key and `--lines` values into a 12-partition topic; Kafka's
+  ConsoleConsumer at read_committed reads every record back (key, value, headers) and each key
+  sits on the partition Kafka's ConsoleProducer (the Java producer's default partitioner) puts
+  the same key in another 12-partition topic;
 - after `broker.sh stop`: metadata-offline, `krec metadata --all --format json DIR/logs` gives
   the same topics, ids, partitions and replicas as the live answer just before the stop, and
   the cluster id of the live answer; offsets-offline, `krec offsets DIR/logs` the same earliest
@@ -116,6 +121,69 @@ def consumer_groups_describe(cp, bootstrap, group):
     return res
 
 
+def console_consume(cp, bootstrap, topic, n):
+    """ConsoleConsumer at read_committed: [(partition, headers, key, value)] of n records."""
+    text = java(cp, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+                bootstrap, "--topic", topic, "--from-beginning", "--max-messages", str(n),
+                "--timeout-ms", "60000", "--isolation-level", "read_committed",
+                "--property", "print.partition=true", "--property", "print.headers=true",
+                "--property", "print.key=true")
+    res = []
+    for line in text.splitlines():
+        f = line.split("\t")
+        if len(f) == 4 and f[0].startswith("Partition:"):
+            res.append((int(f[0].split(":")[1]), f[1], f[2], f[3]))
+    return res
+
+
+def krec_produce(a, target, lines, *args):
+    r = subprocess.run([a.krec, "produce", target, "--format", "json", *args], input=lines,
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"krec produce {' '.join(args)} exit {r.returncode}: {r.stderr}")
+    return sum(json.loads(l)["records"] for l in r.stdout.splitlines())
+
+
+def check_produce(a, bootstrap):
+    for name in ("fd-prod", "fd-prod-java"):
+        java(a.java_cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+             "--create", "--topic", name, "--partitions", "12", "--replication-factor", "1")
+    keys = [f"user-{i}" for i in range(1000)]
+    target = f"kafka://{bootstrap}/fd-prod"
+    written = 0
+    # 200 keys per codec, each run one transaction.
+    for i, codec in enumerate(("none", "gzip", "snappy", "lz4", "zstd:3")):
+        lines = "".join(json.dumps({"key": k, "value": f"v-{k}",
+                                    "headers": [{"key": "h", "value": k}]}) + "\n"
+                        for k in keys[i * 200:(i + 1) * 200])
+        written += krec_produce(a, target, lines, "--compression", codec)
+    # An explicit partition, a null key, and --lines values to the URL's partition.
+    written += krec_produce(a, target, '{"partition":5,"key":"pinned","value":"explicit"}\n'
+                            '{"value":"no key"}\n', "--transactional-id", "fd-prod-txn")
+    written += krec_produce(a, f"{target}/3", "plain one\nplain two\n", "--lines")
+    sh_in = subprocess.run(["java", "-cp", a.java_cp, "org.apache.kafka.tools.ConsoleProducer",
+                            "--bootstrap-server", bootstrap, "--topic", "fd-prod-java",
+                            "--property", "parse.key=true", "--property", "key.separator=:"],
+                           input="".join(f"{k}:x\n" for k in keys), capture_output=True,
+                           text=True, timeout=300)
+    if sh_in.returncode != 0:
+        raise RuntimeError(f"ConsoleProducer exit {sh_in.returncode}: {sh_in.stderr[-2000:]}")
+    ours = console_consume(a.java_cp, bootstrap, "fd-prod", len(keys) + 4)
+    theirs = {k: p for p, _, k, _ in console_consume(a.java_cp, bootstrap, "fd-prod-java", len(keys))}
+    keyed = {k: (p, h, v) for p, h, k, v in ours if k not in ("null", "pinned")}
+    rest = sorted((p, k, v) for p, _, k, v in ours if k in ("null", "pinned"))
+    bad = [k for k in keys if keyed.get(k) != (theirs.get(k), f"h:{k}", f"v-{k}")]
+    want_rest = [(3, "null", "plain one"), (3, "null", "plain two"), (5, "pinned", "explicit")]
+    rest_ok = len(rest) == 4 and [r for r in rest if r[2] != "no key"] == want_rest
+    ok = not bad and written == len(keys) + 4 and len(ours) == len(keys) + 4 and rest_ok
+    out("produce-live", ok,
+        f"{len(keys)} keys over 12 partitions (every codec, headers, one transaction each) on the "
+        "Java partitioner's partitions, an explicit partition, a null key and --lines values, "
+        "read back by ConsoleConsumer at read_committed" if ok else
+        f"written {written}, read {len(ours)}, wrong keys {bad[:5]} (ours {[keyed.get(k) for k in bad[:5]]}, "
+        f"java {[theirs.get(k) for k in bad[:5]]}), others {rest}")
+
+
 def krec_groups(krec, source, groups):
     out_ = sh([krec, "groups", source, *groups, "--format", "json"])
     res = {}
@@ -194,6 +262,7 @@ def main():
         out("groups-live", live_groups == theirs and len(theirs) >= 2,
             f"{len(theirs)} group partitions (classic and consumer protocol): committed, end, lag equal kafka-consumer-groups"
             if live_groups == theirs else f"krec {live_groups} != kafka-consumer-groups {theirs}")
+        check_produce(a, bootstrap)
         # The live answer just before the stop (__consumer_offsets exists now).
         live = json.loads(sh([a.krec, "metadata", url, "--all", "--format", "json"]))
 

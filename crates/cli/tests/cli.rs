@@ -33,6 +33,8 @@ mod log;
 mod metadata;
 #[path = "cli/positions.rs"]
 mod positions;
+#[path = "cli/produce.rs"]
+mod produce;
 #[path = "cli/salvage.rs"]
 mod salvage;
 #[path = "cli/ship.rs"]

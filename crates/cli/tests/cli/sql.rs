@@ -89,7 +89,7 @@ fn sql_prints_a_text_table_json_lines_and_csv() {
         .map(|(k, n)| vec![k.clone(), n.to_string()])
         .collect();
     let text = sql(PER_KEY, &part, &[]).ok();
-    assert_eq!(text, text_table(&["key", "n"], &rows) + "\n");
+    assert_eq!(text, text_table(&["key", "n"], &rows));
 
     let json = sql(PER_KEY, &part, &["--format", "json"]).json_lines();
     let got: Vec<(String, u64)> = json

@@ -1,0 +1,120 @@
+//! `krec produce` against the test kit's fake cluster: JSON lines land on the partition they
+//! name, or where Kafka's Java producer puts their key; `--lines` values; the report; bad input
+//! and unknown partitions refused with exit 2 before anything is sent; `krec dump` of the topic
+//! reads back what went in.
+
+use crate::util::{finish, krec, start, Run};
+use krecords_client::partition_for_key;
+use krecords_testkit::FakeCluster;
+
+/// Runs `krec produce ARGS...` with `stdin`.
+fn produce(args: &[&str], stdin: &str) -> Run {
+    let mut cmd = krec();
+    cmd.arg("produce").args(args);
+    finish(start(&mut cmd, stdin.as_bytes().to_vec()))
+}
+
+#[test]
+fn json_lines_land_on_their_partition_or_their_keys_partition() {
+    let c = FakeCluster::start(&[("events", 3)]);
+    let url = format!("kafka://{}/events", c.addr());
+    let mut input = String::new();
+    for i in 0..30 {
+        input += &format!(
+            "{{\"key\":\"user-{i}\",\"value\":\"v{i}\",\"headers\":[{{\"key\":\"h\",\"value\":\"x{i}\"}}],\"timestamp\":{}}}\n",
+            1_714_000_000_000i64 + i
+        );
+    }
+    input += "{\"partition\":2,\"key\":\"pinned\",\"value\":\"to-2\"}\n";
+    let r = produce(&[&url, "--format", "json", "--compression", "zstd"], &input);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // Where the Java producer's default partitioner would put each record.
+    let mut want: Vec<Vec<String>> = vec![Vec::new(); 3];
+    for i in 0..30 {
+        let p = partition_for_key(format!("user-{i}").as_bytes(), 3).unwrap();
+        want[usize::try_from(p).unwrap()].push(format!("v{i}"));
+    }
+    want[2].push("to-2".to_owned());
+    for (p, values) in want.iter().enumerate() {
+        let p32 = i32::try_from(p).unwrap();
+        assert_eq!(&c.committed_values("events", p32), values, "partition {p}");
+    }
+
+    // The report: one line per partition with the offsets the records got.
+    let lines = r.json_lines();
+    let total: u64 = lines.iter().map(|l| l["records"].as_u64().unwrap()).sum();
+    assert_eq!(total, 31);
+    for l in &lines {
+        let p = usize::try_from(l["partition"].as_u64().unwrap()).unwrap();
+        assert_eq!(l["topic"], "events");
+        assert_eq!(l["records"].as_u64().unwrap(), want[p].len() as u64);
+        assert_eq!(l["first_offset"], 0);
+        assert_eq!(l["last_offset"].as_u64().unwrap(), want[p].len() as u64 - 1);
+    }
+
+    // krec dump of the live topic reads back keys, values, headers and timestamps.
+    let dumped = crate::util::run(&["dump", "--deep", &format!("{url}/0"), "--format", "json"]);
+    assert_eq!(dumped.code, 0, "{}", dumped.stderr);
+    let records: Vec<serde_json::Value> = dumped
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["control"] == false)
+        .flat_map(|e| e["records"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(records.len(), want[0].len());
+    for rec in &records {
+        let value = rec["value"].as_str().unwrap();
+        let i: i64 = value[1..].parse().unwrap();
+        assert_eq!(rec["key"], format!("user-{i}"));
+        assert_eq!(rec["timestamp"], 1_714_000_000_000i64 + i);
+        assert_eq!(rec["headers"][0]["key"], "h");
+        assert_eq!(rec["headers"][0]["value"], format!("x{i}"));
+    }
+}
+
+#[test]
+fn lines_go_to_the_url_partition_and_the_text_report_counts_them() {
+    let c = FakeCluster::start(&[("logs", 2)]);
+    let url = format!("kafka://{}/logs/1", c.addr());
+    let r = produce(
+        &[&url, "--lines"],
+        "first line\nsecond {not json}\n\nthird\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        c.committed_values("logs", 1),
+        ["first line", "second {not json}", "", "third"]
+    );
+    assert!(c.committed_values("logs", 0).is_empty());
+    assert_eq!(
+        r.out(),
+        "logs/1: 4 records, offsets 0..=3\nproduced 4 records to logs in one committed transaction\n"
+    );
+}
+
+#[test]
+fn bad_input_and_unknown_partitions_send_nothing() {
+    let c = FakeCluster::start(&[("events", 2)]);
+    let url = format!("kafka://{}/events", c.addr());
+    // A bad third line: nothing is sent, the line is named.
+    let r = produce(
+        &[&url],
+        "{\"value\":\"a\"}\n{\"value\":\"b\"}\n{\"value\":\n",
+    );
+    r.fails(2, "line 3");
+    // A partition the topic does not have.
+    let r = produce(&[&url], "{\"partition\":7,\"value\":\"a\"}\n");
+    r.fails(2, "7");
+    // An unknown topic.
+    let r = produce(
+        &[&format!("kafka://{}/nope", c.addr())],
+        "{\"value\":\"a\"}\n",
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    // Not a kafka:// target.
+    produce(&["some/dir"], "{\"value\":\"a\"}\n").fails(2, "kafka://");
+    for p in 0..2 {
+        assert!(c.committed_batches("events", p).is_empty(), "partition {p}");
+    }
+}
