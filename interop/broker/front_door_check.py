@@ -18,6 +18,8 @@ Kafka's ProducerPerformance, then compares:
   ConsoleConsumer at read_committed reads every record back (key, value, headers) and each key
   sits on the partition Kafka's ConsoleProducer (the Java producer's default partitioner) puts
   the same key in another 12-partition topic;
+- ship-group-lag: after `krec ship` of a partition into fd-ship, kafka-consumer-groups
+  --describe shows the job's group at the topic's end, lag 0;
 - after `broker.sh stop`: metadata-offline, `krec metadata --all --format json DIR/logs` gives
   the same topics, ids, partitions and replicas as the live answer just before the stop, and
   the cluster id of the live answer; offsets-offline, `krec offsets DIR/logs` the same earliest
@@ -184,6 +186,24 @@ def check_produce(a, bootstrap):
         f"java {[theirs.get(k) for k in bad[:5]]}), others {rest}")
 
 
+def check_ship_lag(a, bootstrap):
+    """After a complete `krec ship`, kafka-consumer-groups shows the job's group with lag 0."""
+    java(a.java_cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+         "--create", "--topic", "fd-ship", "--partitions", "1", "--replication-factor", "1")
+    r = subprocess.run([a.krec, "ship", f"kafka://{bootstrap}/fd-prod/3",
+                        f"kafka://{bootstrap}/fd-ship/0", "--job", "fd", "--format", "json"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"krec ship exit {r.returncode}: {r.stderr}")
+    shipped = json.loads(r.stdout)["partitions"][0]["records"]
+    described = consumer_groups_describe(a.java_cp, bootstrap, "krec-ship-fd")
+    got = described.get(("fd-ship", 0))
+    ok = shipped > 0 and got is not None and got[2] == 0 and got[0] == got[1]
+    out("ship-group-lag", ok,
+        f"{shipped} records shipped; kafka-consumer-groups: current {got[0]}, end {got[1]}, lag 0"
+        if ok else f"shipped {shipped}, kafka-consumer-groups {described}")
+
+
 def krec_groups(krec, source, groups):
     out_ = sh([krec, "groups", source, *groups, "--format", "json"])
     res = {}
@@ -263,6 +283,7 @@ def main():
             f"{len(theirs)} group partitions (classic and consumer protocol): committed, end, lag equal kafka-consumer-groups"
             if live_groups == theirs else f"krec {live_groups} != kafka-consumer-groups {theirs}")
         check_produce(a, bootstrap)
+        check_ship_lag(a, bootstrap)
         # The live answer just before the stop (__consumer_offsets exists now).
         live = json.loads(sh([a.krec, "metadata", url, "--all", "--format", "json"]))
 

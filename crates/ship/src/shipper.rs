@@ -3,10 +3,14 @@
 use crate::positions::Positions;
 use crate::source::{Reader, Source};
 use crate::{Error, Result};
-use krecords_client::{Client, ClientConfig, OffsetToCommit, TransactionalProducer};
+use krecords_client::{
+    Client, ClientConfig, IsolationLevel, OffsetSpec, OffsetToCommit, TransactionalProducer,
+};
 use krecords_log::ship::{plan, Plan, PlanOptions, ShipKind};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
@@ -88,6 +92,11 @@ pub struct ShipOptions {
     pub follow: bool,
     /// Poll interval of `follow`.
     pub poll: Duration,
+    /// A graceful stop (set by a SIGTERM or Ctrl-C handler, say): once it is true, the job
+    /// stops reading, commits what it has sent with its positions, and returns its report
+    /// with [`Report::stopped`] set. `None`: the job stops only at its sources' end (or when
+    /// the event callback breaks).
+    pub stop: Option<Arc<AtomicBool>>,
     /// The client configuration of the target (its `bootstrap.servers` is set from the
     /// target).
     pub target_config: ClientConfig,
@@ -104,6 +113,7 @@ impl Default for ShipOptions {
             parallel: 4,
             follow: false,
             poll: Duration::from_millis(500),
+            stop: None,
             target_config: ClientConfig::default(),
             source_config: ClientConfig::default(),
         }
@@ -207,8 +217,9 @@ pub struct Report {
     pub partitions: BTreeMap<i32, PartitionReport>,
     /// Time the job took.
     pub elapsed: Duration,
-    /// Whether the event callback stopped the job (its open transaction, if any, was left
-    /// open: the next run of the job aborts it and ships its data again).
+    /// Whether the job stopped before its sources' end: by [`ShipOptions::stop`] (what was
+    /// in flight was committed first) or by the event callback (its open transaction, if
+    /// any, was left open: the next run of the job aborts it and ships its data again).
     pub stopped: bool,
 }
 
@@ -325,6 +336,16 @@ pub fn ship(
     };
     let mut shipped_bytes = 0u64;
     let mut stopped = false;
+    let stop_requested = || {
+        options
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    };
+    // Per target partition, its next offset once this job's last transaction there is
+    // committed (its records, then the commit marker): the group's committed offset, so that
+    // the job's group shows no lag once everything is shipped.
+    let mut target_next: BTreeMap<i32, i64> = BTreeMap::new();
     // At least a byte: a transaction takes at least one fetch.
     let txn_bytes = options.txn_bytes.max(1);
     'job: loop {
@@ -374,36 +395,61 @@ pub fn ship(
                 stopped = true;
                 break 'job;
             }
-            if !read_any {
+            if !read_any || stop_requested() {
                 break;
             }
         }
         // Also when nothing was produced (only control or aborted batches read): the positions
         // move on in a transaction of their own.
-        let offsets: Vec<OffsetToCommit> = active
+        // The source positions go in the commit's metadata; the committed offset is the
+        // target's position.
+        let moved: Vec<(i32, String)> = active
             .iter()
             .filter(|l| l.moved)
-            .map(|l| OffsetToCommit {
-                topic: target.topic.clone(),
-                partition: l.partition,
-                offset: l.pos,
-                metadata: Some(
-                    cx.positions
-                        .get(&l.partition)
-                        .cloned()
-                        .unwrap_or_default()
-                        .to_metadata(),
-                ),
+            .map(|l| {
+                let positions = cx.positions.get(&l.partition).cloned();
+                (l.partition, positions.unwrap_or_default().to_metadata())
             })
             .collect();
-        if !offsets.is_empty() {
+        if !moved.is_empty() {
             let producer = &mut cx.producer;
             if !producer.in_transaction() {
                 producer.begin().map_err(fail)?;
             }
+            let (client, topic, target_next) = (&client, &target.topic, &mut target_next);
             let produced = rt
                 .block_on(async {
                     let produced = producer.flush().await?;
+                    for pr in &produced {
+                        if let Some(b) = pr.base_offset {
+                            let next = b.saturating_add(i64::from(pr.records)).saturating_add(1);
+                            let e = target_next.entry(pr.partition).or_insert(next);
+                            *e = (*e).max(next);
+                        }
+                    }
+                    let mut offsets = Vec::with_capacity(moved.len());
+                    for (partition, metadata) in moved {
+                        let offset = match target_next.get(&partition) {
+                            Some(o) => *o,
+                            // Nothing shipped there by this run yet: the target's end now.
+                            None => client
+                                .list_offsets(
+                                    topic,
+                                    partition,
+                                    OffsetSpec::Latest,
+                                    IsolationLevel::ReadUncommitted,
+                                )
+                                .await?
+                                .offset
+                                .unwrap_or(0),
+                        };
+                        offsets.push(OffsetToCommit {
+                            topic: topic.clone(),
+                            partition,
+                            offset,
+                            metadata: Some(metadata),
+                        });
+                    }
                     producer.send_offsets(&job.group, &offsets).await?;
                     producer.commit().await?;
                     Ok(produced)
@@ -424,6 +470,10 @@ pub fn ship(
                 cx.totals.entry(lane.partition).or_default().transactions += 1;
             }
             shipped_bytes += txn_source_bytes;
+        }
+        if stop_requested() {
+            stopped = true;
+            break;
         }
         if options.follow {
             // Each idle lane looks again `poll` after it found nothing; when all are idle,

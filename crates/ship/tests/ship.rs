@@ -6,6 +6,8 @@ use krecords_testkit::batches::{batch, marker, numbered};
 use krecords_testkit::FakeCluster;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// `count` batches of 3 records, values `{tag}{offset}`.
 fn values_batches(tag: &str, count: i64) -> Vec<Vec<u8>> {
@@ -80,7 +82,9 @@ fn a_local_log_is_shipped_whole_with_its_positions_committed() {
     let (offset, meta) = cluster
         .committed_offset("krec-ship-orders", "orders", 0)
         .unwrap();
-    assert_eq!(offset, 12);
+    // The committed offset is the target's end (12 records and the commit marker), so the
+    // job's group shows no lag; the source positions are in the metadata.
+    assert_eq!(offset, 13);
     let positions = Positions::from_metadata(meta.as_deref(), "orders/0").unwrap();
     let id = std::fs::canonicalize(&dir).unwrap().display().to_string();
     assert_eq!(positions.0.into_iter().collect::<Vec<_>>(), [(id, 12)]);
@@ -93,6 +97,61 @@ fn a_local_log_is_shipped_whole_with_its_positions_committed() {
     );
     assert_eq!(again.partitions[&0].records, 0);
     assert_eq!(cluster.committed_values("orders", 0), expected("v", 4));
+}
+
+#[test]
+fn a_graceful_stop_commits_what_is_in_flight_and_the_rerun_ships_the_rest_once() {
+    let (cluster, _tmp, batches, dir) = orders("g", 6);
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = ShipOptions {
+        job: Some("graceful".into()),
+        txn_bytes: 2 * batches[0].len() as u64,
+        stop: Some(stop.clone()),
+        ..ShipOptions::default()
+    };
+    // A SIGTERM handler would set the flag: here, during the second transaction.
+    let mut rounds = 0;
+    let first = ship(
+        &target(&cluster, "orders"),
+        sources(&[&dir]),
+        &options,
+        |e| {
+            if let Event::Progress(_) = e {
+                rounds += 1;
+                if rounds == 3 {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    assert!(first.stopped);
+    let shipped = first.partitions[&0].records;
+    assert!(shipped > 0 && shipped < 18, "{shipped} records");
+    // What was sent is committed: nothing is left open for the next run to abort.
+    assert_eq!(
+        cluster.committed_values("orders", 0),
+        &expected("g", 6)[..usize::try_from(shipped).unwrap()]
+    );
+    let (offset, _) = cluster
+        .committed_offset("krec-ship-graceful", "orders", 0)
+        .unwrap();
+    let last = first.partitions[&0].target_last_offset.unwrap();
+    assert_eq!(
+        offset,
+        last + 2,
+        "the target's end: the records and the marker"
+    );
+    let rest = ShipOptions {
+        stop: None,
+        ..options
+    };
+    let second = run(&cluster, "orders", sources(&[&dir]), &rest);
+    assert!(!second.stopped);
+    assert_eq!(second.partitions[&0].records, 18 - shipped);
+    assert_eq!(cluster.committed_values("orders", 0), expected("g", 6));
+    assert_eq!(cluster.aborted_batches(), 0);
 }
 
 #[test]

@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Copy committed data of local logs, partition directories, segment files or another
@@ -26,7 +28,26 @@ use std::time::Duration;
 ///
 /// -X and -F (the client properties) apply to the target and to kafka:// sources;
 /// --source-X and --source-F add properties for kafka:// sources only.
+///
+/// Positions: a job's consumer group (krec-ship-JOB) commits, per target partition, the
+/// target's end offset (so `kafka-consumer-groups --describe` shows lag 0 once all is
+/// shipped) with each source's next offset in the commit's metadata; a rerun reads them and
+/// ships only what is new.
+///
+/// SIGTERM or Ctrl-C stops the job gracefully: what was sent is committed with its
+/// positions, the report is printed and the exit code is 0 (a second signal ends the process
+/// at once; a later run still resumes exactly). -X socket.timeout.ms bounds each request.
+///
+/// Exit codes: 0 shipped (or stopped by a signal); 1 bad source data; 2 usage, an unreachable
+/// cluster, a missing topic or partition, another job's group.
+///
+/// Examples:
+///   krec ship /var/kafka/orders-3 kafka://backup:9092/orders
+///   krec ship /var/kafka/orders-0 /var/kafka/orders-1 kafka://backup:9092/orders --job restore-1
+///   krec ship kafka://old:9092/orders/0 kafka://new:9092/orders/0 --follow
+///   krec ship /restore/*.log kafka://b:9092/orders/2 --compression zstd:3 --format json
 #[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct Args {
     /// Sources then the target: SOURCE… kafka://HOST:PORT[,…]/TOPIC[/PARTITION]. A SOURCE is
     /// a log or partition directory (`NAME-N` goes to partition N unless the target names
@@ -104,6 +125,19 @@ fn failure(e: Error) -> Failure {
     }
 }
 
+/// A flag that SIGTERM and SIGINT set; a second signal while it is set ends the process with
+/// the signal's conventional status (128 + its number).
+fn stop_on_signals() -> Result<Arc<AtomicBool>, Failure> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [SIGTERM, SIGINT] {
+        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, flag.clone())
+            .and_then(|_| signal_hook::flag::register(sig, flag.clone()))
+            .map_err(|e| Failure::Io(e, "cannot install the signal handlers".into()))?;
+    }
+    Ok(flag)
+}
+
 /// Runs `krec ship`.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let target_config = args.client.config()?;
@@ -148,16 +182,18 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         &args.source_config_file,
         &args.source_property,
     )?;
-    let options = ShipOptions {
+    let mut options = ShipOptions {
         job: args.job,
         plan: PlanOptions { compression, level },
         txn_bytes: args.txn_bytes,
         parallel: args.parallel,
         follow: args.follow,
         poll: Duration::from_millis(args.poll_ms),
+        stop: None,
         target_config,
         source_config,
     };
+    options.stop = Some(stop_on_signals()?);
     let target = Target::new(target.servers, target.topic, target.partition);
     let mut progress = Progress::new("ship", crate::progress::Unit::Bytes, u64::MAX, 0);
     let report = ship(&target, sources, &options, |event| {
@@ -216,6 +252,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 "producer_epoch": report.producer_epoch,
                 "partitions": partitions,
                 "elapsed_ms": report.elapsed.as_millis() as u64,
+                "stopped": report.stopped,
             });
             writeln!(out, "{json}")?;
         }
@@ -227,8 +264,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 };
                 writeln!(
                     out,
-                    "{}/{p}: {} records in {} transactions, {range}; batches: {} as is, {} re-batched, {} up-converted; skipped: {} control, {} aborted",
-                    report.target, t.records, t.transactions, t.batches_as_is, t.batches_rebatched, t.batches_upconverted, t.batches_skipped_control, t.batches_skipped_aborted
+                    "{}/{p}: {} record{} in {} transaction{}, {range}; batches: {} as is, {} re-batched, {} up-converted; skipped: {} control, {} aborted",
+                    report.target, t.records, if t.records == 1 { "" } else { "s" }, t.transactions, if t.transactions == 1 { "" } else { "s" }, t.batches_as_is, t.batches_rebatched, t.batches_upconverted, t.batches_skipped_control, t.batches_skipped_aborted
+                )?;
+            }
+            if report.stopped {
+                writeln!(
+                    out,
+                    "stopped by a signal: what was sent is committed; run the job again to continue"
                 )?;
             }
         }

@@ -128,7 +128,7 @@ fn standard_input_is_a_source() {
     let out = r.out();
     assert!(
         out.starts_with(&format!(
-            "{target}: 6 records in 1 transactions, offsets 0..=5;"
+            "{target}: 6 records in 1 transaction, offsets 0..=5;"
         )),
         "{out}"
     );
@@ -148,6 +148,68 @@ fn standard_input_is_a_source() {
         b"",
     );
     r.fails(2, "-: no partition");
+}
+
+/// SIGTERM during `--follow`: what was sent is committed, the report printed, exit 0; appends
+/// after the stop are shipped by the next run, nothing twice.
+#[test]
+fn sigterm_during_follow_commits_reports_and_exits_0() {
+    let cluster = krecords_testkit::FakeCluster::start(&[("t", 1)]);
+    let d = Dir::new();
+    let part = d.path("orders-0");
+    std::fs::create_dir_all(&part).unwrap();
+    std::fs::write(part.join("00000000000000000000.log"), segment()).unwrap();
+    let target = format!("kafka://{}/t/0", cluster.addr());
+    let part_arg = part.to_str().unwrap();
+    let args = [
+        &[
+            "ship",
+            part_arg,
+            &target,
+            "--job",
+            "f",
+            "--follow",
+            "--poll-ms",
+            "50",
+        ][..],
+        &FAST,
+    ]
+    .concat();
+    let mut cmd = crate::util::krec();
+    cmd.args(&args);
+    let started = crate::util::start(&mut cmd, Vec::new());
+    // The six records are committed while the job keeps following.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while cluster.committed_values("t", 0).len() < 6 {
+        assert!(std::time::Instant::now() < deadline, "nothing shipped");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = started.0.id().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let r = crate::util::finish(started);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = r.out();
+    assert!(
+        out.starts_with(&format!(
+            "{target}: 6 records in 1 transaction, offsets 0..=5;"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("stopped by a signal"), "{out}");
+    // A rerun ships nothing twice.
+    let again = run(&[&["ship", part_arg, &target, "--job", "f"][..], &FAST].concat());
+    assert!(
+        again
+            .ok()
+            .contains("0 records in 0 transactions, nothing new"),
+        "{}",
+        again.out()
+    );
+    assert_eq!(cluster.committed_values("t", 0).len(), 6);
 }
 
 /// `--compression zstd:3` as in every other command: the batches are rebuilt in zstd at level 3.
