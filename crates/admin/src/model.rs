@@ -110,8 +110,4 @@ pub const INTERNAL_TOPICS: [&str; 3] = [
     "__share_group_state",
 ];
 
-/// A topic id as Kafka prints it: URL-safe base64 of the 16 bytes, no padding.
-pub fn topic_id_text(id: &[u8; 16]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id)
-}
+pub use krecords_client::topic_id_text;

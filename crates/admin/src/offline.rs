@@ -397,13 +397,6 @@ fn property(text: &str, key: &str) -> Option<String> {
     })
 }
 
-/// A partition directory's topic id (`partition.metadata`: `topic_id: ID`).
-fn dir_topic_id(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("partition.metadata")).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("topic_id:").map(|v| v.trim().to_owned()))
-}
-
 /// The cluster as a stopped broker's `log.dirs` root describes it: the metadata log's last
 /// state (when the root holds `__cluster_metadata-0`), the cluster id of `meta.properties`,
 /// and which partitions this disk holds (`on_disk`); partitions on disk that the metadata does
@@ -464,7 +457,7 @@ pub fn describe_root(root: &Path) -> Result<Cluster, Error> {
             Some(i) => i,
             None => {
                 cluster.topics.push(Topic {
-                    id: dir_topic_id(&dir),
+                    id: krecords_log::files::topic_id(&dir),
                     internal: INTERNAL_TOPICS.contains(&topic.as_str()),
                     error: meta_dir
                         .is_dir()

@@ -130,6 +130,17 @@ pub struct TopicMetadata {
     pub partitions: Vec<PartitionMetadata>,
 }
 
+/// A topic id as Kafka prints it (`kafka-topics --describe`, `partition.metadata`): URL-safe
+/// base64 of the 16 bytes, no padding.
+///
+/// ```
+/// assert_eq!(krecords_client::topic_id_text(&[0; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
+/// ```
+pub fn topic_id_text(id: &[u8; 16]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id)
+}
+
 /// The answer of a Metadata request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Metadata {

@@ -65,6 +65,7 @@ mod producer;
 mod scram;
 mod tls;
 
+pub use client::topic_id_text;
 pub use client::{
     BrokerMetadata, Chunk, Client, FetchedPartition, ListedOffset, Metadata, OffsetSpec,
     PartitionMetadata, PartitionStream, TopicMetadata,

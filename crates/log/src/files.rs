@@ -50,6 +50,8 @@ pub const CONFIG_FILE: &str = "krec-log.json";
 pub const CLEAN_SHUTDOWN_FILE: &str = "krec-clean-shutdown";
 /// The writer's lock file (see [`crate::storage::LockWait`] and [`crate::Log::open`]).
 pub const LOCK_FILE: &str = "krec.lock";
+/// Kafka's partition metadata file in a partition directory (`version: 0`, `topic_id: ID`).
+pub const PARTITION_METADATA_FILE: &str = "partition.metadata";
 /// The recovery point checkpoint.
 pub const RECOVERY_POINT_FILE: &str = "krec-recovery-point";
 /// The cleaner's first dirty offset (Kafka's `cleaner-offset-checkpoint`, for this one
@@ -252,6 +254,22 @@ pub(crate) fn epoch_checkpoint_problem(bytes: &[u8]) -> Option<String> {
         return Some("epochs or start offsets do not increase".into());
     }
     None
+}
+
+/// The topic id a Kafka partition directory's `partition.metadata` names (as Kafka prints it:
+/// URL-safe base64), or `None` without the file or the field.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// assert_eq!(krecords_log::files::topic_id(dir.path()), None);
+/// std::fs::write(dir.path().join("partition.metadata"), "version: 0\ntopic_id: bF2mVp1_Rv6x9Nq3Z0a1Yw\n").unwrap();
+/// assert_eq!(krecords_log::files::topic_id(dir.path()).as_deref(), Some("bF2mVp1_Rv6x9Nq3Z0a1Yw"));
+/// ```
+pub fn topic_id(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(PARTITION_METADATA_FILE)).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("topic_id:").map(|v| v.trim().to_owned()))
+        .filter(|id| !id.is_empty())
 }
 
 #[cfg(test)]

@@ -11,11 +11,15 @@
 //! * at start: InitProducerId (fences an older run of the job and aborts its open
 //!   transaction), then OffsetFetch with require_stable: the group's committed offset of each
 //!   target partition carries, in its metadata, the position (next source offset) of every
-//!   source shipped to that partition ([`Positions`], format `krec-ship/1`);
+//!   source shipped to that partition, keyed by what the source holds (topic id and
+//!   partition, or its first entry: a copied or moved source resumes) ([`Positions`], format
+//!   `krec-ship/2`); the committed offset itself is the target partition's end, so the
+//!   group shows no lag once everything is shipped;
 //! * then per transaction (up to [`ShipOptions::txn_bytes`] of source data): Produce the
 //!   batches, TxnOffsetCommit the new positions, EndTxn commit. A crash anywhere leaves either
 //!   the whole transaction (data and position) or none of it, so running the job again ships
-//!   every source record exactly once.
+//!   every source record exactly once. [`ShipOptions::stop`] (SIGTERM in `krec ship`) ends
+//!   the job after committing what was sent.
 //!
 //! The target partitions are shipped in lanes (one per target partition, its sources in
 //! order), up to [`ShipOptions::parallel`] at once, each on a connection of its own.

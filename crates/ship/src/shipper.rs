@@ -559,6 +559,10 @@ struct Lane<'a> {
     reader: Option<Reader<'a>>,
     /// Where reading continues in the current source.
     pos: i64,
+    /// The current source's identity, and the key its position was found under (when it
+    /// differs: metadata of an older format, a log whose first entry retention removed).
+    identity: String,
+    found_key: Option<String>,
     /// Read to the end of its last source (until the next `follow` poll).
     idle: bool,
     /// When it became idle (`follow` polls again `poll` later).
@@ -577,6 +581,8 @@ impl<'a> Lane<'a> {
             current: 0,
             reader: None,
             pos: 0,
+            identity: String::new(),
+            found_key: None,
             idle: false,
             idle_since: None,
             moved: false,
@@ -601,17 +607,21 @@ impl<'a> Lane<'a> {
             let reader = match &mut self.reader {
                 Some(r) => r,
                 None => {
-                    self.pos = cx
+                    let mut reader = Reader::open(source, cx.rt, cx.source_config)?;
+                    let identity = reader.identity(cx.rt, &source.id)?;
+                    let found = cx
                         .positions
                         .get(&self.partition)
-                        .map_or(0, |p| p.get(&source.id));
+                        .and_then(|p| p.resolve(&identity.id, &source.id, identity.log_start));
+                    self.pos = found.map_or(0, |f| f.1);
+                    self.found_key = found.map(|f| f.0.to_owned());
+                    self.identity = identity.id;
                     cx.totals
                         .entry(self.partition)
                         .or_default()
                         .sources
                         .push(source.id.clone());
-                    self.reader
-                        .insert(Reader::open(source, cx.rt, cx.source_config)?)
+                    self.reader.insert(reader)
                 }
             };
             let Some(f) = reader.next(cx.rt, self.pos, budget, &source.id)? else {
@@ -641,11 +651,13 @@ impl<'a> Lane<'a> {
             if next != self.pos {
                 self.pos = next;
                 self.moved = true;
-                cx.positions
-                    .entry(self.partition)
-                    .or_default()
-                    .0
-                    .insert(source.id.clone(), next);
+                cx.positions.entry(self.partition).or_default().set(
+                    self.found_key.as_deref(),
+                    &self.identity,
+                    &source.id,
+                    next,
+                );
+                self.found_key = Some(self.identity.clone());
             }
             let read = p.source_bytes.max(1);
             if p.batches.is_empty() {

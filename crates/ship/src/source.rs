@@ -49,11 +49,17 @@ impl std::fmt::Debug for SourceKind {
 }
 
 /// One source and its target partition.
+///
+/// Its position in the committed metadata ([`crate::Positions`]) is keyed by what it holds,
+/// found when it is opened: `topic:TOPIC_ID/PARTITION` for a Kafka partition directory (its
+/// `partition.metadata`), segment files of one, or a live partition (Metadata's topic id) —
+/// so a broker's directory, a copy of it and the live partition share their position;
+/// `log:FIRST_OFFSET@CRC` (the first entry) for other logs and segment files; `id` for
+/// standard input and a live partition without a topic id.
 #[derive(Debug)]
 pub struct Source {
-    /// Stable identity, the key of its position in the committed metadata: the canonical
-    /// directory, `DIR/{NAME,…}` for segment files, `-` for standard input,
-    /// `kafka://SERVERS/TOPIC/PARTITION`.
+    /// Where it is, for messages and the report: the canonical directory, `DIR/{NAME,…}` for
+    /// segment files, `-` for standard input, `kafka://SERVERS/TOPIC/PARTITION`.
     pub id: String,
     /// The target partition.
     pub partition: i32,
@@ -229,6 +235,14 @@ impl Sources {
 /// requests in flight meanwhile.
 pub(crate) const FETCH_BYTES: usize = 1 << 20;
 
+/// What identifies a source's data (see [`Source`]).
+pub(crate) struct Identity {
+    /// The key of its position.
+    pub(crate) id: String,
+    /// For a log identified by its first entry: where the log starts now.
+    pub(crate) log_start: Option<i64>,
+}
+
 /// A source being read: the next fetch of committed data.
 pub(crate) enum Reader<'s> {
     Log {
@@ -280,6 +294,98 @@ impl<'s> Reader<'s> {
         })
     }
 
+    /// The identity of the source's data (see [`Source`]).
+    pub(crate) fn identity(&mut self, rt: &Runtime, name: &str) -> Result<Identity> {
+        let place = Identity {
+            id: name.to_owned(),
+            log_start: None,
+        };
+        match self {
+            Reader::Log { source, .. } => {
+                let dir = match &source.kind {
+                    SourceKind::Dir(d) => Some(d.clone()),
+                    SourceKind::Segments(files) => files
+                        .first()
+                        .and_then(|f| f.parent())
+                        .map(Path::to_path_buf),
+                    _ => None,
+                };
+                if let Some(dir) = dir {
+                    if let (Some(topic_id), Some(p)) =
+                        (krecords_log::files::topic_id(&dir), partition_of_dir(&dir))
+                    {
+                        return Ok(Identity {
+                            id: format!("topic:{topic_id}/{p}"),
+                            log_start: None,
+                        });
+                    }
+                }
+                let l = self.log(name)?;
+                let start = l.log_start_offset();
+                let f = l
+                    .fetch(
+                        start,
+                        1,
+                        krecords_log::transaction::IsolationLevel::ReadUncommitted,
+                    )
+                    .map_err(|e| Error::log(name, &e))?;
+                let first = krecords_codec::read::Entries::new(&f.bytes)
+                    .next()
+                    .and_then(|e| e.ok())
+                    .and_then(|b| {
+                        b.first_offset()
+                            .map(|o| crate::positions::log_identity(o, b.crc()))
+                    });
+                Ok(Identity {
+                    id: first.unwrap_or(place.id),
+                    log_start: Some(start),
+                })
+            }
+            Reader::Stream(_) => Ok(place),
+            Reader::Kafka {
+                client,
+                topic,
+                partition,
+                ..
+            } => {
+                let md = rt
+                    .block_on(client.metadata(Some(&[topic.as_str()])))
+                    .map_err(|e| Error::client(name, &e))?;
+                let id = md
+                    .topics
+                    .iter()
+                    .find(|t| t.name == *topic && !t.topic_id.is_nil())
+                    .map(|t| krecords_client::topic_id_text(t.topic_id.as_bytes()));
+                Ok(match id {
+                    Some(id) => Identity {
+                        id: format!("topic:{id}/{partition}"),
+                        log_start: None,
+                    },
+                    None => place,
+                })
+            }
+        }
+    }
+
+    /// The read-only log of a local source, opened on first use.
+    fn log(&mut self, name: &str) -> Result<&Log> {
+        let Reader::Log { source, log } = self else {
+            return Err(Error::usage(format!("{name}: not a log")));
+        };
+        if log.is_none() {
+            let opened = match &source.kind {
+                SourceKind::Segments(files) => Log::open_segment_files(files),
+                SourceKind::Dir(dir) => Log::open_read_only(dir),
+                _ => return Err(Error::usage(format!("{name}: not a log"))),
+            };
+            *log = Some(Box::new(opened.map_err(|e| Error::log(name, &e))?));
+        }
+        match log {
+            Some(l) => Ok(l),
+            None => Err(Error::usage(format!("{name}: not a log"))),
+        }
+    }
+
     /// The next fetch from `pos`; `None` at the end of the committed data seen so far (a
     /// --follow caller calls [`Reader::refresh`] and tries again).
     pub(crate) fn next(
@@ -290,18 +396,8 @@ impl<'s> Reader<'s> {
         name: &str,
     ) -> Result<Option<Fetched>> {
         match self {
-            Reader::Log { source, log } => {
-                let l = match log {
-                    Some(l) => l,
-                    None => {
-                        let opened = match &source.kind {
-                            SourceKind::Segments(files) => Log::open_segment_files(files),
-                            SourceKind::Dir(dir) => Log::open_read_only(dir),
-                            _ => return Ok(None),
-                        };
-                        log.insert(Box::new(opened.map_err(|e| Error::log(name, &e))?))
-                    }
-                };
+            Reader::Log { .. } => {
+                let l = self.log(name)?;
                 let pos = pos.max(l.log_start_offset());
                 if pos >= l.last_stable_offset() {
                     return Ok(None);

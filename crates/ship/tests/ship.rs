@@ -86,8 +86,12 @@ fn a_local_log_is_shipped_whole_with_its_positions_committed() {
     // job's group shows no lag; the source positions are in the metadata.
     assert_eq!(offset, 13);
     let positions = Positions::from_metadata(meta.as_deref(), "orders/0").unwrap();
-    let id = std::fs::canonicalize(&dir).unwrap().display().to_string();
-    assert_eq!(positions.0.into_iter().collect::<Vec<_>>(), [(id, 12)]);
+    let place = std::fs::canonicalize(&dir).unwrap().display().to_string();
+    // Keyed by the log's first entry (no partition.metadata here), with the place as an alias.
+    let (id, next) = positions.positions.iter().next().unwrap();
+    assert!(id.starts_with("log:0@"), "{id}");
+    assert_eq!((positions.positions.len(), *next), (1, 12));
+    assert_eq!(positions.aliases[&place], *id);
     // Run again: nothing new, nothing twice.
     let again = run(
         &cluster,
@@ -97,6 +101,139 @@ fn a_local_log_is_shipped_whole_with_its_positions_committed() {
     );
     assert_eq!(again.partitions[&0].records, 0);
     assert_eq!(cluster.committed_values("orders", 0), expected("v", 4));
+}
+
+/// Writes `batches` as segment files of `dir`, a new segment at each index in `cuts`.
+fn segments(dir: &Path, batches: &[Vec<u8>], cuts: &[usize]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut start = 0;
+    for end in cuts.iter().copied().chain([batches.len()]) {
+        let base = krecords_codec::read::Entries::new(&batches[start])
+            .next()
+            .unwrap()
+            .unwrap()
+            .first_offset()
+            .unwrap();
+        std::fs::write(
+            dir.join(format!("{base:020}.log")),
+            batches[start..end].concat(),
+        )
+        .unwrap();
+        start = end;
+    }
+}
+
+#[test]
+fn a_copied_directory_resumes_and_ships_nothing_twice() {
+    let (cluster, tmp, batches, dir) = orders("c", 4);
+    run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    // The same partition copied elsewhere, with two more batches appended to the copy.
+    let copy = tmp.path().join("elsewhere").join("orders-0");
+    let more = values_batches("c", 6);
+    segments(&copy, &more, &[]);
+    let again = run(
+        &cluster,
+        "orders",
+        sources(&[&copy]),
+        &ShipOptions::default(),
+    );
+    assert_eq!(again.partitions[&0].records, 6, "only the two new batches");
+    assert_eq!(cluster.committed_values("orders", 0), expected("c", 6));
+    drop(batches);
+}
+
+#[test]
+fn a_different_log_at_the_same_place_is_a_different_source() {
+    let (cluster, _tmp, _, dir) = orders("a", 2);
+    run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    // Replaced by another log (other records from offset 0): shipped whole, not skipped.
+    std::fs::remove_dir_all(&dir).unwrap();
+    segments(&dir, &values_batches("b", 3), &[]);
+    let again = run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    assert_eq!(again.partitions[&0].records, 9);
+    let mut want = expected("a", 2);
+    want.extend(expected("b", 3));
+    assert_eq!(cluster.committed_values("orders", 0), want);
+}
+
+#[test]
+fn retention_of_the_first_segment_does_not_ship_anything_twice() {
+    let cluster = FakeCluster::start(&[("orders", 1)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    let batches = values_batches("r", 6);
+    segments(&dir, &batches, &[3]);
+    run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    // Retention removes the first segment; the log grows by two batches.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let grown = values_batches("r", 8);
+    segments(&dir, &grown[3..], &[3]);
+    let again = run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    assert_eq!(again.partitions[&0].records, 6);
+    assert_eq!(cluster.committed_values("orders", 0), expected("r", 8));
+}
+
+#[test]
+fn a_kafka_partition_directory_and_its_copy_share_their_position_by_topic_id() {
+    let (cluster, tmp, batches, dir) = orders("t", 4);
+    std::fs::write(
+        dir.join("partition.metadata"),
+        "version: 0\ntopic_id: bF2mVp1_Rv6x9Nq3Z0a1Yw\n",
+    )
+    .unwrap();
+    let report = run(
+        &cluster,
+        "orders",
+        sources(&[&dir]),
+        &ShipOptions::default(),
+    );
+    assert_eq!(report.partitions[&0].records, 12);
+    let (_, meta) = cluster
+        .committed_offset("krec-ship-orders", "orders", 0)
+        .unwrap();
+    let positions = Positions::from_metadata(meta.as_deref(), "orders/0").unwrap();
+    assert_eq!(positions.positions["topic:bF2mVp1_Rv6x9Nq3Z0a1Yw/0"], 12);
+    // A replica's copy on another disk: the same partition, nothing new.
+    let copy = tmp.path().join("disk2").join("orders-0");
+    segments(&copy, &batches, &[2]);
+    std::fs::copy(
+        dir.join("partition.metadata"),
+        copy.join("partition.metadata"),
+    )
+    .unwrap();
+    let again = run(
+        &cluster,
+        "orders",
+        sources(&[&copy]),
+        &ShipOptions::default(),
+    );
+    assert_eq!(again.partitions[&0].records, 0);
+    assert_eq!(cluster.committed_values("orders", 0), expected("t", 4));
 }
 
 #[test]
