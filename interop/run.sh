@@ -997,6 +997,23 @@ print(sum(1 for l in sys.stdin for e in [json.loads(l)]
         fail ship-multi "krec ship of three partitions failed:"
         show_log "$w/multi.err"
     fi
+    # A copy of a shipped partition directory, elsewhere and under another name: the job
+    # recognises the data and resumes; nothing is shipped twice (issue 30).
+    mkdir -p "$w/copied"
+    cp -r "$(readlink -f "$w/multi/m-1")" "$w/copied/table-copy-1"
+    if timeout 120 "$KREC" ship "$w/copied/table-copy-1" "kafka://$bootstrap/ship-multi" --job multi \
+            --format json >"$w/copied.json" 2>"$w/copied.err"; then
+        local again
+        again="$(python3 -c 'import json,sys; print(sum(p["records"] for p in json.load(open(sys.argv[1]))["partitions"]))' "$w/copied.json")"
+        if [ "$again" = 0 ]; then
+            pass ship/ship-copied-dir "a copy of a shipped partition directory at another path resumed: 0 records shipped again"
+        else
+            fail ship/ship-copied-dir "a copy of a shipped partition directory shipped $again records again"
+        fi
+    else
+        fail ship/ship-copied-dir "krec ship of the copied directory failed:"
+        show_log "$w/copied.err"
+    fi
     # --follow: a krecords log written to while the job runs (plain appends, a committed and an
     # aborted transaction); the job keeps shipping until every committed record is there.
     "$KREC" log create "$w/edge-0" >/dev/null

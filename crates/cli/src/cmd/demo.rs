@@ -172,7 +172,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     )?;
     ok &= show(out, &["verify", &p], None)?;
     if temp {
-        let _ = std::fs::remove_dir_all(&dir);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => writeln!(
+                out,
+                "\n# {} deleted; `krec demo --keep` keeps the files to explore them",
+                dir.display()
+            )?,
+            Err(e) => writeln!(out, "\n# {} could not be deleted: {e}", dir.display())?,
+        }
     } else {
         writeln!(out, "\n# files kept in {p}")?;
     }

@@ -60,3 +60,25 @@ fn demo_builds_a_mixed_format_log_and_verifies_it() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("already holds a log"), "{}", r.stderr);
 }
+
+/// Issue 30, item 8: without `--keep` the demo says that it deleted its folder, and how to
+/// keep it.
+#[test]
+fn demo_says_it_deleted_its_temporary_folder() {
+    let r = crate::util::run(&["demo"]);
+    let out = r.ok();
+    let built = out
+        .lines()
+        .find_map(|l| l.strip_prefix("# built in "))
+        .and_then(|l| l.strip_suffix(":"))
+        .expect("the partition's folder");
+    let folder = std::path::Path::new(built).parent().unwrap();
+    assert!(
+        out.ends_with(&format!(
+            "\n# {} deleted; `krec demo --keep` keeps the files to explore them\n",
+            folder.display()
+        )),
+        "{out}"
+    );
+    assert!(!folder.exists());
+}
