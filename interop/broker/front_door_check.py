@@ -20,6 +20,12 @@ Kafka's ProducerPerformance, then compares:
   the same key in another 12-partition topic;
 - ship-group-lag: after `krec ship` of a partition into fd-ship, kafka-consumer-groups
   --describe shows the job's group at the topic's end, lag 0;
+- diagnostics: against the broker's own listeners and two non-Kafka servers, each wrong
+  listener named in words, exit 2, within 11 s — an HTTP server, a server that accepts and
+  never answers (the 10 s default timeout), the KRaft controller's port, TLS to the plaintext
+  listener, plaintext to the TLS listener, SASL to the plaintext listener, plaintext to the
+  SASL listener — and a client.properties with the Java client's properties that do not apply
+  to krec works with one warning each;
 - after `broker.sh stop`: metadata-offline, `krec metadata --all --format json DIR/logs` gives
   the same topics, ids, partitions and replicas as the live answer just before the stop, and
   the cluster id of the live answer; offsets-offline, `krec offsets DIR/logs` the same earliest
@@ -204,6 +210,63 @@ def check_ship_lag(a, bootstrap):
         if ok else f"shipped {shipped}, kafka-consumer-groups {described}")
 
 
+def check_diagnostics(a, bootstrap):
+    import http.server
+    import socket
+    import threading
+    sasl = open(os.path.join(a.dir, "bootstrap-sasl")).read().strip()
+    ssl = open(os.path.join(a.dir, "bootstrap-ssl")).read().strip()
+    props = open(os.path.join(a.dir, "server.properties")).read()
+    controller = re.search(r"CONTROLLER://([0-9.]+:[0-9]+)", props).group(1)
+    # An HTTP server as nginx behaves: a request that does not start with a method is answered
+    # 400 at once. (Python's http.server waits for a whole line first: that is the silent case.)
+    class Http400(http.server.BaseHTTPRequestHandler):
+        def handle(self):
+            self.request.recv(4096)
+            self.request.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\n"
+                                 b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Http400)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    cases = [
+        ("http", f"127.0.0.1:{httpd.server_address[1]}", [], "looks like an HTTP server, not a Kafka listener"),
+        ("silent", f"127.0.0.1:{silent.getsockname()[1]}", [], "timed out after 10s"),
+        ("controller", controller, [], "KRaft controller listener; use a broker's address"),
+        ("tls-to-plaintext", bootstrap, ["-X", "security.protocol=SSL"], "the listener probably speaks plaintext"),
+        ("plaintext-to-tls", ssl, [], "it speaks TLS"),
+        ("sasl-to-plaintext", bootstrap, ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=PLAIN",
+                                          "-X", "sasl.username=krec", "-X", "sasl.password=krec-secret"],
+         "this listener takes no SASL"),
+        ("plaintext-to-sasl", sasl, [], "this listener probably expects SASL"),
+    ]
+    for name, addr, extra, needle in cases:
+        t = time.time()
+        r = subprocess.run([a.krec, "metadata", f"kafka://{addr}", *extra], capture_output=True,
+                           text=True, timeout=60)
+        took = time.time() - t
+        ok = r.returncode == 2 and needle in r.stderr and took < 11
+        out(f"diagnose-{name}", ok, f"exit 2 in {took:.1f} s: {r.stderr.strip()[:300]}" if ok else
+            f"exit {r.returncode} in {took:.1f} s, wanted {needle!r}: {r.stderr.strip()[:500]}")
+    httpd.shutdown()
+    silent.close()
+    path = os.path.join(a.dir, "client.properties")
+    ignored = ["group.id=g", "auto.offset.reset=earliest", "debug=all",
+               "message.max.bytes=1000000", "enable.ssl.certificate.verification=true"]
+    with open(path, "w") as f:
+        # request.timeout.ms applies (the Java client's name for krec's request timeout).
+        f.write("\n".join([f"bootstrap.servers={bootstrap}", "request.timeout.ms=30000", *ignored]) + "\n")
+    r = subprocess.run([a.krec, "metadata", f"kafka://{bootstrap}", "-F", path, "--format", "json"],
+                       capture_output=True, text=True, timeout=60)
+    warned = [p.split("=")[0] for p in ignored if p.split("=")[0] in r.stderr]
+    ok = r.returncode == 0 and len(warned) == len(ignored) and json.loads(r.stdout)["brokers"]
+    out("diagnose-client-properties", ok,
+        f"a client.properties with request.timeout.ms and {len(ignored)} properties that do not apply works, one warning each"
+        if ok else f"exit {r.returncode}, warned {warned}: {r.stderr[-500:]}")
+
+
 def krec_groups(krec, source, groups):
     out_ = sh([krec, "groups", source, *groups, "--format", "json"])
     res = {}
@@ -284,6 +347,7 @@ def main():
             if live_groups == theirs else f"krec {live_groups} != kafka-consumer-groups {theirs}")
         check_produce(a, bootstrap)
         check_ship_lag(a, bootstrap)
+        check_diagnostics(a, bootstrap)
         # The live answer just before the stop (__consumer_offsets exists now).
         live = json.loads(sh([a.krec, "metadata", url, "--all", "--format", "json"]))
 

@@ -45,6 +45,9 @@ pub(crate) struct Connection {
     /// The buffer requests are encoded in, kept between requests (a Produce request is as
     /// large as its batch: a new buffer for each would be paged in each time).
     frame: BytesMut,
+    /// Set up without SASL and nothing answered since ApiVersions: a broker that closes the
+    /// connection now probably expects SASL on this listener.
+    fresh_plain: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -131,6 +134,7 @@ impl Connection {
             versions: HashMap::new(),
             last_used: Instant::now(),
             frame: BytesMut::new(),
+            fresh_plain: false,
         };
         conn.negotiate_versions(config.request_timeout).await?;
         // A KRaft controller's listener answers ApiVersions with the controller's APIs only.
@@ -142,6 +146,7 @@ impl Connection {
                     .to_owned(),
             });
         }
+        conn.fresh_plain = !config.security_protocol.uses_sasl();
         if config.security_protocol.uses_sasl() {
             let user = config.sasl_username.as_deref().unwrap_or_default();
             let password = config.sasl_password.as_deref().unwrap_or_default();
@@ -168,6 +173,7 @@ impl Connection {
             versions: HashMap::new(),
             last_used: Instant::now(),
             frame: BytesMut::new(),
+            fresh_plain: false,
         }
     }
 
@@ -309,8 +315,16 @@ impl Connection {
         let request = name_of::<R>();
         let frame = read_frame(&mut self.stream, self.max_response_size)
             .await
-            .map_err(|e| e.into_error(&self.broker, request, self.max_response_size))?;
+            .map_err(|e| match e {
+                FrameError::Disconnected if self.fresh_plain => Error::Disconnected {
+                    broker: self.broker.clone(),
+                    request,
+                    hint: SASL_EXPECTED,
+                },
+                e => e.into_error(&self.broker, request, self.max_response_size),
+            })?;
         self.last_used = Instant::now();
+        self.fresh_plain = false;
         let (found, body) = split_header::<R>(&self.broker, frame, version)?;
         if found != correlation_id {
             return Err(Error::CorrelationId {
@@ -559,6 +573,12 @@ pub(crate) fn decode_body<R: Request>(
     })
 }
 
+/// Why a broker closes a plaintext connection right after answering ApiVersions: Kafka's SASL
+/// listeners answer ApiVersions before authentication, then hang up on any other request.
+const SASL_EXPECTED: &str = " right after ApiVersions: this listener probably expects SASL \
+     (set -X security.protocol=SASL_PLAINTEXT or SASL_SSL, with sasl.mechanism, \
+     sasl.username and sasl.password)";
+
 pub(crate) fn name_of<R: Request>() -> RequestName {
     RequestName(ApiKey::try_from(R::KEY).unwrap_or(ApiKey::ApiVersions))
 }
@@ -612,7 +632,11 @@ impl FrameError {
         let broker = broker.to_owned();
         match self {
             FrameError::Io(source) => io_error(&broker, request, source),
-            FrameError::Disconnected => Error::Disconnected { broker, request },
+            FrameError::Disconnected => Error::Disconnected {
+                broker,
+                request,
+                hint: "",
+            },
             FrameError::Truncated { expected, received } => Error::Truncated {
                 broker,
                 request,

@@ -135,12 +135,15 @@ pub enum Error {
     },
 
     /// The broker closed the connection before any byte of the response.
-    #[error("{broker}: {request}: connection closed by the broker")]
+    #[error("{broker}: {request}: connection closed by the broker{hint}")]
     Disconnected {
         /// The broker, `host:port`.
         broker: String,
         /// The request in flight.
         request: RequestName,
+        /// What the closing probably means, when the connection's state tells (empty, or a
+        /// clause starting with a space).
+        hint: &'static str,
     },
 
     /// The connection ended inside a response frame.

@@ -94,3 +94,28 @@ async fn sasl_on_a_listener_without_sasl_says_so_in_full() {
     assert!(msg.contains("this listener takes no SASL"), "{msg}");
     assert!(!msg.trim_end().ends_with("offers"), "{msg}");
 }
+
+#[tokio::test]
+async fn plaintext_on_a_sasl_listener_says_so() {
+    // A SASL listener answers ApiVersions before authentication, then hangs up on Metadata.
+    let fake = Fake::start(
+        |_, header, _| match ApiKey::try_from(header.request_api_key) {
+            Ok(ApiKey::ApiVersions) => Action::Send(api_versions_of(
+                header,
+                &[
+                    (ApiKey::ApiVersions, 0, 3),
+                    (ApiKey::Metadata, 0, 12),
+                    (ApiKey::SaslHandshake, 0, 1),
+                ],
+            )),
+            _ => Action::Close,
+        },
+    );
+    let client = Client::connect(config(&fake, &[])).await.unwrap();
+    let e = client.metadata(None).await.unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("connection closed by the broker right after ApiVersions: this listener probably expects SASL (set -X security.protocol=SASL_PLAINTEXT or SASL_SSL"),
+        "{text}"
+    );
+}
