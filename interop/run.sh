@@ -886,6 +886,17 @@ step_tables() {
     fi
     KREC="$KREC" timeout 900 interop/.venv/bin/python interop/py/sql_duckdb_check.py >>"$res" 2>>"$log" \
         || echo "FAIL sql/script: interop/py/sql_duckdb_check.py failed: $(tail -n 3 "$log" | tr '\n' ' ')" >>"$res"
+    # The Python package (built by python/test.sh, which scripts/test.sh runs first) on the same
+    # saved broker data.
+    if [ -x python/.venv/bin/python ] && python/.venv/bin/python -c "import krecords, pyarrow" 2>/dev/null; then
+        if [ -n "${BROKER_SAVED:-}" ] && [ -f "$BROKER_SAVED/scenario.json" ]; then
+            timeout 600 python/.venv/bin/python interop/py/python_package_check.py --logs "$BROKER_SAVED" \
+                >>"$res" 2>>"$log" \
+                || echo "FAIL python/script: interop/py/python_package_check.py failed: $(tail -n 3 "$log" | tr '\n' ' ')" >>"$res"
+        fi
+    else
+        echo "SKIP python/package: python/.venv has no krecords package (python/test.sh builds it; SKIP_PYTHON=1 skipped it)" >>"$res"
+    fi
     count_results tables "$res"
 }
 

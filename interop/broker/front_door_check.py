@@ -184,12 +184,47 @@ def check_produce(a, bootstrap):
     want_rest = [(3, "null", "plain one"), (3, "null", "plain two"), (5, "pinned", "explicit")]
     rest_ok = len(rest) == 4 and [r for r in rest if r[2] != "no key"] == want_rest
     ok = not bad and written == len(keys) + 4 and len(ours) == len(keys) + 4 and rest_ok
+    check_python_live(a, bootstrap, ours)
     out("produce-live", ok,
         f"{len(keys)} keys over 12 partitions (every codec, headers, one transaction each) on the "
         "Java partitioner's partitions, an explicit partition, a null key and --lines values, "
         "read back by ConsoleConsumer at read_committed" if ok else
         f"written {written}, read {len(ours)}, wrong keys {bad[:5]} (ours {[keyed.get(k) for k in bad[:5]]}, "
         f"java {[theirs.get(k) for k in bad[:5]]}), others {rest}")
+
+
+PY_READ = """
+import json, sys, krecords
+t = krecords.read_table(sys.argv[1], key_format="string", value_format="string",
+                        columns=["partition", "key", "value", "headers"])
+for r in t.to_pylist():
+    print(json.dumps([r["partition"], r["key"], r["value"],
+                      [[h["key"], h["value"].decode()] for h in r["headers"] or []]]))
+"""
+
+
+def check_python_live(a, bootstrap, consumed):
+    """The Python package reads the live topic (kafka://) to the rows ConsoleConsumer got."""
+    py = os.path.join(HERE, "..", "..", "python", ".venv", "bin", "python")
+    if not os.path.exists(py) or subprocess.run([py, "-c", "import krecords"],
+                                                capture_output=True).returncode != 0:
+        print("SKIP python-live: python/.venv has no krecords package (python/test.sh builds it)")
+        return
+    r = subprocess.run([py, "-c", PY_READ, f"kafka://{bootstrap}/fd-prod"], capture_output=True,
+                       text=True, timeout=300)
+    if r.returncode != 0:
+        out("python-live", False, f"read_table(kafka://) exited {r.returncode}: {r.stderr[-500:]}")
+        return
+    rows = []
+    for line in r.stdout.splitlines():
+        p, k, v, hs = json.loads(line)
+        headers = ",".join(f"{hk}:{hv}" for hk, hv in hs) if hs else "NO_HEADERS"
+        rows.append((p, headers, "null" if k is None else k, v))
+    ok = sorted(rows) == sorted(consumed) and len(rows) > 0
+    out("python-live", ok,
+        f"krecords.read_table('kafka://.../fd-prod'): {len(rows)} rows equal to ConsoleConsumer's at read_committed"
+        if ok else f"{len(rows)} rows, ConsoleConsumer {len(consumed)}; first of ours {sorted(rows)[:2]}, "
+                   f"theirs {sorted(consumed)[:2]}")
 
 
 def check_ship_lag(a, bootstrap):
