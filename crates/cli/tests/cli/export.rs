@@ -135,6 +135,29 @@ fn export_killed_at_random_moments_leaves_every_record_once() {
         "topic=events/partition=0",
         &want,
         0x6578,
+        &[],
+    );
+}
+
+/// A bounded export (`--start`/`--end`) killed at random moments and run again with the same
+/// arguments ends with every record of the range once, and nothing outside it.
+#[test]
+fn bounded_export_killed_at_random_moments_leaves_the_range_once() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 400);
+    let want: Vec<_> = consumed(&part)
+        .into_iter()
+        .filter(|r| (3000..17_000).contains(&r.0))
+        .collect();
+    assert!(want.len() > 10_000);
+    kill_rounds(
+        &d,
+        part.to_str().unwrap(),
+        "topic=events/partition=0",
+        &want,
+        0x626f,
+        &["--start", "3000", "--end", "17000"],
     );
 }
 
@@ -150,15 +173,22 @@ fn export_of_a_live_topic_killed_at_random_moments_leaves_every_record_once() {
         .collect();
     let d = Dir::new();
     let url = format!("kafka://{}/live/0", cluster.addr());
-    kill_rounds(&d, &url, "topic=live/partition=0", &want, 0x6c69);
+    kill_rounds(&d, &url, "topic=live/partition=0", &want, 0x6c69, &[]);
 }
 
 /// Exports `source` into `d/out` in rounds killed at random moments (see the module docs);
-/// `want`: the rows of the partition `partition_dir` of the dataset.
-fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>)], seed: u64) {
+/// `want`: the rows of the partition `partition_dir` of the dataset; `more`: more arguments.
+fn kill_rounds(
+    d: &Dir,
+    source: &str,
+    partition_dir: &str,
+    want: &[(i64, Vec<u8>)],
+    seed: u64,
+    more: &[&str],
+) {
     let out = d.path("out");
     let pdir = out.join(partition_dir);
-    let args = [
+    let mut args = vec![
         "export",
         source,
         "--output",
@@ -166,6 +196,7 @@ fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>
         "--roll-bytes",
         "20000",
     ];
+    args.extend_from_slice(more);
     // A whole run's time, to kill within it.
     let started = Instant::now();
     run(&args).ok();
@@ -182,7 +213,7 @@ fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>
     for round in 0..rounds {
         let delay = next(&mut rng) % (full.as_micros() as u64).max(1);
         let mut child = krec()
-            .args(args)
+            .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -335,4 +366,187 @@ fn export_follow_exports_what_is_appended_and_rolls_by_time() {
     let again = export(&part, &out, &["--format-report", "json"]).json();
     assert_eq!(again["records"], 0);
     assert_eq!(dataset(&pdir), want);
+}
+
+/// The records of `dir` a read_committed consumer gets at offsets in `range`.
+fn consumed_in(dir: &Path, range: std::ops::Range<i64>) -> Vec<(i64, Vec<u8>)> {
+    consumed(dir)
+        .into_iter()
+        .filter(|r| range.contains(&r.0))
+        .collect()
+}
+
+#[test]
+fn export_start_end_bound_the_export_and_a_rerun_continues_after_the_dataset() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 40);
+    let end = consumed(&part).last().unwrap().0 + 1;
+    let out = d.path("out");
+    let pdir = out.join("topic=events/partition=0");
+    let report = |more: &[&str]| {
+        let mut args = vec!["--format-report", "json"];
+        args.extend_from_slice(more);
+        export(&part, &out, &args).json()
+    };
+    // Offsets 200..700 (the end exclusive).
+    let first = report(&["--start", "200", "--end", "700"]);
+    let want = consumed_in(&part, 200..700);
+    assert_eq!(first["records"], want.len() as u64);
+    assert_eq!(dataset(&pdir), want);
+    // The same range again: nothing left to do.
+    assert_eq!(report(&["--start", "200", "--end", "700"])["records"], 0);
+    // An earlier start: the partition continues after the dataset's end (offsets 700..1000),
+    // nothing is written twice.
+    report(&["--start", "100", "--end", "1000"]);
+    assert_eq!(dataset(&pdir), consumed_in(&part, 200..1000));
+    // A time position (the timestamp of offset o is T0 + o) later than the dataset's end:
+    // from there to the end of the partition.
+    let at = format!("@{}", T0 + 1200);
+    report(&["--start", &at]);
+    let mut want = consumed_in(&part, 200..1000);
+    want.extend(consumed_in(&part, 1200..end));
+    assert_eq!(dataset(&pdir), want);
+    // -N: the last N offsets; the dataset already ends there.
+    assert_eq!(report(&["--start", "-10"])["records"], 0);
+    // A range before the dataset's end exports nothing.
+    assert_eq!(report(&["--start", "0", "--end", "150"])["records"], 0);
+    assert_eq!(dataset(&pdir), want);
+}
+
+#[test]
+fn export_start_end_bad_positions_are_usage_errors() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 4);
+    let out = d.path("out");
+    export(&part, &out, &["--start", "50", "--end", "50"]).fails(2, "empty range");
+    export(&part, &out, &["--start", "99999"]).fails(2, "offset 99999 is out of range");
+    export(&part, &out, &["--start", "soon"]).fails(2, "invalid position");
+    export(&part, &out, &["--end", "100", "--follow"]).fails(2, "cannot be used with");
+    export(&part, &out, &["--jobs", "0"]).fails(2, "--jobs");
+    assert!(dataset(&out.join("topic=events/partition=0")).is_empty());
+}
+
+/// (offset, value) rows.
+type Rows = Vec<(i64, Vec<u8>)>;
+
+/// Every partition's rows of the dataset in `out`: `topic=T/partition=P` and its rows.
+fn datasets(out: &Path) -> Vec<(String, Rows)> {
+    let mut all = Vec::new();
+    for topic in std::fs::read_dir(out).unwrap() {
+        let topic = topic.unwrap().path();
+        if !topic.is_dir() {
+            continue;
+        }
+        for p in std::fs::read_dir(&topic).unwrap() {
+            let p = p.unwrap().path();
+            let label = format!(
+                "{}/{}",
+                topic.file_name().unwrap().to_string_lossy(),
+                p.file_name().unwrap().to_string_lossy()
+            );
+            all.push((label, dataset(&p)));
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn export_jobs_1_and_jobs_4_write_the_same_rows() {
+    let d = Dir::new();
+    let root = d.path("logs");
+    for p in 0..5 {
+        write_log(&root.join(format!("events-{p}")), 20 + 10 * p);
+    }
+    let one = d.path("one");
+    let four = d.path("four");
+    let r1 = export(
+        &root,
+        &one,
+        &[
+            "--jobs",
+            "1",
+            "--format-report",
+            "json",
+            "--roll-bytes",
+            "20000",
+        ],
+    )
+    .json();
+    let r4 = export(
+        &root,
+        &four,
+        &[
+            "--jobs",
+            "4",
+            "--format-report",
+            "json",
+            "--roll-bytes",
+            "20000",
+        ],
+    )
+    .json();
+    assert_eq!(r1["records"], r4["records"]);
+    assert_eq!(r4["partitions"], 5);
+    let (a, b) = (datasets(&one), datasets(&four));
+    assert_eq!(a.len(), 5);
+    assert_eq!(a, b);
+    for (label, rows) in &a {
+        let p = label.trim_start_matches("topic=events/partition=");
+        assert_eq!(
+            rows,
+            &consumed(&root.join(format!("events-{p}"))),
+            "{label}"
+        );
+    }
+}
+
+/// A live topic of 3 partitions exported with 4 threads, in two runs (the first bounded): each
+/// partition continues from its own offset (a fetch started ahead for another partition with
+/// another range is not reused).
+#[test]
+fn export_jobs_of_a_live_topic_resume_each_partition_from_its_own_offset() {
+    let cluster = krecords_testkit::cluster::FakeCluster::start(&[("live", 3)]);
+    let mut want = Vec::new();
+    for p in 0..3i64 {
+        let batches = krecords_testkit::batches::numbered(20 + 10 * p, 50, |o| {
+            (T0 + o, b"k".to_vec(), format!("p{p}-{o}").into_bytes())
+        });
+        cluster.append("live", p as i32, &batches);
+        want.push(
+            (0..(20 + 10 * p) * 50)
+                .map(|o| (o, format!("p{p}-{o}").into_bytes()))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let d = Dir::new();
+    let out = d.path("out");
+    let url = format!("kafka://{}/live", cluster.addr());
+    let args = |more: &[&str]| {
+        let mut a = vec![
+            "export",
+            url.as_str(),
+            "-o",
+            out.to_str().unwrap(),
+            "--jobs",
+            "4",
+        ];
+        a.extend_from_slice(more);
+        run(&a).ok();
+    };
+    args(&["--end", "-300"]);
+    for (p, rows) in want.iter().enumerate() {
+        let got = dataset(&out.join(format!("topic=live/partition={p}")));
+        assert_eq!(got[..], rows[..rows.len() - 300], "partition {p}");
+    }
+    args(&[]);
+    for (p, rows) in want.iter().enumerate() {
+        assert_eq!(
+            &dataset(&out.join(format!("topic=live/partition={p}"))),
+            rows,
+            "partition {p}"
+        );
+    }
 }
