@@ -359,7 +359,7 @@ impl Exporter {
         index: usize,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
-        self.export_one(sources, index, false, on)
+        self.export_one(false, (sources, index), on)
     }
 
     /// As [`export`](Self::export), but keeps the partition's last file open for the next pass
@@ -375,7 +375,7 @@ impl Exporter {
         index: usize,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
-        self.export_one(sources, index, true, on)
+        self.export_one(true, (sources, index), on)
     }
 
     /// Exports every partition of `sources` with `jobs` threads, each partition as
@@ -507,9 +507,8 @@ impl Exporter {
     /// One pass over partition `index` on this thread.
     fn export_one(
         &mut self,
-        sources: &Sources,
-        index: usize,
         keep_open: bool,
+        (sources, index): (&Sources, usize),
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
         let (dir, label) = partition_dir(&self.options.output, sources, index)?;

@@ -124,40 +124,36 @@ fn next(state: &mut u64) -> u64 {
 
 #[test]
 fn export_killed_at_random_moments_leaves_every_record_once() {
-    let d = Dir::new();
-    let part = d.path("events-0");
-    write_log(&part, 400);
-    let want = consumed(&part);
-    assert!(want.len() > 15_000);
-    kill_rounds(
-        &d,
-        part.to_str().unwrap(),
-        "topic=events/partition=0",
-        &want,
-        0x6578,
-        &[],
-    );
+    kill_local(0x6578, &[], 0..i64::MAX, 15_000);
 }
 
 /// A bounded export (`--start`/`--end`) killed at random moments and run again with the same
 /// arguments ends with every record of the range once, and nothing outside it.
 #[test]
 fn bounded_export_killed_at_random_moments_leaves_the_range_once() {
+    kill_local(
+        0x626f,
+        &["--start", "3000", "--end", "17000"],
+        3000..17_000,
+        10_000,
+    );
+}
+
+/// [`kill_rounds`] on a partition directory of ~20 000 records exported with `more`, whose
+/// records at offsets in `range` (more than `least`) make the dataset.
+fn kill_local(seed: u64, more: &[&str], range: std::ops::Range<i64>, least: usize) {
     let d = Dir::new();
     let part = d.path("events-0");
     write_log(&part, 400);
-    let want: Vec<_> = consumed(&part)
-        .into_iter()
-        .filter(|r| (3000..17_000).contains(&r.0))
-        .collect();
-    assert!(want.len() > 10_000);
+    let want = consumed_in(&part, range);
+    assert!(want.len() > least);
     kill_rounds(
         &d,
         part.to_str().unwrap(),
         "topic=events/partition=0",
         &want,
-        0x626f,
-        &["--start", "3000", "--end", "17000"],
+        seed,
+        more,
     );
 }
 
@@ -378,11 +374,8 @@ fn consumed_in(dir: &Path, range: std::ops::Range<i64>) -> Vec<(i64, Vec<u8>)> {
 
 #[test]
 fn export_start_end_bound_the_export_and_a_rerun_continues_after_the_dataset() {
-    let d = Dir::new();
-    let part = d.path("events-0");
-    write_log(&part, 40);
+    let (_d, part, out) = partition_and_output(40);
     let end = consumed(&part).last().unwrap().0 + 1;
-    let out = d.path("out");
     let pdir = out.join("topic=events/partition=0");
     let report = |more: &[&str]| {
         let mut args = vec!["--format-report", "json"];
@@ -414,12 +407,19 @@ fn export_start_end_bound_the_export_and_a_rerun_continues_after_the_dataset() {
     assert_eq!(dataset(&pdir), want);
 }
 
-#[test]
-fn export_start_end_bad_positions_are_usage_errors() {
+/// A scratch directory with the partition directory `events-0` of `batches` batches
+/// ([`write_log`]) and the path of a dataset `out` in it.
+fn partition_and_output(batches: usize) -> (Dir, std::path::PathBuf, std::path::PathBuf) {
     let d = Dir::new();
     let part = d.path("events-0");
-    write_log(&part, 4);
+    write_log(&part, batches);
     let out = d.path("out");
+    (d, part, out)
+}
+
+#[test]
+fn export_start_end_bad_positions_are_usage_errors() {
+    let (_d, part, out) = partition_and_output(4);
     export(&part, &out, &["--start", "50", "--end", "50"]).fails(2, "empty range");
     export(&part, &out, &["--start", "99999"]).fails(2, "offset 99999 is out of range");
     export(&part, &out, &["--start", "soon"]).fails(2, "invalid position");
