@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 /// exactly once. --start/--end bound the export (per partition, as every krec command takes
 /// positions): a partition starts at the later of --start and the dataset's end, so the same
 /// command run again after a kill completes the range, each record once. Partitions are
-/// exported by --jobs threads, each partition by one at a time.
+/// exported by --jobs threads, each partition by one of them.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Partition directories, a broker's log.dirs root, or kafka://HOST:PORT/TOPIC[/PARTITION]
@@ -46,9 +46,9 @@ pub struct Args {
     /// the start, is an error. Not with --follow.
     #[arg(long, value_name = "POS", allow_hyphen_values = true, value_parser = Position::parse, conflicts_with = "follow")]
     end: Option<Position>,
-    /// Partitions exported at the same time (threads; each partition by one thread, its
-    /// files as without); default: the number of cores. Memory grows with it (a file's row
-    /// group in the making per thread).
+    /// Partitions exported at the same time (threads; a partition's files are written by one
+    /// thread, one after another, as with --jobs 1); default: the number of cores. Memory
+    /// grows with it (a reader and a row group in the making per thread).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..1025))]
     jobs: Option<u64>,
     /// The file format: Parquet (zstd) or Arrow IPC files.
