@@ -881,6 +881,10 @@ step_tables() {
         timeout 900 interop/.venv/bin/python interop/py/export_check.py --krec "$KREC" \
             --logs "$BROKER_SAVED" --work "$WORK/export" >>"$res" 2>"$log" \
             || echo "FAIL export/script: interop/py/export_check.py failed: $(tail -n 3 "$log" | tr '\n' ' ')" >>"$res"
+        # Apache Spark (pyspark, local mode, one SparkSession; Java 17 runs it) on the same data.
+        timeout 900 interop/.venv/bin/python interop/py/spark_check.py --krec "$KREC" \
+            --logs "$BROKER_SAVED" --work "$WORK/export" >>"$res" 2>>"$log" \
+            || echo "FAIL spark/script: interop/py/spark_check.py failed: $(tail -n 3 "$log" | tr '\n' ' ')" >>"$res"
     else
         echo "FAIL export/broker: no saved broker partition directories (see the broker step)" >>"$res"
     fi

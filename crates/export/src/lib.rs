@@ -52,9 +52,10 @@ use arrow_array::types::Int64Type;
 use arrow_array::RecordBatch;
 use krecords_arrow::{BytesFormat, Column, Options, PartitionScan, ScanError, ScanOptions};
 use krecords_source::{ErrorClass, IsolationLevel, Position, Range, Sources};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 use writer::OpenFile;
 
@@ -106,6 +107,12 @@ pub struct ExportOptions {
     pub row_group_bytes: usize,
     /// A truncated last entry (a log being written) ends the pass instead of being an error.
     pub allow_truncated_tail: bool,
+    /// The positions to export between (`--start`, `--end`; its `count` is not used), resolved
+    /// per partition as every krec command resolves them. A partition's export starts at the
+    /// later of the start and the dataset's end (the offset after its files' last), so no
+    /// offset is ever written twice; the start applies to the first pass of a run only (a
+    /// `--follow` pass continues where the last one ended). Default: everything.
+    pub range: Range,
 }
 
 impl ExportOptions {
@@ -121,6 +128,7 @@ impl ExportOptions {
             roll_after: None,
             row_group_bytes: 64 << 20,
             allow_truncated_tail: false,
+            range: Range::default(),
         }
     }
 }
@@ -289,6 +297,9 @@ pub struct Exporter {
     summary: Summary,
     /// Files kept open between passes, by partition directory.
     open: HashMap<PathBuf, OpenFile>,
+    /// The partition directories passed over once in this run: [`ExportOptions::range`]'s
+    /// start applies to the first pass only (a `--follow` pass continues where the last ended).
+    passed: HashSet<PathBuf>,
 }
 
 impl Exporter {
@@ -319,6 +330,7 @@ impl Exporter {
             _lock: lock,
             summary: Summary::default(),
             open: HashMap::new(),
+            passed: HashSet::new(),
         })
     }
 
@@ -332,24 +344,22 @@ impl Exporter {
         &self.options
     }
 
-    /// Exports partition `index` of `sources` from where the dataset ends to the end of what
-    /// the isolation level shows, completing its last file.
+    /// Exports partition `index` of `sources` from where the dataset ends (or from
+    /// [`ExportOptions::range`]'s start when that is later) to the end of what the isolation
+    /// level shows (or the range's end when that comes first), completing its last file.
     ///
     /// # Errors
     ///
     /// The partition has no topic and number, cannot be read, holds corrupt data (the rows
-    /// before it are written and their file completed), or the output cannot be written.
+    /// before it are written and their file completed), a position of the range is outside
+    /// the partition, or the output cannot be written.
     pub fn export(
         &mut self,
         sources: &Sources,
         index: usize,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
-        let dir = self.pass(sources, index, on)?;
-        if let Some(dir) = dir {
-            self.complete(&dir, on)?;
-        }
-        Ok(())
+        self.export_one(false, (sources, index), on)
     }
 
     /// As [`export`](Self::export), but keeps the partition's last file open for the next pass
@@ -365,7 +375,92 @@ impl Exporter {
         index: usize,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
-        self.pass(sources, index, on).map(|_| ())
+        self.export_one(true, (sources, index), on)
+    }
+
+    /// Exports every partition of `sources` with `jobs` threads, each partition as
+    /// [`export`](Self::export) (or [`export_open`](Self::export_open) with `keep_open`) does:
+    /// a partition is written by one thread at a time (a partition named twice by the sources
+    /// is exported by one thread, in order), so each partition's files are still written,
+    /// renamed and resumed as the [crate] docs say. Returns the partitions that failed, by
+    /// index, in index order; the others are exported whatever the failures.
+    pub fn export_all(
+        &mut self,
+        sources: &Sources,
+        jobs: usize,
+        keep_open: bool,
+        on: &(dyn Fn(Event<'_>) + Sync),
+    ) -> Vec<(usize, ExportError)> {
+        let mut failed: Vec<(usize, ExportError)> = Vec::new();
+        // One task per partition directory, in the order of the sources.
+        let mut tasks: Vec<Task> = Vec::new();
+        for index in 0..sources.partitions.len() {
+            match partition_dir(&self.options.output, sources, index) {
+                Err(e) => failed.push((index, e)),
+                Ok((dir, label)) => match tasks.iter_mut().find(|t| t.dir == dir) {
+                    Some(t) => t.indices.push(index),
+                    None => {
+                        let open = self.open.remove(&dir);
+                        let first_pass = !self.passed.contains(&dir);
+                        tasks.push(Task {
+                            dir,
+                            label,
+                            indices: vec![index],
+                            open,
+                            first_pass,
+                        });
+                    }
+                },
+            }
+        }
+        let queue = Mutex::new(tasks.into_iter().collect::<VecDeque<Task>>());
+        let done: Mutex<Vec<Done>> = Mutex::new(Vec::new());
+        let options = &self.options;
+        let threads = jobs.max(1).min(lock(&queue).len());
+        let work = || loop {
+            let Some(task) = lock(&queue).pop_front() else {
+                break;
+            };
+            let mut part = PartWork {
+                options,
+                summary: Summary::default(),
+                dir: task.dir,
+                label: task.label,
+                open: task.open,
+                first_pass: task.first_pass,
+            };
+            let mut errors = Vec::new();
+            for index in task.indices {
+                if let Err(e) = part.run(sources, index, keep_open, &mut |e| on(e)) {
+                    errors.push((index, e));
+                }
+            }
+            lock(&done).push(Done {
+                dir: part.dir,
+                open: part.open,
+                summary: part.summary,
+                errors,
+            });
+        };
+        if threads <= 1 {
+            work();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(work);
+                }
+            });
+        }
+        for d in done.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            self.summary.add(d.summary);
+            self.passed.insert(d.dir.clone());
+            if let Some(f) = d.open {
+                self.open.insert(d.dir, f);
+            }
+            failed.extend(d.errors);
+        }
+        failed.sort_by_key(|(index, _)| *index);
+        failed
     }
 
     /// Completes the open files older than [`ExportOptions::roll_after`].
@@ -406,75 +501,224 @@ impl Exporter {
         let Some(f) = self.open.remove(dir) else {
             return Ok(());
         };
-        let records = f.records;
-        let (path, bytes) = f.complete(self.options.format)?;
-        self.summary.files = self.summary.files.saturating_add(1);
-        self.summary.bytes_out = self.summary.bytes_out.saturating_add(bytes);
-        on(Event::File {
-            path: &path,
-            records,
-            bytes,
-        });
-        Ok(())
+        complete(f, self.options.format, &mut self.summary, on)
     }
 
-    /// One pass over a partition; returns its directory when it has an open file.
+    /// One pass over partition `index` on this thread.
+    fn export_one(
+        &mut self,
+        keep_open: bool,
+        (sources, index): (&Sources, usize),
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ExportError> {
+        let (dir, label) = partition_dir(&self.options.output, sources, index)?;
+        let open = self.open.remove(&dir);
+        let first_pass = self.passed.insert(dir.clone());
+        let mut part = PartWork {
+            options: &self.options,
+            summary: Summary::default(),
+            dir,
+            label,
+            open,
+            first_pass,
+        };
+        let result = part.run(sources, index, keep_open, on);
+        let PartWork {
+            summary, dir, open, ..
+        } = part;
+        self.summary.add(summary);
+        if let Some(f) = open {
+            self.open.insert(dir, f);
+        }
+        result
+    }
+}
+
+/// A mutex's guard, poisoned or not (a panicking thread ends the whole export anyway).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The partitions of one output directory, waiting for a thread of [`Exporter::export_all`].
+struct Task {
+    dir: PathBuf,
+    label: String,
+    indices: Vec<usize>,
+    open: Option<OpenFile>,
+    first_pass: bool,
+}
+
+/// What a thread of [`Exporter::export_all`] did with a [`Task`].
+struct Done {
+    dir: PathBuf,
+    open: Option<OpenFile>,
+    summary: Summary,
+    errors: Vec<(usize, ExportError)>,
+}
+
+/// The dataset directory of partition `index` and its label `topic=T/partition=P`.
+fn partition_dir(
+    output: &Path,
+    sources: &Sources,
+    index: usize,
+) -> Result<(PathBuf, String), ExportError> {
+    let part = sources
+        .partitions
+        .get(index)
+        .ok_or_else(|| ExportError::Unnamed(format!("partition {index}")))?;
+    let (Some(topic), Some(partition)) = (part.topic.as_deref(), part.partition) else {
+        return Err(ExportError::Unnamed(part.name.clone()));
+    };
+    if topic.is_empty() || topic.contains(['/', '\\']) || topic.starts_with('.') {
+        return Err(ExportError::Unnamed(part.name.clone()));
+    }
+    let label = format!("topic={topic}/partition={partition}");
+    Ok((output.join(&label), label))
+}
+
+/// Completes `f`, counting it in `summary`.
+fn complete(
+    f: OpenFile,
+    format: Format,
+    summary: &mut Summary,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<(), ExportError> {
+    let records = f.records;
+    let (path, bytes) = f.complete(format)?;
+    summary.files = summary.files.saturating_add(1);
+    summary.bytes_out = summary.bytes_out.saturating_add(bytes);
+    on(Event::File {
+        path: &path,
+        records,
+        bytes,
+    });
+    Ok(())
+}
+
+impl Summary {
+    /// Adds what another pass did.
+    fn add(&mut self, other: Summary) {
+        self.partitions = self.partitions.saturating_add(other.partitions);
+        self.files = self.files.saturating_add(other.files);
+        self.records = self.records.saturating_add(other.records);
+        self.bytes_in = self.bytes_in.saturating_add(other.bytes_in);
+        self.bytes_out = self.bytes_out.saturating_add(other.bytes_out);
+        self.removed_temporary = self
+            .removed_temporary
+            .saturating_add(other.removed_temporary);
+        self.gaps.extend(other.gaps);
+        self.gaps
+            .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    }
+}
+
+/// One partition's export: its directory, its open file and what it did (one thread's).
+struct PartWork<'a> {
+    options: &'a ExportOptions,
+    summary: Summary,
+    dir: PathBuf,
+    label: String,
+    open: Option<OpenFile>,
+    /// Whether [`ExportOptions::range`]'s start applies (the run's first pass over it).
+    first_pass: bool,
+}
+
+impl PartWork<'_> {
+    /// One pass over partition `index`: from the dataset's end, or the range's start when
+    /// later, to the range's end or the end of what the isolation level shows. Completes the
+    /// last file unless `keep_open`.
+    fn run(
+        &mut self,
+        sources: &Sources,
+        index: usize,
+        keep_open: bool,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ExportError> {
+        let result = self.pass(sources, index, on);
+        self.first_pass = false;
+        if result.is_err() || !keep_open {
+            // After an error, the rows before it make a complete, valid file.
+            self.complete(on)?;
+        }
+        result
+    }
+
+    fn complete(&mut self, on: &mut dyn FnMut(Event<'_>)) -> Result<(), ExportError> {
+        match self.open.take() {
+            Some(f) => complete(f, self.options.format, &mut self.summary, on),
+            None => Ok(()),
+        }
+    }
+
     fn pass(
         &mut self,
         sources: &Sources,
         index: usize,
         on: &mut dyn FnMut(Event<'_>),
-    ) -> Result<Option<PathBuf>, ExportError> {
-        let part = sources
-            .partitions
-            .get(index)
-            .ok_or_else(|| ExportError::Unnamed(format!("partition {index}")))?;
-        let (Some(topic), Some(partition)) = (part.topic.clone(), part.partition) else {
-            return Err(ExportError::Unnamed(part.name.clone()));
-        };
-        if topic.is_empty() || topic.contains(['/', '\\']) || topic.starts_with('.') {
-            return Err(ExportError::Unnamed(part.name.clone()));
-        }
-        let label = format!("topic={topic}/partition={partition}");
-        let dir = self.options.output.join(&label);
+    ) -> Result<(), ExportError> {
+        let isolation = self.options.isolation;
         self.summary.partitions = self.summary.partitions.saturating_add(1);
-        let resume = match self.open.get(&dir) {
+        let resume = match &self.open {
             Some(f) => Some(f.last.saturating_add(1)),
             None => {
-                std::fs::create_dir_all(&dir)
-                    .map_err(io_err(format!("cannot create {}", dir.display())))?;
-                let (last, removed) = scan_dir(&dir)?;
+                std::fs::create_dir_all(&self.dir)
+                    .map_err(io_err(format!("cannot create {}", self.dir.display())))?;
+                let (last, removed) = scan_dir(&self.dir)?;
                 self.summary.removed_temporary =
                     self.summary.removed_temporary.saturating_add(removed);
                 last.map(|l| l.saturating_add(1))
             }
         };
+        let range = Range {
+            start: self.options.range.start.filter(|_| self.first_pass),
+            end: self.options.range.end,
+            count: None,
+        };
         let mut start = None;
-        if let Some(resume) = resume {
+        let mut end = None;
+        if resume.is_some() || !range.is_all() {
             if let Some(w) = sources.watermarks(index)? {
-                if resume >= w.readable_end(self.options.isolation) {
-                    return Ok(self.open.contains_key(&dir).then_some(dir));
+                let readable = w.readable_end(isolation);
+                // The range asked for, in offsets (times looked up in the time index or with
+                // ListOffsets); a position outside the partition is an error.
+                let asked = range.resolve(Some(&w), isolation, &mut |ms| {
+                    sources.offset_for_time(index, ms, isolation)
+                })?;
+                let asked_start = range.start.map(|_| asked.start);
+                let stop = asked.end.unwrap_or(readable);
+                // Never an offset at or before the dataset's end: each record at most once.
+                let from = match (resume, asked_start) {
+                    (Some(r), Some(s)) => r.max(s),
+                    (r, s) => r.or(s).unwrap_or(w.log_start),
+                };
+                if from >= stop {
+                    return Ok(());
                 }
-                if resume < w.log_start {
+                if let Some(r) = resume.filter(|&r| r < w.log_start && from == r) {
                     self.summary.gaps.push(Gap {
-                        topic: topic.clone(),
-                        partition,
-                        from: resume,
+                        topic: topic_of(sources, index),
+                        partition: sources
+                            .partitions
+                            .get(index)
+                            .and_then(|p| p.partition)
+                            .unwrap_or(-1),
+                        from: r,
                         to: w.log_start,
                     });
                 }
-                start = Some(Position::Offset(resume.max(w.log_start)));
+                start = Some(Position::Offset(from.max(w.log_start)));
+                end = asked.asked_end.map(|_| Position::Offset(stop));
             } else {
-                start = Some(Position::Offset(resume));
+                start = resume.map(Position::Offset);
             }
         }
         let options = ScanOptions {
             range: Range {
                 start,
-                end: None,
+                end,
                 count: None,
             },
-            isolation: self.options.isolation,
+            isolation,
             batch: Options {
                 columns: Column::ALL.to_vec(),
                 key_format: self.options.key_format,
@@ -489,56 +733,48 @@ impl Exporter {
             Err(ScanError::Source(krecords_source::Error::Usage(_)))
                 if sources
                     .watermarks(index)?
-                    .is_some_and(|w| w.readable_end(self.options.isolation) <= w.log_start) =>
+                    .is_some_and(|w| w.readable_end(isolation) <= w.log_start) =>
             {
-                return Ok(self.open.contains_key(&dir).then_some(dir))
+                return Ok(())
             }
             Err(e) => return Err(e.into()),
         };
-        let result = self.write_scan(scan, &dir, &label, on);
-        if result.is_err() {
-            // The rows before the error make a complete, valid file.
-            self.complete(&dir, on)?;
-        }
-        result?;
-        Ok(self.open.contains_key(&dir).then_some(dir))
+        self.write_scan(scan, on)
     }
 
     fn write_scan(
         &mut self,
         mut scan: PartitionScan,
-        dir: &Path,
-        label: &str,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
         let offset_col =
             scan.schema()
                 .index_of(Column::Offset.name())
                 .map_err(|e| ExportError::Write {
-                    what: label.to_owned(),
+                    what: self.label.clone(),
                     message: e.to_string(),
                 })?;
         let mut read_before = 0;
+        let mut bytes_in = 0u64;
         while let Some(batch) = scan.next() {
             let bytes_read = scan.bytes_read();
-            self.summary.bytes_in = self
-                .summary
-                .bytes_in
-                .saturating_add(bytes_read.saturating_sub(read_before));
+            let read = bytes_read.saturating_sub(read_before);
+            self.summary.bytes_in = self.summary.bytes_in.saturating_add(read);
+            bytes_in = bytes_in.saturating_add(read);
             read_before = bytes_read;
             let batch = batch?;
-            self.write_batch(dir, &batch, offset_col)?;
+            self.write_batch(&batch, offset_col)?;
             on(Event::Batch {
-                partition: label,
+                partition: &self.label,
                 rows: batch.num_rows(),
-                bytes_in: self.summary.bytes_in,
+                bytes_in,
             });
             if self
                 .open
-                .get(dir)
+                .as_ref()
                 .is_some_and(|f| f.size() >= self.options.roll_bytes)
             {
-                self.complete(dir, on)?;
+                self.complete(on)?;
             }
         }
         // Entries that made no rows (control batches) after the last record batch.
@@ -549,12 +785,7 @@ impl Exporter {
         Ok(())
     }
 
-    fn write_batch(
-        &mut self,
-        dir: &Path,
-        batch: &RecordBatch,
-        offset_col: usize,
-    ) -> Result<(), ExportError> {
+    fn write_batch(&mut self, batch: &RecordBatch, offset_col: usize) -> Result<(), ExportError> {
         let Some(offsets) = batch.columns().get(offset_col) else {
             return Ok(());
         };
@@ -565,17 +796,28 @@ impl Exporter {
         ) else {
             return Ok(());
         };
-        if !self.open.contains_key(dir) {
-            let f = OpenFile::create(dir, first, batch.schema(), &self.options)?;
-            self.open.insert(dir.to_path_buf(), f);
-        }
-        let Some(f) = self.open.get_mut(dir) else {
-            return Ok(());
+        let f = match &mut self.open {
+            Some(f) => f,
+            None => self.open.insert(OpenFile::create(
+                &self.dir,
+                first,
+                batch.schema(),
+                self.options,
+            )?),
         };
         f.write(batch, last, self.options.row_group_bytes)?;
         self.summary.records = self.summary.records.saturating_add(batch.num_rows() as u64);
         Ok(())
     }
+}
+
+/// The topic of partition `index`.
+fn topic_of(sources: &Sources, index: usize) -> String {
+    sources
+        .partitions
+        .get(index)
+        .and_then(|p| p.topic.clone())
+        .unwrap_or_default()
 }
 
 /// Removes the temporary files of `dir` and finds the largest last offset of its files:

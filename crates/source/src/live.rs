@@ -11,9 +11,8 @@ use crate::error::Error;
 use crate::position::{Position, Range, Resolved, Watermarks};
 use crate::IsolationLevel;
 use krecords_client::{Chunk, Client, ClientConfig, Error as ClientError, OffsetSpec};
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
@@ -155,12 +154,14 @@ impl LivePartition {
     }
 }
 
-/// The runtime and the fetching tasks of a command's live partitions.
+/// The runtime and the fetching tasks of a command's live partitions (shared by the threads
+/// that read partitions at the same time: tokio lets several threads `block_on` one
+/// current-thread runtime, one of them driving its I/O at a time).
 #[derive(Debug)]
 pub(crate) struct Live {
-    pub rt: Rc<Runtime>,
-    /// Fetching tasks started, by partition name.
-    fetching: RefCell<HashMap<String, ChunkRx>>,
+    pub rt: Arc<Runtime>,
+    /// Fetching tasks started, by partition name, with the range and isolation they fetch.
+    fetching: Mutex<HashMap<String, (Range, IsolationLevel, ChunkRx)>>,
 }
 
 impl Live {
@@ -170,8 +171,8 @@ impl Live {
             .build()
             .map_err(|e| Error::io("cannot start the I/O runtime", e))?;
         Ok(Live {
-            rt: Rc::new(rt),
-            fetching: RefCell::new(HashMap::new()),
+            rt: Arc::new(rt),
+            fetching: Mutex::new(HashMap::new()),
         })
     }
 
@@ -232,14 +233,23 @@ impl Live {
 
     /// Starts fetching `parts` (the partition to read now and the ones after it), each from
     /// `range` resolved against its watermarks, unless already started; returns the messages
-    /// of the first.
+    /// of the first. A fetch started ahead with another range or isolation (the partitions of
+    /// an export each continue from their own offset) is dropped and started again.
     pub fn chunks(
         &self,
         parts: &[LivePartition],
         range: Range,
         isolation: IsolationLevel,
     ) -> Result<ChunkRx, Error> {
-        let mut fetching = self.fetching.borrow_mut();
+        let mut fetching = self.fetching.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(first) = parts.first() {
+            if fetching
+                .get(&first.name)
+                .is_some_and(|(r, i, _)| (*r, *i) != (range, isolation))
+            {
+                fetching.remove(&first.name);
+            }
+        }
         for x in parts.iter().take(PREFETCH_PARTITIONS) {
             if fetching.contains_key(&x.name) {
                 continue;
@@ -279,11 +289,12 @@ impl Live {
                     }
                 }
             });
-            fetching.insert(name, rx);
+            fetching.insert(name, (range, isolation, rx));
         }
         let name = parts.first().map(|p| p.name.as_str()).unwrap_or_default();
         fetching
             .remove(name)
+            .map(|(_, _, rx)| rx)
             .ok_or_else(|| Error::Usage(format!("{name}: read twice")))
     }
 }

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::Arc;
 use tokio::runtime::Runtime;
 
 /// What a [`Reader`] reports as it reads, for a progress line.
@@ -215,7 +215,7 @@ impl Trim {
 
 /// A live partition's fetched chunks, framed in place.
 struct LiveCursor {
-    rt: Rc<Runtime>,
+    rt: Arc<Runtime>,
     rx: ChunkRx,
     part: LivePartition,
     committed: bool,
@@ -384,7 +384,7 @@ enum Cur {
 pub(crate) enum Pending {
     Files(VecDeque<PathBuf>),
     Stdin,
-    Live(Box<(Rc<Runtime>, ChunkRx, LivePartition)>),
+    Live(Box<(Arc<Runtime>, ChunkRx, LivePartition)>),
 }
 
 /// A partition read between two positions at an isolation level: its files one after
@@ -403,7 +403,7 @@ pub struct Reader {
     /// The read ended cleanly (the end of the input or of the range), not at an error.
     clean: bool,
     /// The live partition read, to ask who holds its last stable offset back.
-    live: Option<(Rc<Runtime>, LivePartition)>,
+    live: Option<(Arc<Runtime>, LivePartition)>,
 }
 
 impl fmt::Debug for Reader {

@@ -12,16 +12,20 @@ use crate::source::open_sources;
 use clap::ValueEnum;
 use krecords_arrow::BytesFormat;
 use krecords_export::{Event, ExportError, ExportOptions, Exporter, Format};
-use krecords_source::{ErrorClass, IsolationLevel};
+use krecords_source::{ErrorClass, IsolationLevel, Position, Range};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Export partitions as a dataset: DIR/topic=T/partition=P/<first offset>-<last offset>.parquet,
 /// in the fixed schema of docs/design.md ("Records as Arrow"). Files are written under a
 /// hidden temporary name and renamed when complete; a run continues each partition after the
 /// last offset already in DIR, so a run killed at any moment and run again leaves every record
-/// exactly once.
+/// exactly once. --start/--end bound the export (per partition, as every krec command takes
+/// positions): a partition starts at the later of --start and the dataset's end, so the same
+/// command run again after a kill completes the range, each record once. Partitions are
+/// exported by --jobs threads, each partition by one of them.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Partition directories, a broker's log.dirs root, or kafka://HOST:PORT/TOPIC[/PARTITION]
@@ -31,6 +35,22 @@ pub struct Args {
     /// The dataset directory (created if missing).
     #[arg(long, short = 'o', value_name = "DIR")]
     output: PathBuf,
+    /// Where each partition's export starts: an offset, -N (N offsets before the end),
+    /// earliest (default), latest, or a time (ISO 8601, or @ and epoch ms): the first offset
+    /// whose timestamp is at or after it. A partition whose dataset already ends later
+    /// continues from there instead: no offset is exported twice.
+    #[arg(long, value_name = "POS", allow_hyphen_values = true, value_parser = Position::parse)]
+    start: Option<Position>,
+    /// Where each partition's export stops (exclusive), as --start; default: the end (the last
+    /// stable offset at read-committed). An offset outside the partition, or an end not after
+    /// the start, is an error. Not with --follow.
+    #[arg(long, value_name = "POS", allow_hyphen_values = true, value_parser = Position::parse, conflicts_with = "follow")]
+    end: Option<Position>,
+    /// Partitions exported at the same time (threads; a partition's files are written by one
+    /// thread, one after another, as with --jobs 1); default: the number of cores. Memory
+    /// grows with it (a reader and a row group in the making per thread).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..1025))]
+    jobs: Option<u64>,
     /// The file format: Parquet (zstd) or Arrow IPC files.
     #[arg(long, value_enum, default_value_t = FileFormat::Parquet)]
     format: FileFormat,
@@ -119,18 +139,32 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     if args.follow {
         options.roll_after = Some(Duration::from_millis(args.roll_ms));
     }
+    options.range = Range {
+        start: args.start,
+        end: args.end,
+        count: None,
+    };
+    options
+        .range
+        .check()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let jobs = match args.jobs {
+        Some(n) => usize::try_from(n).unwrap_or(1),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let mut exporter = Exporter::open(options).map_err(|e| failure(&e))?;
-    let mut line = Progress::live("krec export");
-    let mut records = 0u64;
-    let mut on = |e: Event<'_>| {
+    let progress = Mutex::new((Progress::live("krec export"), 0u64));
+    let on = |e: Event<'_>| {
         if let Event::Batch {
             partition,
             rows,
             bytes_in,
         } = e
         {
-            records = records.saturating_add(rows as u64);
-            line.message(&format!(
+            let mut p = progress.lock().unwrap_or_else(|p| p.into_inner());
+            p.1 = p.1.saturating_add(rows as u64);
+            let records = p.1;
+            p.0.message(&format!(
                 "krec export: {partition}: {records} records, {} MiB read",
                 bytes_in >> 20
             ));
@@ -140,30 +174,28 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     loop {
         let started = Instant::now();
         let sources = open_sources(&args.sources, &args.client)?;
-        for index in 0..sources.partitions.len() {
-            let result = if args.follow {
-                exporter.export_open(&sources, index, &mut on)
-            } else {
-                exporter.export(&sources, index, &mut on)
-            };
-            if let Err(e) = result {
-                if args.follow {
-                    return Err(failure(&e));
-                }
-                eprintln!("krec export: {e}");
-                errors.push(e);
+        let failed = exporter.export_all(&sources, jobs, args.follow, &on);
+        for (_, e) in failed {
+            if args.follow {
+                return Err(failure(&e));
             }
+            eprintln!("krec export: {e}");
+            errors.push(e);
         }
         if !args.follow {
             break;
         }
-        exporter.roll_due(&mut on).map_err(|e| failure(&e))?;
+        exporter.roll_due(&mut |e| on(e)).map_err(|e| failure(&e))?;
         drop(sources);
         let wait = Duration::from_millis(args.poll_ms).saturating_sub(started.elapsed());
         std::thread::sleep(wait);
     }
-    exporter.finish(&mut on).map_err(|e| failure(&e))?;
-    line.finish();
+    exporter.finish(&mut |e| on(e)).map_err(|e| failure(&e))?;
+    progress
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .0
+        .finish();
     report(&exporter, &args, out)?;
     if let Some(e) = errors.iter().find(|e| e.class() != ErrorClass::Data) {
         return Err(failure(e));

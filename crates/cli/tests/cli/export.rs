@@ -2,9 +2,11 @@
 //! killed with SIGKILL at random moments.
 //!
 //! The kill test: a partition directory of ~20 000 records (transactions among them, some
-//! aborted), and a live partition of 20 000 records on the fake broker, are exported with small files (`--roll-bytes`, so renames happen all the time);
-//! each round starts `krec export` and SIGKILLs it (`Child::kill`) at a random moment within
-//! the time a whole run takes, checks that the files present are valid Parquet holding a
+//! aborted), the same bounded by `--start`/`--end`, and a live partition of 20 000 records on
+//! the fake broker, are exported with small files (`--roll-bytes`, so renames happen all the
+//! time); each round starts `krec export` and SIGKILLs it (`Child::kill`) at a random moment
+//! within the time a whole run takes (a run that ended first is checked all the same; the
+//! output says how many rounds cut a run short after it wrote files), checks that the files present are valid Parquet holding a
 //! prefix of what a read_committed consumer gets, each record once; every fifth round (and the
 //! last) then runs the export to the end and checks the dataset holds every record exactly
 //! once, and starts over. Rounds: `KRECORDS_EXPORT_KILL_ROUNDS` (default 6; 30 or more
@@ -124,17 +126,36 @@ fn next(state: &mut u64) -> u64 {
 
 #[test]
 fn export_killed_at_random_moments_leaves_every_record_once() {
+    kill_local(0x6578, &[], 0..i64::MAX, 15_000);
+}
+
+/// A bounded export (`--start`/`--end`) killed at random moments and run again with the same
+/// arguments ends with every record of the range once, and nothing outside it.
+#[test]
+fn bounded_export_killed_at_random_moments_leaves_the_range_once() {
+    kill_local(
+        0x626f,
+        &["--start", "3000", "--end", "17000"],
+        3000..17_000,
+        10_000,
+    );
+}
+
+/// [`kill_rounds`] on a partition directory of ~20 000 records exported with `more`, whose
+/// records at offsets in `range` (more than `least`) make the dataset.
+fn kill_local(seed: u64, more: &[&str], range: std::ops::Range<i64>, least: usize) {
     let d = Dir::new();
     let part = d.path("events-0");
     write_log(&part, 400);
-    let want = consumed(&part);
-    assert!(want.len() > 15_000);
+    let want = consumed_in(&part, range);
+    assert!(want.len() > least);
     kill_rounds(
         &d,
         part.to_str().unwrap(),
         "topic=events/partition=0",
         &want,
-        0x6578,
+        seed,
+        more,
     );
 }
 
@@ -150,15 +171,22 @@ fn export_of_a_live_topic_killed_at_random_moments_leaves_every_record_once() {
         .collect();
     let d = Dir::new();
     let url = format!("kafka://{}/live/0", cluster.addr());
-    kill_rounds(&d, &url, "topic=live/partition=0", &want, 0x6c69);
+    kill_rounds(&d, &url, "topic=live/partition=0", &want, 0x6c69, &[]);
 }
 
 /// Exports `source` into `d/out` in rounds killed at random moments (see the module docs);
-/// `want`: the rows of the partition `partition_dir` of the dataset.
-fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>)], seed: u64) {
+/// `want`: the rows of the partition `partition_dir` of the dataset; `more`: more arguments.
+fn kill_rounds(
+    d: &Dir,
+    source: &str,
+    partition_dir: &str,
+    want: &[(i64, Vec<u8>)],
+    seed: u64,
+    more: &[&str],
+) {
     let out = d.path("out");
     let pdir = out.join(partition_dir);
-    let args = [
+    let mut args = vec![
         "export",
         source,
         "--output",
@@ -166,6 +194,7 @@ fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>
         "--roll-bytes",
         "20000",
     ];
+    args.extend_from_slice(more);
     // A whole run's time, to kill within it.
     let started = Instant::now();
     run(&args).ok();
@@ -179,10 +208,11 @@ fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>
         .unwrap_or(6);
     let mut rng = seed;
     let mut killed_with_files = 0;
+    let mut cut_short = 0;
     for round in 0..rounds {
         let delay = next(&mut rng) % (full.as_micros() as u64).max(1);
         let mut child = krec()
-            .args(args)
+            .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -194,6 +224,9 @@ fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>
         let got = dataset(&pdir);
         if !got.is_empty() {
             killed_with_files += 1;
+        }
+        if !got.is_empty() && got.len() < want.len() {
+            cut_short += 1;
         }
         assert_eq!(got[..], want[..got.len()], "round {round}: not a prefix");
         if round % 5 == 4 || round + 1 == rounds {
@@ -215,7 +248,7 @@ fn kill_rounds(d: &Dir, source: &str, partition_dir: &str, want: &[(i64, Vec<u8>
     }
     eprintln!(
         "export kill test {source}: {rounds} rounds, {killed_with_files} killed after files \
-         were written; a whole run {full:?}"
+         were written ({cut_short} of them before the end); a whole run {full:?}"
     );
 }
 
@@ -335,4 +368,221 @@ fn export_follow_exports_what_is_appended_and_rolls_by_time() {
     let again = export(&part, &out, &["--format-report", "json"]).json();
     assert_eq!(again["records"], 0);
     assert_eq!(dataset(&pdir), want);
+}
+
+/// The records of `dir` a read_committed consumer gets at offsets in `range`.
+fn consumed_in(dir: &Path, range: std::ops::Range<i64>) -> Vec<(i64, Vec<u8>)> {
+    consumed(dir)
+        .into_iter()
+        .filter(|r| range.contains(&r.0))
+        .collect()
+}
+
+#[test]
+fn export_start_end_bound_the_export_and_a_rerun_continues_after_the_dataset() {
+    let (_d, part, out) = partition_and_output(40);
+    let end = consumed(&part).last().unwrap().0 + 1;
+    let pdir = out.join("topic=events/partition=0");
+    let report = |more: &[&str]| {
+        let mut args = vec!["--format-report", "json"];
+        args.extend_from_slice(more);
+        export(&part, &out, &args).json()
+    };
+    // Offsets 200..700 (the end exclusive).
+    let first = report(&["--start", "200", "--end", "700"]);
+    let want = consumed_in(&part, 200..700);
+    assert_eq!(first["records"], want.len() as u64);
+    assert_eq!(dataset(&pdir), want);
+    // The same range again: nothing left to do.
+    assert_eq!(report(&["--start", "200", "--end", "700"])["records"], 0);
+    // An earlier start: the partition continues after the dataset's end (offsets 700..1000),
+    // nothing is written twice.
+    report(&["--start", "100", "--end", "1000"]);
+    assert_eq!(dataset(&pdir), consumed_in(&part, 200..1000));
+    // A time position (the timestamp of offset o is T0 + o) later than the dataset's end:
+    // from there to the end of the partition.
+    let at = format!("@{}", T0 + 1200);
+    report(&["--start", &at]);
+    let mut want = consumed_in(&part, 200..1000);
+    want.extend(consumed_in(&part, 1200..end));
+    assert_eq!(dataset(&pdir), want);
+    // -N: the last N offsets; the dataset already ends there.
+    assert_eq!(report(&["--start", "-10"])["records"], 0);
+    // A range before the dataset's end exports nothing.
+    assert_eq!(report(&["--start", "0", "--end", "150"])["records"], 0);
+    assert_eq!(dataset(&pdir), want);
+}
+
+/// A scratch directory with the partition directory `events-0` of `batches` batches
+/// ([`write_log`]) and the path of a dataset `out` in it.
+fn partition_and_output(batches: usize) -> (Dir, std::path::PathBuf, std::path::PathBuf) {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, batches);
+    let out = d.path("out");
+    (d, part, out)
+}
+
+/// A narrow range reads only the segments that hold it: the bytes read for offsets
+/// 10 000..10 200 of a ~20 000-record log of 64 KiB segments are a small part of the whole.
+#[test]
+fn export_of_a_narrow_range_reads_only_its_segments() {
+    let (d, part, out) = partition_and_output(400);
+    let full = export(&part, &out, &["--format-report", "json"]).json();
+    let narrow = export(
+        &part,
+        &d.path("narrow"),
+        &[
+            "--start",
+            "10000",
+            "--end",
+            "10200",
+            "--format-report",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(
+        dataset(&d.path("narrow/topic=events/partition=0")),
+        consumed_in(&part, 10_000..10_200)
+    );
+    let (all, some) = (
+        full["bytes_in"].as_u64().unwrap(),
+        narrow["bytes_in"].as_u64().unwrap(),
+    );
+    assert!(some > 0 && some * 20 < all, "{some} of {all} bytes read");
+}
+
+#[test]
+fn export_start_end_bad_positions_are_usage_errors() {
+    let (_d, part, out) = partition_and_output(4);
+    export(&part, &out, &["--start", "50", "--end", "50"]).fails(2, "empty range");
+    export(&part, &out, &["--start", "99999"]).fails(2, "offset 99999 is out of range");
+    export(&part, &out, &["--start", "soon"]).fails(2, "invalid position");
+    export(&part, &out, &["--end", "100", "--follow"]).fails(2, "cannot be used with");
+    export(&part, &out, &["--jobs", "0"]).fails(2, "--jobs");
+    assert!(dataset(&out.join("topic=events/partition=0")).is_empty());
+}
+
+/// (offset, value) rows.
+type Rows = Vec<(i64, Vec<u8>)>;
+
+/// Every partition's rows of the dataset in `out`: `topic=T/partition=P` and its rows.
+fn datasets(out: &Path) -> Vec<(String, Rows)> {
+    let mut all = Vec::new();
+    for topic in std::fs::read_dir(out).unwrap() {
+        let topic = topic.unwrap().path();
+        if !topic.is_dir() {
+            continue;
+        }
+        for p in std::fs::read_dir(&topic).unwrap() {
+            let p = p.unwrap().path();
+            let label = format!(
+                "{}/{}",
+                topic.file_name().unwrap().to_string_lossy(),
+                p.file_name().unwrap().to_string_lossy()
+            );
+            all.push((label, dataset(&p)));
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn export_jobs_1_and_jobs_4_write_the_same_rows() {
+    let d = Dir::new();
+    let root = d.path("logs");
+    for p in 0..5 {
+        write_log(&root.join(format!("events-{p}")), 20 + 10 * p);
+    }
+    let one = d.path("one");
+    let four = d.path("four");
+    let r1 = export(
+        &root,
+        &one,
+        &[
+            "--jobs",
+            "1",
+            "--format-report",
+            "json",
+            "--roll-bytes",
+            "20000",
+        ],
+    )
+    .json();
+    let r4 = export(
+        &root,
+        &four,
+        &[
+            "--jobs",
+            "4",
+            "--format-report",
+            "json",
+            "--roll-bytes",
+            "20000",
+        ],
+    )
+    .json();
+    assert_eq!(r1["records"], r4["records"]);
+    assert_eq!(r4["partitions"], 5);
+    let (a, b) = (datasets(&one), datasets(&four));
+    assert_eq!(a.len(), 5);
+    assert_eq!(a, b);
+    for (label, rows) in &a {
+        let p = label.trim_start_matches("topic=events/partition=");
+        assert_eq!(
+            rows,
+            &consumed(&root.join(format!("events-{p}"))),
+            "{label}"
+        );
+    }
+}
+
+/// A live topic of 3 partitions exported with 4 threads, in two runs (the first bounded): each
+/// partition continues from its own offset (a fetch started ahead for another partition with
+/// another range is not reused).
+#[test]
+fn export_jobs_of_a_live_topic_resume_each_partition_from_its_own_offset() {
+    let cluster = krecords_testkit::cluster::FakeCluster::start(&[("live", 3)]);
+    let mut want = Vec::new();
+    for p in 0..3i64 {
+        let batches = krecords_testkit::batches::numbered(20 + 10 * p, 50, |o| {
+            (T0 + o, b"k".to_vec(), format!("p{p}-{o}").into_bytes())
+        });
+        cluster.append("live", p as i32, &batches);
+        want.push(
+            (0..(20 + 10 * p) * 50)
+                .map(|o| (o, format!("p{p}-{o}").into_bytes()))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let d = Dir::new();
+    let out = d.path("out");
+    let url = format!("kafka://{}/live", cluster.addr());
+    let args = |more: &[&str]| {
+        let mut a = vec![
+            "export",
+            url.as_str(),
+            "-o",
+            out.to_str().unwrap(),
+            "--jobs",
+            "4",
+        ];
+        a.extend_from_slice(more);
+        run(&a).ok();
+    };
+    args(&["--end", "-300"]);
+    for (p, rows) in want.iter().enumerate() {
+        let got = dataset(&out.join(format!("topic=live/partition={p}")));
+        assert_eq!(got[..], rows[..rows.len() - 300], "partition {p}");
+    }
+    args(&[]);
+    for (p, rows) in want.iter().enumerate() {
+        assert_eq!(
+            &dataset(&out.join(format!("topic=live/partition={p}"))),
+            rows,
+            "partition {p}"
+        );
+    }
 }
