@@ -486,7 +486,11 @@ impl Client {
             broker: md.broker.clone(),
             request: RequestName(ApiKey::Metadata),
             code: KafkaCode(code),
-            context: Some(format!("{topic}/{partition}")),
+            context: Some(if code == ResponseError::UnknownTopicOrPartition.code() {
+                format!("{topic}/{partition}: the topic does not exist")
+            } else {
+                format!("{topic}/{partition}")
+            }),
         };
         let Some(t) = md.topics.iter().find(|t| t.name == topic) else {
             return Err(meta_err(ResponseError::UnknownTopicOrPartition.code()));

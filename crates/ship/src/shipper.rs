@@ -524,10 +524,12 @@ fn check_topic(rt: &Runtime, client: &Client, target: &Target, sources: &[Source
         .map_err(|e| Error::client(&tname, &e))?;
     let unknown = Some(krecords_client::kafka_protocol::ResponseError::UnknownTopicOrPartition);
     match md.topics.iter().find(|t| t.name == target.topic) {
-        None => Err(Error::usage(format!("{tname}: the topic does not exist"))),
-        Some(t) if t.error.and_then(|c| c.response_error()) == unknown => {
-            Err(Error::usage(format!("{tname}: the topic does not exist")))
-        }
+        None => Err(Error::usage(format!(
+            "{tname}: the topic does not exist (UNKNOWN_TOPIC_OR_PARTITION)"
+        ))),
+        Some(t) if t.error.and_then(|c| c.response_error()) == unknown => Err(Error::usage(
+            format!("{tname}: the topic does not exist (UNKNOWN_TOPIC_OR_PARTITION)"),
+        )),
         Some(t) if t.error.is_some() => {
             let code = t.error.map(|c| c.name()).unwrap_or_default();
             Err(Error::usage(format!(

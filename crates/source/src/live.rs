@@ -192,19 +192,22 @@ impl Live {
             .rt
             .block_on(client.metadata(Some(&[url.topic.as_str()])))
             .map_err(fail)?;
+        const UNKNOWN_TOPIC: krecords_client::kafka_protocol::ResponseError =
+            krecords_client::kafka_protocol::ResponseError::UnknownTopicOrPartition;
         let topic = metadata.topics.iter().find(|t| t.name == url.topic);
         let topic = match topic {
             Some(t) if t.error.is_none() => t,
-            Some(t) => {
+            Some(t) if t.error.and_then(|c| c.response_error()) != Some(UNKNOWN_TOPIC) => {
                 let code = t.error.map(|c| c.name()).unwrap_or_default();
                 return Err(Error::Usage(format!(
                     "{source}: Metadata from {}: {code}",
                     metadata.broker
                 )));
             }
-            None => {
+            // Worded as `krec ship` words it.
+            _ => {
                 return Err(Error::Usage(format!(
-                    "{source}: Metadata from {}: UNKNOWN_TOPIC_OR_PARTITION",
+                    "{source}: the topic does not exist (UNKNOWN_TOPIC_OR_PARTITION from {})",
                     metadata.broker
                 )))
             }

@@ -475,3 +475,26 @@ fn log_info_and_offsets_of_a_live_partition_come_from_the_cluster() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("reads one partition"), "{}", r.stderr);
 }
+
+/// Issue 30, item 8: an unknown topic reads the same in every command: Kafka's code and the
+/// sentence "the topic does not exist".
+#[test]
+fn an_unknown_topic_reads_the_same_in_dump_verify_and_ship() {
+    let d = crate::util::Dir::new();
+    let part = d.path("orders-0");
+    std::fs::create_dir_all(&part).unwrap();
+    for args in [
+        vec!["dump".to_owned(), url("nope")],
+        vec!["verify".to_owned(), url("nope")],
+        vec!["ship".to_owned(), part.display().to_string(), url("nope")],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = krec_live(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("nope") && r.stderr.contains("the topic does not exist"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
