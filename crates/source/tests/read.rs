@@ -231,6 +231,50 @@ fn a_read_committed_stop_at_an_open_transaction_says_why() {
     }
 }
 
+/// ListOffsets through the sources layer: the log start, the end a consumer at each isolation
+/// level stops at, a time lookup, and max-timestamp refused (only a log directory answers it).
+#[test]
+fn list_offsets_answers_as_a_consumer_at_its_isolation() {
+    use krecords_log::OffsetSpec;
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("t-0");
+    let mut log = Log::create(&part, LogConfig::default()).unwrap();
+    for txn in [false, true] {
+        let mut b = V2Builder::new(0);
+        if txn {
+            b = b.producer(7, 0, 0).transactional(true);
+        }
+        for i in 0..3 {
+            b.append(&NewRecord::new(T0 + i, None, Some(b"x"))).unwrap();
+        }
+        log.append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+    }
+    log.close().unwrap();
+    let sources = Sources::open(std::slice::from_ref(&part), &mut || unreachable!()).unwrap();
+    let ask = |spec, isolation| {
+        let r = sources.list_offsets(0, spec, isolation).unwrap();
+        (r.offset, r.timestamp)
+    };
+    let (ru, rc) = (
+        IsolationLevel::ReadUncommitted,
+        IsolationLevel::ReadCommitted,
+    );
+    assert_eq!(ask(OffsetSpec::Earliest, ru), (0, None));
+    assert_eq!(ask(OffsetSpec::Latest, ru), (6, None));
+    assert_eq!(ask(OffsetSpec::Latest, rc), (3, None));
+    assert_eq!(ask(OffsetSpec::Timestamp(T0 + 1), ru), (1, Some(T0 + 1)));
+    assert_eq!(ask(OffsetSpec::Timestamp(T0 + 100), ru), (-1, None));
+    let e = sources
+        .list_offsets(0, OffsetSpec::MaxTimestamp, ru)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("t-0: --max-timestamp is answered from a log directory only"),
+        "{e}"
+    );
+}
+
 /// A live partition is read as the same bytes in a file are, whatever the range: each fetch
 /// is cut into whole entries once (by the client) and the reader views them at those
 /// boundaries, across many small fetches.

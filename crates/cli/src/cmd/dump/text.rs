@@ -1,10 +1,10 @@
 //! kafka-dump-log's lines (Kafka 4.4.0's `DumpLogSegments`), written straight into a byte buffer.
 
-use super::json::int;
-use crate::entry_json::{self, EntryJson};
 use crate::time_fmt::write_iso;
 use krecords_codec::java_text;
 use krecords_codec::read::{Batch, Record};
+use krecords_source::entry_json::{self, EntryJson};
+use krecords_source::json::int;
 
 /// Bytes as Java's `new String(bytes, UTF_8)` shows them (valid UTF-8 as it is).
 fn java_bytes(out: &mut Vec<u8>, b: &[u8]) {
