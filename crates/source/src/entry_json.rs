@@ -36,7 +36,7 @@
 use crate::json::{boolean, bytes, int, string, timestamp, utf8};
 use krecords_codec::build::BytesEncoding;
 use krecords_codec::control::{ControlRecordKey, EndTxnMarker};
-use krecords_codec::read::{Batch, Record};
+use krecords_codec::read::{Batch, Record, V2HeaderFields};
 use krecords_log::consumer::ConsumedRecord;
 use serde::Serialize;
 
@@ -69,20 +69,10 @@ pub struct EntryJson<'a> {
     pub base_timestamp: Option<i64>,
     /// v2 max timestamp; v1 the message timestamp; v0 null.
     pub max_timestamp: Option<i64>,
-    /// -1 for v0/v1.
-    pub partition_leader_epoch: i32,
-    /// -1 for v0/v1 and non-idempotent batches.
-    pub producer_id: i64,
-    /// -1 when absent.
-    pub producer_epoch: i16,
-    /// -1 when absent.
-    pub base_sequence: i32,
-    /// Transactional flag.
-    pub transactional: bool,
-    /// Control flag.
-    pub control: bool,
-    /// Delete horizon when attributes bit 6 is set.
-    pub delete_horizon_ms: Option<i64>,
+    /// The v2 header's leader epoch, producer, flags and delete horizon, inline in the object
+    /// in that order ([`V2HeaderFields::NONE`] for v0/v1).
+    #[serde(flatten)]
+    pub header: V2HeaderFields,
     /// Records, with `--deep` or `--print-data`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub records: Option<Vec<RecordJson>>,
@@ -151,7 +141,6 @@ pub fn entry<'a>(
         Err(krecords_codec::Error::UnknownCompression { id, .. }) => format!("unknown({id})"),
         Err(e) => format!("unknown ({e})"),
     };
-    let v2 = batch.v2_header_fields();
     let common = |base_offset, count| EntryJson {
         file,
         position: batch.position(),
@@ -166,13 +155,7 @@ pub fn entry<'a>(
         timestamp_type: batch.timestamp_type().name(),
         base_timestamp: None,
         max_timestamp: None,
-        partition_leader_epoch: v2.partition_leader_epoch,
-        producer_id: v2.producer_id,
-        producer_epoch: v2.producer_epoch,
-        base_sequence: v2.base_sequence,
-        transactional: v2.transactional,
-        control: v2.control,
-        delete_horizon_ms: v2.delete_horizon_ms,
+        header: batch.v2_header_fields(),
         records: None,
     };
     match batch {
@@ -286,19 +269,19 @@ pub fn write_entry_fields(out: &mut Vec<u8>, e: &EntryJson<'_>, iso: bool, parti
     out.push(b',');
     timestamp(out, "max_timestamp", e.max_timestamp, iso);
     out.extend_from_slice(b",\"partition_leader_epoch\":");
-    int(out, e.partition_leader_epoch);
+    int(out, e.header.partition_leader_epoch);
     out.extend_from_slice(b",\"producer_id\":");
-    int(out, e.producer_id);
+    int(out, e.header.producer_id);
     out.extend_from_slice(b",\"producer_epoch\":");
-    int(out, e.producer_epoch);
+    int(out, e.header.producer_epoch);
     out.extend_from_slice(b",\"base_sequence\":");
-    int(out, e.base_sequence);
+    int(out, e.header.base_sequence);
     out.extend_from_slice(b",\"transactional\":");
-    boolean(out, e.transactional);
+    boolean(out, e.header.transactional);
     out.extend_from_slice(b",\"control\":");
-    boolean(out, e.control);
+    boolean(out, e.header.control);
     out.extend_from_slice(b",\"delete_horizon_ms\":");
-    match e.delete_horizon_ms {
+    match e.header.delete_horizon_ms {
         Some(d) => int(out, d),
         None => out.extend_from_slice(b"null"),
     }
