@@ -244,20 +244,20 @@ pub fn write_entry_fields(out: &mut Vec<u8>, e: &EntryJson<'_>, iso: bool, parti
         out.extend_from_slice(b",\"partition\":");
         int(out, p);
     }
-    out.extend_from_slice(b",\"position\":");
-    int(out, e.position);
-    out.extend_from_slice(b",\"magic\":");
-    int(out, e.magic);
-    out.extend_from_slice(b",\"base_offset\":");
-    int(out, e.base_offset);
-    out.extend_from_slice(b",\"last_offset\":");
-    int(out, e.last_offset);
-    out.extend_from_slice(b",\"count\":");
-    int(out, e.count);
-    out.extend_from_slice(b",\"size_bytes\":");
-    int(out, e.size_bytes);
-    out.extend_from_slice(b",\"crc\":");
-    int(out, e.crc);
+    // Positions and sizes of bytes in memory or a file: far below i64::MAX.
+    let wide = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    int_fields(
+        out,
+        &[
+            (b",\"position\":", wide(e.position)),
+            (b",\"magic\":", e.magic.into()),
+            (b",\"base_offset\":", e.base_offset),
+            (b",\"last_offset\":", e.last_offset),
+            (b",\"count\":", e.count),
+            (b",\"size_bytes\":", wide(e.size_bytes)),
+            (b",\"crc\":", e.crc.into()),
+        ],
+    );
     out.extend_from_slice(b",\"crc_valid\":");
     boolean(out, e.crc_valid);
     out.extend_from_slice(b",\"compression\":");
@@ -268,22 +268,35 @@ pub fn write_entry_fields(out: &mut Vec<u8>, e: &EntryJson<'_>, iso: bool, parti
     timestamp(out, "base_timestamp", e.base_timestamp, iso);
     out.push(b',');
     timestamp(out, "max_timestamp", e.max_timestamp, iso);
-    out.extend_from_slice(b",\"partition_leader_epoch\":");
-    int(out, e.header.partition_leader_epoch);
-    out.extend_from_slice(b",\"producer_id\":");
-    int(out, e.header.producer_id);
-    out.extend_from_slice(b",\"producer_epoch\":");
-    int(out, e.header.producer_epoch);
-    out.extend_from_slice(b",\"base_sequence\":");
-    int(out, e.header.base_sequence);
+    let h = &e.header;
+    int_fields(
+        out,
+        &[
+            (
+                b",\"partition_leader_epoch\":",
+                h.partition_leader_epoch.into(),
+            ),
+            (b",\"producer_id\":", h.producer_id),
+            (b",\"producer_epoch\":", h.producer_epoch.into()),
+            (b",\"base_sequence\":", h.base_sequence.into()),
+        ],
+    );
     out.extend_from_slice(b",\"transactional\":");
-    boolean(out, e.header.transactional);
+    boolean(out, h.transactional);
     out.extend_from_slice(b",\"control\":");
-    boolean(out, e.header.control);
+    boolean(out, h.control);
     out.extend_from_slice(b",\"delete_horizon_ms\":");
-    match e.header.delete_horizon_ms {
+    match h.delete_horizon_ms {
         Some(d) => int(out, d),
         None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Appends `,"name":N` for each (`,"name":`, N) pair.
+fn int_fields(out: &mut Vec<u8>, fields: &[(&[u8], i64)]) {
+    for &(name, n) in fields {
+        out.extend_from_slice(name);
+        int(out, n);
     }
 }
 
