@@ -31,14 +31,6 @@ impl BytesFormat {
         BytesEncoding::from(self).render(bytes)
     }
 
-    /// Renders optional bytes: `None` is JSON null.
-    pub fn render_opt(self, bytes: Option<&[u8]>) -> serde_json::Value {
-        match bytes {
-            Some(b) => serde_json::Value::String(self.render(b)),
-            None => serde_json::Value::Null,
-        }
-    }
-
     /// Parses a JSON string in this format back to bytes.
     pub fn parse(self, text: &str) -> Result<Vec<u8>, String> {
         BytesEncoding::from(self).parse(text)

@@ -13,7 +13,6 @@
 mod args;
 mod bytes_fmt;
 mod cmd;
-mod entry_json;
 mod isolation;
 mod kafka;
 mod outcome;

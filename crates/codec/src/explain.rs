@@ -51,6 +51,8 @@
     clippy::panic
 )]
 
+pub mod show;
+
 use crate::control::{ControlRecordKey, ControlRecordType};
 use crate::layout::{legacy as l, v2, LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE};
 use crate::read::{Entries, EntryPrefix};

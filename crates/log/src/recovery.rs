@@ -63,6 +63,45 @@ pub struct RecoverInfo {
     pub splits: Vec<String>,
 }
 
+impl RecoverInfo {
+    /// What opening the log at `dir` had to do, one line each (no `krec:` prefix), for a
+    /// command to show on stderr; empty when the log opened as it was.
+    ///
+    /// `read_only`: the log was opened read-only, so a torn tail was skipped and overflowing
+    /// segments read as if split, in memory only. Otherwise only a log that was not closed
+    /// cleanly and had bytes cut gets a note, followed by one indented line per problem.
+    pub fn notes(&self, dir: &Path, read_only: bool) -> Vec<String> {
+        let how = if read_only {
+            "read as if split, nothing in the directory was changed"
+        } else {
+            "split"
+        };
+        // A segment of a broker before KAFKA-6264 whose offsets overflow its indexes.
+        let mut notes: Vec<String> = self
+            .splits
+            .iter()
+            .map(|split| format!("offsets overflow a segment's 32-bit range, {how}: {split}"))
+            .collect();
+        let cut = self.truncated_bytes > 0 || self.deleted_segments > 0;
+        if read_only && cut {
+            notes.push(format!(
+                "{}: the last {} bytes are not whole batches (a crash, or a writer still \
+                 writing); reading up to them, nothing in the directory was changed",
+                dir.display(),
+                self.truncated_bytes
+            ));
+        } else if !read_only && !self.clean_shutdown && cut {
+            notes.push(format!(
+                "{} was not closed cleanly; recovery truncated {} bytes",
+                dir.display(),
+                self.truncated_bytes
+            ));
+            notes.extend(self.problems.iter().map(|p| format!("  {p}")));
+        }
+        notes
+    }
+}
+
 /// Removes leftovers (step 1); returns the base offsets of the segments, sorted.
 pub(crate) fn clean_dir(storage: &dyn Storage, dir: &Path, names: &[String]) -> Result<Vec<i64>> {
     let listed;
@@ -327,4 +366,42 @@ pub(crate) fn split_overflowed(
         segments.push(segment);
     }
     Ok(segments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_say_what_the_open_did() {
+        let dir = Path::new("/d");
+        assert!(RecoverInfo::default().notes(dir, true).is_empty());
+        let clean = RecoverInfo {
+            clean_shutdown: true,
+            truncated_bytes: 7,
+            ..RecoverInfo::default()
+        };
+        // A clean shutdown needed no scan: nothing to say when writing.
+        assert!(clean.notes(dir, false).is_empty());
+        let torn = RecoverInfo {
+            truncated_bytes: 7,
+            problems: vec!["/d/0.log: byte 9: crc".into()],
+            splits: vec!["/d/0.log: into 2 segments".into()],
+            ..RecoverInfo::default()
+        };
+        assert_eq!(
+            torn.notes(dir, false),
+            [
+                "offsets overflow a segment's 32-bit range, split: /d/0.log: into 2 segments",
+                "/d was not closed cleanly; recovery truncated 7 bytes",
+                "  /d/0.log: byte 9: crc",
+            ]
+        );
+        let read = torn.notes(dir, true);
+        assert_eq!(read.len(), 2);
+        assert!(read[0].ends_with(
+            "read as if split, nothing in the directory was changed: /d/0.log: into 2 segments"
+        ));
+        assert!(read[1].starts_with("/d: the last 7 bytes are not whole batches"));
+    }
 }

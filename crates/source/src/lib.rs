@@ -65,6 +65,7 @@
     )
 )]
 
+pub mod entry_json;
 mod error;
 pub mod filter;
 pub mod json;
@@ -89,6 +90,7 @@ pub use krecords_client::ClientConfig;
 /// The isolation level of a read. One type for the workspace: krecords-log's, re-exported
 /// here so that the sources layer and its users name it once.
 pub use krecords_log::IsolationLevel;
+use krecords_log::{ListOffsetsResult, OffsetSpec};
 
 use live::Live;
 use reader::{Pending, Reader as R, Setup};
@@ -330,6 +332,44 @@ impl Sources {
                     .map_err(|e| Error::client(p.name.clone(), e))
             }
         }
+    }
+
+    /// Kafka's ListOffsets on partition `index`, answered as a consumer at `isolation` asks it:
+    /// earliest is the log start offset, latest where such a consumer stops (the last stable
+    /// offset at read_committed, else the high watermark), a time the first offset at or after
+    /// it with that time (offset -1 and no timestamp when there is none). A partition without
+    /// watermarks (standard input) answers 0.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`] for [`OffsetSpec::MaxTimestamp`], which only a log directory answers
+    /// (`krecords_log::Log::offsets`); the log, the files or the broker cannot be read.
+    pub fn list_offsets(
+        &self,
+        index: usize,
+        spec: OffsetSpec,
+        isolation: IsolationLevel,
+    ) -> Result<ListOffsetsResult, Error> {
+        let w = self.watermarks(index)?.unwrap_or(Watermarks::EMPTY);
+        let (offset, timestamp) = match spec {
+            OffsetSpec::Earliest => (w.log_start, None),
+            OffsetSpec::Latest => (w.readable_end(isolation), None),
+            OffsetSpec::MaxTimestamp => {
+                let name = self.partitions.get(index).map_or("", |p| p.name.as_str());
+                return Err(Error::Usage(format!(
+                    "{name}: --max-timestamp is answered from a log directory only"
+                )));
+            }
+            OffsetSpec::Timestamp(t) => {
+                let found = self.offset_for_time(index, t, isolation)?;
+                (found.unwrap_or(-1), found.map(|_| t))
+            }
+        };
+        Ok(ListOffsetsResult {
+            offset,
+            timestamp,
+            leader_epoch: None,
+        })
     }
 
     /// Opens partition `index` for reading `options.range` at `options.isolation`.

@@ -279,6 +279,24 @@ pub struct Watermarks {
 }
 
 impl Watermarks {
+    /// The watermarks of an empty partition at offset 0 (no last stable offset known).
+    pub const EMPTY: Watermarks = Watermarks {
+        log_start: 0,
+        high_watermark: 0,
+        last_stable: None,
+    };
+
+    /// The JSON object `krec log info` prints for a live partition:
+    /// `{"log_start_offset":N,"high_watermark":N,"last_stable_offset":N}`, the last stable
+    /// offset being the high watermark when it is not known.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "log_start_offset": self.log_start,
+            "high_watermark": self.high_watermark,
+            "last_stable_offset": self.last_stable.unwrap_or(self.high_watermark),
+        })
+    }
+
     /// Where a reader at `isolation` stops: the high watermark, or the last stable offset.
     pub fn readable_end(&self, isolation: IsolationLevel) -> i64 {
         match isolation {
@@ -324,6 +342,20 @@ mod tests {
         .resolve(Some(&WM), isolation, &mut |t| {
             Ok((t < 1000).then_some(100 + t / 10))
         })
+    }
+
+    #[test]
+    fn watermarks_json_fills_in_the_last_stable_offset() {
+        assert_eq!(
+            WM.to_json().to_string(),
+            r#"{"log_start_offset":100,"high_watermark":200,"last_stable_offset":150}"#
+        );
+        let w = Watermarks {
+            last_stable: None,
+            ..WM
+        };
+        assert_eq!(w.to_json()["last_stable_offset"], 200);
+        assert_eq!(Watermarks::EMPTY.to_json()["high_watermark"], 0);
     }
 
     #[test]

@@ -192,11 +192,10 @@ fn out_of_range_offsets_and_empty_ranges_are_usage_errors() {
     assert_eq!(from_time.first().map(|r| r.0), Some(7));
 }
 
-#[test]
-fn a_read_committed_stop_at_an_open_transaction_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let part = dir.path().join("t-0");
-    let mut log = Log::create(&part, LogConfig::default()).unwrap();
+/// A log at `part` of 3 records (offsets 0-2, timestamps `T0 + i`) and 3 records of a
+/// transaction of producer 7 left open (offsets 3-5): last stable offset 3, high watermark 6.
+fn write_open_txn_log(part: &Path) {
+    let mut log = Log::create(part, LogConfig::default()).unwrap();
     for txn in [false, true] {
         let mut b = V2Builder::new(0);
         if txn {
@@ -209,6 +208,13 @@ fn a_read_committed_stop_at_an_open_transaction_says_why() {
             .unwrap();
     }
     log.close().unwrap();
+}
+
+#[test]
+fn a_read_committed_stop_at_an_open_transaction_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("t-0");
+    write_open_txn_log(&part);
     for path in [part.clone(), segment_files(&part).remove(0)] {
         let sources = Sources::open(&[path], &mut || unreachable!()).unwrap();
         let rc = ReadOptions {
@@ -229,6 +235,38 @@ fn a_read_committed_stop_at_an_open_transaction_says_why() {
              producer 7 since offset 3"
         );
     }
+}
+
+/// ListOffsets through the sources layer: the log start, the end a consumer at each isolation
+/// level stops at, a time lookup, and max-timestamp refused (only a log directory answers it).
+#[test]
+fn list_offsets_answers_as_a_consumer_at_its_isolation() {
+    use krecords_log::OffsetSpec;
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("t-0");
+    write_open_txn_log(&part);
+    let sources = Sources::open(std::slice::from_ref(&part), &mut || unreachable!()).unwrap();
+    let ask = |spec, isolation| {
+        let r = sources.list_offsets(0, spec, isolation).unwrap();
+        (r.offset, r.timestamp)
+    };
+    let (ru, rc) = (
+        IsolationLevel::ReadUncommitted,
+        IsolationLevel::ReadCommitted,
+    );
+    assert_eq!(ask(OffsetSpec::Earliest, ru), (0, None));
+    assert_eq!(ask(OffsetSpec::Latest, ru), (6, None));
+    assert_eq!(ask(OffsetSpec::Latest, rc), (3, None));
+    assert_eq!(ask(OffsetSpec::Timestamp(T0 + 1), ru), (1, Some(T0 + 1)));
+    assert_eq!(ask(OffsetSpec::Timestamp(T0 + 100), ru), (-1, None));
+    let e = sources
+        .list_offsets(0, OffsetSpec::MaxTimestamp, ru)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("t-0: --max-timestamp is answered from a log directory only"),
+        "{e}"
+    );
 }
 
 /// A live partition is read as the same bytes in a file are, whatever the range: each fetch

@@ -5,18 +5,17 @@
 //! the file size. Filters look at entry headers first and skip what they exclude without
 //! decompressing it.
 
-mod json;
 mod text;
 
 use crate::args::{DecompressArgs, Format, PositionArgs};
 use crate::bytes_fmt::BytesFormat;
-use crate::entry_json;
 use crate::kafka::ClientArgs;
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{open_reader, open_sources, read_options, Next};
 use crate::time_fmt;
 use clap::ValueEnum;
 use krecords_codec::read::Batch;
+use krecords_source::entry_json;
 use krecords_source::filter::{Filter, Verdict};
 use krecords_source::{ErrorClass, IsolationLevel};
 use krecords_topics::Kind;
@@ -407,7 +406,7 @@ impl Dumper {
         if header_first {
             let e = entry_json::entry(name, batch, None, None);
             crc_valid = Some(e.crc_valid);
-            json::entry_fields(&mut self.records, &e, self.iso, self.partition);
+            entry_json::write_entry_fields(&mut self.records, &e, self.iso, self.partition);
             if self.deep {
                 self.records.extend_from_slice(b",\"records\":[");
             }
@@ -442,11 +441,11 @@ impl Dumper {
                             if self.records.len() > records_start {
                                 self.records.push(b',');
                             }
-                            json::record(
+                            entry_json::write_record(
                                 &mut self.records,
                                 &r,
                                 control,
-                                self.bytes,
+                                self.bytes.into(),
                                 self.iso,
                                 self.decoder,
                             );
@@ -494,7 +493,7 @@ impl Dumper {
                 let e = entry_json::entry(name, batch, first, cnt);
                 crc_valid = Some(e.crc_valid);
                 self.line.clear();
-                json::entry_fields(&mut self.line, &e, self.iso, self.partition);
+                entry_json::write_entry_fields(&mut self.line, &e, self.iso, self.partition);
                 if self.deep {
                     self.line.extend_from_slice(b",\"records\":[");
                     self.line.extend_from_slice(&self.records);

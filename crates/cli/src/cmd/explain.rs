@@ -8,6 +8,7 @@
 use crate::args::{Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::open_one_partition;
+use krecords_codec::explain::show::{content_value, hex_column, hex_prefix, is_text};
 use krecords_codec::explain::{
     entry_boundary, Explainer, Item, Loc, NotABoundary, Value, WalkError,
 };
@@ -73,12 +74,6 @@ const EXPLAIN_ALL_UP_TO: u64 = 1 << 20;
 
 /// At most this many bytes of a live partition are fetched for one explain.
 const LIVE_CAP: usize = 64 << 20;
-
-/// Bytes of a key, value or compressed section shown in the value column and in JSON "hex".
-const SHOW_BYTES: usize = 32;
-
-/// Bytes shown in the hex column of the text output.
-const HEX_COLUMN_BYTES: usize = 8;
 
 /// Where `krec explain` reads its bytes from.
 enum Input {
@@ -242,10 +237,7 @@ impl<W: Write> Emitter<'_, W> {
         note: Option<&str>,
     ) -> io::Result<()> {
         if self.json {
-            let mut hex = hex::encode(bytes.get(..SHOW_BYTES).unwrap_or(bytes));
-            if bytes.len() > SHOW_BYTES {
-                hex.push('…');
-            }
+            let hex = hex_prefix(bytes);
             let obj = json!({
                 "position": at.pos,
                 "decompressed": at.decompressed,
@@ -311,68 +303,8 @@ impl<W: Write> Emitter<'_, W> {
     }
 }
 
-/// Spaced hex of the first bytes, "…" when cut.
-fn hex_column(bytes: &[u8]) -> String {
-    let mut s: Vec<String> = bytes
-        .iter()
-        .take(HEX_COLUMN_BYTES)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    if bytes.len() > HEX_COLUMN_BYTES {
-        s.push("…".into());
-    }
-    s.join(" ")
-}
-
-/// The text of key, value and header bytes when they are printable UTF-8 (up to where a
-/// cut value's shown part ends).
-fn printable(bytes: &[u8]) -> Option<&str> {
-    let cut = bytes.len() > SHOW_BYTES;
-    match std::str::from_utf8(bytes) {
-        Ok(s) if !s.chars().any(char::is_control) => Some(s),
-        Err(e) if cut && e.valid_up_to() >= SHOW_BYTES.saturating_sub(3) => {
-            std::str::from_utf8(&bytes[..e.valid_up_to()])
-                .ok()
-                .filter(|s| !s.chars().any(char::is_control))
-        }
-        _ => None,
-    }
-}
-
-/// Whether content bytes show as (quoted) text.
-fn is_text(bytes: &[u8]) -> bool {
-    printable(bytes).is_some()
-}
-
-/// The value column for key, value and header bytes: text when printable UTF-8, else hex; cut
-/// past 32 bytes.
-fn content_value(bytes: &[u8]) -> String {
-    match printable(bytes) {
-        Some(s) => {
-            let mut end = s.len().min(SHOW_BYTES);
-            while !s.is_char_boundary(end) {
-                end -= 1;
-            }
-            let mut v = s[..end].to_string();
-            if end < bytes.len() {
-                v.push('…');
-            }
-            v
-        }
-        None => {
-            let mut v = format!("0x{}", hex::encode(&bytes[..bytes.len().min(SHOW_BYTES)]));
-            if bytes.len() > SHOW_BYTES {
-                v.push('…');
-            }
-            v
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn iso8601_renders_epoch_millis() {
         assert_eq!(crate::time_fmt::iso(0), "1970-01-01T00:00:00.000Z");
@@ -385,20 +317,5 @@ mod tests {
             "2000-02-29T00:00:00.123Z"
         );
         assert_eq!(crate::time_fmt::iso(-1), "1969-12-31T23:59:59.999Z");
-    }
-
-    #[test]
-    fn hex_column_is_cut_after_eight_bytes() {
-        assert_eq!(hex_column(&[0, 0x49]), "00 49");
-        assert_eq!(hex_column(&[1; 9]), "01 01 01 01 01 01 01 01 …");
-    }
-
-    #[test]
-    fn content_is_text_or_hex_and_cut() {
-        assert_eq!(content_value(b"hello"), "hello");
-        assert!(is_text(b"hello"));
-        assert_eq!(content_value(&[0, 1, 2]), "0x000102");
-        assert!(!is_text(&[0, 1, 2]));
-        assert_eq!(content_value(&[b'a'; 40]), format!("{}…", "a".repeat(32)));
     }
 }

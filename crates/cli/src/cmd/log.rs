@@ -12,7 +12,6 @@
 use crate::args::PositionArgs;
 use crate::bytes_fmt::BytesFormat;
 use crate::cmd::build::{build_batches, read_json_records, BatchOptions};
-use crate::entry_json;
 use crate::isolation::isolation_parser;
 use crate::kafka::ClientArgs;
 use crate::outcome::{Failure, Outcome};
@@ -25,14 +24,13 @@ use krecords_log::raw_append;
 use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
 };
-use krecords_source::records;
 use krecords_source::{
     classify_log, ErrorClass, LivePartition, Position, Range, ReadOptions, Sources, Stop,
     Watermarks,
 };
+use krecords_source::{entry_json, records};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The partition log engine: create a log, append to it (idempotent and transactional producers
 /// included), end transactions, read it, look up offsets, recover it.
@@ -404,7 +402,7 @@ struct WriterArgs {
     /// When another process is writing to the log, wait for it (at most SECONDS; without a
     /// value, as long as it takes) instead of exiting 2 at once.
     #[arg(long, value_name = "SECONDS", num_args = 0..=1, require_equals = true,
-          default_missing_value = "forever", value_parser = parse_wait)]
+          default_missing_value = "forever", value_parser = str::parse::<LockWait>)]
     wait: Option<LockWait>,
     /// Write even into a partition directory of a running Kafka broker (the broker holds the
     /// .lock of its data directory). The broker does not see the change and may overwrite or
@@ -419,21 +417,6 @@ impl WriterArgs {
             lock_wait: self.wait.unwrap_or(LockWait::NoWait),
             ignore_running_broker: self.force,
         }
-    }
-}
-
-/// `--wait` values: seconds (fractions allowed), or "forever".
-fn parse_wait(s: &str) -> Result<LockWait, String> {
-    if s == "forever" {
-        return Ok(LockWait::Forever);
-    }
-    match s.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && (0.0..=1e9).contains(&secs) => {
-            Ok(LockWait::For(Duration::from_secs_f64(secs)))
-        }
-        _ => Err(format!(
-            "expected a number of seconds (e.g. --wait=30) or --wait alone, not {s:?}"
-        )),
     }
 }
 
@@ -570,34 +553,9 @@ fn open(dir: &Path, access: Access) -> Result<Log, krecords_log::Error> {
             Log::open_with_options(dir, env, options)?
         }
     };
-    let r = log.recovery_info();
-    for split in &r.splits {
-        // A segment of a broker before KAFKA-6264 whose offsets overflow its indexes.
-        let how = if matches!(access, Access::Read) {
-            "read as if split, nothing in the directory was changed"
-        } else {
-            "split"
-        };
-        eprintln!("krec: offsets overflow a segment's 32-bit range, {how}: {split}");
-    }
-    if matches!(access, Access::Read) {
-        if r.truncated_bytes > 0 || r.deleted_segments > 0 {
-            eprintln!(
-                "krec: {}: the last {} bytes are not whole batches (a crash, or a writer still \
-                 writing); reading up to them, nothing in the directory was changed",
-                dir.display(),
-                r.truncated_bytes
-            );
-        }
-    } else if !r.clean_shutdown && (r.truncated_bytes > 0 || r.deleted_segments > 0) {
-        eprintln!(
-            "krec: {} was not closed cleanly; recovery truncated {} bytes",
-            dir.display(),
-            r.truncated_bytes
-        );
-        for p in &r.problems {
-            eprintln!("krec:   {p}");
-        }
+    let read_only = matches!(access, Access::Read);
+    for note in log.recovery_info().notes(dir, read_only) {
+        eprintln!("krec: {note}");
     }
     Ok(log)
 }
@@ -850,16 +808,23 @@ fn end_txn(log: &mut Log, args: &EndTxnArgs, out: &mut impl Write) -> Result<Out
     Ok(Outcome::Ok)
 }
 
+impl OffsetsArgs {
+    /// What to look up.
+    fn spec(&self) -> OffsetSpec {
+        if self.earliest {
+            OffsetSpec::Earliest
+        } else if self.latest {
+            OffsetSpec::Latest
+        } else if self.max_timestamp {
+            OffsetSpec::MaxTimestamp
+        } else {
+            OffsetSpec::Timestamp(self.time.unwrap_or(0))
+        }
+    }
+}
+
 fn offsets(log: &mut Log, args: &OffsetsArgs, out: &mut impl Write) -> Result<Outcome, CmdError> {
-    let spec = if args.earliest {
-        OffsetSpec::Earliest
-    } else if args.latest {
-        OffsetSpec::Latest
-    } else if args.max_timestamp {
-        OffsetSpec::MaxTimestamp
-    } else {
-        OffsetSpec::Timestamp(args.time.unwrap_or(0))
-    };
+    let spec = args.spec();
     let r = match args.isolation {
         Some(i) => log.offsets_at(spec, i)?,
         None => log.offsets(spec)?,
@@ -953,73 +918,24 @@ fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> 
 /// `krec log info kafka://…`: the partition's watermarks from the cluster.
 fn info_live(args: &DirArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
     let (sources, _) = live_partition(&args.dir, &args.client, "krec log info")?;
-    let w = sources.watermarks(0)?.unwrap_or(Watermarks {
-        log_start: 0,
-        high_watermark: 0,
-        last_stable: None,
-    });
-    print_json(
-        out,
-        &serde_json::json!({
-            "log_start_offset": w.log_start,
-            "high_watermark": w.high_watermark,
-            "last_stable_offset": w.last_stable.unwrap_or(w.high_watermark),
-        }),
-    )?;
+    let w = sources.watermarks(0)?.unwrap_or(Watermarks::EMPTY);
+    print_json(out, &w.to_json())?;
     Ok(Outcome::Ok)
 }
 
 /// `krec log offsets kafka://…`: ListOffsets on the cluster.
 fn offsets_live(args: &OffsetsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let (sources, live) = live_partition(&args.dir, &args.client, "krec log offsets")?;
+    let (sources, _) = live_partition(&args.dir, &args.client, "krec log offsets")?;
     let isolation = args
         .isolation
         .map_or(IsolationLevel::ReadUncommitted, IsolationLevel::from);
-    let w = sources.watermarks(0)?.unwrap_or(Watermarks {
-        log_start: 0,
-        high_watermark: 0,
-        last_stable: None,
-    });
-    let (offset, timestamp) = if args.earliest {
-        (w.log_start, None)
-    } else if args.latest {
-        (w.readable_end(isolation), None)
-    } else if args.max_timestamp {
-        return Err(Failure::Usage(format!(
-            "{}: --max-timestamp is answered from a log directory only",
-            live.name
-        )));
-    } else {
-        let t = args.time.unwrap_or(0);
-        let found = sources.offset_for_time(0, t, isolation)?;
-        (found.unwrap_or(-1), found.map(|_| t))
-    };
-    print_json(
-        out,
-        &serde_json::json!({"offset": offset, "timestamp": timestamp}),
-    )?;
+    print_json(out, &sources.list_offsets(0, args.spec(), isolation)?)?;
     Ok(Outcome::Ok)
 }
 
-/// Prints a record as the `krec log read` lines of docs/design.md:
-/// `{"offset":..,"timestamp":..,"key":..,"value":..,"headers":[..]}`.
+/// Prints a record as the `krec log read` lines of docs/design.md.
 fn print_record(r: &ConsumedRecord, bytes: BytesFormat, out: &mut impl Write) -> io::Result<()> {
-    let json = entry_json::RecordJson {
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: bytes.render_opt(r.key.as_deref()),
-        value: bytes.render_opt(r.value.as_deref()),
-        headers: r
-            .headers
-            .iter()
-            .map(|h| entry_json::HeaderJson {
-                key: String::from_utf8_lossy(&h.key).into_owned(),
-                value: bytes.render_opt(h.value.as_deref()),
-            })
-            .collect(),
-        control: None,
-    };
-    print_json(out, &json)
+    print_json(out, &entry_json::consumed(r, bytes.into()))
 }
 
 fn recover(dir: &Path, options: OpenOptions, out: &mut impl Write) -> Result<Outcome, Failure> {

@@ -317,6 +317,7 @@ impl EntryPrefix {
 /// horizon. A v0/v1 entry has none of them and reads as [`V2HeaderFields::NONE`], the values a
 /// v2 batch carries when they are unset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct V2HeaderFields {
     /// Partition leader epoch as stored (-1: unset).
     pub partition_leader_epoch: i32,

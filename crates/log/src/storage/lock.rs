@@ -31,6 +31,30 @@ pub enum LockWait {
     Forever,
 }
 
+impl std::str::FromStr for LockWait {
+    type Err = String;
+
+    /// Parses a `--wait` value: a number of seconds (fractions allowed, at most 10^9), or
+    /// `forever`.
+    ///
+    /// # Errors
+    ///
+    /// Anything else, with an example of a valid value.
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "forever" {
+            return Ok(LockWait::Forever);
+        }
+        match s.parse::<f64>() {
+            Ok(secs) if secs.is_finite() && (0.0..=1e9).contains(&secs) => {
+                Ok(LockWait::For(Duration::from_secs_f64(secs)))
+            }
+            _ => Err(format!(
+                "expected a number of seconds (e.g. --wait=30) or --wait alone, not {s:?}"
+            )),
+        }
+    }
+}
+
 /// An exclusive hold on a log directory; dropping it lets the next writer in.
 pub struct DirLock {
     _hold: Box<dyn fmt::Debug + Send + Sync>,
@@ -153,4 +177,22 @@ fn posix_lock_held(file: &File) -> io::Result<bool> {
 fn posix_lock_held(_file: &File) -> io::Result<bool> {
     // Elsewhere the check is not made; the writer's own lock still keeps writers apart.
     Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_wait_parses_seconds_and_forever() {
+        assert_eq!("forever".parse(), Ok(LockWait::Forever));
+        assert_eq!(
+            "1.5".parse(),
+            Ok(LockWait::For(Duration::from_millis(1500)))
+        );
+        assert_eq!("0".parse(), Ok(LockWait::For(Duration::ZERO)));
+        for bad in ["-1", "inf", "NaN", "1e10", "soon", ""] {
+            assert!(bad.parse::<LockWait>().is_err(), "{bad}");
+        }
+    }
 }

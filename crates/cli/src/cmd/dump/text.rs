@@ -1,10 +1,10 @@
 //! kafka-dump-log's lines (Kafka 4.4.0's `DumpLogSegments`), written straight into a byte buffer.
 
-use super::json::int;
-use crate::entry_json::{self, EntryJson};
 use crate::time_fmt::write_iso;
 use krecords_codec::java_text;
 use krecords_codec::read::{Batch, Record};
+use krecords_source::entry_json::{self, EntryJson};
+use krecords_source::json::int;
 
 /// Bytes as Java's `new String(bytes, UTF_8)` shows them (valid UTF-8 as it is).
 fn java_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -34,19 +34,23 @@ pub fn entry(out: &mut Vec<u8>, batch: &Batch<'_>, e: &EntryJson<'_>, iso: bool)
             out.extend_from_slice(b" count: ");
             int(out, e.count);
             out.extend_from_slice(b" baseSequence: ");
-            int(out, e.base_sequence);
+            int(out, e.header.base_sequence);
             out.extend_from_slice(b" lastSequence: ");
             int(out, b.last_sequence().unwrap_or(-1));
             out.extend_from_slice(b" producerId: ");
-            int(out, e.producer_id);
+            int(out, e.header.producer_id);
             out.extend_from_slice(b" producerEpoch: ");
-            int(out, e.producer_epoch);
+            int(out, e.header.producer_epoch);
             out.extend_from_slice(b" partitionLeaderEpoch: ");
-            int(out, e.partition_leader_epoch);
+            int(out, e.header.partition_leader_epoch);
             out.extend_from_slice(b" isTransactional: ");
-            out.extend_from_slice(if e.transactional { b"true" } else { b"false" });
+            out.extend_from_slice(if e.header.transactional {
+                b"true"
+            } else {
+                b"false"
+            });
             out.extend_from_slice(b" isControl: ");
-            out.extend_from_slice(if e.control { b"true" } else { b"false" });
+            out.extend_from_slice(if e.header.control { b"true" } else { b"false" });
             out.extend_from_slice(b" deleteHorizonMs: ");
             match b.delete_horizon_ms() {
                 Some(d) => {
