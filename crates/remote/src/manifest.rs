@@ -281,6 +281,17 @@ impl SegmentManifest {
     ///
     /// [`crate::Error::Manifest`] naming the field, or [`crate::Error::ChunkIndex`].
     pub fn parse(json: &[u8]) -> Result<SegmentManifest> {
+        SegmentManifest::parse_with_limit(json, MAX_ENCODED_CHUNK_SIZES)
+    }
+
+    /// [`SegmentManifest::parse`] with a lower cap on the decoded `transformedChunks` list.
+    /// The parsed index holds 12 bytes per chunk, and a list of `limit` bytes holds at most
+    /// `limit` chunk sizes (one byte each), so memory stays under `12 * limit` plus the JSON.
+    ///
+    /// # Errors
+    ///
+    /// As [`SegmentManifest::parse`].
+    pub fn parse_with_limit(json: &[u8], limit: usize) -> Result<SegmentManifest> {
         let raw: RawManifest =
             serde_json::from_slice(json).map_err(|e| manifest("(document)", format!("not a manifest: {e}")))?;
         match raw.version {
@@ -299,7 +310,7 @@ impl SegmentManifest {
             },
             Some("variable") => {
                 let text = required(ci.transformed_chunks, "chunkIndex.transformedChunks")?;
-                ChunkSizes::Variable(decode_transformed_chunks(&text, MAX_ENCODED_CHUNK_SIZES)?)
+                ChunkSizes::Variable(decode_transformed_chunks(&text, limit)?)
             }
             Some(other) => return Err(manifest("chunkIndex.type", format!("unknown type {other:?}"))),
             None => return Err(manifest("chunkIndex.type", "missing")),

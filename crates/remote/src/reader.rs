@@ -17,14 +17,18 @@ pub struct Limits {
     /// The largest manifest read: 16 MiB by default (a manifest is a few hundred bytes plus
     /// the encoded variable index, which the plugin caps at 10 MiB before compression).
     pub max_manifest_bytes: u64,
-    /// The largest `originalChunkSize` accepted: 64 MiB by default (the plugin's default
-    /// `chunk.size` is 4 MiB). Every chunk buffer is sized by it at most.
+    /// The largest `originalChunkSize` accepted: 64 MiB by default. The plugin's `chunk.size`
+    /// has no default and may be up to 1 GiB - 1; deployments use a few MiB. Every chunk
+    /// buffer is sized by it at most.
     pub max_chunk_bytes: u32,
     /// The largest single index accepted: 256 MiB by default.
     pub max_index_bytes: u32,
     /// The most original bytes one [`Segment::read`] returns: 2 GiB by default (a Java segment
     /// is at most 2 GiB).
     pub max_read_bytes: u64,
+    /// The largest decoded variable chunk index (`transformedChunks`): 10 MiB by default, the
+    /// plugin's own cap; the parsed index costs up to 12 bytes per byte of it.
+    pub max_encoded_chunk_index: usize,
 }
 
 impl Default for Limits {
@@ -34,6 +38,7 @@ impl Default for Limits {
             max_chunk_bytes: 64 << 20,
             max_index_bytes: 256 << 20,
             max_read_bytes: 2 << 30,
+            max_encoded_chunk_index: crate::chunk_index::MAX_ENCODED_CHUNK_SIZES,
         }
     }
 }
@@ -182,7 +187,8 @@ impl<S: Storage> RemoteTier<S> {
         let bytes = self
             .storage
             .get(&manifest_key, self.limits.max_manifest_bytes)?;
-        let manifest = SegmentManifest::parse(&bytes)?;
+        let manifest =
+            SegmentManifest::parse_with_limit(&bytes, self.limits.max_encoded_chunk_index)?;
         let ocs = manifest.chunk_index.original_chunk_size();
         if ocs > self.limits.max_chunk_bytes {
             return Err(crate::error::manifest(
@@ -265,7 +271,8 @@ impl<S: Storage> Segment<'_, S> {
     ///
     /// # Errors
     ///
-    /// [`Error::Range`] for a range outside the segment or above `max_read_bytes`;
+    /// [`Error::Range`] for a range outside the segment; [`Error::TooLarge`] when the chunks
+    /// covering it hold more than `max_read_bytes`;
     /// [`Error::Truncated`] for a short object; [`Error::Decrypt`] or [`Error::Decompress`]
     /// for a chunk that does not decode to its original size.
     pub fn read(&self, range: Range<u64>) -> Result<ChunkRead> {
@@ -286,10 +293,10 @@ impl<S: Storage> Segment<'_, S> {
                 .unwrap_or(u64::MAX)
                 .saturating_add(u64::from(chunk.original_size));
             if total > self.tier.limits.max_read_bytes {
-                return Err(Error::Range {
-                    start: range.start,
-                    end: range.end,
-                    size: self.tier.limits.max_read_bytes,
+                return Err(Error::TooLarge {
+                    key: self.key.with_suffix(Suffix::Log).to_string(),
+                    size: total,
+                    limit: self.tier.limits.max_read_bytes,
                 });
             }
             let plain = self.read_chunk(&chunk)?;

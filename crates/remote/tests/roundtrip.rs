@@ -123,7 +123,26 @@ fn ranged_reads_fetch_only_the_covering_chunks() {
             );
             assert!(read.bytes[..] == local.log[read.start as usize..][..read.bytes.len()]);
         }
-        assert!(segment.read(0..size + 1).is_err());
+        assert!(matches!(
+            segment.read(0..size + 1),
+            Err(krecords_remote::Error::Range { .. })
+        ));
+        let capped = RemoteTier::new(FileSystemStorage::new(dir.path()), PREFIX)
+            .with_keys(keys())
+            .with_limits(krecords_remote::Limits {
+                max_read_bytes: 2 * chunk,
+                ..Default::default()
+            });
+        let capped_segment = capped.open(remote).unwrap();
+        assert_eq!(
+            capped_segment.read(0..2 * chunk).unwrap().bytes.len() as u64,
+            2 * chunk
+        );
+        let err = capped_segment.read(0..2 * chunk + 1).unwrap_err();
+        assert!(
+            matches!(err, krecords_remote::Error::TooLarge { .. }),
+            "{err}"
+        );
         let (start, end) = (5, 4);
         assert!(segment.read(start..end).is_err());
     }
