@@ -85,6 +85,23 @@ impl KeyRing {
         })
     }
 
+    /// Adds a key pair given as `ID=FILE` (the form of `--rsm-private-key`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Key`] if the text has no `=`, an empty id, or the file holds no such key.
+    pub fn add_spec(&mut self, spec: &str) -> Result<()> {
+        match spec.split_once('=') {
+            Some((id, file)) if !id.trim().is_empty() && !file.is_empty() => {
+                self.add_pem_file(id, Path::new(file))
+            }
+            _ => Err(Error::Key {
+                what: spec.to_string(),
+                reason: "expected ID=FILE".into(),
+            }),
+        }
+    }
+
     /// The key pair ids held.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.keys.keys().map(String::as_str)

@@ -126,6 +126,16 @@ impl<S: Storage> RemoteTier<S> {
         self.list_under(&self.prefix)
     }
 
+    /// The partitions that have at least one object under the prefix, sorted by topic,
+    /// topic id and partition.
+    ///
+    /// # Errors
+    ///
+    /// The storage's listing error.
+    pub fn partitions(&self) -> Result<Vec<RemotePartition>> {
+        Ok(self.list()?.partitions.into_keys().collect())
+    }
+
     /// Lists the segments of one partition, in offset order.
     ///
     /// # Errors

@@ -93,6 +93,18 @@ fn wrong_or_missing_private_key() {
     let err = ring
         .add_pem_file("k1", std::path::Path::new("/nonexistent/k.pem"))
         .unwrap_err();
+    let spec = format!(
+        "k9={}/tests/data/k2-private.pem",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    ring.add_spec(&spec).unwrap();
+    assert_eq!(ring.ids().collect::<Vec<_>>(), ["k9"]);
+    for bad in ["k9", "=file", "k9="] {
+        assert!(
+            matches!(ring.add_spec(bad), Err(Error::Key { .. })),
+            "{bad}"
+        );
+    }
     assert!(err.to_string().contains("/nonexistent/k.pem"), "{err}");
 }
 

@@ -22,6 +22,7 @@ fn every_combination_round_trips_byte_for_byte() {
         let listing = tier.list().unwrap();
         assert!(listing.unrecognized.is_empty(), "{what}");
         assert_eq!(listing.partitions.len(), 1, "{what}");
+        assert_eq!(tier.partitions().unwrap(), [partition()], "{what}");
         let remote = &listing.partitions[&partition()];
         let offsets: Vec<i64> = remote.iter().map(|s| s.start_offset).collect();
         let expected: Vec<i64> = segments.iter().map(|s| s.base_offset).collect();
