@@ -32,7 +32,7 @@ step "cargo test"
 cargo test --workspace --locked
 
 step "examples of the library crates run (each makes its own input in a temporary directory)"
-for crate in codec log topics ship source arrow export admin sql; do
+for crate in codec log topics ship source arrow export admin sql remote; do
     for example in crates/$crate/examples/*.rs; do
         name=$(basename "$example" .rs)
         echo "krecords-$crate --example $name"

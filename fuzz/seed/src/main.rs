@@ -332,6 +332,7 @@ fn main() {
     response_seeds(&mut corpus);
     log_seeds(&mut corpus);
     internal_seeds(&mut corpus);
+    remote_seeds(&mut corpus);
     println!(
         "{} vector files, {} new seed files under {}",
         files.len(),
@@ -591,5 +592,69 @@ fn response_seeds(corpus: &mut Corpus) {
         let resp = SaslAuthenticateResponse::default()
             .with_auth_bytes(Bytes::from_static(b"r=abc,s=c2FsdA==,i=4096"));
         response_seed(corpus, 5, 0, version, &resp);
+    }
+}
+
+/// Manifests as the tiered-storage plugin writes them (fixed and variable chunk indexes, with and
+/// without encryption and a transaction index) seed `remote_manifest`; chunk-size lists, bare
+/// and behind the 8 size bytes `remote_chunk_index` reads first, seed `remote_chunk_index`.
+fn remote_seeds(corpus: &mut Corpus) {
+    use krecords_remote::chunk_index::{encode_chunk_sizes, ChunkIndex, ChunkSizes};
+    use krecords_remote::manifest::{
+        EncryptionMetadata, IndexSlice, SegmentIndexes, SegmentManifest,
+    };
+
+    let lists: [&[u32]; 5] = [
+        &[],
+        &[7],
+        &[1_000_000, 1_000_010, 1_000_020, 7],
+        &[300, 70_000, 5],
+        &[4096, 4096, 4096, 1234],
+    ];
+    for list in lists {
+        let bytes = encode_chunk_sizes(list).unwrap();
+        corpus.add("remote_chunk_index", &bytes);
+        let ocs: i32 = 4096;
+        let ofs = (list.len() as i32).saturating_sub(1).max(0) * ocs
+            + if list.is_empty() { 0 } else { 100 };
+        let mut framed = ocs.to_be_bytes().to_vec();
+        framed.extend(ofs.to_be_bytes());
+        framed.extend(&bytes);
+        corpus.add("remote_chunk_index", &framed);
+    }
+    let slice = |position, size| IndexSlice { position, size };
+    for (variable, encrypted, txn) in [
+        (false, false, false),
+        (true, false, true),
+        (false, true, true),
+        (true, true, false),
+    ] {
+        let sizes = if variable {
+            ChunkSizes::Variable(vec![1500, 1400, 90])
+        } else {
+            let extra = if encrypted { 28 } else { 0 };
+            ChunkSizes::Fixed {
+                transformed_chunk_size: 4096 + extra,
+                final_transformed_chunk_size: 100 + extra,
+            }
+        };
+        let manifest = SegmentManifest {
+            chunk_index: ChunkIndex::new(4096, 8292, sizes).unwrap(),
+            segment_indexes: SegmentIndexes {
+                offset: slice(0, 36),
+                timestamp: slice(36, 40),
+                producer_snapshot: slice(76, 0),
+                leader_epoch: slice(76, 36),
+                transaction: txn.then(|| slice(112, 62)),
+            },
+            compression: variable,
+            encryption: encrypted.then(|| EncryptionMetadata {
+                key_id: "k1".into(),
+                wrapped_data_key: vec![0x5a; 256],
+                aad: vec![0xa5; 32],
+            }),
+            remote_log_segment_metadata: None,
+        };
+        corpus.add("remote_manifest", manifest.to_json().unwrap().as_bytes());
     }
 }

@@ -1,0 +1,7 @@
+//! Integration tests of krecords-remote: segments written by krecords-log, uploaded as the
+//! plugin uploads them, read back; hostile objects.
+
+mod util;
+
+mod hostile;
+mod roundtrip;
