@@ -211,6 +211,50 @@ pub async fn produce_records(
     }
 }
 
+/// What [`produce_records`] wrote to one partition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Records written.
+    pub records: i64,
+    /// Batches written.
+    pub batches: usize,
+    /// The first offset the records got (`None` when every batch was answered as a duplicate).
+    pub first_offset: Option<i64>,
+    /// The last offset the records got.
+    pub last_offset: Option<i64>,
+}
+
+/// The acknowledgements of [`produce_records`] summed up per partition.
+///
+/// ```
+/// use krecords_client::{written_per_partition, Produced};
+///
+/// let ack = |partition, base_offset, records| Produced {
+///     topic: "t".into(),
+///     partition,
+///     base_offset,
+///     records,
+///     base_sequence: 0,
+/// };
+/// let w = written_per_partition(&[ack(1, Some(10), 5), ack(1, Some(15), 2), ack(0, None, 3)]);
+/// assert_eq!((w[&1].records, w[&1].batches, w[&1].first_offset, w[&1].last_offset), (7, 2, Some(10), Some(16)));
+/// assert_eq!((w[&0].records, w[&0].first_offset), (3, None));
+/// ```
+pub fn written_per_partition(acks: &[Produced]) -> BTreeMap<i32, Written> {
+    let mut written: BTreeMap<i32, Written> = BTreeMap::new();
+    for a in acks {
+        let w = written.entry(a.partition).or_default();
+        w.records = w.records.saturating_add(i64::from(a.records));
+        w.batches = w.batches.saturating_add(1);
+        if let Some(base) = a.base_offset {
+            let last = base.saturating_add(i64::from(a.records)).saturating_sub(1);
+            w.first_offset = Some(w.first_offset.map_or(base, |f| f.min(base)));
+            w.last_offset = Some(w.last_offset.map_or(last, |l| l.max(last)));
+        }
+    }
+    written
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

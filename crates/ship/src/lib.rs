@@ -44,6 +44,7 @@
 #[doc(hidden)]
 pub mod fuzzing;
 mod positions;
+mod report;
 mod shipper;
 mod source;
 krecords_codec::untrusted_modules! {

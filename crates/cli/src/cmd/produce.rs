@@ -6,7 +6,10 @@ use crate::bytes_fmt::BytesFormat;
 use crate::kafka::{ClientArgs, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
 use crate::time_fmt::now_ms;
-use krecords_client::{produce_records, Client, ProduceError, ProduceOptions, ProduceRecord};
+use krecords_client::{
+    produce_records, written_per_partition, Client, ProduceError, ProduceOptions, ProduceRecord,
+    Written,
+};
 use krecords_codec::build::{read_json_produce_records, BuildRecord, JsonLinesError};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -72,15 +75,6 @@ pub struct Args {
     client: ClientArgs,
 }
 
-/// What was written to one partition.
-#[derive(Debug, Default)]
-struct Written {
-    records: i64,
-    batches: usize,
-    first: Option<i64>,
-    last: Option<i64>,
-}
-
 /// Runs the subcommand.
 pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
     let url = KafkaUrl::parse(&args.target)
@@ -115,17 +109,7 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
         })
         .map_err(|e| produce_failure(e, &name))?;
 
-    let mut written: BTreeMap<i32, Written> = BTreeMap::new();
-    for a in &acks {
-        let w = written.entry(a.partition).or_default();
-        w.records = w.records.saturating_add(i64::from(a.records));
-        w.batches = w.batches.saturating_add(1);
-        if let Some(base) = a.base_offset {
-            let last = base.saturating_add(i64::from(a.records)).saturating_sub(1);
-            w.first = Some(w.first.map_or(base, |f| f.min(base)));
-            w.last = Some(w.last.map_or(last, |l| l.max(last)));
-        }
-    }
+    let written = written_per_partition(&acks);
     report(stdout, &url.topic, &written, args.format)?;
     Ok(Outcome::Ok)
 }
@@ -188,8 +172,8 @@ fn report(
                     "partition": p,
                     "records": w.records,
                     "batches": w.batches,
-                    "first_offset": offset(w.first),
-                    "last_offset": offset(w.last),
+                    "first_offset": offset(w.first_offset),
+                    "last_offset": offset(w.last_offset),
                 });
                 writeln!(out, "{line}")?;
             }
@@ -198,7 +182,7 @@ fn report(
             let mut total = 0i64;
             for (p, w) in written {
                 total = total.saturating_add(w.records);
-                let range = match (w.first, w.last) {
+                let range = match (w.first_offset, w.last_offset) {
                     (Some(f), Some(l)) => format!("offsets {f}..={l}"),
                     _ => "offsets unknown (answered as duplicates)".to_owned(),
                 };

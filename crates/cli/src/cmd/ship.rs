@@ -11,7 +11,6 @@ use crate::outcome::{Failure, Outcome};
 use crate::progress::Progress;
 use krecords_client::ClientConfig;
 use krecords_ship::{ship, Error, Event, PlanOptions, ShipOptions, Sources, Target};
-use serde_json::{json, Value};
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -220,61 +219,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     .map_err(failure)?;
     progress.finish();
     match args.format {
-        Format::Json => {
-            let partitions: Vec<Value> = report
-                .partitions
-                .iter()
-                .map(|(p, t)| {
-                    json!({
-                        "partition": p,
-                        "sources": t.sources,
-                        "transactions": t.transactions,
-                        "batches_as_is": t.batches_as_is,
-                        "batches_rebatched": t.batches_rebatched,
-                        "batches_upconverted": t.batches_upconverted,
-                        "batches_skipped_control": t.batches_skipped_control,
-                        "batches_skipped_aborted": t.batches_skipped_aborted,
-                        "records": t.records,
-                        "bytes": t.bytes,
-                        "source_bytes": t.source_bytes,
-                        "target_first_offset": t.target_first_offset,
-                        "target_last_offset": t.target_last_offset,
-                        "duplicate_batches": t.duplicate_batches,
-                    })
-                })
-                .collect();
-            let json = json!({
-                "job": report.job.name,
-                "transactional_id": report.job.transactional_id,
-                "group": report.job.group,
-                "target": report.target,
-                "producer_id": report.producer_id,
-                "producer_epoch": report.producer_epoch,
-                "partitions": partitions,
-                "elapsed_ms": report.elapsed.as_millis() as u64,
-                "stopped": report.stopped,
-            });
-            writeln!(out, "{json}")?;
-        }
-        Format::Text => {
-            for (p, t) in &report.partitions {
-                let range = match (t.target_first_offset, t.target_last_offset) {
-                    (Some(a), Some(b)) => format!("offsets {a}..={b}"),
-                    _ => "nothing new".to_owned(),
-                };
-                writeln!(
-                    out,
-                    "{}/{p}: {} record{} in {} transaction{}, {range}; batches: {} as is, {} re-batched, {} up-converted; skipped: {} control, {} aborted",
-                    report.target, t.records, if t.records == 1 { "" } else { "s" }, t.transactions, if t.transactions == 1 { "" } else { "s" }, t.batches_as_is, t.batches_rebatched, t.batches_upconverted, t.batches_skipped_control, t.batches_skipped_aborted
-                )?;
-            }
-            if report.stopped {
-                writeln!(
-                    out,
-                    "stopped by a signal: what was sent is committed; run the job again to continue"
-                )?;
-            }
-        }
+        Format::Json => writeln!(out, "{}", report.to_json())?,
+        Format::Text => out.write_all(report.to_text().as_bytes())?,
     }
     Ok(Outcome::Ok)
 }
