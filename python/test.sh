@@ -23,4 +23,6 @@ CARGO_TARGET_DIR=../target .venv/bin/pip install -q --force-reinstall --no-deps 
 [ -x ../target/debug/krec ] || [ -x ../target/release/krec ] || (cd .. && cargo build -q --locked -p krec)
 (cd /tmp && "$OLDPWD/.venv/bin/python" -c "import krecords; print('krecords', krecords.__version__)")
 .venv/bin/mypy --strict --ignore-missing-imports krecords tests/typed_usage.py
-.venv/bin/python -m pytest -q tests
+# `pytest`, not `python -m pytest`: the latter puts this folder first on sys.path, where the
+# package source (without the built extension) would shadow the installed package.
+.venv/bin/pytest -q tests
