@@ -162,6 +162,11 @@ fn failure(e: CheckError) -> Failure {
     }
 }
 
+/// Whether `path` is a data directory (a `log.dirs` root).
+fn is_root(path: &std::path::Path) -> bool {
+    path.is_dir() && matches!(classify_dir(path), Ok(DirKind::Root(_)))
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let limit = args.read.max_decompressed_bytes();
@@ -184,6 +189,18 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     // The whole of every file, its indexes too, unless a range or read_committed asks for part.
     let whole = options.range.is_all() && options.isolation == IsolationLevel::ReadUncommitted;
     let mut stops = Vec::new();
+    // --topic and --partition select partitions of a data directory: anything else is refused.
+    if let (Some(p), true) = (
+        args.paths.iter().find(|p| !is_root(p)),
+        args.topic.is_some() || args.partition.is_some(),
+    ) {
+        return Err(Failure::Usage(format!(
+            "--topic and --partition select partitions of a log.dirs root; {} is not one",
+            p.display()
+        )));
+    }
+    // Partitions read over the network (counted as files by the checker).
+    let mut live = 0u64;
     for path in &args.paths {
         let local = matches!(
             SourceSpec::parse(path)?,
@@ -209,6 +226,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             for i in 0..sources.partitions.len() {
                 let mut reader = open_reader(&sources, i, &options)?;
                 while let Some(file) = reader.next_file()? {
+                    live += u64::from(!local);
                     checker
                         .entries(&mut reader, &file.name, None, None, &mut None)
                         .map_err(failure)?;
@@ -244,21 +262,13 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         Format::Text => writeln!(
             out,
-            "{}{} files, {} entries, {} records, {} bytes: {}",
+            "{}{}",
             match (s.partitions, s.partitions_with_problems) {
                 (Some(n), Some(bad)) =>
                     format!("{n} partitions ({} ok, {bad} with problems), ", n - bad),
                 _ => String::new(),
             },
-            s.counts.files,
-            s.counts.entries,
-            s.counts.records,
-            s.counts.bytes,
-            match s.counts.problems {
-                0 => "no problems".to_string(),
-                1 => "1 problem".to_string(),
-                n => format!("{n} problems"),
-            }
+            s.counts.describe(live)
         )?,
     }
     Ok(if s.counts.problems == 0 {

@@ -366,10 +366,18 @@ fn inspecting_commands_read_uncommitted_and_say_why_a_committed_read_stops() {
     let summary = |r: &crate::util::Run| r.out().lines().last().unwrap_or_default().to_owned();
     let r = krec_live(&["verify", &u]);
     assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
-    assert!(summary(&r).contains("3 entries, 9 records"), "{}", r.out());
+    assert!(
+        summary(&r).contains("1 live partition, 3 entries, 9 records"),
+        "{}",
+        r.out()
+    );
     let r = krec_live(&["verify", "--isolation", "read-committed", &u]);
     assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
-    assert!(summary(&r).contains("1 entries, 3 records"), "{}", r.out());
+    assert!(
+        summary(&r).contains("1 live partition, 1 entry, 3 records"),
+        "{}",
+        r.out()
+    );
     assert!(
         r.out().contains(&format!(
             "{u}: stopped at last stable offset 3; high watermark 9: an open transaction from \

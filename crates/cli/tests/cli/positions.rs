@@ -105,7 +105,11 @@ fn positions_trim_to_records_on_files_and_directories() {
     let read = d.run(&["log", "read", "--start", "-2", &log], b"").ok();
     assert_eq!(read.lines().count(), 2);
     let r = d.run(&["verify", "--start", "90", "--count", "5", &f], b"");
-    assert!(r.ok().contains("1 entries, 10 records"), "{}", r.out());
+    assert!(
+        r.ok().contains("1 file, 1 entry, 10 records"),
+        "{}",
+        r.out()
+    );
     assert!(r
         .out()
         .contains("stopped after --count 5 records at offset 95; high watermark 100"));

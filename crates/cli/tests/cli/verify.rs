@@ -75,8 +75,16 @@ fn a_clean_log_and_a_clean_file_pass() {
     let r = d.run(&["verify", &hello], b"");
     assert_eq!(
         r.ok(),
-        "1 files, 1 entries, 2 records, 85 bytes: no problems\n"
+        "1 file, 1 entry, 2 records, 85 bytes: no problems\n"
     );
+    // --topic and --partition select partitions of a data directory: on a file they are
+    // refused, not ignored (issue 30, item 8).
+    d.run(&["verify", &hello, "--topic", "x"], b"").fails(
+        2,
+        "--topic and --partition select partitions of a log.dirs root",
+    );
+    d.run(&["verify", &hello, "--partition", "1"], b"")
+        .fails(2, "is not one");
     // Stdin too.
     let bytes = d.read("hello.bin");
     assert_eq!(d.run(&["verify", "-"], &bytes).code, 0);

@@ -138,6 +138,38 @@ impl Summary {
         self.bytes += o.bytes;
         self.problems += o.problems;
     }
+
+    /// The summary for people, each noun agreeing with its count: `1 file, 1 entry, 10
+    /// records, 1151 bytes: no problems`. `live` of the files are partitions read over the
+    /// network, named as such (`1 live partition, ...`; no `0 files` then).
+    ///
+    /// ```
+    /// use krecords_log::check::Summary;
+    ///
+    /// let s = Summary { files: 1, entries: 1, records: 10, bytes: 1151, problems: 0 };
+    /// assert_eq!(s.describe(0), "1 file, 1 entry, 10 records, 1151 bytes: no problems");
+    /// let live = Summary { files: 2, entries: 3, records: 1, bytes: 80, problems: 1 };
+    /// assert_eq!(live.describe(2), "2 live partitions, 3 entries, 1 record, 80 bytes: 1 problem");
+    /// ```
+    pub fn describe(&self, live: u64) -> String {
+        let n = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let files = self.files.saturating_sub(live);
+        let mut parts = Vec::new();
+        if live > 0 {
+            parts.push(n(live, "live partition", "live partitions"));
+        }
+        if files > 0 || live == 0 {
+            parts.push(n(files, "file", "files"));
+        }
+        parts.push(n(self.entries, "entry", "entries"));
+        parts.push(n(self.records, "record", "records"));
+        parts.push(n(self.bytes, "byte", "bytes"));
+        let problems = match self.problems {
+            0 => "no problems".to_owned(),
+            p => n(p, "problem", "problems"),
+        };
+        format!("{}: {problems}", parts.join(", "))
+    }
 }
 
 /// What [`check_partition`] found.
