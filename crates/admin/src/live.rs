@@ -69,6 +69,23 @@ pub fn from_metadata(m: Metadata, source: String) -> Cluster {
     }
 }
 
+/// Fills every partition's [`Partition::offsets`] (with the first offset at or after `time`,
+/// when given) by [`offsets`]; a partition without a leader is left without, and one whose
+/// ListOffsets fails gets the error in [`Partition::error`].
+pub async fn fill_offsets(client: &Client, cluster: &mut Cluster, time: Option<i64>) {
+    for t in &mut cluster.topics {
+        for p in &mut t.partitions {
+            if p.error.is_some() || p.leader < 0 {
+                continue;
+            }
+            match offsets(client, &t.name, p.partition, time).await {
+                Ok(o) => p.offsets = Some(o),
+                Err(e) => p.error = Some(format!("ListOffsets: {e}")),
+            }
+        }
+    }
+}
+
 /// A partition's offsets by ListOffsets: earliest, latest (read_uncommitted: the high
 /// watermark), latest at read_committed (the last stable offset), and with `time` the first
 /// offset whose timestamp is at or after it.

@@ -190,19 +190,7 @@ fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failur
                     .map_err(fail)?;
                 filter.apply(&mut cluster);
                 if let Some(time) = offsets {
-                    for t in &mut cluster.topics {
-                        for p in &mut t.partitions {
-                            if p.error.is_some() || p.leader < 0 {
-                                continue;
-                            }
-                            match krecords_admin::live::offsets(&c, &t.name, p.partition, time)
-                                .await
-                            {
-                                Ok(o) => p.offsets = Some(o),
-                                Err(e) => p.error = Some(format!("ListOffsets: {e}")),
-                            }
-                        }
-                    }
+                    krecords_admin::live::fill_offsets(&c, &mut cluster, time).await;
                 }
                 Ok(cluster)
             })
