@@ -866,6 +866,19 @@ step_front_door() {
     count_results front-door "$res"
 }
 
+# krec salvage (issue 31) on damaged copies of its own 4.4 broker's partitions (a flipped byte, a
+# zeroed region, a truncated tail, inserted garbage, each in a middle segment of a plain and of a
+# transactional topic): krec verify and DumpLogSegments --deep-iteration on the output, a broker
+# started on the salvaged partitions (clean and unclean) serving every kept record to
+# ConsoleConsumer at read_committed, and what the broker's own recovery keeps of the same damaged
+# copies against what salvage kept (interop/broker/salvage_check.py).
+step_salvage() {
+    local res="$WORK/salvage.txt"
+    timeout 600 python3 interop/broker/salvage_check.py --krec "$KREC" --java-cp "$JAVA_CP" \
+        --dir "$WORK/salvage" >"$res" 2>&1 || true
+    count_results salvage "$res"
+}
+
 # Kafka data as tables (issue 28): the 4.4 broker's saved partition directories exported by
 # `krec export` and read back by pyarrow and DuckDB, row for row against the Java consumer's
 # read_committed records (interop/py/export_check.py); `krec sql` against DuckDB on the same
@@ -1254,6 +1267,7 @@ STEPS=(
     step_broker39
     step_ship
     step_front_door
+    step_salvage
     step_compact_referee
 )
 

@@ -42,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::files::{self, LOG_SUFFIX};
 use crate::log::Env;
 use crate::storage::StorageFile;
-use krecords_codec::layout::LOG_OVERHEAD;
+use krecords_codec::layout::{LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE};
 use krecords_codec::read::{Batch, Entries};
 use serde::Serialize;
 use std::fmt;
@@ -343,6 +343,22 @@ fn skip_after_failure(avail: &[u8]) -> u64 {
     (zeros.saturating_sub(3) as u64).max(1)
 }
 
+/// Whether the bytes at the start of `avail` cannot start an entry [`candidate`] accepts: a size
+/// field below the smallest entry or above `max`, or a magic byte other than 0, 1 or 2. Only
+/// what `candidate` rejects too; `false` when fewer than 17 bytes are left (it decides then).
+fn implausible(avail: &[u8], max: usize) -> bool {
+    let (Some(size), Some(&magic)) = (avail.get(8..LOG_OVERHEAD), avail.get(MAGIC_OFFSET)) else {
+        return false;
+    };
+    let size = i32::from_be_bytes([
+        size.first().copied().unwrap_or(0),
+        size.get(1).copied().unwrap_or(0),
+        size.get(2).copied().unwrap_or(0),
+        size.get(3).copied().unwrap_or(0),
+    ]);
+    size < MIN_ENTRY_SIZE || usize::try_from(size).is_ok_and(|s| s > max) || magic > 2
+}
+
 /// The whole entry at the start of `avail` (at file position `pos`), or why there is none.
 fn candidate(avail: &[u8], pos: u64, max: usize) -> std::result::Result<Batch<'_>, String> {
     let at = usize::try_from(pos).unwrap_or(usize::MAX);
@@ -464,6 +480,12 @@ impl Scan<'_> {
                     .progress(self.scanned_before.saturating_add(pos), self.total);
             }
             let avail = w.at(pos, need)?;
+            // Inside a damaged region the reason is not wanted: positions whose size field or
+            // magic byte rule out an entry are passed over without building one.
+            if bad.is_some() && implausible(avail, max) {
+                pos = pos.saturating_add(skip_after_failure(avail)).min(len);
+                continue;
+            }
             let found = match candidate(avail, pos, max) {
                 Ok(b) => Ok(Kept::of(&b, &mut self.scratch, self.options)),
                 Err(reason) => Err((reason, skip_after_failure(avail))),

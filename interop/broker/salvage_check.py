@@ -1,0 +1,390 @@
+#!/usr/bin/env python3
+"""`krec salvage` on damaged copies of a real 4.4 broker's partitions (issue 31).
+
+Usage: salvage_check.py --krec KREC --java-cp CP --dir DIR [--keep]
+
+Starts its own broker in DIR/broker (interop/broker/broker.sh), creates two topics of four
+partitions with segment.bytes=1 MiB (so each partition has several segments): sv-plain written
+by Kafka's ProducerPerformance (uncompressed, 16 KiB batches, values from a payload file) and
+sv-txn by dev.krecords.interop.AbortedTransactions (Kafka's transactional producer, lz4, every
+third transaction aborted). Kafka's ConsoleConsumer reads both topics at read_committed (offset
+and value of each record), then the broker is stopped cleanly.
+
+Damage cases, partition N of both topics getting case N, each applied to the partition's middle
+segment in a copy of the whole stopped log dir: flip (one byte flipped in the middle of the
+segment), zeros (64 KiB zeroed from a third of it), truncate (the segment cut at half its
+length), garbage (4,000 random bytes inserted in the middle). Then, per damaged partition:
+
+- salvage: `krec salvage PARTITION --output OUT --format json` exits 1 (something lost) and
+  reports damage in the damaged segment;
+- verify / dump-log (a): `krec verify OUT` is clean, and Kafka's DumpLogSegments
+  --deep-iteration reads every output segment without an error, with as many records as the
+  report says were kept;
+- broker-clean / broker-unclean (b): in a copy of the stopped log dir whose partition directory
+  is replaced by OUT (partition.metadata kept), a broker started on it serves at read_committed
+  exactly the records of the original consumption whose offsets salvage kept and that the
+  kept batches make visible (a transaction whose marker was lost leaves the last stable offset
+  at its first offset); the same again after an unclean shutdown (no clean-shutdown marker,
+  recovery point 0, so the broker's own recovery checks every salvaged batch and keeps them
+  all);
+- versus-broker (c): the damaged copy given to a broker directly (unclean, recovery point 0):
+  the records its recovery kept (DumpLogSegments on its partition directory afterwards) against
+  the records salvage kept; salvage must keep at least as many, and the report's prediction of
+  Kafka's recovery must be what the broker kept.
+
+Prints "PASS name: detail" / "FAIL name: detail" lines for interop/run.sh (count_results).
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEGMENT_BYTES = 1 << 20
+CASES = ("flip", "zeros", "truncate", "garbage")
+PLAIN_RECORDS = 60000
+TXN_RECORDS = 64000
+PER_TXN = 200
+TOPICS = ("sv-plain", "sv-txn")
+
+
+def out(name, ok, detail):
+    print(("PASS" if ok else "FAIL") + f" {name}: {detail}", flush=True)
+
+
+def sh(cmd, ok_codes=(0,), **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    if r.returncode not in ok_codes:
+        raise RuntimeError(f"{' '.join(cmd[:5])}... exit {r.returncode}: {r.stderr[-2000:]}{r.stdout[-1000:]}")
+    return r
+
+
+def java(cp, cls, *args):
+    return sh(["java", "-cp", cp, cls, *args]).stdout
+
+
+def consume(cp, bootstrap, topic, n=None):
+    """ConsoleConsumer at read_committed: {"TOPIC-PARTITION": {offset: value}} (all records
+    when n is None: stops after 8 s without a record)."""
+    args = ["--bootstrap-server", bootstrap, "--topic", topic, "--from-beginning",
+            "--isolation-level", "read_committed", "--property", "print.offset=true",
+            "--property", "print.partition=true",
+            "--timeout-ms", "8000" if n is None else "60000"]
+    if n is not None:
+        args += ["--max-messages", str(n)]
+    # On its timeout ConsoleConsumer logs an error and exits 0 or 1 depending on the version.
+    r = sh(["java", "-cp", cp, "org.apache.kafka.tools.consumer.ConsoleConsumer", *args], ok_codes=(0, 1))
+    res = {f"{topic}-{p}": {} for p in range(len(CASES))}
+    for line in r.stdout.splitlines():
+        m = re.match(r"Partition:(\d+)\tOffset:(\d+)\t(.*)$", line)
+        if m:
+            res.setdefault(f"{topic}-{m.group(1)}", {})[int(m.group(2))] = m.group(3)
+    return res
+
+
+def dump_log(cp, files):
+    """DumpLogSegments --deep-iteration of files in one run: ({file: batches [(base, last, count,
+    pid, transactional, control, marker)]}, {file: error lines})."""
+    text = java(cp, "org.apache.kafka.tools.DumpLogSegments", "--deep-iteration", "--files", ",".join(files))
+    batches = {f: [] for f in files}
+    errors = {f: [] for f in files}
+    cur = None
+    for line in text.splitlines():
+        m = re.match(r"Dumping (\S+)$", line)
+        if m:
+            cur = m.group(1)
+            batches.setdefault(cur, [])
+            errors.setdefault(cur, [])
+            continue
+        m = re.match(r"baseOffset: (-?\d+) lastOffset: (-?\d+) count: (\d+) .*producerId: (-?\d+) .*"
+                     r"isTransactional: (\w+) isControl: (\w+)", line)
+        if m and cur is not None:
+            batches[cur].append([int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                                 m.group(5) == "true", m.group(6) == "true", None])
+            continue
+        m = re.search(r"endTxnMarker: (\w+)", line)
+        if m and cur is not None and batches[cur]:
+            batches[cur][-1][6] = m.group(1)
+            continue
+        low = line.lower()
+        if ("error" in low or "exception" in low or "corrupt" in low or "mismatch" in low
+                or "invalid" in low or "not equal" in low):
+            errors.setdefault(cur, []).append(line)
+    return batches, errors
+
+
+def per_partition(dirs, batches, errors):
+    """The batches and errors of dump_log grouped by partition: {name: (batches, errors)}."""
+    res = {}
+    for k, d in dirs.items():
+        files = [os.path.join(d, s) for s in segments(d)]
+        res[k] = ([b for f in files for b in batches.get(f, [])],
+                  [e for f in files for e in errors.get(f, [])], len(files))
+    return res
+
+
+def visible(batches):
+    """Offsets a read_committed consumer sees in these batches: non-transactional records and
+    committed transactions' records, below the first offset of a transaction left open (its
+    marker lost: the last stable offset stays there)."""
+    res, open_txn = set(), {}
+    for base, last, _count, pid, txn, control, marker in sorted(batches):
+        if control:
+            ranges = open_txn.pop(pid, [])
+            if marker == "COMMIT":
+                for f, l in ranges:
+                    res.update(range(f, l + 1))
+        elif txn:
+            open_txn.setdefault(pid, []).append((base, last))
+        else:
+            res.update(range(base, last + 1))
+    if open_txn:
+        lso = min(r[0][0] for r in open_txn.values())
+        res = {o for o in res if o < lso}
+    return res
+
+
+def segments(d):
+    return sorted(f for f in os.listdir(d) if f.endswith(".log"))
+
+
+def damage(case, path, rng):
+    """Damages the segment file at path in place; returns a description."""
+    data = bytearray(open(path, "rb").read())
+    n = len(data)
+    if case == "flip":
+        pos = n // 2
+        data[pos] ^= 0x5A
+        what = f"byte {pos} flipped"
+    elif case == "zeros":
+        pos = n // 3
+        ln = min(64 << 10, n - pos)
+        data[pos:pos + ln] = bytes(ln)
+        what = f"{ln} bytes zeroed at {pos}"
+    elif case == "truncate":
+        pos = n // 2
+        del data[pos:]
+        what = f"cut at {pos} of {n}"
+    elif case == "garbage":
+        pos = n // 2
+        data[pos:pos] = bytes(rng.getrandbits(8) for _ in range(4000))
+        what = f"4000 random bytes inserted at {pos}"
+    else:
+        raise ValueError(case)
+    with open(path, "wb") as f:
+        f.write(data)
+    return f"{os.path.basename(path)}: {what}"
+
+
+def copy_broker(src, dst):
+    """A copy of a stopped broker's directory whose configuration names the copy."""
+    shutil.copytree(src, dst, symlinks=True)
+    for name in ("server.properties", "log4j2.properties", "log4j.properties"):
+        p = os.path.join(dst, name)
+        if os.path.exists(p):
+            text = open(p).read().replace(src, dst)
+            open(p, "w").write(text)
+    for name in ("broker.pid", "broker.log", "broker.out"):
+        p = os.path.join(dst, name)
+        if os.path.exists(p):
+            os.remove(p)
+
+
+def make_unclean(logs, partitions):
+    """No clean-shutdown marker and recovery point 0 for partitions: the broker recovers them."""
+    for f in os.listdir(logs):
+        if "cleanshutdown" in f:
+            os.remove(os.path.join(logs, f))
+    cp = os.path.join(logs, "recovery-point-offset-checkpoint")
+    lines = open(cp).read().splitlines()
+    res = lines[:2]
+    for line in lines[2:]:
+        topic, part, off = line.split()
+        if f"{topic}-{part}" in partitions:
+            off = "0"
+        res.append(f"{topic} {part} {off}")
+    open(cp, "w").write("\n".join(res) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--krec", required=True)
+    ap.add_argument("--java-cp", required=True)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--keep", action="store_true", help="leave DIR in place")
+    a = ap.parse_args()
+    broker = os.path.join(HERE, "broker.sh")
+    env = dict(os.environ, KAFKA_CP=a.java_cp)
+    root = os.path.abspath(a.dir)
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    os.makedirs(root)
+    bdir = os.path.join(root, "broker")
+    rng = random.Random(31)
+    running = []
+    # "sv-plain-2" -> its damage case.
+    parts = {f"{t}-{p}": c for t in TOPICS for p, c in enumerate(CASES)}
+
+    def start(d):
+        running.append(d)
+        verb = "restart" if os.path.exists(os.path.join(d, "server.properties")) else "start"
+        return sh(["bash", broker, verb, d], env=env).stdout.strip().splitlines()[-1]
+
+    def stop(d):
+        sh(["bash", broker, "stop", d], env=env)
+        running.remove(d)
+
+    def consume_all(bootstrap, counts=None):
+        res = {}
+        for t in TOPICS:
+            res.update(consume(a.java_cp, bootstrap, t, None if counts is None else counts[t]))
+        return res
+
+    try:
+        bootstrap = start(bdir)
+        for t in TOPICS:
+            java(a.java_cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+                 "--create", "--topic", t, "--partitions", str(len(CASES)), "--replication-factor", "1",
+                 "--config", f"segment.bytes={SEGMENT_BYTES}")
+        # Distinct values (ProducerPerformance picks one of the file's lines for each record).
+        payloads = os.path.join(root, "payloads.txt")
+        with open(payloads, "w") as f:
+            for i in range(2000):
+                f.write(f"payload-{i:05d}-" + "x" * (i % 300) + "\n")
+        java(a.java_cp, "org.apache.kafka.tools.ProducerPerformance", "--topic", "sv-plain",
+             "--num-records", str(PLAIN_RECORDS), "--payload-file", payloads, "--throughput", "-1",
+             "--producer-props", f"bootstrap.servers={bootstrap}", "batch.size=16384",
+             "linger.ms=5", "compression.type=none")
+        java(a.java_cp, "dev.krecords.interop.AbortedTransactions", bootstrap, str(TXN_RECORDS), "sv-txn")
+        committed = sum(min(PER_TXN, TXN_RECORDS - s)
+                        for n, s in enumerate(range(0, TXN_RECORDS, PER_TXN), 1) if n % 3 != 0)
+        counts = {"sv-plain": PLAIN_RECORDS, "sv-txn": committed}
+        original = consume_all(bootstrap, counts)
+        got = {t: sum(len(v) for k, v in original.items() if k.startswith(t + "-")) for t in TOPICS}
+        stop(bdir)
+        logs = os.path.join(bdir, "logs")
+        nseg = {k: len(segments(os.path.join(logs, k))) for k in parts}
+        out("produce", got == counts and min(nseg.values()) >= 3,
+            f"sv-plain: {PLAIN_RECORDS} records by ProducerPerformance, sv-txn: {TXN_RECORDS} by the "
+            f"transactional producer ({committed} committed), {len(CASES)} partitions each; read back "
+            f"at read_committed: {got}; segments per partition {min(nseg.values())}..{max(nseg.values())}")
+
+        # The damaged copy of the whole log dir (every partition damaged by its case).
+        damaged_dir = os.path.join(root, "damaged")
+        copy_broker(bdir, damaged_dir)
+        dlogs = os.path.join(damaged_dir, "logs")
+        what = {}
+        for k, c in parts.items():
+            pdir = os.path.join(dlogs, k)
+            segs = segments(pdir)
+            what[k] = f"{c}: " + damage(c, os.path.join(pdir, segs[len(segs) // 2]), rng)
+
+        # krec salvage of each damaged partition, and the checks on its output alone.
+        reports, outdirs, vis = {}, {}, {}
+        for k in parts:
+            src = os.path.join(dlogs, k)
+            dst = os.path.join(root, "salvaged", k)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            r = sh([a.krec, "salvage", src, "--output", dst, "--format", "json"], ok_codes=(0, 1))
+            rep = json.loads(r.stdout.splitlines()[-1])
+            reports[k], outdirs[k] = rep, dst
+            ok = r.returncode == 1 and rep["lost_anything"] and len(rep["damaged"]) >= 1
+            out(f"salvage/{k}", ok,
+                f"{what[k]}: kept {rep['kept_records']} records in {rep['kept_entries']} entries, "
+                f"{len(rep['damaged'])} damaged ranges ({sum(d['length'] for d in rep['damaged'])} bytes), "
+                f"{len(rep['left_out'])} left out, exit {r.returncode}")
+            v = subprocess.run([a.krec, "verify", dst], capture_output=True, text=True, timeout=300)
+            out(f"verify/{k}", v.returncode == 0,
+                (v.stdout.strip().splitlines() or [""])[-1] if v.returncode == 0
+                else f"exit {v.returncode}: {v.stdout[-600:]} {v.stderr[-300:]}")
+            if not os.path.exists(os.path.join(dst, "partition.metadata")):
+                shutil.copy(os.path.join(src, "partition.metadata"), dst)
+        files = [os.path.join(d, s) for d in outdirs.values() for s in segments(d)]
+        dumped = per_partition(outdirs, *dump_log(a.java_cp, files))
+        for k, rep in reports.items():
+            batches, errors, nfiles = dumped[k]
+            records = sum(b[2] for b in batches)
+            out(f"dump-log/{k}", not errors and records == rep["kept_records"]
+                and len(batches) == rep["kept_entries"],
+                f"DumpLogSegments --deep-iteration read {nfiles} segments, {len(batches)} batches, "
+                f"{records} records (report: {rep['kept_entries']} entries, {rep['kept_records']} records)"
+                + (f"; errors: {errors[:3]}" if errors else ""))
+            vis[k] = visible(batches)
+
+        # (b) a broker on the salvaged partitions, after a clean and after an unclean shutdown.
+        for mode in ("clean", "unclean"):
+            d = os.path.join(root, f"salvaged-{mode}")
+            copy_broker(bdir, d)
+            dl = os.path.join(d, "logs")
+            for k in parts:
+                shutil.rmtree(os.path.join(dl, k))
+                shutil.copytree(outdirs[k], os.path.join(dl, k))
+            if mode == "unclean":
+                make_unclean(dl, set(parts))
+            bs = start(d)
+            if mode == "unclean":
+                # The broker's own recovery went over every salvaged segment and cut nothing.
+                log = open(os.path.join(d, "broker.log")).read().splitlines()
+                mine = [l for l in log if any(f"partition={k}," in l or f"/{k}/" in l for k in parts)]
+                recovered = [l for l in mine if "Recovering unflushed segment" in l]
+                cut = [l for l in mine if "Corruption found" in l or "Found invalid" in l
+                       or "truncating" in l.lower()]
+                nsegs = sum(len(segments(p)) for p in outdirs.values())
+                out("broker-unclean/recovery", len(recovered) == nsegs and not cut,
+                    f"the broker recovered {len(recovered)} of the {nsegs} salvaged segments after the "
+                    f"unclean shutdown and truncated nothing" + (f": {cut[:2]}" if cut else ""))
+            expect = {}
+            for k in parts:
+                kept = [(r["first"], r["last"]) for r in reports[k]["kept_ranges"]]
+                expect[k] = {o: v for o, v in original[k].items()
+                             if o in vis[k] and any(f <= o <= l for f, l in kept)}
+            served = consume_all(bs, {t: sum(len(v) for k, v in expect.items() if k.startswith(t + "-"))
+                                      for t in TOPICS})
+            stop(d)
+            for k in parts:
+                g, e = served.get(k, {}), expect[k]
+                extra = ("" if g == e else
+                         f"; missing {sorted(set(e) - set(g))[:5]}, unexpected "
+                         f"{sorted(set(g) - set(e))[:5]}, differing "
+                         f"{[o for o in g if o in e and g[o] != e[o]][:5]}")
+                out(f"broker-{mode}/{k}", g == e and len(g) > 0,
+                    f"ConsoleConsumer (read_committed) got {len(g)} records, each the original's value "
+                    f"at its offset; expected {len(e)}: the original's {len(original[k])} minus "
+                    f"{len(original[k]) - len(e)} in lost ranges or hidden by a lost marker (salvage "
+                    f"kept {reports[k]['kept_records']} records"
+                    + (", control and aborted ones included)" if k.startswith("sv-txn") else ")") + extra)
+
+        # (c) the same damaged copies given to the broker directly, after an unclean shutdown.
+        d = os.path.join(root, "direct")
+        copy_broker(damaged_dir, d)
+        make_unclean(os.path.join(d, "logs"), set(parts))
+        bs = start(d)
+        served = consume_all(bs)
+        stop(d)
+        pdirs = {k: os.path.join(d, "logs", k) for k in parts}
+        dumped = per_partition(pdirs, *dump_log(
+            a.java_cp, [os.path.join(p, s) for p in pdirs.values() for s in segments(p)]))
+        for k in parts:
+            broker_kept = sum(b[2] for b in dumped[k][0])
+            rep = reports[k]
+            predicted = rep["kafka_recovery"]["records"]
+            out(f"versus-broker/{k}", rep["kept_records"] >= broker_kept and predicted == broker_kept,
+                f"{what[k]}: the broker's own recovery kept {broker_kept} records, krec salvage kept "
+                f"{rep['kept_records']} (its report's prediction of Kafka's recovery: {predicted}); "
+                f"served at read_committed: broker {len(served.get(k, {}))}, "
+                f"from the salvaged partition {len(vis[k] & set(original[k]))}")
+    except Exception as e:  # noqa: BLE001 - every failure is a FAIL line
+        out("script", False, f"{type(e).__name__}: {e}")
+    finally:
+        for d in list(running):
+            subprocess.run(["bash", broker, "stop", d], env=env, capture_output=True, timeout=120)
+        if not a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
