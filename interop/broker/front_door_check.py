@@ -18,6 +18,8 @@ Kafka's ProducerPerformance, then compares:
   ConsoleConsumer at read_committed reads every record back (key, value, headers) and each key
   sits on the partition Kafka's ConsoleProducer (the Java producer's default partitioner) puts
   the same key in another 12-partition topic;
+- export-live: `krec export` of the live 12-partition topic, read back by pyarrow, equals
+  ConsoleConsumer's records at read_committed, and a second export adds nothing;
 - ship-group-lag: after `krec ship` of a partition into fd-ship, kafka-consumer-groups
   --describe shows the job's group at the topic's end, lag 0;
 - diagnostics: against the broker's own listeners and two non-Kafka servers, each wrong
@@ -185,6 +187,7 @@ def check_produce(a, bootstrap):
     rest_ok = len(rest) == 4 and [r for r in rest if r[2] != "no key"] == want_rest
     ok = not bad and written == len(keys) + 4 and len(ours) == len(keys) + 4 and rest_ok
     check_python_live(a, bootstrap, ours)
+    check_export_live(a, bootstrap, ours)
     out("produce-live", ok,
         f"{len(keys)} keys over 12 partitions (every codec, headers, one transaction each) on the "
         "Java partitioner's partitions, an explicit partition, a null key and --lines values, "
@@ -215,16 +218,61 @@ def check_python_live(a, bootstrap, consumed):
     if r.returncode != 0:
         out("python-live", False, f"read_table(kafka://) exited {r.returncode}: {r.stderr[-500:]}")
         return
-    rows = []
-    for line in r.stdout.splitlines():
-        p, k, v, hs = json.loads(line)
-        headers = ",".join(f"{hk}:{hv}" for hk, hv in hs) if hs else "NO_HEADERS"
-        rows.append((p, headers, "null" if k is None else k, v))
+    rows = console_rows(r.stdout)
     ok = sorted(rows) == sorted(consumed) and len(rows) > 0
     out("python-live", ok,
         f"krecords.read_table('kafka://.../fd-prod'): {len(rows)} rows equal to ConsoleConsumer's at read_committed"
         if ok else f"{len(rows)} rows, ConsoleConsumer {len(consumed)}; first of ours {sorted(rows)[:2]}, "
                    f"theirs {sorted(consumed)[:2]}")
+
+
+PY_DATASET = """
+import json, sys, pyarrow.dataset as ds
+t = ds.dataset(sys.argv[1], format="parquet", partitioning="hive").to_table(
+    columns=["partition", "key", "value", "headers"])
+for r in t.to_pylist():
+    print(json.dumps([r["partition"], None if r["key"] is None else r["key"].decode(),
+                      r["value"].decode(), [[h["key"], h["value"].decode()] for h in r["headers"] or []]]))
+"""
+
+
+def console_rows(text):
+    rows = []
+    for line in text.splitlines():
+        p, k, v, hs = json.loads(line)
+        headers = ",".join(f"{hk}:{hv}" for hk, hv in hs) if hs else "NO_HEADERS"
+        rows.append((p, headers, "null" if k is None else k, v))
+    return rows
+
+
+def check_export_live(a, bootstrap, consumed):
+    """`krec export` of the live topic, read back by pyarrow, equals what ConsoleConsumer got;
+    a second export adds nothing."""
+    py = os.path.join(HERE, "..", "..", "python", ".venv", "bin", "python")
+    if not os.path.exists(py) or subprocess.run([py, "-c", "import pyarrow"],
+                                                capture_output=True).returncode != 0:
+        print("SKIP export-live: python/.venv has no pyarrow (python/test.sh makes it)")
+        return
+    out_dir = os.path.join(a.dir, "export-live")
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([a.krec, "export", f"kafka://{bootstrap}/fd-prod", "-o", out_dir,
+                            "--format-report", "json"], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            out("export-live", False, f"krec export kafka:// exited {r.returncode}: {r.stderr[-500:]}")
+            return
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]).get("records"))
+    r = subprocess.run([py, "-c", PY_DATASET, out_dir], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        out("export-live", False, f"pyarrow could not read the dataset: {r.stderr[-500:]}")
+        return
+    rows = console_rows(r.stdout)
+    ok = sorted(rows) == sorted(consumed) and len(rows) > 0 and runs[1] == 0
+    out("export-live", ok,
+        f"krec export kafka://.../fd-prod (12 partitions): {len(rows)} rows read by pyarrow equal "
+        f"ConsoleConsumer's at read_committed; a second export added {runs[1]} records"
+        if ok else f"{len(rows)} rows, ConsoleConsumer {len(consumed)}; exports wrote {runs}; "
+                   f"first of ours {sorted(rows)[:2]}, theirs {sorted(consumed)[:2]}")
 
 
 def check_ship_lag(a, bootstrap):
