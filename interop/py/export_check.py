@@ -18,7 +18,6 @@ Output: PASS/FAIL lines (interop/run.sh counts them). Needs pyarrow and duckdb (
 Usage: export_check.py --krec KREC --logs SAVED_DIR --work DIR
 """
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -27,18 +26,7 @@ import sys
 import duckdb
 import pyarrow.dataset as ds
 
-
-def canonical(offset, timestamp, key, value, headers):
-    return (offset, timestamp, key, value, tuple((k, v) for k, v in headers))
-
-
-def hexed(b):
-    return None if b is None else bytes(b).hex()
-
-
-def consumer_rows(records):
-    return [canonical(r["offset"], r["timestamp"], r["key"], r["value"],
-                      [(h["key"], h["value"]) for h in r["headers"]]) for r in records]
+from rows import canonical, compare, consumer_rows, hexed
 
 
 def pyarrow_rows(root):
@@ -62,10 +50,6 @@ def duckdb_rows(root):
         out.setdefault(topic, []).append(canonical(
             offset, ts, hexed(key), hexed(value), [(h["key"], hexed(h["value"])) for h in headers or []]))
     return out
-
-
-def digest(rows):
-    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
 
 
 def export(krec, dirs, out):
@@ -106,15 +90,7 @@ def main():
             print("FAIL export/%s: the consumer returned no records, the check would prove nothing" % topic)
             continue
         for name, got_all in readers.items():
-            got = got_all.get(topic, [])
-            if got == want:
-                print("PASS export/%s/%s-0: %d rows equal to the Java consumer's at read_committed "
-                      "(digest %s)" % (name, topic, len(got), digest(got)))
-            else:
-                first = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
-                print("FAIL export/%s/%s-0: %d rows, the consumer %d; first difference at row %d: %s vs %s"
-                      % (name, topic, len(got), len(want), first,
-                         got[first] if first < len(got) else None, want[first] if first < len(want) else None))
+            compare("export/%s/%s-0" % (name, topic), got_all.get(topic, []), want)
     code, out, err = export(args.krec, dirs, root)
     try:
         records = json.loads(out.strip().splitlines()[-1]).get("records")

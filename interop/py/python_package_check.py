@@ -18,7 +18,6 @@ Output: PASS/FAIL lines (interop/run.sh counts them).
 Usage: python_package_check.py --logs SAVED_DIR   (run with python/.venv/bin/python)
 """
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -26,19 +25,7 @@ import sys
 import pyarrow as pa
 
 import krecords
-
-
-def canonical(offset, timestamp, key, value, headers):
-    return (offset, timestamp, key, value, tuple((k, v) for k, v in headers))
-
-
-def hexed(b):
-    return None if b is None else bytes(b).hex()
-
-
-def consumer_rows(records):
-    return [canonical(r["offset"], r["timestamp"], r["key"], r["value"],
-                      [(h["key"], h["value"]) for h in r["headers"]]) for r in records]
+from rows import canonical, compare, consumer_rows, hexed
 
 
 def table_rows(table):
@@ -49,21 +36,6 @@ def table_rows(table):
             row["offset"], ts[i], hexed(row["key"]), hexed(row["value"]),
             [(h["key"], hexed(h["value"])) for h in row["headers"] or []]))
     return {t: sorted(rows) for t, rows in out.items()}
-
-
-def digest(rows):
-    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
-
-
-def compare(name, got, want):
-    if got == want:
-        print("PASS %s: %d rows equal to the Java consumer's at read_committed (digest %s)"
-              % (name, len(got), digest(got)))
-    else:
-        first = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
-        print("FAIL %s: %d rows, the consumer %d; first difference at row %d: %s vs %s"
-              % (name, len(got), len(want), first, got[first] if first < len(got) else None,
-                 want[first] if first < len(want) else None))
 
 
 def main():

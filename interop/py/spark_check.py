@@ -3,7 +3,7 @@
 local mode), against what Kafka's Java consumer returned at read_committed.
 
 The same scenario as interop/py/export_check.py (the broker step's saved partition directories
-and scenario.json; its expected rows, canonical form and digest are reused from there):
+and scenario.json; its expected rows, canonical form and digest are interop/py/rows.py's):
   1. `krec export --jobs 2` writes every scenario topic's partition directory as one Parquet
      dataset (read_committed, the default; partitions exported by two threads);
   2. one local SparkSession reads the dataset (`spark.read.parquet`, Hive partition columns
@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-from export_check import canonical, consumer_rows, digest, hexed
+from rows import canonical, compare, consumer_rows, hexed
 
 
 def export(krec, dirs, out):
@@ -96,15 +96,7 @@ def main():
         if not want:
             print("FAIL spark/%s: the consumer returned no records, the check would prove nothing" % topic)
             continue
-        got = got_all.get((topic, 0), [])
-        if got == want:
-            print("PASS spark/%s-0: %d rows equal to the Java consumer's at read_committed (digest %s)"
-                  % (topic, len(got), digest(got)))
-        else:
-            first = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
-            print("FAIL spark/%s-0: %d rows, the consumer %d; first difference at row %d: %s vs %s"
-                  % (topic, len(got), len(want), first,
-                     got[first] if first < len(got) else None, want[first] if first < len(want) else None))
+        compare("spark/%s-0" % topic, got_all.get((topic, 0), []), want)
         n = counts.get((topic, 0))
         if n == len(want):
             print("PASS spark/%s-0/count: groupBy(topic, partition).count() = %d" % (topic, n))
