@@ -8,6 +8,8 @@ A thin layer over the krecords Rust crates:
   the underlying object, which polars and DuckDB take directly (``__arrow_c_stream__``).
 - ``entries(data)`` / ``records(data)``: the entries and records of any bytes-like object.
 - ``build_batch(records, ...)``: log entries, byte for byte what ``krec build`` writes.
+- ``explain(data)``: what every byte of the entries means, as ``krec explain --format json``
+  shows it (damaged input is described, not refused).
 
 Every error is a ``KrecordsError`` (``CorruptDataError``, ``UsageError``, ``KrecordsIOError``),
 with ``file`` and ``position`` where known.
@@ -34,6 +36,7 @@ from ._krecords import (
     __version__,
     build_batch,
     entries,
+    explain,
     records,
     scan,
 )
@@ -52,6 +55,7 @@ __all__ = [
     "__version__",
     "build_batch",
     "entries",
+    "explain",
     "read_batches",
     "read_table",
     "records",

@@ -1,6 +1,6 @@
 """Type stubs of the compiled extension ``krecords._krecords``."""
 
-from typing import Any, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 DEFAULT_DECOMPRESS_LIMIT: int
@@ -106,6 +106,11 @@ def records(
     strict: bool = False,
     max_decompressed_bytes: int = ...,
 ) -> List[Record]: ...
+def explain(
+    data: Bytes,
+    *,
+    max_decompressed_bytes: int = ...,
+) -> List[Dict[str, Any]]: ...
 def build_batch(
     records: Iterable[Union[Mapping[str, Any], Record]],
     *,

@@ -2,6 +2,8 @@
 //!
 //! - [`entries`]: the entries of a bytes-like object ([`krecords_codec::read::Entries`]), with
 //!   their header fields and records as Python objects.
+//! - `explain`: what every byte of a buffer of entries means, as `krec explain --format json`
+//!   shows it ([`krecords_codec::explain`]).
 //! - [`build_batch`]: entries from records ([`krecords_codec::build::build`], what `krec build`
 //!   writes).
 //! - [`Scan`]: a source read as Arrow record batches ([`krecords_source::Sources`] feeding
@@ -12,6 +14,7 @@
 //! too. The GIL is released while decoding, building and reading.
 
 mod errors;
+mod explain;
 mod read;
 mod scan;
 mod write;
@@ -28,6 +31,7 @@ fn _krecords(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     errors::register(m)?;
     read::register(m)?;
+    explain::register(m)?;
     write::register(m)?;
     scan::register(m)?;
     Ok(())

@@ -15,10 +15,16 @@ pub fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Arc<[u8]>> {
     if obj.is_instance_of::<pyo3::types::PyString>() {
         return Err(Fail::usage("expected a bytes-like object, not str").into_pyerr(obj.py()));
     }
+    // Through memoryview: it takes only objects with the buffer protocol. (`bytes(obj)` would
+    // also take an int and allocate that many zero bytes.)
     let builtins = obj.py().import("builtins")?;
-    let copied = builtins.getattr("bytes")?.call1((obj,)).map_err(|e| {
-        Fail::usage(format!("expected a bytes-like object: {e}")).into_pyerr(obj.py())
-    })?;
+    let copied = builtins
+        .getattr("memoryview")?
+        .call1((obj,))
+        .and_then(|view| builtins.getattr("bytes")?.call1((view,)))
+        .map_err(|e| {
+            Fail::usage(format!("expected a bytes-like object: {e}")).into_pyerr(obj.py())
+        })?;
     let b = copied.cast::<PyBytes>()?;
     Ok(Arc::from(b.as_bytes()))
 }

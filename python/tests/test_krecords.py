@@ -35,6 +35,47 @@ def test_docstrings() -> None:
             assert obj.__doc__, name
 
 
+# ---------------------------------------------------------------- explain
+
+
+def krec_explain(krec: str, path: Path) -> List[Dict[str, Any]]:
+    p = subprocess.run([krec, "explain", str(path), "--format", "json", "--count", "0"],
+                       capture_output=True)
+    assert p.returncode in (0, 1), p.stderr
+    rows: List[Dict[str, Any]] = json.loads(p.stdout)
+    return rows
+
+
+def test_explain_is_krec_explain(krec: str, demo_segments: List[Path], tmp_path: Path) -> None:
+    # Every segment of the demo (v0, v1, v2, codecs, transactions) and damaged copies of one.
+    paths = list(demo_segments)
+    data = demo_segments[-1].read_bytes()
+    flipped = bytearray(data)
+    flipped[70] ^= 0xFF  # inside the first batch's records: its CRC no longer checks
+    for name, content in (("flipped.log", bytes(flipped)), ("cut.log", data[: len(data) - 7]),
+                          ("text.log", b"this is not kafka data at all\n")):
+        (tmp_path / name).write_bytes(content)
+        paths.append(tmp_path / name)
+    for path in paths:
+        assert krecords.explain(path.read_bytes()) == krec_explain(krec, path), path
+    # Damage is described, not refused.
+    fields = [r["field"] for r in krecords.explain(bytes(flipped))]
+    assert "error" in fields
+    assert krecords.explain(b"") == []
+
+
+def test_explain_limits_and_types(demo_segments: List[Path]) -> None:
+    data = demo_segments[-1].read_bytes()
+    rows = krecords.explain(memoryview(data))
+    assert rows == krecords.explain(data)
+    assert all(isinstance(r["value"], (int, str)) for r in rows)
+    # Not bytes-like: refused, and an int is never taken as a size to allocate.
+    for bad in (12, 10**12, "text", None):
+        for fn in (krecords.explain, krecords.entries, krecords.records):
+            with pytest.raises(krecords.UsageError, match="bytes-like"):
+                fn(bad)  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------- build_batch and entries
 
 RECORDS: List[Dict[str, Any]] = [

@@ -8,10 +8,8 @@
 use crate::args::{Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::open_one_partition;
-use krecords_codec::explain::show::{content_value, hex_column, hex_prefix, is_text};
-use krecords_codec::explain::{
-    entry_boundary, Explainer, Item, Loc, NotABoundary, Value, WalkError,
-};
+use krecords_codec::explain::show::{shown, ShownValue};
+use krecords_codec::explain::{entry_boundary, Explainer, Item, Loc, NotABoundary, WalkError};
 use krecords_codec::layout::LOG_OVERHEAD;
 use krecords_codec::read::Step;
 use serde_json::json;
@@ -206,92 +204,51 @@ struct Emitter<'w, W: Write> {
 
 impl<W: Write> Emitter<'_, W> {
     fn item(&mut self, item: &Item<'_>) -> io::Result<()> {
-        match item {
-            Item::Heading {
-                at,
-                length,
-                kind,
-                text,
-            } => self.heading(*at, *length, kind.name(), text),
-            Item::Field(f) => {
-                let (value, quoted) = match &f.value {
-                    Value::Int(n) => (json!(n), false),
-                    Value::Text(s) => (json!(s), false),
-                    Value::Content => (json!(content_value(f.bytes)), is_text(f.bytes)),
-                };
-                self.line(f.at, f.bytes, &f.name, &value, quoted, f.note.as_deref())
-            }
-            Item::Error { at, message } => {
-                self.line(*at, &[], "error", &json!(message), false, None)
-            }
-        }
-    }
-
-    fn line(
-        &mut self,
-        at: Loc,
-        bytes: &[u8],
-        field: &str,
-        value: &serde_json::Value,
-        quoted: bool,
-        note: Option<&str>,
-    ) -> io::Result<()> {
+        let s = shown(item);
         if self.json {
-            let hex = hex_prefix(bytes);
+            let value = match &s.value {
+                ShownValue::Int(n) => json!(n),
+                ShownValue::Text(t) => json!(t),
+            };
             let obj = json!({
-                "position": at.pos,
-                "decompressed": at.decompressed,
-                "length": bytes.len(),
-                "field": field,
-                "hex": hex,
+                "position": s.position,
+                "decompressed": s.decompressed,
+                "length": s.length,
+                "field": s.field,
+                "hex": s.hex,
                 "value": value,
-                "note": note,
+                "note": s.note,
             });
             self.out
                 .write_all(if self.started { b",\n" } else { b"[\n" })?;
             self.started = true;
-            serde_json::to_writer(&mut *self.out, &obj).map_err(io::Error::from)
-        } else {
-            let value = match value {
-                serde_json::Value::String(s) if quoted => format!("\"{s}\""),
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let text = match note {
-                Some(n) if value.is_empty() => n.to_string(),
-                Some(n) => format!("{value} ({n})"),
-                None => value,
-            };
-            let row = format!(
-                "{:>10}  {:<25} {:<30} {}",
-                at.label(),
-                hex_column(bytes),
-                field,
-                text
-            );
-            writeln!(self.out, "{}", row.trim_end())
+            return serde_json::to_writer(&mut *self.out, &obj).map_err(io::Error::from);
         }
-    }
-
-    /// A section heading: `# text` in text output, a field named `kind` in JSON.
-    fn heading(&mut self, loc: Loc, length: usize, kind: &str, text: &str) -> io::Result<()> {
-        if self.json {
-            let obj = json!({
-                "position": loc.pos,
-                "decompressed": loc.decompressed,
-                "length": length,
-                "field": kind,
-                "hex": "",
-                "value": text,
-                "note": null,
-            });
-            self.out
-                .write_all(if self.started { b",\n" } else { b"[\n" })?;
-            self.started = true;
-            serde_json::to_writer(&mut *self.out, &obj).map_err(io::Error::from)
-        } else {
-            writeln!(self.out, "# {text}")
+        let value = match s.value {
+            ShownValue::Int(n) => n.to_string(),
+            ShownValue::Text(t) if s.quoted => format!("\"{t}\""),
+            ShownValue::Text(t) => t,
+        };
+        if let Item::Heading { .. } = item {
+            return writeln!(self.out, "# {value}");
         }
+        let text = match s.note {
+            Some(n) if value.is_empty() => n,
+            Some(n) => format!("{value} ({n})"),
+            None => value,
+        };
+        let at = Loc {
+            pos: s.position,
+            decompressed: s.decompressed,
+        };
+        let row = format!(
+            "{:>10}  {:<25} {:<30} {}",
+            at.label(),
+            s.hex_column,
+            s.field,
+            text
+        );
+        writeln!(self.out, "{}", row.trim_end())
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -88,6 +88,111 @@ pub fn content_value(bytes: &[u8]) -> String {
     }
 }
 
+/// A shown value: a number, or text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShownValue {
+    /// A number.
+    Int(i64),
+    /// Text: a value in words, a heading's text, an error, or a key, value or header shown
+    /// by [`content_value`].
+    Text(String),
+}
+
+/// One [`Item`](super::Item) as `krec explain --format json` prints it (and `krecords.explain`
+/// returns it): where, how many bytes, the field's name (a heading's kind, or `error`), the
+/// cut hex of its bytes, its value and note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// Byte position (in the decompressed bytes when `decompressed`).
+    pub position: usize,
+    /// Whether `position` is in an entry's decompressed records.
+    pub decompressed: bool,
+    /// Bytes the item covers.
+    pub length: usize,
+    /// The field's name, a heading's kind, or `error`.
+    pub field: String,
+    /// [`hex_prefix`] of the bytes (empty for headings and errors).
+    pub hex: String,
+    /// [`hex_column`] of the bytes, for the text form.
+    pub hex_column: String,
+    /// The value.
+    pub value: ShownValue,
+    /// Whether the text form quotes the value (printable key, value and header bytes).
+    pub quoted: bool,
+    /// A note on the value.
+    pub note: Option<String>,
+}
+
+/// How an item is shown.
+///
+/// ```
+/// use krecords_codec::explain::show::{shown, ShownValue};
+/// use krecords_codec::explain::{Explainer, Item};
+/// use krecords_codec::write::{NewRecord, V2Builder};
+///
+/// let mut b = V2Builder::new(0);
+/// b.append(&NewRecord::new(1714000000000, None, Some(b"hello"))).unwrap();
+/// let mut rows = Vec::new();
+/// Explainer::new(1 << 20)
+///     .explain_bytes(&b.finish().unwrap(), &mut |i: &Item<'_>| {
+///         rows.push(shown(i));
+///         Ok(())
+///     })
+///     .unwrap();
+/// let value = rows.iter().find(|r| r.field == "record 0 value").unwrap();
+/// assert_eq!((value.value.clone(), value.quoted), (ShownValue::Text("hello".into()), true));
+/// ```
+pub fn shown(item: &super::Item<'_>) -> Shown {
+    use super::{Item, Value};
+    match item {
+        Item::Heading {
+            at,
+            length,
+            kind,
+            text,
+        } => Shown {
+            position: at.pos,
+            decompressed: at.decompressed,
+            length: *length,
+            field: kind.name().to_owned(),
+            hex: String::new(),
+            hex_column: String::new(),
+            value: ShownValue::Text(text.clone()),
+            quoted: false,
+            note: None,
+        },
+        Item::Field(f) => {
+            let (value, quoted) = match &f.value {
+                Value::Int(n) => (ShownValue::Int(*n), false),
+                Value::Text(s) => (ShownValue::Text(s.clone()), false),
+                Value::Content => (ShownValue::Text(content_value(f.bytes)), is_text(f.bytes)),
+            };
+            Shown {
+                position: f.at.pos,
+                decompressed: f.at.decompressed,
+                length: f.bytes.len(),
+                field: f.name.clone(),
+                hex: hex_prefix(f.bytes),
+                hex_column: hex_column(f.bytes),
+                value,
+                quoted,
+                note: f.note.clone(),
+            }
+        }
+        Item::Error { at, message } => Shown {
+            position: at.pos,
+            decompressed: at.decompressed,
+            length: 0,
+            field: "error".to_owned(),
+            hex: String::new(),
+            hex_column: hex_column(&[]),
+            value: ShownValue::Text(message.clone()),
+            quoted: false,
+            note: None,
+        },
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::indexing_slicing, clippy::unwrap_used)]
 mod tests {
