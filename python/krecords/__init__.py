@@ -10,6 +10,7 @@ A thin layer over the krecords Rust crates:
 - ``build_batch(records, ...)``: log entries, byte for byte what ``krec build`` writes.
 - ``explain(data)``: what every byte of the entries means, as ``krec explain --format json``
   shows it (damaged input is described, not refused).
+- ``what_if(data)``: the sizing table of ``krec stats --what-if`` (every magic, codec and level).
 
 Every error is a ``KrecordsError`` (``CorruptDataError``, ``UsageError``, ``KrecordsIOError``),
 with ``file`` and ``position`` where known.
@@ -39,6 +40,7 @@ from ._krecords import (
     explain,
     records,
     scan,
+    what_if,
 )
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "read_table",
     "records",
     "scan",
+    "what_if",
 ]
 
 

@@ -111,6 +111,16 @@ def explain(
     *,
     max_decompressed_bytes: int = ...,
 ) -> List[Dict[str, Any]]: ...
+def what_if(
+    data: Bytes,
+    *,
+    timing: bool = False,
+    min_time_ms: int = 50,
+    threads: int = 1,
+    levels: Sequence[Tuple[str, int]] = ...,
+    records_per_batch: Optional[int] = None,
+    max_decompressed_bytes: int = ...,
+) -> Dict[str, Any]: ...
 def build_batch(
     records: Iterable[Union[Mapping[str, Any], Record]],
     *,

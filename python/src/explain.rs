@@ -1,13 +1,17 @@
 //! `explain()`: what every byte of a buffer of entries means, as `krec explain --format json`
 //! shows it (the codec's tolerant walker, [`krecords_codec::explain`], and its
-//! [`show::shown`](krecords_codec::explain::show::shown)).
+//! [`show::shown`](krecords_codec::explain::show::shown)); `what_if()`: the sizing table of
+//! `krec stats --what-if` ([`krecords_codec::what_if`]).
 
 use crate::errors::{detached, Fail};
 use crate::read::bytes_of;
 use krecords_codec::explain::show::{shown, Shown, ShownValue};
 use krecords_codec::explain::{Explainer, Item};
+use krecords_codec::read::Entries;
+use krecords_codec::what_if::{of_entries, targets, Clock, Config};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::time::Duration;
 
 /// The rows of `data`'s entries, each a dict with `position`, `decompressed`, `length`,
 /// `field`, `hex`, `value` (int or str) and `note`, the objects `krec explain --format json`
@@ -51,8 +55,52 @@ fn explain<'py>(
     Ok(out)
 }
 
-/// Adds the function to the module.
+/// What the records of `data`'s entries would take in every magic, codec and level: a dict
+/// `{"what_if": {...}, "rows": [...]}`, the `what_if` and `rows` of `krec stats --what-if
+/// --format json` (one row per magic × codec × level: bytes, ratio, entries copied, notes and,
+/// with `timing`, encode and decode MB/s, each row converted again until `min_time_ms` of each
+/// is measured). `levels` adds rows at these levels (`[("zstd", 19)]`); `threads` run rows in
+/// parallel.
+#[pyfunction]
+#[pyo3(signature = (data, *, timing = false, min_time_ms = 50, threads = 1, levels = Vec::new(), records_per_batch = None, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+#[allow(clippy::too_many_arguments)]
+fn what_if<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    timing: bool,
+    min_time_ms: u64,
+    threads: usize,
+    levels: Vec<(String, i32)>,
+    records_per_batch: Option<u64>,
+    max_decompressed_bytes: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = bytes_of(data)?;
+    let mut extra = Vec::with_capacity(levels.len());
+    for (codec, level) in levels {
+        let c = krecords_codec::Compression::from_name(&codec)
+            .ok_or_else(|| Fail::usage(format!("unknown codec {codec:?}")).into_pyerr(py))?;
+        extra.push((c, level));
+    }
+    let text = detached(py, move || {
+        let targets = targets(&extra, records_per_batch, max_decompressed_bytes)?;
+        let cfg = Config {
+            threads: threads.clamp(1, 64),
+            timing: timing.then(|| Duration::from_millis(min_time_ms.min(60_000))),
+            clock: Clock::detect(),
+            decompress_limit: max_decompressed_bytes,
+            sample: 0,
+            records_per_batch,
+        };
+        let report = of_entries(&targets, &cfg, Entries::new(&bytes))?;
+        serde_json::to_string(&serde_json::json!({"what_if": report.info, "rows": report.rows}))
+            .map_err(|e| Fail::usage(format!("cannot render the table: {e}")))
+    })?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// Adds the functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(what_if, m)?)?;
     Ok(())
 }

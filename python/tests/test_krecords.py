@@ -76,6 +76,23 @@ def test_explain_limits_and_types(demo_segments: List[Path]) -> None:
                 fn(bad)  # type: ignore[arg-type]
 
 
+def test_what_if_is_krec_stats_what_if(krec: str, demo_segments: List[Path]) -> None:
+    for path in demo_segments:
+        p = subprocess.run([krec, "stats", "--what-if", "--no-timing", "--threads", "1",
+                            "--levels", "zstd:19", str(path), "--format", "json"],
+                           capture_output=True, check=True)
+        want = json.loads(p.stdout)
+        got = krecords.what_if(path.read_bytes(), levels=[("zstd", 19)])
+        assert got["rows"] == want["rows"], path
+        assert got["what_if"] == want["what_if"], path
+        assert any(r["compression"] == "zstd" and r["level"] == 19 for r in got["rows"])
+        assert all(r["encode_mb_s"] is None for r in got["rows"])
+    timed = krecords.what_if(demo_segments[-1].read_bytes(), timing=True, min_time_ms=1, threads=2)
+    assert all(r["decode_mb_s"] is not None for r in timed["rows"] if r.get("error") is None)
+    with pytest.raises(krecords.UsageError, match="unknown codec"):
+        krecords.what_if(b"", levels=[("brotli", 1)])
+
+
 # ---------------------------------------------------------------- build_batch and entries
 
 RECORDS: List[Dict[str, Any]] = [
