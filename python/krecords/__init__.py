@@ -10,6 +10,7 @@ A thin layer over the krecords Rust crates:
 - ``build_batch(records, ...)``: log entries, byte for byte what ``krec build`` writes.
 - ``explain(data)``: what every byte of the entries means, as ``krec explain --format json``
   shows it (damaged input is described, not refused).
+- ``verify(path)``: ``krec verify``'s checks of a partition directory or a segment file.
 - ``what_if(data)``: the sizing table of ``krec stats --what-if`` (every magic, codec and level).
 
 Every error is a ``KrecordsError`` (``CorruptDataError``, ``UsageError``, ``KrecordsIOError``),
@@ -40,6 +41,7 @@ from ._krecords import (
     explain,
     records,
     scan,
+    verify,
     what_if,
 )
 
@@ -62,6 +64,7 @@ __all__ = [
     "read_table",
     "records",
     "scan",
+    "verify",
     "what_if",
 ]
 

@@ -1,5 +1,6 @@
 """Type stubs of the compiled extension ``krecords._krecords``."""
 
+import os
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
@@ -119,6 +120,11 @@ def what_if(
     threads: int = 1,
     levels: Sequence[Tuple[str, int]] = ...,
     records_per_batch: Optional[int] = None,
+    max_decompressed_bytes: int = ...,
+) -> Dict[str, Any]: ...
+def verify(
+    path: Union[str, "os.PathLike[str]"],
+    *,
     max_decompressed_bytes: int = ...,
 ) -> Dict[str, Any]: ...
 def build_batch(

@@ -4,6 +4,8 @@
 //!   their header fields and records as Python objects.
 //! - `explain`: what every byte of a buffer of entries means, as `krec explain --format json`
 //!   shows it ([`krecords_codec::explain`]).
+//! - `verify`: `krec verify`'s checks of a partition directory or a segment file
+//!   ([`krecords_log::check`]).
 //! - [`build_batch`]: entries from records ([`krecords_codec::build::build`], what `krec build`
 //!   writes).
 //! - [`Scan`]: a source read as Arrow record batches ([`krecords_source::Sources`] feeding
@@ -17,6 +19,7 @@ mod errors;
 mod explain;
 mod read;
 mod scan;
+mod verify;
 mod write;
 
 use pyo3::prelude::*;
@@ -34,5 +37,6 @@ fn _krecords(m: &Bound<'_, PyModule>) -> PyResult<()> {
     explain::register(m)?;
     write::register(m)?;
     scan::register(m)?;
+    verify::register(m)?;
     Ok(())
 }

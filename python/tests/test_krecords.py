@@ -76,6 +76,32 @@ def test_explain_limits_and_types(demo_segments: List[Path]) -> None:
                 fn(bad)  # type: ignore[arg-type]
 
 
+def krec_verify(krec: str, path: Path) -> Dict[str, Any]:
+    p = subprocess.run([krec, "verify", str(path), "--format", "json"], capture_output=True)
+    assert p.returncode in (0, 1), p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    return {"problems": [x for x in lines if "summary" not in x], "summary": lines[-1]["summary"]}
+
+
+def test_verify_is_krec_verify(krec: str, demo_partition: Path, tmp_path: Path) -> None:
+    damaged = tmp_path / "orders-0"
+    subprocess.run(["cp", "-r", str(demo_partition), str(damaged)], check=True)
+    last = segments(damaged)[-1]
+    data = bytearray(last.read_bytes())
+    data[65] ^= 0xFF
+    last.write_bytes(bytes(data))
+    for path in (demo_partition, segments(demo_partition)[0], damaged, last):
+        assert krecords.verify(path) == krec_verify(krec, path), path
+    assert krecords.verify(demo_partition)["problems"] == []
+    bad = krecords.verify(str(damaged))
+    assert bad["summary"]["problems"] >= 1
+    assert bad["problems"][0]["file"] == str(last) and bad["problems"][0]["check"] == "entry"
+    with pytest.raises(krecords.KrecordsIOError):
+        krecords.verify(tmp_path / "missing.log")
+    with pytest.raises(krecords.UsageError):
+        krecords.verify(tmp_path)  # a directory without segments
+
+
 def test_what_if_is_krec_stats_what_if(krec: str, demo_segments: List[Path]) -> None:
     for path in demo_segments:
         p = subprocess.run([krec, "stats", "--what-if", "--no-timing", "--threads", "1",

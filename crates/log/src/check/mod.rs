@@ -289,6 +289,57 @@ pub fn check_partition(dir: &Path, max_decompressed_bytes: usize) -> CheckResult
     })
 }
 
+/// Checks one file of concatenated entries as `krec verify FILE` does and returns every problem
+/// found: each entry (structure, CRC, records, offsets), and when the file is named as a
+/// segment (`<20 digits>.log`) the offset, time and transaction indexes beside it.
+///
+/// # Errors
+///
+/// The file cannot be opened or read.
+///
+/// ```
+/// use krecords_codec::write::{NewRecord, V2Builder};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let mut b = V2Builder::new(0);
+/// b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"x"))).unwrap();
+/// let mut bytes = b.finish().unwrap().to_vec();
+/// let path = dir.path().join("entries.bin");
+/// std::fs::write(&path, &bytes).unwrap();
+/// let report = krecords_log::check::check_file(&path, 1 << 20).unwrap();
+/// assert!(report.problems.is_empty());
+/// assert_eq!((report.summary.entries, report.summary.records), (1, 1));
+/// bytes[65] ^= 0xff; // inside the record: the CRC no longer checks
+/// std::fs::write(&path, &bytes).unwrap();
+/// let report = krecords_log::check::check_file(&path, 1 << 20).unwrap();
+/// assert_eq!(report.problems[0].position, Some(0));
+/// ```
+pub fn check_file(path: &Path, max_decompressed_bytes: usize) -> CheckResult<Report> {
+    let mut problems = Vec::new();
+    let mut sink = |p: Problem| {
+        problems.push(p);
+        Ok(())
+    };
+    let mut checker = Checker::new(max_decompressed_bytes, &mut sink);
+    let mut source = io_context(EntryStream::open_file(path, None), || {
+        format!("cannot open {}", path.display())
+    })?;
+    let name = path.display().to_string();
+    checker.entries(
+        &mut source,
+        &name,
+        Some(path),
+        segment_base(path),
+        &mut None,
+    )?;
+    let summary = checker.summary();
+    Ok(Report {
+        problems,
+        summary,
+        range: None,
+    })
+}
+
 /// The base offset of a segment file named `<20 digits>.log`.
 pub fn segment_base(path: &Path) -> Option<i64> {
     let name = path.file_name()?.to_str()?;
