@@ -20,6 +20,8 @@ Kafka's ProducerPerformance, then compares:
   the same key in another 12-partition topic;
 - export-live: `krec export` of the live 12-partition topic, read back by pyarrow, equals
   ConsoleConsumer's records at read_committed, and a second export adds nothing;
+- python-ship: `krecords.ship` (the Python package) of a live partition into another topic:
+  ConsoleConsumer reads the same records there, and a second call ships nothing;
 - ship-group-lag: after `krec ship` of a partition into fd-ship, kafka-consumer-groups
   --describe shows the job's group at the topic's end, lag 0;
 - diagnostics: against the broker's own listeners and two non-Kafka servers, each wrong
@@ -188,6 +190,7 @@ def check_produce(a, bootstrap):
     ok = not bad and written == len(keys) + 4 and len(ours) == len(keys) + 4 and rest_ok
     check_python_live(a, bootstrap, ours)
     check_export_live(a, bootstrap, ours)
+    check_python_ship(a, bootstrap, ours)
     out("produce-live", ok,
         f"{len(keys)} keys over 12 partitions (every codec, headers, one transaction each) on the "
         "Java partitioner's partitions, an explicit partition, a null key and --lines values, "
@@ -273,6 +276,39 @@ def check_export_live(a, bootstrap, consumed):
         f"ConsoleConsumer's at read_committed; a second export added {runs[1]} records"
         if ok else f"{len(rows)} rows, ConsoleConsumer {len(consumed)}; exports wrote {runs}; "
                    f"first of ours {sorted(rows)[:2]}, theirs {sorted(consumed)[:2]}")
+
+
+PY_SHIP = """
+import json, sys, krecords
+reports = [krecords.ship(sys.argv[1], sys.argv[2], job="py") for _ in range(2)]
+print(json.dumps([r["partitions"][0]["records"] for r in reports]))
+"""
+
+
+def check_python_ship(a, bootstrap, consumed):
+    """`krecords.ship` of a live partition into another topic: what ConsoleConsumer reads
+    there equals the source partition's records, and a second call ships nothing."""
+    py = os.path.join(HERE, "..", "..", "python", ".venv", "bin", "python")
+    if not os.path.exists(py) or subprocess.run([py, "-c", "import krecords"],
+                                                capture_output=True).returncode != 0:
+        print("SKIP python-ship: python/.venv has no krecords package (python/test.sh builds it)")
+        return
+    java(a.java_cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+         "--create", "--topic", "fd-pyship", "--partitions", "1", "--replication-factor", "1")
+    r = subprocess.run([py, "-c", PY_SHIP, f"kafka://{bootstrap}/fd-prod/5",
+                        f"kafka://{bootstrap}/fd-pyship/0"], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        out("python-ship", False, f"krecords.ship exited {r.returncode}: {r.stderr[-500:]}")
+        return
+    counts = json.loads(r.stdout)
+    want = sorted((0, h, k, v) for p, h, k, v in consumed if p == 5)
+    got = sorted(console_consume(a.java_cp, bootstrap, "fd-pyship", len(want)))
+    ok = got == want and counts == [len(want), 0] and want
+    out("python-ship", ok,
+        f"krecords.ship of fd-prod/5 ({len(want)} records) into fd-pyship: ConsoleConsumer reads "
+        f"the same records; a second call shipped {counts[1]}"
+        if ok else f"shipped {counts}, read {len(got)}, wanted {len(want)}: {got[:2]} vs {want[:2]}")
 
 
 def check_ship_lag(a, bootstrap):

@@ -10,6 +10,7 @@ A thin layer over the krecords Rust crates:
 - ``build_batch(records, ...)``: log entries, byte for byte what ``krec build`` writes.
 - ``explain(data)``: what every byte of the entries means, as ``krec explain --format json``
   shows it (damaged input is described, not refused).
+- ``ship(sources, "kafka://HOST:PORT/TOPIC", job=...)``: ``krec ship``, exactly once.
 - ``verify(path)``: ``krec verify``'s checks of a partition directory or a segment file.
 - ``what_if(data)``: the sizing table of ``krec stats --what-if`` (every magic, codec and level).
 
@@ -41,6 +42,7 @@ from ._krecords import (
     explain,
     records,
     scan,
+    ship,
     verify,
     what_if,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "read_table",
     "records",
     "scan",
+    "ship",
     "verify",
     "what_if",
 ]

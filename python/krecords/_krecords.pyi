@@ -127,6 +127,16 @@ def verify(
     *,
     max_decompressed_bytes: int = ...,
 ) -> Dict[str, Any]: ...
+def ship(
+    sources: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    target: str,
+    *,
+    job: Optional[str] = None,
+    config: Optional[Mapping[str, str]] = None,
+    source_config: Optional[Mapping[str, str]] = None,
+    txn_bytes: int = ...,
+    parallel: int = 4,
+) -> Dict[str, Any]: ...
 def build_batch(
     records: Iterable[Union[Mapping[str, Any], Record]],
     *,

@@ -6,6 +6,7 @@
 //!   shows it ([`krecords_codec::explain`]).
 //! - `verify`: `krec verify`'s checks of a partition directory or a segment file
 //!   ([`krecords_log::check`]).
+//! - `ship`: `krec ship` as a call ([`krecords_ship::ship`]).
 //! - [`build_batch`]: entries from records ([`krecords_codec::build::build`], what `krec build`
 //!   writes).
 //! - [`Scan`]: a source read as Arrow record batches ([`krecords_source::Sources`] feeding
@@ -19,6 +20,7 @@ mod errors;
 mod explain;
 mod read;
 mod scan;
+mod ship;
 mod verify;
 mod write;
 
@@ -38,5 +40,6 @@ fn _krecords(m: &Bound<'_, PyModule>) -> PyResult<()> {
     write::register(m)?;
     scan::register(m)?;
     verify::register(m)?;
+    ship::register(m)?;
     Ok(())
 }

@@ -102,6 +102,20 @@ def test_verify_is_krec_verify(krec: str, demo_partition: Path, tmp_path: Path) 
         krecords.verify(tmp_path)  # a directory without segments
 
 
+def test_ship_usage_errors(demo_partition: Path) -> None:
+    # The shipping itself is checked against a real broker (interop/broker/front_door_check.py).
+    with pytest.raises(krecords.UsageError, match="the target must be kafka://"):
+        krecords.ship(str(demo_partition), "not-a-url")
+    with pytest.raises(krecords.UsageError, match="config"):
+        krecords.ship(str(demo_partition), "kafka://127.0.0.1:1/t", config={"no.such.property": "1"})
+    with pytest.raises(krecords.UsageError):
+        krecords.ship([], "kafka://127.0.0.1:1/t")
+    # Nothing listens on port 1: refused quickly, as krec ship refuses it.
+    with pytest.raises(krecords.UsageError, match="127.0.0.1:1"):
+        krecords.ship([str(demo_partition)], "kafka://127.0.0.1:1/t",
+                      config={"socket.connection.setup.timeout.ms": "1000", "retries": "0"})
+
+
 def test_what_if_is_krec_stats_what_if(krec: str, demo_segments: List[Path]) -> None:
     for path in demo_segments:
         p = subprocess.run([krec, "stats", "--what-if", "--no-timing", "--threads", "1",

@@ -1,0 +1,114 @@
+//! `ship()`: `krec ship` as a call ([`krecords_ship::ship`]): sources into a Kafka topic
+//! exactly once.
+
+use crate::errors::{detached, Fail};
+use krecords_client::ClientConfig;
+use krecords_ship::{ship as ship_job, Error, ShipOptions, Sources, Target};
+use krecords_source::{ErrorClass, KafkaUrl};
+use pyo3::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
+fn fail(e: Error) -> Fail {
+    let (class, message) = match e {
+        Error::Usage(m) => (ErrorClass::Usage, m),
+        Error::Data(m) => (ErrorClass::Data, m),
+        Error::Io { context, source } => (ErrorClass::Io, format!("{context}: {source}")),
+    };
+    Fail {
+        class: Some(class),
+        message,
+        file: None,
+        position: None,
+    }
+}
+
+fn client_config(pairs: &BTreeMap<String, String>) -> Result<ClientConfig, Fail> {
+    let mut c = ClientConfig::default();
+    for (k, v) in pairs {
+        c.set(k, v)
+            .map_err(|e| Fail::usage(format!("config {k}: {e}")))?;
+    }
+    Ok(c)
+}
+
+/// Ships `sources` (a path or a list of paths: partition directories, segment files, or
+/// `kafka://HOST:PORT/TOPIC/PARTITION` partitions of another cluster) into the topic of
+/// `target` (`kafka://HOST:PORT/TOPIC[/PARTITION]`) exactly once, as `krec ship` does: the
+/// job's transactional id and consumer group are `krec-ship-JOB` (default: the target
+/// topic), and running the same job again ships only what is new. `config` are client
+/// properties for the target and `kafka://` sources; `source_config` adds properties for the
+/// sources only. Returns the report `krec ship --format json` prints.
+#[pyfunction]
+#[pyo3(signature = (sources, target, *, job = None, config = None, source_config = None, txn_bytes = 64 << 20, parallel = 4))]
+#[allow(clippy::too_many_arguments)]
+fn ship<'py>(
+    py: Python<'py>,
+    sources: &Bound<'py, PyAny>,
+    target: &str,
+    job: Option<String>,
+    config: Option<BTreeMap<String, String>>,
+    source_config: Option<BTreeMap<String, String>>,
+    txn_bytes: u64,
+    parallel: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let paths: Vec<String> = match sources.extract::<String>() {
+        Ok(one) => vec![one],
+        Err(_) => sources
+            .try_iter()?
+            .map(|p| p.and_then(|p| Ok(p.str()?.to_cow()?.into_owned())))
+            .collect::<PyResult<_>>()?,
+    };
+    let target = target.to_owned();
+    let text = detached(py, move || {
+        let url = KafkaUrl::parse(&target)
+            .unwrap_or_else(|| {
+                Err(format!(
+                    "{target}: the target must be kafka://HOST:PORT/TOPIC[/PARTITION]"
+                ))
+            })
+            .map_err(Fail::usage)?;
+        let target_config = client_config(&config.unwrap_or_default())?;
+        let mut source_cfg = target_config.clone();
+        for (k, v) in source_config.unwrap_or_default() {
+            source_cfg
+                .set(&k, &v)
+                .map_err(|e| Fail::usage(format!("source_config {k}: {e}")))?;
+        }
+        let mut list = Sources::new(url.partition);
+        if paths.is_empty() {
+            return Err(Fail::usage("no sources"));
+        }
+        for p in &paths {
+            match KafkaUrl::parse(p) {
+                Some(u) => {
+                    let u = u.map_err(Fail::usage)?;
+                    list.add_kafka(p, &u.servers, &u.topic, u.partition)
+                        .map_err(fail)?;
+                }
+                None => list.add_path(p).map_err(fail)?,
+            }
+        }
+        let options = ShipOptions {
+            job,
+            txn_bytes,
+            parallel,
+            target_config,
+            source_config: source_cfg,
+            ..ShipOptions::default()
+        };
+        let target = Target::new(url.servers, url.topic, url.partition);
+        let report = ship_job(&target, list.finish().map_err(fail)?, &options, |_| {
+            ControlFlow::Continue(())
+        })
+        .map_err(fail)?;
+        Ok(report.to_json().to_string())
+    })?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// Adds the function to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(ship, m)?)?;
+    Ok(())
+}
