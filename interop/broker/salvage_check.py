@@ -4,7 +4,7 @@
 Usage: salvage_check.py --krec KREC --java-cp CP --dir DIR [--keep]
 
 Starts its own broker in DIR/broker (interop/broker/broker.sh), creates two topics of four
-partitions with segment.bytes=1 MiB (so each partition has several segments): sv-plain written
+partitions with segment.bytes=512 KiB (so each partition has several segments): sv-plain written
 by Kafka's ProducerPerformance (uncompressed, 16 KiB batches, values from a payload file) and
 sv-txn by dev.krecords.interop.AbortedTransactions (Kafka's transactional producer, lz4, every
 third transaction aborted). Kafka's ConsoleConsumer reads both topics at read_committed (offset
@@ -44,7 +44,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SEGMENT_BYTES = 1 << 20
+# 512 KiB: at least three segments in every partition, even the one the keyless producer
+# filled least.
+SEGMENT_BYTES = 512 << 10
 CASES = ("flip", "zeros", "truncate", "garbage")
 PLAIN_RECORDS = 60000
 TXN_RECORDS = 64000

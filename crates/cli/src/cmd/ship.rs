@@ -34,8 +34,8 @@ use std::time::Duration;
 /// ships only what is new.
 ///
 /// SIGTERM or Ctrl-C stops the job gracefully: what was sent is committed with its
-/// positions, the report is printed and the exit code is 0 (a second signal ends the process
-/// at once; a later run still resumes exactly). -X socket.timeout.ms bounds each request.
+/// positions, the report is printed and the exit code is 0 (SIGKILL ends it at once; a later
+/// run still resumes exactly). -X socket.timeout.ms bounds each request.
 ///
 /// Exit codes: 0 shipped (or stopped by a signal); 1 bad source data; 2 usage, an unreachable
 /// cluster, a missing topic or partition, another job's group.
@@ -124,14 +124,15 @@ fn failure(e: Error) -> Failure {
     }
 }
 
-/// A flag that SIGTERM and SIGINT set; a second signal while it is set ends the process with
-/// the signal's conventional status (128 + its number).
+/// A flag that SIGTERM and SIGINT set. A repeated signal does not end the process at once:
+/// `timeout` and process-group kills deliver the same SIGTERM twice (GNU timeout sends it to
+/// the command and to its process group), and both must end in the graceful stop. SIGKILL
+/// ends the job at once (a crash: the next run resumes exactly).
 fn stop_on_signals() -> Result<Arc<AtomicBool>, Failure> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let flag = Arc::new(AtomicBool::new(false));
     for sig in [SIGTERM, SIGINT] {
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, flag.clone())
-            .and_then(|_| signal_hook::flag::register(sig, flag.clone()))
+        signal_hook::flag::register(sig, flag.clone())
             .map_err(|e| Failure::Io(e, "cannot install the signal handlers".into()))?;
     }
     Ok(flag)
