@@ -205,10 +205,7 @@ impl fmt::Display for Error {
                 what,
                 needed,
                 available,
-            } => write!(
-                f,
-                "byte {at}: {what} needs {needed} bytes but only {available} remain"
-            ),
+            } => write!(f, "byte {at}: {}", shortfall(what, *needed, *available)),
             Error::InvalidMagic { at, found } => {
                 write!(f, "byte {at}: invalid magic {found} (expected 0, 1 or 2)")
             }
@@ -295,3 +292,59 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// `"1 byte"`, `"N bytes"`.
+pub(crate) fn bytes_text(n: usize) -> String {
+    if n == 1 {
+        "1 byte".to_owned()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// `"only 1 remains"`, `"only N remain"`.
+pub(crate) fn remain_text(n: usize) -> String {
+    if n == 1 {
+        "only 1 remains".to_owned()
+    } else {
+        format!("only {n} remain")
+    }
+}
+
+/// `"WHAT needs N bytes but only M remain"`, in singular where a count is one.
+pub(crate) fn shortfall(what: &str, needed: usize, available: usize) -> String {
+    format!(
+        "{what} needs {} but {}",
+        bytes_text(needed),
+        remain_text(available)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shortfall_of_one_byte_reads_in_the_singular() {
+        let e = Error::Truncated {
+            at: 33,
+            what: "varint",
+            needed: 1,
+            available: 0,
+        };
+        assert_eq!(
+            e.to_string(),
+            "byte 33: varint needs 1 byte but only 0 remain"
+        );
+        let e = Error::Truncated {
+            at: 19,
+            what: "record value",
+            needed: 2,
+            available: 1,
+        };
+        assert_eq!(
+            e.to_string(),
+            "byte 19: record value needs 2 bytes but only 1 remains"
+        );
+    }
+}

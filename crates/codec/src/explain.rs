@@ -536,10 +536,7 @@ impl<'a> Cur<'a> {
             }
             None => Err(Halt::Data(
                 loc,
-                format!(
-                    "{what} needs {n} bytes but only {} remain",
-                    self.remaining()
-                ),
+                crate::error::shortfall(what, n, self.remaining()),
             )),
         }
     }
@@ -1081,8 +1078,9 @@ impl Walk<'_, '_> {
                 return Err(Halt::Data(
                     c.loc(),
                     format!(
-                        "record {i} declares {len} bytes but only {} remain",
-                        c.remaining()
+                        "record {i} declares {} but {}",
+                        crate::error::bytes_text(len),
+                        crate::error::remain_text(c.remaining())
                     ),
                 ));
             }

@@ -209,10 +209,10 @@ fn parse_frame_header(input: &[u8], magic: u8, sink: &BoundedOut<'_>) -> Result<
     // The content size, when flagged, is skipped and never trusted, as Kafka does.
     let hc_at: usize = if flg & FLG_CONTENT_SIZE != 0 { 14 } else { 6 };
     let Some((descriptor, &[hc, ..])) = input.split_at_checked(hc_at) else {
-        return Err(sink.error(format!(
-            "lz4 frame descriptor needs {} bytes but {} remain",
+        return Err(sink.error(crate::error::shortfall(
+            "lz4 frame descriptor",
             hc_at.saturating_add(1),
-            input.len()
+            input.len(),
         )));
     };
     if magic != 0 {
