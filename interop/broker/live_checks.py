@@ -83,8 +83,10 @@ def main():
                   % (check, p.returncode, p.stderr.decode()[:200]))
         else:
             files = json.loads(p.stdout)
+            # The directory counts its segment files, kafka:// one live partition.
             for r in (live, files):
                 r.get("summary", {}).pop("files", None)
+                r.get("summary", {}).pop("live_partitions", None)
             if live == files:
                 rows = len(files.get("rows", []))
                 print("PASS %s: the what-if report over kafka:// equals the directory's (%d rows, %d records)"

@@ -184,8 +184,12 @@ fn codec_id(batch: &Batch<'_>) -> u8 {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Summary {
-    /// Inputs (files, partitions) started with [`Stats::start_input`].
+    /// Inputs (files, partition directories' segments, standard input) started with
+    /// [`Stats::start_input`].
     pub files: usize,
+    /// Live partitions (a topic read over the Kafka protocol) started with
+    /// [`Stats::start_live_input`]: not files, so not counted in [`Summary::files`].
+    pub live_partitions: usize,
     /// Entries.
     pub entries: u64,
     /// Records of the entries that could be decoded.
@@ -316,6 +320,12 @@ impl Stats {
         self.input_entries = 0;
     }
 
+    /// Starts the next input, a live partition (counted in [`Summary::live_partitions`]).
+    pub fn start_live_input(&mut self) {
+        self.summary.live_partitions += 1;
+        self.input_entries = 0;
+    }
+
     /// Feeds one whole input held in memory (a segment file's bytes, a fetch response's
     /// records): [`Stats::start_input`], every entry, then a truncated tail, or the bytes from
     /// an entry that cannot be read to the end.
@@ -422,14 +432,28 @@ pub(crate) fn opt_f64(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
 }
 
+/// "2 files", "3 live partitions", "1 file, 2 live partitions": what a summary read.
+fn inputs_text(s: &Summary) -> String {
+    let files = format!("{} file{}", s.files, if s.files == 1 { "" } else { "s" });
+    let live = format!(
+        "{} live partition{}",
+        s.live_partitions,
+        if s.live_partitions == 1 { "" } else { "s" }
+    );
+    match (s.files, s.live_partitions) {
+        (_, 0) => files,
+        (0, _) => live,
+        _ => format!("{files}, {live}"),
+    }
+}
+
 /// Writes the summary and the per-(magic, codec) rows as `krec stats` prints them: a line of
 /// totals, then an aligned table and a line that explains its columns.
 pub fn write_text(out: &mut impl Write, s: &Summary, groups: &[GroupRow]) -> io::Result<()> {
     writeln!(
         out,
-        "{} file{}, {} {}, {} records, {} bytes{}{}",
-        s.files,
-        if s.files == 1 { "" } else { "s" },
+        "{}, {} {}, {} records, {} bytes{}{}",
+        inputs_text(s),
         s.entries,
         if s.entries == 1 { "entry" } else { "entries" },
         s.records,

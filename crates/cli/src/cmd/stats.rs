@@ -124,9 +124,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             if !args.what_if {
                 with_progress(&mut reader);
             }
+            let live = parts.get(i).is_some_and(|p| p.live().is_some());
             while let Some(file) = reader.next_file()? {
                 let name = file.name;
-                stats.start_input();
+                if live {
+                    stats.start_live_input();
+                } else {
+                    stats.start_input();
+                }
                 if let Some(f) = feeder.as_deref_mut() {
                     f.start_input(&name);
                 }
