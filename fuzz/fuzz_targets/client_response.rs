@@ -1,6 +1,7 @@
 //! `krecords_client::fuzzing::decode_response` on arbitrary bytes: the first byte picks the
-//! response (ApiVersions, Metadata, ListOffsets, Fetch, SaslHandshake, SaslAuthenticate), the
-//! second the version, the rest arrives as from a broker's socket (size field, header, body),
+//! response (ApiVersions, Metadata, ListOffsets, Fetch, SaslHandshake, SaslAuthenticate,
+//! ListGroups, DescribeGroups with its members' consumer-protocol assignments,
+//! ConsumerGroupDescribe), the second the version, the rest arrives as from a broker's socket (size field, header, body),
 //! read with a 1 MiB `receive.message.max.bytes`. Every input ends in a decoded response or a
 //! typed error: never a panic, never an allocation sized from a claimed length or count
 //! (libFuzzer's -malloc_limit_mb catches those); Fetch records are walked with `Entries`.

@@ -22,6 +22,10 @@ Kafka's ProducerPerformance, then compares:
   ConsoleConsumer's records at read_committed, and a second export adds nothing;
 - python-ship: `krecords.ship` (the Python package) of a live partition into another topic:
   ConsoleConsumer reads the same records there, and a second call ships nothing;
+- groups-members: with a ConsoleConsumer running in a classic and in a consumer-protocol
+  group, `krec groups kafka://B GROUP` gives kafka-consumer-groups --describe's rows (committed,
+  end, lag, consumer id, host, client id) and --describe --state's state and member count;
+  groups-list: `krec groups kafka://B` lists the groups kafka-consumer-groups --list does;
 - ship-group-lag: after `krec ship` of a partition into fd-ship, kafka-consumer-groups
   --describe shows the job's group at the topic's end, lag 0;
 - diagnostics: against the broker's own listeners and two non-Kafka servers, each wrong
@@ -131,6 +135,86 @@ def consumer_groups_describe(cp, bootstrap, group):
             num = lambda x: None if x == "-" else int(x)
             res[(f[1], int(f[2]))] = (num(f[3]), num(f[4]), num(f[5]))
     return res
+
+
+def consumer_groups_members(cp, bootstrap, group):
+    """kafka-consumer-groups --describe with members running:
+    {(topic, partition): (current, end, lag, consumer_id, host, client_id)}, and its --state
+    line's (state, members)."""
+    text = java(cp, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                "--bootstrap-server", bootstrap, "--describe", "--group", group)
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 9 and f[0] == group and f[2].isdigit():
+            num = lambda x: None if x == "-" else int(x)
+            rows[(f[1], int(f[2]))] = (num(f[3]), num(f[4]), num(f[5]), f[6], f[7], f[8])
+    text = java(cp, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                "--bootstrap-server", bootstrap, "--describe", "--group", group, "--state")
+    state = None
+    for line in text.splitlines():
+        f = line.split()
+        if f and f[0] == group and f[-1].isdigit():
+            state = (f[-2], int(f[-1]))
+    return rows, state
+
+
+def check_live_members(a, bootstrap):
+    """krec groups with consumers running (classic and consumer protocol): every row's member,
+    host and client id, and the group's state and member count, equal kafka-consumer-groups."""
+    groups = {"fd-live-classic": "classic", "fd-live-consumer": "consumer"}
+    procs = []
+    try:
+        for g, protocol in groups.items():
+            procs.append(subprocess.Popen(
+                ["java", "-cp", a.java_cp, "org.apache.kafka.tools.consumer.ConsoleConsumer",
+                 "--bootstrap-server", bootstrap, "--topic", "fd-three", "--group", g,
+                 "--from-beginning", "--timeout-ms", "120000",
+                 "--consumer-property", f"group.protocol={protocol}",
+                 "--consumer-property", f"client.id={g}-client",
+                 "--consumer-property", "auto.commit.interval.ms=100"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for g in groups:
+            deadline = time.time() + 60
+            theirs, state = {}, None
+            while time.time() < deadline:
+                theirs, state = consumer_groups_members(a.java_cp, bootstrap, g)
+                # Assigned, everything consumed and committed.
+                if theirs and state and state[0] == "Stable" and all(
+                        r[3] != "-" and r[2] == 0 for r in theirs.values()):
+                    break
+                time.sleep(1)
+            mine_json = [json.loads(l) for l in
+                         sh([a.krec, "groups", f"kafka://{bootstrap}", g, "--format", "json"]).splitlines()]
+            mine = {}
+            mine_state = None
+            for grp in mine_json:
+                mine_state = (grp.get("state"), len(grp.get("members", [])))
+                for o in grp["offsets"]:
+                    dash = lambda v: "-" if v is None else v
+                    mine[(o["topic"], o["partition"])] = (
+                        o["committed"], o["end"], o["lag"], dash(o["member_id"]), dash(o["host"]),
+                        dash(o["client_id"]))
+            ok = mine == theirs and mine_state == state and len(theirs) >= 3
+            out(f"groups-members/{groups[g]}", ok,
+                f"{len(theirs)} partitions with member, host and client id, state {state[0]} with "
+                f"{state[1]} member(s): equal kafka-consumer-groups --describe [--state]"
+                if ok else f"krec {mine} {mine_state} != kafka-consumer-groups {theirs} {state}")
+        listed = sh([a.krec, "groups", f"kafka://{bootstrap}", "--format", "json"]).splitlines()
+        names = {json.loads(l)["group"] for l in listed}
+        theirs_list = set(java(a.java_cp, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                               "--bootstrap-server", bootstrap, "--list").split())
+        out("groups-list", names == theirs_list and set(groups) <= names,
+            f"{len(names)} groups, as kafka-consumer-groups --list"
+            if names == theirs_list else f"krec {sorted(names)} != kafka-consumer-groups {sorted(theirs_list)}")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 def console_consume(cp, bootstrap, topic, n):
@@ -464,6 +548,7 @@ def main():
         out("groups-live", live_groups == theirs and len(theirs) >= 2,
             f"{len(theirs)} group partitions (classic and consumer protocol): committed, end, lag equal kafka-consumer-groups"
             if live_groups == theirs else f"krec {live_groups} != kafka-consumer-groups {theirs}")
+        check_live_members(a, bootstrap)
         check_produce(a, bootstrap)
         check_ship_lag(a, bootstrap)
         check_diagnostics(a, bootstrap)

@@ -22,35 +22,135 @@ pub struct Group {
     /// `classic` (the JoinGroup protocol, GroupMetadata records) or `consumer` (KIP-848:
     /// ConsumerGroupMetadata records); `None` when only offsets are known.
     pub kind: Option<String>,
+    /// The state as the coordinator reports it (`Stable`, `Empty`, `PreparingRebalance`,
+    /// `Dead`, ...): live clusters only.
+    pub state: Option<String>,
     /// Classic groups: the protocol type (`consumer`, `connect`, ...).
     pub protocol_type: Option<String>,
     /// Classic groups: the generation; consumer groups: the group epoch.
     pub generation: Option<i32>,
-    /// Member ids (classic: of the last GroupMetadata; consumer: members not removed).
-    pub members: Vec<String>,
-    /// Committed offsets, sorted by topic and partition.
+    /// The members (classic: of the last GroupMetadata; consumer: members not removed).
+    pub members: Vec<Member>,
+    /// One row per partition that has a committed offset or is assigned to a member, sorted
+    /// by topic and partition (kafka-consumer-groups --describe's rows).
     pub offsets: Vec<GroupOffset>,
     /// The sum of the known lags.
     pub total_lag: i64,
 }
 
-/// A group's committed offset for one partition.
+/// A member of a group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Member {
+    /// The member id (kafka-consumer-groups' CONSUMER-ID).
+    pub member_id: String,
+    /// The client id, when known.
+    pub client_id: Option<String>,
+    /// The client's host as the broker saw it (`/127.0.0.1`), when known.
+    pub host: Option<String>,
+    /// The partitions assigned to it, by topic (empty when unknown).
+    pub assignment: BTreeMap<String, Vec<i32>>,
+}
+
+impl Member {
+    fn id_only(member_id: String) -> Member {
+        Member {
+            member_id,
+            client_id: None,
+            host: None,
+            assignment: BTreeMap::new(),
+        }
+    }
+}
+
+/// A group's row for one partition: its committed offset and the member it is assigned to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GroupOffset {
     /// The topic.
     pub topic: String,
     /// The partition.
     pub partition: i32,
-    /// The committed offset.
-    pub committed: i64,
+    /// The committed offset (`None`: assigned to a member, nothing committed yet).
+    pub committed: Option<i64>,
     /// The metadata string committed with it.
     pub metadata: Option<String>,
     /// When it was committed (ms since the epoch), when known.
     pub commit_time: Option<i64>,
     /// The partition's end offset (high watermark), when known.
     pub end: Option<i64>,
-    /// `end - committed` (never below 0), when the end is known.
+    /// `end - committed` (never below 0), when both are known.
     pub lag: Option<i64>,
+    /// The member the partition is assigned to (CONSUMER-ID), when one is.
+    pub member_id: Option<String>,
+    /// That member's host.
+    pub host: Option<String>,
+    /// That member's client id.
+    pub client_id: Option<String>,
+}
+
+impl GroupOffset {
+    /// A row for a committed offset (or an assigned partition without one), lag against `end`.
+    fn new(
+        (topic, partition): (String, i32),
+        commit: Option<Commit>,
+        end: Option<i64>,
+    ) -> GroupOffset {
+        let (committed, metadata, commit_time) = match commit {
+            Some((o, m, t)) => (Some(o), m, t),
+            None => (None, None, None),
+        };
+        GroupOffset {
+            lag: end.zip(committed).map(|(e, c)| e.saturating_sub(c).max(0)),
+            topic,
+            partition,
+            committed,
+            metadata,
+            commit_time,
+            end,
+            member_id: None,
+            host: None,
+            client_id: None,
+        }
+    }
+}
+
+/// The rows of a group: every committed offset and every partition assigned to a member
+/// (with that member's id, host and client id), sorted by topic and partition.
+fn rows(
+    commits: BTreeMap<(String, i32), Commit>,
+    members: &[Member],
+    mut end: impl FnMut(&str, i32) -> Option<i64>,
+) -> Vec<GroupOffset> {
+    let mut owner: BTreeMap<(String, i32), &Member> = BTreeMap::new();
+    for m in members {
+        for (t, ps) in &m.assignment {
+            for &p in ps {
+                owner.insert((t.clone(), p), m);
+            }
+        }
+    }
+    let mut keys: Vec<(String, i32)> = commits.keys().cloned().collect();
+    keys.extend(owner.keys().filter(|k| !commits.contains_key(*k)).cloned());
+    keys.sort();
+    let mut commits = commits;
+    keys.into_iter()
+        .map(|k| {
+            let e = end(&k.0, k.1);
+            let m = owner.get(&k);
+            let mut row = GroupOffset::new(k.clone(), commits.remove(&k), e);
+            if let Some(m) = m {
+                row.member_id = Some(m.member_id.clone());
+                row.host.clone_from(&m.host);
+                row.client_id.clone_from(&m.client_id);
+            }
+            row
+        })
+        .collect()
+}
+
+fn total_lag(rows: &[GroupOffset]) -> i64 {
+    rows.iter()
+        .filter_map(|o| o.lag)
+        .fold(0i64, i64::saturating_add)
 }
 
 /// A commit: offset, metadata, commit time.
@@ -61,7 +161,7 @@ struct GroupState {
     kind: Option<String>,
     protocol_type: Option<String>,
     generation: Option<i32>,
-    members: Vec<String>,
+    members: Vec<Member>,
     offsets: BTreeMap<(String, i32), Commit>,
 }
 
@@ -136,11 +236,7 @@ impl GroupLog {
                 s.protocol_type = string(vd, "protocolType");
                 s.generation = int(vd, "generation").and_then(|v| i32::try_from(v).ok());
                 s.members = match field(vd, "members") {
-                    Some(Node::Arr(m)) => m
-                        .iter()
-                        .filter_map(|m| m.get("memberId").and_then(Node::as_str))
-                        .map(str::to_owned)
-                        .collect(),
+                    Some(Node::Arr(m)) => m.iter().filter_map(classic_member).collect(),
                     _ => Vec::new(),
                 };
             }
@@ -165,9 +261,12 @@ impl GroupLog {
                     return;
                 };
                 let s = self.groups.entry(g).or_default();
-                s.members.retain(|x| *x != m);
+                s.members.retain(|x| x.member_id != m);
                 if !tombstone {
-                    s.members.push(m);
+                    let mut member = Member::id_only(m);
+                    member.client_id = string(vd, "clientId");
+                    member.host = string(vd, "clientHost");
+                    s.members.push(member);
                 }
             }
             _ => {}
@@ -224,37 +323,46 @@ impl GroupLog {
             .into_iter()
             .filter(|(_, s)| s.kind.is_some() || !s.offsets.is_empty())
             .map(|(group, s)| {
-                let offsets: Vec<GroupOffset> = s
-                    .offsets
-                    .into_iter()
-                    .map(|((topic, partition), (committed, metadata, commit_time))| {
-                        let end = ends.get(&(topic.clone(), partition)).copied();
-                        GroupOffset {
-                            lag: end.map(|e| e.saturating_sub(committed).max(0)),
-                            topic,
-                            partition,
-                            committed,
-                            metadata,
-                            commit_time,
-                            end,
-                        }
-                    })
-                    .collect();
+                let offsets = rows(s.offsets, &s.members, |t, p| {
+                    ends.get(&(t.to_owned(), p)).copied()
+                });
                 Group {
                     group,
                     kind: s.kind,
+                    state: None,
                     protocol_type: s.protocol_type,
                     generation: s.generation,
                     members: s.members,
-                    total_lag: offsets
-                        .iter()
-                        .filter_map(|o| o.lag)
-                        .fold(0i64, i64::saturating_add),
+                    total_lag: total_lag(&offsets),
                     offsets,
                 }
             })
             .collect()
     }
+}
+
+/// A classic group's member from its GroupMetadata value: id, client id, host and, for the
+/// consumer protocol, the partitions assigned.
+fn classic_member(m: &Node) -> Option<Member> {
+    let mut member = Member::id_only(m.get("memberId")?.as_str()?.to_owned());
+    member.client_id = string(Some(m), "clientId");
+    member.host = string(Some(m), "clientHost");
+    if let Some(Node::Arr(tps)) = field(field(Some(m), "assignment"), "assignedPartitions") {
+        for tp in tps {
+            let (Some(t), Some(Node::Arr(ps))) = (string(Some(tp), "topic"), tp.get("partitions"))
+            else {
+                continue;
+            };
+            let list = member.assignment.entry(t).or_default();
+            list.extend(
+                ps.iter()
+                    .filter_map(Node::as_int)
+                    .filter_map(|p| i32::try_from(p).ok()),
+            );
+            list.sort_unstable();
+        }
+    }
+    Some(member)
 }
 
 /// The end offsets of every partition of `cluster` that has offsets.
@@ -302,9 +410,11 @@ pub fn describe_root(root: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
     Ok((log.into_groups(&ends_of(&cluster)), warnings))
 }
 
-/// A live group's committed offsets (OffsetFetch for every topic of the cluster) and lag
-/// against each partition's latest offset (ListOffsets), as kafka-consumer-groups --describe
-/// computes it. Kind, generation and members are not asked for (`None`, empty).
+/// A live group as `kafka-consumer-groups --describe` shows it: its state, kind and members
+/// from the coordinator (ConsumerGroupDescribe, or DescribeGroups for a classic group), its
+/// committed offsets (OffsetFetch for every topic of the cluster), and lag against each
+/// partition's latest offset (ListOffsets); one row per committed or assigned partition,
+/// with the member it is assigned to.
 ///
 /// # Errors
 ///
@@ -313,48 +423,80 @@ pub async fn describe_live(
     client: &krecords_client::Client,
     group: &str,
 ) -> Result<Group, krecords_client::Error> {
+    let described = client.describe_group(group).await?;
+    let members: Vec<Member> = described
+        .members
+        .into_iter()
+        .map(|m| Member {
+            member_id: m.member_id,
+            client_id: Some(m.client_id),
+            host: Some(m.host),
+            assignment: m.assignment,
+        })
+        .collect();
     let metadata = client.metadata(None).await?;
-    let mut offsets = Vec::new();
+    let mut commits = BTreeMap::new();
     for t in metadata.topics.iter().filter(|t| t.error.is_none()) {
         let partitions: Vec<i32> = t.partitions.iter().map(|p| p.partition).collect();
         for c in client
             .offset_fetch(group, &t.name, &partitions, false)
             .await?
         {
-            let Some(committed) = c.offset.filter(|&o| o >= 0) else {
-                continue;
-            };
-            let end = client
-                .list_offsets(
-                    &t.name,
-                    c.partition,
-                    krecords_client::OffsetSpec::Latest,
-                    krecords_client::IsolationLevel::ReadUncommitted,
-                )
-                .await?
-                .offset;
-            offsets.push(GroupOffset {
-                topic: t.name.clone(),
-                partition: c.partition,
-                committed,
-                metadata: c.metadata.filter(|m| !m.is_empty()),
-                commit_time: None,
-                end,
-                lag: end.map(|e| e.saturating_sub(committed).max(0)),
-            });
+            if let Some(committed) = c.offset.filter(|&o| o >= 0) {
+                let meta = c.metadata.filter(|m| !m.is_empty());
+                commits.insert((t.name.clone(), c.partition), (committed, meta, None));
+            }
         }
     }
-    offsets.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    let mut ends = BTreeMap::new();
+    let mut keys: Vec<(String, i32)> = commits.keys().cloned().collect();
+    for m in &members {
+        for (t, ps) in &m.assignment {
+            keys.extend(ps.iter().map(|&p| (t.clone(), p)));
+        }
+    }
+    for (t, p) in keys {
+        if ends.contains_key(&(t.clone(), p)) {
+            continue;
+        }
+        let end = client
+            .list_offsets(
+                &t,
+                p,
+                krecords_client::OffsetSpec::Latest,
+                krecords_client::IsolationLevel::ReadUncommitted,
+            )
+            .await?
+            .offset;
+        ends.insert((t, p), end);
+    }
+    let offsets = rows(commits, &members, |t, p| {
+        ends.get(&(t.to_owned(), p)).copied().flatten()
+    });
     Ok(Group {
         group: group.to_owned(),
-        kind: None,
-        protocol_type: None,
-        generation: None,
-        members: Vec::new(),
-        total_lag: offsets
-            .iter()
-            .filter_map(|o| o.lag)
-            .fold(0i64, i64::saturating_add),
+        kind: Some(described.group_type),
+        state: Some(described.state),
+        protocol_type: described.protocol_type,
+        generation: described.epoch,
+        members,
+        total_lag: total_lag(&offsets),
         offsets,
     })
+}
+
+/// The ids of every group of a live cluster (ListGroups on every broker), sorted.
+///
+/// # Errors
+///
+/// The client's errors.
+pub async fn list_live(
+    client: &krecords_client::Client,
+) -> Result<Vec<String>, krecords_client::Error> {
+    Ok(client
+        .list_groups()
+        .await?
+        .into_iter()
+        .map(|g| g.group)
+        .collect())
 }

@@ -182,38 +182,61 @@ impl Cluster {
 pub fn write_groups_text(groups: &[Group], out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
-        "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tCOMMITTED_AT"
+        "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tCONSUMER_ID\tHOST\tCLIENT_ID\tCOMMITTED_AT"
     )?;
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     for g in groups {
         for o in &g.offsets {
             writeln!(
                 out,
-                "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                 g.group,
                 o.topic,
                 o.partition,
-                o.committed,
+                opt(o.committed),
                 opt(o.end),
                 opt(o.lag),
+                text(&o.member_id),
+                text(&o.host),
+                text(&o.client_id),
                 o.commit_time
                     .map_or_else(|| "-".into(), krecords_source::time::iso)
             )?;
         }
-        let what = match (&g.kind, g.generation) {
-            (Some(k), Some(gen)) => format!("{k} group, generation {gen}, "),
-            (Some(k), None) => format!("{k} group, "),
-            _ => String::new(),
-        };
+        let mut what = String::new();
+        if let Some(k) = &g.kind {
+            what.push_str(&format!("{k} group, "));
+        }
+        if let Some(state) = &g.state {
+            what.push_str(&format!("{state}, "));
+        }
+        if let Some(gen) = g.generation {
+            let word = if g.kind.as_deref() == Some("consumer") {
+                "epoch"
+            } else {
+                "generation"
+            };
+            what.push_str(&format!("{word} {gen}, "));
+        }
         writeln!(
             out,
-            "# {}: {what}{} members, {} partitions, total lag {}",
+            "# {}: {what}{}, {}, total lag {}",
             g.group,
-            g.members.len(),
-            g.offsets.len(),
+            count(g.members.len(), "member"),
+            count(g.offsets.len(), "partition"),
             g.total_lag
         )?;
     }
     Ok(())
+}
+
+/// "1 member", "2 members".
+fn count(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
 }
 
 /// Writes groups as `krec groups --format json` prints them: one JSON object per group per

@@ -5,7 +5,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use kafka_protocol::messages::{
-    ApiVersionsRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, SaslAuthenticateRequest,
+    ApiVersionsRequest, ConsumerGroupDescribeRequest, DescribeGroupsRequest, FetchRequest,
+    ListGroupsRequest, ListOffsetsRequest, MetadataRequest, SaslAuthenticateRequest,
     SaslHandshakeRequest,
 };
 use kafka_protocol::protocol::Request;
@@ -23,15 +24,17 @@ pub struct Decoded {
     pub version: i16,
     /// The frame's size, without its size field.
     pub frame_len: usize,
-    /// For Fetch: the whole log entries found in all partitions' records.
+    /// For Fetch: the whole log entries found in all partitions' records; for DescribeGroups:
+    /// the member assignments that decode.
     pub entries: usize,
 }
 
 /// Reads `wire` as a response arriving on a socket (size field, header, body) to the request
 /// chosen by `api` (ApiVersions, Metadata, ListOffsets, Fetch, SaslHandshake, SaslAuthenticate,
-/// modulo 6) at `version` (mapped into the versions this client supports), with `max` as
+/// ListGroups, DescribeGroups, ConsumerGroupDescribe, modulo 9) at `version` (mapped into the versions this client supports), with `max` as
 /// `receive.message.max.bytes`, exactly as the client does (the correlation id is not checked).
-/// A Fetch response's records are walked with [`Entries`].
+/// A Fetch response's records are walked with [`Entries`]; a DescribeGroups response's member
+/// assignments are decoded as the consumer protocol's (counted in [`Decoded::entries`]).
 ///
 /// # Errors
 ///
@@ -46,7 +49,7 @@ pub struct Decoded {
 /// When the frame read breaks its size bounds, or the entries walk loses bytes: the properties
 /// the fuzz target checks.
 pub fn decode_response(api: u8, version: u8, wire: &[u8], max: usize) -> Result<Decoded> {
-    match api % 6 {
+    match api % 9 {
         0 => decode::<ApiVersionsRequest>(version, wire, max, |_| 0),
         1 => decode::<MetadataRequest>(version, wire, max, |_| 0),
         2 => decode::<ListOffsetsRequest>(version, wire, max, |_| 0),
@@ -68,7 +71,16 @@ pub fn decode_response(api: u8, version: u8, wire: &[u8], max: usize) -> Result<
             n
         }),
         4 => decode::<SaslHandshakeRequest>(version, wire, max, |_| 0),
-        _ => decode::<SaslAuthenticateRequest>(version, wire, max, |_| 0),
+        5 => decode::<SaslAuthenticateRequest>(version, wire, max, |_| 0),
+        6 => decode::<ListGroupsRequest>(version, wire, max, |_| 0),
+        7 => decode::<DescribeGroupsRequest>(version, wire, max, |resp| {
+            resp.groups
+                .iter()
+                .flat_map(|g| &g.members)
+                .filter_map(|m| crate::groups::consumer_assignment(m.member_assignment.clone()))
+                .count()
+        }),
+        _ => decode::<ConsumerGroupDescribeRequest>(version, wire, max, |_| 0),
     }
 }
 

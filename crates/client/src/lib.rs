@@ -59,6 +59,7 @@ mod conn;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod groups;
 mod partitioner;
 mod produce;
 mod producer;
@@ -72,6 +73,7 @@ pub use client::{
 };
 pub use config::{ClientConfig, SaslMechanism, Secret, SecurityProtocol};
 pub use error::{Error, KafkaCode, RequestName, Result};
+pub use groups::{GroupDescription, GroupMember, ListedGroup};
 /// The `kafka-protocol` crate this client is built on (its [`kafka_protocol::ResponseError`]
 /// appears in [`KafkaCode::response_error`]).
 pub use kafka_protocol;

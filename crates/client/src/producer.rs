@@ -78,10 +78,10 @@ const END_TXN_MAX: i16 = 4;
 const OFFSET_FETCH_MAX: i16 = 7;
 
 /// FindCoordinator key types.
-const GROUP: i8 = 0;
+pub(crate) const GROUP: i8 = 0;
 const TRANSACTION: i8 = 1;
 
-fn str_bytes(s: &str) -> StrBytes {
+pub(crate) fn str_bytes(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_owned())
 }
 
@@ -205,7 +205,7 @@ pub struct OffsetToCommit {
 
 /// A coordinator's address.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Coordinator {
+pub(crate) struct Coordinator {
     host: String,
     port: u16,
 }
@@ -310,7 +310,7 @@ impl Client {
     /// the one known from before and is kept current: looked up when `None`, dropped when an
     /// error says it moved. `answer` turns a response and the broker's name into the result,
     /// or the error the response carries.
-    async fn on_coordinator<R, B, A, T>(
+    pub(crate) async fn on_coordinator<R, B, A, T>(
         &self,
         key_type: i8,
         key: &str,

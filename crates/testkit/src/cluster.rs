@@ -11,7 +11,14 @@ use crate::broker::{
     Action, Ctx, Fake, TopicInfo, READ_APIS, TXN_APIS,
 };
 use bytes::Bytes;
+use kafka_protocol::messages::consumer_group_describe_response::{
+    Assignment, DescribedGroup as CgDescribedGroup, Member as CgMember,
+    TopicPartitions as CgTopicPartitions,
+};
+use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition as CpaTopicPartition;
+use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::fetch_response::PartitionData;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
@@ -29,7 +36,11 @@ use kafka_protocol::messages::{
     OffsetFetchResponse, ProduceRequest, ProduceResponse, ProducerId, RequestHeader,
     TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
-use kafka_protocol::protocol::{Decodable, StrBytes};
+use kafka_protocol::messages::{
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerProtocolAssignment,
+    DescribeGroupsRequest, DescribeGroupsResponse, GroupId, ListGroupsResponse, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use krecords_codec::read::Entries;
 use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
 use std::collections::BTreeMap;
@@ -84,7 +95,41 @@ struct Cluster {
     committed: BTreeMap<(String, String, i32), (i64, Option<String>)>,
     /// Produce requests still to be refused with this error code (then the count drops).
     produce_errors: Vec<i16>,
+    /// Groups with members, as [`FakeCluster::set_group`] made them.
+    groups: BTreeMap<String, FakeGroup>,
 }
+
+/// A group the fake coordinator describes (see [`FakeCluster::set_group`]).
+#[derive(Debug, Clone, Default)]
+pub struct FakeGroup {
+    /// A KIP-848 consumer-protocol group (ConsumerGroupDescribe), else a classic one
+    /// (DescribeGroups, protocol type `consumer`).
+    pub consumer_protocol: bool,
+    /// The state (`Stable`, `Empty`, ...).
+    pub state: String,
+    /// The members.
+    pub members: Vec<FakeMember>,
+}
+
+/// A member of a [`FakeGroup`].
+#[derive(Debug, Clone, Default)]
+pub struct FakeMember {
+    /// Member id.
+    pub member_id: String,
+    /// Client id.
+    pub client_id: String,
+    /// Host, as brokers write it (`/127.0.0.1`).
+    pub host: String,
+    /// Assigned partitions: (topic, partitions).
+    pub assignment: Vec<(String, Vec<i32>)>,
+}
+
+/// The group APIs the fake coordinator answers, besides [`READ_APIS`] and [`TXN_APIS`].
+const GROUP_APIS: [(ApiKey, i16, i16); 3] = [
+    (ApiKey::ListGroups, 0, 5),
+    (ApiKey::DescribeGroups, 0, 5),
+    (ApiKey::ConsumerGroupDescribe, 0, 1),
+];
 
 /// A running fake cluster. See the module documentation.
 #[derive(Debug, Clone)]
@@ -221,11 +266,41 @@ impl FakeCluster {
         self.lock().committed.get(&key).cloned()
     }
 
+    /// Records `group`'s committed offset of a partition, as a committed OffsetCommit would.
+    pub fn commit(&self, group: &str, topic: &str, partition: i32, offset: i64) {
+        let key = (group.to_owned(), topic.to_owned(), partition);
+        self.lock().committed.insert(key, (offset, None));
+    }
+
+    /// Makes `group` a group with members, described by ListGroups, DescribeGroups (classic)
+    /// or ConsumerGroupDescribe (consumer protocol).
+    pub fn set_group(&self, group: &str, spec: FakeGroup) {
+        self.lock().groups.insert(group.to_owned(), spec);
+    }
+
     /// Refuses the next Produce requests, one per code given (e.g. 15, COORDINATOR_NOT_AVAILABLE;
     /// a fatal code ends a producer).
     pub fn fail_produce(&self, codes: &[i16]) {
         self.lock().produce_errors.extend_from_slice(codes);
     }
+}
+
+/// A classic consumer's assignment bytes: version 0, then `ConsumerProtocolAssignment`.
+fn classic_assignment(assignment: &[(String, Vec<i32>)]) -> Bytes {
+    let a = ConsumerProtocolAssignment::default().with_assigned_partitions(
+        assignment
+            .iter()
+            .map(|(t, ps)| {
+                CpaTopicPartition::default()
+                    .with_topic(TopicName(StrBytes::from_string(t.clone())))
+                    .with_partitions(ps.clone())
+            })
+            .collect(),
+    );
+    let mut buf = bytes::BytesMut::new();
+    buf.extend_from_slice(&0i16.to_be_bytes());
+    a.encode(&mut buf, 0).expect("an assignment encodes");
+    buf.freeze()
 }
 
 impl Cluster {
@@ -248,9 +323,10 @@ impl Cluster {
             return Action::Close;
         };
         let bytes = match key {
-            ApiKey::ApiVersions => {
-                api_versions_of(header, &[&READ_APIS[..], &TXN_APIS[..]].concat())
-            }
+            ApiKey::ApiVersions => api_versions_of(
+                header,
+                &[&READ_APIS[..], &TXN_APIS[..], &GROUP_APIS[..]].concat(),
+            ),
             ApiKey::Metadata => {
                 let Ok(req) = MetadataRequest::decode(&mut body, v) else {
                     return Action::Close;
@@ -398,9 +474,136 @@ impl Cluster {
                     .collect();
                 frame(header, &OffsetFetchResponse::default().with_topics(topics))
             }
+            ApiKey::ListGroups => frame(header, &self.list_groups()),
+            ApiKey::DescribeGroups => {
+                let Ok(req) = DescribeGroupsRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                frame(header, &self.describe_groups(&req))
+            }
+            ApiKey::ConsumerGroupDescribe => {
+                let Ok(req) = ConsumerGroupDescribeRequest::decode(&mut body, v) else {
+                    return Action::Close;
+                };
+                frame(header, &self.consumer_group_describe(&req))
+            }
             _ => return Action::Close,
         };
         Action::Send(bytes)
+    }
+
+    /// Groups with members, then groups that only have committed offsets (classic, `Empty`).
+    fn list_groups(&self) -> ListGroupsResponse {
+        let mut names: BTreeMap<String, (String, String, String)> = BTreeMap::new();
+        for (g, _, _) in self.committed.keys() {
+            names.insert(g.clone(), (String::new(), "Empty".into(), "classic".into()));
+        }
+        for (g, spec) in &self.groups {
+            let kind = if spec.consumer_protocol {
+                "consumer"
+            } else {
+                "classic"
+            };
+            names.insert(
+                g.clone(),
+                ("consumer".into(), spec.state.clone(), kind.into()),
+            );
+        }
+        ListGroupsResponse::default().with_groups(
+            names
+                .into_iter()
+                .map(|(g, (protocol, state, kind))| {
+                    ListedGroup::default()
+                        .with_group_id(GroupId(StrBytes::from_string(g)))
+                        .with_protocol_type(StrBytes::from_string(protocol))
+                        .with_group_state(StrBytes::from_string(state))
+                        .with_group_type(StrBytes::from_string(kind))
+                })
+                .collect(),
+        )
+    }
+
+    /// Classic groups (GROUP_ID_NOT_FOUND-free: an unknown group is `Dead`, as Kafka answers).
+    fn describe_groups(&self, req: &DescribeGroupsRequest) -> DescribeGroupsResponse {
+        let groups = req
+            .groups
+            .iter()
+            .map(|g| {
+                let name = g.0.to_string();
+                let described = DescribedGroup::default().with_group_id(g.clone());
+                match self.groups.get(&name).filter(|s| !s.consumer_protocol) {
+                    None => described.with_group_state(StrBytes::from_static_str("Dead")),
+                    Some(spec) => described
+                        .with_group_state(StrBytes::from_string(spec.state.clone()))
+                        .with_protocol_type(StrBytes::from_static_str("consumer"))
+                        .with_protocol_data(StrBytes::from_static_str("range"))
+                        .with_members(
+                            spec.members
+                                .iter()
+                                .map(|m| {
+                                    DescribedGroupMember::default()
+                                        .with_member_id(StrBytes::from_string(m.member_id.clone()))
+                                        .with_client_id(StrBytes::from_string(m.client_id.clone()))
+                                        .with_client_host(StrBytes::from_string(m.host.clone()))
+                                        .with_member_assignment(classic_assignment(&m.assignment))
+                                })
+                                .collect(),
+                        ),
+                }
+            })
+            .collect();
+        DescribeGroupsResponse::default().with_groups(groups)
+    }
+
+    /// Consumer-protocol groups; any other group is GROUP_ID_NOT_FOUND (69), as Kafka answers.
+    fn consumer_group_describe(
+        &self,
+        req: &ConsumerGroupDescribeRequest,
+    ) -> ConsumerGroupDescribeResponse {
+        let groups = req
+            .group_ids
+            .iter()
+            .map(|g| {
+                let name = g.0.to_string();
+                let described = CgDescribedGroup::default().with_group_id(g.clone());
+                match self.groups.get(&name).filter(|s| s.consumer_protocol) {
+                    None => described.with_error_code(69),
+                    Some(spec) => described
+                        .with_group_state(StrBytes::from_string(spec.state.clone()))
+                        .with_group_epoch(3)
+                        .with_assignor_name(StrBytes::from_static_str("uniform"))
+                        .with_members(
+                            spec.members
+                                .iter()
+                                .map(|m| {
+                                    CgMember::default()
+                                        .with_member_id(StrBytes::from_string(m.member_id.clone()))
+                                        .with_client_id(StrBytes::from_string(m.client_id.clone()))
+                                        .with_client_host(StrBytes::from_string(m.host.clone()))
+                                        .with_assignment(
+                                            Assignment::default().with_topic_partitions(
+                                                m.assignment
+                                                    .iter()
+                                                    .map(|(t, ps)| {
+                                                        CgTopicPartitions::default()
+                                                            .with_topic_id(crate::broker::topic_id(
+                                                                t,
+                                                            ))
+                                                            .with_topic_name(TopicName(
+                                                                StrBytes::from_string(t.clone()),
+                                                            ))
+                                                            .with_partitions(ps.clone())
+                                                    })
+                                                    .collect(),
+                                            ),
+                                        )
+                                })
+                                .collect(),
+                        ),
+                }
+            })
+            .collect();
+        ConsumerGroupDescribeResponse::default().with_groups(groups)
     }
 
     /// Commits or aborts the open transaction of `pid` on every partition.

@@ -14,4 +14,4 @@ pub mod broker;
 pub mod cluster;
 
 pub use broker::{Action, Ctx, Fake, Seen};
-pub use cluster::FakeCluster;
+pub use cluster::{FakeCluster, FakeGroup, FakeMember};

@@ -261,30 +261,36 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
     Ok(Outcome::Ok)
 }
 
-/// Consumer groups: committed offsets and lag per partition and in total, from a stopped
-/// broker's files or a live cluster.
+/// Consumer groups: members, committed offsets and lag per partition and in total, from a
+/// stopped broker's files or a live cluster.
 ///
 /// Offline (SOURCE a broker's log.dirs root): every __consumer_offsets-N directory on the disk
-/// read at read_committed and decoded (classic groups' GroupMetadata, consumer-protocol groups'
-/// ConsumerGroupMetadata and members, offset commits and their tombstones), each group's last
-/// committed offsets with when they were committed, and lag against the end offset of the
-/// partition's directory on the same disk: how far behind the group was when the broker stopped
-/// ("-" when the partition is not on this disk).
+/// read at read_committed and decoded (classic groups' GroupMetadata with their members and
+/// assignments, consumer-protocol groups' ConsumerGroupMetadata and members, offset commits and
+/// their tombstones), each group's last committed offsets with when they were committed, and
+/// lag against the end offset of the partition's directory on the same disk: how far behind
+/// the group was when the broker stopped ("-" when the partition is not on this disk).
 ///
-/// Live (kafka://HOST[:PORT]): the GROUPs named, each committed offset by OffsetFetch on the
-/// group's coordinator for every topic, and lag against ListOffsets latest, as
-/// kafka-consumer-groups --describe computes it.
+/// Live (kafka://HOST[:PORT]): the GROUPs named, or every group of the cluster (ListGroups);
+/// each group's state and members from its coordinator (ConsumerGroupDescribe for a
+/// consumer-protocol group, DescribeGroups for a classic one), its committed offsets by
+/// OffsetFetch for every topic, and lag against ListOffsets latest: the rows of
+/// kafka-consumer-groups --describe (a partition assigned to a member but never committed
+/// shows COMMITTED and LAG "-").
 ///
-/// Text: GROUP TOPIC PARTITION COMMITTED END LAG [COMMITTED_AT], then a total line per group;
-/// JSON: one object per group per line {"group","kind","protocol_type","generation",
-/// "members","offsets":[{"topic","partition","committed","metadata","commit_time","end",
-/// "lag"}],"total_lag"}.
+/// Text: GROUP TOPIC PARTITION COMMITTED END LAG CONSUMER_ID HOST CLIENT_ID COMMITTED_AT,
+/// then a line per group with its kind, state, generation or epoch, members, partitions and
+/// total lag; JSON: one object per group per line {"group","kind","state","protocol_type",
+/// "generation","members":[{"member_id","client_id","host","assignment":{TOPIC:[P...]}}],
+/// "offsets":[{"topic","partition","committed","metadata","commit_time","end","lag",
+/// "member_id","host","client_id"}],"total_lag"}.
 ///
 /// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
 ///
 /// Examples:
 ///   krec groups /var/lib/kafka/data                 # a stopped broker's disk: all groups
 ///   krec groups /var/lib/kafka/data orders-app --format json
+///   krec groups kafka://localhost:9092              # every group of a live cluster
 ///   krec groups kafka://localhost:9092 orders-app
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
@@ -292,7 +298,7 @@ pub struct GroupsArgs {
     /// A broker's log.dirs root, or kafka://HOST[:PORT].
     #[arg(value_name = "SOURCE")]
     source: PathBuf,
-    /// Only these groups (live: required, the groups to describe).
+    /// Only these groups (default: every group).
     #[arg(value_name = "GROUP")]
     groups: Vec<String>,
     /// Text: one line per partition and a total per group; JSON: one object per group per line.
@@ -330,18 +336,18 @@ fn live_groups(
     client: &ClientArgs,
     names: &[String],
 ) -> Result<Vec<krecords_admin::groups::Group>, Failure> {
-    if names.is_empty() {
-        return Err(Failure::Usage(
-            "kafka://: name the groups to describe (krec groups kafka://HOST:PORT GROUP...)".into(),
-        ));
-    }
     let (config, rt, name) = live_setup(servers, client)?;
     let fail =
         |e: krecords_client::Error| admin_failure(krecords_admin::Error::Client(e)).prefixed(&name);
     rt.block_on(async {
         let c = Client::connect(config).await.map_err(fail)?;
+        let names = if names.is_empty() {
+            krecords_admin::groups::list_live(&c).await.map_err(fail)?
+        } else {
+            names.to_vec()
+        };
         let mut out = Vec::new();
-        for g in names {
+        for g in &names {
             out.push(
                 krecords_admin::groups::describe_live(&c, g)
                     .await

@@ -3,7 +3,7 @@
 
 use crate::util::run;
 use krecords_testkit::batches::numbered;
-use krecords_testkit::FakeCluster;
+use krecords_testkit::{FakeCluster, FakeGroup, FakeMember};
 use std::path::{Path, PathBuf};
 
 const TS: i64 = 1_700_000_000_000;
@@ -244,9 +244,118 @@ fn offline_groups_are_the_last_commits_of_consumer_offsets() {
 }
 
 #[test]
-fn live_groups_need_names() {
+fn live_groups_are_listed_and_described_with_members_state_and_lag() {
     let c = cluster();
-    run(&["groups", &format!("kafka://{}", c.addr())]).fails(2, "name the groups");
+    let member = |id: &str, assignment: Vec<(String, Vec<i32>)>| FakeMember {
+        member_id: id.into(),
+        client_id: format!("{id}-client"),
+        host: "/127.0.0.1".into(),
+        assignment,
+    };
+    // A classic group whose member has both partitions, one committed.
+    c.set_group(
+        "classic-app",
+        FakeGroup {
+            consumer_protocol: false,
+            state: "Stable".into(),
+            members: vec![member("m1", vec![("a".into(), vec![0, 1])])],
+        },
+    );
+    c.commit("classic-app", "a", 0, 4);
+    // A consumer-protocol group with two members, nothing committed.
+    c.set_group(
+        "new-app",
+        FakeGroup {
+            consumer_protocol: true,
+            state: "Stable".into(),
+            members: vec![
+                member("n1", vec![("a".into(), vec![1])]),
+                member("n2", vec![("a".into(), vec![0])]),
+            ],
+        },
+    );
+    // A group that only committed.
+    c.commit("old-app", "a", 1, 1);
+    let url = format!("kafka://{}", c.addr());
+    let r = run(&["groups", &url, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let groups = r.json_lines();
+    let names: Vec<&str> = groups
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["classic-app", "new-app", "old-app"]);
+    type Row = (i64, Option<i64>, i64, Option<i64>, String);
+    let rows = |g: &serde_json::Value| -> Vec<Row> {
+        g["offsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["partition"].as_i64().unwrap(),
+                    o["committed"].as_i64(),
+                    o["end"].as_i64().unwrap(),
+                    o["lag"].as_i64(),
+                    o["member_id"].as_str().unwrap_or("-").to_owned(),
+                )
+            })
+            .collect()
+    };
+    // Partition 0 holds 6 records (two batches of 3), partition 1 holds 3.
+    assert_eq!(
+        rows(&groups[0]),
+        [
+            (0, Some(4), 6, Some(2), "m1".into()),
+            (1, None, 3, None, "m1".into())
+        ]
+    );
+    assert_eq!(groups[0]["kind"], "classic");
+    assert_eq!(groups[0]["state"], "Stable");
+    assert_eq!(groups[0]["protocol_type"], "consumer");
+    assert_eq!(groups[0]["members"][0]["client_id"], "m1-client");
+    assert_eq!(groups[0]["members"][0]["host"], "/127.0.0.1");
+    assert_eq!(
+        groups[0]["members"][0]["assignment"]["a"],
+        serde_json::json!([0, 1])
+    );
+    assert_eq!(groups[0]["total_lag"], 2);
+    assert_eq!(
+        rows(&groups[1]),
+        [
+            (0, None, 6, None, "n2".into()),
+            (1, None, 3, None, "n1".into())
+        ]
+    );
+    assert_eq!(groups[1]["kind"], "consumer");
+    assert_eq!(groups[1]["generation"], 3);
+    assert_eq!(rows(&groups[2]), [(1, Some(1), 3, Some(2), "-".into())]);
+    assert_eq!(groups[2]["state"], "Dead");
+    assert_eq!(groups[2]["members"], serde_json::json!([]));
+
+    let text = run(&["groups", &url, "classic-app", "new-app"]).ok();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tCONSUMER_ID\tHOST\tCLIENT_ID\tCOMMITTED_AT"
+    );
+    assert_eq!(
+        lines[1],
+        "classic-app\ta\t0\t4\t6\t2\tm1\t/127.0.0.1\tm1-client\t-"
+    );
+    assert_eq!(
+        lines[2],
+        "classic-app\ta\t1\t-\t3\t-\tm1\t/127.0.0.1\tm1-client\t-"
+    );
+    assert_eq!(
+        lines[3],
+        "# classic-app: classic group, Stable, 1 member, 2 partitions, total lag 2"
+    );
+    assert_eq!(
+        lines[6],
+        "# new-app: consumer group, Stable, epoch 3, 2 members, 2 partitions, total lag 0"
+    );
+    assert_eq!(lines.len(), 7, "{text}");
 }
 
 #[test]
