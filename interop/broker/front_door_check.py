@@ -14,7 +14,8 @@ Kafka's ProducerPerformance, then compares:
   earliest (-2), latest (-1) and several times (the first, a middle and a future timestamp);
   the last stable offset equals latest (no transactions);
 - produce-live: `krec produce` of 1,000 keyed JSON lines with headers (200 per codec), an
-  explicit partition, a null key and `--lines` values into a 12-partition topic; Kafka's
+  explicit partition and a null key in a transaction, and `--lines` values into a
+  12-partition topic (the others idempotent, without a transaction); Kafka's
   ConsoleConsumer at read_committed reads every record back (key, value, headers) and each key
   sits on the partition Kafka's ConsoleProducer (the Java producer's default partitioner) puts
   the same key in another 12-partition topic;
@@ -247,7 +248,8 @@ def check_produce(a, bootstrap):
     keys = [f"user-{i}" for i in range(1000)]
     target = f"kafka://{bootstrap}/fd-prod"
     written = 0
-    # 200 keys per codec, each run one transaction.
+    # 200 keys per codec, each run by an idempotent producer (the default); the explicit
+    # partition and null key in one transaction (--transactional-id).
     for i, codec in enumerate(("none", "gzip", "snappy", "lz4", "zstd:3")):
         lines = "".join(json.dumps({"key": k, "value": f"v-{k}",
                                     "headers": [{"key": "h", "value": k}]}) + "\n"
@@ -276,7 +278,7 @@ def check_produce(a, bootstrap):
     check_export_live(a, bootstrap, ours)
     check_python_ship(a, bootstrap, ours)
     out("produce-live", ok,
-        f"{len(keys)} keys over 12 partitions (every codec, headers, one transaction each) on the "
+        f"{len(keys)} keys over 12 partitions (every codec, headers, idempotent) on the "
         "Java partitioner's partitions, an explicit partition, a null key and --lines values, "
         "read back by ConsoleConsumer at read_committed" if ok else
         f"written {written}, read {len(ours)}, wrong keys {bad[:5]} (ours {[keyed.get(k) for k in bad[:5]]}, "

@@ -37,8 +37,9 @@ pub struct ProduceOptions {
     /// Records per batch (at least 1); keyless records stick to one partition for this many
     /// records, then move on to the next partition.
     pub records_per_batch: usize,
-    /// The transactional id of the one transaction all records are produced in.
-    pub transactional_id: String,
+    /// The transactional id of the one transaction all records are produced in; `None`: an
+    /// idempotent producer without a transaction (each batch visible once acknowledged).
+    pub transactional_id: Option<String>,
     /// The first sticky partition for keyless records (taken modulo the partition count).
     pub sticky_start: u32,
 }
@@ -48,10 +49,19 @@ impl ProduceOptions {
     /// `transactional_id`.
     pub fn new(transactional_id: impl Into<String>) -> Self {
         ProduceOptions {
+            transactional_id: Some(transactional_id.into()),
+            ..ProduceOptions::idempotent()
+        }
+    }
+
+    /// Uncompressed, 1,000 records per batch, sticky partitions from 0, by an idempotent
+    /// producer without a transaction.
+    pub fn idempotent() -> Self {
+        ProduceOptions {
             compression: Compression::None,
             level: None,
             records_per_batch: 1000,
-            transactional_id: transactional_id.into(),
+            transactional_id: None,
             sticky_start: 0,
         }
     }
@@ -133,17 +143,19 @@ pub fn plan_partitions(
     Ok(out)
 }
 
-/// Produces `records` to `topic` in one transaction of `opts.transactional_id` (acks=all,
-/// idempotent: a retried batch is never written twice): looks up the topic's partitions,
-/// places the records ([`plan_partitions`]), builds v2 batches with `opts.compression`, sends
-/// them and commits. Returns the acknowledged batches, partition by partition.
+/// Produces `records` to `topic` (acks=all, idempotent: a retried batch is never written
+/// twice), in one transaction of `opts.transactional_id` when there is one: looks up the
+/// topic's partitions, places the records ([`plan_partitions`]), builds v2 batches with
+/// `opts.compression`, sends them and commits. Returns the acknowledged batches, partition by
+/// partition.
 ///
 /// # Errors
 ///
 /// [`ProduceError::Topic`] for a topic the cluster does not have; [`ProduceError::Partition`];
-/// [`ProduceError::Build`]; the producer's errors ([`ProduceError::Client`]), after which the
-/// transaction is aborted (or left to the broker to abort when the connection is gone): no
-/// record of the call is visible to `read_committed` consumers.
+/// [`ProduceError::Build`] (all three before anything is sent); the producer's errors
+/// ([`ProduceError::Client`]). In a transaction, it is then aborted (or left to the broker to
+/// abort when the connection is gone): no record of the call is visible to `read_committed`
+/// consumers. Without one, the batches acknowledged before the error stay written.
 pub async fn produce_records(
     client: &Client,
     topic: &str,
@@ -180,9 +192,10 @@ pub async fn produce_records(
         built.push((*partition, batches));
     }
 
-    let mut producer = client
-        .transactional_producer(&opts.transactional_id)
-        .await?;
+    let mut producer = match &opts.transactional_id {
+        Some(tid) => client.transactional_producer(tid).await?,
+        None => client.idempotent_producer().await?,
+    };
     producer.begin()?;
     let sent: Result<Vec<Produced>, Error> = async {
         for (partition, batches) in built {
@@ -204,8 +217,11 @@ pub async fn produce_records(
         }
         Err(e) => {
             // Best effort: a stopped producer refuses abort; the broker then aborts the
-            // transaction at its timeout or at the id's next InitProducerId.
-            let _ = producer.abort().await;
+            // transaction at its timeout or at the id's next InitProducerId. (An idempotent
+            // producer has nothing to abort.)
+            if !producer.is_idempotent() {
+                let _ = producer.abort().await;
+            }
             Err(e.into())
         }
     }

@@ -431,22 +431,7 @@ impl Client {
         &self,
         transactional_id: &str,
     ) -> Result<TransactionalProducer> {
-        let mut p = TransactionalProducer {
-            client: self.clone(),
-            transactional_id: transactional_id.to_owned(),
-            producer_id: -1,
-            epoch: -1,
-            coordinator: None,
-            group_coordinators: HashMap::new(),
-            sequences: HashMap::new(),
-            in_transaction: false,
-            added: HashSet::new(),
-            failed: None,
-            pool: Pool::default(),
-            memory: Arc::new(Semaphore::new(memory_kib(self.config()))),
-            windows: Vec::new(),
-            acknowledged: Vec::new(),
-        };
+        let mut p = self.new_producer(transactional_id, false);
         let timeout_ms =
             i32::try_from(self.config().transaction_timeout.as_millis()).unwrap_or(i32::MAX);
         let tid = transactional_id.to_owned();
@@ -467,6 +452,73 @@ impl Client {
         p.epoch = resp.producer_epoch;
         Ok(p)
     }
+
+    /// Initializes an idempotent producer without transactions (InitProducerId without a
+    /// transactional id, on any broker): its batches carry a producer id, epoch and sequences,
+    /// so a retried Produce is never appended twice (`acks=all`), and each is visible once
+    /// acknowledged. Use [`TransactionalProducer::begin`], [`TransactionalProducer::send`] and
+    /// [`TransactionalProducer::commit`] as for a transaction: `commit` only waits for the
+    /// acknowledgements; there is nothing to abort and no offsets to send.
+    ///
+    /// # Errors
+    ///
+    /// The broker's error (CLUSTER_AUTHORIZATION_FAILED, ...), or no broker reachable.
+    pub async fn idempotent_producer(&self) -> Result<TransactionalProducer> {
+        let mut p = self.new_producer("", true);
+        let timeout = self.config().request_timeout;
+        let mut last = None;
+        for (host, port) in self.metadata_candidates() {
+            let build = |conn: &Connection| {
+                let v = conn.version::<InitProducerIdRequest>(INIT_PRODUCER_ID_MAX)?;
+                let req = InitProducerIdRequest::default()
+                    .with_transactional_id(None)
+                    .with_transaction_timeout_ms(i32::MAX)
+                    .with_producer_id(ProducerId(-1))
+                    .with_producer_epoch(-1);
+                Ok((req, v))
+            };
+            match self
+                .send::<InitProducerIdRequest, _>(&host, port, timeout, build)
+                .await
+            {
+                Ok((resp, broker, _)) if resp.error_code != 0 => {
+                    last = Some(Error::Kafka {
+                        broker,
+                        request: name_of::<InitProducerIdRequest>(),
+                        code: KafkaCode(resp.error_code),
+                        context: Some("idempotent producer".into()),
+                    });
+                }
+                Ok((resp, _, _)) => {
+                    p.producer_id = resp.producer_id.0;
+                    p.epoch = resp.producer_epoch;
+                    return Ok(p);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::Config("no bootstrap.servers".into())))
+    }
+
+    fn new_producer(&self, transactional_id: &str, idempotent: bool) -> TransactionalProducer {
+        TransactionalProducer {
+            client: self.clone(),
+            transactional_id: transactional_id.to_owned(),
+            idempotent,
+            producer_id: -1,
+            epoch: -1,
+            coordinator: None,
+            group_coordinators: HashMap::new(),
+            sequences: HashMap::new(),
+            in_transaction: false,
+            added: HashSet::new(),
+            failed: None,
+            pool: Pool::default(),
+            memory: Arc::new(Semaphore::new(memory_kib(self.config()))),
+            windows: Vec::new(),
+            acknowledged: Vec::new(),
+        }
+    }
 }
 
 /// A transactional producer of stored v2 batches (see the module documentation for the
@@ -481,6 +533,8 @@ impl Client {
 pub struct TransactionalProducer {
     client: Client,
     transactional_id: String,
+    /// Made by [`Client::idempotent_producer`]: no transactional id, no transactions.
+    idempotent: bool,
     producer_id: i64,
     epoch: i16,
     coordinator: Option<Coordinator>,
@@ -515,9 +569,15 @@ impl TransactionalProducer {
         self.epoch
     }
 
-    /// The transactional id.
+    /// The transactional id (empty for an idempotent producer).
     pub fn transactional_id(&self) -> &str {
         &self.transactional_id
+    }
+
+    /// Whether it is an idempotent producer without transactions
+    /// ([`Client::idempotent_producer`]).
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent
     }
 
     /// Whether a transaction is open.
@@ -712,7 +772,9 @@ impl TransactionalProducer {
         }
         // Patch first: a bad batch stops before anything is sent.
         let prepared = self.prepare(topic, partition, batch)?;
-        self.add_partitions(topic, &[partition]).await?;
+        if !self.idempotent {
+            self.add_partitions(topic, &[partition]).await?;
+        }
         let i = match self
             .windows
             .iter()
@@ -722,7 +784,7 @@ impl TransactionalProducer {
             None => {
                 let h = window::spawn(
                     &self.client,
-                    &self.transactional_id,
+                    (!self.idempotent).then_some(self.transactional_id.as_str()),
                     &self.pool,
                     topic,
                     partition,
@@ -770,7 +832,7 @@ impl TransactionalProducer {
             base_offset: Some(0),
             partition_leader_epoch: Some(-1),
             producer: Some((self.producer_id, self.epoch, sequence)),
-            transactional: Some(true),
+            transactional: Some(!self.idempotent),
         };
         patch_v2_header(&mut bytes, &patch).map_err(corrupt)?;
         // Kafka's sequences wrap at i32::MAX to 0.
@@ -838,6 +900,11 @@ impl TransactionalProducer {
     }
 
     async fn send_offsets_inner(&mut self, group: &str, offsets: &[OffsetToCommit]) -> Result<()> {
+        if self.idempotent {
+            return Err(Error::ProducerState(
+                "an idempotent producer cannot commit offsets (they need a transaction)".into(),
+            ));
+        }
         let (tid, pid, epoch) = (self.transactional_id.clone(), self.producer_id, self.epoch);
         let group_key = (format!("\0group {group}"), -1);
         if !self.added.contains(&group_key) {
@@ -943,6 +1010,21 @@ impl TransactionalProducer {
         self.check()?;
         if !self.in_transaction {
             return Err(Error::ProducerState("no transaction is open".into()));
+        }
+        if self.idempotent {
+            if !committed {
+                return Err(Error::ProducerState(
+                    "an idempotent producer has no transaction to abort: what was acknowledged \
+                     is visible"
+                        .into(),
+                ));
+            }
+            let produced = self.retire_windows().await;
+            if let Err(e) = produced {
+                return self.fail(e);
+            }
+            self.in_transaction = false;
+            return Ok(());
         }
         // Every Produce of the transaction is answered before its EndTxn (one arriving after
         // an abort's markers would start a transaction nobody ends).

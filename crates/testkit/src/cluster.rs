@@ -638,6 +638,8 @@ impl Cluster {
                 let records = pd.records.clone().unwrap_or_default();
                 let first = Entries::new(&records).next().and_then(Result::ok);
                 let pid = first.as_ref().and_then(|b| b.producer_id()).unwrap_or(-1);
+                // An idempotent producer's batches are visible at once.
+                let transactional = first.as_ref().is_some_and(|b| b.is_transactional());
                 let span = first
                     .as_ref()
                     .map_or(0, |b| b.last_offset() - b.offset_field() + 1);
@@ -653,7 +655,11 @@ impl Cluster {
                         p.end += span;
                         p.batches.push(Stored {
                             bytes,
-                            state: State::Open(pid),
+                            state: if transactional {
+                                State::Open(pid)
+                            } else {
+                                State::Committed
+                            },
                         });
                     }
                 }

@@ -29,13 +29,15 @@ use std::path::PathBuf;
 /// record; records without a key stick to one partition per batch (--records-per-batch), then
 /// move on to the next.
 ///
-/// All records are sent in one transaction (acks=all, idempotent): a consumer at
-/// read_committed sees all of them or none. The transactional id is --transactional-id, or a
-/// new krec-produce-PID-MS. The report gives, per partition, the records written and the
-/// offsets they got.
+/// Records are sent by an idempotent producer with acks=all (a retried batch is never
+/// written twice), each batch visible once acknowledged. With --transactional-id, all of them
+/// are sent in one transaction: a consumer at read_committed sees all of them or none. Every
+/// line is read and checked before anything is sent. The report gives, per partition, the
+/// records written and the offsets they got.
 ///
 /// Exit codes: 0 every record written; 2 usage (a bad line, a partition the topic does not
-/// have, an unknown topic), an unreachable broker, a refused transaction (nothing is visible).
+/// have, an unknown topic), an unreachable broker, a refused write (in a transaction, nothing
+/// is visible; without one, the batches acknowledged before the error are).
 ///
 /// Examples:
 ///   echo '{"key":"k1","value":"hello"}' | krec produce kafka://localhost:9092/events
@@ -64,7 +66,8 @@ pub struct Args {
     /// Records per batch; keyless records stick to one partition for this many.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     records_per_batch: u32,
-    /// The transactional id (default: krec-produce-PID-MS).
+    /// Send every record in one transaction of this transactional id (all or none), instead
+    /// of idempotently without a transaction.
     #[arg(long)]
     transactional_id: Option<String>,
     /// Text: one line per partition and a total; JSON: one object per partition per line,
@@ -86,11 +89,10 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
     config
         .set("bootstrap.servers", &url.servers)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.target)))?;
-    let mut opts = ProduceOptions::new(
-        args.transactional_id
-            .clone()
-            .unwrap_or_else(|| format!("krec-produce-{}-{}", std::process::id(), now_ms())),
-    );
+    let mut opts = ProduceOptions {
+        transactional_id: args.transactional_id.clone(),
+        ..ProduceOptions::idempotent()
+    };
     opts.compression = compression;
     opts.level = level;
     opts.records_per_batch = usize::try_from(args.records_per_batch).unwrap_or(1000);
@@ -110,7 +112,11 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
         .map_err(|e| produce_failure(e, &name))?;
 
     let written = written_per_partition(&acks);
-    report(stdout, &url.topic, &written, args.format)?;
+    let how = match &args.transactional_id {
+        Some(tid) => format!("in one committed transaction of {tid}"),
+        None => "idempotently, acks=all".to_owned(),
+    };
+    report(stdout, &url.topic, &written, &how, args.format)?;
     Ok(Outcome::Ok)
 }
 
@@ -161,6 +167,7 @@ fn report(
     out: &mut impl Write,
     topic: &str,
     written: &BTreeMap<i32, Written>,
+    how: &str,
     format: Format,
 ) -> Result<(), Failure> {
     let offset = |o: Option<i64>| o.map_or(serde_json::Value::Null, serde_json::Value::from);
@@ -195,7 +202,7 @@ fn report(
             }
             writeln!(
                 out,
-                "produced {total} {} to {topic} in one committed transaction",
+                "produced {total} {} to {topic} {how}",
                 if total == 1 { "record" } else { "records" }
             )?;
         }

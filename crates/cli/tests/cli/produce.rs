@@ -89,8 +89,38 @@ fn lines_go_to_the_url_partition_and_the_text_report_counts_them() {
     assert!(c.committed_values("logs", 0).is_empty());
     assert_eq!(
         r.out(),
-        "logs/1: 4 records, offsets 0..=3\nproduced 4 records to logs in one committed transaction\n"
+        "logs/1: 4 records, offsets 0..=3\nproduced 4 records to logs idempotently, acks=all\n"
     );
+    // Idempotent: the batch carries a producer id and sequence 0, and no transactional flag.
+    let batches = c.committed_batches("logs", 1);
+    let b = krecords_codec::read::Entries::new(&batches[0])
+        .next()
+        .unwrap()
+        .unwrap();
+    assert!(b.producer_id().is_some_and(|p| p >= 0));
+    assert!(!b.is_transactional());
+}
+
+#[test]
+fn a_transactional_id_sends_everything_in_one_transaction() {
+    let c = FakeCluster::start(&[("logs", 2)]);
+    let url = format!("kafka://{}/logs/0", c.addr());
+    let r = produce(
+        &[&url, "--lines", "--transactional-id", "loader-1"],
+        "a\nb\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.out(),
+        "logs/0: 2 records, offsets 0..=1\nproduced 2 records to logs in one committed transaction of loader-1\n"
+    );
+    assert_eq!(c.committed_values("logs", 0), ["a", "b"]);
+    let batches = c.committed_batches("logs", 0);
+    let b = krecords_codec::read::Entries::new(&batches[0])
+        .next()
+        .unwrap()
+        .unwrap();
+    assert!(b.is_transactional());
 }
 
 #[test]

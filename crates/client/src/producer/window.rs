@@ -56,7 +56,7 @@ pub(super) struct Handle {
 /// Starts the window of `topic`/`partition`.
 pub(super) fn spawn(
     client: &Client,
-    transactional_id: &str,
+    transactional_id: Option<&str>,
     pool: &Pool,
     topic: &str,
     partition: i32,
@@ -64,7 +64,7 @@ pub(super) fn spawn(
     let (tx, rx) = mpsc::unbounded_channel();
     let window = Window {
         client: client.clone(),
-        transactional_id: transactional_id.to_owned(),
+        transactional_id: transactional_id.map(str::to_owned),
         topic: topic.to_owned(),
         partition,
         leader: None,
@@ -144,7 +144,8 @@ struct Leader {
 #[derive(Debug)]
 struct Window {
     client: Client,
-    transactional_id: String,
+    /// `None` for an idempotent producer.
+    transactional_id: Option<String>,
     topic: String,
     partition: i32,
     leader: Option<Leader>,
@@ -301,7 +302,11 @@ impl Window {
                 }
             };
             let request = ProduceRequest::default()
-                .with_transactional_id(Some(TransactionalId(str_bytes(&self.transactional_id))))
+                .with_transactional_id(
+                    self.transactional_id
+                        .as_deref()
+                        .map(|t| TransactionalId(str_bytes(t))),
+                )
                 .with_acks(-1)
                 .with_timeout_ms(acks_timeout)
                 .with_topic_data(vec![TopicProduceData::default()
