@@ -23,6 +23,8 @@ Kafka's ProducerPerformance, then compares:
   ConsoleConsumer's records at read_committed, and a second export adds nothing;
 - python-ship: `krecords.ship` (the Python package) of a live partition into another topic:
   ConsoleConsumer reads the same records there, and a second call ships nothing;
+- produce-batches: `krec produce --batches` of two files `krec build` wrote (zstd, lz4) to one
+  partition; ConsoleConsumer reads every record back;
 - groups-members: with a ConsoleConsumer running in a classic and in a consumer-protocol
   group, `krec groups kafka://B GROUP` gives kafka-consumer-groups --describe's rows (committed,
   end, lag, consumer id, host, client id) and --describe --state's state and member count;
@@ -239,6 +241,36 @@ def krec_produce(a, target, lines, *args):
     if r.returncode != 0:
         raise RuntimeError(f"krec produce {' '.join(args)} exit {r.returncode}: {r.stderr}")
     return sum(json.loads(l)["records"] for l in r.stdout.splitlines())
+
+
+def check_produce_batches(a, bootstrap, work):
+    """`krec produce --batches`: batch files `krec build` wrote (zstd and lz4, headers), sent as
+    they are to one partition; ConsoleConsumer reads every record back."""
+    java(a.java_cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+         "--create", "--topic", "fd-batches", "--partitions", "2", "--replication-factor", "1")
+    files, want = [], []
+    for i, codec in enumerate(("zstd:3", "lz4")):
+        lines = "".join(json.dumps({"key": f"k{i}-{j}", "value": f"b{i}-{j}",
+                                    "headers": [{"key": "h", "value": str(j)}],
+                                    "timestamp": 1_764_000_000_000 + j}) + "\n"
+                        for j in range(150))
+        want += [(1, f"h:{j}", f"k{i}-{j}", f"b{i}-{j}") for j in range(150)]
+        path = os.path.join(work, f"batches-{i}.bin")
+        r = subprocess.run([a.krec, "build", "--compression", codec, "--records-per-batch", "40",
+                            "--output", path], input=lines, capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError(f"krec build exit {r.returncode}: {r.stderr}")
+        files.append(path)
+    args = [x for f in files for x in ("--batches", f)]
+    written = krec_produce(a, f"kafka://{bootstrap}/fd-batches/1", "", *args)
+    got = console_consume(a.java_cp, bootstrap, "fd-batches", len(want))
+    ok = written == len(want) and sorted(got) == sorted(want)
+    out("produce-batches", ok,
+        f"{written} records in {len(files)} batch files (zstd, lz4) sent as they are to "
+        "partition 1, read back by ConsoleConsumer" if ok else
+        f"written {written}, read {len(got)}: first differences "
+        f"{[x for x in got if x not in want][:3]} / {[x for x in want if x not in got][:3]}")
 
 
 def check_produce(a, bootstrap):
@@ -551,6 +583,7 @@ def main():
             f"{len(theirs)} group partitions (classic and consumer protocol): committed, end, lag equal kafka-consumer-groups"
             if live_groups == theirs else f"krec {live_groups} != kafka-consumer-groups {theirs}")
         check_live_members(a, bootstrap)
+        check_produce_batches(a, bootstrap, a.dir)
         check_produce(a, bootstrap)
         check_ship_lag(a, bootstrap)
         check_diagnostics(a, bootstrap)

@@ -80,7 +80,7 @@ pub use kafka_protocol;
 pub use krecords_codec::txn::{AbortedTransaction, IsolationLevel};
 pub use partitioner::{murmur2, partition_for_key, Partitioner};
 pub use produce::{
-    plan_partitions, produce_records, written_per_partition, ProduceError, ProduceOptions,
-    ProduceRecord, Written,
+    plan_partitions, produce_batches, produce_records, written_per_partition, ProduceError,
+    ProduceOptions, ProduceRecord, Written,
 };
 pub use producer::{CommittedOffset, OffsetToCommit, Produced, TransactionalProducer};

@@ -1,7 +1,8 @@
 //! Producing new records (what `krec produce` does): records are placed on partitions by
 //! Kafka's default partitioner ([`crate::Partitioner`]) or an explicit partition, built into
-//! v2 batches (any codec and level), and sent by a [`crate::TransactionalProducer`] in one
-//! transaction, so a consumer at `read_committed` sees all of them or none.
+//! v2 batches (any codec and level), and sent by a [`crate::TransactionalProducer`]:
+//! idempotent by default, or in one transaction so that a consumer at `read_committed` sees
+//! all of them or none. Existing v2 batches are sent as they are ([`produce_batches`]).
 //!
 //! The plan ([`plan_partitions`]) is separate from the sending ([`produce_records`]) so that
 //! where each record goes is tested without a broker.
@@ -95,6 +96,9 @@ pub enum ProduceError {
     /// A batch could not be built (a record the format cannot carry, a bad level).
     #[error("cannot build a batch: {0}")]
     Build(#[from] krecords_codec::Error),
+    /// An existing batch cannot be sent as it is (a v0/v1 entry), or its input failed.
+    #[error("{0}")]
+    Input(String),
 }
 
 /// Assigns each record its partition: the explicit one, else its key's (murmur2, as Kafka's
@@ -225,6 +229,67 @@ pub async fn produce_records(
             Err(e.into())
         }
     }
+}
+
+/// Sends existing v2 batches to `topic`/`partition` as they are (their records bytes and
+/// compression untouched; the producer id, epoch, sequence, base offset and transactional
+/// flag are the producer's), idempotently or in one transaction of `transactional_id`.
+/// `next` gives the batches one at a time (`Ok(None)` at the end), so a large input is never
+/// held in memory: each is sent while the next is read.
+///
+/// # Errors
+///
+/// [`ProduceError::Topic`] and [`ProduceError::Partition`] before anything is sent;
+/// [`ProduceError::Input`] from `next`; the producer's errors. As for [`produce_records`], a
+/// transaction is aborted on an error, and without one the acknowledged batches stay.
+pub async fn produce_batches(
+    client: &Client,
+    topic: &str,
+    partition: i32,
+    transactional_id: Option<&str>,
+    next: &mut dyn FnMut() -> Result<Option<Vec<u8>>, ProduceError>,
+) -> Result<Vec<Produced>, ProduceError> {
+    let md = client.metadata(Some(&[topic])).await?;
+    let bad = |reason: String| ProduceError::Topic {
+        topic: topic.to_owned(),
+        reason,
+    };
+    let t = md
+        .topics
+        .iter()
+        .find(|t| t.name == topic)
+        .ok_or_else(|| bad("not in the cluster's metadata".into()))?;
+    if let Some(code) = &t.error {
+        return Err(bad(code.to_string()));
+    }
+    let partitions = i32::try_from(t.partitions.len()).unwrap_or(i32::MAX);
+    if !(0..partitions).contains(&partition) {
+        return Err(ProduceError::Partition {
+            index: 0,
+            partition,
+            partitions,
+        });
+    }
+    let mut producer = match transactional_id {
+        Some(tid) => client.transactional_producer(tid).await?,
+        None => client.idempotent_producer().await?,
+    };
+    producer.begin()?;
+    let sent: Result<Vec<Produced>, ProduceError> = async {
+        while let Some(b) = next()? {
+            producer
+                .send(topic, partition, BytesMut::from(Bytes::from(b)))
+                .await?;
+        }
+        let acks = producer.flush().await?;
+        producer.commit().await?;
+        Ok(acks)
+    }
+    .await;
+    if sent.is_err() && !producer.is_idempotent() {
+        let _ = producer.abort().await;
+    }
+    sent
 }
 
 /// What [`produce_records`] wrote to one partition.

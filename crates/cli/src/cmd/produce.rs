@@ -1,5 +1,6 @@
 //! `krec produce` (kcat -P): JSON lines or plain lines into a topic, through
-//! krecords_client::produce_records.
+//! krecords_client::produce_records; existing batch files through
+//! krecords_client::produce_batches.
 
 use crate::args::{parse_compression, Format};
 use crate::bytes_fmt::BytesFormat;
@@ -7,15 +8,17 @@ use crate::kafka::{ClientArgs, KafkaUrl};
 use crate::outcome::{Failure, Outcome};
 use crate::time_fmt::now_ms;
 use krecords_client::{
-    produce_records, written_per_partition, Client, ProduceError, ProduceOptions, ProduceRecord,
-    Written,
+    produce_batches, produce_records, written_per_partition, Client, ProduceError, ProduceOptions,
+    ProduceRecord, Written,
 };
 use krecords_codec::build::{read_json_produce_records, BuildRecord, JsonLinesError};
+use krecords_codec::read::Step;
+use krecords_source::{ReadOptions, Reader, Sources};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-/// Produce records to a topic (as kcat -P), all in one transaction.
+/// Produce records to a topic (as kcat -P), idempotently or in one transaction.
 ///
 /// TARGET is kafka://HOST[:PORT][,HOST[:PORT]...]/TOPIC[/PARTITION] (the port defaults to
 /// 9092). Records are read from stdin (or --input) as JSON lines, the `krec build` input with
@@ -29,21 +32,29 @@ use std::path::PathBuf;
 /// record; records without a key stick to one partition per batch (--records-per-batch), then
 /// move on to the next.
 ///
+/// With --batches, the v2 batches of existing segment files or partition directories are sent
+/// as they are to TARGET's partition (their records and compression untouched; the producer's
+/// id, epoch and sequences are patched in); control batches are skipped, entries whose CRC
+/// fails and v0/v1 entries refused
+/// (`krec convert --magic 2` first, or `krec ship`, which also resumes exactly once).
+///
 /// Records are sent by an idempotent producer with acks=all (a retried batch is never
 /// written twice), each batch visible once acknowledged. With --transactional-id, all of them
 /// are sent in one transaction: a consumer at read_committed sees all of them or none. Every
 /// line is read and checked before anything is sent. The report gives, per partition, the
 /// records written and the offsets they got.
 ///
-/// Exit codes: 0 every record written; 2 usage (a bad line, a partition the topic does not
-/// have, an unknown topic), an unreachable broker, a refused write (in a transaction, nothing
-/// is visible; without one, the batches acknowledged before the error are).
+/// Exit codes: 0 every record written; 1 a --batches input that cannot be sent (a corrupt or
+/// v0/v1 entry); 2 usage (a bad line, a partition the topic does not have, an unknown topic),
+/// an unreachable broker, a refused write. In a transaction nothing is visible after an
+/// error; without one, the batches acknowledged before it are.
 ///
 /// Examples:
 ///   echo '{"key":"k1","value":"hello"}' | krec produce kafka://localhost:9092/events
 ///   krec produce kafka://localhost:9092/events --lines --compression zstd:3 < values.txt
 ///   krec produce kafka://localhost:9092/events/2 --input records.jsonl --format json
 ///   krec produce kafka://b1:9093/events -F client.properties --transactional-id loader-1 < records.jsonl
+///   krec produce kafka://localhost:9092/events/0 --batches /backup/events-0
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -66,6 +77,10 @@ pub struct Args {
     /// Records per batch; keyless records stick to one partition for this many.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     records_per_batch: u32,
+    /// Send the v2 batches of these segment files or partition directories as they are, to
+    /// TARGET's partition, instead of records from stdin.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["input", "lines", "compression", "records_per_batch"])]
+    batches: Vec<PathBuf>,
     /// Send every record in one transaction of this transactional id (all or none), instead
     /// of idempotently without a transaction.
     #[arg(long)]
@@ -83,12 +98,27 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
     let url = KafkaUrl::parse(&args.target)
         .unwrap_or_else(|| Err(format!("{}: the target must be kafka://", args.target)))
         .map_err(Failure::Usage)?;
-    let (compression, level) = parse_compression(&args.compression)?;
-    let records = read_input(&args, url.partition)?;
     let mut config = args.client.config()?;
     config
         .set("bootstrap.servers", &url.servers)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.target)))?;
+    let how = match &args.transactional_id {
+        Some(tid) => format!("in one committed transaction of {tid}"),
+        None => "idempotently, acks=all".to_owned(),
+    };
+    if !args.batches.is_empty() {
+        let acks = send_batches(&args, &url, config)?;
+        report(
+            stdout,
+            &url.topic,
+            &written_per_partition(&acks),
+            &how,
+            args.format,
+        )?;
+        return Ok(Outcome::Ok);
+    }
+    let (compression, level) = parse_compression(&args.compression)?;
+    let records = read_input(&args, url.partition)?;
     let mut opts = ProduceOptions {
         transactional_id: args.transactional_id.clone(),
         ..ProduceOptions::idempotent()
@@ -99,12 +129,8 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
     // The keyless records' first partition varies between runs, as the Java producer's.
     opts.sticky_start = u32::try_from(now_ms().rem_euclid(1 << 20)).unwrap_or(0);
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Io(e, "cannot start the runtime".into()))?;
     let name = format!("kafka://{}", url.servers);
-    let acks = rt
+    let acks = runtime()?
         .block_on(async {
             let client = Client::connect(config).await?;
             produce_records(&client, &url.topic, records, &opts).await
@@ -112,16 +138,135 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
         .map_err(|e| produce_failure(e, &name))?;
 
     let written = written_per_partition(&acks);
-    let how = match &args.transactional_id {
-        Some(tid) => format!("in one committed transaction of {tid}"),
-        None => "idempotently, acks=all".to_owned(),
-    };
     report(stdout, &url.topic, &written, &how, args.format)?;
     Ok(Outcome::Ok)
 }
 
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Io(e, "cannot start the runtime".into()))
+}
+
+/// `--batches`: every v2 data batch of the files, in order, to the URL's partition.
+fn send_batches(
+    args: &Args,
+    url: &KafkaUrl,
+    config: krecords_client::ClientConfig,
+) -> Result<Vec<krecords_client::Produced>, Failure> {
+    let Some(partition) = url.partition else {
+        return Err(Failure::Usage(format!(
+            "{}: --batches sends batches as they are, to one partition: name it \
+             (kafka://HOST:PORT/TOPIC/PARTITION)",
+            args.target
+        )));
+    };
+    if let Some(live) = args
+        .batches
+        .iter()
+        .find(|p| p.to_string_lossy().starts_with("kafka://"))
+    {
+        return Err(Failure::Usage(format!(
+            "{}: --batches reads files; to copy a topic, use krec ship",
+            live.display()
+        )));
+    }
+    let sources = Sources::open(&args.batches, &mut || {
+        Err(krecords_source::Error::Usage("not a file".into()))
+    })?;
+    // Inputs are sent in argument order; a directory holding several partitions (a broker's
+    // root) has no one order to send them in.
+    if sources.partitions.len() > args.batches.len() {
+        let names: Vec<&str> = sources.partitions.iter().map(|p| p.name.as_str()).collect();
+        return Err(Failure::Usage(format!(
+            "--batches takes segment files or partition directories, not a directory of {} \
+             partitions ({})",
+            names.len(),
+            names.join(", ")
+        )));
+    }
+    let mut index = 0;
+    let mut reader: Option<Reader> = None;
+    let mut next = || -> Result<Option<Vec<u8>>, ProduceError> {
+        let input = |e: String| ProduceError::Input(e);
+        loop {
+            let r = match &mut reader {
+                Some(r) => r,
+                None => {
+                    if index >= sources.partitions.len() {
+                        return Ok(None);
+                    }
+                    let mut r = sources
+                        .read(index, &ReadOptions::default())
+                        .map_err(|e| input(e.to_string()))?;
+                    index += 1;
+                    if r.next_file().map_err(|e| input(e.to_string()))?.is_none() {
+                        continue;
+                    }
+                    reader.insert(r)
+                }
+            };
+            let name = r.name().to_owned();
+            let step = r.next_entry().map_err(|e| input(format!("{name}: {e}")))?;
+            match step {
+                Step::Entry(b) if b.is_control() => {}
+                Step::Entry(b) if b.magic() < 2 => {
+                    return Err(input(format!(
+                        "{name}: the entry at byte {} is a v{} message set, which Kafka 4 no \
+                         longer takes: up-convert it first (krec convert --magic 2) or use \
+                         krec ship",
+                        b.position(),
+                        b.magic()
+                    )))
+                }
+                // A real broker refuses it (CORRUPT_MESSAGE) and the producer stops: say so
+                // before sending.
+                Step::Entry(b) if !b.is_crc_valid() => {
+                    return Err(input(format!(
+                        "{name}: the entry at byte {}: crc mismatch (stored {}, computed {}): \
+                         not sent",
+                        b.position(),
+                        b.crc(),
+                        b.compute_crc()
+                    )))
+                }
+                Step::Entry(b) => return Ok(Some(b.as_bytes().to_vec())),
+                Step::Error(e) => return Err(input(format!("{name}: {e}"))),
+                Step::Partial(p) => {
+                    eprintln!(
+                        "krec: warning: {name}: a truncated entry of {} bytes at byte {} is \
+                         not sent",
+                        p.bytes, p.position
+                    );
+                }
+                Step::End => {
+                    if r.next_file().map_err(|e| input(e.to_string()))?.is_none() {
+                        reader = None;
+                    }
+                }
+            }
+        }
+    };
+    let name = format!("kafka://{}", url.servers);
+    runtime()?
+        .block_on(async {
+            let client = Client::connect(config).await?;
+            produce_batches(
+                &client,
+                &url.topic,
+                partition,
+                args.transactional_id.as_deref(),
+                &mut next,
+            )
+            .await
+        })
+        .map_err(|e| produce_failure(e, &name))
+}
+
 fn produce_failure(e: ProduceError, name: &str) -> Failure {
     match e {
+        ProduceError::Input(m) => Failure::Data(m),
         ProduceError::Client(e) => match krecords_admin::Error::Client(e) {
             e if e.class() == krecords_source::ErrorClass::Data => {
                 Failure::Data(format!("{name}: {e}"))

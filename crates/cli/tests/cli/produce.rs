@@ -148,3 +148,75 @@ fn bad_input_and_unknown_partitions_send_nothing() {
         assert!(c.committed_batches("events", p).is_empty(), "partition {p}");
     }
 }
+
+#[test]
+fn batch_files_are_sent_as_they_are_to_the_named_partition() {
+    use krecords_codec::read::Entries;
+    let c = FakeCluster::start(&[("copy", 2)]);
+    let dir = tempfile::tempdir().unwrap();
+    // Two lz4 batches, then a control batch (skipped), in a segment file.
+    let mut seg = Vec::new();
+    let mut want = Vec::new();
+    for (base, n) in [(0i64, 3), (3, 2)] {
+        let mut b = krecords_codec::write::V2Builder::new(base)
+            .compression(krecords_codec::Compression::Lz4, None);
+        for i in 0..n {
+            let v = format!("v{}", base + i);
+            b.append(&krecords_codec::write::NewRecord::new(
+                1_714_000_000_000 + base + i,
+                None,
+                Some(v.as_bytes()),
+            ))
+            .unwrap();
+            want.push(v);
+        }
+        seg.extend(b.finish().unwrap());
+    }
+    let file = dir.path().join("00000000000000000000.log");
+    std::fs::write(&file, &seg).unwrap();
+    let url = format!("kafka://{}/copy/1", c.addr());
+    let r = produce(&[&url, "--batches", file.to_str().unwrap()], "");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.out(),
+        "copy/1: 5 records, offsets 0..=4\nproduced 5 records to copy idempotently, acks=all\n"
+    );
+    assert_eq!(c.committed_values("copy", 1), want);
+    // The records bytes are the file's: same codec, same length.
+    let sent = c.committed_batches("copy", 1);
+    let first = Entries::new(&sent[0]).next().unwrap().unwrap();
+    assert_eq!(
+        first.compression().unwrap(),
+        krecords_codec::Compression::Lz4
+    );
+    let original = Entries::new(&seg).next().unwrap().unwrap();
+    assert_eq!(first.as_bytes().len(), original.as_bytes().len());
+    assert_eq!(first.as_bytes()[61..], original.as_bytes()[61..]);
+
+    // No partition named; a v0 message set; a corrupt entry.
+    produce(
+        &[
+            &format!("kafka://{}/copy", c.addr()),
+            "--batches",
+            file.to_str().unwrap(),
+        ],
+        "",
+    )
+    .fails(2, "name it");
+    let v0 = dir.path().join("v0.log");
+    let mut b = krecords_codec::write::LegacyBuilder::new(0, 0).unwrap();
+    b.append(&krecords_codec::write::NewRecord::new(
+        0,
+        None,
+        Some(b"old"),
+    ))
+    .unwrap();
+    std::fs::write(&v0, b.finish().unwrap()).unwrap();
+    produce(&[&url, "--batches", v0.to_str().unwrap()], "").fails(1, "krec convert --magic 2");
+    let bad = dir.path().join("bad.log");
+    let mut flipped = seg.clone();
+    flipped[70] ^= 0xff;
+    std::fs::write(&bad, &flipped).unwrap();
+    produce(&[&url, "--batches", bad.to_str().unwrap()], "").fails(1, "crc");
+    assert_eq!(c.committed_values("copy", 1).len(), 5);
+}
