@@ -227,7 +227,7 @@ impl PartitionMetadata {
     /// The segments, sorted by start offset (then id).
     pub fn by_offset(&self) -> Vec<&SegmentState> {
         let mut v: Vec<&SegmentState> = self.segments.values().collect();
-        v.sort_by_key(|s| (s.metadata.start_offset, s.metadata.segment_id.id));
+        v.sort_by_key(|s| (s.metadata.facts.start_offset, s.metadata.segment_id.id));
         v
     }
 }
@@ -279,18 +279,18 @@ impl MetadataCache {
         match &event.record {
             RemoteLogMetadataRecord::Segment(m) => {
                 let tp = &m.segment_id.partition;
-                if m.state != RemoteLogSegmentState::CopySegmentStarted {
+                if m.facts.state != RemoteLogSegmentState::CopySegmentStarted {
                     return self.problem(at, tp, format!(
                         "segment {} is added in state {} (a segment's first record must be COPY_SEGMENT_STARTED)",
-                        m.segment_id.id_string(), m.state
+                        m.segment_id.id_string(), m.facts.state
                     ));
                 }
                 let part = self.partitions.entry(tp.clone()).or_default();
                 let existing = part
                     .segments
                     .get(&m.segment_id.id)
-                    .map(|s| s.metadata.state);
-                if !RemoteLogSegmentState::is_valid_transition(existing, m.state) {
+                    .map(|s| s.metadata.facts.state);
+                if !RemoteLogSegmentState::is_valid_transition(existing, m.facts.state) {
                     let from = existing.map_or("none", RemoteLogSegmentState::name);
                     return self.problem(
                         at,
@@ -298,7 +298,7 @@ impl MetadataCache {
                         format!(
                             "segment {}: invalid transition {from} -> {} (Kafka drops the event)",
                             m.segment_id.id_string(),
-                            m.state
+                            m.facts.state
                         ),
                     );
                 }
@@ -332,7 +332,7 @@ impl MetadataCache {
                         ),
                     );
                 };
-                let from = seg.metadata.state;
+                let from = seg.metadata.facts.state;
                 if !RemoteLogSegmentState::is_valid_transition(Some(from), u.state) {
                     return self.problem(
                         at,
@@ -358,11 +358,14 @@ impl MetadataCache {
                     }
                     return;
                 }
-                seg.metadata.state = u.state;
-                seg.metadata.event_timestamp_ms = u.event_timestamp_ms;
-                seg.metadata.broker_id = u.broker_id;
+                seg.metadata.facts.state = u.state;
+                seg.metadata.facts.event_timestamp_ms = u.event_timestamp_ms;
+                seg.metadata.facts.broker_id = u.broker_id;
                 if u.custom_metadata.is_some() {
-                    seg.metadata.custom_metadata.clone_from(&u.custom_metadata);
+                    seg.metadata
+                        .facts
+                        .custom_metadata
+                        .clone_from(&u.custom_metadata);
                 }
                 seg.updated_at = at.clone();
             }

@@ -369,8 +369,8 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
             .collect();
         let mut copied: Vec<&SegmentState> = Vec::new();
         for s in segments {
-            let m = &s.metadata;
-            let key = self.key(m.start_offset, m.segment_id.id, Suffix::Manifest);
+            let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
+            let key = self.key(m.start_offset, id, Suffix::Manifest);
             match m.state {
                 RemoteLogSegmentState::CopySegmentStarted => self.finding(
                     key.to_string(),
@@ -413,10 +413,9 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
         }
         // Consecutive copied segments.
         for w in copied.windows(2) {
-            let (a, b) = (&w[0].metadata, &w[1].metadata);
-            let key = self
-                .key(b.start_offset, b.segment_id.id, Suffix::Manifest)
-                .to_string();
+            let (a, b) = (&w[0].metadata.facts, &w[1].metadata.facts);
+            let (a_id, b_id) = (w[0].metadata.segment_id.id, w[1].metadata.segment_id.id);
+            let key = self.key(b.start_offset, b_id, Suffix::Manifest).to_string();
             let next = a.end_offset.saturating_add(1);
             if b.start_offset > next {
                 self.finding(
@@ -439,7 +438,7 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
                     format!(
                         "overlap: the segment starts at {} but the previous one ({}) ends at {}",
                         b.start_offset,
-                        KafkaUuid(a.segment_id.id),
+                        KafkaUuid(a_id),
                         a.end_offset
                     ),
                 )?;
@@ -450,7 +449,7 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
             );
             if let (Some(&ea), Some(&eb)) = (last_a, first_b) {
                 if eb < ea {
-                    let key = self.key(b.start_offset, b.segment_id.id, Suffix::Manifest);
+                    let key = self.key(b.start_offset, b_id, Suffix::Manifest);
                     self.finding(
                         key.to_string(),
                         Some(b.start_offset),
@@ -475,14 +474,14 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
 
     /// A segment's leader epochs: start offsets increasing and within the segment.
     fn epochs_within(&mut self, s: &SegmentState) -> Result<()> {
-        let m = &s.metadata;
+        let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
         let mut prev: Option<i64> = None;
         for (&epoch, &offset) in &m.segment_leader_epochs {
             let bad = offset < m.start_offset
                 || offset > m.end_offset
                 || prev.is_some_and(|p| offset < p);
             if bad {
-                let key = self.key(m.start_offset, m.segment_id.id, Suffix::Manifest);
+                let key = self.key(m.start_offset, id, Suffix::Manifest);
                 return self.finding(
                     key.to_string(),
                     Some(offset),
@@ -503,13 +502,11 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
     /// leader epochs of both one lineage.
     fn local(&mut self, copied: &[&SegmentState], root: &Path) -> Result<()> {
         let dir = root.join(self.name);
-        let Some(last) = copied.iter().max_by_key(|s| s.metadata.end_offset) else {
+        let Some(last) = copied.iter().max_by_key(|s| s.metadata.facts.end_offset) else {
             return Ok(());
         };
-        let m = &last.metadata;
-        let key = self
-            .key(m.start_offset, m.segment_id.id, Suffix::Manifest)
-            .to_string();
+        let (m, id) = (&last.metadata.facts, last.metadata.segment_id.id);
+        let key = self.key(m.start_offset, id, Suffix::Manifest).to_string();
         let mut bases: Vec<i64> = std::fs::read_dir(&dir)
             .map(|d| {
                 d.filter_map(|e| e.ok())
@@ -548,10 +545,8 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
         let local_map: BTreeMap<i32, i64> = local.iter().copied().collect();
         let cp = checkpoint.display().to_string();
         for s in copied {
-            let m = &s.metadata;
-            let key = self
-                .key(m.start_offset, m.segment_id.id, Suffix::Manifest)
-                .to_string();
+            let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
+            let key = self.key(m.start_offset, id, Suffix::Manifest).to_string();
             for (&epoch, &start) in &m.segment_leader_epochs {
                 let problem = match local_map.get(&epoch) {
                     // The checkpoint's first entry is moved up with the log start offset.
@@ -576,9 +571,9 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
 
     /// One copied segment: its objects, manifest, data and indexes.
     fn segment(&mut self, s: &SegmentState, objects: Option<&RemoteSegment>) -> Result<()> {
-        let m = &s.metadata;
+        let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
         let before = self.summary.problems;
-        let manifest_key = self.key(m.start_offset, m.segment_id.id, Suffix::Manifest);
+        let manifest_key = self.key(m.start_offset, id, Suffix::Manifest);
         self.summary.segments += 1;
         let report = |this: &mut Self| -> Result<()> {
             let problems = this.summary.problems - before;
@@ -659,11 +654,11 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
                     r.start_offset, r.end_offset, m.start_offset, m.end_offset
                 ));
             }
-            if r.segment_id != KafkaUuid(m.segment_id.id) {
+            if r.segment_id != KafkaUuid(id) {
                 mismatches.push(format!(
                     "the manifest names segment {}, the metadata {}",
                     r.segment_id,
-                    KafkaUuid(m.segment_id.id)
+                    KafkaUuid(id)
                 ));
             }
             if r.segment_leader_epochs != m.segment_leader_epochs {

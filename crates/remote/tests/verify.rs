@@ -243,18 +243,35 @@ impl World {
     }
 }
 
-/// Every segment uploaded and copied (STARTED then FINISHED), the local log right after.
-fn clean_world(compression: bool, encryption: bool) -> (World, Vec<Seg>, Vec<Vec<u8>>) {
-    let w = World::new(compression, encryption);
-    let segs = segs();
+/// `segs` uploaded and copied: for each, the COPY_SEGMENT_STARTED record `started` gives
+/// (`None`: neither uploaded nor in the metadata) then COPY_SEGMENT_FINISHED; the local log
+/// right after, its checkpoint starting `local_epoch` there.
+fn world_of(
+    w: World,
+    segs: &[Seg],
+    local_epoch: i32,
+    started: impl Fn(usize, &Seg) -> Option<Vec<u8>>,
+) -> (World, Vec<Vec<u8>>) {
     let mut values = Vec::new();
-    for s in &segs {
+    for (i, s) in segs.iter().enumerate() {
+        let Some(record) = started(i, s) else {
+            continue;
+        };
         w.upload(s);
-        values.push(s.started());
+        values.push(record);
         values.push(enc::update(s.id, FINISHED));
     }
     let end = segs.last().unwrap().end();
-    w.local(end + 1, &format!("0\n1\n0 {}\n", end + 1));
+    w.local(end + 1, &format!("0\n1\n{local_epoch} {}\n", end + 1));
+    (w, values)
+}
+
+/// Every segment uploaded and copied (STARTED then FINISHED), the local log right after.
+fn clean_world(compression: bool, encryption: bool) -> (World, Vec<Seg>, Vec<Vec<u8>>) {
+    let segs = segs();
+    let (w, values) = world_of(World::new(compression, encryption), &segs, 0, |_, s| {
+        Some(s.started())
+    });
     (w, segs, values)
 }
 
@@ -410,19 +427,10 @@ fn manifests_truncated_or_not_matching_their_object() {
 
 #[test]
 fn a_gap_between_remote_segments() {
-    let w = World::new(false, false);
     let segs = segs();
-    let mut values = Vec::new();
-    for (i, s) in segs.iter().enumerate() {
-        if i == 1 {
-            continue;
-        }
-        w.upload(s);
-        values.push(s.started());
-        values.push(enc::update(s.id, FINISHED));
-    }
-    let end = segs.last().unwrap().end();
-    w.local(end + 1, &format!("0\n1\n0 {}\n", end + 1));
+    let (w, values) = world_of(World::new(false, false), &segs, 0, |i, s| {
+        (i != 1).then(|| s.started())
+    });
     w.metadata(&values);
     let (f, _) = w.run();
     one(
@@ -474,20 +482,12 @@ fn a_gap_between_the_tiers() {
 
 #[test]
 fn leader_epochs_going_backwards() {
-    let w = World::new(false, false);
     let mut segs = segs();
     for s in segs.iter_mut().skip(1) {
         s.epochs = vec![(3, s.start())];
     }
     segs[2].epochs = vec![(2, segs[2].start())];
-    let mut values = Vec::new();
-    for s in &segs {
-        w.upload(s);
-        values.push(s.started());
-        values.push(enc::update(s.id, FINISHED));
-    }
-    let end = segs.last().unwrap().end();
-    w.local(end + 1, &format!("0\n1\n3 {}\n", end + 1));
+    let (w, values) = world_of(World::new(false, false), &segs, 3, |_, s| Some(s.started()));
     w.metadata(&values);
     let (f, _) = w.run();
     one(&f, "epoch", &segs[2].key(Suffix::Manifest), segs[2].start());
@@ -572,24 +572,18 @@ fn an_offset_index_entry_pointing_elsewhere() {
 
 #[test]
 fn metadata_disagreeing_with_the_manifest() {
-    let w = World::new(false, false);
     let segs = segs();
-    let mut values = Vec::new();
-    for (i, s) in segs.iter().enumerate() {
-        w.upload(s);
+    let (w, values) = world_of(World::new(false, false), &segs, 0, |i, s| {
         let size = s.local.log.len() as i32 + i32::from(i == 0);
-        values.push(enc::segment(
+        Some(enc::segment(
             s.id,
             s.start(),
             s.end(),
             &s.epochs,
             size,
             STARTED,
-        ));
-        values.push(enc::update(s.id, FINISHED));
-    }
-    let end = segs.last().unwrap().end();
-    w.local(end + 1, &format!("0\n1\n0 {}\n", end + 1));
+        ))
+    });
     w.metadata(&values);
     let (f, _) = w.run();
     one(
