@@ -542,24 +542,27 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
         let Some(&(first_epoch, first_start)) = local.first() else {
             return Ok(());
         };
-        let local_map: BTreeMap<i32, i64> = local.iter().copied().collect();
         let cp = checkpoint.display().to_string();
         for s in copied {
             let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
             let key = self.key(m.start_offset, id, Suffix::Manifest).to_string();
+            // Each entry is the epoch of the segment's records from that offset on.
             for (&epoch, &start) in &m.segment_leader_epochs {
-                let problem = match local_map.get(&epoch) {
-                    // The checkpoint's first entry is moved up with the log start offset.
-                    Some(&l) if epoch == first_epoch => (start > first_start).then(|| {
-                        format!("leader epoch {epoch} starts at offset {start} in the remote segment but at {l} in {cp}")
-                    }),
-                    Some(&l) => (l != start).then(|| {
-                        format!("leader epoch {epoch} starts at offset {start} in the remote segment but at {l} in {cp}")
-                    }),
-                    None if epoch > first_epoch => Some(format!(
-                        "leader epoch {epoch} (from offset {start}) is not in {cp}, whose epochs run from {first_epoch}"
-                    )),
-                    None => None,
+                let problem = if start < first_start {
+                    // Below the local log: only the order of the epochs is known.
+                    (epoch > first_epoch).then(|| format!(
+                        "leader epoch {epoch} at offset {start} is above epoch {first_epoch}, which {cp} starts at the later offset {first_start}"
+                    ))
+                } else {
+                    let local_epoch = local
+                        .iter()
+                        .take_while(|(_, s)| *s <= start)
+                        .last()
+                        .map(|(e, _)| *e);
+                    (local_epoch != Some(epoch)).then(|| format!(
+                        "offset {start} is in leader epoch {epoch} in the remote segment but in epoch {} in {cp}",
+                        local_epoch.map_or_else(|| "none".to_string(), |e| e.to_string())
+                    ))
                 };
                 if let Some(message) = problem {
                     self.finding(key.clone(), Some(start), None, Check::Epoch, message)?;
