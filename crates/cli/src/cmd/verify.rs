@@ -61,7 +61,8 @@ use std::sync::Mutex;
 /// With --remote LOCATION, both tiers of a broker are checked together: the remote tier
 /// (Kafka tiered storage as Aiven's plugin writes it; for now file:///ROOT/PREFIX or a local
 /// directory, the plugin's filesystem backend) is reconciled with __remote_log_metadata, read
-/// from the root's __remote_log_metadata-N directories (or --remote-metadata DIR), replayed as
+/// from the root's __remote_log_metadata-N directories (or --remote-metadata DIR, or a live
+/// cluster's kafka://HOST:PORT/__remote_log_metadata), replayed as
 /// Kafka's metadata cache replays it, and with the root's partitions. One line per problem,
 /// `partition: object: offset N: [check] message`:
 ///   metadata          an event Kafka drops or refuses (invalid state transition, update of
@@ -111,8 +112,9 @@ pub struct Args {
     /// the local logs.
     #[arg(long, value_name = "LOCATION")]
     remote: Option<String>,
-    /// With --remote: where __remote_log_metadata is read, a broker data directory or one
-    /// __remote_log_metadata-N directory (default: the broker root given).
+    /// With --remote: where __remote_log_metadata is read, a broker data directory, one
+    /// __remote_log_metadata-N directory or a live cluster's topic
+    /// (kafka://HOST:PORT/__remote_log_metadata; default: the broker root given).
     #[arg(long, value_name = "DIR", requires = "remote")]
     remote_metadata: Option<PathBuf>,
     /// Output: one line per problem and a summary, or JSON Lines (one object per problem, then
@@ -310,9 +312,10 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 ),
                 None => None,
             };
+            let metadata = read_metadata(&metadata, &args, limit)?;
             let request = remote::Request {
                 location,
-                metadata: &metadata,
+                metadata,
                 local_root: root.as_deref(),
                 keys,
                 topic: topic.as_ref(),
@@ -376,6 +379,36 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::DataProblem
     })
+}
+
+/// `__remote_log_metadata` for `--remote`: from a directory, or from a live cluster
+/// (`kafka://HOST:PORT/__remote_log_metadata`, every partition from its log start, read as
+/// `verify` reads any live topic).
+fn read_metadata(
+    spec: &Path,
+    args: &Args,
+    limit: usize,
+) -> Result<krecords_remote::metadata::MetadataLog, Failure> {
+    if !matches!(SourceSpec::parse(spec)?, SourceSpec::Kafka(_)) {
+        return remote::read_metadata_dir(spec, limit);
+    }
+    let sources = open_sources(&[spec.to_path_buf()], &args.read.kafka.client)?;
+    let options = read_options(
+        &crate::args::RangeArgs::default(),
+        CountArgs::default(),
+        IsolationLevel::ReadUncommitted,
+        limit,
+        None,
+    );
+    let mut log = krecords_remote::metadata::MetadataLog::default();
+    for i in 0..sources.partitions.len() {
+        let mut reader = open_reader(&sources, i, &options)?;
+        while let Some(file) = reader.next_file()? {
+            log.read_entries(&mut reader, &file.name, limit)
+                .context(|| format!("cannot read {}", spec.display()))?;
+        }
+    }
+    Ok(log)
 }
 
 /// What verifying one partition of a data directory gave.

@@ -29,8 +29,8 @@ fn key_file() -> PathBuf {
 }
 
 /// A broker root (`data/`) and a bucket (`bucket/`, no key prefix); returns the manifest keys
-/// of the uploaded segments.
-fn fixture(d: &Dir, encryption: bool) -> Vec<String> {
+/// of the uploaded segments and the batches of `__remote_log_metadata-0`.
+fn fixture_and_metadata(d: &Dir, encryption: bool) -> (Vec<String>, Vec<Vec<u8>>) {
     let root = d.path("data");
     let part = root.join("orders-0");
     let config = LogConfig::from_pairs([("segment.bytes", "2048")]).unwrap();
@@ -142,14 +142,23 @@ fn fixture(d: &Dir, encryption: bool) -> Vec<String> {
         keys.push(key.to_string());
     }
     let mut meta = Log::create(root.join("__remote_log_metadata-0"), LogConfig::default()).unwrap();
-    for v in &values {
-        let mut b = V2Builder::new(0);
-        b.append(&NewRecord::new(NOW, None, Some(v))).unwrap();
-        meta.append(&b.finish().unwrap(), AppendOrigin::Client)
-            .unwrap();
+    let mut batches = Vec::new();
+    for (offset, v) in values.iter().enumerate() {
+        // The log assigns offsets; the fake cluster serves batches as they are.
+        let batch = |base: i64| {
+            let mut b = V2Builder::new(base);
+            b.append(&NewRecord::new(NOW, None, Some(v))).unwrap();
+            b.finish().unwrap()
+        };
+        meta.append(&batch(0), AppendOrigin::Client).unwrap();
+        batches.push(batch(offset as i64));
     }
     meta.close().unwrap();
-    keys
+    (keys, batches)
+}
+
+fn fixture(d: &Dir, encryption: bool) -> Vec<String> {
+    fixture_and_metadata(d, encryption).0
 }
 
 #[test]
@@ -280,4 +289,38 @@ fn usage_errors() {
     v(&["--remote", "s3://b/p", "--remote-metadata", &data]).fails(2, "s3:// is not supported");
     v(&["--remote", &bucket, "--remote-metadata", &bucket]).fails(2, "__remote_log_metadata");
     v(&[&data, "--remote", &bucket, "--rsm-private-key", "nokey"]).fails(2, "--rsm-private-key");
+}
+
+#[test]
+fn the_metadata_from_a_live_cluster() {
+    let d = Dir::new();
+    let (keys, batches) = fixture_and_metadata(&d, false);
+    let cluster = krecords_testkit::FakeCluster::start(&[("__remote_log_metadata", 1)]);
+    cluster.append("__remote_log_metadata", 0, &batches);
+    let url = format!(
+        "kafka://127.0.0.1:{}/__remote_log_metadata",
+        cluster.broker().port()
+    );
+    let bucket = d.arg("bucket");
+    let fast = ["-X", "retries=1", "-X", "retry.backoff.ms=1"];
+    let r = run(&[
+        &["verify", "--remote", &bucket, "--remote-metadata", &url],
+        &fast[..],
+    ]
+    .concat());
+    let out = r.ok();
+    let n = keys.len();
+    assert!(
+        out.contains(&format!("{n} segments ({n} intact, 0 with problems)")),
+        "{out}"
+    );
+    // A segment the metadata names, gone from the bucket.
+    std::fs::remove_file(d.path("bucket").join(&keys[0])).unwrap();
+    let r = run(&[
+        &["verify", "--remote", &bucket, "--remote-metadata", &url],
+        &fast[..],
+    ]
+    .concat());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.out().contains("[missing]"), "{}", r.out());
 }

@@ -75,8 +75,9 @@ impl FileLocation {
 pub struct Request<'a> {
     /// `--remote`.
     pub location: &'a str,
-    /// Where `__remote_log_metadata` is read: `--remote-metadata`, else the broker root.
-    pub metadata: &'a Path,
+    /// `__remote_log_metadata`, read from `--remote-metadata` or the broker root
+    /// ([`read_metadata_dir`]) or from a live cluster.
+    pub metadata: MetadataLog,
     /// The broker root whose partitions the remote tier is compared with.
     pub local_root: Option<&'a Path>,
     /// `--rsm-private-key`.
@@ -93,6 +94,22 @@ fn io_failure(e: impl std::fmt::Display, what: String) -> Failure {
     Failure::Io(io::Error::other(e.to_string()), what)
 }
 
+/// Reads `__remote_log_metadata` from a broker root or one of its `__remote_log_metadata-N`
+/// directories.
+///
+/// # Errors
+///
+/// [`Failure::Usage`] when `dir` holds no metadata partition; [`Failure::Io`] otherwise.
+pub fn read_metadata_dir(dir: &Path, limit: usize) -> Result<MetadataLog, Failure> {
+    MetadataLog::read(dir, limit).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            Failure::Usage(format!("--remote-metadata: {e}"))
+        } else {
+            Failure::Io(e, format!("cannot read {}", dir.display()))
+        }
+    })
+}
+
 /// Runs the reconciliation, printing one line per problem (and, in JSON, per segment); returns
 /// the summary.
 pub fn run(request: Request<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
@@ -104,14 +121,7 @@ pub fn run(request: Request<'_>, out: &mut dyn Write) -> Result<Summary, Failure
             location.root.display()
         )));
     }
-    let log = MetadataLog::read(request.metadata, request.limit).map_err(|e| {
-        if e.kind() == io::ErrorKind::NotFound {
-            Failure::Usage(format!("--remote-metadata: {e}"))
-        } else {
-            Failure::Io(e, format!("cannot read {}", request.metadata.display()))
-        }
-    })?;
-    let cache = MetadataCache::from_log(&log);
+    let cache = MetadataCache::from_log(&request.metadata);
     let tier = RemoteTier::new(FileSystemStorage::new(&location.root), &location.prefix)
         .with_keys(request.keys);
     let filter = request.topic.map(|g| move |t: &str| g.matches(t));
