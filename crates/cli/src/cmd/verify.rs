@@ -62,12 +62,13 @@ use std::sync::Mutex;
 /// (Kafka tiered storage as Aiven's plugin writes it; for now file:///ROOT/PREFIX or a local
 /// directory, the plugin's filesystem backend) is reconciled with __remote_log_metadata, read
 /// from the root's __remote_log_metadata-N directories (or --remote-metadata DIR, or a live
-/// cluster's kafka://HOST:PORT/__remote_log_metadata), replayed as
-/// Kafka's metadata cache replays it, and with the root's partitions. One line per problem,
+/// cluster's kafka://HOST:PORT/__remote_log_metadata), replayed as Kafka's metadata cache
+/// replays it, and with the root's partitions. One line per problem,
 /// `partition: object: offset N: [check] message`:
 ///   metadata          an event Kafka drops or refuses (invalid state transition, update of
 ///                     an unknown segment), or a record that does not decode
-///   copy-unfinished   COPY_SEGMENT_STARTED never followed by COPY_SEGMENT_FINISHED
+///   copy-unfinished   COPY_SEGMENT_STARTED never followed by COPY_SEGMENT_FINISHED (on a
+///                     running broker, possibly an upload in progress)
 ///   delete-unfinished DELETE_SEGMENT_STARTED never followed by DELETE_SEGMENT_FINISHED
 ///   missing           a copied segment whose .log, .indexes or .rsm-manifest is not there
 ///   orphan            objects no metadata names
