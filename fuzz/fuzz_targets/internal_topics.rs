@@ -3,12 +3,14 @@
 //! `__remote_log_metadata`): a result, never a panic, and no allocation beyond the input's size
 //! times a small factor (libFuzzer's -malloc_limit_mb); both renderings work, the text one is
 //! kafka-dump-log's shape and the JSON fields make a valid object; a coordinator key that decodes
-//! names the record type its first two bytes hold.
+//! names the record type its first two bytes hold; a `__remote_log_metadata` value the typed
+//! decoder reads is one the text decoder shows, and its re-encoding decodes to the same record.
 //!
 //! Input: byte 0 says whether there is a key (bit 0) and a value (bit 1); bytes 1-2 (big-endian)
 //! how many of the rest are the key; the value is what follows.
 #![no_main]
 
+use krecords_topics::remote_log_metadata::{decode, encode};
 use krecords_topics::{parse, Kind, Part};
 use libfuzzer_sys::fuzz_target;
 
@@ -20,6 +22,11 @@ fuzz_target!(|data: &[u8]| {
     let (key, value) = rest.split_at(split);
     let key = (flags & 1 != 0).then_some(key);
     let value = (flags & 2 != 0).then_some(value);
+    if let Some(Ok(record)) = value.map(decode) {
+        let p = parse(Kind::RemoteLogMetadata, None, value, 42);
+        assert!(matches!(p.payload, Some(Part::Text(..))));
+        assert_eq!(decode(&encode(&record)), Ok(record));
+    }
     for kind in Kind::ALL {
         let p = parse(kind, key, value, 42);
         let mut text = Vec::new();

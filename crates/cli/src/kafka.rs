@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 const HEADING: &str = "Live clusters (kafka:// sources)";
 
+const REMOTE_HEADING: &str = "Remote tier (s3://BUCKET/PREFIX, gs://, az://, file:///ROOT/PREFIX)";
+
 /// The client properties of `kafka://` sources.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ClientArgs {
@@ -21,6 +23,10 @@ pub struct ClientArgs {
     /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
     #[arg(short = 'F', value_name = "FILE", help_heading = HEADING)]
     pub config_file: Vec<PathBuf>,
+    /// Remote tier: the RSA private key (PEM) of a key pair named in the manifests' dataKey,
+    /// as KEYID=PEMFILE; repeatable. Needed for segments uploaded with encryption on.
+    #[arg(long, value_name = "KEYID=PEMFILE", help_heading = REMOTE_HEADING)]
+    pub rsm_private_key: Vec<String>,
 }
 
 impl ClientArgs {
@@ -39,5 +45,15 @@ impl ClientArgs {
             eprintln!("krec: warning: {w}");
         }
         Ok(c)
+    }
+
+    /// The private keys of `--rsm-private-key`.
+    pub fn rsm_keys(&self) -> Result<krecords_remote::crypto::KeyRing, Failure> {
+        let mut keys = krecords_remote::crypto::KeyRing::new();
+        for k in &self.rsm_private_key {
+            keys.add_spec(k)
+                .map_err(|e| Failure::Usage(format!("--rsm-private-key {k}: {e}")))?;
+        }
+        Ok(keys)
     }
 }

@@ -47,5 +47,7 @@ mod sql;
 mod stats;
 #[path = "cli/verify.rs"]
 mod verify;
+#[path = "cli/verify_remote.rs"]
+mod verify_remote;
 #[path = "cli/what_if.rs"]
 mod what_if;

@@ -193,8 +193,13 @@ fn parse_epoch_line(line: &str) -> Option<(i32, i64)> {
     }
 }
 
-/// Parses Kafka's leader epoch checkpoint.
-pub(crate) fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i32, i64)>> {
+/// Parses Kafka's leader epoch checkpoint (`0`, a count, then `epoch start-offset` lines):
+/// the entries in file order.
+///
+/// # Errors
+///
+/// [`Error::CorruptFile`] naming `path` when the text is not such a checkpoint.
+pub fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i32, i64)>> {
     let bad = |reason: String| Error::CorruptFile {
         path: path.to_path_buf(),
         reason,

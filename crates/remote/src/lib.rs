@@ -56,8 +56,10 @@
 
 pub mod crypto;
 mod error;
+pub mod metadata;
 pub mod reader;
 pub mod storage;
+pub mod verify;
 pub mod write;
 
 krecords_codec::untrusted_modules! {

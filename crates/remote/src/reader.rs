@@ -111,6 +111,11 @@ impl<S: Storage> RemoteTier<S> {
         self
     }
 
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// The storage.
     pub fn storage(&self) -> &S {
         &self.storage

@@ -5,3 +5,4 @@ mod util;
 
 mod hostile;
 mod roundtrip;
+mod verify;

@@ -43,6 +43,7 @@
 )]
 
 mod remote;
+pub mod remote_log_metadata;
 mod schema;
 mod schema_files;
 mod value;

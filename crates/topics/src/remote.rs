@@ -118,15 +118,7 @@ fn txn_index_empty(j: &Node) -> bool {
 /// `RemoteLogSegmentMetadata.toString()`, after its constructor's checks.
 fn segment(j: &Node) -> Result<String, String> {
     let state = segment_state(j)?;
-    let (start, end) = (int(j, "startOffset"), int(j, "endOffset"));
-    if start < 0 {
-        return Err(format!(
-            "Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative"
-        ));
-    }
-    if end < start {
-        return Err(format!("Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than startOffset = {start}"));
-    }
+    let (start, end) = super::remote_log_metadata::offsets(j)?;
     let epochs = epochs(j)?;
     Ok(format!(
         "RemoteLogSegmentMetadata{{remoteLogSegmentId={}, startOffset={start}, endOffset={end}, brokerId={}, maxTimestampMs={}, eventTimestampMs={}, segmentLeaderEpochs={epochs}, segmentSizeInBytes={}, customMetadata={}, state={state}, txnIdxEmpty={}}}",

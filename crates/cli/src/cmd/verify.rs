@@ -6,6 +6,8 @@
 //! The checks are the log's ([`krecords_log::check`]); this command picks the inputs, runs the
 //! partitions of a data directory in parallel and prints the problems the checks report.
 
+mod remote;
+
 use crate::args::{CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::source::{open_file, open_reader, open_sources, read_options};
@@ -56,6 +58,36 @@ use std::sync::Mutex;
 /// before the high watermark says where and why ("stopped at last stable offset 3; high
 /// watermark 9: an open transaction from producer 7 since offset 3").
 ///
+/// With --remote LOCATION, both tiers of a broker are checked together: the remote tier
+/// (Kafka tiered storage as Aiven's plugin writes it; for now file:///ROOT/PREFIX or a local
+/// directory, the plugin's filesystem backend) is reconciled with __remote_log_metadata, read
+/// from the root's __remote_log_metadata-N directories (or --remote-metadata DIR, or a live
+/// cluster's kafka://HOST:PORT/__remote_log_metadata), replayed as Kafka's metadata cache
+/// replays it, and with the root's partitions. One line per problem,
+/// `partition: object: offset N: [check] message`:
+///   metadata          an event Kafka drops or refuses (invalid state transition, update of
+///                     an unknown segment), or a record that does not decode
+///   copy-unfinished   COPY_SEGMENT_STARTED never followed by COPY_SEGMENT_FINISHED (on a
+///                     running broker, possibly an upload in progress)
+///   delete-unfinished DELETE_SEGMENT_STARTED never followed by DELETE_SEGMENT_FINISHED
+///   missing           a copied segment whose .log, .indexes or .rsm-manifest is not there
+///   orphan            objects no metadata names
+///   manifest          a manifest that does not parse or decrypt, or whose chunk index does
+///                     not match the size of its .log object
+///   mismatch          the manifest's remoteLogSegmentMetadata, the object name or the data
+///                     disagreeing with the metadata record (offsets, leader epochs, size)
+///   offsets           a gap or overlap between consecutive remote segments; a gap between
+///                     the remote tier's end and the local log's first offset
+///   epoch             leader epochs going backwards, or not those of the local
+///                     leader-epoch-checkpoint
+///   chunk             a chunk or index that does not decrypt or decompress
+///   entry, index, ... every batch of every remote segment CRC-checked and its offset, time
+///                     and transaction indexes checked against it, as for local segments
+///                     (byte positions in the original segment or index)
+/// then `remote tier LOCATION: N partitions (...), M segments (K intact, ...), ...`.
+/// Encrypted segments need --rsm-private-key KEYID=PEMFILE. --topic narrows the remote tier
+/// too.
+///
 /// Prints one line per problem with the file and byte position, then a summary. Exit 1 when
 /// there is any problem, 0 when everything is clean, 2 when a path holds nothing to verify.
 ///
@@ -65,13 +97,27 @@ use std::sync::Mutex;
 ///   krec verify /var/kafka/events-0/
 ///   krec verify 00000000000000000000.log other.bin
 ///   krec verify --format json /tmp/events-0 | jq 'select(.check)'
+///   krec verify /var/kafka/data --remote file:///var/kafka-tier/tiered/
+///   krec verify --remote /var/kafka-tier --remote-metadata /var/kafka/data \
+///       --rsm-private-key k1=/etc/kafka/rsm-k1.pem
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
     /// Segment files, files of concatenated entries, partition directories, `-` for stdin, or
     /// kafka://HOST:PORT/TOPIC[/PARTITION].
-    #[arg(required = true)]
+    #[arg(required_unless_present = "remote")]
     paths: Vec<PathBuf>,
+    /// The remote tier of the broker (Kafka tiered storage as Aiven's plugin writes it):
+    /// file:///ROOT/PREFIX (split at the last '/': the storage root, then the key prefix) or a
+    /// local directory (a storage root, no prefix), reconciled with __remote_log_metadata and
+    /// the local logs.
+    #[arg(long, value_name = "LOCATION")]
+    remote: Option<String>,
+    /// With --remote: where __remote_log_metadata is read, a broker data directory, one
+    /// __remote_log_metadata-N directory or a live cluster's topic
+    /// (kafka://HOST:PORT/__remote_log_metadata; default: the broker root given).
+    #[arg(long, value_name = "DIR", requires = "remote")]
+    remote_metadata: Option<PathBuf>,
     /// Output: one line per problem and a summary, or JSON Lines (one object per problem, then
     /// {"summary":{...}}).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -170,6 +216,22 @@ fn is_root(path: &std::path::Path) -> bool {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let limit = args.read.max_decompressed_bytes();
+    // --remote: where the metadata and the local partitions are, checked before anything runs.
+    let root = args.paths.iter().find(|p| is_root(p)).cloned();
+    let remote_metadata = match (&args.remote, &args.remote_metadata, &root) {
+        (None, _, _) => None,
+        (Some(_), Some(dir), _) => Some(dir.clone()),
+        (Some(_), None, Some(root)) => Some(root.clone()),
+        (Some(_), None, None) => {
+            return Err(Failure::Usage(
+                "--remote reads __remote_log_metadata from a broker root (ROOT) or --remote-metadata DIR".into(),
+            ))
+        }
+    };
+    let remote_keys = match &args.remote {
+        Some(_) => Some(args.read.kafka.client.rsm_keys()?),
+        None => None,
+    };
     let printer = RefCell::new(Printer {
         format: args.format,
         out,
@@ -242,6 +304,30 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     drop(checker);
     let printer = printer.into_inner();
     let out = printer.out;
+    let remote = match (&args.remote, remote_metadata, remote_keys) {
+        (Some(location), Some(metadata), Some(keys)) => {
+            let topic = match &args.topic {
+                Some(t) => Some(
+                    glob::Pattern::new(t)
+                        .map_err(|e| Failure::Usage(format!("--topic {t:?}: {e}")))?,
+                ),
+                None => None,
+            };
+            let metadata = read_metadata(&metadata, &args, limit)?;
+            let request = remote::Request {
+                location,
+                metadata,
+                local_root: root.as_deref(),
+                keys,
+                topic: topic.as_ref(),
+                limit,
+                format: printer.format,
+            };
+            Some((location, remote::run(request, &mut *out)?))
+        }
+        _ => None,
+    };
+    let local = !args.paths.is_empty();
     for (name, stop) in &stops {
         match printer.format {
             Format::Json => {
@@ -256,26 +342,74 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     }
     match printer.format {
         Format::Json => {
-            serde_json::to_writer(&mut *out, &serde_json::json!({ "summary": s }))
+            let mut summary = if local {
+                serde_json::to_value(s).map_err(io::Error::from)?
+            } else {
+                serde_json::json!({})
+            };
+            if let (Some((_, r)), Some(o)) = (&remote, summary.as_object_mut()) {
+                o.insert("remote".into(), remote::json_summary(r));
+            }
+            serde_json::to_writer(&mut *out, &serde_json::json!({ "summary": summary }))
                 .map_err(io::Error::from)?;
             out.write_all(b"\n")?;
         }
-        Format::Text => writeln!(
-            out,
-            "{}{}",
-            match (s.partitions, s.partitions_with_problems) {
-                (Some(n), Some(bad)) =>
-                    format!("{n} partitions ({} ok, {bad} with problems), ", n - bad),
-                _ => String::new(),
-            },
-            s.counts.describe(live)
-        )?,
+        Format::Text => {
+            if local {
+                writeln!(
+                    out,
+                    "{}{}",
+                    match (s.partitions, s.partitions_with_problems) {
+                        (Some(n), Some(bad)) =>
+                            format!("{n} partitions ({} ok, {bad} with problems), ", n - bad),
+                        _ => String::new(),
+                    },
+                    s.counts.describe(live)
+                )?;
+            }
+            if let Some((location, r)) = &remote {
+                writeln!(out, "{}", remote::describe(location, r))?;
+            }
+        }
     }
-    Ok(if s.counts.problems == 0 {
+    let remote_clean = remote
+        .as_ref()
+        .is_none_or(|(_, r)| matches!(remote::outcome(r), Outcome::Ok));
+    Ok(if s.counts.problems == 0 && remote_clean {
         Outcome::Ok
     } else {
         Outcome::DataProblem
     })
+}
+
+/// `__remote_log_metadata` for `--remote`: from a directory, or from a live cluster
+/// (`kafka://HOST:PORT/__remote_log_metadata`, every partition from its log start, read as
+/// `verify` reads any live topic).
+fn read_metadata(
+    spec: &Path,
+    args: &Args,
+    limit: usize,
+) -> Result<krecords_remote::metadata::MetadataLog, Failure> {
+    if !matches!(SourceSpec::parse(spec)?, SourceSpec::Kafka(_)) {
+        return remote::read_metadata_dir(spec, limit);
+    }
+    let sources = open_sources(&[spec.to_path_buf()], &args.read.kafka.client)?;
+    let options = read_options(
+        &crate::args::RangeArgs::default(),
+        CountArgs::default(),
+        IsolationLevel::ReadUncommitted,
+        limit,
+        None,
+    );
+    let mut log = krecords_remote::metadata::MetadataLog::default();
+    for i in 0..sources.partitions.len() {
+        let mut reader = open_reader(&sources, i, &options)?;
+        while let Some(file) = reader.next_file()? {
+            log.read_entries(&mut reader, &file.name, limit)
+                .context(|| format!("cannot read {}", spec.display()))?;
+        }
+    }
+    Ok(log)
 }
 
 /// What verifying one partition of a data directory gave.

@@ -364,6 +364,18 @@ impl IndexKind {
     }
 }
 
+/// The indexes of a segment held in memory ([`Checker::segment_bytes`]): each as its name in
+/// problems and its bytes; `None` when the segment has no such index.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegmentIndexBytes<'a> {
+    /// The offset index (`.index`).
+    pub offset: Option<(&'a str, &'a [u8])>,
+    /// The time index (`.timeindex`).
+    pub time: Option<(&'a str, &'a [u8])>,
+    /// The transaction index (`.txnindex`).
+    pub txn: Option<(&'a str, &'a [u8])>,
+}
+
 /// The callback a [`Checker`] reports problems to; an error from it ends the check.
 pub type ProblemSink<'s> = dyn FnMut(Problem) -> io::Result<()> + 's;
 
@@ -529,15 +541,59 @@ impl<'s> Checker<'s> {
         base: Option<i64>,
         chain: &mut Option<i64>,
     ) -> CheckResult<()> {
-        self.summary.files += 1;
-        let (mut oi, mut ti, mut tx) = match (base, path) {
-            (Some(b), Some(path)) => (
+        let indexes = match (base, path) {
+            (Some(b), Some(path)) => [
                 self.load_index(&sibling(path, INDEX_SUFFIX), IndexKind::Offset, b)?,
                 self.load_index(&sibling(path, TIME_INDEX_SUFFIX), IndexKind::Time, b)?,
                 self.load_index(&sibling(path, TXN_INDEX_SUFFIX), IndexKind::Txn, b)?,
-            ),
-            _ => (None, None, None),
+            ],
+            _ => [None, None, None],
         };
+        self.entries_with_indexes(source, name, base, chain, indexes)
+    }
+
+    /// Checks a segment held in memory, as [`Checker::segment_file`] checks one on disk: `log`
+    /// is the segment's bytes, named `name` in problems (positions are positions in `log`),
+    /// `base` its base offset, and `indexes` the bytes of its offset, time and transaction
+    /// indexes, each named as given. Used for segments read from elsewhere (the remote tier).
+    ///
+    /// # Errors
+    ///
+    /// The problem callback failed.
+    pub fn segment_bytes(
+        &mut self,
+        log: Vec<u8>,
+        name: &str,
+        base: i64,
+        indexes: SegmentIndexBytes<'_>,
+        chain: &mut Option<i64>,
+    ) -> CheckResult<()> {
+        let mut loaded = [None, None, None];
+        for (slot, (kind, given)) in loaded.iter_mut().zip([
+            (IndexKind::Offset, indexes.offset),
+            (IndexKind::Time, indexes.time),
+            (IndexKind::Txn, indexes.txn),
+        ]) {
+            if let Some((index_name, bytes)) = given {
+                self.summary.files += 1;
+                *slot = Some(self.parse_index(index_name, bytes, kind, base)?);
+            }
+        }
+        let len = log.len() as u64;
+        let mut source = EntryStream::from_reader(Box::new(io::Cursor::new(log)), Some(len));
+        self.entries_with_indexes(&mut source, name, Some(base), chain, loaded)
+    }
+
+    /// [`Checker::entries`] with its indexes already loaded.
+    fn entries_with_indexes(
+        &mut self,
+        source: &mut dyn EntrySource,
+        name: &str,
+        base: Option<i64>,
+        chain: &mut Option<i64>,
+        [mut oi, mut ti, mut tx]: [Option<Index>; 3],
+    ) -> CheckResult<()> {
+        self.summary.files += 1;
         if let (Some(b), Some(prev)) = (base, *chain) {
             if b <= prev {
                 self.problem(
@@ -666,6 +722,18 @@ impl<'s> Checker<'s> {
             return Ok(None);
         };
         let name = path.display().to_string();
+        self.parse_index(&name, &bytes, kind, base).map(Some)
+    }
+
+    /// Parses a fixed-size-entry index named `name` (see [`Checker::load_index`]).
+    fn parse_index(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        kind: IndexKind,
+        base: i64,
+    ) -> CheckResult<Index> {
+        let name = name.to_string();
         let pk = kind.problem_kind();
         let size = kind.entry_size();
         let whole = bytes.len() / size * size;
@@ -756,12 +824,12 @@ impl<'s> Checker<'s> {
             self.rules()
                 .push_index_entry(&name, kind, &mut entries, entry)?;
         }
-        Ok(Some(Index {
+        Ok(Index {
             kind,
             name,
             entries,
             next: 0,
-        }))
+        })
     }
 
     /// Kafka's producer snapshot (see [`producer_state`]): version, CRC-32C of everything

@@ -1,0 +1,796 @@
+//! Both tiers of a broker checked together: the remote tier's objects (any [`Storage`])
+//! reconciled with `__remote_log_metadata` replayed ([`MetadataCache`]) and with the local
+//! partition directories, and every remote segment checked as `krec verify` checks a local one.
+//!
+//! Per partition, one [`Finding`] per problem, naming the partition, the object and an offset:
+//!
+//! - `metadata`: an event Kafka would drop or refuse (invalid transition, update of an unknown
+//!   segment, a record that does not decode);
+//! - `copy-unfinished`: COPY_SEGMENT_STARTED never followed by COPY_SEGMENT_FINISHED;
+//!   `delete-unfinished`: DELETE_SEGMENT_STARTED never followed by DELETE_SEGMENT_FINISHED;
+//! - `missing`: a segment the metadata says exists (COPY_SEGMENT_FINISHED) lacking any of its
+//!   `.log`, `.indexes` and `.rsm-manifest` objects;
+//! - `orphan`: objects no metadata names (and keys under the prefix that name no segment);
+//! - `manifest`: a manifest that does not parse, cannot be decrypted, or whose chunk index does
+//!   not match its `.log` object's size;
+//! - `mismatch`: the manifest's `remoteLogSegmentMetadata`, the object name or the segment's
+//!   data disagreeing with the metadata topic's record (offsets, leader epochs, size);
+//! - `offsets`: a gap or an overlap between consecutive remote segments, or a gap between the
+//!   remote tier's end and the local log's first offset (an overlap there is normal: Kafka
+//!   keeps copied segments locally until local retention removes them);
+//! - `epoch`: leader epochs going backwards across remote segments, or not matching the local
+//!   `leader-epoch-checkpoint`;
+//! - `chunk`: a chunk or index that does not decrypt or decompress, or a short object;
+//! - `entry`, `truncated`, `index`, `timeindex`, `txnindex`: what [`krecords_log::check`] finds
+//!   in the segment's decoded bytes and its indexes, positions being bytes of the original
+//!   segment (or index);
+//! - `io`: the storage failed.
+//!
+//! A segment with no problem is reported intact ([`SegmentReport`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use krecords_log::check::{Checker, Problem, SegmentIndexBytes};
+use krecords_topics::remote_log_metadata::{RemoteLogSegmentState, TopicIdPartition};
+
+use crate::error::{Error, Result};
+use crate::key::{KafkaUuid, ObjectKey, RemotePartition, Suffix};
+use crate::manifest::IndexType;
+use crate::metadata::{MetadataCache, SegmentState};
+use crate::reader::{RemoteSegment, RemoteTier};
+use crate::storage::Storage;
+
+/// What a [`Finding`] is about (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Check {
+    /// A metadata event Kafka would drop or refuse, or one that does not decode.
+    Metadata,
+    /// COPY_SEGMENT_STARTED without COPY_SEGMENT_FINISHED.
+    CopyUnfinished,
+    /// DELETE_SEGMENT_STARTED without DELETE_SEGMENT_FINISHED.
+    DeleteUnfinished,
+    /// Objects of a copied segment absent from the bucket.
+    Missing,
+    /// Objects no metadata names.
+    Orphan,
+    /// A manifest that does not parse or decrypt, or whose chunk index does not match.
+    Manifest,
+    /// The manifest, object name or data disagreeing with the metadata record.
+    Mismatch,
+    /// Gaps and overlaps between segments, or between the tiers.
+    Offsets,
+    /// Leader epoch lineage.
+    Epoch,
+    /// A chunk or index that does not decode, or a short object.
+    Chunk,
+    /// A log check's problem in the decoded segment (its [`krecords_log::check::ProblemKind`]).
+    Log(krecords_log::check::ProblemKind),
+    /// The storage failed.
+    Io,
+}
+
+impl Check {
+    /// The name printed in brackets and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::Metadata => "metadata",
+            Check::CopyUnfinished => "copy-unfinished",
+            Check::DeleteUnfinished => "delete-unfinished",
+            Check::Missing => "missing",
+            Check::Orphan => "orphan",
+            Check::Manifest => "manifest",
+            Check::Mismatch => "mismatch",
+            Check::Offsets => "offsets",
+            Check::Epoch => "epoch",
+            Check::Chunk => "chunk",
+            Check::Log(k) => k.as_str(),
+            Check::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// `topic-partition`, or empty for a key that names no partition.
+    pub partition: String,
+    /// The object key (or metadata segment file) the problem is in.
+    pub object: String,
+    /// The Kafka offset the problem is at: the segment's start offset, the first offset of a
+    /// gap, or the metadata record's offset for `metadata` findings.
+    pub offset: Option<i64>,
+    /// A byte position in the original segment or index, when the problem has one.
+    pub position: Option<u64>,
+    /// What kind of problem.
+    pub check: Check,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Finding {
+    /// `partition: object: offset N: byte B: [check] message`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.partition.is_empty() {
+            write!(f, "{}: ", self.partition)?;
+        }
+        write!(f, "{}", self.object)?;
+        if let Some(o) = self.offset {
+            write!(f, ": offset {o}")?;
+        }
+        if let Some(p) = self.position {
+            write!(f, ": byte {p}")?;
+        }
+        write!(f, ": [{}] {}", self.check, self.message)
+    }
+}
+
+/// One remote segment the metadata says exists, as checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentReport {
+    /// `topic-partition`.
+    pub partition: String,
+    /// The manifest key.
+    pub object: String,
+    /// The segment's start offset.
+    pub start_offset: i64,
+    /// Its end offset (inclusive), as the metadata says.
+    pub end_offset: i64,
+    /// Problems found in it.
+    pub problems: u64,
+}
+
+/// What [`verify`] reports, in order: findings as they are found and each checked segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A problem.
+    Finding(Finding),
+    /// A segment checked (after its findings).
+    Segment(SegmentReport),
+}
+
+/// What was checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Partitions seen in the metadata or the bucket.
+    pub partitions: u64,
+    /// Partitions with at least one problem.
+    pub partitions_with_problems: u64,
+    /// Segments the metadata says exist (COPY_SEGMENT_FINISHED) that were checked.
+    pub segments: u64,
+    /// Of those, the ones with no problem.
+    pub intact: u64,
+    /// Objects, entries, records and bytes the log checks read.
+    pub log: krecords_log::check::Summary,
+    /// Every problem.
+    pub problems: u64,
+}
+
+/// Options of [`verify`].
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    /// A broker's data directory: the local partitions the remote tier is compared with.
+    pub local_root: Option<&'a Path>,
+    /// The most bytes one entry may decompress to.
+    pub max_decompressed_bytes: usize,
+    /// Only partitions of topics this predicate accepts.
+    pub topic_filter: Option<&'a dyn Fn(&str) -> bool>,
+}
+
+impl fmt::Debug for Options<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("local_root", &self.local_root)
+            .field("max_decompressed_bytes", &self.max_decompressed_bytes)
+            .field("topic_filter", &self.topic_filter.is_some())
+            .finish()
+    }
+}
+
+fn remote_partition(tp: &TopicIdPartition) -> RemotePartition {
+    RemotePartition {
+        topic: tp.topic.clone(),
+        topic_id: KafkaUuid(tp.topic_id),
+        partition: tp.partition,
+    }
+}
+
+fn partition_name(p: &RemotePartition) -> String {
+    format!("{}-{}", p.topic, p.partition)
+}
+
+/// Reconciles the remote tier with the replayed metadata (and the local logs), reporting each
+/// problem and each checked segment to `sink` in partition order.
+///
+/// # Errors
+///
+/// The storage cannot be listed, or `sink` failed.
+pub fn verify<S: Storage>(
+    tier: &RemoteTier<S>,
+    metadata: &MetadataCache,
+    options: &Options<'_>,
+    sink: &mut dyn FnMut(Event) -> std::io::Result<()>,
+) -> Result<Summary> {
+    let listing = tier.list()?;
+    let mut summary = Summary::default();
+    let mut emit = |summary: &mut Summary, e: Event| -> Result<()> {
+        if let Event::Finding(_) = e {
+            summary.problems += 1;
+        }
+        sink(e).map_err(|source| Error::Io {
+            op: "write",
+            path: "report".into(),
+            source,
+        })
+    };
+    let wanted = |topic: &str| options.topic_filter.is_none_or(|f| f(topic));
+    // Problems of the metadata topic that name no partition.
+    for p in metadata.problems.iter().filter(|p| p.partition.is_none()) {
+        emit(
+            &mut summary,
+            Event::Finding(Finding {
+                partition: String::new(),
+                object: p.at.file.clone(),
+                offset: (p.at.offset >= 0).then_some(p.at.offset),
+                position: None,
+                check: Check::Metadata,
+                message: p.message.clone(),
+            }),
+        )?;
+    }
+    let mut partitions: BTreeSet<RemotePartition> = listing.partitions.keys().cloned().collect();
+    partitions.extend(metadata.partitions.keys().map(remote_partition));
+    partitions.extend(
+        metadata
+            .problems
+            .iter()
+            .filter_map(|p| p.partition.as_ref().map(remote_partition)),
+    );
+    let empty = Vec::new();
+    for rp in partitions.iter().filter(|p| wanted(&p.topic)) {
+        summary.partitions += 1;
+        let before = summary.problems;
+        let tp = TopicIdPartition {
+            topic_id: rp.topic_id.0,
+            topic: rp.topic.clone(),
+            partition: rp.partition,
+        };
+        let name = partition_name(rp);
+        let objects = listing.partitions.get(rp).unwrap_or(&empty);
+        let segments = metadata
+            .partitions
+            .get(&tp)
+            .map(|p| p.by_offset())
+            .unwrap_or_default();
+        let mut partition = PartitionCheck {
+            tier,
+            rp,
+            name: &name,
+            summary: &mut summary,
+            emit: &mut emit,
+            limit: options.max_decompressed_bytes,
+        };
+        for p in metadata
+            .problems
+            .iter()
+            .filter(|p| p.partition.as_ref() == Some(&tp))
+        {
+            partition.finding(
+                p.at.file.clone(),
+                Some(p.at.offset),
+                None,
+                Check::Metadata,
+                p.message.clone(),
+            )?;
+        }
+        partition.check(&segments, objects, options.local_root)?;
+        if summary.problems > before {
+            summary.partitions_with_problems += 1;
+        }
+    }
+    for key in &listing.unrecognized {
+        emit(
+            &mut summary,
+            Event::Finding(Finding {
+                partition: String::new(),
+                object: key.clone(),
+                offset: None,
+                position: None,
+                check: Check::Orphan,
+                message: "an object under the prefix that is no segment's object".into(),
+            }),
+        )?;
+    }
+    Ok(summary)
+}
+
+type Emit<'e> = dyn FnMut(&mut Summary, Event) -> Result<()> + 'e;
+
+/// The checks of one partition.
+struct PartitionCheck<'c, 'e, S> {
+    tier: &'c RemoteTier<S>,
+    rp: &'c RemotePartition,
+    name: &'c str,
+    summary: &'c mut Summary,
+    emit: &'c mut Emit<'e>,
+    limit: usize,
+}
+
+impl<S: Storage> PartitionCheck<'_, '_, S> {
+    fn finding(
+        &mut self,
+        object: String,
+        offset: Option<i64>,
+        position: Option<u64>,
+        check: Check,
+        message: String,
+    ) -> Result<()> {
+        (self.emit)(
+            self.summary,
+            Event::Finding(Finding {
+                partition: self.name.to_string(),
+                object,
+                offset,
+                position,
+                check,
+                message,
+            }),
+        )
+    }
+
+    fn key(&self, start_offset: i64, id: [u8; 16], suffix: Suffix) -> ObjectKey {
+        ObjectKey {
+            prefix: self.tier.prefix().to_string(),
+            partition: self.rp.clone(),
+            start_offset,
+            segment_id: KafkaUuid(id),
+            suffix,
+        }
+    }
+
+    fn check(
+        &mut self,
+        segments: &[&SegmentState],
+        objects: &[RemoteSegment],
+        local_root: Option<&Path>,
+    ) -> Result<()> {
+        let by_id: BTreeMap<KafkaUuid, &RemoteSegment> =
+            objects.iter().map(|o| (o.segment_id, o)).collect();
+        let named: BTreeSet<KafkaUuid> = segments
+            .iter()
+            .map(|s| KafkaUuid(s.metadata.segment_id.id))
+            .collect();
+        let mut copied: Vec<&SegmentState> = Vec::new();
+        for s in segments {
+            let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
+            let key = self.key(m.start_offset, id, Suffix::Manifest);
+            match m.state {
+                RemoteLogSegmentState::CopySegmentStarted => self.finding(
+                    key.to_string(),
+                    Some(m.start_offset),
+                    None,
+                    Check::CopyUnfinished,
+                    format!(
+                        "segment {} (offsets {}..={}) is COPY_SEGMENT_STARTED (at {} offset {}) and its copy never finished",
+                        key.segment_id, m.start_offset, m.end_offset, s.updated_at.file, s.updated_at.offset
+                    ),
+                )?,
+                RemoteLogSegmentState::DeleteSegmentStarted => self.finding(
+                    key.to_string(),
+                    Some(m.start_offset),
+                    None,
+                    Check::DeleteUnfinished,
+                    format!(
+                        "segment {} (offsets {}..={}) is DELETE_SEGMENT_STARTED (at {} offset {}) and its deletion never finished",
+                        key.segment_id, m.start_offset, m.end_offset, s.updated_at.file, s.updated_at.offset
+                    ),
+                )?,
+                RemoteLogSegmentState::CopySegmentFinished => copied.push(s),
+                RemoteLogSegmentState::DeleteSegmentFinished => {}
+            }
+        }
+        for o in objects.iter().filter(|o| !named.contains(&o.segment_id)) {
+            let first = o.objects.keys().next().copied().unwrap_or(Suffix::Manifest);
+            let names: Vec<&str> = o.objects.keys().map(|s| s.as_str()).collect();
+            self.finding(
+                o.key(first),
+                Some(o.start_offset),
+                None,
+                Check::Orphan,
+                format!(
+                    "segment {} ({}) is in the bucket but no metadata names it",
+                    o.segment_id,
+                    names.join(", ")
+                ),
+            )?;
+        }
+        // Consecutive copied segments.
+        for w in copied.windows(2) {
+            let (a, b) = (&w[0].metadata.facts, &w[1].metadata.facts);
+            let (a_id, b_id) = (w[0].metadata.segment_id.id, w[1].metadata.segment_id.id);
+            let key = self.key(b.start_offset, b_id, Suffix::Manifest).to_string();
+            let next = a.end_offset.saturating_add(1);
+            if b.start_offset > next {
+                self.finding(
+                    key,
+                    Some(next),
+                    None,
+                    Check::Offsets,
+                    format!(
+                        "gap: offsets {next}..={} are in no remote segment (the previous one ends at {})",
+                        b.start_offset - 1,
+                        a.end_offset
+                    ),
+                )?;
+            } else if b.start_offset < next {
+                self.finding(
+                    key,
+                    Some(b.start_offset),
+                    None,
+                    Check::Offsets,
+                    format!(
+                        "overlap: the segment starts at {} but the previous one ({}) ends at {}",
+                        b.start_offset,
+                        KafkaUuid(a_id),
+                        a.end_offset
+                    ),
+                )?;
+            }
+            let (last_a, first_b) = (
+                a.segment_leader_epochs.keys().next_back(),
+                b.segment_leader_epochs.keys().next(),
+            );
+            if let (Some(&ea), Some(&eb)) = (last_a, first_b) {
+                if eb < ea {
+                    let key = self.key(b.start_offset, b_id, Suffix::Manifest);
+                    self.finding(
+                        key.to_string(),
+                        Some(b.start_offset),
+                        None,
+                        Check::Epoch,
+                        format!("leader epoch goes backwards: the segment starts in epoch {eb}, the previous one ends in epoch {ea}"),
+                    )?;
+                }
+            }
+        }
+        for s in &copied {
+            self.epochs_within(s)?;
+        }
+        if let Some(root) = local_root {
+            self.local(&copied, root)?;
+        }
+        for s in &copied {
+            self.segment(s, by_id.get(&KafkaUuid(s.metadata.segment_id.id)).copied())?;
+        }
+        Ok(())
+    }
+
+    /// A segment's leader epochs: start offsets increasing and within the segment.
+    fn epochs_within(&mut self, s: &SegmentState) -> Result<()> {
+        let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
+        let mut prev: Option<i64> = None;
+        for (&epoch, &offset) in &m.segment_leader_epochs {
+            let bad = offset < m.start_offset
+                || offset > m.end_offset
+                || prev.is_some_and(|p| offset < p);
+            if bad {
+                let key = self.key(m.start_offset, id, Suffix::Manifest);
+                return self.finding(
+                    key.to_string(),
+                    Some(offset),
+                    None,
+                    Check::Epoch,
+                    format!(
+                        "leader epoch {epoch} starts at offset {offset}, outside the segment's {}..={} or before the previous epoch's start",
+                        m.start_offset, m.end_offset
+                    ),
+                );
+            }
+            prev = Some(offset);
+        }
+        Ok(())
+    }
+
+    /// The remote tier against the local partition directory: no gap between them, and the
+    /// leader epochs of both one lineage.
+    fn local(&mut self, copied: &[&SegmentState], root: &Path) -> Result<()> {
+        let dir = root.join(self.name);
+        let Some(last) = copied.iter().max_by_key(|s| s.metadata.facts.end_offset) else {
+            return Ok(());
+        };
+        let (m, id) = (&last.metadata.facts, last.metadata.segment_id.id);
+        let key = self.key(m.start_offset, id, Suffix::Manifest).to_string();
+        let mut bases: Vec<i64> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter_map(|e| krecords_log::check::segment_base(&e.path()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        bases.sort_unstable();
+        if let Some(&local_start) = bases.first() {
+            let next = m.end_offset.saturating_add(1);
+            if local_start > next {
+                self.finding(
+                    key.clone(),
+                    Some(next),
+                    None,
+                    Check::Offsets,
+                    format!(
+                        "gap between the tiers: the remote tier ends at {}, the local log {} starts at {local_start}",
+                        m.end_offset,
+                        dir.display()
+                    ),
+                )?;
+            }
+        }
+        let checkpoint = dir.join(krecords_log::files::LEADER_EPOCH_CHECKPOINT_FILE);
+        let Ok(bytes) = std::fs::read(&checkpoint) else {
+            return Ok(());
+        };
+        // A malformed checkpoint is `krec verify` of the root's to report.
+        let Ok(local) = krecords_log::files::parse_epoch_checkpoint(&checkpoint, &bytes) else {
+            return Ok(());
+        };
+        let Some(&(first_epoch, first_start)) = local.first() else {
+            return Ok(());
+        };
+        let cp = checkpoint.display().to_string();
+        for s in copied {
+            let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
+            let key = self.key(m.start_offset, id, Suffix::Manifest).to_string();
+            // Each entry is the epoch of the segment's records from that offset on.
+            for (&epoch, &start) in &m.segment_leader_epochs {
+                let problem = if start < first_start {
+                    // Below the local log: only the order of the epochs is known.
+                    (epoch > first_epoch).then(|| format!(
+                        "leader epoch {epoch} at offset {start} is above epoch {first_epoch}, which {cp} starts at the later offset {first_start}"
+                    ))
+                } else {
+                    let local_epoch = local
+                        .iter()
+                        .take_while(|(_, s)| *s <= start)
+                        .last()
+                        .map(|(e, _)| *e);
+                    (local_epoch != Some(epoch)).then(|| format!(
+                        "offset {start} is in leader epoch {epoch} in the remote segment but in epoch {} in {cp}",
+                        local_epoch.map_or_else(|| "none".to_string(), |e| e.to_string())
+                    ))
+                };
+                if let Some(message) = problem {
+                    self.finding(key.clone(), Some(start), None, Check::Epoch, message)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One copied segment: its objects, manifest, data and indexes.
+    fn segment(&mut self, s: &SegmentState, objects: Option<&RemoteSegment>) -> Result<()> {
+        let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
+        let before = self.summary.problems;
+        let manifest_key = self.key(m.start_offset, id, Suffix::Manifest);
+        self.summary.segments += 1;
+        let report = |this: &mut Self| -> Result<()> {
+            let problems = this.summary.problems - before;
+            if problems == 0 {
+                this.summary.intact += 1;
+            }
+            (this.emit)(
+                this.summary,
+                Event::Segment(SegmentReport {
+                    partition: this.name.to_string(),
+                    object: manifest_key.to_string(),
+                    start_offset: m.start_offset,
+                    end_offset: m.end_offset,
+                    problems,
+                }),
+            )
+        };
+        let present: BTreeSet<Suffix> = objects
+            .map(|o| o.objects.keys().copied().collect())
+            .unwrap_or_default();
+        let missing: Vec<Suffix> = Suffix::ALL
+            .into_iter()
+            .filter(|x| !present.contains(x))
+            .collect();
+        if let Some(&first) = missing.first() {
+            let names: Vec<&str> = missing.iter().map(|x| x.as_str()).collect();
+            self.finding(
+                manifest_key.with_suffix(first).to_string(),
+                Some(m.start_offset),
+                None,
+                Check::Missing,
+                format!(
+                    "segment {} (offsets {}..={}) is COPY_SEGMENT_FINISHED but the bucket lacks its {}",
+                    manifest_key.segment_id,
+                    m.start_offset,
+                    m.end_offset,
+                    names.join(", ")
+                ),
+            )?;
+            return report(self);
+        }
+        if let Some(o) = objects {
+            if o.start_offset != m.start_offset {
+                self.finding(
+                    o.key(Suffix::Manifest),
+                    Some(m.start_offset),
+                    None,
+                    Check::Mismatch,
+                    format!(
+                        "the object name says start offset {}, the metadata {}",
+                        o.start_offset, m.start_offset
+                    ),
+                )?;
+                return report(self);
+            }
+        }
+        let segment = match self.tier.open_key(&manifest_key) {
+            Ok(seg) => seg,
+            Err(e) => {
+                let (check, object) = match &e {
+                    Error::Io { .. } | Error::NotFound { .. } => {
+                        (Check::Io, manifest_key.to_string())
+                    }
+                    Error::IndexMismatch { key, .. } => (Check::Manifest, key.clone()),
+                    _ => (Check::Manifest, manifest_key.to_string()),
+                };
+                self.finding(object, Some(m.start_offset), None, check, e.to_string())?;
+                return report(self);
+            }
+        };
+        let man = segment.manifest();
+        let original = segment.original_size();
+        let mut mismatches = Vec::new();
+        if let Some(r) = &man.remote_log_segment_metadata {
+            if (r.start_offset, r.end_offset) != (m.start_offset, m.end_offset) {
+                mismatches.push(format!(
+                    "the manifest says offsets {}..={}, the metadata {}..={}",
+                    r.start_offset, r.end_offset, m.start_offset, m.end_offset
+                ));
+            }
+            if r.segment_id != KafkaUuid(id) {
+                mismatches.push(format!(
+                    "the manifest names segment {}, the metadata {}",
+                    r.segment_id,
+                    KafkaUuid(id)
+                ));
+            }
+            if r.segment_leader_epochs != m.segment_leader_epochs {
+                mismatches.push(format!(
+                    "the manifest's leader epochs {:?} differ from the metadata's {:?}",
+                    r.segment_leader_epochs, m.segment_leader_epochs
+                ));
+            }
+        }
+        if u64::try_from(m.segment_size_in_bytes).ok() != Some(original) {
+            mismatches.push(format!(
+                "the metadata says {} bytes, the manifest's chunk index {original}",
+                m.segment_size_in_bytes
+            ));
+        }
+        for message in mismatches {
+            self.finding(
+                manifest_key.to_string(),
+                Some(m.start_offset),
+                None,
+                Check::Mismatch,
+                message,
+            )?;
+        }
+        let log_key = manifest_key.with_suffix(Suffix::Log).to_string();
+        let bytes = match segment.read_all() {
+            Ok(b) => b,
+            Err(e) => {
+                let (check, position) = match &e {
+                    Error::Io { .. } | Error::NotFound { .. } => (Check::Io, None),
+                    Error::Decrypt { at, .. } | Error::Truncated { at, .. } => {
+                        (Check::Chunk, Some(*at))
+                    }
+                    _ => (Check::Chunk, None),
+                };
+                self.finding(
+                    log_key,
+                    Some(m.start_offset),
+                    position,
+                    check,
+                    e.to_string(),
+                )?;
+                return report(self);
+            }
+        };
+        let index_key = manifest_key.with_suffix(Suffix::Indexes).to_string();
+        let mut indexes: BTreeMap<IndexType, (String, Vec<u8>)> = BTreeMap::new();
+        for (t, label) in [
+            (IndexType::Offset, "offset index"),
+            (IndexType::Timestamp, "time index"),
+            (IndexType::Transaction, "transaction index"),
+        ] {
+            match segment.index(t) {
+                Ok(Some(b)) => {
+                    indexes.insert(t, (format!("{index_key} ({label})"), b));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let check = match &e {
+                        Error::Io { .. } | Error::NotFound { .. } => Check::Io,
+                        _ => Check::Chunk,
+                    };
+                    self.finding(
+                        format!("{index_key} ({label})"),
+                        Some(m.start_offset),
+                        None,
+                        check,
+                        e.to_string(),
+                    )?;
+                }
+            }
+        }
+        let given = |t: IndexType| indexes.get(&t).map(|(n, b)| (n.as_str(), b.as_slice()));
+        let mut problems: Vec<Problem> = Vec::new();
+        let mut collect = |p: Problem| {
+            problems.push(p);
+            Ok(())
+        };
+        let mut checker = Checker::new(self.limit, &mut collect);
+        let mut chain = None;
+        let checked = checker.segment_bytes(
+            bytes,
+            &log_key,
+            m.start_offset,
+            SegmentIndexBytes {
+                offset: given(IndexType::Offset),
+                time: given(IndexType::Timestamp),
+                txn: given(IndexType::Transaction),
+            },
+            &mut chain,
+        );
+        let mut log_summary = checker.summary();
+        drop(checker);
+        log_summary.problems = 0; // counted as findings below
+        self.summary.log.add(&log_summary);
+        if let Err(e) = checked {
+            problems.push(Problem {
+                file: log_key.clone(),
+                position: None,
+                kind: krecords_log::check::ProblemKind::Io,
+                message: e.to_string(),
+            });
+        }
+        let clean = problems.is_empty();
+        for p in problems {
+            self.finding(
+                p.file,
+                Some(m.start_offset),
+                p.position,
+                Check::Log(p.kind),
+                p.message,
+            )?;
+        }
+        if clean {
+            if let Some(last) = chain {
+                if last != m.end_offset {
+                    self.finding(
+                        log_key,
+                        Some(m.start_offset),
+                        None,
+                        Check::Mismatch,
+                        format!(
+                            "the segment's last offset is {last}, the metadata says {}",
+                            m.end_offset
+                        ),
+                    )?;
+                }
+            }
+        }
+        report(self)
+    }
+}
