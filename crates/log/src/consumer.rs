@@ -211,8 +211,7 @@ pub(crate) fn aborted_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
-    use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
+    use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder};
 
     fn data(offset: i64, pid: i64, txn: bool, values: &[&str]) -> Vec<u8> {
         let mut b = V2Builder::new(offset);
@@ -227,25 +226,16 @@ mod tests {
     }
 
     fn marker(offset: i64, pid: i64, commit: bool) -> Vec<u8> {
-        let mut b = V2Builder::new(offset)
-            .producer(pid, 0, -1)
-            .transactional(true)
-            .control(true);
-        let key = ControlRecordKey {
-            version: 0,
-            kind: if commit {
-                ControlRecordType::Commit
-            } else {
-                ControlRecordType::Abort
-            },
-        };
-        let value = EndTxnMarker {
-            version: 0,
+        end_txn_marker(&EndTxnBatch {
+            base_offset: offset,
+            partition_leader_epoch: -1,
+            producer_id: pid,
+            producer_epoch: 0,
             coordinator_epoch: 0,
-        };
-        b.append_control(5, &key.to_bytes(), &value.to_bytes())
-            .unwrap();
-        b.finish().unwrap()
+            commit,
+            timestamp: 5,
+        })
+        .unwrap()
     }
 
     fn values(c: &Consumed) -> Vec<String> {

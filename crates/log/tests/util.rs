@@ -350,3 +350,37 @@ pub fn assert_no_swap_leftovers(m: &Mem, what: &str) {
         "{what}: {names:?}"
     );
 }
+
+/// Every entry of a directory: name → (size, contents, modification time).
+pub fn dir_state(
+    dir: &Path,
+) -> std::collections::BTreeMap<String, (u64, Vec<u8>, std::time::SystemTime)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            let name = e.file_name().into_string().unwrap();
+            let bytes = if meta.is_file() {
+                std::fs::read(e.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            (name, (meta.len(), bytes, meta.modified().unwrap()))
+        })
+        .collect()
+}
+
+/// A log in `dir` on the file system: 12 batches of two records over 400-byte segments.
+pub fn fs_log(dir: &Path) -> Log {
+    let mut log = Log::create(dir, config(&[("segment.bytes", "400")])).unwrap();
+    for i in 0..12 {
+        append(&mut log, &v2(NOW + i, &["0123456789", "abcdefghij"]));
+    }
+    log
+}
+
+/// Whether an open failed because another writer holds the directory's lock.
+pub fn locked(r: krecords_log::Result<Log>) -> bool {
+    matches!(r, Err(Error::LogLocked { .. }))
+}
