@@ -1692,13 +1692,7 @@ fn appended_timestamp(b: &V2Batch<'_>, r: &Rec) -> i64 {
 }
 
 fn owned_headers(r: &Rec) -> Vec<Header<'_>> {
-    r.headers
-        .iter()
-        .map(|(k, v)| Header {
-            key: k,
-            value: v.as_deref(),
-        })
-        .collect()
+    r.headers.iter().map(Header::from).collect()
 }
 
 /// Rebuilds one uncompressed v2 batch with our builder from what we read, with every header
@@ -2113,14 +2107,7 @@ fn build_from_spec(s: &BuildSpec) -> Check<Vec<u8>> {
                 .partition_leader_epoch(s.partition_leader_epoch)
                 .delete_horizon_ms(s.delete_horizon_ms);
             for r in group {
-                let headers: Vec<Header<'_>> = r
-                    .headers
-                    .iter()
-                    .map(|(k, v)| Header {
-                        key: k,
-                        value: v.as_deref(),
-                    })
-                    .collect();
+                let headers: Vec<Header<'_>> = r.headers.iter().map(Header::from).collect();
                 let rec = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
                     .with_headers(&headers);
                 last = match r.offset {
