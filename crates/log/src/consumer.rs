@@ -211,7 +211,8 @@ pub(crate) fn aborted_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder};
+    use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
+    use krecords_testkit::batches::marker;
 
     fn data(offset: i64, pid: i64, txn: bool, values: &[&str]) -> Vec<u8> {
         let mut b = V2Builder::new(offset);
@@ -223,19 +224,6 @@ mod tests {
                 .unwrap();
         }
         b.finish().unwrap()
-    }
-
-    fn marker(offset: i64, pid: i64, commit: bool) -> Vec<u8> {
-        end_txn_marker(&EndTxnBatch {
-            base_offset: offset,
-            partition_leader_epoch: -1,
-            producer_id: pid,
-            producer_epoch: 0,
-            coordinator_epoch: 0,
-            commit,
-            timestamp: 5,
-        })
-        .unwrap()
     }
 
     fn values(c: &Consumed) -> Vec<String> {

@@ -90,13 +90,13 @@ fn sequences_must_follow_and_unknown_producers_start_anywhere() {
         append(&mut log, &idem(9, 4, 1000, false, &["a", "b"])).base_offset,
         0
     );
-    let e = rejected(
+    rejected_for(
         &m,
         &mut log,
         &idem(9, 4, 1003, false, &["gap"]),
         "OUT_OF_ORDER_SEQUENCE_NUMBER",
+        "expected sequence 1002",
     );
-    assert!(e.to_string().contains("expected sequence 1002"), "{e}");
     rejected(
         &m,
         &mut log,
