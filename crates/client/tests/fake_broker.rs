@@ -153,6 +153,20 @@ fn fetch_response(header: &RequestHeader, partition: PartitionData) -> Vec<u8> {
     broker::fetch_response(header, TOPIC, partition)
 }
 
+/// A fetch response of partition 0 holding `records`, of a log of 9 records (offsets 0 to 8)
+/// with no open transaction.
+fn fetch_of_nine(header: &RequestHeader, records: Bytes) -> Vec<u8> {
+    fetch_response(
+        header,
+        PartitionData::default()
+            .with_partition_index(0)
+            .with_high_watermark(9)
+            .with_last_stable_offset(9)
+            .with_log_start_offset(0)
+            .with_records(Some(records)),
+    )
+}
+
 fn fetch_error(header: &RequestHeader, code: i16) -> Vec<u8> {
     fetch_response(
         header,
@@ -191,6 +205,16 @@ fn batches() -> Vec<Vec<u8>> {
     numbered(3, 3, |o| {
         let value = format!("value {o}").repeat(20);
         (1_700_000_000_000 + o, b"key".to_vec(), value.into_bytes())
+    })
+}
+
+/// A fake broker that answers ApiVersions and Metadata as [`basic`] does, and every other
+/// request (a Fetch) with `fetch`.
+fn fetch_fake(
+    fetch: impl Fn(&Ctx, &RequestHeader, Bytes) -> Action + Send + Sync + 'static,
+) -> Fake {
+    Fake::start(move |ctx, header, body| {
+        basic(ctx, header).unwrap_or_else(|| fetch(ctx, header, body))
     })
 }
 
@@ -284,10 +308,7 @@ async fn correct_exchange_metadata_list_offsets_fetch_and_stream() {
     let log = Arc::new(log);
     let log2 = Arc::clone(&log);
     let all2 = all.clone();
-    let fake = Fake::start(move |ctx, header, mut body| {
-        if let Some(a) = basic(ctx, header) {
-            return a;
-        }
+    let fake = fetch_fake(move |_, header, mut body| {
         let v = header.request_api_version;
         match ApiKey::try_from(header.request_api_key).unwrap() {
             ApiKey::ListOffsets => {
@@ -336,15 +357,7 @@ async fn correct_exchange_metadata_list_offsets_fetch_and_stream() {
                 let window = usize::try_from(p.partition_max_bytes).unwrap();
                 let to = (from + window.max(first_len)).min(log2.len());
                 let records = Bytes::copy_from_slice(&log2[from..to]);
-                Action::Send(fetch_response(
-                    header,
-                    PartitionData::default()
-                        .with_partition_index(0)
-                        .with_high_watermark(9)
-                        .with_last_stable_offset(9)
-                        .with_log_start_offset(0)
-                        .with_records(Some(records)),
-                ))
+                Action::Send(fetch_of_nine(header, records))
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -508,10 +521,7 @@ async fn size_field_of_2_gib_is_refused_before_allocation() {
 
 #[tokio::test]
 async fn truncated_frame_body_is_a_protocol_error() {
-    let fake = Fake::start(|ctx, header, _| {
-        if let Some(a) = basic(ctx, header) {
-            return a;
-        }
+    let fake = fetch_fake(|_, header, _| {
         // A consistent size field around a Fetch response cut in the middle.
         let whole = fetch_response(
             header,
@@ -534,10 +544,7 @@ async fn truncated_frame_body_is_a_protocol_error() {
 
 #[tokio::test]
 async fn mid_response_disconnect_is_retried_then_a_typed_error() {
-    let fake = Fake::start(|ctx, header, _| {
-        if let Some(a) = basic(ctx, header) {
-            return a;
-        }
+    let fake = fetch_fake(|_, header, _| {
         let whole = fetch_error(header, 0);
         Action::SendAndClose(whole[..whole.len() - 3].to_vec())
     });
@@ -1043,10 +1050,7 @@ async fn throttled_fetches_are_waited_out_and_gaps_skipped() {
     // Offsets 0..3 and 6..9 are gone (compacted away, say): a fetch at 0 returns the batch at 3,
     // a fetch at 6 nothing although the high watermark is 9. The first fetch is throttled (no
     // partitions, a throttle time).
-    let fake = Fake::start(move |ctx, header, mut body| {
-        if let Some(a) = basic(ctx, header) {
-            return a;
-        }
+    let fake = fetch_fake(move |ctx, header, mut body| {
         if ctx.nth == 0 {
             return Action::Send(frame(
                 header,
@@ -1060,15 +1064,7 @@ async fn throttled_fetches_are_waited_out_and_gaps_skipped() {
         } else {
             Bytes::new()
         };
-        Action::Send(fetch_response(
-            header,
-            PartitionData::default()
-                .with_partition_index(0)
-                .with_high_watermark(9)
-                .with_last_stable_offset(9)
-                .with_log_start_offset(0)
-                .with_records(Some(records)),
-        ))
+        Action::Send(fetch_of_nine(header, records))
     });
     let client = Client::connect(fake.config(&[])).await.unwrap();
     let mut stream = client.stream_partition(TOPIC, 0, 0, None, IsolationLevel::ReadCommitted);

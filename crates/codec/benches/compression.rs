@@ -13,48 +13,7 @@ use std::io::{Read, Write};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use krecords_codec::compression::{compress, decompress};
 use krecords_codec::Compression;
-
-/// About 1 MiB of JSON-ish records: repeated field names and enum-like values, varying ids,
-/// timestamps and amounts, a little free text. Deterministic.
-fn records(size: usize) -> Vec<u8> {
-    const USERS: [&str; 8] = [
-        "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi",
-    ];
-    const EVENTS: [&str; 5] = ["page_view", "click", "add_to_cart", "purchase", "logout"];
-    const WORDS: [&str; 10] = [
-        "fast", "blue", "order", "retry", "cache", "north", "gift", "promo", "mobile", "web",
-    ];
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut out = Vec::with_capacity(size + 512);
-    let mut ts = 1_714_000_000_000u64;
-    let mut seq = 0u64;
-    while out.len() < size {
-        let r = next();
-        ts += r % 50;
-        let note: Vec<&str> = (0..(r >> 8) % 4)
-            .map(|i| WORDS[((r >> (12 + i * 4)) % 10) as usize])
-            .collect();
-        let line = format!(
-            "{{\"seq\":{seq},\"ts\":{ts},\"user\":\"{}\",\"session\":\"{:016x}\",\"event\":\"{}\",\"amount\":{}.{:02},\"note\":\"{}\"}}\n",
-            USERS[(r % 8) as usize],
-            next() & 0xffff_ffff_ffff,
-            EVENTS[((r >> 3) % 5) as usize],
-            (r >> 20) % 500,
-            (r >> 30) % 100,
-            note.join(" "),
-        );
-        out.extend_from_slice(line.as_bytes());
-        seq += 1;
-    }
-    out.truncate(size);
-    out
-}
+use krecords_testkit::data::json_lines;
 
 fn raw_compress(codec: Compression, data: &[u8]) -> Vec<u8> {
     match codec {
@@ -94,7 +53,7 @@ const CODECS: [Compression; 4] = [
 ];
 
 fn bench(c: &mut Criterion) {
-    let data = records(1 << 20);
+    let data = json_lines(1 << 20);
     for codec in CODECS {
         let mut framed = Vec::new();
         compress(codec, None, 2, &data, &mut framed).unwrap();

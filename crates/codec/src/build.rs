@@ -168,15 +168,7 @@ pub fn build_batches(
         let base = next_offset;
         let header_store: Vec<Vec<Header<'_>>> = chunk
             .iter()
-            .map(|r| {
-                r.headers
-                    .iter()
-                    .map(|(k, v)| Header {
-                        key: k,
-                        value: v.as_deref(),
-                    })
-                    .collect()
-            })
+            .map(|r| r.headers.iter().map(Header::from).collect())
             .collect();
         let recs: Vec<(Option<i64>, NewRecord<'_>)> = chunk
             .iter()

@@ -965,13 +965,7 @@ mod tests {
     }
 
     fn header_refs(r: &Rec) -> Vec<Header<'_>> {
-        r.headers
-            .iter()
-            .map(|(k, v)| Header {
-                key: k,
-                value: v.as_deref(),
-            })
-            .collect()
+        r.headers.iter().map(Header::from).collect()
     }
 
     fn write_rec<'a>(r: &'a Rec, headers: &'a [Header<'a>]) -> NewRecord<'a> {

@@ -253,3 +253,13 @@ pub struct Header<'a> {
     /// Header value, `None` for a null value (length -1).
     pub value: Option<&'a [u8]>,
 }
+
+impl<'a> From<&'a (Vec<u8>, Option<Vec<u8>>)> for Header<'a> {
+    /// The header of an owned `(key, value)` pair, as records built from data hold them.
+    fn from((key, value): &'a (Vec<u8>, Option<Vec<u8>>)) -> Self {
+        Header {
+            key,
+            value: value.as_deref(),
+        }
+    }
+}

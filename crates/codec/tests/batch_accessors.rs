@@ -1,9 +1,8 @@
 //! The format-independent accessors of `read::Batch` over v0, v1 (plain and compressed wrapper)
 //! and v2 batches, against values computed from what was written.
 
-use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
 use krecords_codec::read::{Batch, Entries, RecordSpan};
-use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
+use krecords_codec::write::{end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder};
 use krecords_codec::{Compression, Error, TimestampType, DEFAULT_DECOMPRESS_LIMIT};
 
 const T0: i64 = 1_714_000_000_000;
@@ -38,7 +37,8 @@ fn span(b: &Batch<'_>) -> RecordSpan {
         .unwrap()
 }
 
-/// What every legacy entry answers for the v2-only fields.
+/// What every legacy entry answers for the v2-only fields (and a v2 batch written with no
+/// producer and no partition leader epoch).
 fn no_v2_fields(b: &Batch<'_>) {
     assert_eq!(b.producer_id(), None);
     assert_eq!(b.producer_epoch(), None);
@@ -168,12 +168,7 @@ fn v2_batches_plain_and_compressed() {
         assert_eq!(b.compression().unwrap(), codec);
         assert_eq!(b.timestamp_type(), TimestampType::CreateTime);
         assert_eq!(b.max_timestamp(), T0 + 9);
-        assert_eq!(b.producer_id(), None);
-        assert_eq!(b.producer_epoch(), None);
-        assert_eq!(b.base_sequence(), None);
-        assert!(!b.is_transactional());
-        assert!(!b.is_control());
-        assert_eq!(b.partition_leader_epoch(), None);
+        no_v2_fields(&b);
     }
 }
 
@@ -198,21 +193,16 @@ fn v2_producer_fields_epoch_and_log_append_time() {
 
 #[test]
 fn v2_control_batch() {
-    let mut b = V2Builder::new(7)
-        .producer(42, 3, -1)
-        .transactional(true)
-        .control(true);
-    let key = ControlRecordKey {
-        version: 0,
-        kind: ControlRecordType::Commit,
-    };
-    let value = EndTxnMarker {
-        version: 0,
+    let bytes = end_txn_marker(&EndTxnBatch {
+        base_offset: 7,
+        partition_leader_epoch: -1,
+        producer_id: 42,
+        producer_epoch: 3,
         coordinator_epoch: 1,
-    };
-    b.append_control(T0, &key.to_bytes(), &value.to_bytes())
-        .unwrap();
-    let bytes = b.finish().unwrap();
+        commit: true,
+        timestamp: T0,
+    })
+    .unwrap();
     let b = batches(&bytes)[0];
     assert!(b.is_control() && b.is_transactional());
     assert_eq!((b.producer_id(), b.producer_epoch()), (Some(42), Some(3)));

@@ -151,11 +151,7 @@ fn every_v2_setter_before_the_first_append_is_applied() {
             (s.check)(&v);
             batch.validate().unwrap();
             let mut scratch = Vec::new();
-            let records: Vec<_> = batch
-                .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
+            let records = crate::all_records(&batch, &mut scratch);
             assert_eq!(records.len(), 2, "{}", s.name);
             for (i, r) in records.iter().enumerate() {
                 assert_eq!(r.offset(), 100 + i as i64);

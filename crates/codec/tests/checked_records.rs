@@ -111,12 +111,7 @@ fn a_record_outside_the_batch_offsets_is_read_as_kafka_reads_it_and_fails_valida
 
     let mut scratch = Vec::new();
     assert_eq!(unchecked(&batch, &mut scratch).unwrap()[1].offset(), 2);
-    let mut scratch = Vec::new();
-    let offsets: Vec<i64> = batch
-        .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
-        .unwrap()
-        .map(|r| r.unwrap().offset())
-        .collect();
+    let offsets = crate::checked_offsets(&batch);
     assert_eq!(offsets, [0, 2]);
     let e = batch.validate().unwrap_err();
     assert!(e.to_string().contains("outside the batch's 0..=1"), "{e}");

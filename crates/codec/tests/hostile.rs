@@ -193,7 +193,26 @@ fn assert_within(what: &str, peak: usize, bound: usize, bound_name: &str) {
     );
 }
 
+/// [`assert_within`] the fixed bound of a parse that sizes nothing from the input.
+fn assert_parse_bounded(what: &str, peak: usize) {
+    assert_within(what, peak, PARSE_BOUND, "PARSE_BOUND");
+}
+
+/// [`assert_within`] the bound of a decompression of `input_len` compressed bytes.
+fn assert_bomb_bounded(what: &str, peak: usize, input_len: usize) {
+    assert_within(what, peak, bomb_bound(input_len), "bomb_bound");
+}
+
 // ------------------------------------------------------------------------------ input builders
+
+/// Two minimal v2 records (offset deltas 0 and 1), uncompressed.
+fn two_records() -> Vec<u8> {
+    [
+        v2_record(&[0, 0, 0, 1, 1, 0]),
+        v2_record(&[0, 0, 2, 1, 1, 0]),
+    ]
+    .concat()
+}
 
 /// A v2 batch around `records` (already compressed if `attributes` says so), CRC-32C valid.
 fn v2_batch(attributes: i16, last_offset_delta: i32, count: i32, records: &[u8]) -> Vec<u8> {
@@ -327,11 +346,7 @@ fn only_entry(o: &Outcome) -> &(Result<usize, Error>, Result<(), Error>) {
 #[test]
 fn v2_batch_claiming_i32_max_records_in_75_bytes() {
     let _s = serial();
-    let records = [
-        v2_record(&[0, 0, 0, 1, 1, 0]),
-        v2_record(&[0, 0, 2, 1, 1, 0]),
-    ]
-    .concat();
+    let records = two_records();
     let bytes = v2_batch(0, i32::MAX, i32::MAX, &records);
     assert_eq!(bytes.len(), 75);
     let (o, peak) = peak_of(|| read_all(&bytes));
@@ -347,33 +362,19 @@ fn v2_batch_claiming_i32_max_records_in_75_bytes() {
         "{o:?}"
     );
     assert!(validate.is_err());
-    assert_within(
-        "v2 count i32::MAX in 75 bytes",
-        peak,
-        PARSE_BOUND,
-        "PARSE_BOUND",
-    );
+    assert_parse_bounded("v2 count i32::MAX in 75 bytes", peak);
 }
 
 /// `Batch::owned_records` on the same 75 bytes: the claimed count sizes nothing either.
 #[test]
 fn owned_records_of_a_batch_claiming_i32_max_records() {
     let _s = serial();
-    let records = [
-        v2_record(&[0, 0, 0, 1, 1, 0]),
-        v2_record(&[0, 0, 2, 1, 1, 0]),
-    ]
-    .concat();
+    let records = two_records();
     let input = bytes::Bytes::from(v2_batch(0, i32::MAX, i32::MAX, &records));
     let batch = Entries::new(&input).next().unwrap().unwrap();
     let (r, peak) = peak_of(|| batch.owned_records(&input, LIMIT).map(|v| v.len()));
     assert!(r.is_err(), "{r:?}");
-    assert_within(
-        "owned_records, count i32::MAX in 75 bytes",
-        peak,
-        PARSE_BOUND,
-        "PARSE_BOUND",
-    );
+    assert_parse_bounded("owned_records, count i32::MAX in 75 bytes", peak);
 }
 
 /// The same claim over a gzip-compressed records section: the count is checked against the
@@ -381,11 +382,7 @@ fn owned_records_of_a_batch_claiming_i32_max_records() {
 #[test]
 fn v2_gzip_batch_claiming_i32_max_records() {
     let _s = serial();
-    let records = [
-        v2_record(&[0, 0, 0, 1, 1, 0]),
-        v2_record(&[0, 0, 2, 1, 1, 0]),
-    ]
-    .concat();
+    let records = two_records();
     let bytes = v2_batch(
         1,
         i32::MAX,
@@ -399,12 +396,7 @@ fn v2_gzip_batch_claiming_i32_max_records() {
         "{o:?}"
     );
     assert!(validate.is_err());
-    assert_within(
-        "v2 gzip count i32::MAX",
-        peak,
-        bomb_bound(bytes.len()),
-        "bomb_bound",
-    );
+    assert_bomb_bounded("v2 gzip count i32::MAX", peak, bytes.len());
 }
 
 /// A negative count (-1 is what a careless writer leaves) is refused before any use.
@@ -417,7 +409,7 @@ fn v2_batch_with_negative_count() {
         matches!(only_entry(&o).0, Err(Error::InvalidLength { .. })),
         "{o:?}"
     );
-    assert_within("v2 count i32::MIN", peak, PARSE_BOUND, "PARSE_BOUND");
+    assert_parse_bounded("v2 count i32::MIN", peak);
 }
 
 // ------------------------------------------------------------------------------ huge lengths
@@ -429,27 +421,30 @@ fn v2_one_record(fields: &[u8]) -> Vec<u8> {
     v2_batch(0, 0, 1, &v2_record(fields))
 }
 
+/// Reads `bytes`, one v2 batch, within [`PARSE_BOUND`] (reported as `what`): its records are
+/// refused as truncated, short of `i32::MAX` bytes where `needs_i32_max`. Returns whether the
+/// batch's `validate` refused it too.
+fn assert_truncated(what: &str, bytes: &[u8], needs_i32_max: bool) -> bool {
+    let (o, peak) = peak_of(|| read_all(bytes));
+    let (records, validate) = only_entry(&o);
+    match records {
+        Err(Error::Truncated { needed, .. }) => {
+            assert!(!needs_i32_max || *needed == 2147483647, "{what}: {o:?}")
+        }
+        _ => panic!("{what}: {o:?}"),
+    }
+    assert_parse_bounded(what, peak);
+    validate.is_err()
+}
+
 #[test]
 fn v2_record_key_length_i32_max() {
     let _s = serial();
     let mut fields = vec![0, 0, 0]; // attributes, timestamp delta, offset delta
     fields.extend_from_slice(&VARINT_I32_MAX);
     fields.extend_from_slice(b"only a few bytes follow");
-    let bytes = v2_one_record(&fields);
-    let (o, peak) = peak_of(|| read_all(&bytes));
-    let (records, validate) = only_entry(&o);
-    assert!(
-        matches!(
-            records,
-            Err(Error::Truncated {
-                needed: 2147483647,
-                ..
-            })
-        ),
-        "{o:?}"
-    );
-    assert!(validate.is_err());
-    assert_within("v2 key length i32::MAX", peak, PARSE_BOUND, "PARSE_BOUND");
+    let refused = assert_truncated("v2 key length i32::MAX", &v2_one_record(&fields), true);
+    assert!(refused, "validate refuses it too");
 }
 
 #[test]
@@ -458,19 +453,7 @@ fn v2_record_value_length_i32_max() {
     let mut fields = vec![0, 0, 0, 1]; // attributes, deltas, null key
     fields.extend_from_slice(&VARINT_I32_MAX);
     fields.extend_from_slice(&[0; 20]);
-    let bytes = v2_one_record(&fields);
-    let (o, peak) = peak_of(|| read_all(&bytes));
-    assert!(
-        matches!(
-            only_entry(&o).0,
-            Err(Error::Truncated {
-                needed: 2147483647,
-                ..
-            })
-        ),
-        "{o:?}"
-    );
-    assert_within("v2 value length i32::MAX", peak, PARSE_BOUND, "PARSE_BOUND");
+    assert_truncated("v2 value length i32::MAX", &v2_one_record(&fields), true);
 }
 
 #[test]
@@ -478,17 +461,10 @@ fn v2_record_length_i32_max() {
     let _s = serial();
     let mut section = VARINT_I32_MAX.to_vec();
     section.extend_from_slice(&[0; 20]);
-    let bytes = v2_batch(0, 0, 1, &section);
-    let (o, peak) = peak_of(|| read_all(&bytes));
-    assert!(
-        matches!(only_entry(&o).0, Err(Error::Truncated { .. })),
-        "{o:?}"
-    );
-    assert_within(
+    assert_truncated(
         "v2 record length i32::MAX",
-        peak,
-        PARSE_BOUND,
-        "PARSE_BOUND",
+        &v2_batch(0, 0, 1, &section),
+        false,
     );
 }
 
@@ -502,13 +478,7 @@ fn v2_header_count_i32_max() {
     for _ in 0..100 {
         fields.extend_from_slice(&[2, b'k', 1]); // key "k", null value
     }
-    let bytes = v2_one_record(&fields);
-    let (o, peak) = peak_of(|| read_all(&bytes));
-    assert!(
-        matches!(only_entry(&o).0, Err(Error::Truncated { .. })),
-        "{o:?}"
-    );
-    assert_within("v2 header count i32::MAX", peak, PARSE_BOUND, "PARSE_BOUND");
+    assert_truncated("v2 header count i32::MAX", &v2_one_record(&fields), false);
 }
 
 /// Header key and value lengths of i32::MAX.
@@ -522,24 +492,7 @@ fn v2_header_lengths_i32_max() {
         }
         fields.extend_from_slice(&VARINT_I32_MAX);
         fields.extend_from_slice(&[0; 10]);
-        let bytes = v2_one_record(&fields);
-        let (o, peak) = peak_of(|| read_all(&bytes));
-        assert!(
-            matches!(
-                only_entry(&o).0,
-                Err(Error::Truncated {
-                    needed: 2147483647,
-                    ..
-                })
-            ),
-            "{o:?}"
-        );
-        assert_within(
-            "v2 header length i32::MAX",
-            peak,
-            PARSE_BOUND,
-            "PARSE_BOUND",
-        );
+        assert_truncated("v2 header length i32::MAX", &v2_one_record(&fields), true);
     }
 }
 
@@ -585,12 +538,7 @@ fn v2_many_empty_headers_cost_at_most_16_times_the_input() {
     let bytes = v2_one_record(&empty_headers(headers));
     let (o, peak) = peak_of(|| read_all(&bytes));
     assert!(matches!(only_entry(&o), (Ok(1), Ok(()))), "{o:?}");
-    assert_within(
-        "v2 200k empty headers, iterated",
-        peak,
-        PARSE_BOUND,
-        "PARSE_BOUND",
-    );
+    assert_parse_bounded("v2 200k empty headers, iterated", peak);
     let batch = Entries::new(&bytes).next().unwrap().unwrap();
     let (n, peak) = peak_of(|| {
         let mut scratch = Vec::new();
@@ -632,11 +580,9 @@ fn legacy_key_and_value_length_i32_max() {
                 ),
                 "{o:?}"
             );
-            assert_within(
+            assert_parse_bounded(
                 &format!("v{magic} {} length i32::MAX", ["key", "value"][field]),
                 peak,
-                PARSE_BOUND,
-                "PARSE_BOUND",
             );
         }
     }
@@ -658,12 +604,7 @@ fn entry_size_i32_max_with_few_bytes() {
             (p.position, p.bytes, p.declared_size),
             (0, bytes.len(), Some(i32::MAX as usize + 12))
         );
-        assert_within(
-            &format!("magic {magic} entry size i32::MAX"),
-            peak,
-            PARSE_BOUND,
-            "PARSE_BOUND",
-        );
+        assert_parse_bounded(&format!("magic {magic} entry size i32::MAX"), peak);
     }
 }
 
@@ -683,7 +624,7 @@ fn assert_bomb(what: &str, bytes: &[u8]) -> Error {
         "{what}: {err:?}"
     );
     assert!(validate.is_err(), "{what}");
-    assert_within(what, peak, bomb_bound(bytes.len()), "bomb_bound");
+    assert_bomb_bounded(what, peak, bytes.len());
     err
 }
 
@@ -946,11 +887,10 @@ fn wrapper_inside_a_wrapper_is_refused() {
         assert!(reason.contains("must not be compressed"), "{reason}");
         assert!(validate.is_err());
         // The outer value decompresses to the inner wrapper (~32 KiB); the inner bomb stays shut.
-        assert_within(
+        assert_bomb_bounded(
             &format!("v{magic} gzip wrapper around a gzip bomb wrapper"),
             peak,
-            bomb_bound(outer.len()),
-            "bomb_bound",
+            outer.len(),
         );
     }
 }
@@ -971,11 +911,10 @@ fn deeply_repeated_inner_messages() {
             matches!(only_entry(&o), (Ok(n), Ok(())) if *n == fits),
             "{codec}: {o:?}"
         );
-        assert_within(
+        assert_bomb_bounded(
             &format!("{codec} wrapper of {fits} inner messages"),
             peak,
-            bomb_bound(wrapper.len()),
-            "bomb_bound",
+            wrapper.len(),
         );
     }
     let too_many = one.repeat(fits * 10);
@@ -1002,12 +941,7 @@ fn v2_batch_of_minimal_records_up_to_the_limit() {
     // Every record has offset delta 0, which validate accepts (a compacted batch keeps
     // deltas); iteration yields them all.
     assert!(matches!(only_entry(&o).0, Ok(m) if m == n), "{o:?}");
-    assert_within(
-        "lz4 v2 batch of 149796 minimal records",
-        peak,
-        bomb_bound(bytes.len()),
-        "bomb_bound",
-    );
+    assert_bomb_bounded("lz4 v2 batch of 149796 minimal records", peak, bytes.len());
 }
 
 /// An inner message set whose last message claims i32::MAX bytes: a truncated inner tail ends
@@ -1023,12 +957,7 @@ fn inner_message_claiming_i32_max_bytes() {
     let wrapper = legacy_message(5, 1, 1, &compress(Compression::Gzip, 1, &set));
     let (o, peak) = peak_of(|| read_all(&wrapper));
     assert!(matches!(only_entry(&o), (Ok(1), Ok(()))), "{o:?}");
-    assert_within(
-        "inner message claiming i32::MAX",
-        peak,
-        bomb_bound(wrapper.len()),
-        "bomb_bound",
-    );
+    assert_bomb_bounded("inner message claiming i32::MAX", peak, wrapper.len());
 }
 
 // ------------------------------------------------------------------------------ fuzz findings

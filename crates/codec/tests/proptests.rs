@@ -1212,11 +1212,12 @@ fn model_legacy_interleaved(
 }
 
 /// Setter calls at random positions: each made before the record at its index (the number of
-/// records: before finish).
-fn positions<T: Clone>(calls: &[(Index, T)], records: usize) -> Vec<(usize, T)> {
+/// records: before finish); without `late_bias`, all before the first append (half the cases,
+/// so that most builds succeed).
+fn positions<T: Clone>(calls: &[(Index, T)], records: usize, late_bias: bool) -> Vec<(usize, T)> {
     let mut calls: Vec<(usize, T)> = calls
         .iter()
-        .map(|(i, c)| (i.index(records + 1), c.clone()))
+        .map(|(i, c)| (if late_bias { i.index(records + 1) } else { 0 }, c.clone()))
         .collect();
     // Calls happen in the order of their positions (a stable sort keeps the order at one).
     calls.sort_by_key(|(at, _)| *at);
@@ -1235,13 +1236,7 @@ proptest! {
         calls in vec((any::<Index>(), setter_call(Compression::ALL.to_vec())), 0..6),
         late_bias in any::<bool>(),
     ) {
-        let mut calls = positions(&calls, s.records.len());
-        if !late_bias {
-            // Half the cases configure before the first append only, so that most builds succeed.
-            for c in &mut calls {
-                c.0 = 0;
-            }
-        }
+        let calls = positions(&calls, s.records.len(), late_bias);
         let built = build_v2_interleaved(&s, &calls);
         match model_v2_interleaved(&s, &calls) {
             Err(expected) => prop_assert_eq!(built, Err(expected)),
@@ -1261,12 +1256,7 @@ proptest! {
         calls in vec((any::<Index>(), legacy_call()), 0..4),
         late_bias in any::<bool>(),
     ) {
-        let mut calls = positions(&calls, s.records.len());
-        if !late_bias {
-            for c in &mut calls {
-                c.0 = 0;
-            }
-        }
+        let calls = positions(&calls, s.records.len(), late_bias);
         let built = build_legacy_interleaved(&s, &calls);
         match model_legacy_interleaved(&s, &calls) {
             Err(expected) => prop_assert_eq!(built, Err(expected)),

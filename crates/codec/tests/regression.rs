@@ -79,11 +79,7 @@ fn record_sequence_of_a_negative_offset_delta_does_not_panic() {
     let bytes = v2_batch(0, 0, 1, &record(-1));
     let batch = Entries::new(&bytes).next().unwrap().unwrap();
     let mut scratch = Vec::new();
-    let records: Vec<_> = batch
-        .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let records = crate::all_records(&batch, &mut scratch);
     assert_eq!(records[0].offset(), -1);
     let krecords_codec::read::Record::V2(r) = records[0] else {
         panic!("not v2")
@@ -213,11 +209,7 @@ fn legacy_wrapper_offset_arithmetic_wraps_like_java() {
     let wrapper = legacy_message(i64::MAX, 1, 1, &gzip_stored(&inner));
     let batch = Entries::new(&wrapper).next().unwrap().unwrap();
     let mut scratch = Vec::new();
-    let records: Vec<_> = batch
-        .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let records = crate::all_records(&batch, &mut scratch);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].offset(), i64::MAX);
 }
@@ -379,7 +371,7 @@ fn legacy_builder_compression_after_append_does_not_move_offsets() {
 #[test]
 fn set_base_offset_moves_batches_without_touching_the_crc() {
     use krecords_codec::write::{set_base_offset, LegacyBuilder};
-    use krecords_codec::{Compression, DEFAULT_DECOMPRESS_LIMIT};
+    use krecords_codec::Compression;
     for codec in Compression::ALL {
         let mut b = V2Builder::new(5).compression(codec, None).producer(3, 1, 0);
         for v in [b"a", b"b", b"c"] {
@@ -399,12 +391,7 @@ fn set_base_offset_moves_batches_without_touching_the_crc() {
             .unwrap()
             .unwrap();
         batch.validate().unwrap();
-        let mut scratch = Vec::new();
-        let offsets: Vec<i64> = batch
-            .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
-            .unwrap()
-            .map(|r| r.unwrap().offset())
-            .collect();
+        let offsets = crate::checked_offsets(&batch);
         assert_eq!(offsets, [1_000_000, 1_000_001, 1_000_002], "{codec}");
         // Overflowing the last offset, negative offsets: refused, bytes unchanged.
         for bad in [i64::MAX - 1, -1] {

@@ -27,3 +27,25 @@ mod stats_what_if;
 mod stream;
 mod strict_entries;
 mod vectors;
+
+use krecords_codec::read::{Batch, Record};
+use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
+
+/// Every record of `batch` (decompressed into `scratch`), each of which must read.
+fn all_records<'b>(batch: &Batch<'b>, scratch: &'b mut Vec<u8>) -> Vec<Record<'b>> {
+    batch
+        .records(scratch, DEFAULT_DECOMPRESS_LIMIT)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The offsets of `batch`'s records through `checked_records`, each of which must read.
+fn checked_offsets(batch: &Batch<'_>) -> Vec<i64> {
+    let mut scratch = Vec::new();
+    batch
+        .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+        .unwrap()
+        .map(|r| r.unwrap().offset())
+        .collect()
+}

@@ -1274,11 +1274,7 @@ fn kafka_python_control_batch_with_bad_crc_decodes_but_fails_validation() {
         v["computed"]["crc32c_of_content"].as_u64().unwrap()
     );
     let mut scratch = Vec::new();
-    let records: Vec<_> = batch
-        .records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let records = crate::all_records(&batch, &mut scratch);
     assert_eq!(records.len(), 1);
     let key = ControlRecordKey::parse(records[0].key(), 0).unwrap();
     assert_eq!((key.version, key.kind), (0, ControlRecordType::Abort));
@@ -1696,13 +1692,7 @@ fn appended_timestamp(b: &V2Batch<'_>, r: &Rec) -> i64 {
 }
 
 fn owned_headers(r: &Rec) -> Vec<Header<'_>> {
-    r.headers
-        .iter()
-        .map(|(k, v)| Header {
-            key: k,
-            value: v.as_deref(),
-        })
-        .collect()
+    r.headers.iter().map(Header::from).collect()
 }
 
 /// Rebuilds one uncompressed v2 batch with our builder from what we read, with every header
@@ -2117,14 +2107,7 @@ fn build_from_spec(s: &BuildSpec) -> Check<Vec<u8>> {
                 .partition_leader_epoch(s.partition_leader_epoch)
                 .delete_horizon_ms(s.delete_horizon_ms);
             for r in group {
-                let headers: Vec<Header<'_>> = r
-                    .headers
-                    .iter()
-                    .map(|(k, v)| Header {
-                        key: k,
-                        value: v.as_deref(),
-                    })
-                    .collect();
+                let headers: Vec<Header<'_>> = r.headers.iter().map(Header::from).collect();
                 let rec = write::NewRecord::new(r.timestamp, r.key.as_deref(), r.value.as_deref())
                     .with_headers(&headers);
                 last = match r.offset {

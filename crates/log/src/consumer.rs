@@ -211,8 +211,8 @@ pub(crate) fn aborted_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krecords_codec::control::{ControlRecordKey, ControlRecordType, EndTxnMarker};
     use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
+    use krecords_testkit::batches::marker;
 
     fn data(offset: i64, pid: i64, txn: bool, values: &[&str]) -> Vec<u8> {
         let mut b = V2Builder::new(offset);
@@ -223,28 +223,6 @@ mod tests {
             b.append(&NewRecord::new(5, Some(b"k"), Some(v.as_bytes())))
                 .unwrap();
         }
-        b.finish().unwrap()
-    }
-
-    fn marker(offset: i64, pid: i64, commit: bool) -> Vec<u8> {
-        let mut b = V2Builder::new(offset)
-            .producer(pid, 0, -1)
-            .transactional(true)
-            .control(true);
-        let key = ControlRecordKey {
-            version: 0,
-            kind: if commit {
-                ControlRecordType::Commit
-            } else {
-                ControlRecordType::Abort
-            },
-        };
-        let value = EndTxnMarker {
-            version: 0,
-            coordinator_epoch: 0,
-        };
-        b.append_control(5, &key.to_bytes(), &value.to_bytes())
-            .unwrap();
         b.finish().unwrap()
     }
 

@@ -996,7 +996,7 @@ mod tests {
     use crate::storage::MemStorage;
     use krecords_codec::control::END_TXN_MARKER_SIZE;
     use krecords_codec::read::Entries;
-    use krecords_codec::write::{NewRecord, V2Builder};
+    use krecords_codec::write::{end_txn_marker, EndTxnBatch, NewRecord, V2Builder};
 
     struct B {
         pid: i64,
@@ -1017,26 +1017,21 @@ mod tests {
     }
 
     fn marker(offset: i64, pid: i64, epoch: i16, coordinator_epoch: i32, commit: bool) -> Vec<u8> {
-        let mut w = V2Builder::new(offset)
-            .producer(pid, epoch, -1)
-            .transactional(true)
-            .control(true);
-        let key = ControlRecordKey {
-            version: 0,
-            kind: if commit {
-                ControlRecordType::Commit
-            } else {
-                ControlRecordType::Abort
-            },
-        };
         let value = EndTxnMarker {
             version: 0,
             coordinator_epoch,
         };
         assert_eq!(value.to_bytes().len(), END_TXN_MARKER_SIZE);
-        w.append_control(2000, &key.to_bytes(), &value.to_bytes())
-            .unwrap();
-        w.finish().unwrap()
+        end_txn_marker(&EndTxnBatch {
+            base_offset: offset,
+            partition_leader_epoch: -1,
+            producer_id: pid,
+            producer_epoch: epoch,
+            coordinator_epoch,
+            commit,
+            timestamp: 2000,
+        })
+        .unwrap()
     }
 
     /// Checks and applies one append the way the log does.

@@ -51,6 +51,19 @@ fn put(log: &mut Log, key: &str, value: Option<&str>) -> i64 {
         .base_offset
 }
 
+/// Appends, as a client, a batch of producer `pid` (epoch 0) at sequence `seq`, transactional
+/// when `txn`.
+fn put_txn(
+    log: &mut Log,
+    pid: i64,
+    seq: i32,
+    txn: bool,
+    records: &[(&str, Option<&str>)],
+) -> krecords_log::AppendInfo {
+    log.append(&txn_batch(pid, seq, txn, records), AppendOrigin::Client)
+        .unwrap()
+}
+
 fn txn_batch(pid: i64, seq: i32, txn: bool, records: &[(&str, Option<&str>)]) -> Vec<u8> {
     keyed_with(
         V2Builder::new(0).producer(pid, 0, seq).transactional(txn),
@@ -280,31 +293,15 @@ fn test_clean_with_transactions_spanning_segments() {
     let m = mem();
     let mut log = m.create(&compacted(&[]));
     // Producer 1 aborts a transaction spanning two segments; producer 2 commits one.
-    log.append(
-        &txn_batch(1, 0, true, &[("a", Some("aborted"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
-    log.append(
-        &txn_batch(2, 0, true, &[("b", Some("committed"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 0, true, &[("a", Some("aborted"))]);
+    put_txn(&mut log, 2, 0, true, &[("b", Some("committed"))]);
     log.roll().unwrap();
-    log.append(
-        &txn_batch(1, 1, true, &[("c", Some("aborted"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 1, true, &[("c", Some("aborted"))]);
     let abort = log.append_end_txn(1, 0, 0, false, NOW).unwrap().base_offset;
     let commit = log.append_end_txn(2, 0, 0, true, NOW).unwrap().base_offset;
     // Producer 1 goes on, so its aborted batches are not its last (which would stay, empty,
     // and keep the transaction's marker with them).
-    log.append(
-        &txn_batch(1, 2, true, &[("h", Some("later"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 2, true, &[("h", Some("later"))]);
     log.append_end_txn(1, 0, 0, true, NOW).unwrap();
     put(&mut log, "d", Some("plain"));
     log.roll().unwrap();
@@ -385,11 +382,7 @@ fn test_cleaning_stops_at_the_last_stable_offset() {
     let mut log = m.create(&compacted(&[]));
     put(&mut log, "a", Some("1"));
     log.roll().unwrap();
-    log.append(
-        &txn_batch(1, 0, true, &[("a", Some("open"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 0, true, &[("a", Some("open"))]);
     put(&mut log, "a", Some("3"));
     log.roll().unwrap();
     assert_eq!(log.last_stable_offset(), 1);
@@ -407,16 +400,8 @@ fn test_cleaning_stops_at_the_last_stable_offset() {
 fn test_log_cleaner_retains_producer_last_sequence() {
     let m = mem();
     let mut log = m.create(&compacted(&[]));
-    log.append(
-        &txn_batch(7, 0, false, &[("a", Some("1")), ("b", Some("1"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
-    log.append(
-        &txn_batch(7, 2, false, &[("c", Some("1"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 7, 0, false, &[("a", Some("1")), ("b", Some("1"))]);
+    put_txn(&mut log, 7, 2, false, &[("c", Some("1"))]);
     put(&mut log, "a", Some("2"));
     put(&mut log, "b", Some("2"));
     put(&mut log, "c", Some("2"));
@@ -439,18 +424,9 @@ fn test_log_cleaner_retains_producer_last_sequence() {
     let mut log = m.open();
     assert_eq!(log.producer_state(7).unwrap().last_seq(), 2);
     // The next sequence is accepted, a retry of the emptied batch is a duplicate.
-    let dup = log
-        .append(
-            &txn_batch(7, 2, false, &[("c", Some("1"))]),
-            AppendOrigin::Client,
-        )
-        .unwrap();
+    let dup = put_txn(&mut log, 7, 2, false, &[("c", Some("1"))]);
     assert!(dup.duplicate);
-    log.append(
-        &txn_batch(7, 3, false, &[("d", Some("1"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 7, 3, false, &[("d", Some("1"))]);
 }
 
 /// Kafka's `testSegmentGrouping` through the log: small segments merge into groups within
@@ -634,19 +610,11 @@ fn crash_setup(m: &Mem, segment_bytes: &'static str) -> Log {
             log.roll().unwrap();
         }
     }
-    log.append(
-        &txn_batch(1, 0, true, &[("k1", Some("aborted"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 0, true, &[("k1", Some("aborted"))]);
     log.append_end_txn(1, 0, 0, false, NOW).unwrap();
     put(&mut log, "k2", None);
     log.roll().unwrap();
-    log.append(
-        &txn_batch(2, 0, true, &[("k5", Some("committed"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 2, 0, true, &[("k5", Some("committed"))]);
     log.append_end_txn(2, 0, 0, true, NOW).unwrap();
     log.roll().unwrap();
     put(&mut log, "k0", Some("active"));
@@ -818,19 +786,11 @@ fn each_interrupted_swap(suffix: &str, mut check: impl FnMut(&Mem, u64, &[Kv])) 
 fn test_commit_marker_removal() {
     let m = mem();
     let mut log = m.create(&compacted(&[]));
-    log.append(
-        &txn_batch(1, 0, true, &[("a", Some("txn"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 0, true, &[("a", Some("txn"))]);
     let commit = log.append_end_txn(1, 0, 0, true, NOW).unwrap().base_offset;
     put(&mut log, "a", Some("plain"));
     // The producer's last batch is a later transaction, so the first one can go whole.
-    log.append(
-        &txn_batch(1, 1, true, &[("b", Some("txn2"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 1, true, &[("b", Some("txn2"))]);
     log.append_end_txn(1, 0, 0, true, NOW).unwrap();
     log.roll().unwrap();
     let marker = |log: &Log| contents(log).1.into_iter().find(|b| b.0 == commit);
@@ -838,18 +798,27 @@ fn test_commit_marker_removal() {
     let m1 = marker(&log).expect("kept: its transaction's data was read");
     assert_eq!(m1.3 & HORIZON_BIT, 0);
     assert!(!kvs(&log).iter().any(|k| k.2.as_deref() == Some("txn")));
-    put(&mut log, "c", Some("1"));
+    marker_goes_at_its_horizon(&mut log, commit, |_| {});
+    assert!(kvs(&log).iter().any(|k| k.2.as_deref() == Some("txn2")));
+}
+
+/// The marker at `offset` through its last two cleaning passes: a pass at `NOW` (after another
+/// segment) gives it the delete horizon `NOW + RETENTION`, `at_horizon` checks the log then, and
+/// a pass at the horizon removes it.
+fn marker_goes_at_its_horizon(log: &mut Log, offset: i64, at_horizon: impl FnOnce(&Log)) {
+    let marker = |log: &Log| contents(log).1.into_iter().find(|b| b.0 == offset);
+    put(log, "c", Some("1"));
     log.roll().unwrap();
     log.compact_now(NOW).unwrap();
-    let m2 = marker(&log).expect("kept until its horizon");
+    let m2 = marker(log).expect("kept until its horizon");
     assert_ne!(m2.3 & HORIZON_BIT, 0);
     assert_eq!(m2.4, NOW + RETENTION);
-    put(&mut log, "d", Some("1"));
+    at_horizon(log);
+    put(log, "d", Some("1"));
     log.roll().unwrap();
     let info = log.compact_now(NOW + RETENTION).unwrap();
-    assert!(marker(&log).is_none());
+    assert!(marker(log).is_none());
     assert_eq!(info.markers_removed, 1);
-    assert!(kvs(&log).iter().any(|k| k.2.as_deref() == Some("txn2")));
 }
 
 /// Kafka's `testCleaningWithUncleanableSection`: segments younger than min.compaction.lag.ms are
@@ -1039,11 +1008,7 @@ fn cleaning_preserves_the_latest_value_of_every_key() {
                     let pid = 1 + rng.next(2) as i64;
                     let commit = rng.next(2) == 0;
                     let s = &mut seq[pid as usize];
-                    log.append(
-                        &txn_batch(pid, *s, true, &[(&key, Some(&value))]),
-                        AppendOrigin::Client,
-                    )
-                    .unwrap();
+                    put_txn(&mut log, pid, *s, true, &[(&key, Some(&value))]);
                     *s += 1;
                     log.append_end_txn(pid, 0, 0, commit, now).unwrap();
                     if commit {
@@ -1199,19 +1164,11 @@ fn test_aborted_data_and_marker_in_different_groups() {
     let m = mem();
     let mut log = m.create(&compacted(&[("segment.bytes", "300")]));
     let big = "x".repeat(200);
-    log.append(
-        &txn_batch(1, 0, true, &[("a", Some(&big))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 0, true, &[("a", Some(&big))]);
     log.roll().unwrap();
     let abort = log.append_end_txn(1, 0, 0, false, NOW).unwrap().base_offset;
     log.roll().unwrap();
-    log.append(
-        &txn_batch(1, 1, true, &[("c", Some("later"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 1, true, &[("c", Some("later"))]);
     log.append_end_txn(1, 0, 0, true, NOW).unwrap();
     log.roll().unwrap();
     put(&mut log, "z", Some("active"));
@@ -1288,18 +1245,10 @@ fn txn_entries(log: &Log) -> Vec<(i64, i64, i64)> {
 fn test_abort_marker_removal() {
     let m = mem();
     let mut log = m.create(&compacted(&[]));
-    log.append(
-        &txn_batch(1, 0, true, &[("a", Some("aborted"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 0, true, &[("a", Some("aborted"))]);
     let abort = log.append_end_txn(1, 0, 0, false, NOW).unwrap().base_offset;
     // A later batch of the producer, so the aborted one is not its last.
-    log.append(
-        &txn_batch(1, 1, false, &[("b", Some("later"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 1, 1, false, &[("b", Some("later"))]);
     log.roll().unwrap();
     let marker = |log: &Log| contents(log).1.into_iter().find(|b| b.0 == abort);
     assert_eq!(txn_entries(&log), vec![(1, 0, abort)]);
@@ -1308,18 +1257,9 @@ fn test_abort_marker_removal() {
     assert!(!kvs(&log).iter().any(|k| k.2.as_deref() == Some("aborted")));
     assert_eq!(marker(&log).expect("kept one pass").3 & HORIZON_BIT, 0);
     assert_eq!(txn_entries(&log), vec![(1, 0, abort)]);
-    put(&mut log, "c", Some("1"));
-    log.roll().unwrap();
-    log.compact_now(NOW).unwrap();
-    let m2 = marker(&log).expect("kept until its horizon");
-    assert_ne!(m2.3 & HORIZON_BIT, 0);
-    assert_eq!(m2.4, NOW + RETENTION);
-    assert!(txn_entries(&log).is_empty(), "{:?}", txn_entries(&log));
-    put(&mut log, "d", Some("1"));
-    log.roll().unwrap();
-    let info = log.compact_now(NOW + RETENTION).unwrap();
-    assert!(marker(&log).is_none());
-    assert_eq!(info.markers_removed, 1);
+    marker_goes_at_its_horizon(&mut log, abort, |log| {
+        assert!(txn_entries(log).is_empty(), "{:?}", txn_entries(log));
+    });
     assert!(kvs(&log).iter().any(|k| k.2.as_deref() == Some("later")));
 }
 
@@ -1331,11 +1271,7 @@ fn test_abort_marker_removal() {
 fn test_abort_marker_retention_with_empty_batch() {
     let m = mem();
     let mut log = m.create(&compacted(&[]));
-    log.append(
-        &txn_batch(3, 0, true, &[("a", Some("1")), ("b", Some("1"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 3, 0, true, &[("a", Some("1")), ("b", Some("1"))]);
     let abort = log.append_end_txn(3, 0, 0, false, NOW).unwrap().base_offset;
     put(&mut log, "c", Some("1"));
     log.roll().unwrap();
@@ -1361,11 +1297,7 @@ fn test_abort_marker_retention_with_empty_batch() {
     drop(log);
     let mut log = m.open();
     assert_eq!(log.producer_state(3).unwrap().last_seq(), 1);
-    log.append(
-        &txn_batch(3, 2, false, &[("d", Some("1"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap();
+    put_txn(&mut log, 3, 2, false, &[("d", Some("1"))]);
 }
 
 /// Kafka's `testCleaningBeyondMissingOffsets`: a dirty section that starts after offsets an
@@ -1438,8 +1370,7 @@ fn test_basic_transaction_aware_cleaning() {
     let mut log = m.create(&compacted(&[("segment.bytes", "2048")]));
     let txn = |log: &mut Log, pid: i64, seq: i32, keys: &[&str]| {
         let records: Vec<(&str, Option<&str>)> = keys.iter().map(|k| (*k, Some(*k))).collect();
-        log.append(&txn_batch(pid, seq, true, &records), AppendOrigin::Client)
-            .unwrap();
+        put_txn(log, pid, seq, true, &records);
     };
     txn(&mut log, 1, 0, &["1", "2"]); // 0, 1
     txn(&mut log, 2, 0, &["2", "3"]); // 2, 3
@@ -1495,11 +1426,7 @@ fn test_uncleanable_offset_is_rounded_to_its_segment() {
     log.roll().unwrap();
     put(&mut log, "a", Some("3")); // 2: same segment as the open transaction
     put(&mut log, "a", Some("4")); // 3
-    log.append(
-        &txn_batch(1, 0, true, &[("b", Some("open"))]),
-        AppendOrigin::Client,
-    )
-    .unwrap(); // 4
+    put_txn(&mut log, 1, 0, true, &[("b", Some("open"))]); // 4
     put(&mut log, "a", Some("5"));
     log.roll().unwrap();
     assert_eq!(log.last_stable_offset(), 4);

@@ -23,15 +23,25 @@ fn dump_log(classpath: &str, args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
-#[test]
-#[ignore = "needs the Kafka jars in KAFKA_CLASSPATH"]
-fn kafka_dump_log_accepts_our_segments_and_indexes() {
-    let Ok(classpath) = std::env::var("KAFKA_CLASSPATH") else {
-        panic!("set KAFKA_CLASSPATH");
-    };
+/// `KAFKA_CLASSPATH`, which these tests need.
+fn kafka_classpath() -> String {
+    std::env::var("KAFKA_CLASSPATH").expect("set KAFKA_CLASSPATH")
+}
+
+/// A temporary directory (keep it), the path of a partition directory `topic-0` in it, and the
+/// time now.
+fn partition_dir() -> (tempfile::TempDir, std::path::PathBuf, i64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("topic-0");
     let now = krecords_log::clock::Clock::now_ms(&krecords_log::clock::SystemClock);
+    (dir, path, now)
+}
+
+#[test]
+#[ignore = "needs the Kafka jars in KAFKA_CLASSPATH"]
+fn kafka_dump_log_accepts_our_segments_and_indexes() {
+    let classpath = kafka_classpath();
+    let (_dir, path, now) = partition_dir();
     let mut log = Log::create(
         &path,
         config(&[
@@ -98,12 +108,8 @@ fn kafka_dump_log_accepts_our_segments_and_indexes() {
 #[test]
 #[ignore = "needs the Kafka jars in KAFKA_CLASSPATH"]
 fn kafka_dump_log_reads_our_txnindex_and_snapshots() {
-    let Ok(classpath) = std::env::var("KAFKA_CLASSPATH") else {
-        panic!("set KAFKA_CLASSPATH");
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("topic-0");
-    let now = krecords_log::clock::Clock::now_ms(&krecords_log::clock::SystemClock);
+    let classpath = kafka_classpath();
+    let (_dir, path, now) = partition_dir();
     let mut log = Log::create(&path, config(&[])).unwrap();
     let batch = |pid: i64, seq: i32, txn: bool, v: &str| {
         let mut b = krecords_codec::write::V2Builder::new(0)
@@ -134,46 +140,47 @@ fn kafka_dump_log_reads_our_txnindex_and_snapshots() {
         assert!(ok && !text.contains("Exception"), "{text}");
         text
     };
+    // Kafka's dump of `name` (with `extra` options) has each of `lines`.
+    let dump_has = |name: &str, extra: &[&str], lines: &[&str]| {
+        let text = dump(name, extra);
+        for line in lines {
+            assert!(text.contains(line), "{line}: {text}");
+        }
+        text
+    };
     // The aborted transactions, each in the segment of its marker.
-    let text = dump(&seg(0, ".txnindex"), &[]);
-    assert!(
-        text.contains(
-            "version: 0 producerId: 1000 firstOffset: 0 lastOffset: 2 lastStableOffset: 1"
-        ),
-        "{text}"
+    dump_has(
+        &seg(0, ".txnindex"),
+        &[],
+        &["version: 0 producerId: 1000 firstOffset: 0 lastOffset: 2 lastStableOffset: 1"],
     );
-    let text = dump(&seg(3, ".txnindex"), &[]);
-    assert!(
-        text.contains(
-            "version: 0 producerId: 2000 firstOffset: 1 lastOffset: 4 lastStableOffset: 5"
-        ),
-        "{text}"
+    dump_has(
+        &seg(3, ".txnindex"),
+        &[],
+        &["version: 0 producerId: 2000 firstOffset: 1 lastOffset: 4 lastStableOffset: 5"],
     );
     // The snapshot of the roll (producer 2000 mid-transaction) and of the clean shutdown.
-    let text = dump(&seg(3, ".snapshot"), &[]);
-    assert!(
-        text.contains("producerId: 1000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: OptionalLong.empty"),
-        "{text}"
+    dump_has(
+        &seg(3, ".snapshot"),
+        &[],
+        &[
+            "producerId: 1000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: OptionalLong.empty",
+            "producerId: 2000 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong[1]",
+        ],
     );
-    assert!(
-        text.contains("producerId: 2000 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong[1]"),
-        "{text}"
-    );
-    let text = dump(&seg(6, ".snapshot"), &[]);
-    assert!(
-        text.contains("producerId: 3000 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty"),
-        "{text}"
-    );
-    assert!(
-        text.contains("firstSequence: 41 lastSequence: 41 lastOffset: 5 offsetDelta: 0"),
-        "{text}"
+    dump_has(
+        &seg(6, ".snapshot"),
+        &[],
+        &[
+            "producerId: 3000 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty",
+            "firstSequence: 41 lastSequence: 41 lastOffset: 5 offsetDelta: 0",
+        ],
     );
     // The marker batch as Kafka decodes it.
-    let text = dump(&seg(3, ".log"), &["--deep-iteration"]);
-    assert!(text.contains("isControl: true"), "{text}");
-    assert!(
-        text.contains("endTxnMarker: ABORT coordinatorEpoch: 7"),
-        "{text}"
+    let text = dump_has(
+        &seg(3, ".log"),
+        &["--deep-iteration"],
+        &["isControl: true", "endTxnMarker: ABORT coordinatorEpoch: 7"],
     );
     assert!(!text.contains("isValid: false"), "{text}");
 }
@@ -185,9 +192,7 @@ fn kafka_dump_log_reads_our_txnindex_and_snapshots() {
 fn we_read_kafkas_txnindex_and_snapshots() {
     use krecords_log::producer_state::{parse_snapshot, ProducerSnapshotEntry};
     use krecords_log::transaction::{parse_txn_index, AbortedTxn};
-    let Ok(classpath) = std::env::var("KAFKA_CLASSPATH") else {
-        panic!("set KAFKA_CLASSPATH");
-    };
+    let classpath = kafka_classpath();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("write.jsh");
     std::fs::write(

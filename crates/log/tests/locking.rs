@@ -1,44 +1,13 @@
 //! One writer per directory, and read-only opens that change nothing.
 
-use crate::util::{append, config, mem, v2, NOW};
+use crate::util::{append, config, dir_state, fs_log, locked, mem, v2, NOW};
 use krecords_codec::read::Entries;
 use krecords_log::storage::FsStorage;
 use krecords_log::{Env, Error, LockWait, Log, OpenOptions};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
-
-/// Every entry of a directory: name → (size, contents, modification time).
-fn dir_state(dir: &Path) -> BTreeMap<String, (u64, Vec<u8>, SystemTime)> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            let meta = e.metadata().unwrap();
-            let name = e.file_name().into_string().unwrap();
-            let bytes = if meta.is_file() {
-                std::fs::read(e.path()).unwrap()
-            } else {
-                Vec::new()
-            };
-            (name, (meta.len(), bytes, meta.modified().unwrap()))
-        })
-        .collect()
-}
-
-fn fs_log(dir: &Path) -> Log {
-    let mut log = Log::create(dir, config(&[("segment.bytes", "400")])).unwrap();
-    for i in 0..12 {
-        append(&mut log, &v2(NOW + i, &["0123456789", "abcdefghij"]));
-    }
-    log
-}
-
-fn locked(r: krecords_log::Result<Log>) -> bool {
-    matches!(r, Err(Error::LogLocked { .. }))
-}
+use std::time::{Duration, Instant};
 
 #[test]
 fn a_second_writer_is_refused_until_the_first_is_gone() {

@@ -9,50 +9,17 @@
 mod util;
 
 use krecords_log::{Env, Error, Log, OpenOptions};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
-use util::{append, config, v2, NOW};
+use std::time::{Duration, Instant};
+use util::{append, dir_state, fs_log, locked, v2, NOW};
 
 /// Held by each test for its whole run.
 static SPAWN: Mutex<()> = Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     SPAWN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Every entry of a directory: name → (size, contents, modification time).
-fn dir_state(dir: &Path) -> BTreeMap<String, (u64, Vec<u8>, SystemTime)> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            let meta = e.metadata().unwrap();
-            let name = e.file_name().into_string().unwrap();
-            (
-                name,
-                (
-                    meta.len(),
-                    std::fs::read(e.path()).unwrap(),
-                    meta.modified().unwrap(),
-                ),
-            )
-        })
-        .collect()
-}
-
-fn fs_log(dir: &Path) -> Log {
-    let mut log = Log::create(dir, config(&[("segment.bytes", "400")])).unwrap();
-    for i in 0..12 {
-        append(&mut log, &v2(NOW + i, &["0123456789", "abcdefghij"]));
-    }
-    log
-}
-
-fn locked(r: krecords_log::Result<Log>) -> bool {
-    matches!(r, Err(Error::LogLocked { .. }))
 }
 
 /// Env var that makes [`lock_holder_child`] hold a log open.

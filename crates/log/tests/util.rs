@@ -8,6 +8,8 @@ use krecords_log::clock::ManualClock;
 use krecords_log::storage::{MemStorage, Storage};
 use krecords_log::{AppendInfo, AppendOrigin, Env, Error, Log, LogConfig};
 use std::path::{Path, PathBuf};
+
+pub use krecords_testkit::files::dir_state;
 use std::sync::Arc;
 
 /// A fixed "now" for tests: 2024-04-25.
@@ -153,6 +155,12 @@ pub fn rejected(m: &Mem, log: &mut Log, bytes: &[u8], name: &str) -> Error {
     assert_eq!(log.log_end_offset(), end);
     assert!(!log.is_poisoned());
     e
+}
+
+/// [`rejected`], with an error message that contains `needle`.
+pub fn rejected_for(m: &Mem, log: &mut Log, bytes: &[u8], name: &str, needle: &str) {
+    let e = rejected(m, log, bytes, name);
+    assert!(e.to_string().contains(needle), "{e}");
 }
 
 /// `append_all`, expecting the Kafka error `name` for entry `index`; the directory, the log end
@@ -349,4 +357,18 @@ pub fn assert_no_swap_leftovers(m: &Mem, what: &str) {
             || n == "krec-cleaner-swap"),
         "{what}: {names:?}"
     );
+}
+
+/// A log in `dir` on the file system: 12 batches of two records over 400-byte segments.
+pub fn fs_log(dir: &Path) -> Log {
+    let mut log = Log::create(dir, config(&[("segment.bytes", "400")])).unwrap();
+    for i in 0..12 {
+        append(&mut log, &v2(NOW + i, &["0123456789", "abcdefghij"]));
+    }
+    log
+}
+
+/// Whether an open failed because another writer holds the directory's lock.
+pub fn locked(r: krecords_log::Result<Log>) -> bool {
+    matches!(r, Err(Error::LogLocked { .. }))
 }

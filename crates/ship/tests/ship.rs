@@ -54,8 +54,44 @@ fn sources(paths: &[&Path]) -> Vec<Source> {
     s.finish().unwrap()
 }
 
+/// Ships `srcs` to `t`, ignoring the events.
+fn ship_quietly(t: &Target, srcs: Vec<Source>, options: &ShipOptions) -> Result<Report, Error> {
+    ship(t, srcs, options, |_| ControlFlow::Continue(()))
+}
+
 fn run(cluster: &FakeCluster, topic: &str, srcs: Vec<Source>, options: &ShipOptions) -> Report {
-    ship(&target(cluster, topic), srcs, options, |_| {
+    ship_quietly(&target(cluster, topic), srcs, options).unwrap()
+}
+
+/// Ships the partition directory `dir` to `orders` with the default options.
+fn ship_dir(cluster: &FakeCluster, dir: &Path) -> Report {
+    run(cluster, "orders", sources(&[dir]), &ShipOptions::default())
+}
+
+/// Ships `dir` again: it ships `records` new records, and `orders` then holds `want`.
+fn reship(cluster: &FakeCluster, dir: &Path, records: u64, want: &[String]) {
+    let again = ship_dir(cluster, dir);
+    assert_eq!(
+        again.partitions[&0].records, records,
+        "records shipped again"
+    );
+    assert_eq!(cluster.committed_values("orders", 0), want);
+}
+
+/// Ships `dir` to `orders`, calling `at` with the number of each progress event (from 1): what
+/// it returns goes back to the shipper.
+fn ship_with_rounds(
+    cluster: &FakeCluster,
+    dir: &Path,
+    options: &ShipOptions,
+    mut at: impl FnMut(usize) -> ControlFlow<()>,
+) -> Report {
+    let mut rounds = 0;
+    ship(&target(cluster, "orders"), sources(&[dir]), options, |e| {
+        if let Event::Progress(_) = e {
+            rounds += 1;
+            return at(rounds);
+        }
         ControlFlow::Continue(())
     })
     .unwrap()
@@ -64,12 +100,7 @@ fn run(cluster: &FakeCluster, topic: &str, srcs: Vec<Source>, options: &ShipOpti
 #[test]
 fn a_local_log_is_shipped_whole_with_its_positions_committed() {
     let (cluster, _tmp, _, dir) = orders("v", 4);
-    let report = run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
+    let report = ship_dir(&cluster, &dir);
     assert_eq!(cluster.committed_values("orders", 0), expected("v", 4));
     let p = &report.partitions[&0];
     assert_eq!((p.records, p.batches_as_is, p.transactions), (12, 4, 1));
@@ -93,14 +124,7 @@ fn a_local_log_is_shipped_whole_with_its_positions_committed() {
     assert_eq!((positions.positions.len(), *next), (1, 12));
     assert_eq!(positions.aliases[&place], *id);
     // Run again: nothing new, nothing twice.
-    let again = run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
-    assert_eq!(again.partitions[&0].records, 0);
-    assert_eq!(cluster.committed_values("orders", 0), expected("v", 4));
+    reship(&cluster, &dir, 0, &expected("v", 4));
 }
 
 /// Writes `batches` as segment files of `dir`, a new segment at each index in `cuts`.
@@ -126,49 +150,26 @@ fn segments(dir: &Path, batches: &[Vec<u8>], cuts: &[usize]) {
 #[test]
 fn a_copied_directory_resumes_and_ships_nothing_twice() {
     let (cluster, tmp, batches, dir) = orders("c", 4);
-    run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
+    ship_dir(&cluster, &dir);
     // The same partition copied elsewhere, with two more batches appended to the copy.
     let copy = tmp.path().join("elsewhere").join("orders-0");
     let more = values_batches("c", 6);
     segments(&copy, &more, &[]);
-    let again = run(
-        &cluster,
-        "orders",
-        sources(&[&copy]),
-        &ShipOptions::default(),
-    );
-    assert_eq!(again.partitions[&0].records, 6, "only the two new batches");
-    assert_eq!(cluster.committed_values("orders", 0), expected("c", 6));
+    // Only the two new batches are shipped.
+    reship(&cluster, &copy, 6, &expected("c", 6));
     drop(batches);
 }
 
 #[test]
 fn a_different_log_at_the_same_place_is_a_different_source() {
     let (cluster, _tmp, _, dir) = orders("a", 2);
-    run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
+    ship_dir(&cluster, &dir);
     // Replaced by another log (other records from offset 0): shipped whole, not skipped.
     std::fs::remove_dir_all(&dir).unwrap();
     segments(&dir, &values_batches("b", 3), &[]);
-    let again = run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
-    assert_eq!(again.partitions[&0].records, 9);
     let mut want = expected("a", 2);
     want.extend(expected("b", 3));
-    assert_eq!(cluster.committed_values("orders", 0), want);
+    reship(&cluster, &dir, 9, &want);
 }
 
 #[test]
@@ -178,24 +179,12 @@ fn retention_of_the_first_segment_does_not_ship_anything_twice() {
     let dir = tmp.path().join("orders-0");
     let batches = values_batches("r", 6);
     segments(&dir, &batches, &[3]);
-    run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
+    ship_dir(&cluster, &dir);
     // Retention removes the first segment; the log grows by two batches.
     std::fs::remove_dir_all(&dir).unwrap();
     let grown = values_batches("r", 8);
     segments(&dir, &grown[3..], &[3]);
-    let again = run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
-    assert_eq!(again.partitions[&0].records, 6);
-    assert_eq!(cluster.committed_values("orders", 0), expected("r", 8));
+    reship(&cluster, &dir, 6, &expected("r", 8));
 }
 
 #[test]
@@ -206,12 +195,7 @@ fn a_kafka_partition_directory_and_its_copy_share_their_position_by_topic_id() {
         "version: 0\ntopic_id: bF2mVp1_Rv6x9Nq3Z0a1Yw\n",
     )
     .unwrap();
-    let report = run(
-        &cluster,
-        "orders",
-        sources(&[&dir]),
-        &ShipOptions::default(),
-    );
+    let report = ship_dir(&cluster, &dir);
     assert_eq!(report.partitions[&0].records, 12);
     let (_, meta) = cluster
         .committed_offset("krec-ship-orders", "orders", 0)
@@ -226,14 +210,7 @@ fn a_kafka_partition_directory_and_its_copy_share_their_position_by_topic_id() {
         copy.join("partition.metadata"),
     )
     .unwrap();
-    let again = run(
-        &cluster,
-        "orders",
-        sources(&[&copy]),
-        &ShipOptions::default(),
-    );
-    assert_eq!(again.partitions[&0].records, 0);
-    assert_eq!(cluster.committed_values("orders", 0), expected("t", 4));
+    reship(&cluster, &copy, 0, &expected("t", 4));
 }
 
 #[test]
@@ -247,22 +224,12 @@ fn a_graceful_stop_commits_what_is_in_flight_and_the_rerun_ships_the_rest_once()
         ..ShipOptions::default()
     };
     // A SIGTERM handler would set the flag: here, during the second transaction.
-    let mut rounds = 0;
-    let first = ship(
-        &target(&cluster, "orders"),
-        sources(&[&dir]),
-        &options,
-        |e| {
-            if let Event::Progress(_) = e {
-                rounds += 1;
-                if rounds == 3 {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-            ControlFlow::Continue(())
-        },
-    )
-    .unwrap();
+    let first = ship_with_rounds(&cluster, &dir, &options, |round| {
+        if round == 3 {
+            stop.store(true, Ordering::Relaxed);
+        }
+        ControlFlow::Continue(())
+    });
     assert!(first.stopped);
     let shipped = first.partitions[&0].records;
     assert!(shipped > 0 && shipped < 18, "{shipped} records");
@@ -301,22 +268,13 @@ fn an_interrupted_job_resumes_where_its_last_commit_ended() {
         txn_bytes: batches[0].len() as u64,
         ..ShipOptions::default()
     };
-    let mut rounds = 0;
-    let first = ship(
-        &target(&cluster, "orders"),
-        sources(&[&dir]),
-        &options,
-        |e| {
-            if let Event::Progress(_) = e {
-                rounds += 1;
-                if rounds == 3 {
-                    return ControlFlow::Break(());
-                }
-            }
+    let first = ship_with_rounds(&cluster, &dir, &options, |round| {
+        if round == 3 {
+            ControlFlow::Break(())
+        } else {
             ControlFlow::Continue(())
-        },
-    )
-    .unwrap();
+        }
+    });
     assert!(first.stopped);
     assert_eq!(first.partitions[&0].transactions, 2);
     assert_eq!(
@@ -371,10 +329,7 @@ fn lanes_ship_several_partitions_each_in_order() {
     s.add_path(dirs[1].to_str().unwrap()).unwrap();
     s.add_path(dirs[2].to_str().unwrap()).unwrap();
     let t = Target::new(cluster.addr(), "all", Some(0));
-    ship(&t, s.finish().unwrap(), &options, |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap();
+    ship_quietly(&t, s.finish().unwrap(), &options).unwrap();
     let mut want = expected("p1-", 3);
     want.extend(expected("p2-", 3));
     assert_eq!(cluster.committed_values("all", 0), want);
@@ -425,10 +380,7 @@ fn a_stream_is_shipped_read_committed_and_resumed_by_offset() {
     let t = Target::new(cluster.addr(), "events", Some(0));
     let once = |bytes: Vec<u8>| {
         let src = vec![Source::stream("-", 0, std::io::Cursor::new(bytes))];
-        ship(&t, src, &ShipOptions::default(), |_| {
-            ControlFlow::Continue(())
-        })
-        .unwrap()
+        ship_quietly(&t, src, &ShipOptions::default()).unwrap()
     };
     let r = once(input.clone());
     assert_eq!(
@@ -481,10 +433,7 @@ fn segment_files_and_a_badly_named_one() {
     let srcs = s.finish().unwrap();
     let id = srcs[0].id.clone();
     assert!(id.ends_with("orders-0/{00000000000000000000.log}"), "{id}");
-    ship(&t, srcs, &ShipOptions::default(), |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap();
+    ship_quietly(&t, srcs, &ShipOptions::default()).unwrap();
     assert_eq!(cluster.committed_values("orders", 0), expected("s", 2));
     // A .log file not named by its offset: the error names the file, no other path.
     let bad = tmp.path().join("notes-0");
@@ -492,10 +441,7 @@ fn segment_files_and_a_badly_named_one() {
     std::fs::write(bad.join("some.log"), values_batches("z", 1).concat()).unwrap();
     let mut s = Sources::new(Some(0));
     s.add_path(bad.join("some.log").to_str().unwrap()).unwrap();
-    let err = ship(&t, s.finish().unwrap(), &ShipOptions::default(), |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap_err();
+    let err = ship_quietly(&t, s.finish().unwrap(), &ShipOptions::default()).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Usage(_)), "{text}");
     assert!(text.contains("some.log: not a segment file"), "{text}");

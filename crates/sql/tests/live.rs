@@ -2,7 +2,9 @@
 //! are computed from the records appended, and the pushed-down partition, offset and time
 //! filters show in the fetches the broker sees.
 
-use datafusion::arrow::array::{Array, RecordBatch};
+mod common;
+
+use datafusion::arrow::array::RecordBatch;
 use krecords_source::ClientConfig;
 use krecords_sql::{datafusion, new_context, KrecTable, TableOptions};
 use krecords_testkit::FakeCluster;
@@ -53,24 +55,7 @@ fn query(cluster: &FakeCluster, sql: &str) -> (Vec<Vec<String>>, u64) {
             ctx.sql(sql).await?.collect().await
         })
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let mut out = Vec::new();
-    for b in batches {
-        for r in 0..b.num_rows() {
-            out.push(
-                b.columns()
-                    .iter()
-                    .map(|c| {
-                        if c.is_null(r) {
-                            "NULL".to_string()
-                        } else {
-                            datafusion::arrow::util::display::array_value_to_string(c, r).unwrap()
-                        }
-                    })
-                    .collect(),
-            );
-        }
-    }
-    (out, counters.read().0)
+    (common::rows_of(&batches), counters.read().0)
 }
 
 fn rows(cluster: &FakeCluster, sql: &str) -> Vec<Vec<String>> {

@@ -2,7 +2,9 @@
 //! independently from the records written; and the pushdown of projections and of partition,
 //! offset and time filters, shown by what the scans read.
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+mod common;
+
+use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Int64Type, TimestampMillisecondType};
 use datafusion::prelude::SessionContext;
 use krecords_codec::write::{NewRecord, V2Builder};
@@ -164,25 +166,7 @@ impl Fixture {
 
     /// Rows of the result as strings, one `Vec` per row (null: "NULL").
     fn rows(&self, sql: &str) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        for b in self.query(sql) {
-            for r in 0..b.num_rows() {
-                out.push(
-                    b.columns()
-                        .iter()
-                        .map(|c| {
-                            if c.is_null(r) {
-                                "NULL".to_string()
-                            } else {
-                                datafusion::arrow::util::display::array_value_to_string(c, r)
-                                    .unwrap()
-                            }
-                        })
-                        .collect(),
-                );
-            }
-        }
-        out
+        common::rows_of(&self.query(sql))
     }
 
     fn plan(&self, sql: &str) -> String {

@@ -4,9 +4,8 @@
 //! `KREC_CONCURRENCY_ROUNDS` sets the rounds (default 6).
 
 use crate::util::{finish, krec, start, Dir, Started};
+use krecords_testkit::files::dir_state;
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
-use std::time::SystemTime;
 
 const APPENDERS: usize = 4;
 const RECORDS: usize = 400;
@@ -222,23 +221,6 @@ fn a_locked_log_is_one_clear_line_and_exit_2() {
     let r = d.run(&["log", "append", &dir, "--wait=abc"], b"");
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("seconds"), "{}", r.stderr);
-}
-
-/// Names, sizes, contents and modification times of every file in `dir`.
-pub fn dir_state(dir: &Path) -> BTreeMap<String, (u64, Vec<u8>, SystemTime)> {
-    let mut state = BTreeMap::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let e = e.unwrap();
-        let meta = e.metadata().unwrap();
-        let name = e.file_name().into_string().unwrap();
-        let bytes = if meta.is_file() {
-            std::fs::read(e.path()).unwrap()
-        } else {
-            Vec::new()
-        };
-        state.insert(name, (meta.len(), bytes, meta.modified().unwrap()));
-    }
-    state
 }
 
 /// Every reading command, on the log `dir` (with `dir/..` its parent).
