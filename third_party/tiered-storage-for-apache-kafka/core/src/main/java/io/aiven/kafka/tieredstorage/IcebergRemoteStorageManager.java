@@ -30,10 +30,10 @@ import java.util.Optional;
 import java.util.Set;
 
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.record.FileLogInputStream;
-import org.apache.kafka.common.record.Record;
-import org.apache.kafka.common.record.RecordBatch;
-import org.apache.kafka.common.utils.ByteBufferInputStream;
+import org.apache.kafka.common.record.internal.FileLogInputStream;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.internals.ByteBufferInputStream;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.log.remote.storage.LogSegmentData;
 import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
@@ -303,7 +303,7 @@ public class IcebergRemoteStorageManager extends InternalRemoteStorageManager {
             remoteLogSegmentMetadata.topicIdPartition().topicPartition().partition());
         kafkaPart.put(RowSchema.Fields.OFFSET, parsedRecord.recordOffset());
         kafkaPart.put(RowSchema.Fields.TIMESTAMP, parsedRecord.recordTimestamp());
-        kafkaPart.put(RowSchema.Fields.BATCH_BYTE_OFFSET, offsetIndex.lookup(batch.baseOffset()).position);
+        kafkaPart.put(RowSchema.Fields.BATCH_BYTE_OFFSET, offsetIndex.lookup(batch.baseOffset()).position());
         kafkaPart.put(RowSchema.Fields.BATCH_BASE_OFFSET, batch.baseOffset());
         kafkaPart.put(RowSchema.Fields.BATCH_PARTITION_LEADER_EPOCH, batch.partitionLeaderEpoch());
         kafkaPart.put(RowSchema.Fields.BATCH_MAGIC, batch.magic());

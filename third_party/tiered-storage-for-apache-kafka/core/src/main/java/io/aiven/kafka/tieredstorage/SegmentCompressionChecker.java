@@ -20,9 +20,9 @@ import java.io.File;
 import java.io.IOException;
 
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.record.CompressionType;
-import org.apache.kafka.common.record.FileRecords;
-import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.record.internal.RecordBatch;
 
 /**
  * Checks if segment are compressed or not.

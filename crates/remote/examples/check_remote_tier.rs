@@ -1,0 +1,289 @@
+//! Checks a remote tier that a real broker's tiered-storage plugin wrote (the interop suite's
+//! tiered step runs it on the storage root of Aiven's plugin, filesystem backend, or on a copy of
+//! an S3 bucket): lists every partition and segment, reads each segment's `.log` back through the
+//! manifest (decrypting and decompressing chunk by chunk), and checks that every batch's CRC
+//! holds, that offsets run on without gap or overlap within and across segments, and that the
+//! manifest's `remoteLogSegmentMetadata` agrees with the object name and the data.
+//!
+//! ```text
+//! check_remote_tier ROOT PREFIX [--key ID=PEM]... [--local DIR]... [--export DIR]
+//! ```
+//!
+//! - `--local DIR`: a folder of the broker's own segment files, captured before the retention
+//!   check deleted them (`<20-digit base>.log`, `.index`, `.timeindex`, optionally with Kafka's
+//!   `.deleted` suffix), in a sub-folder per partition (`TOPIC-PARTITION`): each remote `.log`
+//!   and its offset and time indexes must equal the local file of the same base offset byte for
+//!   byte.
+//! - `--export DIR`: writes each segment's original `.log` to `DIR/TOPIC-PARTITION/<base>.log`,
+//!   a partition directory any log reader can open.
+//!
+//! Prints `PASS name: detail` / `FAIL name: detail` lines and `INFO` lines describing the objects
+//! (chunk counts, compression, key pair), then `SUMMARY partitions=N segments=N records=N` and per
+//! partition `END TOPIC-PARTITION NEXT_OFFSET`; exits 1 when a check failed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use krecords_codec::read::Entries;
+use krecords_codec::DEFAULT_DECOMPRESS_LIMIT;
+use krecords_remote::crypto::KeyRing;
+use krecords_remote::manifest::{IndexType, SegmentManifest};
+use krecords_remote::storage::FileSystemStorage;
+use krecords_remote::RemoteTier;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+struct Args {
+    root: PathBuf,
+    prefix: String,
+    keys: KeyRing,
+    local: Vec<PathBuf>,
+    export: Option<PathBuf>,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut it = std::env::args().skip(1);
+    let usage =
+        "usage: check_remote_tier ROOT PREFIX [--key ID=PEM]... [--local DIR]... [--export DIR]";
+    let root = PathBuf::from(it.next().ok_or(usage)?);
+    let prefix = it.next().ok_or(usage)?;
+    let mut args = Args {
+        root,
+        prefix,
+        keys: KeyRing::new(),
+        local: Vec::new(),
+        export: None,
+    };
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(usage)?;
+        match flag.as_str() {
+            "--key" => {
+                let (id, file) = value.split_once('=').ok_or("--key takes ID=PEMFILE")?;
+                args.keys.add_pem_file(id, Path::new(file))?;
+            }
+            "--local" => args.local.push(PathBuf::from(value)),
+            "--export" => args.export = Some(PathBuf::from(value)),
+            _ => return Err(usage.into()),
+        }
+    }
+    Ok(args)
+}
+
+/// The local copy of `name` (e.g. `00000000000000001006.log`) in `dir`, with or without Kafka's
+/// `.deleted` suffix.
+fn local_file(dirs: &[PathBuf], partition: &str, name: &str) -> Option<Vec<u8>> {
+    dirs.iter().find_map(|d| {
+        let p = d.join(partition);
+        std::fs::read(p.join(name))
+            .or_else(|_| std::fs::read(p.join(format!("{name}.deleted"))))
+            .ok()
+    })
+}
+
+fn report(ok: bool, name: &str, detail: &str, failed: &mut usize) {
+    if !ok {
+        *failed += 1;
+    }
+    println!("{} {name}: {detail}", if ok { "PASS" } else { "FAIL" });
+}
+
+/// Checks one segment's batches; returns (records, next offset) or a description of the problem.
+fn check_batches(
+    log: &[u8],
+    expect_start: i64,
+) -> std::result::Result<(usize, usize, i64), String> {
+    let mut scratch = Vec::new();
+    let (mut batches, mut records, mut next) = (0usize, 0usize, expect_start);
+    for (n, batch) in Entries::new(log).strict().enumerate() {
+        let batch = batch.map_err(|e| format!("batch {n}: {e}"))?;
+        let first = batch
+            .first_offset()
+            .ok_or_else(|| format!("batch {n}: not a v2 batch"))?;
+        if first != next {
+            return Err(format!(
+                "batch {n} starts at offset {first}, expected {next}"
+            ));
+        }
+        let count = batch
+            .checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)
+            .map_err(|e| format!("batch {n} at offset {first}: {e}"))?
+            .count();
+        batches += 1;
+        records += count;
+        next = batch.last_offset() + 1;
+    }
+    Ok((batches, records, next))
+}
+
+fn describe(m: &SegmentManifest) -> String {
+    format!(
+        "{} chunks of {} bytes ({} bytes original), compression {}, encryption {}",
+        m.chunk_index.chunk_count(),
+        m.chunk_index.original_chunk_size(),
+        m.chunk_index.original_file_size(),
+        m.compression,
+        m.encryption.as_ref().map_or("off".to_string(), |e| format!(
+            "key pair {} (wrapped key {} bytes, aad {} bytes)",
+            e.key_id,
+            e.wrapped_data_key.len(),
+            e.aad.len()
+        )),
+    )
+}
+
+fn main() -> Result<()> {
+    let args = parse_args()?;
+    let tier = RemoteTier::new(FileSystemStorage::new(&args.root), args.prefix.clone())
+        .with_keys(args.keys);
+    let listing = tier.list()?;
+    let mut failed = 0usize;
+    for key in &listing.unrecognized {
+        report(
+            false,
+            "remote-object-name",
+            &format!("{key}: not a plugin object name"),
+            &mut failed,
+        );
+    }
+    let (mut total_segments, mut total_records) = (0usize, 0usize);
+    let mut ends = BTreeMap::new();
+    for (partition, segments) in &listing.partitions {
+        let pname = format!("{}-{}", partition.topic, partition.partition);
+        let mut next: Option<i64> = None;
+        for remote in segments {
+            total_segments += 1;
+            let name = format!("remote-segment/{pname}/{:020}", remote.start_offset);
+            if !remote.is_complete() {
+                report(
+                    false,
+                    &name,
+                    &format!("objects {:?}: not all three", remote.objects.keys()),
+                    &mut failed,
+                );
+                continue;
+            }
+            let segment = match tier.open(remote) {
+                Ok(s) => s,
+                Err(e) => {
+                    report(false, &name, &format!("cannot open: {e}"), &mut failed);
+                    continue;
+                }
+            };
+            let m = segment.manifest();
+            println!("INFO {name}: {}", describe(m));
+            let log = match segment.read_all() {
+                Ok(l) => l,
+                Err(e) => {
+                    report(
+                        false,
+                        &name,
+                        &format!("cannot read the .log: {e}"),
+                        &mut failed,
+                    );
+                    continue;
+                }
+            };
+            let expect = next.unwrap_or(remote.start_offset);
+            if expect != remote.start_offset {
+                report(
+                    false,
+                    &name,
+                    &format!(
+                        "starts at {}, the previous segment ended before {expect}",
+                        remote.start_offset
+                    ),
+                    &mut failed,
+                );
+            }
+            match check_batches(&log, remote.start_offset) {
+                Ok((batches, records, end)) => {
+                    total_records += records;
+                    let meta = m.remote_log_segment_metadata.as_ref();
+                    let meta_ok = meta.is_none_or(|r| {
+                        r.start_offset == remote.start_offset
+                            && r.end_offset == end - 1
+                            && r.segment_id == remote.segment_id
+                            && r.topic == partition.topic
+                            && r.partition == partition.partition
+                    });
+                    report(
+                        meta_ok,
+                        &name,
+                        &format!(
+                            "{} bytes, {batches} batches with valid CRCs, {records} records, offsets {}..={} contiguous{}",
+                            log.len(),
+                            remote.start_offset,
+                            end - 1,
+                            match meta {
+                                Some(_) if meta_ok => " (manifest metadata agrees)".to_string(),
+                                Some(r) => format!(
+                                    "; manifest metadata disagrees: start {} end {} id {:?}",
+                                    r.start_offset, r.end_offset, r.segment_id
+                                ),
+                                None => " (no remoteLogSegmentMetadata in the manifest)".to_string(),
+                            }
+                        ),
+                        &mut failed,
+                    );
+                    next = Some(end);
+                }
+                Err(e) => {
+                    report(false, &name, &e, &mut failed);
+                    next = None;
+                }
+            }
+            if !args.local.is_empty() {
+                let base = format!("{:020}", remote.start_offset);
+                for (ext, remote_bytes) in [
+                    ("log", Some(log.clone())),
+                    ("index", segment.index(IndexType::Offset)?),
+                    ("timeindex", segment.index(IndexType::Timestamp)?),
+                ] {
+                    let check = format!("remote-equals-local/{pname}/{base}.{ext}");
+                    match (
+                        local_file(&args.local, &pname, &format!("{base}.{ext}")),
+                        remote_bytes,
+                    ) {
+                        (Some(local), Some(remote)) => report(
+                            local == remote,
+                            &check,
+                            &if local == remote {
+                                format!("{} bytes equal to the broker's local file", local.len())
+                            } else {
+                                format!(
+                                    "remote {} bytes, local {} bytes: differ",
+                                    remote.len(),
+                                    local.len()
+                                )
+                            },
+                            &mut failed,
+                        ),
+                        (None, _) => println!("INFO {check}: no local copy captured"),
+                        (Some(_), None) => {
+                            report(false, &check, "the manifest has no such index", &mut failed)
+                        }
+                    }
+                }
+            }
+            if let Some(dir) = &args.export {
+                let d = dir.join(&pname);
+                std::fs::create_dir_all(&d)?;
+                std::fs::write(d.join(format!("{:020}.log", remote.start_offset)), &log)?;
+            }
+        }
+        if let Some(end) = next {
+            ends.insert(pname, end);
+        }
+    }
+    println!(
+        "SUMMARY partitions={} segments={total_segments} records={total_records}",
+        listing.partitions.len()
+    );
+    for (p, end) in &ends {
+        println!("END {p} {end}");
+    }
+    if failed > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
