@@ -927,6 +927,23 @@ step_tiered() {
             $codecs >"$res" 2>&1 || true
         count_results tiered "$res"
     done
+    # Damage with the broker stopped, on copies of an unencrypted and an encrypted run (fixtures
+    # for `krec verify --remote`: SAVE/damage-*/SCENARIO/{storage,logs,expected.json}), and a
+    # broker killed during an upload (SAVE/kill-during-upload).
+    res="$WORK/tiered-damage.txt"
+    : >"$res"
+    if [ -d "$save/fs-plain/storage" ]; then
+        timeout 300 python3 interop/broker/tiered_damage.py damage --krec "$KREC" --checker "$checker" \
+            --run "$save/fs-plain" --out "$save/damage-fs-plain" --label damage-fs-plain >>"$res" 2>&1 || true
+    fi
+    if [ -d "$save/fs-both/storage" ]; then
+        timeout 300 python3 interop/broker/tiered_damage.py damage --krec "$KREC" --checker "$checker" \
+            --run "$save/fs-both" --key "$save/fs-both/k1-private.pem" --out "$save/damage-fs-both" \
+            --label damage-fs-both >>"$res" 2>&1 || true
+    fi
+    timeout 300 python3 interop/broker/tiered_damage.py kill --krec "$KREC" --checker "$checker" \
+        --java-cp "$JAVA_CP" --plugin "$plugin" --out "$save/kill-during-upload" >>"$res" 2>&1 || true
+    count_results tiered "$res"
 }
 
 # Kafka data as tables (issue 28): the 4.4 broker's saved partition directories exported by

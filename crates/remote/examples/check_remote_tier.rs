@@ -160,12 +160,14 @@ fn main() -> Result<()> {
                     &format!("objects {:?}: not all three", remote.objects.keys()),
                     &mut failed,
                 );
+                next = None; // its end is unknown: the next segment is not blamed for it
                 continue;
             }
             let segment = match tier.open(remote) {
                 Ok(s) => s,
                 Err(e) => {
                     report(false, &name, &format!("cannot open: {e}"), &mut failed);
+                    next = None;
                     continue;
                 }
             };
@@ -180,6 +182,7 @@ fn main() -> Result<()> {
                         &format!("cannot read the .log: {e}"),
                         &mut failed,
                     );
+                    next = None;
                     continue;
                 }
             };
