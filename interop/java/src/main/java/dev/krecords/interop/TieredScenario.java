@@ -29,6 +29,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -42,16 +45,19 @@ import java.util.concurrent.TimeUnit;
  *
  * produce: creates each topic (one partition, remote.storage.enable=true, segment.bytes=1 MiB, the
  * least Kafka 4.x accepts, local.retention.bytes=1 so that every uploaded segment leaves the local
- * log at the next retention check) and writes, with Kafka's Java producers and the topic's codec:
- * a transaction that commits, one that aborts (records with headers), then about 2.6 MiB of plain
+ * log at the next retention check, file.delete.delay.ms of an hour so that the segment files Kafka
+ * renames *.deleted stay for the byte-for-byte check) and writes, with Kafka's Java producers and
+ * the topic's codec: a transaction that commits, one that aborts (records with headers), then about 2.6 MiB of plain
  * idempotent records (1 KiB values of pseudo-random bytes, which no codec shrinks, so that the
  * partition gets at least three segments whatever the codec; every 50th record has headers, some
  * with a null value; every 97th has a null key, every 211th a null value), and a last committed
- * transaction. Deterministic: the same seed, keys and timestamps on every run.
+ * transaction. The topics are written at once, a thread each. Deterministic per topic: the same
+ * seed, keys and timestamps on every run.
  *
  * consume: waits until each topic's last stable offset reaches its high watermark, then reads every
- * topic from the beginning with isolation.level read_committed and read_uncommitted (through the
- * broker, hence through the remote storage manager for the tiered part) and writes OUT.json:
+ * topic from the beginning with isolation.level read_committed and read_uncommitted (all topics and
+ * both levels at once, a consumer each; through the broker, hence through the remote storage
+ * manager for the tiered part) and writes OUT.json:
  * <pre>
  * {"kafka_version", "topics": {TOPIC: {"read_committed": [RECORD...], "read_uncommitted": [RECORD...]}}}
  * RECORD = {"offset", "timestamp", "timestamp_type", "key", "value", "headers": [{"key", "value"}], "leader_epoch"}
@@ -75,14 +81,22 @@ public final class TieredScenario {
                 System.out.println("TieredScenario: " + codecs.size() + " topics produced");
             } else if (args.length >= 4 && args[0].equals("consume")) {
                 List<String> topics = List.of(args).subList(3, args.length);
+                // Every (topic, isolation level) read at once: each waits mostly on the broker's
+                // remote fetches, one partition per fetch request.
+                ExecutorService pool = Executors.newFixedThreadPool(2 * topics.size());
+                Map<String, Future<List<Object>>> reads = new LinkedHashMap<>();
+                for (String t : topics) awaitStableOffset(args[1], t);
+                for (String t : topics)
+                    for (String isolation : List.of("read_committed", "read_uncommitted"))
+                        reads.put(t + " " + isolation, pool.submit(() -> consume(args[1], t, isolation)));
                 Map<String, Object> topicsOut = new LinkedHashMap<>();
                 for (String t : topics) {
-                    awaitStableOffset(args[1], t);
                     Map<String, Object> m = new LinkedHashMap<>();
-                    m.put("read_committed", consume(args[1], t, "read_committed"));
-                    m.put("read_uncommitted", consume(args[1], t, "read_uncommitted"));
+                    m.put("read_committed", reads.get(t + " read_committed").get());
+                    m.put("read_uncommitted", reads.get(t + " read_uncommitted").get());
                     topicsOut.put(t, m);
                 }
+                pool.shutdown();
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("kafka_version", AppInfoParser.getVersion());
                 out.put("topics", topicsOut);
@@ -115,7 +129,16 @@ public final class TieredScenario {
                         "file.delete.delay.ms", "3600000")));
             admin.createTopics(topics).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         }
-        for (String c : codecs) produce(bootstrap, "tiered-" + c, c);
+        // The topics written at once, one thread each (each topic's own order is kept).
+        ExecutorService pool = Executors.newFixedThreadPool(codecs.size());
+        List<Future<Void>> done = new ArrayList<>();
+        for (String c : codecs)
+            done.add(pool.submit(() -> {
+                produce(bootstrap, "tiered-" + c, c);
+                return null;
+            }));
+        for (Future<Void> f : done) f.get();
+        pool.shutdown();
     }
 
     private static KafkaProducer<byte[], byte[]> producer(String bootstrap, String codec, String txnId) {
