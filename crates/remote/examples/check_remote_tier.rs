@@ -236,36 +236,48 @@ fn main() -> Result<()> {
                 }
             }
             if !args.local.is_empty() {
+                // One line per segment: its .log and two indexes against the broker's own files.
                 let base = format!("{:020}", remote.start_offset);
+                let check = format!("remote-equals-local/{pname}/{base}");
+                let (mut same, mut differ, mut absent) = (Vec::new(), Vec::new(), Vec::new());
                 for (ext, remote_bytes) in [
                     ("log", Some(log.clone())),
                     ("index", segment.index(IndexType::Offset)?),
                     ("timeindex", segment.index(IndexType::Timestamp)?),
                 ] {
-                    let check = format!("remote-equals-local/{pname}/{base}.{ext}");
                     match (
                         local_file(&args.local, &pname, &format!("{base}.{ext}")),
                         remote_bytes,
                     ) {
-                        (Some(local), Some(remote)) => report(
-                            local == remote,
-                            &check,
-                            &if local == remote {
-                                format!("{} bytes equal to the broker's local file", local.len())
-                            } else {
-                                format!(
-                                    "remote {} bytes, local {} bytes: differ",
-                                    remote.len(),
-                                    local.len()
-                                )
-                            },
-                            &mut failed,
-                        ),
-                        (None, _) => println!("INFO {check}: no local copy captured"),
-                        (Some(_), None) => {
-                            report(false, &check, "the manifest has no such index", &mut failed)
+                        (Some(l), Some(r)) if l == r => {
+                            same.push(format!(".{ext} {} bytes", l.len()))
                         }
+                        (Some(l), Some(r)) => differ.push(format!(
+                            ".{ext} (remote {} bytes, local {})",
+                            r.len(),
+                            l.len()
+                        )),
+                        (Some(_), None) => differ.push(format!(".{ext} (not in the manifest)")),
+                        (None, _) => absent.push(format!(".{ext}")),
                     }
+                }
+                if !differ.is_empty() {
+                    report(
+                        false,
+                        &check,
+                        &format!("differ: {}", differ.join(", ")),
+                        &mut failed,
+                    );
+                } else if !same.is_empty() {
+                    report(
+                        true,
+                        &check,
+                        &format!("equal to the broker's local files: {}", same.join(", ")),
+                        &mut failed,
+                    );
+                }
+                if !absent.is_empty() {
+                    println!("INFO {check}: no local copy of {}", absent.join(", "));
                 }
             }
             if let Some(dir) = &args.export {
