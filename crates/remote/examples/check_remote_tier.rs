@@ -17,6 +17,10 @@
 //! - `--export DIR`: writes each segment's original `.log` to `DIR/TOPIC-PARTITION/<base>.log`,
 //!   a partition directory any log reader can open.
 //!
+//! Without arguments it makes its own input in a temporary directory (a partition of three
+//! segments uploaded as the plugin does, zstd and AES-256-GCM, key pair `k1` of `tests/data/`, and
+//! the local copies) and checks that: `cargo run -p krecords-remote --example check_remote_tier`.
+//!
 //! Prints `PASS name: detail` / `FAIL name: detail` lines and `INFO` lines describing the objects
 //! (chunk counts, compression, key pair), then `SUMMARY partitions=N segments=N records=N` and per
 //! partition `END TOPIC-PARTITION NEXT_OFFSET`; exits 1 when a check failed.
@@ -41,8 +45,7 @@ struct Args {
     export: Option<PathBuf>,
 }
 
-fn parse_args() -> Result<Args> {
-    let mut it = std::env::args().skip(1);
+fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args> {
     let usage =
         "usage: check_remote_tier ROOT PREFIX [--key ID=PEM]... [--local DIR]... [--export DIR]";
     let root = PathBuf::from(it.next().ok_or(usage)?);
@@ -131,8 +134,85 @@ fn describe(m: &SegmentManifest) -> String {
     )
 }
 
+const DEMO_PRIVATE_KEY: &str = include_str!("../tests/data/k1-private.pem");
+
+/// The input of a run without arguments: in `dir`, a bucket with the three segments of
+/// `payments-0` uploaded as the plugin does (4 KiB chunks, zstd, AES-256-GCM for key pair `k1`)
+/// and their local copies; returns the arguments that check them.
+fn demo_args(dir: &Path) -> Result<Vec<String>> {
+    use krecords_codec::write::{NewRecord, V2Builder};
+    use krecords_codec::Compression;
+    use krecords_remote::key::{KafkaUuid, ObjectKey, RemotePartition, Suffix};
+    use krecords_remote::write::{upload, SegmentFiles, UploadOptions};
+
+    let key_file = dir.join("k1-private.pem");
+    std::fs::write(&key_file, DEMO_PRIVATE_KEY)?;
+    let mut keys = KeyRing::new();
+    keys.add_pem("k1", DEMO_PRIVATE_KEY)?;
+    let options = UploadOptions {
+        chunk_size: 4096,
+        compression: true,
+        encryption: Some(("k1".into(), keys.public_key("k1").ok_or("no key k1")?)),
+    };
+    let storage = FileSystemStorage::new(dir.join("bucket"));
+    let partition = RemotePartition {
+        topic: "payments".into(),
+        topic_id: KafkaUuid::parse("MWJ6FHTfRYy67jzwZdeqSQ")?,
+        partition: 0,
+    };
+    let local = dir.join("local").join("payments-0");
+    std::fs::create_dir_all(&local)?;
+    let mut offset = 0i64;
+    for segment in 0..3u8 {
+        let base = offset;
+        let mut log = Vec::new();
+        for batch in 0..20 {
+            let mut b = V2Builder::new(offset).compression(Compression::Lz4, None);
+            for i in 0..10 {
+                let value = format!(
+                    "payment {segment}-{batch}-{i}: {} EUR",
+                    (batch * 31 + i * 7) % 1000
+                );
+                b.append(&NewRecord::new(
+                    1_714_000_000_000 + offset,
+                    None,
+                    Some(value.as_bytes()),
+                ))?;
+                offset += 1;
+            }
+            log.extend_from_slice(&b.finish()?);
+        }
+        let files = SegmentFiles {
+            log: &log,
+            ..SegmentFiles::default()
+        };
+        let key = ObjectKey {
+            prefix: "tiered/".into(),
+            partition: partition.clone(),
+            start_offset: base,
+            segment_id: KafkaUuid([segment + 1; 16]),
+            suffix: Suffix::Manifest,
+        };
+        upload(&files, &options, None, &mut rand::rngs::OsRng)?.put(&storage, &key)?;
+        std::fs::write(local.join(format!("{base:020}.log")), &log)?;
+    }
+    Ok(vec![
+        dir.join("bucket").display().to_string(),
+        "tiered/".into(),
+        "--key".into(),
+        format!("k1={}", key_file.display()),
+        "--local".into(),
+        dir.join("local").display().to_string(),
+    ])
+}
+
 fn main() -> Result<()> {
-    let args = parse_args()?;
+    let demo = tempfile::tempdir()?;
+    let args = if std::env::args().len() > 1 {
+        parse_args(std::env::args().skip(1))?
+    } else {
+        parse_args(demo_args(demo.path())?.into_iter())?
+    };
     let tier = RemoteTier::new(FileSystemStorage::new(&args.root), args.prefix.clone())
         .with_keys(args.keys);
     let listing = tier.list()?;
