@@ -879,6 +879,73 @@ step_salvage() {
     count_results salvage "$res"
 }
 
+# The remote tier (issue 32): a 4.4 broker with tiered storage on, through Aiven's plugin built from
+# the vendored sources (third_party/tiered-storage-for-apache-kafka, interop/tiered/pom.xml), once
+# per backend and transform setting: the filesystem backend with chunk compression and encryption
+# both off and both on, the S3 backend (moto_server from interop/.venv) with compression only and
+# encryption only. Each run writes topics through the broker until their early segments exist only
+# in the remote tier, reads them back with the Java consumer and checks the objects with
+# krecords-remote and krec (interop/broker/tiered_check.py). Everything is kept under a fresh
+# ${TMPDIR:-/tmp}/krecords-tiered.XXXXXX (or $KREC_INTEROP_TIERED_SAVE): per run the storage root
+# (for S3, the bucket's objects), the broker's log dirs with __remote_log_metadata-0, the local
+# copies of the uploaded segments, the consumer's JSON and the RSA key pair.
+step_tiered() {
+    local log="$WORK/tiered-build.log" save target checker plugin="$ROOT/interop/tiered/target/plugin"
+    if ! timeout 900 mvn -q -B -Dstyle.color=never -f interop/tiered/pom.xml package >"$log" 2>&1; then
+        fail tiered-plugin-build "mvn package of interop/tiered/pom.xml failed:"
+        show_log "$log" 30
+        return 0
+    fi
+    pass tiered-plugin-build "$(ls "$plugin" | wc -l | tr -d ' ') jars in $plugin"
+    if ! timeout 900 cargo build -q -p krecords-remote --example check_remote_tier >>"$log" 2>&1; then
+        fail tiered-checker-build "cargo build -p krecords-remote --example check_remote_tier failed:"
+        show_log "$log" 30
+        return 0
+    fi
+    target="$(cargo metadata --format-version 1 --no-deps 2>/dev/null \
+        | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+    checker="$target/debug/examples/check_remote_tier"
+    if [ ! -x interop/.venv/bin/moto_server ]; then
+        fail tiered-moto "interop/.venv has no moto_server (step_python_venv installs interop/py/requirements.txt)"
+        return 0
+    fi
+    save="${KREC_INTEROP_TIERED_SAVE:-}"
+    [ -n "$save" ] || save="$(mktemp -d "${TMPDIR:-/tmp}/krecords-tiered.XXXXXX")"
+    mkdir -p "$save"
+    echo "== tiered storage runs saved in $save"
+    local run name backend compression encryption codecs res
+    # name backend compression encryption codecs...: every producer codec at least once on each
+    # backend, every (compression, encryption) pair once.
+    for run in "fs-plain fs off off none gzip" "fs-both fs on on snappy lz4 zstd" \
+               "s3-compression s3 on off zstd none" "s3-encryption s3 off on gzip lz4"; do
+        read -r name backend compression encryption codecs <<<"$run"
+        res="$WORK/tiered-$name.txt"
+        # shellcheck disable=SC2086
+        timeout 300 python3 interop/broker/tiered_check.py --krec "$KREC" --java-cp "$JAVA_CP" \
+            --plugin "$plugin" --checker "$checker" --save "$save" --name "$name" --backend "$backend" \
+            --compression "$compression" --encryption "$encryption" --python interop/.venv/bin/python \
+            $codecs >"$res" 2>&1 || true
+        count_results tiered "$res"
+    done
+    # Damage with the broker stopped, on copies of an unencrypted and an encrypted run (fixtures
+    # for `krec verify --remote`: SAVE/damage-*/SCENARIO/{storage,logs,expected.json}), and a
+    # broker killed during an upload (SAVE/kill-during-upload).
+    res="$WORK/tiered-damage.txt"
+    : >"$res"
+    if [ -d "$save/fs-plain/storage" ]; then
+        timeout 300 python3 interop/broker/tiered_damage.py damage --krec "$KREC" --checker "$checker" \
+            --run "$save/fs-plain" --out "$save/damage-fs-plain" --label damage-fs-plain >>"$res" 2>&1 || true
+    fi
+    if [ -d "$save/fs-both/storage" ]; then
+        timeout 300 python3 interop/broker/tiered_damage.py damage --krec "$KREC" --checker "$checker" \
+            --run "$save/fs-both" --key "$save/fs-both/k1-private.pem" --out "$save/damage-fs-both" \
+            --label damage-fs-both >>"$res" 2>&1 || true
+    fi
+    timeout 300 python3 interop/broker/tiered_damage.py kill --krec "$KREC" --checker "$checker" \
+        --java-cp "$JAVA_CP" --plugin "$plugin" --out "$save/kill-during-upload" >>"$res" 2>&1 || true
+    count_results tiered "$res"
+}
+
 # Kafka data as tables (issue 28): the 4.4 broker's saved partition directories exported by
 # `krec export` and read back by pyarrow and DuckDB, row for row against the Java consumer's
 # read_committed records (interop/py/export_check.py); `krec sql` against DuckDB on the same
@@ -1268,6 +1335,7 @@ STEPS=(
     step_ship
     step_front_door
     step_salvage
+    step_tiered
     step_compact_referee
 )
 

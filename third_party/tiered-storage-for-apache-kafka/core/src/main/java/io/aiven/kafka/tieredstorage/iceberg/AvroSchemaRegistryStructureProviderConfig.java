@@ -1,0 +1,38 @@
+/*
+ * Copyright 2025 Aiven Oy
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package io.aiven.kafka.tieredstorage.iceberg;
+
+import java.util.Map;
+
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+
+public class AvroSchemaRegistryStructureProviderConfig extends AbstractConfig {
+    static final String SERDE_CONFIG_PREFIX = "serde.";
+
+    public static ConfigDef configDef() {
+        return new ConfigDef();
+    }
+
+    public AvroSchemaRegistryStructureProviderConfig(final Map<String, ?> props) {
+        super(configDef(), props);
+    }
+
+    public Map<String, Object> serdeConfig() {
+        return originalsWithPrefix(SERDE_CONFIG_PREFIX, true);
+    }
+}
