@@ -485,18 +485,32 @@ pub async fn describe_live(
     })
 }
 
-/// The ids of every group of a live cluster (ListGroups on every broker), sorted.
+/// Every group of a live cluster (ListGroups on every broker), sorted by id, each described
+/// as [`describe_live`] does; share groups (KIP-932), which commit no offsets, are listed with
+/// their state only.
 ///
 /// # Errors
 ///
 /// The client's errors.
-pub async fn list_live(
+pub async fn describe_all_live(
     client: &krecords_client::Client,
-) -> Result<Vec<String>, krecords_client::Error> {
-    Ok(client
-        .list_groups()
-        .await?
-        .into_iter()
-        .map(|g| g.group)
-        .collect())
+) -> Result<Vec<Group>, krecords_client::Error> {
+    let mut out = Vec::new();
+    for g in client.list_groups().await? {
+        if g.group_type.as_deref() == Some("share") {
+            out.push(Group {
+                group: g.group,
+                kind: Some("share".into()),
+                state: g.state,
+                protocol_type: Some(g.protocol_type).filter(|t| !t.is_empty()),
+                generation: None,
+                members: Vec::new(),
+                offsets: Vec::new(),
+                total_lag: 0,
+            });
+        } else {
+            out.push(describe_live(client, &g.group).await?);
+        }
+    }
+    Ok(out)
 }

@@ -105,6 +105,8 @@ pub struct FakeGroup {
     /// A KIP-848 consumer-protocol group (ConsumerGroupDescribe), else a classic one
     /// (DescribeGroups, protocol type `consumer`).
     pub consumer_protocol: bool,
+    /// A KIP-932 share group: only listed (ListGroups type `share`), never described.
+    pub share: bool,
     /// The state (`Stable`, `Empty`, ...).
     pub state: String,
     /// The members.
@@ -499,7 +501,9 @@ impl Cluster {
             names.insert(g.clone(), (String::new(), "Empty".into(), "classic".into()));
         }
         for (g, spec) in &self.groups {
-            let kind = if spec.consumer_protocol {
+            let kind = if spec.share {
+                "share"
+            } else if spec.consumer_protocol {
                 "consumer"
             } else {
                 "classic"

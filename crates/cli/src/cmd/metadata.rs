@@ -271,7 +271,8 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// lag against the end offset of the partition's directory on the same disk: how far behind
 /// the group was when the broker stopped ("-" when the partition is not on this disk).
 ///
-/// Live (kafka://HOST[:PORT]): the GROUPs named, or every group of the cluster (ListGroups);
+/// Live (kafka://HOST[:PORT]): the GROUPs named, or every group of the cluster (ListGroups;
+/// share groups are listed with their state);
 /// each group's state and members from its coordinator (ConsumerGroupDescribe for a
 /// consumer-protocol group, DescribeGroups for a classic one), its committed offsets by
 /// OffsetFetch for every topic, and lag against ListOffsets latest: the rows of
@@ -341,13 +342,13 @@ fn live_groups(
         |e: krecords_client::Error| admin_failure(krecords_admin::Error::Client(e)).prefixed(&name);
     rt.block_on(async {
         let c = Client::connect(config).await.map_err(fail)?;
-        let names = if names.is_empty() {
-            krecords_admin::groups::list_live(&c).await.map_err(fail)?
-        } else {
-            names.to_vec()
-        };
+        if names.is_empty() {
+            return krecords_admin::groups::describe_all_live(&c)
+                .await
+                .map_err(fail);
+        }
         let mut out = Vec::new();
-        for g in &names {
+        for g in names {
             out.push(
                 krecords_admin::groups::describe_live(&c, g)
                     .await

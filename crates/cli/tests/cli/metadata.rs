@@ -256,9 +256,9 @@ fn live_groups_are_listed_and_described_with_members_state_and_lag() {
     c.set_group(
         "classic-app",
         FakeGroup {
-            consumer_protocol: false,
             state: "Stable".into(),
             members: vec![member("m1", vec![("a".into(), vec![0, 1])])],
+            ..FakeGroup::default()
         },
     );
     c.commit("classic-app", "a", 0, 4);
@@ -272,10 +272,19 @@ fn live_groups_are_listed_and_described_with_members_state_and_lag() {
                 member("n1", vec![("a".into(), vec![1])]),
                 member("n2", vec![("a".into(), vec![0])]),
             ],
+            ..FakeGroup::default()
         },
     );
-    // A group that only committed.
+    // A group that only committed, and a share group (listed, never described).
     c.commit("old-app", "a", 1, 1);
+    c.set_group(
+        "shared-app",
+        FakeGroup {
+            share: true,
+            state: "Stable".into(),
+            ..FakeGroup::default()
+        },
+    );
     let url = format!("kafka://{}", c.addr());
     let r = run(&["groups", &url, "--format", "json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -284,7 +293,10 @@ fn live_groups_are_listed_and_described_with_members_state_and_lag() {
         .iter()
         .map(|g| g["group"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["classic-app", "new-app", "old-app"]);
+    assert_eq!(names, ["classic-app", "new-app", "old-app", "shared-app"]);
+    assert_eq!(groups[3]["kind"], "share");
+    assert_eq!(groups[3]["state"], "Stable");
+    assert_eq!(groups[3]["offsets"], serde_json::json!([]));
     type Row = (i64, Option<i64>, i64, Option<i64>, String);
     let rows = |g: &serde_json::Value| -> Vec<Row> {
         g["offsets"]
