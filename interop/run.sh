@@ -864,6 +864,17 @@ step_front_door() {
     timeout 900 python3 interop/broker/front_door_check.py --krec "$KREC" --java-cp "$JAVA_CP" \
         --dir "$WORK/front-door-broker" >"$res" 2>&1 || true
     count_results front-door "$res"
+    # The same metadata, offsets and (classic) groups checks against Kafka 3.9, whose jars
+    # step_broker39 fetched; its own tools are the referee.
+    if [ -d interop/java39/target/lib ]; then
+        res="$WORK/front-door39.txt"
+        timeout 600 python3 interop/broker/front_door_check.py --krec "$KREC" --core \
+            --java-cp "$ROOT/interop/java39/target/lib/*" --dir "$WORK/front-door-broker39" \
+            >"$res" 2>&1 || true
+        count_results front-door39 "$res"
+    else
+        skip front-door39 "no Kafka 3.9 jars (step_broker39 did not run)"
+    fi
 }
 
 # krec salvage (issue 31) on damaged copies of its own 4.4 broker's partitions (a flipped byte, a

@@ -19,6 +19,9 @@ use std::collections::BTreeMap;
 /// GROUP_ID_NOT_FOUND: ConsumerGroupDescribe's answer for a group that is not a
 /// consumer-protocol group (a classic one, then described with DescribeGroups).
 const GROUP_ID_NOT_FOUND: i16 = 69;
+/// UNSUPPORTED_VERSION: Kafka 3.9's answer to ConsumerGroupDescribe, which it lists in
+/// ApiVersions, when its new group coordinator is off: every group is then classic.
+const UNSUPPORTED_VERSION: i16 = 35;
 
 /// A group as ListGroups names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,7 +158,7 @@ impl Client {
                     let Some(g) = resp.groups.into_iter().next() else {
                         return Ok(None);
                     };
-                    if g.error_code == GROUP_ID_NOT_FOUND {
+                    if g.error_code == GROUP_ID_NOT_FOUND || g.error_code == UNSUPPORTED_VERSION {
                         return Ok(None);
                     }
                     if g.error_code != 0 {
