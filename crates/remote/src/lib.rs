@@ -58,7 +58,13 @@ pub mod crypto;
 mod error;
 pub mod reader;
 pub mod storage;
+pub mod stream;
 pub mod write;
+
+#[cfg(feature = "object-store")]
+pub mod location;
+#[cfg(feature = "object-store")]
+pub mod objstore;
 
 krecords_codec::untrusted_modules! {
     pub mod chunk_index;

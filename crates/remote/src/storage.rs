@@ -71,6 +71,21 @@ impl<S: Storage + ?Sized> Storage for &S {
     }
 }
 
+impl<S: Storage + ?Sized> Storage for std::sync::Arc<S> {
+    fn get(&self, key: &str, limit: u64) -> Result<Bytes> {
+        (**self).get(key, limit)
+    }
+    fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes> {
+        (**self).get_range(key, range)
+    }
+    fn size(&self, key: &str) -> Result<u64> {
+        (**self).size(key)
+    }
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
+        (**self).list(prefix)
+    }
+}
+
 /// The plugin's filesystem backend: object `key` is the file `root/key`.
 #[derive(Debug, Clone)]
 pub struct FileSystemStorage {

@@ -4,4 +4,6 @@
 mod util;
 
 mod hostile;
+#[cfg(feature = "object-store")]
+mod objstore;
 mod roundtrip;

@@ -385,6 +385,8 @@ pub(crate) enum Pending {
     Files(VecDeque<PathBuf>),
     Stdin,
     Live(Box<(Arc<Runtime>, ChunkRx, LivePartition)>),
+    /// A remote tier partition's segments, each opened when reached.
+    Remote(VecDeque<crate::remote::RemoteFile>),
 }
 
 /// A partition read between two positions at an isolation level: its files one after
@@ -501,6 +503,16 @@ impl Reader {
                 let bytes = s.input().unread();
                 self.cur = Cur::File(Box::new(s));
                 (path.display().to_string(), Some(path), bytes, false)
+            }
+            Pending::Remote(segments) => {
+                let Some(segment) = segments.pop_front() else {
+                    self.cur = Cur::None;
+                    self.clean = true;
+                    return Ok(None);
+                };
+                let (s, len) = segment.open()?;
+                self.cur = Cur::File(Box::new(s));
+                (segment.name(), None, Some(len), false)
             }
             Pending::Stdin => {
                 let limit = self.max_bytes.unwrap_or(u64::MAX);
