@@ -38,6 +38,15 @@ pub fn open_sources(paths: &[PathBuf], client: &ClientArgs) -> Result<Sources, F
     )?)
 }
 
+/// Whether PATH names a partition read through the sources layer only: a `kafka://` URL or a
+/// remote tier location (`s3://`, `gs://`, `az://`, `file://`).
+pub fn is_url_source(path: &Path) -> bool {
+    matches!(
+        krecords_source::SourceSpec::parse(path),
+        Ok(krecords_source::SourceSpec::Kafka(_) | krecords_source::SourceSpec::Remote(_))
+    )
+}
+
 /// Opens partition `index` with a progress line on the terminal.
 pub fn open_reader(
     sources: &Sources,

@@ -118,17 +118,23 @@ impl ObjectStoreStorage {
         })
     }
 
-    /// Runs `f` on the runtime, bounded by the deadline; errors name `key`.
-    fn run<T>(
+    /// Runs `f` on the runtime, bounded by the deadline; errors name `key`. The calling
+    /// thread waits on a channel, so a caller that is itself inside an async runtime (a
+    /// DataFusion scan) does not nest runtimes.
+    fn run<T: Send + 'static>(
         &self,
         op: &'static str,
         key: &str,
-        f: impl std::future::Future<Output = object_store::Result<T>>,
+        f: impl std::future::Future<Output = object_store::Result<T>> + Send + 'static,
     ) -> Result<T> {
         let deadline = self.deadline;
-        let out = self
-            .rt
-            .block_on(async move { tokio::time::timeout(deadline, f).await });
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.rt.spawn(async move {
+            let _ = tx.send(tokio::time::timeout(deadline, f).await);
+        });
+        let out = rx
+            .recv()
+            .map_err(|_| self.io(op, key, "the request task ended without an answer".into()))?;
         match out {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(object_store::Error::NotFound { .. })) => Err(Error::NotFound {
@@ -155,7 +161,7 @@ impl ObjectStoreStorage {
 impl Storage for ObjectStoreStorage {
     fn get(&self, key: &str, limit: u64) -> Result<Bytes> {
         let path = ObjectPath::from(key);
-        let store = &self.store;
+        let store = Arc::clone(&self.store);
         let got = self.run("read", key, async move {
             let r = store.get(&path).await?;
             if r.meta.size > limit {
@@ -185,7 +191,7 @@ impl Storage for ObjectStoreStorage {
             return Ok(Bytes::new());
         }
         let path = ObjectPath::from(key);
-        let store = &self.store;
+        let store = Arc::clone(&self.store);
         let r = range.clone();
         let got = self.run("read", key, async move {
             let meta = store.head(&path).await?;
@@ -213,7 +219,7 @@ impl Storage for ObjectStoreStorage {
 
     fn size(&self, key: &str) -> Result<u64> {
         let path = ObjectPath::from(key);
-        let store = &self.store;
+        let store = Arc::clone(&self.store);
         self.run("stat", key, async move { store.head(&path).await })
             .map(|m| m.size)
     }
@@ -226,7 +232,7 @@ impl Storage for ObjectStoreStorage {
             .and_then(|i| prefix.get(..i))
             .unwrap_or("");
         let dir_path = (!dir.is_empty()).then(|| ObjectPath::from(dir));
-        let store = &self.store;
+        let store = Arc::clone(&self.store);
         let metas: Vec<object_store::ObjectMeta> = self.run("list", prefix, async move {
             store.list(dir_path.as_ref()).try_collect().await
         })?;

@@ -243,7 +243,8 @@ pub struct Segment<'t, S> {
 }
 
 impl Segment<'_, SharedStorage> {
-    /// The original `.log` from the chunk holding byte `from` to its end, as a reader that
+    /// The original `.log` from byte `from` to its end (fetched from the chunk holding
+    /// `from`), as a reader that
     /// fetches and decodes up to `lookahead` chunks ahead (see [`crate::stream`]).
     pub fn stream(&self, from: u64, lookahead: usize) -> SegmentStream {
         let key = self

@@ -53,7 +53,8 @@ impl Source {
     }
 }
 
-/// The original bytes of one segment from a chunk boundary on, as a reader (see the module
+/// The original bytes of one segment from a byte position on (fetched from the chunk holding
+/// it), as a reader (see the module
 /// documentation). Errors of the storage, decryption or decompression come back as
 /// [`io::Error`]s wrapping the crate's [`crate::Error`].
 #[derive(Debug)]
@@ -67,8 +68,10 @@ pub struct SegmentStream {
     lookahead: usize,
     current: Vec<u8>,
     pos: usize,
-    /// Where the stream starts in the original `.log` (the first chunk's position).
+    /// Where the stream starts in the original `.log`.
     start: u64,
+    /// Bytes of the first chunk before `start`, dropped when it arrives.
+    skip: usize,
     failed: bool,
 }
 
@@ -87,8 +90,9 @@ impl SegmentStream {
     ) -> SegmentStream {
         let first = index.chunk_at(from);
         let next = first.map_or(index.chunk_count(), |c| c.id);
-        let start = first.map_or(u64::from(index.original_file_size()), |c| {
-            c.original_position
+        let start = from.min(u64::from(index.original_file_size()));
+        let skip = first.map_or(0, |c| {
+            usize::try_from(start.saturating_sub(c.original_position)).unwrap_or(0)
         });
         SegmentStream {
             source: Arc::new(Source {
@@ -104,11 +108,12 @@ impl SegmentStream {
             current: Vec::new(),
             pos: 0,
             start,
+            skip,
             failed: false,
         }
     }
 
-    /// The position in the original `.log` of the stream's first byte (a chunk boundary).
+    /// The position in the original `.log` of the stream's first byte.
     pub fn start(&self) -> u64 {
         self.start
     }
@@ -154,7 +159,7 @@ impl Read for SegmentStream {
             match decoded {
                 Ok(bytes) => {
                     self.current = bytes;
-                    self.pos = 0;
+                    self.pos = std::mem::take(&mut self.skip);
                 }
                 Err(e) => {
                     self.failed = true;

@@ -873,10 +873,7 @@ fn report_stop(name: &str, stop: Option<Stop>) {
 /// Whether a `log` subcommand's DIR is a `kafka://` URL.
 /// Whether DIR is a live partition or a remote tier location rather than a directory.
 fn is_live(dir: &Path) -> bool {
-    matches!(
-        krecords_source::SourceSpec::parse(dir),
-        Ok(krecords_source::SourceSpec::Kafka(_) | krecords_source::SourceSpec::Remote(_))
-    )
+    crate::source::is_url_source(dir)
 }
 
 /// The one live or remote tier partition DIR names, and its name.
