@@ -202,6 +202,16 @@ fn dump_of_a_file_location_equals_dump_of_the_partition_directory() {
         let out = d.arg(&format!("converted-{compression}-{encryption}"));
         read(&[&["convert", &one, &out][..], &k[..]].concat());
         assert_eq!(read(&["log", "read", &out]), read(&["log", "read", &log]));
+        // sql and export read it (with the private key for encrypted segments).
+        let query = "select count(*) as n, sum(offset) as s, max(value) as v from t";
+        let sql = |source: &str| {
+            let table = format!("t={source}");
+            read(&[&["sql", query, "--table", &table][..], &k[..]].concat())
+        };
+        assert_eq!(sql(&url), sql(&log), "{what}");
+        let exported = d.arg(&format!("export-{compression}-{encryption}"));
+        read(&[&["export", "--output", &exported, &url][..], &k[..]].concat());
+        assert_eq!(sql(&exported), sql(&log), "{what}");
         // stats --what-if reads it.
         assert!(read(&[&["stats", "--what-if", &url][..], &k[..]].concat()).contains("records"));
     }
@@ -244,6 +254,9 @@ fn remote_failures_are_clear() {
         "{}",
         r.stderr
     );
+    // ship cannot take one, and says what to do instead.
+    d.run(&["ship", &url, "kafka://localhost:1/x"], b"")
+        .fails(2, "krec convert");
     // A location with nothing: exit 2.
     std::fs::create_dir(d.path("empty")).unwrap();
     d.run(&["dump", &format!("file://{}/", d.arg("empty"))], b"")
