@@ -470,23 +470,10 @@ impl Sources {
                         Some(log) => local::dir_time(log, ms),
                         None => local::files_time(&l.files, ms, limit),
                     };
-                    setup.range = options
-                        .range
-                        .resolve(facts.watermarks.as_ref(), options.isolation, &mut time)
+                    setup
+                        .resolve(options, &facts, &mut time)
                         .map_err(|e| named(&part.name, e))?;
                     let start = setup.range.start;
-                    if committed {
-                        setup.aborted = Some(
-                            facts
-                                .aborted
-                                .iter()
-                                .filter(|(_, last)| *last >= start)
-                                .map(|(t, _)| *t)
-                                .collect(),
-                        );
-                    }
-                    setup.watermarks = facts.watermarks;
-                    setup.open_txn = facts.open_txn;
                     // Segments that end before the start: the next one's base offset is at or
                     // below it.
                     while files.len() > 1
@@ -516,23 +503,10 @@ impl Sources {
                 if !options.range.is_all() || committed {
                     let facts = r.source_facts(committed)?;
                     let mut time = |ms| r.offset_for_time(ms, limit);
-                    setup.range = options
-                        .range
-                        .resolve(facts.watermarks.as_ref(), options.isolation, &mut time)
+                    setup
+                        .resolve(options, &facts, &mut time)
                         .map_err(|e| named(&part.name, e))?;
-                    let s = setup.range.start;
-                    if committed {
-                        setup.aborted = Some(
-                            facts
-                                .aborted
-                                .iter()
-                                .filter(|(_, last)| *last >= s)
-                                .map(|(t, _)| *t)
-                                .collect(),
-                        );
-                    }
-                    setup.watermarks = facts.watermarks;
-                    start = Some(s);
+                    start = Some(setup.range.start);
                     end = setup.range.end;
                 }
                 setup.pending = Pending::Remote(r.files(start, end).into());

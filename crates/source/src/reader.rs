@@ -431,6 +431,36 @@ pub(crate) struct Setup {
     pub limit: usize,
 }
 
+impl Setup {
+    /// Resolves `options`' range against a partition's facts (`time` looks times up), and
+    /// takes its watermarks, open transaction and, at read_committed, the aborted transactions
+    /// that end at or after the start.
+    pub(crate) fn resolve(
+        &mut self,
+        options: &crate::ReadOptions,
+        facts: &crate::local::Facts,
+        time: &mut dyn FnMut(i64) -> Result<Option<i64>, Error>,
+    ) -> Result<(), Error> {
+        self.range = options
+            .range
+            .resolve(facts.watermarks.as_ref(), options.isolation, time)?;
+        let start = self.range.start;
+        if options.isolation == IsolationLevel::ReadCommitted {
+            self.aborted = Some(
+                facts
+                    .aborted
+                    .iter()
+                    .filter(|(_, last)| *last >= start)
+                    .map(|(t, _)| *t)
+                    .collect(),
+            );
+        }
+        self.watermarks = facts.watermarks;
+        self.open_txn = facts.open_txn;
+        Ok(())
+    }
+}
+
 impl Reader {
     pub(crate) fn new(s: Setup) -> Reader {
         Reader {
