@@ -17,6 +17,8 @@ pub struct ClientArgs {
     /// bootstrap.servers comes from the URL. A new connection must answer within 10 s
     /// (socket.connection.setup.timeout.ms), a request within 60 s (socket.timeout.ms).
     /// Properties that do not apply to krec (group.id, debug, ...) are ignored with a warning.
+    /// Remote tier options (s3.*, aws.*, gcs.*, azure.*, remote.*, rsm.config.*) apply to
+    /// remote tier locations instead (see the end of --help).
     #[arg(short = 'X', value_name = "NAME=VALUE", help_heading = HEADING)]
     pub property: Vec<String>,
     /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
