@@ -4,6 +4,7 @@
 use crate::outcome::Failure;
 use krecords_client::ClientConfig;
 pub use krecords_source::KafkaUrl;
+use krecords_source::RemoteOptions;
 use std::path::PathBuf;
 
 const HEADING: &str = "Live clusters (kafka:// sources)";
@@ -18,9 +19,13 @@ pub struct ClientArgs {
     /// bootstrap.servers comes from the URL. A new connection must answer within 10 s
     /// (socket.connection.setup.timeout.ms), a request within 60 s (socket.timeout.ms).
     /// Properties that do not apply to krec (group.id, debug, ...) are ignored with a warning.
+    /// Remote tier options (s3.*, aws.*, gcs.*, azure.*, remote.*, rsm.config.*) apply to
+    /// remote tier locations instead (see the end of --help).
     #[arg(short = 'X', value_name = "NAME=VALUE", help_heading = HEADING)]
     pub property: Vec<String>,
     /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
+    /// Remote tier options in it apply to remote tier locations, so a broker's properties
+    /// (rsm.config.storage.s3.endpoint.url=...) can be given as they are.
     #[arg(short = 'F', value_name = "FILE", help_heading = HEADING)]
     pub config_file: Vec<PathBuf>,
     /// Remote tier: the RSA private key (PEM) of a key pair named in the manifests' dataKey,
@@ -29,15 +34,47 @@ pub struct ClientArgs {
     pub rsm_private_key: Vec<String>,
 }
 
+/// Help text of the remote tier options, for the reading commands' `--help`.
+pub const REMOTE_HELP: &str = "Remote tier locations (Kafka tiered storage as Aiven's \
+tiered-storage plugin writes it): s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX, \
+or file:///ROOT/PREFIX for the plugin's filesystem backend (split at the last '/': the directory \
+is the storage root, the rest the key prefix). Every partition found there is read, named \
+LOCATION/<topic>-<topicId>/<partition>. Options, with -X or -F, by the plugin's names (also \
+with the broker's rsm.config.storage. prefix): s3.endpoint.url (http:// allows plain HTTP), \
+s3.region, s3.path.style.access.enabled, aws.access.key.id, aws.secret.access.key, \
+gcs.credentials.path, azure.account.name, azure.account.key; krec's remote.request.timeout.ms \
+(30000), remote.connect.timeout.ms (10000), remote.retries (3), remote.lookahead (chunks \
+fetched ahead, 4). The environment applies underneath: AWS_ACCESS_KEY_ID, \
+AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION/AWS_DEFAULT_REGION, AWS_ENDPOINT_URL, \
+GOOGLE_*, AZURE_*. Encrypted segments need --rsm-private-key KEYID=PEMFILE.";
+
+/// Whether a NAME=VALUE line names a remote tier option.
+fn is_remote_pair(pair: &str) -> bool {
+    pair.split_once('=')
+        .is_some_and(|(n, _)| RemoteOptions::is_remote_key(n))
+}
+
 impl ClientArgs {
     /// The client configuration of the `-F` files, then the `-X` properties.
     pub fn config(&self) -> Result<ClientConfig, Failure> {
         let mut c = ClientConfig::default();
         for f in &self.config_file {
-            c.apply_file(f)
+            // Remote tier lines are blanked, so that line numbers stay those of the file.
+            let text = read_config_file(f)?;
+            let client: Vec<&str> = text
+                .lines()
+                .map(|l| {
+                    if is_remote_pair(l.trim_start()) {
+                        ""
+                    } else {
+                        l
+                    }
+                })
+                .collect();
+            c.apply_str(&client.join("\n"))
                 .map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))?;
         }
-        for x in &self.property {
+        for x in self.property.iter().filter(|x| !is_remote_pair(x)) {
             c.set_pair(x)
                 .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?;
         }
@@ -47,13 +84,42 @@ impl ClientArgs {
         Ok(c)
     }
 
-    /// The private keys of `--rsm-private-key`.
-    pub fn rsm_keys(&self) -> Result<krecords_remote::crypto::KeyRing, Failure> {
-        let mut keys = krecords_remote::crypto::KeyRing::new();
+    /// The remote tier options of the `-F` files, then the `-X` properties, and the private
+    /// keys of `--rsm-private-key`.
+    pub fn remote_options(&self) -> Result<RemoteOptions, Failure> {
+        let mut o = RemoteOptions::default();
+        let warn = |w: Option<String>| {
+            if let Some(w) = w {
+                eprintln!("krec: warning: {w}");
+            }
+        };
+        for f in &self.config_file {
+            let text = read_config_file(f)?;
+            for (i, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.starts_with('#') || !is_remote_pair(line) {
+                    continue;
+                }
+                warn(o.set_pair(line).map_err(|e| {
+                    Failure::Usage(format!("-F {}: line {}: {e}", f.display(), i + 1))
+                })?);
+            }
+        }
+        for x in self.property.iter().filter(|x| is_remote_pair(x)) {
+            warn(
+                o.set_pair(x)
+                    .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?,
+            );
+        }
         for k in &self.rsm_private_key {
-            keys.add_spec(k)
+            o.keys
+                .add_spec(k)
                 .map_err(|e| Failure::Usage(format!("--rsm-private-key {k}: {e}")))?;
         }
-        Ok(keys)
+        Ok(o)
     }
+}
+
+fn read_config_file(f: &std::path::Path) -> Result<String, Failure> {
+    std::fs::read_to_string(f).map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))
 }

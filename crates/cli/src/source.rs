@@ -24,14 +24,27 @@ impl From<krecords_source::Error> for Failure {
     }
 }
 
-/// Lists the partitions of PATH arguments (files, directories, roots, globs, `-`, kafka://).
+/// Lists the partitions of PATH arguments (files, directories, roots, globs, `-`, kafka://,
+/// remote tier locations).
 pub fn open_sources(paths: &[PathBuf], client: &ClientArgs) -> Result<Sources, Failure> {
-    Ok(Sources::open(paths, &mut || {
-        client.config().map_err(|f| match f {
-            Failure::Io(e, what) => krecords_source::Error::io(what, e),
-            Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
-        })
-    })?)
+    let to_source = |f: Failure| match f {
+        Failure::Io(e, what) => krecords_source::Error::io(what, e),
+        Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
+    };
+    Ok(Sources::open_with(
+        paths,
+        &mut || client.config().map_err(to_source),
+        &mut || client.remote_options().map_err(to_source),
+    )?)
+}
+
+/// Whether PATH names a partition read through the sources layer only: a `kafka://` URL or a
+/// remote tier location (`s3://`, `gs://`, `az://`, `file://`).
+pub fn is_url_source(path: &Path) -> bool {
+    matches!(
+        krecords_source::SourceSpec::parse(path),
+        Ok(krecords_source::SourceSpec::Kafka(_) | krecords_source::SourceSpec::Remote(_))
+    )
 }
 
 /// Opens partition `index` with a progress line on the terminal.

@@ -35,6 +35,8 @@ mod metadata;
 mod positions;
 #[path = "cli/produce.rs"]
 mod produce;
+#[path = "cli/remote.rs"]
+mod remote;
 #[path = "cli/salvage.rs"]
 mod salvage;
 #[path = "cli/ship.rs"]

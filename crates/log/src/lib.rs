@@ -146,6 +146,13 @@ mod error;
 pub mod files;
 mod index;
 mod log;
+
+/// The entries of the offset (`.index`) and time (`.timeindex`) indexes, decoded from bytes
+/// read elsewhere (a remote tier's `.indexes` object): the log's own decoders.
+pub mod index_entries {
+    pub use crate::index::offset::{decode_entry as offset_entry, ENTRY_SIZE as OFFSET_ENTRY_SIZE};
+    pub use crate::index::time::{decode_entry as time_entry, ENTRY_SIZE as TIME_ENTRY_SIZE};
+}
 pub mod producer_state;
 krecords_codec::untrusted_modules! {
     pub mod raw_append;

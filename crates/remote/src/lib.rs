@@ -59,8 +59,14 @@ mod error;
 pub mod metadata;
 pub mod reader;
 pub mod storage;
+pub mod stream;
 pub mod verify;
 pub mod write;
+
+#[cfg(feature = "object-store")]
+pub mod location;
+#[cfg(feature = "object-store")]
+pub mod objstore;
 
 krecords_codec::untrusted_modules! {
     pub mod chunk_index;

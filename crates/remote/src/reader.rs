@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::key::{KafkaUuid, ObjectKey, RemotePartition, Suffix};
 use crate::manifest::{IndexType, SegmentManifest};
 use crate::storage::Storage;
+use crate::stream::{SegmentStream, SharedStorage};
 
 /// Caps on what untrusted objects may make the reader allocate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,6 +245,27 @@ pub struct Segment<'t, S> {
     key: ObjectKey,
     manifest: SegmentManifest,
     data_key: Option<DataKey>,
+}
+
+impl Segment<'_, SharedStorage> {
+    /// The original `.log` from byte `from` to its end (fetched from the chunk holding
+    /// `from`), as a reader that
+    /// fetches and decodes up to `lookahead` chunks ahead (see [`crate::stream`]).
+    pub fn stream(&self, from: u64, lookahead: usize) -> SegmentStream {
+        let key = self
+            .data_key
+            .clone()
+            .zip(self.manifest.encryption.as_ref().map(|e| e.aad.clone()));
+        SegmentStream::new(
+            std::sync::Arc::clone(&self.tier.storage),
+            self.key.with_suffix(Suffix::Log).to_string(),
+            self.manifest.chunk_index.clone(),
+            self.manifest.compression,
+            key,
+            from,
+            lookahead,
+        )
+    }
 }
 
 /// Original bytes of a segment read by chunks.

@@ -56,20 +56,27 @@ pub trait Storage {
     fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>>;
 }
 
-impl<S: Storage + ?Sized> Storage for &S {
-    fn get(&self, key: &str, limit: u64) -> Result<Bytes> {
-        (**self).get(key, limit)
-    }
-    fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes> {
-        (**self).get_range(key, range)
-    }
-    fn size(&self, key: &str) -> Result<u64> {
-        (**self).size(key)
-    }
-    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
-        (**self).list(prefix)
-    }
+/// A reference or shared pointer to a storage is one.
+macro_rules! forward_storage {
+    ($($ptr:ty),*) => {$(
+        impl<S: Storage + ?Sized> Storage for $ptr {
+            fn get(&self, key: &str, limit: u64) -> Result<Bytes> {
+                (**self).get(key, limit)
+            }
+            fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes> {
+                (**self).get_range(key, range)
+            }
+            fn size(&self, key: &str) -> Result<u64> {
+                (**self).size(key)
+            }
+            fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
+                (**self).list(prefix)
+            }
+        }
+    )*};
 }
+
+forward_storage!(&S, std::sync::Arc<S>);
 
 /// The plugin's filesystem backend: object `key` is the file `root/key`.
 #[derive(Debug, Clone)]

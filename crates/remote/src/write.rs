@@ -194,3 +194,87 @@ impl Uploaded {
         )
     }
 }
+
+/// Uploads a closed segment of a local partition directory as the broker and the plugin
+/// would: the `.log` named by `log_path`, with its `.index`, `.timeindex` and `.txnindex`
+/// (when present and not empty) beside it, under `prefix` for `partition`, with a
+/// `remoteLogSegmentMetadata` whose end offset and max timestamp come from the segment's
+/// batches. For fixtures and tests. Returns the manifest's key.
+///
+/// # Errors
+///
+/// [`Error::Io`] reading the files or writing the objects; [`Error::BadKey`] when the file
+/// name is not `<20-digit base offset>.log` or the segment holds no batch; as [`upload`].
+pub fn upload_local_segment(
+    storage: &FileSystemStorage,
+    prefix: &str,
+    partition: &crate::key::RemotePartition,
+    log_path: &std::path::Path,
+    options: &UploadOptions,
+    rng: &mut impl CryptoRngCore,
+) -> Result<ObjectKey> {
+    let bad = |reason: &str| Error::BadKey {
+        key: log_path.display().to_string(),
+        reason: reason.into(),
+    };
+    let base: i64 = log_path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| s.len() == crate::key::OFFSET_DIGITS)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad("not <20-digit base offset>.log"))?;
+    let read = |ext: &str| -> Result<Vec<u8>> {
+        let path = log_path.with_extension(ext);
+        match std::fs::read(&path) {
+            Ok(b) => Ok(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && ext != "log" => Ok(Vec::new()),
+            Err(source) => Err(Error::Io {
+                op: "read",
+                path,
+                source,
+            }),
+        }
+    };
+    let log = read("log")?;
+    let (offset_index, time_index, txn) = (read("index")?, read("timeindex")?, read("txnindex")?);
+    let mut last = None;
+    let mut max_ts = -1;
+    for b in krecords_codec::read::Entries::new(&log) {
+        let b = b.map_err(|e| bad(&e.to_string()))?;
+        last = Some(b.last_offset());
+        max_ts = max_ts.max(b.max_timestamp());
+    }
+    let end_offset = last.ok_or_else(|| bad("no batch in the segment"))?;
+    let leader_epoch = format!("0\n1\n0 {base}\n");
+    let files = SegmentFiles {
+        log: &log,
+        offset_index: &offset_index,
+        time_index: &time_index,
+        producer_snapshot: b"",
+        leader_epoch: leader_epoch.as_bytes(),
+        transaction: (!txn.is_empty()).then_some(&txn[..]),
+    };
+    let mut id = [0u8; 16];
+    rng.fill_bytes(&mut id);
+    let key = ObjectKey {
+        prefix: prefix.to_string(),
+        partition: partition.clone(),
+        start_offset: base,
+        segment_id: crate::key::KafkaUuid(id),
+        suffix: Suffix::Manifest,
+    };
+    let metadata = RemoteLogSegmentMetadata {
+        topic_id: partition.topic_id,
+        topic: partition.topic.clone(),
+        partition: partition.partition,
+        segment_id: key.segment_id,
+        start_offset: base,
+        end_offset,
+        max_timestamp_ms: max_ts,
+        broker_id: 0,
+        event_timestamp_ms: max_ts,
+        segment_leader_epochs: [(0, base)].into_iter().collect(),
+    };
+    upload(&files, options, Some(metadata), rng)?.put(storage, &key)?;
+    Ok(key)
+}

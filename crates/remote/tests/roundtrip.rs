@@ -9,7 +9,7 @@ use krecords_remote::RemoteTier;
 
 use crate::util::*;
 
-const COMBINATIONS: [(bool, bool); 4] =
+pub const COMBINATIONS: [(bool, bool); 4] =
     [(false, false), (true, false), (false, true), (true, true)];
 
 #[test]

@@ -4,5 +4,7 @@
 mod util;
 
 mod hostile;
+#[cfg(feature = "object-store")]
+mod objstore;
 mod roundtrip;
 mod verify;

@@ -66,6 +66,27 @@ pub fn classify_client(e: &krecords_client::Error) -> ErrorClass {
     }
 }
 
+/// How a remote tier error ends a command: objects whose content does not match their
+/// manifest (a chunk that does not decrypt or decompress, a short object, a malformed
+/// manifest) are data problems; storage errors, missing objects, keys that are missing or do
+/// not fit and malformed locations are exit 2.
+pub fn classify_remote(e: &krecords_remote::Error) -> ErrorClass {
+    use krecords_remote::Error as E;
+    match e {
+        E::Truncated { .. }
+        | E::Manifest { .. }
+        | E::ChunkIndex { .. }
+        | E::IndexMismatch { .. }
+        | E::Decrypt { .. }
+        | E::Decompress { .. }
+        | E::TooLarge { .. } => ErrorClass::Data,
+        E::MissingKey { .. } | E::Key { .. } | E::DataKey { .. } | E::BadKey { .. } => {
+            ErrorClass::Usage
+        }
+        _ => ErrorClass::Io,
+    }
+}
+
 /// An error of the sources layer, naming the source it happened on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -99,6 +120,14 @@ pub enum Error {
     /// The data has a problem (exit 1).
     #[error("{0}")]
     Data(String),
+    /// An error reading a remote tier location.
+    #[error("{name}: {source}")]
+    Remote {
+        /// The location or partition.
+        name: String,
+        /// The error.
+        source: Box<krecords_remote::Error>,
+    },
 }
 
 impl Error {
@@ -126,6 +155,15 @@ impl Error {
             Error::Client { source, .. } => classify_client(source),
             Error::Log { source, .. } => classify_log(source),
             Error::Data(_) => ErrorClass::Data,
+            Error::Remote { source, .. } => classify_remote(source),
+        }
+    }
+
+    /// A remote tier error on the location or partition `name`.
+    pub fn remote(name: impl Into<String>, source: krecords_remote::Error) -> Error {
+        Error::Remote {
+            name: name.into(),
+            source: Box::new(source),
         }
     }
 

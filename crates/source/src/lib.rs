@@ -74,10 +74,12 @@ mod local;
 mod position;
 mod reader;
 pub mod records;
+mod remote;
 mod spec;
 pub mod time;
 
 pub use error::{classify_client, classify_log, exit_code, Error, ErrorClass, TRUNCATED_TAIL};
+pub use krecords_remote::location::{Location as RemoteLocation, RemoteOptions};
 pub use live::LivePartition;
 pub use position::{Position, Range, Resolved, Watermarks};
 pub use reader::{Bounds, FileInfo, Progress, ProgressFn, Reader, Stop, StopCause};
@@ -115,6 +117,7 @@ enum Kind {
     Stdin,
     Local(LocalPartition),
     Live(LivePartition),
+    Remote(remote::RemotePart),
 }
 
 impl Partition {
@@ -122,7 +125,7 @@ impl Partition {
     pub fn files(&self) -> &[PathBuf] {
         match &self.kind {
             Kind::Local(l) => &l.files,
-            Kind::Stdin | Kind::Live(_) => &[],
+            Kind::Stdin | Kind::Live(_) | Kind::Remote(_) => &[],
         }
     }
 
@@ -130,7 +133,7 @@ impl Partition {
     pub fn dir(&self) -> Option<&Path> {
         match &self.kind {
             Kind::Local(l) => l.dir.as_deref(),
-            Kind::Stdin | Kind::Live(_) => None,
+            Kind::Stdin | Kind::Live(_) | Kind::Remote(_) => None,
         }
     }
 
@@ -138,8 +141,13 @@ impl Partition {
     pub fn live(&self) -> Option<&LivePartition> {
         match &self.kind {
             Kind::Live(l) => Some(l),
-            Kind::Stdin | Kind::Local(_) => None,
+            Kind::Stdin | Kind::Local(_) | Kind::Remote(_) => None,
         }
+    }
+
+    /// Whether it is a partition of a remote tier location (`s3://`, `file://`, ...).
+    pub fn is_remote(&self) -> bool {
+        matches!(self.kind, Kind::Remote(_))
     }
 
     /// Whether it is standard input.
@@ -203,6 +211,23 @@ impl Sources {
         args: &[PathBuf],
         config: &mut dyn FnMut() -> Result<ClientConfig, Error>,
     ) -> Result<Sources, Error> {
+        Sources::open_with(args, config, &mut || Ok(RemoteOptions::default()))
+    }
+
+    /// [`Sources::open`], with remote tier locations (`s3://BUCKET/PREFIX`, `gs://`, `az://`,
+    /// `file:///ROOT/PREFIX`, see [`RemoteLocation`]) opened with the options `remote`
+    /// returns (asked for once, only when there is one): each partition found under a
+    /// location is one partition, named `LOCATION/<topic>-<topicId>/<partition>`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Sources::open`]; a location that cannot be listed or holds no segment.
+    pub fn open_with(
+        args: &[PathBuf],
+        config: &mut dyn FnMut() -> Result<ClientConfig, Error>,
+        remote: &mut dyn FnMut() -> Result<RemoteOptions, Error>,
+    ) -> Result<Sources, Error> {
+        let mut remote_options: Option<RemoteOptions> = None;
         let mut sources = Sources {
             partitions: Vec::new(),
             live: None,
@@ -216,6 +241,21 @@ impl Sources {
             }
             match spec {
                 SourceSpec::Path(p) => files.push(p),
+                SourceSpec::Remote(location) => {
+                    let o = match &remote_options {
+                        Some(o) => o,
+                        None => remote_options.insert(remote()?),
+                    };
+                    let tier = std::sync::Arc::new(remote::Tier::open(location, o)?);
+                    for p in tier.partitions()? {
+                        sources.partitions.push(Partition {
+                            name: p.name.clone(),
+                            topic: Some(p.partition.topic.clone()),
+                            partition: Some(p.partition.partition),
+                            kind: Kind::Remote(p),
+                        });
+                    }
+                }
                 SourceSpec::Stdin => sources.partitions.push(Partition {
                     name: "-".into(),
                     topic: None,
@@ -299,6 +339,7 @@ impl Sources {
                     .map_err(|e| Error::client(p.name.clone(), e))?;
                 Ok(Some(w))
             }
+            Kind::Remote(r) => Ok(r.source_facts(false)?.watermarks),
         }
     }
 
@@ -331,6 +372,7 @@ impl Sources {
                     .block_on(p.offset_for_time(ms, isolation))
                     .map_err(|e| Error::client(p.name.clone(), e))
             }
+            Kind::Remote(r) => r.offset_for_time(ms, krecords_codec::DEFAULT_DECOMPRESS_LIMIT),
         }
     }
 
@@ -428,23 +470,10 @@ impl Sources {
                         Some(log) => local::dir_time(log, ms),
                         None => local::files_time(&l.files, ms, limit),
                     };
-                    setup.range = options
-                        .range
-                        .resolve(facts.watermarks.as_ref(), options.isolation, &mut time)
+                    setup
+                        .resolve(options, &facts, &mut time)
                         .map_err(|e| named(&part.name, e))?;
                     let start = setup.range.start;
-                    if committed {
-                        setup.aborted = Some(
-                            facts
-                                .aborted
-                                .iter()
-                                .filter(|(_, last)| *last >= start)
-                                .map(|(t, _)| *t)
-                                .collect(),
-                        );
-                    }
-                    setup.watermarks = facts.watermarks;
-                    setup.open_txn = facts.open_txn;
                     // Segments that end before the start: the next one's base offset is at or
                     // below it.
                     while files.len() > 1
@@ -468,6 +497,19 @@ impl Sources {
                     }
                 }
                 setup.pending = Pending::Files(files);
+            }
+            Kind::Remote(r) => {
+                let (mut start, mut end) = (None, None);
+                if !options.range.is_all() || committed {
+                    let facts = r.source_facts(committed)?;
+                    let mut time = |ms| r.offset_for_time(ms, limit);
+                    setup
+                        .resolve(options, &facts, &mut time)
+                        .map_err(|e| named(&part.name, e))?;
+                    start = Some(setup.range.start);
+                    end = setup.range.end;
+                }
+                setup.pending = Pending::Remote(r.files(start, end).into());
             }
             Kind::Live(p) => {
                 let live = self

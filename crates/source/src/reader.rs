@@ -385,6 +385,8 @@ pub(crate) enum Pending {
     Files(VecDeque<PathBuf>),
     Stdin,
     Live(Box<(Arc<Runtime>, ChunkRx, LivePartition)>),
+    /// A remote tier partition's segments, each opened when reached.
+    Remote(VecDeque<crate::remote::RemoteFile>),
 }
 
 /// A partition read between two positions at an isolation level: its files one after
@@ -427,6 +429,36 @@ pub(crate) struct Setup {
     pub open_txn: Option<(i64, i64)>,
     pub max_bytes: Option<u64>,
     pub limit: usize,
+}
+
+impl Setup {
+    /// Resolves `options`' range against a partition's facts (`time` looks times up), and
+    /// takes its watermarks, open transaction and, at read_committed, the aborted transactions
+    /// that end at or after the start.
+    pub(crate) fn resolve(
+        &mut self,
+        options: &crate::ReadOptions,
+        facts: &crate::local::Facts,
+        time: &mut dyn FnMut(i64) -> Result<Option<i64>, Error>,
+    ) -> Result<(), Error> {
+        self.range = options
+            .range
+            .resolve(facts.watermarks.as_ref(), options.isolation, time)?;
+        let start = self.range.start;
+        if options.isolation == IsolationLevel::ReadCommitted {
+            self.aborted = Some(
+                facts
+                    .aborted
+                    .iter()
+                    .filter(|(_, last)| *last >= start)
+                    .map(|(t, _)| *t)
+                    .collect(),
+            );
+        }
+        self.watermarks = facts.watermarks;
+        self.open_txn = facts.open_txn;
+        Ok(())
+    }
 }
 
 impl Reader {
@@ -501,6 +533,16 @@ impl Reader {
                 let bytes = s.input().unread();
                 self.cur = Cur::File(Box::new(s));
                 (path.display().to_string(), Some(path), bytes, false)
+            }
+            Pending::Remote(segments) => {
+                let Some(segment) = segments.pop_front() else {
+                    self.cur = Cur::None;
+                    self.clean = true;
+                    return Ok(None);
+                };
+                let (s, len) = segment.open()?;
+                self.cur = Cur::File(Box::new(s));
+                (segment.name(), None, Some(len), false)
             }
             Pending::Stdin => {
                 let limit = self.max_bytes.unwrap_or(u64::MAX);

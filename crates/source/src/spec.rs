@@ -2,7 +2,8 @@
 //!
 //! A source is `-` (standard input), a file of entries (a segment or any concatenation), a
 //! partition directory, a broker's `log.dirs` root, a glob pattern the shell did not expand, or
-//! a live topic or partition, `kafka://HOST[:PORT][,HOST[:PORT]…]/TOPIC[/PARTITION]`.
+//! a live topic or partition, `kafka://HOST[:PORT][,HOST[:PORT]…]/TOPIC[/PARTITION]`, or a
+//! remote tier location (`s3://BUCKET/PREFIX`, `gs://`, `az://`, `file:///ROOT/PREFIX`).
 //! [`classify_dir`] is the one place that decides whether a directory is a partition or a
 //! broker's root.
 
@@ -97,6 +98,8 @@ pub enum SourceSpec {
     Path(PathBuf),
     /// A live topic or partition.
     Kafka(KafkaUrl),
+    /// A remote tier location: `s3://BUCKET/PREFIX`, `gs://`, `az://`, `file:///ROOT/PREFIX`.
+    Remote(krecords_remote::location::Location),
 }
 
 impl SourceSpec {
@@ -104,10 +107,18 @@ impl SourceSpec {
     ///
     /// # Errors
     ///
-    /// [`Error::Usage`] for a malformed `kafka://` URL.
+    /// [`Error::Usage`] for a malformed `kafka://` or remote tier URL.
     pub fn parse(arg: &Path) -> Result<SourceSpec, Error> {
         if arg == Path::new("-") {
             return Ok(SourceSpec::Stdin);
+        }
+        if let Some(l) = arg
+            .to_str()
+            .and_then(krecords_remote::location::Location::parse)
+        {
+            return l
+                .map(SourceSpec::Remote)
+                .map_err(|e| Error::Usage(e.to_string()));
         }
         match arg.to_str().and_then(KafkaUrl::parse) {
             Some(url) => url.map(SourceSpec::Kafka).map_err(Error::Usage),

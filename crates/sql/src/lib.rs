@@ -214,13 +214,37 @@ pub async fn register(
     options: TableOptions,
     config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
 ) -> Result<Option<Arc<ScanCounters>>> {
+    register_with(
+        ctx,
+        name,
+        source,
+        options,
+        config,
+        krecords_source::RemoteOptions::default(),
+    )
+    .await
+}
+
+/// [`register`], remote tier locations (`s3://…`, `file://…`) opened with `remote`.
+///
+/// # Errors
+///
+/// As [`register`].
+pub async fn register_with(
+    ctx: &SessionContext,
+    name: &str,
+    source: &str,
+    options: TableOptions,
+    config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
+    remote: krecords_source::RemoteOptions,
+) -> Result<Option<Arc<ScanCounters>>> {
     let path = Path::new(source);
     if path.is_dir() && is_dataset(path) {
         register_dataset(ctx, name, path).await?;
         return Ok(None);
     }
     let args: Vec<PathBuf> = source.split(',').map(PathBuf::from).collect();
-    let table = KrecTable::open(&args, options, config)
+    let table = KrecTable::open_with(&args, options, config, remote)
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     let counters = table.counters();
     ctx.register_table(name, Arc::new(table))?;

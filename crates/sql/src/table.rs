@@ -55,15 +55,21 @@ struct SourceArgs {
     config: Option<ClientConfig>,
     /// Topic and partition number of each partition, in [`Sources::open`]'s order.
     identities: Vec<(String, i32)>,
+    /// The options of remote tier locations.
+    remote: krecords_source::RemoteOptions,
 }
 
 impl SourceArgs {
     fn open(&self) -> Result<Sources, krecords_source::Error> {
-        let sources = Sources::open(&self.args, &mut || {
-            self.config.clone().ok_or_else(|| {
-                krecords_source::Error::Usage("no client configuration for kafka://".into())
-            })
-        })?;
+        let sources = Sources::open_with(
+            &self.args,
+            &mut || {
+                self.config.clone().ok_or_else(|| {
+                    krecords_source::Error::Usage("no client configuration for kafka://".into())
+                })
+            },
+            &mut || Ok(self.remote.clone()),
+        )?;
         if sources.partitions.len() != self.identities.len() {
             return Err(krecords_source::Error::Usage(format!(
                 "the sources changed while the query ran: {} partitions, then {}",
@@ -87,12 +93,36 @@ impl KrecTable {
         options: TableOptions,
         config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
     ) -> Result<KrecTable, krecords_source::Error> {
+        KrecTable::open_with(
+            args,
+            options,
+            config,
+            krecords_source::RemoteOptions::default(),
+        )
+    }
+
+    /// [`KrecTable::open`], remote tier locations opened with `remote` (endpoint,
+    /// credentials, private keys).
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`Sources::open_with`].
+    pub fn open_with(
+        args: &[PathBuf],
+        options: TableOptions,
+        config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
+        remote: krecords_source::RemoteOptions,
+    ) -> Result<KrecTable, krecords_source::Error> {
         let mut asked = None;
-        let sources = Sources::open(args, &mut || {
-            let c = config()?;
-            asked = Some(c.clone());
-            Ok(c)
-        })?;
+        let sources = Sources::open_with(
+            args,
+            &mut || {
+                let c = config()?;
+                asked = Some(c.clone());
+                Ok(c)
+            },
+            &mut || Ok(remote.clone()),
+        )?;
         let identities = sources
             .partitions
             .iter()
@@ -109,6 +139,7 @@ impl KrecTable {
                 args: args.to_vec(),
                 config: asked,
                 identities,
+                remote,
             }),
             options,
             schema,

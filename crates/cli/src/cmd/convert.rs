@@ -54,10 +54,11 @@ use std::path::{Path, PathBuf};
 ///   krec convert --format json in.bin - --magic 0 > out.bin
 ///   krec convert kafka://localhost:9092/orders/3 /tmp/orders-3
 #[derive(clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(verbatim_doc_comment, after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {
-    /// A segment file, a file of entries, a partition directory, `-` for stdin, or a live
-    /// partition (kafka://HOST:PORT/TOPIC/PARTITION).
+    /// A segment file, a file of entries, a partition directory, `-` for stdin, a live
+    /// partition (kafka://HOST:PORT/TOPIC/PARTITION) or a remote tier partition
+    /// (LOCATION/<topic>-<topicId>/<partition>, into a new partition directory).
     input: PathBuf,
     /// The output file (`-` for stdout) or, for a directory or a live partition, a new directory.
     output: PathBuf,
@@ -82,10 +83,7 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let live = args
-        .input
-        .to_str()
-        .is_some_and(|p| p.starts_with("kafka://"));
+    let live = crate::source::is_url_source(&args.input);
     let magic = match (args.magic, live) {
         (Some(m), _) => m,
         (None, true) => 2,
@@ -201,9 +199,15 @@ fn convert_source(
     report: &mut Report,
     write: &mut dyn FnMut(&[u8]) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    let converted = convert::convert_entries(reader, name, opts, write, &mut say_truncated)?;
-    report.add(&converted);
-    Ok(())
+    // The files of the reader in turn (a remote tier partition's segments); the first one is
+    // open already.
+    loop {
+        let converted = convert::convert_entries(reader, name, opts, write, &mut say_truncated)?;
+        report.add(&converted);
+        if reader.next_file()?.is_none() {
+            return Ok(());
+        }
+    }
 }
 
 /// Says that a truncated entry at the end of an input was not converted.

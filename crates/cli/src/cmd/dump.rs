@@ -81,10 +81,13 @@ use std::path::{Path, PathBuf};
 ///   krec dump --print-data /var/kafka/__consumer_offsets-0/
 ///   cat entries.bin | krec dump --format json -
 ///   krec dump --deep --format json --start 2024-04-24T23:00:00Z kafka://localhost:9092/events/0
+///   krec dump --deep --format json -X s3.endpoint.url=http://localhost:9000 s3://tiered/prefix/
+///   krec dump --deep --rsm-private-key k1=private.pem file:///var/kafka-tier/
 #[derive(clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(verbatim_doc_comment, after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {
-    /// Segment files, partition directories, glob patterns, `-` for stdin, or kafka:// URLs.
+    /// Segment files, partition directories, glob patterns, `-` for stdin, kafka:// URLs, or
+    /// remote tier locations (s3://BUCKET/PREFIX, gs://, az://, file:///ROOT/PREFIX).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Iterate the records of every entry (kafka-dump-log's --deep-iteration).

@@ -47,10 +47,11 @@ use std::path::{Path, PathBuf};
 ///   krec explain /var/kafka/orders-0 --start 1200
 ///   krec explain --format json one.bin | jq '.[] | select(.field == "crc")'
 #[derive(clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(verbatim_doc_comment, after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {
     /// A segment file or any file of concatenated entries; `-` reads stdin;
-    /// kafka://HOST:PORT/TOPIC/PARTITION reads a live partition; with --start or --end, a
+    /// kafka://HOST:PORT/TOPIC/PARTITION reads a live partition, a remote tier partition
+    /// (LOCATION/<topic>-<topicId>/<partition>) its uploaded segments; with --start or --end, a
     /// partition directory too.
     path: PathBuf,
     /// Byte position of the first entry to explain; must be where an entry starts.
@@ -85,12 +86,8 @@ enum Input {
 pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let name = args.path.display().to_string();
     let range = &args.read.kafka.range;
-    let ranged = range.start.is_some()
-        || range.end.is_some()
-        || args
-            .path
-            .to_str()
-            .is_some_and(|p| p.starts_with("kafka://"));
+    let ranged =
+        range.start.is_some() || range.end.is_some() || crate::source::is_url_source(&args.path);
     let (mut input, len) = if ranged {
         let count = args.count.unwrap_or(1);
         // Explaining the whole fetched buffer is what was asked for.

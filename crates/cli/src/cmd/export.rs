@@ -27,8 +27,10 @@ use std::time::{Duration, Instant};
 /// command run again after a kill completes the range, each record once. Partitions are
 /// exported by --jobs threads, each partition by one of them.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {
-    /// Partition directories, a broker's log.dirs root, or kafka://HOST:PORT/TOPIC[/PARTITION]
+    /// Partition directories, a broker's log.dirs root, kafka://HOST:PORT/TOPIC[/PARTITION], or
+    /// a remote tier location (s3://BUCKET/PREFIX, gs://, az://, file:///ROOT/PREFIX)
     /// (plain segment files have no topic and partition: name their directory).
     #[arg(required = true, value_name = "SOURCE")]
     sources: Vec<PathBuf>,

@@ -25,8 +25,7 @@ use krecords_log::{
     AppendOrigin, Env, IsolationLevel, LockWait, Log, LogConfig, OffsetSpec, OpenOptions,
 };
 use krecords_source::{
-    classify_log, ErrorClass, LivePartition, Position, Range, ReadOptions, Sources, Stop,
-    Watermarks,
+    classify_log, ErrorClass, Position, Range, ReadOptions, Sources, Stop, Watermarks,
 };
 use krecords_source::{entry_json, records};
 use std::io::{self, Read, Write};
@@ -872,25 +871,27 @@ fn report_stop(name: &str, stop: Option<Stop>) {
 }
 
 /// Whether a `log` subcommand's DIR is a `kafka://` URL.
+/// Whether DIR is a live partition or a remote tier location rather than a directory.
 fn is_live(dir: &Path) -> bool {
-    dir.to_str().is_some_and(|d| d.starts_with("kafka://"))
+    crate::source::is_url_source(dir)
 }
 
-/// The one live partition DIR names.
+/// The one live or remote tier partition DIR names, and its name.
 fn live_partition(
     dir: &Path,
     client: &ClientArgs,
     command: &str,
-) -> Result<(Sources, LivePartition), Failure> {
+) -> Result<(Sources, String), Failure> {
     let sources = open_sources(&[dir.to_path_buf()], client)?;
-    let live = match sources.partitions.as_slice() {
-        [p] => p.live().cloned(),
+    let name = match sources.partitions.as_slice() {
+        [p] if p.live().is_some() || p.is_remote() => Some(p.name.clone()),
         _ => None,
     };
-    match live {
-        Some(l) => Ok((sources, l)),
+    match name {
+        Some(n) => Ok((sources, n)),
         None => Err(Failure::Usage(format!(
-            "{}: {command} reads one partition: kafka://HOST:PORT/TOPIC/PARTITION",
+            "{}: {command} reads one partition: kafka://HOST:PORT/TOPIC/PARTITION or a remote \
+             tier partition (LOCATION/<topic>-<topicId>/<partition>)",
             dir.display()
         ))),
     }
@@ -911,7 +912,7 @@ fn read_live(args: &ReadArgs, out: &mut impl Write) -> Result<Outcome, Failure> 
     let mut print = |r: &ConsumedRecord| print_record(r, args.bytes, out);
     let count = args.positions.count.count;
     let stop = records::read_entries(&mut reader, count, args.max_bytes, &mut print)?;
-    report_stop(&live.name, stop);
+    report_stop(&live, stop);
     Ok(Outcome::Ok)
 }
 

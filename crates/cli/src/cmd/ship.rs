@@ -166,6 +166,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let mut sources = Sources::new(target.partition);
     for a in source_args {
+        if krecords_source::RemoteLocation::parse(a).is_some() {
+            return Err(usage(format!(
+                "{a}: krec ship does not read a remote tier location; krec convert its \
+                 partitions into partition directories and ship those"
+            )));
+        }
         match KafkaUrl::parse(a) {
             Some(url) => {
                 let url = url.map_err(Failure::Usage)?;

@@ -9,7 +9,9 @@ use krecords_source::ErrorClass;
 use krecords_sql::datafusion::arrow::array::RecordBatch;
 use krecords_sql::datafusion::common::DataFusionError;
 use krecords_sql::datafusion::dataframe::DataFrameWriteOptions;
-use krecords_sql::{new_context, register, source_error, BytesFormat, ScanCounters, TableOptions};
+use krecords_sql::{
+    new_context, register_with, source_error, BytesFormat, ScanCounters, TableOptions,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,7 +43,7 @@ use std::sync::Arc;
 /// A query DataFusion refuses is a usage error (exit 2) with its message; a corrupt source is
 /// a data error (exit 1).
 #[derive(clap::Args, Debug)]
-#[command(verbatim_doc_comment)]
+#[command(verbatim_doc_comment, after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {
     /// The SQL query.
     #[arg(value_name = "QUERY")]
@@ -114,6 +116,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         .build()
         .context(|| "cannot start the query runtime".into())?;
     let client = args.client.clone();
+    let remote = args.client.remote_options()?;
     let mut config = || {
         client.config().map_err(|f| match f {
             Failure::Io(e, what) => krecords_source::Error::io(what, e),
@@ -124,7 +127,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         let ctx = new_context().map_err(|e| failure(&e, ErrorClass::Usage))?;
         let mut counters = Vec::new();
         for (name, source) in &tables {
-            let c = register(&ctx, name, source, options, &mut config)
+            let c = register_with(&ctx, name, source, options, &mut config, remote.clone())
                 .await
                 .map_err(|e| named(&format!("--table {name}={source}"), &e))?;
             counters.extend(c);

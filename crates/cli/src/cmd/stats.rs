@@ -59,9 +59,10 @@ use std::time::Duration;
 ///   krec gen --magic 1 --records 1000 --value-size 100 --records-per-batch 1000 -o v1.bin
 ///   krec stats --what-if --format json v1.bin | jq '.rows[] | [.magic, .compression, .bytes_per_record]'
 #[derive(clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(verbatim_doc_comment, after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {
-    /// Segment files, partition directories, `-` for stdin, or kafka://HOST:PORT/TOPIC[/PARTITION].
+    /// Segment files, partition directories, `-` for stdin, kafka://HOST:PORT/TOPIC[/PARTITION],
+    /// or a remote tier location (s3://BUCKET/PREFIX, gs://, az://, file:///ROOT/PREFIX).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Output format: aligned tables, or one JSON object {"summary","groups","what_if","rows"}.

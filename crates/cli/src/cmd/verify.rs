@@ -216,6 +216,17 @@ fn is_root(path: &std::path::Path) -> bool {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let limit = args.read.max_decompressed_bytes();
+    if let Some(p) = args.paths.iter().find(|p| {
+        p.to_str()
+            .and_then(krecords_remote::location::Location::parse)
+            .is_some()
+    }) {
+        return Err(Failure::Usage(format!(
+            "{}: a remote tier is verified with --remote LOCATION, against \
+             __remote_log_metadata (from a broker ROOT or --remote-metadata DIR)",
+            p.display()
+        )));
+    }
     // --remote: where the metadata and the local partitions are, checked before anything runs.
     let root = args.paths.iter().find(|p| is_root(p)).cloned();
     let remote_metadata = match (&args.remote, &args.remote_metadata, &root) {
@@ -229,7 +240,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     };
     let remote_keys = match &args.remote {
-        Some(_) => Some(args.read.kafka.client.rsm_keys()?),
+        Some(_) => Some(args.read.kafka.client.remote_options()?),
         None => None,
     };
     let printer = RefCell::new(Printer {
@@ -318,7 +329,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 location,
                 metadata,
                 local_root: root.as_deref(),
-                keys,
+                options: keys,
                 topic: topic.as_ref(),
                 limit,
                 format: printer.format,

@@ -286,7 +286,23 @@ fn usage_errors() {
     let (data, bucket) = (d.arg("data"), d.arg("bucket"));
     let v = |args: &[&str]| run(&[&["verify"], args].concat());
     v(&["--remote", &bucket]).fails(2, "--remote-metadata");
-    v(&["--remote", "s3://b/p", "--remote-metadata", &data]).fails(2, "s3:// is not supported");
+    // An object store is read through the same options as the reading commands: here one
+    // that refuses connections, an error naming the location (exit 2).
+    v(&[
+        "--remote",
+        "s3://b/p",
+        "--remote-metadata",
+        &data,
+        "-X",
+        "s3.endpoint.url=http://127.0.0.1:1",
+        "-X",
+        "aws.access.key.id=x",
+        "-X",
+        "aws.secret.access.key=y",
+        "-X",
+        "remote.retries=0",
+    ])
+    .fails(2, "remote tier s3://b/p");
     v(&["--remote", &bucket, "--remote-metadata", &bucket]).fails(2, "__remote_log_metadata");
     v(&[&data, "--remote", &bucket, "--rsm-private-key", "nokey"]).fails(2, "--rsm-private-key");
 }

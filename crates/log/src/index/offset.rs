@@ -13,7 +13,7 @@ use super::{search, IndexFile, IndexKind, SparseIndex};
 use crate::error::Result;
 
 /// Size of one entry.
-pub(crate) const ENTRY_SIZE: u64 = 8;
+pub const ENTRY_SIZE: u64 = 8;
 
 /// The offset index's entries: `(absolute offset, position)`; the last one is kept as such,
 /// `None` when there is none.
@@ -44,7 +44,7 @@ impl IndexKind for Offsets {
 
 /// Decodes one entry (relative offset, position) from the first 8 bytes of `b`; missing bytes
 /// read as zeros.
-pub(crate) fn decode_entry(b: &[u8]) -> (i32, i32) {
+pub fn decode_entry(b: &[u8]) -> (i32, i32) {
     let mut e = [0u8; ENTRY_SIZE as usize];
     let n = b.len().min(e.len());
     e[..n].copy_from_slice(&b[..n]);

@@ -15,11 +15,11 @@ use super::{search, IndexFile, IndexKind, SparseIndex};
 use crate::error::Result;
 
 /// Size of one entry.
-pub(crate) const ENTRY_SIZE: u64 = 12;
+pub const ENTRY_SIZE: u64 = 12;
 
 /// Decodes one entry (timestamp, relative offset) from the first 12 bytes of `b`; missing bytes
 /// read as zeros.
-pub(crate) fn decode_entry(b: &[u8]) -> (i64, i32) {
+pub fn decode_entry(b: &[u8]) -> (i64, i32) {
     let mut e = [0u8; ENTRY_SIZE as usize];
     let n = b.len().min(e.len());
     e[..n].copy_from_slice(&b[..n]);

@@ -3,6 +3,7 @@
 
 use crate::args::Format;
 use crate::outcome::{Failure, Outcome};
+use krecords_remote::location::{Location, RemoteOptions};
 use krecords_remote::metadata::{MetadataCache, MetadataLog};
 use krecords_remote::storage::FileSystemStorage;
 use krecords_remote::verify::{self, Event, Options, Summary};
@@ -11,64 +12,38 @@ use serde_json::json;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// A remote tier location this command reads: a storage root directory and a key prefix.
-///
-/// Kept small and apart so that the general location parser (`s3://`, `gs://`, `az://`) can
-/// replace it: `file:///ROOT/PREFIX` is split at the last `/` (the directory is the storage
-/// root, the rest the key prefix; `file:///var/tier/` has no prefix); a local path naming a
-/// directory is a storage root with no prefix, any other local path is split as `file://`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileLocation {
-    /// The storage root directory.
-    pub root: PathBuf,
-    /// The plugin's key prefix (may be empty).
-    pub prefix: String,
-}
-
-impl FileLocation {
-    /// Parses `text`.
-    ///
-    /// # Errors
-    ///
-    /// [`Failure::Usage`] for another scheme or an empty path.
-    pub fn parse(text: &str) -> Result<FileLocation, Failure> {
-        let split = |path: &str| -> Result<FileLocation, Failure> {
-            let (dir, prefix) = path.rsplit_once('/').unwrap_or(("", path));
-            if dir.is_empty() && !path.starts_with('/') {
-                return Ok(FileLocation {
-                    root: PathBuf::from("."),
-                    prefix: prefix.to_string(),
-                });
-            }
-            Ok(FileLocation {
-                root: PathBuf::from(if dir.is_empty() { "/" } else { dir }),
-                prefix: prefix.to_string(),
-            })
-        };
-        if let Some(path) = text.strip_prefix("file://") {
-            if !path.starts_with('/') {
-                return Err(Failure::Usage(format!(
-                    "--remote {text}: file:// takes an absolute path (file:///ROOT/PREFIX)"
-                )));
-            }
-            return split(path);
+/// Opens the remote tier at `text`: a location URL (`s3://BUCKET/PREFIX`, `gs://`, `az://`,
+/// `file:///ROOT/PREFIX`, see [`krecords_remote::location`]), or a local directory, which is a
+/// filesystem-backend storage root with no key prefix.
+fn open_tier(
+    text: &str,
+    options: &RemoteOptions,
+) -> Result<RemoteTier<krecords_remote::stream::SharedStorage>, Failure> {
+    let usage = |m: String| Failure::Usage(format!("--remote {text}: {m}"));
+    let location = match Location::parse(text) {
+        Some(l) => l.map_err(|e| usage(e.to_string()))?,
+        None if text.is_empty() => {
+            return Err(Failure::Usage("--remote: an empty location".into()))
         }
-        if let Some((scheme, _)) = text.split_once("://") {
-            return Err(Failure::Usage(format!(
-                "--remote {text}: {scheme}:// is not supported by verify yet (file:///ROOT/PREFIX or a local directory)"
-            )));
+        None if Path::new(text).is_dir() => {
+            let root = PathBuf::from(text);
+            let storage: krecords_remote::stream::SharedStorage =
+                std::sync::Arc::new(FileSystemStorage::new(root));
+            return Ok(RemoteTier::new(storage, "").with_keys(options.keys.clone()));
         }
-        if text.is_empty() {
-            return Err(Failure::Usage("--remote: an empty location".into()));
+        None => {
+            return Err(usage(
+                "not a directory, nor a location (s3://BUCKET/PREFIX, gs://, az://, \
+                 file:///ROOT/PREFIX)"
+                    .into(),
+            ))
         }
-        if Path::new(text).is_dir() {
-            return Ok(FileLocation {
-                root: PathBuf::from(text),
-                prefix: String::new(),
-            });
-        }
-        split(text)
+    };
+    if let Some(root) = location.root.as_ref().filter(|r| !r.is_dir()) {
+        return Err(usage(format!("{} is not a directory", root.display())));
     }
+    let (storage, prefix) = options.open(&location).map_err(|e| usage(e.to_string()))?;
+    Ok(RemoteTier::new(storage, prefix).with_keys(options.keys.clone()))
 }
 
 /// What `verify --remote` was given.
@@ -80,8 +55,8 @@ pub struct Request<'a> {
     pub metadata: MetadataLog,
     /// The broker root whose partitions the remote tier is compared with.
     pub local_root: Option<&'a Path>,
-    /// `--rsm-private-key`.
-    pub keys: krecords_remote::crypto::KeyRing,
+    /// `-X`/`-F` remote options and `--rsm-private-key`.
+    pub options: RemoteOptions,
     /// `--topic`.
     pub topic: Option<&'a glob::Pattern>,
     /// `--max-decompressed-bytes`.
@@ -113,17 +88,8 @@ pub fn read_metadata_dir(dir: &Path, limit: usize) -> Result<MetadataLog, Failur
 /// Runs the reconciliation, printing one line per problem (and, in JSON, per segment); returns
 /// the summary.
 pub fn run(request: Request<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
-    let location = FileLocation::parse(request.location)?;
-    if !location.root.is_dir() {
-        return Err(Failure::Usage(format!(
-            "--remote {}: {} is not a directory",
-            request.location,
-            location.root.display()
-        )));
-    }
     let cache = MetadataCache::from_log(&request.metadata);
-    let tier = RemoteTier::new(FileSystemStorage::new(&location.root), &location.prefix)
-        .with_keys(request.keys);
+    let tier = open_tier(request.location, &request.options)?;
     let filter = request.topic.map(|g| move |t: &str| g.matches(t));
     let options = Options {
         local_root: request.local_root,
@@ -211,25 +177,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn file_locations() {
-        let l = |s: &str| FileLocation::parse(s).map(|l| (l.root, l.prefix));
-        assert_eq!(
-            l("file:///var/tier/pfx/").unwrap(),
-            (PathBuf::from("/var/tier/pfx"), String::new())
-        );
-        assert_eq!(
-            l("file:///var/tier/pfx").unwrap(),
-            (PathBuf::from("/var/tier"), "pfx".to_string())
-        );
-        assert_eq!(
-            l("file:///x").unwrap(),
-            (PathBuf::from("/"), "x".to_string())
-        );
-        let dir = std::env::temp_dir();
-        let text = dir.display().to_string();
-        assert_eq!(l(&text).unwrap(), (dir.clone(), String::new()));
-        assert!(matches!(l("s3://b/p"), Err(Failure::Usage(_))));
-        assert!(matches!(l("file://relative/p"), Err(Failure::Usage(_))));
-        assert!(matches!(l(""), Err(Failure::Usage(_))));
+    fn locations_open_or_say_why_not() {
+        let o = RemoteOptions::default();
+        let err = |s: &str| match open_tier(s, &o) {
+            Err(Failure::Usage(m)) => m,
+            Err(e) => panic!("{s}: {e:?}"),
+            Ok(_) => panic!("{s}: opened"),
+        };
+        assert!(err("").contains("empty"));
+        assert!(err("/nonexistent/krec-tier").contains("nor a location"));
+        assert!(err("file:///nonexistent-krec/p").contains("is not a directory"));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(open_tier(&dir.path().display().to_string(), &o).is_ok());
+        assert!(open_tier(&format!("file://{}/pfx-", dir.path().display()), &o).is_ok());
+        // An object store is configured, not contacted.
+        assert!(open_tier("s3://bucket/prefix/", &o).is_ok());
     }
 }
