@@ -35,24 +35,7 @@ pub struct ClientArgs {
 }
 
 /// Help text of the remote tier options, for the reading commands' `--help`.
-pub const REMOTE_HELP: &str = "Remote tier locations (Kafka tiered storage as Aiven's \
-tiered-storage plugin writes it): s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX, \
-or file:///ROOT/PREFIX for the plugin's filesystem backend (split at the last '/': the directory \
-is the storage root, the rest the key prefix). Every partition found there is read, named \
-LOCATION/<topic>-<topicId>/<partition>. Options, with -X or -F, by the plugin's names (also \
-with the broker's rsm.config.storage. prefix): s3.endpoint.url (http:// allows plain HTTP), \
-s3.region, s3.path.style.access.enabled, aws.access.key.id, aws.secret.access.key, \
-gcs.credentials.path, azure.account.name, azure.account.key; krec's remote.request.timeout.ms \
-(30000), remote.connect.timeout.ms (10000), remote.retries (3), remote.lookahead (chunks \
-fetched ahead, 4). The environment applies underneath: AWS_ACCESS_KEY_ID, \
-AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION/AWS_DEFAULT_REGION, AWS_ENDPOINT_URL, \
-GOOGLE_*, AZURE_*. Encrypted segments need --rsm-private-key KEYID=PEMFILE.";
-
-/// Whether a NAME=VALUE line names a remote tier option.
-fn is_remote_pair(pair: &str) -> bool {
-    pair.split_once('=')
-        .is_some_and(|(n, _)| RemoteOptions::is_remote_key(n))
-}
+pub use krecords_remote::location::HELP as REMOTE_HELP;
 
 impl ClientArgs {
     /// The client configuration of the `-F` files, then the `-X` properties.
@@ -64,7 +47,7 @@ impl ClientArgs {
             let client: Vec<&str> = text
                 .lines()
                 .map(|l| {
-                    if is_remote_pair(l.trim_start()) {
+                    if RemoteOptions::is_remote_pair(l.trim_start()) {
                         ""
                     } else {
                         l
@@ -74,7 +57,11 @@ impl ClientArgs {
             c.apply_str(&client.join("\n"))
                 .map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))?;
         }
-        for x in self.property.iter().filter(|x| !is_remote_pair(x)) {
+        for x in self
+            .property
+            .iter()
+            .filter(|x| !RemoteOptions::is_remote_pair(x))
+        {
             c.set_pair(x)
                 .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?;
         }
@@ -88,28 +75,17 @@ impl ClientArgs {
     /// keys of `--rsm-private-key`.
     pub fn remote_options(&self) -> Result<RemoteOptions, Failure> {
         let mut o = RemoteOptions::default();
-        let warn = |w: Option<String>| {
-            if let Some(w) = w {
-                eprintln!("krec: warning: {w}");
-            }
-        };
+        let mut warnings = Vec::new();
         for f in &self.config_file {
             let text = read_config_file(f)?;
-            for (i, line) in text.lines().enumerate() {
-                let line = line.trim();
-                if line.starts_with('#') || !is_remote_pair(line) {
-                    continue;
-                }
-                warn(o.set_pair(line).map_err(|e| {
-                    Failure::Usage(format!("-F {}: line {}: {e}", f.display(), i + 1))
-                })?);
-            }
+            let what = |i: usize| format!("-F {}: line {}", f.display(), i + 1);
+            warnings.extend(o.set_lines(text.lines(), what).map_err(Failure::Usage)?);
         }
-        for x in self.property.iter().filter(|x| is_remote_pair(x)) {
-            warn(
-                o.set_pair(x)
-                    .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?,
-            );
+        let what = |i: usize| format!("-X {}", self.property[i]);
+        let props = self.property.iter().map(String::as_str);
+        warnings.extend(o.set_lines(props, what).map_err(Failure::Usage)?);
+        for w in warnings {
+            eprintln!("krec: warning: {w}");
         }
         for k in &self.rsm_private_key {
             o.keys

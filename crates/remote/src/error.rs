@@ -49,6 +49,13 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A remote tier location that cannot be opened: empty, not a directory, not a URL.
+    BadLocation {
+        /// The location as given.
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A manifest is not valid JSON of the plugin's shape, or its values are inconsistent.
     Manifest {
         /// The manifest's field path, as `chunkIndex.originalChunkSize`.
@@ -138,6 +145,7 @@ impl fmt::Display for Error {
                 "object {key}: truncated at byte {at}: needed {needed} bytes, {available} available"
             ),
             Error::BadKey { key, reason } => write!(f, "object key {key:?}: {reason}"),
+            Error::BadLocation { location, reason } => write!(f, "{location}: {reason}"),
             Error::Manifest { field, reason } => write!(f, "manifest field {field}: {reason}"),
             Error::ChunkIndex { at, reason } => {
                 write!(f, "encoded chunk index at byte {at}: {reason}")

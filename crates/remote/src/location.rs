@@ -288,6 +288,12 @@ impl RemoteOptions {
         name.starts_with(BROKER_PREFIX) || FAMILIES.iter().any(|f| name.starts_with(f))
     }
 
+    /// Whether a NAME=VALUE line names a remote tier option ([`RemoteOptions::is_remote_key`]).
+    pub fn is_remote_pair(pair: &str) -> bool {
+        pair.split_once('=')
+            .is_some_and(|(n, _)| Self::is_remote_key(n))
+    }
+
     /// The chunks to fetch ahead.
     pub fn lookahead(&self) -> usize {
         if self.lookahead == 0 {
@@ -476,10 +482,121 @@ impl RemoteOptions {
         let storage: SharedStorage = Arc::new(ObjectStoreStorage::new(store, name, self.timeouts)?);
         Ok((storage, location.prefix.clone()))
     }
+
+    /// Sets the remote tier options among NAME=VALUE `lines` (others are left to the client
+    /// configuration; `#` comments skipped); `what(i)` names line `i` in errors. Returns the
+    /// warnings of plugin options that do not apply to reading.
+    ///
+    /// # Errors
+    ///
+    /// An unknown name of a remote family, or a bad value: the line named.
+    pub fn set_lines<'a>(
+        &mut self,
+        lines: impl IntoIterator<Item = &'a str>,
+        what: impl Fn(usize) -> String,
+    ) -> std::result::Result<Vec<String>, String> {
+        let mut warnings = Vec::new();
+        for (i, line) in lines.into_iter().enumerate() {
+            let line = line.trim();
+            if line.starts_with('#') || !Self::is_remote_pair(line) {
+                continue;
+            }
+            warnings.extend(
+                self.set_pair(line)
+                    .map_err(|e| format!("{}: {e}", what(i)))?,
+            );
+        }
+        Ok(warnings)
+    }
+
+    /// Opens the remote tier at `text`: a location URL ([`Location::parse`]) or a local
+    /// directory, which is a filesystem-backend storage root with no key prefix; with this
+    /// configuration's keys.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadLocation`] for an empty text, a path that is no directory, a `file://` root
+    /// that is none; a URL that does not parse; the store's configuration errors.
+    pub fn open_tier(&self, text: &str) -> Result<crate::RemoteTier<SharedStorage>> {
+        let bad = |reason: String| Error::BadLocation {
+            location: text.to_owned(),
+            reason,
+        };
+        let location = match Location::parse(text) {
+            Some(l) => l?,
+            None if text.is_empty() => return Err(bad("an empty location".into())),
+            None if std::path::Path::new(text).is_dir() => {
+                let storage: SharedStorage = Arc::new(FileSystemStorage::new(text));
+                return Ok(crate::RemoteTier::new(storage, "").with_keys(self.keys.clone()));
+            }
+            None => {
+                return Err(bad(
+                    "not a directory, nor a location (s3://BUCKET/PREFIX, gs://, \
+                     az://, file:///ROOT/PREFIX)"
+                        .into(),
+                ))
+            }
+        };
+        if let Some(root) = location.root.as_ref().filter(|r| !r.is_dir()) {
+            return Err(bad(format!("{} is not a directory", root.display())));
+        }
+        let (storage, prefix) = self.open(&location)?;
+        Ok(crate::RemoteTier::new(storage, prefix).with_keys(self.keys.clone()))
+    }
 }
+
+/// The remote tier options as the reading commands' help gives them.
+pub const HELP: &str = "Remote tier locations (Kafka tiered storage as Aiven's \
+tiered-storage plugin writes it): s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX, \
+or file:///ROOT/PREFIX for the plugin's filesystem backend (split at the last '/': the directory \
+is the storage root, the rest the key prefix). Every partition found there is read, named \
+LOCATION/<topic>-<topicId>/<partition>. Options, with -X or -F, by the plugin's names (also \
+with the broker's rsm.config.storage. prefix): s3.endpoint.url (http:// allows plain HTTP), \
+s3.region, s3.path.style.access.enabled, aws.access.key.id, aws.secret.access.key, \
+gcs.credentials.path, azure.account.name, azure.account.key; krec's remote.request.timeout.ms \
+(30000), remote.connect.timeout.ms (10000), remote.retries (3), remote.lookahead (chunks \
+fetched ahead, 4). The environment applies underneath: AWS_ACCESS_KEY_ID, \
+AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION/AWS_DEFAULT_REGION, AWS_ENDPOINT_URL, \
+GOOGLE_*, AZURE_*. Encrypted segments need --rsm-private-key KEYID=PEMFILE.";
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn tiers_open_or_say_why_not() {
+        let o = RemoteOptions::default();
+        let err = |t: &str| match o.open_tier(t) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{t}: opened"),
+        };
+        assert!(err("").contains("empty"));
+        assert!(err("/nonexistent/krec-tier").contains("nor a location"));
+        assert!(err("file:///nonexistent-krec/p").contains("is not a directory"));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(o.open_tier(&dir.path().display().to_string()).is_ok());
+        assert!(o
+            .open_tier(&format!("file://{}/pfx-", dir.path().display()))
+            .is_ok());
+        // An object store is configured, not contacted.
+        assert!(o.open_tier("s3://bucket/prefix/").is_ok());
+    }
+
+    #[test]
+    fn remote_lines_are_taken_and_others_left() {
+        let mut o = RemoteOptions::default();
+        let lines = [
+            "# a comment",
+            "bootstrap.servers=x:9092",
+            "rsm.config.storage.s3.region=eu-west-1",
+            "rsm.config.chunk.size=4194304",
+        ];
+        let warnings = o.set_lines(lines, |i| format!("line {}", i + 1)).unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let e = o
+            .set_lines(["s3.nope=1"], |i| format!("line {}", i + 1))
+            .unwrap_err();
+        assert!(e.starts_with("line 1: "), "{e}");
+    }
     use super::*;
 
     #[test]

@@ -173,6 +173,67 @@ pub struct Summary {
     pub problems: u64,
 }
 
+impl Summary {
+    /// The line for people: `remote tier LOCATION: 2 partitions (1 ok, 1 with problems),
+    /// 7 segments (6 intact, 1 with problems), 21 files, ...: 1 problem`.
+    pub fn describe(&self, location: &str) -> String {
+        let n = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut log = self.log;
+        log.problems = self.problems;
+        format!(
+            "remote tier {location}: {} ({} ok, {} with problems), {} ({} intact, {} with problems), {}",
+            n(self.partitions, "partition", "partitions"),
+            self.partitions - self.partitions_with_problems,
+            self.partitions_with_problems,
+            n(self.segments, "segment", "segments"),
+            self.intact,
+            self.segments - self.intact,
+            log.describe(0)
+        )
+    }
+
+    /// The summary as `krec verify --format json` prints it, under `"remote"`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "partitions": self.partitions,
+            "partitions_with_problems": self.partitions_with_problems,
+            "segments": self.segments,
+            "intact": self.intact,
+            "files": self.log.files,
+            "entries": self.log.entries,
+            "records": self.log.records,
+            "bytes": self.log.bytes,
+            "problems": self.problems,
+        })
+    }
+}
+
+impl Event {
+    /// The event as a line of `krec verify --format json`: a problem as the local ones are
+    /// (`"tier": "remote"`), a segment as `{"segment": {...}}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Event::Finding(f) => serde_json::json!({
+                "tier": "remote",
+                "partition": f.partition,
+                "file": f.object,
+                "offset": f.offset,
+                "position": f.position,
+                "check": f.check.as_str(),
+                "message": f.message,
+            }),
+            Event::Segment(s) => serde_json::json!({"segment": {
+                "partition": s.partition,
+                "object": s.object,
+                "start_offset": s.start_offset,
+                "end_offset": s.end_offset,
+                "ok": s.problems == 0,
+                "problems": s.problems,
+            }}),
+        }
+    }
+}
+
 /// Options of [`verify`].
 #[derive(Clone, Copy)]
 pub struct Options<'a> {

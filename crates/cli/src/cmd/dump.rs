@@ -129,6 +129,10 @@ pub struct Args {
     /// JSON): auto picks the decoder from the partition directory's topic name.
     #[arg(long, value_enum, default_value_t = Decode::Auto)]
     decode: Decode,
+    /// Only the partitions of topics matching this glob (*, ?, [...]), in a broker root, a
+    /// remote tier location or a kafka:// cluster.
+    #[arg(long, value_name = "GLOB")]
+    topic: Option<String>,
     #[command(flatten)]
     positions: PositionArgs,
     #[command(flatten)]
@@ -187,7 +191,19 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )));
         }
     }
-    let sources = open_sources(&args.paths, &args.client)?;
+    let mut sources = open_sources(&args.paths, &args.client)?;
+    if let Some(t) = &args.topic {
+        let glob =
+            glob::Pattern::new(t).map_err(|e| Failure::Usage(format!("--topic {t:?}: {e}")))?;
+        sources
+            .partitions
+            .retain(|p| p.topic.as_deref().is_some_and(|n| glob.matches(n)));
+        if sources.partitions.is_empty() {
+            return Err(Failure::Usage(format!(
+                "--topic {t:?}: no partition of such a topic"
+            )));
+        }
+    }
     let options = read_options(
         &args.positions.range,
         args.positions.count,

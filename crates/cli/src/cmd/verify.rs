@@ -359,7 +359,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 serde_json::json!({})
             };
             if let (Some((_, r)), Some(o)) = (&remote, summary.as_object_mut()) {
-                o.insert("remote".into(), remote::json_summary(r));
+                o.insert("remote".into(), r.to_json());
             }
             serde_json::to_writer(&mut *out, &serde_json::json!({ "summary": summary }))
                 .map_err(io::Error::from)?;
@@ -379,7 +379,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 )?;
             }
             if let Some((location, r)) = &remote {
-                writeln!(out, "{}", remote::describe(location, r))?;
+                writeln!(out, "{}", r.describe(location))?;
             }
         }
     }

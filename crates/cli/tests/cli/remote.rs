@@ -254,6 +254,16 @@ fn remote_failures_are_clear() {
         "{}",
         r.stderr
     );
+    // --topic selects partitions by topic.
+    let k = key.as_str();
+    let all = d.run(&["dump", "--rsm-private-key", k, &url], b"");
+    let some = d.run(&["dump", "--rsm-private-key", k, "--topic", "*", &url], b"");
+    assert_eq!((some.code, some.out()), (0, all.out()), "{}", some.stderr);
+    d.run(
+        &["dump", "--rsm-private-key", k, "--topic", "nope*", &url],
+        b"",
+    )
+    .fails(2, "no partition of such a topic");
     // verify checks a remote tier against its metadata, with --remote.
     d.run(&["verify", &url], b"").fails(2, "--remote LOCATION");
     // ship cannot take one, and says what to do instead.
