@@ -670,6 +670,9 @@ def check_log_offsets(krec, topic, sc, copy):
         return
     asks = [(["--earliest"], lo["earliest"]), (["--latest"], lo["latest"]),
             (["--max-timestamp"], lo["max_timestamp"])]
+    # Admin.listOffsets(latest) with IsolationLevel.READ_COMMITTED: the last stable offset.
+    if lo.get("latest_read_committed"):
+        asks.append((["--latest", "--isolation", "read-committed"], lo["latest_read_committed"]))
     ts = lo.get("for_timestamp") or []
     # A sample: about a dozen queries spread over the sorted list (each one is a krec process).
     step = max(1, len(ts) // 12)
@@ -692,8 +695,8 @@ def check_log_offsets(krec, topic, sc, copy):
         report("FAIL", "log-offsets/" + topic, "; ".join(problems[:6]) + more(problems, 6))
     else:
         report("PASS", "log-offsets/" + topic, "krec log offsets answers %d of the broker's ListOffsets queries "
-               "(earliest, latest, max timestamp, %d timestamps) with its offsets and timestamps"
-               % (len(asks), len(asks) - 3))
+               "(earliest, latest at both isolation levels, max timestamp, timestamps) with its "
+               "offsets and timestamps" % len(asks))
 
 
 def main():
