@@ -166,22 +166,12 @@ pub async fn produce_records(
     records: Vec<ProduceRecord>,
     opts: &ProduceOptions,
 ) -> Result<Vec<Produced>, ProduceError> {
-    let md = client.metadata(Some(&[topic])).await?;
-    let bad = |reason: String| ProduceError::Topic {
-        topic: topic.to_owned(),
-        reason,
-    };
-    let t = md
-        .topics
-        .iter()
-        .find(|t| t.name == topic)
-        .ok_or_else(|| bad("not in the cluster's metadata".into()))?;
-    if let Some(code) = &t.error {
-        return Err(bad(code.to_string()));
-    }
-    let count = i32::try_from(t.partitions.len()).unwrap_or(i32::MAX);
-    let mut partitioner = Partitioner::new(count, opts.sticky_start)
-        .ok_or_else(|| bad("the topic has no partitions".into()))?;
+    let count = partition_count(client, topic).await?;
+    let mut partitioner =
+        Partitioner::new(count, opts.sticky_start).ok_or_else(|| ProduceError::Topic {
+            topic: topic.to_owned(),
+            reason: "the topic has no partitions".into(),
+        })?;
     let planned = plan_partitions(records, &mut partitioner, opts.records_per_batch)?;
 
     let mut batch_opts = BatchOptions::new(2);
@@ -196,39 +186,66 @@ pub async fn produce_records(
         built.push((*partition, batches));
     }
 
-    let mut producer = match &opts.transactional_id {
+    let mut batches = built
+        .into_iter()
+        .flat_map(|(p, batches)| batches.into_iter().map(move |b| (p, b)));
+    let mut acks = send_all(client, topic, opts.transactional_id.as_deref(), &mut || {
+        Ok(batches.next())
+    })
+    .await?;
+    acks.sort_by_key(|a| (a.partition, a.base_sequence));
+    Ok(acks)
+}
+
+/// The number of partitions of `topic`, from the cluster's metadata.
+async fn partition_count(client: &Client, topic: &str) -> Result<i32, ProduceError> {
+    let md = client.metadata(Some(&[topic])).await?;
+    let bad = |reason: String| ProduceError::Topic {
+        topic: topic.to_owned(),
+        reason,
+    };
+    let t = md
+        .topics
+        .iter()
+        .find(|t| t.name == topic)
+        .ok_or_else(|| bad("not in the cluster's metadata".into()))?;
+    if let Some(code) = &t.error {
+        return Err(bad(code.to_string()));
+    }
+    Ok(i32::try_from(t.partitions.len()).unwrap_or(i32::MAX))
+}
+
+/// Sends the (partition, batch) pairs `next` gives to `topic`, idempotently or in one
+/// transaction of `transactional_id`, and returns the acknowledgements. On an error a
+/// transaction is aborted (best effort: a stopped producer refuses abort; the broker then
+/// aborts it at its timeout or at the id's next InitProducerId); an idempotent producer has
+/// nothing to abort.
+async fn send_all(
+    client: &Client,
+    topic: &str,
+    transactional_id: Option<&str>,
+    next: &mut dyn FnMut() -> Result<Option<(i32, Vec<u8>)>, ProduceError>,
+) -> Result<Vec<Produced>, ProduceError> {
+    let mut producer = match transactional_id {
         Some(tid) => client.transactional_producer(tid).await?,
         None => client.idempotent_producer().await?,
     };
     producer.begin()?;
-    let sent: Result<Vec<Produced>, Error> = async {
-        for (partition, batches) in built {
-            for b in batches {
-                producer
-                    .send(topic, partition, BytesMut::from(Bytes::from(b)))
-                    .await?;
-            }
+    let sent: Result<Vec<Produced>, ProduceError> = async {
+        while let Some((partition, b)) = next()? {
+            producer
+                .send(topic, partition, BytesMut::from(Bytes::from(b)))
+                .await?;
         }
         let acks = producer.flush().await?;
         producer.commit().await?;
         Ok(acks)
     }
     .await;
-    match sent {
-        Ok(mut acks) => {
-            acks.sort_by_key(|a| (a.partition, a.base_sequence));
-            Ok(acks)
-        }
-        Err(e) => {
-            // Best effort: a stopped producer refuses abort; the broker then aborts the
-            // transaction at its timeout or at the id's next InitProducerId. (An idempotent
-            // producer has nothing to abort.)
-            if !producer.is_idempotent() {
-                let _ = producer.abort().await;
-            }
-            Err(e.into())
-        }
+    if sent.is_err() && !producer.is_idempotent() {
+        let _ = producer.abort().await;
     }
+    sent
 }
 
 /// Sends existing v2 batches to `topic`/`partition` as they are (their records bytes and
@@ -249,20 +266,7 @@ pub async fn produce_batches(
     transactional_id: Option<&str>,
     next: &mut dyn FnMut() -> Result<Option<Vec<u8>>, ProduceError>,
 ) -> Result<Vec<Produced>, ProduceError> {
-    let md = client.metadata(Some(&[topic])).await?;
-    let bad = |reason: String| ProduceError::Topic {
-        topic: topic.to_owned(),
-        reason,
-    };
-    let t = md
-        .topics
-        .iter()
-        .find(|t| t.name == topic)
-        .ok_or_else(|| bad("not in the cluster's metadata".into()))?;
-    if let Some(code) = &t.error {
-        return Err(bad(code.to_string()));
-    }
-    let partitions = i32::try_from(t.partitions.len()).unwrap_or(i32::MAX);
+    let partitions = partition_count(client, topic).await?;
     if !(0..partitions).contains(&partition) {
         return Err(ProduceError::Partition {
             index: 0,
@@ -270,26 +274,10 @@ pub async fn produce_batches(
             partitions,
         });
     }
-    let mut producer = match transactional_id {
-        Some(tid) => client.transactional_producer(tid).await?,
-        None => client.idempotent_producer().await?,
-    };
-    producer.begin()?;
-    let sent: Result<Vec<Produced>, ProduceError> = async {
-        while let Some(b) = next()? {
-            producer
-                .send(topic, partition, BytesMut::from(Bytes::from(b)))
-                .await?;
-        }
-        let acks = producer.flush().await?;
-        producer.commit().await?;
-        Ok(acks)
-    }
-    .await;
-    if sent.is_err() && !producer.is_idempotent() {
-        let _ = producer.abort().await;
-    }
-    sent
+    send_all(client, topic, transactional_id, &mut || {
+        Ok(next()?.map(|b| (partition, b)))
+    })
+    .await
 }
 
 /// What [`produce_records`] wrote to one partition.
