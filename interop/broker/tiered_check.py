@@ -123,8 +123,10 @@ def start_moto(python, work):
     raise RuntimeError("moto_server did not listen: " + tail(work / "moto.log"))
 
 
-def broker_props(a, work, endpoint):
-    props = {
+def tiering_props(plugin):
+    """The server properties that make a single broker tier within seconds through the plugin
+    in the folder `plugin` (64 KiB chunks); tiered_damage.py's kill scenario uses them too."""
+    return {
         "remote.log.storage.system.enable": "true",
         "remote.log.manager.task.interval.ms": "500",
         "log.initial.task.delay.ms": "500",
@@ -132,9 +134,15 @@ def broker_props(a, work, endpoint):
         "remote.log.metadata.manager.listener.name": "PLAINTEXT",
         "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
         "rlmm.config.remote.log.metadata.topic.num.partitions": "1",
-        "remote.log.storage.manager.class.path": str(Path(a.plugin).resolve()) + "/*",
+        "remote.log.storage.manager.class.path": str(Path(plugin).resolve()) + "/*",
         "remote.log.storage.manager.class.name": "io.aiven.kafka.tieredstorage.RemoteStorageManager",
         "rsm.config.chunk.size": "65536",
+    }
+
+
+def broker_props(a, work, endpoint):
+    props = {
+        **tiering_props(a.plugin),
         # Without a chunk cache every remote fetch GETs its chunks again (the consumers of one run
         # made ~3,800 GETs of 64 KiB chunks for 16 MiB of data from moto): a 64 MiB memory cache.
         "rsm.config.fetch.chunk.cache.class": "io.aiven.kafka.tieredstorage.fetch.cache.MemoryChunkCache",

@@ -34,6 +34,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiered_check import tiering_props  # noqa: E402  (the broker settings, in one place)
+
 HERE = Path(__file__).resolve().parent
 PREFIX = "tiered/"
 
@@ -140,16 +143,7 @@ def kill(a):
     (out / "storage").mkdir(parents=True)
     broker = out / "broker"
     props = {
-        "remote.log.storage.system.enable": "true",
-        "remote.log.manager.task.interval.ms": "500",
-        "log.initial.task.delay.ms": "500",
-        "log.retention.check.interval.ms": "1000",
-        "remote.log.metadata.manager.listener.name": "PLAINTEXT",
-        "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
-        "rlmm.config.remote.log.metadata.topic.num.partitions": "1",
-        "remote.log.storage.manager.class.path": str(Path(a.plugin).resolve()) + "/*",
-        "remote.log.storage.manager.class.name": "io.aiven.kafka.tieredstorage.RemoteStorageManager",
-        "rsm.config.chunk.size": "65536",
+        **tiering_props(a.plugin),
         "rsm.config.key.prefix": PREFIX,
         "rsm.config.upload.rate.limit.bytes.per.second": str(1 << 20),
         "rsm.config.storage.backend.class": "io.aiven.kafka.tieredstorage.storage.filesystem.FileSystemStorage",
