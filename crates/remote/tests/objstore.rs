@@ -115,7 +115,10 @@ fn a_stream_fetches_from_its_start_and_only_a_few_chunks_ahead() {
     assert!((1..=3).contains(&fetched.len()), "{fetched:?}");
     let index = &segment.manifest().chunk_index;
     let third = index.chunk(2).unwrap();
-    assert_eq!(fetched[0].start, third.transformed_position);
+    // The look-ahead fetches run on threads of their own, in no fixed order: the chunk
+    // holding the start is among them, and is the first in the object.
+    let first_start = fetched.iter().map(|r| r.start).min();
+    assert_eq!(first_start, Some(third.transformed_position), "{fetched:?}");
     drop(s);
     // Nothing before the start's chunk is ever read.
     let mut s = segment.stream(from, 2);
