@@ -5,7 +5,7 @@
 //!
 //! Converting a partition (`krec convert DIR OUT --magic M`) rewrites every segment under the
 //! same name and copies the configuration with `message.format.version` set to the target
-//! format's; the indexes are not copied but rebuilt by recovering the new directory. For magic 2
+//! format's; the indexes are not copied but built anew by the [`PartitionWriter`]. For magic 2
 //! the files whose offsets still hold are copied too: each segment's `.txnindex`, the
 //! `leader-epoch-checkpoint` and the producer snapshots. For v0/v1 they no longer apply (no
 //! transactions, producer state or leader epochs there) and are left out. [`plan`] reads the
@@ -19,9 +19,11 @@ use crate::error::{Error, Result};
 use crate::files::{
     self, CONFIG_FILE, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX, TXN_INDEX_SUFFIX,
 };
-use crate::log::{Env, Log};
+use crate::log::{lock_for_writing, replay_batch, Env, Log, OpenOptions};
+use crate::producer_state::ProducerStateManager;
 use crate::reader::{segment_reader, SCAN_WINDOW};
-use crate::storage::{Storage, StorageFile};
+use crate::segment::{offsets_check, BatchMeta, Segment};
+use crate::storage::Storage;
 use krecords_codec::convert::{ConvertOptions, ConvertStats, Converter};
 use krecords_codec::read::{Entries, Partial, Step};
 use std::fmt;
@@ -530,29 +532,48 @@ pub fn convert_dir(
     Ok(out)
 }
 
+/// Bytes written into a segment between two starts of its writeback to the device.
+const WRITEBACK_BYTES: u64 = 8 << 20;
+
 /// A new partition directory, written completely or not at all: everything goes into a
 /// temporary sibling directory (`.<name>.krec-tmp-<pid>`), which [`PartitionWriter::finish`]
-/// recovers with the log (building the indexes, `.txnindex` files and producer snapshots),
-/// opens once more to check it whole, syncs and renames into place. Dropping the writer
-/// before that, or a failure of `finish`, removes the temporary directory: the output path
-/// never holds a partial directory.
+/// closes as a log and renames into place. Dropping the writer before that, or a failure of
+/// `finish`, removes the temporary directory: the output path never holds a partial
+/// directory.
+///
+/// The writer does what the log's recovery would do while it writes, so that nothing is read
+/// again: each entry gets recovery's checks (structure, CRC, offsets increasing within the
+/// segment), the offset and time indexes are built as an append builds them, the producer
+/// state is replayed (aborted transactions into the `.txnindex` of the segment holding their
+/// marker, snapshots at the bases of the last two segments and at the log end, as Kafka's
+/// loader takes them), and `finish` closes the directory as a clean shutdown. Where that
+/// cannot be done exactly — an entry recovery would not keep, offsets past a segment's 32-bit
+/// relative range (which recovery splits), a segment that does not follow the one before,
+/// files copied in with [`PartitionWriter::copy_if_exists`], nothing written at all — the
+/// writer only writes, and `finish` recovers the directory with the log, opens it once more
+/// to check its indexes whole, and fails where recovery would cut anything. Both ways give
+/// the same files (tested).
 #[derive(Debug)]
 pub struct PartitionWriter {
     env: Env,
     output: PathBuf,
     tmp: PathBuf,
+    config: LogConfig,
     segment_bytes: u64,
-    current: Option<OpenSegment>,
-    segments: u64,
+    /// The segments written, the last one open.
+    written: Vec<Segment>,
+    /// Whether everything written so far was checked and indexed as recovery would have.
+    indexed: bool,
+    /// The producer state replayed from what was written.
+    producer_state: ProducerStateManager,
+    /// The last offset written into the open segment (its base - 1 when none).
+    prev_last: i64,
+    /// How far into the open segment writing to the device was started.
+    written_back: u64,
+    metas: Vec<BatchMeta>,
+    scratch: Vec<u8>,
+    now: i64,
     done: bool,
-}
-
-/// The segment file being written.
-#[derive(Debug)]
-struct OpenSegment {
-    path: PathBuf,
-    file: Box<dyn StorageFile>,
-    len: u64,
 }
 
 impl PartitionWriter {
@@ -608,13 +629,21 @@ impl PartitionWriter {
             .file_name()
             .map_or_else(|| "partition".into(), |n| n.to_string_lossy());
         let tmp = output.with_file_name(format!(".{name}.krec-tmp-{}", std::process::id()));
+        let now = env.clock.now_ms();
         let mut writer = PartitionWriter {
             env,
             output: output.to_path_buf(),
             tmp,
+            config: config.clone(),
             segment_bytes: config.segment_bytes as u64,
-            current: None,
-            segments: 0,
+            written: Vec::new(),
+            indexed: true,
+            producer_state: ProducerStateManager::new(0, now),
+            prev_last: -1,
+            written_back: 0,
+            metas: Vec::new(),
+            scratch: Vec::new(),
+            now,
             done: false,
         };
         // A leftover of an earlier process with the same id never counts.
@@ -626,21 +655,32 @@ impl PartitionWriter {
         Ok(writer)
     }
 
-    /// Starts a new segment file for the entries from `base_offset` on (closing the current one).
+    /// Starts a new segment file for the entries from `base_offset` on (sealing the current
+    /// one: final time index entry, indexes trimmed, synced).
     ///
     /// # Errors
     ///
-    /// The file cannot be created, or the current one synced.
+    /// The files cannot be created, or the current one sealed.
     pub fn start_segment(&mut self, base_offset: i64) -> Result<()> {
-        self.close_segment()?;
-        let path = self.tmp.join(files::file_name(base_offset, LOG_SUFFIX));
-        let file = self
-            .env
-            .storage
-            .create(&path)
-            .map_err(|e| Error::io("create", &path, e))?;
-        self.current = Some(OpenSegment { path, file, len: 0 });
-        self.segments += 1;
+        let st = self.env.storage.clone();
+        match self.written.last_mut() {
+            Some(last) => {
+                last.seal()?;
+                // Recovery refuses segments that do not follow each other.
+                self.indexed &= base_offset >= last.next_offset();
+            }
+            None => self.producer_state = ProducerStateManager::new(base_offset, self.now),
+        }
+        let segment = Segment::create(st.as_ref(), &self.tmp, base_offset, &self.config, self.now)?;
+        self.written.push(segment);
+        self.prev_last = base_offset.saturating_sub(1);
+        self.written_back = 0;
+        if self.indexed {
+            // The loader's replay snapshots the state at the bases of the last two segments;
+            // `finish` deletes those of the earlier ones.
+            self.producer_state.set_map_end_offset(base_offset);
+            self.producer_state.take_snapshot(st.as_ref(), &self.tmp)?;
+        }
         Ok(())
     }
 
@@ -651,23 +691,57 @@ impl PartitionWriter {
     ///
     /// The bytes cannot be written.
     pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.write_entries(bytes, true)
+    }
+
+    /// As [`PartitionWriter::write`], for entries whose CRCs the caller has just checked
+    /// (salvage keeps only such entries): recovery's other checks still apply.
+    pub(crate) fn write_checked(&mut self, bytes: &[u8]) -> Result<()> {
+        self.write_entries(bytes, false)
+    }
+
+    fn write_entries(&mut self, bytes: &[u8], check_crc: bool) -> Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }
-        if self.current.is_none() {
+        if self.written.is_empty() {
             let base = Entries::new(bytes)
                 .next()
                 .and_then(|b| b.ok())
                 .map_or(0, |b| b.first_offset().unwrap_or_else(|| b.offset_field()));
             self.start_segment(base)?;
         }
-        let Some(s) = self.current.as_mut() else {
+        let st = self.env.storage.clone();
+        let Some(segment) = self.written.last_mut() else {
             return Ok(());
         };
-        s.file
-            .write_at(bytes, s.len)
-            .map_err(|e| Error::io("write", &s.path, e))?;
-        s.len += bytes.len() as u64;
+        self.metas.clear();
+        let mut aborted = Vec::new();
+        if self.indexed {
+            self.indexed = index_entries(
+                bytes,
+                check_crc,
+                segment,
+                &mut self.prev_last,
+                &mut self.metas,
+                &mut |b| {
+                    aborted.extend(replay_batch(&mut self.producer_state, b, &mut self.scratch))
+                },
+            );
+        }
+        if !self.indexed {
+            self.metas.clear();
+            aborted.clear();
+        }
+        segment.append(bytes, &[], &self.metas)?;
+        for t in aborted {
+            segment.append_aborted(st.as_ref(), t)?;
+        }
+        // The device writes while the next bytes are made: the final syncs wait for less.
+        if segment.size().saturating_sub(self.written_back) >= WRITEBACK_BYTES {
+            segment.start_writeback(self.written_back);
+            self.written_back = segment.size();
+        }
         Ok(())
     }
 
@@ -686,10 +760,10 @@ impl PartitionWriter {
         {
             let size = batch.as_bytes().len() as u64;
             let full = self
-                .current
-                .as_ref()
-                .is_some_and(|c| c.len > 0 && c.len + size > self.segment_bytes);
-            if full || self.current.is_none() {
+                .written
+                .last()
+                .is_some_and(|c| c.size() > 0 && c.size() + size > self.segment_bytes);
+            if full || self.written.is_empty() {
                 self.start_segment(batch.first_offset().unwrap_or_else(|| batch.offset_field()))?;
             }
             self.write(batch.as_bytes())?;
@@ -698,7 +772,7 @@ impl PartitionWriter {
     }
 
     /// Copies the file `from` (on the same storage) into the new directory as `name`, when it
-    /// exists.
+    /// exists. `finish` then recovers the directory (the copied files take part in it).
     ///
     /// # Errors
     ///
@@ -708,6 +782,7 @@ impl PartitionWriter {
         let Some(bytes) = files::read_small_file(st, from)? else {
             return Ok(());
         };
+        self.indexed = false;
         let to = self.tmp.join(name);
         let file = st.create(&to).map_err(|e| Error::io("create", &to, e))?;
         file.write_at(&bytes, 0)
@@ -722,19 +797,68 @@ impl PartitionWriter {
 
     /// The segments started so far.
     pub fn segments(&self) -> u64 {
-        self.segments
+        self.written.len() as u64
     }
 
-    /// Closes the last segment, recovers the new directory with the log (which must keep every
-    /// byte), opens it once more to check its indexes, and moves it into place durably.
-    /// Returns the number of segments written.
+    /// Closes the new directory as a log after a clean shutdown and moves it into place
+    /// durably. Returns the number of segments written.
     ///
     /// # Errors
     ///
-    /// A storage error; [`Error::CorruptFile`] when recovery would cut converted bytes; the
+    /// A storage error; [`Error::CorruptFile`] when recovery would cut written bytes; the
     /// errors of opening the new log. The output path is then left as it was.
     pub fn finish(mut self) -> Result<u64> {
-        self.close_segment()?;
+        let segments = self.segments();
+        if self.indexed && !self.written.is_empty() {
+            self.close_indexed()?;
+        } else {
+            self.recover()?;
+        }
+        let st = self.env.storage.clone();
+        st.sync_dir(&self.tmp)
+            .map_err(|e| Error::io("sync", &self.tmp, e))?;
+        st.rename(&self.tmp, &self.output)
+            .map_err(|e| Error::io("rename", &self.tmp, e))?;
+        self.done = true;
+        if let Some(parent) = self.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+            st.sync_dir(parent)
+                .map_err(|e| Error::io("sync", parent, e))?;
+        }
+        Ok(segments)
+    }
+
+    /// Closes what was written and indexed as the log: the producer state's last snapshots,
+    /// the leader epochs cut to the log, the recovery point and the clean shutdown marker.
+    fn close_indexed(&mut self) -> Result<()> {
+        let st = self.env.storage.clone();
+        let segments = std::mem::take(&mut self.written);
+        let log_end = segments.last().map_or(0, Segment::next_offset);
+        let ps = &mut self.producer_state;
+        ps.set_map_end_offset(log_end);
+        ps.take_snapshot(st.as_ref(), &self.tmp)?;
+        if let Some(keep_from) = segments.len().checked_sub(2).and_then(|i| segments.get(i)) {
+            ps.delete_snapshots_before(st.as_ref(), &self.tmp, keep_from.base_offset())?;
+        }
+        let lock = lock_for_writing(st.as_ref(), &self.tmp, OpenOptions::default())?;
+        let producer_state = std::mem::replace(ps, ProducerStateManager::new(0, self.now));
+        let log = Log::assemble(
+            &self.tmp,
+            self.env.clone(),
+            self.config.clone(),
+            segments,
+            producer_state,
+            lock,
+        )?;
+        log.close()
+    }
+
+    /// Recovers the new directory with the log (which must keep every byte) and opens it once
+    /// more to check its indexes.
+    fn recover(&mut self) -> Result<()> {
+        for s in &mut self.written {
+            s.flush()?;
+        }
+        self.written.clear();
         let info = Log::recover_with(&self.tmp, self.env.clone())?;
         if info.truncated_bytes > 0 {
             return Err(Error::CorruptFile {
@@ -748,31 +872,12 @@ impl PartitionWriter {
         }
         let log = Log::open_with(&self.tmp, self.env.clone())?;
         log.verify_indexes()?;
-        log.close()?;
-        let st = self.env.storage.clone();
-        st.sync_dir(&self.tmp)
-            .map_err(|e| Error::io("sync", &self.tmp, e))?;
-        st.rename(&self.tmp, &self.output)
-            .map_err(|e| Error::io("rename", &self.tmp, e))?;
-        self.done = true;
-        if let Some(parent) = self.output.parent().filter(|p| !p.as_os_str().is_empty()) {
-            st.sync_dir(parent)
-                .map_err(|e| Error::io("sync", parent, e))?;
-        }
-        Ok(self.segments)
-    }
-
-    /// Syncs and closes the current segment.
-    fn close_segment(&mut self) -> Result<()> {
-        if let Some(s) = self.current.take() {
-            s.file.sync().map_err(|e| Error::io("sync", &s.path, e))?;
-        }
-        Ok(())
+        log.close()
     }
 
     /// Removes the temporary directory and its files, as far as it can.
     fn remove_tmp(&mut self) {
-        self.current = None;
+        self.written.clear();
         let st = self.env.storage.as_ref();
         if let Ok(names) = st.list_dir(&self.tmp) {
             for name in names {
@@ -780,6 +885,46 @@ impl PartitionWriter {
             }
         }
         let _ = st.remove_dir(&self.tmp);
+    }
+}
+
+/// Checks the entries of `bytes` as recovery does (their CRCs only when `check_crc`) and
+/// describes them for `segment`'s indexes (into `metas`, positions within `bytes`), calling
+/// `replay` on each; `prev_last` follows. Returns whether every byte was such an entry that
+/// the segment can index.
+fn index_entries(
+    bytes: &[u8],
+    check_crc: bool,
+    segment: &Segment,
+    prev_last: &mut i64,
+    metas: &mut Vec<BatchMeta>,
+    replay: &mut dyn FnMut(&krecords_codec::read::Batch<'_>),
+) -> bool {
+    let mut entries = Entries::new(bytes);
+    let mut end = 0usize;
+    loop {
+        let b = match entries.next_entry() {
+            Ok(Some(b)) => b,
+            Ok(None) => return end == bytes.len(),
+            Err(_) => return false,
+        };
+        let last = b.last_offset();
+        if (check_crc && !b.is_crc_valid())
+            || offsets_check(&b, segment.base_offset(), *prev_last).is_some()
+            || !segment.can_convert_offset(last)
+        {
+            return false;
+        }
+        let size = b.size_in_bytes();
+        metas.push(BatchMeta {
+            position: b.position() as u64,
+            size: size as u64,
+            last_offset: last,
+            max_timestamp: b.max_timestamp(),
+        });
+        replay(&b);
+        *prev_last = last;
+        end = b.position() + size;
     }
 }
 
@@ -864,6 +1009,184 @@ mod tests {
         let p = plan(&st, dir, 1).unwrap();
         assert_eq!(p.config.to_json()["segment.bytes"], 12345);
         assert_eq!(p.config.to_json()["message.format.version"], "0.10.2");
+    }
+
+    /// Segments of entries for the writer's two ways: plain v2 batches with leader epochs and
+    /// timestamps out of order, idempotent batches, committed and aborted transactions (one
+    /// open across a segment boundary), compacted offset gaps; or v0/v1 messages.
+    fn mixed_segments(legacy: bool) -> Vec<(i64, Vec<Vec<u8>>)> {
+        use krecords_codec::write::{
+            end_txn_marker, EndTxnBatch, LegacyBuilder, NewRecord, V2Builder,
+        };
+        let rec = |i: i64| NewRecord::new(1_000 + (i * 37) % 11, Some(b"k"), Some(b"some value"));
+        if legacy {
+            let mut segs = Vec::new();
+            let mut next = 0;
+            for (magic, codec) in [
+                (0, krecords_codec::Compression::None),
+                (1, krecords_codec::Compression::Gzip),
+            ] {
+                let base = next;
+                let mut list = Vec::new();
+                for _ in 0..6 {
+                    let mut b = LegacyBuilder::new(magic, next)
+                        .unwrap()
+                        .compression(codec, None)
+                        .unwrap();
+                    for _ in 0..3 {
+                        b.append(&rec(next)).unwrap();
+                        next += 1;
+                    }
+                    list.push(b.finish().unwrap());
+                }
+                segs.push((base, list));
+            }
+            return segs;
+        }
+        let marker = |offset: i64, pid: i64, commit: bool| {
+            end_txn_marker(&EndTxnBatch {
+                base_offset: offset,
+                partition_leader_epoch: 2,
+                producer_id: pid,
+                producer_epoch: 0,
+                coordinator_epoch: 1,
+                commit,
+                timestamp: 2_000 + offset,
+            })
+            .unwrap()
+        };
+        // A v2 batch of `n` records from `offset`, of producer `(id, sequence)` if any.
+        let v2 = |offset: i64, n: i64, epoch: i32, producer: Option<(i64, i32)>, txn: bool| {
+            let mut b = V2Builder::new(offset).partition_leader_epoch(epoch);
+            if let Some((pid, seq)) = producer {
+                b = b.producer(pid, 0, seq).transactional(txn);
+            }
+            for i in 0..n {
+                b.append(&rec(offset + i)).unwrap();
+            }
+            b
+        };
+        let mut a = Vec::new();
+        for i in 0..5 {
+            a.push(v2(i * 3, 3, 1, None, false).finish().unwrap());
+        }
+        a.push(v2(15, 3, 2, Some((7, 0)), true).finish().unwrap());
+        a.push(v2(18, 3, 2, Some((8, 0)), true).finish().unwrap());
+        a.push(marker(21, 7, false));
+        a.push(marker(22, 8, true));
+        a.push(v2(23, 2, 2, Some((10, 0)), true).finish().unwrap());
+        let mut b = Vec::new();
+        for i in 0..4 {
+            b.push(
+                v2(30 + i * 2, 2, 3, Some((9, i as i32 * 2)), false)
+                    .finish()
+                    .unwrap(),
+            );
+        }
+        b.push(marker(38, 10, false));
+        let mut c = Vec::new();
+        let mut start = 39;
+        for gap in [3, 1, 9] {
+            start += gap;
+            let mut bb = v2(start, 0, 3, None, false);
+            bb.append_with_offset(start + 2, &rec(start)).unwrap();
+            c.push(bb.finish().unwrap());
+            start += 3;
+        }
+        let a2 = a.split_off(3);
+        vec![(0, a), (9, a2), (25, b), (39, c)]
+    }
+
+    /// Every file of `dir`, by name, with its bytes.
+    fn files_of(st: &MemStorage, dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut names = st.list_dir(dir).unwrap();
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| {
+                let f = st.open_read(&dir.join(&n)).unwrap();
+                let mut buf = vec![0; f.len().unwrap() as usize];
+                f.read_exact_at(&mut buf, 0).unwrap();
+                (n, buf)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn indexing_while_writing_gives_the_files_recovery_gives() {
+        use crate::clock::ManualClock;
+        use std::sync::Arc;
+        let mut config = LogConfig::default();
+        config.set("index.interval.bytes", "100").unwrap();
+        config.set("segment.index.bytes", "4096").unwrap();
+        for legacy in [false, true] {
+            let mut outputs = Vec::new();
+            for indexed in [true, false] {
+                let clock = Arc::new(ManualClock::new(5_000));
+                let st = MemStorage::with_clock(clock.clone());
+                let env = Env::new(Arc::new(st.clone()), clock);
+                let out = Path::new("/out/t-0");
+                let mut w = PartitionWriter::create_with(out, &config, env).unwrap();
+                w.indexed = indexed;
+                let mut epochs = crate::epoch::LeaderEpochCache::default();
+                for (base, entries) in mixed_segments(legacy) {
+                    w.start_segment(base).unwrap();
+                    for e in entries {
+                        for b in Entries::new(&e) {
+                            let b = b.unwrap();
+                            if let Some(epoch) = b.partition_leader_epoch() {
+                                epochs.assign(epoch, b.first_offset().unwrap());
+                            }
+                        }
+                        w.write(&e).unwrap();
+                    }
+                }
+                assert_eq!(w.indexed, indexed, "legacy {legacy}");
+                w.store_epochs(&epochs).unwrap();
+                assert_eq!(w.finish().unwrap(), if legacy { 2 } else { 4 });
+                outputs.push(files_of(&st, out));
+            }
+            let names: Vec<&str> = outputs[0].iter().map(|f| f.0.as_str()).collect();
+            assert_eq!(
+                names,
+                outputs[1].iter().map(|f| f.0.as_str()).collect::<Vec<_>>(),
+                "legacy {legacy}"
+            );
+            for (fast, slow) in outputs[0].iter().zip(&outputs[1]) {
+                assert!(fast.1 == slow.1, "legacy {legacy}: {} differs", fast.0);
+            }
+            if !legacy {
+                for want in [
+                    "00000000000000000009.txnindex",
+                    "00000000000000000025.txnindex",
+                    "00000000000000000025.snapshot",
+                    "00000000000000000039.snapshot",
+                    "leader-epoch-checkpoint",
+                ] {
+                    assert!(names.contains(&want), "{want} in {names:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_recovery_would_not_keep_is_left_to_recovery_and_refused() {
+        // An entry with offsets going backwards: the writer stops indexing, and finish
+        // recovers and refuses, as before.
+        let mut w = PartitionWriter::create_with(
+            Path::new("/out/t-0"),
+            &LogConfig::default(),
+            Env::memory(),
+        )
+        .unwrap();
+        w.write(&batch(5, krecords_codec::Compression::None))
+            .unwrap();
+        assert!(w.indexed);
+        w.write(&batch(3, krecords_codec::Compression::None))
+            .unwrap();
+        assert!(!w.indexed);
+        let e = w.finish().unwrap_err();
+        assert!(e.to_string().contains("failed recovery"), "{e}");
     }
 
     fn batch(offset: i64, compression: krecords_codec::Compression) -> Vec<u8> {

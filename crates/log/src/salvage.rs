@@ -9,7 +9,10 @@
 //! as the CRC covers the compressed bytes). Such an entry is kept when its offsets follow what
 //! was kept before (first offset above the last kept one, at or above its segment's base offset,
 //! as the log's recovery requires, but without overlap); a CRC-valid entry whose offsets go
-//! backwards or overlap is reported ([`LeftOut`]) and left out. Anything else starts a damaged
+//! backwards or overlap is reported ([`LeftOut`]) and left out, and so is an entry whose base
+//! offset field (outside every CRC) the next entry shows to be damaged: the next one follows
+//! what was kept but overlaps it, and it would fit before the next one where it should start,
+//! exactly or one flipped bit away from its claim (see `docs/design.md`, Salvage). Anything else starts a damaged
 //! region ([`Damage`]), and the scan moves on by one byte until an entry checks again: past
 //! flipped bits, a lying length field, runs of zeros, garbage, a cut-off tail, and when the very
 //! first entry is the damaged one.
@@ -21,8 +24,8 @@
 //! whatever the size fields claim.
 //!
 //! Output goes through [`PartitionWriter`]: one output segment per input segment that kept
-//! anything (named by the input's base offset when it still holds), the log's recovery
-//! rebuilding offset, time and transaction indexes and producer snapshots, the
+//! anything (named by the input's base offset when it still holds), offset, time and
+//! transaction indexes and producer snapshots built as the log's recovery would, the
 //! `leader-epoch-checkpoint` rebuilt from the kept v2 batches' leader epochs, everything
 //! appearing at the output path only when complete. The [`SalvageReport`] says what was kept,
 //! what was lost (byte ranges with file, position, length and reason, and the offsets between
@@ -299,22 +302,56 @@ struct Window {
     start: u64,
     buf: Vec<u8>,
     cap: usize,
+    /// A position whose bytes a refill keeps when it can (the entry being decided on while
+    /// the one after it is looked at).
+    pin: Option<u64>,
 }
 
 impl Window {
+    /// A window of at most `cap` bytes over `file` (`path`, `len` bytes long).
+    fn new(file: Box<dyn StorageFile>, path: &Path, len: u64, cap: usize) -> Window {
+        Window {
+            file,
+            path: path.to_path_buf(),
+            len,
+            start: 0,
+            buf: Vec::new(),
+            cap,
+            pin: None,
+        }
+    }
+
     /// The bytes from `pos` on: at least `need` of them, or all up to the end of the file.
+    /// A refill keeps what the window already holds from `pos` on and reads only the rest,
+    /// so every byte of the file is read once however the scan moves forward.
     fn at(&mut self, pos: u64, need: usize) -> Result<&[u8]> {
         let end = self.start.saturating_add(self.buf.len() as u64);
         let want_end = pos.saturating_add(need as u64).min(self.len);
         if pos < self.start || want_end > end {
-            let n = usize::try_from(self.len.saturating_sub(pos))
+            let cap = self.cap as u64;
+            let at = self
+                .pin
+                .filter(|&p| p <= pos && p >= self.start && want_end.saturating_sub(p) <= cap)
+                .unwrap_or(pos);
+            let n = usize::try_from(self.len.saturating_sub(at))
                 .unwrap_or(usize::MAX)
                 .min(self.cap);
-            self.start = pos;
+            let keep = if at >= self.start && at < end {
+                let from = usize::try_from(at.saturating_sub(self.start)).unwrap_or(usize::MAX);
+                self.buf.copy_within(from.., 0);
+                usize::try_from(end.saturating_sub(at))
+                    .unwrap_or(usize::MAX)
+                    .min(n)
+            } else {
+                0
+            };
+            self.start = at;
             self.buf.resize(n, 0);
-            self.file
-                .read_exact_at(&mut self.buf, pos)
-                .map_err(|e| Error::io("read", &self.path, e))?;
+            if let Some(rest) = self.buf.get_mut(keep..) {
+                self.file
+                    .read_exact_at(rest, at.saturating_add(keep as u64))
+                    .map_err(|e| Error::io("read", &self.path, e))?;
+            }
         }
         let from = usize::try_from(pos.saturating_sub(self.start)).unwrap_or(usize::MAX);
         Ok(self.buf.get(from..).unwrap_or(&[]))
@@ -380,6 +417,56 @@ fn candidate(avail: &[u8], pos: u64, max: usize) -> std::result::Result<Batch<'_
     }
 }
 
+/// The length the entry at the start of `head` claims, prefix included (`None`: no size
+/// field there, or a negative one).
+fn claimed_len(head: &[u8]) -> Option<usize> {
+    let size = <[u8; 4]>::try_from(head.get(8..LOG_OVERHEAD)?).ok()?;
+    usize::try_from(i32::from_be_bytes(size))
+        .ok()
+        .map(|s| s.saturating_add(LOG_OVERHEAD))
+}
+
+/// Why `h`, an entry that checks and whose offsets follow what was kept, must have a damaged
+/// base offset field (outside every CRC, so a flipped bit there leaves it valid), when the
+/// entry after it, `n`, also checks: `n` overlaps `h` although it follows the last kept offset
+/// `prev_last`, while `h` does not start where it should (`expected`: after the last kept
+/// offset, or at its segment's base when it is the first kept there), and `h` started there —
+/// or one flipped bit away from where it claims — would end before `n`. Otherwise (`None`) `h`
+/// is kept and `n`, when it overlaps, is left out: without a gap in the offsets only the
+/// damaged one of the two fits, and in compacted data with gaps the earlier one is trusted.
+fn damaged_base_offset(
+    h: &Kept,
+    n: &Kept,
+    prev_last: Option<i64>,
+    expected: Option<i64>,
+) -> Option<String> {
+    let expected = expected?;
+    if n.first > h.last || prev_last.is_some_and(|p| n.first <= p) || h.first == expected {
+        return None;
+    }
+    let span = h.last.checked_sub(h.first)?.checked_add(1)?;
+    let latest_start = n.first.checked_sub(span)?;
+    if latest_start < expected {
+        return None;
+    }
+    let one_bit_away =
+        (0..64).any(|k| (expected..=latest_start).contains(&(h.first ^ 1i64.wrapping_shl(k))));
+    (latest_start == expected || one_bit_away).then(|| {
+        format!(
+            "offsets {}..={} overlap the next entry's (from {}), which follows what was kept: \
+             this entry's base offset field (outside the CRC) is damaged",
+            h.first, h.last, n.first
+        )
+    })
+}
+
+/// An entry that checks, at `pos` of the file being scanned.
+struct Found {
+    pos: u64,
+    size: u64,
+    kept: Kept,
+}
+
 /// State carried across the files of one salvage.
 struct Scan<'a> {
     options: SalvageOptions,
@@ -408,6 +495,18 @@ impl Scan<'_> {
             self.clean_prefix = false;
             self.report.kafka_recovery.stops_at = Some((file.to_path_buf(), pos));
         }
+    }
+
+    /// Reports the entry `f` of `file` left out for `reason`.
+    fn left_out(&mut self, file: &Path, f: &Found, reason: String) {
+        self.report.left_out.push(LeftOut {
+            file: file.to_path_buf(),
+            position: f.pos,
+            length: f.size,
+            first_offset: f.kept.first,
+            last_offset: f.kept.last,
+            reason,
+        });
     }
 
     /// Records the damaged region `start..end` of `w`'s file.
@@ -442,8 +541,45 @@ impl Scan<'_> {
         Ok(())
     }
 
-    /// Salvages one file.
-    fn file(&mut self, env: &Env, path: &Path) -> Result<()> {
+    /// The verdict on the entry at `pos` of `w`'s file: the entry, when a whole one checks
+    /// there, or why not and how far the next candidate is.
+    fn entry_at(
+        &mut self,
+        w: &mut Window,
+        pos: u64,
+    ) -> Result<std::result::Result<Found, (String, u64)>> {
+        let max = self.options.max_entry_size;
+        let head = w.at(pos, MAGIC_OFFSET + 1)?;
+        let want = claimed_len(head)
+            .unwrap_or(0)
+            .clamp(MAGIC_OFFSET + 1, max.saturating_add(LOG_OVERHEAD));
+        let avail = w.at(pos, want)?;
+        Ok(match candidate(avail, pos, max) {
+            Ok(b) => {
+                let (kept, size) = Kept::of(&b, &mut self.scratch, self.options);
+                Ok(Found { pos, size, kept })
+            }
+            Err(reason) => Err((reason, skip_after_failure(avail))),
+        })
+    }
+
+    /// The first entry of the file `path`, when a whole one checks there (`None` also when the
+    /// file cannot be read: its own scan reports that).
+    fn first_entry(&mut self, env: &Env, path: &Path) -> Result<Option<Found>> {
+        let Ok(file) = env.storage.open_read(path) else {
+            return Ok(None);
+        };
+        let Ok(len) = file.len() else {
+            return Ok(None);
+        };
+        let cap = self.options.max_entry_size.saturating_add(LOG_OVERHEAD);
+        let mut w = Window::new(file, path, len, cap);
+        Ok(self.entry_at(&mut w, 0)?.ok())
+    }
+
+    /// Salvages one file; `next_file` is the one after it, whose first entry is looked at
+    /// when this file's last entry is checked for a damaged base offset.
+    fn file(&mut self, env: &Env, path: &Path, next_file: Option<&Path>) -> Result<()> {
         let file = env
             .storage
             .open_read(path)
@@ -454,14 +590,7 @@ impl Scan<'_> {
             .and_then(|n| files::parse_file_name(&n.to_string_lossy(), LOG_SUFFIX));
         let max = self.options.max_entry_size;
         let need = max.saturating_add(LOG_OVERHEAD);
-        let mut w = Window {
-            file,
-            path: path.to_path_buf(),
-            len,
-            start: 0,
-            buf: Vec::new(),
-            cap: need.saturating_mul(2).max(MIN_WINDOW),
-        };
+        let mut w = Window::new(file, path, len, need.saturating_mul(2).max(MIN_WINDOW));
         let mut fr = FileReport {
             file: path.to_path_buf(),
             bytes: len,
@@ -473,31 +602,37 @@ impl Scan<'_> {
         let mut pos = 0u64;
         let mut bad: Option<(u64, String)> = None;
         let mut last_progress = 0u64;
+        // The next entry when it was already checked (for the base offset rule).
+        let mut peeked: Option<Found> = None;
         while pos < len {
             if pos.saturating_sub(last_progress) >= (64 << 20) {
                 last_progress = pos;
                 self.sink
                     .progress(self.scanned_before.saturating_add(pos), self.total);
             }
-            let avail = w.at(pos, need)?;
-            // Inside a damaged region the reason is not wanted: positions whose size field or
-            // magic byte rule out an entry are passed over without building one.
-            if bad.is_some() && implausible(avail, max) {
-                pos = pos.saturating_add(skip_after_failure(avail)).min(len);
-                continue;
-            }
-            let found = match candidate(avail, pos, max) {
-                Ok(b) => Ok(Kept::of(&b, &mut self.scratch, self.options)),
-                Err(reason) => Err((reason, skip_after_failure(avail))),
+            let found = match peeked.take().filter(|f| f.pos == pos) {
+                Some(f) => Ok(f),
+                None => {
+                    // Inside a damaged region the reason is not wanted: positions whose size
+                    // field or magic byte rule out an entry are passed over without building
+                    // one.
+                    let head = w.at(pos, MAGIC_OFFSET + 1)?;
+                    if bad.is_some() && implausible(head, max) {
+                        pos = pos.saturating_add(skip_after_failure(head)).min(len);
+                        continue;
+                    }
+                    self.entry_at(&mut w, pos)?
+                }
             };
-            let (k, size) = match found {
-                Ok(k) => k,
+            let f = match found {
+                Ok(f) => f,
                 Err((reason, skip)) => {
                     bad.get_or_insert((pos, reason));
                     pos = pos.saturating_add(skip).min(len);
                     continue;
                 }
             };
+            let (k, size) = (&f.kept, f.size);
             if let Some((start, reason)) = bad.take() {
                 self.damage(&w, start, pos, reason)?;
             }
@@ -516,20 +651,49 @@ impl Scan<'_> {
             };
             if let Some(reason) = why_not {
                 self.lost(path, pos);
-                self.report.left_out.push(LeftOut {
-                    file: path.to_path_buf(),
-                    position: pos,
-                    length: size,
-                    first_offset: k.first,
-                    last_offset: k.last,
-                    reason,
-                });
+                self.left_out(path, &f, reason);
                 pos = pos.saturating_add(size);
                 continue;
             }
+            // The next entry says whether this one's base offset (outside every CRC) holds.
+            let next_pos = pos.saturating_add(size);
+            w.pin = Some(pos);
+            let next = if next_pos < len {
+                self.entry_at(&mut w, next_pos)?
+                    .ok()
+                    .map(|n| (path.to_path_buf(), n))
+            } else {
+                match next_file {
+                    Some(nf) => self.first_entry(env, nf)?.map(|n| (nf.to_path_buf(), n)),
+                    None => None,
+                }
+            };
+            let expected = match (self.prev_last, base.filter(|_| !started)) {
+                (Some(p), b) => Some(b.map_or(p.saturating_add(1), |b| b.max(p.saturating_add(1)))),
+                (None, b) => b,
+            };
+            let blamed = next.as_ref().and_then(|(np, n)| {
+                damaged_base_offset(k, &n.kept, self.prev_last, expected)
+                    .map(|reason| (np.clone(), n.pos, reason))
+            });
+            peeked = next.filter(|(np, _)| np == path).map(|(_, n)| n);
+            if let Some((next_path, next_at, reason)) = blamed {
+                w.pin = None;
+                // Kafka's recovery keeps it (it checks) and stops at the next one.
+                if self.clean_prefix {
+                    let kr = &mut self.report.kafka_recovery;
+                    kr.entries = kr.entries.saturating_add(1);
+                    kr.records = kr.records.saturating_add(f.kept.records);
+                }
+                self.lost(&next_path, next_at);
+                self.left_out(path, &f, reason);
+                pos = next_pos;
+                continue;
+            }
+            let k = &f.kept;
             // Kept.
             let bytes = w
-                .at(pos, need)?
+                .at(pos, usize::try_from(size).unwrap_or(usize::MAX))?
                 .get(..usize::try_from(size).unwrap_or(usize::MAX))
                 .unwrap_or(&[]);
             if let Some(writer) = self.writer.as_mut() {
@@ -539,8 +703,9 @@ impl Scan<'_> {
                         .unwrap_or(k.first);
                     writer.start_segment(seg_base)?;
                 }
-                writer.write(bytes)?;
+                writer.write_checked(bytes)?;
             }
+            w.pin = None;
             started = true;
             match k.leader_epoch {
                 Some(e) => {
@@ -703,8 +868,8 @@ pub fn salvage_files_with(
         scanned_before: 0,
         total,
     };
-    for f in files {
-        scan.file(env, f)?;
+    for (i, f) in files.iter().enumerate() {
+        scan.file(env, f, files.get(i + 1).map(PathBuf::as_path))?;
     }
     let mut report = scan.report;
     if let Some(writer) = scan.writer {

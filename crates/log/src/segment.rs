@@ -480,6 +480,13 @@ impl Segment {
         self.sync_all()
     }
 
+    /// Starts writing the log file's bytes from `from` on to the device, without waiting
+    /// ([`crate::storage::StorageFile::start_writeback`]).
+    pub(crate) fn start_writeback(&self, from: u64) {
+        self.log
+            .start_writeback(from, self.size.saturating_sub(from));
+    }
+
     /// Syncs the log file.
     pub(crate) fn flush(&self) -> Result<()> {
         self.log
@@ -942,7 +949,7 @@ impl<'f> HeaderWalk<'f> {
 
 /// Why recovery stops at `b`, if it must: a bad CRC, or offsets that go backwards or below the
 /// segment's base offset.
-fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
+pub(crate) fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
     if !b.is_crc_valid() {
         return Some(format!(
             "crc mismatch (stored {}, computed {})",
@@ -950,6 +957,11 @@ fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<Str
             b.compute_crc()
         ));
     }
+    offsets_check(b, base_offset, prev_last)
+}
+
+/// The offsets part of [`recovery_check`]: within the segment, increasing.
+pub(crate) fn offsets_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
     let last = b.last_offset();
     // A v0/v1 wrapper's first offset needs decompression: its last offset stands in.
     let first = b.first_offset().unwrap_or(last);

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::validate::AppendOrigin;
+pub(crate) use open::{lock_for_writing, replay_batch};
 pub use types::*;
 
 /// The storage and clock a log uses.

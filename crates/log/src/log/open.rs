@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Refuses `dir` when a running Kafka broker owns it, then takes the writer's lock.
-pub(super) fn lock_for_writing(
+pub(crate) fn lock_for_writing(
     st: &dyn Storage,
     dir: &Path,
     options: OpenOptions,
@@ -96,16 +96,7 @@ pub(super) fn load_producer_state(
         let mut aborted = Vec::new();
         segment.for_each_batch_header(|b| {
             if b.last_offset() >= start {
-                if let Some((txn, lso)) = ps.replay(b, &mut scratch) {
-                    if txn.aborted {
-                        aborted.push(AbortedTxn {
-                            producer_id: txn.producer_id,
-                            first_offset: txn.first_offset,
-                            last_offset: txn.last_offset,
-                            last_stable_offset: lso,
-                        });
-                    }
-                }
+                aborted.extend(replay_batch(&mut ps, b, &mut scratch));
             }
             Ok(())
         })?;
@@ -123,7 +114,115 @@ pub(super) fn load_producer_state(
     Ok(ps)
 }
 
+/// Replays one batch into the producer state as the loader does; returns the aborted
+/// transaction whose marker it is, for its segment's transaction index.
+pub(crate) fn replay_batch(
+    ps: &mut ProducerStateManager,
+    b: &krecords_codec::read::Batch<'_>,
+    scratch: &mut Vec<u8>,
+) -> Option<AbortedTxn> {
+    let (txn, lso) = ps.replay(b, scratch)?;
+    txn.aborted.then_some(AbortedTxn {
+        producer_id: txn.producer_id,
+        first_offset: txn.first_offset,
+        last_offset: txn.last_offset,
+        last_stable_offset: lso,
+    })
+}
+
+/// The leader epoch cache of `dir`, cut to the offsets `log_start..log_end` and stored again
+/// when that changed it (or it was unreadable), as the loader does.
+fn load_epochs(
+    st: &dyn Storage,
+    dir: &Path,
+    log_start: i64,
+    log_end: i64,
+) -> Result<LeaderEpochCache> {
+    let (mut epoch_cache, readable) = LeaderEpochCache::load(st, dir)?;
+    let mut epochs_changed = !readable;
+    epochs_changed |= epoch_cache.truncate_from_end(log_end);
+    epochs_changed |= epoch_cache.truncate_from_start(log_start);
+    if epochs_changed {
+        epoch_cache.store(st, dir)?;
+    }
+    Ok(epoch_cache)
+}
+
 impl Log {
+    /// The log over `segments`, just written into `dir` and indexed by
+    /// [`crate::convert::PartitionWriter`], with the producer state it replayed while writing
+    /// (snapshots taken): what [`Log::recover_with`] builds of the same directory, without
+    /// reading the segments again. `lock` is the writer's lock on `dir`. Close it to finish the
+    /// directory as a clean shutdown.
+    ///
+    /// # Errors
+    ///
+    /// The leader epoch checkpoint cannot be read or stored.
+    pub(crate) fn assemble(
+        dir: &Path,
+        env: Env,
+        config: LogConfig,
+        segments: Vec<Segment>,
+        producer_state: ProducerStateManager,
+        lock: DirLock,
+    ) -> Result<Log> {
+        let (Some(first), Some(active)) = (segments.first(), segments.last()) else {
+            return Err(Error::NotALog {
+                path: dir.to_path_buf(),
+            });
+        };
+        let log_end = active.next_offset();
+        let epoch_cache = load_epochs(env.storage.as_ref(), dir, first.base_offset(), log_end)?;
+        let recovery = RecoverInfo {
+            segments: segments.len(),
+            next_offset: log_end,
+            ..RecoverInfo::default()
+        };
+        let now = env.clock.now_ms();
+        Ok(Log::from_parts(
+            dir,
+            env,
+            config,
+            segments,
+            (epoch_cache, producer_state),
+            recovery,
+            Some(lock),
+            now,
+        ))
+    }
+
+    /// A loaded log of non-empty `segments` (the last one active, the recovery point at its
+    /// base) with its leader epochs and producer state; read-only without a `lock`.
+    #[allow(clippy::too_many_arguments)]
+    fn from_parts(
+        dir: &Path,
+        env: Env,
+        config: LogConfig,
+        segments: Vec<Segment>,
+        (epoch_cache, producer_state): (LeaderEpochCache, ProducerStateManager),
+        recovery: RecoverInfo,
+        lock: Option<DirLock>,
+        now: i64,
+    ) -> Log {
+        Log {
+            dir: dir.to_path_buf(),
+            log_start_offset: segments.first().map_or(0, Segment::base_offset),
+            recovery_point: segments.last().map_or(0, Segment::base_offset),
+            leader_epoch: epoch_cache.latest_epoch().unwrap_or(0),
+            segments,
+            env,
+            config,
+            epoch_cache,
+            producer_state,
+            unflushed_messages: 0,
+            last_flush_ms: now,
+            poisoned: None,
+            recovery,
+            read_only: lock.is_none(),
+            _lock: lock,
+        }
+    }
+
     /// Creates a log in `dir` (created if needed) on the real file system.
     ///
     /// # Errors
@@ -461,13 +560,7 @@ impl Log {
         let active = segments.len() - 1;
         segments[active].resize_indexes(&config)?;
         let log_end = segments[active].next_offset();
-        let (mut epoch_cache, readable) = LeaderEpochCache::load(st, dir)?;
-        let mut epochs_changed = !readable;
-        epochs_changed |= epoch_cache.truncate_from_end(log_end);
-        epochs_changed |= epoch_cache.truncate_from_start(segments[0].base_offset());
-        if epochs_changed {
-            epoch_cache.store(st, dir)?;
-        }
+        let epoch_cache = load_epochs(st, dir, segments[0].base_offset(), log_end)?;
         if names.iter().any(|n| n == CLEAN_SHUTDOWN_FILE) {
             // From here on a crash must not look like a clean shutdown.
             files::remove_if_exists(st, &dir.join(CLEAN_SHUTDOWN_FILE))?;
@@ -476,22 +569,15 @@ impl Log {
         info.segments = segments.len();
         info.next_offset = log_end;
         let producer_state = load_producer_state(st, dir, &names, &config, &mut segments, now)?;
-        Ok(Log {
-            dir: dir.to_path_buf(),
-            log_start_offset: segments[0].base_offset(),
-            recovery_point: segments[active].base_offset(),
-            leader_epoch: epoch_cache.latest_epoch().unwrap_or(0),
-            segments,
+        Ok(Log::from_parts(
+            dir,
             env,
             config,
-            epoch_cache,
-            producer_state,
-            unflushed_messages: 0,
-            last_flush_ms: now,
-            poisoned: None,
-            recovery: info,
-            read_only: lock.is_none(),
-            _lock: lock,
-        })
+            segments,
+            (epoch_cache, producer_state),
+            info,
+            lock,
+            now,
+        ))
     }
 }

@@ -239,6 +239,11 @@ pub trait StorageFile: fmt::Debug + Send + Sync {
     ///
     /// Any I/O error.
     fn sync(&self) -> io::Result<()>;
+
+    /// A hint: starts writing the bytes `offset..offset + len` to the device without waiting,
+    /// and says they will not be read again soon, so that a later [`StorageFile::sync`] has
+    /// less left to wait for. Durability still needs `sync`. The default does nothing.
+    fn start_writeback(&self, _offset: u64, _len: u64) {}
 }
 
 /// The real file system.
@@ -405,6 +410,18 @@ impl StorageFile for FsFile {
 
     fn sync(&self) -> io::Result<()> {
         self.0.sync_data()
+    }
+
+    fn start_writeback(&self, offset: u64, len: u64) {
+        // Linux's POSIX_FADV_DONTNEED starts the writeback of the range's dirty pages without
+        // waiting for it (`generic_fadvise`) and drops its clean pages from the cache.
+        #[cfg(target_os = "linux")]
+        if let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) {
+            let advice = nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED;
+            let _ = nix::fcntl::posix_fadvise(&self.0, offset, len, advice);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len);
     }
 }
 
