@@ -65,6 +65,7 @@
     )
 )]
 
+pub mod batches;
 pub mod entry_json;
 mod error;
 pub mod filter;
