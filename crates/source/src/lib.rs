@@ -67,6 +67,7 @@
 
 pub mod batches;
 pub mod entry_json;
+pub mod entry_text;
 mod error;
 pub mod filter;
 pub mod json;

@@ -5,8 +5,6 @@
 //! the file size. Filters look at entry headers first and skip what they exclude without
 //! decompressing it.
 
-mod text;
-
 use crate::args::{DecompressArgs, Format, PositionArgs};
 use crate::bytes_fmt::BytesFormat;
 use crate::kafka::ClientArgs;
@@ -15,8 +13,8 @@ use crate::source::{open_reader, open_sources, read_options, Next};
 use crate::time_fmt;
 use clap::ValueEnum;
 use krecords_codec::read::Batch;
-use krecords_source::entry_json;
 use krecords_source::filter::{Filter, Verdict};
+use krecords_source::{entry_json, entry_text};
 use krecords_source::{ErrorClass, IsolationLevel};
 use krecords_topics::Kind;
 use std::io::Write;
@@ -469,7 +467,7 @@ impl Dumper {
                                 self.decoder,
                             );
                         } else {
-                            text::record(
+                            entry_text::record(
                                 &mut self.records,
                                 &r,
                                 ts_name,
@@ -524,7 +522,7 @@ impl Dumper {
             let e = entry_json::entry("", batch, first, cnt);
             crc_valid = Some(e.crc_valid);
             self.line.clear();
-            text::entry(&mut self.line, batch, &e, self.iso);
+            entry_text::entry(&mut self.line, batch, &e, self.iso);
             out.write_all(&self.line)?;
             out.write_all(&self.records)?;
             if let Some(e) = &record_error {
