@@ -78,6 +78,7 @@ mod reader;
 pub mod records;
 mod remote;
 mod spec;
+pub mod stats;
 pub mod time;
 
 pub use error::{classify_client, classify_log, exit_code, Error, ErrorClass, TRUNCATED_TAIL};
