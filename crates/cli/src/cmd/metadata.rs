@@ -106,21 +106,13 @@ enum Target {
 }
 
 fn target(source: &Path) -> Result<Target, Failure> {
-    let Some(text) = source.to_str().filter(|t| t.starts_with("kafka://")) else {
-        return Ok(Target::Root(source.to_path_buf()));
-    };
-    let rest = text.trim_start_matches("kafka://");
-    let (servers, topic) = rest.split_once('/').unwrap_or((rest, ""));
-    let topic = topic.trim_end_matches('/');
-    // The servers as the sources layer's URLs take them (ports defaulted to 9092); the topic
-    // is only a filter here and may be absent.
-    let url = KafkaUrl::parse(&format!("kafka://{servers}/-"))
-        .unwrap_or_else(|| Err(format!("{text}: not a kafka:// URL")))
-        .map_err(|e| Failure::Usage(e.replace("/TOPIC[/PARTITION]", "[/TOPIC]")))?;
-    Ok(Target::Live {
-        servers: url.servers,
-        topic: (!topic.is_empty()).then(|| topic.to_owned()),
-    })
+    match source.to_str().and_then(KafkaUrl::parse_cluster) {
+        None => Ok(Target::Root(source.to_path_buf())),
+        Some(url) => {
+            let (servers, topic) = url.map_err(Failure::Usage)?;
+            Ok(Target::Live { servers, topic })
+        }
+    }
 }
 
 /// The filters of `--topic`, `--all` and the URL's topic.
