@@ -304,13 +304,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let local = !args.paths.is_empty();
     for (name, stop) in &stops {
         match printer.format {
-            Format::Json => {
-                let line = serde_json::json!({"stopped": {
-                    "source": name, "at": stop.at, "message": stop.to_string(),
-                }});
-                serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
-                out.write_all(b"\n")?;
-            }
+            Format::Json => writeln!(out, "{}", stop.to_json(name))?,
             Format::Text => writeln!(out, "{name}: {stop}")?,
         }
     }
@@ -346,9 +340,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
         }
     }
-    let remote_clean = remote
-        .as_ref()
-        .is_none_or(|(_, r)| matches!(remote::outcome(r), Outcome::Ok));
+    let remote_clean = remote.as_ref().is_none_or(|(_, r)| r.problems == 0);
     Ok(if s.counts.problems == 0 && remote_clean {
         Outcome::Ok
     } else {
@@ -449,18 +441,7 @@ fn data_dir<W: Write>(
             bad.push(part.name());
         }
         if format == Format::Json {
-            let line = serde_json::json!({"partition": {
-                "name": part.name(),
-                "dir": part.path.display().to_string(),
-                "ok": r.summary.problems == 0,
-                "problems": r.summary.problems,
-                "files": r.summary.files,
-                "entries": r.summary.entries,
-                "records": r.summary.records,
-                "bytes": r.summary.bytes,
-            }});
-            serde_json::to_writer(&mut *p.out, &line).map_err(io::Error::from)?;
-            p.out.write_all(b"\n")?;
+            writeln!(p.out, "{}", r.partition_json(part))?;
         }
         if let Some(range) = r.range {
             ranges.insert((part.topic.clone(), part.partition), range);

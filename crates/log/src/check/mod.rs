@@ -233,6 +233,25 @@ pub struct Report {
     pub range: Option<(i64, i64)>,
 }
 
+impl Report {
+    /// The report of the data directory partition `part` as `krec verify --format json`
+    /// prints it after its problems: `{"partition":{"name","dir","ok","problems","files",
+    /// "entries","records","bytes"}}`.
+    pub fn partition_json(&self, part: &PartitionDir) -> serde_json::Value {
+        let s = &self.summary;
+        serde_json::json!({"partition": {
+            "name": part.name(),
+            "dir": part.path.display().to_string(),
+            "ok": s.problems == 0,
+            "problems": s.problems,
+            "files": s.files,
+            "entries": s.entries,
+            "records": s.records,
+            "bytes": s.bytes,
+        }})
+    }
+}
+
 /// Why a check could not be carried out (damage is a [`Problem`], not an error).
 #[derive(Debug)]
 pub enum CheckError {
@@ -416,6 +435,9 @@ pub fn check_file(path: &Path, max_decompressed_bytes: usize) -> CheckResult<Rep
 /// assert_eq!(reports.len(), 3);
 /// assert!(reports.iter().all(|r| r.problems.is_empty() && r.range.is_none()));
 /// assert_eq!(finished.into_inner(), 3);
+/// let line = reports[0].partition_json(&parts[0]).to_string();
+/// assert!(line.starts_with(r#"{"partition":{"name":"t-0","dir":"#), "{line}");
+/// assert!(line.ends_with(r#""ok":true,"problems":0,"files":0,"entries":0,"records":0,"bytes":0}}"#));
 /// ```
 pub fn check_partitions(
     parts: &[PartitionDir],
