@@ -22,6 +22,37 @@ pub struct Cluster {
     pub warnings: Vec<String>,
 }
 
+impl Cluster {
+    /// Keeps the topics `krec metadata` and `krec offsets` show: those whose name matches one
+    /// of `globs` (every topic when there is none); internal topics only with `all` or when
+    /// some glob is given (a topic named explicitly is shown even when internal).
+    ///
+    /// ```
+    /// use krecords_admin::{Cluster, Topic};
+    ///
+    /// let topic = |name: &str, internal| Topic {
+    ///     name: name.into(), id: None, internal, error: None, partitions: Vec::new(),
+    /// };
+    /// let mut cluster = Cluster {
+    ///     source: "kafka://localhost:9092".into(), live: true, cluster_id: None,
+    ///     controller: None, brokers: Vec::new(), warnings: Vec::new(),
+    ///     topics: vec![topic("__consumer_offsets", true), topic("orders", false)],
+    /// };
+    /// let names = |c: &Cluster| c.topics.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    /// let mut all = cluster.clone();
+    /// all.retain_topics(&[], false);
+    /// assert_eq!(names(&all), ["orders"]);
+    /// cluster.retain_topics(&[glob::Pattern::new("__*").unwrap()], false);
+    /// assert_eq!(names(&cluster), ["__consumer_offsets"]);
+    /// ```
+    pub fn retain_topics(&mut self, globs: &[glob::Pattern], all: bool) {
+        let all = all || !globs.is_empty();
+        self.topics.retain(|t| {
+            (all || !t.internal) && (globs.is_empty() || globs.iter().any(|g| g.matches(&t.name)))
+        });
+    }
+}
+
 /// A broker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Broker {

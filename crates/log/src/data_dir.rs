@@ -75,6 +75,23 @@ impl PartitionDir {
     pub fn name(&self) -> String {
         format!("{}-{}", self.topic, self.partition)
     }
+
+    /// The total size of the `.log` segment files in the directory (0 when it cannot be
+    /// listed): how much a check of the partition reads, for progress.
+    pub fn log_bytes(&self) -> u64 {
+        std::fs::read_dir(&self.path).map_or(0, |entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| {
+                    e.file_name()
+                        .to_str()
+                        .is_some_and(|n| n.ends_with(crate::files::LOG_SUFFIX))
+                })
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+    }
 }
 
 /// The partition directories directly under `root`, by topic then partition number.

@@ -83,6 +83,27 @@ pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// The end offset and epoch of a KRaft snapshot file, named
+/// `<20-digit end offset>-<10-digit epoch>.checkpoint` (Kafka's `Snapshots`); `None` for any
+/// other name.
+///
+/// ```
+/// use std::path::Path;
+/// use krecords_log::files::snapshot_id;
+///
+/// let p = Path::new("__cluster_metadata-0/00000000000000000103-0000000001.checkpoint");
+/// assert_eq!(snapshot_id(p), Some((103, 1)));
+/// assert_eq!(snapshot_id(Path::new("00000000000000000103.log")), None);
+/// ```
+pub fn snapshot_id(path: &Path) -> Option<(i64, i32)> {
+    let stem = path.file_stem()?.to_str()?;
+    let (offset, epoch) = stem.split_once('-')?;
+    if path.extension()? != "checkpoint" || offset.len() != 20 || epoch.len() != 10 {
+        return None;
+    }
+    Some((offset.parse().ok()?, epoch.parse().ok()?))
+}
+
 /// Reads a whole small file, `None` when it does not exist.
 pub(crate) fn read_small_file(storage: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
     Ok(small_file(storage, path, true)?.map(|(_, bytes)| bytes))

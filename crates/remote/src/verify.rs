@@ -234,6 +234,40 @@ impl Event {
     }
 }
 
+impl Event {
+    /// Writes the event as `krec verify --remote` prints it: with `json`, [`Event::to_json`] on
+    /// a line; in text, a finding's line (its [`Display`](fmt::Display) form) and nothing for a
+    /// segment.
+    ///
+    /// # Errors
+    ///
+    /// Writing to `out` failed.
+    pub fn write_line(&self, json: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match (json, self) {
+            (false, Event::Finding(f)) => writeln!(out, "{f}"),
+            (false, Event::Segment(_)) => Ok(()),
+            (true, _) => writeln!(out, "{}", self.to_json()),
+        }
+    }
+}
+
+/// [`verify`] against a metadata log: `metadata` replayed as Kafka's metadata cache replays it
+/// ([`MetadataCache::from_log`]), each event written to `out` as a line ([`Event::write_line`]).
+///
+/// # Errors
+///
+/// As [`verify`]; writing to `out` failed.
+pub fn verify_to<S: Storage>(
+    tier: &RemoteTier<S>,
+    metadata: &crate::metadata::MetadataLog,
+    options: &Options<'_>,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Summary> {
+    let cache = MetadataCache::from_log(metadata);
+    verify(tier, &cache, options, &mut |e| e.write_line(json, out))
+}
+
 /// Options of [`verify`].
 #[derive(Clone, Copy)]
 pub struct Options<'a> {

@@ -65,7 +65,9 @@
     )
 )]
 
+pub mod batches;
 pub mod entry_json;
+pub mod entry_text;
 mod error;
 pub mod filter;
 pub mod json;
@@ -76,6 +78,7 @@ mod reader;
 pub mod records;
 mod remote;
 mod spec;
+pub mod stats;
 pub mod time;
 
 pub use error::{classify_client, classify_log, exit_code, Error, ErrorClass, TRUNCATED_TAIL};

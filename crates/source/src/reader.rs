@@ -90,6 +90,16 @@ pub struct Stop {
     pub open_txn: Option<(i64, i64)>,
 }
 
+impl Stop {
+    /// The stop of the read of `source` as `krec verify --format json` prints it:
+    /// `{"stopped":{"source","at","message"}}`, the message its [`Display`](fmt::Display) form.
+    pub fn to_json(&self, source: &str) -> serde_json::Value {
+        serde_json::json!({"stopped": {
+            "source": source, "at": self.at, "message": self.to_string(),
+        }})
+    }
+}
+
 impl fmt::Display for Stop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.cause {

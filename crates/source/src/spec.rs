@@ -83,6 +83,35 @@ impl KafkaUrl {
         }))
     }
 
+    /// Parses a cluster URL, `kafka://HOST[:PORT][,HOST[:PORT]…][/TOPIC]` (the topic optional,
+    /// a filter of `krec metadata`): the servers, each with its port, and the topic if any;
+    /// `None` if `text` is not a `kafka://` URL at all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_source::KafkaUrl;
+    /// let (servers, topic) = KafkaUrl::parse_cluster("kafka://a,b:9093").unwrap().unwrap();
+    /// assert_eq!((servers.as_str(), topic), ("a:9092,b:9093", None));
+    /// let (_, topic) = KafkaUrl::parse_cluster("kafka://a/orders-*/").unwrap().unwrap();
+    /// assert_eq!(topic.as_deref(), Some("orders-*"));
+    /// assert!(KafkaUrl::parse_cluster("kafka:///").unwrap().unwrap_err().contains("[/TOPIC]"));
+    /// assert!(KafkaUrl::parse_cluster("/var/lib/kafka").is_none());
+    /// ```
+    pub fn parse_cluster(text: &str) -> Option<Result<(String, Option<String>), String>> {
+        if !text.starts_with("kafka://") {
+            return None;
+        }
+        let rest = text.trim_start_matches("kafka://");
+        let (servers, topic) = rest.split_once('/').unwrap_or((rest, ""));
+        let topic = topic.trim_end_matches('/');
+        // The servers as a partition URL takes them; the topic may be absent.
+        Some(match KafkaUrl::parse(&format!("kafka://{servers}/-"))? {
+            Ok(url) => Ok((url.servers, (!topic.is_empty()).then(|| topic.to_owned()))),
+            Err(e) => Err(e.replace("/TOPIC[/PARTITION]", "[/TOPIC]")),
+        })
+    }
+
     /// `kafka://servers/topic` (without the partition).
     pub fn topic_name(&self) -> String {
         format!("kafka://{}/{}", self.servers, self.topic)

@@ -5,8 +5,6 @@
 //! the file size. Filters look at entry headers first and skip what they exclude without
 //! decompressing it.
 
-mod text;
-
 use crate::args::{DecompressArgs, Format, PositionArgs};
 use crate::bytes_fmt::BytesFormat;
 use crate::kafka::ClientArgs;
@@ -15,8 +13,8 @@ use crate::source::{open_reader, open_sources, read_options, Next};
 use crate::time_fmt;
 use clap::ValueEnum;
 use krecords_codec::read::Batch;
-use krecords_source::entry_json;
 use krecords_source::filter::{Filter, Verdict};
+use krecords_source::{entry_json, entry_text};
 use krecords_source::{ErrorClass, IsolationLevel};
 use krecords_topics::Kind;
 use std::io::Write;
@@ -228,10 +226,10 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             if args.format == Format::Text {
                 writeln!(out, "Dumping {name}")?;
                 if let Some(path) = &file.path {
-                    if let Some(start) = log_start_offset(path) {
+                    if let Some(start) = krecords_log::check::segment_base(path) {
                         writeln!(out, "Log starting offset: {start}")?;
                     }
-                    if let Some((end, epoch)) = snapshot_id(path) {
+                    if let Some((end, epoch)) = krecords_log::files::snapshot_id(path) {
                         writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
                     }
                 }
@@ -315,23 +313,6 @@ fn file_name(name: &str) -> &str {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or(name)
-}
-
-/// The base offset in a segment file name (`00000000000000000042.log` → 42).
-fn log_start_offset(path: &std::path::Path) -> Option<i64> {
-    let stem = path.file_stem()?.to_str()?;
-    (path.extension()? == "log" && stem.len() == 20).then(|| stem.parse().ok())?
-}
-
-/// The end offset and epoch in a KRaft snapshot's name
-/// (`00000000000000000103-0000000001.checkpoint` → (103, 1)), as DumpLogSegments prints them.
-fn snapshot_id(path: &std::path::Path) -> Option<(i64, i32)> {
-    let stem = path.file_stem()?.to_str()?;
-    let (offset, epoch) = stem.split_once('-')?;
-    if path.extension()? != "checkpoint" || offset.len() != 20 || epoch.len() != 10 {
-        return None;
-    }
-    Some((offset.parse().ok()?, epoch.parse().ok()?))
 }
 
 /// Renders entries; holds the buffers reused from entry to entry.
@@ -469,7 +450,7 @@ impl Dumper {
                                 self.decoder,
                             );
                         } else {
-                            text::record(
+                            entry_text::record(
                                 &mut self.records,
                                 &r,
                                 ts_name,
@@ -524,7 +505,7 @@ impl Dumper {
             let e = entry_json::entry("", batch, first, cnt);
             crc_valid = Some(e.crc_valid);
             self.line.clear();
-            text::entry(&mut self.line, batch, &e, self.iso);
+            entry_text::entry(&mut self.line, batch, &e, self.iso);
             out.write_all(&self.line)?;
             out.write_all(&self.records)?;
             if let Some(e) = &record_error {

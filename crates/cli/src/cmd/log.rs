@@ -701,8 +701,8 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
                 .into(),
         ));
     }
+    // As a producer sends them: each batch from offset 0, partition leader epoch -1.
     let opts = BatchOptions {
-        magic: args.magic,
         compression,
         level,
         timestamp_type: if args.magic == 0 {
@@ -710,16 +710,13 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
         } else {
             TimestampType::CreateTime
         },
-        log_append_time: -1,
         producer_id,
         producer_epoch,
         base_sequence,
         transactional: args.transactional,
-        partition_leader_epoch: -1,
-        delete_horizon_ms: None,
         records_per_batch: args.records_per_batch,
-        base_offset: 0,
         restart_offsets: true,
+        ..BatchOptions::new(args.magic)
     };
     let mut groups = Vec::new();
     let mut first_record = 1;

@@ -106,51 +106,21 @@ enum Target {
 }
 
 fn target(source: &Path) -> Result<Target, Failure> {
-    let Some(text) = source.to_str().filter(|t| t.starts_with("kafka://")) else {
-        return Ok(Target::Root(source.to_path_buf()));
-    };
-    let rest = text.trim_start_matches("kafka://");
-    let (servers, topic) = rest.split_once('/').unwrap_or((rest, ""));
-    let topic = topic.trim_end_matches('/');
-    // The servers as the sources layer's URLs take them (ports defaulted to 9092); the topic
-    // is only a filter here and may be absent.
-    let url = KafkaUrl::parse(&format!("kafka://{servers}/-"))
-        .unwrap_or_else(|| Err(format!("{text}: not a kafka:// URL")))
-        .map_err(|e| Failure::Usage(e.replace("/TOPIC[/PARTITION]", "[/TOPIC]")))?;
-    Ok(Target::Live {
-        servers: url.servers,
-        topic: (!topic.is_empty()).then(|| topic.to_owned()),
-    })
-}
-
-/// The filters of `--topic`, `--all` and the URL's topic.
-struct Filter {
-    globs: Vec<glob::Pattern>,
-    all: bool,
-}
-
-impl Filter {
-    fn new(globs: &[String], url_topic: Option<&str>, all: bool) -> Result<Filter, Failure> {
-        let mut patterns = Vec::new();
-        for g in globs.iter().map(String::as_str).chain(url_topic) {
-            patterns.push(
-                glob::Pattern::new(g).map_err(|e| Failure::Usage(format!("--topic {g}: {e}")))?,
-            );
+    match source.to_str().and_then(KafkaUrl::parse_cluster) {
+        None => Ok(Target::Root(source.to_path_buf())),
+        Some(url) => {
+            let (servers, topic) = url.map_err(Failure::Usage)?;
+            Ok(Target::Live { servers, topic })
         }
-        // A topic named explicitly is shown even when internal.
-        let all = all || !patterns.is_empty();
-        Ok(Filter {
-            globs: patterns,
-            all,
-        })
     }
+}
 
-    fn apply(&self, cluster: &mut Cluster) {
-        cluster.topics.retain(|t| {
-            (self.all || !t.internal)
-                && (self.globs.is_empty() || self.globs.iter().any(|g| g.matches(&t.name)))
-        });
-    }
+/// The globs of `--topic` and the URL's topic.
+fn topic_globs(globs: &[String], url_topic: Option<&str>) -> Result<Vec<glob::Pattern>, Failure> {
+    let globs = globs.iter().map(String::as_str).chain(url_topic);
+    globs
+        .map(|g| glob::Pattern::new(g).map_err(|e| Failure::Usage(format!("--topic {g}: {e}"))))
+        .collect()
 }
 
 fn admin_failure(e: krecords_admin::Error) -> Failure {
@@ -171,14 +141,14 @@ fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failur
         Target::Root(root) => {
             let mut cluster =
                 krecords_admin::offline::describe_root(&root).map_err(admin_failure)?;
-            Filter::new(globs, None, all)?.apply(&mut cluster);
+            cluster.retain_topics(&topic_globs(globs, None)?, all);
             if let Some(time) = offsets {
                 krecords_admin::offline::fill_offsets(&mut cluster, &root, time);
             }
             Ok(cluster)
         }
         Target::Live { servers, topic } => {
-            let filter = Filter::new(globs, topic.as_deref(), all)?;
+            let globs = topic_globs(globs, topic.as_deref())?;
             let (config, rt, name) = live_setup(&servers, client)?;
             let fail = |e: krecords_client::Error| {
                 admin_failure(krecords_admin::Error::Client(e)).prefixed(&name)
@@ -188,7 +158,7 @@ fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failur
                 let mut cluster = krecords_admin::live::describe(&c, name.clone())
                     .await
                     .map_err(fail)?;
-                filter.apply(&mut cluster);
+                cluster.retain_topics(&globs, all);
                 if let Some(time) = offsets {
                     krecords_admin::live::fill_offsets(&c, &mut cluster, time).await;
                 }

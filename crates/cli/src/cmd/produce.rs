@@ -12,8 +12,8 @@ use krecords_client::{
     ProduceRecord, Written,
 };
 use krecords_codec::build::{read_json_produce_records, BuildRecord, JsonLinesError};
-use krecords_codec::read::Step;
-use krecords_source::{ReadOptions, Reader, Sources};
+use krecords_codec::read::Partial;
+use krecords_source::batches::SendableBatches;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -162,91 +162,17 @@ fn send_batches(
             args.target
         )));
     };
-    if let Some(live) = args
-        .batches
-        .iter()
-        .find(|p| p.to_string_lossy().starts_with("kafka://"))
-    {
-        return Err(Failure::Usage(format!(
-            "{}: --batches reads files; to copy a topic, use krec ship",
-            live.display()
-        )));
-    }
-    let sources = Sources::open(&args.batches, &mut || {
-        Err(krecords_source::Error::Usage("not a file".into()))
-    })?;
-    // Inputs are sent in argument order; a directory holding several partitions (a broker's
-    // root) has no one order to send them in.
-    if sources.partitions.len() > args.batches.len() {
-        let names: Vec<&str> = sources.partitions.iter().map(|p| p.name.as_str()).collect();
-        return Err(Failure::Usage(format!(
-            "--batches takes segment files or partition directories, not a directory of {} \
-             partitions ({})",
-            names.len(),
-            names.join(", ")
-        )));
-    }
-    let mut index = 0;
-    let mut reader: Option<Reader> = None;
-    let mut next = || -> Result<Option<Vec<u8>>, ProduceError> {
-        let input = |e: String| ProduceError::Input(e);
-        loop {
-            let r = match &mut reader {
-                Some(r) => r,
-                None => {
-                    if index >= sources.partitions.len() {
-                        return Ok(None);
-                    }
-                    let mut r = sources
-                        .read(index, &ReadOptions::default())
-                        .map_err(|e| input(e.to_string()))?;
-                    index += 1;
-                    if r.next_file().map_err(|e| input(e.to_string()))?.is_none() {
-                        continue;
-                    }
-                    reader.insert(r)
-                }
-            };
-            let name = r.name().to_owned();
-            let step = r.next_entry().map_err(|e| input(format!("{name}: {e}")))?;
-            match step {
-                Step::Entry(b) if b.is_control() => {}
-                Step::Entry(b) if b.magic() < 2 => {
-                    return Err(input(format!(
-                        "{name}: the entry at byte {} is a v{} message set, which Kafka 4 no \
-                         longer takes: up-convert it first (krec convert --magic 2) or use \
-                         krec ship",
-                        b.position(),
-                        b.magic()
-                    )))
-                }
-                // A real broker refuses it (CORRUPT_MESSAGE) and the producer stops: say so
-                // before sending.
-                Step::Entry(b) if !b.is_crc_valid() => {
-                    return Err(input(format!(
-                        "{name}: the entry at byte {}: crc mismatch (stored {}, computed {}): \
-                         not sent",
-                        b.position(),
-                        b.crc(),
-                        b.compute_crc()
-                    )))
-                }
-                Step::Entry(b) => return Ok(Some(b.as_bytes().to_vec())),
-                Step::Error(e) => return Err(input(format!("{name}: {e}"))),
-                Step::Partial(p) => {
-                    eprintln!(
-                        "krec: warning: {name}: a truncated entry of {} bytes at byte {} is \
-                         not sent",
-                        p.bytes, p.position
-                    );
-                }
-                Step::End => {
-                    if r.next_file().map_err(|e| input(e.to_string()))?.is_none() {
-                        reader = None;
-                    }
-                }
-            }
-        }
+    let mut batches = SendableBatches::open(&args.batches)?;
+    let mut next = || {
+        let mut truncated = |name: &str, p: Partial| {
+            eprintln!(
+                "krec: warning: {name}: a truncated entry of {} bytes at byte {} is not sent",
+                p.bytes, p.position
+            );
+        };
+        batches
+            .next_batch(&mut truncated)
+            .map_err(|e| ProduceError::Input(e.to_string()))
     };
     let name = format!("kafka://{}", url.servers);
     runtime()?

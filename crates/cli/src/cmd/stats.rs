@@ -2,9 +2,9 @@
 //! every format and codec, measured (the chapter's V1-vs-V2 table, on the user's data).
 
 use crate::args::{parse_compression, CountArgs, Format, ReadArgs};
-use crate::outcome::{Context, Failure, Outcome};
+use crate::outcome::{Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use crate::source::{open_sources, read_options, with_progress, Next};
+use crate::source::{open_sources, read_options, with_progress};
 use krecords_codec::stats::Stats;
 use krecords_codec::what_if::{self, Clock, Feeder};
 use krecords_codec::Compression;
@@ -126,73 +126,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 with_progress(&mut reader);
             }
             let live = parts.get(i).is_some_and(|p| p.live().is_some());
-            while let Some(file) = reader.next_file()? {
-                let name = file.name;
-                if live {
-                    stats.start_live_input();
-                } else {
-                    stats.start_input();
-                }
-                if let Some(f) = feeder.as_deref_mut() {
-                    f.start_input(&name);
-                }
-                loop {
-                    let next = reader
-                        .next_entry()
-                        .context(|| format!("cannot read {name}"))?;
-                    match next {
-                        Next::End => break,
-                        Next::Partial(p) => {
-                            if stats.partial(p.bytes as u64) {
-                                eprintln!(
-                                "krec: {name}: not Kafka data: its {} bytes are not a whole log entry",
-                                p.bytes
-                            );
-                            } else {
-                                eprintln!(
-                                    "krec: {name}: a truncated tail: the last {} bytes are not a \
-                                     whole log entry",
-                                    p.bytes
-                                );
-                                tail = Some(krecords_source::TRUNCATED_TAIL);
-                            }
-                            break;
-                        }
-                        Next::Error(e) => {
-                            let e = e.to_string();
-                            let rest = reader
-                                .remaining_bytes()
-                                .map_err(|io| Failure::Io(io, format!("cannot read {name}")))?;
-                            let what = if stats.unreadable(rest) {
-                                "not Kafka data: "
-                            } else {
-                                ""
-                            };
-                            eprintln!(
-                            "krec: {name}: {what}{e}; the {rest} bytes from here on cannot be read"
-                        );
-                            break;
-                        }
-                        Next::Entry(batch) => {
-                            let accounted = stats.entry(&batch);
-                            if !accounted.crc_valid {
-                                eprintln!(
-                                    "krec: {name}: entry at byte {}: crc mismatch",
-                                    batch.position()
-                                );
-                            }
-                            if let Err(e) = &accounted.sizes {
-                                eprintln!("krec: {name}: cannot decode the records of the entry at byte {}: {e}", batch.position());
-                            }
-                            if let Some(f) = feeder.as_deref_mut() {
-                                f.entry(&batch, &accounted);
-                            }
-                        }
-                    }
-                }
-                if let Some(f) = feeder.as_deref_mut() {
-                    f.end_input();
-                }
+            let mut warn = |w: String| eprintln!("krec: {w}");
+            let f = feeder.as_deref_mut();
+            if let Some(t) =
+                krecords_source::stats::feed(&mut reader, live, &mut stats, f, &mut warn)?
+            {
+                tail = Some(t);
             }
         }
         Ok(())

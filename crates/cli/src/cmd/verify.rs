@@ -10,17 +10,16 @@ mod remote;
 
 use crate::args::{CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
+use crate::progress::{Progress, Unit};
 use crate::source::{open_file, open_reader, open_sources, read_options};
-use krecords_log::check::{self, CheckError, Checker, Problem, ProblemKind};
+use krecords_log::check::{self, CheckError, Checker, Problem};
 use krecords_log::data_dir::{self, PartitionDir};
-use krecords_log::files::LOG_SUFFIX;
 use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Check segments and partition directories: CRCs, structure, offsets, indexes.
@@ -137,21 +136,6 @@ pub struct Args {
     threads: Option<usize>,
 }
 
-/// One problem, as `--format json` prints it.
-#[derive(Serialize)]
-struct ProblemLine<'a> {
-    /// `topic-partition`, when a data directory is verified.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    partition: Option<&'a str>,
-    file: &'a str,
-    /// Byte position in the file, when the problem has one.
-    position: Option<u64>,
-    /// entry | offsets | truncated | index | timeindex | txnindex | snapshot | checkpoint |
-    /// config | compaction | meta | io
-    check: &'static str,
-    message: &'a str,
-}
-
 /// What was checked.
 #[derive(Default, Serialize, Clone, Copy)]
 struct Summary {
@@ -168,34 +152,14 @@ struct Summary {
 struct Printer<'o, W: Write> {
     format: Format,
     out: &'o mut W,
-    /// `topic-partition` while a partition of a data directory is verified.
-    partition: Option<String>,
 }
 
 impl<W: Write> Printer<'_, W> {
-    fn problem(&mut self, p: &Problem) -> io::Result<()> {
+    /// Prints `p`, found in the data directory partition `partition` if any.
+    fn problem(&mut self, p: &Problem, partition: Option<&str>) -> io::Result<()> {
         match self.format {
-            Format::Json => {
-                let line = ProblemLine {
-                    partition: self.partition.as_deref(),
-                    file: &p.file,
-                    position: p.position,
-                    check: p.kind.as_str(),
-                    message: &p.message,
-                };
-                serde_json::to_writer(&mut *self.out, &line).map_err(io::Error::from)?;
-                self.out.write_all(b"\n")
-            }
-            Format::Text => match p.position {
-                Some(at) => writeln!(
-                    self.out,
-                    "{}: byte {at}: [{}] {}",
-                    p.file,
-                    p.kind.as_str(),
-                    p.message
-                ),
-                None => writeln!(self.out, "{}: [{}] {}", p.file, p.kind.as_str(), p.message),
-            },
+            Format::Json => writeln!(self.out, "{}", p.to_json(partition)),
+            Format::Text => writeln!(self.out, "{p}"),
         }
     }
 }
@@ -246,9 +210,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let printer = RefCell::new(Printer {
         format: args.format,
         out,
-        partition: None,
     });
-    let mut sink = |p: Problem| printer.borrow_mut().problem(&p);
+    let mut sink = |p: Problem| printer.borrow_mut().problem(&p, None);
     let mut checker = Checker::new(limit, &mut sink);
     // Partitions of data directories, verified by checkers of their own.
     let mut partitions = Summary::default();
@@ -341,13 +304,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let local = !args.paths.is_empty();
     for (name, stop) in &stops {
         match printer.format {
-            Format::Json => {
-                let line = serde_json::json!({"stopped": {
-                    "source": name, "at": stop.at, "message": stop.to_string(),
-                }});
-                serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
-                out.write_all(b"\n")?;
-            }
+            Format::Json => writeln!(out, "{}", stop.to_json(name))?,
             Format::Text => writeln!(out, "{name}: {stop}")?,
         }
     }
@@ -383,9 +340,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
         }
     }
-    let remote_clean = remote
-        .as_ref()
-        .is_none_or(|(_, r)| matches!(remote::outcome(r), Outcome::Ok));
+    let remote_clean = remote.as_ref().is_none_or(|(_, r)| r.problems == 0);
     Ok(if s.counts.problems == 0 && remote_clean {
         Outcome::Ok
     } else {
@@ -421,111 +376,6 @@ fn read_metadata(
         }
     }
     Ok(log)
-}
-
-/// What verifying one partition of a data directory gave.
-struct PartitionResult {
-    /// Its problem lines, in the output format.
-    output: Vec<u8>,
-    summary: check::Summary,
-    range: Option<(i64, i64)>,
-}
-
-/// Verifies `parts` on `threads` workers; the results come back in the order of `parts`.
-fn verify_partitions(
-    parts: &[PartitionDir],
-    threads: usize,
-    format: Format,
-    limit: usize,
-) -> Vec<PartitionResult> {
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<PartitionResult>>> =
-        parts.iter().map(|_| Mutex::new(None)).collect();
-    let total: u64 = parts.iter().map(|p| log_bytes(&p.path)).sum();
-    let progress = Mutex::new((
-        crate::progress::Progress::new("verify", crate::progress::Unit::Bytes, total, 256 << 20),
-        0u64,
-    ));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(part) = parts.get(i) else {
-                    break;
-                };
-                let r = verify_one(part, format, limit);
-                if let Ok(mut p) = progress.lock() {
-                    p.1 += log_bytes(&part.path);
-                    let done = p.1;
-                    p.0.update(done);
-                }
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(r);
-                }
-            });
-        }
-    });
-    if let Ok(mut p) = progress.lock() {
-        p.0.finish();
-    }
-    slots
-        .into_iter()
-        .map(|m| {
-            m.into_inner().ok().flatten().unwrap_or(PartitionResult {
-                output: Vec::new(),
-                summary: check::Summary::default(),
-                range: None,
-            })
-        })
-        .collect()
-}
-
-/// Bytes of the `.log` files in `dir` (for progress).
-fn log_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir).map_or(0, |entries| {
-        entries
-            .filter_map(Result::ok)
-            .filter(|e| {
-                e.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.ends_with(LOG_SUFFIX))
-            })
-            .filter_map(|e| e.metadata().ok())
-            .map(|m| m.len())
-            .sum()
-    })
-}
-
-fn verify_one(part: &PartitionDir, format: Format, limit: usize) -> PartitionResult {
-    let mut output = Vec::new();
-    let mut printer = Printer {
-        format,
-        out: &mut output,
-        partition: Some(part.name()),
-    };
-    let mut sink = |p: Problem| printer.problem(&p);
-    let mut checker = Checker::new(limit, &mut sink);
-    let range = match checker.partition_dir(&part.path) {
-        Ok(r) => r,
-        // A partition directory without segments (Kafka creates them empty) is fine.
-        Err(CheckError::NoSegments(_)) => None,
-        Err(e) => {
-            let _ = checker.report(Problem {
-                file: part.path.display().to_string(),
-                position: None,
-                kind: ProblemKind::Io,
-                message: e.to_string(),
-            });
-            None
-        }
-    };
-    let summary = checker.summary();
-    drop(checker);
-    PartitionResult {
-        output,
-        summary,
-        range,
-    }
 }
 
 /// Verifies a broker's data directory: its partitions in parallel, then its own files.
@@ -566,29 +416,32 @@ fn data_dir<W: Write>(
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .clamp(1, parts.len());
     let format = args.format;
-    let results = verify_partitions(&parts, threads, format, args.read.max_decompressed_bytes());
+    let bytes: u64 = parts.iter().map(PartitionDir::log_bytes).sum();
+    let progress = Mutex::new((Progress::new("verify", Unit::Bytes, bytes, 256 << 20), 0u64));
+    let limit = args.read.max_decompressed_bytes();
+    let results = check::check_partitions(&parts, threads, limit, &|part| {
+        if let Ok(mut p) = progress.lock() {
+            p.1 += part.log_bytes();
+            let done = p.1;
+            p.0.update(done);
+        }
+    });
+    if let Ok(mut p) = progress.lock() {
+        p.0.finish();
+    }
     let mut ranges = BTreeMap::new();
     let mut bad = Vec::new();
     for (part, r) in parts.iter().zip(results) {
         let mut p = printer.borrow_mut();
-        p.out.write_all(&r.output)?;
+        for problem in &r.problems {
+            p.problem(problem, Some(&part.name()))?;
+        }
         total.counts.add(&r.summary);
         if r.summary.problems > 0 {
             bad.push(part.name());
         }
         if format == Format::Json {
-            let line = serde_json::json!({"partition": {
-                "name": part.name(),
-                "dir": part.path.display().to_string(),
-                "ok": r.summary.problems == 0,
-                "problems": r.summary.problems,
-                "files": r.summary.files,
-                "entries": r.summary.entries,
-                "records": r.summary.records,
-                "bytes": r.summary.bytes,
-            }});
-            serde_json::to_writer(&mut *p.out, &line).map_err(io::Error::from)?;
-            p.out.write_all(b"\n")?;
+            writeln!(p.out, "{}", r.partition_json(part))?;
         }
         if let Some(range) = r.range {
             ranges.insert((part.topic.clone(), part.partition), range);

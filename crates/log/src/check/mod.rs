@@ -114,6 +114,55 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// The problem as the JSON object `krec verify --format json` prints:
+    /// `{"partition"?,"file","position","check","message"}`, with `partition` (the
+    /// `topic-partition` of a data directory's partition) only when given and `position` null
+    /// when the problem has none.
+    ///
+    /// ```
+    /// use krecords_log::check::{Problem, ProblemKind};
+    ///
+    /// let p = Problem {
+    ///     file: "a.log".into(),
+    ///     position: None,
+    ///     kind: ProblemKind::Index,
+    ///     message: "bad".into(),
+    /// };
+    /// assert_eq!(
+    ///     p.to_json(Some("t-0")).to_string(),
+    ///     r#"{"partition":"t-0","file":"a.log","position":null,"check":"index","message":"bad"}"#
+    /// );
+    /// assert_eq!(p.to_string(), "a.log: [index] bad");
+    /// ```
+    pub fn to_json(&self, partition: Option<&str>) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        if let Some(p) = partition {
+            m.insert("partition".into(), p.into());
+        }
+        m.insert("file".into(), self.file.as_str().into());
+        m.insert("position".into(), self.position.into());
+        m.insert("check".into(), self.kind.as_str().into());
+        m.insert("message".into(), self.message.as_str().into());
+        serde_json::Value::Object(m)
+    }
+}
+
+/// The line `krec verify` prints: `FILE: byte N: [check] message`, or `FILE: [check] message`
+/// when the problem has no position.
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some(at) => write!(
+                f,
+                "{}: byte {at}: [{}] {}",
+                self.file, self.kind, self.message
+            ),
+            None => write!(f, "{}: [{}] {}", self.file, self.kind, self.message),
+        }
+    }
+}
+
 /// What was checked.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
@@ -182,6 +231,25 @@ pub struct Report {
     /// The offsets the segments hold: the first segment's base offset and the offset after the
     /// last entry, when there are segments.
     pub range: Option<(i64, i64)>,
+}
+
+impl Report {
+    /// The report of the data directory partition `part` as `krec verify --format json`
+    /// prints it after its problems: `{"partition":{"name","dir","ok","problems","files",
+    /// "entries","records","bytes"}}`.
+    pub fn partition_json(&self, part: &PartitionDir) -> serde_json::Value {
+        let s = &self.summary;
+        serde_json::json!({"partition": {
+            "name": part.name(),
+            "dir": part.path.display().to_string(),
+            "ok": s.problems == 0,
+            "problems": s.problems,
+            "files": s.files,
+            "entries": s.entries,
+            "records": s.records,
+            "bytes": s.bytes,
+        }})
+    }
 }
 
 /// Why a check could not be carried out (damage is a [`Problem`], not an error).
@@ -338,6 +406,98 @@ pub fn check_file(path: &Path, max_decompressed_bytes: usize) -> CheckResult<Rep
         summary,
         range: None,
     })
+}
+
+/// Checks the partition directories `parts` of a data directory on `threads` workers (at least
+/// one) and returns their reports in the order of `parts`, whatever the threading; `done` is
+/// called, from the worker, as each partition is finished (for progress).
+///
+/// Each report is that of [`check_partition`], except that a directory without segments (Kafka
+/// creates them empty) is no problem, and a directory that cannot be read is one problem of
+/// kind [`ProblemKind::Io`] (after those found before the failure) rather than an error.
+///
+/// ```
+/// use krecords_log::check::check_partitions;
+/// use krecords_log::data_dir::PartitionDir;
+///
+/// let root = tempfile::tempdir().unwrap();
+/// let parts: Vec<PartitionDir> = (0..3)
+///     .map(|partition| {
+///         let path = root.path().join(format!("t-{partition}"));
+///         std::fs::create_dir(&path).unwrap();
+///         PartitionDir { topic: "t".into(), partition, path }
+///     })
+///     .collect();
+/// let finished = std::sync::atomic::AtomicUsize::new(0);
+/// let reports = check_partitions(&parts, 2, 1 << 20, &|_| {
+///     finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+/// });
+/// assert_eq!(reports.len(), 3);
+/// assert!(reports.iter().all(|r| r.problems.is_empty() && r.range.is_none()));
+/// assert_eq!(finished.into_inner(), 3);
+/// let line = reports[0].partition_json(&parts[0]).to_string();
+/// assert!(line.starts_with(r#"{"partition":{"name":"t-0","dir":"#), "{line}");
+/// assert!(line.ends_with(r#""ok":true,"problems":0,"files":0,"entries":0,"records":0,"bytes":0}}"#));
+/// ```
+pub fn check_partitions(
+    parts: &[PartitionDir],
+    threads: usize,
+    max_decompressed_bytes: usize,
+    done: &(dyn Fn(&PartitionDir) + Sync),
+) -> Vec<Report> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Report>>> = parts.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(part) = parts.get(i) else {
+                    break;
+                };
+                let report = check_partition_lenient(&part.path, max_decompressed_bytes);
+                done(part);
+                if let Some(Ok(mut slot)) = slots.get(i).map(Mutex::lock) {
+                    *slot = Some(report);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| m.into_inner().ok().flatten().unwrap_or_default())
+        .collect()
+}
+
+/// [`check_partition`] for [`check_partitions`]: no segments is no problem, a failure one
+/// problem.
+fn check_partition_lenient(dir: &Path, max_decompressed_bytes: usize) -> Report {
+    let mut problems = Vec::new();
+    let mut sink = |p: Problem| {
+        problems.push(p);
+        Ok(())
+    };
+    let mut checker = Checker::new(max_decompressed_bytes, &mut sink);
+    let range = match checker.partition_dir(dir) {
+        Ok(r) => r,
+        Err(CheckError::NoSegments(_)) => None,
+        Err(e) => {
+            let _ = checker.report(Problem {
+                file: dir.display().to_string(),
+                position: None,
+                kind: ProblemKind::Io,
+                message: e.to_string(),
+            });
+            None
+        }
+    };
+    let summary = checker.summary();
+    Report {
+        problems,
+        summary,
+        range,
+    }
 }
 
 /// The base offset of a segment file named `<20 digits>.log`.

@@ -2,10 +2,10 @@
 //! the local logs ([`krecords_remote::verify`]), printed as the rest of `verify` prints.
 
 use crate::args::Format;
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::Failure;
 use krecords_remote::location::RemoteOptions;
-use krecords_remote::metadata::{MetadataCache, MetadataLog};
-use krecords_remote::verify::{self, Event, Options, Summary};
+use krecords_remote::metadata::MetadataLog;
+use krecords_remote::verify::{self, Options, Summary};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -28,10 +28,6 @@ pub struct Request<'a> {
     pub format: Format,
 }
 
-fn io_failure(e: impl std::fmt::Display, what: String) -> Failure {
-    Failure::Io(io::Error::other(e.to_string()), what)
-}
-
 /// Reads `__remote_log_metadata` from a broker root or one of its `__remote_log_metadata-N`
 /// directories.
 ///
@@ -48,10 +44,9 @@ pub fn read_metadata_dir(dir: &Path, limit: usize) -> Result<MetadataLog, Failur
     })
 }
 
-/// Runs the reconciliation, printing one line per problem (and, in JSON, per segment); returns
-/// the summary.
+/// Runs the reconciliation ([`verify::verify_to`]), printing one line per problem (and, in
+/// JSON, per segment); returns the summary.
 pub fn run(request: Request<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
-    let cache = MetadataCache::from_log(&request.metadata);
     let tier = request
         .options
         .open_tier(request.location)
@@ -62,23 +57,9 @@ pub fn run(request: Request<'_>, out: &mut dyn Write) -> Result<Summary, Failure
         max_decompressed_bytes: request.limit,
         topic_filter: filter.as_ref().map(|f| f as &dyn Fn(&str) -> bool),
     };
-    let format = request.format;
-    let mut sink = |e: Event| -> io::Result<()> {
-        match (format, &e) {
-            (Format::Text, Event::Finding(f)) => writeln!(out, "{f}"),
-            (Format::Text, Event::Segment(_)) => Ok(()),
-            (Format::Json, _) => writeln!(out, "{}", e.to_json()),
-        }
-    };
-    verify::verify(&tier, &cache, &options, &mut sink)
-        .map_err(|e| io_failure(e, format!("remote tier {}", request.location)))
-}
-
-/// The outcome of the remote part alone.
-pub fn outcome(s: &Summary) -> Outcome {
-    if s.problems == 0 {
-        Outcome::Ok
-    } else {
-        Outcome::DataProblem
-    }
+    let json = request.format == Format::Json;
+    verify::verify_to(&tier, &request.metadata, &options, json, out).map_err(|e| {
+        let what = format!("remote tier {}", request.location);
+        Failure::Io(io::Error::other(e.to_string()), what)
+    })
 }

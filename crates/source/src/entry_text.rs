@@ -1,10 +1,38 @@
-//! kafka-dump-log's lines (Kafka 4.4.0's `DumpLogSegments`), written straight into a byte buffer.
+//! The text form of entries and records: kafka-dump-log's lines (Kafka 4.4.0's
+//! `DumpLogSegments` with `--deep-iteration` / `--print-data-log`), what `krec dump` prints,
+//! written straight into a byte buffer. The JSON form is [`crate::entry_json`]'s, and the
+//! fields both print come from its [`EntryJson`].
+//!
+//! # Example
+//!
+//! ```
+//! use krecords_codec::read::Entries;
+//! use krecords_codec::write::{NewRecord, V2Builder};
+//! use krecords_source::{entry_json, entry_text};
+//!
+//! let mut b = V2Builder::new(7);
+//! b.append(&NewRecord::new(1_714_000_000_000, Some(b"k"), Some(b"v"))).unwrap();
+//! let bytes = b.finish().unwrap();
+//! let batch = Entries::new(&bytes).next().unwrap().unwrap();
+//! let mut out = Vec::new();
+//! entry_text::entry(&mut out, &batch, &entry_json::entry("", &batch, None, None), false);
+//! assert!(out.starts_with(b"baseOffset: 7 lastOffset: 7 count: 1 baseSequence: -1"));
+//! let mut scratch = Vec::new();
+//! let r = batch.records(&mut scratch, 1 << 20).unwrap().next().unwrap().unwrap();
+//! out.clear();
+//! entry_text::record(&mut out, &r, "CreateTime", false, true, false, None);
+//! assert_eq!(
+//!     out,
+//!     b"| offset: 7 CreateTime: 1714000000000 keySize: 1 valueSize: 1 sequence: -1 \
+//!       headerKeys: [] key: k payload: v\n"
+//! );
+//! ```
 
-use crate::time_fmt::write_iso;
+use crate::entry_json::{self, EntryJson};
+use crate::json::int;
+use crate::time::write_iso;
 use krecords_codec::java_text;
 use krecords_codec::read::{Batch, Record};
-use krecords_source::entry_json::{self, EntryJson};
-use krecords_source::json::int;
 
 /// Bytes as Java's `new String(bytes, UTF_8)` shows them (valid UTF-8 as it is).
 fn java_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -23,7 +51,9 @@ fn human(out: &mut Vec<u8>, ts: i64, iso: bool) {
     }
 }
 
-/// The batch line (`printBatchLevel`).
+/// Writes the batch line (`printBatchLevel`) of `batch`, whose fields `e` holds
+/// ([`entry_json::entry`]); with `iso`, each timestamp is followed by its ISO 8601 form in
+/// parentheses (`--timestamps human`).
 pub fn entry(out: &mut Vec<u8>, batch: &Batch<'_>, e: &EntryJson<'_>, iso: bool) {
     match batch {
         Batch::V2(b) => {
@@ -116,7 +146,11 @@ fn kraft_control(out: &mut Vec<u8>, r: &Record<'_>) {
     }
 }
 
-/// A record line (`| offset: ...`), with Java's rendering of bytes as text.
+/// Writes a record line (`| offset: ...`), with Java's rendering of bytes as text:
+/// `batch_ts_name` is the entry's timestamp type as Kafka names it, `control` whether the entry
+/// is a control batch (its marker or KRaft record is shown), `data` whether keys and values
+/// are shown (`--print-data-log`), through `decoder` for an internal topic; `iso` as for
+/// [`entry`].
 pub fn record(
     out: &mut Vec<u8>,
     r: &Record<'_>,
