@@ -8,12 +8,14 @@
 #   zeros-only a 512 MiB segment of nothing but zeros: the rate through a zeroed region alone
 #   flipped    the 1 GiB segment with 10,000 bytes flipped, spread evenly over it
 #
-# Usage: bash scripts/bench-salvage.sh [DIR]   (default: a fresh directory under /tmp, removed;
-# a DIR given is kept, and its inputs are reused by the next run when they are there)
+# Usage: [BENCH_ROUNDS=N] bash scripts/bench-salvage.sh [DIR]   (default: a fresh directory under
+# /tmp, removed; a DIR given is kept, and its inputs are reused by the next run when they are
+# there). Every row runs once per round, N rounds (default 3); medians and ratios come last.
 # Targets (issue 31): intact at least 0.5 of cat's throughput; at least 1 GB/s through the zeroed
 # region; zeros and flipped within 3x of intact's time. The inputs are read from the page cache
 # (a warm-up pass first); salvage writes its output to DIR (the page cache, then the disk); cat
-# is run twice, writing nowhere (/dev/null) and into a file in DIR. Prints wall time, MB/s of input, CPU time and peak RSS (/usr/bin/time -v).
+# is run three times: writing nowhere (/dev/null), into a file in DIR (left in the page cache),
+# and into a file in DIR synced to the device (`sync FILE`), as salvage syncs its output. Prints wall time, MB/s of input, CPU time and peak RSS (/usr/bin/time -v).
 #
 # BENCH_SALVAGE_ENGINE=example salvages with `cargo run --release -p krecords-log --example
 # salvage` instead of `krec salvage`: the same engine (krecords_log::salvage, which the command
@@ -102,21 +104,42 @@ user = float(re.search(r"User time \(seconds\): ([\d.]+)", t).group(1))
 sys_ = float(re.search(r"System time \(seconds\): ([\d.]+)", t).group(1))
 rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1))
 s = end - start
-print(f"{label:<22} {s:7.2f} s {n / s / 1e6:8.0f} MB/s   cpu {user:6.2f} user {sys_:5.2f} sys   peak RSS {rss / 1024:7.1f} MiB", flush=True)
+print(f"{label:<26} {s:7.2f} s {n / s / 1e6:8.0f} MB/s   cpu {user:6.2f} user {sys_:5.2f} sys   peak RSS {rss / 1024:7.1f} MiB", flush=True)
+with open(tv.rsplit("/", 1)[0] + "/results.tsv", "a") as f:
+    f.write(f"{label}\t{s}\t{n}\n")
 EOF
 }
 cat "$part"/*.log "$ROOT"/zeros-0/*.log "$ROOT"/flipped-0/*.log "$ROOT"/zeros-only-0/*.log >/dev/null
 intact=$(du -cb "$part"/*.log | tail -n 1 | cut -f 1)
 zeros_only=$(stat -c %s "$ROOT/zeros-only-0/00000000000000000000.log")
-for round in 1 2; do
+rm -f "$ROOT/results.tsv"
+for round in $(seq 1 "${BENCH_ROUNDS:-3}"); do
     echo "-- round $round"
     run "cat (intact)" "$intact" sh -c "cat \"$part\"/*.log"
     run "cat > file (intact)" "$intact" sh -c "cat \"$part\"/*.log >\"$ROOT/cat-copy\"; rm \"$ROOT/cat-copy\""
+    run "cat > file, sync (intact)" "$intact" sh -c "cat \"$part\"/*.log >\"$ROOT/cat-copy\"; sync \"$ROOT/cat-copy\"; rm \"$ROOT/cat-copy\""
     for c in intact zeros zeros-only flipped; do
         case "$c" in intact) n=$intact ;; zeros-only) n=$zeros_only ;; *) n=$size ;; esac
         run "salvage $c" "$n" "${SALVAGE[@]}" "$ROOT/$c-0" "${OUTPUT_FLAG[@]}" "$ROOT/out"
     done
 done
+echo "-- medians over the rounds; throughput against cat's"
+python3 - "$ROOT/results.tsv" <<'EOF'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, s, n = line.rstrip("\n").split("\t")
+    rows.setdefault(label, []).append((float(s), int(n)))
+med = {k: (statistics.median(s for s, _ in v), v[0][1]) for k, v in rows.items()}
+rate = {k: n / s for k, (s, n) in med.items()}
+for k, (s, n) in med.items():
+    print(f"{k:<26} {s:7.2f} s {rate[k] / 1e6:8.0f} MB/s")
+for cat in ("cat (intact)", "cat > file (intact)", "cat > file, sync (intact)"):
+    print(f"salvage intact / {cat}: {rate['salvage intact'] / rate[cat]:.2f}")
+intact = med["salvage intact"][0]
+for c in ("zeros", "flipped"):
+    print(f"salvage {c} time / salvage intact time: {med['salvage ' + c][0] / intact:.2f}")
+EOF
 echo "-- the reports (last round)"
 for c in zeros flipped; do
     rm -rf "$ROOT/out"

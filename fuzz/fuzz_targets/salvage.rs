@@ -4,8 +4,8 @@
 //! entry size (so memory stays bounded whatever the size fields claim) into a new partition
 //! directory.
 //!
-//! Asserts: no panic; salvage succeeds (the output passes the log's own recovery without a
-//! byte cut); every output entry is CRC-valid, its bytes are at the position the scan found
+//! Asserts: no panic; salvage succeeds, and the output, which the writer indexed as it wrote,
+//! then passes the log's own full recovery without a byte cut; every output entry is CRC-valid, its bytes are at the position the scan found
 //! them in the input, in increasing positions and offsets; Kafka's recovery count is the
 //! number of leading entries of the input a strict reader accepts before the first loss; the
 //! kept, damaged and left-out bytes add up to the input's length.
@@ -15,7 +15,7 @@ use krecords_codec::read::Entries;
 use krecords_log::clock::ManualClock;
 use krecords_log::salvage::{self, NoSink, SalvageOptions};
 use krecords_log::storage::{MemStorage, Storage};
-use krecords_log::{Env, LogConfig};
+use krecords_log::{Env, Log, LogConfig};
 use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +35,8 @@ fuzz_target!(|data: &[u8]| {
     let report =
         salvage::salvage_files_with(&env, &[seg], Some(out), &config, options, &mut NoSink)
             .expect("salvage of a readable file succeeds");
+    let recovered = Log::recover_with(out, env.clone()).expect("the output recovers");
+    assert_eq!(recovered.truncated_bytes, 0, "{:?}", recovered.problems);
     // The output's entries, in order.
     let mut names: Vec<String> = storage
         .list_dir(out)

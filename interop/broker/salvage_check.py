@@ -13,10 +13,13 @@ and value of each record), then the broker is stopped cleanly.
 Damage cases, partition N of both topics getting case N, each applied to the partition's middle
 segment (never its last, active one) in a copy of the whole stopped log dir: flip (one byte flipped in the middle of the
 segment), zeros (64 KiB zeroed from a third of it), truncate (the segment cut at half its
-length), garbage (4,000 random bytes inserted in the middle). Then, per damaged partition:
+length), garbage (4,000 random bytes inserted in the middle), base-offset (bit 20 set in the base
+offset of the batch in the middle, a field no CRC covers: the batch stays valid at an offset
+about a million too high). Then, per damaged partition:
 
 - salvage: `krec salvage PARTITION --output OUT --format json` exits 1 (something lost) and
-  reports damage in the damaged segment;
+  reports damage in the damaged segment (for base-offset: exactly that batch left out, at its
+  position, and nothing damaged);
 - verify / dump-log (a): `krec verify OUT` is clean, and Kafka's DumpLogSegments
   --deep-iteration reads every output segment without an error, with as many records as the
   report says were kept;
@@ -30,7 +33,10 @@ length), garbage (4,000 random bytes inserted in the middle). Then, per damaged 
 - versus-broker (c): the damaged copy given to a broker directly (unclean, recovery point 0):
   the records its recovery kept (DumpLogSegments on its partition directory afterwards) against
   the records salvage kept; salvage must keep at least as many, and the report's prediction of
-  Kafka's recovery must be what the broker kept.
+  Kafka's recovery must be what the broker kept. The base-offset partitions go to a broker of
+  their own (Kafka's recovery does not check that offsets increase; its offset index refuses the
+  batch after the damaged one, which may take the whole log dir offline): what that broker
+  serves of them is printed, and salvage must keep at least as many records.
 
 Prints "PASS name: detail" / "FAIL name: detail" lines for interop/run.sh (count_results).
 """
@@ -45,7 +51,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEGMENT_BYTES = 1 << 20  # Kafka 4.x refuses less
-CASES = ("flip", "zeros", "truncate", "garbage")
+CASES = ("flip", "zeros", "truncate", "garbage", "base-offset")
 PLAIN_RECORDS = 60000
 TXN_RECORDS = 64000
 PER_TXN = 200
@@ -169,6 +175,15 @@ def damage(case, path, rng):
         pos = n // 2
         del data[pos:]
         what = f"cut at {pos} of {n}"
+    elif case == "base-offset":
+        pos, starts = 0, []
+        while pos + 12 <= n:
+            starts.append(pos)
+            pos += 12 + int.from_bytes(data[pos + 8:pos + 12], "big")
+        pos = starts[len(starts) // 2]
+        base = int.from_bytes(data[pos:pos + 8], "big")
+        data[pos:pos + 8] = (base | 1 << 20).to_bytes(8, "big")
+        what = f"base offset of the batch at byte {pos} raised from {base} to {base | 1 << 20}"
     elif case == "garbage":
         pos = n // 2
         data[pos:pos] = bytes(rng.getrandbits(8) for _ in range(4000))
@@ -244,6 +259,38 @@ def main():
             res.update(consume(a.java_cp, bootstrap, t, None if counts is None else counts[t]))
         return res
 
+    def base_offset_broker(lone, reports, what):
+        """The base-offset partitions' damaged copies given to a broker of their own."""
+        d = os.path.join(root, "direct-base-offset")
+        copy_broker(bdir, d)
+        for k in lone:
+            shutil.rmtree(os.path.join(d, "logs", k))
+            shutil.copytree(os.path.join(root, "damaged", "logs", k), os.path.join(d, "logs", k))
+        make_unclean(os.path.join(d, "logs"), lone)
+        try:
+            bs = start(d)
+            served = consume_all(bs)
+            stop(d)
+            outcome = {k: f"served {len(served.get(k, {}))} records at read_committed" for k in lone}
+            got = {k: len(served.get(k, {})) for k in lone}
+        except Exception as e:  # noqa: BLE001 - the broker may refuse the partition
+            if d in running:
+                subprocess.run(["bash", broker, "stop", d], env=env, capture_output=True, timeout=120)
+                running.remove(d)
+            log = open(os.path.join(d, "broker.log")).read().splitlines() \
+                if os.path.exists(os.path.join(d, "broker.log")) else []
+            why = [l for l in log if "InvalidOffset" in l or "offline" in l.lower()
+                   or "Attempt to append" in l][:1]
+            outcome = {k: f"did not serve it ({type(e).__name__}; {why[0][-200:] if why else 'no log line'})"
+                       for k in lone}
+            got = {k: 0 for k in lone}
+        for k in sorted(lone):
+            rep = reports[k]
+            out(f"versus-broker/{k}", rep["kept_records"] >= got[k],
+                f"{what[k]}: a broker on the damaged copy {outcome[k]}; krec salvage kept "
+                f"{rep['kept_records']} records, leaving out the one batch "
+                f"({rep['left_out'][0]['first_offset'] if rep['left_out'] else '?'}..)")
+
     try:
         bootstrap = start(bdir)
         for t in TOPICS:
@@ -287,14 +334,19 @@ def main():
 
         # krec salvage of each damaged partition, and the checks on its output alone.
         reports, outdirs, vis = {}, {}, {}
-        for k in parts:
+        for k, c in parts.items():
             src = os.path.join(dlogs, k)
             dst = os.path.join(root, "salvaged", k)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             r = sh([a.krec, "salvage", src, "--output", dst, "--format", "json"], ok_codes=(0, 1))
             rep = json.loads(r.stdout.splitlines()[-1])
             reports[k], outdirs[k] = rep, dst
-            ok = r.returncode == 1 and rep["lost_anything"] and len(rep["damaged"]) >= 1
+            if c == "base-offset":
+                at = int(re.search(r"batch at byte (\d+)", what[k]).group(1))
+                ok = (r.returncode == 1 and not rep["damaged"] and len(rep["left_out"]) == 1
+                      and rep["left_out"][0]["position"] == at)
+            else:
+                ok = r.returncode == 1 and rep["lost_anything"] and len(rep["damaged"]) >= 1
             out(f"salvage/{k}", ok,
                 f"{what[k]}: kept {rep['kept_records']} records in {rep['kept_entries']} entries, "
                 f"{len(rep['damaged'])} damaged ranges ({sum(d['length'] for d in rep['damaged'])} bytes), "
@@ -360,17 +412,23 @@ def main():
                     f"kept {reports[k]['kept_records']} records"
                     + (", control and aborted ones included)" if k.startswith("sv-txn") else ")") + extra)
 
-        # (c) the same damaged copies given to the broker directly, after an unclean shutdown.
+        # (c) the same damaged copies given to the broker directly, after an unclean shutdown;
+        # the base-offset ones to a broker of their own (the others' stay undamaged there).
+        lone = {k for k, c in parts.items() if c == "base-offset"}
         d = os.path.join(root, "direct")
         copy_broker(damaged_dir, d)
-        make_unclean(os.path.join(d, "logs"), set(parts))
+        for k in lone:
+            shutil.rmtree(os.path.join(d, "logs", k))
+            shutil.copytree(os.path.join(bdir, "logs", k), os.path.join(d, "logs", k))
+        make_unclean(os.path.join(d, "logs"), set(parts) - lone)
         bs = start(d)
         served = consume_all(bs)
         stop(d)
-        pdirs = {k: os.path.join(d, "logs", k) for k in parts}
+        base_offset_broker(lone, reports, what)
+        pdirs = {k: os.path.join(d, "logs", k) for k in parts if k not in lone}
         dumped = per_partition(pdirs, *dump_log(
             a.java_cp, [os.path.join(p, s) for p in pdirs.values() for s in segments(p)]))
-        for k in parts:
+        for k in pdirs:
             broker_kept = sum(b[2] for b in dumped[k][0])
             rep = reports[k]
             predicted = rep["kafka_recovery"]["records"]

@@ -20,11 +20,13 @@ use std::path::{Path, PathBuf};
 /// wrappers and v2 batches of every codec) and continues there. It gets past flipped bits, a
 /// lying length field, runs of zeros (preallocated space, torn pages), garbage, a cut-off tail
 /// and a damaged first entry. A CRC-valid entry whose offsets go backwards or overlap what was
-/// kept is reported and left out. The input is never modified.
+/// kept is reported and left out, and so is one whose base offset (a field no CRC covers) the
+/// next entry shows to be damaged. The input is never modified.
 ///
 /// The output is a partition directory in Kafka's layout that a broker opens as it is: every
 /// intact entry byte for byte at its offset, one segment per input segment (same name), the
-/// offset, time and transaction indexes and producer snapshots rebuilt by the log's recovery,
+/// offset, time and transaction indexes and producer snapshots built as the log's recovery
+/// would, while writing,
 /// the leader-epoch-checkpoint rebuilt from the kept batches; it appears complete or not at
 /// all.
 ///
