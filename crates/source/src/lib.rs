@@ -338,7 +338,7 @@ impl Sources {
                 };
                 let w = live
                     .rt
-                    .block_on(p.watermarks())
+                    .wait(p.watermarks())
                     .map_err(|e| Error::client(p.name.clone(), e))?;
                 Ok(Some(w))
             }
@@ -372,7 +372,7 @@ impl Sources {
                     return Ok(None);
                 };
                 live.rt
-                    .block_on(p.offset_for_time(ms, isolation))
+                    .wait(p.offset_for_time(ms, isolation))
                     .map_err(|e| Error::client(p.name.clone(), e))
             }
             Kind::Remote(r) => r.offset_for_time(ms, krecords_codec::DEFAULT_DECOMPRESS_LIMIT),
@@ -527,7 +527,7 @@ impl Sources {
                     .cloned()
                     .collect();
                 let mut rx = live.chunks(&ahead, options.range, options.isolation)?;
-                match live.rt.block_on(rx.recv()) {
+                match live.rt.wait(rx.recv()) {
                     Some(Ok(live::Msg::Start(wm, resolved))) => {
                         setup.watermarks = Some(wm);
                         setup.range = resolved;

@@ -154,24 +154,82 @@ impl LivePartition {
     }
 }
 
+/// The sources layer's own runtime (current-thread: several threads may wait on it, one of
+/// them driving its I/O at a time).
+///
+/// The sources layer is synchronous, and may be called from inside another Tokio runtime (a
+/// DataFusion query registering a table, an application's async code), where Tokio refuses to
+/// block a thread: there [`Io::wait`] waits on a scoped thread of its own, and the last owner
+/// dropping the runtime shuts it down in the background instead of waiting for its threads.
+#[derive(Debug)]
+pub(crate) struct Io(Option<Runtime>);
+
+impl Io {
+    fn new() -> Result<Io, Error> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("cannot start the I/O runtime", e))?;
+        Ok(Io(Some(rt)))
+    }
+
+    fn rt(&self) -> &Runtime {
+        match &self.0 {
+            Some(rt) => rt,
+            None => unreachable!("the runtime is taken only by drop"),
+        }
+    }
+
+    /// Starts `f` on the runtime; it runs while some thread waits on the runtime.
+    fn spawn<F>(&self, f: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.rt().spawn(f);
+    }
+
+    /// Runs `f` to completion on the runtime, and waits for it (on the calling thread, or on
+    /// a scoped thread when the caller is inside another runtime).
+    pub(crate) fn wait<F>(&self, f: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        let rt = self.rt();
+        if tokio::runtime::Handle::try_current().is_err() {
+            return rt.block_on(f);
+        }
+        std::thread::scope(|s| match s.spawn(|| rt.block_on(f)).join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
+    }
+}
+
+impl Drop for Io {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                rt.shutdown_background();
+            }
+        }
+    }
+}
+
 /// The runtime and the fetching tasks of a command's live partitions (shared by the threads
 /// that read partitions at the same time: tokio lets several threads `block_on` one
 /// current-thread runtime, one of them driving its I/O at a time).
 #[derive(Debug)]
 pub(crate) struct Live {
-    pub rt: Arc<Runtime>,
+    pub rt: Arc<Io>,
     /// Fetching tasks started, by partition name, with the range and isolation they fetch.
     fetching: Mutex<HashMap<String, (Range, IsolationLevel, ChunkRx)>>,
 }
 
 impl Live {
     pub fn new() -> Result<Live, Error> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::io("cannot start the I/O runtime", e))?;
         Ok(Live {
-            rt: Arc::new(rt),
+            rt: Arc::new(Io::new()?),
             fetching: Mutex::new(HashMap::new()),
         })
     }
@@ -187,10 +245,10 @@ impl Live {
         config
             .set("bootstrap.servers", &url.servers)
             .map_err(|e| Error::Usage(format!("{source}: {e}")))?;
-        let client = self.rt.block_on(Client::connect(config)).map_err(fail)?;
+        let client = self.rt.wait(Client::connect(config)).map_err(fail)?;
         let metadata = self
             .rt
-            .block_on(client.metadata(Some(&[url.topic.as_str()])))
+            .wait(client.metadata(Some(&[url.topic.as_str()])))
             .map_err(fail)?;
         const UNKNOWN_TOPIC: krecords_client::kafka_protocol::ResponseError =
             krecords_client::kafka_protocol::ResponseError::UnknownTopicOrPartition;

@@ -10,7 +10,7 @@
 //! [`Reader::stop`] says where and why.
 
 use crate::error::Error;
-use crate::live::{ChunkRx, LivePartition, Msg};
+use crate::live::{ChunkRx, Io, LivePartition, Msg};
 use crate::local::FileStreamer;
 use crate::position::{Resolved, Watermarks};
 use crate::IsolationLevel;
@@ -24,7 +24,6 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::runtime::Runtime;
 
 /// What a [`Reader`] reports as it reads, for a progress line.
 #[derive(Debug, Clone, Copy)]
@@ -225,7 +224,7 @@ impl Trim {
 
 /// A live partition's fetched chunks, framed in place.
 struct LiveCursor {
-    rt: Arc<Runtime>,
+    rt: Arc<Io>,
     rx: ChunkRx,
     part: LivePartition,
     committed: bool,
@@ -249,7 +248,7 @@ struct LiveCursor {
 impl LiveCursor {
     /// Receives the next chunk (a corrupt response's bytes are the last one).
     fn recv(&mut self, trim: &mut Trim, progress: &mut Option<ProgressFn>) -> Result<(), Error> {
-        let msg = self.rt.block_on(self.rx.recv());
+        let msg = self.rt.wait(self.rx.recv());
         let (records, ends, last) = match msg {
             Some(Ok(Msg::Chunk(c, end))) => {
                 self.fetched += c.records.len() as u64;
@@ -394,7 +393,7 @@ enum Cur {
 pub(crate) enum Pending {
     Files(VecDeque<PathBuf>),
     Stdin,
-    Live(Box<(Arc<Runtime>, ChunkRx, LivePartition)>),
+    Live(Box<(Arc<Io>, ChunkRx, LivePartition)>),
     /// A remote tier partition's segments, each opened when reached.
     Remote(VecDeque<crate::remote::RemoteFile>),
 }
@@ -415,7 +414,7 @@ pub struct Reader {
     /// The read ended cleanly (the end of the input or of the range), not at an error.
     clean: bool,
     /// The live partition read, to ask who holds its last stable offset back.
-    live: Option<(Arc<Runtime>, LivePartition)>,
+    live: Option<(Arc<Io>, LivePartition)>,
 }
 
 impl fmt::Debug for Reader {
@@ -754,7 +753,7 @@ impl Reader {
         let mut open_txn = self.open_txn;
         if cause == StopCause::LastStable && open_txn.is_none() {
             if let Some((rt, part)) = &self.live {
-                open_txn = rt.block_on(part.producer_at(end)).map(|p| (p, end));
+                open_txn = rt.wait(part.producer_at(end)).map(|p| (p, end));
             }
         }
         Some(Stop {

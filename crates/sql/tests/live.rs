@@ -112,3 +112,36 @@ fn filters_on_partition_offset_and_time_are_pushed_to_the_broker() {
     assert_eq!(got, vec![vec![n.to_string(), "150".to_string()]]);
     assert_eq!(partitions, 1);
 }
+
+/// `register_with` opens the topic from inside the caller's runtime (DataFusion's, a
+/// multi-threaded one, or a current-thread one): the sources layer waits for the broker on a
+/// thread of its own there instead of nesting runtimes.
+#[test]
+fn a_live_topic_registers_from_inside_a_runtime() {
+    let c = cluster();
+    let source = format!("kafka://{}/t", c.addr());
+    let multi = tokio::runtime::Runtime::new().unwrap();
+    let single = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for rt in [multi, single] {
+        let batches: Vec<RecordBatch> = rt
+            .block_on(async {
+                let ctx = new_context()?;
+                krecords_sql::register_with(
+                    &ctx,
+                    "t",
+                    &source,
+                    TableOptions::strings(),
+                    &mut || Ok(ClientConfig::default()),
+                    krecords_source::RemoteOptions::default(),
+                )
+                .await?;
+                ctx.sql("SELECT count(*) FROM t").await?.collect().await
+            })
+            .unwrap();
+        let want = (2 * BATCHES * PER_BATCH).to_string();
+        assert_eq!(common::rows_of(&batches), vec![vec![want]]);
+    }
+}

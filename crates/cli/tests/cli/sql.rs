@@ -185,3 +185,39 @@ fn a_corrupt_source_exits_1() {
     sql("SELECT count(*) FROM t", &part, &[])
         .fails(1, &format!("{}: corrupt entry at byte 0", bad.display()));
 }
+
+/// A `kafka://` topic as a table: the sources layer opens it from inside DataFusion's runtime
+/// (it once panicked there, "Cannot start a runtime from within a runtime"), and the answer
+/// is computed from what was appended to the fake cluster; a partition filter reads one.
+#[test]
+fn a_live_topic_is_a_table() {
+    let cluster = krecords_testkit::cluster::FakeCluster::start(&[("live", 2)]);
+    for p in 0..2i64 {
+        let batches = krecords_testkit::batches::numbered(10 + 5 * p, 20, |o| {
+            (
+                1_714_000_000_000 + o,
+                format!("key-{}", o % 3).into_bytes(),
+                format!("p{p}-{o}").into_bytes(),
+            )
+        });
+        cluster.append("live", p as i32, &batches);
+    }
+    let url = std::path::PathBuf::from(format!("kafka://{}/live", cluster.addr()));
+    let query = "SELECT partition, key, count(*) AS n, max(offset) AS m FROM t \
+                 GROUP BY partition, key ORDER BY partition, key";
+    let mut want = "partition,key,n,m\n".to_string();
+    for p in 0..2i64 {
+        let records = (10 + 5 * p) * 20;
+        for k in 0..3 {
+            let n = (0..records).filter(|o| o % 3 == k).count();
+            let m = (0..records).filter(|o| o % 3 == k).max().unwrap();
+            want += &format!("{p},key-{k},{n},{m}\n");
+        }
+    }
+    assert_eq!(sql(query, &url, &["--format", "csv"]).ok(), want);
+    let one = "SELECT count(*) AS n FROM t WHERE partition = 1";
+    assert_eq!(sql(one, &url, &["--format", "csv"]).ok(), "n\n300\n");
+    // A topic the cluster does not have is the user's mistake: exit 2, named.
+    let missing = std::path::PathBuf::from(format!("kafka://{}/nope", cluster.addr()));
+    sql("SELECT count(*) FROM t", &missing, &[]).fails(2, "nope");
+}
