@@ -213,30 +213,9 @@ impl ReadCommitted {
 mod tests {
     use super::*;
     use crate::read::Entries;
-    use crate::write::{end_txn_marker, EndTxnBatch, NewRecord, V2Builder};
+    use crate::write::V2Builder;
+    use krecords_testkit::batches::{batch, marker};
     use proptest::prelude::*;
-
-    fn data(offset: i64, pid: i64, txn: bool) -> Vec<u8> {
-        let mut b = V2Builder::new(offset);
-        if pid >= 0 {
-            b = b.producer(pid, 0, 0).transactional(txn);
-        }
-        b.append(&NewRecord::new(5, None, Some(b"v"))).unwrap();
-        b.finish().unwrap()
-    }
-
-    fn marker(offset: i64, pid: i64, commit: bool) -> Vec<u8> {
-        end_txn_marker(&EndTxnBatch {
-            base_offset: offset,
-            partition_leader_epoch: -1,
-            producer_id: pid,
-            producer_epoch: 0,
-            coordinator_epoch: 0,
-            commit,
-            timestamp: 5,
-        })
-        .unwrap()
-    }
 
     fn verdicts(bytes: &[u8], aborted: &[AbortedTransaction]) -> Vec<bool> {
         let mut filter = ReadCommitted::new(aborted);
@@ -249,31 +228,26 @@ mod tests {
     #[test]
     fn aborted_transactions_end_at_their_marker() {
         // 0: p1 txn | 1: p2 txn | 2: plain | 3: p1 abort | 4: p1 txn | 5: p2 commit | 6: p1 commit
-        let mut bytes = data(0, 1, true);
-        bytes.extend(data(1, 2, true));
-        bytes.extend(data(2, -1, false));
+        let mut bytes = batch(0, Some(1), &["v"]);
+        bytes.extend(batch(1, Some(2), &["v"]));
+        bytes.extend(batch(2, None, &["v"]));
         bytes.extend(marker(3, 1, false));
-        bytes.extend(data(4, 1, true));
+        bytes.extend(batch(4, Some(1), &["v"]));
         bytes.extend(marker(5, 2, true));
         bytes.extend(marker(6, 1, true));
-        let p1 = AbortedTransaction {
+        let p1_from = |first_offset| AbortedTransaction {
             producer_id: 1,
-            first_offset: 0,
+            first_offset,
         };
-        assert_eq!(
-            verdicts(&bytes, &[p1]),
-            [true, false, false, false, false, false, false]
-        );
-        assert_eq!(verdicts(&bytes, &[]), [false; 7]);
-        // A transaction listed later than the batches seen is not applied early.
-        let later = AbortedTransaction {
-            producer_id: 1,
-            first_offset: 4,
-        };
-        assert_eq!(
-            verdicts(&bytes, &[later]),
-            [false, false, false, false, true, false, false]
-        );
+        let cases = [
+            (vec![p1_from(0)], [true, false, false, false, false, false, false]),
+            (vec![], [false; 7]),
+            // A transaction listed later than the batches seen is not applied early.
+            (vec![p1_from(4)], [false, false, false, false, true, false, false]),
+        ];
+        for (aborted, expected) in cases {
+            assert_eq!(verdicts(&bytes, &aborted), expected, "aborted {aborted:?}");
+        }
     }
 
     #[test]
@@ -332,7 +306,7 @@ mod tests {
                 let o = offset as i64;
                 match *step {
                     Step::Data(p) => {
-                        bytes.extend(data(o, p, true));
+                        bytes.extend(batch(o, Some(p), &["v"]));
                         open[p as usize].push(expected.len());
                         expected.push(false);
                     }
@@ -348,7 +322,7 @@ mod tests {
                         expected.push(false);
                     }
                     Step::Plain => {
-                        bytes.extend(data(o, -1, false));
+                        bytes.extend(batch(o, None, &["v"]));
                         expected.push(false);
                     }
                 }

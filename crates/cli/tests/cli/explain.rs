@@ -1,6 +1,6 @@
 //! `krec explain`: the chapter's byte diagrams for real data.
 
-use crate::util::{Dir, HELLO_HEX};
+use crate::util::{crc32c, Dir, HELLO_HEX};
 
 #[test]
 fn hello_world_fields_are_explained_exactly() {
@@ -409,22 +409,6 @@ fn json_error(d: &Dir, path: &str) -> serde_json::Value {
         .find(|f| f["field"] == "error")
         .expect("an error field")
         .clone()
-}
-
-/// CRC-32C (Castagnoli), bitwise, independent of the codec.
-fn crc32c(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0x82F6_3B78
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 /// `--start N` on a file or a partition directory explains the entry holding offset N, read

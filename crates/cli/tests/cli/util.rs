@@ -53,6 +53,16 @@ impl Run {
         self
     }
 
+    /// Asserts exit `code` with `needle` in stdout (where verify and explain report problems)
+    /// and returns the run.
+    #[track_caller]
+    pub fn reports(&self, code: i32, needle: &str) -> &Self {
+        let out = self.out();
+        assert_eq!(self.code, code, "exit code; stdout: {out}");
+        assert!(out.contains(needle), "{out}");
+        self
+    }
+
     /// Asserts stderr is one line.
     #[track_caller]
     pub fn one_line(&self) {
@@ -193,6 +203,22 @@ pub fn record_offsets(lines: &[serde_json::Value]) -> Vec<i64> {
         .flat_map(|l| l["records"].as_array().unwrap().clone())
         .map(|r| r["offset"].as_i64().unwrap())
         .collect()
+}
+
+/// CRC-32C (Castagnoli), bit by bit, independent of the codec.
+pub fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }
 
 /// Bytes of a zigzag varint or varlong, computed independently of the codec.

@@ -2,7 +2,7 @@
 //! tail, bad index and time index entries, offsets out of order, a corrupt producer snapshot
 //! and a transaction index without its marker exit 1 naming the file and byte position.
 
-use crate::util::Dir;
+use crate::util::{crc32c, Dir};
 use serde_json::Value;
 
 const T0: i64 = 1_714_000_000_000;
@@ -165,9 +165,7 @@ fn a_flipped_bit_is_a_crc_problem_with_its_position() {
     assert_eq!(problems[0]["check"], "entry");
     assert_eq!(summary["problems"], 1);
     // A single file alone says the same.
-    let r = d.run(&["verify", &seg], b"");
-    assert_eq!(r.code, 1);
-    assert!(r.out().contains("byte 79"), "{}", r.out());
+    d.run(&["verify", &seg], b"").reports(1, "byte 79");
 }
 
 #[test]
@@ -177,22 +175,16 @@ fn a_truncated_tail_is_a_problem() {
     patch(&d, "p/00000000000000000008.log", |b| {
         b.truncate(b.len() - 10)
     });
-    let r = d.run(&["verify", &log], b"");
-    assert_eq!(r.code, 1);
     let seg = d.arg("p/00000000000000000008.log");
-    assert!(
-        r.out().contains(&format!(
-            "{seg}: byte 0: [truncated] truncated entry: the last 69 bytes"
-        )),
-        "{}",
-        r.out()
+    d.run(&["verify", &log], b"").reports(
+        1,
+        &format!("{seg}: byte 0: [truncated] truncated entry: the last 69 bytes"),
     );
     // A file cut inside the 12-byte prefix.
     let hello = d.hello("hello.bin");
     patch(&d, "hello.bin", |b| b.truncate(9));
-    let r = d.run(&["verify", &hello], b"");
-    assert_eq!(r.code, 1);
-    assert!(r.out().contains("byte 0: [truncated]"), "{}", r.out());
+    d.run(&["verify", &hello], b"")
+        .reports(1, "byte 0: [truncated]");
 }
 
 #[test]
@@ -206,14 +198,11 @@ fn bad_index_entries_are_problems_with_their_positions() {
     );
     // Point the entry into the middle of the first batch.
     patch(&d, "p/00000000000000000000.index", |b| b[7] = 40);
-    let r = d.run(&["verify", &log], b"");
-    assert_eq!(r.code, 1);
-    assert!(
-        r.out().contains(&format!(
+    d.run(&["verify", &log], b"").reports(
+        1,
+        &format!(
             "{index}: byte 0: [index] entry 0 (offset 3, position 40) is not at an entry boundary"
-        )),
-        "{}",
-        r.out()
+        ),
     );
     // The right position with the wrong offset for the batch there.
     patch(&d, "p/00000000000000000000.index", |b| {
@@ -238,38 +227,26 @@ fn bad_index_entries_are_problems_with_their_positions() {
         b[3] = 3;
         b.extend_from_slice(&[0, 0, 0, 9, 0, 0, 1, 0]);
     });
-    let r = d.run(&["verify", &log], b"");
-    assert_eq!(r.code, 1);
-    assert!(
-        r.out().contains(&format!(
+    d.run(&["verify", &log], b"").reports(
+        1,
+        &format!(
             "{index}: byte 8: [index] entry 1 (offset 9, position 256) is past the last entry"
-        )),
-        "{}",
-        r.out()
+        ),
     );
     // An entry that does not increase.
     patch(&d, "p/00000000000000000000.index", |b| {
         b.truncate(8);
         b.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 90]);
     });
-    let r = d.run(&["verify", &log], b"");
-    assert!(
-        r.out().contains(&format!(
-            "{index}: byte 8: [index] entry 1 (offset 2, position 90) does not increase"
-        )),
-        "{}",
-        r.out()
+    d.run(&["verify", &log], b"").reports(
+        1,
+        &format!("{index}: byte 8: [index] entry 1 (offset 2, position 90) does not increase"),
     );
     // A partial entry.
     patch(&d, "p/00000000000000000000.index", |b| b.truncate(11));
-    let r = d.run(&["verify", &log], b"");
-    assert_eq!(r.code, 1);
-    assert!(
-        r.out().contains(&format!(
-            "{index}: byte 8: [index] 3 bytes of a partial entry"
-        )),
-        "{}",
-        r.out()
+    d.run(&["verify", &log], b"").reports(
+        1,
+        &format!("{index}: byte 8: [index] 3 bytes of a partial entry"),
     );
 }
 
@@ -289,13 +266,8 @@ fn a_preallocated_zero_tail_is_not_a_problem_but_a_zeroed_entry_is() {
         z.extend_from_slice(&b[..8]);
         *b = z;
     });
-    let r = d.run(&["verify", &log], b"");
-    assert_eq!(r.code, 1, "{}", r.out());
-    assert!(
-        r.out().contains("the entry there has last offset 1"),
-        "{}",
-        r.out()
-    );
+    d.run(&["verify", &log], b"")
+        .reports(1, "the entry there has last offset 1");
 }
 
 #[test]
@@ -308,17 +280,12 @@ fn bad_time_index_entries_are_problems() {
     assert_eq!(d.read("p/00000000000000000000.timeindex"), expected);
     // The entry claims a larger timestamp than the batches up to its offset hold.
     patch(&d, "p/00000000000000000000.timeindex", |b| b[7] += 50);
-    let r = d.run(&["verify", &log], b"");
-    assert_eq!(r.code, 1);
-    assert!(
-        r.out().contains(&format!(
-            "{ti}: byte 0: [timeindex] entry 0 (timestamp {}, offset 3): the largest timestamp up to that offset is {}",
-            T0 + 53,
-            T0 + 3
-        )),
-        "{}",
-        r.out()
+    let expected = format!(
+        "{ti}: byte 0: [timeindex] entry 0 (timestamp {}, offset 3): the largest timestamp up to that offset is {}",
+        T0 + 53,
+        T0 + 3
     );
+    d.run(&["verify", &log], b"").reports(1, &expected);
     // A second entry going back in time.
     patch(&d, "p/00000000000000000000.timeindex", |b| {
         b[7] -= 50;
@@ -342,14 +309,12 @@ fn bad_time_index_entries_are_problems() {
         b.extend_from_slice(&(T0 + 9).to_be_bytes());
         b.extend_from_slice(&7i32.to_be_bytes());
     });
-    let r = d.run(&["verify", &log], b"");
-    assert!(
-        r.out().contains(&format!(
+    d.run(&["verify", &log], b"").reports(
+        1,
+        &format!(
             "{ti}: byte 12: [timeindex] entry 1 (timestamp {}, offset 7) is past the last offset",
             T0 + 9
-        )),
-        "{}",
-        r.out()
+        ),
     );
 }
 
@@ -365,37 +330,24 @@ fn offsets_must_increase_across_entries_and_segments() {
         .stdout;
     d.write("q/00000000000000000000.log", &a);
     d.write("q/00000000000000000002.log", &b);
-    let r = d.run(&["verify", &d.arg("q")], b"");
-    assert_eq!(r.code, 1);
-    assert!(
-        r.out()
-            .contains("segment base offset 2 is not above the previous segment's last offset 2"),
-        "{}",
-        r.out()
+    d.run(&["verify", &d.arg("q")], b"").reports(
+        1,
+        "segment base offset 2 is not above the previous segment's last offset 2",
     );
     // Within one file.
     let mut both = a.clone();
     both.extend_from_slice(&b);
     let f = d.write("both.bin", &both);
-    let r = d.run(&["verify", &f], b"");
-    assert_eq!(r.code, 1);
-    assert!(
-        r.out().contains(&format!(
-            "byte {}: [offsets] entry with offsets 2..=4 does not follow the previous last offset 2",
-            a.len()
-        )),
-        "{}",
-        r.out()
+    let expected = format!(
+        "byte {}: [offsets] entry with offsets 2..=4 does not follow the previous last offset 2",
+        a.len()
     );
+    d.run(&["verify", &f], b"").reports(1, &expected);
     // Below the segment's own base offset.
     d.write("q/00000000000000000002.log", &a);
     std::fs::remove_file(d.path("q/00000000000000000000.log")).unwrap();
-    let r = d.run(&["verify", &d.arg("q")], b"");
-    assert!(
-        r.out().contains("is below the segment's base offset 2"),
-        "{}",
-        r.out()
-    );
+    d.run(&["verify", &d.arg("q")], b"")
+        .reports(1, "is below the segment's base offset 2");
 }
 
 /// Kafka's producer snapshot with one entry.
@@ -418,22 +370,6 @@ fn snapshot_bytes() -> Vec<u8> {
     out
 }
 
-/// CRC-32C, bit by bit (independent of the codec).
-fn crc32c(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x82f6_3b78
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
-
 #[test]
 fn producer_snapshots_are_checked() {
     let d = Dir::new();
@@ -442,22 +378,12 @@ fn producer_snapshots_are_checked() {
     let r = d.run(&["verify", &log], b"");
     assert_eq!(r.code, 0, "{}", r.out());
     patch(&d, "p/00000000000000000010.snapshot", |b| b[20] ^= 1);
-    let r = d.run(&["verify", &log], b"");
-    assert_eq!(r.code, 1);
     let snap = d.arg("p/00000000000000000010.snapshot");
-    assert!(
-        r.out()
-            .contains(&format!("{snap}: byte 2: [snapshot] crc mismatch")),
-        "{}",
-        r.out()
-    );
+    d.run(&["verify", &log], b"")
+        .reports(1, &format!("{snap}: byte 2: [snapshot] crc mismatch"));
     d.write("p/00000000000000000010.snapshot", &snapshot_bytes()[..30]);
-    let r = d.run(&["verify", &log], b"");
-    assert!(
-        r.out().contains("[snapshot] 1 producer entries do not fit"),
-        "{}",
-        r.out()
-    );
+    d.run(&["verify", &log], b"")
+        .reports(1, "[snapshot] 1 producer entries do not fit");
 }
 
 /// A segment with an aborted transaction of producer 2 (data at 0, abort marker at 1) and its
@@ -511,13 +437,9 @@ fn transaction_index_entries_must_end_at_an_abort_marker() {
     let r = d.run(&["verify", &d.arg("t")], b"");
     assert_eq!(r.code, 0, "{}", r.out());
     d.write("t/00000000000000000000.txnindex", &txn(3, 0, 1));
-    let r = d.run(&["verify", &d.arg("t")], b"");
-    assert_eq!(r.code, 1);
-    assert!(
-        r.out()
-            .contains("byte 0: [txnindex] entry 0 (producer 3, offsets 0..=1): no abort marker"),
-        "{}",
-        r.out()
+    d.run(&["verify", &d.arg("t")], b"").reports(
+        1,
+        "byte 0: [txnindex] entry 0 (producer 3, offsets 0..=1): no abort marker",
     );
 }
 

@@ -332,7 +332,10 @@ pub fn decompress(input: &[u8], limit: usize, at: usize, out: &mut Vec<u8>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{assert_capacity_bounded, assert_limit_refused, lines, random};
+    use crate::compression::test_data::{
+        assert_appends_and_reuses_capacity, assert_capacity_bounded, assert_every_truncation_fails,
+        assert_limit_refused, lines, round_trip_inputs,
+    };
     use crate::Error;
     use std::io::{Read, Write};
 
@@ -365,12 +368,7 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        for data in [
-            Vec::new(),
-            b"x".to_vec(),
-            random(1 << 20, 7),
-            compressible(1 << 20),
-        ] {
+        for data in round_trip_inputs(7, compressible) {
             for level in [None, Some(1), Some(9)] {
                 let packed = gz(&data, level);
                 assert_eq!(
@@ -391,15 +389,7 @@ mod tests {
     #[test]
     fn appends_and_reuses_capacity() {
         let data = compressible(100_000);
-        let packed = gz(&data, None);
-        let mut out = b"prefix".to_vec();
-        decompress(&packed, data.len(), 0, &mut out).unwrap();
-        assert_eq!(&out[..6], b"prefix");
-        assert_eq!(&out[6..], &data[..]);
-        let cap = out.capacity();
-        out.clear();
-        decompress(&packed, data.len(), 0, &mut out).unwrap();
-        assert_eq!(out.capacity(), cap);
+        assert_appends_and_reuses_capacity(decompress, &gz(&data, None), &data);
     }
 
     #[test]
@@ -461,14 +451,7 @@ mod tests {
 
     #[test]
     fn every_truncation_fails() {
-        let packed = gz(&compressible(5000), None);
-        for cut in 0..packed.len() {
-            let err = gunzip(&packed[..cut], 1 << 20).unwrap_err();
-            assert!(
-                matches!(err, Error::Decompress { at: 100, .. }),
-                "cut {cut}: {err}"
-            );
-        }
+        assert_every_truncation_fails(decompress, &gz(&compressible(5000), None), 100);
     }
 
     #[test]

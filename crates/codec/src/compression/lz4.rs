@@ -347,7 +347,9 @@ pub fn decompress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{assert_capacity_bounded, assert_limit_refused, lines, random};
+    use crate::compression::test_data::{
+        assert_capacity_bounded, assert_limit_refused, lines, random, round_trip_inputs,
+    };
     use crate::Error;
 
     fn pack(data: &[u8], magic: u8) -> Vec<u8> {
@@ -402,12 +404,7 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        for data in [
-            Vec::new(),
-            b"x".to_vec(),
-            random(1 << 20, 11),
-            compressible(1 << 20),
-        ] {
+        for data in round_trip_inputs(11, compressible) {
             for magic in 0..=2 {
                 for level in [None, Some(1), Some(17)] {
                     let mut packed = Vec::new();

@@ -225,7 +225,7 @@ fn decode_block(block: &[u8], offset: usize, sink: &mut BoundedOut<'_>) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{assert_capacity_bounded, lines, random};
+    use crate::compression::test_data::{assert_capacity_bounded, lines, round_trip_inputs};
     use crate::Error;
 
     fn pack(data: &[u8]) -> Vec<u8> {
@@ -257,12 +257,7 @@ mod tests {
 
     #[test]
     fn round_trips_and_framing() {
-        for data in [
-            Vec::new(),
-            b"x".to_vec(),
-            random(1 << 20, 3),
-            compressible(1 << 20),
-        ] {
+        for data in round_trip_inputs(3, compressible) {
             let packed = pack(&data);
             assert_eq!(packed[..16], XERIAL_HEADER);
             let chunks = chunks(&packed);

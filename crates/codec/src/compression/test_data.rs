@@ -15,6 +15,46 @@ pub fn random(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// A codec's `decompress(input, limit, at, out)`: appends to `out`, errors name byte `at`.
+pub type Decompress = fn(&[u8], usize, usize, &mut Vec<u8>) -> crate::Result<()>;
+
+/// Asserts that `decompress` appends `data` (compressed: `packed`) after what the output holds,
+/// and reuses the output's capacity once cleared.
+pub fn assert_appends_and_reuses_capacity(decompress: Decompress, packed: &[u8], data: &[u8]) {
+    let mut out = b"prefix".to_vec();
+    decompress(packed, data.len(), 0, &mut out).unwrap();
+    assert_eq!(&out[..6], b"prefix");
+    assert_eq!(&out[6..], data);
+    let cap = out.capacity();
+    out.clear();
+    decompress(packed, data.len(), 0, &mut out).unwrap();
+    assert_eq!(out.capacity(), cap);
+}
+
+/// Asserts that every strict prefix of `packed` fails to decompress with an
+/// [`Error::Decompress`](crate::Error::Decompress) at byte `at`.
+pub fn assert_every_truncation_fails(decompress: Decompress, packed: &[u8], at: usize) {
+    for cut in 0..packed.len() {
+        let mut out = Vec::new();
+        let err = decompress(&packed[..cut], 1 << 20, at, &mut out).unwrap_err();
+        assert!(
+            matches!(err, crate::Error::Decompress { at: a, .. } if a == at),
+            "cut {cut}: {err}"
+        );
+    }
+}
+
+/// The inputs every codec's round trip covers: nothing, one byte, 1 MiB of [`random`] bytes
+/// from `seed` and 1 MiB of the codec's `compressible` text.
+pub fn round_trip_inputs(seed: u64, compressible: impl Fn(usize) -> Vec<u8>) -> [Vec<u8>; 4] {
+    [
+        Vec::new(),
+        b"x".to_vec(),
+        random(1 << 20, seed),
+        compressible(1 << 20),
+    ]
+}
+
 /// The first `n` bytes of `line(0)`, `line(1)`, ... concatenated: compressible text.
 pub fn lines(n: usize, line: impl Fn(u64) -> String) -> Vec<u8> {
     let mut v = Vec::with_capacity(n);

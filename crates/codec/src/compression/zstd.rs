@@ -239,7 +239,10 @@ fn refuse_legacy(sink: &BoundedOut<'_>, input: &[u8], pos: usize) -> Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{assert_capacity_bounded, assert_limit_refused, lines, random};
+    use crate::compression::test_data::{
+        assert_appends_and_reuses_capacity, assert_capacity_bounded, assert_every_truncation_fails,
+        assert_limit_refused, lines, round_trip_inputs,
+    };
     use crate::Error;
 
     fn pack(data: &[u8], level: Option<i32>) -> Vec<u8> {
@@ -277,12 +280,7 @@ mod tests {
     #[test]
     fn round_trips() {
         let levels = [None, Some(-131072), Some(-1), Some(0), Some(1), Some(22)];
-        for data in [
-            Vec::new(),
-            b"x".to_vec(),
-            random(1 << 20, 9),
-            compressible(1 << 20),
-        ] {
+        for data in round_trip_inputs(9, compressible) {
             for level in levels {
                 if level == Some(22) && data.len() > 1000 {
                     continue; // level 22 in a debug build is slow; covered on small input
@@ -361,26 +359,12 @@ mod tests {
     #[test]
     fn appends_and_reuses_capacity() {
         let data = compressible(300_000);
-        let packed = pack(&data, None);
-        let mut out = b"pre".to_vec();
-        decompress(&packed, data.len(), 0, &mut out).unwrap();
-        assert_eq!(&out[3..], &data[..]);
-        let cap = out.capacity();
-        out.clear();
-        decompress(&packed, data.len(), 0, &mut out).unwrap();
-        assert_eq!(out.capacity(), cap);
+        assert_appends_and_reuses_capacity(decompress, &pack(&data, None), &data);
     }
 
     #[test]
     fn every_truncation_fails() {
-        let packed = pack(&compressible(200_000), None);
-        for cut in 0..packed.len() {
-            let err = unpack(&packed[..cut], 1 << 20).unwrap_err();
-            assert!(
-                matches!(err, Error::Decompress { at: 61, .. }),
-                "cut {cut}: {err}"
-            );
-        }
+        assert_every_truncation_fails(decompress, &pack(&compressible(200_000), None), 61);
     }
 
     #[test]
