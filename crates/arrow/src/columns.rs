@@ -359,11 +359,14 @@ where
 /// A non-null string column of a few short texts repeated over runs of rows (the topic, the
 /// codec, the timestamp type): a text and a row count per run, one entry's rows taken at once
 /// when `scope` allows, the array made at finish (one run, the usual case, without checking
-/// the text again).
+/// the text again, and shared with the previous record batch when that had the same one run:
+/// full record batches of one partition all do).
 struct Runs<F> {
     field: FieldRef,
     /// The runs: a text, and on how many consecutive rows.
     runs: Vec<(String, usize)>,
+    /// The last one-run array made, with its run.
+    last: Option<((String, usize), ArrayRef)>,
     get: F,
     scope: Scope,
 }
@@ -376,6 +379,7 @@ where
         Runs {
             field,
             runs: Vec::new(),
+            last: None,
             get,
             scope,
         }
@@ -420,11 +424,20 @@ where
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
-        let runs = std::mem::take(&mut self.runs);
+        let mut runs = std::mem::take(&mut self.runs);
         let array = match runs.as_slice() {
             [] => StringArray::new_repeated("", 0),
-            // A record batch's bytes, the topic's included, stay below `MAX_BATCH_BYTES`.
-            [(text, n)] => StringArray::new_repeated(text, *n),
+            [run] => {
+                if let Some((last, array)) = &self.last {
+                    if last == run {
+                        return Ok(array.clone());
+                    }
+                }
+                // A record batch's bytes, the topic's included, stay below `MAX_BATCH_BYTES`.
+                let array: ArrayRef = Arc::new(StringArray::new_repeated(&run.0, run.1));
+                self.last = runs.pop().map(|run| (run, array.clone()));
+                return Ok(array);
+            }
             _ => {
                 let mut values = Vec::new();
                 let mut offsets = vec![0i32];
@@ -657,6 +670,9 @@ struct HeadersColumn {
     values: BinaryBuilder,
     /// Header keys that were not UTF-8.
     invalid: u64,
+    /// The last array made of rows without any header, and its row count: record batches of
+    /// such rows (the usual case) share it.
+    empty: Option<(usize, ArrayRef)>,
 }
 
 impl HeadersColumn {
@@ -667,6 +683,7 @@ impl HeadersColumn {
             keys: StringBuilder::new(),
             values: BinaryBuilder::new(),
             invalid: 0,
+            empty: None,
         }
     }
 }
@@ -694,6 +711,13 @@ impl ColumnBuilder for HeadersColumn {
     }
 
     fn append_all(&mut self, _: &EntryInfo<'_>, records: &[Record<'_>]) {
+        if records.iter().all(|r| r.headers().is_empty()) {
+            // As in `append`.
+            let count = i32::try_from(self.values.len()).unwrap_or(i32::MAX);
+            self.offsets
+                .extend(std::iter::repeat_n(count, records.len()));
+            return;
+        }
         let (keys, values, invalid) = (&mut self.keys, &mut self.values, &mut self.invalid);
         self.offsets.extend(records.iter().map(|r| {
             let headers = r.headers();
@@ -711,16 +735,29 @@ impl ColumnBuilder for HeadersColumn {
     }
 
     fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
+        let rows = self.offsets.len().saturating_sub(1);
+        if self.values.is_empty() {
+            if let Some((n, array)) = &self.empty {
+                if *n == rows {
+                    self.offsets.truncate(1);
+                    return Ok(array.clone());
+                }
+            }
+        }
+        let no_headers = self.values.is_empty();
         let keys: ArrayRef = Arc::new(self.keys.finish());
         let values: ArrayRef = Arc::new(self.values.finish());
         let items = StructArray::try_new(header_fields(), vec![keys, values], None)?;
-        let rows = self.offsets.len();
-        let mut next = Vec::with_capacity(rows);
+        let mut next = Vec::with_capacity(self.offsets.len());
         next.push(0);
         let offsets = std::mem::replace(&mut self.offsets, next);
         let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
         let list = ListArray::try_new(Arc::new(header_item()), offsets, Arc::new(items), None)?;
-        Ok(Arc::new(list))
+        let list: ArrayRef = Arc::new(list);
+        if no_headers {
+            self.empty = Some((rows, list.clone()));
+        }
+        Ok(list)
     }
 
     fn invalid(&self) -> u64 {
