@@ -22,14 +22,14 @@
 # record after segment.ms) so that every one of them is in a closed segment, and the wait until every
 # closed segment is uploaded and deleted locally: those records are then in the remote tier only.
 #
-# Timed, BENCH_ROUNDS times each (default 3; the median is printed), with /usr/bin/time for the peak
-# RSS, all output discarded:
-#   kafka      Kafka's ConsumerPerformance from the beginning for exactly the remote records
-#              (through the broker, hence through the plugin and moto);
+# Timed, in this order, BENCH_ROUNDS times each (default 3; the median is printed), with
+# /usr/bin/time for the peak RSS, all output discarded:
 #   dump       krec dump --format json s3://BUCKET/PREFIX (the remote tier only);
-#   dump-1cpu  the same under `taskset -c 0`;
 #   verify     krec verify --remote s3://BUCKET/PREFIX --remote-metadata LOGS/__remote_log_metadata-0;
-#   verify-1   the same with --threads 1 under `taskset -c 0`.
+#   verify-1   the same with --threads 1 under `taskset -c 0`;
+#   dump-1cpu  krec dump as above under `taskset -c 0`;
+#   kafka      Kafka's ConsumerPerformance from the beginning for exactly the remote records
+#              (through the broker, hence through the plugin and moto).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
@@ -195,13 +195,13 @@ measure() {
 : >"$DIR/runs/times"
 for round in $(seq "$ROUNDS"); do
     echo "-- round $round"
+    measure dump "$KREC" dump --format json "${S3_OPTS[@]}" "$LOCATION"
+    measure verify "$KREC" verify "${S3_OPTS[@]}" --remote "$LOCATION" --remote-metadata "$META"
+    measure verify-1 taskset -c 0 "$KREC" verify --threads 1 "${S3_OPTS[@]}" --remote "$LOCATION" --remote-metadata "$META"
+    measure dump-1cpu taskset -c 0 "$KREC" dump --format json "${S3_OPTS[@]}" "$LOCATION"
     measure kafka java -Xmx1g -cp "$JAVA_CP" org.apache.kafka.tools.ConsumerPerformance \
         --bootstrap-server "$BOOTSTRAP" --topic "$TOPIC" --messages "$RECORDS" --group "bench-$round-$RANDOM" \
         --timeout 600000
-    measure dump "$KREC" dump --format json "${S3_OPTS[@]}" "$LOCATION"
-    measure dump-1cpu taskset -c 0 "$KREC" dump --format json "${S3_OPTS[@]}" "$LOCATION"
-    measure verify "$KREC" verify "${S3_OPTS[@]}" --remote "$LOCATION" --remote-metadata "$META"
-    measure verify-1 taskset -c 0 "$KREC" verify --threads 1 "${S3_OPTS[@]}" --remote "$LOCATION" --remote-metadata "$META"
     tail -n 5 "$DIR/runs/times"
 done
 [ -z "${BENCH_LOCK:-}" ] || flock -u 9
