@@ -57,6 +57,7 @@
 pub mod crypto;
 mod error;
 pub mod metadata;
+pub(crate) mod ordered;
 pub mod reader;
 pub mod storage;
 pub mod stream;

@@ -128,6 +128,15 @@ impl SegmentStream {
         self.len() == 0
     }
 
+    /// Starts fetching the first `lookahead` chunks now, before the first read: a reader of
+    /// the segment before this one calls it so that this one's first chunks arrive while it
+    /// finishes. Adds no memory beyond the stream's own bound.
+    pub fn prefetch(&mut self) {
+        if !self.failed {
+            self.fill();
+        }
+    }
+
     /// Starts fetching chunks until `lookahead` are in flight.
     fn fill(&mut self) {
         while self.inflight.len() < self.lookahead {

@@ -257,7 +257,7 @@ impl Event {
 /// # Errors
 ///
 /// As [`verify`]; writing to `out` failed.
-pub fn verify_to<S: Storage>(
+pub fn verify_to<S: Storage + Sync>(
     tier: &RemoteTier<S>,
     metadata: &crate::metadata::MetadataLog,
     options: &Options<'_>,
@@ -277,6 +277,8 @@ pub struct Options<'a> {
     pub max_decompressed_bytes: usize,
     /// Only partitions of topics this predicate accepts.
     pub topic_filter: Option<&'a dyn Fn(&str) -> bool>,
+    /// Segments checked at once (0 counts as 1). The report is the same whatever the number.
+    pub threads: usize,
 }
 
 impl fmt::Debug for Options<'_> {
@@ -285,6 +287,7 @@ impl fmt::Debug for Options<'_> {
             .field("local_root", &self.local_root)
             .field("max_decompressed_bytes", &self.max_decompressed_bytes)
             .field("topic_filter", &self.topic_filter.is_some())
+            .field("threads", &self.threads)
             .finish()
     }
 }
@@ -304,10 +307,17 @@ fn partition_name(p: &RemotePartition) -> String {
 /// Reconciles the remote tier with the replayed metadata (and the local logs), reporting each
 /// problem and each checked segment to `sink` in partition order.
 ///
+/// The copied segments (the costly part: every chunk fetched, decoded and checked) are checked
+/// by [`Options::threads`] workers, across partitions; what they find is reported in the same
+/// order, and the same events, as with one thread. Memory: at most `threads` segments are
+/// decoded at once (each whole, at most its original size, itself capped by
+/// [`crate::Limits::max_read_bytes`]), plus the findings of at most `threads` checked
+/// segments waiting for their turn to be reported.
+///
 /// # Errors
 ///
 /// The storage cannot be listed, or `sink` failed.
-pub fn verify<S: Storage>(
+pub fn verify<S: Storage + Sync>(
     tier: &RemoteTier<S>,
     metadata: &MetadataCache,
     options: &Options<'_>,
@@ -349,47 +359,71 @@ pub fn verify<S: Storage>(
             .filter_map(|p| p.partition.as_ref().map(remote_partition)),
     );
     let empty = Vec::new();
-    for rp in partitions.iter().filter(|p| wanted(&p.topic)) {
-        summary.partitions += 1;
-        let before = summary.problems;
-        let tp = TopicIdPartition {
-            topic_id: rp.topic_id.0,
-            topic: rp.topic.clone(),
-            partition: rp.partition,
-        };
-        let name = partition_name(rp);
-        let objects = listing.partitions.get(rp).unwrap_or(&empty);
-        let segments = metadata
-            .partitions
-            .get(&tp)
-            .map(|p| p.by_offset())
-            .unwrap_or_default();
-        let mut partition = PartitionCheck {
-            tier,
-            rp,
-            name: &name,
-            summary: &mut summary,
-            emit: &mut emit,
-            limit: options.max_decompressed_bytes,
-        };
-        for p in metadata
-            .problems
-            .iter()
-            .filter(|p| p.partition.as_ref() == Some(&tp))
-        {
-            partition.finding(
-                p.at.file.clone(),
-                Some(p.at.offset),
-                None,
-                Check::Metadata,
-                p.message.clone(),
-            )?;
+    // Each wanted partition: its name, objects and segments by offset.
+    let plan: Vec<PartitionPlan<'_>> = partitions
+        .iter()
+        .filter(|p| wanted(&p.topic))
+        .map(|rp| {
+            let tp = TopicIdPartition {
+                topic_id: rp.topic_id.0,
+                topic: rp.topic.clone(),
+                partition: rp.partition,
+            };
+            let segments = metadata
+                .partitions
+                .get(&tp)
+                .map(|p| p.by_offset())
+                .unwrap_or_default();
+            PartitionPlan {
+                rp,
+                name: partition_name(rp),
+                objects: listing.partitions.get(rp).unwrap_or(&empty),
+                segments,
+                tp,
+            }
+        })
+        .collect();
+    let jobs = copied_jobs(&plan);
+    let limit = options.max_decompressed_bytes;
+    let work = |job: &SegmentJob<'_>| {
+        let part = plan.get(job.partition);
+        match part {
+            Some(p) => SegmentCheck::run(tier, p.rp, &p.name, limit, job.state, job.objects),
+            None => SegmentOutcome::default(),
         }
-        partition.check(&segments, objects, options.local_root)?;
-        if summary.problems > before {
-            summary.partitions_with_problems += 1;
+    };
+    let threads = options.threads.max(1);
+    crate::ordered::run(&jobs, threads, threads, &work, |next| -> Result<()> {
+        for p in &plan {
+            summary.partitions += 1;
+            let before = summary.problems;
+            let mut partition = PartitionCheck {
+                tier,
+                rp: p.rp,
+                name: &p.name,
+                summary: &mut summary,
+                emit: &mut emit,
+            };
+            for m in metadata
+                .problems
+                .iter()
+                .filter(|m| m.partition.as_ref() == Some(&p.tp))
+            {
+                partition.finding(
+                    m.at.file.clone(),
+                    Some(m.at.offset),
+                    None,
+                    Check::Metadata,
+                    m.message.clone(),
+                )?;
+            }
+            partition.check(&p.segments, p.objects, options.local_root, next)?;
+            if summary.problems > before {
+                summary.partitions_with_problems += 1;
+            }
         }
-    }
+        Ok(())
+    })?;
     for key in &listing.unrecognized {
         emit(
             &mut summary,
@@ -406,6 +440,87 @@ pub fn verify<S: Storage>(
     Ok(summary)
 }
 
+/// Where a check's findings go, and what names them.
+trait Findings<S: Storage> {
+    /// The tier, the partition and its name.
+    fn at(&self) -> (&RemoteTier<S>, &RemotePartition, &str);
+
+    /// Reports one finding.
+    fn push(&mut self, finding: Finding) -> Result<()>;
+
+    /// Reports a finding of the partition.
+    fn finding(
+        &mut self,
+        object: String,
+        offset: Option<i64>,
+        position: Option<u64>,
+        check: Check,
+        message: String,
+    ) -> Result<()> {
+        let partition = self.at().2.to_string();
+        self.push(Finding {
+            partition,
+            object,
+            offset,
+            position,
+            check,
+            message,
+        })
+    }
+
+    /// The key of one of the partition's objects.
+    fn key(&self, start_offset: i64, id: [u8; 16], suffix: Suffix) -> ObjectKey {
+        let (tier, rp, _) = self.at();
+        object_key(tier, rp, start_offset, id, suffix)
+    }
+}
+
+/// The key of a segment's object under the tier's prefix.
+fn object_key<S: Storage>(
+    tier: &RemoteTier<S>,
+    rp: &RemotePartition,
+    start_offset: i64,
+    id: [u8; 16],
+    suffix: Suffix,
+) -> ObjectKey {
+    ObjectKey {
+        prefix: tier.prefix().to_string(),
+        partition: rp.clone(),
+        start_offset,
+        segment_id: KafkaUuid(id),
+        suffix,
+    }
+}
+
+/// One partition [`verify`] checks.
+struct PartitionPlan<'m> {
+    rp: &'m RemotePartition,
+    tp: TopicIdPartition,
+    name: String,
+    objects: &'m [RemoteSegment],
+    segments: Vec<&'m SegmentState>,
+}
+
+/// The copied segments (COPY_SEGMENT_FINISHED) of every partition of `plan`, in the order
+/// [`PartitionCheck::check`] reports them: partition by partition, by offset.
+fn copied_jobs<'m>(plan: &[PartitionPlan<'m>]) -> Vec<SegmentJob<'m>> {
+    let mut jobs = Vec::new();
+    for (i, p) in plan.iter().enumerate() {
+        let by_id: BTreeMap<KafkaUuid, &RemoteSegment> =
+            p.objects.iter().map(|o| (o.segment_id, o)).collect();
+        for s in &p.segments {
+            if s.metadata.facts.state == RemoteLogSegmentState::CopySegmentFinished {
+                jobs.push(SegmentJob {
+                    partition: i,
+                    state: s,
+                    objects: by_id.get(&KafkaUuid(s.metadata.segment_id.id)).copied(),
+                });
+            }
+        }
+    }
+    jobs
+}
+
 type Emit<'e> = dyn FnMut(&mut Summary, Event) -> Result<()> + 'e;
 
 /// The checks of one partition.
@@ -415,49 +530,28 @@ struct PartitionCheck<'c, 'e, S> {
     name: &'c str,
     summary: &'c mut Summary,
     emit: &'c mut Emit<'e>,
-    limit: usize,
+}
+
+impl<S: Storage> Findings<S> for PartitionCheck<'_, '_, S> {
+    fn at(&self) -> (&RemoteTier<S>, &RemotePartition, &str) {
+        (self.tier, self.rp, self.name)
+    }
+
+    fn push(&mut self, finding: Finding) -> Result<()> {
+        (self.emit)(self.summary, Event::Finding(finding))
+    }
 }
 
 impl<S: Storage> PartitionCheck<'_, '_, S> {
-    fn finding(
-        &mut self,
-        object: String,
-        offset: Option<i64>,
-        position: Option<u64>,
-        check: Check,
-        message: String,
-    ) -> Result<()> {
-        (self.emit)(
-            self.summary,
-            Event::Finding(Finding {
-                partition: self.name.to_string(),
-                object,
-                offset,
-                position,
-                check,
-                message,
-            }),
-        )
-    }
-
-    fn key(&self, start_offset: i64, id: [u8; 16], suffix: Suffix) -> ObjectKey {
-        ObjectKey {
-            prefix: self.tier.prefix().to_string(),
-            partition: self.rp.clone(),
-            start_offset,
-            segment_id: KafkaUuid(id),
-            suffix,
-        }
-    }
-
+    /// Checks the partition; its copied segments' outcomes, in offset order, come from `next`
+    /// (see [`copied_jobs`]).
     fn check(
         &mut self,
         segments: &[&SegmentState],
         objects: &[RemoteSegment],
         local_root: Option<&Path>,
+        next: &mut dyn FnMut() -> Option<SegmentOutcome>,
     ) -> Result<()> {
-        let by_id: BTreeMap<KafkaUuid, &RemoteSegment> =
-            objects.iter().map(|o| (o.segment_id, o)).collect();
         let named: BTreeSet<KafkaUuid> = segments
             .iter()
             .map(|s| KafkaUuid(s.metadata.segment_id.id))
@@ -562,9 +656,41 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
             self.local(&copied, root)?;
         }
         for s in &copied {
-            self.segment(s, by_id.get(&KafkaUuid(s.metadata.segment_id.id)).copied())?;
+            let Some(outcome) = next() else {
+                return Err(Error::Io {
+                    op: "check",
+                    path: self.name.into(),
+                    source: std::io::Error::other("a segment check stopped without a result"),
+                });
+            };
+            self.emit_segment(s, outcome)?;
         }
         Ok(())
+    }
+
+    /// Reports one copied segment's outcome: its findings, then the segment.
+    fn emit_segment(&mut self, s: &SegmentState, outcome: SegmentOutcome) -> Result<()> {
+        let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
+        self.summary.segments += 1;
+        self.summary.log.add(&outcome.log);
+        let problems = outcome.findings.len() as u64;
+        for f in outcome.findings {
+            (self.emit)(self.summary, Event::Finding(f))?;
+        }
+        if problems == 0 {
+            self.summary.intact += 1;
+        }
+        let object = self.key(m.start_offset, id, Suffix::Manifest).to_string();
+        (self.emit)(
+            self.summary,
+            Event::Segment(SegmentReport {
+                partition: self.name.to_string(),
+                object,
+                start_offset: m.start_offset,
+                end_offset: m.end_offset,
+                problems,
+            }),
+        )
     }
 
     /// A segment's leader epochs: start offsets increasing and within the segment.
@@ -666,29 +792,76 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
         }
         Ok(())
     }
+}
+
+/// The checks of one copied segment, run on a worker of [`verify`]: its findings are kept,
+/// in the order found, until the segment's turn comes to be reported.
+struct SegmentCheck<'c, S> {
+    tier: &'c RemoteTier<S>,
+    rp: &'c RemotePartition,
+    name: &'c str,
+    limit: usize,
+    findings: Vec<Finding>,
+    log: krecords_log::check::Summary,
+}
+
+/// What checking one copied segment found: its problems, in order, and what the log checks
+/// read. Small: the segment's bytes are dropped before it is returned.
+#[derive(Debug, Default)]
+struct SegmentOutcome {
+    findings: Vec<Finding>,
+    log: krecords_log::check::Summary,
+}
+
+/// One copied segment to check: its partition (an index into the plan) and state, and its
+/// objects as listed.
+struct SegmentJob<'m> {
+    partition: usize,
+    state: &'m SegmentState,
+    objects: Option<&'m RemoteSegment>,
+}
+
+impl<S: Storage> Findings<S> for SegmentCheck<'_, S> {
+    fn at(&self) -> (&RemoteTier<S>, &RemotePartition, &str) {
+        (self.tier, self.rp, self.name)
+    }
+
+    fn push(&mut self, finding: Finding) -> Result<()> {
+        self.findings.push(finding);
+        Ok(())
+    }
+}
+
+impl<'c, S: Storage> SegmentCheck<'c, S> {
+    /// Checks `s` (with its `objects`), as [`PartitionCheck`] would in line.
+    fn run(
+        tier: &'c RemoteTier<S>,
+        rp: &'c RemotePartition,
+        name: &'c str,
+        limit: usize,
+        s: &SegmentState,
+        objects: Option<&RemoteSegment>,
+    ) -> SegmentOutcome {
+        let mut check = SegmentCheck {
+            tier,
+            rp,
+            name,
+            limit,
+            findings: Vec::new(),
+            log: krecords_log::check::Summary::default(),
+        };
+        // Its findings are kept, never written: pushing one cannot fail.
+        let _kept = check.segment(s, objects);
+        SegmentOutcome {
+            findings: check.findings,
+            log: check.log,
+        }
+    }
 
     /// One copied segment: its objects, manifest, data and indexes.
     fn segment(&mut self, s: &SegmentState, objects: Option<&RemoteSegment>) -> Result<()> {
         let (m, id) = (&s.metadata.facts, s.metadata.segment_id.id);
-        let before = self.summary.problems;
         let manifest_key = self.key(m.start_offset, id, Suffix::Manifest);
-        self.summary.segments += 1;
-        let report = |this: &mut Self| -> Result<()> {
-            let problems = this.summary.problems - before;
-            if problems == 0 {
-                this.summary.intact += 1;
-            }
-            (this.emit)(
-                this.summary,
-                Event::Segment(SegmentReport {
-                    partition: this.name.to_string(),
-                    object: manifest_key.to_string(),
-                    start_offset: m.start_offset,
-                    end_offset: m.end_offset,
-                    problems,
-                }),
-            )
-        };
         let present: BTreeSet<Suffix> = objects
             .map(|o| o.objects.keys().copied().collect())
             .unwrap_or_default();
@@ -711,7 +884,7 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
                     names.join(", ")
                 ),
             )?;
-            return report(self);
+            return Ok(());
         }
         if let Some(o) = objects {
             if o.start_offset != m.start_offset {
@@ -725,7 +898,7 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
                         o.start_offset, m.start_offset
                     ),
                 )?;
-                return report(self);
+                return Ok(());
             }
         }
         let segment = match self.tier.open_key(&manifest_key) {
@@ -739,7 +912,7 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
                     _ => (Check::Manifest, manifest_key.to_string()),
                 };
                 self.finding(object, Some(m.start_offset), None, check, e.to_string())?;
-                return report(self);
+                return Ok(());
             }
         };
         let man = segment.manifest();
@@ -799,7 +972,7 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
                     check,
                     e.to_string(),
                 )?;
-                return report(self);
+                return Ok(());
             }
         };
         let index_key = manifest_key.with_suffix(Suffix::Indexes).to_string();
@@ -851,7 +1024,7 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
         let mut log_summary = checker.summary();
         drop(checker);
         log_summary.problems = 0; // counted as findings below
-        self.summary.log.add(&log_summary);
+        self.log.add(&log_summary);
         if let Err(e) = checked {
             problems.push(Problem {
                 file: log_key.clone(),
@@ -886,6 +1059,6 @@ impl<S: Storage> PartitionCheck<'_, '_, S> {
                 }
             }
         }
-        report(self)
+        Ok(())
     }
 }

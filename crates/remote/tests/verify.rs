@@ -207,25 +207,23 @@ impl World {
     fn path(&self, key: &str) -> std::path::PathBuf {
         self.storage().path(key).unwrap()
     }
+    /// Verifies with one thread and with several: the same events, in the same order, and the
+    /// same summary (every test below checks this); returns the findings and the summary.
     fn run(&self) -> (Vec<Finding>, Summary) {
-        let log = MetadataLog::read(self.root.path(), 1 << 24).unwrap();
-        let cache = MetadataCache::from_log(&log);
-        let tier = RemoteTier::new(self.storage(), PREFIX).with_keys(keys());
+        let (events, summary) = self.run_with(1);
+        for threads in [2, 5] {
+            let (again, s) = self.run_with(threads);
+            assert_eq!(again, events, "{threads} threads");
+            assert_eq!(s, summary, "{threads} threads");
+        }
         let mut findings = Vec::new();
         let mut segments = Vec::new();
-        let options = Options {
-            local_root: Some(self.root.path()),
-            max_decompressed_bytes: 1 << 24,
-            topic_filter: None,
-        };
-        let summary = verify(&tier, &cache, &options, &mut |e| {
+        for e in events {
             match e {
                 Event::Finding(f) => findings.push(f),
                 Event::Segment(s) => segments.push(s),
             }
-            Ok(())
-        })
-        .unwrap();
+        }
         assert_eq!(segments.len() as u64, summary.segments);
         assert_eq!(
             segments.iter().filter(|s| s.problems == 0).count() as u64,
@@ -233,6 +231,24 @@ impl World {
         );
         assert_eq!(findings.len() as u64, summary.problems);
         (findings, summary)
+    }
+    fn run_with(&self, threads: usize) -> (Vec<Event>, Summary) {
+        let log = MetadataLog::read(self.root.path(), 1 << 24).unwrap();
+        let cache = MetadataCache::from_log(&log);
+        let tier = RemoteTier::new(self.storage(), PREFIX).with_keys(keys());
+        let mut events = Vec::new();
+        let options = Options {
+            local_root: Some(self.root.path()),
+            max_decompressed_bytes: 1 << 24,
+            topic_filter: None,
+            threads,
+        };
+        let summary = verify(&tier, &cache, &options, &mut |e| {
+            events.push(e);
+            Ok(())
+        })
+        .unwrap();
+        (events, summary)
     }
 }
 

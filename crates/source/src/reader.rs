@@ -544,12 +544,16 @@ impl Reader {
                 (path.display().to_string(), Some(path), bytes, false)
             }
             Pending::Remote(segments) => {
-                let Some(segment) = segments.pop_front() else {
+                let Some(mut segment) = segments.pop_front() else {
                     self.cur = Cur::None;
                     self.clean = true;
                     return Ok(None);
                 };
                 let (s, len) = segment.open()?;
+                // The next segment's first chunks are fetched while this one is read.
+                if let Some(next) = segments.front_mut() {
+                    next.prefetch();
+                }
                 self.cur = Cur::File(Box::new(s));
                 (segment.name(), None, Some(len), false)
             }

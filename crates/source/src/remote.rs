@@ -19,10 +19,12 @@ use krecords_log::index_entries::{offset_entry, time_entry, OFFSET_ENTRY_SIZE, T
 use krecords_remote::key::RemotePartition;
 use krecords_remote::location::{Location, RemoteOptions};
 use krecords_remote::manifest::IndexType;
+use krecords_remote::stream::SegmentStream;
 use krecords_remote::stream::SharedStorage;
 use krecords_remote::{RemoteSegment, RemoteTier, Segment};
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 /// One opened location: its storage, prefix and keys.
 pub(crate) struct Tier {
@@ -132,12 +134,15 @@ impl fmt::Debug for RemotePart {
     }
 }
 
-/// One segment of a read: opened when the reader reaches it.
+/// One segment of a read: opened when the reader reaches it, or just before, by
+/// [`RemoteFile::prefetch`].
 pub(crate) struct RemoteFile {
     part: RemotePart,
     index: usize,
     /// Start the segment at the chunk holding this offset (the read's start), when set.
     from_offset: Option<i64>,
+    /// The segment being opened on a thread, its first chunks fetched: its stream and size.
+    ready: Option<JoinHandle<Result<(SegmentStream, u64), Error>>>,
 }
 
 impl RemotePart {
@@ -300,6 +305,7 @@ impl RemotePart {
                 part: self.clone(),
                 index,
                 from_offset: if index == first { start } else { None },
+                ready: None,
             })
             .collect()
     }
@@ -310,6 +316,15 @@ impl RemotePart {
         seg: &Segment<'_, SharedStorage>,
         from: Option<i64>,
     ) -> Result<FileStreamer, Error> {
+        Ok(file_streamer(self.stream(seg, from)?))
+    }
+
+    /// The stream of segment `seg` from the chunk holding `from` (by its offset index).
+    fn stream(
+        &self,
+        seg: &Segment<'_, SharedStorage>,
+        from: Option<i64>,
+    ) -> Result<SegmentStream, Error> {
         let mut position = 0u64;
         if let Some(from) = from {
             let base = seg.key().start_offset;
@@ -324,12 +339,24 @@ impl RemotePart {
             }
         }
         let position = position.min(seg.original_size());
-        let stream = seg.stream(position, self.tier.lookahead);
-        let start = stream.start();
-        let len = stream.len();
-        let input = ReadFill::with_len(Box::new(stream) as Box<dyn std::io::Read>, len);
-        Ok(Streamer::new(input, start, i32::MAX as usize))
+        Ok(seg.stream(position, self.tier.lookahead))
     }
+
+    /// Opens segment `index` (its manifest, data key and, to start at `from`, its offset
+    /// index): its stream and original size.
+    fn open_stream(&self, index: usize, from: Option<i64>) -> Result<(SegmentStream, u64), Error> {
+        let seg = self.open(index)?;
+        let stream = self.stream(&seg, from)?;
+        Ok((stream, seg.original_size()))
+    }
+}
+
+/// A segment's stream as the reader reads files.
+fn file_streamer(stream: SegmentStream) -> FileStreamer {
+    let start = stream.start();
+    let len = stream.len();
+    let input = ReadFill::with_len(Box::new(stream) as Box<dyn std::io::Read>, len);
+    Streamer::new(input, start, i32::MAX as usize)
 }
 
 impl RemoteFile {
@@ -353,11 +380,37 @@ impl RemoteFile {
     }
 
     /// Opens the segment (its manifest, data key and, to start inside it, its offset index)
-    /// and streams it: `(streamer, original bytes it yields)`.
-    pub(crate) fn open(&self) -> Result<(FileStreamer, u64), Error> {
-        let seg = self.part.open(self.index)?;
-        let s = self.part.streamer(&seg, self.from_offset)?;
-        let len = seg.original_size();
-        Ok((s, len))
+    /// and streams it: `(streamer, original bytes it yields)`. A segment prefetched
+    /// ([`RemoteFile::prefetch`]) is taken as the thread opened it, its error included.
+    pub(crate) fn open(&mut self) -> Result<(FileStreamer, u64), Error> {
+        let opened = match self.ready.take() {
+            Some(handle) => handle.join().map_err(|_| {
+                Error::Data(format!(
+                    "{}: opening {} panicked",
+                    self.part.name,
+                    self.name()
+                ))
+            })?,
+            None => self.part.open_stream(self.index, self.from_offset),
+        };
+        let (stream, len) = opened?;
+        Ok((file_streamer(stream), len))
+    }
+
+    /// Starts opening the segment on a thread and fetching its first chunks (at most
+    /// `remote.lookahead` of them, decoded), so that they arrive while the segment before it
+    /// is read: a read holds at most `2 × lookahead + 1` decoded chunks, the segment being
+    /// read's and the next one's. Errors come when the segment is [opened](RemoteFile::open).
+    pub(crate) fn prefetch(&mut self) {
+        if self.ready.is_some() {
+            return;
+        }
+        let part = self.part.clone();
+        let (index, from) = (self.index, self.from_offset);
+        self.ready = Some(std::thread::spawn(move || {
+            let (mut stream, len) = part.open_stream(index, from)?;
+            stream.prefetch();
+            Ok((stream, len))
+        }));
     }
 }

@@ -85,7 +85,8 @@ use std::sync::Mutex;
 ///                     (byte positions in the original segment or index)
 /// then `remote tier LOCATION: N partitions (...), M segments (K intact, ...), ...`.
 /// Encrypted segments need --rsm-private-key KEYID=PEMFILE. --topic narrows the remote tier
-/// too.
+/// too. The remote segments are checked by --threads workers across partitions, each holding
+/// one decoded segment at a time; the report is in the same order whatever the threading.
 ///
 /// Prints one line per problem with the file and byte position, then a summary. Exit 1 when
 /// there is any problem, 0 when everything is clean, 2 when a path holds nothing to verify.
@@ -131,7 +132,8 @@ pub struct Args {
     /// In a data directory, only this partition number.
     #[arg(long, value_name = "N")]
     partition: Option<i32>,
-    /// Partitions verified at once in a data directory (default: the machine's cores).
+    /// Partitions verified at once in a data directory, and remote segments with --remote
+    /// (default: the machine's cores). The report is the same whatever the number.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
 }
@@ -296,6 +298,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 topic: topic.as_ref(),
                 limit,
                 format: printer.format,
+                threads: args.threads.unwrap_or_else(default_threads),
             };
             Some((location, remote::run(request, &mut *out)?))
         }
@@ -346,6 +349,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::DataProblem
     })
+}
+
+/// The default of `--threads`: the machine's cores.
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// `__remote_log_metadata` for `--remote`: from a directory, or from a live cluster
@@ -413,7 +421,7 @@ fn data_dir<W: Write>(
     }
     let threads = args
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .unwrap_or_else(default_threads)
         .clamp(1, parts.len());
     let format = args.format;
     let bytes: u64 = parts.iter().map(PartitionDir::log_bytes).sum();

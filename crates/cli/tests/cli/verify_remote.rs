@@ -188,17 +188,25 @@ fn a_clean_broker_and_bucket() {
     );
 }
 
+/// Alters the bucket: segment `without_indexes` loses its `.indexes` object (returned), the
+/// first segment's manifest its last 5 bytes.
+fn alter(d: &Dir, keys: &[String], without_indexes: usize) -> String {
+    let bucket = d.path("bucket");
+    let indexes = keys[without_indexes].replace(".rsm-manifest", ".indexes");
+    std::fs::remove_file(bucket.join(&indexes)).unwrap();
+    let manifest = bucket.join(&keys[0]);
+    let text = std::fs::read(&manifest).unwrap();
+    std::fs::write(&manifest, &text[..text.len() - 5]).unwrap();
+    indexes
+}
+
 #[test]
 fn an_altered_bucket_one_line_per_problem() {
     let d = Dir::new();
     let keys = fixture(&d, false);
     let (data, bucket_arg) = (d.arg("data"), d.arg("bucket"));
     let bucket = d.path("bucket");
-    let indexes = keys[1].replace(".rsm-manifest", ".indexes");
-    std::fs::remove_file(bucket.join(&indexes)).unwrap();
-    let manifest = bucket.join(&keys[0]);
-    let text = std::fs::read(&manifest).unwrap();
-    std::fs::write(&manifest, &text[..text.len() - 5]).unwrap();
+    let indexes = alter(&d, &keys, 1);
     let stray = keys[0].replace("AQEBAQEBAQEBAQEBAQEBAQ", "CQkJCQkJCQkJCQkJCQkJCQ");
     std::fs::write(bucket.join(&stray), b"{}").unwrap();
     let r = run(&["verify", &data, "--remote", &bucket_arg]);
@@ -256,6 +264,37 @@ fn an_altered_bucket_one_line_per_problem() {
     assert_eq!(summary["remote"]["intact"], (n - 2) as u64);
     assert_eq!(summary["remote"]["problems"], 3);
     assert!(summary.get("files").is_none(), "{summary}");
+}
+
+#[test]
+fn the_report_is_the_same_whatever_the_threads() {
+    let d = Dir::new();
+    let keys = fixture(&d, false);
+    let (data, bucket_arg) = (d.arg("data"), d.arg("bucket"));
+    // Problems in the first and the third segment, the others intact.
+    let indexes = alter(&d, &keys, 2);
+    for format in ["text", "json"] {
+        let args = |threads: &'static str| {
+            run(&[
+                "verify",
+                &data,
+                "--remote",
+                &bucket_arg,
+                "--format",
+                format,
+                "--threads",
+                threads,
+            ])
+        };
+        let one = args("1");
+        assert_eq!(one.code, 1, "{}", one.stderr);
+        assert!(one.out().contains(&indexes), "{}", one.out());
+        for threads in ["2", "7"] {
+            let many = args(threads);
+            assert_eq!(many.code, 1, "{}", many.stderr);
+            assert_eq!(many.out(), one.out(), "{format}, --threads {threads}");
+        }
+    }
 }
 
 #[test]

@@ -26,6 +26,8 @@ pub struct Request<'a> {
     pub limit: usize,
     /// `--format`.
     pub format: Format,
+    /// `--threads`: remote segments checked at once.
+    pub threads: usize,
 }
 
 /// Reads `__remote_log_metadata` from a broker root or one of its `__remote_log_metadata-N`
@@ -56,6 +58,7 @@ pub fn run(request: Request<'_>, out: &mut dyn Write) -> Result<Summary, Failure
         local_root: request.local_root,
         max_decompressed_bytes: request.limit,
         topic_filter: filter.as_ref().map(|f| f as &dyn Fn(&str) -> bool),
+        threads: request.threads,
     };
     let json = request.format == Format::Json;
     verify::verify_to(&tier, &request.metadata, &options, json, out).map_err(|e| {
