@@ -3,8 +3,37 @@
 use crate::errors::{detached, guard, Fail};
 use krecords_codec::read::{Batch as CodecBatch, Entries as CodecEntries, Record as CodecRecord};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::sync::Arc;
+
+/// The input of `entries()` and `records()`: a `bytes` object held as it is (immutable, so its
+/// bytes are read in place, without a copy), or a copy of any other bytes-like object.
+#[derive(Clone)]
+pub enum Input {
+    /// A `bytes` object.
+    Held(Arc<Py<PyBytes>>),
+    /// A copy of a `bytearray`, `memoryview`, `mmap`, ...
+    Copied(Arc<[u8]>),
+}
+
+impl Input {
+    /// The input of `obj`, which must be bytes-like (else `UsageError`).
+    pub fn of(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
+        match obj.cast::<PyBytes>() {
+            Ok(b) => Ok(Input::Held(Arc::new(b.clone().unbind()))),
+            Err(_) => bytes_of(obj).map(Input::Copied),
+        }
+    }
+
+    /// The bytes.
+    pub fn bytes<'a>(&'a self, py: Python<'_>) -> &'a [u8] {
+        match self {
+            Input::Held(b) => b.as_bytes(py),
+            Input::Copied(c) => c,
+        }
+    }
+}
 
 /// The bytes of a bytes-like object (`bytes`, `bytearray`, `memoryview`, `mmap`, ...), copied
 /// once into memory the decoder owns (the stable ABI has no buffer protocol before 3.11).
@@ -102,13 +131,13 @@ pub struct Batch {
     /// The delete horizon (KIP-534), when set.
     #[pyo3(get)]
     delete_horizon_ms: Option<i64>,
-    data: Arc<[u8]>,
+    data: Input,
     check_crc: bool,
     limit: usize,
 }
 
 impl Batch {
-    fn new(b: &CodecBatch<'_>, data: Arc<[u8]>, check_crc: bool, limit: usize) -> Batch {
+    fn new(b: &CodecBatch<'_>, data: Input, check_crc: bool, limit: usize) -> Batch {
         let h = b.v2_header_fields();
         let (attributes, base_timestamp) = match b {
             CodecBatch::Legacy(l) => (i16::from(l.attributes()), None),
@@ -143,8 +172,9 @@ impl Batch {
     }
 
     /// The entry's bytes.
-    fn entry(&self) -> &[u8] {
+    fn entry<'a>(&'a self, py: Python<'_>) -> &'a [u8] {
         self.data
+            .bytes(py)
             .get(self.position..self.position.saturating_add(self.size))
             .unwrap_or_default()
     }
@@ -153,7 +183,7 @@ impl Batch {
     fn decode(&self, py: Python<'_>, out: &Bound<'_, PyList>) -> PyResult<()> {
         let mut scratch = Vec::new();
         let (entry, position, check, limit) =
-            (self.entry(), self.position, self.check_crc, self.limit);
+            (self.entry(py), self.position, self.check_crc, self.limit);
         let scratch_ref = &mut scratch;
         let decoded: Vec<CodecRecord<'_>> = detached(py, move || {
             let batch = CodecEntries::with_base(entry, position)
@@ -189,7 +219,7 @@ impl Batch {
 
     /// The entry's bytes, prefix included.
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, self.entry())
+        PyBytes::new(py, self.entry(py))
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -215,60 +245,87 @@ impl Batch {
 
 /// One record: `offset`, `timestamp` (ms, `None` for v0), `key` and `value` (bytes, `None` for
 /// null) and `headers` (a list of `(str, bytes | None)`).
-#[pyclass(module = "krecords", frozen, get_all)]
+///
+/// `offset`, `timestamp`, `key` and `value` are Python objects made with the record: fields of
+/// a frozen class that are `Py` are read by Python as plain struct members, without a call into
+/// Rust per attribute. `headers` is a list made with the record when there are headers, and on
+/// first access when there are none (a list per record, tracked by Python's cyclic garbage
+/// collector, made it run every 700 records).
+#[pyclass(module = "krecords", frozen)]
 pub struct Record {
-    /// Absolute offset.
-    offset: i64,
+    /// Absolute offset (`int`).
+    #[pyo3(get)]
+    offset: Py<PyAny>,
     /// Timestamp in ms since the epoch (LogAppendTime applied); `None` for v0.
-    timestamp: Option<i64>,
+    #[pyo3(get)]
+    timestamp: Py<PyAny>,
     /// Key bytes, `None` for a null key.
-    key: Option<Py<PyBytes>>,
+    #[pyo3(get)]
+    key: Py<PyAny>,
     /// Value bytes, `None` for a tombstone.
-    value: Option<Py<PyBytes>>,
-    /// Headers in order: `(key, value)`, keys decoded as UTF-8 (as Kafka's Java client does).
-    headers: Py<PyList>,
+    #[pyo3(get)]
+    value: Py<PyAny>,
+    /// The headers list, once made.
+    headers: PyOnceLock<Py<PyList>>,
+}
+
+/// `bytes`, or `None` for a null field.
+fn py_bytes_or_none(py: Python<'_>, b: Option<&[u8]>) -> Py<PyAny> {
+    match b {
+        Some(b) => PyBytes::new(py, b).into_any().unbind(),
+        None => py.None(),
+    }
 }
 
 impl Record {
     fn from_codec(py: Python<'_>, r: &CodecRecord<'_>) -> PyResult<Record> {
-        let headers = PyList::empty(py);
-        for h in r.headers() {
-            let key = String::from_utf8_lossy(h.key);
-            let value = h.value.map(|v| PyBytes::new(py, v));
-            headers.append(PyTuple::new(
-                py,
-                [
-                    key.into_pyobject(py)?.into_any(),
-                    value.into_pyobject(py)?.into_any(),
-                ],
-            )?)?;
+        let headers = PyOnceLock::new();
+        let mut list = r.headers().peekable();
+        if list.peek().is_some() {
+            let made = PyList::empty(py);
+            for h in list {
+                let key = String::from_utf8_lossy(h.key);
+                made.append(PyTuple::new(
+                    py,
+                    [
+                        key.into_pyobject(py)?.into_any().unbind(),
+                        py_bytes_or_none(py, h.value),
+                    ],
+                )?)?;
+            }
+            // A fresh lock: setting it cannot find it set.
+            let _ = headers.set(py, made.unbind());
         }
         Ok(Record {
-            offset: r.offset(),
-            timestamp: r.timestamp(),
-            key: r.key().map(|k| PyBytes::new(py, k).unbind()),
-            value: r.value().map(|v| PyBytes::new(py, v).unbind()),
-            headers: headers.unbind(),
+            offset: r.offset().into_pyobject(py)?.into_any().unbind(),
+            timestamp: r.timestamp().into_pyobject(py)?.unbind(),
+            key: py_bytes_or_none(py, r.key()),
+            value: py_bytes_or_none(py, r.value()),
+            headers,
         })
     }
 }
 
 #[pymethods]
 impl Record {
+    /// Headers in order: a list of `(key, value)`, keys decoded as UTF-8 (as Kafka's Java
+    /// client does); the same list on every access.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> Bound<'py, PyList> {
+        self.headers
+            .get_or_init(py, || PyList::empty(py).unbind())
+            .bind(py)
+            .clone()
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let show = |b: &Option<Py<PyBytes>>| -> PyResult<String> {
-            Ok(match b {
-                Some(b) => b.bind(py).repr()?.to_string(),
-                None => "None".into(),
-            })
-        };
         Ok(format!(
             "Record(offset={}, timestamp={}, key={}, value={}, headers={})",
-            self.offset,
-            py_opt(self.timestamp),
-            show(&self.key)?,
-            show(&self.value)?,
-            self.headers.bind(py).repr()?
+            self.offset.bind(py).repr()?,
+            self.timestamp.bind(py).repr()?,
+            self.key.bind(py).repr()?,
+            self.value.bind(py).repr()?,
+            self.headers(py).repr()?
         ))
     }
 }
@@ -279,7 +336,7 @@ impl Record {
 /// `CorruptDataError` with its `position`.
 #[pyclass(module = "krecords")]
 pub struct Entries {
-    data: Arc<[u8]>,
+    data: Input,
     pos: usize,
     done: bool,
     check_crc: bool,
@@ -290,11 +347,12 @@ pub struct Entries {
 
 impl Entries {
     /// The next entry, or `None` at the end.
-    fn next_batch(&mut self) -> Result<Option<Batch>, Fail> {
+    fn next_batch(&mut self, py: Python<'_>) -> Result<Option<Batch>, Fail> {
         if self.done {
             return Ok(None);
         }
-        let rest = self.data.get(self.pos..).unwrap_or_default();
+        let data = self.data.bytes(py);
+        let rest = data.get(self.pos..).unwrap_or_default();
         let mut it = CodecEntries::with_base(rest, self.pos);
         if self.strict {
             it = it.strict();
@@ -313,7 +371,7 @@ impl Entries {
                 self.done = true;
                 self.trailing = it
                     .partial()
-                    .map_or(0, |p| self.data.len().saturating_sub(p.position));
+                    .map_or(0, |p| data.len().saturating_sub(p.position));
                 Ok(None)
             }
             Err(e) => {
@@ -331,7 +389,7 @@ impl Entries {
     }
 
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Batch>> {
-        guard(py, || self.next_batch().map_err(|f| f.into_pyerr(py)))
+        guard(py, || self.next_batch(py).map_err(|f| f.into_pyerr(py)))
     }
 
     /// Bytes of a truncated entry at the end of the input, once iteration has ended (0: none).
@@ -352,7 +410,7 @@ fn entries(
     max_decompressed_bytes: usize,
 ) -> PyResult<Entries> {
     Ok(Entries {
-        data: bytes_of(data)?,
+        data: Input::of(data)?,
         pos: 0,
         done: false,
         check_crc,
@@ -376,7 +434,7 @@ fn records<'py>(
     let mut it = entries(data, check_crc, strict, max_decompressed_bytes)?;
     guard(py, || {
         let out = PyList::empty(py);
-        while let Some(b) = it.next_batch().map_err(|f| f.into_pyerr(py))? {
+        while let Some(b) = it.next_batch(py).map_err(|f| f.into_pyerr(py))? {
             if !b.is_control {
                 b.decode(py, &out)?;
             }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import subprocess
@@ -222,6 +223,19 @@ def test_entries_take_any_bytes_like_and_record_objects() -> None:
         assert [r.value for r in krecords.records(view)] == [r.value for r in krecords.records(data)]
     # Records read back build the same bytes.
     assert krecords.build_batch(krecords.records(data)) == data
+
+
+def test_entries_hold_their_bytes_and_headers_are_one_list_per_record() -> None:
+    # A `bytes` input is read in place: the entries keep it alive after the caller drops it.
+    it = krecords.entries(krecords.build_batch(RECORDS))
+    gc.collect()
+    got = [r for b in it for r in b.records()]
+    assert [r.value for r in got] == [r["value"].encode() for r in RECORDS]
+    for r, want in zip(got, RECORDS):
+        assert r.headers == want["headers"]
+        # Made on first access when there are none, then the same list every time.
+        assert r.headers is r.headers
+        assert r.headers.__class__ is list
 
 
 def test_build_batch_usage_errors() -> None:
