@@ -56,7 +56,11 @@ ROUNDS="${BENCH_ROUNDS:-3}"
 CODECS="${BENCH_CODECS:-none lz4}"
 SIZE_MIB="${BENCH_SIZE_MIB:-1024}"
 LOCK="${BENCH_LOCK:-}"
-PINS=(pyarrow==26.0.1 duckdb==2.0.1 confluent-kafka==2.16.1)
+# pyarrow and duckdb as the interop suite pins them (the readers its checks use); confluent-kafka
+# is this benchmark's own.
+mapfile -t PINS < <(grep -E '^(pyarrow|duckdb)==' interop/py/requirements.txt)
+[ "${#PINS[@]}" = 2 ] || { echo "bench-tables: no pyarrow/duckdb pins in interop/py/requirements.txt" >&2; exit 2; }
+PINS+=(confluent-kafka==2.16.1)
 for n in "$ROUNDS" "$SIZE_MIB"; do
     case "$n" in '' | *[!0-9]* | 0) echo "bench-tables: not a positive number: '$n'" >&2; exit 2 ;; esac
 done
