@@ -3,31 +3,38 @@
 
 Usage: salvage_check.py --krec KREC --java-cp CP --dir DIR [--keep]
 
-Starts its own broker in DIR/broker (interop/broker/broker.sh), creates two topics of four
-partitions with segment.bytes=1 MiB (so each partition has several segments): sv-plain written
-by Kafka's ProducerPerformance (uncompressed, 16 KiB batches, values from a payload file) and
-sv-txn by dev.krecords.interop.AbortedTransactions (Kafka's transactional producer, lz4, every
-third transaction aborted). Kafka's ConsoleConsumer reads both topics at read_committed (offset
-and value of each record), then the broker is stopped cleanly.
+Starts its own broker in DIR/broker (interop/broker/broker.sh), creates two topics of one
+partition per damage case with segment.bytes=1 MiB (so each partition has several segments):
+sv-plain written by Kafka's ProducerPerformance (uncompressed, 16 KiB batches, values from a
+payload file) and sv-txn by dev.krecords.interop.AbortedTransactions (Kafka's transactional
+producer, lz4, every third transaction of each partition aborted). Kafka's ConsoleConsumer reads
+both topics at read_committed (offset and value of each record), then the broker is stopped
+cleanly.
 
 Damage cases, partition N of both topics getting case N, each applied to the partition's middle
 segment (never its last, active one) in a copy of the whole stopped log dir: flip (one byte flipped in the middle of the
 segment), zeros (64 KiB zeroed from a third of it), truncate (the segment cut at half its
 length), garbage (4,000 random bytes inserted in the middle), base-offset (bit 20 set in the base
 offset of the batch in the middle, a field no CRC covers: the batch stays valid at an offset
-about a million too high). Then, per damaged partition:
+about a million too high), marker (the first end marker of an aborted transaction after the
+middle of the segment zeroed, the producer's next transaction kept: Kafka would end the aborted
+one with the next one's commit marker and serve its records, so salvage must write an ABORT
+marker at the lost marker's offset; in sv-plain, which has no markers, the batch in the middle
+zeroed). Then, per damaged partition:
 
 - salvage: `krec salvage PARTITION --output OUT --format json` exits 1 (something lost) and
   reports damage in the damaged segment (for base-offset: exactly that batch left out, at its
-  position, and nothing damaged);
+  position, and nothing damaged; for sv-txn's marker: an ABORT marker written at the lost
+  one's offset);
 - verify / dump-log (a): `krec verify OUT` is clean, and Kafka's DumpLogSegments
   --deep-iteration reads every output segment without an error, with as many records as the
-  report says were kept;
+  report says were kept (and the ABORT markers salvage wrote);
 - broker-clean / broker-unclean (b): in a copy of the stopped log dir whose partition directory
   is replaced by OUT (partition.metadata kept), a broker started on it serves at read_committed
   exactly the records of the original consumption whose offsets salvage kept and that the
-  kept batches make visible (a transaction whose marker was lost leaves the last stable offset
-  at its first offset); the same again after an unclean shutdown (no clean-shutdown marker,
+  kept batches make visible as Kafka reads them (a producer's open transaction ends with its
+  next marker; one left open at the end keeps the last stable offset at its first offset),
+  aborted records never served; the same again after an unclean shutdown (no clean-shutdown marker,
   recovery point 0, so the broker's own recovery checks every salvaged batch and keeps them
   all);
 - versus-broker (c): the damaged copy given to a broker directly (unclean, recovery point 0):
@@ -51,7 +58,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEGMENT_BYTES = 1 << 20  # Kafka 4.x refuses less
-CASES = ("flip", "zeros", "truncate", "garbage", "base-offset")
+CASES = ("flip", "zeros", "truncate", "garbage", "base-offset", "marker")
 PLAIN_RECORDS = 60000
 TXN_RECORDS = 64000
 PER_TXN = 200
@@ -184,6 +191,24 @@ def damage(case, path, rng):
         base = int.from_bytes(data[pos:pos + 8], "big")
         data[pos:pos + 8] = (base | 1 << 20).to_bytes(8, "big")
         what = f"base offset of the batch at byte {pos} raised from {base} to {base | 1 << 20}"
+    elif case == "marker":
+        entries, pos = [], 0
+        while pos + 12 <= n:
+            size = 12 + int.from_bytes(data[pos + 8:pos + 12], "big")
+            entries.append((pos, size))
+            pos += size
+        # A v2 control batch (attributes bit 5) whose record's key (after one-byte length,
+        # attributes, timestamp delta, offset delta and key length) has type 0: abort.
+        markers = [(p, z) for p, z in entries if p >= n // 2 and data[p + 16] == 2
+                   and data[p + 22] & 0x20 and data[p + 68:p + 70] == b"\0\0"]
+        if markers:
+            pos, size = markers[0]
+            offset = int.from_bytes(data[pos:pos + 8], "big")
+            what = f"the abort marker at offset {offset}, byte {pos} ({size} bytes) zeroed"
+        else:
+            pos, size = entries[len(entries) // 2]
+            what = f"the batch at byte {pos} ({size} bytes) zeroed"
+        data[pos:pos + size] = bytes(size)
     elif case == "garbage":
         pos = n // 2
         data[pos:pos] = bytes(rng.getrandbits(8) for _ in range(4000))
@@ -308,7 +333,7 @@ def main():
              "linger.ms=5", "compression.type=none")
         java(a.java_cp, "dev.krecords.interop.AbortedTransactions", bootstrap, str(TXN_RECORDS), "sv-txn")
         committed = sum(min(PER_TXN, TXN_RECORDS - s)
-                        for n, s in enumerate(range(0, TXN_RECORDS, PER_TXN), 1) if n % 3 != 0)
+                        for n, s in enumerate(range(0, TXN_RECORDS, PER_TXN), 1) if (n // len(CASES)) % 3 != 2)
         counts = {"sv-plain": PLAIN_RECORDS, "sv-txn": committed}
         original = consume_all(bootstrap, counts)
         got = {t: sum(len(v) for k, v in original.items() if k.startswith(t + "-")) for t in TOPICS}
@@ -347,10 +372,15 @@ def main():
                       and rep["left_out"][0]["position"] == at)
             else:
                 ok = r.returncode == 1 and rep["lost_anything"] and len(rep["damaged"]) >= 1
+            m = re.search(r"abort marker at offset (\d+)", what[k])
+            if m:
+                ok = ok and [t["aborted_at"] for t in rep["transactions"]] == [int(m.group(1))]
             out(f"salvage/{k}", ok,
                 f"{what[k]}: kept {rep['kept_records']} records in {rep['kept_entries']} entries, "
                 f"{len(rep['damaged'])} damaged ranges ({sum(d['length'] for d in rep['damaged'])} bytes), "
-                f"{len(rep['left_out'])} left out, exit {r.returncode}")
+                f"{len(rep['left_out'])} left out, "
+                f"{sum(t['aborted_at'] is not None for t in rep['transactions'])} ABORT markers "
+                f"written, exit {r.returncode}")
             v = subprocess.run([a.krec, "verify", dst], capture_output=True, text=True, timeout=300)
             out(f"verify/{k}", v.returncode == 0,
                 (v.stdout.strip().splitlines() or [""])[-1] if v.returncode == 0
@@ -362,10 +392,12 @@ def main():
         for k, rep in reports.items():
             batches, errors, nfiles = dumped[k]
             records = sum(b[2] for b in batches)
-            out(f"dump-log/{k}", not errors and records == rep["kept_records"]
-                and len(batches) == rep["kept_entries"],
+            markers = sum(t["aborted_at"] is not None for t in rep["transactions"])
+            out(f"dump-log/{k}", not errors and records == rep["kept_records"] + markers
+                and len(batches) == rep["kept_entries"] + markers,
                 f"DumpLogSegments --deep-iteration read {nfiles} segments, {len(batches)} batches, "
-                f"{records} records (report: {rep['kept_entries']} entries, {rep['kept_records']} records)"
+                f"{records} records (report: {rep['kept_entries']} entries, {rep['kept_records']} "
+                f"records, {markers} ABORT markers written)"
                 + (f"; errors: {errors[:3]}" if errors else ""))
             vis[k] = visible(batches)
 

@@ -45,9 +45,12 @@ use crate::error::{Error, Result};
 use crate::files::{self, LOG_SUFFIX};
 use crate::log::Env;
 use crate::storage::StorageFile;
+use krecords_codec::control::{ControlRecordKey, EndTxnMarker};
 use krecords_codec::layout::{LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE};
-use krecords_codec::read::{Batch, Entries};
+use krecords_codec::read::{Batch, Entries, V2Batch};
+use krecords_codec::write::{end_txn_marker, EndTxnBatch};
 use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -61,6 +64,10 @@ const MIN_WINDOW: usize = 64 << 10;
 /// Bytes of a damaged region handed to [`SalvageSink::damaged`] at once.
 const DAMAGED_CHUNK: usize = 1 << 20;
 
+/// Bytes of entries read ahead after a loss for the next entry of each producer whose
+/// transaction was open (see [`Transaction`]).
+const LOOK_AHEAD: u64 = 64 << 20;
+
 /// How a salvage reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SalvageOptions {
@@ -69,6 +76,10 @@ pub struct SalvageOptions {
     pub max_entry_size: usize,
     /// Decompressed bytes allowed when counting the records of a compressed v0/v1 wrapper.
     pub max_decompressed_bytes: usize,
+    /// Whether a transaction whose end marker was lost in a damaged range gets an ABORT marker
+    /// of salvage's own at the first lost offset (see [`Transaction`]); `false` leaves the
+    /// output byte for byte what the input kept.
+    pub close_lost_transactions: bool,
 }
 
 impl Default for SalvageOptions {
@@ -76,6 +87,7 @@ impl Default for SalvageOptions {
         SalvageOptions {
             max_entry_size: DEFAULT_MAX_ENTRY_SIZE,
             max_decompressed_bytes: krecords_codec::DEFAULT_DECOMPRESS_LIMIT,
+            close_lost_transactions: true,
         }
     }
 }
@@ -154,6 +166,42 @@ pub struct LeftOut {
     pub reason: String,
 }
 
+/// A transaction that was open when something was lost, and whose end marker may have been in
+/// what was lost.
+///
+/// Kafka ends a producer's open transaction with the next end marker of that producer in the
+/// partition, whatever transaction the marker was written for. So when a damaged range swallows
+/// a transaction's marker, the records kept before it share the fate of the producer's *next*
+/// transaction (an aborted transaction's records would be committed with it), or, when the
+/// producer writes nothing more, the partition's last stable offset stays at the transaction's
+/// first offset for good. Salvage looks at the producer's next entry after the loss: its own
+/// marker (same epoch, or one above as transaction version 2 bumps it) or the next batch of the
+/// same transaction (same epoch) mean the transaction goes on and nothing is done; anything
+/// else — a batch of another epoch, a later transaction's marker — means the marker was lost, and salvage writes an ABORT marker at the first offset
+/// lost (`aborted_at`): the records stay in the log, hidden at read_committed, as Kafka's
+/// `kafka-transactions.sh abort` does to a hanging transaction. When the producer writes nothing
+/// after the loss, the transaction may simply still be open (a transaction coordinator may end
+/// it), so it is left open and reported. With transaction version 1, where a producer's
+/// transactions share its epoch, a lost marker between two of them cannot be seen: Kafka
+/// makes them one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Transaction {
+    /// The producer.
+    pub producer_id: i64,
+    /// Its epoch in the transaction's last kept batch.
+    pub producer_epoch: i16,
+    /// The transaction's first kept offset.
+    pub first_offset: i64,
+    /// Its last kept offset before the loss.
+    pub last_offset: i64,
+    /// Where the loss was: file and position.
+    pub lost_at: (PathBuf, u64),
+    /// The offset of the ABORT marker salvage wrote (`None`: left open).
+    pub aborted_at: Option<i64>,
+    /// What salvage saw and did, in words.
+    pub note: String,
+}
+
 /// A range of offsets kept without damage in between.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct OffsetRange {
@@ -207,6 +255,9 @@ pub struct SalvageReport {
     pub damaged: Vec<Damage>,
     /// CRC-valid entries left out for their offsets.
     pub left_out: Vec<LeftOut>,
+    /// Transactions open when something was lost whose end marker may have been lost: those
+    /// salvage closed with an ABORT marker of its own, and those it left open.
+    pub transactions: Vec<Transaction>,
     /// Segments written (0 without an output).
     pub segments_written: u64,
     /// For comparison: what Kafka's recovery would keep.
@@ -260,6 +311,20 @@ impl fmt::Display for SalvageReport {
                 l.reason
             )?;
         }
+        for t in &self.transactions {
+            writeln!(
+                f,
+                "transaction: producer {} epoch {}, offsets {}..={} kept, open when {} byte {} \
+                 was lost: {}",
+                t.producer_id,
+                t.producer_epoch,
+                t.first_offset,
+                t.last_offset,
+                t.lost_at.0.display(),
+                t.lost_at.1,
+                t.note
+            )?;
+        }
         let ranges: Vec<String> = self
             .kept_ranges
             .iter()
@@ -290,6 +355,19 @@ impl fmt::Display for SalvageReport {
         if let Some((file, pos)) = &self.kafka_recovery.stops_at {
             write!(f, " (it stops at {} byte {pos})", file.display())?;
         }
+        if !self.transactions.is_empty() {
+            let aborted = self
+                .transactions
+                .iter()
+                .filter(|t| t.aborted_at.is_some())
+                .count();
+            write!(
+                f,
+                "; transactions whose end marker may be lost: {aborted} closed with an ABORT \
+                 marker, {} left open",
+                self.transactions.len().saturating_sub(aborted)
+            )?;
+        }
         writeln!(f)
     }
 }
@@ -302,6 +380,8 @@ struct Window {
     start: u64,
     buf: Vec<u8>,
     cap: usize,
+    /// The least a refill reads (up to `cap`).
+    chunk: usize,
     /// A position whose bytes a refill keeps when it can (the entry being decided on while
     /// the one after it is looked at).
     pin: Option<u64>,
@@ -317,8 +397,16 @@ impl Window {
             start: 0,
             buf: Vec::new(),
             cap,
+            chunk: cap,
             pin: None,
         }
+    }
+
+    /// The same window reading only `chunk` bytes at a time unless more are needed (for a
+    /// look ahead that usually stops at the first entry).
+    fn chunked(mut self, chunk: usize) -> Window {
+        self.chunk = chunk.min(self.cap);
+        self
     }
 
     /// The bytes from `pos` on: at least `need` of them, or all up to the end of the file.
@@ -333,9 +421,11 @@ impl Window {
                 .pin
                 .filter(|&p| p <= pos && p >= self.start && want_end.saturating_sub(p) <= cap)
                 .unwrap_or(pos);
+            let wanted = usize::try_from(want_end.saturating_sub(at)).unwrap_or(usize::MAX);
             let n = usize::try_from(self.len.saturating_sub(at))
                 .unwrap_or(usize::MAX)
-                .min(self.cap);
+                .min(self.cap)
+                .min(wanted.max(self.chunk));
             let keep = if at >= self.start && at < end {
                 let from = usize::try_from(at.saturating_sub(self.start)).unwrap_or(usize::MAX);
                 self.buf.copy_within(from.., 0);
@@ -485,11 +575,65 @@ struct Scan<'a> {
     scratch: Vec<u8>,
     scanned_before: u64,
     total: u64,
+    /// The input files.
+    files: &'a [PathBuf],
+    /// Open transactions of the output by producer id.
+    txns: BTreeMap<i64, OpenTxn>,
+    /// The coordinator epoch of each producer's last kept marker.
+    coordinator_epochs: HashMap<i64, i32>,
+    /// The partition leader epoch of the last kept v2 entry.
+    leader_epoch: i32,
+}
+
+/// A transaction open in the output.
+struct OpenTxn {
+    first: i64,
+    last: i64,
+    epoch: i16,
+    timestamp: i64,
+    /// Where something was lost while it was open, until the producer's next entry says
+    /// whether its marker was there.
+    interrupted: Option<(PathBuf, u64)>,
+    /// Whether the look ahead found no later entry of the producer: the report says it was
+    /// left open, and later losses are not looked into again (which keeps the cost linear).
+    settled: bool,
+}
+
+impl OpenTxn {
+    /// Whether `n`, the producer's next entry after a loss, shows the transaction going on:
+    /// its own end marker (same epoch, or one above: transaction version 2 bumps the epoch in
+    /// the marker), or another of its batches (same epoch).
+    fn goes_on(&self, n: &TxnFacts) -> bool {
+        if n.marker.is_some() {
+            return n.epoch == self.epoch || n.epoch == self.epoch.saturating_add(1);
+        }
+        n.transactional && n.epoch == self.epoch
+    }
+}
+
+/// Words for a producer's entry at offset `first`.
+fn describe(first: i64, n: &TxnFacts) -> String {
+    if n.marker.is_some() {
+        format!("an end marker of epoch {} at offset {first}", n.epoch)
+    } else if n.transactional {
+        format!(
+            "a transactional batch of epoch {}, sequence {}, at offset {first}",
+            n.epoch, n.base_seq
+        )
+    } else {
+        format!("a batch outside any transaction at offset {first}")
+    }
 }
 
 impl Scan<'_> {
-    /// A loss at (`file`, `pos`): ends the kept range and Kafka's recovery.
+    /// A loss at (`file`, `pos`): ends the kept range and Kafka's recovery, and interrupts
+    /// the open transactions.
     fn lost(&mut self, file: &Path, pos: u64) {
+        for t in self.txns.values_mut() {
+            if t.interrupted.is_none() && !t.settled {
+                t.interrupted = Some((file.to_path_buf(), pos));
+            }
+        }
         self.range_open = false;
         if self.clean_prefix {
             self.clean_prefix = false;
@@ -548,19 +692,157 @@ impl Scan<'_> {
         w: &mut Window,
         pos: u64,
     ) -> Result<std::result::Result<Found, (String, u64)>> {
-        let max = self.options.max_entry_size;
-        let head = w.at(pos, MAGIC_OFFSET + 1)?;
-        let want = claimed_len(head)
-            .unwrap_or(0)
-            .clamp(MAGIC_OFFSET + 1, max.saturating_add(LOG_OVERHEAD));
-        let avail = w.at(pos, want)?;
-        Ok(match candidate(avail, pos, max) {
-            Ok(b) => {
-                let (kept, size) = Kept::of(&b, &mut self.scratch, self.options);
-                Ok(Found { pos, size, kept })
+        entry_at(w, pos, self.options, &mut self.scratch)
+    }
+
+    /// Decides on the transactions a loss interrupted, before the entry at `pos` of file
+    /// `i` (first offset `next_first`) is written, or at the end (`None`): returns the ABORT
+    /// markers to write before it, with their offsets (see [`Transaction`]).
+    fn close_interrupted(
+        &mut self,
+        env: &Env,
+        i: usize,
+        pos: u64,
+        next_first: Option<i64>,
+    ) -> Result<Vec<(i64, Vec<u8>)>> {
+        let mut order: Vec<(i64, i64)> = self
+            .txns
+            .iter()
+            .filter(|(_, t)| t.interrupted.is_some())
+            .map(|(&pid, t)| (t.first, pid))
+            .collect();
+        if order.is_empty() {
+            return Ok(Vec::new());
+        }
+        order.sort_unstable();
+        let wanted: Vec<i64> = order.iter().map(|&(_, pid)| pid).collect();
+        let (next, looked_all) = match next_first {
+            Some(_) => next_entries(
+                env,
+                self.files,
+                i,
+                pos,
+                &wanted,
+                self.options,
+                &mut self.scratch,
+            )?,
+            None => (HashMap::new(), true),
+        };
+        let mut free = self.prev_last.map_or(0, |p| p.saturating_add(1));
+        let mut markers = Vec::new();
+        for (_, pid) in order {
+            let Some(t) = self.txns.get_mut(&pid) else {
+                continue;
+            };
+            let Some(lost_at) = t.interrupted.take() else {
+                continue;
+            };
+            let n = next.get(&pid);
+            if n.is_some_and(|(_, n)| t.goes_on(n)) {
+                continue;
             }
-            Err(reason) => Err((reason, skip_after_failure(avail))),
-        })
+            let mut report = Transaction {
+                producer_id: pid,
+                producer_epoch: t.epoch,
+                first_offset: t.first,
+                last_offset: t.last,
+                lost_at,
+                aborted_at: None,
+                note: String::new(),
+            };
+            let Some((n_first, n)) = n else {
+                t.settled = true;
+                report.note = format!(
+                    "the producer writes nothing after the loss{}, so the transaction may \
+                     still be open: left open; read_committed consumers stop at offset {} until \
+                     a transaction coordinator ends it, and if none will, \
+                     `kafka-transactions.sh abort --start-offset {}` (with the topic and \
+                     partition) ends it",
+                    if looked_all {
+                        String::new()
+                    } else {
+                        format!(" in the next {} MiB", LOOK_AHEAD >> 20)
+                    },
+                    t.first,
+                    t.first
+                );
+                self.report.transactions.push(report);
+                continue;
+            };
+            if next_first.is_some_and(|nf| free >= nf) {
+                // No offset was lost there: nor was a marker.
+                continue;
+            }
+            let seen = describe(*n_first, n);
+            if !self.options.close_lost_transactions {
+                report.note = format!(
+                    "the producer's next entry is {seen}, of another transaction: its end \
+                     marker was lost; left as it is, so the producer's next marker ends it too"
+                );
+                self.report.transactions.push(report);
+                continue;
+            }
+            let marker = match end_txn_marker(&EndTxnBatch {
+                base_offset: free,
+                partition_leader_epoch: self.leader_epoch,
+                producer_id: pid,
+                producer_epoch: t.epoch,
+                coordinator_epoch: self.coordinator_epochs.get(&pid).copied().unwrap_or(0),
+                commit: false,
+                timestamp: t.timestamp,
+            }) {
+                Ok(m) => m,
+                Err(e) => {
+                    report.note = format!(
+                        "the producer's next entry is {seen}, of another transaction: its end \
+                         marker was lost; left open, as no marker can be written for it: {e}"
+                    );
+                    self.report.transactions.push(report);
+                    continue;
+                }
+            };
+            report.aborted_at = Some(free);
+            report.note = format!(
+                "the producer's next entry is {seen}, of another transaction: its end marker \
+                 was lost; closed with an ABORT marker at offset {free} (its records stay in \
+                 the log, hidden at read_committed)"
+            );
+            self.report.transactions.push(report);
+            self.txns.remove(&pid);
+            markers.push((free, marker));
+            free = free.saturating_add(1);
+        }
+        Ok(markers)
+    }
+
+    /// Follows the transactions through the kept entry `k`.
+    fn track(&mut self, k: &Kept) {
+        if let Some(e) = k.leader_epoch {
+            self.leader_epoch = e;
+        }
+        let Some(t) = k.txn else {
+            return;
+        };
+        let pid = t.producer_id;
+        if let Some(ce) = t.marker {
+            self.txns.remove(&pid);
+            self.coordinator_epochs.insert(pid, ce);
+            return;
+        }
+        if !t.transactional || t.control {
+            return;
+        }
+        let open = self.txns.entry(pid).or_insert(OpenTxn {
+            first: k.first,
+            last: k.last,
+            epoch: t.epoch,
+            timestamp: t.max_timestamp,
+            interrupted: None,
+            settled: false,
+        });
+        open.last = k.last;
+        open.epoch = t.epoch;
+        open.timestamp = t.max_timestamp;
     }
 
     /// The first entry of the file `path`, when a whole one checks there (`None` also when the
@@ -577,9 +859,14 @@ impl Scan<'_> {
         Ok(self.entry_at(&mut w, 0)?.ok())
     }
 
-    /// Salvages one file; `next_file` is the one after it, whose first entry is looked at
-    /// when this file's last entry is checked for a damaged base offset.
-    fn file(&mut self, env: &Env, path: &Path, next_file: Option<&Path>) -> Result<()> {
+    /// Salvages file `i`; the next one's first entry is looked at when this file's last
+    /// entry is checked for a damaged base offset.
+    fn file(&mut self, env: &Env, i: usize) -> Result<()> {
+        let files = self.files;
+        let Some(path) = files.get(i).map(PathBuf::as_path) else {
+            return Ok(());
+        };
+        let next_file = files.get(i.saturating_add(1)).map(PathBuf::as_path);
         let file = env
             .storage
             .open_read(path)
@@ -690,18 +977,30 @@ impl Scan<'_> {
                 pos = next_pos;
                 continue;
             }
+            // Kept, after the markers of transactions whose own were lost.
+            let markers = self.close_interrupted(env, i, pos, Some(f.kept.first))?;
             let k = &f.kept;
-            // Kept.
             let bytes = w
                 .at(pos, usize::try_from(size).unwrap_or(usize::MAX))?
                 .get(..usize::try_from(size).unwrap_or(usize::MAX))
                 .unwrap_or(&[]);
             if let Some(writer) = self.writer.as_mut() {
-                if !started {
-                    let seg_base = base
-                        .filter(|&b| self.prev_last.is_none_or(|p| b > p))
-                        .unwrap_or(k.first);
-                    writer.start_segment(seg_base)?;
+                let seg_base = (!started).then(|| {
+                    base.filter(|&b| self.prev_last.is_none_or(|p| b > p))
+                        .unwrap_or(k.first)
+                });
+                // A marker below the new segment's base ends the previous one.
+                let (before, after): (Vec<_>, Vec<_>) = markers
+                    .iter()
+                    .partition(|(o, _)| seg_base.is_some_and(|b| *o < b));
+                for (_, m) in before {
+                    writer.write_checked(m)?;
+                }
+                if let Some(b) = seg_base {
+                    writer.start_segment(b)?;
+                }
+                for (_, m) in after {
+                    writer.write_checked(m)?;
                 }
                 writer.write_checked(bytes)?;
             }
@@ -715,11 +1014,12 @@ impl Scan<'_> {
                     self.epochs.clear();
                 }
             }
-            for i in self.pending.drain(..) {
-                if let Some(d) = self.report.damaged.get_mut(i) {
+            for d in self.pending.drain(..) {
+                if let Some(d) = self.report.damaged.get_mut(d) {
                     d.first_kept_after = Some(k.first);
                 }
             }
+            self.track(k);
             let r = &mut self.report;
             r.kept_entries = r.kept_entries.saturating_add(1);
             r.kept_records = r.kept_records.saturating_add(k.records);
@@ -757,6 +1057,130 @@ struct Kept {
     last: i64,
     records: u64,
     leader_epoch: Option<i32>,
+    /// For a v2 batch with a producer id.
+    txn: Option<TxnFacts>,
+}
+
+/// What following transactions needs of a v2 batch with a producer id.
+#[derive(Debug, Clone, Copy)]
+struct TxnFacts {
+    producer_id: i64,
+    epoch: i16,
+    base_seq: i32,
+    transactional: bool,
+    control: bool,
+    /// For an end-transaction marker: its coordinator epoch.
+    marker: Option<i32>,
+    max_timestamp: i64,
+}
+
+impl TxnFacts {
+    fn of(v: &V2Batch<'_>, scratch: &mut Vec<u8>) -> Option<TxnFacts> {
+        (v.raw_producer_id() >= 0).then(|| TxnFacts {
+            producer_id: v.raw_producer_id(),
+            epoch: v.raw_producer_epoch(),
+            base_seq: v.raw_base_sequence(),
+            transactional: v.is_transactional(),
+            control: v.is_control(),
+            marker: if v.is_control() {
+                marker_coordinator_epoch(v, scratch)
+            } else {
+                None
+            },
+            max_timestamp: v.max_timestamp(),
+        })
+    }
+}
+
+/// The coordinator epoch of the end-transaction marker in the control batch `v` (`None`: an
+/// empty control batch, or another kind of control record: Kafka's producer state passes
+/// over them).
+fn marker_coordinator_epoch(v: &V2Batch<'_>, scratch: &mut Vec<u8>) -> Option<i32> {
+    let mut records = v
+        .records(scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+        .ok()?;
+    let record = records.next()?.ok()?;
+    let key = ControlRecordKey::parse(record.key, 0).ok()?;
+    if !key.kind.is_end_txn() {
+        return None;
+    }
+    EndTxnMarker::parse(record.value, 0)
+        .ok()
+        .map(|m| m.coordinator_epoch)
+}
+
+/// The verdict on the entry at `pos` of `w`'s file: the entry, when a whole one checks
+/// there, or why not and how far the next candidate is.
+fn entry_at(
+    w: &mut Window,
+    pos: u64,
+    options: SalvageOptions,
+    scratch: &mut Vec<u8>,
+) -> Result<std::result::Result<Found, (String, u64)>> {
+    let max = options.max_entry_size;
+    let head = w.at(pos, MAGIC_OFFSET + 1)?;
+    let want = claimed_len(head)
+        .unwrap_or(0)
+        .clamp(MAGIC_OFFSET + 1, max.saturating_add(LOG_OVERHEAD));
+    let avail = w.at(pos, want)?;
+    Ok(match candidate(avail, pos, max) {
+        Ok(b) => {
+            let (kept, size) = Kept::of(&b, scratch, options);
+            Ok(Found { pos, size, kept })
+        }
+        Err(reason) => Err((reason, skip_after_failure(avail))),
+    })
+}
+
+/// Producer id → first offset and facts of its next entry.
+type NextEntries = HashMap<i64, (i64, TxnFacts)>;
+
+/// The next entry (first offset and facts) of each producer in `wanted` from position `pos`
+/// of file `i` on, reading whole entries that check for at most [`LOOK_AHEAD`] bytes and
+/// stopping at the first that does not; and whether it read to the end of the input.
+fn next_entries(
+    env: &Env,
+    files: &[PathBuf],
+    i: usize,
+    pos: u64,
+    wanted: &[i64],
+    options: SalvageOptions,
+    scratch: &mut Vec<u8>,
+) -> Result<(NextEntries, bool)> {
+    let mut found = HashMap::new();
+    let mut budget = LOOK_AHEAD;
+    let cap = options
+        .max_entry_size
+        .saturating_add(LOG_OVERHEAD)
+        .max(MIN_WINDOW);
+    for (j, path) in files.iter().enumerate().skip(i) {
+        let file = env
+            .storage
+            .open_read(path)
+            .map_err(|e| Error::io("open", path, e))?;
+        let len = file.len().map_err(|e| Error::io("read", path, e))?;
+        let mut w = Window::new(file, path, len, cap).chunked(MIN_WINDOW);
+        let mut p = if j == i { pos } else { 0 };
+        while p < len {
+            let Ok(f) = entry_at(&mut w, p, options, scratch)? else {
+                return Ok((found, false));
+            };
+            if let Some(t) = f.kept.txn.filter(|t| !t.control || t.marker.is_some()) {
+                if wanted.contains(&t.producer_id) {
+                    found.entry(t.producer_id).or_insert((f.kept.first, t));
+                    if found.len() == wanted.len() {
+                        return Ok((found, false));
+                    }
+                }
+            }
+            p = p.saturating_add(f.size);
+            budget = budget.saturating_sub(f.size);
+            if budget == 0 {
+                return Ok((found, false));
+            }
+        }
+    }
+    Ok((found, true))
 }
 
 impl Kept {
@@ -767,11 +1191,16 @@ impl Kept {
             b.record_span(scratch, options.max_decompressed_bytes)
                 .map_or(0, |s| s.count)
         }) as u64;
+        let txn = match b {
+            Batch::V2(v) => TxnFacts::of(v, scratch),
+            _ => None,
+        };
         let kept = Kept {
             first: b.first_offset().unwrap_or(last),
             last,
             records,
             leader_epoch: b.partition_leader_epoch(),
+            txn,
         };
         (kept, b.size_in_bytes() as u64)
     }
@@ -867,10 +1296,16 @@ pub fn salvage_files_with(
         scratch: Vec::new(),
         scanned_before: 0,
         total,
+        files,
+        txns: BTreeMap::new(),
+        coordinator_epochs: HashMap::new(),
+        leader_epoch: -1,
     };
-    for (i, f) in files.iter().enumerate() {
-        scan.file(env, f, files.get(i + 1).map(PathBuf::as_path))?;
+    for i in 0..files.len() {
+        scan.file(env, i)?;
     }
+    // Transactions interrupted by a loss that nothing kept follows.
+    scan.close_interrupted(env, files.len(), 0, None)?;
     let mut report = scan.report;
     if let Some(writer) = scan.writer {
         writer.store_epochs(&scan.epochs)?;

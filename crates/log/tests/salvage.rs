@@ -708,3 +708,281 @@ proptest! {
         check(&files, &d, &entries, "random");
     }
 }
+
+/// Where an entry of [`txn_log`] is: file, position, length, first offset.
+type At = (usize, usize, usize, i64);
+
+/// One entry of [`txn_log`]: a producer's batch of two records, or its end marker.
+#[derive(Debug, Clone, Copy)]
+enum TxnEntry {
+    /// A transactional batch: producer id, epoch.
+    Data(i64, i16),
+    /// An end marker: producer id, epoch, commit.
+    Marker(i64, i16, bool),
+}
+
+/// The segment files (base offset, bytes) of `segments`, each a list of entries in offset order
+/// from offset 0, and each entry's (file, position, length, first offset). Values name the
+/// producer and epoch (`p1e10-<offset>`); sequences go on per producer and epoch from 0.
+fn txn_log(segments: &[&[TxnEntry]]) -> (Vec<(i64, Vec<u8>)>, Vec<At>) {
+    let mut files = Vec::new();
+    let mut at = Vec::new();
+    let mut next = 0i64;
+    let mut seqs = std::collections::HashMap::new();
+    for (f, entries) in segments.iter().enumerate() {
+        let base = next;
+        let mut bytes = Vec::new();
+        for e in *entries {
+            let b = match *e {
+                TxnEntry::Data(pid, epoch) => {
+                    let seq = seqs.entry((pid, epoch)).or_insert(0);
+                    let mut b = V2Builder::new(next)
+                        .producer(pid, epoch, *seq)
+                        .transactional(true)
+                        .partition_leader_epoch(2);
+                    for _ in 0..2 {
+                        let v = format!("p{pid}e{epoch}-{next}");
+                        b.append(&NewRecord::new(NOW + next, Some(b"k"), Some(v.as_bytes())))
+                            .unwrap();
+                        next += 1;
+                    }
+                    *seq += 2;
+                    b.finish().unwrap()
+                }
+                TxnEntry::Marker(pid, epoch, commit) => {
+                    let m = end_txn_marker(&EndTxnBatch {
+                        base_offset: next,
+                        partition_leader_epoch: 2,
+                        producer_id: pid,
+                        producer_epoch: epoch,
+                        coordinator_epoch: 3,
+                        commit,
+                        timestamp: NOW + next,
+                    })
+                    .unwrap();
+                    next += 1;
+                    m
+                }
+            };
+            let first = Entries::new(&b)
+                .next()
+                .unwrap()
+                .unwrap()
+                .first_offset()
+                .unwrap();
+            at.push((f, bytes.len(), b.len(), first));
+            bytes.extend(b);
+        }
+        files.push((base, bytes));
+    }
+    (files, at)
+}
+
+/// The values a consumer reads from the salvaged output at `isolation`.
+fn consumed(m: &Mem, isolation: krecords_log::IsolationLevel) -> Vec<String> {
+    let log = Log::open_read_only_with(Path::new("/out/t-0"), m.env.clone()).unwrap();
+    let mut values = Vec::new();
+    let mut offset = 0;
+    loop {
+        let c = log.consume(offset, 1 << 20, isolation).unwrap();
+        if c.next_offset == offset {
+            break;
+        }
+        values.extend(
+            c.records
+                .iter()
+                .map(|r| String::from_utf8(r.value.clone().unwrap()).unwrap()),
+        );
+        offset = c.next_offset;
+    }
+    values
+}
+
+/// Zeros entry `i` of `at` in `files`.
+fn zero_entry(files: &mut [(i64, Vec<u8>)], at: &[At], i: usize) {
+    let (f, pos, len, _) = at[i];
+    files[f].1[pos..pos + len].fill(0);
+}
+
+/// The one-segment [`txn_log`] of `log` with entry `lost` zeroed, salvaged.
+fn salvaged_without(log: &[TxnEntry], lost: usize) -> (Mem, SalvageReport, Vec<At>) {
+    let (mut files, at) = txn_log(&[log]);
+    zero_entry(&mut files, &at, lost);
+    let m = mem();
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    (m, report, at)
+}
+
+/// Values of the records of producer 1 at `epoch` in the data batches of `at` numbered `idx`.
+fn values_of(at: &[At], idx: &[usize], epoch: i16) -> Vec<String> {
+    idx.iter()
+        .flat_map(|&i| (0..2).map(move |d| format!("p1e{epoch}-{}", at[i].3 + d)))
+        .collect()
+}
+
+#[test]
+fn a_lost_end_marker_followed_by_the_producers_next_transaction_gets_an_abort_marker() {
+    use krecords_log::IsolationLevel::{ReadCommitted, ReadUncommitted};
+    use TxnEntry::{Data, Marker};
+    // Transaction version 2: every transaction has its epoch, its marker one above.
+    let log: &[TxnEntry] = &[
+        Data(1, 10),
+        Data(1, 10),
+        Marker(1, 11, true),
+        Data(1, 12),
+        Data(1, 12),
+        Marker(1, 13, false),
+        Data(1, 14),
+        Marker(1, 15, true),
+    ];
+    let (files, at) = txn_log(&[log]);
+    // The aborted transaction's marker lost: Kafka would commit its records with the next one.
+    let mut damaged = files.clone();
+    zero_entry(&mut damaged, &at, 5);
+    for close in [true, false] {
+        let m = mem();
+        let options = SalvageOptions {
+            close_lost_transactions: close,
+            ..SalvageOptions::default()
+        };
+        let report = salvage_mem(&m, &damaged, options);
+        assert_eq!(report.kept_entries, 7);
+        assert_eq!(report.transactions.len(), 1, "{report:?}");
+        let t = &report.transactions[0];
+        assert_eq!(
+            (
+                t.producer_id,
+                t.producer_epoch,
+                t.first_offset,
+                t.last_offset
+            ),
+            (1, 12, 5, 8)
+        );
+        let mut committed = values_of(&at, &[0, 1], 10);
+        if close {
+            assert_eq!(t.aborted_at, Some(at[5].3), "{}", t.note);
+            assert!(t.note.contains("ABORT marker at offset 9"), "{}", t.note);
+            assert!(report
+                .to_string()
+                .contains("1 closed with an ABORT marker, 0 left open"));
+        } else {
+            assert_eq!(t.aborted_at, None);
+            // What Kafka makes of it: the aborted transaction's records are served.
+            committed.extend(values_of(&at, &[3, 4], 12));
+        }
+        committed.extend(values_of(&at, &[6], 14));
+        assert_eq!(consumed(&m, ReadCommitted), committed, "close {close}");
+        let mut all = values_of(&at, &[0, 1], 10);
+        all.extend(values_of(&at, &[3, 4], 12));
+        all.extend(values_of(&at, &[6], 14));
+        assert_eq!(consumed(&m, ReadUncommitted), all);
+        let log = Log::open_read_only_with(Path::new("/out/t-0"), m.env.clone()).unwrap();
+        assert_eq!(log.log_end_offset(), 13);
+        assert_eq!(log.last_stable_offset(), 13);
+        log.verify_indexes().unwrap();
+    }
+    // A lost commit marker: the transaction is hidden too (its outcome is unknown).
+    let m = mem();
+    let mut damaged = files.clone();
+    zero_entry(&mut damaged, &at, 2);
+    let report = salvage_mem(&m, &damaged, SalvageOptions::default());
+    assert_eq!(report.transactions[0].aborted_at, Some(4));
+    assert_eq!(consumed(&m, ReadCommitted), values_of(&at, &[6], 14));
+}
+
+#[test]
+fn a_transaction_whose_own_marker_or_next_batch_follows_the_loss_is_left_alone() {
+    use krecords_log::IsolationLevel::ReadCommitted;
+    use TxnEntry::{Data, Marker};
+    for (epoch, marker_epoch) in [(10, 11), (10, 10)] {
+        // A batch of the transaction lost, its marker kept (versions 2 and 1).
+        let log = [
+            Data(1, epoch),
+            Data(1, epoch),
+            Data(1, epoch),
+            Marker(1, marker_epoch, true),
+        ];
+        let (m, report, at) = salvaged_without(&log, 1);
+        assert!(report.transactions.is_empty(), "{report:?}");
+        assert_eq!(report.kept_entries, 3);
+        assert_eq!(consumed(&m, ReadCommitted), values_of(&at, &[0, 2], epoch));
+    }
+    // Another producer's batch lost in the middle of a transaction that goes on: nothing to do.
+    let log = [
+        Data(1, 10),
+        Data(2, 4),
+        Data(1, 10),
+        Marker(1, 11, true),
+        Marker(2, 5, true),
+    ];
+    let (m, report, at) = salvaged_without(&log, 1);
+    assert!(report.transactions.is_empty(), "{report:?}");
+    assert_eq!(consumed(&m, ReadCommitted), values_of(&at, &[0, 2], 10));
+}
+
+#[test]
+fn a_transaction_the_producer_writes_nothing_after_is_left_open_and_reported() {
+    use krecords_log::IsolationLevel::ReadCommitted;
+    use TxnEntry::{Data, Marker};
+    let log = [
+        Data(1, 10),
+        Marker(1, 11, true),
+        Data(1, 12),
+        Marker(1, 13, true),
+        Data(2, 0),
+        Marker(2, 1, true),
+    ];
+    let (m, report, at) = salvaged_without(&log, 3);
+    assert_eq!(report.transactions.len(), 1, "{report:?}");
+    let t = &report.transactions[0];
+    assert_eq!((t.aborted_at, t.first_offset), (None, 3));
+    assert!(
+        t.note.contains("left open") && t.note.contains("kafka-transactions.sh"),
+        "{}",
+        t.note
+    );
+    // Kafka's reading: the last stable offset stays at the open transaction.
+    assert_eq!(consumed(&m, ReadCommitted), values_of(&at, &[0], 10));
+    let log = Log::open_read_only_with(Path::new("/out/t-0"), m.env.clone()).unwrap();
+    assert_eq!(log.last_stable_offset(), 3);
+}
+
+#[test]
+fn an_abort_marker_for_a_lost_one_at_a_segment_boundary_goes_where_its_offset_belongs() {
+    use krecords_log::IsolationLevel::ReadCommitted;
+    use TxnEntry::{Data, Marker};
+    let (a, b) = (
+        [Data(1, 10), Marker(1, 11, true), Data(1, 12)],
+        [Marker(1, 13, false), Data(1, 14), Marker(1, 15, true)],
+    );
+    // The lost marker ends the first segment, or starts the second.
+    for split in [4, 3] {
+        let all: Vec<TxnEntry> = a.iter().chain(&b).copied().collect();
+        let (files, at) = txn_log(&[&all[..split], &all[split..]]);
+        let lost = 3;
+        let mut damaged = files.clone();
+        zero_entry(&mut damaged, &at, lost);
+        let m = mem();
+        let report = salvage_mem(&m, &damaged, SalvageOptions::default());
+        assert_eq!(
+            report.transactions[0].aborted_at,
+            Some(at[lost].3),
+            "{report:?}"
+        );
+        let mut want = values_of(&at, &[0], 10);
+        want.extend(values_of(&at, &[4], 14));
+        assert_eq!(consumed(&m, ReadCommitted), want, "split {split}");
+        // Each marker is in the segment its offset belongs to.
+        let out = Path::new("/out/t-0");
+        for (base, _) in &files {
+            let name = krecords_log::files::file_name(*base, ".log");
+            let bytes = read_all(&m, &out.join(&name));
+            let firsts: Vec<i64> = Entries::new(&bytes)
+                .map(|b| b.unwrap().first_offset().unwrap())
+                .collect();
+            assert!(firsts.iter().all(|&o| o >= *base), "{name}: {firsts:?}");
+        }
+        let log = Log::open_read_only_with(out, m.env.clone()).unwrap();
+        log.verify_indexes().unwrap();
+    }
+}

@@ -28,7 +28,11 @@ use std::path::{Path, PathBuf};
 /// offset, time and transaction indexes and producer snapshots built as the log's recovery
 /// would, while writing,
 /// the leader-epoch-checkpoint rebuilt from the kept batches; it appears complete or not at
-/// all.
+/// all. One thing is added: Kafka ends a producer's open transaction with that producer's
+/// next end marker, so when damage swallowed a transaction's marker and the producer's next
+/// entry shows another transaction, salvage writes an ABORT marker at the first lost offset
+/// (the records stay, hidden at read_committed; --leave-transactions-open writes none). A
+/// transaction the producer writes nothing after is left open and reported.
 ///
 /// SOURCE is segment files (in offset order), a partition directory, or a broker's log.dirs
 /// root: there every partition is scanned, the damaged ones salvaged into OUTPUT/<partition>,
@@ -63,6 +67,10 @@ pub struct Args {
     /// In a log.dirs root, salvage intact partitions too.
     #[arg(long)]
     all: bool,
+    /// Write no ABORT marker for a transaction whose end marker was lost (by default one is
+    /// written at the first lost offset, so the producer's next marker cannot end it).
+    #[arg(long)]
+    leave_transactions_open: bool,
     /// Report format: text, or JSON (one object per partition).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -121,6 +129,7 @@ fn failure(e: krecords_log::Error) -> Failure {
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let options = SalvageOptions {
         max_entry_size: args.max_entry_size,
+        close_lost_transactions: !args.leave_transactions_open,
         ..SalvageOptions::default()
     };
     let damaged = match &args.keep_damaged {

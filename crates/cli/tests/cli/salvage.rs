@@ -192,3 +192,104 @@ fn krec_gen_segments_of_every_magic_and_codec_keep_every_untouched_entry() {
     }
     assert_eq!(cases, 18);
 }
+
+#[test]
+fn a_lost_abort_marker_is_written_again_unless_transactions_are_left_open() {
+    let d = Dir::new();
+    // Producer 7: a transaction of epoch 0 aborted, one of epoch 1 committed (version 2).
+    let data = |base: &str, epoch: &str, value: &str| {
+        let line = format!("{{\"timestamp\":1714000000000,\"value\":\"{value}\"}}\n");
+        let lines = line.repeat(2);
+        let args = [
+            "build",
+            "--base-offset",
+            base,
+            "--producer-id",
+            "7",
+            "--producer-epoch",
+            epoch,
+            "--base-sequence",
+            "0",
+            "--transactional",
+        ];
+        let r = d.run(&args, lines.as_bytes());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    };
+    let marker = |base: &str, epoch: &str, kind: &str| {
+        let args = [
+            "build",
+            "--control",
+            kind,
+            "--base-offset",
+            base,
+            "--producer-id",
+            "7",
+            "--producer-epoch",
+            epoch,
+            "--timestamp",
+            "1714000000000",
+        ];
+        let r = d.run(&args, b"");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    };
+    let (aborted, abort) = (data("0", "0", "aborted"), marker("2", "1", "abort"));
+    let (committed, commit) = (data("3", "2", "committed"), marker("5", "3", "commit"));
+    let mut bytes = [aborted, vec![0; abort.len()], committed, commit].concat();
+    // The abort marker zeroed (a torn page).
+    assert!(bytes.len() > 100);
+    std::fs::create_dir_all(d.path("in/t-0")).unwrap();
+    d.write("in/t-0/00000000000000000000.log", &bytes);
+    bytes.clear();
+    let input = d.arg("in/t-0");
+    let read = |out: &str| {
+        let r = d.run(&["log", "read", out, "--isolation", "read-committed"], b"");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.out()
+    };
+    let out = d.arg("out/t-0");
+    let r = d.run(
+        &["salvage", &input, "--output", &out, "--format", "json"],
+        b"",
+    );
+    r.fails(1, "");
+    let t = &r.json()["transactions"][0];
+    assert_eq!(
+        (t["producer_id"].as_i64(), t["aborted_at"].as_i64()),
+        (Some(7), Some(2)),
+        "{t}"
+    );
+    let served = read(&out);
+    assert!(
+        served.contains("committed") && !served.contains("aborted"),
+        "{served}"
+    );
+    d.run(&["verify", &out], b"").ok();
+    // The text report says it; left open, Kafka commits the aborted records with the next
+    // transaction.
+    let open = d.arg("open/t-0");
+    let r = d.run(
+        &[
+            "salvage",
+            &input,
+            "--output",
+            &open,
+            "--leave-transactions-open",
+        ],
+        b"",
+    );
+    r.fails(1, "");
+    assert!(
+        r.out().contains("transaction: producer 7 epoch 0"),
+        "{}",
+        r.out()
+    );
+    assert!(
+        r.out()
+            .contains("0 closed with an ABORT marker, 1 left open"),
+        "{}",
+        r.out()
+    );
+    assert!(read(&open).contains("aborted"));
+}

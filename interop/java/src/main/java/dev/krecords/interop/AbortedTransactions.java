@@ -12,7 +12,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>For each TOPIC, a transactional producer (transactional.id TOPIC-txn, lz4) writes RECORDS
  * records in transactions of 200, each transaction into one partition (the n-th into partition
- * n modulo the topic's partition count), aborting every third transaction (the 3rd, 6th, ...).
+ * n modulo the topic's partition count), aborting every third transaction of each partition (the
+ * n-th when n divided by the partition count leaves a quotient of 2 modulo 3).
  * Values are {@code <topic>-<i>-committed} or {@code <topic>-<i>-aborted} padded to 200 bytes
  * with letters from a seeded random generator (so lz4 leaves them about half their size), keys
  * {@code k<i>}.
@@ -51,7 +52,7 @@ public final class AbortedTransactions {
                 int partitions = p.partitionsFor(topic).size();
                 p.initTransactions();
                 for (int start = 0, n = 1; start < records; start += PER_TXN, n++) {
-                    boolean abort = n % 3 == 0;
+                    boolean abort = (n / partitions) % 3 == 2;
                     p.beginTransaction();
                     int end = Math.min(records, start + PER_TXN);
                     for (int i = start; i < end; i++) {
