@@ -268,6 +268,61 @@ impl Segment<'_, SharedStorage> {
     }
 }
 
+/// A segment's original `.log` read chunk by chunk ([`Segment::chunks`]).
+#[derive(Debug)]
+pub struct ChunkReader<'s, S> {
+    segment: &'s Segment<'s, S>,
+    /// The original position of the next chunk to fetch.
+    next: u64,
+    buf: Vec<u8>,
+    pos: usize,
+    failed: bool,
+}
+
+impl<S> ChunkReader<'_, S> {
+    /// The crate's error inside an I/O error this reader returned, if it is one.
+    pub fn error_of(e: &std::io::Error) -> Option<&Error> {
+        e.get_ref().and_then(|inner| inner.downcast_ref::<Error>())
+    }
+}
+
+impl<S: Storage> std::io::Read for ChunkReader<'_, S> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.failed {
+            return Err(std::io::Error::other("the remote segment failed to read"));
+        }
+        while self.pos >= self.buf.len() {
+            if self.next >= self.segment.original_size() {
+                return Ok(0);
+            }
+            let chunk = self
+                .segment
+                .read(self.next..self.next.saturating_add(1))
+                .map_err(|e| {
+                    self.failed = true;
+                    std::io::Error::other(e)
+                })?;
+            let end = chunk.start.saturating_add(chunk.bytes.len() as u64);
+            if end <= self.next {
+                self.failed = true;
+                return Err(std::io::Error::other(
+                    "a chunk of the remote segment decoded to no bytes",
+                ));
+            }
+            self.pos = usize::try_from(self.next.saturating_sub(chunk.start)).unwrap_or(0);
+            self.next = end;
+            self.buf = chunk.bytes;
+        }
+        let rest = self.buf.get(self.pos..).unwrap_or(&[]);
+        let n = rest.len().min(out.len());
+        if let (Some(dst), Some(src)) = (out.get_mut(..n), rest.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        self.pos = self.pos.saturating_add(n);
+        Ok(n)
+    }
+}
+
 /// Original bytes of a segment read by chunks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkRead {
@@ -301,6 +356,19 @@ impl<S: Storage> Segment<'_, S> {
     /// As [`Segment::read`].
     pub fn read_all(&self) -> Result<Vec<u8>> {
         Ok(self.read(0..self.original_size())?.bytes)
+    }
+
+    /// The whole original `.log` as a reader fetching and decoding one chunk at a time on the
+    /// caller's thread: memory is one chunk, whatever the segment's size. A read error is an
+    /// [`std::io::Error`] wrapping this crate's [`Error`] (see [`ChunkReader::error_of`]).
+    pub fn chunks(&self) -> ChunkReader<'_, S> {
+        ChunkReader {
+            segment: self,
+            next: 0,
+            buf: Vec::new(),
+            pos: 0,
+            failed: false,
+        }
     }
 
     /// The chunks covering original bytes `range`, decoded: whole chunks, so the result starts

@@ -32,14 +32,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
-use krecords_log::check::{Checker, Problem, SegmentIndexBytes};
+use krecords_log::check::{
+    CheckError, Checker, EntryStream, Problem, ProblemKind, SegmentIndexBytes,
+};
 use krecords_topics::remote_log_metadata::{RemoteLogSegmentState, TopicIdPartition};
 
 use crate::error::{Error, Result};
 use crate::key::{KafkaUuid, ObjectKey, RemotePartition, Suffix};
 use crate::manifest::IndexType;
 use crate::metadata::{MetadataCache, SegmentState};
-use crate::reader::{RemoteSegment, RemoteTier};
+use crate::reader::{ChunkReader, RemoteSegment, RemoteTier};
 use crate::storage::Storage;
 
 /// What a [`Finding`] is about (see the module documentation).
@@ -309,10 +311,10 @@ fn partition_name(p: &RemotePartition) -> String {
 ///
 /// The copied segments (the costly part: every chunk fetched, decoded and checked) are checked
 /// by [`Options::threads`] workers, across partitions; what they find is reported in the same
-/// order, and the same events, as with one thread. Memory: at most `threads` segments are
-/// decoded at once (each whole, at most its original size, itself capped by
-/// [`crate::Limits::max_read_bytes`]), plus the findings of at most `threads` checked
-/// segments waiting for their turn to be reported.
+/// order, and the same events, as with one thread. Memory: each of the `threads` workers
+/// holds one decoded chunk, one entry and the segment's indexes (segments are streamed chunk
+/// by chunk, whatever their size), plus the findings of at most `threads` checked segments
+/// waiting for their turn to be reported.
 ///
 /// # Errors
 ///
@@ -955,26 +957,6 @@ impl<'c, S: Storage> SegmentCheck<'c, S> {
             )?;
         }
         let log_key = manifest_key.with_suffix(Suffix::Log).to_string();
-        let bytes = match segment.read_all() {
-            Ok(b) => b,
-            Err(e) => {
-                let (check, position) = match &e {
-                    Error::Io { .. } | Error::NotFound { .. } => (Check::Io, None),
-                    Error::Decrypt { at, .. } | Error::Truncated { at, .. } => {
-                        (Check::Chunk, Some(*at))
-                    }
-                    _ => (Check::Chunk, None),
-                };
-                self.finding(
-                    log_key,
-                    Some(m.start_offset),
-                    position,
-                    check,
-                    e.to_string(),
-                )?;
-                return Ok(());
-            }
-        };
         let index_key = manifest_key.with_suffix(Suffix::Indexes).to_string();
         let mut indexes: BTreeMap<IndexType, (String, Vec<u8>)> = BTreeMap::new();
         for (t, label) in [
@@ -1010,8 +992,11 @@ impl<'c, S: Storage> SegmentCheck<'c, S> {
         };
         let mut checker = Checker::new(self.limit, &mut collect);
         let mut chain = None;
-        let checked = checker.segment_bytes(
-            bytes,
+        // Streamed chunk by chunk: memory is a chunk and an entry, not the segment.
+        let mut chunks = segment.chunks();
+        let mut source = EntryStream::new(&mut chunks, Some(original));
+        let checked = checker.segment_entries(
+            &mut source,
             &log_key,
             m.start_offset,
             SegmentIndexBytes {
@@ -1025,15 +1010,29 @@ impl<'c, S: Storage> SegmentCheck<'c, S> {
         drop(checker);
         log_summary.problems = 0; // counted as findings below
         self.log.add(&log_summary);
-        if let Err(e) = checked {
-            problems.push(Problem {
-                file: log_key.clone(),
-                position: None,
-                kind: krecords_log::check::ProblemKind::Io,
-                message: e.to_string(),
-            });
-        }
-        let clean = problems.is_empty();
+        // A chunk that did not fetch or decode ends the check there.
+        let failed = match checked {
+            Ok(()) => None,
+            Err(CheckError::Io { error, what }) => Some(match ChunkReader::<S>::error_of(&error) {
+                Some(e) => {
+                    let (check, position) = match e {
+                        Error::Io { .. } | Error::NotFound { .. } => (Check::Io, None),
+                        Error::Decrypt { at, .. } | Error::Truncated { at, .. } => {
+                            (Check::Chunk, Some(*at))
+                        }
+                        _ => (Check::Chunk, None),
+                    };
+                    (check, position, e.to_string())
+                }
+                None => (
+                    Check::Log(ProblemKind::Io),
+                    None,
+                    format!("{what}: {error}"),
+                ),
+            }),
+            Err(e) => Some((Check::Log(ProblemKind::Io), None, e.to_string())),
+        };
+        let clean = problems.is_empty() && failed.is_none();
         for p in problems {
             self.finding(
                 p.file,
@@ -1041,6 +1040,15 @@ impl<'c, S: Storage> SegmentCheck<'c, S> {
                 p.position,
                 Check::Log(p.kind),
                 p.message,
+            )?;
+        }
+        if let Some((check, position, message)) = failed {
+            self.finding(
+                log_key.clone(),
+                Some(m.start_offset),
+                position,
+                check,
+                message,
             )?;
         }
         if clean {

@@ -14,7 +14,7 @@ use krecords_remote::metadata::{MetadataCache, MetadataLog};
 use krecords_remote::storage::FileSystemStorage;
 use krecords_remote::verify::{verify, Event, Finding, Options, Summary};
 use krecords_remote::write::{upload, UploadOptions};
-use krecords_remote::RemoteTier;
+use krecords_remote::{Limits, RemoteTier};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
@@ -233,9 +233,14 @@ impl World {
         (findings, summary)
     }
     fn run_with(&self, threads: usize) -> (Vec<Event>, Summary) {
+        self.run_limited(threads, Limits::default())
+    }
+    fn run_limited(&self, threads: usize, limits: Limits) -> (Vec<Event>, Summary) {
         let log = MetadataLog::read(self.root.path(), 1 << 24).unwrap();
         let cache = MetadataCache::from_log(&log);
-        let tier = RemoteTier::new(self.storage(), PREFIX).with_keys(keys());
+        let tier = RemoteTier::new(self.storage(), PREFIX)
+            .with_keys(keys())
+            .with_limits(limits);
         let mut events = Vec::new();
         let options = Options {
             local_root: Some(self.root.path()),
@@ -318,6 +323,26 @@ fn a_clean_tier_is_intact_in_every_combination() {
         let total: usize = segs.iter().map(|s| s.local.log.len()).sum();
         assert_eq!(s.log.bytes, total as u64);
         assert!(s.log.entries > 0 && s.log.records > 0);
+    }
+}
+
+#[test]
+fn segments_are_checked_chunk_by_chunk_not_read_whole() {
+    // No read may return more than one chunk: a segment read whole would be refused.
+    let limits = Limits {
+        max_read_bytes: CHUNK as u64,
+        ..Limits::default()
+    };
+    for (compression, encryption) in [(false, false), (true, true)] {
+        let (w, segs, values) = clean_world(compression, encryption);
+        assert!(segs.iter().any(|s| s.local.log.len() > 2 * CHUNK as usize));
+        w.metadata(&values);
+        let (events, s) = w.run_limited(2, limits);
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Finding(_))),
+            "{events:#?}"
+        );
+        assert_eq!(s.intact, segs.len() as u64);
     }
 }
 

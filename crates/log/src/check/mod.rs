@@ -728,6 +728,27 @@ impl<'s> Checker<'s> {
         indexes: SegmentIndexBytes<'_>,
         chain: &mut Option<i64>,
     ) -> CheckResult<()> {
+        let len = log.len() as u64;
+        let mut source = EntryStream::new(io::Cursor::new(log), Some(len));
+        self.segment_entries(&mut source, name, base, indexes, chain)
+    }
+
+    /// Checks a segment read from `source`, as [`Checker::segment_bytes`] checks one in
+    /// memory: one entry in memory at a time, so a segment streamed from elsewhere (the
+    /// remote tier, chunk by chunk) costs memory by its largest entry, not its size. A read
+    /// error of `source` is returned, after the problems of the entries before it.
+    ///
+    /// # Errors
+    ///
+    /// `source` failed, or the problem callback did.
+    pub fn segment_entries(
+        &mut self,
+        source: &mut dyn EntrySource,
+        name: &str,
+        base: i64,
+        indexes: SegmentIndexBytes<'_>,
+        chain: &mut Option<i64>,
+    ) -> CheckResult<()> {
         let mut loaded = [None, None, None];
         for (slot, (kind, given)) in loaded.iter_mut().zip([
             (IndexKind::Offset, indexes.offset),
@@ -739,9 +760,7 @@ impl<'s> Checker<'s> {
                 *slot = Some(self.parse_index(index_name, bytes, kind, base)?);
             }
         }
-        let len = log.len() as u64;
-        let mut source = EntryStream::from_reader(Box::new(io::Cursor::new(log)), Some(len));
-        self.entries_with_indexes(&mut source, name, Some(base), chain, loaded)
+        self.entries_with_indexes(source, name, Some(base), chain, loaded)
     }
 
     /// [`Checker::entries`] with its indexes already loaded.

@@ -55,7 +55,7 @@ pub fn file_streamer(
 }
 
 /// The codec's [`Streamer`] over a reader; `len`, when known, is how many bytes it holds.
-pub fn streamer(reader: Box<dyn Read>, len: Option<u64>) -> Streamer<ReadFill<Box<dyn Read>>> {
+pub fn streamer<R: Read>(reader: R, len: Option<u64>) -> Streamer<ReadFill<R>> {
     let input = match len {
         Some(len) => ReadFill::with_len(reader, len),
         None => ReadFill::new(reader),
@@ -78,11 +78,11 @@ pub fn streamer(reader: Box<dyn Read>, len: Option<u64>) -> Streamer<ReadFill<Bo
 /// assert!(matches!(s.next_entry().unwrap(), Next::Entry(_)));
 /// assert!(matches!(s.next_entry().unwrap(), Next::End));
 /// ```
-pub struct EntryStream {
-    stream: Streamer<ReadFill<Box<dyn Read>>>,
+pub struct EntryStream<R: Read = Box<dyn Read>> {
+    stream: Streamer<ReadFill<R>>,
 }
 
-impl std::fmt::Debug for EntryStream {
+impl<R: Read> std::fmt::Debug for EntryStream<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EntryStream")
             .field("position", &self.stream.position())
@@ -109,6 +109,13 @@ impl EntryStream {
     /// [`Streamer`](krecords_codec::read::Streamer) reads it, with no bound on an entry but the
     /// input's bytes.
     pub fn from_reader(reader: Box<dyn Read>, len: Option<u64>) -> EntryStream {
+        EntryStream::new(reader, len)
+    }
+}
+
+impl<R: Read> EntryStream<R> {
+    /// A stream over `reader`, which may borrow (see [`EntryStream::from_reader`]).
+    pub fn new(reader: R, len: Option<u64>) -> EntryStream<R> {
         EntryStream {
             stream: streamer(reader, len),
         }
@@ -120,7 +127,7 @@ impl EntryStream {
     }
 }
 
-impl EntrySource for EntryStream {
+impl<R: Read> EntrySource for EntryStream<R> {
     fn position(&self) -> usize {
         self.stream.position() as usize
     }
