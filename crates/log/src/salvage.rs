@@ -583,6 +583,8 @@ struct Scan<'a> {
     coordinator_epochs: HashMap<i64, i32>,
     /// The partition leader epoch of the last kept v2 entry.
     leader_epoch: i32,
+    /// The index of the file being scanned.
+    file_index: usize,
 }
 
 /// A transaction open in the output.
@@ -594,9 +596,27 @@ struct OpenTxn {
     /// Where something was lost while it was open, until the producer's next entry says
     /// whether its marker was there.
     interrupted: Option<(PathBuf, u64)>,
-    /// Whether the look ahead found no later entry of the producer: the report says it was
-    /// left open, and later losses are not looked into again (which keeps the cost linear).
+    /// Whether the look ahead found no later entry of the producer (to the end of the input,
+    /// or in [`LOOK_AHEAD`] bytes): the report says it was left open, and later losses are
+    /// not looked into again. With `next_at`, a transaction is looked into again only for a
+    /// loss after the entry the last look ahead found: a transaction's look aheads do not
+    /// overlap, and each costs at most [`LOOK_AHEAD`] bytes.
     settled: bool,
+    /// Where (file index, position) the producer's next entry is, when a look ahead found it
+    /// showing the transaction going on: a loss before it changes nothing.
+    next_at: Option<(usize, u64)>,
+    /// Its marker was lost: an ABORT marker is due before the producer's next entry.
+    pending: Option<Pending>,
+}
+
+/// An ABORT marker due for a transaction whose own was lost.
+struct Pending {
+    /// The first offset of the producer's next entry (the marker goes below it).
+    next_first: i64,
+    /// That entry, in words.
+    seen: String,
+    /// Where the loss was.
+    lost_at: (PathBuf, u64),
 }
 
 impl OpenTxn {
@@ -629,8 +649,19 @@ impl Scan<'_> {
     /// A loss at (`file`, `pos`): ends the kept range and Kafka's recovery, and interrupts
     /// the open transactions.
     fn lost(&mut self, file: &Path, pos: u64) {
+        let at = (
+            self.files
+                .iter()
+                .position(|f| f.as_path() == file)
+                .unwrap_or(self.file_index),
+            pos,
+        );
         for t in self.txns.values_mut() {
-            if t.interrupted.is_none() && !t.settled {
+            if t.interrupted.is_none()
+                && t.pending.is_none()
+                && !t.settled
+                && t.next_at.is_none_or(|n| n <= at)
+            {
                 t.interrupted = Some((file.to_path_buf(), pos));
             }
         }
@@ -698,6 +729,10 @@ impl Scan<'_> {
     /// Decides on the transactions a loss interrupted, before the entry at `pos` of file
     /// `i` (first offset `next_first`) is written, or at the end (`None`): returns the ABORT
     /// markers to write before it, with their offsets (see [`Transaction`]).
+    ///
+    /// A marker goes at a lost offset before the producer's next entry. When several
+    /// transactions need one and the offsets lost here are fewer, those whose producer comes
+    /// back first get them; the others wait for a later gap before their producer's entry.
     fn close_interrupted(
         &mut self,
         env: &Env,
@@ -705,44 +740,126 @@ impl Scan<'_> {
         pos: u64,
         next_first: Option<i64>,
     ) -> Result<Vec<(i64, Vec<u8>)>> {
-        let mut order: Vec<(i64, i64)> = self
+        let wanted: Vec<i64> = self
             .txns
             .iter()
             .filter(|(_, t)| t.interrupted.is_some())
-            .map(|(&pid, t)| (t.first, pid))
+            .map(|(&pid, _)| pid)
             .collect();
-        if order.is_empty() {
+        if !wanted.is_empty() {
+            self.decide(env, i, pos, next_first, &wanted)?;
+        }
+        let mut due: Vec<(i64, i64)> = self
+            .txns
+            .iter()
+            .filter_map(|(&pid, t)| t.pending.as_ref().map(|p| (p.next_first, pid)))
+            .collect();
+        if due.is_empty() {
             return Ok(Vec::new());
         }
-        order.sort_unstable();
-        let wanted: Vec<i64> = order.iter().map(|&(_, pid)| pid).collect();
-        let (next, looked_all) = match next_first {
+        due.sort_unstable();
+        let mut free = self.prev_last.map_or(0, |p| p.saturating_add(1));
+        let mut markers = Vec::new();
+        for (n_first, pid) in due {
+            let has_room = next_first.is_none_or(|nf| free < nf);
+            if !has_room && next_first.is_some_and(|nf| n_first > nf) {
+                continue; // a later gap may come before the producer's entry
+            }
+            let Some(mut t) = self.txns.remove(&pid) else {
+                continue;
+            };
+            let Some(p) = t.pending.take() else {
+                continue;
+            };
+            let mut report = Transaction {
+                producer_id: pid,
+                producer_epoch: t.epoch,
+                first_offset: t.first,
+                last_offset: t.last,
+                lost_at: p.lost_at,
+                aborted_at: None,
+                note: String::new(),
+            };
+            let marker = if has_room {
+                end_txn_marker(&EndTxnBatch {
+                    base_offset: free,
+                    partition_leader_epoch: self.leader_epoch,
+                    producer_id: pid,
+                    producer_epoch: t.epoch,
+                    coordinator_epoch: self.coordinator_epochs.get(&pid).copied().unwrap_or(0),
+                    commit: false,
+                    timestamp: t.timestamp,
+                })
+                .map_err(|e| format!("no marker can be written for it: {e}"))
+            } else {
+                Err("no offset was lost before the producer's next entry to put a marker at".into())
+            };
+            match marker {
+                Ok(m) => {
+                    report.aborted_at = Some(free);
+                    report.note = format!(
+                        "the producer's next entry is {}, of another transaction: its end \
+                         marker was lost; closed with an ABORT marker at offset {free} (its \
+                         records stay in the log, hidden at read_committed)",
+                        p.seen
+                    );
+                    markers.push((free, m));
+                    free = free.saturating_add(1);
+                }
+                Err(why) => {
+                    report.note = format!(
+                        "the producer's next entry is {}, of another transaction: its end \
+                         marker was lost; left open, as {why}",
+                        p.seen
+                    );
+                    // Kafka ends it with the producer's next marker, as the input would.
+                    t.settled = true;
+                    self.txns.insert(pid, t);
+                }
+            }
+            self.report.transactions.push(report);
+        }
+        Ok(markers)
+    }
+
+    /// Looks ahead for the next entry of each producer in `wanted` (their transactions
+    /// interrupted) from the entry at `pos` of file `i` on, and decides: the transaction goes
+    /// on, is left open (nothing of the producer follows), or its marker was lost (pending an
+    /// ABORT marker, placed by [`Scan::close_interrupted`]).
+    fn decide(
+        &mut self,
+        env: &Env,
+        i: usize,
+        pos: u64,
+        next_first: Option<i64>,
+        wanted: &[i64],
+    ) -> Result<()> {
+        let (next, stop) = match next_first {
             Some(_) => next_entries(
                 env,
                 self.files,
                 i,
                 pos,
-                &wanted,
+                wanted,
                 self.options,
                 &mut self.scratch,
             )?,
-            None => (HashMap::new(), true),
+            None => (HashMap::new(), Stop::End),
         };
-        let mut free = self.prev_last.map_or(0, |p| p.saturating_add(1));
-        let mut markers = Vec::new();
-        for (_, pid) in order {
-            let Some(t) = self.txns.get_mut(&pid) else {
+        for pid in wanted {
+            let Some(t) = self.txns.get_mut(pid) else {
                 continue;
             };
             let Some(lost_at) = t.interrupted.take() else {
                 continue;
             };
-            let n = next.get(&pid);
-            if n.is_some_and(|(_, n)| t.goes_on(n)) {
+            let n = next.get(pid);
+            if let Some((_, _, at)) = n.filter(|(_, n, _)| t.goes_on(n)) {
+                t.next_at = Some(*at);
                 continue;
             }
             let mut report = Transaction {
-                producer_id: pid,
+                producer_id: *pid,
                 producer_epoch: t.epoch,
                 first_offset: t.first,
                 last_offset: t.last,
@@ -750,7 +867,7 @@ impl Scan<'_> {
                 aborted_at: None,
                 note: String::new(),
             };
-            let Some((n_first, n)) = n else {
+            let Some((n_first, n, _)) = n else {
                 t.settled = true;
                 report.note = format!(
                     "the producer writes nothing after the loss{}, so the transaction may \
@@ -758,7 +875,7 @@ impl Scan<'_> {
                      a transaction coordinator ends it, and if none will, \
                      `kafka-transactions.sh abort --start-offset {}` (with the topic and \
                      partition) ends it",
-                    if looked_all {
+                    if stop == Stop::End {
                         String::new()
                     } else {
                         format!(" in the next {} MiB", LOOK_AHEAD >> 20)
@@ -769,12 +886,9 @@ impl Scan<'_> {
                 self.report.transactions.push(report);
                 continue;
             };
-            if next_first.is_some_and(|nf| free >= nf) {
-                // No offset was lost there: nor was a marker.
-                continue;
-            }
             let seen = describe(*n_first, n);
             if !self.options.close_lost_transactions {
+                t.settled = true;
                 report.note = format!(
                     "the producer's next entry is {seen}, of another transaction: its end \
                      marker was lost; left as it is, so the producer's next marker ends it too"
@@ -782,37 +896,13 @@ impl Scan<'_> {
                 self.report.transactions.push(report);
                 continue;
             }
-            let marker = match end_txn_marker(&EndTxnBatch {
-                base_offset: free,
-                partition_leader_epoch: self.leader_epoch,
-                producer_id: pid,
-                producer_epoch: t.epoch,
-                coordinator_epoch: self.coordinator_epochs.get(&pid).copied().unwrap_or(0),
-                commit: false,
-                timestamp: t.timestamp,
-            }) {
-                Ok(m) => m,
-                Err(e) => {
-                    report.note = format!(
-                        "the producer's next entry is {seen}, of another transaction: its end \
-                         marker was lost; left open, as no marker can be written for it: {e}"
-                    );
-                    self.report.transactions.push(report);
-                    continue;
-                }
-            };
-            report.aborted_at = Some(free);
-            report.note = format!(
-                "the producer's next entry is {seen}, of another transaction: its end marker \
-                 was lost; closed with an ABORT marker at offset {free} (its records stay in \
-                 the log, hidden at read_committed)"
-            );
-            self.report.transactions.push(report);
-            self.txns.remove(&pid);
-            markers.push((free, marker));
-            free = free.saturating_add(1);
+            t.pending = Some(Pending {
+                next_first: *n_first,
+                seen,
+                lost_at: report.lost_at,
+            });
         }
-        Ok(markers)
+        Ok(())
     }
 
     /// Follows the transactions through the kept entry `k`.
@@ -839,8 +929,11 @@ impl Scan<'_> {
             timestamp: t.max_timestamp,
             interrupted: None,
             settled: false,
+            next_at: None,
+            pending: None,
         });
         open.last = k.last;
+        open.next_at = None;
         open.epoch = t.epoch;
         open.timestamp = t.max_timestamp;
     }
@@ -863,6 +956,7 @@ impl Scan<'_> {
     /// entry is checked for a damaged base offset.
     fn file(&mut self, env: &Env, i: usize) -> Result<()> {
         let files = self.files;
+        self.file_index = i;
         let Some(path) = files.get(i).map(PathBuf::as_path) else {
             return Ok(());
         };
@@ -1133,11 +1227,23 @@ fn entry_at(
 }
 
 /// Producer id → first offset and facts of its next entry.
-type NextEntries = HashMap<i64, (i64, TxnFacts)>;
+type NextEntries = HashMap<i64, (i64, TxnFacts, (usize, u64))>;
+
+/// Why a look ahead stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Every producer wanted was found.
+    Found,
+    /// At the end of the input.
+    End,
+    /// After [`LOOK_AHEAD`] bytes.
+    Budget,
+}
 
 /// The next entry (first offset and facts) of each producer in `wanted` from position `pos`
-/// of file `i` on, reading whole entries that check for at most [`LOOK_AHEAD`] bytes and
-/// stopping at the first that does not; and whether it read to the end of the input.
+/// of file `i` on, with its file index and position, reading at most [`LOOK_AHEAD`] bytes and
+/// passing over damage as the scan does (entries that do not check are skipped, zero runs and
+/// implausible headers quickly); and why it stopped.
 fn next_entries(
     env: &Env,
     files: &[PathBuf],
@@ -1146,7 +1252,7 @@ fn next_entries(
     wanted: &[i64],
     options: SalvageOptions,
     scratch: &mut Vec<u8>,
-) -> Result<(NextEntries, bool)> {
+) -> Result<(NextEntries, Stop)> {
     let mut found = HashMap::new();
     let mut budget = LOOK_AHEAD;
     let cap = options
@@ -1162,25 +1268,35 @@ fn next_entries(
         let mut w = Window::new(file, path, len, cap).chunked(MIN_WINDOW);
         let mut p = if j == i { pos } else { 0 };
         while p < len {
-            let Ok(f) = entry_at(&mut w, p, options, scratch)? else {
-                return Ok((found, false));
-            };
-            if let Some(t) = f.kept.txn.filter(|t| !t.control || t.marker.is_some()) {
-                if wanted.contains(&t.producer_id) {
-                    found.entry(t.producer_id).or_insert((f.kept.first, t));
-                    if found.len() == wanted.len() {
-                        return Ok((found, false));
+            let head = w.at(p, MAGIC_OFFSET + 1)?;
+            let step = if implausible(head, options.max_entry_size) {
+                skip_after_failure(head)
+            } else {
+                match entry_at(&mut w, p, options, scratch)? {
+                    Ok(f) => {
+                        if let Some(t) = f.kept.txn.filter(|t| !t.control || t.marker.is_some()) {
+                            if wanted.contains(&t.producer_id) {
+                                found
+                                    .entry(t.producer_id)
+                                    .or_insert((f.kept.first, t, (j, p)));
+                                if found.len() == wanted.len() {
+                                    return Ok((found, Stop::Found));
+                                }
+                            }
+                        }
+                        f.size
                     }
+                    Err((_, skip)) => skip,
                 }
-            }
-            p = p.saturating_add(f.size);
-            budget = budget.saturating_sub(f.size);
+            };
+            p = p.saturating_add(step);
+            budget = budget.saturating_sub(step);
             if budget == 0 {
-                return Ok((found, false));
+                return Ok((found, Stop::Budget));
             }
         }
     }
-    Ok((found, true))
+    Ok((found, Stop::End))
 }
 
 impl Kept {
@@ -1300,6 +1416,7 @@ pub fn salvage_files_with(
         txns: BTreeMap::new(),
         coordinator_epochs: HashMap::new(),
         leader_epoch: -1,
+        file_index: 0,
     };
     for i in 0..files.len() {
         scan.file(env, i)?;
