@@ -12,8 +12,8 @@ both topics at read_committed (offset and value of each record), then the broker
 cleanly.
 
 Damage cases, partition N of both topics getting case N, each applied to the partition's middle
-segment (never its last, active one) in a copy of the whole stopped log dir: flip (one byte flipped in the middle of the
-segment), zeros (64 KiB zeroed from a third of it), truncate (the segment cut at half its
+segment (never its last, active one) in a copy of the whole stopped log dir: flip (one byte
+flipped in the middle of the segment, where its batch's CRC covers it), zeros (64 KiB zeroed from a third of it), truncate (the segment cut at half its
 length), garbage (4,000 random bytes inserted in the middle), base-offset (bit 20 set in the base
 offset of the batch in the middle, a field no CRC covers: the batch stays valid at an offset
 about a million too high), marker (the first end marker of an aborted transaction after the
@@ -170,7 +170,16 @@ def damage(case, path, rng):
     data = bytearray(open(path, "rb").read())
     n = len(data)
     if case == "flip":
-        pos = n // 2
+        # Inside the part of the middle batch its CRC covers (from the attributes at byte 21
+        # on): the leader epoch field before it is covered by nothing, so neither Kafka nor
+        # salvage could see a flip there.
+        start = 0
+        while start + 12 <= n:
+            size = 12 + int.from_bytes(data[start + 8:start + 12], "big")
+            if start + size > n // 2:
+                break
+            start += size
+        pos = max(n // 2, start + 21)
         data[pos] ^= 0x5A
         what = f"byte {pos} flipped"
     elif case == "zeros":

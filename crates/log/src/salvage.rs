@@ -177,9 +177,10 @@ pub struct LeftOut {
 /// first offset for good. Salvage looks at the producer's next entry after the loss: its own
 /// marker (same epoch, or one above as transaction version 2 bumps it) or the next batch of the
 /// same transaction (same epoch) mean the transaction goes on and nothing is done; anything
-/// else — a batch of another epoch, a later transaction's marker — means the marker was lost, and salvage writes an ABORT marker at the first offset
-/// lost (`aborted_at`): the records stay in the log, hidden at read_committed, as Kafka's
-/// `kafka-transactions.sh abort` does to a hanging transaction. When the producer writes nothing
+/// else — a batch of another epoch, a later transaction's marker — means the marker was lost,
+/// and salvage writes an ABORT marker at an offset lost before the producer's next entry
+/// (`aborted_at`; the first one free): the records stay in the log, hidden at read_committed,
+/// as Kafka's `kafka-transactions.sh abort` does to a hanging transaction. When the producer writes nothing
 /// after the loss, the transaction may simply still be open (a transaction coordinator may end
 /// it), so it is left open and reported. With transaction version 1, where a producer's
 /// transactions share its epoch, a lost marker between two of them cannot be seen: Kafka
