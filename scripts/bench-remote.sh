@@ -30,6 +30,12 @@
 #   dump-1cpu  krec dump as above under `taskset -c 0`;
 #   kafka      Kafka's ConsumerPerformance from the beginning for exactly the remote records
 #              (through the broker, hence through the plugin and moto).
+#   local-*    dump, dump-1cpu, verify, verify-1 again on a copy of the tier in DIR/runs/local read
+#              as file:///ROOT/PREFIX (no S3 server on the cores; BENCH_LOCAL=0 leaves them out).
+# Each run also records the reader's CPU time and moto_server's CPU time during it: moto runs on
+# the same cores, so the "both cores" runs share them with it. The summary prints the most a
+# second core could give each reader, (one core's time) / max((reader CPU + moto CPU) / cores,
+# moto CPU), next to the 1.8x target.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
@@ -183,14 +189,20 @@ if [ -n "${BENCH_LOCK:-}" ]; then
 fi
 mkdir -p "$DIR/runs"
 # measure NAME CMD...: one timed run, its output discarded; appends "NAME SECONDS MAXRSS_KB" to runs/times.
+# Also appended: the reader's CPU seconds (user + system) and moto_server's CPU seconds during
+# the run (from /proc: moto serves every byte on the same cores, which bounds what a second core
+# can give the reader).
+moto_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15 + $16 + $17) / hz }' "/proc/$MOTO_PID/stat"; }
 measure() {
-    local name="$1"
+    local name="$1" before after
     shift
-    /usr/bin/time -f "%e %M" -o "$DIR/runs/time" "$@" >/dev/null 2>"$DIR/runs/$name.err" || {
+    before="$(moto_cpu)"
+    /usr/bin/time -f "%e %M %U %S" -o "$DIR/runs/time" "$@" >/dev/null 2>"$DIR/runs/$name.err" || {
         # krec verify exits 1 on a problem, which is a failure here too.
         die "$name failed: $(tail -n 3 "$DIR/runs/$name.err")"
     }
-    echo "$name $(cat "$DIR/runs/time")" >>"$DIR/runs/times"
+    after="$(moto_cpu)"
+    echo "$name $(awk -v b="$before" -v a="$after" '{ printf "%s %s %.2f %.2f", $1, $2, $3 + $4, a - b }' "$DIR/runs/time")" >>"$DIR/runs/times"
 }
 : >"$DIR/runs/times"
 for round in $(seq "$ROUNDS"); do
@@ -204,25 +216,66 @@ for round in $(seq "$ROUNDS"); do
         --timeout 600000
     tail -n 5 "$DIR/runs/times"
 done
+# The same tier copied from moto to a local directory, read as the plugin's filesystem backend
+# (file:///ROOT/PREFIX): the readers' own scaling with cores when no S3 server shares them.
+if [ "${BENCH_LOCAL:-1}" = 1 ]; then
+    rm -rf "$DIR/runs/local"
+    "$PY" - "$ENDPOINT" "$BUCKET" "$PREFIX" "$DIR/runs/local" <<'EOF2'
+import os, sys, boto3
+endpoint, bucket, prefix, root = sys.argv[1:]
+s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                  aws_access_key_id="krec", aws_secret_access_key="krec-secret")
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+    for o in page.get("Contents", []):
+        path = os.path.join(root, o["Key"])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        s3.download_file(bucket, o["Key"], path)
+EOF2
+    LOCAL="file://$DIR/runs/local/$PREFIX"
+    cat $(find "$DIR/runs/local" -type f) >/dev/null # into the page cache
+    for round in $(seq "$ROUNDS"); do
+        echo "-- round $round (local copy)"
+        measure local-dump "$KREC" dump --format json "${KEY_OPTS[@]}" "$LOCAL"
+        measure local-dump-1cpu taskset -c 0 "$KREC" dump --format json "${KEY_OPTS[@]}" "$LOCAL"
+        measure local-verify "$KREC" verify "${KEY_OPTS[@]}" --remote "$LOCAL" --remote-metadata "$META"
+        measure local-verify-1 taskset -c 0 "$KREC" verify --threads 1 "${KEY_OPTS[@]}" --remote "$LOCAL" --remote-metadata "$META"
+        tail -n 4 "$DIR/runs/times"
+    done
+fi
 [ -z "${BENCH_LOCK:-}" ] || flock -u 9
 python3 - "$DIR/runs/times" "$REMOTE_BYTES" <<'EOF'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    name, secs, rss = line.split()
-    runs.setdefault(name, []).append((float(secs), int(rss)))
+    name, secs, rss, cpu, moto = line.split()
+    runs.setdefault(name, []).append((float(secs), int(rss), float(cpu), float(moto)))
 size = int(sys.argv[2])
-med = {n: statistics.median(s for s, _ in r) for n, r in runs.items()}
-print("%-10s %9s %9s %12s" % ("", "median s", "MB/s", "peak RSS MiB"))
-for n, r in runs.items():
-    print("%-10s %9.2f %9.0f %12.0f" % (n, med[n], size / med[n] / 1e6, max(k for _, k in r) / 1024))
+med = {n: statistics.median(r[0] for r in rs) for n, rs in runs.items()}
+cpu = {n: statistics.median(r[2] for r in rs) for n, rs in runs.items()}
+moto = {n: statistics.median(r[3] for r in rs) for n, rs in runs.items()}
+print("%-10s %9s %9s %12s %9s %9s" % ("", "median s", "MB/s", "peak RSS MiB", "CPU s", "moto CPU s"))
+for n, rs in runs.items():
+    print("%-10s %9.2f %9.0f %12.0f %9.2f %9.2f" % (n, med[n], size / med[n] / 1e6, max(r[1] for r in rs) / 1024, cpu[n], moto[n]))
 for a, b, what, goal in (("kafka", "dump", "dump against Kafka's remote fetch", 3.0),
                          ("kafka", "verify", "verify --remote against Kafka's remote fetch", 3.0),
                          ("dump-1cpu", "dump", "dump, both cores against one", 1.8),
-                         ("verify-1", "verify", "verify --remote, both cores against one", 1.8)):
+                         ("verify-1", "verify", "verify --remote, both cores against one", 1.8),
+                         ("local-dump-1cpu", "local-dump", "local copy: dump, both cores against one", 1.8),
+                         ("local-verify-1", "local-verify", "local copy: verify, both cores against one", 1.8)):
+    if a not in med:
+        continue
     x = med[a] / med[b]
     print("%-48s %5.2fx  (target %.1fx: %s)" % (what, x, goal, "met" if x >= goal else "missed"))
-for n in ("dump", "verify", "dump-1cpu", "verify-1"):
-    rss = max(k for _, k in runs[n]) / 1024
+# On 2 cores shared with moto_server, both cores can at best run the reader's and moto's CPU
+# time side by side: wall >= (reader CPU + moto CPU) / cores, and >= moto's CPU alone.
+cores = len(__import__("os").sched_getaffinity(0))
+for one, both, what in (("dump-1cpu", "dump", "dump"), ("verify-1", "verify", "verify --remote")):
+    floor = max((cpu[both] + moto[both]) / cores, moto[both])
+    print("%-48s %5.2fx  (one core's %.2f s against the floor of %.2f s that the CPU time of reader and moto leave %d cores)"
+          % (what + ": the most both cores could give", med[one] / floor, med[one], floor, cores))
+for n in ("dump", "verify", "dump-1cpu", "verify-1", "local-dump", "local-verify"):
+    if n not in runs:
+        continue
+    rss = max(r[1] for r in runs[n]) / 1024
     print("%-48s %5.0f MiB (target < 256 MiB: %s)" % ("peak RSS of " + n, rss, "met" if rss < 256 else "missed"))
 EOF
