@@ -887,13 +887,23 @@ enum Head {
 
 /// Reads the headers of the v2 batches of a range through a small window, without their
 /// records: the read path's way to find batch boundaries.
+///
+/// The window holds the headers of many small batches in one read; when the batches are
+/// large (steps of more than [`HEADER_ONLY_STEP`] between lookups) it would copy most of the
+/// file to find a few headers, so each miss then reads the header alone.
 struct HeaderWalk<'f> {
     file: &'f dyn StorageFile,
     end: u64,
     buf: Vec<u8>,
     /// File position of `buf[0]`.
     buf_start: u64,
+    /// Position of the previous lookup.
+    last: u64,
 }
+
+/// A step between two header lookups above which a miss reads the header alone rather than
+/// [`SEEK_WINDOW`] bytes: one more small read then costs less than copying the window.
+const HEADER_ONLY_STEP: u64 = (SEEK_WINDOW / 4) as u64;
 
 impl<'f> HeaderWalk<'f> {
     fn new(file: &'f dyn StorageFile, end: u64) -> Self {
@@ -902,17 +912,25 @@ impl<'f> HeaderWalk<'f> {
             end,
             buf: Vec::new(),
             buf_start: 0,
+            last: 0,
         }
     }
 
     /// `n` bytes at `pos` (at most [`SEEK_WINDOW`], all before the end), through the window.
     fn header(&mut self, pos: u64, n: usize) -> std::io::Result<&[u8]> {
         let buf_end = self.buf_start + self.buf.len() as u64;
+        let step = pos.abs_diff(self.last);
+        self.last = pos;
         if pos < self.buf_start || pos + n as u64 > buf_end {
             let available = self.end.saturating_sub(pos);
+            let window = if step > HEADER_ONLY_STEP {
+                v2_layout::RECORDS_OFFSET
+            } else {
+                SEEK_WINDOW
+            };
             let len = usize::try_from(available)
                 .unwrap_or(usize::MAX)
-                .min(SEEK_WINDOW)
+                .min(window)
                 .max(n);
             self.buf.resize(len, 0);
             self.file.read_exact_at(&mut self.buf, pos)?;
@@ -1029,25 +1047,18 @@ mod tests {
         seg.append(head, tail, &[meta]).unwrap();
     }
 
-    #[test]
-    fn header_walks_agree_with_parsing_every_entry() {
-        for legacy in [false, true] {
-            let storage = MemStorage::new();
-            let seg = segment(&storage, legacy);
-            let end = seg.next_offset();
-            for offset in 0..=end {
-                let found = seg.find_position(offset).unwrap();
-                assert_eq!(found, seg.find_position_parsed(0, offset).unwrap());
-                let Some(position) = found else { continue };
-                for max_bytes in [0, 1, 100, 5000, 20_000, 60_000, 1 << 20] {
-                    for max_offset in [offset, offset + 3, end - 1, end] {
-                        let mut a = vec![1u8; 3];
-                        let mut b = a.clone();
-                        let ra = seg.read_into(position, max_bytes, max_offset, &mut a, 0);
-                        let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b, 0);
-                        assert_eq!(ra.unwrap(), rb.unwrap());
-                        assert_eq!(a, b);
-                        let (mut a, mut b) = (Vec::new(), Vec::new());
+    /// Checks that the header walks (`find_position`, `read_into`, `for_each_batch_header`)
+    /// agree with parsing every entry of `seg`, everywhere; returns the number of batches.
+    fn walks_agree(seg: &Segment) -> usize {
+        let end = seg.next_offset();
+        for offset in 0..=end {
+            let found = seg.find_position(offset).unwrap();
+            assert_eq!(found, seg.find_position_parsed(0, offset).unwrap());
+            let Some(position) = found else { continue };
+            for max_bytes in [0, 1, 100, 5000, 20_000, 60_000, 1 << 20] {
+                for max_offset in [offset, offset + 3, end - 1, end] {
+                    for prefix in [vec![1u8; 3], Vec::new()] {
+                        let (mut a, mut b) = (prefix.clone(), prefix);
                         let ra = seg.read_into(position, max_bytes, max_offset, &mut a, 0);
                         let rb = seg.read_into_parsed(position, max_bytes, max_offset, &mut b, 0);
                         assert_eq!(ra.unwrap(), rb.unwrap());
@@ -1055,20 +1066,52 @@ mod tests {
                     }
                 }
             }
-            let mut whole = Vec::new();
-            seg.for_each_batch(|b| {
-                whole.push((b.position(), b.last_offset(), b.max_timestamp()));
-                Ok(())
-            })
-            .unwrap();
-            let mut headers = Vec::new();
-            seg.for_each_batch_header(|b| {
-                headers.push((b.position(), b.last_offset(), b.max_timestamp()));
-                Ok(())
-            })
-            .unwrap();
-            assert_eq!(whole, headers);
-            assert_eq!(whole.len(), if legacy { 9 } else { 8 });
         }
+        let mut whole = Vec::new();
+        seg.for_each_batch(|b| {
+            whole.push((b.position(), b.last_offset(), b.max_timestamp()));
+            Ok(())
+        })
+        .unwrap();
+        let mut headers = Vec::new();
+        seg.for_each_batch_header(|b| {
+            headers.push((b.position(), b.last_offset(), b.max_timestamp()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(whole, headers);
+        whole.len()
+    }
+
+    #[test]
+    fn header_walks_agree_with_parsing_every_entry() {
+        for legacy in [false, true] {
+            let storage = MemStorage::new();
+            let seg = segment(&storage, legacy);
+            assert_eq!(walks_agree(&seg), if legacy { 9 } else { 8 });
+        }
+    }
+
+    /// Batches far apart and close together in turn: the walk reads the header alone after a
+    /// long step and a whole window after a short one, and finds the same batches either way.
+    #[test]
+    fn header_walks_agree_across_large_and_small_batches() {
+        let storage = MemStorage::new();
+        let dir = Path::new("/s-1");
+        storage.create_dir_all(dir).unwrap();
+        let mut seg = Segment::create(&storage, dir, 0, &LogConfig::default(), 0).unwrap();
+        let mut next = 0i64;
+        let sizes = [
+            10usize, 10, 20_000, 10, 10, 9_000, 4_097, 4_095, 30, 70_000, 5, 5, 5, 17_000, 3_000,
+            16_384, 1, 40_000,
+        ];
+        for (i, &len) in sizes.iter().enumerate() {
+            let value = vec![i as u8; len];
+            let mut b = V2Builder::new(next).producer(-1, -1, -1);
+            b.append(&NewRecord::new(i as i64, None, Some(&value)))
+                .unwrap();
+            append(&mut seg, &b.finish().unwrap(), &mut next);
+        }
+        assert_eq!(walks_agree(&seg), sizes.len());
     }
 }
