@@ -145,13 +145,17 @@ impl ScanCounters {
     }
 }
 
-/// A DataFusion session with the JSON functions of `datafusion-functions-json` registered.
+/// A DataFusion session with the JSON functions of `datafusion-functions-json` registered,
+/// configured from DataFusion's `DATAFUSION_*` environment variables as `datafusion-cli` is
+/// (`DATAFUSION_EXECUTION_TARGET_PARTITIONS=4` sets `datafusion.execution.target_partitions`;
+/// variables that name no setting are ignored).
 ///
 /// # Errors
 ///
-/// A function could not be registered (not expected).
+/// A `DATAFUSION_*` variable holds a value its setting cannot take, or a function could not
+/// be registered (not expected).
 pub fn new_context() -> Result<SessionContext> {
-    let config = SessionConfig::new().with_information_schema(true);
+    let config = SessionConfig::from_env()?.with_information_schema(true);
     let mut state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()

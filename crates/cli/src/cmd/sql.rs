@@ -40,8 +40,13 @@ use std::sync::Arc;
 ///   krec sql "SELECT date_trunc('hour', timestamp) h, count(*) FROM t GROUP BY h ORDER BY h" \
 ///       --table t=kafka://localhost:9092/events
 ///
-/// A query DataFusion refuses is a usage error (exit 2) with its message; a corrupt source is
-/// a data error (exit 1).
+/// DataFusion's settings come from its DATAFUSION_* environment variables, as in
+/// datafusion-cli (DATAFUSION_EXECUTION_TARGET_PARTITIONS=4 sets
+/// datafusion.execution.target_partitions; SELECT * FROM information_schema.df_settings lists
+/// them).
+///
+/// A query DataFusion refuses, or a DATAFUSION_* value a setting cannot take, is a usage error
+/// (exit 2) with its message; a corrupt source is a data error (exit 1).
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment, after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {

@@ -173,6 +173,31 @@ fn a_query_datafusion_refuses_exits_2_with_its_message() {
     sql("SELECT * FROM missing", &part, &[]).fails(2, "missing");
 }
 
+/// DataFusion's settings come from its `DATAFUSION_*` environment variables; a value a
+/// setting cannot take is a usage error naming it.
+#[test]
+fn datafusion_settings_come_from_the_environment() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let table = format!("t={}", part.display());
+    let query = "SELECT value FROM information_schema.df_settings \
+                 WHERE name = 'datafusion.execution.batch_size'";
+    let with = |value: &str| {
+        crate::util::finish(crate::util::start(
+            crate::util::krec()
+                .args(["sql", query, "--table", &table, "--format", "csv"])
+                .env("DATAFUSION_EXECUTION_BATCH_SIZE", value),
+            Vec::new(),
+        ))
+    };
+    assert_eq!(with("1234").ok(), "value\n1234\n");
+    assert_eq!(
+        run(&["sql", query, "--table", &table, "--format", "csv"]).ok(),
+        "value\n8192\n"
+    );
+    with("many").fails(2, "many");
+}
+
 #[test]
 fn a_corrupt_source_exits_1() {
     let d = Dir::new();
