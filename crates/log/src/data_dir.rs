@@ -8,11 +8,13 @@
 //! replication-offset-checkpoint      the same format (high watermarks)
 //! cleaner-offset-checkpoint          the same format (first dirty offsets of compacted logs)
 //! .lock                              locked by the running broker
+//! .kafka_cleanshutdown               present while the broker is stopped after a clean shutdown
 //! <topic>-<partition>/               one partition directory each (see crate::files)
 //! <topic>-<partition>.<id>-delete/   a deleted partition waiting for removal (not a partition)
 //! <topic>-<partition>.<id>-future/   a partition being moved between log dirs (not a partition)
 //! ```
 
+use crate::storage::Storage;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -27,6 +29,12 @@ pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
 pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
 /// First dirty offsets of compacted partitions.
 pub const CLEANER_OFFSET_CHECKPOINT: &str = "cleaner-offset-checkpoint";
+/// Kafka's clean shutdown marker, written into each data directory when the broker has stopped
+/// cleanly and deleted when it starts (`CleanShutdownFileHandler`).
+pub const CLEAN_SHUTDOWN: &str = ".kafka_cleanshutdown";
+/// The largest recovery-point checkpoint read (a line per partition: about a million
+/// partitions); a larger one is not trusted.
+const MAX_CHECKPOINT_BYTES: u64 = 64 << 20;
 /// Every offset checkpoint file of a data directory.
 pub const OFFSET_CHECKPOINTS: [&str; 4] = [
     RECOVERY_POINT_CHECKPOINT,
@@ -127,6 +135,63 @@ pub fn is_data_dir(path: &Path) -> bool {
     path.join(META_PROPERTIES).is_file() || partition_dirs(path).is_ok_and(|p| !p.is_empty())
 }
 
+/// What the data directory around a partition directory says about recovering it, as Kafka's
+/// `LogManager` reads it at startup: which of the partition's segments a loader must scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RootRecovery {
+    /// The broker stopped cleanly ([`CLEAN_SHUTDOWN`]): no segment is scanned.
+    Clean,
+    /// Segments from the one holding this offset on (the partition's line of
+    /// [`RECOVERY_POINT_CHECKPOINT`]): everything below it was flushed.
+    From(i64),
+    /// No usable answer (not in a data directory, no checkpoint, no line for the partition, an
+    /// unreadable or malformed file): every segment is scanned.
+    Unknown,
+}
+
+/// Reads the root files of the data directory holding `partition_dir` (its parent) through
+/// `storage`: the clean shutdown marker, else the partition's recovery point.
+pub(crate) fn root_recovery(storage: &dyn Storage, partition_dir: &Path) -> RootRecovery {
+    let (Some(root), Some(name)) = (
+        partition_dir.parent(),
+        partition_dir.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return RootRecovery::Unknown;
+    };
+    let Some((topic, partition)) = parse_partition_dir(name) else {
+        return RootRecovery::Unknown;
+    };
+    if storage.open_read(&root.join(CLEAN_SHUTDOWN)).is_ok() {
+        return RootRecovery::Clean;
+    }
+    let Ok(file) = storage.open_read(&root.join(RECOVERY_POINT_CHECKPOINT)) else {
+        return RootRecovery::Unknown;
+    };
+    let len = match file.len() {
+        Ok(len) if len <= MAX_CHECKPOINT_BYTES => len,
+        _ => return RootRecovery::Unknown,
+    };
+    let mut bytes = vec![0; len as usize];
+    if file.read_exact_at(&mut bytes, 0).is_err() {
+        return RootRecovery::Unknown;
+    }
+    checkpoint_offset(&bytes, topic, partition).map_or(RootRecovery::Unknown, RootRecovery::From)
+}
+
+/// The offset of `topic`/`partition` in an offset checkpoint, `None` when it has no line for it
+/// or is malformed anywhere (as [`parse_offset_checkpoint`] judges it, without building the
+/// entries: each partition of a large data directory looks its own line up).
+fn checkpoint_offset(bytes: &[u8], topic: &str, partition: i32) -> Option<i64> {
+    let mut found = None;
+    for_each_checkpoint_line(bytes, |t, p, o| {
+        if t == topic && p == partition {
+            found = Some(o);
+        }
+    })
+    .ok()?;
+    found
+}
+
 /// One line of an offset checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointEntry {
@@ -153,6 +218,19 @@ pub struct CheckpointEntry {
 ///
 /// A message naming the line: a version other than 0, a missing or wrong count, a malformed line.
 pub fn parse_offset_checkpoint(bytes: &[u8]) -> Result<Vec<CheckpointEntry>, String> {
+    let mut entries = Vec::new();
+    for_each_checkpoint_line(bytes, |topic, partition, offset| {
+        entries.push(CheckpointEntry {
+            topic: topic.to_owned(),
+            partition,
+            offset,
+        });
+    })?;
+    Ok(entries)
+}
+
+/// Checks an offset checkpoint and calls `f` with each line's topic, partition and offset.
+fn for_each_checkpoint_line(bytes: &[u8], mut f: impl FnMut(&str, i32, i64)) -> Result<(), String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     let mut lines = text.lines();
     match lines.next().map(str::trim) {
@@ -164,37 +242,28 @@ pub fn parse_offset_checkpoint(bytes: &[u8]) -> Result<Vec<CheckpointEntry>, Str
         .next()
         .and_then(|l| l.trim().parse().ok())
         .ok_or_else(|| "line 2: missing entry count".to_string())?;
-    let mut entries = Vec::new();
+    let mut seen = 0;
     for (i, line) in lines.enumerate() {
         let n = i + 3;
         if line.trim().is_empty() {
             continue;
         }
+        let malformed = || format!("line {n}: expected \"topic partition offset\", got {line:?}");
         let mut it = line.split_whitespace();
         let (Some(topic), Some(p), Some(o), None) = (it.next(), it.next(), it.next(), it.next())
         else {
-            return Err(format!(
-                "line {n}: expected \"topic partition offset\", got {line:?}"
-            ));
+            return Err(malformed());
         };
         let (Ok(partition), Ok(offset)) = (p.parse(), o.parse()) else {
-            return Err(format!(
-                "line {n}: expected \"topic partition offset\", got {line:?}"
-            ));
+            return Err(malformed());
         };
-        entries.push(CheckpointEntry {
-            topic: topic.to_owned(),
-            partition,
-            offset,
-        });
+        f(topic, partition, offset);
+        seen += 1;
     }
-    if entries.len() != count {
-        return Err(format!(
-            "line 2 says {count} entries, the file has {}",
-            entries.len()
-        ));
+    if seen != count {
+        return Err(format!("line 2 says {count} entries, the file has {seen}"));
     }
-    Ok(entries)
+    Ok(())
 }
 
 /// Parses `meta.properties` (Java properties: `key=value` lines, `#` comments) and checks what
@@ -254,6 +323,24 @@ pub fn parse_meta_properties(bytes: &[u8]) -> Result<BTreeMap<String, String>, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partitions_line_of_a_checkpoint() {
+        let cp = b"0\n3\nevents 0 5\nevents 1 7\nother-topic 0 9\n";
+        assert_eq!(checkpoint_offset(cp, "events", 1), Some(7));
+        assert_eq!(checkpoint_offset(cp, "other-topic", 0), Some(9));
+        assert_eq!(checkpoint_offset(cp, "events", 2), None);
+        assert_eq!(checkpoint_offset(cp, "other", 0), None);
+        // Anything malformed anywhere, or a count that disagrees, is no answer.
+        assert_eq!(checkpoint_offset(b"0\n2\nevents 1 7\n", "events", 1), None);
+        assert_eq!(
+            checkpoint_offset(b"0\n2\nevents 1 7\nx y z\n", "events", 1),
+            None
+        );
+        assert_eq!(checkpoint_offset(b"1\n1\nevents 1 7\n", "events", 1), None);
+        assert_eq!(checkpoint_offset(b"\xff", "events", 1), None);
+        assert_eq!(checkpoint_offset(b"", "events", 1), None);
+    }
 
     #[test]
     fn partition_names() {

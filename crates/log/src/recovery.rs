@@ -13,6 +13,8 @@
 //!    on is recovered: each batch is validated (structure, CRC, offsets), the file is truncated
 //!    at the first invalid one and both indexes are rebuilt. Once a segment had to be truncated,
 //!    every later segment is deleted: nothing written after a torn write survives.
+//!    A read-only open of a broker's partition takes the marker and the recovery point from the
+//!    data directory around it (`data_dir::root_recovery`), as Kafka's `LogManager` does.
 //!    A segment that holds offsets beyond its indexes' 32-bit relative range (written by a
 //!    broker before KAFKA-6264) is split into segments that each fit, as Kafka's
 //!    `splitOverflowedSegment` does, with every batch copied as it is ([`split_overflowed`]).

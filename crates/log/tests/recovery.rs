@@ -4,6 +4,7 @@
 use crate::util::*;
 use krecords_log::storage::Storage;
 use krecords_log::{AppendOrigin, Env, Log};
+use std::path::PathBuf;
 
 fn three_segments(m: &Mem) -> Log {
     let mut log = m.create(&[("segment.bytes", "250"), ("index.interval.bytes", "60")]);
@@ -114,6 +115,91 @@ fn a_corrupt_batch_truncates_there_and_drops_later_segments() {
     assert!(!exists(&m, &seg(6, ".index")));
     assert_eq!(read_all(&log, 1).len(), 4);
     log.verify_indexes().unwrap();
+}
+
+/// Three segments (bases 0, 3, 6) as a broker leaves a partition: segments, trimmed indexes and
+/// a producer snapshot, none of our own files. Returns its records.
+fn kafka_partition(m: &Mem) -> Vec<Seen> {
+    let log = three_segments(m);
+    let records = read_all(&log, 1);
+    log.close().unwrap();
+    for name in [
+        "krec-clean-shutdown",
+        "krec-recovery-point",
+        "krec-log.json",
+    ] {
+        let _ = m.storage.remove(&m.path(name));
+    }
+    records
+}
+
+/// Opens `m`'s log read-only: the segments scanned, and checks it serves `records` and changed
+/// nothing.
+fn scanned_read_only(m: &Mem, records: &[Seen]) -> usize {
+    let before = m.snapshot();
+    let log = Log::open_read_only_with(&m.dir, m.env.clone()).unwrap();
+    assert_eq!(read_all(&log, 1), records);
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a read-only open changed the directory"
+    );
+    log.recovery_info().recovered_segments
+}
+
+#[test]
+fn a_read_only_open_scans_what_the_brokers_data_directory_says() {
+    let m = mem();
+    let records = kafka_partition(&m);
+    let root = |name: &str| PathBuf::from("/logs").join(name);
+    let checkpoint = root("recovery-point-offset-checkpoint");
+    // Outside a data directory that says anything: every segment, as after a crash.
+    assert_eq!(scanned_read_only(&m, &records), 3);
+    // Kafka's loader: from the segment holding the partition's recovery point on.
+    for (text, scanned) in [
+        (&b"0\n1\ntopic 0 4\n"[..], 2),
+        (b"0\n2\nother 0 1\ntopic 0 7\n", 1),
+        (b"0\n1\ntopic 0 9\n", 1),
+        (b"0\n1\ntopic 0 0\n", 3),
+        // No line for the partition, a malformed file, a count that disagrees: everything.
+        (b"0\n1\ntopic 1 9\n", 3),
+        (b"0\n1\ntopic zero 9\n", 3),
+        (b"0\n2\ntopic 0 9\n", 3),
+        (b"", 3),
+    ] {
+        m.storage.put_file(&checkpoint, text);
+        let shown = String::from_utf8_lossy(text).into_owned();
+        assert_eq!(scanned_read_only(&m, &records), scanned, "{shown:?}");
+    }
+    // A broker that stopped cleanly: nothing is scanned.
+    m.storage.put_file(&checkpoint, b"0\n1\ntopic 0 4\n");
+    m.storage.put_file(
+        &root(".kafka_cleanshutdown"),
+        b"{\"version\":0,\"brokerEpoch\":9}",
+    );
+    assert_eq!(scanned_read_only(&m, &records), 0);
+    // A writer trusts none of it: its own crash would leave the broker's marker standing.
+    let log = m.open();
+    assert_eq!(log.recovery_info().recovered_segments, 3);
+    assert_eq!(read_all(&log, 1), records);
+}
+
+#[test]
+fn a_torn_tail_after_the_brokers_recovery_point_is_still_left_out() {
+    let m = mem();
+    let records = kafka_partition(&m);
+    m.storage.put_file(
+        &PathBuf::from("/logs/recovery-point-offset-checkpoint"),
+        b"0\n1\ntopic 0 7\n",
+    );
+    let path = m.path(&seg(6, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    bytes.extend_from_slice(&v2(NOW, &["torn"])[..30]);
+    m.storage.put_file(&path, &bytes);
+    assert_eq!(scanned_read_only(&m, &records), 1);
+    let log = Log::open_read_only_with(&m.dir, m.env.clone()).unwrap();
+    assert_eq!(log.recovery_info().truncated_bytes, 30);
+    assert_eq!(log.log_end_offset(), 9);
 }
 
 #[test]

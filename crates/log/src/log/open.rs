@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::LogConfig;
+use crate::data_dir::{self, RootRecovery};
 use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Result};
 use crate::files::{self, CLEAN_SHUTDOWN_FILE, CONFIG_FILE, LOG_SUFFIX, RECOVERY_POINT_FILE};
@@ -356,6 +357,12 @@ impl Log {
     /// not what is appended later. Every write ([`Log::append`], [`Log::retain`], ...) is
     /// refused with [`Error::ReadOnly`]; [`Log::close`] does nothing.
     ///
+    /// A broker's partition directory (without a clean shutdown marker or recovery point of
+    /// ours) is scanned as Kafka's loader would scan it, from what its data directory (the
+    /// parent) says: nothing after the broker's clean shutdown (`.kafka_cleanshutdown`), the
+    /// segments from the partition's recovery point on (`recovery-point-offset-checkpoint`)
+    /// otherwise, every segment when neither says anything. A writer's open trusts neither.
+    ///
     /// # Errors
     ///
     /// As [`Log::open_read_only`].
@@ -545,10 +552,18 @@ impl Log {
             Some(i64::MIN)
         } else {
             let path = dir.join(RECOVERY_POINT_FILE);
-            Some(match files::read_small_file(st, &path)? {
-                Some(bytes) => files::parse_recovery_point(&path, &bytes).unwrap_or(i64::MIN),
-                None => i64::MIN,
-            })
+            match files::read_small_file(st, &path)? {
+                Some(bytes) => Some(files::parse_recovery_point(&path, &bytes).unwrap_or(i64::MIN)),
+                // A broker's partition: its data directory says what to scan, as Kafka's
+                // loader reads it. Only a reader trusts that: a writer's own crash would leave
+                // the broker's clean-shutdown marker standing.
+                None if writer.is_none() => match data_dir::root_recovery(st, dir) {
+                    RootRecovery::Clean => None,
+                    RootRecovery::From(offset) => Some(offset),
+                    RootRecovery::Unknown => Some(i64::MIN),
+                },
+                None => Some(i64::MIN),
+            }
         };
         let now = env.clock.now_ms();
         let (mut segments, mut info) =
