@@ -380,11 +380,28 @@ pub fn ends_of(cluster: &Cluster) -> BTreeMap<(String, i32), i64> {
 
 /// A stopped broker's consumer groups: every `__consumer_offsets-N` directory under `root`
 /// replayed, lag against the end offsets of the partition directories on the same disk.
+/// `path` may be a root or one of its `__consumer_offsets-N` directories (then only that
+/// partition's groups, with lag against the whole root).
 ///
 /// # Errors
 ///
-/// `root` is not a broker's root, a directory cannot be read.
-pub fn describe_root(root: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
+/// `path` is neither a broker's root nor a `__consumer_offsets-N` directory, a directory
+/// cannot be read.
+pub fn describe_root(path: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
+    let crate::offline::RootPath { root, partition } = crate::offline::root_of(path)?;
+    let only = match partition {
+        Some((topic, p)) if topic == "__consumer_offsets" => Some(p),
+        Some(_) => {
+            return Err(Error::Usage(format!(
+                "{}: consumer groups are in __consumer_offsets: give the broker's log.dirs \
+                 root ({}) or one of its __consumer_offsets-N directories",
+                path.display(),
+                root.display()
+            )))
+        }
+        None => None,
+    };
+    let root = root.as_path();
     let mut cluster = crate::offline::describe_root(root)?;
     crate::offline::fill_offsets(&mut cluster, root, None);
     let mut log = GroupLog::default();
@@ -394,7 +411,10 @@ pub fn describe_root(root: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
         .iter()
         .filter(|t| t.name == "__consumer_offsets")
     {
-        for p in t.partitions.iter().filter(|p| p.on_disk == Some(true)) {
+        let wanted = |p: &&crate::model::Partition| {
+            p.on_disk == Some(true) && only.is_none_or(|o| o == p.partition)
+        };
+        for p in t.partitions.iter().filter(wanted) {
             let dir = root.join(format!("__consumer_offsets-{}", p.partition));
             if let Err(e) = log.replay_dir(&dir) {
                 warnings.push(format!("{}: {e}", dir.display()));

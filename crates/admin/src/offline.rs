@@ -397,21 +397,92 @@ fn property(text: &str, key: &str) -> Option<String> {
     })
 }
 
+/// What a directory given as a stopped broker's disk names: a `log.dirs` root, or one
+/// partition directory of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootPath {
+    /// The `log.dirs` root: the directory itself, or the one around a partition directory.
+    pub root: PathBuf,
+    /// The topic and partition, when the directory is one partition's (`TOPIC-N` with
+    /// segments).
+    pub partition: Option<(String, i32)>,
+}
+
+/// What `path` names: a broker's `log.dirs` root (`meta.properties` or `TOPIC-N` partition
+/// directories), or a `TOPIC-N` partition directory, which stands for that partition of the
+/// root around it.
+///
+/// # Errors
+///
+/// [`Error::Usage`] for a path that is not a directory, a partition directory whose name is
+/// not `TOPIC-N`, or a directory that is neither a root nor a partition's; a directory that
+/// cannot be listed.
+pub fn root_of(path: &Path) -> Result<RootPath, Error> {
+    let expected = "expected a broker's log.dirs root, one of its TOPIC-N partition \
+                    directories, or kafka://HOST:PORT";
+    if !path.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: not a directory ({expected})",
+            path.display()
+        )));
+    }
+    let kind = krecords_source::classify_dir(path)
+        .map_err(|e| Error::io(format!("cannot list {}", path.display()), e))?;
+    match kind {
+        krecords_source::DirKind::Root(_) => Ok(RootPath {
+            root: path.to_path_buf(),
+            partition: None,
+        }),
+        krecords_source::DirKind::Partition => match krecords_source::partition_of_dir(path) {
+            Some(id) => {
+                let root = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                Ok(RootPath {
+                    root,
+                    partition: Some(id),
+                })
+            }
+            None => Err(Error::Usage(format!(
+                "{}: a partition directory whose name is not TOPIC-N, so it names no topic \
+                 ({expected}; `krec dump --start earliest` and `krec log` read any partition \
+                 directory)",
+                path.display()
+            ))),
+        },
+        krecords_source::DirKind::Other => Err(Error::Usage(format!(
+            "{}: holds neither meta.properties nor TOPIC-N partition directories nor segments \
+             ({expected})",
+            path.display()
+        ))),
+    }
+}
+
 /// The cluster as a stopped broker's `log.dirs` root describes it: the metadata log's last
 /// state (when the root holds `__cluster_metadata-0`), the cluster id of `meta.properties`,
 /// and which partitions this disk holds (`on_disk`); partitions on disk that the metadata does
 /// not name (a ZooKeeper-era broker, a deleted topic's leftovers) are listed with no leader.
+/// `path` may also be one partition directory of the root ([`root_of`]): the root is
+/// described with that partition only.
 ///
 /// # Errors
 ///
-/// [`Error::Usage`] when `root` is not a directory; the metadata files cannot be read.
-pub fn describe_root(root: &Path) -> Result<Cluster, Error> {
-    if !root.is_dir() {
-        return Err(Error::Usage(format!(
-            "{}: not a directory (expected a broker's log.dirs root or kafka://HOST:PORT)",
-            root.display()
-        )));
+/// As [`root_of`]; the metadata files cannot be read.
+pub fn describe_root(path: &Path) -> Result<Cluster, Error> {
+    let RootPath { root, partition } = root_of(path)?;
+    let mut cluster = describe_dir(&root)?;
+    if let Some((topic, partition)) = partition {
+        cluster.topics.retain(|t| t.name == topic);
+        for t in &mut cluster.topics {
+            t.partitions.retain(|p| p.partition == partition);
+        }
     }
+    Ok(cluster)
+}
+
+/// [`describe_root`] of a root.
+fn describe_dir(root: &Path) -> Result<Cluster, Error> {
     let mut state = MetadataState::default();
     let meta_dir = root.join(METADATA_DIR);
     if meta_dir.is_dir() {
@@ -514,18 +585,21 @@ pub fn dir_offsets(dir: &Path, time: Option<i64>) -> Result<Option<Offsets>, Err
     }))
 }
 
-/// Fills the offsets of every partition of `cluster` (described by [`describe_root`]) whose
-/// directory is on this disk, under `root`; a directory that cannot be read adds a warning.
-pub fn fill_offsets(cluster: &mut Cluster, root: &Path, time: Option<i64>) {
+/// Fills the offsets of every partition of `cluster` (described by [`describe_root`] of `path`)
+/// whose directory is on this disk, under `path`'s root; a directory that cannot be read adds a
+/// warning.
+pub fn fill_offsets(cluster: &mut Cluster, path: &Path, time: Option<i64>) {
+    let root = root_of(path).map_or_else(|_| path.to_path_buf(), |r| r.root);
     for t in &mut cluster.topics {
         for p in &mut t.partitions {
             if p.on_disk != Some(true) {
                 continue;
             }
             let dir = root.join(format!("{}-{}", t.name, p.partition));
+            // The error names the directory.
             match dir_offsets(&dir, time) {
                 Ok(o) => p.offsets = o,
-                Err(e) => cluster.warnings.push(format!("{}: {e}", dir.display())),
+                Err(e) => cluster.warnings.push(e.to_string()),
             }
         }
     }

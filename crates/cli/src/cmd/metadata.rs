@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 /// Brokers, controller, topics and partitions (leader, replicas, ISR, offline) of a cluster.
 ///
 /// SOURCE is a live cluster, kafka://HOST[:PORT][,HOST[:PORT]...][/TOPIC] (the port defaults
-/// to 9092), or a stopped broker's log.dirs root. Live, the answer is a Metadata request's;
+/// to 9092), or a stopped broker's log.dirs root (or one TOPIC-N partition directory of it: that
+/// partition only). Live, the answer is a Metadata request's;
 /// offline, it is the broker's KRaft metadata log (__cluster_metadata-0: its newest snapshot,
 /// then the records after it) replayed to its last state, with the cluster id of
 /// meta.properties, the quorum's last leader as the controller, and for each partition whether
@@ -52,7 +53,10 @@ pub struct Args {
 /// SOURCE is as for `krec metadata`: kafka://HOST[:PORT][/TOPIC] (ListOffsets on the
 /// partitions' leaders: earliest, latest at read_uncommitted, latest at read_committed, and the
 /// offset for --time) or a stopped broker's log.dirs root (the same from each partition
-/// directory's files and indexes). Internal topics with --all.
+/// directory's files and indexes; one TOPIC-N directory of it answers for that partition).
+/// Internal topics with --all. A partition whose files cannot be read (damage in the middle of
+/// its log, which Kafka's recovery would cut with the intact entries after it) shows "-" and a
+/// warning naming the damage.
 ///
 /// Text: TOPIC PARTITION EARLIEST LATEST STABLE [AT_TIME], one line per partition ("-" where
 /// there is no answer: a partition not on this disk, a time after the last record). JSON: one
@@ -81,7 +85,7 @@ pub struct OffsetsArgs {
 /// The source and topic selection `krec metadata` and `krec offsets` share.
 #[derive(clap::Args)]
 pub struct Select {
-    /// kafka://HOST[:PORT][/TOPIC] or a broker's log.dirs root.
+    /// kafka://HOST[:PORT][/TOPIC], a broker's log.dirs root, or one TOPIC-N partition directory.
     #[arg(value_name = "SOURCE")]
     source: PathBuf,
     /// Only topics whose name matches GLOB (`*`, `?`, `[...]`); repeatable.
@@ -141,7 +145,9 @@ fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failur
         Target::Root(root) => {
             let mut cluster =
                 krecords_admin::offline::describe_root(&root).map_err(admin_failure)?;
-            cluster.retain_topics(&topic_globs(globs, None)?, all);
+            // One partition directory named: that partition, internal or not.
+            let one = krecords_admin::offline::root_of(&root).is_ok_and(|r| r.partition.is_some());
+            cluster.retain_topics(&topic_globs(globs, None)?, all || one);
             if let Some(time) = offsets {
                 krecords_admin::offline::fill_offsets(&mut cluster, &root, time);
             }
@@ -234,7 +240,8 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// Consumer groups: members, committed offsets and lag per partition and in total, from a
 /// stopped broker's files or a live cluster.
 ///
-/// Offline (SOURCE a broker's log.dirs root): every __consumer_offsets-N directory on the disk
+/// Offline (SOURCE a broker's log.dirs root, or one __consumer_offsets-N directory of it for that
+/// partition's groups): every __consumer_offsets-N directory on the disk
 /// read at read_committed and decoded (classic groups' GroupMetadata with their members and
 /// assignments, consumer-protocol groups' ConsumerGroupMetadata and members, offset commits and
 /// their tombstones), each group's last committed offsets with when they were committed, and

@@ -173,6 +173,51 @@ fn sources_that_cannot_answer_exit_2() {
     run(&["metadata", "kafka://127.0.0.1:1", "-X", "retries=0"]).fails(2, "kafka://127.0.0.1:1");
 }
 
+/// One partition directory of a root stands for that partition (internal or not); a directory
+/// that is neither a root nor a partition's, or a partition that holds no groups, is exit 2
+/// with what was expected (both once printed an empty table and exited 0).
+#[test]
+fn one_partition_directory_answers_for_its_partition() {
+    let root = fixtures();
+    let dir = root.join("__transaction_state-0");
+    let whole = run(&[
+        "offsets",
+        root.to_str().unwrap(),
+        "--all",
+        "--format",
+        "json",
+    ])
+    .json_lines();
+    let want: Vec<_> = whole
+        .into_iter()
+        .filter(|l| l["topic"] == "__transaction_state" && l["partition"] == 0)
+        .collect();
+    assert_eq!(want.len(), 1);
+    let one = run(&["offsets", dir.to_str().unwrap(), "--format", "json"]).json_lines();
+    assert_eq!(one, want);
+    let meta = run(&["metadata", dir.to_str().unwrap(), "--format", "json"]).json();
+    let topics = meta["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 1, "{meta}");
+    assert_eq!(topics[0]["name"], "__transaction_state");
+    assert_eq!(topics[0]["partitions"].as_array().unwrap().len(), 1);
+    let groups = run(&[
+        "groups",
+        root.join("__consumer_offsets-0").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(groups.code, 0, "{}", groups.stderr);
+    assert!(!groups.json_lines().is_empty());
+    run(&["groups", dir.to_str().unwrap()]).fails(2, "consumer groups are in __consumer_offsets");
+    let empty = tempfile::tempdir().unwrap();
+    for cmd in ["metadata", "offsets", "groups"] {
+        run(&[cmd, empty.path().to_str().unwrap()]).fails(
+            2,
+            "holds neither meta.properties nor TOPIC-N partition directories",
+        );
+    }
+}
+
 #[test]
 fn offline_groups_are_the_last_commits_of_consumer_offsets() {
     let root = fixtures();
