@@ -82,11 +82,20 @@ impl Fail {
 
     /// A sources-layer error, classified as krec classifies it.
     pub fn source(e: &krecords_source::Error) -> Fail {
+        let (file, position) = match e {
+            krecords_source::Error::Log { source, .. } => match source.as_ref() {
+                krecords_log::Error::DamagedSegment { path, position, .. } => {
+                    (Some(path.display().to_string()), Some(*position))
+                }
+                _ => (None, None),
+            },
+            _ => (None, None),
+        };
         Fail {
             class: Some(e.class()),
             message: e.to_string(),
-            file: None,
-            position: None,
+            file,
+            position,
         }
     }
 

@@ -80,7 +80,10 @@ fn scan_fail(e: &ScanError) -> Fail {
             (Some(name.clone()), Some(*position as u64))
         }
         ScanError::Io { name, .. } => (Some(name.clone()), None),
-        ScanError::Source(_) => (None, None),
+        ScanError::Source(s) => {
+            let f = Fail::source(s);
+            (f.file, f.position)
+        }
     };
     Fail {
         class: Some(e.class()),

@@ -372,6 +372,26 @@ def test_corrupt_file_raises_with_file_and_position(tmp_path: Path) -> None:
     assert e.value.position == 0
 
 
+
+def test_damage_in_the_middle_of_a_partition_directory_raises(tmp_path: Path) -> None:
+    # Kafka's recovery would cut this log at the damage and delete the intact entries after
+    # it: reading it is an error naming the damage, never the first entries alone.
+    data = bytearray(krecords.build_batch(RECORDS, records_per_batch=1))
+    sizes = [b.size for b in krecords.entries(bytes(data))]
+    data[sizes[0] + 30] ^= 0xFF
+    part = tmp_path / "t-0"
+    part.mkdir()
+    f = part / "00000000000000000000.log"
+    f.write_bytes(bytes(data))
+    for read in (krecords.read_table, lambda p: krecords.read_batches(p).read_all()):
+        with pytest.raises(krecords.CorruptDataError) as e:
+            read(part)
+        assert e.value.file == str(f)
+        assert e.value.position == sizes[0]
+        assert "intact entries follow" in str(e.value)
+    assert f.read_bytes() == bytes(data)
+
+
 # ---------------------------------------------------------------- threads
 
 

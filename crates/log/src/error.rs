@@ -169,6 +169,16 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A segment damaged in the middle of the log, found by a read-only open: recovery would
+    /// cut it at the damage although intact entries follow (`CORRUPT_MESSAGE`).
+    DamagedSegment {
+        /// The segment file.
+        path: PathBuf,
+        /// The byte of the damaged entry in it.
+        position: u64,
+        /// The damage and the first intact entry after it.
+        reason: String,
+    },
     /// `create` on a directory that already holds a log (`TOPIC_ALREADY_EXISTS`).
     AlreadyExists {
         /// The directory.
@@ -305,6 +315,7 @@ impl Error {
             | Error::LogLocked { .. }
             | Error::BrokerRunning { .. }
             | Error::ReadOnly { .. } => "KAFKA_STORAGE_ERROR",
+            Error::DamagedSegment { .. } => "CORRUPT_MESSAGE",
             Error::AlreadyExists { .. } => "TOPIC_ALREADY_EXISTS",
             Error::InvalidProducerEpoch { .. } => "INVALID_PRODUCER_EPOCH",
             Error::OutOfOrderSequence { .. } => "OUT_OF_ORDER_SEQUENCE_NUMBER",
@@ -462,7 +473,9 @@ impl fmt::Display for Error {
                 f,
                 "log refuses writes after an earlier storage failure ({cause}); reopen it to recover"
             ),
-            Error::CorruptFile { path, reason } => write!(f, "{}: {reason}", path.display()),
+            Error::CorruptFile { path, reason } | Error::DamagedSegment { path, reason, .. } => {
+                write!(f, "{}: {reason}", path.display())
+            }
             Error::AlreadyExists { path } => {
                 write!(f, "{}: a log already exists here", path.display())
             }

@@ -33,7 +33,7 @@ use crate::reader::SCAN_WINDOW;
 use crate::segment::{BatchMeta, Segment};
 use crate::storage::Storage;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What opening (or `krec log recover`) found and repaired.
 ///
@@ -63,6 +63,23 @@ pub struct RecoverInfo {
     /// `path: into N segments`).
     #[serde(skip)]
     pub splits: Vec<String>,
+    /// Where bytes were cut, one per segment truncated, in offset order.
+    #[serde(skip)]
+    pub cuts: Vec<Cut>,
+}
+
+/// Where recovery cut a log: a segment truncated at its first invalid entry, and the later
+/// segments that went with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// The segment file truncated.
+    pub file: PathBuf,
+    /// The first byte cut from it.
+    pub position: u64,
+    /// What was wrong there (`byte N: reason`).
+    pub reason: String,
+    /// The later segment files deleted with it, in offset order.
+    pub later: Vec<PathBuf>,
 }
 
 impl RecoverInfo {
@@ -102,6 +119,40 @@ impl RecoverInfo {
         }
         notes
     }
+}
+
+/// A read-only open's check of `cut` against the untouched files (`storage`): an error when
+/// an intact entry follows it, that is damage in the middle of the log, which Kafka's recovery
+/// would delete with everything after it and a reader of the recovered log would never see;
+/// `Ok` when only a torn tail was cut (a crash, a writer still writing, zeros of a
+/// preallocated segment).
+///
+/// # Errors
+///
+/// [`Error::DamagedSegment`] naming the damage and the first intact entry after it; a file cannot
+/// be read.
+pub(crate) fn check_cut(storage: &dyn Storage, cut: &Cut) -> Result<()> {
+    let files: Vec<PathBuf> = std::iter::once(cut.file.clone())
+        .chain(cut.later.iter().cloned())
+        .collect();
+    let Some((j, pos, offset)) = crate::salvage::first_intact(storage, &files, cut.position)?
+    else {
+        return Ok(());
+    };
+    let of = match files.get(j) {
+        Some(f) if j > 0 => format!(" of {}", f.display()),
+        _ => String::new(),
+    };
+    Err(Error::DamagedSegment {
+        path: cut.file.clone(),
+        position: cut.position,
+        reason: format!(
+            "{}; intact entries follow (the first at byte {pos}{of}, offset {offset}), which \
+             Kafka's recovery would delete with everything after the damage: `krec verify` \
+             lists the damage, `krec salvage` keeps every intact entry",
+            cut.reason
+        ),
+    })
 }
 
 /// Removes leftovers (step 1); returns the base offsets of the segments, sorted.
@@ -180,6 +231,14 @@ pub(crate) fn load_segments(
             (truncated, problem) = segments[i].recover(config)?;
             info.recovered_segments += 1;
             info.truncated_bytes += truncated;
+            if truncated > 0 {
+                info.cuts.push(Cut {
+                    file: segments[i].log_path().to_path_buf(),
+                    position: segments[i].size(),
+                    reason: problem.clone().unwrap_or_default(),
+                    later: Vec::new(),
+                });
+            }
             if let Some(p) = problem {
                 info.problems
                     .push(format!("{}: {p}", segments[i].log_path().display()));
@@ -202,6 +261,9 @@ pub(crate) fn load_segments(
             for later in segments.drain(i + 1..) {
                 info.truncated_bytes += later.size();
                 info.deleted_segments += 1;
+                if let Some(cut) = info.cuts.last_mut() {
+                    cut.later.push(later.log_path().to_path_buf());
+                }
                 later.delete(storage, dir)?;
             }
             if info.deleted_segments > 0 {

@@ -44,7 +44,7 @@ use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Result};
 use crate::files::{self, LOG_SUFFIX};
 use crate::log::Env;
-use crate::storage::StorageFile;
+use crate::storage::{Storage, StorageFile};
 use krecords_codec::control::{ControlRecordKey, EndTxnMarker};
 use krecords_codec::layout::{LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE};
 use krecords_codec::read::{Batch, Entries, V2Batch};
@@ -1255,14 +1255,73 @@ fn next_entries(
     scratch: &mut Vec<u8>,
 ) -> Result<(NextEntries, Stop)> {
     let mut found = HashMap::new();
-    let mut budget = LOOK_AHEAD;
+    let stop = each_intact(
+        env.storage.as_ref(),
+        (files, i, pos),
+        LOOK_AHEAD,
+        options,
+        scratch,
+        |f, j| {
+            if let Some(t) = f.kept.txn.filter(|t| !t.control || t.marker.is_some()) {
+                if wanted.contains(&t.producer_id) {
+                    found
+                        .entry(t.producer_id)
+                        .or_insert((f.kept.first, t, (j, f.pos)));
+                    return found.len() == wanted.len();
+                }
+            }
+            false
+        },
+    )?;
+    Ok((found, stop))
+}
+
+/// The first entry that checks (whole, its CRC valid) at or after byte `pos` of `files[0]`,
+/// then in the later files in order, passing over damage as salvage's scan does: its file's
+/// index, its position and its first offset. This is what a reader asks after Kafka's
+/// recovery cut a log at `pos`: whether the cut lost intact entries, or only a torn tail.
+///
+/// # Errors
+///
+/// A file cannot be read.
+pub(crate) fn first_intact(
+    storage: &dyn Storage,
+    files: &[PathBuf],
+    pos: u64,
+) -> Result<Option<(usize, u64, i64)>> {
+    let mut first = None;
+    each_intact(
+        storage,
+        (files, 0, pos),
+        u64::MAX,
+        SalvageOptions::default(),
+        &mut Vec::new(),
+        |f, j| {
+            first = Some((j, f.pos, f.kept.first));
+            true
+        },
+    )?;
+    Ok(first)
+}
+
+/// Calls `visit` with each entry that checks from position `pos` of file `i` of `files` on (and
+/// that file's index) until it returns `true` ([`Stop::Found`]), at the end of the last file
+/// ([`Stop::End`]) or after `budget` bytes ([`Stop::Budget`]), passing over damage as the scan
+/// does (entries that do not check are skipped, zero runs and implausible headers quickly).
+fn each_intact(
+    storage: &dyn Storage,
+    (files, i, pos): (&[PathBuf], usize, u64),
+    mut budget: u64,
+    options: SalvageOptions,
+    scratch: &mut Vec<u8>,
+    mut visit: impl FnMut(&Found, usize) -> bool,
+) -> Result<Stop> {
     let cap = options
         .max_entry_size
         .saturating_add(LOG_OVERHEAD)
         .max(MIN_WINDOW);
     for (j, path) in files.iter().enumerate().skip(i) {
-        let file = env
-            .storage
+        let file = storage
             .open_read(path)
             .map_err(|e| Error::io("open", path, e))?;
         let len = file.len().map_err(|e| Error::io("read", path, e))?;
@@ -1275,15 +1334,8 @@ fn next_entries(
             } else {
                 match entry_at(&mut w, p, options, scratch)? {
                     Ok(f) => {
-                        if let Some(t) = f.kept.txn.filter(|t| !t.control || t.marker.is_some()) {
-                            if wanted.contains(&t.producer_id) {
-                                found
-                                    .entry(t.producer_id)
-                                    .or_insert((f.kept.first, t, (j, p)));
-                                if found.len() == wanted.len() {
-                                    return Ok((found, Stop::Found));
-                                }
-                            }
+                        if visit(&f, j) {
+                            return Ok(Stop::Found);
                         }
                         f.size
                     }
@@ -1293,11 +1345,11 @@ fn next_entries(
             p = p.saturating_add(step);
             budget = budget.saturating_sub(step);
             if budget == 0 {
-                return Ok((found, Stop::Budget));
+                return Ok(Stop::Budget);
             }
         }
     }
-    Ok((found, Stop::End))
+    Ok(Stop::End)
 }
 
 impl Kept {

@@ -202,6 +202,133 @@ fn a_torn_tail_after_the_brokers_recovery_point_is_still_left_out() {
     assert_eq!(log.log_end_offset(), 9);
 }
 
+/// A broker's partition (bases 0, 3, 6; no recovery point, so every segment is scanned) with
+/// `damage` done to the bytes of segment `base`; the read-only open's result, the directory
+/// checked unchanged.
+fn read_only_after(
+    m: &Mem,
+    base: i64,
+    damage: impl FnOnce(&mut Vec<u8>),
+) -> krecords_log::Result<Log> {
+    kafka_partition(m);
+    let path = m.path(&seg(base, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    damage(&mut bytes);
+    m.storage.put_file(&path, &bytes);
+    let before = m.snapshot();
+    let opened = Log::open_read_only_with(&m.dir, m.env.clone());
+    assert_eq!(
+        m.snapshot(),
+        before,
+        "a read-only open changed the directory"
+    );
+    opened
+}
+
+#[test]
+fn a_read_only_open_refuses_damage_that_intact_entries_follow() {
+    let batch = v2(NOW, &["0123456789"]).len();
+    // A flipped bit in the second batch of the first segment: offsets 2..8 intact after it.
+    let m = mem();
+    let e = read_only_after(&m, 0, |b| b[batch + 70] ^= 0x55).unwrap_err();
+    assert!(
+        matches!(e, krecords_log::Error::DamagedSegment { .. }),
+        "{e:?}"
+    );
+    assert_eq!(e.kafka_name(), "CORRUPT_MESSAGE");
+    let text = e.to_string();
+    assert!(
+        text.contains(&format!(
+            "{}: byte {batch}: crc mismatch",
+            m.path(&seg(0, ".log")).display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("the first at byte {}, offset 2", 2 * batch)),
+        "{text}"
+    );
+    assert!(text.contains("krec salvage"), "{text}");
+    // The last batch of the first segment: the intact entries are in the later segments, which
+    // recovery would delete.
+    let m = mem();
+    let e = read_only_after(&m, 0, |b| b[2 * batch + 70] ^= 0x55).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains(&format!(
+            "the first at byte 0 of {}, offset 3",
+            m.path(&seg(3, ".log")).display()
+        )),
+        "{text}"
+    );
+    // A length field lying upwards (the entry seems to run past the end of the file).
+    let m = mem();
+    let e = read_only_after(&m, 3, |b| b[11] = 0x7f).unwrap_err();
+    assert!(e.to_string().contains("offset 4"), "{e}");
+    // A run of zeros over a batch, as a lost page leaves it, with batches after it.
+    let m = mem();
+    let e = read_only_after(&m, 3, |b| b[..batch].fill(0)).unwrap_err();
+    assert!(e.to_string().contains("offset 4"), "{e}");
+}
+
+#[test]
+fn a_read_only_open_leaves_out_a_torn_tail_with_nothing_intact_after_it() {
+    let batch = v2(NOW, &["0123456789"]).len();
+    let records = {
+        let m = mem();
+        kafka_partition(&m)
+    };
+    // A cut-off last batch, zeros as a preallocated or unflushed tail leaves them, garbage, and
+    // a damaged last batch: only the bytes that hold no intact entry are left out.
+    type Damage = Box<dyn Fn(&mut Vec<u8>)>;
+    let damages: [(&str, Damage, usize); 4] = [
+        (
+            "cut",
+            Box::new(|b: &mut Vec<u8>| b.truncate(b.len() - 7)),
+            8,
+        ),
+        (
+            "zeros",
+            Box::new(|b: &mut Vec<u8>| b.extend_from_slice(&[0; 4096])),
+            9,
+        ),
+        (
+            "garbage",
+            Box::new(|b: &mut Vec<u8>| b.extend((0..3000u32).map(|i| (i * 7919 % 251) as u8))),
+            9,
+        ),
+        (
+            "last batch",
+            Box::new(move |b: &mut Vec<u8>| b[2 * batch + 70] ^= 0x55),
+            8,
+        ),
+    ];
+    for (what, damage, kept) in damages {
+        let m = mem();
+        let log = read_only_after(&m, 6, damage).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(read_all(&log, 1), records[..kept], "{what}");
+        let info = log.recovery_info();
+        assert_eq!(info.cuts.len(), 1, "{what}");
+        assert_eq!(info.cuts[0].file, m.path(&seg(6, ".log")), "{what}");
+        let notes = info.notes(&m.dir, true);
+        assert!(
+            notes.iter().any(|n| n.contains("are not whole batches")),
+            "{what}: {notes:?}"
+        );
+    }
+    // A writer's open cuts at the damage as Kafka's recovery does, intact entries after it or
+    // not.
+    let m = mem();
+    kafka_partition(&m);
+    let path = m.path(&seg(0, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    bytes[batch + 70] ^= 0x55;
+    m.storage.put_file(&path, &bytes);
+    let log = m.open();
+    assert_eq!(log.log_end_offset(), 1);
+    assert_eq!(log.recovery_info().cuts[0].later.len(), 2);
+}
+
 #[test]
 fn a_zero_filled_index_tail_is_rebuilt_even_after_a_clean_shutdown() {
     let m = mem();

@@ -229,6 +229,50 @@ fn salvage_mem(m: &Mem, files: &[(i64, Vec<u8>)], options: SalvageOptions) -> Sa
     .unwrap()
 }
 
+/// A read-only open of the damaged input `m.dir` (no recovery point: every segment scanned),
+/// where every `touched` entry is broken (none still checks): when an untouched entry follows
+/// the first touched one, the open fails naming the file and byte of that one; otherwise it
+/// serves the log up to it, as Kafka's recovery cuts a torn tail.
+fn read_only_open_after(
+    m: &Mem,
+    original: &[(i64, Vec<u8>)],
+    entries: &[Entry],
+    touched: &[bool],
+    what: &str,
+) {
+    let opened = Log::open_read_only_with(&m.dir, m.env.clone());
+    let Some(first) = touched.iter().position(|&t| t) else {
+        let log = opened.unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            log.log_end_offset(),
+            entries.last().unwrap().last + 1,
+            "{what}"
+        );
+        return;
+    };
+    let bad = &entries[first];
+    let file = m
+        .dir
+        .join(krecords_log::files::file_name(original[bad.file].0, ".log"));
+    if touched[first..].contains(&false) {
+        match opened {
+            Err(krecords_log::Error::DamagedSegment { path, position, .. }) => {
+                assert_eq!((path, position), (file, bad.pos as u64), "{what}");
+            }
+            other => panic!("{what}: intact entries follow the damage, yet {other:?}"),
+        }
+    } else {
+        let log = opened.unwrap_or_else(|e| panic!("{what}: a torn tail only, yet {e}"));
+        let first_of_file = entries.iter().position(|e| e.file == bad.file) == Some(first);
+        let end = if first_of_file {
+            original[bad.file].0
+        } else {
+            entries[first - 1].last + 1
+        };
+        assert_eq!(log.log_end_offset(), end, "{what}");
+    }
+}
+
 /// Writes `files` as the segments of `m.dir`, with small preallocated indexes (fast).
 fn write_input(m: &Mem, files: &[(i64, Vec<u8>)]) {
     m.storage.create_dir_all(&m.dir).unwrap();
@@ -312,6 +356,9 @@ fn check(original: &[(i64, Vec<u8>)], damaged: &[(i64, Vec<u8>)], entries: &[Ent
                 .is_some_and(|b| b.is_ok_and(|b| b.is_crc_valid()))
         })
         .collect();
+    if !still_valid.contains(&true) {
+        read_only_open_after(&m, original, entries, &touched, what);
+    }
     let left_out: Vec<(usize, usize)> = entries
         .iter()
         .zip(&still_valid)

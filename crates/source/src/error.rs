@@ -36,8 +36,10 @@ impl ErrorClass {
 pub const TRUNCATED_TAIL: ErrorClass = ErrorClass::Data;
 
 /// How a log error ends a command: a request the log refuses as a broker would (an append that
-/// fails validation, a read outside the log) is a data problem; storage errors and damaged
-/// files are I/O; a directory that is not a log, a lock, a configuration are usage errors.
+/// fails validation, a read outside the log) and a segment damaged in the middle of the log
+/// (`DamagedSegment`) are data problems; storage errors and damaged derived files (indexes,
+/// checkpoints) are I/O; a directory that is not a log, a lock, a configuration are usage
+/// errors.
 pub fn classify_log(e: &krecords_log::Error) -> ErrorClass {
     use krecords_log::Error as E;
     if e.is_storage_error() || matches!(e, E::CorruptFile { .. }) {

@@ -186,3 +186,89 @@ fn a_directory_with_nothing_to_read_is_exit_2() {
         assert!(r.stdout.is_empty(), "{cmd}: {}", r.out());
     }
 }
+
+/// Damage in the middle of a partition directory that has no recovery point: Kafka's recovery
+/// would cut the log there and delete every intact entry after it. Every command that reads
+/// the directory through its log (positions, read_committed, offsets) says so and exits 1;
+/// none of them shows the first entries as if they were the whole partition (they did: `sql`
+/// counted 4 records of 100 and `export` exported them, exit 0, nothing on stderr).
+#[test]
+fn damage_in_the_middle_of_a_partition_is_an_error_not_a_shorter_log() {
+    let d = Dir::new();
+    std::fs::create_dir_all(d.path("data/t-0")).unwrap();
+    let segment = d.gen(
+        "data/t-0/00000000000000000000.log",
+        &[
+            "--records",
+            "100",
+            "--records-per-batch",
+            "1",
+            "--value-size",
+            "50",
+        ],
+    );
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let entry = bytes.len() / 100;
+    bytes[4 * entry + 30] ^= 0xff;
+    std::fs::write(&segment, &bytes).unwrap();
+    let part = d.arg("data/t-0");
+    let said = format!("{segment}: byte {}: crc mismatch", 4 * entry);
+    let follows = format!(
+        "intact entries follow (the first at byte {}, offset 5)",
+        5 * entry
+    );
+    let out = d.arg("out");
+    let cases: [&[&str]; 6] = [
+        &[
+            "sql",
+            "--table",
+            &format!("t={part}"),
+            "SELECT count(*) FROM t",
+        ],
+        &["export", &part, "--output", &out],
+        &["dump", "--start", "10", &part],
+        &["dump", "--isolation", "read-committed", &part],
+        &["log", "read", &part],
+        &["stats", "--start", "earliest", &part],
+    ];
+    for args in cases {
+        let r = d.run(args, b"");
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(&said), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(&follows), "{args:?}: {}", r.stderr);
+    }
+    // Nothing exported, nothing changed.
+    let exported = walk(&d.path("out"));
+    assert!(
+        !exported
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "parquet")),
+        "{exported:?}"
+    );
+    assert_eq!(std::fs::read(&segment).unwrap(), bytes);
+    // The root's offsets: that partition has none to show, and a warning says why.
+    let r = d.run(&["offsets", &d.arg("data")], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.out().contains("t              0             -"),
+        "{}",
+        r.out()
+    );
+    assert!(r.stderr.contains(&follows), "{}", r.stderr);
+    // Reading every entry as the files hold them reports the damage and goes on past it.
+    let r = d.run(&["dump", &part], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.out().contains("baseOffset: 99 "), "{}", r.out());
+}
+
+/// Every path below `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            all.push(e.path());
+            all.extend(walk(&e.path()));
+        }
+    }
+    all
+}

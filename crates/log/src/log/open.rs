@@ -339,7 +339,8 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// [`Error::NotALog`], a corrupt configuration, I/O errors.
+    /// [`Error::NotALog`], a corrupt configuration, damage in the middle of the log
+    /// ([`Error::DamagedSegment`]), I/O errors.
     pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Log> {
         Log::open_read_only_with(dir, Env::fs())
     }
@@ -357,6 +358,11 @@ impl Log {
     /// not what is appended later. Every write ([`Log::append`], [`Log::retain`], ...) is
     /// refused with [`Error::ReadOnly`]; [`Log::close`] does nothing.
     ///
+    /// Only a torn tail is left out quietly ([`RecoverInfo::notes`] says how many bytes): when
+    /// an intact entry follows the bytes recovery cut, the damage is in the middle of the log
+    /// and Kafka's recovery would delete good entries with it, so the open fails instead of
+    /// showing a log that silently ends at the damage.
+    ///
     /// A broker's partition directory (without a clean shutdown marker or recovery point of
     /// ours) is scanned as Kafka's loader would scan it, from what its data directory (the
     /// parent) says: nothing after the broker's clean shutdown (`.kafka_cleanshutdown`), the
@@ -365,13 +371,18 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// As [`Log::open_read_only`].
+    /// [`Error::DamagedSegment`] when the scan cut bytes that an intact entry follows (damage in
+    /// the middle of the log, see above); otherwise as [`Log::open_read_only`].
     pub fn open_read_only_with(dir: impl AsRef<Path>, env: Env) -> Result<Log> {
         let view = Env::new(
             Arc::new(ReadOnlyStorage::new(env.storage.clone())),
             env.clock.clone(),
         );
-        Log::load(dir.as_ref(), view, false, None)
+        let log = Log::load(dir.as_ref(), view, false, None)?;
+        for cut in &log.recovery.cuts {
+            recovery::check_cut(env.storage.as_ref(), cut)?;
+        }
+        Ok(log)
     }
 
     /// Opens a list of segment files as one read-only log, without links, copies or any change
