@@ -13,8 +13,8 @@
 //! converting every segment with [`convert_entries`] (the codec's `Converter` over any
 //! [`EntrySource`]) into a [`PartitionWriter`], which also copies the files.
 
-use crate::check::EntrySource;
 use crate::config::LogConfig;
+use crate::entry_stream::EntrySource;
 use crate::error::{Error, Result};
 use crate::files::{
     self, CONFIG_FILE, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX, TXN_INDEX_SUFFIX,
@@ -1262,7 +1262,7 @@ mod tests {
 
     #[test]
     fn a_directory_converts_whole_or_is_refused_before_anything_is_written() {
-        use crate::check::EntryStream;
+        use crate::entry_stream::EntryStream;
         let root = tempfile::tempdir().unwrap();
         let input = root.path().join("in-0");
         let mut log = Log::create(&input, LogConfig::default()).unwrap();

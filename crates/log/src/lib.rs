@@ -141,6 +141,7 @@ pub mod config;
 pub mod consumer;
 pub mod convert;
 pub mod data_dir;
+mod entry_stream;
 mod epoch;
 mod error;
 pub mod files;
@@ -159,6 +160,7 @@ krecords_codec::untrusted_modules! {
 }
 mod reader;
 mod recovery;
+mod resync;
 pub mod salvage;
 pub mod sample;
 mod segment;

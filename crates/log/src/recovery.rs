@@ -135,8 +135,7 @@ pub(crate) fn check_cut(storage: &dyn Storage, cut: &Cut) -> Result<()> {
     let files: Vec<PathBuf> = std::iter::once(cut.file.clone())
         .chain(cut.later.iter().cloned())
         .collect();
-    let Some((j, pos, offset)) = crate::salvage::first_intact(storage, &files, cut.position)?
-    else {
+    let Some((j, pos, offset)) = crate::resync::first_intact(storage, &files, cut.position)? else {
         return Ok(());
     };
     let of = match files.get(j) {

@@ -44,10 +44,10 @@ use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Result};
 use crate::files::{self, LOG_SUFFIX};
 use crate::log::Env;
-use crate::storage::{Storage, StorageFile};
+use crate::resync::{candidate, claimed_len, implausible, skip_after_failure, Window, MIN_WINDOW};
 use krecords_codec::control::{ControlRecordKey, EndTxnMarker};
-use krecords_codec::layout::{LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE};
-use krecords_codec::read::{Batch, Entries, V2Batch};
+use krecords_codec::layout::{LOG_OVERHEAD, MAGIC_OFFSET};
+use krecords_codec::read::{Batch, V2Batch};
 use krecords_codec::write::{end_txn_marker, EndTxnBatch};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -57,9 +57,6 @@ use std::path::{Path, PathBuf};
 
 /// The default [`SalvageOptions::max_entry_size`]: 16 MiB.
 pub const DEFAULT_MAX_ENTRY_SIZE: usize = 16 << 20;
-
-/// Smallest window read at once.
-const MIN_WINDOW: usize = 64 << 10;
 
 /// Bytes of a damaged region handed to [`SalvageSink::damaged`] at once.
 const DAMAGED_CHUNK: usize = 1 << 20;
@@ -371,150 +368,6 @@ impl fmt::Display for SalvageReport {
         }
         writeln!(f)
     }
-}
-
-/// A read window over one file: bounded, refilled from the position asked for.
-struct Window {
-    file: Box<dyn StorageFile>,
-    path: PathBuf,
-    len: u64,
-    start: u64,
-    buf: Vec<u8>,
-    cap: usize,
-    /// The least a refill reads (up to `cap`).
-    chunk: usize,
-    /// A position whose bytes a refill keeps when it can (the entry being decided on while
-    /// the one after it is looked at).
-    pin: Option<u64>,
-}
-
-impl Window {
-    /// A window of at most `cap` bytes over `file` (`path`, `len` bytes long).
-    fn new(file: Box<dyn StorageFile>, path: &Path, len: u64, cap: usize) -> Window {
-        Window {
-            file,
-            path: path.to_path_buf(),
-            len,
-            start: 0,
-            buf: Vec::new(),
-            cap,
-            chunk: cap,
-            pin: None,
-        }
-    }
-
-    /// The same window reading only `chunk` bytes at a time unless more are needed (for a
-    /// look ahead that usually stops at the first entry).
-    fn chunked(mut self, chunk: usize) -> Window {
-        self.chunk = chunk.min(self.cap);
-        self
-    }
-
-    /// The bytes from `pos` on: at least `need` of them, or all up to the end of the file.
-    /// A refill keeps what the window already holds from `pos` on and reads only the rest,
-    /// so every byte of the file is read once however the scan moves forward.
-    fn at(&mut self, pos: u64, need: usize) -> Result<&[u8]> {
-        let end = self.start.saturating_add(self.buf.len() as u64);
-        let want_end = pos.saturating_add(need as u64).min(self.len);
-        if pos < self.start || want_end > end {
-            let cap = self.cap as u64;
-            let at = self
-                .pin
-                .filter(|&p| p <= pos && p >= self.start && want_end.saturating_sub(p) <= cap)
-                .unwrap_or(pos);
-            let wanted = usize::try_from(want_end.saturating_sub(at)).unwrap_or(usize::MAX);
-            let n = usize::try_from(self.len.saturating_sub(at))
-                .unwrap_or(usize::MAX)
-                .min(self.cap)
-                .min(wanted.max(self.chunk));
-            let keep = if at >= self.start && at < end {
-                let from = usize::try_from(at.saturating_sub(self.start)).unwrap_or(usize::MAX);
-                self.buf.copy_within(from.., 0);
-                usize::try_from(end.saturating_sub(at))
-                    .unwrap_or(usize::MAX)
-                    .min(n)
-            } else {
-                0
-            };
-            self.start = at;
-            self.buf.resize(n, 0);
-            if let Some(rest) = self.buf.get_mut(keep..) {
-                self.file
-                    .read_exact_at(rest, at.saturating_add(keep as u64))
-                    .map_err(|e| Error::io("read", &self.path, e))?;
-            }
-        }
-        let from = usize::try_from(pos.saturating_sub(self.start)).unwrap_or(usize::MAX);
-        Ok(self.buf.get(from..).unwrap_or(&[]))
-    }
-}
-
-/// How far past a failed candidate at the start of `avail` the next one can be: past a run of
-/// zeros, no size field can start before 11 bytes ahead of its first non-zero byte.
-fn skip_after_failure(avail: &[u8]) -> u64 {
-    let Some(rest) = avail.get(8..) else {
-        return 1;
-    };
-    if rest.first().is_some_and(|&b| b != 0) {
-        return 1;
-    }
-    let mut zeros = 0usize;
-    for chunk in rest.chunks(64) {
-        if chunk.iter().fold(0u8, |a, &b| a | b) == 0 {
-            zeros = zeros.saturating_add(chunk.len());
-        } else {
-            zeros = zeros.saturating_add(chunk.iter().take_while(|&&b| b == 0).count());
-            break;
-        }
-    }
-    // Candidates p with p + 8 .. p + 12 inside the zeros all have size 0: skip them.
-    (zeros.saturating_sub(3) as u64).max(1)
-}
-
-/// Whether the bytes at the start of `avail` cannot start an entry [`candidate`] accepts: a size
-/// field below the smallest entry or above `max`, or a magic byte other than 0, 1 or 2. Only
-/// what `candidate` rejects too; `false` when fewer than 17 bytes are left (it decides then).
-fn implausible(avail: &[u8], max: usize) -> bool {
-    let (Some(size), Some(&magic)) = (avail.get(8..LOG_OVERHEAD), avail.get(MAGIC_OFFSET)) else {
-        return false;
-    };
-    let size = i32::from_be_bytes([
-        size.first().copied().unwrap_or(0),
-        size.get(1).copied().unwrap_or(0),
-        size.get(2).copied().unwrap_or(0),
-        size.get(3).copied().unwrap_or(0),
-    ]);
-    size < MIN_ENTRY_SIZE || usize::try_from(size).is_ok_and(|s| s > max) || magic > 2
-}
-
-/// The whole entry at the start of `avail` (at file position `pos`), or why there is none.
-fn candidate(avail: &[u8], pos: u64, max: usize) -> std::result::Result<Batch<'_>, String> {
-    let at = usize::try_from(pos).unwrap_or(usize::MAX);
-    let mut entries = Entries::with_base(avail, at).max_entry_size(max).strict();
-    match entries.next_entry() {
-        Ok(Some(b)) => {
-            if b.is_crc_valid() {
-                Ok(b)
-            } else {
-                Err(format!(
-                    "crc mismatch (stored {}, computed {})",
-                    b.crc(),
-                    b.compute_crc()
-                ))
-            }
-        }
-        Ok(None) => Err("end of file".into()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// The length the entry at the start of `head` claims, prefix included (`None`: no size
-/// field there, or a negative one).
-fn claimed_len(head: &[u8]) -> Option<usize> {
-    let size = <[u8; 4]>::try_from(head.get(8..LOG_OVERHEAD)?).ok()?;
-    usize::try_from(i32::from_be_bytes(size))
-        .ok()
-        .map(|s| s.saturating_add(LOG_OVERHEAD))
 }
 
 /// Why `h`, an entry that checks and whose offsets follow what was kept, must have a damaged
@@ -1255,73 +1108,14 @@ fn next_entries(
     scratch: &mut Vec<u8>,
 ) -> Result<(NextEntries, Stop)> {
     let mut found = HashMap::new();
-    let stop = each_intact(
-        env.storage.as_ref(),
-        (files, i, pos),
-        LOOK_AHEAD,
-        options,
-        scratch,
-        |f, j| {
-            if let Some(t) = f.kept.txn.filter(|t| !t.control || t.marker.is_some()) {
-                if wanted.contains(&t.producer_id) {
-                    found
-                        .entry(t.producer_id)
-                        .or_insert((f.kept.first, t, (j, f.pos)));
-                    return found.len() == wanted.len();
-                }
-            }
-            false
-        },
-    )?;
-    Ok((found, stop))
-}
-
-/// The first entry that checks (whole, its CRC valid) at or after byte `pos` of `files[0]`,
-/// then in the later files in order, passing over damage as salvage's scan does: its file's
-/// index, its position and its first offset. This is what a reader asks after Kafka's
-/// recovery cut a log at `pos`: whether the cut lost intact entries, or only a torn tail.
-///
-/// # Errors
-///
-/// A file cannot be read.
-pub(crate) fn first_intact(
-    storage: &dyn Storage,
-    files: &[PathBuf],
-    pos: u64,
-) -> Result<Option<(usize, u64, i64)>> {
-    let mut first = None;
-    each_intact(
-        storage,
-        (files, 0, pos),
-        u64::MAX,
-        SalvageOptions::default(),
-        &mut Vec::new(),
-        |f, j| {
-            first = Some((j, f.pos, f.kept.first));
-            true
-        },
-    )?;
-    Ok(first)
-}
-
-/// Calls `visit` with each entry that checks from position `pos` of file `i` of `files` on (and
-/// that file's index) until it returns `true` ([`Stop::Found`]), at the end of the last file
-/// ([`Stop::End`]) or after `budget` bytes ([`Stop::Budget`]), passing over damage as the scan
-/// does (entries that do not check are skipped, zero runs and implausible headers quickly).
-fn each_intact(
-    storage: &dyn Storage,
-    (files, i, pos): (&[PathBuf], usize, u64),
-    mut budget: u64,
-    options: SalvageOptions,
-    scratch: &mut Vec<u8>,
-    mut visit: impl FnMut(&Found, usize) -> bool,
-) -> Result<Stop> {
+    let mut budget = LOOK_AHEAD;
     let cap = options
         .max_entry_size
         .saturating_add(LOG_OVERHEAD)
         .max(MIN_WINDOW);
     for (j, path) in files.iter().enumerate().skip(i) {
-        let file = storage
+        let file = env
+            .storage
             .open_read(path)
             .map_err(|e| Error::io("open", path, e))?;
         let len = file.len().map_err(|e| Error::io("read", path, e))?;
@@ -1334,8 +1128,15 @@ fn each_intact(
             } else {
                 match entry_at(&mut w, p, options, scratch)? {
                     Ok(f) => {
-                        if visit(&f, j) {
-                            return Ok(Stop::Found);
+                        if let Some(t) = f.kept.txn.filter(|t| !t.control || t.marker.is_some()) {
+                            if wanted.contains(&t.producer_id) {
+                                found
+                                    .entry(t.producer_id)
+                                    .or_insert((f.kept.first, t, (j, p)));
+                                if found.len() == wanted.len() {
+                                    return Ok((found, Stop::Found));
+                                }
+                            }
                         }
                         f.size
                     }
@@ -1345,11 +1146,11 @@ fn each_intact(
             p = p.saturating_add(step);
             budget = budget.saturating_sub(step);
             if budget == 0 {
-                return Ok(Stop::Budget);
+                return Ok((found, Stop::Budget));
             }
         }
     }
-    Ok(Stop::End)
+    Ok((found, Stop::End))
 }
 
 impl Kept {

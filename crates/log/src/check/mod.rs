@@ -25,9 +25,7 @@
 //!
 //! [`Log::open_read_only`]: crate::Log::open_read_only
 
-mod stream;
-
-pub use stream::{file_streamer, streamer, EntrySource, EntryStream, Next};
+pub use crate::entry_stream::{file_streamer, streamer, EntrySource, EntryStream, Next};
 
 use crate::data_dir::{self, PartitionDir};
 use crate::files::{

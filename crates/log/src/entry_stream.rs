@@ -12,7 +12,7 @@ use std::path::Path;
 /// One step of reading an [`EntryStream`]: the codec's [`Step`](krecords_codec::read::Step).
 pub use krecords_codec::read::Step as Next;
 
-/// Where [`Checker::entries`](super::Checker::entries) reads entries from: an [`EntryStream`],
+/// Where the checker (`check::Checker::entries`) reads entries from: an [`EntryStream`],
 /// or a wrapper around one (a command line tool's, showing progress).
 pub trait EntrySource {
     /// Returns the next entry.
