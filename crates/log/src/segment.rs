@@ -535,7 +535,7 @@ impl Segment {
     /// parse) sends the whole lookup through [`Self::find_position_parsed`], which parses every
     /// entry and reports corruption.
     pub(crate) fn find_position(&self, offset: i64) -> Result<Option<u64>> {
-        let (_, start) = self.offset_index.lookup(offset)?;
+        let start = self.index_position(offset)?;
         let mut w = HeaderWalk::new(self.log.as_ref(), self.size);
         let mut pos = start;
         loop {
@@ -552,6 +552,24 @@ impl Segment {
                 Head::Other => return self.find_position_parsed(start, offset),
             }
         }
+    }
+
+    /// Where to start looking for `offset`: the offset index's position for it when the entry
+    /// there fits the index entry (Kafka indexes an append's largest offset at the position of
+    /// its first entry, so the entry's offset field, a v2 batch's base offset or a v0/v1
+    /// entry's offset, lies between the segment's base offset and the indexed offset), else
+    /// the segment's start. A damaged index entry pointing further on would otherwise skip
+    /// records silently; the scan from the start is slower and right.
+    fn index_position(&self, offset: i64) -> Result<u64> {
+        let (indexed, start) = self.offset_index.lookup(offset)?;
+        if start == 0 {
+            return Ok(0);
+        }
+        let mut field = [0u8; 8];
+        let fits = start.checked_add(8).is_some_and(|end| end <= self.size)
+            && self.log.read_exact_at(&mut field, start).is_ok()
+            && (self.base_offset..=indexed).contains(&i64::from_be_bytes(field));
+        Ok(if fits { start } else { 0 })
     }
 
     /// [`Self::find_position`] parsing every entry from `start`.
@@ -681,9 +699,7 @@ impl Segment {
         starting_offset: i64,
     ) -> Result<Option<TimestampAndOffset>> {
         let (_, indexed_offset) = self.time_index.lookup(target)?;
-        let (_, start) = self
-            .offset_index
-            .lookup(indexed_offset.max(starting_offset))?;
+        let start = self.index_position(indexed_offset.max(starting_offset))?;
         let mut r = segment_reader(self.log.as_ref(), start, self.size, SCAN_WINDOW);
         let mut scratch = Vec::new();
         while let Some(b) = self.next(&mut r)? {
@@ -713,7 +729,7 @@ impl Segment {
     /// batch whose max timestamp is the segment's, and in it the first record with that
     /// timestamp (`None` for magic 0, as Kafka's `offsetOfMaxTimestamp`).
     pub(crate) fn max_timestamp_record(&self) -> Result<Option<TimestampAndOffset>> {
-        let (_, start) = self.offset_index.lookup(self.offset_of_max_timestamp)?;
+        let start = self.index_position(self.offset_of_max_timestamp)?;
         let mut r = segment_reader(self.log.as_ref(), start, self.size, SCAN_WINDOW);
         let mut scratch = Vec::new();
         while let Some(b) = self.next(&mut r)? {

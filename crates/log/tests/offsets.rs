@@ -226,3 +226,34 @@ fn offsets_at_an_isolation_level() {
         3
     );
 }
+
+/// An offset index entry whose position was damaged to point past its batch: reads and time
+/// lookups start where the records are, not at a later batch (they started 4 offsets late).
+#[test]
+fn a_damaged_offset_index_entry_does_not_move_reads() {
+    let m = mem();
+    let mut log = m.create(&[("index.interval.bytes", "100")]);
+    for i in 0..40 {
+        append(&mut log, &v2(NOW + i, &["0123456789"]));
+    }
+    log.close().unwrap();
+    let index = m.path("00000000000000000000.index");
+    let mut bytes = m.storage.file_bytes(&index).unwrap();
+    let batch = v2(NOW, &["0123456789"]).len() as u32;
+    // Entry 4's position, moved forward by four batches.
+    let entry = 4 * 8;
+    let pos = u32::from_be_bytes(bytes[entry + 4..entry + 8].try_into().unwrap());
+    let rel = u32::from_be_bytes(bytes[entry..entry + 4].try_into().unwrap());
+    bytes[entry + 4..entry + 8].copy_from_slice(&(pos + 4 * batch).to_be_bytes());
+    m.storage.put_file(&index, &bytes);
+    let log = Log::open_read_only_with(&m.dir, m.env.clone()).unwrap();
+    for o in [i64::from(rel), i64::from(rel) + 1] {
+        let f = log.read(o, 1).unwrap();
+        let b = krecords_log::codec::read::Entries::new(&f.bytes)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.first_offset(), Some(o), "read at {o}");
+        assert_eq!(lookup(&log, OffsetSpec::Timestamp(NOW + o)).0, o);
+    }
+}
