@@ -82,13 +82,18 @@ impl Fail {
 
     /// A sources-layer error, classified as krec classifies it.
     pub fn source(e: &krecords_source::Error) -> Fail {
-        let (file, position) = match e {
-            krecords_source::Error::Log { source, .. } => match source.as_ref() {
-                krecords_log::Error::DamagedSegment { path, position, .. } => {
-                    (Some(path.display().to_string()), Some(*position))
-                }
-                _ => (None, None),
-            },
+        // The damage a read reached, from the open or passed on by a reader as an I/O error.
+        let log = match e {
+            krecords_source::Error::Log { source, .. } => Some(source.as_ref()),
+            krecords_source::Error::Io { source, .. } => source
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<krecords_log::Error>()),
+            _ => None,
+        };
+        let (file, position) = match log {
+            Some(krecords_log::Error::DamagedSegment { path, position, .. }) => {
+                (Some(path.display().to_string()), Some(*position))
+            }
             _ => (None, None),
         };
         Fail {

@@ -79,7 +79,16 @@ fn scan_fail(e: &ScanError) -> Fail {
         ScanError::Corrupt { name, position, .. } | ScanError::Truncated { name, position, .. } => {
             (Some(name.clone()), Some(*position as u64))
         }
-        ScanError::Io { name, .. } => (Some(name.clone()), None),
+        // The damage a read of a partition directory reached, passed on as an I/O error.
+        ScanError::Io { name, source } => match source
+            .get_ref()
+            .and_then(|i| i.downcast_ref::<krecords_log::Error>())
+        {
+            Some(krecords_log::Error::DamagedSegment { path, position, .. }) => {
+                (Some(path.display().to_string()), Some(*position))
+            }
+            _ => (Some(name.clone()), None),
+        },
         ScanError::Source(s) => {
             let f = Fail::source(s);
             (f.file, f.position)

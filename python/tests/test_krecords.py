@@ -389,6 +389,11 @@ def test_damage_in_the_middle_of_a_partition_directory_raises(tmp_path: Path) ->
         assert e.value.file == str(f)
         assert e.value.position == sizes[0]
         assert "intact entries follow" in str(e.value)
+    # A read that ends before the damage is whole; one whose end is past it is not.
+    assert krecords.read_table(part, end=1).column("offset").to_pylist() == [0]
+    with pytest.raises(krecords.CorruptDataError) as e:
+        krecords.read_table(part, end=2)
+    assert (e.value.file, e.value.position) == (str(f), sizes[0])
     assert f.read_bytes() == bytes(data)
 
 

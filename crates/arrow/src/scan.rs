@@ -106,7 +106,7 @@ impl ScanError {
         match self {
             ScanError::Source(e) => e.class(),
             ScanError::Corrupt { .. } | ScanError::Truncated { .. } => ErrorClass::Data,
-            ScanError::Io { .. } => ErrorClass::Io,
+            ScanError::Io { source, .. } => krecords_source::classify_io(source),
         }
     }
 

@@ -30,7 +30,7 @@ impl Failure {
         use krecords_source::ErrorClass;
         match self {
             Failure::Usage(_) => ErrorClass::Usage,
-            Failure::Io(..) => ErrorClass::Io,
+            Failure::Io(e, _) => krecords_source::classify_io(e),
             Failure::Data(_) => ErrorClass::Data,
         }
     }

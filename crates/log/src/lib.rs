@@ -179,6 +179,6 @@ pub use log::{
     AppendInfo, AppendOrigin, Env, FetchInfo, FetchResult, ListOffsetsResult, Log, LogInfo,
     OffsetSpec, OpenOptions, ReadResult, RetainInfo, SegmentInfo,
 };
-pub use recovery::{Cut, RecoverInfo};
+pub use recovery::{Cut, Damage, RecoverInfo};
 pub use storage::LockWait;
 pub use transaction::IsolationLevel;

@@ -121,37 +121,72 @@ impl RecoverInfo {
     }
 }
 
-/// A read-only open's check of `cut` against the untouched files (`storage`): an error when
+/// Damage in the middle of a log found by a read-only open ([`Log::damage`](crate::Log::damage)):
+/// recovery cut the log at `position` of `file` although intact entries follow, so the log
+/// a reader sees ends at `offset` where the partition does not. Reads that end before
+/// `offset` are whole; a read that reaches it fails with [`Damage::error`] instead of
+/// ending there quietly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The segment file with the damaged entry.
+    pub file: PathBuf,
+    /// The byte of the damaged entry in it.
+    pub position: u64,
+    /// The first offset the damage hides: the log, as read, ends here.
+    pub offset: i64,
+    /// The damage and the first intact entry after it.
+    pub reason: String,
+}
+
+impl Damage {
+    /// The error a read that reaches the damage fails with ([`Error::DamagedSegment`]).
+    pub fn error(&self) -> Error {
+        Error::DamagedSegment {
+            path: self.file.clone(),
+            position: self.position,
+            reason: self.reason.clone(),
+        }
+    }
+
+    /// Whether a read that stopped at `end` (exclusive; `None`: no end of its own, it read
+    /// to the end of the log) is whole: it asked to stop at or before the damage.
+    pub fn spares(&self, end: Option<i64>) -> bool {
+        end.is_some_and(|e| e <= self.offset)
+    }
+}
+
+/// A read-only open's check of `cut` against the untouched files (`storage`): the damage when
 /// an intact entry follows it, that is damage in the middle of the log, which Kafka's recovery
 /// would delete with everything after it and a reader of the recovered log would never see;
-/// `Ok` when only a torn tail was cut (a crash, a writer still writing, zeros of a
-/// preallocated segment).
+/// `None` when only a torn tail was cut (a crash, a writer still writing, zeros of a
+/// preallocated segment). `offset` is where the log, as recovered, ends.
 ///
 /// # Errors
 ///
-/// [`Error::DamagedSegment`] naming the damage and the first intact entry after it; a file cannot
-/// be read.
-pub(crate) fn check_cut(storage: &dyn Storage, cut: &Cut) -> Result<()> {
+/// A file cannot be read.
+pub(crate) fn check_cut(storage: &dyn Storage, cut: &Cut, offset: i64) -> Result<Option<Damage>> {
     let files: Vec<PathBuf> = std::iter::once(cut.file.clone())
         .chain(cut.later.iter().cloned())
         .collect();
-    let Some((j, pos, offset)) = crate::resync::first_intact(storage, &files, cut.position)? else {
-        return Ok(());
+    let Some((j, pos, first)) = crate::resync::first_intact(storage, &files, cut.position)? else {
+        return Ok(None);
     };
     let of = match files.get(j) {
         Some(f) if j > 0 => format!(" of {}", f.display()),
         _ => String::new(),
     };
-    Err(Error::DamagedSegment {
-        path: cut.file.clone(),
+    Ok(Some(Damage {
+        file: cut.file.clone(),
         position: cut.position,
+        offset,
         reason: format!(
-            "{}; intact entries follow (the first at byte {pos}{of}, offset {offset}), which \
-             Kafka's recovery would delete with everything after the damage: `krec verify` \
-             lists the damage, `krec salvage` keeps every intact entry",
+            "{}; intact entries follow (the first at byte {pos}{of}, offset {first}), which \
+             Kafka's recovery would delete with everything after the damage: reads that end \
+             before offset {offset} are whole, `krec verify` lists the damage, `krec salvage` \
+             keeps every intact entry",
             cut.reason
         ),
-    })
+    }))
 }
 
 /// Removes leftovers (step 1); returns the base offsets of the segments, sorted.

@@ -3,7 +3,7 @@
 
 use crate::util::*;
 use krecords_log::storage::Storage;
-use krecords_log::{AppendOrigin, Env, Log};
+use krecords_log::{AppendOrigin, Env, IsolationLevel, Log, OffsetSpec};
 use std::path::PathBuf;
 
 fn three_segments(m: &Mem) -> Log {
@@ -225,12 +225,55 @@ fn read_only_after(
     opened
 }
 
+/// The error of a read that reaches the damage of a read-only log opened on damage in its
+/// middle, after checking that reads ending before it are served and questions about the end
+/// are refused.
+fn reached(opened: krecords_log::Result<Log>) -> krecords_log::Error {
+    let log = opened.unwrap();
+    let damage = log.damage().expect("damage in the middle is known").clone();
+    let end = log.log_end_offset();
+    assert_eq!(damage.offset, end);
+    let e = damage.error();
+    // Everything before the damage, in one fetch and record by record.
+    let all = log.read(log.log_start_offset(), 1 << 20).unwrap();
+    assert_eq!(all.next_offset, end);
+    for o in log.log_start_offset()..end {
+        let f = log.fetch(o, 1, IsolationLevel::ReadCommitted).unwrap();
+        assert!(f.next_offset > o && !f.bytes.is_empty());
+    }
+    // Where the damage ends the log: the damage, not an empty answer.
+    for isolation in [
+        IsolationLevel::ReadUncommitted,
+        IsolationLevel::ReadCommitted,
+    ] {
+        let f = log.fetch(end, 1 << 20, isolation).unwrap_err();
+        assert_eq!(f.to_string(), e.to_string());
+    }
+    assert!(log.offsets(OffsetSpec::Latest).is_err());
+    assert!(log.offsets(OffsetSpec::MaxTimestamp).is_err());
+    assert!(log.offsets(OffsetSpec::Timestamp(i64::MAX)).is_err());
+    assert!(log
+        .offsets_at(OffsetSpec::Latest, IsolationLevel::ReadCommitted)
+        .is_err());
+    assert!(log.info().is_err());
+    assert_eq!(
+        log.offsets(OffsetSpec::Earliest).unwrap().offset,
+        log.log_start_offset()
+    );
+    if end > log.log_start_offset() {
+        // A time before the damage is found.
+        let t = log.offsets(OffsetSpec::Timestamp(0)).unwrap();
+        assert_eq!(t.offset, log.log_start_offset());
+    }
+    e
+}
+
 #[test]
-fn a_read_only_open_refuses_damage_that_intact_entries_follow() {
+fn a_read_only_log_refuses_reads_that_reach_damage_that_intact_entries_follow() {
     let batch = v2(NOW, &["0123456789"]).len();
     // A flipped bit in the second batch of the first segment: offsets 2..8 intact after it.
     let m = mem();
-    let e = read_only_after(&m, 0, |b| b[batch + 70] ^= 0x55).unwrap_err();
+    let e = reached(read_only_after(&m, 0, |b| b[batch + 70] ^= 0x55));
     assert!(
         matches!(e, krecords_log::Error::DamagedSegment { .. }),
         "{e:?}"
@@ -252,7 +295,7 @@ fn a_read_only_open_refuses_damage_that_intact_entries_follow() {
     // The last batch of the first segment: the intact entries are in the later segments, which
     // recovery would delete.
     let m = mem();
-    let e = read_only_after(&m, 0, |b| b[2 * batch + 70] ^= 0x55).unwrap_err();
+    let e = reached(read_only_after(&m, 0, |b| b[2 * batch + 70] ^= 0x55));
     let text = e.to_string();
     assert!(
         text.contains(&format!(
@@ -263,11 +306,11 @@ fn a_read_only_open_refuses_damage_that_intact_entries_follow() {
     );
     // A length field lying upwards (the entry seems to run past the end of the file).
     let m = mem();
-    let e = read_only_after(&m, 3, |b| b[11] = 0x7f).unwrap_err();
+    let e = reached(read_only_after(&m, 3, |b| b[11] = 0x7f));
     assert!(e.to_string().contains("offset 4"), "{e}");
     // A run of zeros over a batch, as a lost page leaves it, with batches after it.
     let m = mem();
-    let e = read_only_after(&m, 3, |b| b[..batch].fill(0)).unwrap_err();
+    let e = reached(read_only_after(&m, 3, |b| b[..batch].fill(0)));
     assert!(e.to_string().contains("offset 4"), "{e}");
 }
 
@@ -306,6 +349,7 @@ fn a_read_only_open_leaves_out_a_torn_tail_with_nothing_intact_after_it() {
     for (what, damage, kept) in damages {
         let m = mem();
         let log = read_only_after(&m, 6, damage).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(log.damage(), None, "{what}");
         assert_eq!(read_all(&log, 1), records[..kept], "{what}");
         let info = log.recovery_info();
         assert_eq!(info.cuts.len(), 1, "{what}");

@@ -255,14 +255,23 @@ fn read_only_open_after(
         .dir
         .join(krecords_log::files::file_name(original[bad.file].0, ".log"));
     if touched[first..].contains(&false) {
-        match opened {
+        let log = opened.unwrap_or_else(|e| panic!("{what}: {e}"));
+        let Some(d) = log.damage() else {
+            panic!("{what}: intact entries follow the damage, yet no damage");
+        };
+        assert_eq!((&d.file, d.position), (&file, bad.pos as u64), "{what}");
+        // The log as read ends where the damage starts; a fetch there fails naming it.
+        let end = log.log_end_offset();
+        assert_eq!(d.offset, end, "{what}");
+        match log.fetch(end, 1 << 20, krecords_log::IsolationLevel::ReadUncommitted) {
             Err(krecords_log::Error::DamagedSegment { path, position, .. }) => {
                 assert_eq!((path, position), (file, bad.pos as u64), "{what}");
             }
-            other => panic!("{what}: intact entries follow the damage, yet {other:?}"),
+            other => panic!("{what}: a fetch at the damage gave {other:?}"),
         }
     } else {
         let log = opened.unwrap_or_else(|e| panic!("{what}: a torn tail only, yet {e}"));
+        assert_eq!(log.damage(), None, "{what}: a torn tail only");
         let first_of_file = entries.iter().position(|e| e.file == bad.file) == Some(first);
         let end = if first_of_file {
             original[bad.file].0

@@ -400,6 +400,10 @@ impl<'s> Reader<'s> {
                 let l = self.log(name)?;
                 let pos = pos.max(l.log_start_offset());
                 if pos >= l.last_stable_offset() {
+                    // The end of a log whose end is damage is not the partition's end.
+                    if let Some(d) = l.damage() {
+                        return Err(Error::log(name, &d.error()));
+                    }
                     return Ok(None);
                 }
                 let f = l

@@ -59,6 +59,18 @@ pub fn classify_log(e: &krecords_log::Error) -> ErrorClass {
     ErrorClass::Data
 }
 
+/// How an I/O error ends a command: exit 2, except for a log error a reader passed on as one
+/// (the damage a read of a partition directory reached), classified as [`classify_log`] does.
+pub fn classify_io(e: &io::Error) -> ErrorClass {
+    match e
+        .get_ref()
+        .and_then(|i| i.downcast_ref::<krecords_log::Error>())
+    {
+        Some(l) => classify_log(l),
+        None => ErrorClass::Io,
+    }
+}
+
 /// How a client error ends a command: data that does not parse as log entries is a data
 /// problem; everything else (connection, broker errors, configuration) is exit 2.
 pub fn classify_client(e: &krecords_client::Error) -> ErrorClass {
@@ -149,11 +161,24 @@ impl Error {
         }
     }
 
+    /// Whether this is damage in the middle of a partition directory's log that a read or a
+    /// question about its end reached ([`krecords_log::Log::damage`]).
+    pub fn is_damage(&self) -> bool {
+        let log = match self {
+            Error::Log { source, .. } => Some(source.as_ref()),
+            Error::Io { source, .. } => source
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<krecords_log::Error>()),
+            _ => None,
+        };
+        matches!(log, Some(krecords_log::Error::DamagedSegment { .. }))
+    }
+
     /// The kind of failure, for the exit code.
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::Usage(_) => ErrorClass::Usage,
-            Error::Io { .. } => ErrorClass::Io,
+            Error::Io { source, .. } => classify_io(source),
             Error::Client { source, .. } => classify_client(source),
             Error::Log { source, .. } => classify_log(source),
             Error::Data(_) => ErrorClass::Data,

@@ -81,7 +81,9 @@ mod spec;
 pub mod stats;
 pub mod time;
 
-pub use error::{classify_client, classify_log, exit_code, Error, ErrorClass, TRUNCATED_TAIL};
+pub use error::{
+    classify_client, classify_io, classify_log, exit_code, Error, ErrorClass, TRUNCATED_TAIL,
+};
 pub use krecords_remote::location::{Location as RemoteLocation, RemoteOptions};
 pub use live::LivePartition;
 pub use position::{Position, Range, Resolved, Watermarks};
@@ -321,7 +323,8 @@ impl Sources {
     ///
     /// # Errors
     ///
-    /// The log, the files or the broker cannot be read.
+    /// The log, the files or the broker cannot be read; a directory whose log ends at damage
+    /// in its middle ([`krecords_log::Log::damage`]: its end is not the partition's).
     pub fn watermarks(&self, index: usize) -> Result<Option<Watermarks>, Error> {
         let Some(part) = self.partitions.get(index) else {
             return Ok(None);
@@ -329,7 +332,14 @@ impl Sources {
         match &part.kind {
             Kind::Stdin => Ok(None),
             Kind::Local(l) => Ok(match &l.dir {
-                Some(d) => local::dir_facts(d)?.0.watermarks,
+                // A log whose end is damage has no high watermark to tell.
+                Some(d) => match local::dir_facts(d)?.0 {
+                    local::Facts {
+                        damage: Some(damage),
+                        ..
+                    } => return Err(reader::damage_error(Some(&damage))),
+                    f => f.watermarks,
+                },
                 None => local::files_facts(&l.files)?.watermarks,
             }),
             Kind::Live(p) => {
@@ -442,6 +452,7 @@ impl Sources {
             open_txn: None,
             max_bytes: options.max_bytes,
             limit,
+            damage: None,
         };
         match &part.kind {
             Kind::Stdin => {

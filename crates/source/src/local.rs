@@ -26,6 +26,8 @@ pub(crate) struct Facts {
     pub aborted: Vec<Aborted>,
     /// The open transaction that holds the last stable offset: (producer, first offset).
     pub open_txn: Option<(i64, i64)>,
+    /// Damage in the middle of a directory's log: the log as read ends at its offset.
+    pub damage: Option<krecords_log::Damage>,
 }
 
 /// A streamer over a file, from its start (at most `max_bytes` of it).
@@ -80,6 +82,7 @@ pub(crate) fn dir_facts(dir: &Path) -> Result<(Facts, Log), Error> {
             .map(|t| (t.as_aborted_transaction(), t.last_offset))
             .collect(),
         open_txn,
+        damage: log.damage().cloned(),
     };
     Ok((facts, log))
 }
@@ -144,6 +147,7 @@ pub(crate) fn files_facts(files: &[PathBuf]) -> Result<Facts, Error> {
         }),
         aborted,
         open_txn,
+        damage: None,
     })
 }
 

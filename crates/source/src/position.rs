@@ -116,6 +116,36 @@ impl Range {
         self.start.is_none() && self.end.is_none() && self.count.is_none()
     }
 
+    /// Resolves the range as [`Range::resolve`] does against a partition whose log, as read,
+    /// ends at `damage` (damage in its middle, [`krecords_log::Log::damage`]), or `None`
+    /// when the range cannot be read whole: a position counted from the end (`-N`, `latest`)
+    /// or past it, or an end of time that nothing before the damage reaches. Otherwise the
+    /// resolved range, whose end, when it is the damage's offset, was asked for as an offset.
+    ///
+    /// # Errors
+    ///
+    /// As [`Range::resolve`], for a range that the damage does not decide.
+    pub fn resolve_before(
+        &self,
+        watermarks: Option<&Watermarks>,
+        isolation: IsolationLevel,
+        time: &mut dyn FnMut(i64) -> Result<Option<i64>, Error>,
+        damage: &krecords_log::Damage,
+    ) -> Result<Option<Resolved>, Error> {
+        let from_end =
+            |p: &Option<Position>| matches!(p, Some(Position::FromEnd(_) | Position::Latest));
+        if from_end(&self.start) || from_end(&self.end) {
+            return Ok(None);
+        }
+        let Ok(mut r) = self.resolve(watermarks, isolation, time) else {
+            return Ok(None);
+        };
+        if matches!(self.end, Some(Position::Time(_))) && r.asked_end >= Some(damage.offset) {
+            r.asked_end = None;
+        }
+        Ok(Some(r))
+    }
+
     /// Refuses what is wrong whatever the partition holds: a zero count, two offsets that make
     /// an empty or inverted range.
     ///

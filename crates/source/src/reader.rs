@@ -19,6 +19,7 @@ use krecords_codec::read::{Batch, Entries, LegacyBatch, Step, V2Batch};
 use krecords_codec::txn::ReadCommitted;
 use krecords_log::check::EntrySource;
 use krecords_log::transaction::AbortedTransaction;
+use krecords_log::Damage;
 use std::collections::VecDeque;
 use std::fmt;
 use std::io;
@@ -415,6 +416,8 @@ pub struct Reader {
     clean: bool,
     /// The live partition read, to ask who holds its last stable offset back.
     live: Option<(Arc<Io>, LivePartition)>,
+    /// Damage that ends the directory's log as read (see [`Reader::damage_reached`]).
+    damage: Option<Damage>,
 }
 
 impl fmt::Debug for Reader {
@@ -438,6 +441,7 @@ pub(crate) struct Setup {
     pub open_txn: Option<(i64, i64)>,
     pub max_bytes: Option<u64>,
     pub limit: usize,
+    pub damage: Option<Damage>,
 }
 
 impl Setup {
@@ -450,9 +454,15 @@ impl Setup {
         facts: &crate::local::Facts,
         time: &mut dyn FnMut(i64) -> Result<Option<i64>, Error>,
     ) -> Result<(), Error> {
-        self.range = options
-            .range
-            .resolve(facts.watermarks.as_ref(), options.isolation, time)?;
+        self.damage = facts.damage.clone();
+        let w = facts.watermarks.as_ref();
+        self.range = match &self.damage {
+            None => options.range.resolve(w, options.isolation, time)?,
+            Some(d) => options
+                .range
+                .resolve_before(w, options.isolation, time, d)?
+                .ok_or_else(|| self.damage_error())?,
+        };
         let start = self.range.start;
         if options.isolation == IsolationLevel::ReadCommitted {
             self.aborted = Some(
@@ -467,6 +477,31 @@ impl Setup {
         self.watermarks = facts.watermarks;
         self.open_txn = facts.open_txn;
         Ok(())
+    }
+}
+
+impl Setup {
+    fn damage_error(&self) -> Error {
+        damage_error(self.damage.as_ref())
+    }
+}
+
+/// The damage a read ending now reached: `damage` ends a directory's log as read (damage in
+/// the middle of the log, [`krecords_log::Log::damage`]), and the read has neither its count
+/// nor an end of its own at or before it, so it did not see all it asked for and ends with the
+/// damage's error instead of quietly.
+fn reached<'a>(damage: Option<&'a Damage>, trim: &Trim) -> Option<&'a Damage> {
+    damage.filter(|d| trim.left != Some(0) && !d.spares(trim.range.asked_end))
+}
+
+/// The error of a read that reached `damage`.
+pub(crate) fn damage_error(damage: Option<&Damage>) -> Error {
+    match damage {
+        Some(d) => {
+            let dir = d.file.parent().unwrap_or(&d.file);
+            Error::log(dir.display().to_string(), d.error())
+        }
+        None => Error::Usage("no damage".into()),
     }
 }
 
@@ -492,7 +527,13 @@ impl Reader {
             finished: false,
             clean: false,
             live: None,
+            damage: s.damage,
         }
+    }
+
+    /// See [`reached`].
+    fn damage_reached(&self) -> Option<&Damage> {
+        reached(self.damage.as_ref(), &self.trim)
     }
 
     /// Reports progress to `f`.
@@ -534,6 +575,10 @@ impl Reader {
             Pending::Files(files) => {
                 let Some(path) = files.pop_front() else {
                     self.cur = Cur::None;
+                    if self.damage_reached().is_some() {
+                        self.finished = true;
+                        return Err(damage_error(self.damage.as_ref()));
+                    }
                     self.clean = true;
                     return Ok(None);
                 };
@@ -623,6 +668,7 @@ impl Reader {
             progress,
             finished,
             clean,
+            damage,
             ..
         } = self;
         let step = match cur {
@@ -635,6 +681,9 @@ impl Reader {
                 match &step {
                     Step::Entry(b) if trim.past_end(b) => {
                         *finished = true;
+                        if let Some(d) = reached(damage.as_ref(), trim) {
+                            return Err(io::Error::new(io::ErrorKind::InvalidData, d.error()));
+                        }
                         *clean = true;
                         if let Some(p) = progress.as_mut() {
                             p(Progress::Done);
@@ -741,7 +790,11 @@ impl Reader {
             return None;
         }
         let end = self.trim.range.end?;
-        let high_watermark = self.watermarks.map(|w| w.high_watermark);
+        // The high watermark of a log whose end is damage is not known.
+        let high_watermark = self
+            .watermarks
+            .map(|w| w.high_watermark)
+            .filter(|_| self.damage.is_none());
         let cause = if self.trim.left == Some(0) {
             StopCause::Count(self.trim.range.count.unwrap_or(0))
         } else if self.trim.range.asked_end == Some(end) {

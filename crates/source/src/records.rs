@@ -133,34 +133,78 @@ pub fn read_log(
         high_watermark: log.high_watermark(),
         last_stable: Some(lso),
     };
-    let resolved = range
-        .resolve(Some(&watermarks), isolation, &mut |t| {
-            let found = log.offsets(OffsetSpec::Timestamp(t));
-            Ok(found.ok().filter(|r| r.offset >= 0).map(|r| r.offset))
-        })
-        .map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+    let mut time = |t| {
+        let found = log.offsets(OffsetSpec::Timestamp(t));
+        Ok(found
+            .ok()
+            .filter(|r: &krecords_log::ListOffsetsResult| r.offset >= 0)
+            .map(|r| r.offset))
+    };
+    let resolved = match log.damage() {
+        None => range.resolve(Some(&watermarks), isolation, &mut time),
+        Some(d) => range
+            .resolve_before(Some(&watermarks), isolation, &mut time, d)?
+            .ok_or_else(|| Error::log(name, d.error())),
+    }
+    .map_err(|e| match e {
+        Error::Usage(m) => Error::Usage(format!("{name}: {m}")),
+        e => e,
+    })?;
     let end = resolved.end.unwrap_or(i64::MAX);
     let mut window = Window::new(resolved, isolation);
     let mut offset = resolved.start;
     let page = max_bytes.map_or(PAGE_BYTES, |m| m.max(1));
     while offset < end {
-        let seen = log
-            .consume(offset, page, isolation)
+        let f = log
+            .fetch(offset, page, isolation)
             .map_err(|e| Error::log(name, e))?;
-        if !window.show(&seen.records, each)? || max_bytes.is_some() {
-            break;
-        }
+        // Entries after the end are not this read's: not decoded, so damage there is not
+        // reported by a read that ends before it.
+        let bytes = f.bytes.get(..entries_before(&f.bytes, end)).unwrap_or(&[]);
+        let seen = consume(bytes, offset, isolation, f.aborted_transactions.as_deref())
+            .map_err(|e| Error::log(name, e))?;
+        let more = window.show(&seen.records, each)?;
         if seen.next_offset <= offset {
             break;
         }
         offset = seen.next_offset;
+        if !more || max_bytes.is_some() {
+            break;
+        }
+    }
+    // A read that reached the end of a log whose end is damage did not see all it asked for.
+    if let Some(d) = log.damage() {
+        if offset >= end && !window.full() && !d.spares(resolved.asked_end) {
+            return Err(Error::log(name, d.error()));
+        }
     }
     let open_txn = log.producer_states().into_iter().find_map(|p| {
         p.current_txn_first_offset
             .filter(|&f| f == lso)
             .map(|f| (p.producer_id, f))
     });
-    Ok(window.stop(&watermarks, open_txn))
+    // The high watermark of a log whose end is damage is not known.
+    Ok(window.stop(&watermarks, open_txn).map(|s| Stop {
+        high_watermark: s.high_watermark.filter(|_| log.damage().is_none()),
+        ..s
+    }))
+}
+
+/// The length of the entries of `bytes` (whole entries, as a fetch returns them) that can hold
+/// offsets below `end`: up to the first entry that starts at or after it. An entry whose
+/// first offset its header does not give (a compressed v0/v1 wrapper) ends the run when its
+/// last offset reaches `end`; bytes that do not frame as an entry are kept, for the decoder to
+/// report.
+fn entries_before(bytes: &[u8], end: i64) -> usize {
+    let mut entries = krecords_codec::read::Entries::new(bytes);
+    while let Some(Ok(b)) = entries.next() {
+        match b.first_offset() {
+            Some(first) if first >= end => return b.position(),
+            None if b.last_offset() >= end => return b.position() + b.size_in_bytes(),
+            _ => {}
+        }
+    }
+    bytes.len()
 }
 
 /// Reads the records `reader` yields (opened at the isolation level and range wanted, without

@@ -229,6 +229,7 @@ impl RemotePart {
             }),
             aborted: f.aborted.unwrap_or_default(),
             open_txn: None,
+            damage: None,
         })
     }
 

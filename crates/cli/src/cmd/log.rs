@@ -553,7 +553,13 @@ fn open(dir: &Path, access: Access) -> Result<Log, krecords_log::Error> {
         }
     };
     let read_only = matches!(access, Access::Read);
-    for note in log.recovery_info().notes(dir, read_only) {
+    // With damage in the middle, the bytes cut are not a torn tail: a read that reaches them
+    // fails naming the damage (Log::damage), one that ends before them needs no note.
+    let notes = match log.damage() {
+        Some(_) => Vec::new(),
+        None => log.recovery_info().notes(dir, read_only),
+    };
+    for note in notes {
         eprintln!("krec: {note}");
     }
     Ok(log)

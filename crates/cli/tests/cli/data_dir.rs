@@ -237,13 +237,24 @@ fn damage_in_the_middle_of_a_partition_is_an_error_not_a_shorter_log() {
         assert!(r.stderr.contains(&said), "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(&follows), "{args:?}: {}", r.stderr);
     }
-    // Nothing exported, nothing changed.
-    let exported = walk(&d.path("out"));
-    assert!(
-        !exported
+    // What export wrote before it reached the damage is the records before it, once (a
+    // second run exits 1 the same way and adds nothing); nothing in the partition changed.
+    let parquet = || -> Vec<String> {
+        walk(&d.path("out"))
             .iter()
-            .any(|p| p.extension().is_some_and(|e| e == "parquet")),
-        "{exported:?}"
+            .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        parquet(),
+        ["00000000000000000000-00000000000000000003.parquet"]
+    );
+    let r = d.run(&["export", &part, "--output", &out], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        parquet(),
+        ["00000000000000000000-00000000000000000003.parquet"]
     );
     assert_eq!(std::fs::read(&segment).unwrap(), bytes);
     // The root's offsets: that partition has none to show, and a warning says why.
@@ -259,6 +270,117 @@ fn damage_in_the_middle_of_a_partition_is_an_error_not_a_shorter_log() {
     let r = d.run(&["dump", &part], b"");
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.out().contains("baseOffset: 99 "), "{}", r.out());
+    // Reads that end before the damage (offset 4) are whole: served, exit 0.
+    let sql4 = format!("t={part}");
+    let before: [(&[&str], &str, &str); 5] = [
+        (
+            &["dump", "--count", "3", &part],
+            "baseOffset: 2 ",
+            "baseOffset: 3 ",
+        ),
+        (
+            &["dump", "--end", "4", "--isolation", "read-committed", &part],
+            "baseOffset: 3 ",
+            "baseOffset: 4 ",
+        ),
+        (
+            &["log", "read", &part, "--start", "1", "--end", "4"],
+            "\"offset\":3,",
+            "\"offset\":0,",
+        ),
+        (
+            &[
+                "sql",
+                "--table",
+                &sql4,
+                r#"SELECT count(*) AS n FROM t WHERE "offset" < 4"#,
+            ],
+            "| 4 ",
+            "| 5 ",
+        ),
+        (
+            &["stats", "--end", "4", &part],
+            "      4           4  ",
+            "crc",
+        ),
+    ];
+    for (args, has, lacks) in before {
+        let r = d.run(args, b"");
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.out().contains(has), "{args:?}: {}", r.out());
+        assert!(!r.out().contains(lacks), "{args:?}: {}", r.out());
+        assert!(
+            !r.stderr.contains("not whole batches"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    // Reads that reach it, and questions about the end, fail naming it; nothing is printed
+    // for a position counted from an end the damage hides.
+    let reach: [&[&str]; 7] = [
+        &["dump", "--end", "5", "--isolation", "read-committed", &part],
+        &["dump", "--start", "-3", &part],
+        &["log", "read", &part, "--end", "latest"],
+        &["log", "offsets", &part, "--latest"],
+        &["log", "info", &part],
+        &[
+            "sql",
+            "--table",
+            &sql4,
+            r#"SELECT count(*) FROM t WHERE "offset" < 6"#,
+        ],
+        &["export", &part, "--end", "4", "--output", &out],
+    ];
+    for args in reach {
+        let r = d.run(args, b"");
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(&said), "{args:?}: {}", r.stderr);
+    }
+    let r = d.run(&["dump", "--start", "-3", &part], b"");
+    assert!(!r.out().contains("baseOffset"), "{}", r.out());
+}
+
+#[test]
+fn a_log_read_ends_at_its_end_not_at_damage_after_it() {
+    // A krec log closed cleanly (no scan at open) with a damaged batch at offset 30.
+    let d = Dir::new();
+    let dir = d.arg("t-0");
+    assert_eq!(d.run(&["log", "create", &dir], b"").code, 0);
+    let lines: String = (0..100)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\":{},\"value\":\"v{i:050}\"}}\n",
+                1_714_000_000_000i64 + i
+            )
+        })
+        .collect();
+    let r = d.run(
+        &["log", "append", &dir, "--records-per-batch", "1"],
+        lines.as_bytes(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let segment = d.path("t-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let entry = bytes.len() / 100;
+    bytes[30 * entry + 70] ^= 0xff;
+    std::fs::write(&segment, &bytes).unwrap();
+    // The fetch of 5..20 holds the damaged batch too: not this read's.
+    let r = d.run(&["log", "read", &dir, "--start", "5", "--end", "20"], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let offsets: Vec<i64> = r
+        .out()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["offset"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(offsets, (5..20).collect::<Vec<_>>());
+    // A read that reaches it fails.
+    let r = d.run(&["log", "read", &dir, "--start", "5", "--end", "40"], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("offset 30 is invalid"), "{}", r.stderr);
 }
 
 /// Every path below `dir`.

@@ -77,6 +77,8 @@ pub struct Log {
     /// Set by a failed write or sync; every later write is refused.
     poisoned: Option<String>,
     recovery: RecoverInfo,
+    /// Damage in the middle of the log found by a read-only open (see [`Log::damage`]).
+    damage: Option<crate::recovery::Damage>,
     /// The writer's lock, held while the log lives (`None` when read-only).
     _lock: Option<DirLock>,
     /// Opened with [`Log::open_read_only`]: every write is refused and nothing reaches the
@@ -127,6 +129,15 @@ impl Log {
     /// What opening the log found and repaired.
     pub fn recovery_info(&self) -> &RecoverInfo {
         &self.recovery
+    }
+
+    /// Damage in the middle of the log, found by a read-only open ([`Log::open_read_only`]):
+    /// the log as read ends at [`Damage::offset`](crate::Damage) although intact entries follow
+    /// the damaged bytes. A fetch that reaches that end fails with the damage's error; reads
+    /// that end before it are whole. `None` for a log opened for writing (its open truncated
+    /// the damage as Kafka's recovery does) and for an undamaged log.
+    pub fn damage(&self) -> Option<&crate::recovery::Damage> {
+        self.damage.as_ref()
     }
 
     /// The first offset of the log.
@@ -259,8 +270,12 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// I/O errors reading the cleaner's checkpoint (compacted logs only).
+    /// I/O errors reading the cleaner's checkpoint (compacted logs only);
+    /// [`Error::DamagedSegment`] when the log's end is damage ([`Log::damage`]).
     pub fn info(&self) -> Result<LogInfo> {
+        if let Some(d) = &self.damage {
+            return Err(d.error());
+        }
         let segments = self
             .segments
             .iter()

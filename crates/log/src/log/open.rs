@@ -219,6 +219,7 @@ impl Log {
             last_flush_ms: now,
             poisoned: None,
             recovery,
+            damage: None,
             read_only: lock.is_none(),
             _lock: lock,
         }
@@ -297,6 +298,7 @@ impl Log {
                 clean_shutdown: true,
                 ..RecoverInfo::default()
             },
+            damage: None,
             _lock: Some(lock),
             read_only: false,
         })
@@ -339,8 +341,7 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// [`Error::NotALog`], a corrupt configuration, damage in the middle of the log
-    /// ([`Error::DamagedSegment`]), I/O errors.
+    /// [`Error::NotALog`], a corrupt configuration, I/O errors.
     pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Log> {
         Log::open_read_only_with(dir, Env::fs())
     }
@@ -360,7 +361,9 @@ impl Log {
     ///
     /// Only a torn tail is left out quietly ([`RecoverInfo::notes`] says how many bytes): when
     /// an intact entry follows the bytes recovery cut, the damage is in the middle of the log
-    /// and Kafka's recovery would delete good entries with it, so the open fails instead of
+    /// and Kafka's recovery would delete good entries with it. The log then knows it
+    /// ([`Log::damage`]): reads that end before the damage are served, and a fetch that
+    /// reaches it (the log's end as read) fails with [`Error::DamagedSegment`] instead of
     /// showing a log that silently ends at the damage.
     ///
     /// A broker's partition directory (without a clean shutdown marker or recovery point of
@@ -371,16 +374,19 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// [`Error::DamagedSegment`] when the scan cut bytes that an intact entry follows (damage in
-    /// the middle of the log, see above); otherwise as [`Log::open_read_only`].
+    /// As [`Log::open_read_only`].
     pub fn open_read_only_with(dir: impl AsRef<Path>, env: Env) -> Result<Log> {
         let view = Env::new(
             Arc::new(ReadOnlyStorage::new(env.storage.clone())),
             env.clock.clone(),
         );
-        let log = Log::load(dir.as_ref(), view, false, None)?;
+        let mut log = Log::load(dir.as_ref(), view, false, None)?;
+        let end = log.log_end_offset();
         for cut in &log.recovery.cuts {
-            recovery::check_cut(env.storage.as_ref(), cut)?;
+            if let Some(d) = recovery::check_cut(env.storage.as_ref(), cut, end)? {
+                log.damage = Some(d);
+                break;
+            }
         }
         Ok(log)
     }

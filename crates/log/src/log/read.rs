@@ -37,8 +37,10 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// [`Error::OffsetOutOfRange`] outside `[log start offset, log end offset]`; corruption or
-    /// I/O errors met while reading.
+    /// [`Error::OffsetOutOfRange`] outside `[log start offset, log end offset]`;
+    /// [`Error::DamagedSegment`] for a fetch at the end of a log whose end is damage
+    /// ([`Log::damage`]): the fetch before it returned the last entries before the damage;
+    /// corruption or I/O errors met while reading.
     pub fn fetch(
         &self,
         offset: i64,
@@ -119,6 +121,11 @@ impl Log {
             IsolationLevel::ReadUncommitted => result.high_watermark,
             IsolationLevel::ReadCommitted => result.last_stable_offset,
         };
+        // Nothing more to read because the damage ends the log here (and, read_committed, may
+        // hide the marker of the transaction that holds the last stable offset).
+        if let Some(d) = self.damage.as_ref().filter(|_| offset >= max_offset) {
+            return Err(d.error());
+        }
         let first = self
             .segments
             .iter()
@@ -197,8 +204,32 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// Corruption or I/O errors; a compressed batch the codec cannot decompress.
+    /// Corruption or I/O errors; a compressed batch the codec cannot decompress;
+    /// [`Error::DamagedSegment`] when the log's end is damage ([`Log::damage`]) and the answer
+    /// depends on what it hides (the end, the largest timestamp, a time found nowhere before
+    /// it).
     pub fn offsets(&self, spec: OffsetSpec) -> Result<ListOffsetsResult> {
+        let found = self.offsets_as_read(spec)?;
+        self.before_damage(spec, found)
+    }
+
+    /// `found` for `spec`, unless the log's end is damage ([`Log::damage`]) and the answer
+    /// depends on what the damage hides: the end, the largest timestamp, a time not found
+    /// before it.
+    fn before_damage(
+        &self,
+        spec: OffsetSpec,
+        found: ListOffsetsResult,
+    ) -> Result<ListOffsetsResult> {
+        match (&self.damage, spec) {
+            (None, _) | (Some(_), OffsetSpec::Earliest) => Ok(found),
+            (Some(_), OffsetSpec::Timestamp(_)) if found.offset >= 0 => Ok(found),
+            (Some(d), _) => Err(d.error()),
+        }
+    }
+
+    /// [`Log::offsets`] of the log as read, whatever damage ends it.
+    fn offsets_as_read(&self, spec: OffsetSpec) -> Result<ListOffsetsResult> {
         let epoch_of = |found: Option<crate::segment::TimestampAndOffset>| match found {
             Some(t) => ListOffsetsResult {
                 offset: t.offset,
@@ -291,11 +322,14 @@ impl Log {
             IsolationLevel::ReadCommitted => self.last_stable_offset(),
         };
         match spec {
-            OffsetSpec::Latest => Ok(ListOffsetsResult {
-                offset: last_fetchable,
-                timestamp: None,
-                leader_epoch: self.epoch_cache.latest_epoch(),
-            }),
+            OffsetSpec::Latest => self.before_damage(
+                spec,
+                ListOffsetsResult {
+                    offset: last_fetchable,
+                    timestamp: None,
+                    leader_epoch: self.epoch_cache.latest_epoch(),
+                },
+            ),
             OffsetSpec::Earliest => self.offsets(spec),
             OffsetSpec::MaxTimestamp | OffsetSpec::Timestamp(_) => {
                 let found = self.offsets(spec)?;
