@@ -378,6 +378,18 @@ pub fn ends_of(cluster: &Cluster) -> BTreeMap<(String, i32), i64> {
     ends
 }
 
+/// What [`describe_root`] found.
+#[derive(Debug, Clone, Default)]
+pub struct RootGroups {
+    /// The groups, with lag.
+    pub groups: Vec<Group>,
+    /// What could not be read or decoded, one line each.
+    pub warnings: Vec<String>,
+    /// The `__consumer_offsets-N` directories that could not be read (damage in the middle
+    /// of the log, an unreadable file): the groups shown lack what they hold.
+    pub unread: Vec<std::path::PathBuf>,
+}
+
 /// A stopped broker's consumer groups: every `__consumer_offsets-N` directory under `root`
 /// replayed, lag against the end offsets of the partition directories on the same disk.
 /// `path` may be a root or one of its `__consumer_offsets-N` directories (then only that
@@ -387,7 +399,7 @@ pub fn ends_of(cluster: &Cluster) -> BTreeMap<(String, i32), i64> {
 ///
 /// `path` is neither a broker's root nor a `__consumer_offsets-N` directory, a directory
 /// cannot be read.
-pub fn describe_root(path: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
+pub fn describe_root(path: &Path) -> Result<RootGroups, Error> {
     let crate::offline::RootPath { root, partition } = crate::offline::root_of(path)?;
     let only = match partition {
         Some((topic, p)) if topic == "__consumer_offsets" => Some(p),
@@ -406,6 +418,7 @@ pub fn describe_root(path: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
     crate::offline::fill_offsets(&mut cluster, root, None);
     let mut log = GroupLog::default();
     let mut warnings = std::mem::take(&mut cluster.warnings);
+    let mut unread = Vec::new();
     for t in cluster
         .topics
         .iter()
@@ -417,7 +430,11 @@ pub fn describe_root(path: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
         for p in t.partitions.iter().filter(wanted) {
             let dir = root.join(format!("__consumer_offsets-{}", p.partition));
             if let Err(e) = log.replay_dir(&dir) {
-                warnings.push(format!("{}: {e}", dir.display()));
+                warnings.push(format!(
+                    "{}: {e}; the groups shown lack what of this partition could not be read",
+                    dir.display()
+                ));
+                unread.push(dir);
             }
         }
     }
@@ -427,7 +444,11 @@ pub fn describe_root(path: &Path) -> Result<(Vec<Group>, Vec<String>), Error> {
             log.skipped
         ));
     }
-    Ok((log.into_groups(&ends_of(&cluster)), warnings))
+    Ok(RootGroups {
+        groups: log.into_groups(&ends_of(&cluster)),
+        warnings,
+        unread,
+    })
 }
 
 /// A live group as `kafka-consumer-groups --describe` shows it: its state, kind and members

@@ -178,7 +178,9 @@ impl Cluster {
 }
 
 /// Writes groups as `krec groups` prints them: a tab-separated table GROUP TOPIC PARTITION
-/// COMMITTED END LAG COMMITTED_AT (ISO 8601), each group's rows followed by a `#` total line.
+/// COMMITTED END LAG COMMITTED_AT (ISO 8601), each group's rows followed by a `#` total line
+/// (the total lag `-` when no partition's lag is known, `at least N (K of unknown lag)` when
+/// some are not).
 pub fn write_groups_text(groups: &[Group], out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
@@ -218,13 +220,19 @@ pub fn write_groups_text(groups: &[Group], out: &mut impl Write) -> io::Result<(
             };
             what.push_str(&format!("{word} {gen}, "));
         }
+        // A sum of no known lag is not 0, and a sum of some is a lower bound.
+        let unknown = g.offsets.iter().filter(|o| o.lag.is_none()).count();
+        let total = match unknown {
+            0 => g.total_lag.to_string(),
+            n if n == g.offsets.len() => "-".to_owned(),
+            n => format!("at least {} ({n} of unknown lag)", g.total_lag),
+        };
         writeln!(
             out,
-            "# {}: {what}{}, {}, total lag {}",
+            "# {}: {what}{}, {}, total lag {total}",
             g.group,
             count(g.members.len(), "member"),
             count(g.offsets.len(), "partition"),
-            g.total_lag
         )?;
     }
     Ok(())

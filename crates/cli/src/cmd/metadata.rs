@@ -261,9 +261,12 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// total lag; JSON: one object per group per line {"group","kind","state","protocol_type",
 /// "generation","members":[{"member_id","client_id","host","assignment":{TOPIC:[P...]}}],
 /// "offsets":[{"topic","partition","committed","metadata","commit_time","end","lag",
-/// "member_id","host","client_id"}],"total_lag"}.
+/// "member_id","host","client_id"}],"total_lag"} (total_lag: the sum of the known lags; the
+/// text line says "-" when none is known and "at least N" when some are not).
 ///
-/// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
+/// Exit codes: 0 answered; 1 answered, but a __consumer_offsets partition could not be read
+/// (damage in the middle of its log: the groups shown lack its commits, a warning names it);
+/// 2 usage, an unreachable broker, an unreadable directory.
 ///
 /// Examples:
 ///   krec groups /var/lib/kafka/data                 # a stopped broker's disk: all groups
@@ -288,14 +291,18 @@ pub struct GroupsArgs {
 
 /// Runs `krec groups`.
 pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
+    let mut outcome = Outcome::Ok;
     let mut groups = match target(&args.source)? {
         Target::Root(root) => {
-            let (groups, warnings) =
-                krecords_admin::groups::describe_root(&root).map_err(admin_failure)?;
-            for w in warnings {
+            let found = krecords_admin::groups::describe_root(&root).map_err(admin_failure)?;
+            for w in found.warnings {
                 eprintln!("krec: warning: {w}");
             }
-            groups
+            // Groups without some of their commits: shown, and the exit code says so.
+            if !found.unread.is_empty() {
+                outcome = Outcome::DataProblem;
+            }
+            found.groups
         }
         Target::Live { servers, .. } => live_groups(&servers, &args.client, &args.groups)?,
     };
@@ -306,7 +313,7 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
         Format::Json => krecords_admin::text::write_groups_json(&groups, out)?,
         Format::Text => krecords_admin::text::write_groups_text(&groups, out)?,
     }
-    Ok(Outcome::Ok)
+    Ok(outcome)
 }
 
 fn live_groups(

@@ -406,11 +406,12 @@ fn live_groups_are_listed_and_described_with_members_state_and_lag() {
     );
     assert_eq!(
         lines[3],
-        "# classic-app: classic group, Stable, 1 member, 2 partitions, total lag 2"
+        "# classic-app: classic group, Stable, 1 member, 2 partitions, total lag at least 2 (1 of \
+         unknown lag)"
     );
     assert_eq!(
         lines[6],
-        "# new-app: consumer group, Stable, epoch 3, 2 members, 2 partitions, total lag 0"
+        "# new-app: consumer group, Stable, epoch 3, 2 members, 2 partitions, total lag -"
     );
     assert_eq!(lines.len(), 7, "{text}");
 }
@@ -447,4 +448,47 @@ fn client_properties_that_do_not_apply_are_warned_about_not_refused() {
     assert!(!r.stderr.contains("request.timeout.ms"), "{}", r.stderr);
     run(&["metadata", &url, "-X", "socket.timout.ms=5"])
         .fails(2, "did you mean \"socket.timeout.ms\"?");
+}
+
+/// A copy of the fixture root in a temporary directory.
+fn fixture_copy() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(fixtures()).unwrap().flatten() {
+        let to = tmp.path().join(e.file_name());
+        if e.path().is_dir() {
+            std::fs::create_dir(&to).unwrap();
+            for f in std::fs::read_dir(e.path()).unwrap().flatten() {
+                std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+            }
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    tmp
+}
+
+/// Groups of a root whose `__consumer_offsets` partition is damaged in the middle: shown as
+/// far as they can be read, a warning naming the damage, and exit 1 (it was exit 0, the
+/// warning alone).
+#[test]
+fn groups_of_a_damaged_consumer_offsets_partition_exit_1_with_the_damage_named() {
+    let root = fixture_copy();
+    let whole = run(&["groups", root.path().to_str().unwrap()]);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let log = root
+        .path()
+        .join("__consumer_offsets-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[2000] ^= 0xff;
+    std::fs::write(&log, &bytes).unwrap();
+    let r = run(&["groups", root.path().to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("{}: byte 1979: crc mismatch", log.display())),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("the groups shown lack"), "{}", r.stderr);
+    assert!(r.out().starts_with("GROUP\t"), "{}", r.out());
 }
