@@ -59,6 +59,7 @@ impl ScanOptions {
             isolation: self.isolation,
             max_bytes: None,
             max_decompressed_bytes: self.batch.decompress_limit,
+            counted: None,
         }
     }
 }

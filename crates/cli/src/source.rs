@@ -106,6 +106,7 @@ pub fn read_options(
         isolation: range.isolation(default),
         max_bytes,
         max_decompressed_bytes,
+        counted: None,
     }
 }
 

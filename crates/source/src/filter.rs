@@ -13,7 +13,7 @@ use krecords_codec::read::{Batch, Record};
 use krecords_codec::TimestampType;
 
 /// The filters, all optional and combined with AND.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Filter {
     /// First offset printed (inclusive).
     pub offset_start: Option<i64>,

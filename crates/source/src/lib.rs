@@ -174,6 +174,11 @@ pub struct ReadOptions {
     /// Upper bound on one entry's decompressed size, when records are counted (`--count`) or
     /// times looked up in a file.
     pub max_decompressed_bytes: usize,
+    /// The records `--count` counts when the command shows only some of the records it reads
+    /// (`dump --producer-id`, `--control-only`, `--time-start`, ...): those this filter keeps
+    /// (control records too, when it keeps only control batches). `None`: every data record in
+    /// the range. Its offset bounds are not used (the range is the reader's).
+    pub counted: Option<filter::Filter>,
 }
 
 impl Default for ReadOptions {
@@ -183,6 +188,7 @@ impl Default for ReadOptions {
             isolation: IsolationLevel::ReadUncommitted,
             max_bytes: None,
             max_decompressed_bytes: krecords_codec::DEFAULT_DECOMPRESS_LIMIT,
+            counted: None,
         }
     }
 }
@@ -453,6 +459,7 @@ impl Sources {
             max_bytes: options.max_bytes,
             limit,
             damage: None,
+            counted: options.counted,
         };
         match &part.kind {
             Kind::Stdin => {

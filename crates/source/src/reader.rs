@@ -10,6 +10,7 @@
 //! [`Reader::stop`] says where and why.
 
 use crate::error::Error;
+use crate::filter::{Filter, Verdict};
 use crate::live::{ChunkRx, Io, LivePartition, Msg};
 use crate::local::FileStreamer;
 use crate::position::{Resolved, Watermarks};
@@ -154,6 +155,8 @@ struct Trim {
     prev_last: Option<i64>,
     scratch: Vec<u8>,
     limit: usize,
+    /// The records `--count` counts (see [`crate::ReadOptions::counted`]).
+    counted: Option<Filter>,
 }
 
 impl Trim {
@@ -194,8 +197,17 @@ impl Trim {
     fn deliver(&mut self, b: &Batch<'_>) {
         self.prev_last = Some(self.prev_last.unwrap_or(i64::MIN).max(b.last_offset()));
         let Some(left) = self.left else { return };
-        // Control records (transaction markers) are not records a consumer sees: not counted.
-        if matches!(b, Batch::V2(v) if v.is_control()) {
+        // Control records (transaction markers) are not records a consumer sees: not counted,
+        // unless the command shows control batches only.
+        let control_only = self.counted.as_ref().is_some_and(|f| f.control_only);
+        if matches!(b, Batch::V2(v) if v.is_control()) && !control_only {
+            return;
+        }
+        if self
+            .counted
+            .as_ref()
+            .is_some_and(|f| f.entry(b) == Verdict::Skip)
+        {
             return;
         }
         let Ok(records) = b.records(&mut self.scratch, self.limit) else {
@@ -204,6 +216,9 @@ impl Trim {
         let mut n = 0;
         for r in records.flatten() {
             if !self.range.contains(r.offset()) {
+                continue;
+            }
+            if self.counted.as_ref().is_some_and(|f| !f.record(&r)) {
                 continue;
             }
             n += 1;
@@ -442,6 +457,7 @@ pub(crate) struct Setup {
     pub max_bytes: Option<u64>,
     pub limit: usize,
     pub damage: Option<Damage>,
+    pub counted: Option<Filter>,
 }
 
 impl Setup {
@@ -519,6 +535,11 @@ impl Reader {
                 prev_last: None,
                 scratch: Vec::new(),
                 limit: s.limit,
+                counted: s.counted.map(|f| Filter {
+                    offset_start: None,
+                    offset_end: None,
+                    ..f
+                }),
             },
             watermarks: s.watermarks,
             open_txn: s.open_txn,

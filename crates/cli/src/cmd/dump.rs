@@ -35,7 +35,8 @@ use std::path::{Path, PathBuf};
 ///   --start POS / --end POS   offsets from POS (inclusive) / up to POS (exclusive): an offset,
 ///                             -N (N before the end), earliest, latest, or a time (ISO 8601
 ///                             or @ and epoch ms: the first offset at or after it)
-///   --count N                 at most N records from --start
+///   --count N                 at most N records from --start (of those the filters below
+///                             show)
 ///   --isolation LEVEL         read-uncommitted (default: every batch, as kafka-dump-log shows
 ///                             the files) or read-committed (up to the last stable offset,
 ///                             aborted transactions left out)
@@ -202,7 +203,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )));
         }
     }
-    let options = read_options(
+    let mut options = read_options(
         &args.positions.range,
         args.positions.count,
         IsolationLevel::ReadUncommitted,
@@ -211,6 +212,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     );
     let ranged = !options.range.is_all();
     let mut dumper = Dumper::new(&args);
+    // --count counts the records the filters show.
+    options.counted = Some(dumper.filter);
     let mut problem = false;
     for (i, part) in sources.partitions.iter().enumerate() {
         let mut reader = open_reader(&sources, i, &options)?;

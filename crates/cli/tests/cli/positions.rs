@@ -239,3 +239,34 @@ fn dash_is_standard_input_everywhere() {
         assert!(!r.stdout.is_empty(), "{cmd:?}");
     }
 }
+
+/// `dump --count N` counts the records the filters show: with a producer or a time filter it
+/// printed nothing when the first N records of the range were filtered out.
+#[test]
+fn dump_count_counts_the_records_the_filters_show() {
+    let d = Dir::new();
+    let log = open_txn_log(&d);
+    let deep = |args: &[&str]| {
+        let r = d.run(
+            &[&["dump", "--deep", "--format", "json"], args].concat(),
+            b"",
+        );
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        record_offsets(&r.json_lines())
+    };
+    assert_eq!(deep(&["--producer-id", "7", "--count", "2", &log]), [3, 4]);
+    assert_eq!(deep(&["--producer-id", "-1", "--count", "2", &log]), [0, 1]);
+    let file = hundred(&d);
+    let at = "1714000000055";
+    assert_eq!(
+        deep(&["--time-start", at, "--count", "3", &file]),
+        [55, 56, 57]
+    );
+    let r = d.run(&["dump", "--time-start", at, "--count", "3", &file], b"");
+    assert!(
+        r.stderr
+            .contains("stopped after --count 3 records at offset 58"),
+        "{}",
+        r.stderr
+    );
+}
