@@ -58,6 +58,58 @@ pub fn open_reader(
     Ok(reader)
 }
 
+/// The partitions of a read of several, opened one after another with [`open_reader`]: a
+/// position outside one of them (past its end, before its start) leaves that partition out
+/// with a note on stderr, as each partition answers for the range it holds (`sql` does the
+/// same), where it stopped the whole read before; only when every partition is left out does
+/// the read fail, as a read of one partition does.
+pub struct EachPartition<'a> {
+    sources: &'a Sources,
+    options: &'a ReadOptions,
+    left_out: usize,
+    last: Option<String>,
+}
+
+impl<'a> EachPartition<'a> {
+    /// Reads the partitions of `sources` as `options` say.
+    pub fn new(sources: &'a Sources, options: &'a ReadOptions) -> Self {
+        EachPartition {
+            sources,
+            options,
+            left_out: 0,
+            last: None,
+        }
+    }
+
+    /// Opens partition `index`; `None` when the positions are outside it and other
+    /// partitions are read.
+    pub fn open(&mut self, index: usize) -> Result<Option<Reader>, Failure> {
+        match self.sources.read(index, self.options) {
+            Err(krecords_source::Error::OutOfRange(m)) if self.sources.partitions.len() > 1 => {
+                eprintln!("krec: {m}; nothing of it is in the range");
+                self.left_out += 1;
+                self.last = Some(m);
+                Ok(None)
+            }
+            r => {
+                let mut reader = r?;
+                with_progress(&mut reader);
+                Ok(Some(reader))
+            }
+        }
+    }
+
+    /// Fails when every partition was left out.
+    pub fn finish(self) -> Result<(), Failure> {
+        match self.last {
+            Some(m) if self.left_out == self.sources.partitions.len() => Err(Failure::Usage(
+                format!("no partition holds the positions asked for (the last: {m})"),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Draws `reader`'s progress: bytes of a large file, or a live partition's offsets.
 pub fn with_progress(reader: &mut Reader) {
     let mut line: Option<Progress> = None;

@@ -134,6 +134,11 @@ pub enum Error {
     /// The data has a problem (exit 1).
     #[error("{0}")]
     Data(String),
+    /// A position outside a partition (exit 2, a usage error): "offset 5000 is out of range:
+    /// the partition holds [0, 1050)", after the partition's name once the read names it. A
+    /// read of many partitions leaves such a partition out rather than stopping.
+    #[error("{0}")]
+    OutOfRange(String),
     /// An error reading a remote tier location.
     #[error("{name}: {source}")]
     Remote {
@@ -150,6 +155,16 @@ impl Error {
         Error::Client {
             name: name.into(),
             source: Box::new(source),
+        }
+    }
+
+    /// The error with the partition's `name` in front of a usage or out-of-range message
+    /// (other errors name their source already).
+    pub fn named(self, name: &str) -> Error {
+        match self {
+            Error::Usage(m) => Error::Usage(format!("{name}: {m}")),
+            Error::OutOfRange(m) => Error::OutOfRange(format!("{name}: {m}")),
+            e => e,
         }
     }
 
@@ -177,7 +192,7 @@ impl Error {
     /// The kind of failure, for the exit code.
     pub fn class(&self) -> ErrorClass {
         match self {
-            Error::Usage(_) => ErrorClass::Usage,
+            Error::Usage(_) | Error::OutOfRange(_) => ErrorClass::Usage,
             Error::Io { source, .. } => classify_io(source),
             Error::Client { source, .. } => classify_client(source),
             Error::Log { source, .. } => classify_log(source),

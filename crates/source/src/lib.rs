@@ -201,14 +201,6 @@ pub struct Sources {
     live: Option<Live>,
 }
 
-/// A usage error prefixed with the source's name.
-fn named(name: &str, e: Error) -> Error {
-    match e {
-        Error::Usage(m) => Error::Usage(format!("{name}: {m}")),
-        e => e,
-    }
-}
-
 impl Sources {
     /// Lists the partitions of `args` (see [`SourceSpec`]); `kafka://` URLs connect (with the
     /// configuration `config` returns, asked for once, only when there is one) and ask for
@@ -475,7 +467,7 @@ impl Sources {
                 setup.range = options
                     .range
                     .resolve(None, options.isolation, &mut |_| Ok(None))
-                    .map_err(|e| named(&part.name, e))?;
+                    .map_err(|e| e.named(&part.name))?;
             }
             Kind::Local(l) => {
                 let mut files: VecDeque<PathBuf> = l.files.iter().cloned().collect();
@@ -493,7 +485,7 @@ impl Sources {
                     };
                     setup
                         .resolve(options, &facts, &mut time)
-                        .map_err(|e| named(&part.name, e))?;
+                        .map_err(|e| e.named(&part.name))?;
                     let start = setup.range.start;
                     // Segments that end before the start: the next one's base offset is at or
                     // below it.
@@ -526,7 +518,7 @@ impl Sources {
                     let mut time = |ms| r.offset_for_time(ms, limit);
                     setup
                         .resolve(options, &facts, &mut time)
-                        .map_err(|e| named(&part.name, e))?;
+                        .map_err(|e| e.named(&part.name))?;
                     start = Some(setup.range.start);
                     end = setup.range.end;
                 }

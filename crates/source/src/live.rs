@@ -52,10 +52,7 @@ async fn resolve(
         .resolve(Some(&wm), isolation, &mut |t| {
             Ok(times.iter().find(|(at, _)| *at == t).and_then(|(_, o)| *o))
         })
-        .map_err(|e| match e {
-            Error::Usage(m) => Error::Usage(format!("{}: {m}", x.name)),
-            e => e,
-        })?;
+        .map_err(|e| e.named(&x.name))?;
     Ok((wm, resolved))
 }
 

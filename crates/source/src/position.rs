@@ -189,8 +189,8 @@ impl Range {
     ///
     /// # Errors
     ///
-    /// [`Error::Usage`] for an offset outside the partition, an empty or inverted range given
-    /// explicitly, a zero count, or a position that needs watermarks the source does not have;
+    /// [`Error::OutOfRange`] for an offset outside the partition; [`Error::Usage`] for an empty
+    /// or inverted range given explicitly, a zero count, or a position that needs watermarks the source does not have;
     /// the errors of `time`.
     pub fn resolve(
         &self,
@@ -340,10 +340,10 @@ impl Watermarks {
     ///
     /// # Errors
     ///
-    /// [`Error::Usage`]: "offset 5000 is out of range: the partition holds [0, 1050)".
+    /// [`Error::OutOfRange`]: "offset 5000 is out of range: the partition holds [0, 1050)".
     pub fn check(&self, offset: i64) -> Result<(), Error> {
         if offset < self.log_start || offset > self.high_watermark {
-            return Err(Error::Usage(format!(
+            return Err(Error::OutOfRange(format!(
                 "offset {offset} is out of range: the partition holds [{}, {})",
                 self.log_start, self.high_watermark
             )));

@@ -146,10 +146,7 @@ pub fn read_log(
             .resolve_before(Some(&watermarks), isolation, &mut time, d)?
             .ok_or_else(|| Error::log(name, d.error())),
     }
-    .map_err(|e| match e {
-        Error::Usage(m) => Error::Usage(format!("{name}: {m}")),
-        e => e,
-    })?;
+    .map_err(|e| e.named(name))?;
     let end = resolved.end.unwrap_or(i64::MAX);
     let mut window = Window::new(resolved, isolation);
     let mut offset = resolved.start;

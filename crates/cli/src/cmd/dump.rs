@@ -9,7 +9,7 @@ use crate::args::{DecompressArgs, Format, PositionArgs};
 use crate::bytes_fmt::BytesFormat;
 use crate::kafka::ClientArgs;
 use crate::outcome::{Context, Failure, Outcome};
-use crate::source::{open_reader, open_sources, read_options, Next};
+use crate::source::{open_sources, read_options, EachPartition, Next};
 use crate::time_fmt;
 use clap::ValueEnum;
 use krecords_codec::read::Batch;
@@ -40,7 +40,9 @@ use std::path::{Path, PathBuf};
 ///   --isolation LEVEL         read-uncommitted (default: every batch, as kafka-dump-log shows
 ///                             the files) or read-committed (up to the last stable offset,
 ///                             aborted transactions left out)
-/// A read that stops before the high watermark says where and why on stderr.
+/// A read that stops before the high watermark says where and why on stderr. On several
+/// partitions (a root, a topic) a position outside one of them leaves it out with a note on
+/// stderr; outside all of them, exit 2.
 ///
 /// Filters (all optional, combined with AND; entries filtered out are neither decoded nor
 /// checked, so they cannot make the exit code 1):
@@ -215,8 +217,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     // --count counts the records the filters show.
     options.counted = Some(dumper.filter);
     let mut problem = false;
+    let mut each = EachPartition::new(&sources, &options);
     for (i, part) in sources.partitions.iter().enumerate() {
-        let mut reader = open_reader(&sources, i, &options)?;
+        let Some(mut reader) = each.open(i)? else {
+            continue;
+        };
         dumper.partition = part.live().map(|l| l.partition);
         while let Some(file) = reader.next_file()? {
             let name = file.name;
@@ -304,6 +309,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             eprintln!("krec: {}: {stop}", reader.name());
         }
     }
+    each.finish()?;
     Ok(if problem {
         Outcome::DataProblem
     } else {

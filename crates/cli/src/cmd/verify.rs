@@ -11,7 +11,7 @@ mod remote;
 use crate::args::{CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use crate::source::{open_file, open_reader, open_sources, read_options};
+use crate::source::{open_file, open_reader, open_sources, read_options, EachPartition};
 use krecords_log::check::{self, CheckError, Checker, Problem};
 use krecords_log::data_dir::{self, PartitionDir};
 use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec};
@@ -261,8 +261,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         } else {
             // A live topic, or part of any source: its entries, checked as a file of entries.
             let sources = open_sources(std::slice::from_ref(path), &args.read.kafka.client)?;
+            let mut each = EachPartition::new(&sources, &options);
             for i in 0..sources.partitions.len() {
-                let mut reader = open_reader(&sources, i, &options)?;
+                let Some(mut reader) = each.open(i)? else {
+                    continue;
+                };
                 while let Some(file) = reader.next_file()? {
                     live += u64::from(!local);
                     checker
@@ -273,6 +276,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                     stops.push((reader.name().to_owned(), stop));
                 }
             }
+            each.finish()?;
         }
     }
     let mut s = partitions;

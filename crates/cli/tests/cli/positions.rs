@@ -270,3 +270,37 @@ fn dump_count_counts_the_records_the_filters_show() {
         r.stderr
     );
 }
+
+/// A position applies to every partition of a root: a partition it is outside of is left out
+/// with a note (dump stopped at the first one with exit 2, while sql answered per partition);
+/// only when it is outside every partition is the read a usage error.
+#[test]
+fn a_position_outside_some_partitions_of_a_root_leaves_them_out() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/internal");
+    let root = root.to_str().unwrap();
+    let d = Dir::new();
+    let r = d.run(&["dump", "--format", "json", "--start", "20", root], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let note = format!(
+        "{root}/__cluster_metadata-2: offset 20 is out of range: the partition holds [0, 11); \
+         nothing of it is in the range"
+    );
+    assert!(r.stderr.contains(&note), "{}", r.stderr);
+    let entries = r.json_lines();
+    assert!(!entries.is_empty());
+    assert!(entries
+        .iter()
+        .all(|e| e["last_offset"].as_i64().unwrap() >= 20));
+    assert!(entries.iter().any(|e| e["file"]
+        .as_str()
+        .unwrap()
+        .contains("__transaction_state-0")));
+    let r = d.run(&["dump", "--start", "2000", root], b"");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("no partition holds the positions asked for"),
+        "{}",
+        r.stderr
+    );
+}
