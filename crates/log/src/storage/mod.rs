@@ -57,6 +57,15 @@ pub trait Storage: fmt::Debug + Send + Sync {
     /// Any I/O error other than "not found".
     fn exists(&self, path: &Path) -> io::Result<bool>;
 
+    /// When the real file `path` was last modified (`None` for a backend whose files are not
+    /// the machine's, like [`MemStorage`]): with its length, what tells a reader that a file
+    /// it parsed before, through any storage of the same files, is still the same. Unlike
+    /// [`Storage::modified_ms`], which a backend may make up, it is only ever the file
+    /// system's.
+    fn modified(&self, _path: &Path) -> Option<std::time::SystemTime> {
+        None
+    }
+
     /// Renames `from` to `to`, replacing `to`.
     ///
     /// # Errors
@@ -275,6 +284,10 @@ impl Storage for FsStorage {
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
         let f = std::fs::OpenOptions::new().read(true).open(path)?;
         Ok(Box::new(FsFile(f)))
+    }
+
+    fn modified(&self, path: &Path) -> Option<std::time::SystemTime> {
+        std::fs::metadata(path).and_then(|m| m.modified()).ok()
     }
 
     fn exists(&self, path: &Path) -> io::Result<bool> {

@@ -135,6 +135,16 @@ impl Storage for ReadOnlyStorage {
         Ok(Box::new(CowFile(self.file(&mut o, path)?)))
     }
 
+    fn modified(&self, path: &Path) -> Option<std::time::SystemTime> {
+        // A file written or removed in memory is not the base's.
+        let base = match self.lock().nodes.get(path) {
+            None => path.to_path_buf(),
+            Some(Node::Base(p)) => p.clone(),
+            Some(_) => return None,
+        };
+        self.base.modified(&base)
+    }
+
     fn exists(&self, path: &Path) -> io::Result<bool> {
         let o = self.lock();
         match o.nodes.get(path) {
