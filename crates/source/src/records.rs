@@ -159,7 +159,7 @@ pub fn read_log(
         // reported by a read that ends before it.
         let bytes = f.bytes.get(..entries_before(&f.bytes, end)).unwrap_or(&[]);
         let seen = consume(bytes, offset, isolation, f.aborted_transactions.as_deref())
-            .map_err(|e| Error::log(name, e))?;
+            .map_err(|e| Error::log(name, log.locate_fetched(offset, e)))?;
         let more = window.show(&seen.records, each)?;
         if seen.next_offset <= offset {
             break;

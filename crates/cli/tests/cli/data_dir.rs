@@ -381,6 +381,9 @@ fn a_log_read_ends_at_its_end_not_at_damage_after_it() {
     let r = d.run(&["log", "read", &dir, "--start", "5", "--end", "40"], b"");
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("offset 30 is invalid"), "{}", r.stderr);
+    // Named by the segment's file and byte, not a byte of the fetch.
+    let at = format!("{} at byte {}", segment.display(), 30 * entry);
+    assert!(r.stderr.contains(&at), "{}", r.stderr);
 }
 
 /// Every path below `dir`.

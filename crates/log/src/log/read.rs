@@ -194,6 +194,41 @@ impl Log {
             isolation,
             f.aborted_transactions.as_deref(),
         )
+        .map_err(|e| self.locate_fetched(offset, e))
+    }
+
+    /// `e` as found in the bytes of a fetch from `offset` ([`consumer::consume`] names a byte
+    /// of those bytes, [`crate::Location::Read`]) with that byte turned into the segment file
+    /// and byte it was read from, so the damage can be found in the directory. Other errors
+    /// are returned as they are.
+    pub fn locate_fetched(&self, offset: i64, mut e: Error) -> Error {
+        if let Error::CorruptMessage { at, .. } = &mut e {
+            if let crate::Location::Read { position } = *at {
+                if let Some((path, position)) = self.fetched_byte(offset, position as u64) {
+                    *at = crate::Location::File { path, position };
+                }
+            }
+        }
+        e
+    }
+
+    /// The segment file and byte of byte `n` of a fetch from `offset`: fetches read the
+    /// segments one after another from the entry holding `offset`.
+    fn fetched_byte(&self, offset: i64, mut n: u64) -> Option<(PathBuf, u64)> {
+        let first = self
+            .segments
+            .iter()
+            .rposition(|s| s.base_offset() <= offset)?;
+        let mut start = self.segments.get(first)?.find_position(offset).ok()??;
+        for s in self.segments.get(first..)? {
+            let here = s.size().saturating_sub(start);
+            if n < here {
+                return Some((s.log_path().to_path_buf(), start + n));
+            }
+            n -= here;
+            start = 0;
+        }
+        None
     }
 
     /// Kafka's ListOffsets: the log start or end offset, the record with the largest
