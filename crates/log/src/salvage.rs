@@ -1067,9 +1067,11 @@ fn entry_at(
 ) -> Result<std::result::Result<Found, (String, u64)>> {
     let max = options.max_entry_size;
     let head = w.at(pos, MAGIC_OFFSET + 1)?;
+    // Up to the magic byte at least, whatever the bound (a bound below it accepts nothing).
+    let least = MAGIC_OFFSET + 1;
     let want = claimed_len(head)
         .unwrap_or(0)
-        .clamp(MAGIC_OFFSET + 1, max.saturating_add(LOG_OVERHEAD));
+        .clamp(least, max.saturating_add(LOG_OVERHEAD).max(least));
     let avail = w.at(pos, want)?;
     Ok(match candidate(avail, pos, max) {
         Ok(b) => {

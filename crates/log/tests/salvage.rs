@@ -651,6 +651,23 @@ fn a_small_max_entry_size_bounds_the_window_and_makes_larger_entries_damage() {
     );
 }
 
+/// A bound below the smallest entry, down to 0, makes every entry damage and panics nowhere
+/// (it panicked below 5: `min > max` in the window's clamp).
+#[test]
+fn a_max_entry_size_below_any_entry_keeps_nothing_and_does_not_panic() {
+    let (files, entries) = corpus();
+    for max_entry_size in 0..20 {
+        let m = mem();
+        let options = SalvageOptions {
+            max_entry_size,
+            ..SalvageOptions::default()
+        };
+        let report = salvage_mem(&m, &files, options);
+        assert_eq!(report.kept_entries, 0, "{max_entry_size}");
+        assert!(!entries.is_empty());
+    }
+}
+
 #[test]
 fn zero_filled_gigantic_regions_are_crossed_and_inputs_never_change() {
     let (files, entries) = corpus();

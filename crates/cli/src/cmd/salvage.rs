@@ -62,7 +62,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     keep_damaged: Option<PathBuf>,
     /// The largest entry accepted (its size field); bigger claims are damage. Bounds memory.
-    #[arg(long, value_name = "BYTES", default_value_t = salvage::DEFAULT_MAX_ENTRY_SIZE)]
+    /// At least 14, the size of the smallest Kafka entry (a v0 message without key or value).
+    #[arg(long, value_name = "BYTES", default_value_t = salvage::DEFAULT_MAX_ENTRY_SIZE,
+          value_parser = at_least_an_entry)]
     max_entry_size: usize,
     /// In a log.dirs root, salvage intact partitions too.
     #[arg(long)]
@@ -246,4 +248,18 @@ fn print(
         }
     }
     Ok(())
+}
+
+/// `--max-entry-size`: a size in bytes no smaller than the smallest Kafka entry.
+fn at_least_an_entry(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size in bytes"))?;
+    if n < 14 {
+        return Err(format!(
+            "{n} is below 14, the size of the smallest Kafka entry (a v0 message without key \
+             or value): every entry would be damage"
+        ));
+    }
+    Ok(n)
 }

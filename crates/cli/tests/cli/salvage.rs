@@ -293,3 +293,25 @@ fn a_lost_abort_marker_is_written_again_unless_transactions_are_left_open() {
     );
     assert!(read(&open).contains("aborted"));
 }
+
+/// `--max-entry-size` below the smallest Kafka entry is a usage error (it panicked below 5).
+#[test]
+fn a_max_entry_size_below_any_entry_is_a_usage_error() {
+    let d = Dir::new();
+    let part = partition(&d, "t-0", false);
+    for n in ["0", "4", "13"] {
+        let r = d.run(
+            &[
+                "salvage",
+                &part,
+                "--output",
+                &d.arg("out"),
+                "--max-entry-size",
+                n,
+            ],
+            b"",
+        );
+        assert_eq!(r.code, 2, "{n}: {}", r.stderr);
+        assert!(r.stderr.contains("smallest Kafka entry"), "{}", r.stderr);
+    }
+}
