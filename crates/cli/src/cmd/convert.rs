@@ -9,7 +9,7 @@ use krecords_codec::read::Partial;
 use krecords_log::check::EntrySource;
 use krecords_log::convert::{self, ConvertError, ConvertReport as Report, PartitionWriter};
 use krecords_log::LogConfig;
-use krecords_source::Reader;
+use krecords_source::{ErrorClass, Reader};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -44,8 +44,15 @@ use std::path::{Path, PathBuf};
 /// unless given: with no --compression the batches are copied byte for byte, a local copy that
 /// every other krec command reads.
 ///
+/// A file output is written under a temporary name next to it (.NAME.krec-tmp-PID) and renamed
+/// when complete, so a killed run leaves no shorter file under OUT's name. --start, --end and
+/// --isolation choose what of a kafka:// or remote tier partition is read; a file or a
+/// directory is converted whole (they are refused there).
+///
 /// Reports the batching and the size before and after (text, or one JSON object with
-/// --format json).
+/// --format json). Exit codes: 0 converted; 1 a truncated entry at the end of an input was
+/// not converted (said on stderr; the output holds everything before it) or the input is
+/// corrupt; 2 usage and I/O errors.
 ///
 /// Examples:
 ///   krec convert old.log new.log --magic 2 --compression zstd
@@ -127,6 +134,17 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             args.input.display()
         )));
     }
+    // Positions and isolation choose what of a live or remote partition is read; a file or a
+    // directory is converted whole (its offsets are kept), so they would be ignored there.
+    let range = &args.read.kafka.range;
+    if !live && (range.start.is_some() || range.end.is_some() || range.isolation.is_some()) {
+        return Err(Failure::Usage(format!(
+            "{}: --start, --end and --isolation apply to kafka:// and remote tier inputs; a \
+             file or a partition directory is converted whole (to convert part of one, `krec \
+             dump`'s range is not a conversion: convert the whole and read the range from it)",
+            args.input.display()
+        )));
+    }
     if live {
         convert_live(&args, &opts, &mut report)?;
     } else if args.input.is_dir() {
@@ -138,14 +156,30 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             convert_file(&args.input, &mut sink, &opts, &mut report)?;
             sink.flush()?;
         } else {
-            let file = File::create(&args.output)
-                .context(|| format!("cannot create {}", args.output.display()))?;
+            // Written under a temporary name next to the output and renamed when complete and
+            // synced: a killed run never leaves a shorter file under the output's name.
+            let tmp = temporary_name(&args.output);
+            let file = File::create(&tmp).context(|| format!("cannot create {}", tmp.display()))?;
             let mut sink = BufWriter::with_capacity(1 << 16, file);
             let r = convert_file(&args.input, &mut sink, &opts, &mut report)
-                .and_then(|()| sink.flush().map_err(Failure::from));
+                .and_then(|()| sink.flush().map_err(Failure::from))
+                .and_then(|()| {
+                    sink.get_ref()
+                        .sync_all()
+                        .context(|| format!("cannot sync {}", tmp.display()))
+                })
+                .and_then(|()| {
+                    std::fs::rename(&tmp, &args.output).context(|| {
+                        format!(
+                            "cannot rename {} to {}",
+                            tmp.display(),
+                            args.output.display()
+                        )
+                    })
+                });
             if let Err(e) = r {
                 drop(sink);
-                let _ = std::fs::remove_file(&args.output);
+                let _ = std::fs::remove_file(&tmp);
                 return Err(e);
             }
         }
@@ -165,7 +199,20 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         write_report(out, &report, args.format)?;
     }
+    // A truncated tail was not converted: the output lacks it, which the exit code says (the
+    // sources layer's rule for a truncated tail, as dump, verify and stats).
+    if report.truncated_bytes > 0 && krecords_source::TRUNCATED_TAIL == ErrorClass::Data {
+        return Ok(Outcome::DataProblem);
+    }
     Ok(Outcome::Ok)
+}
+
+/// `.NAME.krec-tmp-PID` next to `output`: where a file output is written until it is complete.
+fn temporary_name(output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    output.with_file_name(format!(".{name}.krec-tmp-{}", std::process::id()))
 }
 
 fn write_report(out: &mut impl Write, r: &Report, format: Format) -> io::Result<()> {

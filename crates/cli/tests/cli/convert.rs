@@ -375,3 +375,60 @@ fn a_directory_conversion_failing_midway_leaves_no_output() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(std::fs::read_dir(d.path("empty")).unwrap().count(), 0);
 }
+
+/// A truncated tail is not converted and the exit code says so (it was 0); positions on a
+/// file are refused (they were ignored: all 30 records converted); a file output is renamed
+/// into place only when complete (no temporary file left, nothing under OUT on failure).
+#[test]
+fn a_truncated_tail_exits_1_positions_on_files_are_refused_and_outputs_are_whole() {
+    let d = Dir::new();
+    let input = d.gen("c.log", &["--records", "30", "--records-per-batch", "10"]);
+    let bytes = d.read("c.log");
+    d.write("torn.log", &bytes[..bytes.len() - 40]);
+    let torn = d.arg("torn.log");
+    let out = d.arg("torn2.log");
+    let r = d.run(
+        &[
+            "convert",
+            &torn,
+            &out,
+            "--magic",
+            "2",
+            "--compression",
+            "gzip",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("were not converted"), "{}", r.stderr);
+    let r = d.run(&["verify", "--format", "json", &out], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().contains("\"records\":20"), "{}", r.out());
+    for args in [
+        &["--start", "10"][..],
+        &["--end", "20"][..],
+        &["--isolation", "read-committed"][..],
+    ] {
+        let o = d.arg("c2.log");
+        let r = d.run(
+            &[&["convert", &input, &o, "--magic", "2"][..], args].concat(),
+            b"",
+        );
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("converted whole"), "{}", r.stderr);
+        assert!(!std::path::Path::new(&o).exists());
+    }
+    let names: Vec<String> = std::fs::read_dir(d.path("."))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("krec-tmp")), "{names:?}");
+    // A failed conversion (corrupt input) leaves nothing under the output's name.
+    let mut bad = bytes.clone();
+    bad[80] ^= 1;
+    d.write("bad.log", &bad);
+    let o = d.arg("bad2.log");
+    let r = d.run(&["convert", &d.arg("bad.log"), &o, "--magic", "1"], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!std::path::Path::new(&o).exists());
+}
