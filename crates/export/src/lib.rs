@@ -151,6 +151,9 @@ pub struct Summary {
     /// Records the source no longer has that the dataset does not hold either (the
     /// partition's log start moved past where the dataset ends), by partition.
     pub gaps: Vec<Gap>,
+    /// Partitions the range asked for is outside of (a start past their end, a time window
+    /// they hold nothing of), one line each: nothing of them was exported.
+    pub outside: Vec<String>,
 }
 
 impl Summary {
@@ -180,6 +183,9 @@ impl Summary {
                 "topic {} partition {}: offsets {}..{} are no longer in the source (log start moved past the dataset's end)",
                 g.topic, g.partition, g.from, g.to
             )?;
+        }
+        for o in &self.outside {
+            writeln!(out, "{o}; nothing of it is in the range")?;
         }
         Ok(())
     }
@@ -609,6 +615,8 @@ impl Summary {
         self.gaps.extend(other.gaps);
         self.gaps
             .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+        self.outside.extend(other.outside);
+        self.outside.sort();
     }
 }
 
@@ -681,9 +689,39 @@ impl PartWork<'_> {
                 let readable = w.readable_end(isolation);
                 // The range asked for, in offsets (times looked up in the time index or with
                 // ListOffsets); a position outside the partition is an error.
-                let asked = range.resolve(Some(&w), isolation, &mut |ms| {
+                // An end offset past the partition's end is where this pass stops (a later one
+                // goes on to it); a start past it, or a window the partition holds nothing of,
+                // leaves the partition out.
+                let range = Range {
+                    end: range.end.map(|e| match e {
+                        Position::Offset(o) if o > w.high_watermark => {
+                            Position::Offset(w.high_watermark)
+                        }
+                        e => e,
+                    }),
+                    ..range
+                };
+                if let (Some(Position::Offset(s)), Some(Position::Offset(e))) =
+                    (range.start, range.end)
+                {
+                    if e <= s {
+                        return Ok(());
+                    }
+                }
+                let resolved = range.resolve(Some(&w), isolation, &mut |ms| {
                     sources.offset_for_time(index, ms, isolation)
-                })?;
+                });
+                let asked = match resolved {
+                    Err(krecords_source::Error::OutOfRange(m)) => {
+                        let name = sources
+                            .partitions
+                            .get(index)
+                            .map_or("", |p| p.name.as_str());
+                        self.summary.outside.push(format!("{name}: {m}"));
+                        return Ok(());
+                    }
+                    r => r?,
+                };
                 let asked_start = range.start.map(|_| asked.start);
                 let stop = asked.end.unwrap_or(readable);
                 // Never an offset at or before the dataset's end: each record at most once.

@@ -156,12 +156,15 @@ impl Range {
         if self.count == Some(0) {
             return Err(Error::Usage("--count must be at least 1".into()));
         }
-        if let (Some(Position::Offset(s)), Some(Position::Offset(e))) = (self.start, self.end) {
-            if e <= s {
-                return Err(empty(e.to_string(), s.to_string()));
+        match (self.start, self.end) {
+            (Some(Position::Offset(s)), Some(Position::Offset(e))) if e <= s => {
+                Err(Error::Usage(empty(e.to_string(), s.to_string())))
             }
+            (Some(Position::Time(s)), Some(Position::Time(e))) if e <= s => Err(Error::Usage(
+                empty(Position::Time(e).to_string(), Position::Time(s).to_string()),
+            )),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Whether resolving needs the partition's watermarks or time index.
@@ -234,12 +237,19 @@ impl Range {
             None => None,
         };
         if let (Some(s), Some(e)) = (start, end) {
+            // Two offsets (or times) that make an empty range were refused by `check`;
+            // positions that depend on the partition (times, counted from the end) can make an
+            // empty range of one partition that another fills: nothing of it is in the range,
+            // as for a position outside it.
             if e <= s {
                 let name = |p: Option<Position>, o: i64| match p {
                     Some(Position::Offset(_)) | None => format!("{o}"),
                     Some(p) => format!("{p} (offset {o})"),
                 };
-                return Err(empty(name(self.end, e), name(self.start, s)));
+                return Err(Error::OutOfRange(empty(
+                    name(self.end, e),
+                    name(self.start, s),
+                )));
             }
         }
         Ok(Resolved {
@@ -255,10 +265,8 @@ impl Range {
 }
 
 /// The error of an empty or inverted range.
-fn empty(end: String, start: String) -> Error {
-    Error::Usage(format!(
-        "empty range: --end {end} is not after --start {start}: the end is exclusive"
-    ))
+fn empty(end: String, start: String) -> String {
+    format!("empty range: --end {end} is not after --start {start}: the end is exclusive")
 }
 
 /// A [`Range`] in offsets.

@@ -181,7 +181,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             if args.follow {
                 return Err(failure(&e));
             }
-            eprintln!("krec export: {e}");
+            // The first error that is not the data's ends the command below, said there once.
+            let ends = e.class() != ErrorClass::Data
+                && errors.iter().all(|x| x.class() == ErrorClass::Data);
+            if !ends {
+                eprintln!("krec export: {e}");
+            }
             errors.push(e);
         }
         if !args.follow {
@@ -201,6 +206,16 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     report(&exporter, &args, out)?;
     if let Some(e) = errors.iter().find(|e| e.class() != ErrorClass::Data) {
         return Err(failure(e));
+    }
+    // A range outside some partitions leaves them out; outside every one, it is the usage
+    // error a read of one partition gives.
+    let s = exporter.summary();
+    if let Some(last) = s.outside.last() {
+        if s.outside.len() as u64 >= s.partitions {
+            return Err(Failure::Usage(format!(
+                "no partition holds the positions asked for (the last: {last})"
+            )));
+        }
     }
     Ok(if errors.is_empty() {
         Outcome::Ok
