@@ -82,20 +82,7 @@ impl Fail {
 
     /// A sources-layer error, classified as krec classifies it.
     pub fn source(e: &krecords_source::Error) -> Fail {
-        // The damage a read reached, from the open or passed on by a reader as an I/O error.
-        let log = match e {
-            krecords_source::Error::Log { source, .. } => Some(source.as_ref()),
-            krecords_source::Error::Io { source, .. } => source
-                .get_ref()
-                .and_then(|i| i.downcast_ref::<krecords_log::Error>()),
-            _ => None,
-        };
-        let (file, position) = match log {
-            Some(krecords_log::Error::DamagedSegment { path, position, .. }) => {
-                (Some(path.display().to_string()), Some(*position))
-            }
-            _ => (None, None),
-        };
+        let (file, position) = damage_place(e.log_error()).unzip();
         Fail {
             class: Some(e.class()),
             message: e.to_string(),
@@ -118,6 +105,16 @@ impl Fail {
         let _ = value.setattr("file", self.file);
         let _ = value.setattr("position", self.position);
         err
+    }
+}
+
+/// The segment file and byte of the damage a read reached, when `log` is that.
+pub(crate) fn damage_place(log: Option<&krecords_log::Error>) -> Option<(String, u64)> {
+    match log {
+        Some(krecords_log::Error::DamagedSegment { path, position, .. }) => {
+            Some((path.display().to_string(), *position))
+        }
+        _ => None,
     }
 }
 

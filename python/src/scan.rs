@@ -7,7 +7,7 @@
 //! and one entry). Python waits on the channel without the
 //! GIL; dropping the `Scan` ends the thread at its next send.
 
-use crate::errors::{detached, Fail};
+use crate::errors::{damage_place, detached, Fail};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
@@ -80,15 +80,12 @@ fn scan_fail(e: &ScanError) -> Fail {
             (Some(name.clone()), Some(*position as u64))
         }
         // The damage a read of a partition directory reached, passed on as an I/O error.
-        ScanError::Io { name, source } => match source
-            .get_ref()
-            .and_then(|i| i.downcast_ref::<krecords_log::Error>())
-        {
-            Some(krecords_log::Error::DamagedSegment { path, position, .. }) => {
-                (Some(path.display().to_string()), Some(*position))
+        ScanError::Io { name, source } => {
+            match damage_place(krecords_source::passed_log_error(source)) {
+                Some((file, position)) => (Some(file), Some(position)),
+                None => (Some(name.clone()), None),
             }
-            _ => (Some(name.clone()), None),
-        },
+        }
         ScanError::Source(s) => {
             let f = Fail::source(s);
             (f.file, f.position)

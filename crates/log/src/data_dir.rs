@@ -176,10 +176,7 @@ pub(crate) fn root_recovery(storage: &dyn Storage, partition_dir: &Path) -> Root
         _ => return RootRecovery::Unknown,
     };
     let answer = |points: &CheckpointMap| {
-        points
-            .as_ref()
-            .and_then(|m| m.get(&(topic.to_owned(), partition)).copied())
-            .map_or(RootRecovery::Unknown, RootRecovery::From)
+        point_of(points, topic, partition).map_or(RootRecovery::Unknown, RootRecovery::From)
     };
     let stamp = modified.map(|t| (path.clone(), len, t));
     if let Some(points) = stamp.as_ref().and_then(cached_checkpoint) {
@@ -189,23 +186,25 @@ pub(crate) fn root_recovery(storage: &dyn Storage, partition_dir: &Path) -> Root
     if file.read_exact_at(&mut bytes, 0).is_err() {
         return RootRecovery::Unknown;
     }
-    match stamp {
-        // Every partition of the root asks: parse the file once for all of them.
-        Some(stamp) => {
-            let mut map = HashMap::new();
-            let points = for_each_checkpoint_line(&bytes, |t, p, o| {
-                map.insert((t.to_owned(), p), o);
-            })
-            .ok()
-            .map(|()| map);
-            let points = Arc::new(points);
-            let found = answer(&points);
-            cache_checkpoint(stamp, points);
-            found
-        }
-        None => checkpoint_offset(&bytes, topic, partition)
-            .map_or(RootRecovery::Unknown, RootRecovery::From),
+    // Every partition of the root asks: the file is parsed once for all of them when its
+    // stamp tells a later ask that it is still the same.
+    let points = Arc::new(checkpoint_points(&bytes));
+    let found = answer(&points);
+    if let Some(stamp) = stamp {
+        cache_checkpoint(stamp, points);
     }
+    found
+}
+
+/// Every line of an offset checkpoint, `None` when it is malformed anywhere (as
+/// [`parse_offset_checkpoint`] judges it); a partition with two lines has the last one.
+fn checkpoint_points(bytes: &[u8]) -> CheckpointMap {
+    let mut map = HashMap::new();
+    for_each_checkpoint_line(bytes, |t, p, o| {
+        map.insert((t.to_owned(), p), o);
+    })
+    .ok()
+    .map(|()| map)
 }
 
 /// A data directory's recovery points by topic and partition; `None` when the file is
@@ -239,18 +238,13 @@ fn cache_checkpoint(stamp: Stamp, points: Arc<CheckpointMap>) {
     cache.push((stamp, points));
 }
 
-/// The offset of `topic`/`partition` in an offset checkpoint, `None` when it has no line for it
-/// or is malformed anywhere (as [`parse_offset_checkpoint`] judges it, without building the
-/// entries: each partition of a large data directory looks its own line up).
-fn checkpoint_offset(bytes: &[u8], topic: &str, partition: i32) -> Option<i64> {
-    let mut found = None;
-    for_each_checkpoint_line(bytes, |t, p, o| {
-        if t == topic && p == partition {
-            found = Some(o);
-        }
-    })
-    .ok()?;
-    found
+/// The offset of `topic`/`partition` in a parsed checkpoint, `None` when it has no line for
+/// it or is malformed.
+fn point_of(points: &CheckpointMap, topic: &str, partition: i32) -> Option<i64> {
+    points
+        .as_ref()?
+        .get(&(topic.to_owned(), partition))
+        .copied()
 }
 
 /// One line of an offset checkpoint.
@@ -384,6 +378,10 @@ pub fn parse_meta_properties(bytes: &[u8]) -> Result<BTreeMap<String, String>, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn checkpoint_offset(bytes: &[u8], topic: &str, partition: i32) -> Option<i64> {
+        point_of(&checkpoint_points(bytes), topic, partition)
+    }
 
     /// Every partition of a root is answered from one parse of its checkpoint, and a
     /// checkpoint rewritten since (another modification time, the same length) is read again.

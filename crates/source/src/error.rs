@@ -62,13 +62,14 @@ pub fn classify_log(e: &krecords_log::Error) -> ErrorClass {
 /// How an I/O error ends a command: exit 2, except for a log error a reader passed on as one
 /// (the damage a read of a partition directory reached), classified as [`classify_log`] does.
 pub fn classify_io(e: &io::Error) -> ErrorClass {
-    match e
-        .get_ref()
+    passed_log_error(e).map_or(ErrorClass::Io, classify_log)
+}
+
+/// The log error a reader passed on inside an I/O error (the damage a read of a partition
+/// directory reached), if `e` is one.
+pub fn passed_log_error(e: &io::Error) -> Option<&krecords_log::Error> {
+    e.get_ref()
         .and_then(|i| i.downcast_ref::<krecords_log::Error>())
-    {
-        Some(l) => classify_log(l),
-        None => ErrorClass::Io,
-    }
 }
 
 /// How a client error ends a command: data that does not parse as log entries is a data
@@ -179,14 +180,20 @@ impl Error {
     /// Whether this is damage in the middle of a partition directory's log that a read or a
     /// question about its end reached ([`krecords_log::Log::damage`]).
     pub fn is_damage(&self) -> bool {
-        let log = match self {
+        matches!(
+            self.log_error(),
+            Some(krecords_log::Error::DamagedSegment { .. })
+        )
+    }
+
+    /// The log error this is, on a partition directory or passed on by its reader inside an
+    /// I/O error ([`passed_log_error`]).
+    pub fn log_error(&self) -> Option<&krecords_log::Error> {
+        match self {
             Error::Log { source, .. } => Some(source.as_ref()),
-            Error::Io { source, .. } => source
-                .get_ref()
-                .and_then(|i| i.downcast_ref::<krecords_log::Error>()),
+            Error::Io { source, .. } => passed_log_error(source),
             _ => None,
-        };
-        matches!(log, Some(krecords_log::Error::DamagedSegment { .. }))
+        }
     }
 
     /// The kind of failure, for the exit code.

@@ -82,7 +82,8 @@ pub mod stats;
 pub mod time;
 
 pub use error::{
-    classify_client, classify_io, classify_log, exit_code, Error, ErrorClass, TRUNCATED_TAIL,
+    classify_client, classify_io, classify_log, exit_code, passed_log_error, Error, ErrorClass,
+    TRUNCATED_TAIL,
 };
 pub use krecords_remote::location::{Location as RemoteLocation, RemoteOptions};
 pub use live::LivePartition;

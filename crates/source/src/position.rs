@@ -192,8 +192,10 @@ impl Range {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfRange`] for an offset outside the partition; [`Error::Usage`] for an empty
-    /// or inverted range given explicitly, a zero count, or a position that needs watermarks the source does not have;
+    /// [`Error::OutOfRange`] for an offset outside the partition, or positions that depend on
+    /// the partition and make an empty range of it; [`Error::Usage`] for an empty or inverted
+    /// range given explicitly, a zero count, or a position that needs watermarks the source
+    /// does not have;
     /// the errors of `time`.
     pub fn resolve(
         &self,
