@@ -574,6 +574,8 @@ pub struct PartitionWriter {
     scratch: Vec<u8>,
     now: i64,
     done: bool,
+    /// Temporary directories of killed runs removed by [`PartitionWriter::create_with`].
+    leftovers: Vec<PathBuf>,
 }
 
 impl PartitionWriter {
@@ -625,10 +627,8 @@ impl PartitionWriter {
                 path: output.to_path_buf(),
             });
         }
-        let name = output
-            .file_name()
-            .map_or_else(|| "partition".into(), |n| n.to_string_lossy());
-        let tmp = output.with_file_name(format!(".{name}.krec-tmp-{}", std::process::id()));
+        let leftovers = remove_leftovers(st.as_ref(), output);
+        let tmp = temporary_path(output);
         let now = env.clock.now_ms();
         let mut writer = PartitionWriter {
             env,
@@ -645,6 +645,7 @@ impl PartitionWriter {
             scratch: Vec::new(),
             now,
             done: false,
+            leftovers,
         };
         // A leftover of an earlier process with the same id never counts.
         writer.remove_tmp();
@@ -653,6 +654,12 @@ impl PartitionWriter {
         let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
         files::write_atomic(st.as_ref(), &writer.tmp, CONFIG_FILE, &json)?;
         Ok(writer)
+    }
+
+    /// The temporary outputs of killed runs that [`PartitionWriter::create_with`] removed
+    /// ([`remove_leftovers`]), for the caller to say so.
+    pub fn removed_leftovers(&self) -> &[PathBuf] {
+        &self.leftovers
     }
 
     /// Starts a new segment file for the entries from `base_offset` on (sealing the current
@@ -886,6 +893,75 @@ impl PartitionWriter {
         }
         let _ = st.remove_dir(&self.tmp);
     }
+}
+
+/// The suffix of a temporary output, before the id of the process writing it.
+const TMP_MARK: &str = ".krec-tmp-";
+
+/// Where this process writes `output` until it is complete: `.NAME.krec-tmp-PID` next to it
+/// (hidden, and named by the process, so that runs never share one and a leftover tells whose
+/// it was).
+pub fn temporary_path(output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy());
+    output.with_file_name(format!(".{name}{TMP_MARK}{}", std::process::id()))
+}
+
+/// Removes the temporary outputs that killed runs left next to `output` (files or directories
+/// named as [`temporary_path`] names them, by processes that no longer run) and returns their
+/// paths. A leftover of a process that still runs is kept, and so is every leftover where
+/// processes cannot be looked up (systems without Linux's `/proc`); a leftover that cannot be
+/// removed is left as it is (the output itself never depends on it).
+pub fn remove_leftovers(st: &dyn Storage, output: &Path) -> Vec<PathBuf> {
+    let (Some(parent), Some(name)) = (output.parent(), output.file_name()) else {
+        return Vec::new();
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    let prefix = format!(".{}{TMP_MARK}", name.to_string_lossy());
+    let Ok(names) = st.list_dir(parent) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in names {
+        let Some(pid) = entry.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if process_may_run(pid) {
+            continue;
+        }
+        let path = parent.join(&entry);
+        let gone = match st.list_dir(&path) {
+            Ok(files) => {
+                for f in files {
+                    let _ = st.remove(&path.join(f));
+                }
+                st.remove_dir(&path).is_ok()
+            }
+            Err(_) => st.remove(&path).is_ok(),
+        };
+        if gone {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// Whether process `pid` may still run: it is this process, or Linux's `/proc` has it, or
+/// there is no `/proc` to tell.
+fn process_may_run(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
 }
 
 /// Checks the entries of `bytes` as recovery does (their CRCs only when `check_crc`) and

@@ -145,6 +145,10 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             args.input.display()
         )));
     }
+    if args.output != Path::new("-") {
+        let removed = convert::remove_leftovers(&krecords_log::storage::FsStorage, &args.output);
+        say_removed(&removed);
+    }
     if live {
         convert_live(&args, &opts, &mut report)?;
     } else if args.input.is_dir() {
@@ -158,7 +162,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         } else {
             // Written under a temporary name next to the output and renamed when complete and
             // synced: a killed run never leaves a shorter file under the output's name.
-            let tmp = temporary_name(&args.output);
+            let tmp = krecords_log::convert::temporary_path(&args.output);
             let file = File::create(&tmp).context(|| format!("cannot create {}", tmp.display()))?;
             let mut sink = BufWriter::with_capacity(1 << 16, file);
             let r = convert_file(&args.input, &mut sink, &opts, &mut report)
@@ -207,12 +211,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-/// `.NAME.krec-tmp-PID` next to `output`: where a file output is written until it is complete.
-fn temporary_name(output: &Path) -> PathBuf {
-    let name = output
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    output.with_file_name(format!(".{name}.krec-tmp-{}", std::process::id()))
+/// Says which leftovers of killed runs were removed.
+pub(crate) fn say_removed(paths: &[PathBuf]) {
+    for p in paths {
+        eprintln!(
+            "krec: removed {}, left by an earlier run that did not finish",
+            p.display()
+        );
+    }
 }
 
 fn write_report(out: &mut impl Write, r: &Report, format: Format) -> io::Result<()> {

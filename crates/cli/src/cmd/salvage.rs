@@ -2,10 +2,13 @@
 //! log crate's [`krecords_log::salvage`]); this command picks the inputs and prints the report.
 
 use crate::args::Format;
+use crate::cmd::convert::say_removed;
 use crate::outcome::{Failure, Outcome};
 use crate::progress::{Progress, Unit};
+use krecords_log::convert::remove_leftovers;
 use krecords_log::data_dir;
 use krecords_log::salvage::{self, SalvageOptions, SalvageReport, SalvageSink};
+use krecords_log::storage::FsStorage;
 use krecords_log::LogConfig;
 use serde::Serialize;
 use std::fs::File;
@@ -173,6 +176,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 .map_err(failure)?;
             let (report, output) = if scan.lost_anything() || args.all {
                 let to = args.output.join(&name);
+                say_removed(&remove_leftovers(&FsStorage, &to));
                 sink.label = format!("salvage {name}");
                 sink.progress = None;
                 let r = salvage::salvage_partition(&dir, Some(&to), options, &mut sink)
@@ -185,6 +189,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             print(out, args.format, &dir, output.as_deref(), &report)?;
         }
     } else {
+        say_removed(&remove_leftovers(&FsStorage, &args.output));
         let report = if one_dir {
             salvage::salvage_partition(&first, Some(&args.output), options, &mut sink)
         } else {
