@@ -263,6 +263,10 @@ pub enum ExportError {
     /// Another export holds the output directory.
     #[error("{0}: another krec export is writing to this directory")]
     Locked(PathBuf),
+    /// The output already holds files of another format or schema than this export writes
+    /// (a dataset is read as one table: its files must agree).
+    #[error("{0}")]
+    Mismatch(String),
     /// Writing Parquet or Arrow failed.
     #[error("{what}: {message}")]
     Write {
@@ -279,7 +283,9 @@ impl ExportError {
         match self {
             ExportError::Scan(e) => e.class(),
             ExportError::Source(e) => e.class(),
-            ExportError::Unnamed(_) | ExportError::Locked(_) => ErrorClass::Usage,
+            ExportError::Unnamed(_) | ExportError::Locked(_) | ExportError::Mismatch(_) => {
+                ErrorClass::Usage
+            }
             ExportError::Io { .. } | ExportError::Write { .. } => ErrorClass::Io,
         }
     }
@@ -331,6 +337,7 @@ impl Exporter {
                 return Err(io_err(format!("cannot lock {}", lock_path.display()))(e))
             }
         }
+        check_dataset(&options)?;
         Ok(Exporter {
             options,
             _lock: lock,
@@ -884,6 +891,101 @@ fn scan_dir(dir: &Path) -> Result<(Option<i64>, u64), ExportError> {
         writer::sync_dir(dir)?;
     }
     Ok((last, removed))
+}
+
+/// The first dataset file (by [`parse_file_name`]) in a `topic=T/partition=P` directory of
+/// `output`, if any.
+fn first_file(output: &Path) -> Result<Option<PathBuf>, ExportError> {
+    let list = |dir: &Path| -> Result<Vec<std::fs::DirEntry>, ExportError> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .and_then(|r| r.collect::<std::io::Result<Vec<_>>>())
+            .map_err(io_err(format!("cannot list {}", dir.display())))?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        Ok(entries)
+    };
+    let named = |e: &std::fs::DirEntry, prefix: &str| {
+        e.file_name().to_string_lossy().starts_with(prefix) && e.path().is_dir()
+    };
+    for topic in list(output)?.iter().filter(|e| named(e, "topic=")) {
+        for part in list(&topic.path())?
+            .iter()
+            .filter(|e| named(e, "partition="))
+        {
+            let files = list(&part.path())?;
+            let file = files
+                .iter()
+                .find(|e| e.file_name().to_str().and_then(parse_file_name).is_some());
+            if let Some(file) = file {
+                return Ok(Some(file.path()));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Refuses an export into a dataset whose files another format or schema wrote (another
+/// `--format`, `--key-format` or `--value-format`): its files would not read as one table.
+fn check_dataset(options: &ExportOptions) -> Result<(), ExportError> {
+    let Some(file) = first_file(&options.output)? else {
+        return Ok(());
+    };
+    let what = || file.display().to_string();
+    let ours = options.format.extension();
+    let theirs = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    if theirs != ours {
+        return Err(ExportError::Mismatch(format!(
+            "{}: the dataset holds {theirs} files (such as {}); this export writes {ours} \
+             files, and one dataset is read as one table: export with --format {theirs} or \
+             into another directory",
+            options.output.display(),
+            what()
+        )));
+    }
+    let bad = |e: &dyn std::fmt::Display| ExportError::Write {
+        what: what(),
+        message: e.to_string(),
+    };
+    let f = File::open(&file).map_err(io_err(format!("cannot open {}", what())))?;
+    let schema = match options.format {
+        Format::Arrow => arrow_ipc::reader::FileReader::try_new(f, None)
+            .map_err(|e| bad(&e))?
+            .schema(),
+        Format::Parquet => {
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+                .map_err(|e| bad(&e))?
+                .schema()
+                .clone()
+        }
+    };
+    let want = krecords_arrow::full_schema(options.key_format, options.value_format);
+    for field in want.fields() {
+        let Ok(have) = schema.field_with_name(field.name()) else {
+            return Err(ExportError::Mismatch(format!(
+                "{}: has no column {}, which this export writes: export into another directory",
+                what(),
+                field.name()
+            )));
+        };
+        if have.data_type() != field.data_type() {
+            let option = match field.name().as_str() {
+                "key" => " (--key-format)",
+                "value" => " (--value-format)",
+                _ => "",
+            };
+            return Err(ExportError::Mismatch(format!(
+                "{}: column {} is {}, this export writes it as {}{option}; one dataset is read \
+                 as one table: export with the options that wrote it or into another directory",
+                what(),
+                field.name(),
+                have.data_type(),
+                field.data_type()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The offsets of a dataset file name `<20 digits>-<20 digits>.parquet` (or `.arrow`).

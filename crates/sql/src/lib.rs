@@ -6,8 +6,8 @@
 //!   ([`krecords_arrow::full_schema`]), with projection pushdown (columns a query does not use
 //!   are not built) and filter pushdown on `partition`, `offset` and `timestamp` (a narrow range
 //!   reads only the segments or fetches that hold it).
-//! - [`register_dataset`]: an exported dataset directory (`DIR/topic=T/partition=P/*.parquet`)
-//!   as DataFusion's listing table.
+//! - [`register_dataset`]: an exported dataset directory (`DIR/topic=T/partition=P/*.parquet`,
+//!   or `*.arrow`) as DataFusion's listing table.
 //! - [`new_context`]: a [`SessionContext`] with the JSON functions of
 //!   `datafusion-functions-json` (`json_get_str(value, 'user')`, `json_get_int`, `->>`, ...).
 //! - [`register`]: one `NAME=SOURCE` argument of `krec sql`, whichever of the two it is.
@@ -50,19 +50,19 @@
     clippy::panic
 )]
 
+mod dataset;
 mod pushdown;
 mod read;
 mod table;
 
 /// The DataFusion this crate builds on, for callers that run queries.
 pub use datafusion;
+pub use dataset::{is_dataset, register_dataset};
 pub use krecords_arrow::BytesFormat;
 pub use pushdown::{Interval, Pushdown};
 pub use table::KrecTable;
 
-use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{DataFusionError, Result};
-use datafusion::datasource::file_format::options::ParquetReadOptions;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use krecords_source::{ClientConfig, IsolationLevel};
@@ -164,47 +164,9 @@ pub fn new_context() -> Result<SessionContext> {
     Ok(SessionContext::new_with_state(state))
 }
 
-/// Whether `path` is an exported dataset: a directory holding `topic=...` or `partition=...`
-/// directories or `.parquet` files (rather than segments or partition directories).
-pub fn is_dataset(path: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        name.starts_with("topic=") || name.starts_with("partition=") || name.ends_with(".parquet")
-    })
-}
-
-/// Registers the exported dataset in `dir` (`DIR/topic=T/partition=P/*.parquet`, every
-/// `.parquet` file below it) as the table `name`: DataFusion's listing table, which reads only
-/// the row groups and columns a query needs.
-///
-/// # Errors
-///
-/// The directory cannot be listed, or its files have no schema in common.
-pub async fn register_dataset(ctx: &SessionContext, name: &str, dir: &Path) -> Result<()> {
-    let url = format!("{}/", dir.display());
-    ctx.register_parquet(name, &url, ParquetReadOptions::default())
-        .await?;
-    // Files that leave `topic` and `partition` to their directories' names (Hive style) get
-    // them back as partition columns.
-    let schema = ctx.table_provider(name).await?.schema();
-    if schema.field_with_name("partition").is_err() && schema.field_with_name("topic").is_err() {
-        ctx.deregister_table(name)?;
-        let options = ParquetReadOptions::default().table_partition_cols(vec![
-            ("topic".to_string(), DataType::Utf8),
-            ("partition".to_string(), DataType::Int32),
-        ]);
-        ctx.register_parquet(name, &url, options).await?;
-    }
-    Ok(())
-}
-
 /// Registers `source` as the table `name`: an exported dataset directory ([`is_dataset`]) as
 /// a listing table, anything else as a [`KrecTable`] of the sources it names (a comma-separated
-/// list). Returns the [`KrecTable`]'s counters, `None` for a dataset.
+/// list). Returns the table's counters (for a dataset, only its not-UTF-8 counts).
 ///
 /// # Errors
 ///
@@ -217,7 +179,7 @@ pub async fn register(
     source: &str,
     options: TableOptions,
     config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
-) -> Result<Option<Arc<ScanCounters>>> {
+) -> Result<Arc<ScanCounters>> {
     register_with(
         ctx,
         name,
@@ -241,18 +203,17 @@ pub async fn register_with(
     options: TableOptions,
     config: &mut dyn FnMut() -> Result<ClientConfig, krecords_source::Error>,
     remote: krecords_source::RemoteOptions,
-) -> Result<Option<Arc<ScanCounters>>> {
+) -> Result<Arc<ScanCounters>> {
     let path = Path::new(source);
     if path.is_dir() && is_dataset(path) {
-        register_dataset(ctx, name, path).await?;
-        return Ok(None);
+        return register_dataset(ctx, name, path, options).await;
     }
     let args: Vec<PathBuf> = source.split(',').map(PathBuf::from).collect();
     let table = KrecTable::open_with(&args, options, config, remote)
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     let counters = table.counters();
     ctx.register_table(name, Arc::new(table))?;
-    Ok(Some(counters))
+    Ok(counters)
 }
 
 /// The sources-layer error inside a DataFusion error, when there is one (a source could not be

@@ -53,7 +53,8 @@ pub struct Args {
     /// grows with it (a reader and a row group in the making per thread).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..1025))]
     jobs: Option<u64>,
-    /// The file format: Parquet (zstd) or Arrow IPC files.
+    /// The file format: Parquet (zstd) or Arrow IPC files. A dataset keeps the format and the
+    /// key and value formats of its first files: an export into it with others is refused.
     #[arg(long, value_enum, default_value_t = FileFormat::Parquet)]
     format: FileFormat,
     /// Isolation: read-committed (default) exports what a consumer sees: aborted transactions

@@ -7,6 +7,7 @@ use crate::outcome::{Context, Failure, Outcome};
 use krecords_codec::txn::IsolationLevel;
 use krecords_source::ErrorClass;
 use krecords_sql::datafusion::arrow::array::RecordBatch;
+use krecords_sql::datafusion::arrow::datatypes::SchemaRef;
 use krecords_sql::datafusion::common::DataFusionError;
 use krecords_sql::datafusion::dataframe::DataFrameWriteOptions;
 use krecords_sql::{
@@ -21,7 +22,7 @@ use std::sync::Arc;
 /// Each --table NAME=SOURCE registers a table: SOURCE is anything the other commands read
 /// (segment files, partition directories, a log.dirs root, kafka://HOST:PORT/TOPIC[/PARTITION];
 /// several separated by commas) or an exported dataset directory (DIR/topic=T/partition=P/
-/// *.parquet). A source table has one row per record with the columns
+/// *.parquet or *.arrow). A source table has one row per record with the columns
 ///   topic, partition, offset, timestamp (timestamp(ms, UTC)), timestamp_type, key, value,
 ///   headers (list of {key, value}), producer_id, producer_epoch, sequence, is_transactional,
 ///   batch_offset, magic, compression
@@ -128,19 +129,21 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
             Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
         })
     };
-    let result: Result<(Vec<RecordBatch>, Vec<Arc<ScanCounters>>), Failure> = rt.block_on(async {
+    type Collected = (SchemaRef, Vec<RecordBatch>, Vec<Arc<ScanCounters>>);
+    let result: Result<Collected, Failure> = rt.block_on(async {
         let ctx = new_context().map_err(|e| failure(&e, ErrorClass::Usage))?;
         let mut counters = Vec::new();
         for (name, source) in &tables {
             let c = register_with(&ctx, name, source, options, &mut config, remote.clone())
                 .await
                 .map_err(|e| named(&format!("--table {name}={source}"), &e))?;
-            counters.extend(c);
+            counters.push(c);
         }
         let df = ctx
             .sql(&args.query)
             .await
             .map_err(|e| failure(&e, ErrorClass::Usage))?;
+        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let batches = match &args.output {
             Some(path) => {
                 df.write_parquet(
@@ -157,9 +160,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
                 .await
                 .map_err(|e| failure(&e, ErrorClass::Usage))?,
         };
-        Ok((batches, counters))
+        Ok((schema, batches, counters))
     });
-    let (batches, counters) = result?;
+    let (schema, batches, counters) = result?;
     for c in &counters {
         for (column, n) in c.invalid() {
             eprintln!("krec sql: {n} {column} value(s) were not UTF-8 and are null");
@@ -168,12 +171,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
     if args.output.is_some() {
         return Ok(Outcome::Ok);
     }
-    print(&batches, args.format, out)?;
+    print(&schema, &batches, args.format, out)?;
     Ok(Outcome::Ok)
 }
 
-/// Prints the result.
+/// Prints the result (of `schema`: an empty result still has its header).
 fn print(
+    schema: &SchemaRef,
     batches: &[RecordBatch],
     format: OutputFormat,
     out: &mut dyn Write,
@@ -186,8 +190,11 @@ fn print(
     match format {
         OutputFormat::Table => {
             let table =
-                krecords_sql::datafusion::arrow::util::pretty::pretty_format_batches(batches)
-                    .map_err(arrow)?;
+                krecords_sql::datafusion::arrow::util::pretty::pretty_format_batches_with_schema(
+                    Arc::clone(schema),
+                    batches,
+                )
+                .map_err(arrow)?;
             writeln!(out, "{table}")?;
         }
         OutputFormat::Json => {
@@ -202,6 +209,14 @@ fn print(
         }
         OutputFormat::Csv => {
             let mut w = csv::WriterBuilder::new().with_header(true).build(out);
+            // The header comes with the first batch written: an empty result writes an
+            // empty one.
+            let empty = [RecordBatch::new_empty(Arc::clone(schema))];
+            let batches = if batches.is_empty() {
+                &empty[..]
+            } else {
+                batches
+            };
             for b in batches {
                 w.write(b).map_err(arrow)?;
             }

@@ -432,3 +432,69 @@ fn a_truncated_tail_exits_1_positions_on_files_are_refused_and_outputs_are_whole
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(!std::path::Path::new(&o).exists());
 }
+
+/// The id of a process that has ended.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// A killed convert or salvage leaves its temporary output (`.NAME.krec-tmp-PID`); the next
+/// run into the same output removes it and says so, and keeps one of a process that still
+/// runs (this test's).
+#[test]
+fn leftovers_of_killed_runs_are_removed_and_named() {
+    let d = Dir::new();
+    let src = zstd_partition(&d, "zstd-0", 2);
+    let dead = dead_pid();
+    let live = std::process::id();
+    let leftover = |name: &str, pid: u32, dir: bool| {
+        let p = d.path(&format!(".{name}.krec-tmp-{pid}"));
+        if dir {
+            std::fs::create_dir(&p).unwrap();
+            std::fs::write(p.join("00000000000000000000.log"), b"partial").unwrap();
+        } else {
+            std::fs::write(&p, b"partial").unwrap();
+        }
+        p
+    };
+    for (out, dir, args) in [
+        (
+            "conv-0",
+            true,
+            &["convert", "SRC", "OUT", "--magic", "2"][..],
+        ),
+        (
+            "conv.log",
+            false,
+            &["convert", "SEG", "OUT", "--magic", "2"][..],
+        ),
+        ("salv-0", true, &["salvage", "SRC", "--output", "OUT"][..]),
+    ] {
+        let gone = leftover(out, dead, dir);
+        let kept = leftover(out, live, dir);
+        let seg = format!("{src}/00000000000000000000.log");
+        let o = d.arg(out);
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| match *a {
+                "SRC" => src.as_str(),
+                "SEG" => seg.as_str(),
+                "OUT" => o.as_str(),
+                a => a,
+            })
+            .collect();
+        let r = d.run(&args, b"");
+        assert_eq!(r.code, 0, "{out}: {}", r.stderr);
+        assert!(!gone.exists(), "{out}: {}", gone.display());
+        assert!(
+            r.stderr.contains(&format!("removed {}", gone.display())),
+            "{out}: {}",
+            r.stderr
+        );
+        assert!(kept.exists(), "{out}: a running process's is kept");
+        assert!(d.path(out).exists());
+    }
+}

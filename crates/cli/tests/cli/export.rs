@@ -104,7 +104,7 @@ fn dataset(dir: &Path) -> Vec<(i64, Vec<u8>)> {
 }
 
 /// Runs `krec export PART -o OUT MORE...`.
-fn export(part: &Path, out: &Path, more: &[&str]) -> crate::util::Run {
+pub(crate) fn export(part: &Path, out: &Path, more: &[&str]) -> crate::util::Run {
     let mut args = vec![
         "export",
         part.to_str().unwrap(),
@@ -289,6 +289,35 @@ fn export_reports_and_continues() {
         krecords_export::dataset_files(&arrow_out.join("topic=events/partition=0")).unwrap();
     assert!(files.iter().all(|f| f.2.extension().unwrap() == "arrow"));
     assert_eq!(dataset(&arrow_out.join("topic=events/partition=0")), want);
+}
+
+/// A dataset is read as one table, so an export that would add files of another format or
+/// schema to it is refused (exit 2), naming the option and writing nothing; the same options
+/// continue it.
+#[test]
+fn export_into_a_dataset_of_another_format_or_schema_is_refused() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 10);
+    let out = d.path("out");
+    export(&part, &out, &["--end", "100"]).ok();
+    let before = krecords_export::dataset_files(&out.join("topic=events/partition=0")).unwrap();
+    export(&part, &out, &["--format", "arrow"]).fails(2, "--format parquet");
+    export(&part, &out, &["--key-format", "string"]).fails(2, "(--key-format)");
+    export(&part, &out, &["--value-format", "string"]).fails(2, "(--value-format)");
+    let after = krecords_export::dataset_files(&out.join("topic=events/partition=0")).unwrap();
+    assert_eq!(before, after, "nothing written");
+    export(&part, &out, &[]).ok();
+    assert_eq!(
+        dataset(&out.join("topic=events/partition=0")),
+        consumed(&part)
+    );
+    // An Arrow dataset with string values continues with the same options only.
+    let arrow = d.path("arrow");
+    let strings = ["--format", "arrow", "--value-format", "string"];
+    export(&part, &arrow, &[&strings[..], &["--end", "100"]].concat()).ok();
+    export(&part, &arrow, &["--format", "arrow"]).fails(2, "column value is Utf8");
+    export(&part, &arrow, &strings).ok();
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! directory, each answer computed from what a read_committed consumer gets; an exported
 //! dataset as a table; the exit codes of a query DataFusion refuses (2) and a corrupt source (1).
 
-use crate::export::{consumed, write_log};
+use crate::export::{consumed, export, write_log};
 use crate::util::{run, Dir};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -139,13 +139,7 @@ fn an_exported_dataset_is_a_table() {
     let d = Dir::new();
     let part = partition(&d);
     let out = d.path("out");
-    run(&[
-        "export",
-        part.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ])
-    .ok();
+    export(&part, &out, &[]).ok();
     // The dataset's value column is binary: the query casts it.
     let query = "SELECT topic, partition, count(*) AS n, sum(offset) AS s, \
                  max(CAST(value AS VARCHAR)) AS v FROM t GROUP BY topic, partition";
@@ -160,6 +154,103 @@ fn an_exported_dataset_is_a_table() {
     assert_eq!(sql(query, &out, &["--format", "csv"]).ok(), want);
     // The same query on the partition directory.
     assert_eq!(sql(query, &part, &["--format", "csv"]).ok(), want);
+}
+
+/// An Arrow IPC dataset is a table as a Parquet one is; a dataset of both formats is refused
+/// (it used to read only the Parquet files: a count too small, silently).
+#[test]
+fn an_arrow_dataset_is_a_table_and_a_mixed_one_is_refused() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let all = consumed(&part);
+    let out = d.path("arrow");
+    export(&part, &out, &["--format", "arrow"]).ok();
+    let query = "SELECT count(*) AS n, sum(offset) AS s, max(value) AS v FROM t";
+    let sum: i64 = all.iter().map(|r| r.0).sum();
+    let max = String::from_utf8(all.iter().map(|r| r.1.clone()).max().unwrap()).unwrap();
+    let want = format!("n,s,v\n{},{sum},{max}\n", all.len());
+    assert_eq!(sql(query, &out, &["--format", "csv"]).ok(), want);
+
+    // A Parquet file put next to the Arrow ones (by another tool: krec export refuses).
+    let mixed = d.path("mixed");
+    let dir = mixed.join("topic=events/partition=0");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in std::fs::read_dir(out.join("topic=events/partition=0")).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), dir.join(f.file_name())).unwrap();
+    }
+    let parquet = d.path("parquet");
+    export(&part, &parquet, &[]).ok();
+    for f in std::fs::read_dir(parquet.join("topic=events/partition=0")).unwrap() {
+        let f = f.unwrap();
+        let name = f.file_name().to_string_lossy().replace("00000", "10000");
+        std::fs::copy(f.path(), dir.join(name)).unwrap();
+    }
+    let r = sql(query, &mixed, &[]);
+    r.fails(2, "mixes");
+    assert!(
+        r.stderr.contains("Parquet") && r.stderr.contains("Arrow"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `--key-format string` / `--value-format string` make a dataset's binary columns strings,
+/// as they do a source's: bytes that are not UTF-8 are null and counted on stderr.
+#[test]
+fn key_and_value_formats_apply_to_a_dataset() {
+    let d = Dir::new();
+    let part = d.path("bytes-0");
+    std::fs::create_dir(&part).unwrap();
+    let mut b = krecords_codec::write::V2Builder::new(0);
+    for (k, v) in [
+        (&b"a"[..], &b"ok"[..]),
+        (b"\xff", b"\xc3\x28"),
+        (b"b", b"fine"),
+    ] {
+        b.append(&krecords_codec::write::NewRecord::new(1, Some(k), Some(v)))
+            .unwrap();
+    }
+    std::fs::write(part.join("00000000000000000000.log"), b.finish().unwrap()).unwrap();
+    let out = d.path("out");
+    export(&part, &out, &[]).ok();
+    let query = "SELECT offset, key, value, length(value) AS n FROM t ORDER BY offset";
+    let want = "offset,key,value,n\n0,a,ok,2\n1,,,\n2,b,fine,4\n";
+    for source in [&part, &out] {
+        let r = sql(query, source, &["--format", "csv"]);
+        assert_eq!(r.ok(), want, "{}", source.display());
+        assert!(
+            r.stderr.contains("1 key value(s) were not UTF-8")
+                && r.stderr.contains("1 value value(s) were not UTF-8"),
+            "{}: {}",
+            source.display(),
+            r.stderr
+        );
+    }
+    // Without them the dataset's columns stay binary.
+    let table = format!("t={}", out.display());
+    let r = run(&[
+        "sql",
+        "SELECT arrow_typeof(key) AS k FROM t LIMIT 1",
+        "-t",
+        &table,
+        "--format",
+        "csv",
+    ]);
+    let types = r.ok();
+    assert!(types.contains("Binary"), "{types}");
+}
+
+/// A result without rows still has its header, in every format that has one.
+#[test]
+fn an_empty_result_keeps_its_header() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let query = "SELECT offset, key FROM t WHERE offset < 0";
+    assert_eq!(sql(query, &part, &["--format", "csv"]).ok(), "offset,key\n");
+    let text = sql(query, &part, &[]).ok();
+    assert!(text.contains("| offset | key |"), "{text}");
+    assert_eq!(sql(query, &part, &["--format", "json"]).ok(), "");
 }
 
 #[test]

@@ -1,0 +1,265 @@
+//! Exported datasets (`DIR/topic=T/partition=P/<first>-<last>.parquet` or `.arrow`, as
+//! `krec export` writes them) as DataFusion listing tables.
+
+use crate::{BytesFormat, ScanCounters, TableOptions};
+use datafusion::arrow::array::{Array, ArrayRef, BinaryArray, StringBuilder};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::{plan_err, Column, DataFusionError, Result};
+use datafusion::datasource::file_format::options::{ArrowReadOptions, ParquetReadOptions};
+use datafusion::logical_expr::{
+    ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::prelude::{DataFrame, SessionContext};
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::sync::Arc;
+
+/// How deep below a dataset directory its files are looked for (`topic=T/partition=P/FILE`
+/// is 3; a few more for datasets other tools laid out).
+const MAX_DEPTH: usize = 6;
+
+/// The file format of a dataset: which of its extensions its files have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileFormat {
+    /// `.parquet` files.
+    Parquet,
+    /// `.arrow` (Arrow IPC file) files.
+    Arrow,
+}
+
+/// Whether `path` is an exported dataset: a directory holding `topic=...` or `partition=...`
+/// directories or `.parquet` or `.arrow` files (rather than segments or partition directories).
+pub fn is_dataset(path: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.starts_with("topic=")
+            || name.starts_with("partition=")
+            || name.ends_with(".parquet")
+            || name.ends_with(".arrow")
+    })
+}
+
+/// Counts the `.parquet` and `.arrow` files below `dir` (hidden names, such as an export's
+/// temporary files, left out).
+fn count_files(dir: &Path, depth: usize, counts: &mut [u64; 2]) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        if kind.is_dir() && depth < MAX_DEPTH {
+            count_files(&entry.path(), depth + 1, counts)?;
+        } else if name.ends_with(".parquet") {
+            counts[0] += 1;
+        } else if name.ends_with(".arrow") {
+            counts[1] += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The format of the dataset in `dir`.
+///
+/// # Errors
+///
+/// `dir` cannot be listed, holds no files, or holds files of both formats (a table reads one).
+pub(crate) fn dataset_format(dir: &Path) -> Result<FileFormat> {
+    let mut counts = [0u64; 2];
+    count_files(dir, 0, &mut counts)
+        .map_err(|e| DataFusionError::External(Box::new(e)).context(dir.display().to_string()))?;
+    match counts {
+        [0, 0] => plan_err!(
+            "{}: the dataset holds no .parquet or .arrow files yet",
+            dir.display()
+        ),
+        [_, 0] => Ok(FileFormat::Parquet),
+        [0, _] => Ok(FileFormat::Arrow),
+        [p, a] => plan_err!(
+            "{}: the dataset mixes {p} Parquet and {a} Arrow IPC files; a table reads one \
+             format (export each format to its own directory)",
+            dir.display()
+        ),
+    }
+}
+
+/// Reads the dataset in `dir` as a data frame, with `topic` and `partition` taken from the
+/// directory names (Hive style) when its files do not hold them.
+async fn read(ctx: &SessionContext, dir: &Path, format: FileFormat) -> Result<DataFrame> {
+    let url = format!("{}/", dir.display());
+    let hive = vec![
+        ("topic".to_string(), DataType::Utf8),
+        ("partition".to_string(), DataType::Int32),
+    ];
+    let read = |cols: Vec<(String, DataType)>| {
+        let url = url.clone();
+        async move {
+            match format {
+                FileFormat::Parquet => {
+                    let options = ParquetReadOptions::default().table_partition_cols(cols);
+                    ctx.read_parquet(url, options).await
+                }
+                FileFormat::Arrow => {
+                    let options = ArrowReadOptions::default().table_partition_cols(cols);
+                    ctx.read_arrow(url, options).await
+                }
+            }
+        }
+    };
+    let df = read(Vec::new()).await?;
+    let schema = df.schema();
+    if schema.field_with_unqualified_name("partition").is_err()
+        && schema.field_with_unqualified_name("topic").is_err()
+    {
+        return read(hive).await;
+    }
+    Ok(df)
+}
+
+/// Registers the exported dataset in `dir` (`DIR/topic=T/partition=P/*.parquet`, or
+/// `*.arrow`: every file of the format below it) as the table `name`: DataFusion's listing
+/// table, which reads only the files, row groups and columns a query needs. A binary `key` or
+/// `value` column is given as a string where `options` asks for one (UTF-8; other bytes are
+/// null and counted in the returned counters), as a source table's would be.
+///
+/// # Errors
+///
+/// The directory cannot be listed, holds no files or files of both formats, or its files have
+/// no schema in common.
+pub async fn register_dataset(
+    ctx: &SessionContext,
+    name: &str,
+    dir: &Path,
+    options: TableOptions,
+) -> Result<Arc<ScanCounters>> {
+    let format = dataset_format(dir)?;
+    let df = read(ctx, dir, format).await?;
+    let counters = Arc::new(ScanCounters::default());
+    let mut exprs = Vec::new();
+    let mut changed = false;
+    for field in df.schema().fields() {
+        let column = Expr::Column(Column::new_unqualified(field.name()));
+        let wanted = match field.name().as_str() {
+            "key" => options.key_format,
+            "value" => options.value_format,
+            _ => BytesFormat::Binary,
+        };
+        let binary = matches!(
+            field.data_type(),
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        );
+        if wanted == BytesFormat::String && binary {
+            let udf = ScalarUDF::from(Utf8Of {
+                column: field.name().clone(),
+                counters: Arc::clone(&counters),
+                // Volatile: evaluated once per row even when the query uses the column twice
+                // (an immutable function may be inlined into each use, counting twice).
+                signature: Signature::any(1, Volatility::Volatile),
+            });
+            exprs.push(udf.call(vec![column]).alias(field.name()));
+            changed = true;
+        } else {
+            exprs.push(column);
+        }
+    }
+    let df = if changed { df.select(exprs)? } else { df };
+    ctx.register_table(name, df.into_view())?;
+    Ok(counters)
+}
+
+/// The bytes of a binary column as UTF-8 strings: other bytes are null, counted in
+/// `counters` under the column's name.
+#[derive(Debug)]
+struct Utf8Of {
+    column: String,
+    counters: Arc<ScanCounters>,
+    signature: Signature,
+}
+
+impl PartialEq for Utf8Of {
+    fn eq(&self, other: &Self) -> bool {
+        self.column == other.column && Arc::ptr_eq(&self.counters, &other.counters)
+    }
+}
+
+impl Eq for Utf8Of {}
+
+impl Hash for Utf8Of {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.column.hash(state);
+        Arc::as_ptr(&self.counters).hash(state);
+    }
+}
+
+impl ScalarUDFImpl for Utf8Of {
+    fn name(&self) -> &str {
+        "krec_utf8"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let [arg] = args.args.as_slice() else {
+            return plan_err!("krec_utf8 takes one argument");
+        };
+        let array = arg.to_array(args.number_rows)?;
+        let (strings, invalid) = utf8_of(&array)?;
+        if invalid > 0 {
+            self.counters.add_invalid(&self.column, invalid);
+        }
+        Ok(ColumnarValue::Array(strings))
+    }
+}
+
+/// `array` (any binary type) as strings, and how many non-null values were not UTF-8 (null in
+/// the result).
+fn utf8_of(array: &ArrayRef) -> Result<(ArrayRef, u64)> {
+    let binary = cast(array, &DataType::Binary)?;
+    let Some(binary) = binary.as_any().downcast_ref::<BinaryArray>() else {
+        return plan_err!("krec_utf8: not a binary column");
+    };
+    let mut out = StringBuilder::with_capacity(binary.len(), binary.values().len());
+    let mut invalid = 0u64;
+    for value in binary.iter() {
+        match value.map(std::str::from_utf8) {
+            None => out.append_null(),
+            Some(Ok(s)) => out.append_value(s),
+            Some(Err(_)) => {
+                invalid += 1;
+                out.append_null();
+            }
+        }
+    }
+    Ok((Arc::new(out.finish()), invalid))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{AsArray, BinaryViewArray};
+
+    #[test]
+    fn binary_values_become_strings_and_invalid_ones_are_counted() {
+        let values: Vec<Option<&[u8]>> = vec![Some(b"ok"), None, Some(b"\xff\xfe"), Some(b"")];
+        let array: ArrayRef = Arc::new(BinaryViewArray::from(values));
+        let (strings, invalid) = utf8_of(&array).unwrap();
+        let strings = strings.as_string::<i32>();
+        assert_eq!(invalid, 1);
+        let got: Vec<Option<&str>> = strings.iter().collect();
+        assert_eq!(got, vec![Some("ok"), None, None, Some("")]);
+    }
+}
