@@ -96,10 +96,6 @@ fn main() -> ExitCode {
         }
         Err(f) => f,
     };
-    match &failure {
-        Failure::Io(e, what) if !what.is_empty() => eprintln!("krec: {what}: {e}"),
-        Failure::Io(e, _) => eprintln!("krec: {e}"),
-        Failure::Usage(msg) | Failure::Data(msg) => eprintln!("krec: {msg}"),
-    }
+    eprintln!("krec: {failure}");
     ExitCode::from(failure.class().exit_code())
 }

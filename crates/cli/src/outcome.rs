@@ -36,6 +36,22 @@ impl Failure {
     }
 }
 
+impl std::fmt::Display for Failure {
+    /// The message after `krec: `: what was being done and the error, or the error alone where
+    /// it names its place itself (a log error a reader passed on, or no description).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Io(e, what)
+                if what.is_empty() || krecords_source::passed_log_error(e).is_some() =>
+            {
+                write!(f, "{e}")
+            }
+            Failure::Io(e, what) => write!(f, "{what}: {e}"),
+            Failure::Usage(m) | Failure::Data(m) => f.write_str(m),
+        }
+    }
+}
+
 impl From<io::Error> for Failure {
     fn from(e: io::Error) -> Self {
         Failure::Io(e, String::new())

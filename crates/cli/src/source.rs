@@ -62,12 +62,16 @@ pub fn open_reader(
 /// position outside one of them (past its end, before its start) leaves that partition out
 /// with a note on stderr, as each partition answers for the range it holds (`sql` does the
 /// same), where it stopped the whole read before; only when every partition is left out does
-/// the read fail, as a read of one partition does.
+/// the read fail, as a read of one partition does. Likewise a partition whose data cannot be
+/// read (corrupt, damaged before the range's end) is said on stderr and the others are read:
+/// the read then exits 1 ([`EachPartition::carry_on`]).
 pub struct EachPartition<'a> {
     sources: &'a Sources,
     options: &'a ReadOptions,
     left_out: usize,
     last: Option<String>,
+    /// Partitions whose data could not be read ([`EachPartition::carry_on`]).
+    damaged: u64,
 }
 
 impl<'a> EachPartition<'a> {
@@ -78,6 +82,7 @@ impl<'a> EachPartition<'a> {
             options,
             left_out: 0,
             last: None,
+            damaged: 0,
         }
     }
 
@@ -91,6 +96,12 @@ impl<'a> EachPartition<'a> {
                 self.last = Some(m);
                 Ok(None)
             }
+            Err(e)
+                if e.class() == krecords_source::ErrorClass::Data
+                    && self.sources.partitions.len() > 1 =>
+            {
+                self.carry_on(Err(e.into())).map(|_| None)
+            }
             r => {
                 let mut reader = r?;
                 with_progress(&mut reader);
@@ -99,13 +110,31 @@ impl<'a> EachPartition<'a> {
         }
     }
 
-    /// Fails when every partition was left out.
-    pub fn finish(self) -> Result<(), Failure> {
+    /// The result of reading one partition (whether it showed a problem): a data error of
+    /// one partition of several is said on stderr and is a problem, so that the read goes on
+    /// with the other partitions; any other error ends the read.
+    pub fn carry_on(&mut self, r: Result<bool, Failure>) -> Result<bool, Failure> {
+        match r {
+            Err(f)
+                if f.class() == krecords_source::ErrorClass::Data
+                    && self.sources.partitions.len() > 1 =>
+            {
+                eprintln!("krec: {f}\nkrec: the other partitions are read");
+                self.damaged += 1;
+                Ok(true)
+            }
+            r => r,
+        }
+    }
+
+    /// Fails when every partition was left out; else how many partitions' data could not be
+    /// read (a data problem: exit 1).
+    pub fn finish(self) -> Result<u64, Failure> {
         match self.last {
             Some(m) if self.left_out == self.sources.partitions.len() => Err(Failure::Usage(
                 format!("no partition holds the positions asked for (the last: {m})"),
             )),
-            _ => Ok(()),
+            _ => Ok(self.damaged),
         }
     }
 }

@@ -222,99 +222,115 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let Some(mut reader) = each.open(i)? else {
             continue;
         };
-        dumper.partition = part.live().map(|l| l.partition);
-        while let Some(file) = reader.next_file()? {
-            let name = file.name;
-            let decoder_path = match (part.live(), &file.path) {
-                (Some(l), _) => Path::new(&format!("{}-{}", l.topic, l.partition)).join("x.log"),
-                (None, Some(p)) => p.clone(),
-                (None, None) => PathBuf::from(&name),
-            };
-            dumper.decoder = args.decode.for_file(&decoder_path);
-            if args.format == Format::Text {
-                writeln!(out, "Dumping {name}")?;
-                if let Some(path) = &file.path {
-                    if let Some(start) = krecords_log::check::segment_base(path) {
-                        writeln!(out, "Log starting offset: {start}")?;
-                    }
-                    if let Some((end, epoch)) = krecords_log::files::snapshot_id(path) {
-                        writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
-                    }
-                }
-            }
-            loop {
-                let (next, bounds) = reader
-                    .next_with_bounds()
-                    .context(|| format!("cannot read {name}"))?;
-                if ranged {
-                    dumper.filter.offset_start = bounds.start;
-                    dumper.filter.offset_end = bounds.end;
-                }
-                match next {
-                    Next::End => break,
-                    Next::Entry(batch) => {
-                        if !dumper.entry(&name, &batch, out)? {
-                            problem = true;
-                        }
-                    }
-                    // With --max-bytes the cut is not reported, as kafka-dump-log does.
-                    Next::Partial(_) if args.max_bytes.is_some() => {}
-                    // A truncated tail: the sources layer's one rule (exit 1, as verify).
-                    Next::Partial(p) => {
-                        problem |= krecords_source::TRUNCATED_TAIL == ErrorClass::Data;
-                        match args.format {
-                            Format::Json => writeln!(
-                                out,
-                                "{}",
-                                dumper.place(
-                                    &name,
-                                    p.position,
-                                    [("partial", true.into()), ("bytes", p.bytes.into())]
-                                )
-                            )?,
-                            Format::Text => writeln!(
-                                out,
-                                "Found {} invalid bytes at the end of {}",
-                                p.bytes,
-                                file_name(&name)
-                            )?,
-                        }
-                    }
-                    Next::Error(e) => {
-                        problem = true;
-                        let position = reader.position();
-                        let rest = reader
-                            .remaining_bytes()
-                            .context(|| format!("cannot read {name}"))?;
-                        match args.format {
-                            Format::Json => writeln!(
-                                out,
-                                "{}",
-                                dumper.place(&name, position, [("error", e.to_string().into())])
-                            )?,
-                            Format::Text => {
-                                writeln!(
-                                    out,
-                                    "Found {rest} invalid bytes at the end of {}",
-                                    file_name(&name)
-                                )?;
-                                eprintln!("krec: {name}: {e}");
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let dumped = dump_partition(&args, &mut dumper, part, &mut reader, ranged, out);
+        problem |= each.carry_on(dumped)?;
         if let Some(stop) = reader.stop() {
             eprintln!("krec: {}: {stop}", reader.name());
         }
     }
-    each.finish()?;
+    problem |= each.finish()? > 0;
     Ok(if problem {
         Outcome::DataProblem
     } else {
         Outcome::Ok
     })
+}
+
+/// Dumps the files of one partition's `reader`; returns whether it showed a problem (an
+/// invalid entry, a truncated tail).
+fn dump_partition(
+    args: &Args,
+    dumper: &mut Dumper,
+    part: &krecords_source::Partition,
+    reader: &mut krecords_source::Reader,
+    ranged: bool,
+    out: &mut impl Write,
+) -> Result<bool, Failure> {
+    let mut problem = false;
+    dumper.partition = part.live().map(|l| l.partition);
+    while let Some(file) = reader.next_file()? {
+        let name = file.name;
+        let decoder_path = match (part.live(), &file.path) {
+            (Some(l), _) => Path::new(&format!("{}-{}", l.topic, l.partition)).join("x.log"),
+            (None, Some(p)) => p.clone(),
+            (None, None) => PathBuf::from(&name),
+        };
+        dumper.decoder = args.decode.for_file(&decoder_path);
+        if args.format == Format::Text {
+            writeln!(out, "Dumping {name}")?;
+            if let Some(path) = &file.path {
+                if let Some(start) = krecords_log::check::segment_base(path) {
+                    writeln!(out, "Log starting offset: {start}")?;
+                }
+                if let Some((end, epoch)) = krecords_log::files::snapshot_id(path) {
+                    writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
+                }
+            }
+        }
+        loop {
+            let (next, bounds) = reader
+                .next_with_bounds()
+                .context(|| format!("cannot read {name}"))?;
+            if ranged {
+                dumper.filter.offset_start = bounds.start;
+                dumper.filter.offset_end = bounds.end;
+            }
+            match next {
+                Next::End => break,
+                Next::Entry(batch) => {
+                    if !dumper.entry(&name, &batch, out)? {
+                        problem = true;
+                    }
+                }
+                // With --max-bytes the cut is not reported, as kafka-dump-log does.
+                Next::Partial(_) if args.max_bytes.is_some() => {}
+                // A truncated tail: the sources layer's one rule (exit 1, as verify).
+                Next::Partial(p) => {
+                    problem |= krecords_source::TRUNCATED_TAIL == ErrorClass::Data;
+                    match args.format {
+                        Format::Json => writeln!(
+                            out,
+                            "{}",
+                            dumper.place(
+                                &name,
+                                p.position,
+                                [("partial", true.into()), ("bytes", p.bytes.into())]
+                            )
+                        )?,
+                        Format::Text => writeln!(
+                            out,
+                            "Found {} invalid bytes at the end of {}",
+                            p.bytes,
+                            file_name(&name)
+                        )?,
+                    }
+                }
+                Next::Error(e) => {
+                    problem = true;
+                    let position = reader.position();
+                    let rest = reader
+                        .remaining_bytes()
+                        .context(|| format!("cannot read {name}"))?;
+                    match args.format {
+                        Format::Json => writeln!(
+                            out,
+                            "{}",
+                            dumper.place(&name, position, [("error", e.to_string().into())])
+                        )?,
+                        Format::Text => {
+                            writeln!(
+                                out,
+                                "Found {rest} invalid bytes at the end of {}",
+                                file_name(&name)
+                            )?;
+                            eprintln!("krec: {name}: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(problem)
 }
 
 fn file_name(name: &str) -> &str {

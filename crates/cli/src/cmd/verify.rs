@@ -227,6 +227,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     // The whole of every file, its indexes too, unless a range or read_committed asks for part.
     let whole = options.range.is_all() && options.isolation == IsolationLevel::ReadUncommitted;
     let mut stops = Vec::new();
+    let mut unreadable = 0u64;
     // --topic and --partition select partitions of a data directory: anything else is refused.
     if let (Some(p), true) = (
         args.paths.iter().find(|p| !is_root(p)),
@@ -266,21 +267,28 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 let Some(mut reader) = each.open(i)? else {
                     continue;
                 };
-                while let Some(file) = reader.next_file()? {
-                    live += u64::from(!local);
-                    checker
-                        .entries(&mut reader, &file.name, None, None, &mut None)
-                        .map_err(failure)?;
-                }
+                let mut check = || -> Result<bool, Failure> {
+                    while let Some(file) = reader.next_file()? {
+                        live += u64::from(!local);
+                        checker
+                            .entries(&mut reader, &file.name, None, None, &mut None)
+                            .map_err(failure)?;
+                    }
+                    Ok(false)
+                };
+                let checked = check();
+                each.carry_on(checked)?;
                 if let Some(stop) = reader.stop() {
                     stops.push((reader.name().to_owned(), stop));
                 }
             }
-            each.finish()?;
+            // A partition the read could not reach the end of (damage) is a problem.
+            unreadable += each.finish()?;
         }
     }
     let mut s = partitions;
     s.counts.add(&checker.summary());
+    s.counts.problems += unreadable;
     drop(checker);
     let printer = printer.into_inner();
     let out = printer.out;

@@ -338,6 +338,33 @@ fn damage_in_the_middle_of_a_partition_is_an_error_not_a_shorter_log() {
     }
     let r = d.run(&["dump", "--start", "-3", &part], b"");
     assert!(!r.out().contains("baseOffset"), "{}", r.out());
+    // In a read of several partitions the damaged one is said and the others are read (the
+    // read stopped at it, leaving those after it out); the exit code still says it.
+    std::fs::create_dir_all(d.path("data/u-0")).unwrap();
+    d.gen("data/u-0/00000000000000000000.log", &["--records", "20"]);
+    let r = d.run(&["dump", "--start", "10", &d.arg("data")], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains(&said), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the other partitions are read"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.out().contains("u-0"), "{}", r.out());
+    assert!(
+        !r.stderr.contains("cannot read"),
+        "named once: {}",
+        r.stderr
+    );
+    // verify of the same range checks u-0 and counts t-0 as a problem.
+    let r = d.run(&["verify", "--start", "10", &d.arg("data")], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains(&said), "{}", r.stderr);
+    assert!(
+        r.out().contains("20 records") && r.out().contains("1 problem"),
+        "{}",
+        r.out()
+    );
 }
 
 #[test]
