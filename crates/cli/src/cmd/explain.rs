@@ -34,10 +34,11 @@ use std::path::{Path, PathBuf};
 /// Without --count, every entry is explained when the file holds at most 1 MiB from --position,
 /// otherwise only the first one (a note on stderr says so); --count 0 explains all.
 ///
-/// A live partition, kafka://HOST:PORT/TOPIC/PARTITION, and any file or partition directory
+/// A live partition, kafka://HOST:PORT/TOPIC/PARTITION, a partition directory, and any file
 /// given --start or --end, is read through the sources layer and explained from the entry
 /// holding --start (default: the first one) on: --count entries (default 1; 0: every entry up
-/// to --end, at most 64 MiB of them), positions counted from the first byte read. Isolation:
+/// to --end, at most 64 MiB of them), positions counted from the first byte read; a range
+/// that holds no entries says so on stderr. Isolation:
 /// read-uncommitted (every batch, as the log holds it) unless --isolation read-committed.
 ///
 /// Examples:
@@ -51,8 +52,8 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// A segment file or any file of concatenated entries; `-` reads stdin;
     /// kafka://HOST:PORT/TOPIC/PARTITION reads a live partition, a remote tier partition
-    /// (LOCATION/<topic>-<topicId>/<partition>) its uploaded segments; with --start or --end, a
-    /// partition directory too.
+    /// (LOCATION/<topic>-<topicId>/<partition>) its uploaded segments; a partition directory
+    /// from its first entry (or --start).
     path: PathBuf,
     /// Byte position of the first entry to explain; must be where an entry starts.
     #[arg(long, default_value_t = 0)]
@@ -86,8 +87,12 @@ enum Input {
 pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let name = args.path.display().to_string();
     let range = &args.read.kafka.range;
-    let ranged =
-        range.start.is_some() || range.end.is_some() || crate::source::is_url_source(&args.path);
+    // A partition directory (or root) is read through the sources layer, from its start
+    // unless --start says where.
+    let ranged = range.start.is_some()
+        || range.end.is_some()
+        || crate::source::is_url_source(&args.path)
+        || args.path.is_dir();
     let (mut input, len) = if ranged {
         let count = args.count.unwrap_or(1);
         // Explaining the whole fetched buffer is what was asked for.
@@ -188,6 +193,11 @@ fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
         }
         buf.extend_from_slice(entry);
         done += 1;
+    }
+    if buf.is_empty() {
+        let why = reader.stop().map(|s| format!(" ({s})")).unwrap_or_default();
+        let path = args.path.display();
+        eprintln!("krec: {path}: the range holds no entries to explain{why}");
     }
     Ok(buf)
 }

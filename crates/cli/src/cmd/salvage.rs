@@ -137,6 +137,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         close_lost_transactions: !args.leave_transactions_open,
         ..SalvageOptions::default()
     };
+    if args.source.iter().any(|s| s == Path::new("-")) {
+        return Err(Failure::Usage(
+            "salvage reads segment files and partition directories, not standard input (-): \
+             write the bytes to a file named by its base offset (00000000000000000000.log) \
+             and salvage that"
+                .into(),
+        ));
+    }
     let damaged = match &args.keep_damaged {
         Some(p) => {
             Some(BufWriter::new(File::create(p).map_err(|e| {

@@ -105,6 +105,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         value_format: format(&args.value_format),
         ..TableOptions::default()
     };
+    if let Some(path) = args.output.as_ref().filter(|p| p.is_dir()) {
+        return Err(Failure::Usage(format!(
+            "--output {}: is a directory; the result is one Parquet file: name it (e.g. {})",
+            path.display(),
+            path.join("result.parquet").display()
+        )));
+    }
     let mut tables = Vec::new();
     for t in &args.tables {
         let (name, source) = t

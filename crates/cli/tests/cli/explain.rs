@@ -431,3 +431,29 @@ fn start_picks_the_entry_holding_the_offset_in_a_file_and_a_directory() {
         assert_eq!(out.matches("# magic 2 record batch").count(), 1, "{out}");
     }
 }
+
+/// A partition directory without --start is explained from its first entry (it said "Is a
+/// directory"); a range that holds no entries says so on stderr (it printed nothing, exit 0).
+#[test]
+fn a_directory_is_explained_from_its_start_and_an_empty_range_says_so() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("t-0")).unwrap();
+    d.gen(
+        "t-0/00000000000000000000.log",
+        &["--records", "30", "--records-per-batch", "10"],
+    );
+    let dir = d.arg("t-0");
+    let out = d.run(&["explain", &dir], b"").ok();
+    assert_eq!(out.matches("# magic 2 record batch").count(), 1, "{out}");
+    let base = out.lines().find(|l| l.contains("base offset")).unwrap();
+    assert!(base.trim_end().ends_with(" 0"), "{base}");
+    let r = d.run(&["explain", &dir, "--start", "2030-01-01T00:00:00Z"], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().is_empty(), "{}", r.out());
+    assert!(
+        r.stderr
+            .contains(&format!("{dir}: the range holds no entries to explain")),
+        "{}",
+        r.stderr
+    );
+}

@@ -314,4 +314,8 @@ fn a_max_entry_size_below_any_entry_is_a_usage_error() {
         assert_eq!(r.code, 2, "{n}: {}", r.stderr);
         assert!(r.stderr.contains("smallest Kafka entry"), "{}", r.stderr);
     }
+    // Standard input is not a source salvage takes: said as such (it was "open -: No such
+    // file or directory").
+    let r = d.run(&["salvage", "-", "--output", &d.arg("out")], b"");
+    r.fails(2, "not standard input");
 }

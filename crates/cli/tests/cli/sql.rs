@@ -251,6 +251,10 @@ fn an_empty_result_keeps_its_header() {
     let text = sql(query, &part, &[]).ok();
     assert!(text.contains("| offset | key |"), "{text}");
     assert_eq!(sql(query, &part, &["--format", "json"]).ok(), "");
+    // An output that is a directory is refused before the query runs, naming a file.
+    let dir = d.path("results");
+    std::fs::create_dir(&dir).unwrap();
+    sql(query, &part, &["-o", dir.to_str().unwrap()]).fails(2, "is a directory");
 }
 
 #[test]
