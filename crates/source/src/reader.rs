@@ -724,7 +724,13 @@ impl Reader {
                         }
                     }
                     Step::Error(_) | Step::Partial(_) => {
-                        *finished = true;
+                        // A read of the files as they are goes on with the next file, as
+                        // kafka-dump-log does (the bytes of this one past the error are
+                        // reported by the caller); a read of offsets ends here, since what
+                        // follows is not where the log goes on.
+                        if trim.active() || trim.range.end.is_some() {
+                            *finished = true;
+                        }
                         *clean = false;
                         if let Some(p) = progress.as_mut() {
                             p(Progress::Done);

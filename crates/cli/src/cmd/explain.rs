@@ -162,7 +162,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
 /// of PATH from the entry holding `--start`; a truncated or corrupt entry ends the buffer with
 /// the bytes that follow it (and is explained as such).
 fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
-    let (name, mut reader) = open_one_partition(&args.path, &args.read, "krec explain")?;
+    let (mut name, mut reader) = open_one_partition(&args.path, &args.read, "krec explain")?;
     let mut buf = Vec::new();
     let mut done = 0u64;
     while count == 0 || done < count {
@@ -171,9 +171,23 @@ fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
             .context(|| format!("cannot read {name}"))?
         {
             Step::Entry(e) => e.as_bytes(),
-            Step::End => break,
+            // The partition's next file (segment), if any.
+            Step::End => match reader.next_file()? {
+                Some(f) => {
+                    name = f.name;
+                    continue;
+                }
+                None => break,
+            },
             Step::Error(_) | Step::Partial(_) => {
-                buf.extend_from_slice(reader.unread_bytes());
+                let rest = reader.unread_bytes();
+                if rest.is_empty() {
+                    // A file: its bytes from the bad entry on (as much as fits).
+                    let cap = LIVE_CAP.saturating_sub(buf.len());
+                    read_rest(Path::new(&name), reader.position(), cap, &mut buf)?;
+                } else {
+                    buf.extend_from_slice(rest);
+                }
                 break;
             }
         };
@@ -200,6 +214,16 @@ fn fetch_entries(args: &Args, count: u64) -> Result<Vec<u8>, Failure> {
         eprintln!("krec: {path}: the range holds no entries to explain{why}");
     }
     Ok(buf)
+}
+
+/// Appends at most `cap` bytes of the file `path` from byte `from` on to `buf`.
+fn read_rest(path: &Path, from: usize, cap: usize, buf: &mut Vec<u8>) -> Result<(), Failure> {
+    use std::io::{Seek, SeekFrom};
+    let what = || format!("cannot read {}", path.display());
+    let mut file = File::open(path).context(what)?;
+    file.seek(SeekFrom::Start(from as u64)).context(what)?;
+    file.take(cap as u64).read_to_end(buf).context(what)?;
+    Ok(())
 }
 
 /// Writes the walker's items as text lines or as one JSON array.

@@ -31,8 +31,9 @@ use krecords_source::{entry_json, records};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The partition log engine: create a log, append to it (idempotent and transactional producers
-/// included), end transactions, read it, look up offsets, recover it.
+/// The partition log engine: create, append, end transactions, read, look up offsets, recover.
+///
+/// Appends take idempotent and transactional producers too.
 ///
 /// A log is a directory in Kafka's layout (<20-digit base offset>.log segments with .index,
 /// .timeindex and .txnindex files, <offset>.snapshot producer state, leader-epoch-checkpoint)

@@ -18,9 +18,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Copy committed data of local logs, partition directories, segment files or another
-/// cluster's partition into a Kafka topic, exactly once (transactions), keeping v2 batches'
-/// records bytes and compression. Resumable: run it again with the same --job.
+/// Copy committed data from files, directories or another cluster into a topic, exactly once.
+///
+/// The data of local logs, partition directories, segment files or another cluster's partition
+/// goes into a Kafka topic exactly once (transactions), keeping v2 batches' records bytes and
+/// compression. Resumable: run it again with the same --job.
 ///
 /// Isolation: read_committed, as a consumer hands data on: every source is read up to its last
 /// stable offset, aborted transactions and transaction markers left out.

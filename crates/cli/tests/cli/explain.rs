@@ -457,3 +457,104 @@ fn a_directory_is_explained_from_its_start_and_an_empty_range_says_so() {
         r.stderr
     );
 }
+
+/// A partition of two segments whose first has a batch with a broken length in its middle
+/// (the bytes after it are not entries): `(dir, offset of the broken batch)`.
+fn broken_length_partition(d: &Dir) -> (String, i64) {
+    let dir = d.arg("t-0");
+    d.run(
+        &["log", "create", &dir, "--config", "segment.bytes=20000"],
+        b"",
+    )
+    .ok();
+    let lines: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{{\"key\":\"k{}\",\"value\":\"value {i} lorem ipsum dolor\"}}\n",
+                i % 37
+            )
+        })
+        .collect();
+    d.run(
+        &["log", "append", &dir, "--records-per-batch", "50"],
+        lines.as_bytes(),
+    )
+    .ok();
+    let first = format!("{dir}/00000000000000000000.log");
+    let mut bytes = std::fs::read(&first).unwrap();
+    // The sixth batch (offsets 250..299): its length field becomes 0x7fffffff.
+    let mut at = 0usize;
+    for _ in 0..5 {
+        let len = u32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 12 + len;
+    }
+    bytes[at + 8..at + 12].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
+    std::fs::write(&first, bytes).unwrap();
+    assert!(
+        d.path("t-0").read_dir().unwrap().count() > 4,
+        "two segments at least"
+    );
+    (dir, 250)
+}
+
+/// `--count 0` explains every entry of the range across the partition's segments (it stopped
+/// at the end of the first); a range whose first entry is damaged is explained up to the
+/// damage and exits 1 (it said the range was empty, exit 0).
+#[test]
+fn a_range_goes_across_segments_and_damage_in_it_exits_1() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("s-0")).unwrap();
+    for (base, n) in [(0, 10), (10, 10), (20, 10)] {
+        d.gen(
+            &format!("s-0/{base:020}.log"),
+            &[
+                "--records",
+                &n.to_string(),
+                "--records-per-batch",
+                "5",
+                "--base-offset",
+                &base.to_string(),
+            ],
+        );
+    }
+    let out = d
+        .run(
+            &["explain", &d.arg("s-0"), "--start", "3", "--count", "0"],
+            b"",
+        )
+        .ok();
+    assert_eq!(out.matches("# magic 2 record batch").count(), 6, "{out}");
+    let (dir, broken) = broken_length_partition(&d);
+    let r = d.run(
+        &["explain", &dir, "--start", &(broken + 50).to_string()],
+        b"",
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.out().contains("truncated entry"), "{}", r.out());
+}
+
+/// `dump` of a partition's files as they are goes on with the next segment after one whose
+/// bytes stop being entries (it silently left out every later segment), as kafka-dump-log
+/// dumps each file; the exit code says there was damage.
+#[test]
+fn dump_goes_on_with_the_next_segment_after_a_broken_one() {
+    let d = Dir::new();
+    let (dir, _) = broken_length_partition(&d);
+    let r = d.run(&["dump", &dir], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let out = r.out();
+    assert!(
+        out.contains("invalid bytes at the end of 00000000000000000000.log"),
+        "{out}"
+    );
+    let segments: Vec<String> = std::fs::read_dir(d.path("t-0"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    assert!(segments.len() >= 2, "{segments:?}");
+    for s in &segments {
+        assert!(out.contains(&format!("Dumping {dir}/{s}")), "{s}: {out}");
+    }
+    assert!(out.contains("baseOffset: 1950 "), "the last batch: {out}");
+}
