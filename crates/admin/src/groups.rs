@@ -292,8 +292,28 @@ impl GroupLog {
         let mut reader = sources.read(0, &options)?;
         let mut scratch = Vec::new();
         let io = |e| Error::io(format!("cannot read {}", dir.display()), e);
-        while reader.next_file()?.is_some() {
-            while let Step::Entry(b) = reader.next_entry().map_err(io)? {
+        while let Some(file) = reader.next_file()? {
+            loop {
+                let b = match reader.next_entry().map_err(io)? {
+                    Step::Entry(b) => b,
+                    Step::End => break,
+                    // Commits after it would be missing: not a partition read whole.
+                    Step::Error(e) => {
+                        let at = reader.position();
+                        return Err(krecords_source::Error::Data(format!(
+                            "{}: byte {at}: {e}",
+                            file.name
+                        ))
+                        .into());
+                    }
+                    Step::Partial(p) => {
+                        return Err(krecords_source::Error::Data(format!(
+                            "{}: byte {}: {} bytes of a truncated entry",
+                            file.name, p.position, p.bytes
+                        ))
+                        .into());
+                    }
+                };
                 if b.is_control() {
                     continue;
                 }

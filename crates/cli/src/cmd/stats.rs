@@ -73,23 +73,23 @@ pub struct Args {
     what_if: bool,
     /// More levels for --what-if rows, comma-separated codec:level (gzip 1-9, zstd -131072-22;
     /// lz4 only at its default, 9).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', requires = "what_if")]
     levels: Vec<String>,
     /// --what-if: N records per batch instead of convert's default batching.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    #[arg(long, requires = "what_if", value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     records_per_batch: Option<u64>,
     /// --what-if: use only the records of the first entries up to N records (0: all).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, requires = "what_if")]
     sample: u64,
     /// --what-if: convert small inputs again until each row has this many milliseconds of
     /// encode and of decode measured.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, requires = "what_if")]
     min_time_ms: u64,
     /// --what-if: sizes only; no timing and no reading back.
-    #[arg(long)]
+    #[arg(long, requires = "what_if")]
     no_timing: bool,
     /// --what-if: threads converting rows in parallel (default: all cores).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long, requires = "what_if", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
     #[command(flatten)]
     read: ReadArgs,

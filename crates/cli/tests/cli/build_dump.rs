@@ -199,7 +199,10 @@ fn bad_arguments_exit_2() {
         &["build", "--magic", "3"][..],
         &["gen", "--value-size", "10"][..],
         &["explain"][..],
-        &["stats", "--levels", "gzip:99", "x.log"][..],
+        &["stats", "--what-if", "--levels", "gzip:99", "x.log"][..],
+        // The what-if options without --what-if (they were ignored).
+        &["stats", "--levels", "gzip:1", "x.log"][..],
+        &["stats", "--threads", "1", "x.log"][..],
     ] {
         let r = run(args);
         assert_eq!(r.code, 2, "{args:?}: {r:?}");

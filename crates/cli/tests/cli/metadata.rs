@@ -491,4 +491,21 @@ fn groups_of_a_damaged_consumer_offsets_partition_exit_1_with_the_damage_named()
     );
     assert!(r.stderr.contains("the groups shown lack"), "{}", r.stderr);
     assert!(r.out().starts_with("GROUP\t"), "{}", r.out());
+    // The first batch's length broken, so nothing after it reads as entries (the broker
+    // closed cleanly: nothing recovers it at open): not an empty partition, exit 1 (it was
+    // exit 0 with no group and no warning).
+    let root = fixture_copy();
+    let log = root
+        .path()
+        .join("__consumer_offsets-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[8..12].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
+    std::fs::write(&log, &bytes).unwrap();
+    let r = run(&["groups", root.path().to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{}: byte 0: ", log.display())),
+        "{}",
+        r.stderr
+    );
 }
