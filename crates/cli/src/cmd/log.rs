@@ -4,10 +4,10 @@
 //! docs/design.md gives) and closes the log cleanly: a log dropped without `close` would be
 //! recovered on the next open as after a crash.
 //!
-//! Outcomes: a request the broker would refuse (an append that fails validation, a read outside
-//! the log) exits 1 and prints `{"error":"KAFKA_ERROR_NAME","message":"..."}` on stdout and a
-//! short line on stderr; bad arguments, an invalid configuration and storage (I/O) errors exit 2
-//! with a message on stderr.
+//! Outcomes: a request the broker would refuse (an append that fails validation or a producer
+//! check) exits 1 and prints `{"error":"KAFKA_ERROR_NAME","message":"..."}` on stdout and a
+//! short line on stderr; bad arguments (a position outside the log among them, as in every
+//! command), an invalid configuration and storage (I/O) errors exit 2 with a message on stderr.
 
 use crate::args::PositionArgs;
 use crate::bytes_fmt::BytesFormat;
@@ -41,8 +41,9 @@ use std::path::{Path, PathBuf};
 /// Kafka broker wrote opens too.
 ///
 /// Every subcommand prints JSON, one object per line. A request the broker would refuse (an
-/// append that fails validation or a producer check, a read outside the log) exits 1 and prints
-/// {"error":"KAFKA_ERROR_NAME","message":"..."}; usage and storage errors exit 2.
+/// append that fails validation or a producer check) exits 1 and prints
+/// {"error":"KAFKA_ERROR_NAME","message":"..."}; usage errors (a position outside the log among
+/// them, as in every command) and storage errors exit 2; damaged data exits 1.
 ///
 /// One writer at a time: create, append, end-txn, recover and retain hold an OS lock on
 /// krec.lock in the directory while they run. Another writer exits 2 at once with "another
@@ -59,7 +60,7 @@ use std::path::{Path, PathBuf};
 ///   krec log append /tmp/events-0 --producer-id 7 --producer-epoch 0 --transactional < r.jsonl
 ///   krec log end-txn /tmp/events-0 --producer-id 7 --producer-epoch 0 --coordinator-epoch 0 --commit
 ///   krec log read /tmp/events-0 --offset 0 --isolation read-committed
-///   krec log offsets /tmp/events-0 --time 1714000000000
+///   krec log offsets /tmp/events-0 --time 2024-04-24T23:06:40Z
 ///   krec log info /tmp/events-0
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
@@ -350,7 +351,7 @@ impl ReadArgs {
 ///
 /// Examples:
 ///   krec log offsets /tmp/events-0 --latest
-///   krec log offsets /tmp/events-0 --time 1714000000000
+///   krec log offsets /tmp/events-0 --time 2024-04-24T23:06:40Z
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 #[command(group(clap::ArgGroup::new("spec").required(true).args(["earliest", "latest", "max_timestamp", "time"])))]
@@ -366,8 +367,9 @@ struct OffsetsArgs {
     /// The offset of the record with the largest timestamp.
     #[arg(long)]
     max_timestamp: bool,
-    /// The first offset with a timestamp at or after MS (epoch milliseconds).
-    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    /// The first offset with a timestamp at or after T: epoch ms or ISO 8601 (as `krec
+    /// offsets --time`).
+    #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_time, allow_negative_numbers = true)]
     time: Option<i64>,
     /// Answer as a consumer at this isolation level does: read-committed --latest is the last
     /// stable offset, and time lookups find nothing past it (without: up to the log end).

@@ -480,6 +480,11 @@ fn offsets_answer_list_offsets() {
     );
     let t = (T0 + 5).to_string();
     assert_eq!(q(&["--time", &t]), json!({"offset":2,"timestamp":T0 + 7}));
+    // ISO 8601 too, as `krec offsets --time` and positions take it (T0 is 23:06:40Z).
+    assert_eq!(
+        q(&["--time", "2024-04-24T23:06:40.005Z"]),
+        json!({"offset":2,"timestamp":T0 + 7})
+    );
     let t = (T0 + 100).to_string();
     assert_eq!(q(&["--time", &t]), json!({"offset":-1,"timestamp":null}));
     // Exactly one of the four.
