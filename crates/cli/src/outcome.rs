@@ -69,3 +69,27 @@ impl<T> Context<T> for io::Result<T> {
         self.map_err(|e| Failure::Io(e, what()))
     }
 }
+
+/// A flag that SIGTERM and SIGINT set, for a command that stops gracefully (`ship`, `export
+/// --follow`). A repeated SIGTERM does not end the process at once: `timeout` and
+/// process-group kills deliver the same SIGTERM twice (GNU timeout sends it to the command and
+/// to its process group), and both must end in the graceful stop. With `second_int_exits`, a
+/// second SIGINT (Ctrl-C pressed again) ends the process at once with exit 130, for a command
+/// a kill leaves exact anyway. SIGKILL ends it at once (a crash: the next run resumes
+/// exactly).
+pub fn stop_on_signals(
+    second_int_exits: bool,
+) -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Failure> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let failed = |e| Failure::Io(e, "cannot install the signal handlers".into());
+    if second_int_exits {
+        // Registered first: it sees the flag as the earlier signal left it.
+        signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone())
+            .map_err(failed)?;
+    }
+    for sig in [SIGTERM, SIGINT] {
+        signal_hook::flag::register(sig, flag.clone()).map_err(failed)?;
+    }
+    Ok(flag)
+}

@@ -136,7 +136,7 @@ impl ExportOptions {
 /// What an export did, over all its partitions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
-    /// Partitions read.
+    /// Partitions read (each once, however many `--follow` passes read it).
     pub partitions: u64,
     /// Files completed.
     pub files: u64,
@@ -465,8 +465,8 @@ impl Exporter {
             });
         }
         for d in done.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            self.summary.add(d.summary);
-            self.passed.insert(d.dir.clone());
+            let first_pass = self.passed.insert(d.dir.clone());
+            self.add(d.summary, first_pass);
             if let Some(f) = d.open {
                 self.open.insert(d.dir, f);
             }
@@ -517,6 +517,15 @@ impl Exporter {
         complete(f, self.options.format, &mut self.summary, on)
     }
 
+    /// Adds what a pass over a partition did; a partition counts once however many passes
+    /// (`--follow`) read it.
+    fn add(&mut self, mut summary: Summary, first_pass: bool) {
+        if !first_pass {
+            summary.partitions = 0;
+        }
+        self.summary.add(summary);
+    }
+
     /// One pass over partition `index` on this thread.
     fn export_one(
         &mut self,
@@ -539,7 +548,7 @@ impl Exporter {
         let PartWork {
             summary, dir, open, ..
         } = part;
-        self.summary.add(summary);
+        self.add(summary, first_pass);
         if let Some(f) = open {
             self.open.insert(dir, f);
         }

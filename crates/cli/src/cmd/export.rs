@@ -15,6 +15,7 @@ use krecords_export::{Event, ExportError, ExportOptions, Exporter, Format};
 use krecords_source::{ErrorClass, IsolationLevel, Position, Range};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -79,8 +80,10 @@ pub struct Args {
     /// With --follow: complete a file once it has been open this long.
     #[arg(long, default_value_t = 60_000, value_name = "MS")]
     roll_ms: u64,
-    /// Keep exporting what is appended to the sources (polling every --poll-ms); stop with a
-    /// signal (a later run continues exactly; the open files' records are exported again).
+    /// Keep exporting what is appended to the sources (polling every --poll-ms). SIGINT or
+    /// SIGTERM stops it after the pass under way: the open files are completed and the report
+    /// printed, exit 0 (a second Ctrl-C ends it at once; a later run continues exactly either
+    /// way).
     #[arg(long)]
     follow: bool,
     /// Poll interval of --follow, in ms.
@@ -175,6 +178,14 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     };
     let mut errors: Vec<ExportError> = Vec::new();
+    // --follow stops at SIGINT or SIGTERM after the pass under way: the open files are
+    // completed and the report printed (a second Ctrl-C ends it at once; the next run
+    // continues exactly either way).
+    let stop = match args.follow {
+        true => Some(crate::outcome::stop_on_signals(true)?),
+        false => None,
+    };
+    let stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
     loop {
         let started = Instant::now();
         let sources = open_sources(&args.sources, &args.client)?;
@@ -191,13 +202,22 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             }
             errors.push(e);
         }
-        if !args.follow {
+        if !args.follow || stopped() {
             break;
         }
         exporter.roll_due(&mut |e| on(e)).map_err(|e| failure(&e))?;
         drop(sources);
         let wait = Duration::from_millis(args.poll_ms).saturating_sub(started.elapsed());
-        std::thread::sleep(wait);
+        let until = Instant::now() + wait;
+        while !stopped() && Instant::now() < until {
+            std::thread::sleep(wait.min(Duration::from_millis(50)));
+        }
+        if stopped() {
+            break;
+        }
+    }
+    if stopped() {
+        eprintln!("krec export: stopped by a signal; completing the open files");
     }
     exporter.finish(&mut |e| on(e)).map_err(|e| failure(&e))?;
     progress

@@ -14,8 +14,6 @@ use krecords_ship::{ship, Error, Event, PlanOptions, ShipOptions, Sources, Targe
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Copy committed data from files, directories or another cluster into a topic, exactly once.
@@ -126,20 +124,6 @@ fn failure(e: Error) -> Failure {
     }
 }
 
-/// A flag that SIGTERM and SIGINT set. A repeated signal does not end the process at once:
-/// `timeout` and process-group kills deliver the same SIGTERM twice (GNU timeout sends it to
-/// the command and to its process group), and both must end in the graceful stop. SIGKILL
-/// ends the job at once (a crash: the next run resumes exactly).
-fn stop_on_signals() -> Result<Arc<AtomicBool>, Failure> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [SIGTERM, SIGINT] {
-        signal_hook::flag::register(sig, flag.clone())
-            .map_err(|e| Failure::Io(e, "cannot install the signal handlers".into()))?;
-    }
-    Ok(flag)
-}
-
 /// Runs `krec ship`.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let target_config = args.client.config()?;
@@ -201,7 +185,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         target_config,
         source_config,
     };
-    options.stop = Some(stop_on_signals()?);
+    options.stop = Some(crate::outcome::stop_on_signals(false)?);
     let target = Target::new(target.servers, target.topic, target.partition);
     let mut progress = Progress::new("ship", crate::progress::Unit::Bytes, u64::MAX, 0);
     let report = ship(&target, sources, &options, |event| {

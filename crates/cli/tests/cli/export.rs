@@ -340,6 +340,22 @@ fn export_of_a_corrupt_segment_exits_1_and_keeps_valid_files() {
     assert_eq!(got, want);
 }
 
+/// Starts `krec export PART -o OUT --follow --poll-ms 50 --roll-ms ROLL_MS`, its output piped.
+fn follow(part: &Path, out: &Path, roll_ms: &str) -> std::process::Child {
+    krec()
+        .args([
+            "export",
+            part.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .args(["--follow", "--poll-ms", "50", "--roll-ms", roll_ms])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn export_follow_exports_what_is_appended_and_rolls_by_time() {
     let d = Dir::new();
@@ -347,22 +363,7 @@ fn export_follow_exports_what_is_appended_and_rolls_by_time() {
     write_log(&part, 10);
     let out = d.path("out");
     let pdir = out.join("topic=events/partition=0");
-    let mut child = krec()
-        .args([
-            "export",
-            part.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--follow",
-            "--poll-ms",
-            "50",
-            "--roll-ms",
-            "100",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = follow(&part, &out, "100");
     // Wait for `want` in the dataset (files roll every 100 ms); fail after a minute.
     let wait_for = |want: &[(i64, Vec<u8>)]| {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -397,6 +398,53 @@ fn export_follow_exports_what_is_appended_and_rolls_by_time() {
     let again = export(&part, &out, &["--format-report", "json"]).json();
     assert_eq!(again["records"], 0);
     assert_eq!(dataset(&pdir), want);
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM stops `--follow` gracefully: the open file is completed, the
+/// report printed and the exit code 0 (it was killed by the signal, a temporary file left and
+/// no report).
+#[test]
+fn export_follow_stops_at_a_signal_with_its_files_complete_and_its_report() {
+    for signal in ["-INT", "-TERM"] {
+        let d = Dir::new();
+        let part = d.path("events-0");
+        write_log(&part, 10);
+        let out = d.path("out");
+        let pdir = out.join("topic=events/partition=0");
+        let child = follow(&part, &out, "600000");
+        // The first pass has written into a file it keeps open.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let open_file = || {
+            std::fs::read_dir(&pdir).is_ok_and(|r| {
+                r.flatten()
+                    .any(|e| e.file_name().to_string_lossy().ends_with(".krec-tmp"))
+            })
+        };
+        while !open_file() {
+            assert!(Instant::now() < deadline, "no open file");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let status = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let r = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(0), "{signal}: {stderr}");
+        let want = consumed(&part);
+        assert!(
+            stdout.starts_with(&format!(
+                "exported {} records of 1 partitions into 1 files",
+                want.len()
+            )),
+            "{signal}: {stdout}"
+        );
+        assert!(stderr.contains("stopped by a signal"), "{stderr}");
+        assert!(!open_file(), "{signal}: a temporary file is left");
+        assert_eq!(dataset(&pdir), want);
+    }
 }
 
 /// The records of `dir` a read_committed consumer gets at offsets in `range`.
