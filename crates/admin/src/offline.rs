@@ -599,7 +599,10 @@ pub fn fill_offsets(cluster: &mut Cluster, path: &Path, time: Option<i64>) {
             // The error names the directory.
             match dir_offsets(&dir, time) {
                 Ok(o) => p.offsets = o,
-                Err(e) => cluster.warnings.push(e.to_string()),
+                Err(e) => {
+                    p.error = Some(e.to_string());
+                    cluster.warnings.push(e.to_string());
+                }
             }
         }
     }

@@ -395,7 +395,8 @@ impl ConvertReport {
         if r.truncated_bytes > 0 {
             writeln!(
                 out,
-                "  truncated: {} bytes at the end not converted",
+                "  not converted: {} bytes that are not whole entries (a torn tail, or damage \
+                 that `krec salvage` recovers the intact entries after)",
                 r.truncated_bytes
             )?;
         }

@@ -116,8 +116,26 @@ impl RecoverInfo {
                 self.truncated_bytes
             ));
             notes.extend(self.problems.iter().map(|p| format!("  {p}")));
+            notes.extend(self.deleted().into_iter().map(|d| format!("  {d}")));
         }
         notes
+    }
+
+    /// The segment files deleted after a cut, one line each (`path: deleted, as it follows
+    /// the cut in path`): Kafka's recovery deletes them whatever they hold.
+    pub fn deleted(&self) -> Vec<String> {
+        self.cuts
+            .iter()
+            .flat_map(|cut| {
+                cut.later.iter().map(move |f| {
+                    format!(
+                        "{}: deleted, as it follows the cut in {}",
+                        f.display(),
+                        cut.file.display()
+                    )
+                })
+            })
+            .collect()
     }
 }
 
@@ -501,5 +519,23 @@ mod tests {
             "read as if split, nothing in the directory was changed: /d/0.log: into 2 segments"
         ));
         assert!(read[1].starts_with("/d: the last 7 bytes are not whole batches"));
+        // The segments deleted after a cut are named, each (they were counted in the bytes
+        // only).
+        let deleted = RecoverInfo {
+            truncated_bytes: 30,
+            deleted_segments: 1,
+            problems: vec!["/d/0.log: byte 9: crc".into()],
+            cuts: vec![Cut {
+                file: "/d/0.log".into(),
+                position: 9,
+                reason: "byte 9: crc".into(),
+                later: vec!["/d/5.log".into()],
+            }],
+            ..RecoverInfo::default()
+        };
+        assert_eq!(
+            deleted.notes(dir, false).last().map(String::as_str),
+            Some("  /d/5.log: deleted, as it follows the cut in /d/0.log")
+        );
     }
 }

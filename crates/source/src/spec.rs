@@ -288,9 +288,9 @@ fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
             ),
         )
     };
-    match classify_dir(&p)? {
+    match classify_dir(&p).map_err(named(&p))? {
         DirKind::Partition => {
-            let files = dir_logs(&p)?;
+            let files = dir_logs(&p).map_err(named(&p))?;
             if files.is_empty() {
                 return Err(no_segments());
             }
@@ -303,7 +303,7 @@ fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
         DirKind::Root(parts) => {
             let mut found = false;
             for part in parts {
-                let files = dir_logs(&part.path)?;
+                let files = dir_logs(&part.path).map_err(named(&part.path))?;
                 if files.is_empty() {
                     continue;
                 }
@@ -321,6 +321,11 @@ fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
         DirKind::Other => return Err(no_segments()),
     }
     Ok(())
+}
+
+/// An I/O error about `path` that names it.
+fn named(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
+    move |e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// The matches of `p` when it is a glob pattern rather than an existing path.

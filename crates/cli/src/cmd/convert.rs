@@ -266,7 +266,8 @@ fn convert_source(
 /// Says that a truncated entry at the end of an input was not converted.
 fn say_truncated(name: &str, p: &Partial) {
     eprintln!(
-        "krec: {name}: {} bytes of a truncated entry at byte {} were not converted",
+        "krec: {name}: the {} bytes from byte {} on are not whole entries and were not \
+         converted (a torn tail; if entries follow them, damage: `krec salvage` keeps those)",
         p.bytes, p.position
     );
 }

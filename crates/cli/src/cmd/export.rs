@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 /// Export partitions as a Parquet (or Arrow IPC) dataset, incrementally and exactly once.
 ///
-/// The dataset: DIR/topic=T/partition=P/<first offset>-<last offset>.parquet, in the fixed schema of docs/design.md ("Records as Arrow"). Files are written under a
-/// hidden temporary name and renamed when complete; a run continues each partition after the
+/// The dataset: DIR/topic=T/partition=P/<first offset>-<last offset>.parquet (or .arrow), in
+/// the fixed schema of `krec sql --help` (the source repository's docs/design.md, "Records as
+/// Arrow"). Files are written under a hidden temporary name and renamed when complete; a run continues each partition after the
 /// last offset already in DIR, so a run killed at any moment and run again leaves every record
 /// exactly once. --start/--end bound the export (per partition, as every krec command takes
 /// positions): a partition starts at the later of --start and the dataset's end, so the same

@@ -948,7 +948,7 @@ fn print_record(r: &ConsumedRecord, bytes: BytesFormat, out: &mut impl Write) ->
 fn recover(dir: &Path, options: OpenOptions, out: &mut impl Write) -> Result<Outcome, Failure> {
     match Log::recover_with_options(dir, Env::fs(), options) {
         Ok(info) => {
-            for p in &info.problems {
+            for p in info.problems.iter().chain(&info.deleted()) {
                 eprintln!("krec: recovered: {p}");
             }
             print_json(out, &info)?;

@@ -59,9 +59,10 @@ pub struct Args {
 /// warning naming the damage.
 ///
 /// Text: TOPIC PARTITION EARLIEST LATEST STABLE [AT_TIME], one line per partition ("-" where
-/// there is no answer: a partition not on this disk, a time after the last record). JSON: one
-/// object per partition per line: {"topic","partition","earliest","latest","last_stable",
-/// "at_time"}.
+/// there is no answer: a partition not on this disk, a time after the last record; then why,
+/// when its files could not be read). JSON: one object per partition per line:
+/// {"topic","partition","earliest","latest","last_stable","at_time","error"} ("error": null,
+/// or why the partition has no answer).
 ///
 /// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
 ///

@@ -26,7 +26,7 @@ use std::sync::Arc;
 ///   topic, partition, offset, timestamp (timestamp(ms, UTC)), timestamp_type, key, value,
 ///   headers (list of {key, value}), producer_id, producer_epoch, sequence, is_transactional,
 ///   batch_offset, magic, compression
-/// (`krec docs`, docs/design.md "Records as Arrow"). Only the columns the query uses are
+/// (the source repository's docs/design.md, "Records as Arrow"). Only the columns the query uses are
 /// built, and filters on partition, offset and timestamp are pushed down: excluded partitions
 /// are not read, an offset range or a lower time bound starts (and an offset range ends) the
 /// read where it says, through the offset and time indexes or ListOffsets.

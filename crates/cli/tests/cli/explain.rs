@@ -557,4 +557,19 @@ fn dump_goes_on_with_the_next_segment_after_a_broken_one() {
         assert!(out.contains(&format!("Dumping {dir}/{s}")), "{s}: {out}");
     }
     assert!(out.contains("baseOffset: 1950 "), "the last batch: {out}");
+    // Recovery cuts the first segment there and deletes the later ones, as Kafka's does:
+    // each deleted file is named (only the cut was).
+    let r = d.run(&["log", "recover", &dir], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for s in segments
+        .iter()
+        .filter(|s| !s.starts_with("00000000000000000000"))
+    {
+        assert!(
+            r.stderr
+                .contains(&format!("{dir}/{s}: deleted, as it follows the cut")),
+            "{s}: {}",
+            r.stderr
+        );
+    }
 }

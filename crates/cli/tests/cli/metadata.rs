@@ -164,6 +164,22 @@ fn offline_offsets_match_the_partitions_records() {
         .unwrap();
     assert_eq!(lines[0]["latest"].as_i64(), Some(last + 1));
     assert_eq!(lines[0]["earliest"], 0);
+    assert_eq!(lines[0]["error"], serde_json::Value::Null);
+    // A partition directory of the root holding no segment: its row says why it has no
+    // answer, naming the directory (the error was null; the warning said "cannot list input").
+    let root = fixture_copy();
+    let odd = root.path().join("odd-0");
+    std::fs::create_dir(&odd).unwrap();
+    std::fs::write(odd.join("00000000000000000000.index"), [0u8; 8]).unwrap();
+    let r = run(&["offsets", root.path().to_str().unwrap(), "--format", "json"]);
+    let rows = r.json_lines();
+    let row = rows.iter().find(|l| l["topic"] == "odd").unwrap();
+    let error = row["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!("{}: no .log segments", odd.display())),
+        "{row}"
+    );
+    assert!(r.stderr.contains(error), "{}", r.stderr);
 }
 
 #[test]
