@@ -421,8 +421,12 @@ pub fn root_of(path: &Path) -> Result<RootPath, Error> {
     let expected = "expected a broker's log.dirs root, one of its TOPIC-N partition \
                     directories, or kafka://HOST:PORT";
     if !path.is_dir() {
+        let what = match path.try_exists() {
+            Ok(false) => "no such file or directory",
+            _ => "not a directory",
+        };
         return Err(Error::Usage(format!(
-            "{}: not a directory ({expected})",
+            "{}: {what} ({expected})",
             path.display()
         )));
     }

@@ -92,7 +92,7 @@ pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure>
                 Some(_) if codec.is_valid_level(l) => Some(l),
                 Some((lo, hi)) => {
                     return Err(Failure::Usage(format!(
-                        "{name} level {l} outside {lo}..={hi}"
+                        "{name} level {l} outside {lo} to {hi}"
                     )))
                 }
                 None => return Err(Failure::Usage(format!("{name} has no levels"))),

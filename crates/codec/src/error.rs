@@ -277,7 +277,7 @@ impl fmt::Display for Error {
                 let (lo, hi) = compression.level_range().unwrap_or((0, 0));
                 write!(
                     f,
-                    "invalid {} level {level} (expected {lo}..={hi})",
+                    "invalid {} level {level} (expected {lo} to {hi})",
                     compression.name()
                 )
             }

@@ -56,7 +56,9 @@ pub struct Args {
 /// directory's files and indexes; one TOPIC-N directory of it answers for that partition).
 /// Internal topics with --all. A partition whose files cannot be read (damage in the middle of
 /// its log, which Kafka's recovery would cut with the intact entries after it) shows "-" and a
-/// warning naming the damage.
+/// warning naming the damage. The files are read as a broker's restart reads them: after a
+/// clean shutdown the offsets come from the indexes and nothing is scanned, so damage there
+/// is found by `krec verify`, which checks every byte.
 ///
 /// Text: TOPIC PARTITION EARLIEST LATEST STABLE [AT_TIME], one line per partition ("-" where
 /// there is no answer: a partition not on this disk, a time after the last record; then why,

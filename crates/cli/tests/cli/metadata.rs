@@ -184,7 +184,9 @@ fn offline_offsets_match_the_partitions_records() {
 
 #[test]
 fn sources_that_cannot_answer_exit_2() {
-    run(&["metadata", "/nonexistent/krec"]).fails(2, "not a directory");
+    run(&["metadata", "/nonexistent/krec"]).fails(2, "no such file or directory");
+    let file = std::env::current_exe().unwrap();
+    run(&["offsets", file.to_str().unwrap()]).fails(2, "not a directory");
     run(&["offsets", "kafka://"]).fails(2, "no broker address");
     run(&["metadata", "kafka://127.0.0.1:1", "-X", "retries=0"]).fails(2, "kafka://127.0.0.1:1");
 }
