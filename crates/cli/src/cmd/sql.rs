@@ -11,10 +11,10 @@ use krecords_sql::datafusion::arrow::datatypes::SchemaRef;
 use krecords_sql::datafusion::common::DataFusionError;
 use krecords_sql::datafusion::dataframe::DataFrameWriteOptions;
 use krecords_sql::{
-    new_context, register_with, source_error, BytesFormat, ScanCounters, TableOptions,
+    is_dataset, new_context, register_with, source_error, BytesFormat, ScanCounters, TableOptions,
 };
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Runs a SQL query over Kafka data (Apache DataFusion).
@@ -68,13 +68,14 @@ pub struct Args {
     /// Write the result to this Parquet file instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE.parquet")]
     output: Option<PathBuf>,
-    /// Which records the source tables hold.
-    #[arg(long, value_name = "LEVEL", default_value = "read-committed",
+    /// Which records the source tables hold (an exported dataset holds what its export's
+    /// isolation kept).
+    #[arg(long, value_name = "LEVEL",
           value_parser = isolation_parser([
               (IsolationLevel::ReadCommitted, "what a consumer sees: aborted records and open transactions left out (default)"),
               (IsolationLevel::ReadUncommitted, "every record the log holds"),
           ]))]
-    isolation: IsolationLevel,
+    isolation: Option<IsolationLevel>,
     /// The type of the key column: binary, or string (UTF-8; other bytes are null, counted on stderr).
     #[arg(long, value_name = "FORMAT", default_value = "binary", value_parser = ["binary", "string"])]
     key_format: String,
@@ -100,7 +101,7 @@ enum OutputFormat {
 pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
     let format = |s: &str| BytesFormat::from_name(s).unwrap_or_default();
     let options = TableOptions {
-        isolation: args.isolation,
+        isolation: args.isolation.unwrap_or(IsolationLevel::ReadCommitted),
         key_format: format(&args.key_format),
         value_format: format(&args.value_format),
         ..TableOptions::default()
@@ -141,6 +142,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         let ctx = new_context().map_err(|e| failure(&e, ErrorClass::Usage))?;
         let mut counters = Vec::new();
         for (name, source) in &tables {
+            let dataset = Path::new(source).is_dir() && is_dataset(Path::new(source));
+            if dataset && args.isolation.is_some() {
+                eprintln!(
+                    "krec sql: --table {name}={source} is an exported dataset: it holds what \
+                     its export's isolation kept, and --isolation does not apply to it"
+                );
+            }
             let c = register_with(&ctx, name, source, options, &mut config, remote.clone())
                 .await
                 .map_err(|e| named(&format!("--table {name}={source}"), &e))?;

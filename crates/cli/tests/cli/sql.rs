@@ -154,6 +154,19 @@ fn an_exported_dataset_is_a_table() {
     assert_eq!(sql(query, &out, &["--format", "csv"]).ok(), want);
     // The same query on the partition directory.
     assert_eq!(sql(query, &part, &["--format", "csv"]).ok(), want);
+    // --isolation does not apply to a dataset (it holds what the export kept): said, not
+    // silently ignored.
+    let r = sql(
+        query,
+        &out,
+        &["--format", "csv", "--isolation", "read-uncommitted"],
+    );
+    assert_eq!(r.ok(), want);
+    assert!(
+        r.stderr.contains("--isolation does not apply"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// An Arrow IPC dataset is a table as a Parquet one is; a dataset of both formats is refused
