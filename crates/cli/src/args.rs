@@ -46,8 +46,21 @@ impl RangeArgs {
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
 pub struct CountArgs {
     /// Read at most N records from --start.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = POSITIONS)]
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true, help_heading = POSITIONS)]
     pub count: Option<u64>,
+}
+
+/// Parses `--count`: a number of records, at least 1.
+fn parse_count(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err(
+            "a count of records must be at least 1 (leave --count out to read to the end)".into(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "not a count of records: {s:?} (a whole number from 1)"
+        )),
+    }
 }
 
 /// [`RangeArgs`] and [`CountArgs`]: the positions of a command that reads records and has no

@@ -575,14 +575,14 @@ pub struct PartitionWriter {
     scratch: Vec<u8>,
     now: i64,
     done: bool,
-    /// Temporary directories of killed runs removed by [`PartitionWriter::create_with`].
-    leftovers: Vec<PathBuf>,
 }
 
 impl PartitionWriter {
     /// Starts the partition directory `output` on the real file system, with the configuration
     /// `config` (written as `krec-log.json`; its `segment.bytes` rolls
-    /// [`PartitionWriter::write_rolling`]).
+    /// [`PartitionWriter::write_rolling`]). The temporary directories that killed runs left
+    /// next to `output` are removed first ([`remove_leftovers`]; call it before this to learn
+    /// their names).
     ///
     /// # Errors
     ///
@@ -628,7 +628,9 @@ impl PartitionWriter {
                 path: output.to_path_buf(),
             });
         }
-        let leftovers = remove_leftovers(st.as_ref(), output);
+        // Killed runs' temporary directories go first; a caller that names them to its user
+        // calls `remove_leftovers` itself before this (as krec does), so this finds none.
+        remove_leftovers(st.as_ref(), output);
         let tmp = temporary_path(output);
         let now = env.clock.now_ms();
         let mut writer = PartitionWriter {
@@ -646,7 +648,6 @@ impl PartitionWriter {
             scratch: Vec::new(),
             now,
             done: false,
-            leftovers,
         };
         // A leftover of an earlier process with the same id never counts.
         writer.remove_tmp();
@@ -655,12 +656,6 @@ impl PartitionWriter {
         let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
         files::write_atomic(st.as_ref(), &writer.tmp, CONFIG_FILE, &json)?;
         Ok(writer)
-    }
-
-    /// The temporary outputs of killed runs that [`PartitionWriter::create_with`] removed
-    /// ([`remove_leftovers`]), for the caller to say so.
-    pub fn removed_leftovers(&self) -> &[PathBuf] {
-        &self.leftovers
     }
 
     /// Starts a new segment file for the entries from `base_offset` on (sealing the current

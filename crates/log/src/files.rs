@@ -83,6 +83,52 @@ pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// The index files (`.index`, `.timeindex`, `.txnindex`) among the file names `names` of a
+/// partition directory whose segment (`.log` of the same base offset) is not among them: what
+/// Kafka's loader calls orphaned index files and deletes, with a warning, when it loads the
+/// partition (as the log's open does).
+///
+/// # Examples
+///
+/// ```
+/// let names = ["00000000000000000000.log", "00000000000000000000.index", "00000000000000000007.index"];
+/// let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+/// assert_eq!(krecords_log::files::orphaned_indexes(&names), ["00000000000000000007.index"]);
+/// ```
+pub fn orphaned_indexes(names: &[String]) -> Vec<&str> {
+    let mut bases: Vec<i64> = names
+        .iter()
+        .filter_map(|n| parse_file_name(n, LOG_SUFFIX))
+        .collect();
+    bases.sort_unstable();
+    names
+        .iter()
+        .filter(|name| {
+            [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]
+                .iter()
+                .find_map(|s| parse_file_name(name, s))
+                .is_some_and(|base| bases.binary_search(&base).is_err())
+        })
+        .map(String::as_str)
+        .collect()
+}
+
+/// [`orphaned_indexes`] of the directory `dir` on the real file system, in name order (none
+/// when it cannot be listed).
+pub fn orphaned_indexes_in(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    orphaned_indexes(&names)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The end offset and epoch of a KRaft snapshot file, named
 /// `<20-digit end offset>-<10-digit epoch>.checkpoint` (Kafka's `Snapshots`); `None` for any
 /// other name.

@@ -25,10 +25,7 @@
 
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
-use crate::files::{
-    self, CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TMP_SUFFIX,
-    TXN_INDEX_SUFFIX,
-};
+use crate::files::{self, CLEANED_SUFFIX, DELETED_SUFFIX, LOG_SUFFIX, TMP_SUFFIX};
 use crate::reader::SCAN_WINDOW;
 use crate::segment::{BatchMeta, Segment};
 use crate::storage::Storage;
@@ -225,15 +222,12 @@ pub(crate) fn clean_dir(storage: &dyn Storage, dir: &Path, names: &[String]) -> 
     bases.sort_unstable();
     bases.dedup();
     let mut removed = false;
+    let orphans = files::orphaned_indexes(names);
     for name in names {
         let leftover = name.ends_with(TMP_SUFFIX)
             || name.ends_with(DELETED_SUFFIX)
             || name.ends_with(CLEANED_SUFFIX);
-        let orphan = [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]
-            .iter()
-            .find_map(|s| files::parse_file_name(name, s))
-            .is_some_and(|base| bases.binary_search(&base).is_err());
-        if leftover || orphan {
+        if leftover || orphans.contains(&name.as_str()) {
             removed |= files::remove_if_exists(storage, &dir.join(name))?;
         }
     }

@@ -278,21 +278,28 @@ fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
         });
         return Ok(());
     }
-    let no_segments = || {
+    // `otherwise`: what the directory is, when it holds no orphaned index files either.
+    let no_segments = |otherwise: &str| {
+        let orphans = krecords_log::files::orphaned_indexes_in(&p);
+        let why = if orphans.is_empty() {
+            otherwise.to_owned()
+        } else {
+            format!(
+                "only index files whose segments are gone: {}; Kafka deletes such orphaned \
+                 index files when it loads the partition",
+                orphans.join(", ")
+            )
+        };
         io::Error::new(
             io::ErrorKind::NotFound,
-            format!(
-                "{}: no .log segments here (neither a partition directory nor a broker's data \
-                 directory with partitions)",
-                p.display()
-            ),
+            format!("{}: no .log segments here ({why})", p.display()),
         )
     };
     match classify_dir(&p).map_err(named(&p))? {
         DirKind::Partition => {
             let files = dir_logs(&p).map_err(named(&p))?;
             if files.is_empty() {
-                return Err(no_segments());
+                return Err(no_segments("an empty partition directory"));
             }
             out.push(LocalPartition {
                 id: partition_of_dir(&p),
@@ -315,10 +322,16 @@ fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
                 });
             }
             if !found {
-                return Err(no_segments());
+                return Err(no_segments(
+                    "a broker's data directory whose partition directories are all empty",
+                ));
             }
         }
-        DirKind::Other => return Err(no_segments()),
+        DirKind::Other => {
+            return Err(no_segments(
+                "neither a partition directory nor a broker's data directory with partitions",
+            ))
+        }
     }
     Ok(())
 }

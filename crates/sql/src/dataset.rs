@@ -141,7 +141,10 @@ pub async fn register_dataset(
 ) -> Result<Arc<ScanCounters>> {
     let format = dataset_format(dir)?;
     let df = read(ctx, dir, format).await?;
-    let counters = Arc::new(ScanCounters::default());
+    let counters = Arc::new(ScanCounters {
+        dataset: true,
+        ..ScanCounters::default()
+    });
     let mut exprs = Vec::new();
     let mut changed = false;
     for field in df.schema().fields() {

@@ -117,6 +117,8 @@ pub struct ScanCounters {
     /// Log entries (batches, v0/v1 messages) read.
     pub entries: AtomicU64,
     invalid: Mutex<Vec<(String, u64)>>,
+    /// Whether the table is an exported dataset ([`register_dataset`]) rather than sources.
+    dataset: bool,
 }
 
 impl ScanCounters {
@@ -124,6 +126,12 @@ impl ScanCounters {
     /// are null in the results.
     pub fn invalid(&self) -> Vec<(String, u64)> {
         self.invalid.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Whether the table is an exported dataset ([`register_dataset`]), which holds what its
+    /// export's isolation kept, rather than sources read at the table's isolation.
+    pub fn is_dataset(&self) -> bool {
+        self.dataset
     }
 
     /// `(partitions, files, entries)` read so far.

@@ -40,8 +40,8 @@ use std::path::{Path, PathBuf};
 /// --isolation; default read-uncommitted: a copy of the partition as the broker holds it,
 /// transaction markers and aborted batches included; read-committed leaves them out) → OUT a new partition directory written as a directory input's is (segments
 /// rolled at segment.bytes, 1 GiB, named by their first offset; indexes, .txnindex files,
-/// producer snapshots and the leader-epoch-checkpoint built by recovery), or `-`. --magic is 2
-/// unless given: with no --compression the batches are copied byte for byte, a local copy that
+/// producer snapshots and the leader-epoch-checkpoint built by recovery), or `-`. With --magic 2
+/// (the default) and no --compression the batches are copied byte for byte, a local copy that
 /// every other krec command reads.
 ///
 /// A file output is written under a temporary name next to it (.NAME.krec-tmp-PID) and renamed
@@ -55,7 +55,7 @@ use std::path::{Path, PathBuf};
 /// corrupt; 2 usage and I/O errors.
 ///
 /// Examples:
-///   krec convert old.log new.log --magic 2 --compression zstd
+///   krec convert old.log new.log --compression zstd
 ///   krec convert old.log new.log --magic 2 --compression zstd:3 --records-per-batch 500
 ///   krec convert /var/kafka/events-0 /tmp/events-0-v1 --magic 1
 ///   krec convert --format json in.bin - --magic 0 > out.bin
@@ -69,9 +69,10 @@ pub struct Args {
     input: PathBuf,
     /// The output file (`-` for stdout) or, for a directory or a live partition, a new directory.
     output: PathBuf,
-    /// Target message format: 0, 1 or 2 (required, except for kafka:// input: 2).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
-    magic: Option<u8>,
+    /// Target message format: 0, 1 or 2 (default 2, the only one Kafka 4 takes: a v0/v1 input
+    /// is up-converted unless --magic says otherwise).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
+    magic: u8,
     /// Target codec, optionally with a level (default: each entry keeps its own):
     /// none, gzip[:1-9], snappy, lz4 (default level 9 only: Kafka writes other lz4 levels with
     /// LZ4 HC, which krecords does not have), zstd[:level] (zstd needs --magic 2).
@@ -91,15 +92,7 @@ pub struct Args {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let live = crate::source::is_url_source(&args.input);
-    let magic = match (args.magic, live) {
-        (Some(m), _) => m,
-        (None, true) => 2,
-        (None, false) => {
-            return Err(Failure::Usage(
-                "the following required arguments were not provided: --magic <MAGIC>".into(),
-            ))
-        }
-    };
+    let magic = args.magic;
     let (compression, level) = match &args.compression {
         Some(c) => {
             let (codec, level) = parse_compression(c)?;

@@ -23,13 +23,17 @@ use std::path::{Path, PathBuf};
 /// Print the entries of log segments or any file of concatenated Kafka entries.
 ///
 /// Text output is kafka-dump-log's, line for line (Kafka 4.4.0's DumpLogSegments with
-/// --deep-iteration / --print-data-log); JSON output is one object per entry (docs/design.md).
+/// --deep-iteration / --print-data-log). JSON output is one line per entry: its file and
+/// position, every header field (magic, base_offset, last_offset, count, size_bytes, crc,
+/// crc_valid, compression, timestamp_type, base_timestamp, max_timestamp, producer_id, ...,
+/// transactional, control) and with --deep its "records" (offset, timestamp, key, value,
+/// headers as [{"key","value"}]).
 ///
 /// PATH is a segment file, any file of concatenated entries, a partition directory (its .log
 /// files in offset order), `-` for stdin, or a glob pattern with *, ? and [...] that the shell
 /// did not expand (krec expands it, in sorted order), or a live topic or partition:
 /// kafka://HOST:PORT[,HOST:PORT...]/TOPIC[/PARTITION] (its partitions one after another; see
-/// the kafka:// options below and docs/design.md 4.8).
+/// the kafka:// options below).
 ///
 /// Positions (the same on files, directories, broker roots and kafka:// topics):
 ///   --start POS / --end POS   offsets from POS (inclusive) / up to POS (exclusive): an offset,

@@ -11,10 +11,10 @@ use krecords_sql::datafusion::arrow::datatypes::SchemaRef;
 use krecords_sql::datafusion::common::DataFusionError;
 use krecords_sql::datafusion::dataframe::DataFrameWriteOptions;
 use krecords_sql::{
-    is_dataset, new_context, register_with, source_error, BytesFormat, ScanCounters, TableOptions,
+    new_context, register_with, source_error, BytesFormat, ScanCounters, TableOptions,
 };
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Runs a SQL query over Kafka data (Apache DataFusion).
@@ -142,16 +142,15 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         let ctx = new_context().map_err(|e| failure(&e, ErrorClass::Usage))?;
         let mut counters = Vec::new();
         for (name, source) in &tables {
-            let dataset = Path::new(source).is_dir() && is_dataset(Path::new(source));
-            if dataset && args.isolation.is_some() {
+            let c = register_with(&ctx, name, source, options, &mut config, remote.clone())
+                .await
+                .map_err(|e| named(&format!("--table {name}={source}"), &e))?;
+            if c.is_dataset() && args.isolation.is_some() {
                 eprintln!(
                     "krec sql: --table {name}={source} is an exported dataset: it holds what \
                      its export's isolation kept, and --isolation does not apply to it"
                 );
             }
-            let c = register_with(&ctx, name, source, options, &mut config, remote.clone())
-                .await
-                .map_err(|e| named(&format!("--table {name}={source}"), &e))?;
             counters.push(c);
         }
         let df = ctx

@@ -48,6 +48,10 @@ use std::time::Duration;
 /// unchanged shows - (null in JSON). --no-timing skips timing and reading back.
 /// --sample N uses only the first entries up to N records.
 ///
+/// Sizes belong to entries, so --start, --end and --count select the entries that hold the
+/// range and count each one whole, its records outside the range included (a note on stderr
+/// says how many entries and records that is).
+///
 /// Exit 1 when an entry has a CRC mismatch or undecodable records, or an input cannot be read
 /// to its end, ends in a truncated entry, or is not Kafka data (its bytes are reported as bytes
 /// that cannot be read), as verify and dump exit.
@@ -168,6 +172,24 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     let group_rows = stats.groups();
     let summary = stats.summary();
+    let range = &args.read.kafka.range;
+    if range.start.is_some() || range.end.is_some() || args.count.count.is_some() {
+        eprintln!(
+            "krec: stats counts whole entries: the {} {} holding the range hold {} {}",
+            summary.entries,
+            if summary.entries == 1 {
+                "entry"
+            } else {
+                "entries"
+            },
+            summary.records,
+            if summary.records == 1 {
+                "record"
+            } else {
+                "records"
+            },
+        );
+    }
     match args.format {
         Format::Json => {
             let mut obj = serde_json::json!({"summary": summary, "groups": group_rows});

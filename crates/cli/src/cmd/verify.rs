@@ -399,6 +399,20 @@ fn read_metadata(
 }
 
 /// Verifies a broker's data directory: its partitions in parallel, then its own files.
+/// Says on stderr which index files of partition directory `dir` have lost their segment
+/// (Kafka warns about them and deletes them when it loads the partition; they hold no data).
+fn warn_orphaned_indexes(dir: &Path) {
+    let orphans = krecords_log::files::orphaned_indexes_in(dir);
+    if !orphans.is_empty() {
+        eprintln!(
+            "krec: warning: {}: index files whose segments are gone: {}; Kafka deletes such \
+             orphaned index files when it loads the partition",
+            dir.display(),
+            orphans.join(", ")
+        );
+    }
+}
+
 fn data_dir<W: Write>(
     root: &Path,
     args: &Args,
@@ -452,6 +466,7 @@ fn data_dir<W: Write>(
     let mut ranges = BTreeMap::new();
     let mut bad = Vec::new();
     for (part, r) in parts.iter().zip(results) {
+        warn_orphaned_indexes(&part.path);
         let mut p = printer.borrow_mut();
         for problem in &r.problems {
             p.problem(problem, Some(&part.name()))?;

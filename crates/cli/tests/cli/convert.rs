@@ -498,3 +498,36 @@ fn leftovers_of_killed_runs_are_removed_and_named() {
         assert!(d.path(out).exists());
     }
 }
+
+/// `--magic` defaults to 2 for every input, so changing only the codec needs `--compression`
+/// alone, and a v0/v1 input without `--magic` comes out as v2 with the same records.
+#[test]
+fn magic_defaults_to_2_so_a_codec_change_needs_compression_alone() {
+    let d = Dir::new();
+    let v2 = build(&d, "v2.bin", &[]);
+    let r = d.run(
+        &[
+            "convert",
+            &v2,
+            "zstd.bin",
+            "--compression",
+            "zstd",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    let j = r.json();
+    assert_eq!(
+        (&j["magic"], &j["compression"]),
+        (&2.into(), &"zstd".into())
+    );
+    assert_eq!(records_of(&d, &d.arg("zstd.bin")), records_of(&d, &v2));
+    let v1 = build(&d, "v1.bin", &["--magic", "1"]);
+    d.run(&["convert", &v1, "up.bin"], b"").ok();
+    let dumped = d
+        .run(&["dump", "--format", "json", &d.arg("up.bin")], b"")
+        .json_lines();
+    assert!(dumped.iter().all(|e| e["magic"] == 2), "{dumped:?}");
+    assert_eq!(records_of(&d, &d.arg("up.bin")), records_of(&d, &v1));
+}

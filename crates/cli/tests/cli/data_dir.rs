@@ -424,3 +424,41 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     all
 }
+
+/// A partition directory whose segment is gone but whose index files are left: verify warns
+/// about the orphaned index files (as Kafka's loader does before deleting them) without calling
+/// them a problem, and offsets names them (and calls an empty partition directory one)
+/// instead of calling the directory "neither a partition directory nor a broker's data
+/// directory".
+#[test]
+fn orphaned_index_files_are_named_by_verify_offsets_and_dump() {
+    let d = Dir::new();
+    let root = root(&d);
+    std::fs::create_dir_all(d.path("data/lost-0")).unwrap();
+    d.write("data/lost-0/00000000000000000000.index", b"");
+    d.write("data/lost-0/00000000000000000000.timeindex", b"");
+    let orphans = "00000000000000000000.index, 00000000000000000000.timeindex";
+    let r = d.run(&["verify", &root], b"");
+    assert_eq!(r.code, 0, "{}", r.out());
+    assert!(
+        r.stderr.contains(&format!(
+            "lost-0: index files whose segments are gone: {orphans}"
+        )),
+        "{}",
+        r.stderr
+    );
+    let r = d.run(&["offsets", &root], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let all = format!("{}{}", r.out(), r.stderr);
+    assert!(
+        all.contains(&format!(
+            "only index files whose segments are gone: {orphans}"
+        )),
+        "{all}"
+    );
+    assert!(!all.contains("neither a partition directory"), "{all}");
+    assert!(
+        all.contains("empty-0: no .log segments here (an empty partition directory)"),
+        "{all}"
+    );
+}

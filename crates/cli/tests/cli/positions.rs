@@ -304,3 +304,42 @@ fn a_position_outside_some_partitions_of_a_root_leaves_them_out() {
         r.stderr
     );
 }
+
+/// stats sizes entries, so a range counts the entries that hold it whole, and says so; a
+/// `--count` of 0 is refused in plain words, not with clap's numeric range.
+#[test]
+fn stats_counts_the_entries_of_a_range_whole_and_count_zero_is_refused_plainly() {
+    let d = Dir::new();
+    let f = hundred(&d);
+    let r = d.run(
+        &[
+            "stats", "--format", "json", "--start", "42", "--count", "10", &f,
+        ],
+        b"",
+    );
+    let summary = &r.json()["summary"];
+    assert_eq!(
+        (summary["entries"].as_u64(), summary["records"].as_u64()),
+        (Some(2), Some(20))
+    );
+    assert!(
+        r.stderr.contains(
+            "stats counts whole entries: the 2 entries holding the range hold 20 records"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = d.run(&["stats", &f], b"");
+    assert!(!r.stderr.contains("whole entries"), "{}", r.stderr);
+    for command in ["dump", "verify", "stats"] {
+        let r = d.run(&[command, "--count", "0", &f], b"");
+        assert_eq!(r.code, 2, "{command}");
+        assert!(
+            r.stderr
+                .contains("must be at least 1 (leave --count out to read to the end)"),
+            "{command}: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("18446744073709551615"), "{}", r.stderr);
+    }
+}
