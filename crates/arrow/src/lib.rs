@@ -67,8 +67,14 @@ krecords_codec::untrusted_modules! {
 
 pub use builder::{Options, RecordBatchBuilder, RecordBatches, Report, MAX_BATCH_BYTES};
 pub use columns::{column_builder, timestamp_type_name, ColumnBuilder, EntryInfo};
+/// The sources layer the scans read, re-exported so that `Sources`, `Range` and
+/// `IsolationLevel` need no other dependency.
+pub use krecords_source as source;
 pub use scan::{scan_schema, PartitionScan, Scan, ScanError, ScanOptions, Totals};
 pub use schema::{full_schema, BytesFormat, Column};
+/// The Arrow crates of the batches this crate makes (`RecordBatch`, arrays, schemas), at the
+/// version it is built with, so that a user needs no Arrow dependency of a matching version.
+pub use {arrow_array, arrow_schema};
 
 /// Why entries could not be turned into record batches.
 #[derive(Debug, thiserror::Error)]

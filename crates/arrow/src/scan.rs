@@ -28,8 +28,10 @@ use std::collections::VecDeque;
 pub struct ScanOptions {
     /// The positions to read between (offsets, times, `earliest`, `latest`, a count).
     pub range: Range,
-    /// read_committed (the default: what a consumer sees) or read_uncommitted (every data
-    /// record the log holds, aborted ones included; control batches are never rows).
+    /// read_committed (the default: what a consumer sees, unlike the sources layer's
+    /// [`ReadOptions`], which defaults to read_uncommitted as the inspecting commands read) or
+    /// read_uncommitted (every data record the log holds, aborted ones included; control
+    /// batches are never rows).
     pub isolation: IsolationLevel,
     /// The projection, key and value formats and record batch sizes. Its `offsets` are set by
     /// the scan from the range.

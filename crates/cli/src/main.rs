@@ -31,7 +31,7 @@ use cmd::{
 use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};
 
-/// Command line for Kafka's message formats: dump, build and inspect log segments.
+/// The command line for Kafka data (the about line is the package description).
 #[derive(Parser)]
 #[command(name = "krec", version, about, long_about = None)]
 struct Cli {

@@ -35,9 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     append(&mut log, &["open-1"], true, 2)?; // 8: a transaction still open
     log.close()?;
 
-    let sources = Sources::open(&[part], &mut || {
-        Err(krecords_source::Error::Usage("no kafka://".into()))
-    })?;
+    let sources = Sources::open_local(&[part])?;
     for (what, options) in [
         (
             "last 6 offsets, read_uncommitted",
@@ -75,7 +73,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         continue;
                     }
                 }
-                for r in batch.records(&mut scratch, 1 << 20)? {
+                // `checked_records`: the CRC first (the reader hands entries on as stored).
+                for r in batch.checked_records(&mut scratch, 1 << 20)? {
                     let r = r?;
                     if bounds.contains(r.offset()) {
                         let value = String::from_utf8_lossy(r.value().unwrap_or_default());

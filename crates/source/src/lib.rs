@@ -36,7 +36,7 @@
 //! }
 //! std::fs::write(&file, &bytes)?;
 //!
-//! let sources = Sources::open(&[file], &mut || unreachable!())?;
+//! let sources = Sources::open_local(&[file])?;
 //! let range = Range { start: Some(Position::FromEnd(4)), ..Range::default() };
 //! let options = ReadOptions { range, ..ReadOptions::default() };
 //! let mut reader = sources.read(0, &options)?;
@@ -95,6 +95,12 @@ pub use spec::{
 
 /// The client configuration of `kafka://` sources.
 pub use krecords_client::ClientConfig;
+/// The codec, whose types the reader hands out (`Step`, `Batch`, records): re-exported so that a
+/// user of this crate needs no other dependency to name them.
+pub use krecords_codec as codec;
+/// The partition log, whose types a directory's reads use (`consumer::ConsumedRecord` of
+/// [`records`], errors): re-exported for the same reason.
+pub use krecords_log as log;
 /// The isolation level of a read. One type for the workspace: krecords-log's, re-exported
 /// here so that the sources layer and its users name it once.
 pub use krecords_log::IsolationLevel;
@@ -167,8 +173,10 @@ impl Partition {
 pub struct ReadOptions {
     /// Which offsets.
     pub range: Range,
-    /// read_uncommitted (everything, as the files hold it) or read_committed (what a
-    /// transactional consumer sees: up to the last stable offset, aborted batches left out).
+    /// read_uncommitted (the default here: everything, as the files hold it, the way the
+    /// inspecting commands read) or read_committed (what a transactional consumer sees: up to
+    /// the last stable offset, aborted batches left out). The consumer-like readers built on
+    /// this one, `krecords_arrow::ScanOptions` and the export, default to read_committed.
     pub isolation: IsolationLevel,
     /// Read at most this many bytes of each file (`dump --max-bytes`).
     pub max_bytes: Option<u64>,
@@ -183,6 +191,9 @@ pub struct ReadOptions {
 }
 
 impl Default for ReadOptions {
+    /// The whole partition at read_uncommitted (unlike `krecords_arrow::ScanOptions`, which
+    /// reads as a consumer does: read_committed), entries up to the codec's default
+    /// decompression limit.
     fn default() -> Self {
         ReadOptions {
             range: Range::default(),
@@ -216,6 +227,28 @@ impl Sources {
         config: &mut dyn FnMut() -> Result<ClientConfig, Error>,
     ) -> Result<Sources, Error> {
         Sources::open_with(args, config, &mut || Ok(RemoteOptions::default()))
+    }
+
+    /// [`Sources::open`] for local sources only (files, `-`, partition directories, `log.dirs`
+    /// roots, `file://` remote tiers): a `kafka://` URL among `args` is a usage error, and no
+    /// client configuration is needed.
+    ///
+    /// # Errors
+    ///
+    /// As [`Sources::open`]; [`Error::Usage`] for a `kafka://` URL.
+    ///
+    /// ```
+    /// use krecords_source::{Error, Sources};
+    ///
+    /// let e = Sources::open_local(&["kafka://localhost:9092/t".into()]).unwrap_err();
+    /// assert!(matches!(e, Error::Usage(_)), "{e}");
+    /// ```
+    pub fn open_local(args: &[PathBuf]) -> Result<Sources, Error> {
+        Sources::open(args, &mut || {
+            Err(Error::Usage(
+                "kafka:// sources need a client configuration: open them with Sources::open".into(),
+            ))
+        })
     }
 
     /// [`Sources::open`], with remote tier locations (`s3://BUCKET/PREFIX`, `gs://`, `az://`,

@@ -20,7 +20,8 @@ use std::fmt;
 pub enum Position {
     /// An offset.
     Offset(i64),
-    /// This many offsets before the end (`-10`: ten records before the end).
+    /// This many offsets before the end (`-10`: ten records before the end); 0 or more (a
+    /// negative count is refused by [`Range::check`]).
     FromEnd(i64),
     /// The log start offset.
     Earliest,
@@ -155,6 +156,16 @@ impl Range {
     pub fn check(&self) -> Result<(), Error> {
         if self.count == Some(0) {
             return Err(Error::Usage("--count must be at least 1".into()));
+        }
+        for (what, p) in [("--start", self.start), ("--end", self.end)] {
+            if let Some(Position::FromEnd(n)) = p {
+                if n < 0 {
+                    return Err(Error::Usage(format!(
+                        "{what}: Position::FromEnd({n}) counts offsets back from the end: it \
+                         takes 0 or more"
+                    )));
+                }
+            }
         }
         match (self.start, self.end) {
             (Some(Position::Offset(s)), Some(Position::Offset(e))) if e <= s => {
@@ -479,5 +490,36 @@ mod tests {
             ..Range::default()
         };
         assert!(r.resolve(None, ru, &mut |_| Ok(None)).is_err());
+    }
+
+    #[test]
+    fn a_negative_count_from_the_end_is_refused() {
+        let wm = Watermarks {
+            log_start: 0,
+            high_watermark: 100,
+            last_stable: Some(100),
+        };
+        let ru = IsolationLevel::ReadUncommitted;
+        for n in [-3, i64::MIN] {
+            for r in [
+                Range {
+                    start: Some(Position::FromEnd(n)),
+                    ..Range::default()
+                },
+                Range {
+                    end: Some(Position::FromEnd(n)),
+                    ..Range::default()
+                },
+            ] {
+                let e = r.resolve(Some(&wm), ru, &mut |_| Ok(None)).unwrap_err();
+                assert!(matches!(e, Error::Usage(_)), "{e}");
+            }
+        }
+        let r = Range {
+            start: Some(Position::FromEnd(0)),
+            ..Range::default()
+        };
+        let got = r.resolve(Some(&wm), ru, &mut |_| Ok(None)).unwrap();
+        assert_eq!(got.start, 100, "-0 is the end, as latest");
     }
 }

@@ -8,6 +8,8 @@
 //! The entry holding the start is read whole; [`Reader::bounds`] tells a command that prints
 //! records which of its records are inside. When a read stops before the high watermark,
 //! [`Reader::stop`] says where and why.
+//!
+//! Entries come as they are stored, CRCs unchecked (see [`Reader`]).
 
 use crate::error::Error;
 use crate::filter::{Filter, Verdict};
@@ -87,7 +89,9 @@ pub struct Stop {
     pub cause: StopCause,
     /// The partition's high watermark, when known.
     pub high_watermark: Option<i64>,
-    /// The open transaction that holds the last stable offset: producer id, first offset.
+    /// The partition's open transaction that holds its last stable offset (producer id, first
+    /// offset), whatever the cause of this stop: the read may have stopped at `--end` or the
+    /// count before reaching it. The message names it for a stop at the last stable offset.
     pub open_txn: Option<(i64, i64)>,
 }
 
@@ -416,6 +420,11 @@ pub(crate) enum Pending {
 
 /// A partition read between two positions at an isolation level: its files one after
 /// another ([`Reader::next_file`]), the entries of each ([`Reader::next_entry`]).
+///
+/// Entries come as they are stored: the reader checks their framing, not their CRCs, so that
+/// a command can show a damaged entry for what it is. Decode records with
+/// [`Batch::checked_records`](krecords_codec::read::Batch::checked_records), which checks the
+/// CRC first, as [`crate::records`] and the Arrow layer do.
 pub struct Reader {
     name: String,
     pending: Pending,
@@ -677,7 +686,9 @@ impl Reader {
         Ok(Some(FileInfo { name, path }))
     }
 
-    /// The next entry of the current file, with the offsets of its records to show.
+    /// The next entry of the current file, with the offsets of its records to show. The entry
+    /// is as stored: its CRC is not checked (decode its records with `checked_records`, which
+    /// checks it).
     ///
     /// # Errors
     ///
@@ -756,7 +767,8 @@ impl Reader {
         Ok((step, bounds))
     }
 
-    /// The next entry of the current file.
+    /// The next entry of the current file, as stored: its CRC is not checked (decode its
+    /// records with `checked_records`, which checks it).
     ///
     /// # Errors
     ///

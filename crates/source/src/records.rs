@@ -217,15 +217,15 @@ pub fn read_entries(
     max_bytes: Option<usize>,
     each: &mut RecordFn<'_>,
 ) -> Result<Option<Stop>, Error> {
-    let name = reader.name().to_owned();
-    let data = |e: &dyn std::fmt::Display| Error::Data(format!("{name}: {e}"));
     let resolved = Resolved {
         count,
         ..reader.range()
     };
     let mut window = Window::new(resolved, reader.isolation());
     let mut budget = max_bytes;
-    'read: while reader.next_file()?.is_some() {
+    'read: while let Some(file) = reader.next_file()? {
+        let name = file.name;
+        let data = |e: &dyn std::fmt::Display| Error::Data(format!("{name}: {e}"));
         loop {
             let batch = match reader.next_entry().map_err(|e| Error::io("", e))? {
                 Step::Entry(b) => b,
@@ -233,6 +233,7 @@ pub fn read_entries(
                 Step::Partial(_) => break 'read,
                 Step::Error(e) => return Err(data(&e)),
             };
+            let position = batch.position();
             let size = batch.size_in_bytes();
             if let Some(max) = budget.as_mut() {
                 if size > *max && *max < max_bytes.unwrap_or(0) {
@@ -246,7 +247,18 @@ pub fn read_entries(
                 IsolationLevel::ReadUncommitted,
                 None,
             )
-            .map_err(|e| data(&e))?;
+            .map_err(|e| match e {
+                // Positions in the entry's bytes, made positions in the file.
+                krecords_log::Error::CorruptMessage {
+                    at: krecords_log::Location::Read { position: at },
+                    reason,
+                    ..
+                } => data(&format_args!(
+                    "byte {}: {reason}",
+                    position.saturating_add(at)
+                )),
+                e => data(&format_args!("the entry at byte {position}: {e}")),
+            })?;
             if !window.show(&seen.records, each)? || budget == Some(0) {
                 break 'read;
             }

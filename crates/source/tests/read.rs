@@ -312,3 +312,34 @@ fn a_live_partition_reads_as_its_bytes_in_a_file() {
     assert_eq!(live, read(&file, &ReadOptions::default()).unwrap());
     assert_eq!(live.len(), 36);
 }
+
+/// `records::read_entries` names the file and the byte in it where an entry fails its CRC, not
+/// the partition and a position inside the entry.
+#[test]
+fn read_entries_names_the_file_and_byte_of_a_corrupt_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("entries.bin");
+    let entry = |offset: i64, value: &[u8]| {
+        let mut b = V2Builder::new(offset);
+        b.append(&NewRecord::new(T0, None, Some(value))).unwrap();
+        b.finish().unwrap().to_vec()
+    };
+    let first = entry(0, b"aaaa");
+    let mut second = entry(1, b"bbbb");
+    let last = second.len() - 2;
+    second[last] ^= 0xff; // inside the value: the CRC no longer checks
+    std::fs::write(&file, [first.clone(), second].concat()).unwrap();
+    let sources = Sources::open(std::slice::from_ref(&file), &mut || unreachable!()).unwrap();
+    let mut reader = sources.read(0, &ReadOptions::default()).unwrap();
+    let mut seen = Vec::new();
+    let e = krecords_source::records::read_entries(&mut reader, None, None, &mut |r| {
+        seen.push(r.offset);
+        Ok(())
+    })
+    .unwrap_err()
+    .to_string();
+    assert_eq!(seen, [0]);
+    let at = format!("{}: byte {}: ", file.display(), first.len());
+    assert!(e.starts_with(&at), "{e}");
+    assert!(e.contains("crc"), "{e}");
+}

@@ -5,6 +5,9 @@
 //! the codec and each record decoded with `krecords_topics`, printed as kafka-dump-log's
 //! `--offsets-decoder` does and as fields.
 //!
+//! A whole `__consumer_offsets` partition is read with `krecords_admin::groups::GroupLog`
+//! instead (segments at read_committed, damage reported, tombstones applied).
+//!
 //! Run: `cargo run -p krecords-topics --example consumer_offsets`.
 
 use krecords_codec::read::Entries;
@@ -50,7 +53,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The decoder a partition directory's name calls for.
     let kind = Kind::for_partition_dir("__consumer_offsets-12").ok_or("not an internal topic")?;
     let mut scratch = Vec::new();
-    for batch in Entries::new(&log) {
+    // `strict`: a truncated entry at the end is an error, not a quiet end of the bytes.
+    for batch in Entries::new(&log).strict() {
         let batch = batch?;
         for record in batch.checked_records(&mut scratch, DEFAULT_DECOMPRESS_LIMIT)? {
             let record = record?;

@@ -21,6 +21,11 @@
 //! Any bytes give a result, never a panic: every length is checked against the bytes left before
 //! anything is allocated, and nesting is bounded.
 //!
+//! This crate decodes one record at a time. To get committed offsets per group out of a
+//! `__consumer_offsets` partition (its segments read at read_committed, truncated tails and
+//! corrupt entries reported, tombstones applied), use `krecords_admin::groups::GroupLog`
+//! (`replay_dir`) or `describe_root`, which `krec groups` uses.
+//!
 //! ```
 //! use krecords_topics::{parse, Kind};
 //! // An OffsetCommitKey (record type 1): group "g", topic "t", partition 0; no value.

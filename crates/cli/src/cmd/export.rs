@@ -23,14 +23,22 @@ use std::time::{Duration, Instant};
 ///
 /// The dataset: DIR/topic=T/partition=P/<first offset>-<last offset>.parquet (or .arrow), in
 /// the fixed schema of `krec sql --help` (the source repository's docs/design.md, "Records as
-/// Arrow"). Files are written under a hidden temporary name and renamed when complete; a run continues each partition after the
-/// last offset already in DIR, so a run killed at any moment and run again leaves every record
-/// exactly once. --start/--end bound the export (per partition, as every krec command takes
-/// positions): a partition starts at the later of --start and the dataset's end, so the same
-/// command run again after a kill completes the range, each record once. Partitions are
-/// exported by --jobs threads, each partition by one of them.
+/// Arrow"). Files are written under a hidden temporary name and renamed when complete; a run
+/// continues each partition after the last offset already in DIR, so a run killed at any
+/// moment and run again leaves every record exactly once. --start/--end bound the export (per
+/// partition, as every krec command takes positions): a partition starts at the later of
+/// --start and the dataset's end, so the same command run again after a kill completes the
+/// range, each record once. Partitions are exported by --jobs threads, each partition by one
+/// of them.
+///
+/// Examples:
+///   krec export /var/lib/kafka/data --output /lake/kafka
+///   krec export kafka://localhost:9092/events --output /lake/kafka --follow --roll-ms 60000
+///   krec export /var/lib/kafka/data/events-0 -o ds --value-format string --format-report json
+///   duckdb -c "SELECT partition, count(*) FROM read_parquet('ds/**/*.parquet',
+///       hive_partitioning = true) GROUP BY partition"
 #[derive(clap::Args, Debug)]
-#[command(after_long_help = crate::kafka::REMOTE_HELP)]
+#[command(verbatim_doc_comment, after_long_help = crate::kafka::REMOTE_HELP)]
 pub struct Args {
     /// Partition directories, a broker's log.dirs root, kafka://HOST:PORT/TOPIC[/PARTITION], or
     /// a remote tier location (s3://BUCKET/PREFIX, gs://, az://, file:///ROOT/PREFIX)

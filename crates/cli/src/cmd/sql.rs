@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Runs a SQL query over Kafka data (Apache DataFusion).
+/// Run a SQL query over Kafka data (Apache DataFusion).
 ///
 /// Each --table NAME=SOURCE registers a table: SOURCE is anything the other commands read
 /// (segment files, partition directories, a log.dirs root, kafka://HOST:PORT/TOPIC[/PARTITION];
@@ -26,8 +26,8 @@ use std::sync::Arc;
 ///   topic, partition, offset, timestamp (timestamp(ms, UTC)), timestamp_type, key, value,
 ///   headers (list of {key, value}), producer_id, producer_epoch, sequence, is_transactional,
 ///   batch_offset, magic, compression
-/// (the source repository's docs/design.md, "Records as Arrow"). Only the columns the query uses are
-/// built, and filters on partition, offset and timestamp are pushed down: excluded partitions
+/// (the source repository's docs/design.md, "Records as Arrow"). Only the columns the query
+/// uses are built, and filters on partition, offset and timestamp are pushed down: excluded partitions
 /// are not read, an offset range or a lower time bound starts (and an offset range ends) the
 /// read where it says, through the offset and time indexes or ListOffsets.
 ///
@@ -153,10 +153,16 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
             }
             counters.push(c);
         }
-        let df = ctx
-            .sql(&args.query)
-            .await
-            .map_err(|e| failure(&e, ErrorClass::Usage))?;
+        let df = ctx.sql(&args.query).await.map_err(|e| {
+            match failure(&e, ErrorClass::Usage) {
+                // DataFusion names the table it lacks by its full path; say which there are.
+                Failure::Usage(m) if m.contains("table '") && m.ends_with("not found") => {
+                    let names: Vec<&str> = tables.iter().map(|(n, _)| n.as_str()).collect();
+                    Failure::Usage(format!("{m} (the tables are: {})", names.join(", ")))
+                }
+                f => f,
+            }
+        })?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let batches = match &args.output {
             Some(path) => {

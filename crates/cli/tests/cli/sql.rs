@@ -278,7 +278,7 @@ fn a_query_datafusion_refuses_exits_2_with_its_message() {
     r.fails(2, "nope");
     assert!(r.stdout.is_empty());
     sql("SELEC 1", &part, &[]).fails(2, "SELEC");
-    sql("SELECT * FROM missing", &part, &[]).fails(2, "missing");
+    sql("SELECT * FROM missing", &part, &[]).fails(2, "missing' not found (the tables are: t)");
 }
 
 /// DataFusion's settings come from its `DATAFUSION_*` environment variables; a value a
