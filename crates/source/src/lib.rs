@@ -220,8 +220,9 @@ impl Sources {
     ///
     /// # Errors
     ///
-    /// A malformed URL, a pattern matching nothing, a directory with nothing to read, a broker
-    /// that cannot be reached or does not have the topic.
+    /// A path that does not exist (before anything is read), a malformed URL, a pattern
+    /// matching nothing, a directory with nothing to read, a broker that cannot be reached or
+    /// does not have the topic.
     pub fn open(
         args: &[PathBuf],
         config: &mut dyn FnMut() -> Result<ClientConfig, Error>,
@@ -326,6 +327,16 @@ impl Sources {
     fn push_local(&mut self, files: &mut Vec<PathBuf>) -> Result<(), Error> {
         if files.is_empty() {
             return Ok(());
+        }
+        // A path that is not there is said now, before anything is read (a glob pattern is
+        // matched instead; `-` is standard input).
+        for p in files.iter() {
+            let pattern = p.to_str().is_some_and(|t| t.contains(['*', '?', '[']));
+            if p.as_os_str() != "-" && !pattern {
+                if let Err(e) = std::fs::metadata(p) {
+                    return Err(Error::io(format!("cannot open {}", p.display()), e));
+                }
+            }
         }
         let expanded = spec::expand_local(files).map_err(|e| Error::io("cannot list input", e))?;
         files.clear();

@@ -343,3 +343,26 @@ fn read_entries_names_the_file_and_byte_of_a_corrupt_entry() {
     assert!(e.starts_with(&at), "{e}");
     assert!(e.contains("crc"), "{e}");
 }
+
+/// A path that is not there fails the open, before anything of the others is read; a glob
+/// pattern that matches nothing fails too, naming the pattern.
+#[test]
+fn a_missing_path_fails_the_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("entries.bin");
+    let mut b = V2Builder::new(0);
+    b.append(&NewRecord::new(T0, None, Some(b"v"))).unwrap();
+    std::fs::write(&file, b.finish().unwrap()).unwrap();
+    let missing = dir.path().join("x-0");
+    let e = Sources::open_local(&[file.clone(), missing.clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("cannot open {}: ", missing.display())),
+        "{e}"
+    );
+    let pattern = dir.path().join("nothing*.log");
+    let e = Sources::open_local(&[pattern]).unwrap_err().to_string();
+    assert!(e.contains("no file matches"), "{e}");
+    assert_eq!(Sources::open_local(&[file]).unwrap().partitions.len(), 1);
+}
