@@ -59,8 +59,10 @@ fn explain<'py>(
 /// `{"what_if": {...}, "rows": [...]}`, the `what_if` and `rows` of `krec stats --what-if
 /// --format json` (one row per magic × codec × level: bytes, ratio, entries copied, notes and,
 /// with `timing`, encode and decode MB/s, each row converted again until `min_time_ms` of each
-/// is measured). `levels` adds rows at these levels (`[("zstd", 19)]`); `threads` run rows in
-/// parallel.
+/// is measured, at most 60000 ms). `levels` adds rows at these levels (`[("zstd", 19)]`);
+/// `threads` run rows in parallel. Input that is not whole, CRC-valid entries (a truncated or
+/// corrupt entry, bytes that are not Kafka data) raises `CorruptDataError`, where `krec stats
+/// --what-if` exits 1.
 #[pyfunction]
 #[pyo3(signature = (data, *, timing = false, min_time_ms = 50, threads = 1, levels = Vec::new(), records_per_batch = None, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
 #[allow(clippy::too_many_arguments)]
@@ -82,6 +84,16 @@ fn what_if<'py>(
         extra.push((c, level));
     }
     let text = detached(py, move || {
+        // The input checked first, as `krec stats` reads it: every entry whole, its CRC and its
+        // records. What-if rows of input that is not (all) Kafka data would be zeros or count
+        // only what comes before the damage, without saying so.
+        let mut scratch = Vec::new();
+        for entry in Entries::new(&bytes).strict() {
+            let entry = entry?;
+            for record in entry.checked_records(&mut scratch, max_decompressed_bytes)? {
+                record?;
+            }
+        }
         let targets = targets(&extra, records_per_batch, max_decompressed_bytes)?;
         let cfg = Config {
             threads: threads.clamp(1, 64),

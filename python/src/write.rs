@@ -4,8 +4,9 @@ use crate::errors::{detached, guard, Fail};
 use crate::read::bytes_of;
 use krecords_codec::build::{build, BatchOptions, BuildRecord};
 use krecords_codec::{Compression, TimestampType};
+use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyMapping, PyString};
 
 /// Bytes of a key, value or header value: `None`, `str` (UTF-8) or bytes-like.
 fn opt_bytes(v: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
@@ -18,45 +19,114 @@ fn opt_bytes(v: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
     Ok(Some(bytes_of(&v)?.to_vec()))
 }
 
-/// A field of a record given as a mapping or as an object with attributes (a `Record`).
-fn field<'py>(r: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if let Ok(d) = r.cast::<PyDict>() {
-        return d.get_item(name);
+/// The fields a record may have: `krec build`'s JSON fields (`partition` is accepted and, as
+/// there, not used).
+const FIELDS: [&str; 6] = [
+    "offset",
+    "partition",
+    "timestamp",
+    "key",
+    "value",
+    "headers",
+];
+
+/// A record as given: a `dict` (or another mapping) or a `Record`.
+enum Given<'a, 'py> {
+    Mapping(&'a Bound<'py, PyMapping>),
+    Record(&'a Bound<'py, PyAny>),
+}
+
+impl<'py> Given<'_, 'py> {
+    /// The field `name`, `None` when it is missing.
+    fn field(&self, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self {
+            Given::Mapping(m) => match m.get_item(name) {
+                Ok(v) => Ok(Some(v)),
+                Err(e) if e.is_instance_of::<PyKeyError>(m.py()) => Ok(None),
+                Err(e) => Err(e),
+            },
+            Given::Record(r) => Ok(Some(r.getattr(name)?)),
+        }
     }
-    if r.hasattr(name)? {
-        return Ok(Some(r.getattr(name)?));
-    }
-    Ok(None)
 }
 
 fn opt_int(v: Option<Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     v.filter(|v| !v.is_none()).map(|v| v.extract()).transpose()
 }
 
-/// One record from Python: a dict (or a `Record`) with `value`, and optionally `key`,
-/// `timestamp` (ms; default: now), `headers` (pairs of `str` and bytes or `None`) and `offset`.
-fn record(r: &Bound<'_, PyAny>, now: i64) -> PyResult<BuildRecord> {
+/// Record `index` from Python: a dict (or another mapping) with `value`, and optionally `key`,
+/// `timestamp` (ms; default: now), `headers` (pairs of `str` and bytes or `None`) and `offset`;
+/// or a `Record`. Anything else, and a mapping with a field `krec build` does not know, is a
+/// usage error (a misspelled `value` would otherwise build a null record).
+fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, Fail> {
+    let wrong = |m: String| Fail::usage(format!("records[{index}]: {m}"));
+    let given = if r.is_instance_of::<crate::read::Record>() {
+        Given::Record(r)
+    } else if let Ok(m) = r.cast::<PyMapping>() {
+        for key in m.keys().map_err(|e| wrong(e.to_string()))?.iter() {
+            let known = key
+                .cast::<PyString>()
+                .ok()
+                .and_then(|k| k.to_cow().ok())
+                .is_some_and(|k| FIELDS.contains(&k.as_ref()));
+            if !known {
+                return Err(wrong(format!(
+                    "unknown field {}: expected one of {}",
+                    key.repr().map_or_else(|_| "?".into(), |r| r.to_string()),
+                    FIELDS.join(", ")
+                )));
+            }
+        }
+        Given::Mapping(m)
+    } else {
+        let kind = r
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".into(), |n| n.to_string());
+        return Err(wrong(format!(
+            "a record is a dict (or a krecords.Record), not {kind}"
+        )));
+    };
+    let in_field = |name: &str| {
+        let name = name.to_owned();
+        move |e: PyErr| wrong(format!("{name}: {e}"))
+    };
     let mut headers = Vec::new();
-    if let Some(hs) = field(r, "headers")?.filter(|h| !h.is_none()) {
-        for h in hs.try_iter()? {
-            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = h?.extract()?;
-            let key = opt_bytes(Some(k))?.unwrap_or_default();
-            headers.push((key, opt_bytes(Some(v))?));
+    if let Some(hs) = given
+        .field("headers")
+        .map_err(in_field("headers"))?
+        .filter(|h| !h.is_none())
+    {
+        for h in hs.try_iter().map_err(in_field("headers"))? {
+            let pair: Result<(Bound<'_, PyAny>, Bound<'_, PyAny>), PyErr> =
+                h.and_then(|h| h.extract());
+            let (k, v) =
+                pair.map_err(|_| wrong("headers: each header is a (key, value) pair".into()))?;
+            let key = opt_bytes(Some(k))
+                .map_err(in_field("header key"))?
+                .unwrap_or_default();
+            headers.push((key, opt_bytes(Some(v)).map_err(in_field("header value"))?));
         }
     }
+    let get = |name: &str| given.field(name).map_err(in_field(name));
     Ok(BuildRecord {
-        offset: opt_int(field(r, "offset")?)?,
-        timestamp: opt_int(field(r, "timestamp")?)?.unwrap_or(now),
-        key: opt_bytes(field(r, "key")?)?,
-        value: opt_bytes(field(r, "value")?)?,
+        offset: opt_int(get("offset")?).map_err(in_field("offset"))?,
+        timestamp: opt_int(get("timestamp")?)
+            .map_err(in_field("timestamp"))?
+            .unwrap_or(now),
+        key: opt_bytes(get("key")?).map_err(in_field("key"))?,
+        value: opt_bytes(get("value")?).map_err(in_field("value"))?,
         headers,
     })
 }
 
 /// Builds log entries from `records` (dicts with `value` and optionally `key`, `timestamp`,
-/// `headers`, `offset`; or `Record` objects), byte for byte what `krec build` writes with the
-/// same options: `records_per_batch` records per entry (0: all in one), offsets from
-/// `base_offset`, `producer=(id, epoch)` with sequences from `base_sequence`.
+/// `headers`, `offset`, `partition`; or `Record` objects), byte for byte what `krec build`
+/// writes with the same options: `records_per_batch` records per entry (0: all in one), offsets
+/// from `base_offset`, `producer=(id, epoch)` with sequences from `base_sequence`. A field
+/// `krec build` does not know, or an item that is not a record, raises `UsageError`.
+/// `compression` is a codec name or `codec:level` (`"zstd:3"`); levels are checked as `krec`
+/// checks them (lz4 only at its default, none for snappy).
 #[pyfunction]
 #[pyo3(signature = (
     records, *, magic = 2, compression = None, level = None, base_offset = 0, producer = None,
@@ -83,23 +153,42 @@ fn build_batch<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
         let usage = |m: String| Fail::usage(m).into_pyerr(py);
-        let compression = match compression {
-            None => Compression::None,
-            Some(name) => Compression::from_name(name).ok_or_else(|| {
-                usage(format!(
-                    "unknown compression {name:?}: none, gzip, snappy, lz4 or zstd"
-                ))
-            })?,
+        // `krec build --compression`'s spelling and checks: `zstd`, `zstd:3`; a level the CLI
+        // refuses (lz4 at another level, snappy with one) is refused here too.
+        let (compression, level) = match compression {
+            None => (Compression::None, level),
+            Some(spec) => {
+                let (codec, named) = Compression::parse_with_level(spec).map_err(&usage)?;
+                if named.is_some() && level.is_some() {
+                    return Err(usage(format!(
+                        "compression {spec:?} names a level and level= gives another: give one"
+                    )));
+                }
+                (codec, named.or(level))
+            }
         };
+        compression.check_level(level).map_err(&usage)?;
         let timestamp_type = TimestampType::from_name(timestamp_type).ok_or_else(|| {
             usage(format!(
                 "unknown timestamp type {timestamp_type:?}: create_time or log_append_time"
             ))
         })?;
         let now = krecords_source::time::now_ms();
+        if records.is_instance_of::<PyString>()
+            || records.is_instance_of::<PyBytes>()
+            || records.is_instance_of::<PyMapping>()
+        {
+            let kind = records
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".into(), |n| n.to_string());
+            return Err(usage(format!(
+                "records: a list (or another iterable) of records, not {kind}"
+            )));
+        }
         let mut recs = Vec::new();
-        for r in records.try_iter()? {
-            recs.push(record(&r?, now)?);
+        for (index, r) in records.try_iter()?.enumerate() {
+            recs.push(record(&r?, index, now).map_err(|f| f.into_pyerr(py))?);
         }
         let (producer_id, producer_epoch) = producer.unwrap_or((-1, -1));
         let opts = BatchOptions {

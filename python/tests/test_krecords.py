@@ -103,6 +103,12 @@ def test_verify_is_krec_verify(krec: str, demo_partition: Path, tmp_path: Path) 
         krecords.verify(tmp_path)  # a directory without segments
 
 
+def test_an_unreachable_broker_is_an_io_error() -> None:
+    with pytest.raises(krecords.KrecordsIOError, match="127.0.0.1:1.*refused"):
+        krecords.read_table("kafka://127.0.0.1:1/t",
+                            config={"socket.connection.setup.timeout.ms": "1000"})
+
+
 def test_ship_usage_errors(demo_partition: Path) -> None:
     # The shipping itself is checked against a real broker (interop/broker/front_door_check.py).
     with pytest.raises(krecords.UsageError, match="the target must be kafka://"):
@@ -111,8 +117,9 @@ def test_ship_usage_errors(demo_partition: Path) -> None:
         krecords.ship(str(demo_partition), "kafka://127.0.0.1:1/t", config={"no.such.property": "1"})
     with pytest.raises(krecords.UsageError):
         krecords.ship([], "kafka://127.0.0.1:1/t")
-    # Nothing listens on port 1: refused quickly, as krec ship refuses it.
-    with pytest.raises(krecords.UsageError, match="127.0.0.1:1"):
+    # Nothing listens on port 1: refused quickly, as krec ship refuses it; the network failing
+    # is an I/O error, as for a source.
+    with pytest.raises(krecords.KrecordsIOError, match="127.0.0.1:1"):
         krecords.ship([str(demo_partition)], "kafka://127.0.0.1:1/t",
                       config={"socket.connection.setup.timeout.ms": "1000", "retries": "0"})
 
@@ -132,6 +139,14 @@ def test_what_if_is_krec_stats_what_if(krec: str, demo_segments: List[Path]) -> 
     assert all(r["decode_mb_s"] is not None for r in timed["rows"] if r.get("error") is None)
     with pytest.raises(krecords.UsageError, match="unknown codec"):
         krecords.what_if(b"", levels=[("brotli", 1)])
+    # Input that is not whole, CRC-valid entries is an error, not a table of zeros.
+    good = demo_segments[-1].read_bytes()
+    bad_crc = bytearray(good)
+    bad_crc[-1] ^= 0xFF
+    for data in [b"abc", good[:-5], bytes(bad_crc)]:
+        with pytest.raises(krecords.CorruptDataError):
+            krecords.what_if(data)
+    assert krecords.what_if(b"")["rows"] is not None
 
 
 # ---------------------------------------------------------------- build_batch and entries
@@ -245,6 +260,45 @@ def test_build_batch_usage_errors() -> None:
         krecords.build_batch(RECORDS, magic=1, producer=(1, 0))
     with pytest.raises(krecords.UsageError):
         krecords.build_batch(RECORDS, magic=0, compression="zstd")
+
+
+@pytest.mark.parametrize("records,message", [
+    ([{"valu": b"x"}], "records\\[0\\]: unknown field 'valu': expected one of offset, partition"),
+    ([{"value": b"x"}, {"Value": b"y", "Key": b"k"}], "records\\[1\\]: unknown field 'Value'"),
+    ("abc", "a list .* of records, not str"),
+    (b"abc", "a list .* of records, not bytes"),
+    ({"value": b"x"}, "a list .* of records, not dict"),
+    ([1], "records\\[0\\]: a record is a dict .*, not int"),
+    ([None], "records\\[0\\]: a record is a dict .*, not NoneType"),
+    ([[b"v"]], "records\\[0\\]: a record is a dict .*, not list"),
+    ([{"value": b"x", "headers": [("a",)]}], "records\\[0\\]: headers: each header is a \\(key, value\\) pair"),
+    ([{"value": b"x", "timestamp": "noon"}], "records\\[0\\]: timestamp: "),
+])
+def test_build_batch_refuses_what_is_not_a_record(records: Any, message: str) -> None:
+    """A misspelled field or a non-record would otherwise build a null record: data lost."""
+    with pytest.raises(krecords.UsageError, match=message):
+        krecords.build_batch(records)
+
+
+def test_build_batch_levels_are_checked_as_krec_build_checks_them(krec: str) -> None:
+    for kwargs, message in [
+        ({"compression": "lz4", "level": 3}, "LZ4 HC"),
+        ({"compression": "lz4:3"}, "LZ4 HC"),
+        ({"compression": "snappy", "level": 3}, "snappy has no levels"),
+        ({"level": 3}, "none has no levels"),
+        ({"compression": "gzip", "level": 10}, "gzip level 10 outside 1 to 9"),
+        ({"compression": "zstd:3", "level": 5}, "give one"),
+    ]:
+        with pytest.raises(krecords.UsageError, match=message):
+            krecords.build_batch(RECORDS, **kwargs)
+    # The CLI's spelling is taken, and builds what krec build does with it.
+    lines = "".join(json.dumps({"timestamp": r["timestamp"], "key": r["key"], "value": r["value"]}) + "\n"
+                    for r in RECORDS)
+    want = subprocess.run([krec, "build", "--compression", "zstd:7"], input=lines.encode(),
+                          capture_output=True, check=True).stdout
+    plain = [{k: r[k] for k in ("timestamp", "key", "value")} for r in RECORDS]
+    assert krecords.build_batch(plain, compression="zstd:7") == want
+    assert krecords.build_batch(plain, compression="zstd", level=7) == want
 
 
 def test_truncated_tail_is_quiet_unless_strict() -> None:

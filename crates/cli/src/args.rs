@@ -86,37 +86,7 @@ impl RangeArgs {
 
 /// Parses `codec[:level]`.
 pub fn parse_compression(s: &str) -> Result<(Compression, Option<i32>), Failure> {
-    let (name, level) = match s.split_once(':') {
-        Some((n, l)) => (n, Some(l)),
-        None => (s, None),
-    };
-    let codec = Compression::from_name(name).ok_or_else(|| {
-        Failure::Usage(format!(
-            "unknown compression {name:?} (none, gzip, snappy, lz4, zstd)"
-        ))
-    })?;
-    let level = match level {
-        None => None,
-        Some(l) => {
-            let l: i32 = l
-                .parse()
-                .map_err(|_| Failure::Usage(format!("invalid level {l:?}")))?;
-            match codec.level_range() {
-                Some(_) if codec.is_valid_level(l) => Some(l),
-                Some((lo, hi)) => {
-                    return Err(Failure::Usage(format!(
-                        "{name} level {l} outside {lo} to {hi}"
-                    )))
-                }
-                None => return Err(Failure::Usage(format!("{name} has no levels"))),
-            }
-        }
-    };
-    // lz4 at a level other than its default is LZ4 HC in Kafka: refused everywhere, with the
-    // codec's one message.
-    krecords_codec::convert::check_lz4_level(codec, level)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    Ok((codec, level))
+    Compression::parse_with_level(s).map_err(Failure::Usage)
 }
 
 /// `--max-decompressed-bytes`, for every command that reads entries.

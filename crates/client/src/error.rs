@@ -304,6 +304,20 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether this is the network failing: no connection could be opened, a connection was
+    /// lost or closed, or no answer came in time (an I/O error, as opposed to a configuration,
+    /// authentication or broker error, or corrupt data).
+    pub fn is_network(&self) -> bool {
+        matches!(
+            self,
+            Error::Connect { .. }
+                | Error::NoBrokerReachable { .. }
+                | Error::Io { .. }
+                | Error::Disconnected { .. }
+                | Error::Timeout { .. }
+        )
+    }
+
     /// Whether this is an authentication, authorization or TLS failure (a wrong password, an
     /// untrusted CA, a missing client certificate, TOPIC_AUTHORIZATION_FAILED): retrying will
     /// not help and the user must fix the configuration or the credentials.
@@ -335,19 +349,15 @@ impl Error {
 
     /// Whether the connection is unusable after this error (it is then dropped and reopened).
     pub(crate) fn breaks_connection(&self) -> bool {
-        matches!(
-            self,
-            Error::Io { .. }
-                | Error::Tls { .. }
-                | Error::Disconnected { .. }
-                | Error::Truncated { .. }
-                | Error::FrameSize { .. }
-                | Error::CorrelationId { .. }
-                | Error::Protocol { .. }
-                | Error::Timeout { .. }
-                | Error::Connect { .. }
-                | Error::NoBrokerReachable { .. }
-        )
+        self.is_network()
+            || matches!(
+                self,
+                Error::Tls { .. }
+                    | Error::Truncated { .. }
+                    | Error::FrameSize { .. }
+                    | Error::CorrelationId { .. }
+                    | Error::Protocol { .. }
+            )
     }
 
     /// Whether a retry (after a metadata refresh) may succeed: a leader change, a lost

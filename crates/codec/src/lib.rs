@@ -185,6 +185,61 @@ impl Compression {
         }
     }
 
+    /// Whether krecords writes the codec at `level` as Kafka would, with the reason when not:
+    /// a level for a codec without levels (none, snappy), a level outside
+    /// [`Self::level_range`], or an lz4 level other than the default (Kafka's LZ4 HC,
+    /// [`convert::check_lz4_level`]). `None` (the default level) always is. What every front
+    /// end (the CLI's `--compression codec:level`, the Python package's `level=`) checks.
+    ///
+    /// ```
+    /// use krecords_codec::Compression;
+    /// assert!(Compression::Zstd.check_level(Some(19)).is_ok());
+    /// assert!(Compression::Gzip.check_level(Some(10)).unwrap_err().contains("outside 1 to 9"));
+    /// assert!(Compression::Snappy.check_level(Some(3)).unwrap_err().contains("no levels"));
+    /// assert!(Compression::Lz4.check_level(Some(3)).unwrap_err().contains("LZ4 HC"));
+    /// assert!(Compression::Lz4.check_level(None).is_ok());
+    /// ```
+    pub fn check_level(self, level: Option<i32>) -> std::result::Result<(), String> {
+        let name = self.name();
+        match (level, self.level_range()) {
+            (None, _) => return Ok(()),
+            (Some(_), None) => return Err(format!("{name} has no levels")),
+            (Some(l), Some((lo, hi))) if !self.is_valid_level(l) => {
+                return Err(format!("{name} level {l} outside {lo} to {hi}"))
+            }
+            _ => {}
+        }
+        convert::check_lz4_level(self, level).map_err(|e| e.to_string())
+    }
+
+    /// Parses `codec` or `codec:level` (`zstd:3`), the level checked by [`Self::check_level`].
+    ///
+    /// ```
+    /// use krecords_codec::Compression;
+    /// assert_eq!(Compression::parse_with_level("zstd:3"), Ok((Compression::Zstd, Some(3))));
+    /// assert_eq!(Compression::parse_with_level("GZIP"), Ok((Compression::Gzip, None)));
+    /// assert!(Compression::parse_with_level("lz5").is_err());
+    /// assert!(Compression::parse_with_level("gzip:x").is_err());
+    /// ```
+    pub fn parse_with_level(s: &str) -> std::result::Result<(Compression, Option<i32>), String> {
+        let (name, level) = match s.split_once(':') {
+            Some((n, l)) => (n, Some(l)),
+            None => (s, None),
+        };
+        let codec = Compression::from_name(name).ok_or_else(|| {
+            format!("unknown compression {name:?} (none, gzip, snappy, lz4, zstd)")
+        })?;
+        let level = match level {
+            None => None,
+            Some(l) => Some(
+                l.parse::<i32>()
+                    .map_err(|_| format!("invalid level {l:?}"))?,
+            ),
+        };
+        codec.check_level(level)?;
+        Ok((codec, level))
+    }
+
     /// Kafka's default level for the codec (gzip 6 as `Deflater.DEFAULT_COMPRESSION`, lz4 9,
     /// zstd 3), `None` for codecs without levels.
     pub fn default_level(self) -> Option<i32> {

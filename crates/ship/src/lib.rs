@@ -87,11 +87,16 @@ impl Error {
         Error::Usage(msg.into())
     }
 
-    /// A client error about `what`: corrupt fetched data is [`Error::Data`], anything else
+    /// A client error about `what`: corrupt fetched data is [`Error::Data`], the network
+    /// failing ([`krecords_client::Error::is_network`]) [`Error::Io`], anything else
     /// [`Error::Usage`].
     pub(crate) fn client(what: &str, e: &krecords_client::Error) -> Self {
         match e {
             krecords_client::Error::Corrupt { .. } => Error::Data(format!("{what}: {e}")),
+            e if e.is_network() => Error::Io {
+                context: what.to_owned(),
+                source: io::Error::other(e.to_string()),
+            },
             _ => Error::Usage(format!("{what}: {e}")),
         }
     }

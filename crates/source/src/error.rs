@@ -73,10 +73,12 @@ pub fn passed_log_error(e: &io::Error) -> Option<&krecords_log::Error> {
 }
 
 /// How a client error ends a command: data that does not parse as log entries is a data
-/// problem; everything else (connection, broker errors, configuration) is exit 2.
+/// problem; everything else is exit 2, as an I/O error (no connection, a connection lost, no
+/// answer in time) or a usage error (configuration, TLS, authentication, broker errors).
 pub fn classify_client(e: &krecords_client::Error) -> ErrorClass {
     match e {
         krecords_client::Error::Corrupt { .. } => ErrorClass::Data,
+        e if e.is_network() => ErrorClass::Io,
         _ => ErrorClass::Usage,
     }
 }
