@@ -142,7 +142,28 @@ impl<R: Read> EntrySource for EntryStream<R> {
         if let Some(u) = input.unread() {
             return Ok(buffered + u);
         }
-        let rest = io::copy(input.reader_mut(), &mut io::sink())?;
-        Ok(buffered + rest)
+        Ok(buffered + count_rest(input.reader_mut())?)
     }
+}
+
+/// How much of a stream is counted after an invalid entry, at most: the bytes of a file are
+/// known without reading them, but a pipe or a device is read to be counted, and one that never
+/// ends (`/dev/zero`) would be read for ever.
+pub const COUNT_LIMIT: u64 = 1 << 30;
+
+/// Reads `reader` to its end and counts its bytes, or fails once more than [`COUNT_LIMIT`]
+/// were read (the input does not end: a device, or an endless stream).
+///
+/// # Errors
+///
+/// The reader's; more than [`COUNT_LIMIT`] bytes.
+pub fn count_rest(reader: &mut dyn io::Read) -> io::Result<u64> {
+    let rest = io::copy(&mut reader.take(COUNT_LIMIT + 1), &mut io::sink())?;
+    if rest > COUNT_LIMIT {
+        return Err(io::Error::other(format!(
+            "more than {COUNT_LIMIT} bytes follow an invalid entry and the input does not end \
+             (a device or an endless stream?): stopped counting them"
+        )));
+    }
+    Ok(rest)
 }

@@ -792,7 +792,9 @@ impl Reader {
     }
 
     /// Bytes from the current position to the end of the current file (after an error: how
-    /// many were left unread as invalid). Reads the rest of the input to count it.
+    /// many were left unread as invalid). Reads the rest of a stream to count it, at most
+    /// [`krecords_log::check::COUNT_LIMIT`] bytes (beyond that, an error: the input
+    /// does not end).
     ///
     /// # Errors
     ///
@@ -806,8 +808,7 @@ impl Reader {
                 if let Some(u) = input.unread() {
                     return Ok(buffered + u);
                 }
-                let rest = io::copy(input.reader_mut(), &mut io::sink())?;
-                Ok(buffered + rest)
+                Ok(buffered + krecords_log::check::count_rest(input.reader_mut())?)
             }
             Cur::Live(l) => Ok(l.chunk.len().saturating_sub(l.pos) as u64),
         }

@@ -343,3 +343,22 @@ fn stats_counts_the_entries_of_a_range_whole_and_count_zero_is_refused_plainly()
         assert!(!r.stderr.contains("18446744073709551615"), "{}", r.stderr);
     }
 }
+
+/// An endless input (`/dev/zero`) ends with a clear error instead of being read for ever to
+/// count the bytes after its first invalid entry.
+#[test]
+fn an_endless_input_is_not_read_for_ever() {
+    if !std::path::Path::new("/dev/zero").exists() {
+        return;
+    }
+    let d = Dir::new();
+    for command in ["verify", "dump", "stats"] {
+        let r = d.run(&[command, "/dev/zero"], b"");
+        assert_eq!(r.code, 2, "{command}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("the input does not end"),
+            "{command}: {}",
+            r.stderr
+        );
+    }
+}

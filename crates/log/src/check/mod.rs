@@ -25,7 +25,9 @@
 //!
 //! [`Log::open_read_only`]: crate::Log::open_read_only
 
-pub use crate::entry_stream::{file_streamer, streamer, EntrySource, EntryStream, Next};
+pub use crate::entry_stream::{
+    count_rest, file_streamer, streamer, EntrySource, EntryStream, Next, COUNT_LIMIT,
+};
 
 use crate::data_dir::{self, PartitionDir};
 use crate::files::{
