@@ -92,7 +92,10 @@ def read_batches(
     transactions left out, up to the last stable offset) or ``read_uncommitted``. ``columns``:
     the projection (default: all 15 columns of the schema). ``config``: librdkafka-style
     properties for ``kafka://`` sources. Errors while reading raise ``KrecordsError``
-    subclasses from the reader's iteration.
+    subclasses from the reader's iteration. With ``key_format``/``value_format`` ``"string"``,
+    bytes that are not UTF-8 are read as null and counted: a ``UserWarning`` at the end of the
+    read says how many per column (``scan(...).invalid`` gives the counts). Ctrl-C raises
+    ``KeyboardInterrupt`` even while a source gives nothing.
     """
     import pyarrow as pa
 

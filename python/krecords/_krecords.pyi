@@ -90,6 +90,8 @@ class Scan:
     def __next__(self) -> ArrowBatch: ...
     def __arrow_c_schema__(self) -> Any: ...
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
+    @property
+    def invalid(self) -> Dict[str, int]: ...
 
 Bytes = Union[bytes, bytearray, memoryview, Any]
 
@@ -125,6 +127,7 @@ def what_if(
 def verify(
     path: Union[str, "os.PathLike[str]"],
     *,
+    threads: Optional[int] = None,
     max_decompressed_bytes: int = ...,
 ) -> Dict[str, Any]: ...
 def ship(

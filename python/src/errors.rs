@@ -5,6 +5,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{sync_channel, RecvTimeoutError};
+use std::time::Duration;
+
+/// How often a call waiting on Rust work lets Python handle its signals (Ctrl-C).
+pub const SIGNAL_TICK: Duration = Duration::from_millis(50);
 
 create_exception!(
     krecords,
@@ -158,6 +163,71 @@ pub fn detached<T: Send>(
         Err(payload) => Err(Fail::internal(payload.as_ref())),
     });
     r.map_err(|f| f.into_pyerr(py))
+}
+
+/// What [`interruptible`] does when Python raises from a signal handler (Ctrl-C's
+/// `KeyboardInterrupt`) while the work runs.
+pub enum OnInterrupt<'a> {
+    /// Raise at once; the work's thread runs to its end and its result is dropped (for work
+    /// that only reads).
+    Abandon,
+    /// Call this (a graceful stop: the work ends soon after, in a consistent state), wait for
+    /// the work to end, then raise. A second interrupt while waiting raises at once.
+    Stop(&'a dyn Fn()),
+}
+
+/// Runs `f` on a thread of its own and waits for it without the GIL, letting Python handle its
+/// signals every [`SIGNAL_TICK`], so that Ctrl-C interrupts a long call (a blocking call
+/// without the GIL would otherwise hold the interrupt until it returned). A panic in `f` is an
+/// internal error.
+pub fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    on_interrupt: OnInterrupt<'_>,
+    f: impl FnOnce() -> Result<T, Fail> + Send + 'static,
+) -> PyResult<T> {
+    let (tx, mut rx) = sync_channel(1);
+    std::thread::Builder::new()
+        .name("krecords-call".into())
+        .spawn(move || {
+            let r = match catch_unwind(AssertUnwindSafe(f)) {
+                Ok(r) => r,
+                Err(payload) => Err(Fail::internal(payload.as_ref())),
+            };
+            // The caller may have stopped waiting (an interrupt): nothing to tell then.
+            let _ = tx.send(r);
+        })
+        .map_err(|e| {
+            Fail::source(&krecords_source::Error::io("cannot start a thread", e)).into_pyerr(py)
+        })?;
+    let mut interrupted: Option<PyErr> = None;
+    loop {
+        let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_TICK), rx));
+        rx = back;
+        match got {
+            Ok(r) => {
+                return match interrupted {
+                    Some(e) => Err(e),
+                    None => r.map_err(|f| f.into_pyerr(py)),
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(interrupted.unwrap_or_else(|| {
+                    Fail::internal(&"the worker thread ended without a result").into_pyerr(py)
+                }))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    match (&on_interrupt, interrupted.is_some()) {
+                        (OnInterrupt::Stop(stop), false) => {
+                            stop();
+                            interrupted = Some(e);
+                        }
+                        _ => return Err(e),
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Adds the exceptions to the module.

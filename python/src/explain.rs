@@ -3,7 +3,7 @@
 //! [`show::shown`](krecords_codec::explain::show::shown)); `what_if()`: the sizing table of
 //! `krec stats --what-if` ([`krecords_codec::what_if`]).
 
-use crate::errors::{detached, Fail};
+use crate::errors::{interruptible, Fail, OnInterrupt};
 use crate::read::bytes_of;
 use krecords_codec::explain::show::{shown, Shown, ShownValue};
 use krecords_codec::explain::{Explainer, Item};
@@ -26,7 +26,7 @@ fn explain<'py>(
     max_decompressed_bytes: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let bytes = bytes_of(data)?;
-    let rows: Vec<Shown> = detached(py, move || {
+    let rows: Vec<Shown> = interruptible(py, OnInterrupt::Abandon, move || {
         let mut rows = Vec::new();
         Explainer::new(max_decompressed_bytes)
             .time_format(krecords_source::time::iso)
@@ -83,7 +83,7 @@ fn what_if<'py>(
             .ok_or_else(|| Fail::usage(format!("unknown codec {codec:?}")).into_pyerr(py))?;
         extra.push((c, level));
     }
-    let text = detached(py, move || {
+    let text = interruptible(py, OnInterrupt::Abandon, move || {
         // The input checked first, as `krec stats` reads it: every entry whole, its CRC and its
         // records. What-if rows of input that is not (all) Kafka data would be zeros or count
         // only what comes before the damage, without saying so.

@@ -7,7 +7,7 @@
 //! and one entry). Python waits on the channel without the
 //! GIL; dropping the `Scan` ends the thread at its next send.
 
-use crate::errors::{damage_place, detached, Fail};
+use crate::errors::{damage_place, detached, Fail, SIGNAL_TICK};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
@@ -16,13 +16,15 @@ use krecords_arrow::{
     scan_schema, BytesFormat, Column, Options, Scan as ArrowScan, ScanError, ScanOptions,
 };
 use krecords_source::{ClientConfig, IsolationLevel, Position, Range, Sources};
+use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// What the worker sends.
 enum Msg {
@@ -32,8 +34,8 @@ enum Msg {
     Batch(RecordBatch),
     /// The read failed; nothing follows.
     Err(Fail),
-    /// The read is over.
-    Done,
+    /// The read is over; per column, the values it could not represent and holds as null.
+    Done(Vec<(String, u64)>),
 }
 
 /// Everything the worker needs (all `Send`).
@@ -109,20 +111,21 @@ fn client_config(pairs: &[(String, String)]) -> Result<ClientConfig, krecords_so
 }
 
 /// The read, on the worker thread: krecords-arrow's scan of every partition of the sources.
-fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<(), Stop> {
+fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<Vec<(String, u64)>, Stop> {
     let sources = Sources::open(&job.paths, &mut || client_config(&job.config))?;
     send(tx, Msg::Ready)?;
-    for batch in ArrowScan::new(&sources, job.options.clone()) {
+    let mut scan = ArrowScan::new(&sources, job.options.clone());
+    for batch in scan.by_ref() {
         let batch = batch.map_err(|e| scan_fail(&e))?;
         send(tx, Msg::Batch(batch))?;
     }
-    Ok(())
+    Ok(scan.totals().invalid)
 }
 
 /// The worker thread's body: the read, its end or error, a panic as an error.
 fn work(job: Job, tx: SyncSender<Msg>) {
     let last = match catch_unwind(AssertUnwindSafe(|| run(&job, &tx))) {
-        Ok(Ok(())) => Msg::Done,
+        Ok(Ok(invalid)) => Msg::Done(invalid),
         Ok(Err(Stop::Cancelled)) => return,
         Ok(Err(Stop::Fail(f))) => Msg::Err(f),
         Err(payload) => Msg::Err(Fail::internal(payload.as_ref())),
@@ -135,31 +138,84 @@ struct Feed {
     rx: Receiver<Msg>,
     schema: SchemaRef,
     over: bool,
+    /// What the worker's `Done` said: per column, the values held as null.
+    invalid: Vec<(String, u64)>,
+    /// Whether Python was warned of `invalid`.
+    warned: bool,
+    /// A record batch received while waiting for the sources to open.
+    pending: Option<RecordBatch>,
+}
+
+/// What one wait on the worker gives.
+enum Step {
+    Batch(RecordBatch),
+    /// The sources are open.
+    Ready,
+    /// The read is over.
+    End,
+    /// Nothing within the wait's time: the caller handles Python's signals and waits again.
+    Waiting,
 }
 
 impl Feed {
+    fn new(rx: Receiver<Msg>, schema: SchemaRef) -> Feed {
+        Feed {
+            rx,
+            schema,
+            over: false,
+            invalid: Vec::new(),
+            warned: false,
+            pending: None,
+        }
+    }
+
+    /// The worker's next message, waiting at most `tick` (`None`: as long as it takes).
+    fn step(&mut self, tick: Option<Duration>) -> Result<Step, Fail> {
+        if let Some(b) = self.pending.take() {
+            return Ok(Step::Batch(b));
+        }
+        if self.over {
+            return Ok(Step::End);
+        }
+        let msg = match tick {
+            None => self.rx.recv().ok(),
+            Some(t) => match self.rx.recv_timeout(t) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => return Ok(Step::Waiting),
+                Err(RecvTimeoutError::Disconnected) => None,
+            },
+        };
+        match msg {
+            Some(Msg::Batch(b)) => Ok(Step::Batch(b)),
+            Some(Msg::Ready) => Ok(Step::Ready),
+            Some(Msg::Done(invalid)) => {
+                self.over = true;
+                self.invalid = invalid;
+                Ok(Step::End)
+            }
+            Some(Msg::Err(f)) => {
+                self.over = true;
+                Err(f)
+            }
+            None => {
+                self.over = true;
+                Err(Fail {
+                    class: None,
+                    message: "internal error: the reading thread ended early".into(),
+                    file: None,
+                    position: None,
+                })
+            }
+        }
+    }
+
+    /// The next record batch, waiting as long as it takes (for an Arrow consumer).
     fn next(&mut self) -> Result<Option<RecordBatch>, Fail> {
         loop {
-            if self.over {
-                return Ok(None);
-            }
-            match self.rx.recv() {
-                Ok(Msg::Batch(b)) => return Ok(Some(b)),
-                Ok(Msg::Ready) => continue,
-                Ok(Msg::Done) => self.over = true,
-                Ok(Msg::Err(f)) => {
-                    self.over = true;
-                    return Err(f);
-                }
-                Err(_) => {
-                    self.over = true;
-                    return Err(Fail {
-                        class: None,
-                        message: "internal error: the reading thread ended early".into(),
-                        file: None,
-                        position: None,
-                    });
-                }
+            match self.step(None)? {
+                Step::Batch(b) => return Ok(Some(b)),
+                Step::End => return Ok(None),
+                Step::Ready | Step::Waiting => {}
             }
         }
     }
@@ -183,10 +239,11 @@ impl RecordBatchReader for Feed {
 
 /// A source read as Arrow record batches (see `krecords.scan`). Iterating it gives objects with
 /// `__arrow_c_array__` (one record batch each); `__arrow_c_stream__` hands the rest of the read
-/// to an Arrow consumer (pyarrow, polars, DuckDB) in one go.
-#[pyclass(module = "krecords")]
+/// to an Arrow consumer (pyarrow, polars, DuckDB) in one go. Threads may share one: each record
+/// batch goes to one of them.
+#[pyclass(module = "krecords", frozen)]
 pub struct Scan {
-    /// In a mutex only for `Sync` (a `Receiver` is not); methods take `&mut self`.
+    /// Locked without the GIL (a thread waiting for a record batch holds it).
     feed: Mutex<Option<Feed>>,
     schema: SchemaRef,
 }
@@ -229,23 +286,79 @@ impl ArrowBatch {
     }
 }
 
+impl Scan {
+    fn invalid_counts(&self) -> Vec<(String, u64)> {
+        self.feed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|f| f.invalid.clone())
+            .unwrap_or_default()
+    }
+
+    /// Says once, as a `UserWarning`, which values were read as null because their column
+    /// could not represent them (a read never replaces bytes silently).
+    fn warn_invalid(&self, py: Python<'_>) -> PyResult<()> {
+        let counts = detached(py, || {
+            let mut feed = self.feed.lock().unwrap_or_else(|e| e.into_inner());
+            Ok(match feed.as_mut() {
+                Some(f) if !f.warned => {
+                    f.warned = true;
+                    f.invalid.clone()
+                }
+                _ => Vec::new(),
+            })
+        })?;
+        if counts.is_empty() {
+            return Ok(());
+        }
+        let what: Vec<String> = counts
+            .iter()
+            .map(|(column, n)| format!("{n} of column {column}"))
+            .collect();
+        let message = format!(
+            "krecords: values not UTF-8 were read as null: {} (key_format/value_format \"binary\" keeps the bytes)",
+            what.join(", ")
+        );
+        let message =
+            CString::new(message).unwrap_or_else(|_| c"krecords: values read as null".into());
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)
+    }
+}
+
 #[pymethods]
 impl Scan {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<ArrowBatch>> {
-        let Some(feed) = self
-            .feed
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        else {
-            return Ok(None);
-        };
-        let next = detached(py, || feed.next())?;
-        Ok(next.map(|batch| ArrowBatch { batch }))
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<ArrowBatch>> {
+        // Short waits, so that Ctrl-C is handled while a slow source (a live topic, a pipe)
+        // gives nothing.
+        loop {
+            let step = detached(py, || {
+                match self.feed.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                    Some(feed) => feed.step(Some(SIGNAL_TICK)),
+                    None => Ok(Step::End),
+                }
+            })?;
+            match step {
+                Step::Batch(batch) => return Ok(Some(ArrowBatch { batch })),
+                Step::End => {
+                    self.warn_invalid(py)?;
+                    return Ok(None);
+                }
+                Step::Ready | Step::Waiting => py.check_signals()?,
+            }
+        }
+    }
+
+    /// Per column, how many values could not be represented and were read as null (a
+    /// `string` key or value whose bytes are not UTF-8), once the scan has ended; `{}` before.
+    #[getter]
+    fn invalid(&self, py: Python<'_>) -> PyResult<std::collections::BTreeMap<String, u64>> {
+        let counts = detached(py, || Ok(self.invalid_counts()))?;
+        Ok(counts.into_iter().collect())
     }
 
     /// The Arrow PyCapsule interface: the schema.
@@ -256,17 +369,18 @@ impl Scan {
     /// The Arrow PyCapsule interface: the rest of the read as a C stream (once).
     #[pyo3(signature = (requested_schema = None))]
     fn __arrow_c_stream__<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let feed = self
-            .feed
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or_else(|| Fail::usage("the scan was already consumed").into_pyerr(py))?;
+        let feed = detached(py, || {
+            self.feed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .ok_or_else(|| Fail::usage("the scan was already consumed"))
+        })?;
         let stream = FFI_ArrowArrayStream::new(Box::new(feed));
         PyCapsule::new(py, stream, Some(CString::from(c"arrow_array_stream")))
     }
@@ -283,18 +397,26 @@ fn paths(source: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
     })
 }
 
-fn position(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Position>> {
+/// The position argument `name` (`start`, `end`): an int or a string `krec` takes.
+fn position(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Position>> {
     let Some(v) = v.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
+    let usage = |m: String| Fail::usage(format!("{name}: {m}")).into_pyerr(v.py());
     let text = if let Ok(n) = v.extract::<i64>() {
         n.to_string()
+    } else if let Ok(text) = v.extract::<String>() {
+        text
     } else {
-        v.extract::<String>()?
+        let type_name = v
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".into(), |n| n.to_string());
+        return Err(usage(format!(
+            "expected an offset (int), \"earliest\", \"latest\", an ISO 8601 time or \"@<ms>\", not {type_name}"
+        )));
     };
-    Position::parse(&text)
-        .map(Some)
-        .map_err(|e| Fail::usage(e).into_pyerr(v.py()))
+    Position::parse(&text).map(Some).map_err(usage)
 }
 
 /// Reads `source` (a path, a list of paths, a partition directory, a `log.dirs` root, a
@@ -350,8 +472,8 @@ fn scan(
         ..Options::default()
     };
     let range = Range {
-        start: position(start.as_ref())?,
-        end: position(end.as_ref())?,
+        start: position("start", start.as_ref())?,
+        end: position("end", end.as_ref())?,
         count: None,
     };
     let options = ScanOptions {
@@ -373,24 +495,19 @@ fn scan(
         .map_err(|e| {
             Fail::source(&krecords_source::Error::io("cannot start a thread", e)).into_pyerr(py)
         })?;
-    // Wait for the sources to open, so that a bad source raises here.
-    let (over, rx) = detached(py, move || match rx.recv() {
-        Ok(Msg::Err(f)) => Err(f),
-        Ok(Msg::Done) => Ok((true, rx)),
-        // The worker sends `Ready` before any record batch.
-        Ok(Msg::Ready | Msg::Batch(_)) => Ok((false, rx)),
-        Err(_) => Err(Fail {
-            class: None,
-            message: "internal error: the reading thread ended early".into(),
-            file: None,
-            position: None,
-        }),
-    })?;
-    let feed = Feed {
-        rx,
-        schema: schema.clone(),
-        over,
-    };
+    // Wait for the sources to open, so that a bad source raises here (Ctrl-C too).
+    let mut feed = Feed::new(rx, schema.clone());
+    loop {
+        match detached(py, || feed.step(Some(SIGNAL_TICK)))? {
+            Step::Waiting => py.check_signals()?,
+            Step::Ready | Step::End => break,
+            // The worker sends `Ready` before any record batch; kept all the same.
+            Step::Batch(b) => {
+                feed.pending = Some(b);
+                break;
+            }
+        }
+    }
     Ok(Scan {
         feed: Mutex::new(Some(feed)),
         schema,

@@ -1,13 +1,15 @@
 //! `ship()`: `krec ship` as a call ([`krecords_ship::ship`]): sources into a Kafka topic
 //! exactly once.
 
-use crate::errors::{detached, Fail};
+use crate::errors::{interruptible, Fail, OnInterrupt};
 use krecords_client::ClientConfig;
 use krecords_ship::{ship as ship_job, Error, ShipOptions, Sources, Target};
 use krecords_source::{ErrorClass, KafkaUrl};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 fn fail(e: Error) -> Fail {
     let (class, message) = match e {
@@ -39,6 +41,11 @@ fn client_config(pairs: &BTreeMap<String, String>) -> Result<ClientConfig, Fail>
 /// topic), and running the same job again ships only what is new. `config` are client
 /// properties for the target and `kafka://` sources; `source_config` adds properties for the
 /// sources only. Returns the report `krec ship --format json` prints.
+///
+/// Ctrl-C stops the job gracefully, as it stops `krec ship`: what was sent is committed with
+/// its positions, then `KeyboardInterrupt` is raised (the same job run again goes on from
+/// there); a second Ctrl-C raises at once, leaving the open transaction to be aborted by the
+/// next run.
 #[pyfunction]
 #[pyo3(signature = (sources, target, *, job = None, config = None, source_config = None, txn_bytes = 64 << 20, parallel = 4))]
 #[allow(clippy::too_many_arguments)]
@@ -60,7 +67,10 @@ fn ship<'py>(
             .collect::<PyResult<_>>()?,
     };
     let target = target.to_owned();
-    let text = detached(py, move || {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_job = Arc::clone(&stop);
+    let request_stop = move || stop.store(true, Ordering::Relaxed);
+    let text = interruptible(py, OnInterrupt::Stop(&request_stop), move || {
         let url = KafkaUrl::parse(&target)
             .unwrap_or_else(|| {
                 Err(format!(
@@ -95,6 +105,7 @@ fn ship<'py>(
             parallel,
             target_config,
             source_config: source_cfg,
+            stop: Some(stop_job),
             ..ShipOptions::default()
         };
         let target = Target::new(url.servers, url.topic, url.partition);

@@ -99,8 +99,39 @@ def test_verify_is_krec_verify(krec: str, demo_partition: Path, tmp_path: Path) 
     assert bad["problems"][0]["file"] == str(last) and bad["problems"][0]["check"] == "entry"
     with pytest.raises(krecords.KrecordsIOError):
         krecords.verify(tmp_path / "missing.log")
+    empty = tmp_path / "nothing"
+    empty.mkdir()
     with pytest.raises(krecords.UsageError):
-        krecords.verify(tmp_path)  # a directory without segments
+        krecords.verify(empty)  # a directory without segments
+
+
+def test_verify_of_a_broker_root_is_krec_verify(krec: str, demo_partition: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    for p in (0, 1):
+        subprocess.run(["cp", "-r", str(demo_partition), str(root / f"orders-{p}")], check=True)
+    last = segments(root / "orders-1")[-1]
+    data = bytearray(last.read_bytes())
+    data[65] ^= 0xFF
+    last.write_bytes(bytes(data))
+    # A checkpoint naming a partition without a directory: a problem of the root's own files.
+    (root / "recovery-point-offset-checkpoint").write_text("0\n1\norders 9 0\n")
+    got = krecords.verify(root, threads=2)
+    p = subprocess.run([krec, "verify", str(root), "--format", "json"], capture_output=True)
+    assert p.returncode == 1, p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    # krec also prints a line per partition ({"partition": {...}}); the problems are the rest.
+    want = [x for x in lines if "summary" not in x and not isinstance(x.get("partition"), dict)]
+    assert got["problems"] == want
+    assert got["summary"] == lines[-1]["summary"]
+    assert got["summary"]["partitions"] == 2 and got["summary"]["partitions_with_problems"] == 1
+    assert {x.get("partition") for x in got["problems"]} == {"orders-1", None}
+    assert krecords.verify(root, threads=1) == got
+    with pytest.raises(krecords.UsageError, match="no partition directories"):
+        empty = tmp_path / "empty-root"
+        empty.mkdir()
+        (empty / "meta.properties").write_text("version=1\n")
+        krecords.verify(empty)
 
 
 def test_an_unreachable_broker_is_an_io_error() -> None:
@@ -404,8 +435,13 @@ def test_source_errors(tmp_path: Path) -> None:
         krecords.read_table(tmp_path, isolation="sometimes")
     with pytest.raises(krecords.UsageError):
         krecords.read_table(tmp_path, columns=["nope"])
-    with pytest.raises(krecords.UsageError):
+    with pytest.raises(krecords.UsageError, match="^start: "):
         krecords.read_table(tmp_path, start="soon")
+    # An argument of the wrong type is named, as a usage error rather than a bare TypeError.
+    with pytest.raises(krecords.UsageError, match="^end: expected an offset .* not list"):
+        krecords.read_table(tmp_path, end=[5])
+    with pytest.raises(krecords.UsageError, match="^start: .* not float"):
+        krecords.read_table(tmp_path, start=1.5)
     with pytest.raises(krecords.KrecordsError):
         krecords.read_table(123)
 

@@ -356,6 +356,9 @@ pub struct Totals {
     pub rows: u64,
     /// Record batches made.
     pub record_batches: u64,
+    /// Per column with any: the values it could not represent and holds as null (bytes that
+    /// are not UTF-8 in a `string` key or value, say), as [`Report::invalid`](crate::Report).
+    pub invalid: Vec<(String, u64)>,
 }
 
 impl std::fmt::Debug for Scan<'_> {
@@ -420,6 +423,12 @@ fn add(t: &mut Totals, c: &PartitionScan) {
     t.bytes_read = t.bytes_read.saturating_add(c.bytes_read());
     t.rows = t.rows.saturating_add(r.rows);
     t.record_batches = t.record_batches.saturating_add(r.record_batches);
+    for (column, n) in r.invalid {
+        match t.invalid.iter_mut().find(|(c, _)| *c == column) {
+            Some((_, sum)) => *sum = sum.saturating_add(n),
+            None => t.invalid.push((column, n)),
+        }
+    }
 }
 
 /// The schema of the record batches of a scan with `options` (known before any data).

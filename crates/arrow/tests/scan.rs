@@ -3,7 +3,7 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::RecordBatch;
+use arrow_array::{Array, RecordBatch};
 use krecords_arrow::{BytesFormat, Column, Options, PartitionScan, Scan, ScanError, ScanOptions};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig};
@@ -173,6 +173,38 @@ fn a_scan_of_all_partitions_has_one_schema_and_every_row() {
         .map(|b| b.unwrap().num_rows())
         .sum();
     assert_eq!(only, 25);
+}
+
+#[test]
+fn the_totals_sum_the_invalid_values_of_every_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    // Partition p: 10 records, values not UTF-8 at every (p + 2)-th: 5 and 4 of them.
+    for p in 0..2usize {
+        let mut log = Log::create(
+            &dir.path().join(format!("events-{p}")),
+            LogConfig::default(),
+        )
+        .unwrap();
+        let mut b = V2Builder::new(0);
+        for i in 0..10usize {
+            let value: &[u8] = if i % (p + 2) == 0 { b"\xff\xfe" } else { b"ok" };
+            b.append(&NewRecord::new(T0, None, Some(value))).unwrap();
+        }
+        log.append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+        log.close().unwrap();
+    }
+    let sources = Sources::open(&[dir.path().to_path_buf()], &mut || unreachable!()).unwrap();
+    let mut scan = Scan::new(
+        &sources,
+        options(Range::default(), IsolationLevel::ReadCommitted),
+    );
+    let nulls: usize = scan
+        .by_ref()
+        .map(|b| b.unwrap().column(1).null_count())
+        .sum();
+    assert_eq!(nulls, 9);
+    assert_eq!(scan.totals().invalid, vec![("value".to_string(), 9)]);
 }
 
 #[test]

@@ -17,7 +17,6 @@ use krecords_log::data_dir::{self, PartitionDir};
 use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec};
 use serde::Serialize;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -248,7 +247,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         if whole && local && path.is_dir() {
             let kind = classify_dir(path).context(|| format!("cannot list {}", path.display()))?;
             if let DirKind::Root(_) = kind {
-                data_dir(path, &args, &printer, &mut checker, &mut partitions)?;
+                data_dir(path, &args, &printer, &mut partitions)?;
             } else {
                 checker.partition_dir(path).map_err(failure)?;
             }
@@ -417,7 +416,6 @@ fn data_dir<W: Write>(
     root: &Path,
     args: &Args,
     printer: &RefCell<Printer<'_, W>>,
-    checker: &mut Checker<'_>,
     total: &mut Summary,
 ) -> Result<(), Failure> {
     let pattern = match &args.topic {
@@ -453,7 +451,9 @@ fn data_dir<W: Write>(
     let bytes: u64 = parts.iter().map(PartitionDir::log_bytes).sum();
     let progress = Mutex::new((Progress::new("verify", Unit::Bytes, bytes, 256 << 20), 0u64));
     let limit = args.read.max_decompressed_bytes();
-    let results = check::check_partitions(&parts, threads, limit, &|part| {
+    // The root's own files, unless only some partitions were asked for.
+    let root_files = pattern.is_none() && args.partition.is_none();
+    let report = check::check_root(root, &all, &parts, root_files, threads, limit, &|part| {
         if let Ok(mut p) = progress.lock() {
             p.1 += part.log_bytes();
             let done = p.1;
@@ -463,9 +463,9 @@ fn data_dir<W: Write>(
     if let Ok(mut p) = progress.lock() {
         p.0.finish();
     }
-    let mut ranges = BTreeMap::new();
+    let report = report.map_err(failure)?;
     let mut bad = Vec::new();
-    for (part, r) in parts.iter().zip(results) {
+    for (part, r) in parts.iter().zip(report.partitions) {
         warn_orphaned_indexes(&part.path);
         let mut p = printer.borrow_mut();
         for problem in &r.problems {
@@ -478,18 +478,14 @@ fn data_dir<W: Write>(
         if format == Format::Json {
             writeln!(p.out, "{}", r.partition_json(part))?;
         }
-        if let Some(range) = r.range {
-            ranges.insert((part.topic.clone(), part.partition), range);
-        }
     }
     let bad_partitions = bad.len() as u64;
-    // The root's own files, unless only some partitions were asked for.
-    if pattern.is_none() && args.partition.is_none() {
-        let before = checker.summary().problems;
-        checker
-            .data_dir_files(root, &all, &ranges)
-            .map_err(failure)?;
-        if checker.summary().problems > before {
+    if let Some(files) = report.files {
+        for problem in &files.problems {
+            printer.borrow_mut().problem(problem, None)?;
+        }
+        total.counts.add(&files.summary);
+        if files.summary.problems > 0 {
             bad.push(format!("{} (its own files)", root.display()));
         }
     }

@@ -470,6 +470,77 @@ pub fn check_partitions(
         .collect()
 }
 
+/// What [`check_root`] found in a broker's data directory.
+#[derive(Debug, Clone, Default)]
+pub struct RootReport {
+    /// Each partition's report, in the order of the partitions checked.
+    pub partitions: Vec<Report>,
+    /// The root's own files (`meta.properties`, the offset checkpoints) against every
+    /// partition, when they were checked.
+    pub files: Option<Report>,
+}
+
+/// Checks a broker's data directory (a `log.dirs` root) as `krec verify ROOT` does: the
+/// partition directories `parts` on `threads` workers ([`check_partitions`], `done` called as
+/// each ends), then, with `root_files`, the root's own files against `all` its partition
+/// directories ([`Checker::data_dir_files`]; the offsets each checked partition holds are
+/// compared with the checkpoints). `all` is what [`data_dir::partition_dirs`] lists; `parts`
+/// is all of it or a selection (a topic, a partition), with whose reports the root's files
+/// are better not checked.
+///
+/// # Errors
+///
+/// A root file cannot be read (a partition that cannot be read is a problem in its report).
+///
+/// ```
+/// use krecords_log::check::check_root;
+/// use krecords_log::data_dir::partition_dirs;
+///
+/// let root = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(root.path().join("t-0")).unwrap();
+/// std::fs::write(root.path().join("recovery-point-offset-checkpoint"), "0\n1\nt 7 0\n").unwrap();
+/// let all = partition_dirs(root.path()).unwrap();
+/// let report = check_root(root.path(), &all, &all, true, 2, 1 << 20, &|_| {}).unwrap();
+/// assert!(report.partitions[0].problems.is_empty());
+/// // The checkpoint names partition t-7, which has no directory.
+/// let files = report.files.unwrap();
+/// assert_eq!(files.problems.len(), 1, "{:?}", files.problems);
+/// ```
+pub fn check_root(
+    root: &Path,
+    all: &[PartitionDir],
+    parts: &[PartitionDir],
+    root_files: bool,
+    threads: usize,
+    max_decompressed_bytes: usize,
+    done: &(dyn Fn(&PartitionDir) + Sync),
+) -> CheckResult<RootReport> {
+    let partitions = check_partitions(parts, threads, max_decompressed_bytes, done);
+    let files = if root_files {
+        let ranges: BTreeMap<(String, i32), (i64, i64)> = parts
+            .iter()
+            .zip(&partitions)
+            .filter_map(|(p, r)| Some(((p.topic.clone(), p.partition), r.range?)))
+            .collect();
+        let mut problems = Vec::new();
+        let mut sink = |p: Problem| {
+            problems.push(p);
+            Ok(())
+        };
+        let mut checker = Checker::new(max_decompressed_bytes, &mut sink);
+        checker.data_dir_files(root, all, &ranges)?;
+        let summary = checker.summary();
+        Some(Report {
+            problems,
+            summary,
+            range: None,
+        })
+    } else {
+        None
+    };
+    Ok(RootReport { partitions, files })
+}
+
 /// [`check_partition`] for [`check_partitions`]: no segments is no problem, a failure one
 /// problem.
 fn check_partition_lenient(dir: &Path, max_decompressed_bytes: usize) -> Report {
