@@ -180,11 +180,8 @@ fn the_totals_sum_the_invalid_values_of_every_partition() {
     let dir = tempfile::tempdir().unwrap();
     // Partition p: 10 records, values not UTF-8 at every (p + 2)-th: 5 and 4 of them.
     for p in 0..2usize {
-        let mut log = Log::create(
-            &dir.path().join(format!("events-{p}")),
-            LogConfig::default(),
-        )
-        .unwrap();
+        let mut log =
+            Log::create(dir.path().join(format!("events-{p}")), LogConfig::default()).unwrap();
         let mut b = V2Builder::new(0);
         for i in 0..10usize {
             let value: &[u8] = if i % (p + 2) == 0 { b"\xff\xfe" } else { b"ok" };
