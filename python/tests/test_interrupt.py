@@ -31,8 +31,11 @@ DEADLINE = 120.0
 def interrupted(script: str, *, sigints: int = 1, stdin_pipe: bool = False) -> subprocess.CompletedProcess:
     """Runs `script` (which prints `ready` just before its blocking call), sends it `sigints`
     SIGINTs once it is in the call, and returns how it ended."""
+    # Not in this folder: `python -c` puts the working directory first on sys.path, where the
+    # package source (without the built extension) would shadow the installed package.
     proc = subprocess.Popen(
         [sys.executable, "-c", script],
+        cwd="/",
         stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
