@@ -25,6 +25,10 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "the sources and Arrow layers without their remote feature (no object_store stack)"
+cargo clippy -p krecords-source -p krecords-arrow --no-default-features --all-targets --locked -- -D warnings
+cargo test -p krecords-source --no-default-features --lib --locked
+
 step "no import cycles between the modules of a crate"
 bash scripts/module-cycles.sh
 

@@ -3,8 +3,8 @@
 //! Every krec command ends the same way: 0 when everything was fine, 1 when the data has a
 //! problem (a corrupt entry, a truncated file, a request the log refuses), 2 for usage and I/O
 //! errors (bad arguments, a missing file, a broker that cannot be reached). [`ErrorClass`]
-//! names the two failing kinds and [`classify_log`], [`classify_client`] and [`Error::class`]
-//! decide which kind an error is, here and nowhere else.
+//! names the two failing kinds and [`classify_log`], [`classify_codec`], [`classify_client`] and
+//! [`Error::class`] decide which kind an error is, here and nowhere else.
 
 use std::io;
 
@@ -56,7 +56,24 @@ pub fn classify_log(e: &krecords_log::Error) -> ErrorClass {
     ) {
         return ErrorClass::Usage;
     }
-    ErrorClass::Data
+    match e {
+        E::Codec { source, .. } => classify_codec(source),
+        _ => ErrorClass::Data,
+    }
+}
+
+/// How a codec error met while reading data ends a command: everything the data itself causes
+/// is a data problem (exit 1), a record that decompresses past the limit included, as
+/// [`classify_log`] has it for the same error met in a partition directory; an error only a
+/// writer meets (a compression level out of range, a record a format cannot hold, a codec that
+/// failed to compress) is a usage error (exit 2).
+pub fn classify_codec(e: &krecords_codec::Error) -> ErrorClass {
+    use krecords_codec::Error as E;
+    match e {
+        E::Compress { .. } | E::InvalidLevel { .. } | E::Unencodable { .. } => ErrorClass::Usage,
+        E::ConfigAfterAppend { .. } => ErrorClass::Usage,
+        _ => ErrorClass::Data,
+    }
 }
 
 /// How an I/O error ends a command: exit 2, except for a log error a reader passed on as one
@@ -87,6 +104,7 @@ pub fn classify_client(e: &krecords_client::Error) -> ErrorClass {
 /// manifest (a chunk that does not decrypt or decompress, a short object, a malformed
 /// manifest) are data problems; storage errors, missing objects, keys that are missing or do
 /// not fit and malformed locations are exit 2.
+#[cfg(feature = "remote")]
 pub fn classify_remote(e: &krecords_remote::Error) -> ErrorClass {
     use krecords_remote::Error as E;
     match e {
@@ -143,6 +161,7 @@ pub enum Error {
     #[error("{0}")]
     OutOfRange(String),
     /// An error reading a remote tier location.
+    #[cfg(feature = "remote")]
     #[error("{name}: {source}")]
     Remote {
         /// The location or partition.
@@ -206,11 +225,13 @@ impl Error {
             Error::Client { source, .. } => classify_client(source),
             Error::Log { source, .. } => classify_log(source),
             Error::Data(_) => ErrorClass::Data,
+            #[cfg(feature = "remote")]
             Error::Remote { source, .. } => classify_remote(source),
         }
     }
 
     /// A remote tier error on the location or partition `name`.
+    #[cfg(feature = "remote")]
     pub fn remote(name: impl Into<String>, source: krecords_remote::Error) -> Error {
         Error::Remote {
             name: name.into(),
@@ -257,5 +278,28 @@ mod tests {
         let e = Error::io("cannot open x", io::Error::from(io::ErrorKind::NotFound));
         assert_eq!(exit_code(&e), 2);
         assert!(e.to_string().starts_with("cannot open x: "), "{e}");
+    }
+
+    #[test]
+    fn a_record_past_the_decompression_limit_is_a_data_problem_wherever_it_is_met() {
+        use krecords_codec::{Compression, Error as C};
+        let bomb = C::DecompressLimit {
+            at: 61,
+            compression: Compression::Zstd,
+            limit: 1 << 20,
+        };
+        assert_eq!(classify_codec(&bomb), ErrorClass::Data);
+        let in_a_log = krecords_log::Error::from(bomb);
+        assert_eq!(classify_log(&in_a_log), ErrorClass::Data);
+        let level = C::InvalidLevel {
+            compression: Compression::Zstd,
+            level: 99,
+        };
+        assert_eq!(classify_codec(&level), ErrorClass::Usage);
+        // The same rule for a writer's error met inside the log.
+        assert_eq!(
+            classify_log(&krecords_log::Error::from(level)),
+            ErrorClass::Usage
+        );
     }
 }

@@ -76,15 +76,17 @@ mod local;
 mod position;
 mod reader;
 pub mod records;
+#[cfg(feature = "remote")]
 mod remote;
 mod spec;
 pub mod stats;
 pub mod time;
 
 pub use error::{
-    classify_client, classify_io, classify_log, exit_code, passed_log_error, Error, ErrorClass,
-    TRUNCATED_TAIL,
+    classify_client, classify_codec, classify_io, classify_log, exit_code, passed_log_error, Error,
+    ErrorClass, TRUNCATED_TAIL,
 };
+#[cfg(feature = "remote")]
 pub use krecords_remote::location::{Location as RemoteLocation, RemoteOptions};
 pub use live::LivePartition;
 pub use position::{Position, Range, Resolved, Watermarks};
@@ -129,6 +131,7 @@ enum Kind {
     Stdin,
     Local(LocalPartition),
     Live(LivePartition),
+    #[cfg(feature = "remote")]
     Remote(remote::RemotePart),
 }
 
@@ -137,7 +140,9 @@ impl Partition {
     pub fn files(&self) -> &[PathBuf] {
         match &self.kind {
             Kind::Local(l) => &l.files,
-            Kind::Stdin | Kind::Live(_) | Kind::Remote(_) => &[],
+            Kind::Stdin | Kind::Live(_) => &[],
+            #[cfg(feature = "remote")]
+            Kind::Remote(_) => &[],
         }
     }
 
@@ -145,7 +150,9 @@ impl Partition {
     pub fn dir(&self) -> Option<&Path> {
         match &self.kind {
             Kind::Local(l) => l.dir.as_deref(),
-            Kind::Stdin | Kind::Live(_) | Kind::Remote(_) => None,
+            Kind::Stdin | Kind::Live(_) => None,
+            #[cfg(feature = "remote")]
+            Kind::Remote(_) => None,
         }
     }
 
@@ -153,13 +160,31 @@ impl Partition {
     pub fn live(&self) -> Option<&LivePartition> {
         match &self.kind {
             Kind::Live(l) => Some(l),
-            Kind::Stdin | Kind::Local(_) | Kind::Remote(_) => None,
+            Kind::Stdin | Kind::Local(_) => None,
+            #[cfg(feature = "remote")]
+            Kind::Remote(_) => None,
+        }
+    }
+
+    /// The topic's id as Kafka prints it, where the source says: a partition directory's
+    /// `partition.metadata`, a live topic's Metadata, a remote tier's object keys. A topic
+    /// deleted and created again under the same name has another id.
+    pub fn topic_id(&self) -> Option<String> {
+        match &self.kind {
+            Kind::Local(l) => l.dir.as_deref().and_then(krecords_log::files::topic_id),
+            Kind::Live(l) => l.topic_id.clone(),
+            Kind::Stdin => None,
+            #[cfg(feature = "remote")]
+            Kind::Remote(r) => Some(r.partition.topic_id.to_string()),
         }
     }
 
     /// Whether it is a partition of a remote tier location (`s3://`, `file://`, ...).
     pub fn is_remote(&self) -> bool {
-        matches!(self.kind, Kind::Remote(_))
+        #[cfg(feature = "remote")]
+        return matches!(self.kind, Kind::Remote(_));
+        #[cfg(not(feature = "remote"))]
+        false
     }
 
     /// Whether it is standard input.
@@ -205,6 +230,13 @@ impl Default for ReadOptions {
     }
 }
 
+/// The options remote tier locations are opened with (nothing without the `remote` feature).
+#[cfg(feature = "remote")]
+type RemoteOpts = RemoteOptions;
+#[cfg(not(feature = "remote"))]
+#[derive(Default)]
+struct RemoteOpts;
+
 /// The partitions of a command's source arguments.
 #[derive(Debug)]
 pub struct Sources {
@@ -227,7 +259,7 @@ impl Sources {
         args: &[PathBuf],
         config: &mut dyn FnMut() -> Result<ClientConfig, Error>,
     ) -> Result<Sources, Error> {
-        Sources::open_with(args, config, &mut || Ok(RemoteOptions::default()))
+        Sources::open_all(args, config, &mut || Ok(Default::default()))
     }
 
     /// [`Sources::open`] for local sources only (files, `-`, partition directories, `log.dirs`
@@ -260,12 +292,25 @@ impl Sources {
     /// # Errors
     ///
     /// As [`Sources::open`]; a location that cannot be listed or holds no segment.
+    #[cfg(feature = "remote")]
     pub fn open_with(
         args: &[PathBuf],
         config: &mut dyn FnMut() -> Result<ClientConfig, Error>,
         remote: &mut dyn FnMut() -> Result<RemoteOptions, Error>,
     ) -> Result<Sources, Error> {
-        let mut remote_options: Option<RemoteOptions> = None;
+        Sources::open_all(args, config, remote)
+    }
+
+    /// [`Sources::open_with`], or without the `remote` feature [`Sources::open`].
+    fn open_all(
+        args: &[PathBuf],
+        config: &mut dyn FnMut() -> Result<ClientConfig, Error>,
+        remote: &mut dyn FnMut() -> Result<RemoteOpts, Error>,
+    ) -> Result<Sources, Error> {
+        let mut remote_options: Option<RemoteOpts> = None;
+        // Without the `remote` feature no location gets here: `SourceSpec::parse` refuses them.
+        #[cfg(not(feature = "remote"))]
+        let _ = (remote, &mut remote_options);
         let mut sources = Sources {
             partitions: Vec::new(),
             live: None,
@@ -279,6 +324,7 @@ impl Sources {
             }
             match spec {
                 SourceSpec::Path(p) => files.push(p),
+                #[cfg(feature = "remote")]
                 SourceSpec::Remote(location) => {
                     let o = match &remote_options {
                         Some(o) => o,
@@ -395,6 +441,7 @@ impl Sources {
                     .map_err(|e| Error::client(p.name.clone(), e))?;
                 Ok(Some(w))
             }
+            #[cfg(feature = "remote")]
             Kind::Remote(r) => Ok(r.source_facts(false)?.watermarks),
         }
     }
@@ -428,6 +475,7 @@ impl Sources {
                     .wait(p.offset_for_time(ms, isolation))
                     .map_err(|e| Error::client(p.name.clone(), e))
             }
+            #[cfg(feature = "remote")]
             Kind::Remote(r) => r.offset_for_time(ms, krecords_codec::DEFAULT_DECOMPRESS_LIMIT),
         }
     }
@@ -502,10 +550,9 @@ impl Sources {
             Kind::Stdin => {
                 if committed {
                     return Err(Error::Usage(
-                        "-: --isolation read-committed needs the partition's transaction markers \
-                         and last stable offset before reading, which standard input cannot \
-                         give (it is read once); save it to a file, or read it with \
-                         read-uncommitted"
+                        "-: read_committed needs the partition's transaction markers and last \
+                         stable offset before reading, which standard input cannot give (it \
+                         is read once); save it to a file, or read it read_uncommitted"
                             .into(),
                     ));
                 }
@@ -556,6 +603,7 @@ impl Sources {
                 }
                 setup.pending = Pending::Files(files);
             }
+            #[cfg(feature = "remote")]
             Kind::Remote(r) => {
                 let (mut start, mut end) = (None, None);
                 if !options.range.is_all() || committed {

@@ -73,6 +73,8 @@ pub struct LivePartition {
     pub topic: String,
     /// The partition.
     pub partition: i32,
+    /// The topic's id as Kafka prints it, when the broker gives one (Metadata v10+).
+    pub topic_id: Option<String>,
     /// The connected client.
     pub client: Client,
 }
@@ -267,6 +269,9 @@ impl Live {
                 )))
             }
         };
+        let topic_id = Some(topic.topic_id)
+            .filter(|id| !id.is_nil())
+            .map(|id| krecords_client::topic_id_text(id.as_bytes()));
         let mut partitions: Vec<i32> = topic.partitions.iter().map(|p| p.partition).collect();
         partitions.sort_unstable();
         if let Some(p) = url.partition {
@@ -284,6 +289,7 @@ impl Live {
                 name: format!("{source}/{partition}"),
                 topic: url.topic.clone(),
                 partition,
+                topic_id: topic_id.clone(),
                 client: client.clone(),
             })
             .collect())

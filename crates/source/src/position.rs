@@ -155,14 +155,14 @@ impl Range {
     /// [`Error::Usage`], as [`Range::resolve`] says it.
     pub fn check(&self) -> Result<(), Error> {
         if self.count == Some(0) {
-            return Err(Error::Usage("--count must be at least 1".into()));
+            return Err(Error::Usage("a count of records must be at least 1".into()));
         }
-        for (what, p) in [("--start", self.start), ("--end", self.end)] {
+        for (what, p) in [("start", self.start), ("end", self.end)] {
             if let Some(Position::FromEnd(n)) = p {
                 if n < 0 {
                     return Err(Error::Usage(format!(
-                        "{what}: Position::FromEnd({n}) counts offsets back from the end: it \
-                         takes 0 or more"
+                        "{what}: a position counted back from the end takes 0 or more \
+                         offsets, not {n}"
                     )));
                 }
             }
@@ -242,11 +242,11 @@ impl Range {
             }))
         };
         let start = match self.start {
-            Some(p) => at(p, "--start")?,
+            Some(p) => at(p, "start")?,
             None => watermarks.map(|w| w.log_start),
         };
         let end = match self.end {
-            Some(p) => at(p, "--end")?,
+            Some(p) => at(p, "end")?,
             None => None,
         };
         if let (Some(s), Some(e)) = (start, end) {
@@ -279,7 +279,7 @@ impl Range {
 
 /// The error of an empty or inverted range.
 fn empty(end: String, start: String) -> String {
-    format!("empty range: --end {end} is not after --start {start}: the end is exclusive")
+    format!("empty range: end {end} is not after start {start}: the end is exclusive")
 }
 
 /// A [`Range`] in offsets.
@@ -458,10 +458,10 @@ mod tests {
         let e = resolve("150", "120", ru).unwrap_err().to_string();
         assert_eq!(
             e,
-            "empty range: --end 120 is not after --start 150: the end is exclusive"
+            "empty range: end 120 is not after start 150: the end is exclusive"
         );
         let e = resolve("earliest", "earliest", ru).unwrap_err().to_string();
-        assert!(e.contains("--end earliest (offset 100)"), "{e}");
+        assert!(e.contains("end earliest (offset 100)"), "{e}");
         let zero = Range {
             count: Some(0),
             ..Range::default()

@@ -415,6 +415,7 @@ pub(crate) enum Pending {
     Stdin,
     Live(Box<(Arc<Io>, ChunkRx, LivePartition)>),
     /// A remote tier partition's segments, each opened when reached.
+    #[cfg(feature = "remote")]
     Remote(VecDeque<crate::remote::RemoteFile>),
 }
 
@@ -618,6 +619,7 @@ impl Reader {
                 self.cur = Cur::File(Box::new(s));
                 (path.display().to_string(), Some(path), bytes, false)
             }
+            #[cfg(feature = "remote")]
             Pending::Remote(segments) => {
                 let Some(mut segment) = segments.pop_front() else {
                     self.cur = Cur::None;

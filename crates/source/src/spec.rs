@@ -127,7 +127,9 @@ pub enum SourceSpec {
     Path(PathBuf),
     /// A live topic or partition.
     Kafka(KafkaUrl),
-    /// A remote tier location: `s3://BUCKET/PREFIX`, `gs://`, `az://`, `file:///ROOT/PREFIX`.
+    /// A remote tier location: `s3://BUCKET/PREFIX`, `gs://`, `az://`, `file:///ROOT/PREFIX`
+    /// (with the `remote` feature, on by default).
+    #[cfg(feature = "remote")]
     Remote(krecords_remote::location::Location),
 }
 
@@ -136,11 +138,23 @@ impl SourceSpec {
     ///
     /// # Errors
     ///
-    /// [`Error::Usage`] for a malformed `kafka://` or remote tier URL.
+    /// [`Error::Usage`] for a malformed `kafka://` or remote tier URL, and for any remote tier
+    /// URL without the `remote` feature.
     pub fn parse(arg: &Path) -> Result<SourceSpec, Error> {
         if arg == Path::new("-") {
             return Ok(SourceSpec::Stdin);
         }
+        #[cfg(not(feature = "remote"))]
+        if let Some((scheme, _)) = arg.to_str().and_then(|a| a.split_once("://")) {
+            if scheme != "kafka" {
+                return Err(Error::Usage(format!(
+                    "{}: a {scheme}:// location is read with the `remote` feature of \
+                     krecords-source, which this build leaves out",
+                    arg.display()
+                )));
+            }
+        }
+        #[cfg(feature = "remote")]
         if let Some(l) = arg
             .to_str()
             .and_then(krecords_remote::location::Location::parse)
@@ -414,5 +428,26 @@ mod tests {
         std::fs::write(other.join("x.log"), b"").unwrap();
         assert_eq!(classify_dir(&other).unwrap(), DirKind::Partition);
         assert_eq!(partition_of_dir(&part), Some(("events".into(), 3)));
+    }
+
+    #[test]
+    fn remote_locations_need_the_remote_feature() {
+        let parsed = SourceSpec::parse(Path::new("s3://bucket/prefix"));
+        #[cfg(feature = "remote")]
+        assert!(matches!(parsed, Ok(SourceSpec::Remote(_))), "{parsed:?}");
+        #[cfg(not(feature = "remote"))]
+        match parsed {
+            Err(Error::Usage(m)) => assert!(m.contains("`remote` feature"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        // kafka:// and paths do not depend on it.
+        assert!(matches!(
+            SourceSpec::parse(Path::new("kafka://a:1/t")),
+            Ok(SourceSpec::Kafka(_))
+        ));
+        assert!(matches!(
+            SourceSpec::parse(Path::new("dir/t-0")),
+            Ok(SourceSpec::Path(_))
+        ));
     }
 }

@@ -179,10 +179,7 @@ fn out_of_range_offsets_and_empty_ranges_are_usage_errors() {
         "{e}"
     );
     let e = read(&part, &at(Position::Offset(8), Some(Position::Offset(3)))).unwrap_err();
-    assert!(
-        e.contains("empty range: --end 3 is not after --start 8"),
-        "{e}"
-    );
+    assert!(e.contains("empty range: end 3 is not after start 8"), "{e}");
     let last = read(&part, &at(Position::FromEnd(3), None)).unwrap();
     assert_eq!(last.iter().map(|r| r.0).collect::<Vec<_>>(), [7, 8, 9]);
     let from_time = read(&part, &at(Position::Time(T0 + 61), None)).unwrap();

@@ -3,6 +3,8 @@
 //! layer from a `file://` location, give the same records, watermarks, positions and
 //! read_committed view as the same segment files read locally.
 
+#![cfg(feature = "remote")]
+
 use krecords_codec::read::{Record, Step};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_codec::{Compression, Header};

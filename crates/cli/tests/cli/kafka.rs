@@ -177,7 +177,7 @@ fn start_and_end_as_offsets_and_times() {
     ]);
     r.fails(
         2,
-        "empty range: --end earliest (offset 0) is not after --start earliest",
+        "empty range: end earliest (offset 0) is not after start earliest",
     );
     let t = (TS + 6).to_string();
     assert_eq!(offsets(&["--start", &format!("@{t}")]), [6]);
@@ -463,7 +463,7 @@ fn live_positions_trim_records_and_count_from_the_end() {
 fn live_ranges_outside_the_partition_are_usage_errors() {
     let u = url("t/0");
     let r = krec_live(&["dump", "--start", "7", "--end", "5", &u]);
-    r.fails(2, "empty range: --end 5 is not after --start 7");
+    r.fails(2, "empty range: end 5 is not after start 7");
     assert_eq!(r.out(), "");
     for cmd in [
         &["log", "read", "--offset", "5000"][..],

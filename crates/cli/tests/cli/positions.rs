@@ -132,7 +132,7 @@ fn empty_ranges_and_offsets_outside_are_usage_errors_everywhere() {
         assert_eq!(r.code, 2, "{args:?}: {r:?}");
         assert!(
             r.stderr
-                .contains("empty range: --end 50 is not after --start 100"),
+                .contains("empty range: end 50 is not after start 100"),
             "{args:?}: {}",
             r.stderr
         );
