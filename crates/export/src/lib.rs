@@ -154,6 +154,10 @@ pub struct Summary {
     /// Partitions the range asked for is outside of (a start past their end, a time window
     /// they hold nothing of), one line each: nothing of them was exported.
     pub outside: Vec<String>,
+    /// Per column with any, the values written as null because they could not be
+    /// represented: keys and values that are not UTF-8 with `--key-format`/`--value-format
+    /// string`, header keys that are not UTF-8.
+    pub invalid: std::collections::BTreeMap<String, u64>,
 }
 
 impl Summary {
@@ -186,6 +190,12 @@ impl Summary {
         }
         for o in &self.outside {
             writeln!(out, "{o}; nothing of it is in the range")?;
+        }
+        for (column, n) in &self.invalid {
+            writeln!(
+                out,
+                "{n} {column} value(s) were not UTF-8 and are null in the dataset"
+            )?;
         }
         Ok(())
     }
@@ -322,6 +332,14 @@ impl Exporter {
     /// The directory cannot be created, or another export holds it.
     pub fn open(options: ExportOptions) -> Result<Exporter, ExportError> {
         let out = &options.output;
+        if out.exists() && !out.is_dir() {
+            return Err(io_err(format!("cannot export into {}", out.display()))(
+                std::io::Error::new(
+                    std::io::ErrorKind::NotADirectory,
+                    "not a directory (a dataset is a directory of topic=T/partition=P folders)",
+                ),
+            ));
+        }
         std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
         let lock_path = out.join(LOCK_FILE);
         let lock = File::options()
@@ -441,6 +459,7 @@ impl Exporter {
                 label: task.label,
                 open: task.open,
                 first_pass: task.first_pass,
+                topic_id: None,
             };
             let mut errors = Vec::new();
             for index in task.indices {
@@ -543,6 +562,7 @@ impl Exporter {
             label,
             open,
             first_pass,
+            topic_id: None,
         };
         let result = part.run(sources, index, keep_open, on);
         let PartWork {
@@ -633,6 +653,10 @@ impl Summary {
             .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
         self.outside.extend(other.outside);
         self.outside.sort();
+        for (column, n) in other.invalid {
+            let sum = self.invalid.entry(column).or_default();
+            *sum = sum.saturating_add(n);
+        }
     }
 }
 
@@ -645,6 +669,8 @@ struct PartWork<'a> {
     open: Option<OpenFile>,
     /// Whether [`ExportOptions::range`]'s start applies (the run's first pass over it).
     first_pass: bool,
+    /// The source topic's id, when its source says (see `Partition::topic_id`).
+    topic_id: Option<String>,
 }
 
 impl PartWork<'_> {
@@ -682,6 +708,7 @@ impl PartWork<'_> {
     ) -> Result<(), ExportError> {
         let isolation = self.options.isolation;
         self.summary.partitions = self.summary.partitions.saturating_add(1);
+        self.topic_id = sources.partitions.get(index).and_then(|p| p.topic_id());
         let resume = match &self.open {
             Some(f) => Some(f.last.saturating_add(1)),
             None => {
@@ -690,6 +717,9 @@ impl PartWork<'_> {
                 let (last, removed) = scan_dir(&self.dir)?;
                 self.summary.removed_temporary =
                     self.summary.removed_temporary.saturating_add(removed);
+                if last.is_some() {
+                    self.check_topic_id()?;
+                }
                 last.map(|l| l.saturating_add(1))
             }
         };
@@ -720,7 +750,16 @@ impl PartWork<'_> {
                 if let (Some(Position::Offset(s)), Some(Position::Offset(e))) =
                     (range.start, range.end)
                 {
+                    // Only a start past the partition's end gets here (the end was after it).
                     if e <= s {
+                        let name = sources
+                            .partitions
+                            .get(index)
+                            .map_or("", |p| p.name.as_str());
+                        self.summary.outside.push(format!(
+                            "{name}: offset {s} is out of range: the partition holds [{}, {})",
+                            w.log_start, w.high_watermark
+                        ));
                         return Ok(());
                     }
                 }
@@ -816,7 +855,13 @@ impl PartWork<'_> {
             self.summary.bytes_in = self.summary.bytes_in.saturating_add(read);
             bytes_in = bytes_in.saturating_add(read);
             read_before = bytes_read;
-            let batch = batch?;
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => {
+                    self.count_invalid(&scan);
+                    return Err(e.into());
+                }
+            };
             self.write_batch(&batch, offset_col)?;
             on(Event::Batch {
                 partition: &self.label,
@@ -836,7 +881,42 @@ impl PartWork<'_> {
             .summary
             .bytes_in
             .saturating_add(scan.bytes_read().saturating_sub(read_before));
+        self.count_invalid(&scan);
         Ok(())
+    }
+
+    /// Refuses to continue the partition's files from a topic other than the one they came
+    /// from: a topic deleted and created again under the same name, or another cluster's, has
+    /// another id (Kafka's own test for a recreated topic). Files or sources without an id are
+    /// not compared.
+    fn check_topic_id(&self) -> Result<(), ExportError> {
+        let Some(ours) = &self.topic_id else {
+            return Ok(());
+        };
+        let files = dataset_files(&self.dir)
+            .map_err(io_err(format!("cannot list {}", self.dir.display())))?;
+        let Some((_, _, last)) = files.last() else {
+            return Ok(());
+        };
+        let (_, metadata) = read_footer(last)?;
+        match metadata.get(TOPIC_ID_KEY) {
+            Some(theirs) if theirs != ours => Err(ExportError::Mismatch(format!(
+                "{}: holds topic id {theirs} (in {}), this source's topic has id {ours}: a \
+                 topic deleted and created again, or another cluster's; export into another \
+                 directory",
+                self.dir.display(),
+                last.display()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds the values `scan` could not represent to the summary.
+    fn count_invalid(&mut self, scan: &PartitionScan) {
+        for (column, n) in scan.report().invalid {
+            let sum = self.summary.invalid.entry(column).or_default();
+            *sum = sum.saturating_add(n);
+        }
     }
 
     fn write_batch(&mut self, batch: &RecordBatch, offset_col: usize) -> Result<(), ExportError> {
@@ -857,6 +937,7 @@ impl PartWork<'_> {
                 first,
                 batch.schema(),
                 self.options,
+                self.topic_id.as_deref(),
             )?),
         };
         f.write(batch, last, self.options.row_group_bytes)?;
@@ -932,8 +1013,18 @@ fn first_file(output: &Path) -> Result<Option<PathBuf>, ExportError> {
     Ok(None)
 }
 
-/// Refuses an export into a dataset whose files another format or schema wrote (another
-/// `--format`, `--key-format` or `--value-format`): its files would not read as one table.
+/// The key of the file metadata (Parquet key-value metadata, Arrow IPC custom metadata) that
+/// says at which isolation level the file's rows were read: `read_committed` or
+/// `read_uncommitted`.
+pub const ISOLATION_KEY: &str = "krec.isolation";
+
+/// The key of the file metadata that holds the source topic's id as Kafka prints it, when the
+/// source says (a partition directory's `partition.metadata`, a live topic's Metadata).
+pub const TOPIC_ID_KEY: &str = "krec.topic_id";
+
+/// Refuses an export into a dataset whose files another format, schema or isolation level
+/// wrote (another `--format`, `--key-format`, `--value-format` or `--isolation`): its files
+/// would not read as one table, or would mix aborted records into a committed view.
 fn check_dataset(options: &ExportOptions) -> Result<(), ExportError> {
     let Some(file) = first_file(&options.output)? else {
         return Ok(());
@@ -953,22 +1044,20 @@ fn check_dataset(options: &ExportOptions) -> Result<(), ExportError> {
             what()
         )));
     }
-    let bad = |e: &dyn std::fmt::Display| ExportError::Write {
-        what: what(),
-        message: e.to_string(),
-    };
-    let f = File::open(&file).map_err(io_err(format!("cannot open {}", what())))?;
-    let schema = match options.format {
-        Format::Arrow => arrow_ipc::reader::FileReader::try_new(f, None)
-            .map_err(|e| bad(&e))?
-            .schema(),
-        Format::Parquet => {
-            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-                .map_err(|e| bad(&e))?
-                .schema()
-                .clone()
-        }
-    };
+    let (schema, metadata) = read_footer(&file)?;
+    // Files written before the key existed say nothing: nothing to compare.
+    if let Some(theirs) = metadata
+        .get(ISOLATION_KEY)
+        .filter(|i| *i != options.isolation.name())
+    {
+        return Err(ExportError::Mismatch(format!(
+            "{}: was exported at {theirs}, this export reads at {}; one dataset holds one \
+             view of the topic: export with --isolation {} or into another directory",
+            what(),
+            options.isolation.name(),
+            theirs.replace('_', "-")
+        )));
+    }
     let want = krecords_arrow::full_schema(options.key_format, options.value_format);
     for field in want.fields() {
         let Ok(have) = schema.field_with_name(field.name()) else {
@@ -995,6 +1084,36 @@ fn check_dataset(options: &ExportOptions) -> Result<(), ExportError> {
         }
     }
     Ok(())
+}
+
+/// The schema and the file metadata (Parquet key-value metadata, Arrow IPC custom metadata) of
+/// a dataset file, its format told by its extension.
+fn read_footer(
+    file: &Path,
+) -> Result<(arrow_schema::SchemaRef, HashMap<String, String>), ExportError> {
+    let bad = |e: &dyn std::fmt::Display| ExportError::Write {
+        what: file.display().to_string(),
+        message: e.to_string(),
+    };
+    let f = File::open(file).map_err(io_err(format!("cannot open {}", file.display())))?;
+    if file
+        .extension()
+        .is_some_and(|e| e == Format::Arrow.extension())
+    {
+        let r = arrow_ipc::reader::FileReader::try_new(f, None).map_err(|e| bad(&e))?;
+        return Ok((r.schema(), r.custom_metadata().clone()));
+    }
+    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| bad(&e))?;
+    let metadata = b
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| Some((kv.key.clone(), kv.value.clone()?)))
+        .collect();
+    Ok((b.schema().clone(), metadata))
 }
 
 /// The offsets of a dataset file name `<20 digits>-<20 digits>.parquet` (or `.arrow`).

@@ -1,10 +1,13 @@
 //! One dataset file being written: a temporary name, then synced and renamed.
 
-use crate::{file_name, io_err, ExportError, ExportOptions, Format, TMP_SUFFIX};
+use crate::{
+    file_name, io_err, ExportError, ExportOptions, Format, ISOLATION_KEY, TMP_SUFFIX, TOPIC_ID_KEY,
+};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -70,13 +73,19 @@ fn write_err(path: &Path, e: impl std::fmt::Display) -> ExportError {
 }
 
 impl OpenFile {
-    /// A temporary file in `dir` for rows from offset `first`.
+    /// A temporary file in `dir` for rows from offset `first`; its metadata says the isolation
+    /// level and, when known, the source topic's id.
     pub fn create(
         dir: &Path,
         first: i64,
         schema: SchemaRef,
         options: &ExportOptions,
+        topic_id: Option<&str>,
     ) -> Result<OpenFile, ExportError> {
+        let mut metadata = vec![(ISOLATION_KEY, options.isolation.name())];
+        if let Some(id) = topic_id {
+            metadata.push((TOPIC_ID_KEY, id));
+        }
         let ext = options.format.extension();
         let tmp = dir.join(format!(".{first:020}.{ext}{TMP_SUFFIX}"));
         let file =
@@ -91,16 +100,26 @@ impl OpenFile {
                     .set_compression(Compression::ZSTD(ZstdLevel::default()))
                     .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
                     .set_created_by(format!("krec export {}", env!("CARGO_PKG_VERSION")))
+                    .set_key_value_metadata(Some(
+                        metadata
+                            .iter()
+                            .map(|&(k, v)| KeyValue::new(k.into(), v.to_string()))
+                            .collect(),
+                    ))
                     .build();
                 Writer::Parquet(
                     ArrowWriter::try_new(out, schema, Some(props))
                         .map_err(|e| write_err(&tmp, e))?,
                 )
             }
-            Format::Arrow => Writer::Arrow(
-                arrow_ipc::writer::FileWriter::try_new(out, &schema)
-                    .map_err(|e| write_err(&tmp, e))?,
-            ),
+            Format::Arrow => {
+                let mut w = arrow_ipc::writer::FileWriter::try_new(out, &schema)
+                    .map_err(|e| write_err(&tmp, e))?;
+                for (k, v) in metadata {
+                    w.write_metadata(k, v);
+                }
+                Writer::Arrow(w)
+            }
         };
         Ok(OpenFile {
             dir: dir.to_path_buf(),

@@ -120,6 +120,19 @@ fn export(part: &Path, options: ExportOptions) -> Result<Exporter, ExportError> 
     Ok(exporter)
 }
 
+/// Asserts that exporting `part` with `options` is refused as a mismatch whose message holds
+/// every one of `needles`, and that the partition's dataset directory `dir` stays as it was.
+fn assert_refused(part: &Path, options: ExportOptions, dir: &Path, needles: &[&str]) {
+    let before = dataset_files(dir).unwrap();
+    let e = export(part, options).unwrap_err();
+    assert!(matches!(e, ExportError::Mismatch(_)), "{e}");
+    let m = e.to_string();
+    for n in needles {
+        assert!(m.contains(n), "{m}");
+    }
+    assert_eq!(dataset_files(dir).unwrap(), before);
+}
+
 fn out_dir(root: &Path) -> PathBuf {
     root.join("out/topic=events/partition=2")
 }
@@ -172,6 +185,118 @@ fn read_uncommitted_keeps_aborted_records() {
     assert_eq!(want.len(), 9);
     assert_eq!(dataset(&out_dir(root.path())), want);
     assert_eq!(e.summary().records, 9);
+}
+
+/// A dataset holds one isolation level's view: the level is in every file's metadata, and an
+/// export at the other level into it is refused before anything is written (Parquet and Arrow
+/// IPC alike).
+#[test]
+fn an_export_at_another_isolation_level_is_refused() {
+    for format in [Format::Parquet, Format::Arrow] {
+        let root = tempfile::tempdir().unwrap();
+        let part = root.path().join("events-2");
+        append(&part, &[(3, true, true), (2, false, false)]);
+        let options = |isolation| {
+            let mut o = ExportOptions::new(root.path().join("out"));
+            o.isolation = isolation;
+            o.format = format;
+            o
+        };
+        export(&part, options(IsolationLevel::ReadUncommitted)).unwrap();
+        append(&part, &[(2, false, false)]);
+        assert_refused(
+            &part,
+            options(IsolationLevel::ReadCommitted),
+            &out_dir(root.path()),
+            &[
+                "was exported at read_uncommitted, this export reads at read_committed",
+                "--isolation read-uncommitted",
+            ],
+        );
+        // The same level continues.
+        let e = export(&part, options(IsolationLevel::ReadUncommitted)).unwrap();
+        assert_eq!(e.summary().records, 2);
+    }
+}
+
+/// A partition's files keep the source topic's id (a partition directory's
+/// `partition.metadata`): a topic of the same name with another id (deleted and created
+/// again, another cluster's) does not continue them; the same topic does, and a source
+/// without an id is not compared.
+#[test]
+fn a_recreated_topic_does_not_continue_the_dataset() {
+    let root = tempfile::tempdir().unwrap();
+    let first = root.path().join("a/events-2");
+    let again = root.path().join("b/events-2");
+    let bare = root.path().join("c/events-2");
+    for dir in [&first, &again, &bare] {
+        append(dir, &[(5, false, false), (5, false, false)]);
+    }
+    let meta = |dir: &Path, id: &str| {
+        std::fs::write(
+            dir.join("partition.metadata"),
+            format!("version: 0\ntopic_id: {id}\n"),
+        )
+        .unwrap();
+    };
+    meta(&first, "bF2mVp1_Rv6x9Nq3Z0a1Yw");
+    meta(&again, "Qk1sN0a7TbyZ2p4xWc8d1A");
+    let options = || ExportOptions::new(root.path().join("out"));
+    export(&first, options()).unwrap();
+    append(&again, &[(5, false, false)]);
+    assert_refused(
+        &again,
+        options(),
+        &out_dir(root.path()),
+        &[
+            "holds topic id bF2mVp1_Rv6x9Nq3Z0a1Yw",
+            "this source's topic has id Qk1sN0a7TbyZ2p4xWc8d1A",
+        ],
+    );
+    // The same topic continues; a source that does not say its id is not compared.
+    append(&first, &[(3, false, false)]);
+    assert_eq!(export(&first, options()).unwrap().summary().records, 3);
+    append(&bare, &[(2, false, false), (2, false, false)]);
+    assert_eq!(export(&bare, options()).unwrap().summary().records, 1);
+}
+
+/// Keys and values exported as strings that are not UTF-8 are null in the dataset and counted
+/// in the summary, per column.
+#[test]
+fn values_that_are_not_utf8_are_counted() {
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-2");
+    let mut log = Log::create(&part, LogConfig::default()).unwrap();
+    let mut b = V2Builder::new(0);
+    for (k, v) in [
+        (&b"\xc3\x28"[..], &b"ok"[..]),
+        (b"k", b"\xff\xfe"),
+        (b"\xff", b"\xfe"),
+    ] {
+        b.append(&NewRecord::new(T0, Some(k), Some(v))).unwrap();
+    }
+    log.append(&b.finish().unwrap(), AppendOrigin::Client)
+        .unwrap();
+    log.close().unwrap();
+    let mut options = ExportOptions::new(root.path().join("out"));
+    options.key_format = krecords_arrow::BytesFormat::String;
+    options.value_format = krecords_arrow::BytesFormat::String;
+    let e = export(&part, options).unwrap();
+    let invalid: Vec<(&str, u64)> = e
+        .summary()
+        .invalid
+        .iter()
+        .map(|(c, n)| (c.as_str(), *n))
+        .collect();
+    assert_eq!(invalid, [("key", 2), ("value", 2)]);
+    let mut text = Vec::new();
+    e.summary().write_text(Path::new("out"), &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("2 key value(s) were not UTF-8 and are null in the dataset"),
+        "{text}"
+    );
+    assert_eq!(e.summary().to_json(Path::new("out"))["invalid"]["value"], 2);
 }
 
 #[test]

@@ -67,6 +67,19 @@ fn show(out: &mut impl Write, args: &[&str], head: Option<usize>) -> Result<bool
     Ok(run.status.success())
 }
 
+/// Removes the demo's temporary directory however the demo ends: a reader that stops early
+/// (`krec demo | head`) makes the next write fail, and the demo returns before its end.
+struct Cleanup(Option<PathBuf>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            // Already gone after a complete demo, which says so itself.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// Runs the demo.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let (dir, temp) = match &args.dir {
@@ -76,6 +89,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             (d, !args.keep)
         }
     };
+    let _cleanup = Cleanup(temp.then(|| dir.clone()));
     let partition = dir.join("orders-0");
     let DemoPartition { segments, retry } = build_partition(&partition)?;
     let p = partition.display().to_string();

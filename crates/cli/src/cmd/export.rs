@@ -14,7 +14,7 @@ use krecords_arrow::BytesFormat;
 use krecords_export::{Event, ExportError, ExportOptions, Exporter, Format};
 use krecords_source::{ErrorClass, IsolationLevel, Position, Range};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -55,8 +55,9 @@ pub struct Args {
     #[arg(long, value_name = "POS", allow_hyphen_values = true, value_parser = Position::parse)]
     start: Option<Position>,
     /// Where each partition's export stops (exclusive), as --start; default: the end (the last
-    /// stable offset at read-committed). An offset outside the partition, or an end not after
-    /// the start, is an error. Not with --follow.
+    /// stable offset at read-committed). An end offset past a partition's end stops at its end
+    /// (the same command run later goes on to it); a start past it leaves the partition out,
+    /// listed in the report; an end not after the start is an error. Not with --follow.
     #[arg(long, value_name = "POS", allow_hyphen_values = true, value_parser = Position::parse, conflicts_with = "follow")]
     end: Option<Position>,
     /// Partitions exported at the same time (threads; a partition's files are written by one
@@ -168,6 +169,16 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         Some(n) => usize::try_from(n).unwrap_or(1),
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    // The sources first: a source that cannot be opened leaves no dataset directory behind.
+    let mut first_sources = Some(open_sources(&args.sources, &args.client)?);
+    if let Some(source) = args.sources.iter().find(|s| inside(&args.output, s)) {
+        return Err(Failure::Usage(format!(
+            "--output {} is inside the source {}: its files would land in the data it reads \
+             (a broker would take them for its own); export into another directory",
+            args.output.display(),
+            source.display()
+        )));
+    }
     let mut exporter = Exporter::open(options).map_err(|e| failure(&e))?;
     let progress = Mutex::new((Progress::live("krec export"), 0u64));
     let on = |e: Event<'_>| {
@@ -186,7 +197,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             ));
         }
     };
-    let mut errors: Vec<ExportError> = Vec::new();
+    // Each failed partition's name and error.
+    let mut errors: Vec<(String, ExportError)> = Vec::new();
     // --follow stops at SIGINT or SIGTERM after the pass under way: the open files are
     // completed and the report printed (a second Ctrl-C ends it at once; the next run
     // continues exactly either way).
@@ -197,19 +209,26 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
     loop {
         let started = Instant::now();
-        let sources = open_sources(&args.sources, &args.client)?;
+        let sources = match first_sources.take() {
+            Some(s) => s,
+            None => open_sources(&args.sources, &args.client)?,
+        };
         let failed = exporter.export_all(&sources, jobs, args.follow, &on);
-        for (_, e) in failed {
+        for (index, e) in failed {
             if args.follow {
                 return Err(failure(&e));
             }
             // The first error that is not the data's ends the command below, said there once.
             let ends = e.class() != ErrorClass::Data
-                && errors.iter().all(|x| x.class() == ErrorClass::Data);
+                && errors.iter().all(|(_, x)| x.class() == ErrorClass::Data);
             if !ends {
                 eprintln!("krec export: {e}");
             }
-            errors.push(e);
+            let name = sources
+                .partitions
+                .get(index)
+                .map_or_else(String::new, |p| p.name.clone());
+            errors.push((name, e));
         }
         if !args.follow || stopped() {
             break;
@@ -234,8 +253,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         .unwrap_or_else(|p| p.into_inner())
         .0
         .finish();
-    report(&exporter, &args, out)?;
-    if let Some(e) = errors.iter().find(|e| e.class() != ErrorClass::Data) {
+    report(&exporter, &errors, &args, out)?;
+    if let Some((_, e)) = errors.iter().find(|(_, e)| e.class() != ErrorClass::Data) {
         return Err(failure(e));
     }
     // A range outside some partitions leaves them out; outside every one, it is the usage
@@ -255,10 +274,64 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     })
 }
 
-fn report(exporter: &Exporter, args: &Args, out: &mut impl Write) -> Result<(), Failure> {
+/// Whether `path` (existing or not) is `dir` or inside it, links resolved; `false` for a
+/// `dir` that is no local directory.
+fn inside(path: &Path, dir: &Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    // The nearest existing ancestor, resolved, and the rest of `path` after it.
+    let mut rest = Vec::new();
+    let mut at = path.to_path_buf();
+    let resolved = loop {
+        if let Ok(p) = at.canonicalize() {
+            break p;
+        }
+        match (at.file_name(), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_owned());
+                at = if parent.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    parent.to_path_buf()
+                };
+            }
+            _ => return false,
+        }
+    };
+    let full: PathBuf = std::iter::once(resolved.into_os_string())
+        .chain(rest.into_iter().rev())
+        .collect();
+    dir.is_dir() && full.starts_with(&dir)
+}
+
+fn report(
+    exporter: &Exporter,
+    errors: &[(String, ExportError)],
+    args: &Args,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
     let s = exporter.summary();
     match args.format_report {
-        ReportFormat::Json => writeln!(out, "{}", s.to_json(&args.output))?,
+        ReportFormat::Json => {
+            // The failed partitions too (said on stderr as well): a script reading the report
+            // sees why the exit code is not 0.
+            let mut json = s.to_json(&args.output);
+            if let Some(o) = json.as_object_mut() {
+                let errors = errors
+                    .iter()
+                    .map(|(partition, e)| {
+                        serde_json::json!({
+                            "partition": partition,
+                            "exit_code": e.class().exit_code(),
+                            "message": e.to_string(),
+                        })
+                    })
+                    .collect();
+                o.insert("errors".into(), serde_json::Value::Array(errors));
+            }
+            writeln!(out, "{json}")?
+        }
         ReportFormat::Text => s.write_text(&args.output, out)?,
     }
     Ok(())

@@ -26,7 +26,8 @@ use std::sync::Arc;
 ///   topic, partition, offset, timestamp (timestamp(ms, UTC)), timestamp_type, key, value,
 ///   headers (list of {key, value}), producer_id, producer_epoch, sequence, is_transactional,
 ///   batch_offset, magic, compression
-/// (the source repository's docs/design.md, "Records as Arrow"). Only the columns the query
+/// (the source repository's docs/design.md, "Records as Arrow"); offset is an SQL keyword,
+/// write it "offset". Only the columns the query
 /// uses are built, and filters on partition, offset and timestamp are pushed down: excluded partitions
 /// are not read, an offset range or a lower time bound starts (and an offset range ends) the
 /// read where it says, through the offset and time indexes or ListOffsets.
@@ -160,10 +161,28 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
                     let names: Vec<&str> = tables.iter().map(|(n, _)| n.as_str()).collect();
                     Failure::Usage(format!("{m} (the tables are: {})", names.join(", ")))
                 }
+                Failure::Usage(m) if m.contains("ParserError") && unquoted_offset(&args.query) => {
+                    Failure::Usage(format!(
+                        "{m} (offset is an SQL keyword: name the column \"offset\", in double \
+                         quotes)"
+                    ))
+                }
                 f => f,
             }
         })?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        if args.output.is_none() && matches!(args.format, OutputFormat::Csv) {
+            // Refused before anything is written: a CSV header followed by an error is no
+            // result.
+            if let Some(f) = schema.fields().iter().find(|f| f.data_type().is_nested()) {
+                return Err(Failure::Usage(format!(
+                    "--format csv: column {} is a {}, which CSV cannot hold; select other \
+                     columns (or its parts), or use --format json or --output FILE.parquet",
+                    f.name(),
+                    f.data_type()
+                )));
+            }
+        }
         let batches = match &args.output {
             Some(path) => {
                 df.write_parquet(
@@ -193,6 +212,27 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
     }
     print(&schema, &batches, args.format, out)?;
     Ok(Outcome::Ok)
+}
+
+/// Whether `query` has the word `offset` outside double quotes (and not inside a longer word):
+/// the column of that name, which SQL's parser reads as the OFFSET keyword in most places.
+fn unquoted_offset(query: &str) -> bool {
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let bytes = query.as_bytes();
+    let mut quoted = false;
+    for (i, &c) in bytes.iter().enumerate() {
+        if c == b'"' {
+            quoted = !quoted;
+        } else if !quoted
+            && bytes.len() - i >= 6
+            && bytes[i..i + 6].eq_ignore_ascii_case(b"offset")
+            && (i == 0 || !word(bytes[i - 1]))
+            && bytes.get(i + 6).is_none_or(|&n| !word(n))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// Prints the result (of `schema`: an empty result still has its header).

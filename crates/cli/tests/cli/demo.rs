@@ -82,3 +82,31 @@ fn demo_says_it_deleted_its_temporary_folder() {
     );
     assert!(!folder.exists());
 }
+
+/// A reader that stops early (`krec demo | head`) ends the demo at its next write: its
+/// temporary directory goes all the same, and the exit is 0 (a closed pipe is not an error).
+#[test]
+fn demo_cut_short_by_its_reader_leaves_no_directory() {
+    use std::io::Read;
+    let d = Dir::new();
+    let mut child = crate::util::krec()
+        .arg("demo")
+        .env("TMPDIR", d.path(""))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    assert_eq!(&first, b"# krec demo: a p");
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let dir = d.path(&format!("krec-demo-{}", child.id()));
+    assert!(!dir.exists(), "{} left behind", dir.display());
+}

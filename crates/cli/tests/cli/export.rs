@@ -338,6 +338,20 @@ fn export_of_a_corrupt_segment_exits_1_and_keeps_valid_files() {
     let got = dataset(&out.join("topic=events/partition=0"));
     let want: Vec<_> = all.into_iter().take_while(|r| r.0 < base).collect();
     assert_eq!(got, want);
+    // The JSON report names the failed partition, for scripts that read it.
+    let r = export(&part, &out, &["--format-report", "json"]);
+    let report = r.fails(1, "corrupt entry").json();
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert_eq!(errors[0]["partition"], part.display().to_string());
+    assert_eq!(errors[0]["exit_code"], 1);
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("corrupt entry"),
+        "{report}"
+    );
 }
 
 /// Starts `krec export PART -o OUT --follow --poll-ms 50 --roll-ms ROLL_MS`, its output piped.
@@ -488,6 +502,27 @@ fn export_start_end_bound_the_export_and_a_rerun_continues_after_the_dataset() {
     // A range before the dataset's end exports nothing.
     assert_eq!(report(&["--start", "0", "--end", "150"])["records"], 0);
     assert_eq!(dataset(&pdir), want);
+    // A range past the partition's end leaves it out, with --end as without: here the only
+    // partition, so it is the usage error a read of it gives.
+    for more in [
+        &["--start", "5000"][..],
+        &["--start", "5000", "--end", "6000"],
+    ] {
+        let r = export(
+            &part,
+            &out,
+            &[&["--format-report", "json"][..], more].concat(),
+        );
+        r.fails(2, "no partition holds the positions asked for");
+        r.fails(2, "offset 5000 is out of range");
+        let outside = r.json()["outside"].as_array().unwrap().len();
+        assert_eq!(outside, 1, "{more:?}");
+    }
+    // An end past the partition's end stops at its end (here where the dataset ends).
+    let near_end = (end - 5).to_string();
+    let r = report(&["--start", &near_end, "--end", "99999"]);
+    assert_eq!(r["records"], 0);
+    assert!(r["outside"].as_array().unwrap().is_empty(), "{r}");
 }
 
 /// A scratch directory with the partition directory `events-0` of `batches` batches
@@ -539,6 +574,24 @@ fn export_start_end_bad_positions_are_usage_errors() {
     export(&part, &out, &["--end", "100", "--follow"]).fails(2, "cannot be used with");
     export(&part, &out, &["--jobs", "0"]).fails(2, "--jobs");
     assert!(dataset(&out.join("topic=events/partition=0")).is_empty());
+    // An output inside a source (its partition directory, its log.dirs root) is refused, and
+    // nothing is created there.
+    let root = part.parent().unwrap().to_path_buf();
+    for output in [part.join("ds"), part.join("a/b"), part.clone()] {
+        export(&part, &output, &[]).fails(2, "is inside the source");
+    }
+    export(&root, &root.join("lake"), &[]).fails(2, "is inside the source");
+    assert!(!part.join("ds").exists() && !part.join("a").exists() && !root.join("lake").exists());
+    // An output that is a file, and a source with nothing to read: clear errors, and the
+    // latter leaves no dataset directory behind.
+    let file = out.with_file_name("afile");
+    std::fs::write(&file, b"x").unwrap();
+    export(&part, &file, &[]).fails(2, "not a directory");
+    let empty = part.with_file_name("empty-0");
+    std::fs::create_dir(&empty).unwrap();
+    let fresh = out.with_file_name("fresh");
+    export(&empty, &fresh, &[]).fails(2, "no .log segments");
+    assert!(!fresh.exists());
 }
 
 /// (offset, value) rows.

@@ -279,6 +279,25 @@ fn a_query_datafusion_refuses_exits_2_with_its_message() {
     assert!(r.stdout.is_empty());
     sql("SELEC 1", &part, &[]).fails(2, "SELEC");
     sql("SELECT * FROM missing", &part, &[]).fails(2, "missing' not found (the tables are: t)");
+    // `offset` is an SQL keyword: after another column the parser takes it for OFFSET. The
+    // error says how to name the column, and the quoted name works.
+    sql("SELECT key, offset FROM t LIMIT 1", &part, &[])
+        .fails(2, "offset is an SQL keyword: name the column \"offset\"");
+    let quoted = sql(
+        "SELECT key, \"offset\" FROM t ORDER BY 2 LIMIT 1",
+        &part,
+        &[],
+    )
+    .ok();
+    assert!(quoted.contains("| key "), "{quoted}");
+    // No hint where the word is quoted or part of another.
+    let r = sql("SELEC \"offset\", my_offset FROM t", &part, &[]);
+    r.fails(2, "SELEC");
+    assert!(!r.stderr.contains("SQL keyword"), "{}", r.stderr);
+    // CSV holds no lists: refused before anything is written.
+    let r = sql("SELECT * FROM t", &part, &["--format", "csv"]);
+    r.fails(2, "--format csv: column headers is a List");
+    assert!(r.stdout.is_empty(), "{:?}", r.out());
 }
 
 /// DataFusion's settings come from its `DATAFUSION_*` environment variables; a value a
