@@ -170,7 +170,8 @@ pub enum Error {
         reason: String,
     },
     /// A segment damaged in the middle of the log, found by a read-only open: recovery would
-    /// cut it at the damage although intact entries follow (`CORRUPT_MESSAGE`).
+    /// cut it at the damage although intact entries follow; or segments whose offsets overlap
+    /// (position 0), which recovery does not repair (`CORRUPT_MESSAGE`).
     DamagedSegment {
         /// The segment file.
         path: PathBuf,
@@ -179,7 +180,9 @@ pub enum Error {
         /// The damage and the first intact entry after it.
         reason: String,
     },
-    /// `create` on a directory that already holds a log (`TOPIC_ALREADY_EXISTS`).
+    /// `create` on a directory that already holds a log, or a new partition directory
+    /// (`PartitionWriter`: salvage, convert) at a path that holds files
+    /// (`TOPIC_ALREADY_EXISTS`).
     AlreadyExists {
         /// The directory.
         path: PathBuf,
@@ -477,7 +480,12 @@ impl fmt::Display for Error {
                 write!(f, "{}: {reason}", path.display())
             }
             Error::AlreadyExists { path } => {
-                write!(f, "{}: a log already exists here", path.display())
+                write!(
+                    f,
+                    "{}: already holds files (a log is written into a new or empty \
+                     directory)",
+                    path.display()
+                )
             }
             Error::NotALog { path } => write!(
                 f,

@@ -275,7 +275,8 @@ pub fn parse_epoch_checkpoint(path: &Path, bytes: &[u8]) -> Result<Vec<(i32, i64
     let mut lines = text.lines();
     match lines.next().map(str::trim) {
         Some("0") => {}
-        other => return Err(bad(format!("unsupported checkpoint version {other:?}"))),
+        Some(v) => return Err(bad(format!("unsupported checkpoint version {v:?}"))),
+        None => return Err(bad("empty: no version line".into())),
     }
     let count: usize = lines
         .next()
@@ -312,11 +313,12 @@ pub(crate) fn epoch_checkpoint_problem(bytes: &[u8]) -> Option<String> {
     }
     let count: Option<usize> = lines.next().and_then(|l| l.trim().parse().ok());
     let entries: Vec<Option<(i32, i64)>> = lines.map(parse_epoch_line).collect();
-    if count != Some(entries.len()) {
-        return Some(format!(
-            "declares {count:?} entries but holds {}",
-            entries.len()
-        ));
+    match count {
+        None => return Some("the second line is not an entry count".into()),
+        Some(n) if n != entries.len() => {
+            return Some(format!("declares {n} entries but holds {}", entries.len()))
+        }
+        Some(_) => {}
     }
     if entries.iter().any(Option::is_none) {
         return Some("a line is not `epoch start-offset`".into());

@@ -325,14 +325,18 @@ pub(crate) fn load_segments(
     Ok((segments, info))
 }
 
-/// Segments must hold increasing offsets: each one ends before the next one's base.
+/// Segments must hold increasing offsets: each one ends before the next one's base. Segments
+/// that overlap are damaged data (exit 1), which recovery does not repair: salvage does.
 fn check_order(segments: &[Segment]) -> Result<()> {
     for pair in segments.windows(2) {
         if pair[0].next_offset() > pair[1].base_offset() {
-            return Err(Error::CorruptFile {
+            return Err(Error::DamagedSegment {
                 path: pair[0].log_path().to_path_buf(),
+                position: 0,
                 reason: format!(
-                    "holds offsets up to {} but the next segment starts at {}",
+                    "holds offsets up to {} but the next segment starts at {}: the segments \
+                     overlap (`krec salvage` writes every intact entry, in offset order, into a \
+                     new directory)",
                     pair[0].next_offset() - 1,
                     pair[1].base_offset()
                 ),

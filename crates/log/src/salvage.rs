@@ -50,7 +50,7 @@ use krecords_codec::layout::{LOG_OVERHEAD, MAGIC_OFFSET};
 use krecords_codec::read::{Batch, V2Batch};
 use krecords_codec::write::{end_txn_marker, EndTxnBatch};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -180,8 +180,9 @@ pub struct LeftOut {
 /// as Kafka's `kafka-transactions.sh abort` does to a hanging transaction. When the producer writes nothing
 /// after the loss, the transaction may simply still be open (a transaction coordinator may end
 /// it), so it is left open and reported. With transaction version 1, where a producer's
-/// transactions share its epoch, a lost marker between two of them cannot be seen: Kafka
-/// makes them one.
+/// transactions share its epoch, a lost marker between two of them cannot be told from a
+/// transaction that goes on (Kafka would make them one): unless the producer showed version 2
+/// before (a marker one epoch above its batches), such a case is reported, and left as it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Transaction {
     /// The producer.
@@ -256,16 +257,37 @@ pub struct SalvageReport {
     /// Transactions open when something was lost whose end marker may have been lost: those
     /// salvage closed with an ABORT marker of its own, and those it left open.
     pub transactions: Vec<Transaction>,
+    /// Segments whose name says a base offset at or below what the segment before holds: the
+    /// output names them after their first kept offset (a broker opens a segment only under
+    /// its own base offset).
+    pub renamed: Vec<Renamed>,
     /// Segments written (0 without an output).
     pub segments_written: u64,
     /// For comparison: what Kafka's recovery would keep.
     pub kafka_recovery: KafkaRecovery,
 }
 
+/// A segment the output names after its first kept offset rather than its own name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Renamed {
+    /// The input segment.
+    pub file: PathBuf,
+    /// The base offset its name says.
+    pub named: i64,
+    /// The base offset the output names it by.
+    pub written_as: i64,
+}
+
 impl SalvageReport {
     /// Whether anything was lost (a damaged range or a left-out entry).
     pub fn lost_anything(&self) -> bool {
         !self.damaged.is_empty() || !self.left_out.is_empty()
+    }
+
+    /// Whether the input is not as a broker would open it: something lost, or a segment
+    /// misnamed (the output differs from a copy of the input).
+    pub fn found_anything(&self) -> bool {
+        self.lost_anything() || !self.renamed.is_empty()
     }
 
     /// Bytes of the damaged ranges.
@@ -307,6 +329,17 @@ impl fmt::Display for SalvageReport {
                 l.first_offset,
                 l.last_offset,
                 l.reason
+            )?;
+        }
+        for r in &self.renamed {
+            writeln!(
+                f,
+                "renamed: {} is named for base offset {}, at or below the offsets before it; \
+                 its entries start at {}: written as {:020}.log",
+                r.file.display(),
+                r.named,
+                r.written_as,
+                r.written_as
             )?;
         }
         for t in &self.transactions {
@@ -435,6 +468,9 @@ struct Scan<'a> {
     txns: BTreeMap<i64, OpenTxn>,
     /// The coordinator epoch of each producer's last kept marker.
     coordinator_epochs: HashMap<i64, i32>,
+    /// Producers seen ending a transaction with a marker one epoch above its batches:
+    /// transaction version 2, where each transaction has an epoch of its own.
+    bumping: HashSet<i64>,
     /// The partition leader epoch of the last kept v2 entry.
     leader_epoch: i32,
     /// The index of the file being scanned.
@@ -707,11 +743,6 @@ impl Scan<'_> {
             let Some(lost_at) = t.interrupted.take() else {
                 continue;
             };
-            let n = next.get(pid);
-            if let Some((_, _, at)) = n.filter(|(_, n, _)| t.goes_on(n)) {
-                t.next_at = Some(*at);
-                continue;
-            }
             let mut report = Transaction {
                 producer_id: *pid,
                 producer_epoch: t.epoch,
@@ -721,6 +752,32 @@ impl Scan<'_> {
                 aborted_at: None,
                 note: String::new(),
             };
+            let n = next.get(pid);
+            if let Some((n_first, n, at)) = n.filter(|(_, n, _)| t.goes_on(n)) {
+                t.next_at = Some(*at);
+                // A batch of the same epoch after lost offsets goes on with the transaction,
+                // unless the loss held its end marker and this batch opens the producer's next
+                // transaction: with transaction version 1 both keep the epoch, and Kafka would
+                // end them with one marker. Unless the producer has shown version 2 (its own
+                // epoch per transaction), salvage cannot tell: it says so and changes nothing.
+                if n.marker.is_none()
+                    && *n_first > t.last.saturating_add(1)
+                    && !self.bumping.contains(pid)
+                {
+                    report.note = format!(
+                        "the producer's next entry is {}, of the same epoch: the transaction \
+                         goes on, or its end marker was lost and the producer's next \
+                         transaction (transaction version 1 keeps the epoch) ends with it — \
+                         salvage cannot tell them apart: left as it is; if offsets {}..={} \
+                         belong to an aborted transaction, read_committed serves them",
+                        describe(*n_first, n),
+                        t.first,
+                        t.last
+                    );
+                    self.report.transactions.push(report);
+                }
+                continue;
+            }
             let Some((n_first, n, _)) = n else {
                 t.settled = true;
                 report.note = format!(
@@ -769,7 +826,11 @@ impl Scan<'_> {
         };
         let pid = t.producer_id;
         if let Some(ce) = t.marker {
-            self.txns.remove(&pid);
+            if let Some(open) = self.txns.remove(&pid) {
+                if t.epoch == open.epoch.saturating_add(1) {
+                    self.bumping.insert(pid);
+                }
+            }
             self.coordinator_epochs.insert(pid, ce);
             return;
         }
@@ -932,11 +993,20 @@ impl Scan<'_> {
                 .at(pos, usize::try_from(size).unwrap_or(usize::MAX))?
                 .get(..usize::try_from(size).unwrap_or(usize::MAX))
                 .unwrap_or(&[]);
+            let seg_base = (!started).then(|| {
+                base.filter(|&b| self.prev_last.is_none_or(|p| b > p))
+                    .unwrap_or(k.first)
+            });
+            if let (Some(named), Some(written_as)) = (base, seg_base) {
+                if named != written_as {
+                    self.report.renamed.push(Renamed {
+                        file: path.to_path_buf(),
+                        named,
+                        written_as,
+                    });
+                }
+            }
             if let Some(writer) = self.writer.as_mut() {
-                let seg_base = (!started).then(|| {
-                    base.filter(|&b| self.prev_last.is_none_or(|p| b > p))
-                        .unwrap_or(k.first)
-                });
                 // A marker below the new segment's base ends the previous one.
                 let (before, after): (Vec<_>, Vec<_>) = markers
                     .iter()
@@ -1271,6 +1341,7 @@ pub fn salvage_files_with(
         files,
         txns: BTreeMap::new(),
         coordinator_epochs: HashMap::new(),
+        bumping: HashSet::new(),
         leader_epoch: -1,
         file_index: 0,
     };

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 /// next entry shows to be damaged. The input is never modified.
 ///
 /// The output is a partition directory in Kafka's layout that a broker opens as it is: every
-/// intact entry byte for byte at its offset, one segment per input segment (same name), the
+/// intact entry byte for byte at its offset, one segment per input segment (same name, unless misnamed), the
 /// offset, time and transaction indexes and producer snapshots built as the log's recovery
 /// would, while writing,
 /// the leader-epoch-checkpoint rebuilt from the kept batches; it appears complete or not at
@@ -39,12 +39,15 @@ use std::path::{Path, PathBuf};
 ///
 /// SOURCE is segment files (in offset order), a partition directory, or a broker's log.dirs
 /// root: there every partition is scanned, the damaged ones salvaged into OUTPUT/<partition>,
-/// intact ones reported and left alone (--all salvages them too).
+/// intact ones reported and left alone (--all salvages them too); a partition with a misnamed
+/// segment is not intact.
 ///
 /// The report, per partition: damaged byte ranges (file, position, length, reason, and the
 /// offsets lost between the entries kept around them), entries left out, entries, records and
-/// offset ranges kept, and what Kafka's own recovery would keep. Exit 0 when nothing was lost,
-/// 1 when something was (the report says what), 2 for usage or I/O errors.
+/// offset ranges kept, segments renamed (a name at or below the offsets before it: written
+/// under its first kept offset, as a broker needs), and what Kafka's own recovery would keep.
+/// Exit 0 when the input was intact, 1 when something was lost or renamed (the report says
+/// what), 2 for usage or I/O errors.
 ///
 /// Examples:
 ///   krec salvage /var/kafka/events-0 --output /tmp/events-0
@@ -182,7 +185,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             sink.progress = None;
             let scan = salvage::salvage_partition(&dir, None, options, &mut NoDamaged(&mut sink))
                 .map_err(failure)?;
-            let (report, output) = if scan.lost_anything() || args.all {
+            let (report, output) = if scan.found_anything() || args.all {
                 let to = args.output.join(&name);
                 say_removed(&remove_leftovers(&FsStorage, &to));
                 sink.label = format!("salvage {name}");
@@ -193,7 +196,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             } else {
                 (scan, None)
             };
-            lost |= report.lost_anything();
+            lost |= report.found_anything();
             print(out, args.format, &dir, output.as_deref(), &report)?;
         }
     } else {
@@ -210,7 +213,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )
         }
         .map_err(failure)?;
-        lost = report.lost_anything();
+        lost = report.found_anything();
         print(out, args.format, &first, Some(&args.output), &report)?;
     }
     if let Some(mut w) = sink.damaged.take() {

@@ -63,9 +63,17 @@ fn a_damaged_partition_is_salvaged_into_a_verified_log() {
     let again = d.run(&["salvage", &input, "--output", &d.arg("out2")], b"");
     again.fails(1, "");
     assert!(again.out().contains("damaged: "), "{}", again.out());
-    // The input is unchanged; an existing output is a usage error.
+    // The input is unchanged; an existing output is a usage error, one that holds a log or
+    // any other file alike.
     d.run(&["salvage", &input, "--output", &out], b"")
-        .fails(2, "exists");
+        .fails(2, "already holds files");
+    std::fs::create_dir(d.path("other")).unwrap();
+    d.write("other/x", b"x");
+    d.run(&["salvage", &input, "--output", &d.arg("other")], b"")
+        .fails(
+            2,
+            "other: already holds files (a log is written into a new or empty directory)",
+        );
 }
 
 #[test]
@@ -318,4 +326,78 @@ fn a_max_entry_size_below_any_entry_is_a_usage_error() {
     // file or directory").
     let r = d.run(&["salvage", "-", "--output", &d.arg("out")], b"");
     r.fails(2, "not standard input");
+}
+
+/// A segment named for a base offset at or below what the segment before holds (a broker
+/// refuses the directory, verify reports it): not intact. Salvage names it after its first
+/// offset, says so, and exits 1; a root's salvage takes the partition in.
+#[test]
+fn a_misnamed_segment_is_renamed_and_reported() {
+    let d = Dir::new();
+    let log = d.arg("data/m-0");
+    std::fs::create_dir_all(d.path("data")).unwrap();
+    d.run(
+        &["log", "create", &log, "--config", "segment.bytes=200"],
+        b"",
+    )
+    .ok();
+    let records: String = (0..12)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\":{},\"value\":\"v{i}\"}}\n",
+                1_700_000_000_000i64 + i
+            )
+        })
+        .collect();
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "2"],
+        records.as_bytes(),
+    )
+    .ok();
+    let mut bases: Vec<i64> = std::fs::read_dir(d.path("data/m-0"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".log").map(|b| b.parse().unwrap())
+        })
+        .collect();
+    bases.sort();
+    assert!(bases.len() >= 3, "{bases:?}");
+    let (named, real) = (bases[2] - 1, bases[2]);
+    for ext in ["log", "index", "timeindex"] {
+        let from = d.path(&format!("data/m-0/{real:020}.{ext}"));
+        if from.exists() {
+            std::fs::rename(&from, d.path(&format!("data/m-0/{named:020}.{ext}"))).unwrap();
+        }
+    }
+    assert_eq!(d.run(&["verify", &log], b"").code, 1);
+    let r = d.run(&["salvage", &d.arg("data"), "--output", &d.arg("out")], b"");
+    r.fails(1, "");
+    let want = format!("is named for base offset {named}");
+    assert!(r.out().contains(&want), "{}", r.out());
+    assert!(
+        r.out().contains(&format!("written as {real:020}.log")),
+        "{}",
+        r.out()
+    );
+    let out = d.arg("out/m-0");
+    d.run(&["verify", &out], b"").ok();
+    assert!(d.path(&format!("out/m-0/{real:020}.log")).exists());
+    let dump = |dir: &str| d.run(&["log", "read", dir], b"").ok();
+    let original: Vec<String> = records.lines().map(str::to_owned).collect();
+    assert_eq!(dump(&out).lines().count(), original.len());
+    // JSON says it too.
+    let r = d.run(
+        &[
+            "salvage",
+            &log,
+            "--output",
+            &d.arg("one"),
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    let report = r.fails(1, "").json();
+    assert_eq!(report["renamed"][0]["written_as"], real, "{report}");
 }

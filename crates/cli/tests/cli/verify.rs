@@ -474,4 +474,35 @@ fn an_empty_leader_epoch_checkpoint_is_no_entries() {
             .any(|p| p.to_string().contains("not version 0")),
         "{problems:?}"
     );
+    // A count that does not match its lines, said in plain numbers; an epoch starting past the
+    // log end offset; an epoch starting at the log end is a leader that has written nothing.
+    let end = d.run(&["log", "info", &log], b"").json()["high_watermark"]
+        .as_i64()
+        .unwrap();
+    for (text, problem) in [
+        (
+            "0\n3\n0 0\n".to_string(),
+            "declares 3 entries but holds 1".to_string(),
+        ),
+        (
+            format!("0\n2\n0 0\n1 {}\n", end + 1),
+            format!(
+                "epoch 1 starts at offset {}, past the log end offset {end}",
+                end + 1
+            ),
+        ),
+    ] {
+        d.write("p/leader-epoch-checkpoint", text.as_bytes());
+        let (code, problems, _) = json_run(&d, &log);
+        assert_eq!(code, 1, "{text:?}");
+        assert!(
+            problems.iter().any(|p| p.to_string().contains(&problem)),
+            "{text:?}: {problems:?}"
+        );
+    }
+    d.write(
+        "p/leader-epoch-checkpoint",
+        format!("0\n2\n0 0\n1 {end}\n").as_bytes(),
+    );
+    assert_eq!(d.run(&["verify", &log], b"").code, 0);
 }

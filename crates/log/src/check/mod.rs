@@ -725,7 +725,7 @@ impl<'s> Checker<'s> {
             if let Some(offset) = files::parse_file_name(n, SNAPSHOT_SUFFIX) {
                 self.snapshot(&p, offset, log_end)?;
             } else if n == LEADER_EPOCH_CHECKPOINT_FILE {
-                self.epoch_checkpoint(&p)?;
+                self.epoch_checkpoint(&p, log_end)?;
             } else if n == files::CONFIG_FILE {
                 self.config(&p)?;
             }
@@ -1146,15 +1146,32 @@ impl<'s> Checker<'s> {
     }
 
     /// Kafka's leader epoch checkpoint: `0`, a count, then `epoch start-offset` lines with both
-    /// increasing. An empty file, or one that ends after the version, holds no entries (Kafka's
-    /// `CheckpointFile` reads it so; Kafka 4.4 leaves an empty file for a log without epochs).
-    fn epoch_checkpoint(&mut self, path: &Path) -> CheckResult<()> {
+    /// increasing, none starting past the log end offset `log_end` (Kafka truncates the cache to
+    /// the log end; an epoch may start at it, a leader that has written nothing yet). An empty
+    /// file, or one that ends after the version, holds no entries (Kafka's `CheckpointFile` reads
+    /// it so; Kafka 4.4 leaves an empty file for a log without epochs).
+    fn epoch_checkpoint(&mut self, path: &Path, log_end: Option<i64>) -> CheckResult<()> {
         let Some(bytes) = self.read_file(path)? else {
             return Ok(());
         };
         let name = path.display().to_string();
         if let Some(p) = files::epoch_checkpoint_problem(&bytes) {
             self.problem(&name, None, ProblemKind::Checkpoint, &p)?;
+        } else if let Some(end) = log_end {
+            let past = files::parse_epoch_checkpoint(path, &bytes)
+                .unwrap_or_default()
+                .into_iter()
+                .find(|&(_, start)| start > end);
+            if let Some((epoch, start)) = past {
+                self.problem(
+                    &name,
+                    None,
+                    ProblemKind::Checkpoint,
+                    &format!(
+                        "epoch {epoch} starts at offset {start}, past the log end offset {end}"
+                    ),
+                )?;
+            }
         }
         Ok(())
     }
