@@ -34,8 +34,9 @@ pub struct Group {
     /// One row per partition that has a committed offset or is assigned to a member, sorted
     /// by topic and partition (kafka-consumer-groups --describe's rows).
     pub offsets: Vec<GroupOffset>,
-    /// The sum of the known lags.
-    pub total_lag: i64,
+    /// The sum of the known lags; `None` when no row's lag is known (a group with no rows
+    /// has 0).
+    pub total_lag: Option<i64>,
 }
 
 /// A member of a group.
@@ -71,7 +72,7 @@ pub struct GroupOffset {
     pub partition: i32,
     /// The committed offset (`None`: assigned to a member, nothing committed yet).
     pub committed: Option<i64>,
-    /// The metadata string committed with it.
+    /// The metadata string committed with it (`""` when committed empty; `None` when absent).
     pub metadata: Option<String>,
     /// When it was committed (ms since the epoch), when known.
     pub commit_time: Option<i64>,
@@ -147,10 +148,16 @@ fn rows(
         .collect()
 }
 
-fn total_lag(rows: &[GroupOffset]) -> i64 {
-    rows.iter()
-        .filter_map(|o| o.lag)
-        .fold(0i64, i64::saturating_add)
+/// The sum of the known lags: `None` when there are rows and none has a known lag.
+fn total_lag(rows: &[GroupOffset]) -> Option<i64> {
+    if !rows.is_empty() && rows.iter().all(|o| o.lag.is_none()) {
+        return None;
+    }
+    Some(
+        rows.iter()
+            .filter_map(|o| o.lag)
+            .fold(0i64, i64::saturating_add),
+    )
 }
 
 /// A commit: offset, metadata, commit time.
@@ -215,7 +222,7 @@ impl GroupLog {
                 if tombstone {
                     state.offsets.remove(&(t, p));
                 } else if let Some(o) = int(vd, "offset") {
-                    let meta = string(vd, "metadata").filter(|m| !m.is_empty());
+                    let meta = string(vd, "metadata");
                     state
                         .offsets
                         .insert((t, p), (o, meta, int(vd, "commitTimestamp")));
@@ -274,11 +281,15 @@ impl GroupLog {
     }
 
     /// Reads a `__consumer_offsets` partition directory at read_committed (offsets committed
-    /// in an aborted transaction left out) and applies its records.
+    /// in an aborted transaction left out) and applies its records, up to the first damaged
+    /// batch (a bad CRC, records that do not parse, a malformed or truncated entry): nothing
+    /// at or after it is applied, as Kafka's broker loads none of it (its log recovery
+    /// truncates the log at the first corrupt batch, and reading one fails the load).
     ///
     /// # Errors
     ///
-    /// The directory cannot be read as a log.
+    /// The directory cannot be read as a log; the damage, with its file, byte position and
+    /// offset (what was applied before it stays applied).
     pub fn replay_dir(&mut self, dir: &Path) -> Result<(), Error> {
         let sources = Sources::open(&[dir.to_path_buf()], &mut || {
             Err(krecords_source::Error::Usage(
@@ -292,45 +303,50 @@ impl GroupLog {
         let mut reader = sources.read(0, &options)?;
         let mut scratch = Vec::new();
         let io = |e| Error::io(format!("cannot read {}", dir.display()), e);
+        let damage = |what: String| Error::Source(krecords_source::Error::Data(what));
         while let Some(file) = reader.next_file()? {
             loop {
                 let b = match reader.next_entry().map_err(io)? {
                     Step::Entry(b) => b,
                     Step::End => break,
-                    // Commits after it would be missing: not a partition read whole.
                     Step::Error(e) => {
                         let at = reader.position();
-                        return Err(krecords_source::Error::Data(format!(
-                            "{}: byte {at}: {e}",
-                            file.name
-                        ))
-                        .into());
+                        return Err(damage(format!("{}: byte {at}: {e}", file.name)));
                     }
                     Step::Partial(p) => {
-                        return Err(krecords_source::Error::Data(format!(
+                        return Err(damage(format!(
                             "{}: byte {}: {} bytes of a truncated entry",
                             file.name, p.position, p.bytes
-                        ))
-                        .into());
+                        )));
+                    }
+                };
+                // The CRC and the records of the whole batch are checked before any of it
+                // is applied.
+                let records = b
+                    .checked_records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+                    .and_then(|rs| rs.collect::<Result<Vec<_>, _>>());
+                let records = match records {
+                    Ok(records) => records,
+                    Err(e) => {
+                        let offset = b.first_offset().unwrap_or_else(|| b.last_offset());
+                        // A limit (a batch that decompresses past it) is no damage, but
+                        // stops the replay all the same.
+                        let what = if e.is_corruption() {
+                            "is damaged"
+                        } else {
+                            "cannot be read"
+                        };
+                        return Err(damage(format!(
+                            "{}: the batch at offset {offset} {what}: {e}",
+                            file.name
+                        )));
                     }
                 };
                 if b.is_control() {
                     continue;
                 }
-                let Ok(records) =
-                    b.checked_records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
-                else {
-                    self.skipped = self.skipped.saturating_add(1);
-                    continue;
-                };
                 for r in records {
-                    match r {
-                        Ok(r) => self.apply(r.key(), r.value(), r.offset()),
-                        Err(_) => {
-                            self.skipped = self.skipped.saturating_add(1);
-                            break;
-                        }
-                    }
+                    self.apply(r.key(), r.value(), r.offset());
                 }
             }
         }
@@ -405,8 +421,9 @@ pub struct RootGroups {
     pub groups: Vec<Group>,
     /// What could not be read or decoded, one line each.
     pub warnings: Vec<String>,
-    /// The `__consumer_offsets-N` directories that could not be read (damage in the middle
-    /// of the log, an unreadable file): the groups shown lack what they hold.
+    /// The `__consumer_offsets-N` directories that could not be read whole (a damaged batch
+    /// in the middle of the log, an unreadable file): the groups shown have their commits
+    /// from before the damage only ([`GroupLog::replay_dir`]).
     pub unread: Vec<std::path::PathBuf>,
 }
 
@@ -451,7 +468,9 @@ pub fn describe_root(path: &Path) -> Result<RootGroups, Error> {
             let dir = root.join(format!("__consumer_offsets-{}", p.partition));
             if let Err(e) = log.replay_dir(&dir) {
                 warnings.push(format!(
-                    "{}: {e}; the groups shown lack what of this partition could not be read",
+                    "{}: {e}; the groups shown have this partition's commits from before it \
+                     only: none at or after it are applied (Kafka's log recovery truncates \
+                     the log at its first corrupt batch)",
                     dir.display()
                 ));
                 unread.push(dir);
@@ -504,8 +523,7 @@ pub async fn describe_live(
             .await?
         {
             if let Some(committed) = c.offset.filter(|&o| o >= 0) {
-                let meta = c.metadata.filter(|m| !m.is_empty());
-                commits.insert((t.name.clone(), c.partition), (committed, meta, None));
+                commits.insert((t.name.clone(), c.partition), (committed, c.metadata, None));
             }
         }
     }
@@ -567,7 +585,7 @@ pub async fn describe_all_live(
                 generation: None,
                 members: Vec::new(),
                 offsets: Vec::new(),
-                total_lag: 0,
+                total_lag: Some(0),
             });
         } else {
             out.push(describe_live(client, &g.group).await?);

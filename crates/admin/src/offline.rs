@@ -562,6 +562,22 @@ fn describe_dir(root: &Path) -> Result<Cluster, Error> {
     Ok(cluster)
 }
 
+/// What `krec metadata` says of a root (or a partition directory's root) without a metadata
+/// log: [`describe_root`] then lists its partitions with leader -1, which means unknown there,
+/// not offline. `None` when the root has one (or `path` is no root).
+pub fn missing_metadata(path: &Path) -> Option<String> {
+    let root = root_of(path).ok()?.root;
+    (!root.join(METADATA_DIR).is_dir()).then(|| {
+        format!(
+            "{}: no {METADATA_DIR} here, so leaders, replicas and ISRs are unknown: the \
+             partitions on this disk are listed with leader -1 (a KRaft broker keeps the \
+             metadata log in metadata.log.dir, which may be another directory; a \
+             ZooKeeper-era broker kept it in ZooKeeper)",
+            root.display()
+        )
+    })
+}
+
 /// A partition directory's offsets from its files (the log's start, high watermark and last
 /// stable offset; with `time`, the time index's first offset at or after it).
 ///

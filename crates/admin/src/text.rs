@@ -222,10 +222,10 @@ pub fn write_groups_text(groups: &[Group], out: &mut impl Write) -> io::Result<(
         }
         // A sum of no known lag is not 0, and a sum of some is a lower bound.
         let unknown = g.offsets.iter().filter(|o| o.lag.is_none()).count();
-        let total = match unknown {
-            0 => g.total_lag.to_string(),
-            n if n == g.offsets.len() => "-".to_owned(),
-            n => format!("at least {} ({n} of unknown lag)", g.total_lag),
+        let total = match (g.total_lag, unknown) {
+            (None, _) => "-".to_owned(),
+            (Some(t), 0) => t.to_string(),
+            (Some(t), n) => format!("at least {t} ({n} of unknown lag)"),
         };
         writeln!(
             out,

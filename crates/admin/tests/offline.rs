@@ -2,7 +2,7 @@
 //! metadata transactions, fenced brokers), any bytes without a panic, and the 4.4 broker's own
 //! metadata log (the CLI tests' fixture).
 
-use krecords_admin::offline::{describe_root, MetadataState};
+use krecords_admin::offline::{describe_root, missing_metadata, MetadataState};
 use krecords_topics::Node;
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -147,6 +147,29 @@ fn the_brokers_own_metadata_log_replays_to_its_last_state() {
         .unwrap();
     assert!(on_disk.internal);
     assert_eq!(on_disk.partitions[0].on_disk, Some(true));
+}
+
+/// A root without a metadata log lists its partitions with leader -1, and says why: the
+/// leaders are unknown, not offline.
+#[test]
+fn a_root_without_a_metadata_log_says_the_leaders_are_unknown() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("t-0")).unwrap();
+    std::fs::write(root.path().join("t-0/00000000000000000000.log"), b"").unwrap();
+    let c = describe_root(root.path()).unwrap();
+    assert_eq!(c.topics.len(), 1);
+    assert_eq!(c.topics[0].partitions[0].leader, -1);
+    let w = missing_metadata(root.path()).unwrap();
+    assert!(
+        w.contains("no __cluster_metadata-0 here")
+            && w.contains("leaders, replicas and ISRs are unknown"),
+        "{w}"
+    );
+    // The same root through one of its partition directories; a root with the log says
+    // nothing.
+    assert_eq!(missing_metadata(&root.path().join("t-0")), Some(w));
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/internal");
+    assert_eq!(missing_metadata(&fixture), None);
 }
 
 proptest! {

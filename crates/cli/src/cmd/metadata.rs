@@ -216,7 +216,14 @@ fn warn(cluster: &Cluster) {
 /// Runs `krec metadata`.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let offsets = args.offsets.then_some(None);
-    let cluster = load(&args.select, offsets)?;
+    let mut cluster = load(&args.select, offsets)?;
+    // Offline without a metadata log, leader -1 means unknown (said here, where leaders are
+    // shown; offsets and groups do not need them).
+    if let Target::Root(root) = target(&args.select.source)? {
+        cluster
+            .warnings
+            .extend(krecords_admin::offline::missing_metadata(&root));
+    }
     warn(&cluster);
     match args.format {
         Format::Json => {
@@ -264,12 +271,21 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// total lag; JSON: one object per group per line {"group","kind","state","protocol_type",
 /// "generation","members":[{"member_id","client_id","host","assignment":{TOPIC:[P...]}}],
 /// "offsets":[{"topic","partition","committed","metadata","commit_time","end","lag",
-/// "member_id","host","client_id"}],"total_lag"} (total_lag: the sum of the known lags; the
-/// text line says "-" when none is known and "at least N" when some are not).
+/// "member_id","host","client_id"}],"total_lag"} (metadata: the string committed, "" when
+/// empty, null when absent; total_lag: the sum of the known lags, null when none is known,
+/// where the text line says "-"; the text says "at least N" when some are not).
+///
+/// A damaged batch in a __consumer_offsets partition (a bad CRC, records that do not parse, a
+/// malformed entry) ends that partition's replay, as Kafka's broker loads nothing past it (its
+/// log recovery truncates the log at the first corrupt batch): the groups shown have the
+/// partition's commits from before the damage only, none at or after it (so an offset whose
+/// deletion is in the damaged batch still shows), and a warning names the file, the byte and
+/// the offset of the damage and what is wrong.
 ///
 /// Exit codes: 0 answered; 1 answered, but a __consumer_offsets partition could not be read
-/// (damage in the middle of its log: the groups shown lack its commits, a warning names it);
-/// 2 usage, an unreachable broker, an unreadable directory.
+/// whole (damage in the middle of its log, as above); 2 usage, a GROUP named that is not in
+/// SOURCE (no committed offsets and no group metadata there; live: unknown to the
+/// coordinator, which answers Dead), an unreachable broker, an unreadable directory.
 ///
 /// Examples:
 ///   krec groups /var/lib/kafka/data                 # a stopped broker's disk: all groups
@@ -310,13 +326,33 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
         Target::Live { servers, .. } => live_groups(&servers, &args.client, &args.groups)?,
     };
     if !args.groups.is_empty() {
-        groups.retain(|g| args.groups.contains(&g.group));
+        groups.retain(|g| args.groups.contains(&g.group) && !is_unknown(g));
     }
     match args.format {
         Format::Json => krecords_admin::text::write_groups_json(&groups, out)?,
         Format::Text => krecords_admin::text::write_groups_text(&groups, out)?,
     }
+    let missing: Vec<&str> = args
+        .groups
+        .iter()
+        .filter(|n| !groups.iter().any(|g| &g.group == *n))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        out.flush()?;
+        return Err(Failure::Usage(format!(
+            "{}: no such group in {} (no committed offsets, no group metadata)",
+            missing.join(", "),
+            args.source.display()
+        )));
+    }
     Ok(outcome)
+}
+
+/// A group the coordinator does not know: `Dead` (Kafka's answer for an unknown group id),
+/// with no member and no committed offset.
+fn is_unknown(g: &krecords_admin::groups::Group) -> bool {
+    g.state.as_deref() == Some("Dead") && g.members.is_empty() && g.offsets.is_empty()
 }
 
 fn live_groups(

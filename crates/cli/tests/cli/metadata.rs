@@ -1,7 +1,8 @@
 //! `krec metadata` and `krec offsets`: a live cluster (the test kit's fake cluster) and a
 //! broker's files (the 4.4 broker's internal topics fixture), same model, same output forms.
 
-use crate::util::run;
+use crate::util::{run, Dir};
+use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_testkit::batches::numbered;
 use krecords_testkit::{FakeCluster, FakeGroup, FakeMember};
 use std::path::{Path, PathBuf};
@@ -507,7 +508,11 @@ fn groups_of_a_damaged_consumer_offsets_partition_exit_1_with_the_damage_named()
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("the groups shown lack"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("none at or after it are applied"),
+        "{}",
+        r.stderr
+    );
     assert!(r.out().starts_with("GROUP\t"), "{}", r.out());
     // The first batch's length broken, so nothing after it reads as entries (the broker
     // closed cleanly: nothing recovers it at open): not an empty partition, exit 1 (it was
@@ -526,4 +531,201 @@ fn groups_of_a_damaged_consumer_offsets_partition_exit_1_with_the_damage_named()
         "{}",
         r.stderr
     );
+}
+
+/// A commit of `__consumer_offsets`: group, topic, partition, and the offset and metadata
+/// committed (`None`: the tombstone that deletes the committed offset).
+type Commit<'a> = (&'a str, &'a str, i32, Option<(i64, &'a str)>);
+
+/// A broker's root, stopped cleanly (`.kafka_cleanshutdown` and index files: its logs are
+/// read as they are, not scanned), with `__consumer_offsets-0` holding one batch per commit (offsets from 0) and
+/// `t-0` holding 10 records; the byte position of each commit's batch.
+fn offsets_root(d: &Dir, commits: &[Commit]) -> Vec<usize> {
+    let string = |out: &mut Vec<u8>, s: &str| {
+        out.extend(i16::try_from(s.len()).unwrap().to_be_bytes());
+        out.extend(s.as_bytes());
+    };
+    let mut log = Vec::new();
+    let mut positions = Vec::new();
+    for (o, &(group, topic, partition, commit)) in (0i64..).zip(commits) {
+        // OffsetCommitKey v1, OffsetCommitValue v3.
+        let mut key = 1i16.to_be_bytes().to_vec();
+        string(&mut key, group);
+        string(&mut key, topic);
+        key.extend(partition.to_be_bytes());
+        let value = commit.map(|(offset, metadata)| {
+            let mut v = 3i16.to_be_bytes().to_vec();
+            v.extend(offset.to_be_bytes());
+            v.extend((-1i32).to_be_bytes());
+            string(&mut v, metadata);
+            v.extend(TS.to_be_bytes());
+            v
+        });
+        let mut b = V2Builder::new(o);
+        b.append(&NewRecord::new(TS + o, Some(&key), value.as_deref()))
+            .unwrap();
+        positions.push(log.len());
+        log.extend(b.finish().unwrap());
+    }
+    for dir in ["__consumer_offsets-0", "t-0"] {
+        std::fs::create_dir_all(d.path(&format!("data/{dir}"))).unwrap();
+    }
+    d.write("data/.kafka_cleanshutdown", b"");
+    d.write("data/__consumer_offsets-0/00000000000000000000.log", &log);
+    for index in ["index", "timeindex"] {
+        d.write(
+            &format!("data/__consumer_offsets-0/00000000000000000000.{index}"),
+            b"",
+        );
+    }
+    let t = numbered(1, 10, |o| (TS + o, b"k".to_vec(), b"v".to_vec()));
+    d.write("data/t-0/00000000000000000000.log", &t.concat());
+    positions
+}
+
+/// A batch with a bad CRC in the middle of `__consumer_offsets` (its stored CRC alone
+/// overwritten; it holds a tombstone) is damage, named with its file, byte and offset, and
+/// exit 1, as `krec verify` says; the partition's commits are applied up to it and none after
+/// it, as Kafka's broker loads them (it once left the batch out, so the deleted offset came
+/// back, applied the commits after it, warned "could not be decoded" and exited 0).
+#[test]
+fn groups_stop_at_a_batch_with_a_bad_crc_and_exit_1_naming_it() {
+    let d = Dir::new();
+    let at = offsets_root(
+        &d,
+        &[
+            ("g", "t", 0, Some((5, "m"))),
+            ("g", "t", 1, Some((3, "m"))),
+            ("g", "t", 0, None),
+            ("g", "t", 1, Some((7, "m"))),
+            ("h", "t", 0, Some((9, "m"))),
+        ],
+    );
+    let log = d.path("data/__consumer_offsets-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    // The stored CRC: bytes 17..21 of a v2 batch.
+    let crc = at[2] + 17;
+    let bad = !u32::from_be_bytes(bytes[crc..crc + 4].try_into().unwrap());
+    bytes[crc..crc + 4].copy_from_slice(&bad.to_be_bytes());
+    std::fs::write(&log, &bytes).unwrap();
+    d.run(&["verify", &d.arg("data/__consumer_offsets-0")], b"")
+        .reports(1, "crc mismatch");
+    let r = d.run(&["groups", &d.arg("data"), "--format", "json"], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let said = format!(
+        "{}: the batch at offset 2 is damaged: entry at byte {}: crc mismatch",
+        log.display(),
+        at[2]
+    );
+    assert!(r.stderr.contains(&said), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("none at or after it are applied"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("could not be decoded"), "{}", r.stderr);
+    // Commits before the damage only: t-0's deletion and t-1's commit of 7 are not applied,
+    // nor group h's commit after it.
+    let groups = r.json_lines();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let committed: Vec<(i64, i64)> = groups[0]["offsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["partition"].as_i64().unwrap(),
+                o["committed"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(committed, [(0, 5), (1, 3)]);
+}
+
+/// A lag that is not known is null in JSON where the text says "-" (total_lag was 0), and
+/// metadata committed empty stays "" (it was null).
+#[test]
+fn groups_json_total_lag_is_null_when_unknown_and_empty_metadata_stays_empty() {
+    let d = Dir::new();
+    offsets_root(
+        &d,
+        &[
+            ("known", "t", 0, Some((4, ""))),
+            ("known", "gone", 0, Some((1, "m"))),
+            ("unknown", "gone", 0, Some((1, "m"))),
+        ],
+    );
+    let root = d.arg("data");
+    let groups = d
+        .run(&["groups", &root, "--format", "json"], b"")
+        .json_lines();
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    assert_eq!(groups[0]["group"], "known");
+    assert_eq!(groups[0]["total_lag"], 6);
+    assert_eq!(groups[0]["offsets"][0]["topic"], "gone");
+    assert_eq!(groups[0]["offsets"][0]["metadata"], "m");
+    assert_eq!(groups[0]["offsets"][1]["metadata"], "");
+    assert_eq!(groups[0]["offsets"][1]["lag"], 6);
+    assert_eq!(groups[1]["group"], "unknown");
+    assert_eq!(groups[1]["offsets"][0]["lag"], serde_json::Value::Null);
+    assert_eq!(groups[1]["total_lag"], serde_json::Value::Null);
+    let text = d.run(&["groups", &root, "unknown"], b"").ok();
+    assert!(
+        text.contains("# unknown: 0 members, 1 partition, total lag -"),
+        "{text}"
+    );
+}
+
+/// A GROUP named that the source does not hold is exit 2 naming it (it was exit 0 with the
+/// header alone); the groups that are there are still printed.
+#[test]
+fn groups_named_that_do_not_exist_exit_2() {
+    let d = Dir::new();
+    offsets_root(&d, &[("g", "t", 0, Some((4, "")))]);
+    let root = d.arg("data");
+    d.run(&["groups", &root, "nosuch"], b"").fails(
+        2,
+        &format!("nosuch: no such group in {root} (no committed offsets"),
+    );
+    let r = d.run(&["groups", &root, "g", "nosuch", "--format", "json"], b"");
+    r.fails(2, "nosuch: no such group");
+    assert_eq!(r.json_lines().len(), 1);
+    let c = cluster();
+    c.commit("old-app", "a", 1, 1);
+    let url = format!("kafka://{}", c.addr());
+    run(&["groups", &url, "nosuch"]).fails(2, "nosuch: no such group");
+    assert_eq!(run(&["groups", &url, "old-app"]).code, 0);
+}
+
+/// Offline without a metadata log, `metadata` says the leaders are unknown (text on stderr,
+/// JSON in `warnings`); `offsets` and `groups`, which do not show leaders, say nothing of it.
+#[test]
+fn metadata_of_a_root_without_a_metadata_log_says_leaders_are_unknown() {
+    let d = Dir::new();
+    offsets_root(&d, &[("g", "t", 0, Some((4, "")))]);
+    let root = d.arg("data");
+    let r = d.run(&["metadata", &root, "--format", "json"], b"");
+    let json = r.json();
+    let warnings = json["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains(
+                "no __cluster_metadata-0 here, so leaders, replicas and ISRs are unknown"
+            )),
+        "{json}"
+    );
+    assert!(
+        r.stderr.contains("leaders, replicas and ISRs are unknown"),
+        "{}",
+        r.stderr
+    );
+    for args in [&["offsets", &root][..], &["groups", &root]] {
+        let r = d.run(args, b"");
+        assert!(
+            !r.stderr.contains("__cluster_metadata"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
 }

@@ -1,0 +1,87 @@
+//! `__consumer_offsets` replayed into groups: lag that is not known, metadata committed empty,
+//! and a partition whose replay ends at a damaged batch.
+
+use krecords_admin::groups::GroupLog;
+use krecords_codec::write::{NewRecord, V2Builder};
+use std::collections::BTreeMap;
+
+const TS: i64 = 1_700_000_000_000;
+
+fn string(out: &mut Vec<u8>, s: &str) {
+    out.extend(i16::try_from(s.len()).unwrap().to_be_bytes());
+    out.extend(s.as_bytes());
+}
+
+/// An OffsetCommitKey v1.
+fn key(group: &str, topic: &str, partition: i32) -> Vec<u8> {
+    let mut k = 1i16.to_be_bytes().to_vec();
+    string(&mut k, group);
+    string(&mut k, topic);
+    k.extend(partition.to_be_bytes());
+    k
+}
+
+/// An OffsetCommitValue v3.
+fn value(offset: i64, metadata: &str) -> Vec<u8> {
+    let mut v = 3i16.to_be_bytes().to_vec();
+    v.extend(offset.to_be_bytes());
+    v.extend((-1i32).to_be_bytes());
+    string(&mut v, metadata);
+    v.extend(TS.to_be_bytes());
+    v
+}
+
+#[test]
+fn unknown_lag_totals_none_and_empty_metadata_stays_empty() {
+    let mut log = GroupLog::default();
+    log.apply(Some(&key("g", "t", 0)), Some(&value(4, "")), 0);
+    log.apply(Some(&key("h", "gone", 0)), Some(&value(1, "m")), 1);
+    let ends = BTreeMap::from([(("t".to_owned(), 0), 10)]);
+    let groups = log.into_groups(&ends);
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0].offsets[0].metadata.as_deref(), Some(""));
+    assert_eq!(groups[0].total_lag, Some(6));
+    assert_eq!(groups[1].offsets[0].metadata.as_deref(), Some("m"));
+    assert_eq!(groups[1].offsets[0].lag, None);
+    assert_eq!(groups[1].total_lag, None);
+}
+
+/// A batch with a bad CRC after a clean shutdown (nothing scans the log at open): the
+/// replay applies the batches before it and stops there with the damage named, none after it
+/// applied; the damaged batch is not counted as a record that could not be decoded.
+#[test]
+fn a_batch_with_a_bad_crc_ends_the_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join(".kafka_cleanshutdown"), b"").unwrap();
+    let dir = tmp.path().join("__consumer_offsets-0");
+    std::fs::create_dir(&dir).unwrap();
+    let mut bytes = Vec::new();
+    let mut at = Vec::new();
+    let commits = [Some(5), None, Some(7)];
+    for (o, commit) in (0i64..).zip(commits) {
+        let v = commit.map(|c| value(c, ""));
+        let mut b = V2Builder::new(o);
+        b.append(&NewRecord::new(TS, Some(&key("g", "t", 0)), v.as_deref()))
+            .unwrap();
+        at.push(bytes.len());
+        bytes.extend(b.finish().unwrap());
+    }
+    // The tombstone's stored CRC (bytes 17..21 of a v2 batch) overwritten.
+    bytes[at[1] + 17] ^= 0xff;
+    let segment = dir.join("00000000000000000000.log");
+    std::fs::write(&segment, &bytes).unwrap();
+    for index in ["index", "timeindex"] {
+        std::fs::write(dir.join(format!("00000000000000000000.{index}")), b"").unwrap();
+    }
+    let mut log = GroupLog::default();
+    let e = log.replay_dir(&dir).unwrap_err().to_string();
+    let said = format!(
+        "{}: the batch at offset 1 is damaged: entry at byte {}: crc mismatch",
+        segment.display(),
+        at[1]
+    );
+    assert!(e.contains(&said), "{e}");
+    assert_eq!(log.skipped, 0);
+    let groups = log.into_groups(&BTreeMap::new());
+    assert_eq!(groups[0].offsets[0].committed, Some(5));
+}
