@@ -5,7 +5,11 @@ Segments of N records of 100-byte values (uncompressed, lz4, zstd; 16 KiB-ish ba
 records as a producer with batch.size 16384 makes them) are built with krecords.build_batch, then:
 
 - iterate the records as Python objects, touching offset, timestamp, key and value:
-  krecords.records vs kafka-python MemoryRecords vs aiokafka _crecords MemoryRecords;
+  krecords.records vs kafka-python MemoryRecords vs aiokafka _crecords MemoryRecords, each
+  reader's records of the whole segment made first (a list), as the first columns;
+- the same streamed, one batch at a time (the records of a batch made, read and freed before
+  the next: `for b in krecords.entries(data): b.records()` against iterating aiokafka's
+  batches), each reader at its fastest, in the "streamed" columns;
 - a pyarrow.Table (offset, timestamp, key, value) of a partition directory holding the segment:
   krecords.read_table vs building the same table from aiokafka's records;
 - krecords.read_table with no columns (decode, decompress and check only: the decode rate under
@@ -87,6 +91,32 @@ def krecords_iter(data: bytes) -> int:
     return n
 
 
+def krecords_stream(data: bytes) -> int:
+    n = 0
+    for b in krecords.entries(data):
+        if b.is_control:
+            continue
+        for r in b.records():
+            r.offset, r.timestamp, r.key, r.value
+            n += 1
+    return n
+
+
+def aiokafka_stream(data: bytes) -> int:
+    from aiokafka.record._crecords import MemoryRecords  # type: ignore[import-not-found]
+
+    n = 0
+    mr = MemoryRecords(data)
+    while True:
+        batch = mr.next_batch()
+        if batch is None:
+            break
+        for r in batch:
+            r.offset, r.timestamp, r.key, r.value
+            n += 1
+    return n
+
+
 def aiokafka_table(data: bytes) -> pa.Table:
     recs = aiokafka_records(data)
     return pa.table({
@@ -113,8 +143,9 @@ def main() -> None:
           f"pyarrow {pa.__version__}; {n} records of 100-byte values, {PER_BATCH} per batch, best of {REPEAT}")
     print()
     print("| codec | krecords records/s | kafka-python | aiokafka _crecords | × kafka-python | × aiokafka "
+          "| streamed: krecords | streamed: aiokafka | × "
           "| read_table rec/s | table from aiokafka | × | decode only (no columns) | read_table / decode |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for codec in (None, "lz4", "zstd"):
         data = krecords.build_batch(records, compression=codec, records_per_batch=PER_BATCH)
         with tempfile.TemporaryDirectory() as d:
@@ -125,6 +156,9 @@ def main() -> None:
             t_k = best(lambda: krecords_iter(data))
             t_kp = best(lambda: kafka_python(data))
             t_a = best(lambda: aiokafka_iter(data))
+            assert krecords_stream(data) == n and aiokafka_stream(data) == n
+            t_ks = best(lambda: krecords_stream(data))
+            t_as = best(lambda: aiokafka_stream(data))
             cols = ["offset", "timestamp", "key", "value"]
             table = krecords.read_table(part, columns=cols, isolation="read_uncommitted")
             theirs = aiokafka_table(data)
@@ -135,6 +169,7 @@ def main() -> None:
             t_d = best(lambda: krecords.read_table(part, columns=[], isolation="read_uncommitted"))
         rate: Callable[[float], str] = lambda t: f"{n / t / 1e6:.2f} M"
         print(f"| {codec or 'none'} | {rate(t_k)} | {rate(t_kp)} | {rate(t_a)} | {t_kp / t_k:.0f}× | {t_a / t_k:.1f}× "
+              f"| {rate(t_ks)} | {rate(t_as)} | {t_as / t_ks:.1f}× "
               f"| {rate(t_t)} | {rate(t_at)} | {t_at / t_t:.0f}× | {rate(t_d)} | {t_d / t_t:.2f} |")
 
 

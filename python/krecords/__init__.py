@@ -88,11 +88,13 @@ def read_batches(
     """Read ``source`` as a streaming ``pyarrow.RecordBatchReader`` (bounded memory).
 
     ``start``/``end``: an offset, ``-N`` (N before the end), ``"earliest"``, ``"latest"``, an ISO
-    8601 time or ``"@<ms>"``; ``end`` is exclusive. ``isolation``: ``read_committed`` (aborted
-    transactions left out, up to the last stable offset) or ``read_uncommitted``. ``columns``:
-    the projection (default: all 15 columns of the schema). ``config``: librdkafka-style
-    properties for ``kafka://`` sources. Errors while reading raise ``KrecordsError``
-    subclasses from the reader's iteration. With ``key_format``/``value_format`` ``"string"``,
+    8601 time or ``"@<ms>"``; ``end`` is exclusive (a ``bool`` is refused). ``isolation``:
+    ``read_committed`` (aborted transactions left out, up to the last stable offset) or
+    ``read_uncommitted``. ``columns``: the projection, a list of column names, each named once
+    (default: all 15 columns of the schema; a ``str`` is refused). ``max_rows``: the most rows in
+    a record batch (at least 1). ``config``: librdkafka-style properties for ``kafka://``
+    sources. Errors while reading raise ``KrecordsError`` subclasses from the reader's
+    iteration. With ``key_format``/``value_format`` ``"string"``,
     bytes that are not UTF-8 are read as null and counted: a ``UserWarning`` at the end of the
     read says how many per column (``scan(...).invalid`` gives the counts). Ctrl-C raises
     ``KeyboardInterrupt`` even while a source gives nothing.
@@ -104,7 +106,7 @@ def read_batches(
         start=start,
         end=end,
         isolation=isolation,
-        columns=list(columns) if columns is not None else None,
+        columns=columns,
         config=dict(config) if config is not None else None,
         key_format=key_format,
         value_format=value_format,

@@ -101,14 +101,20 @@ def entries(
     check_crc: bool = True,
     strict: bool = False,
     max_decompressed_bytes: int = ...,
-) -> Entries: ...
+) -> Entries:
+    """The entries of ``data`` as ``Batch`` objects. A truncated last entry ends the iteration
+    quietly (``trailing_bytes`` counts its bytes) unless ``strict=True``, which raises
+    ``CorruptDataError`` for it; a malformed entry raises ``CorruptDataError`` either way."""
 def records(
     data: Bytes,
     *,
     check_crc: bool = True,
     strict: bool = False,
     max_decompressed_bytes: int = ...,
-) -> List[Record]: ...
+) -> List[Record]:
+    """Every record of the data entries of ``data``. A truncated last entry is left out quietly
+    (part of one entry alone gives ``[]``) unless ``strict=True``, which raises
+    ``CorruptDataError`` for it."""
 def explain(
     data: Bytes,
     *,
@@ -155,7 +161,10 @@ def build_batch(
     log_append_time: Optional[int] = None,
     records_per_batch: int = 0,
     delete_horizon_ms: Optional[int] = None,
-) -> bytes: ...
+) -> bytes:
+    """Log entries from ``records``, byte for byte what ``krec build`` writes. A record's
+    ``headers`` is a list of ``(key, value)`` tuples, or of dicts ``{"key": ..., "value": ...}``
+    as in ``krec build``'s JSON (``value`` optional); both forms build the same bytes."""
 def scan(
     source: Any,
     *,

@@ -71,14 +71,11 @@ impl Fail {
         }
     }
 
-    /// A codec error: corrupt data (or a limit, a usage error), with its position.
+    /// A codec error, classified as krec classifies it (data problems, a record past the
+    /// decompression limit included; a writer's errors are usage errors), with its position.
     pub fn codec(e: &krecords_codec::Error) -> Fail {
         Fail {
-            class: Some(if e.is_corruption() {
-                ErrorClass::Data
-            } else {
-                ErrorClass::Usage
-            }),
+            class: Some(krecords_source::classify_codec(e)),
             message: e.to_string(),
             file: None,
             position: e.position().map(|p| p as u64),
@@ -133,6 +130,19 @@ impl From<krecords_source::Error> for Fail {
     fn from(e: krecords_source::Error) -> Fail {
         Fail::source(&e)
     }
+}
+
+/// The name of `v`'s type, for an error about an argument of the wrong type.
+pub fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map_or_else(|_| "?".into(), |n| n.to_string())
+}
+
+/// The `UsageError` for the argument `name` of the wrong type:
+/// `NAME: expected EXPECTED, not TYPE`.
+pub fn wrong_type(name: &str, expected: &str, v: &Bound<'_, PyAny>) -> PyErr {
+    Fail::usage(format!("{name}: expected {expected}, not {}", type_name(v))).into_pyerr(v.py())
 }
 
 /// The message of a caught panic.

@@ -400,7 +400,11 @@ impl Entries {
 }
 
 /// The entries of `data` (any bytes-like object: the records of a fetch response, a segment
-/// file's bytes, an mmap), as `Batch` objects.
+/// file's bytes, an mmap), as `Batch` objects. A truncated last entry ends the iteration
+/// quietly (a fetch response may end inside one; `trailing_bytes` then counts its bytes) unless
+/// `strict=True`, which raises `CorruptDataError` for it. A malformed entry raises
+/// `CorruptDataError` either way; `check_crc=False` lets `Batch.records()` decode records whose
+/// entry's CRC does not match.
 #[pyfunction]
 #[pyo3(signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
 fn entries(
@@ -421,7 +425,10 @@ fn entries(
 }
 
 /// Every record of the data entries of `data` (control batches left out, as a consumer leaves
-/// them out), as a list of `Record` objects.
+/// them out), as a list of `Record` objects. A truncated last entry is left out quietly (so a
+/// buffer holding only part of one entry gives `[]`) unless `strict=True`, which raises
+/// `CorruptDataError` for it. A malformed entry, a bad CRC (unless `check_crc=False`) or a
+/// record past `max_decompressed_bytes` raises `CorruptDataError`.
 #[pyfunction]
 #[pyo3(signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
 fn records<'py>(

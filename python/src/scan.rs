@@ -7,7 +7,7 @@
 //! and one entry). Python waits on the channel without the
 //! GIL; dropping the `Scan` ends the thread at its next send.
 
-use crate::errors::{damage_place, detached, Fail, SIGNAL_TICK};
+use crate::errors::{damage_place, detached, type_name, wrong_type, Fail, SIGNAL_TICK};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
@@ -18,12 +18,12 @@ use krecords_arrow::{
 use krecords_source::{ClientConfig, IsolationLevel, Position, Range, Sources};
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyBool, PyBytes, PyCapsule, PyString};
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What the worker sends.
@@ -138,8 +138,9 @@ struct Feed {
     rx: Receiver<Msg>,
     schema: SchemaRef,
     over: bool,
-    /// What the worker's `Done` said: per column, the values held as null.
-    invalid: Vec<(String, u64)>,
+    /// What the worker's `Done` said: per column, the values held as null. Shared with the
+    /// `Scan`, which reads it after an Arrow consumer took the feed (`__arrow_c_stream__`).
+    invalid: Arc<Mutex<Vec<(String, u64)>>>,
     /// Whether Python was warned of `invalid`.
     warned: bool,
     /// A record batch received while waiting for the sources to open.
@@ -163,7 +164,7 @@ impl Feed {
             rx,
             schema,
             over: false,
-            invalid: Vec::new(),
+            invalid: Arc::default(),
             warned: false,
             pending: None,
         }
@@ -190,7 +191,7 @@ impl Feed {
             Some(Msg::Ready) => Ok(Step::Ready),
             Some(Msg::Done(invalid)) => {
                 self.over = true;
-                self.invalid = invalid;
+                *self.invalid.lock().unwrap_or_else(|e| e.into_inner()) = invalid;
                 Ok(Step::End)
             }
             Some(Msg::Err(f)) => {
@@ -246,6 +247,8 @@ pub struct Scan {
     /// Locked without the GIL (a thread waiting for a record batch holds it).
     feed: Mutex<Option<Feed>>,
     schema: SchemaRef,
+    /// The feed's invalid counts, also once an Arrow consumer has it.
+    invalid: Arc<Mutex<Vec<(String, u64)>>>,
 }
 
 /// One record batch, for `pyarrow.record_batch()` (`__arrow_c_array__`).
@@ -288,12 +291,10 @@ impl ArrowBatch {
 
 impl Scan {
     fn invalid_counts(&self) -> Vec<(String, u64)> {
-        self.feed
+        self.invalid
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|f| f.invalid.clone())
-            .unwrap_or_default()
+            .clone()
     }
 
     /// Says once, as a `UserWarning`, which values were read as null because their column
@@ -304,7 +305,7 @@ impl Scan {
             Ok(match feed.as_mut() {
                 Some(f) if !f.warned => {
                     f.warned = true;
-                    f.invalid.clone()
+                    self.invalid_counts()
                 }
                 _ => Vec::new(),
             })
@@ -355,6 +356,8 @@ impl Scan {
 
     /// Per column, how many values could not be represented and were read as null (a
     /// `string` key or value whose bytes are not UTF-8), once the scan has ended; `{}` before.
+    /// Iterating the scan warns of them at its end; an Arrow consumer of `__arrow_c_stream__`
+    /// (pyarrow, polars, DuckDB) cannot be warned: read `invalid` after it has read the stream.
     #[getter]
     fn invalid(&self, py: Python<'_>) -> PyResult<std::collections::BTreeMap<String, u64>> {
         let counts = detached(py, || Ok(self.invalid_counts()))?;
@@ -391,37 +394,70 @@ fn paths(source: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
     if let Ok(p) = source.extract::<PathBuf>() {
         return Ok(vec![p]);
     }
-    source.extract::<Vec<PathBuf>>().map_err(|_| {
-        Fail::usage("source: expected a path, a kafka:// URL or a list of them")
-            .into_pyerr(source.py())
-    })
+    source
+        .extract::<Vec<PathBuf>>()
+        .map_err(|_| wrong_type("source", "a path, a kafka:// URL or a list of them", source))
 }
 
-/// The position argument `name` (`start`, `end`): an int or a string `krec` takes.
+/// The position argument `name` (`start`, `end`): an int or a string `krec` takes (a `bool`,
+/// an int to Python, is refused).
 fn position(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Position>> {
     let Some(v) = v.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let usage = |m: String| Fail::usage(format!("{name}: {m}")).into_pyerr(v.py());
-    let text = if let Ok(n) = v.extract::<i64>() {
-        n.to_string()
-    } else if let Ok(text) = v.extract::<String>() {
-        text
-    } else {
-        let type_name = v
-            .get_type()
-            .name()
-            .map_or_else(|_| "?".into(), |n| n.to_string());
-        return Err(usage(format!(
-            "expected an offset (int), \"earliest\", \"latest\", an ISO 8601 time or \"@<ms>\", not {type_name}"
-        )));
+    let text = match v.extract::<i64>() {
+        Ok(n) if !v.is_instance_of::<PyBool>() => n.to_string(),
+        _ => v.extract::<String>().map_err(|_| {
+            wrong_type(
+                name,
+                "an offset (int), \"earliest\", \"latest\", an ISO 8601 time or \"@<ms>\"",
+                v,
+            )
+        })?,
     };
-    Position::parse(&text).map(Some).map_err(usage)
+    Position::parse(&text)
+        .map(Some)
+        .map_err(|m| Fail::usage(format!("{name}: {m}")).into_pyerr(v.py()))
+}
+
+/// The `columns` argument: an iterable of column names (not a `str`, whose letters are no
+/// column names), each known and named once.
+fn column_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
+    let usage = |m: String| Fail::usage(format!("columns: {m}")).into_pyerr(v.py());
+    if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() {
+        return Err(usage(format!(
+            "a list of column names, not {}",
+            type_name(v)
+        )));
+    }
+    let mut out = Vec::new();
+    for (i, name) in v
+        .try_iter()
+        .map_err(|_| usage(format!("a list of column names, not {}", type_name(v))))?
+        .enumerate()
+    {
+        let name = name?;
+        let text = name.extract::<String>().map_err(|_| {
+            Fail::usage(format!(
+                "columns[{i}]: a column name is a str, not {}",
+                type_name(&name)
+            ))
+            .into_pyerr(v.py())
+        })?;
+        let column =
+            Column::from_name(&text).ok_or_else(|| usage(format!("unknown column {text:?}")))?;
+        if out.contains(&column) {
+            return Err(usage(format!("{text} is named twice")));
+        }
+        out.push(column);
+    }
+    Ok(out)
 }
 
 /// Reads `source` (a path, a list of paths, a partition directory, a `log.dirs` root, a
 /// `kafka://` URL with `config` as librdkafka-style properties) between `start` and `end` at
-/// `isolation`, as Arrow record batches of the `columns` asked for (default: all 15).
+/// `isolation`, as Arrow record batches of the `columns` asked for (a list of names, each named
+/// once; default: all 15) and of at most `max_rows` rows (at least 1).
 #[pyfunction]
 #[pyo3(signature = (
     source, *, start = None, end = None, isolation = "read_committed", columns = None,
@@ -435,11 +471,11 @@ fn scan(
     start: Option<Bound<'_, PyAny>>,
     end: Option<Bound<'_, PyAny>>,
     isolation: &str,
-    columns: Option<Vec<String>>,
+    columns: Option<Bound<'_, PyAny>>,
     config: Option<std::collections::BTreeMap<String, String>>,
     key_format: &str,
     value_format: &str,
-    max_rows: usize,
+    max_rows: i64,
     max_decompressed_bytes: usize,
 ) -> PyResult<Scan> {
     let usage = |m: String| Fail::usage(m).into_pyerr(py);
@@ -452,13 +488,14 @@ fn scan(
             )))
         }
     };
-    let columns = match columns {
+    let columns = match columns.filter(|c| !c.is_none()) {
         None => Column::ALL.to_vec(),
-        Some(names) => names
-            .iter()
-            .map(|n| Column::from_name(n).ok_or_else(|| usage(format!("unknown column {n:?}"))))
-            .collect::<PyResult<Vec<_>>>()?,
+        Some(names) => column_list(&names)?,
     };
+    let max_rows = usize::try_from(max_rows)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| usage(format!("max_rows: at least 1, not {max_rows}")))?;
     let format = |name: &str| {
         BytesFormat::from_name(name)
             .ok_or_else(|| usage(format!("unknown bytes format {name:?}: binary or string")))
@@ -467,7 +504,7 @@ fn scan(
         columns,
         key_format: format(key_format)?,
         value_format: format(value_format)?,
-        max_rows: max_rows.max(1),
+        max_rows,
         decompress_limit: max_decompressed_bytes,
         ..Options::default()
     };
@@ -509,6 +546,7 @@ fn scan(
         }
     }
     Ok(Scan {
+        invalid: feed.invalid.clone(),
         feed: Mutex::new(Some(feed)),
         schema,
     })

@@ -1,7 +1,7 @@
 //! `verify()`: the checks of `krec verify` on a broker's data directory, a partition directory
 //! or a segment file ([`krecords_log::check`]).
 
-use crate::errors::{interruptible, Fail, OnInterrupt};
+use crate::errors::{interruptible, wrong_type, Fail, OnInterrupt};
 use krecords_log::check::{
     check_file, check_partition, check_root, CheckError, Report, RootReport, Summary,
 };
@@ -90,16 +90,19 @@ fn add_problems(
 /// `offsets`, `truncated`, `index`, ...), `message` and, in a root, `partition` (`TOPIC-N`;
 /// not there for the root's own files), as `krec verify --format json` prints them; the summary counts files, entries,
 /// records, bytes and problems, and for a root `partitions` and `partitions_with_problems`.
-/// Damage is reported, not raised: only a path that cannot be read raises. Ctrl-C raises
-/// `KeyboardInterrupt`.
+/// Damage is reported, not raised: only a path that cannot be read raises. A `path` that is not
+/// a `str` or `os.PathLike` raises `UsageError`. Ctrl-C raises `KeyboardInterrupt`.
 #[pyfunction]
 #[pyo3(signature = (path, *, threads = None, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
 fn verify<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: &Bound<'py, PyAny>,
     threads: Option<usize>,
     max_decompressed_bytes: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let path: PathBuf = path
+        .extract()
+        .map_err(|_| wrong_type("path", "a path (str or os.PathLike)", path))?;
     let threads = threads.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });

@@ -1,6 +1,6 @@
 //! `build_batch()`: log entries from records, as `krec build` writes them.
 
-use crate::errors::{detached, guard, Fail};
+use crate::errors::{detached, guard, type_name, Fail};
 use crate::read::bytes_of;
 use krecords_codec::build::{build, BatchOptions, BuildRecord};
 use krecords_codec::{Compression, TimestampType};
@@ -50,13 +50,47 @@ impl<'py> Given<'_, 'py> {
     }
 }
 
+/// A header as given: a `(key, value)` tuple, or `krec build`'s JSON form, a mapping with `key`
+/// and optionally `value` (a missing `value` is `None`) and no other field.
+fn header<'py>(
+    h: &Bound<'py, PyAny>,
+) -> Result<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>), String> {
+    let Ok(m) = h.cast::<PyMapping>() else {
+        return h
+            .extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()
+            .map(|(k, v)| (k, Some(v)))
+            .map_err(|_| {
+                "each header is a (key, value) tuple or a dict with key and value".to_owned()
+            });
+    };
+    let fields = m.keys().map_err(|e| e.to_string())?;
+    for f in fields.iter() {
+        let known = f
+            .cast::<PyString>()
+            .ok()
+            .and_then(|f| f.to_cow().ok())
+            .is_some_and(|f| f == "key" || f == "value");
+        if !known {
+            return Err(format!(
+                "unknown header field {}: expected key, value",
+                f.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+            ));
+        }
+    }
+    let given = Given::Mapping(m);
+    let key = given
+        .field("key")
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "a header dict needs a key".to_owned())?;
+    Ok((key, given.field("value").map_err(|e| e.to_string())?))
+}
+
 fn opt_int(v: Option<Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     v.filter(|v| !v.is_none()).map(|v| v.extract()).transpose()
 }
 
 /// Record `index` from Python: a dict (or another mapping) with `value`, and optionally `key`,
-/// `timestamp` (ms; default: now), `headers` (pairs of `str` and bytes or `None`) and `offset`;
-/// or a `Record`. Anything else, and a mapping with a field `krec build` does not know, is a
+/// `timestamp` (ms; default: now), `headers` (see [`header`]) and `offset`; or a `Record`. Anything else, and a mapping with a field `krec build` does not know, is a
 /// usage error (a misspelled `value` would otherwise build a null record).
 fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, Fail> {
     let wrong = |m: String| Fail::usage(format!("records[{index}]: {m}"));
@@ -79,12 +113,9 @@ fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, F
         }
         Given::Mapping(m)
     } else {
-        let kind = r
-            .get_type()
-            .name()
-            .map_or_else(|_| "?".into(), |n| n.to_string());
         return Err(wrong(format!(
-            "a record is a dict (or a krecords.Record), not {kind}"
+            "a record is a dict (or a krecords.Record), not {}",
+            type_name(r)
         )));
     };
     let in_field = |name: &str| {
@@ -98,14 +129,12 @@ fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, F
         .filter(|h| !h.is_none())
     {
         for h in hs.try_iter().map_err(in_field("headers"))? {
-            let pair: Result<(Bound<'_, PyAny>, Bound<'_, PyAny>), PyErr> =
-                h.and_then(|h| h.extract());
-            let (k, v) =
-                pair.map_err(|_| wrong("headers: each header is a (key, value) pair".into()))?;
+            let h = h.map_err(in_field("headers"))?;
+            let (k, v) = header(&h).map_err(|m| wrong(format!("headers: {m}")))?;
             let key = opt_bytes(Some(k))
                 .map_err(in_field("header key"))?
                 .unwrap_or_default();
-            headers.push((key, opt_bytes(Some(v)).map_err(in_field("header value"))?));
+            headers.push((key, opt_bytes(v).map_err(in_field("header value"))?));
         }
     }
     let get = |name: &str| given.field(name).map_err(in_field(name));
@@ -123,10 +152,13 @@ fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, F
 /// Builds log entries from `records` (dicts with `value` and optionally `key`, `timestamp`,
 /// `headers`, `offset`, `partition`; or `Record` objects), byte for byte what `krec build`
 /// writes with the same options: `records_per_batch` records per entry (0: all in one), offsets
-/// from `base_offset`, `producer=(id, epoch)` with sequences from `base_sequence`. A field
-/// `krec build` does not know, or an item that is not a record, raises `UsageError`.
-/// `compression` is a codec name or `codec:level` (`"zstd:3"`); levels are checked as `krec`
-/// checks them (lz4 only at its default, none for snappy).
+/// from `base_offset`, `producer=(id, epoch)` with sequences from `base_sequence`. A record's
+/// `headers` is a list of `(key, value)` tuples or of dicts `{"key": ..., "value": ...}` as in
+/// `krec build`'s JSON (`value` optional); both forms build the same bytes. A header key is a
+/// `str` or bytes-like, a value a `str`, bytes-like or `None`. A field `krec build` does not know (in a record or a header dict), or an item that is
+/// not a record, raises `UsageError`. `compression` is a codec name or `codec:level`
+/// (`"zstd:3"`); levels are checked as `krec` checks them (lz4 only at its default, none for
+/// snappy).
 #[pyfunction]
 #[pyo3(signature = (
     records, *, magic = 2, compression = None, level = None, base_offset = 0, producer = None,
@@ -178,12 +210,9 @@ fn build_batch<'py>(
             || records.is_instance_of::<PyBytes>()
             || records.is_instance_of::<PyMapping>()
         {
-            let kind = records
-                .get_type()
-                .name()
-                .map_or_else(|_| "?".into(), |n| n.to_string());
             return Err(usage(format!(
-                "records: a list (or another iterable) of records, not {kind}"
+                "records: a list (or another iterable) of records, not {}",
+                type_name(records)
             )));
         }
         let mut recs = Vec::new();

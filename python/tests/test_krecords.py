@@ -6,6 +6,7 @@ import gc
 import json
 import resource
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -103,6 +104,14 @@ def test_verify_is_krec_verify(krec: str, demo_partition: Path, tmp_path: Path) 
     empty.mkdir()
     with pytest.raises(krecords.UsageError):
         krecords.verify(empty)  # a directory without segments
+
+
+@pytest.mark.parametrize("path,type_name", [(b"root", "bytes"), (123, "int"), (None, "NoneType"),
+                                            (["a", "b"], "list")])
+def test_verify_names_a_path_of_the_wrong_type(path: Any, type_name: str) -> None:
+    # A usage error naming the argument, as the scan functions raise for a wrong source.
+    with pytest.raises(krecords.UsageError, match=f"^path: expected a path .*, not {type_name}$"):
+        krecords.verify(path)
 
 
 def test_verify_of_a_broker_root_is_krec_verify(krec: str, demo_partition: Path, tmp_path: Path) -> None:
@@ -302,13 +311,32 @@ def test_build_batch_usage_errors() -> None:
     ([1], "records\\[0\\]: a record is a dict .*, not int"),
     ([None], "records\\[0\\]: a record is a dict .*, not NoneType"),
     ([[b"v"]], "records\\[0\\]: a record is a dict .*, not list"),
-    ([{"value": b"x", "headers": [("a",)]}], "records\\[0\\]: headers: each header is a \\(key, value\\) pair"),
+    ([{"value": b"x", "headers": [("a",)]}], "records\\[0\\]: headers: each header is a \\(key, value\\) tuple or a dict"),
+    ([{"value": b"x", "headers": [["a", b"v"]]}], "records\\[0\\]: headers: each header is a \\(key, value\\) tuple"),
+    ([{"value": b"x", "headers": [{"key": "a", "val": b"v"}]}],
+     "records\\[0\\]: headers: unknown header field 'val': expected key, value"),
+    ([{"value": b"x", "headers": [{"value": b"v"}]}], "records\\[0\\]: headers: a header dict needs a key"),
     ([{"value": b"x", "timestamp": "noon"}], "records\\[0\\]: timestamp: "),
 ])
 def test_build_batch_refuses_what_is_not_a_record(records: Any, message: str) -> None:
     """A misspelled field or a non-record would otherwise build a null record: data lost."""
     with pytest.raises(krecords.UsageError, match=message):
         krecords.build_batch(records)
+
+
+def test_build_batch_takes_headers_as_tuples_or_krec_build_dicts(krec: str) -> None:
+    """`krec build`'s JSON form of a header, {"key": ..., "value": ...}, builds the same bytes as
+    a (key, value) tuple, and as krec build does."""
+    as_dicts = [dict(r, headers=[{"key": k, "value": v} for k, v in r["headers"]]) for r in RECORDS]
+    assert any(r["headers"] for r in as_dicts)
+    tuples = krecords.build_batch(RECORDS)
+    assert krecords.build_batch(as_dicts) == tuples
+    theirs = subprocess.run([krec, "build"], input=jsonl(RECORDS), capture_output=True, check=True).stdout
+    assert krecords.build_batch(as_dicts) == theirs
+    # As in the JSON, a header's value may be left out: None. Both forms may be mixed.
+    one = {"value": b"x", "timestamp": 1}
+    assert krecords.build_batch([dict(one, headers=[{"key": "n"}, ("h", b"v")])]) == \
+        krecords.build_batch([dict(one, headers=[("n", None), {"key": b"h", "value": "v"}])])
 
 
 def test_build_batch_levels_are_checked_as_krec_build_checks_them(krec: str) -> None:
@@ -340,6 +368,16 @@ def test_truncated_tail_is_quiet_unless_strict() -> None:
     assert it.trailing_bytes > 0
     with pytest.raises(krecords.CorruptDataError):
         list(krecords.entries(cut, strict=True))
+    # records() too: the whole entries' records, the truncated one left out; part of one entry
+    # alone gives no record at all.
+    assert [r.value for r in krecords.records(cut)] == [r["value"].encode() for r in RECORDS[:6]]
+    assert krecords.records(data[:40]) == []
+    for truncated in (cut, data[:40]):
+        with pytest.raises(krecords.CorruptDataError):
+            krecords.records(truncated, strict=True)
+    # And both say so.
+    for fn in (krecords.entries, krecords.records):
+        assert "strict=True" in (fn.__doc__ or ""), fn
 
 
 def test_bad_crc_is_corrupt_data_with_position() -> None:
@@ -442,8 +480,70 @@ def test_source_errors(tmp_path: Path) -> None:
         krecords.read_table(tmp_path, end=[5])
     with pytest.raises(krecords.UsageError, match="^start: .* not float"):
         krecords.read_table(tmp_path, start=1.5)
-    with pytest.raises(krecords.KrecordsError):
+    with pytest.raises(krecords.UsageError, match="^source: expected a path, .*, not int$"):
         krecords.read_table(123)
+    # The library's messages name positions and isolation levels as both front ends do, not
+    # by krec's flags.
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(krecords.build_batch(RECORDS))
+    with pytest.raises(krecords.UsageError, match="empty range: end 3 is not after start 5"):
+        krecords.read_table(part, start=5, end=3)
+
+
+def read_batches_all(source: Any, **kwargs: Any) -> pa.Table:
+    return krecords.read_batches(source, **kwargs).read_all()
+
+
+SCAN_FUNCTIONS = [krecords.read_table, read_batches_all, krecords.scan]
+
+
+def test_arguments_of_the_wrong_kind_are_named(tmp_path: Path) -> None:
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(krecords.build_batch(RECORDS))
+    for fn in SCAN_FUNCTIONS:
+        # A bool is an int to Python, but never an offset (True is not offset 1).
+        for name in ("start", "end"):
+            with pytest.raises(krecords.UsageError, match=f"^{name}: expected an offset \\(int\\), .*, not bool$"):
+                fn(part, **{name: True})
+        # A str is not a list of column names (its letters would be taken as names).
+        for columns, type_name in (("offset", "str"), (b"offset", "bytes"), (5, "int")):
+            with pytest.raises(krecords.UsageError, match=f"^columns: a list of column names, not {type_name}$"):
+                fn(part, columns=columns)
+        with pytest.raises(krecords.UsageError, match="^columns: offset is named twice$"):
+            fn(part, columns=["offset", "value", "offset"])
+        with pytest.raises(krecords.UsageError, match="^columns\\[1\\]: a column name is a str, not int$"):
+            fn(part, columns=["offset", 1])
+        with pytest.raises(krecords.UsageError, match='^columns: unknown column "nope"$'):
+            fn(part, columns=["nope"])
+        # A record batch of no rows at most: refused rather than taken as 1.
+        for max_rows in (0, -1):
+            with pytest.raises(krecords.UsageError, match=f"^max_rows: at least 1, not {max_rows}$"):
+                fn(part, max_rows=max_rows)
+    # Any iterable of names is a list of them; integers are offsets.
+    t = krecords.read_table(part, columns=(c for c in ("value", "offset")), start=1, end=3)
+    assert t.schema.names == ["value", "offset"] and t.column("offset").to_pylist() == [1, 2]
+    assert [b.num_rows for b in krecords.read_batches(part, max_rows=1)] == [1] * len(RECORDS)
+
+
+def test_standard_input_read_committed_is_refused_in_python_terms(tmp_path: Path) -> None:
+    data = tmp_path / "in.log"
+    data.write_bytes(krecords.build_batch(RECORDS))
+    code = (
+        "import krecords, sys\n"
+        "try:\n"
+        "    krecords.read_table('-')\n"
+        "except krecords.UsageError as e:\n"
+        "    print(e)\n"
+        "print(krecords.read_table('-', isolation='read_uncommitted').num_rows)\n"
+    )
+    with data.open("rb") as stdin:
+        out = subprocess.run([sys.executable, "-c", code], stdin=stdin, capture_output=True,
+                             text=True, cwd="/", check=True).stdout.splitlines()
+    assert "read_committed needs" in out[0] and "read it read_uncommitted" in out[0], out
+    assert "--isolation" not in out[0], out
+    assert out[1] == str(len(RECORDS)), out
 
 
 def test_corrupt_file_raises_with_file_and_position(tmp_path: Path) -> None:
@@ -616,7 +716,7 @@ def test_fuzz_regressions_never_crash(path: Path) -> None:
             pass
 
 
-def test_hostile_lengths_are_errors_with_bounded_memory() -> None:
+def test_hostile_lengths_are_errors_with_bounded_memory(tmp_path: Path) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     good = bytearray(krecords.build_batch([{"timestamp": 0, "value": b"v" * 100}] * 3))
     cases = []
@@ -635,8 +735,15 @@ def test_hostile_lengths_are_errors_with_bounded_memory() -> None:
                     b.records()
             except krecords.KrecordsError:
                 pass
-    with pytest.raises(krecords.KrecordsError):
+    # A record past the decompression limit is a data problem wherever it is met, as krec has
+    # it (exit 1): from a buffer and from a partition directory alike.
+    with pytest.raises(krecords.CorruptDataError, match="decompresses to more than"):
         krecords.records(bomb, max_decompressed_bytes=1 << 20)
+    part = tmp_path / "bomb-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(bomb)
+    with pytest.raises(krecords.CorruptDataError, match="decompresses to more than"):
+        krecords.read_table(part, max_decompressed_bytes=1 << 20)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 256 * 1024
 
