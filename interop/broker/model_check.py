@@ -139,7 +139,7 @@ def live(a):
     # obs 3: usage errors with the resolved numbers.
     for cmd in (["dump"], ["verify"], ["log", "read"]):
         r = krec(a.krec, *cmd, "--start", "100", "--end", "50", u)
-        ok = r.returncode == 2 and "empty range: --end 50 is not after --start 100" in r.stderr
+        ok = r.returncode == 2 and "empty range: end 50 is not after start 100" in r.stderr
         out(ok, f"obs3-inverted-{name(cmd)}", f"exit {r.returncode}: {short(r.stderr)}")
     holds = f"offset 5000 is out of range: the partition holds [0, {hw})\n"
     texts = {}
