@@ -6,7 +6,6 @@ use crate::args::{CountArgs, RangeArgs, ReadArgs};
 use crate::kafka::ClientArgs;
 use crate::outcome::Failure;
 use crate::progress::{Progress, Unit};
-pub use krecords_log::check::Next;
 use krecords_source::{IsolationLevel, ReadOptions, Reader, Sources};
 use std::io;
 use std::path::{Path, PathBuf};

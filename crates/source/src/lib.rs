@@ -66,6 +66,7 @@
 )]
 
 pub mod batches;
+pub mod dump;
 pub mod entry_json;
 pub mod entry_text;
 mod error;

@@ -1,24 +1,22 @@
 //! `krec dump`: print the entries of segment files (kafka-dump-log style text, or JSON Lines).
 //!
-//! Input streams entry by entry (see [`crate::source`]); each printed entry is rendered into a
-//! reused buffer and written in one go, so memory stays bounded by the largest entry whatever
-//! the file size. Filters look at entry headers first and skip what they exclude without
-//! decompressing it.
+//! The arguments, the partitions to read and the exit code; the rendering is
+//! [`krecords_source::dump`]'s, which streams entry by entry with bounded memory and skips the
+//! entries the filters exclude from their headers, without decompressing them.
 
 use crate::args::{DecompressArgs, Format, PositionArgs};
 use crate::bytes_fmt::BytesFormat;
 use crate::kafka::ClientArgs;
-use crate::outcome::{Context, Failure, Outcome};
-use crate::source::{open_sources, read_options, EachPartition, Next};
+use crate::outcome::{Failure, Outcome};
+use crate::source::{open_sources, read_options, EachPartition};
 use crate::time_fmt;
 use clap::ValueEnum;
-use krecords_codec::read::Batch;
-use krecords_source::filter::{Filter, Verdict};
-use krecords_source::{entry_json, entry_text};
-use krecords_source::{ErrorClass, IsolationLevel};
+use krecords_source::dump::{self, DumpOptions, Dumper};
+use krecords_source::filter::Filter;
+use krecords_source::IsolationLevel;
 use krecords_topics::Kind;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Print the entries of log segments or any file of concatenated Kafka entries.
 ///
@@ -163,17 +161,16 @@ pub enum Decode {
     RemoteLogMetadata,
 }
 
-impl Decode {
-    /// The decoder to use for `path`.
-    fn for_file(self, path: &std::path::Path) -> Option<Kind> {
-        match self {
-            Decode::Auto => Kind::for_file(path),
-            Decode::None => None,
-            Decode::Offsets => Some(Kind::Offsets),
-            Decode::Transactions => Some(Kind::Transactions),
-            Decode::Metadata => Some(Kind::Metadata),
-            Decode::ShareState => Some(Kind::ShareState),
-            Decode::RemoteLogMetadata => Some(Kind::RemoteLogMetadata),
+impl From<Decode> for dump::Decode {
+    fn from(d: Decode) -> Self {
+        match d {
+            Decode::Auto => dump::Decode::Auto,
+            Decode::None => dump::Decode::None,
+            Decode::Offsets => dump::Decode::Topic(Kind::Offsets),
+            Decode::Transactions => dump::Decode::Topic(Kind::Transactions),
+            Decode::Metadata => dump::Decode::Topic(Kind::Metadata),
+            Decode::ShareState => dump::Decode::Topic(Kind::ShareState),
+            Decode::RemoteLogMetadata => dump::Decode::Topic(Kind::RemoteLogMetadata),
         }
     }
 }
@@ -216,18 +213,39 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         args.decompress.max_decompressed_bytes,
         args.max_bytes,
     );
-    let ranged = !options.range.is_all();
-    let mut dumper = Dumper::new(&args);
+    let mut dumper = Dumper::new(DumpOptions {
+        format: match args.format {
+            Format::Text => dump::Format::Text,
+            Format::Json => dump::Format::Json,
+        },
+        deep: args.deep,
+        print_data: args.print_data,
+        bytes: args.bytes.into(),
+        iso: args.timestamps == Timestamps::Human,
+        max_decompressed_bytes: args.decompress.max_decompressed_bytes,
+        filter: Filter {
+            time_start: args.time_start,
+            time_end: args.time_end,
+            producer_id: args.producer_id,
+            control_only: args.control_only,
+            transactional_only: args.transactional_only,
+            ..Filter::default()
+        },
+        bounded: !options.range.is_all(),
+        partial_tails: args.max_bytes.is_none(),
+        decode: args.decode.into(),
+    })
+    .on_error(|name, e| eprintln!("krec: {name}: {e}"));
     // --count counts the records the filters show.
-    options.counted = Some(dumper.filter);
+    options.counted = Some(dumper.filter());
     let mut problem = false;
     let mut each = EachPartition::new(&sources, &options);
     for (i, part) in sources.partitions.iter().enumerate() {
         let Some(mut reader) = each.open(i)? else {
             continue;
         };
-        let dumped = dump_partition(&args, &mut dumper, part, &mut reader, ranged, out);
-        problem |= each.carry_on(dumped)?;
+        let dumped = dumper.partition(part, &mut reader, out);
+        problem |= each.carry_on(dumped.map_err(Failure::from))?;
         if let Some(stop) = reader.stop() {
             eprintln!("krec: {}: {stop}", reader.name());
         }
@@ -238,309 +256,4 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::Ok
     })
-}
-
-/// Dumps the files of one partition's `reader`; returns whether it showed a problem (an
-/// invalid entry, a truncated tail).
-fn dump_partition(
-    args: &Args,
-    dumper: &mut Dumper,
-    part: &krecords_source::Partition,
-    reader: &mut krecords_source::Reader,
-    ranged: bool,
-    out: &mut impl Write,
-) -> Result<bool, Failure> {
-    let mut problem = false;
-    dumper.partition = part.live().map(|l| l.partition);
-    while let Some(file) = reader.next_file()? {
-        let name = file.name;
-        let decoder_path = match (part.live(), &file.path) {
-            (Some(l), _) => Path::new(&format!("{}-{}", l.topic, l.partition)).join("x.log"),
-            (None, Some(p)) => p.clone(),
-            (None, None) => PathBuf::from(&name),
-        };
-        dumper.decoder = args.decode.for_file(&decoder_path);
-        if args.format == Format::Text {
-            writeln!(out, "Dumping {name}")?;
-            if let Some(path) = &file.path {
-                if let Some(start) = krecords_log::check::segment_base(path) {
-                    writeln!(out, "Log starting offset: {start}")?;
-                }
-                if let Some((end, epoch)) = krecords_log::files::snapshot_id(path) {
-                    writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")?;
-                }
-            }
-        }
-        loop {
-            let (next, bounds) = reader
-                .next_with_bounds()
-                .context(|| format!("cannot read {name}"))?;
-            if ranged {
-                dumper.filter.offset_start = bounds.start;
-                dumper.filter.offset_end = bounds.end;
-            }
-            match next {
-                Next::End => break,
-                Next::Entry(batch) => {
-                    if !dumper.entry(&name, &batch, out)? {
-                        problem = true;
-                    }
-                }
-                // With --max-bytes the cut is not reported, as kafka-dump-log does.
-                Next::Partial(_) if args.max_bytes.is_some() => {}
-                // A truncated tail: the sources layer's one rule (exit 1, as verify).
-                Next::Partial(p) => {
-                    problem |= krecords_source::TRUNCATED_TAIL == ErrorClass::Data;
-                    match args.format {
-                        Format::Json => writeln!(
-                            out,
-                            "{}",
-                            dumper.place(
-                                &name,
-                                p.position,
-                                [("partial", true.into()), ("bytes", p.bytes.into())]
-                            )
-                        )?,
-                        Format::Text => writeln!(
-                            out,
-                            "Found {} invalid bytes at the end of {}",
-                            p.bytes,
-                            file_name(&name)
-                        )?,
-                    }
-                }
-                Next::Error(e) => {
-                    problem = true;
-                    let position = reader.position();
-                    let rest = reader
-                        .remaining_bytes()
-                        .context(|| format!("cannot read {name}"))?;
-                    match args.format {
-                        Format::Json => writeln!(
-                            out,
-                            "{}",
-                            dumper.place(&name, position, [("error", e.to_string().into())])
-                        )?,
-                        Format::Text => {
-                            writeln!(
-                                out,
-                                "Found {rest} invalid bytes at the end of {}",
-                                file_name(&name)
-                            )?;
-                            eprintln!("krec: {name}: {e}");
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(problem)
-}
-
-fn file_name(name: &str) -> &str {
-    std::path::Path::new(name)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(name)
-}
-
-/// Renders entries; holds the buffers reused from entry to entry.
-struct Dumper {
-    format: Format,
-    deep: bool,
-    print_data: bool,
-    bytes: BytesFormat,
-    iso: bool,
-    max_decompressed: usize,
-    filter: Filter,
-    /// Decompressed records of the current entry.
-    scratch: Vec<u8>,
-    /// The rendered entry line (text: the batch line).
-    line: Vec<u8>,
-    /// The rendered records of the current entry.
-    records: Vec<u8>,
-    /// The internal topic decoder of the current file.
-    decoder: Option<Kind>,
-    /// The partition of the current live (`kafka://`) input, tagged on JSON lines.
-    partition: Option<i32>,
-}
-
-impl Dumper {
-    /// A JSON line about a place in input `name` (`file`, for a live input `partition`,
-    /// `position`) with `fields` after them.
-    fn place<const N: usize>(
-        &self,
-        name: &str,
-        position: usize,
-        fields: [(&str, serde_json::Value); N],
-    ) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        m.insert("file".into(), name.into());
-        if let Some(p) = self.partition {
-            m.insert("partition".into(), p.into());
-        }
-        m.insert("position".into(), position.into());
-        for (k, v) in fields {
-            m.insert(k.into(), v);
-        }
-        serde_json::Value::Object(m)
-    }
-
-    fn new(args: &Args) -> Dumper {
-        Dumper {
-            format: args.format,
-            deep: args.deep || args.print_data,
-            print_data: args.print_data,
-            bytes: args.bytes,
-            iso: args.timestamps == Timestamps::Human,
-            max_decompressed: args.decompress.max_decompressed_bytes,
-            filter: Filter {
-                offset_start: None,
-                offset_end: None,
-                time_start: args.time_start,
-                time_end: args.time_end,
-                producer_id: args.producer_id,
-                control_only: args.control_only,
-                transactional_only: args.transactional_only,
-            },
-            scratch: Vec::new(),
-            line: Vec::new(),
-            records: Vec::new(),
-            decoder: None,
-            partition: None,
-        }
-    }
-
-    /// Prints one entry if the filters keep it; returns false when it has a problem (bad CRC or
-    /// undecodable records).
-    fn entry(
-        &mut self,
-        name: &str,
-        batch: &Batch<'_>,
-        out: &mut impl Write,
-    ) -> Result<bool, Failure> {
-        let verdict = self.filter.entry(batch);
-        if verdict == Verdict::Skip {
-            return Ok(true);
-        }
-        let legacy_wrapper = matches!(batch, Batch::Legacy(b) if b.is_compressed());
-        let control = matches!(batch, Batch::V2(b) if b.is_control());
-        let json = self.format == Format::Json;
-        let ts_name = batch.timestamp_type().kafka_name();
-        // JSON: the whole line goes into `records` and out in one write. The header comes first
-        // unless it needs the records (a v0/v1 wrapper's first offset and count).
-        self.records.clear();
-        let header_first = json && !legacy_wrapper;
-        let mut crc_valid = None;
-        if header_first {
-            let e = entry_json::entry(name, batch, None, None);
-            crc_valid = Some(e.crc_valid);
-            entry_json::write_entry_fields(&mut self.records, &e, self.iso, self.partition);
-            if self.deep {
-                self.records.extend_from_slice(b",\"records\":[");
-            }
-        }
-        let records_start = self.records.len();
-        let mut record_error = None;
-        let mut first_offset = None;
-        let mut min_ts: Option<i64> = None;
-        let mut count = 0i64;
-        if self.deep || legacy_wrapper {
-            // Records of a v2 entry inside every range need no check one by one.
-            let check = self.filter.filters_records();
-            match batch.records(&mut self.scratch, self.max_decompressed) {
-                Ok(iter) => {
-                    for r in iter {
-                        let r = match r {
-                            Ok(r) => r,
-                            Err(e) => {
-                                record_error = Some(e);
-                                break;
-                            }
-                        };
-                        first_offset.get_or_insert(r.offset());
-                        if let Some(t) = r.timestamp() {
-                            min_ts = Some(min_ts.map_or(t, |m| m.min(t)));
-                        }
-                        count += 1;
-                        if !self.deep || (check && !self.filter.record(&r)) {
-                            continue;
-                        }
-                        if json {
-                            if self.records.len() > records_start {
-                                self.records.push(b',');
-                            }
-                            entry_json::write_record(
-                                &mut self.records,
-                                &r,
-                                control,
-                                self.bytes.into(),
-                                self.iso,
-                                self.decoder,
-                            );
-                        } else {
-                            entry_text::record(
-                                &mut self.records,
-                                &r,
-                                ts_name,
-                                control,
-                                self.print_data,
-                                self.iso,
-                                self.decoder,
-                            );
-                        }
-                    }
-                }
-                Err(e) => record_error = Some(e),
-            }
-        }
-        if verdict == Verdict::Decode
-            && record_error.is_none()
-            && !self.filter.wrapper_in_range(first_offset, min_ts)
-        {
-            return Ok(true);
-        }
-        let (first, cnt) = if legacy_wrapper {
-            (first_offset, Some(count))
-        } else {
-            (None, None)
-        };
-        if json {
-            if let Some(e) = &record_error {
-                writeln!(
-                    out,
-                    "{}",
-                    self.place(name, batch.position(), [("error", e.to_string().into())])
-                )?;
-                return Ok(false);
-            }
-            let tail: &[u8] = if self.deep { b"]}\n" } else { b"}\n" };
-            if header_first {
-                self.records.extend_from_slice(tail);
-                out.write_all(&self.records)?;
-            } else {
-                let e = entry_json::entry(name, batch, first, cnt);
-                crc_valid = Some(e.crc_valid);
-                self.line.clear();
-                entry_json::write_entry_fields(&mut self.line, &e, self.iso, self.partition);
-                if self.deep {
-                    self.line.extend_from_slice(b",\"records\":[");
-                    self.line.extend_from_slice(&self.records);
-                }
-                self.line.extend_from_slice(tail);
-                out.write_all(&self.line)?;
-            }
-        } else {
-            let e = entry_json::entry("", batch, first, cnt);
-            crc_valid = Some(e.crc_valid);
-            self.line.clear();
-            entry_text::entry(&mut self.line, batch, &e, self.iso);
-            out.write_all(&self.line)?;
-            out.write_all(&self.records)?;
-            if let Some(e) = &record_error {
-                eprintln!("krec: {name}: {e}");
-            }
-        }
-        Ok(crc_valid.unwrap_or(false) && record_error.is_none())
-    }
 }
