@@ -136,6 +136,200 @@ pub fn is_data_dir(path: &Path) -> bool {
     path.join(META_PROPERTIES).is_file() || partition_dirs(path).is_ok_and(|p| !p.is_empty())
 }
 
+/// Which partitions of a data directory to take: those of topics matching a glob (`*`, `?`,
+/// `[...]`) and with a given number, each condition only when given (the default takes every
+/// partition).
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::data_dir::{PartitionFilter, SelectError};
+///
+/// let f = PartitionFilter::new(Some("orders*"), Some(1)).unwrap();
+/// assert!(f.matches_topic("orders.eu") && !f.matches_topic("payments"));
+/// assert!(!f.is_all() && PartitionFilter::default().is_all());
+/// assert!(matches!(PartitionFilter::new(Some("[a"), None), Err(SelectError::Glob { .. })));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartitionFilter {
+    topic: Option<glob::Pattern>,
+    partition: Option<i32>,
+}
+
+impl PartitionFilter {
+    /// The partitions of topics matching the glob `topic` (every topic when `None`) numbered
+    /// `partition` (any number when `None`).
+    ///
+    /// # Errors
+    ///
+    /// [`SelectError::Glob`]: `topic` is not a valid glob.
+    pub fn new(topic: Option<&str>, partition: Option<i32>) -> Result<Self, SelectError> {
+        let topic = topic
+            .map(|glob| {
+                glob::Pattern::new(glob).map_err(|error| SelectError::Glob {
+                    glob: glob.to_owned(),
+                    error,
+                })
+            })
+            .transpose()?;
+        Ok(PartitionFilter { topic, partition })
+    }
+
+    /// Whether the filter takes every partition (neither a topic glob nor a number).
+    pub fn is_all(&self) -> bool {
+        self.topic.is_none() && self.partition.is_none()
+    }
+
+    /// Whether the topic glob (if any) matches `topic`.
+    pub fn matches_topic(&self, topic: &str) -> bool {
+        self.topic.as_ref().is_none_or(|g| g.matches(topic))
+    }
+
+    /// Whether the filter takes the partition directory `part`.
+    pub fn matches(&self, part: &PartitionDir) -> bool {
+        self.matches_topic(&part.topic) && self.partition.is_none_or(|n| n == part.partition)
+    }
+
+    /// The partition directories of the data directory `root` that the filter takes.
+    ///
+    /// # Errors
+    ///
+    /// [`SelectError::List`]: `root` cannot be listed; [`SelectError::Empty`]: no partition
+    /// directory is taken (the root has none, or none matches).
+    pub fn select(&self, root: &Path) -> Result<Selection, SelectError> {
+        let all = partition_dirs(root).map_err(|error| SelectError::List {
+            root: root.to_path_buf(),
+            error,
+        })?;
+        let chosen: Vec<PartitionDir> = all.iter().filter(|p| self.matches(p)).cloned().collect();
+        if chosen.is_empty() {
+            return Err(SelectError::Empty {
+                root: root.to_path_buf(),
+                filtered: !self.is_all(),
+            });
+        }
+        Ok(Selection {
+            root: root.to_path_buf(),
+            all,
+            chosen,
+            whole: self.is_all(),
+        })
+    }
+}
+
+/// The partition directories of `root` of topics matching the glob `topic` and numbered
+/// `partition` (each only when given): [`PartitionFilter::new`] then
+/// [`PartitionFilter::select`].
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::data_dir::{select_partitions, SelectError};
+///
+/// let root = tempfile::tempdir().unwrap();
+/// for dir in ["orders-0", "orders-1", "payments-0"] {
+///     std::fs::create_dir(root.path().join(dir)).unwrap();
+/// }
+/// let s = select_partitions(root.path(), Some("ord*"), Some(1)).unwrap();
+/// assert_eq!(s.chosen.iter().map(|p| p.name()).collect::<Vec<_>>(), ["orders-1"]);
+/// assert_eq!((s.all.len(), s.whole), (3, false));
+/// let e = select_partitions(root.path(), Some("x*"), None).unwrap_err();
+/// assert!(matches!(e, SelectError::Empty { filtered: true, .. }));
+/// ```
+///
+/// # Errors
+///
+/// As [`PartitionFilter::new`] and [`PartitionFilter::select`].
+pub fn select_partitions(
+    root: &Path,
+    topic: Option<&str>,
+    partition: Option<i32>,
+) -> Result<Selection, SelectError> {
+    PartitionFilter::new(topic, partition)?.select(root)
+}
+
+/// Partition directories of a data directory chosen by a [`PartitionFilter`] (what
+/// [`crate::check::check_selection`] checks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The data directory.
+    pub root: PathBuf,
+    /// Every partition directory in it ([`partition_dirs`]), which the root's own files are
+    /// checked against.
+    pub all: Vec<PartitionDir>,
+    /// Those chosen, in the same order; never empty.
+    pub chosen: Vec<PartitionDir>,
+    /// Whether the filter took every partition: only then are the root's own files
+    /// (`meta.properties`, the offset checkpoints) checked, with the partitions' reports.
+    pub whole: bool,
+}
+
+impl Selection {
+    /// The total size of the chosen partitions' `.log` files ([`PartitionDir::log_bytes`]):
+    /// how much a check of them reads, for progress.
+    pub fn log_bytes(&self) -> u64 {
+        self.chosen.iter().map(PartitionDir::log_bytes).sum()
+    }
+}
+
+/// Why no [`Selection`] was made.
+#[derive(Debug)]
+pub enum SelectError {
+    /// The topic glob does not parse.
+    Glob {
+        /// The glob as given.
+        glob: String,
+        /// What is wrong with it.
+        error: glob::PatternError,
+    },
+    /// The data directory cannot be listed.
+    List {
+        /// The data directory.
+        root: PathBuf,
+        /// The error.
+        error: io::Error,
+    },
+    /// No partition directory was chosen.
+    Empty {
+        /// The data directory.
+        root: PathBuf,
+        /// Whether a topic glob or a partition number was given (the root may have partitions
+        /// that none matched).
+        filtered: bool,
+    },
+}
+
+impl std::fmt::Display for SelectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SelectError::Glob { glob, error } => write!(f, "topic glob {glob:?}: {error}"),
+            SelectError::List { root, error } => {
+                write!(f, "cannot list {}: {error}", root.display())
+            }
+            SelectError::Empty { root, filtered } => write!(
+                f,
+                "{}: no partition directories{}",
+                root.display(),
+                if *filtered {
+                    " match the topic and partition"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SelectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SelectError::Glob { error, .. } => Some(error),
+            SelectError::List { error, .. } => Some(error),
+            SelectError::Empty { .. } => None,
+        }
+    }
+}
+
 /// What the data directory around a partition directory says about recovering it, as Kafka's
 /// `LogManager` reads it at startup: which of the partition's segments a loader must scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -434,6 +628,34 @@ mod tests {
         assert_eq!(checkpoint_offset(b"1\n1\nevents 1 7\n", "events", 1), None);
         assert_eq!(checkpoint_offset(b"\xff", "events", 1), None);
         assert_eq!(checkpoint_offset(b"", "events", 1), None);
+    }
+
+    #[test]
+    fn a_filter_takes_partitions_by_topic_glob_and_number() {
+        let part = |topic: &str, partition| PartitionDir {
+            topic: topic.into(),
+            partition,
+            path: PathBuf::from(format!("{topic}-{partition}")),
+        };
+        let every = PartitionFilter::new(None, None).unwrap();
+        assert!(every.is_all() && every.matches(&part("__consumer_offsets", 49)));
+        let f = PartitionFilter::new(Some("orders.?[0-9]*"), None).unwrap();
+        assert!(!f.is_all());
+        assert!(f.matches(&part("orders.a1x", 3)) && !f.matches(&part("orders.ab", 3)));
+        assert!(f.matches_topic("orders.b2") && !f.matches_topic("payments"));
+        let f = PartitionFilter::new(None, Some(2)).unwrap();
+        assert!(!f.is_all() && f.matches_topic("anything"));
+        assert!(f.matches(&part("t", 2)) && !f.matches(&part("t", 20)));
+        let f = PartitionFilter::new(Some("t*"), Some(0)).unwrap();
+        assert!(f.matches(&part("tx", 0)) && !f.matches(&part("tx", 1)));
+        assert!(!f.matches(&part("x", 0)));
+        for bad in ["[", "a[b", "***"] {
+            let e = PartitionFilter::new(Some(bad), Some(0)).unwrap_err();
+            assert!(
+                matches!(&e, SelectError::Glob { glob, .. } if glob == bad),
+                "{e:?}"
+            );
+        }
     }
 
     #[test]

@@ -3,8 +3,10 @@
 
 use crate::util::*;
 use krecords_log::check::{
-    check_partition, CheckError, Checker, EntrySource, EntryStream, Next, Problem, ProblemKind,
+    check_partition, check_selection, CheckError, Checker, EntrySource, EntryStream, Next, Problem,
+    ProblemKind, Totals,
 };
+use krecords_log::data_dir::{select_partitions, PartitionFilter, SelectError};
 use krecords_log::{AppendOrigin, Log};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -15,8 +17,14 @@ const LIMIT: usize = 64 << 20;
 /// aborted transaction (so a `.txnindex` and producer snapshots) and a committed one.
 fn sample_log() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    write_sample_log(dir.path());
+    dir
+}
+
+/// [`sample_log`] written into `dir`.
+fn write_sample_log(dir: &Path) {
     let mut log = Log::create(
-        dir.path(),
+        dir,
         config(&[("index.interval.bytes", "0"), ("segment.bytes", "300")]),
     )
     .unwrap();
@@ -33,7 +41,6 @@ fn sample_log() -> tempfile::TempDir {
     log.append(&v2(NOW + 100, &["z"]), AppendOrigin::Client)
         .unwrap();
     log.close().unwrap();
-    dir
 }
 
 /// Files of `dir` ending in `suffix`, sorted.
@@ -335,4 +342,161 @@ fn segments_named_near_the_largest_offset_do_not_panic() {
     }
     let k = kinds(d.path());
     assert!(k.contains(&ProblemKind::Offsets), "{k:?}");
+}
+
+/// A broker's data directory: sample logs in `orders-0`, `orders-1` (a flipped byte in its
+/// first segment) and `payments-0`, and a recovery-point checkpoint naming `gone-7`, which has
+/// no directory.
+fn sample_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for name in ["orders-0", "orders-1", "payments-0"] {
+        write_sample_log(&root.path().join(name));
+    }
+    patch(&files_with(&root.path().join("orders-1"), ".log")[0], |b| {
+        b[70] ^= 0x01
+    });
+    let checkpoint = "0\n4\norders 0 0\norders 1 0\npayments 0 0\ngone 7 0\n";
+    std::fs::write(
+        root.path().join("recovery-point-offset-checkpoint"),
+        checkpoint,
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn a_whole_root_is_checked_with_its_own_files_and_totalled() {
+    let root = sample_root();
+    let selection = select_partitions(root.path(), None, None).unwrap();
+    assert!(selection.whole);
+    assert_eq!(selection.all, selection.chosen);
+    let names: Vec<String> = selection.chosen.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["orders-0", "orders-1", "payments-0"]);
+    assert!(selection.log_bytes() > 0);
+    let done = std::sync::Mutex::new(Vec::new());
+    let report = check_selection(&selection, 2, LIMIT, &|p| {
+        done.lock().unwrap().push(p.name());
+    })
+    .unwrap();
+    let mut done = done.into_inner().unwrap();
+    done.sort();
+    assert_eq!(done, names);
+    let files = report
+        .files
+        .as_ref()
+        .expect("the root's own files are checked");
+    assert!(
+        files.problems.iter().any(|p| p.message.contains("gone")),
+        "{:?}",
+        files.problems
+    );
+    let totals = report.totals(&selection.chosen);
+    assert_eq!(totals.partitions, 3);
+    assert_eq!(totals.with_problems, ["orders-1"]);
+    assert!(totals.files_with_problems && !totals.is_clean());
+    let mut sum = files.summary;
+    for r in &report.partitions {
+        sum.add(&r.summary);
+    }
+    assert_eq!(totals.counts, sum);
+    // Two roots add up; the partitions with problems do not count the root's files.
+    let mut all = Totals::default();
+    all.add_root(&totals);
+    all.add_root(&totals);
+    assert_eq!(all.partitions, Some(6));
+    assert_eq!(all.partitions_with_problems, Some(2));
+    assert_eq!(all.counts.problems, 2 * sum.problems);
+    assert!(
+        all.describe(0)
+            .starts_with("6 partitions (4 ok, 2 with problems), "),
+        "{}",
+        all.describe(0)
+    );
+    let json = serde_json::to_value(all).unwrap();
+    assert_eq!(json["partitions"], 6);
+    assert_eq!(json["partitions_with_problems"], 2);
+    assert_eq!(json["problems"], 2 * sum.problems);
+}
+
+#[test]
+fn a_selection_of_a_root_leaves_its_own_files_out() {
+    let root = sample_root();
+    let selection = select_partitions(root.path(), Some("ord*"), Some(1)).unwrap();
+    assert!(!selection.whole);
+    assert_eq!(selection.all.len(), 3);
+    let names: Vec<String> = selection.chosen.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["orders-1"]);
+    let report = check_selection(&selection, 8, LIMIT, &|_| {}).unwrap();
+    assert!(report.files.is_none());
+    let totals = report.totals(&selection.chosen);
+    assert_eq!((totals.partitions, totals.files_with_problems), (1, false));
+    assert_eq!(totals.with_problems, ["orders-1"]);
+    // A partition number alone, in every topic.
+    let zeros = select_partitions(root.path(), None, Some(0)).unwrap();
+    let names: Vec<String> = zeros.chosen.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["orders-0", "payments-0"]);
+    let report = check_selection(&zeros, 1, LIMIT, &|_| {}).unwrap();
+    let totals = report.totals(&zeros.chosen);
+    assert!(totals.is_clean(), "{totals:?}");
+    // No data directory checked: no partition counts.
+    let json = serde_json::to_value(Totals::default()).unwrap();
+    assert!(json.get("partitions").is_none(), "{json}");
+    assert_eq!(
+        Totals::default().describe(0),
+        "0 files, 0 entries, 0 records, 0 bytes: no problems"
+    );
+}
+
+#[test]
+fn a_bad_glob_or_nothing_selected_is_an_error() {
+    let root = sample_root();
+    let e = select_partitions(root.path(), Some("orders["), None).unwrap_err();
+    assert!(
+        matches!(&e, SelectError::Glob { glob, .. } if glob == "orders["),
+        "{e:?}"
+    );
+    assert!(e.to_string().starts_with("topic glob \"orders[\": "), "{e}");
+    assert!(std::error::Error::source(&e).is_some());
+    // The glob is refused before the root is listed.
+    let missing = root.path().join("missing");
+    assert!(matches!(
+        select_partitions(&missing, Some("["), None),
+        Err(SelectError::Glob { .. })
+    ));
+    for (topic, partition) in [
+        (Some("nope*"), None),
+        (Some("order"), None),
+        (None, Some(9)),
+    ] {
+        let e = select_partitions(root.path(), topic, partition).unwrap_err();
+        assert!(
+            matches!(&e, SelectError::Empty { root: r, filtered: true } if r == root.path()),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .ends_with(": no partition directories match the topic and partition"),
+            "{e}"
+        );
+    }
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("meta.properties"), "version=1\n").unwrap();
+    let e = PartitionFilter::default().select(empty.path()).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            SelectError::Empty {
+                filtered: false,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().ends_with(": no partition directories"), "{e}");
+    let e = PartitionFilter::default().select(&missing).unwrap_err();
+    assert!(
+        matches!(&e, SelectError::List { root: r, .. } if *r == missing),
+        "{e:?}"
+    );
+    assert!(e.to_string().starts_with("cannot list "), "{e}");
 }

@@ -3,19 +3,19 @@
 //! transaction indexes, producer snapshots, the leader epoch checkpoint, krec-log.json) checked
 //! against it. Read-only, streaming: one entry in memory at a time, plus each index file.
 //!
-//! The checks are the log's ([`krecords_log::check`]); this command picks the inputs, runs the
-//! partitions of a data directory in parallel and prints the problems the checks report.
+//! The checks, the choice of a data directory's partitions and the totals are the log's
+//! ([`krecords_log::check`], [`krecords_log::data_dir::PartitionFilter`]); this command picks
+//! the inputs and prints the problems the checks report, with progress and exit codes.
 
 mod remote;
 
 use crate::args::{CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use crate::source::{open_file, open_reader, open_sources, read_options, EachPartition};
-use krecords_log::check::{self, CheckError, Checker, Problem};
-use krecords_log::data_dir::{self, PartitionDir};
+use crate::source::{open_file, open_sources, read_options, EachPartition};
+use krecords_log::check::{self, CheckError, Checker, Problem, Totals};
+use krecords_log::data_dir::{PartitionFilter, SelectError};
 use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec};
-use serde::Serialize;
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -137,18 +137,6 @@ pub struct Args {
     threads: Option<usize>,
 }
 
-/// What was checked.
-#[derive(Default, Serialize, Clone, Copy)]
-struct Summary {
-    #[serde(flatten)]
-    counts: check::Summary,
-    /// Partitions of data directories verified, and those with problems.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    partitions: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    partitions_with_problems: Option<u64>,
-}
-
 /// Prints problems as they are found.
 struct Printer<'o, W: Write> {
     format: Format,
@@ -170,6 +158,27 @@ fn failure(e: CheckError) -> Failure {
     match e {
         CheckError::NoSegments(_) => Failure::Usage(e.to_string()),
         CheckError::Io { what, error } => Failure::Io(error, what),
+    }
+}
+
+/// A selection of partitions that could not be made, as the command reports it.
+fn select_failure(e: SelectError) -> Failure {
+    match e {
+        SelectError::Glob { glob, error } => Failure::Usage(format!("--topic {glob:?}: {error}")),
+        SelectError::List { root, error } => {
+            Failure::Io(error, format!("cannot list {}", root.display()))
+        }
+        SelectError::Empty { root, filtered } => {
+            let which = if filtered {
+                " match --topic/--partition"
+            } else {
+                ""
+            };
+            Failure::Usage(format!(
+                "{}: no partition directories{which} to verify",
+                root.display()
+            ))
+        }
     }
 }
 
@@ -215,7 +224,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut sink = |p: Problem| printer.borrow_mut().problem(&p, None);
     let mut checker = Checker::new(limit, &mut sink);
     // Partitions of data directories, verified by checkers of their own.
-    let mut partitions = Summary::default();
+    let mut partitions = Totals::default();
     let options = read_options(
         &args.read.kafka.range,
         args.count,
@@ -237,6 +246,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             p.display()
         )));
     }
+    let filter =
+        PartitionFilter::new(args.topic.as_deref(), args.partition).map_err(select_failure)?;
     // Partitions read over the network (counted as files by the checker).
     let mut live = 0u64;
     for path in &args.paths {
@@ -247,7 +258,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         if whole && local && path.is_dir() {
             let kind = classify_dir(path).context(|| format!("cannot list {}", path.display()))?;
             if let DirKind::Root(_) = kind {
-                data_dir(path, &args, &printer, &mut partitions)?;
+                data_dir(path, &filter, &args, &printer, &mut partitions)?;
             } else {
                 checker.partition_dir(path).map_err(failure)?;
             }
@@ -293,25 +304,17 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let out = printer.out;
     let remote = match (&args.remote, remote_metadata, remote_keys) {
         (Some(location), Some(metadata), Some(keys)) => {
-            let topic = match &args.topic {
-                Some(t) => Some(
-                    glob::Pattern::new(t)
-                        .map_err(|e| Failure::Usage(format!("--topic {t:?}: {e}")))?,
-                ),
-                None => None,
-            };
-            let metadata = read_metadata(&metadata, &args, limit)?;
-            let request = remote::Request {
-                location,
-                metadata,
+            let metadata = remote::read_metadata(&metadata, &args.read.kafka.client, limit)?;
+            let topics = |t: &str| filter.matches_topic(t);
+            let options = krecords_remote::verify::Options {
                 local_root: root.as_deref(),
-                options: keys,
-                topic: topic.as_ref(),
-                limit,
-                format: printer.format,
+                max_decompressed_bytes: limit,
+                topic_filter: Some(&topics),
                 threads: args.threads.unwrap_or_else(default_threads),
             };
-            Some((location, remote::run(request, &mut *out)?))
+            let json = printer.format == Format::Json;
+            let summary = remote::run(location, &keys, &metadata, &options, json, &mut *out)?;
+            Some((location, summary))
         }
         _ => None,
     };
@@ -338,16 +341,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         Format::Text => {
             if local {
-                writeln!(
-                    out,
-                    "{}{}",
-                    match (s.partitions, s.partitions_with_problems) {
-                        (Some(n), Some(bad)) =>
-                            format!("{n} partitions ({} ok, {bad} with problems), ", n - bad),
-                        _ => String::new(),
-                    },
-                    s.counts.describe(live)
-                )?;
+                writeln!(out, "{}", s.describe(live))?;
             }
             if let Some((location, r)) = &remote {
                 writeln!(out, "{}", r.describe(location))?;
@@ -367,37 +361,6 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// `__remote_log_metadata` for `--remote`: from a directory, or from a live cluster
-/// (`kafka://HOST:PORT/__remote_log_metadata`, every partition from its log start, read as
-/// `verify` reads any live topic).
-fn read_metadata(
-    spec: &Path,
-    args: &Args,
-    limit: usize,
-) -> Result<krecords_remote::metadata::MetadataLog, Failure> {
-    if !matches!(SourceSpec::parse(spec)?, SourceSpec::Kafka(_)) {
-        return remote::read_metadata_dir(spec, limit);
-    }
-    let sources = open_sources(&[spec.to_path_buf()], &args.read.kafka.client)?;
-    let options = read_options(
-        &crate::args::RangeArgs::default(),
-        CountArgs::default(),
-        IsolationLevel::ReadUncommitted,
-        limit,
-        None,
-    );
-    let mut log = krecords_remote::metadata::MetadataLog::default();
-    for i in 0..sources.partitions.len() {
-        let mut reader = open_reader(&sources, i, &options)?;
-        while let Some(file) = reader.next_file()? {
-            log.read_entries(&mut reader, &file.name, limit)
-                .context(|| format!("cannot read {}", spec.display()))?;
-        }
-    }
-    Ok(log)
-}
-
-/// Verifies a broker's data directory: its partitions in parallel, then its own files.
 /// Says on stderr which index files of partition directory `dir` have lost their segment
 /// (Kafka warns about them and deletes them when it loads the partition; they hold no data).
 fn warn_orphaned_indexes(dir: &Path) {
@@ -412,48 +375,21 @@ fn warn_orphaned_indexes(dir: &Path) {
     }
 }
 
+/// Verifies the partitions of a broker's data directory that `filter` takes, in parallel, then
+/// its own files, adding what it found to `total`.
 fn data_dir<W: Write>(
     root: &Path,
+    filter: &PartitionFilter,
     args: &Args,
     printer: &RefCell<Printer<'_, W>>,
-    total: &mut Summary,
+    total: &mut Totals,
 ) -> Result<(), Failure> {
-    let pattern = match &args.topic {
-        Some(t) => {
-            Some(glob::Pattern::new(t).map_err(|e| Failure::Usage(format!("--topic {t:?}: {e}")))?)
-        }
-        None => None,
-    };
-    let all =
-        data_dir::partition_dirs(root).context(|| format!("cannot list {}", root.display()))?;
-    let parts: Vec<PartitionDir> = all
-        .iter()
-        .filter(|p| pattern.as_ref().is_none_or(|g| g.matches(&p.topic)))
-        .filter(|p| args.partition.is_none_or(|n| n == p.partition))
-        .cloned()
-        .collect();
-    if parts.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{}: no partition directories{} to verify",
-            root.display(),
-            if args.topic.is_some() || args.partition.is_some() {
-                " match --topic/--partition"
-            } else {
-                ""
-            }
-        )));
-    }
-    let threads = args
-        .threads
-        .unwrap_or_else(default_threads)
-        .clamp(1, parts.len());
-    let format = args.format;
-    let bytes: u64 = parts.iter().map(PartitionDir::log_bytes).sum();
+    let selection = filter.select(root).map_err(select_failure)?;
+    let threads = args.threads.unwrap_or_else(default_threads);
+    let bytes = selection.log_bytes();
     let progress = Mutex::new((Progress::new("verify", Unit::Bytes, bytes, 256 << 20), 0u64));
     let limit = args.read.max_decompressed_bytes();
-    // The root's own files, unless only some partitions were asked for.
-    let root_files = pattern.is_none() && args.partition.is_none();
-    let report = check::check_root(root, &all, &parts, root_files, threads, limit, &|part| {
+    let report = check::check_selection(&selection, threads, limit, &|part| {
         if let Ok(mut p) = progress.lock() {
             p.1 += part.log_bytes();
             let done = p.1;
@@ -464,36 +400,27 @@ fn data_dir<W: Write>(
         p.0.finish();
     }
     let report = report.map_err(failure)?;
-    let mut bad = Vec::new();
-    for (part, r) in parts.iter().zip(report.partitions) {
+    let mut p = printer.borrow_mut();
+    for (part, r) in selection.chosen.iter().zip(&report.partitions) {
         warn_orphaned_indexes(&part.path);
-        let mut p = printer.borrow_mut();
         for problem in &r.problems {
             p.problem(problem, Some(&part.name()))?;
         }
-        total.counts.add(&r.summary);
-        if r.summary.problems > 0 {
-            bad.push(part.name());
-        }
-        if format == Format::Json {
+        if args.format == Format::Json {
             writeln!(p.out, "{}", r.partition_json(part))?;
         }
     }
-    let bad_partitions = bad.len() as u64;
-    if let Some(files) = report.files {
-        for problem in &files.problems {
-            printer.borrow_mut().problem(problem, None)?;
-        }
-        total.counts.add(&files.summary);
-        if files.summary.problems > 0 {
+    for problem in report.files.iter().flat_map(|f| &f.problems) {
+        p.problem(problem, None)?;
+    }
+    let totals = report.totals(&selection.chosen);
+    total.add_root(&totals);
+    if args.format == Format::Text && !totals.is_clean() {
+        let mut bad = totals.with_problems;
+        if totals.files_with_problems {
             bad.push(format!("{} (its own files)", root.display()));
         }
-    }
-    total.partitions = Some(total.partitions.unwrap_or(0) + parts.len() as u64);
-    total.partitions_with_problems =
-        Some(total.partitions_with_problems.unwrap_or(0) + bad_partitions);
-    if format == Format::Text && !bad.is_empty() {
-        writeln!(printer.borrow_mut().out, "problems in: {}", bad.join(", "))?;
+        writeln!(p.out, "problems in: {}", bad.join(", "))?;
     }
     Ok(())
 }

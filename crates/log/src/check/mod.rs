@@ -23,13 +23,18 @@
 //! entries, any [`EntrySource`], and a broker data directory's own files
 //! ([`Checker::data_dir_files`]).
 //!
+//! [`check_root`] checks a broker's data directory whole, its partitions in parallel;
+//! [`check_selection`] the partitions a [`data_dir::PartitionFilter`] chose of it (a topic
+//! glob, a partition). [`RootReport::totals`] and [`Totals`] count what was found as
+//! `krec verify` reports it.
+//!
 //! [`Log::open_read_only`]: crate::Log::open_read_only
 
 pub use crate::entry_stream::{
     count_rest, file_streamer, streamer, EntrySource, EntryStream, Next, COUNT_LIMIT,
 };
 
-use crate::data_dir::{self, PartitionDir};
+use crate::data_dir::{self, PartitionDir, Selection};
 use crate::files::{
     self, INDEX_SUFFIX, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX,
     TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
@@ -450,7 +455,7 @@ pub fn check_partitions(
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Report>>> = parts.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
+        for _ in 0..threads.clamp(1, parts.len().max(1)) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(part) = parts.get(i) else {
@@ -539,6 +544,132 @@ pub fn check_root(
         None
     };
     Ok(RootReport { partitions, files })
+}
+
+/// [`check_root`] of the partitions a [`PartitionFilter`](data_dir::PartitionFilter) chose:
+/// the root's own files only when it chose every partition ([`Selection::whole`]).
+///
+/// # Errors
+///
+/// As [`check_root`].
+///
+/// ```
+/// use krecords_log::check::{check_selection, Totals};
+/// use krecords_log::data_dir::select_partitions;
+///
+/// let root = tempfile::tempdir().unwrap();
+/// for dir in ["orders-0", "orders-1", "payments-0"] {
+///     std::fs::create_dir(root.path().join(dir)).unwrap();
+/// }
+/// let selection = select_partitions(root.path(), Some("orders*"), None).unwrap();
+/// let report = check_selection(&selection, 4, 1 << 20, &|_| {}).unwrap();
+/// assert!(report.files.is_none(), "the root's files only for every partition");
+/// let totals = report.totals(&selection.chosen);
+/// assert_eq!((totals.partitions, totals.is_clean()), (2, true));
+/// let mut all = Totals::default();
+/// all.add_root(&totals);
+/// assert_eq!(all.describe(0), "2 partitions (2 ok, 0 with problems), 0 files, 0 entries, \
+///     0 records, 0 bytes: no problems");
+/// ```
+pub fn check_selection(
+    selection: &Selection,
+    threads: usize,
+    max_decompressed_bytes: usize,
+    done: &(dyn Fn(&PartitionDir) + Sync),
+) -> CheckResult<RootReport> {
+    check_root(
+        &selection.root,
+        &selection.all,
+        &selection.chosen,
+        selection.whole,
+        threads,
+        max_decompressed_bytes,
+        done,
+    )
+}
+
+impl RootReport {
+    /// The report's totals: `parts` are the partitions checked, in the order of
+    /// [`RootReport::partitions`].
+    pub fn totals(&self, parts: &[PartitionDir]) -> RootTotals {
+        let mut totals = RootTotals {
+            partitions: self.partitions.len() as u64,
+            ..RootTotals::default()
+        };
+        for (part, r) in parts.iter().zip(&self.partitions) {
+            totals.counts.add(&r.summary);
+            if r.summary.problems > 0 {
+                totals.with_problems.push(part.name());
+            }
+        }
+        if let Some(files) = &self.files {
+            totals.counts.add(&files.summary);
+            totals.files_with_problems = files.summary.problems > 0;
+        }
+        totals
+    }
+}
+
+/// What a check of a data directory found, counted ([`RootReport::totals`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootTotals {
+    /// The partitions' counts and the root's own files', summed.
+    pub counts: Summary,
+    /// Partitions checked.
+    pub partitions: u64,
+    /// The partitions with problems (`topic-partition`), in partition order.
+    pub with_problems: Vec<String>,
+    /// Whether the root's own files (checked or not) have problems.
+    pub files_with_problems: bool,
+}
+
+impl RootTotals {
+    /// Whether nothing had a problem.
+    pub fn is_clean(&self) -> bool {
+        self.with_problems.is_empty() && !self.files_with_problems
+    }
+}
+
+/// What a check of several inputs (files, partition directories, data directories) found in
+/// all, as `krec verify` sums it up: the counts, and the partitions of data directories when
+/// there were some. Serialized as `krec verify --format json` prints its summary: the counts
+/// of [`Summary`], then `partitions` and `partitions_with_problems` when some data directory
+/// was checked.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Totals {
+    /// Everything counted.
+    #[serde(flatten)]
+    pub counts: Summary,
+    /// Partitions of data directories checked, when a data directory was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u64>,
+    /// Those of them with problems (not counting a root's own files), when a data directory
+    /// was checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions_with_problems: Option<u64>,
+}
+
+impl Totals {
+    /// Adds a data directory's totals.
+    pub fn add_root(&mut self, root: &RootTotals) {
+        self.counts.add(&root.counts);
+        self.partitions = Some(self.partitions.unwrap_or(0) + root.partitions);
+        let bad = root.with_problems.len() as u64;
+        self.partitions_with_problems = Some(self.partitions_with_problems.unwrap_or(0) + bad);
+    }
+
+    /// The totals for people: `N partitions (K ok, B with problems), ` when data directories
+    /// were checked, then [`Summary::describe`] (`live` of the files being partitions read
+    /// over the network).
+    pub fn describe(&self, live: u64) -> String {
+        let partitions = match (self.partitions, self.partitions_with_problems) {
+            (Some(n), Some(bad)) => {
+                format!("{n} partitions ({} ok, {bad} with problems), ", n - bad)
+            }
+            _ => String::new(),
+        };
+        format!("{partitions}{}", self.counts.describe(live))
+    }
 }
 
 /// [`check_partition`] for [`check_partitions`]: no segments is no problem, a failure one
