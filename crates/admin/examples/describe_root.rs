@@ -1,5 +1,5 @@
-//! A stopped broker's view of its cluster: `describe_root` replays the KRaft metadata log of a
-//! `log.dirs` root and lists the partitions the disk holds, with their offsets.
+//! A stopped broker's view of its cluster: `load` (`describe_root`) replays the KRaft metadata
+//! log of a `log.dirs` root and lists the partitions the disk holds, with their offsets.
 //!
 //! Run: `cargo run -p krecords-admin --example describe_root [ROOT]` (without ROOT, the CLI
 //! tests' fixture of a 4.4 broker's internal topics).
@@ -11,8 +11,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/internal"),
         PathBuf::from,
     );
-    let mut cluster = krecords_admin::offline::describe_root(&root)?;
-    krecords_admin::offline::fill_offsets(&mut cluster, &root, None);
+    // As `krec metadata ROOT --all --offsets` loads it: every topic, internal ones too, with
+    // each on-disk partition's offsets.
+    let cluster = krecords_admin::offline::load(&root, &[], true, Some(None))?;
     println!("controller: {:?}", cluster.controller);
     for b in &cluster.brokers {
         println!(

@@ -39,6 +39,33 @@ pub struct Group {
     pub total_lag: Option<i64>,
 }
 
+impl Group {
+    /// Whether the coordinator does not know the group: state `Dead` (Kafka's answer for a
+    /// group id it has never seen, or has forgotten), with no member and no committed offset.
+    /// A `Dead` group with commits (one that only ever committed offsets) is known.
+    pub fn is_unknown(&self) -> bool {
+        self.state.as_deref() == Some("Dead") && self.members.is_empty() && self.offsets.is_empty()
+    }
+}
+
+/// The groups `names` asks for, as `krec groups SOURCE GROUP...` shows them: with no name,
+/// every group and nothing missing; otherwise the groups named that exist (not
+/// [`Group::is_unknown`]), in `groups`' order, and the names that are not among them, in
+/// `names`' order (a name given twice is missing twice).
+pub fn select<S: AsRef<str>>(mut groups: Vec<Group>, names: &[S]) -> (Vec<Group>, Vec<String>) {
+    if names.is_empty() {
+        return (groups, Vec::new());
+    }
+    groups.retain(|g| names.iter().any(|n| n.as_ref() == g.group) && !g.is_unknown());
+    let missing = names
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|n| !groups.iter().any(|g| g.group == *n))
+        .map(str::to_owned)
+        .collect();
+    (groups, missing)
+}
+
 /// A member of a group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Member {
@@ -590,6 +617,27 @@ pub async fn describe_all_live(
         } else {
             out.push(describe_live(client, &g.group).await?);
         }
+    }
+    Ok(out)
+}
+
+/// The groups `names` of a live cluster, each by [`describe_live`], in `names`' order; every
+/// group of the cluster ([`describe_all_live`]) when `names` is empty. A group the
+/// coordinator does not know comes back [`Group::is_unknown`] (see [`select`]).
+///
+/// # Errors
+///
+/// The client's errors.
+pub async fn describe_live_named<S: AsRef<str>>(
+    client: &krecords_client::Client,
+    names: &[S],
+) -> Result<Vec<Group>, krecords_client::Error> {
+    if names.is_empty() {
+        return describe_all_live(client).await;
+    }
+    let mut out = Vec::new();
+    for g in names {
+        out.push(describe_live(client, g.as_ref()).await?);
     }
     Ok(out)
 }

@@ -6,9 +6,15 @@
 //!   and offline partitions ([`live::describe`], [`offline::describe_root`]): `krec metadata`;
 //! - each partition's earliest, latest and last stable offset, and the first offset at or
 //!   after a time ([`live::offsets`], [`offline::dir_offsets`]): `krec metadata --offsets`,
-//!   `krec offsets`.
+//!   `krec offsets`;
+//! - the cluster exactly as `krec metadata` and `krec offsets` show it, topics selected and
+//!   offsets filled ([`live::load`], [`offline::load`]);
+//! - consumer groups with their lag ([`groups::describe_root`],
+//!   [`groups::describe_live_named`], and [`groups::select`] for the groups named): `krec
+//!   groups`.
 //!
-//! Both give a [`Cluster`], serialized as `krec metadata --format json` prints it.
+//! All but the groups give a [`Cluster`], serialized as `krec metadata --format json` prints
+//! it.
 //!
 //! # Example
 //!

@@ -2,7 +2,7 @@
 //! krecords-client.
 
 use crate::model::{topic_id_text, Broker, Cluster, Offsets, Partition, Topic, INTERNAL_TOPICS};
-use krecords_client::{Client, IsolationLevel, Metadata, OffsetSpec, Result};
+use krecords_client::{Client, ClientConfig, IsolationLevel, Metadata, OffsetSpec, Result};
 
 /// The cluster as a Metadata request for every topic describes it (`source` names it).
 ///
@@ -12,6 +12,33 @@ use krecords_client::{Client, IsolationLevel, Metadata, OffsetSpec, Result};
 pub async fn describe(client: &Client, source: String) -> Result<Cluster> {
     let metadata = client.metadata(None).await?;
     Ok(from_metadata(metadata, source))
+}
+
+/// The cluster as `krec metadata` and `krec offsets` show it from a live cluster: connected
+/// to by `config` (its `bootstrap.servers`), described by [`describe`] (`source` names it),
+/// narrowed by [`Cluster::retain_topics`] to the topics matching `topics` (internal ones only
+/// with `all` or a glob), and with `offsets` = `Some(time)` every partition's offsets
+/// ([`fill_offsets`], with the first offset at or after `time` when given); `offsets` =
+/// `None` leaves them out.
+///
+/// # Errors
+///
+/// No broker reachable, or the Metadata response is malformed (a partition whose
+/// ListOffsets fails gets the error in [`Partition::error`] instead).
+pub async fn load(
+    config: ClientConfig,
+    source: String,
+    topics: &[glob::Pattern],
+    all: bool,
+    offsets: Option<Option<i64>>,
+) -> Result<Cluster> {
+    let client = Client::connect(config).await?;
+    let mut cluster = describe(&client, source).await?;
+    cluster.retain_topics(topics, all);
+    if let Some(time) = offsets {
+        fill_offsets(&client, &mut cluster, time).await;
+    }
+    Ok(cluster)
 }
 
 /// The model of a Metadata answer. Topics sorted by name; a nil topic id (brokers before

@@ -485,6 +485,32 @@ pub fn describe_root(path: &Path) -> Result<Cluster, Error> {
     Ok(cluster)
 }
 
+/// The cluster as `krec metadata` and `krec offsets` show it from a stopped broker's disk:
+/// [`describe_root`] of `path`, narrowed by [`Cluster::retain_topics`] to the topics matching
+/// `topics` (internal ones only with `all` or a glob, or when `path` is one partition
+/// directory: that partition, internal or not), and with `offsets` = `Some(time)` the offsets
+/// of every partition on the disk ([`fill_offsets`], with the first offset at or after `time`
+/// when given); `offsets` = `None` leaves them out.
+///
+/// # Errors
+///
+/// As [`describe_root`].
+pub fn load(
+    path: &Path,
+    topics: &[glob::Pattern],
+    all: bool,
+    offsets: Option<Option<i64>>,
+) -> Result<Cluster, Error> {
+    let mut cluster = describe_root(path)?;
+    // One partition directory named: that partition, internal or not.
+    let one = root_of(path).is_ok_and(|r| r.partition.is_some());
+    cluster.retain_topics(topics, all || one);
+    if let Some(time) = offsets {
+        fill_offsets(&mut cluster, path, time);
+    }
+    Ok(cluster)
+}
+
 /// [`describe_root`] of a root.
 fn describe_dir(root: &Path) -> Result<Cluster, Error> {
     let mut state = MetadataState::default();

@@ -1,7 +1,7 @@
 //! `__consumer_offsets` replayed into groups: lag that is not known, metadata committed empty,
 //! and a partition whose replay ends at a damaged batch.
 
-use krecords_admin::groups::GroupLog;
+use krecords_admin::groups::{select, Group, GroupLog, GroupOffset, Member};
 use krecords_codec::write::{NewRecord, V2Builder};
 use std::collections::BTreeMap;
 
@@ -84,4 +84,68 @@ fn a_batch_with_a_bad_crc_ends_the_replay() {
     assert_eq!(log.skipped, 0);
     let groups = log.into_groups(&BTreeMap::new());
     assert_eq!(groups[0].offsets[0].committed, Some(5));
+}
+
+fn group(name: &str, state: Option<&str>, members: usize, offsets: usize) -> Group {
+    Group {
+        group: name.into(),
+        kind: None,
+        state: state.map(str::to_owned),
+        protocol_type: None,
+        generation: None,
+        members: (0..members)
+            .map(|i| Member {
+                member_id: format!("m{i}"),
+                client_id: None,
+                host: None,
+                assignment: BTreeMap::new(),
+            })
+            .collect(),
+        offsets: (0..offsets)
+            .map(|i| GroupOffset {
+                topic: "t".into(),
+                partition: i32::try_from(i).unwrap(),
+                committed: Some(1),
+                metadata: None,
+                commit_time: None,
+                end: None,
+                lag: None,
+                member_id: None,
+                host: None,
+                client_id: None,
+            })
+            .collect(),
+        total_lag: None,
+    }
+}
+
+/// Unknown to the coordinator: Dead, with neither a member nor a commit. A Dead group that
+/// only committed, or a group offline (no state), is known.
+#[test]
+fn is_unknown_is_dead_with_no_member_and_no_offset() {
+    assert!(group("g", Some("Dead"), 0, 0).is_unknown());
+    assert!(!group("g", Some("Dead"), 0, 1).is_unknown());
+    assert!(!group("g", Some("Dead"), 1, 0).is_unknown());
+    assert!(!group("g", Some("Empty"), 0, 0).is_unknown());
+    assert!(!group("g", None, 0, 0).is_unknown());
+}
+
+/// No name: every group, unknown ones too, nothing missing. Names: the named groups that
+/// exist, in the groups' order, and the missing names in the order given (an unknown group
+/// counts as missing).
+#[test]
+fn select_keeps_the_named_groups_and_names_the_missing() {
+    let all = vec![
+        group("a", Some("Stable"), 1, 1),
+        group("b", Some("Dead"), 0, 1),
+        group("c", Some("Dead"), 0, 0),
+        group("d", None, 0, 2),
+    ];
+    let (kept, missing) = select(all.clone(), &[] as &[&str]);
+    assert_eq!(kept, all);
+    assert!(missing.is_empty());
+    let (kept, missing) = select(all, &["nosuch", "d", "c", "b", "x"]);
+    let kept: Vec<&str> = kept.iter().map(|g| g.group.as_str()).collect();
+    assert_eq!(kept, ["b", "d"]);
+    assert_eq!(missing, ["nosuch", "c", "x"]);
 }

@@ -2,7 +2,7 @@
 //! metadata transactions, fenced brokers), any bytes without a panic, and the 4.4 broker's own
 //! metadata log (the CLI tests' fixture).
 
-use krecords_admin::offline::{describe_root, missing_metadata, MetadataState};
+use krecords_admin::offline::{describe_root, load, missing_metadata, MetadataState};
 use krecords_topics::Node;
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -170,6 +170,59 @@ fn a_root_without_a_metadata_log_says_the_leaders_are_unknown() {
     assert_eq!(missing_metadata(&root.path().join("t-0")), Some(w));
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/internal");
     assert_eq!(missing_metadata(&fixture), None);
+}
+
+fn names(c: &krecords_admin::Cluster) -> Vec<&str> {
+    c.topics.iter().map(|t| t.name.as_str()).collect()
+}
+
+/// `load` as `krec metadata`/`krec offsets` answer: internal topics with `all` or a glob
+/// only, except that one partition directory stands for its partition, internal or not;
+/// offsets only when asked for.
+#[test]
+fn load_keeps_a_partition_directory_named_even_when_internal() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/internal");
+    let plain = load(&root, &[], false, None).unwrap();
+    assert!(
+        plain.topics.iter().all(|t| !t.internal),
+        "{:?}",
+        names(&plain)
+    );
+    let all = load(&root, &[], true, None).unwrap();
+    assert!(names(&all).contains(&"__transaction_state"));
+    let globbed = load(&root, &[glob::Pattern::new("__tr*").unwrap()], false, None).unwrap();
+    assert_eq!(names(&globbed), ["__transaction_state"]);
+    assert_eq!(globbed.topics[0].partitions[0].offsets, None);
+
+    let one = load(&root.join("__transaction_state-0"), &[], false, Some(None)).unwrap();
+    assert_eq!(names(&one), ["__transaction_state"]);
+    let p = &one.topics[0].partitions;
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].partition, 0);
+    // The same offsets as the whole root's.
+    let whole = load(&root, &[], true, Some(None)).unwrap();
+    let want = whole
+        .topics
+        .iter()
+        .find(|t| t.name == "__transaction_state")
+        .unwrap();
+    assert!(p[0].offsets.is_some());
+    assert_eq!(p[0].offsets, want.partitions[0].offsets);
+    // A glob that does not match the directory's topic leaves nothing.
+    let other = load(
+        &root.join("__transaction_state-0"),
+        &[glob::Pattern::new("orders").unwrap()],
+        false,
+        None,
+    )
+    .unwrap();
+    assert!(other.topics.is_empty());
+    // Not a root: describe_root's error.
+    let empty = tempfile::tempdir().unwrap();
+    let e = load(empty.path(), &[], false, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("holds neither meta.properties"), "{e}");
 }
 
 proptest! {

@@ -143,36 +143,17 @@ fn admin_failure(e: krecords_admin::Error) -> Failure {
 
 /// The cluster of `source`, filtered, with offsets when `offsets`.
 fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failure> {
-    let (client, globs, all) = (&select.client, &select.topic, select.all);
+    let (globs, all) = (&select.topic, select.all);
     match target(&select.source)? {
         Target::Root(root) => {
-            let mut cluster =
-                krecords_admin::offline::describe_root(&root).map_err(admin_failure)?;
-            // One partition directory named: that partition, internal or not.
-            let one = krecords_admin::offline::root_of(&root).is_ok_and(|r| r.partition.is_some());
-            cluster.retain_topics(&topic_globs(globs, None)?, all || one);
-            if let Some(time) = offsets {
-                krecords_admin::offline::fill_offsets(&mut cluster, &root, time);
-            }
-            Ok(cluster)
+            krecords_admin::offline::load(&root, &topic_globs(globs, None)?, all, offsets)
+                .map_err(admin_failure)
         }
         Target::Live { servers, topic } => {
             let globs = topic_globs(globs, topic.as_deref())?;
-            let (config, rt, name) = live_setup(&servers, client)?;
-            let fail = |e: krecords_client::Error| {
-                admin_failure(krecords_admin::Error::Client(e)).prefixed(&name)
-            };
-            rt.block_on(async {
-                let c = Client::connect(config).await.map_err(fail)?;
-                let mut cluster = krecords_admin::live::describe(&c, name.clone())
-                    .await
-                    .map_err(fail)?;
-                cluster.retain_topics(&globs, all);
-                if let Some(time) = offsets {
-                    krecords_admin::live::fill_offsets(&c, &mut cluster, time).await;
-                }
-                Ok(cluster)
-            })
+            let (config, rt, name) = live_setup(&servers, &select.client)?;
+            let load = krecords_admin::live::load(config, name.clone(), &globs, all, offsets);
+            rt.block_on(load).map_err(|e| client_failure(e, &name))
         }
     }
 }
@@ -193,17 +174,12 @@ fn live_setup(
     Ok((config, rt, format!("kafka://{servers}")))
 }
 
-trait Prefixed {
-    fn prefixed(self, name: &str) -> Self;
-}
-
-impl Prefixed for Failure {
-    fn prefixed(self, name: &str) -> Self {
-        match self {
-            Failure::Usage(m) => Failure::Usage(format!("{name}: {m}")),
-            Failure::Data(m) => Failure::Data(format!("{name}: {m}")),
-            Failure::Io(e, w) => Failure::Io(e, format!("{name}: {w}")),
-        }
+/// A client error of the cluster `name`, its message prefixed with the name.
+fn client_failure(e: krecords_client::Error, name: &str) -> Failure {
+    match admin_failure(krecords_admin::Error::Client(e)) {
+        Failure::Usage(m) => Failure::Usage(format!("{name}: {m}")),
+        Failure::Data(m) => Failure::Data(format!("{name}: {m}")),
+        Failure::Io(e, w) => Failure::Io(e, format!("{name}: {w}")),
     }
 }
 
@@ -311,7 +287,7 @@ pub struct GroupsArgs {
 /// Runs `krec groups`.
 pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut outcome = Outcome::Ok;
-    let mut groups = match target(&args.source)? {
+    let groups = match target(&args.source)? {
         Target::Root(root) => {
             let found = krecords_admin::groups::describe_root(&root).map_err(admin_failure)?;
             for w in found.warnings {
@@ -323,21 +299,20 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
             }
             found.groups
         }
-        Target::Live { servers, .. } => live_groups(&servers, &args.client, &args.groups)?,
+        Target::Live { servers, .. } => {
+            let (config, rt, name) = live_setup(&servers, &args.client)?;
+            rt.block_on(async {
+                let c = Client::connect(config).await?;
+                krecords_admin::groups::describe_live_named(&c, &args.groups).await
+            })
+            .map_err(|e| client_failure(e, &name))?
+        }
     };
-    if !args.groups.is_empty() {
-        groups.retain(|g| args.groups.contains(&g.group) && !is_unknown(g));
-    }
+    let (groups, missing) = krecords_admin::groups::select(groups, &args.groups);
     match args.format {
         Format::Json => krecords_admin::text::write_groups_json(&groups, out)?,
         Format::Text => krecords_admin::text::write_groups_text(&groups, out)?,
     }
-    let missing: Vec<&str> = args
-        .groups
-        .iter()
-        .filter(|n| !groups.iter().any(|g| &g.group == *n))
-        .map(String::as_str)
-        .collect();
     if !missing.is_empty() {
         out.flush()?;
         return Err(Failure::Usage(format!(
@@ -347,37 +322,4 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
         )));
     }
     Ok(outcome)
-}
-
-/// A group the coordinator does not know: `Dead` (Kafka's answer for an unknown group id),
-/// with no member and no committed offset.
-fn is_unknown(g: &krecords_admin::groups::Group) -> bool {
-    g.state.as_deref() == Some("Dead") && g.members.is_empty() && g.offsets.is_empty()
-}
-
-fn live_groups(
-    servers: &str,
-    client: &ClientArgs,
-    names: &[String],
-) -> Result<Vec<krecords_admin::groups::Group>, Failure> {
-    let (config, rt, name) = live_setup(servers, client)?;
-    let fail =
-        |e: krecords_client::Error| admin_failure(krecords_admin::Error::Client(e)).prefixed(&name);
-    rt.block_on(async {
-        let c = Client::connect(config).await.map_err(fail)?;
-        if names.is_empty() {
-            return krecords_admin::groups::describe_all_live(&c)
-                .await
-                .map_err(fail);
-        }
-        let mut out = Vec::new();
-        for g in names {
-            out.push(
-                krecords_admin::groups::describe_live(&c, g)
-                    .await
-                    .map_err(fail)?,
-            );
-        }
-        Ok(out)
-    })
 }
