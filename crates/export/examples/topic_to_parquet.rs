@@ -28,7 +28,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         let sources = Sources::open(std::slice::from_ref(&url), &mut || {
             Ok(ClientConfig::default())
         })?;
-        let mut exporter = Exporter::open(ExportOptions::new(out.path()))?;
+        let mut exporter =
+            Exporter::open(ExportOptions::new(out.path()), std::slice::from_ref(&url))?;
         for index in 0..sources.partitions.len() {
             exporter.export(&sources, index, &mut |_| {})?;
         }

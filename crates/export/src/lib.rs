@@ -26,8 +26,8 @@
 //! # b.append(&krecords_codec::write::NewRecord::new(1_714_000_000_000, None, Some(b"v")))?;
 //! # std::fs::write(part.join("00000000000000000000.log"), b.finish()?)?;
 //! let out = dir.path().join("dataset");
-//! let sources = Sources::open(&[part], &mut || unreachable!())?;
-//! let mut exporter = Exporter::open(ExportOptions::new(&out))?;
+//! let sources = Sources::open(&[part.clone()], &mut || unreachable!())?;
+//! let mut exporter = Exporter::open(ExportOptions::new(&out), &[part])?;
 //! for index in 0..sources.partitions.len() {
 //!     exporter.export(&sources, index, &mut |_| {})?;
 //! }
@@ -277,6 +277,19 @@ pub enum ExportError {
     /// (a dataset is read as one table: its files must agree).
     #[error("{0}")]
     Mismatch(String),
+    /// The output directory is a local source directory (a partition directory, a log.dirs
+    /// root) or inside one: its files would land in the data the export reads.
+    #[error(
+        "the output directory {output} is inside the source {dir}: its files would land in \
+         the data it reads (a broker would take them for its own); export into another \
+         directory"
+    )]
+    InsideSource {
+        /// The output directory, as given.
+        output: PathBuf,
+        /// The source directory, as given.
+        dir: PathBuf,
+    },
     /// Writing Parquet or Arrow failed.
     #[error("{what}: {message}")]
     Write {
@@ -293,9 +306,10 @@ impl ExportError {
         match self {
             ExportError::Scan(e) => e.class(),
             ExportError::Source(e) => e.class(),
-            ExportError::Unnamed(_) | ExportError::Locked(_) | ExportError::Mismatch(_) => {
-                ErrorClass::Usage
-            }
+            ExportError::Unnamed(_)
+            | ExportError::Locked(_)
+            | ExportError::Mismatch(_)
+            | ExportError::InsideSource { .. } => ErrorClass::Usage,
             ExportError::Io { .. } | ExportError::Write { .. } => ErrorClass::Io,
         }
     }
@@ -309,6 +323,27 @@ impl ExportError {
 pub(crate) fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExportError {
     let what = what.into();
     move |source| ExportError::Io { what, source }
+}
+
+/// A partition [`Exporter::export_all`] could not export.
+#[derive(Debug)]
+pub struct PartitionError {
+    /// Its index in the sources.
+    pub index: usize,
+    /// Its name ([`krecords_source::Partition::name`]; empty if the index has no partition).
+    pub partition: String,
+    /// Why.
+    pub error: ExportError,
+}
+
+impl PartitionError {
+    fn new(sources: &Sources, index: usize, error: ExportError) -> PartitionError {
+        PartitionError {
+            index,
+            partition: partition_name(sources, index).to_owned(),
+            error,
+        }
+    }
 }
 
 /// Writes partitions into a dataset directory (see the [crate] docs for the rule).
@@ -325,13 +360,24 @@ pub struct Exporter {
 }
 
 impl Exporter {
-    /// Creates the output directory if needed and takes its lock.
+    /// Creates the output directory if needed and takes its lock. `sources` are the sources
+    /// the export reads, as given to [`Sources::open`]: an output directory that is one of
+    /// their local directories (a partition directory, a log.dirs root) or inside one, links
+    /// resolved, is refused before anything is created.
     ///
     /// # Errors
     ///
-    /// The directory cannot be created, or another export holds it.
-    pub fn open(options: ExportOptions) -> Result<Exporter, ExportError> {
+    /// The output is inside a source ([`ExportError::InsideSource`]), is not a directory or
+    /// cannot be created, another export holds it, or it holds files this export's options
+    /// did not write ([`ExportError::Mismatch`]).
+    pub fn open(options: ExportOptions, sources: &[PathBuf]) -> Result<Exporter, ExportError> {
         let out = &options.output;
+        if let Some(dir) = sources.iter().find(|s| inside(out, s)) {
+            return Err(ExportError::InsideSource {
+                output: out.clone(),
+                dir: dir.clone(),
+            });
+        }
         if out.exists() && !out.is_dir() {
             return Err(io_err(format!("cannot export into {}", out.display()))(
                 std::io::Error::new(
@@ -413,21 +459,21 @@ impl Exporter {
     /// [`export`](Self::export) (or [`export_open`](Self::export_open) with `keep_open`) does:
     /// a partition is written by one thread at a time (a partition named twice by the sources
     /// is exported by one thread, in order), so each partition's files are still written,
-    /// renamed and resumed as the [crate] docs say. Returns the partitions that failed, by
-    /// index, in index order; the others are exported whatever the failures.
+    /// renamed and resumed as the [crate] docs say. Returns the partitions that failed, in
+    /// index order; the others are exported whatever the failures.
     pub fn export_all(
         &mut self,
         sources: &Sources,
         jobs: usize,
         keep_open: bool,
         on: &(dyn Fn(Event<'_>) + Sync),
-    ) -> Vec<(usize, ExportError)> {
-        let mut failed: Vec<(usize, ExportError)> = Vec::new();
+    ) -> Vec<PartitionError> {
+        let mut failed: Vec<PartitionError> = Vec::new();
         // One task per partition directory, in the order of the sources.
         let mut tasks: Vec<Task> = Vec::new();
         for index in 0..sources.partitions.len() {
             match partition_dir(&self.options.output, sources, index) {
-                Err(e) => failed.push((index, e)),
+                Err(e) => failed.push(PartitionError::new(sources, index, e)),
                 Ok((dir, label)) => match tasks.iter_mut().find(|t| t.dir == dir) {
                     Some(t) => t.indices.push(index),
                     None => {
@@ -464,7 +510,7 @@ impl Exporter {
             let mut errors = Vec::new();
             for index in task.indices {
                 if let Err(e) = part.run(sources, index, keep_open, &mut |e| on(e)) {
-                    errors.push((index, e));
+                    errors.push(PartitionError::new(sources, index, e));
                 }
             }
             lock(&done).push(Done {
@@ -491,7 +537,7 @@ impl Exporter {
             }
             failed.extend(d.errors);
         }
-        failed.sort_by_key(|(index, _)| *index);
+        failed.sort_by_key(|f| f.index);
         failed
     }
 
@@ -595,7 +641,7 @@ struct Done {
     dir: PathBuf,
     open: Option<OpenFile>,
     summary: Summary,
-    errors: Vec<(usize, ExportError)>,
+    errors: Vec<PartitionError>,
 }
 
 /// The dataset directory of partition `index` and its label `topic=T/partition=P`.
@@ -653,7 +699,13 @@ impl Summary {
             .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
         self.outside.extend(other.outside);
         self.outside.sort();
-        for (column, n) in other.invalid {
+        self.add_invalid(other.invalid);
+    }
+
+    /// Adds invalid counts by column (a scan's [`krecords_arrow::Report::invalid`], another
+    /// summary's [`invalid`](Summary::invalid)).
+    fn add_invalid(&mut self, counts: impl IntoIterator<Item = (String, u64)>) {
+        for (column, n) in counts {
             let sum = self.invalid.entry(column).or_default();
             *sum = sum.saturating_add(n);
         }
@@ -707,6 +759,7 @@ impl PartWork<'_> {
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
         let isolation = self.options.isolation;
+        let name = partition_name(sources, index);
         self.summary.partitions = self.summary.partitions.saturating_add(1);
         self.topic_id = sources.partitions.get(index).and_then(|p| p.topic_id());
         let resume = match &self.open {
@@ -752,10 +805,6 @@ impl PartWork<'_> {
                 {
                     // Only a start past the partition's end gets here (the end was after it).
                     if e <= s {
-                        let name = sources
-                            .partitions
-                            .get(index)
-                            .map_or("", |p| p.name.as_str());
                         self.summary.outside.push(format!(
                             "{name}: offset {s} is out of range: the partition holds [{}, {})",
                             w.log_start, w.high_watermark
@@ -768,10 +817,6 @@ impl PartWork<'_> {
                 });
                 let asked = match resolved {
                     Err(krecords_source::Error::OutOfRange(m)) => {
-                        let name = sources
-                            .partitions
-                            .get(index)
-                            .map_or("", |p| p.name.as_str());
                         self.summary.outside.push(format!("{name}: {m}"));
                         return Ok(());
                     }
@@ -858,7 +903,7 @@ impl PartWork<'_> {
             let batch = match batch {
                 Ok(b) => b,
                 Err(e) => {
-                    self.count_invalid(&scan);
+                    self.summary.add_invalid(scan.report().invalid);
                     return Err(e.into());
                 }
             };
@@ -881,7 +926,7 @@ impl PartWork<'_> {
             .summary
             .bytes_in
             .saturating_add(scan.bytes_read().saturating_sub(read_before));
-        self.count_invalid(&scan);
+        self.summary.add_invalid(scan.report().invalid);
         Ok(())
     }
 
@@ -911,14 +956,6 @@ impl PartWork<'_> {
         }
     }
 
-    /// Adds the values `scan` could not represent to the summary.
-    fn count_invalid(&mut self, scan: &PartitionScan) {
-        for (column, n) in scan.report().invalid {
-            let sum = self.summary.invalid.entry(column).or_default();
-            *sum = sum.saturating_add(n);
-        }
-    }
-
     fn write_batch(&mut self, batch: &RecordBatch, offset_col: usize) -> Result<(), ExportError> {
         let Some(offsets) = batch.columns().get(offset_col) else {
             return Ok(());
@@ -944,6 +981,14 @@ impl PartWork<'_> {
         self.summary.records = self.summary.records.saturating_add(batch.num_rows() as u64);
         Ok(())
     }
+}
+
+/// The name of partition `index` ([`krecords_source::Partition::name`]; empty if none).
+fn partition_name(sources: &Sources, index: usize) -> &str {
+    sources
+        .partitions
+        .get(index)
+        .map_or("", |p| p.name.as_str())
 }
 
 /// The topic of partition `index`.
@@ -1084,6 +1129,37 @@ fn check_dataset(options: &ExportOptions) -> Result<(), ExportError> {
         }
     }
     Ok(())
+}
+
+/// Whether `path` (existing or not) is `dir` or inside it, links resolved; `false` for a
+/// `dir` that is no local directory (a file, a URL).
+fn inside(path: &Path, dir: &Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    // The nearest existing ancestor, resolved, and the rest of `path` after it.
+    let mut rest = Vec::new();
+    let mut at = path.to_path_buf();
+    let resolved = loop {
+        if let Ok(p) = at.canonicalize() {
+            break p;
+        }
+        match (at.file_name(), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_owned());
+                at = if parent.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    parent.to_path_buf()
+                };
+            }
+            _ => return false,
+        }
+    };
+    let full: PathBuf = std::iter::once(resolved.into_os_string())
+        .chain(rest.into_iter().rev())
+        .collect();
+    dir.is_dir() && full.starts_with(&dir)
 }
 
 /// The schema and the file metadata (Parquet key-value metadata, Arrow IPC custom metadata) of

@@ -111,8 +111,9 @@ fn rows(batches: &[RecordBatch]) -> Vec<(i64, String)> {
 }
 
 fn export(part: &Path, options: ExportOptions) -> Result<Exporter, ExportError> {
-    let sources = Sources::open(&[part.to_path_buf()], &mut || unreachable!()).unwrap();
-    let mut exporter = Exporter::open(options)?;
+    let args = [part.to_path_buf()];
+    let sources = Sources::open(&args, &mut || unreachable!()).unwrap();
+    let mut exporter = Exporter::open(options, &args)?;
     for i in 0..sources.partitions.len() {
         exporter.export(&sources, i, &mut |_| {})?;
     }
@@ -320,12 +321,47 @@ fn leftover_temporary_files_are_removed_and_their_records_exported_again() {
 #[test]
 fn one_export_at_a_time_per_directory() {
     let root = tempfile::tempdir().unwrap();
-    let first = Exporter::open(ExportOptions::new(root.path())).unwrap();
-    let second = Exporter::open(ExportOptions::new(root.path())).unwrap_err();
+    let first = Exporter::open(ExportOptions::new(root.path()), &[]).unwrap();
+    let second = Exporter::open(ExportOptions::new(root.path()), &[]).unwrap_err();
     assert!(matches!(second, ExportError::Locked(_)), "{second}");
     assert_eq!(second.exit_code(), 2);
     drop(first);
-    Exporter::open(ExportOptions::new(root.path())).unwrap();
+    Exporter::open(ExportOptions::new(root.path()), &[]).unwrap();
+}
+
+#[test]
+fn an_output_inside_a_source_directory_is_refused_and_nothing_created() {
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-0");
+    append(&part, &[(3, false, false)]);
+    let link = root.path().join("link");
+    std::os::unix::fs::symlink(&part, &link).unwrap();
+    // The partition directory itself, a directory in it, a path not yet there, the same
+    // through a link to it, and a log.dirs root's new directory; each source as named and
+    // through the link.
+    let cases = [
+        (&part, part.clone()),
+        (&part, part.join("ds")),
+        (&part, part.join("a/b")),
+        (&part, link.join("ds")),
+        (&link, part.join("ds")),
+        (&root.path().to_path_buf(), root.path().join("lake")),
+    ];
+    for (source, output) in cases {
+        let e =
+            Exporter::open(ExportOptions::new(&output), std::slice::from_ref(source)).unwrap_err();
+        assert!(matches!(e, ExportError::InsideSource { .. }), "{e}");
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains("export into another directory"),
+            "{e}"
+        );
+    }
+    assert!(!part.join("ds").exists() && !part.join("a").exists());
+    assert!(!root.path().join("lake").exists());
+    // Beside the source (a sibling directory, not inside it): exported.
+    let exporter = export(&part, ExportOptions::new(root.path().join("events-out"))).unwrap();
+    assert_eq!(exporter.summary().records, 3);
 }
 
 #[test]

@@ -14,7 +14,7 @@ use krecords_arrow::BytesFormat;
 use krecords_export::{Event, ExportError, ExportOptions, Exporter, Format};
 use krecords_source::{ErrorClass, IsolationLevel, Position, Range};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -171,15 +171,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     // The sources first: a source that cannot be opened leaves no dataset directory behind.
     let mut first_sources = Some(open_sources(&args.sources, &args.client)?);
-    if let Some(source) = args.sources.iter().find(|s| inside(&args.output, s)) {
-        return Err(Failure::Usage(format!(
-            "--output {} is inside the source {}: its files would land in the data it reads \
-             (a broker would take them for its own); export into another directory",
-            args.output.display(),
-            source.display()
-        )));
-    }
-    let mut exporter = Exporter::open(options).map_err(|e| failure(&e))?;
+    let mut exporter = Exporter::open(options, &args.sources).map_err(|e| failure(&e))?;
     let progress = Mutex::new((Progress::live("krec export"), 0u64));
     let on = |e: Event<'_>| {
         if let Event::Batch {
@@ -214,7 +206,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             None => open_sources(&args.sources, &args.client)?,
         };
         let failed = exporter.export_all(&sources, jobs, args.follow, &on);
-        for (index, e) in failed {
+        for f in failed {
+            let e = f.error;
             if args.follow {
                 return Err(failure(&e));
             }
@@ -224,11 +217,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             if !ends {
                 eprintln!("krec export: {e}");
             }
-            let name = sources
-                .partitions
-                .get(index)
-                .map_or_else(String::new, |p| p.name.clone());
-            errors.push((name, e));
+            errors.push((f.partition, e));
         }
         if !args.follow || stopped() {
             break;
@@ -272,37 +261,6 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         Outcome::DataProblem
     })
-}
-
-/// Whether `path` (existing or not) is `dir` or inside it, links resolved; `false` for a
-/// `dir` that is no local directory.
-fn inside(path: &Path, dir: &Path) -> bool {
-    let Ok(dir) = dir.canonicalize() else {
-        return false;
-    };
-    // The nearest existing ancestor, resolved, and the rest of `path` after it.
-    let mut rest = Vec::new();
-    let mut at = path.to_path_buf();
-    let resolved = loop {
-        if let Ok(p) = at.canonicalize() {
-            break p;
-        }
-        match (at.file_name(), at.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name.to_owned());
-                at = if parent.as_os_str().is_empty() {
-                    PathBuf::from(".")
-                } else {
-                    parent.to_path_buf()
-                };
-            }
-            _ => return false,
-        }
-    };
-    let full: PathBuf = std::iter::once(resolved.into_os_string())
-        .chain(rest.into_iter().rev())
-        .collect();
-    dir.is_dir() && full.starts_with(&dir)
 }
 
 fn report(
