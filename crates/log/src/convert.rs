@@ -904,6 +904,60 @@ pub fn temporary_path(output: &Path) -> PathBuf {
     output.with_file_name(format!(".{name}{TMP_MARK}{}", std::process::id()))
 }
 
+/// Writes the file `output` whole or not at all, as `krec convert FILE OUT` does: `write` fills
+/// a buffered file under [`temporary_path`], which is synced and renamed to `output` once
+/// `write` has succeeded. On any failure the temporary file is removed and `output` is left as
+/// it was, so a killed or failed run never leaves a shorter file under the output's name.
+///
+/// # Errors
+///
+/// `write`'s error, or [`ConvertError::Output`] when the temporary file cannot be created,
+/// written, synced or renamed.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::convert::{write_file, ConvertError};
+///
+/// let dir = std::env::temp_dir().join(format!("krec-doc-write-file-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let out = dir.join("converted.log");
+/// write_file(&out, |sink| -> Result<(), ConvertError> {
+///     sink.write_all(b"entries").map_err(|e| ConvertError::Read { name: "x".into(), source: e })
+/// })?;
+/// assert_eq!(std::fs::read(&out).unwrap(), b"entries");
+/// // A failed write leaves the output as it was and no temporary file behind.
+/// let failed = write_file(&out, |sink| -> Result<(), ConvertError> {
+///     sink.write_all(b"half").unwrap();
+///     Err(ConvertError::NoSegments { dir: dir.clone() })
+/// });
+/// assert!(failed.is_err());
+/// assert_eq!(std::fs::read(&out).unwrap(), b"entries");
+/// assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), ConvertError>(())
+/// ```
+pub fn write_file<E: From<ConvertError>>(
+    output: &Path,
+    write: impl FnOnce(&mut dyn io::Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    use std::io::Write as _;
+    let tmp = temporary_path(output);
+    let fail =
+        |op: &'static str, e: io::Error| E::from(ConvertError::Output(Error::io(op, &tmp, e)));
+    let file = std::fs::File::create(&tmp).map_err(|e| fail("create", e))?;
+    let mut sink = io::BufWriter::with_capacity(1 << 16, file);
+    let written = write(&mut sink)
+        .and_then(|()| sink.flush().map_err(|e| fail("write", e)))
+        .and_then(|()| sink.get_ref().sync_all().map_err(|e| fail("sync", e)))
+        .and_then(|()| std::fs::rename(&tmp, output).map_err(|e| fail("rename", e)));
+    if written.is_err() {
+        drop(sink);
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
 /// Removes the temporary outputs that killed runs left next to `output` (files or directories
 /// named as [`temporary_path`] names them, by processes that no longer run) and returns their
 /// paths. A leftover of a process that still runs is kept, and so is every leftover where

@@ -9,8 +9,7 @@ use krecords_codec::read::Partial;
 use krecords_log::check::EntrySource;
 use krecords_log::convert::{self, ConvertError, ConvertReport as Report, PartitionWriter};
 use krecords_log::LogConfig;
-use krecords_source::{ErrorClass, Reader};
-use std::fs::File;
+use krecords_source::{classify_log, ErrorClass, Reader};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -153,32 +152,10 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             convert_file(&args.input, &mut sink, &opts, &mut report)?;
             sink.flush()?;
         } else {
-            // Written under a temporary name next to the output and renamed when complete and
-            // synced: a killed run never leaves a shorter file under the output's name.
-            let tmp = krecords_log::convert::temporary_path(&args.output);
-            let file = File::create(&tmp).context(|| format!("cannot create {}", tmp.display()))?;
-            let mut sink = BufWriter::with_capacity(1 << 16, file);
-            let r = convert_file(&args.input, &mut sink, &opts, &mut report)
-                .and_then(|()| sink.flush().map_err(Failure::from))
-                .and_then(|()| {
-                    sink.get_ref()
-                        .sync_all()
-                        .context(|| format!("cannot sync {}", tmp.display()))
-                })
-                .and_then(|()| {
-                    std::fs::rename(&tmp, &args.output).context(|| {
-                        format!(
-                            "cannot rename {} to {}",
-                            tmp.display(),
-                            args.output.display()
-                        )
-                    })
-                });
-            if let Err(e) = r {
-                drop(sink);
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
+            // Complete or not at all: a killed run never leaves a shorter file under its name.
+            convert::write_file(&args.output, |mut sink| {
+                convert_file(&args.input, &mut sink, &opts, &mut report)
+            })?;
         }
     }
     report.finish();
@@ -273,7 +250,6 @@ fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Resu
         convert_file_source(&name, &mut reader, &mut sink, opts, report)?;
         return sink.flush().map_err(Failure::from);
     }
-    ensure_empty(&args.output)?;
     let mut config = LogConfig::default();
     config
         .set(
@@ -303,27 +279,14 @@ fn convert_file_source(
     })
 }
 
-/// Refuses an existing `dir` that is not empty.
-fn ensure_empty(dir: &Path) -> Result<(), Failure> {
-    if dir.exists()
-        && std::fs::read_dir(dir)
-            .context(|| format!("cannot list {}", dir.display()))?
-            .next()
-            .is_some()
-    {
-        return Err(Failure::Usage(format!(
-            "{} exists and is not empty",
-            dir.display()
-        )));
-    }
-    Ok(())
-}
-
+/// A log error as the command ends with it ([`classify_log`]): an output directory that holds
+/// files is a usage error, a failed write an I/O error.
 fn log_error(e: krecords_log::Error) -> Failure {
-    if e.is_storage_error() {
-        Failure::Io(io::Error::other(e.to_string()), String::new())
-    } else {
-        Failure::Data(e.to_string())
+    let message = e.to_string();
+    match classify_log(&e) {
+        ErrorClass::Io => Failure::Io(io::Error::other(message), String::new()),
+        ErrorClass::Usage => Failure::Usage(message),
+        ErrorClass::Data => Failure::Data(message),
     }
 }
 
@@ -335,7 +298,6 @@ fn convert_dir(
     opts: &ConvertOptions,
     report: &mut Report,
 ) -> Result<(), Failure> {
-    ensure_empty(output)?;
     let mut open =
         |path: &Path| -> io::Result<Box<dyn EntrySource>> { Ok(Box::new(open_file(path)?.1)) };
     let converted = convert::convert_dir(input, output, opts, &mut open, &mut say_truncated)?;

@@ -289,7 +289,7 @@ fn a_partition_directory_converts_into_a_verified_log() {
     // The output must be new.
     let r = d.run(&["convert", &src, &d.arg("v1"), "--magic", "2"], b"");
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("not empty"), "{}", r.stderr);
+    assert!(r.stderr.contains("already holds files"), "{}", r.stderr);
 }
 
 /// A partition directory of `batches` zstd batches of two records each, one segment per batch.

@@ -383,7 +383,7 @@ fn convert_of_a_live_partition_is_a_partition_directory_with_its_bytes() {
     assert_eq!(offsets, [r#"{"offset":4,"#, r#"{"offset":5,"#]);
     // A non-empty target is refused and left alone.
     let r = krec_live(&["convert", &url("t/1"), out.to_str().unwrap()]);
-    r.fails(2, "not empty");
+    r.fails(2, "already holds files");
 }
 
 /// Observation 1 of issue 27: a live read defaulted to read_committed and stopped silently at
