@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, Iterator, List
 
 import pyarrow as pa
 
@@ -62,15 +62,21 @@ def kafka_python(data: bytes) -> int:
     return n
 
 
-def aiokafka_records(data: bytes) -> List[Any]:
+def aiokafka_batches(data: bytes) -> Iterator[Any]:
+    """aiokafka's batches of ``data``, in order (its records are made as a batch is iterated)."""
     from aiokafka.record._crecords import MemoryRecords  # type: ignore[import-not-found]
 
-    out = []
     mr = MemoryRecords(data)
     while True:
         batch = mr.next_batch()
         if batch is None:
-            break
+            return
+        yield batch
+
+
+def aiokafka_records(data: bytes) -> List[Any]:
+    out = []
+    for batch in aiokafka_batches(data):
         out.extend(batch)
     return out
 
@@ -103,14 +109,8 @@ def krecords_stream(data: bytes) -> int:
 
 
 def aiokafka_stream(data: bytes) -> int:
-    from aiokafka.record._crecords import MemoryRecords  # type: ignore[import-not-found]
-
     n = 0
-    mr = MemoryRecords(data)
-    while True:
-        batch = mr.next_batch()
-        if batch is None:
-            break
+    for batch in aiokafka_batches(data):
         for r in batch:
             r.offset, r.timestamp, r.key, r.value
             n += 1

@@ -93,7 +93,8 @@ def read_batches(
     ``read_uncommitted``. ``columns``: the projection, a list of column names, each named once
     (default: all 15 columns of the schema; a ``str`` is refused). ``max_rows``: the most rows in
     a record batch (at least 1). ``config``: librdkafka-style properties for ``kafka://``
-    sources. Errors while reading raise ``KrecordsError`` subclasses from the reader's
+    sources; a non-empty ``config`` when no source is ``kafka://`` raises ``UsageError`` (nothing
+    would read it; remote tier locations, ``s3://`` and the like, take no options here). Errors while reading raise ``KrecordsError`` subclasses from the reader's
     iteration. With ``key_format``/``value_format`` ``"string"``,
     bytes that are not UTF-8 are read as null and counted: a ``UserWarning`` at the end of the
     read says how many per column (``scan(...).invalid`` gives the counts). Ctrl-C raises

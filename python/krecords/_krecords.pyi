@@ -164,7 +164,15 @@ def build_batch(
 ) -> bytes:
     """Log entries from ``records``, byte for byte what ``krec build`` writes. A record's
     ``headers`` is a list of ``(key, value)`` tuples, or of dicts ``{"key": ..., "value": ...}``
-    as in ``krec build``'s JSON (``value`` optional); both forms build the same bytes."""
+    as in ``krec build``'s JSON (``value`` optional); both forms build the same bytes.
+
+    ``timestamp_type``: ``"create_time"`` (each record's ``timestamp``) or
+    ``"log_append_time"`` (every record reads as ``log_append_time``, default: now).
+    ``log_append_time`` is written only with ``timestamp_type="log_append_time"``: given with
+    another timestamp type it raises ``UsageError``. Magic 0 has no timestamps: records'
+    timestamps are not written, and ``timestamp_type="log_append_time"`` or ``log_append_time``
+    raises ``UsageError`` (``"none"``, magic 0's timestamp type, is refused with magic 1 and 2).
+    """
 def scan(
     source: Any,
     *,

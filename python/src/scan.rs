@@ -15,7 +15,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use krecords_arrow::{
     scan_schema, BytesFormat, Column, Options, Scan as ArrowScan, ScanError, ScanOptions,
 };
-use krecords_source::{ClientConfig, IsolationLevel, Position, Range, Sources};
+use krecords_source::{ClientConfig, IsolationLevel, Position, Range, SourceSpec, Sources};
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyCapsule, PyString};
@@ -399,6 +399,43 @@ fn paths(source: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
         .map_err(|_| wrong_type("source", "a path, a kafka:// URL or a list of them", source))
 }
 
+/// `config` (librdkafka-style properties) is read by `kafka://` sources only: given with none
+/// among `paths` it would be ignored, so it is a usage error naming the sources. Decided from
+/// the parsed [`SourceSpec`]s (a remote tier location takes no options through `config`: the
+/// sources open with the default remote options). An empty `config` has nothing to ignore.
+fn check_config_applies(paths: &[PathBuf], config: &[(String, String)]) -> Result<(), Fail> {
+    if config.is_empty() {
+        return Ok(());
+    }
+    let mut any_kafka = false;
+    for p in paths {
+        // A malformed source is refused here as opening it would refuse it.
+        if matches!(SourceSpec::parse(p)?, SourceSpec::Kafka(_)) {
+            any_kafka = true;
+        }
+    }
+    if any_kafka {
+        return Ok(());
+    }
+    const SHOWN: usize = 5;
+    let mut named: Vec<String> = paths
+        .iter()
+        .take(SHOWN)
+        .map(|p| format!("{:?}", p.display().to_string()))
+        .collect();
+    if paths.len() > SHOWN {
+        named.push(format!("and {} more", paths.len() - SHOWN));
+    }
+    let sources = if paths.is_empty() {
+        "none".to_owned()
+    } else {
+        named.join(", ")
+    };
+    Err(Fail::usage(format!(
+        "config applies to kafka:// sources only, and no source given is one (sources: {sources})"
+    )))
+}
+
 /// The position argument `name` (`start`, `end`): an int or a string `krec` takes (a `bool`,
 /// an int to Python, is refused).
 fn position(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Position>> {
@@ -457,7 +494,8 @@ fn column_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
 /// Reads `source` (a path, a list of paths, a partition directory, a `log.dirs` root, a
 /// `kafka://` URL with `config` as librdkafka-style properties) between `start` and `end` at
 /// `isolation`, as Arrow record batches of the `columns` asked for (a list of names, each named
-/// once; default: all 15) and of at most `max_rows` rows (at least 1).
+/// once; default: all 15) and of at most `max_rows` rows (at least 1). A non-empty `config`
+/// with no `kafka://` source among the sources is a usage error (nothing would read it).
 #[pyfunction]
 #[pyo3(signature = (
     source, *, start = None, end = None, isolation = "read_committed", columns = None,
@@ -520,9 +558,12 @@ fn scan(
         allow_truncated_tail: false,
     };
     let schema = scan_schema(&options);
+    let paths = paths(source)?;
+    let config: Vec<(String, String)> = config.unwrap_or_default().into_iter().collect();
+    check_config_applies(&paths, &config).map_err(|f| f.into_pyerr(py))?;
     let job = Job {
-        paths: paths(source)?,
-        config: config.unwrap_or_default().into_iter().collect(),
+        paths,
+        config,
         options,
     };
     let (tx, rx) = sync_channel(1);

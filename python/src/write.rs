@@ -149,13 +149,54 @@ fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, F
     })
 }
 
+/// Refuses timestamp options the entries would not carry (the builders would drop them
+/// silently): magic 0 has no timestamps at all, so neither `log_append_time` timestamps nor an
+/// append time; magic 1 and 2 always have a timestamp type (`none` is magic 0's); and an
+/// append time is written only under `log_append_time`.
+fn check_timestamps(
+    magic: u8,
+    timestamp_type: TimestampType,
+    log_append_time: Option<i64>,
+) -> Result<(), String> {
+    let log_append = timestamp_type == TimestampType::LogAppendTime;
+    if magic == 0 {
+        if log_append || log_append_time.is_some() {
+            return Err(
+                "magic 0 has no timestamps: timestamp_type='log_append_time' and \
+                 log_append_time cannot be written (use magic 1 or 2)"
+                    .into(),
+            );
+        }
+        return Ok(());
+    }
+    if timestamp_type == TimestampType::NoTimestamp {
+        return Err(format!(
+            "timestamp_type 'none' is magic 0's: magic {magic} writes create_time or \
+             log_append_time"
+        ));
+    }
+    if log_append_time.is_some() && !log_append {
+        return Err(
+            "log_append_time is written only with timestamp_type='log_append_time' \
+             (under create_time each record's own timestamp is written)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// Builds log entries from `records` (dicts with `value` and optionally `key`, `timestamp`,
 /// `headers`, `offset`, `partition`; or `Record` objects), byte for byte what `krec build`
 /// writes with the same options: `records_per_batch` records per entry (0: all in one), offsets
 /// from `base_offset`, `producer=(id, epoch)` with sequences from `base_sequence`. A record's
 /// `headers` is a list of `(key, value)` tuples or of dicts `{"key": ..., "value": ...}` as in
 /// `krec build`'s JSON (`value` optional); both forms build the same bytes. A header key is a
-/// `str` or bytes-like, a value a `str`, bytes-like or `None`. A field `krec build` does not know (in a record or a header dict), or an item that is
+/// `str` or bytes-like, a value a `str`, bytes-like or `None`. `timestamp_type` is
+/// `"create_time"` (each record's `timestamp`) or `"log_append_time"` (every record reads as
+/// `log_append_time`, default: now); `log_append_time` with another timestamp type raises
+/// `UsageError`. Magic 0 has no timestamps: records' timestamps are not written, and
+/// `timestamp_type="log_append_time"` or `log_append_time` raises `UsageError` (`"none"`, magic
+/// 0's timestamp type, is refused with magic 1 and 2). A field `krec build` does not know (in a record or a header dict), or an item that is
 /// not a record, raises `UsageError`. `compression` is a codec name or `codec:level`
 /// (`"zstd:3"`); levels are checked as `krec` checks them (lz4 only at its default, none for
 /// snappy).
@@ -205,6 +246,7 @@ fn build_batch<'py>(
                 "unknown timestamp type {timestamp_type:?}: create_time or log_append_time"
             ))
         })?;
+        check_timestamps(magic, timestamp_type, log_append_time).map_err(&usage)?;
         let now = krecords_source::time::now_ms();
         if records.is_instance_of::<PyString>()
             || records.is_instance_of::<PyBytes>()

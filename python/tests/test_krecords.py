@@ -149,6 +149,28 @@ def test_an_unreachable_broker_is_an_io_error() -> None:
                             config={"socket.connection.setup.timeout.ms": "1000"})
 
 
+def test_config_without_a_kafka_source_is_a_usage_error(demo_partition: Path, demo_segments: List[Path],
+                                                        tmp_path: Path) -> None:
+    """`config` is for kafka:// sources: with none among the sources it would be ignored."""
+    config = {"socket.connection.setup.timeout.ms": "1000"}
+    message = "config applies to kafka:// sources only, and no source given is one"
+    for read in (krecords.read_table, krecords.read_batches, krecords.scan):
+        with pytest.raises(krecords.UsageError, match=message) as e:
+            read(demo_partition, config=config)
+        assert f'(sources: "{demo_partition}")' in str(e.value)
+    # Every source is named (a list of files, a remote tier location: it takes no config here).
+    remote = "s3://bucket/prefix"
+    with pytest.raises(krecords.UsageError, match=message) as e:
+        krecords.scan([*demo_segments[:2], remote], config=config)
+    for name in (*map(str, demo_segments[:2]), remote):
+        assert f'"{name}"' in str(e.value)
+    # An empty config has nothing to ignore.
+    assert krecords.read_table(demo_partition, config={}).num_rows == krecords.read_table(demo_partition).num_rows
+    # With a kafka:// source among them, config is read: the broker is tried (nothing listens).
+    with pytest.raises(krecords.KrecordsIOError, match="127.0.0.1:1"):
+        krecords.read_table([demo_partition, "kafka://127.0.0.1:1/t"], config=config)
+
+
 def test_ship_usage_errors(demo_partition: Path) -> None:
     # The shipping itself is checked against a real broker (interop/broker/front_door_check.py).
     with pytest.raises(krecords.UsageError, match="the target must be kafka://"):
@@ -322,6 +344,32 @@ def test_build_batch_refuses_what_is_not_a_record(records: Any, message: str) ->
     """A misspelled field or a non-record would otherwise build a null record: data lost."""
     with pytest.raises(krecords.UsageError, match=message):
         krecords.build_batch(records)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"log_append_time": 123}, "log_append_time is written only with timestamp_type='log_append_time'"),
+    ({"log_append_time": 123, "timestamp_type": "create_time", "magic": 1},
+     "log_append_time is written only with timestamp_type='log_append_time'"),
+    ({"magic": 0, "timestamp_type": "log_append_time"}, "magic 0 has no timestamps"),
+    ({"magic": 0, "log_append_time": 123}, "magic 0 has no timestamps"),
+    ({"magic": 0, "timestamp_type": "log_append_time", "log_append_time": 123}, "magic 0 has no timestamps"),
+    ({"timestamp_type": "none"}, "timestamp_type 'none' is magic 0's: magic 2 writes create_time"),
+    ({"magic": 1, "timestamp_type": "none"}, "timestamp_type 'none' is magic 0's: magic 1 writes"),
+])
+def test_build_batch_refuses_timestamp_options_it_would_not_write(kwargs: Dict[str, Any], message: str) -> None:
+    """An append time the entries would not carry was dropped silently; now it is refused."""
+    with pytest.raises(krecords.UsageError, match=message):
+        krecords.build_batch(records_for(kwargs), **kwargs)
+
+
+def test_build_batch_timestamp_options_that_apply() -> None:
+    v0 = records_for({"magic": 0})
+    # Magic 0 has no timestamps: "none" says so, and builds what the default builds.
+    assert krecords.build_batch(v0, magic=0, timestamp_type="none") == krecords.build_batch(v0, magic=0)
+    for magic in (1, 2):
+        recs = records_for({"magic": magic})
+        data = krecords.build_batch(recs, magic=magic, timestamp_type="log_append_time", log_append_time=123)
+        assert [r.timestamp for r in krecords.records(data)] == [123] * len(recs)
 
 
 def test_build_batch_takes_headers_as_tuples_or_krec_build_dicts(krec: str) -> None:
