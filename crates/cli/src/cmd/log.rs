@@ -876,8 +876,7 @@ fn report_stop(name: &str, stop: Option<Stop>) {
     }
 }
 
-/// Whether a `log` subcommand's DIR is a `kafka://` URL.
-/// Whether DIR is a live partition or a remote tier location rather than a directory.
+/// Whether a `log` subcommand's DIR is a live partition or a remote tier location rather than a directory.
 fn is_live(dir: &Path) -> bool {
     crate::source::is_url_source(dir)
 }

@@ -3,7 +3,7 @@
 //! per command); idempotent retries, sequence gaps, zombie epochs and fenced coordinators;
 //! transactions read at both isolation levels; usage and storage errors (exit 2).
 
-use crate::util::{ints, Dir, Run, COMMIT_MARKER};
+use crate::util::{ints, misname_third_segment, Dir, Run, COMMIT_MARKER};
 use serde_json::{json, Value};
 
 const T0: i64 = 1_714_000_000_000;
@@ -694,24 +694,8 @@ fn recover_of_overlapping_segments_is_a_data_problem() {
         records(12).as_bytes(),
     )
     .ok();
-    let mut bases: Vec<String> = std::fs::read_dir(d.path("p"))
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            name.strip_suffix(".log").map(str::to_owned)
-        })
-        .collect();
-    bases.sort();
-    assert!(bases.len() >= 3, "{bases:?}");
     // The third segment renamed one offset below its base: it overlaps the second.
-    let base: i64 = bases[2].parse().unwrap();
-    let lower = format!("{:020}", base - 1);
-    for ext in ["log", "index", "timeindex"] {
-        let from = d.path(&format!("p/{}.{ext}", bases[2]));
-        if from.exists() {
-            std::fs::rename(&from, d.path(&format!("p/{lower}.{ext}"))).unwrap();
-        }
-    }
+    misname_third_segment(&d, "p");
     // Recovery may rebuild indexes on its way; the segments' data stays as it was.
     let logs = |d: &Dir| -> Vec<(String, Vec<u8>)> {
         let mut s = snapshot(d, "p");

@@ -2,7 +2,7 @@
 //! `krec verify` passes, the exit code says whether anything was lost, a log.dirs root salvages
 //! only its damaged partitions, and an existing output is a usage error.
 
-use crate::util::Dir;
+use crate::util::{misname_third_segment, Dir};
 
 /// A partition directory `name` holding one zstd segment of `krec gen`, optionally with 64
 /// zeroed bytes in its middle.
@@ -354,22 +354,7 @@ fn a_misnamed_segment_is_renamed_and_reported() {
         records.as_bytes(),
     )
     .ok();
-    let mut bases: Vec<i64> = std::fs::read_dir(d.path("data/m-0"))
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            name.strip_suffix(".log").map(|b| b.parse().unwrap())
-        })
-        .collect();
-    bases.sort();
-    assert!(bases.len() >= 3, "{bases:?}");
-    let (named, real) = (bases[2] - 1, bases[2]);
-    for ext in ["log", "index", "timeindex"] {
-        let from = d.path(&format!("data/m-0/{real:020}.{ext}"));
-        if from.exists() {
-            std::fs::rename(&from, d.path(&format!("data/m-0/{named:020}.{ext}"))).unwrap();
-        }
-    }
+    let (named, real) = misname_third_segment(&d, "data/m-0");
     assert_eq!(d.run(&["verify", &log], b"").code, 1);
     let r = d.run(&["salvage", &d.arg("data"), "--output", &d.arg("out")], b"");
     r.fails(1, "");

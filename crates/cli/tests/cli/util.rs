@@ -186,6 +186,29 @@ impl Dir {
     }
 }
 
+/// Renames the third segment of partition directory `dir` (files `.log`, `.index`,
+/// `.timeindex`) one offset below its base, so that it overlaps the segment before: a
+/// directory a broker refuses. Returns (the base it is now named for, its real base).
+pub fn misname_third_segment(d: &Dir, dir: &str) -> (i64, i64) {
+    let mut bases: Vec<i64> = std::fs::read_dir(d.path(dir))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".log").map(|b| b.parse().unwrap())
+        })
+        .collect();
+    bases.sort();
+    assert!(bases.len() >= 3, "{bases:?}");
+    let (named, real) = (bases[2] - 1, bases[2]);
+    for ext in ["log", "index", "timeindex"] {
+        let from = d.path(&format!("{dir}/{real:020}.{ext}"));
+        if from.exists() {
+            std::fs::rename(&from, d.path(&format!("{dir}/{named:020}.{ext}"))).unwrap();
+        }
+    }
+    (named, real)
+}
+
 /// The base offsets of the segments in `krec log info`'s JSON.
 pub fn segment_bases(info: &serde_json::Value) -> Vec<i64> {
     ints(info["segments"].as_array().unwrap(), "base_offset")
