@@ -95,6 +95,45 @@ pub fn consume(
     isolation: IsolationLevel,
     aborted: Option<&[AbortedTransaction]>,
 ) -> Result<Consumed> {
+    match consume_until_error(bytes, fetch_offset, isolation, aborted) {
+        (seen, None) => Ok(seen),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// As [`consume`], keeping what comes before the first entry that cannot be read: the records
+/// of the entries before it (none of the failing entry's), the next offset after them, and that
+/// entry's error. Kafka's consumer does the same: it returns the records before a corrupt batch
+/// and raises the error when the batch is reached.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::write::{NewRecord, V2Builder};
+/// use krecords_log::consumer::consume_until_error;
+/// use krecords_log::transaction::IsolationLevel;
+///
+/// let batch = |base: i64| {
+///     let mut b = V2Builder::new(base);
+///     b.append(&NewRecord::new(0, None, Some(b"x"))).unwrap();
+///     b.finish().unwrap()
+/// };
+/// let mut bytes = batch(0);
+/// let mut damaged = batch(1);
+/// let last = damaged.len() - 1;
+/// damaged[last] ^= 0xff; // the CRC no longer matches
+/// bytes.extend_from_slice(&damaged);
+/// let (seen, error) = consume_until_error(&bytes, 0, IsolationLevel::ReadUncommitted, None);
+/// assert_eq!(seen.records.len(), 1);
+/// assert_eq!(seen.next_offset, 1);
+/// assert!(error.is_some());
+/// ```
+pub fn consume_until_error(
+    bytes: &[u8],
+    fetch_offset: i64,
+    isolation: IsolationLevel,
+    aborted: Option<&[AbortedTransaction]>,
+) -> (Consumed, Option<Error>) {
     let mut filter = (isolation == IsolationLevel::ReadCommitted)
         .then(|| ReadCommitted::new(aborted.unwrap_or(&[])));
     let mut out = Consumed {
@@ -102,65 +141,82 @@ pub fn consume(
         next_offset: fetch_offset,
     };
     let mut scratch = Vec::new();
+    for entry in Entries::new(bytes) {
+        let (kept, next_offset) = (out.records.len(), out.next_offset);
+        if let Err(e) = consume_entry(entry, filter.as_mut(), &mut scratch, &mut out) {
+            // None of the failing entry's records: what precedes it is whole entries.
+            out.records.truncate(kept);
+            out.next_offset = next_offset;
+            return (out, Some(e));
+        }
+    }
+    (out, None)
+}
+
+/// Adds the records of one fetched entry to `out`, as [`consume`] describes.
+fn consume_entry(
+    entry: krecords_codec::Result<Batch<'_>>,
+    filter: Option<&mut ReadCommitted>,
+    scratch: &mut Vec<u8>,
+    out: &mut Consumed,
+) -> Result<()> {
     let corrupt = |position: usize, reason: String| Error::CorruptMessage {
         at: Location::Read { position },
         reason,
         source: None,
     };
-    for entry in Entries::new(bytes) {
-        let batch = checked_entry(entry)?;
-        let position = batch.position();
-        let next_offset = batch.last_offset() + 1;
-        let (control, leader_epoch) = match &batch {
-            Batch::V2(v) => (v.is_control(), v.partition_leader_epoch()),
-            Batch::Legacy(_) => (false, None),
-        };
-        if let Some(filter) = filter.as_mut() {
-            if aborted_batch(filter, &batch, &mut scratch)? {
-                out.next_offset = next_offset;
+    let batch = checked_entry(entry)?;
+    let position = batch.position();
+    let next_offset = batch.last_offset() + 1;
+    let (control, leader_epoch) = match &batch {
+        Batch::V2(v) => (v.is_control(), v.partition_leader_epoch()),
+        Batch::Legacy(_) => (false, None),
+    };
+    if let Some(filter) = filter {
+        if aborted_batch(filter, &batch, scratch)? {
+            out.next_offset = next_offset;
+            return Ok(());
+        }
+    }
+    if !control {
+        let timestamp_type = batch.timestamp_type();
+        let records = batch
+            .records(scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
+            .map_err(|e| corrupt(e.position().unwrap_or(position), e.to_string()))?;
+        for record in records {
+            let record =
+                record.map_err(|e| corrupt(e.position().unwrap_or(position), e.to_string()))?;
+            if let krecords_codec::read::Record::Legacy(r) = &record {
+                if r.compute_crc() != r.crc {
+                    return Err(corrupt(
+                        position,
+                        format!("record at offset {} is invalid (crc)", r.offset),
+                    ));
+                }
+            }
+            if record.offset() < out.next_offset {
                 continue;
             }
+            out.next_offset = record.offset() + 1;
+            out.records.push(ConsumedRecord {
+                offset: record.offset(),
+                timestamp: record.timestamp(),
+                timestamp_type,
+                key: record.key().map(<[u8]>::to_vec),
+                value: record.value().map(<[u8]>::to_vec),
+                headers: record
+                    .headers()
+                    .map(|h| ConsumedHeader {
+                        key: h.key.to_vec(),
+                        value: h.value.map(<[u8]>::to_vec),
+                    })
+                    .collect(),
+                leader_epoch,
+            });
         }
-        if !control {
-            let timestamp_type = batch.timestamp_type();
-            let records = batch
-                .records(&mut scratch, krecords_codec::DEFAULT_DECOMPRESS_LIMIT)
-                .map_err(|e| corrupt(e.position().unwrap_or(position), e.to_string()))?;
-            for record in records {
-                let record =
-                    record.map_err(|e| corrupt(e.position().unwrap_or(position), e.to_string()))?;
-                if let krecords_codec::read::Record::Legacy(r) = &record {
-                    if r.compute_crc() != r.crc {
-                        return Err(corrupt(
-                            position,
-                            format!("record at offset {} is invalid (crc)", r.offset),
-                        ));
-                    }
-                }
-                if record.offset() < out.next_offset {
-                    continue;
-                }
-                out.next_offset = record.offset() + 1;
-                out.records.push(ConsumedRecord {
-                    offset: record.offset(),
-                    timestamp: record.timestamp(),
-                    timestamp_type,
-                    key: record.key().map(<[u8]>::to_vec),
-                    value: record.value().map(<[u8]>::to_vec),
-                    headers: record
-                        .headers()
-                        .map(|h| ConsumedHeader {
-                            key: h.key.to_vec(),
-                            value: h.value.map(<[u8]>::to_vec),
-                        })
-                        .collect(),
-                    leader_epoch,
-                });
-            }
-        }
-        out.next_offset = out.next_offset.max(next_offset);
     }
-    Ok(out)
+    out.next_offset = out.next_offset.max(next_offset);
+    Ok(())
 }
 
 /// One entry of [`Entries`] with its CRC checked: [`Error::CorruptMessage`] for an entry that

@@ -9,7 +9,7 @@
 
 use crate::{Error, IsolationLevel, Range, Reader, Resolved, Stop, StopCause, Watermarks};
 use krecords_codec::read::Step;
-use krecords_log::consumer::{consume, ConsumedRecord};
+use krecords_log::consumer::{consume, consume_until_error, ConsumedRecord};
 use krecords_log::{Log, OffsetSpec};
 use std::io;
 
@@ -158,9 +158,15 @@ pub fn read_log(
         // Entries after the end are not this read's: not decoded, so damage there is not
         // reported by a read that ends before it.
         let bytes = f.bytes.get(..entries_before(&f.bytes, end)).unwrap_or(&[]);
-        let seen = consume(bytes, offset, isolation, f.aborted_transactions.as_deref())
-            .map_err(|e| Error::log(name, log.locate_fetched(offset, e)))?;
+        // The records before an entry that cannot be read are shown first, as a consumer
+        // returns them before it raises the error.
+        let (seen, damage) =
+            consume_until_error(bytes, offset, isolation, f.aborted_transactions.as_deref());
         let more = window.show(&seen.records, each)?;
+        // A read whose window closed before the entry did not reach it.
+        if let (Some(e), true) = (damage, more) {
+            return Err(Error::log(name, log.locate_fetched(offset, e)));
+        }
         if seen.next_offset <= offset {
             break;
         }
