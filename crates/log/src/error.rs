@@ -192,6 +192,12 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
     },
+    /// `open` of a directory that does not exist (`KAFKA_STORAGE_ERROR`), said as every
+    /// command says a missing input.
+    NoSuchDirectory {
+        /// The path given.
+        path: PathBuf,
+    },
     /// Another writer (a `Log` in this or another process) holds the directory's lock
     /// (`KAFKA_STORAGE_ERROR`): only one writer may have a log open at a time. Nothing was
     /// changed.
@@ -315,6 +321,7 @@ impl Error {
             | Error::Poisoned { .. }
             | Error::CorruptFile { .. }
             | Error::NotALog { .. }
+            | Error::NoSuchDirectory { .. }
             | Error::LogLocked { .. }
             | Error::BrokerRunning { .. }
             | Error::ReadOnly { .. } => "KAFKA_STORAGE_ERROR",
@@ -470,7 +477,7 @@ impl fmt::Display for Error {
                 write!(f, "invalid config {name}={value}: {reason}")
             }
             Error::Io { op, path, source } => {
-                write!(f, "{op} {}: {source}", path.display())
+                write!(f, "cannot {op} {}: {source}", path.display())
             }
             Error::Poisoned { cause } => write!(
                 f,
@@ -487,6 +494,11 @@ impl fmt::Display for Error {
                     path.display()
                 )
             }
+            Error::NoSuchDirectory { path } => write!(
+                f,
+                "cannot open {}: no such directory",
+                path.display()
+            ),
             Error::NotALog { path } => write!(
                 f,
                 "{}: not a log directory (no krec-log.json and no .log segments)",

@@ -456,7 +456,7 @@ fn not_a_log_and_already_exists() {
     );
     assert!(matches!(
         Log::open_with("/nowhere", m.env.clone()),
-        Err(krecords_log::Error::NotALog { .. })
+        Err(krecords_log::Error::NoSuchDirectory { .. })
     ));
     m.create(&[]);
     let e = Log::create_with(&m.dir, config(&[]), m.env.clone()).unwrap_err();

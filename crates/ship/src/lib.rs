@@ -106,9 +106,9 @@ impl Error {
     pub(crate) fn log(what: &str, e: &krecords_log::Error) -> Self {
         let text = format!("{what}: {e}");
         match e {
-            krecords_log::Error::Io { .. } | krecords_log::Error::NotALog { .. } => {
-                Error::Usage(text)
-            }
+            krecords_log::Error::Io { .. }
+            | krecords_log::Error::NotALog { .. }
+            | krecords_log::Error::NoSuchDirectory { .. } => Error::Usage(text),
             _ => Error::Data(text),
         }
     }

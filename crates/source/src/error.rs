@@ -48,6 +48,7 @@ pub fn classify_log(e: &krecords_log::Error) -> ErrorClass {
     if matches!(
         e,
         E::NotALog { .. }
+            | E::NoSuchDirectory { .. }
             | E::AlreadyExists { .. }
             | E::InvalidConfig { .. }
             | E::LogLocked { .. }

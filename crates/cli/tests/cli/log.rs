@@ -1222,7 +1222,11 @@ fn usage_and_storage_errors_exit_2() {
     let d = Dir::new();
     let r = d.run(&["log", "read", "missing"], b"");
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("not a log directory"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot open missing: no such directory"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(r.out(), "");
     let r = d.run(&["log", "create", "p", "--config", "segment.bytes=x"], b"");
     assert_eq!(r.code, 2);

@@ -528,7 +528,7 @@ impl Log {
         let st = storage.as_ref();
         let list = || match st.list_dir(dir) {
             Ok(n) => Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotALog {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NoSuchDirectory {
                 path: dir.to_path_buf(),
             }),
             Err(e) => Err(Error::io("list", dir, e)),
