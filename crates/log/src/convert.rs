@@ -943,14 +943,21 @@ pub fn write_file<E: From<ConvertError>>(
 ) -> std::result::Result<(), E> {
     use std::io::Write as _;
     let tmp = temporary_path(output);
+    // Errors name the output, as the user gave it, not the temporary file.
     let fail =
-        |op: &'static str, e: io::Error| E::from(ConvertError::Output(Error::io(op, &tmp, e)));
+        |op: &'static str, e: io::Error| E::from(ConvertError::Output(Error::io(op, output, e)));
+    if output.is_dir() {
+        return Err(fail(
+            "write",
+            io::Error::new(io::ErrorKind::IsADirectory, "it is a directory"),
+        ));
+    }
     let file = std::fs::File::create(&tmp).map_err(|e| fail("create", e))?;
     let mut sink = io::BufWriter::with_capacity(1 << 16, file);
     let written = write(&mut sink)
         .and_then(|()| sink.flush().map_err(|e| fail("write", e)))
         .and_then(|()| sink.get_ref().sync_all().map_err(|e| fail("sync", e)))
-        .and_then(|()| std::fs::rename(&tmp, output).map_err(|e| fail("rename", e)));
+        .and_then(|()| std::fs::rename(&tmp, output).map_err(|e| fail("replace", e)));
     if written.is_err() {
         drop(sink);
         let _ = std::fs::remove_file(&tmp);

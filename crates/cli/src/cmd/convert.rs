@@ -126,6 +126,13 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             args.input.display()
         )));
     }
+    if !live && args.input.is_dir() && args.output == Path::new("-") {
+        return Err(Failure::Usage(format!(
+            "{}: a partition directory converts into a new directory, not to stdout (`-` takes \
+             a file's or a live partition's entries)",
+            args.input.display()
+        )));
+    }
     // Positions and isolation choose what of a live or remote partition is read; a file or a
     // directory is converted whole (its offsets are kept), so they would be ignored there.
     let range = &args.read.kafka.range;

@@ -5,7 +5,6 @@
 use crate::util::{segment_bases, Dir};
 use serde_json::Value;
 
-/// (offset, timestamp, key, value) of every record, from `krec dump --deep --format json`.
 /// Writes `krec build --base-offset 3 args...` of [`INPUT`] as `name` and returns its path.
 fn build(d: &Dir, name: &str, args: &[&str]) -> String {
     let mut all = vec!["build", "--base-offset", "3"];
@@ -13,6 +12,7 @@ fn build(d: &Dir, name: &str, args: &[&str]) -> String {
     d.write(name, &d.run(&all, INPUT.as_bytes()).stdout)
 }
 
+/// (offset, timestamp, key, value) of every record, from `krec dump --deep --format json`.
 fn records_of(d: &Dir, path: &str) -> Vec<(i64, Value, Value, Value)> {
     d.run(
         &["dump", "--deep", "--format", "json", "--bytes", "hex", path],
@@ -530,4 +530,28 @@ fn magic_defaults_to_2_so_a_codec_change_needs_compression_alone() {
         .json_lines();
     assert!(dumped.iter().all(|e| e["magic"] == 2), "{dumped:?}");
     assert_eq!(records_of(&d, &d.arg("up.bin")), records_of(&d, &v1));
+}
+
+/// Outputs that cannot be written are said by the name given, never the temporary file's: an
+/// existing directory, a missing parent; a partition directory to stdout is refused (it
+/// converts into a directory), and no `-` directory appears.
+#[test]
+fn unwritable_outputs_are_named_as_given() {
+    let d = Dir::new();
+    let v2 = build(&d, "v2.bin", &[]);
+    std::fs::create_dir(d.path("outdir")).unwrap();
+    let r = d.run(&["convert", &v2, &d.arg("outdir")], b"");
+    r.fails(2, "outdir: it is a directory");
+    assert!(!r.stderr.contains("krec-tmp"), "{}", r.stderr);
+    let r = d.run(&["convert", &v2, &d.arg("nb/x.log")], b"");
+    r.fails(2, "cannot create");
+    assert!(r.stderr.contains("nb/x.log"), "{}", r.stderr);
+    assert!(!r.stderr.contains("krec-tmp"), "{}", r.stderr);
+    d.run(&["log", "create", &d.arg("p")], b"").ok();
+    d.run(&["log", "append", &d.arg("p")], b"{\"value\":\"v\"}\n")
+        .ok();
+    let r = d.run(&["convert", &d.arg("p"), "-"], b"");
+    r.fails(2, "not to stdout");
+    assert!(!d.path("-").exists());
+    assert_eq!(std::fs::read_dir(d.path("outdir")).unwrap().count(), 0);
 }
