@@ -44,6 +44,15 @@ pub fn is_dataset(path: &Path) -> bool {
     })
 }
 
+/// Whether `path` is one `.parquet` or `.arrow` file (one file of an exported dataset, or a
+/// `krec sql --output` result), read as a dataset of that one file.
+pub fn is_dataset_file(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .extension()
+            .is_some_and(|e| e == "parquet" || e == "arrow")
+}
+
 /// Counts the `.parquet` and `.arrow` files below `dir` (hidden names, such as an export's
 /// temporary files, left out).
 fn count_files(dir: &Path, depth: usize, counts: &mut [u64; 2]) -> std::io::Result<()> {
@@ -72,6 +81,12 @@ fn count_files(dir: &Path, depth: usize, counts: &mut [u64; 2]) -> std::io::Resu
 ///
 /// `dir` cannot be listed, holds no files, or holds files of both formats (a table reads one).
 pub(crate) fn dataset_format(dir: &Path) -> Result<FileFormat> {
+    if is_dataset_file(dir) {
+        return Ok(match dir.extension().is_some_and(|e| e == "arrow") {
+            true => FileFormat::Arrow,
+            false => FileFormat::Parquet,
+        });
+    }
     let mut counts = [0u64; 2];
     count_files(dir, 0, &mut counts)
         .map_err(|e| DataFusionError::External(Box::new(e)).context(dir.display().to_string()))?;
@@ -93,7 +108,11 @@ pub(crate) fn dataset_format(dir: &Path) -> Result<FileFormat> {
 /// Reads the dataset in `dir` as a data frame, with `topic` and `partition` taken from the
 /// directory names (Hive style) when its files do not hold them.
 async fn read(ctx: &SessionContext, dir: &Path, format: FileFormat) -> Result<DataFrame> {
-    let url = format!("{}/", dir.display());
+    let file = is_dataset_file(dir);
+    let url = match file {
+        true => dir.display().to_string(),
+        false => format!("{}/", dir.display()),
+    };
     let hive = vec![
         ("topic".to_string(), DataType::Utf8),
         ("partition".to_string(), DataType::Int32),
@@ -115,7 +134,9 @@ async fn read(ctx: &SessionContext, dir: &Path, format: FileFormat) -> Result<Da
     };
     let df = read(Vec::new()).await?;
     let schema = df.schema();
-    if schema.field_with_unqualified_name("partition").is_err()
+    // One file has no directories to take them from: its own columns only.
+    if !file
+        && schema.field_with_unqualified_name("partition").is_err()
         && schema.field_with_unqualified_name("topic").is_err()
     {
         return read(hive).await;
@@ -124,7 +145,8 @@ async fn read(ctx: &SessionContext, dir: &Path, format: FileFormat) -> Result<Da
 }
 
 /// Registers the exported dataset in `dir` (`DIR/topic=T/partition=P/*.parquet`, or
-/// `*.arrow`: every file of the format below it) as the table `name`: DataFusion's listing
+/// `*.arrow`: every file of the format below it; or one such file, with its own columns) as
+/// the table `name`: DataFusion's listing
 /// table, which reads only the files, row groups and columns a query needs. A binary `key` or
 /// `value` column is given as a string where `options` asks for one (UTF-8; other bytes are
 /// null and counted in the returned counters), as a source table's would be.

@@ -57,7 +57,7 @@ mod table;
 
 /// The DataFusion this crate builds on, for callers that run queries.
 pub use datafusion;
-pub use dataset::{is_dataset, register_dataset};
+pub use dataset::{is_dataset, is_dataset_file, register_dataset};
 pub use krecords_arrow::BytesFormat;
 pub use pushdown::{Interval, Pushdown};
 pub use table::KrecTable;
@@ -172,8 +172,8 @@ pub fn new_context() -> Result<SessionContext> {
     Ok(SessionContext::new_with_state(state))
 }
 
-/// Registers `source` as the table `name`: an exported dataset directory ([`is_dataset`]) as
-/// a listing table, anything else as a [`KrecTable`] of the sources it names (a comma-separated
+/// Registers `source` as the table `name`: an exported dataset directory ([`is_dataset`]) or
+/// one `.parquet` or `.arrow` file ([`is_dataset_file`]) as a listing table, anything else as a [`KrecTable`] of the sources it names (a comma-separated
 /// list). Returns the table's counters (for a dataset, only its not-UTF-8 counts).
 ///
 /// # Errors
@@ -213,7 +213,7 @@ pub async fn register_with(
     remote: krecords_source::RemoteOptions,
 ) -> Result<Arc<ScanCounters>> {
     let path = Path::new(source);
-    if path.is_dir() && is_dataset(path) {
+    if (path.is_dir() && is_dataset(path)) || dataset::is_dataset_file(path) {
         return register_dataset(ctx, name, path, options).await;
     }
     let args: Vec<PathBuf> = source.split(',').map(PathBuf::from).collect();

@@ -21,8 +21,9 @@ use std::sync::Arc;
 ///
 /// Each --table NAME=SOURCE registers a table: SOURCE is anything the other commands read
 /// (segment files, partition directories, a log.dirs root, kafka://HOST:PORT/TOPIC[/PARTITION];
-/// several separated by commas) or an exported dataset directory (DIR/topic=T/partition=P/
-/// *.parquet or *.arrow). A source table has one row per record with the columns
+/// several separated by commas), an exported dataset directory (DIR/topic=T/partition=P/
+/// *.parquet or *.arrow), or one .parquet or .arrow file (its own columns: one file of a
+/// dataset, or an earlier --output). A source table has one row per record with the columns
 ///   topic, partition, offset, timestamp (timestamp(ms, UTC)), timestamp_type, key, value,
 ///   headers (list of {key, value}), producer_id, producer_epoch, sequence, is_transactional,
 ///   batch_offset, magic, compression

@@ -134,6 +134,50 @@ fn sql_writes_a_parquet_file_that_reads_back() {
     assert_eq!(got, want);
 }
 
+/// One .parquet file is a table of its own columns: a query's --output read back, and a file
+/// of an exported dataset (it used to be read as segments: "truncated entry", exit 1).
+#[test]
+fn one_parquet_file_is_a_table() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let file = d.path("result.parquet");
+    let query = "SELECT offset, value FROM t WHERE offset >= 100";
+    sql(query, &part, &["--output", file.to_str().unwrap()]).ok();
+    let want = consumed(&part).iter().filter(|r| r.0 >= 100).count();
+    let count = "SELECT count(*) AS n, min(offset) AS lo FROM t";
+    assert_eq!(
+        sql(count, &file, &["--format", "csv"]).ok(),
+        format!("n,lo\n{want},100\n")
+    );
+    let out = d.path("out");
+    export(&part, &out, &[]).ok();
+    let files: Vec<_> = walk(&out)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    let all = consumed(&part).len();
+    let mut total = 0;
+    for f in &files {
+        let r = sql("SELECT count(*) AS n FROM t", f, &["--format", "csv"]);
+        total += r.ok().lines().nth(1).unwrap().parse::<usize>().unwrap();
+    }
+    assert_eq!(total, all, "{files:?}");
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[test]
 fn an_exported_dataset_is_a_table() {
     let d = Dir::new();
