@@ -644,6 +644,19 @@ struct Done {
     errors: Vec<PartitionError>,
 }
 
+/// Checks that every partition of `sources` has a topic and a partition number to name its
+/// dataset directory by (`topic=T/partition=P`): a plain segment file outside a `TOPIC-N`
+/// directory has none. Call it before [`Exporter::open`], so that sources that cannot be
+/// exported leave no dataset directory behind.
+///
+/// # Errors
+///
+/// [`ExportError::Unnamed`] for the first partition without them.
+pub fn check_named(sources: &Sources) -> Result<(), ExportError> {
+    (0..sources.partitions.len())
+        .try_for_each(|index| partition_dir(Path::new(""), sources, index).map(|_| ()))
+}
+
 /// The dataset directory of partition `index` and its label `topic=T/partition=P`.
 fn partition_dir(
     output: &Path,

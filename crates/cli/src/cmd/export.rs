@@ -171,6 +171,9 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     // The sources first: a source that cannot be opened leaves no dataset directory behind.
     let mut first_sources = Some(open_sources(&args.sources, &args.client)?);
+    if let Some(s) = &first_sources {
+        krecords_export::check_named(s).map_err(|e| failure(&e))?;
+    }
     let mut exporter = Exporter::open(options, &args.sources).map_err(|e| failure(&e))?;
     let progress = Mutex::new((Progress::live("krec export"), 0u64));
     let on = |e: Event<'_>| {
@@ -215,7 +218,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             let ends = e.class() != ErrorClass::Data
                 && errors.iter().all(|(_, x)| x.class() == ErrorClass::Data);
             if !ends {
-                eprintln!("krec export: {e}");
+                eprintln!("krec: {e}");
             }
             errors.push((f.partition, e));
         }
@@ -234,7 +237,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     }
     if stopped() {
-        eprintln!("krec export: stopped by a signal; completing the open files");
+        eprintln!("krec: stopped by a signal; completing the open files");
     }
     exporter.finish(&mut |e| on(e)).map_err(|e| failure(&e))?;
     progress

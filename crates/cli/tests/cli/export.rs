@@ -716,3 +716,24 @@ fn export_jobs_of_a_live_topic_resume_each_partition_from_its_own_offset() {
         );
     }
 }
+
+/// A source without a topic and partition (a segment file outside a TOPIC-N directory, a
+/// directory named otherwise) is refused before anything is written: no dataset directory, no
+/// lock file, no "exported 0 records" report.
+#[test]
+fn a_source_without_topic_and_partition_is_refused_before_anything_is_written() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    write_log(&part, 2);
+    let plain = d.path("copy");
+    std::fs::create_dir(&plain).unwrap();
+    let segment = "00000000000000000000.log";
+    std::fs::copy(part.join(segment), plain.join(segment)).unwrap();
+    for source in [plain.join(segment), plain.clone()] {
+        let out = d.path("out");
+        let r = export(&source, &out, &[]);
+        r.fails(2, "its topic and partition are unknown");
+        assert_eq!(r.out(), "");
+        assert!(!out.exists(), "{source:?}");
+    }
+}
