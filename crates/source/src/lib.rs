@@ -93,7 +93,8 @@ pub use live::LivePartition;
 pub use position::{Position, Range, Resolved, Watermarks};
 pub use reader::{Bounds, FileInfo, Progress, ProgressFn, Reader, Stop, StopCause};
 pub use spec::{
-    classify_dir, dir_logs, partition_of_dir, DirKind, KafkaUrl, SourceSpec, DEFAULT_PORT,
+    classify_dir, dir_logs, expand_globs, partition_of_dir, DirKind, KafkaUrl, SourceSpec,
+    DEFAULT_PORT,
 };
 
 /// The client configuration of `kafka://` sources.

@@ -355,6 +355,43 @@ fn named(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
     move |e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
+/// Replaces each local glob pattern among `paths` (a path that does not exist and contains
+/// `*`, `?` or `[`; not `-`, a `kafka://` or a remote tier URL) by its matches in sorted order,
+/// as the sources layer expands them; the other arguments are kept as given. For a command
+/// that takes each argument on its own (`krec verify`), so that a quoted pattern is every file
+/// it matches, not the first.
+///
+/// # Errors
+///
+/// A pattern that is not valid or matches nothing.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_source::expand_globs;
+/// use std::path::PathBuf;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// for name in ["b.log", "a.log", "c.txt"] {
+///     std::fs::write(dir.path().join(name), b"").unwrap();
+/// }
+/// let pattern = dir.path().join("*.log");
+/// let got = expand_globs(&[pattern, PathBuf::from("-")]).unwrap();
+/// assert_eq!(got, [dir.path().join("a.log"), dir.path().join("b.log"), PathBuf::from("-")]);
+/// assert!(expand_globs(&[dir.path().join("*.none")]).is_err());
+/// ```
+pub fn expand_globs(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let local = matches!(SourceSpec::parse(p), Ok(SourceSpec::Path(_)));
+        match local.then(|| glob_matches(p)).transpose()?.flatten() {
+            Some(matches) => out.extend(matches),
+            None => out.push(p.clone()),
+        }
+    }
+    Ok(out)
+}
+
 /// The matches of `p` when it is a glob pattern rather than an existing path.
 fn glob_matches(p: &Path) -> io::Result<Option<Vec<PathBuf>>> {
     let Some(text) = p.to_str() else {

@@ -188,8 +188,11 @@ fn is_root(path: &std::path::Path) -> bool {
 }
 
 /// Runs the subcommand.
-pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let limit = args.read.max_decompressed_bytes();
+    // Each argument is checked on its own: a quoted pattern is every file it matches.
+    args.paths =
+        krecords_source::expand_globs(&args.paths).map_err(|e| Failure::Usage(e.to_string()))?;
     if let Some(p) = args.paths.iter().find(|p| {
         p.to_str()
             .and_then(krecords_remote::location::Location::parse)

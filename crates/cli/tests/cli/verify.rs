@@ -506,3 +506,22 @@ fn an_empty_leader_epoch_checkpoint_is_no_entries() {
     );
     assert_eq!(d.run(&["verify", &log], b"").code, 0);
 }
+
+/// A quoted glob pattern (one the shell did not expand) is every file it matches, each checked
+/// as if named on its own: it used to check the first match only and pass over a corrupt one.
+#[test]
+fn a_quoted_pattern_checks_every_file_it_matches() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("segs")).unwrap();
+    d.gen("segs/a.log", &["--records", "20"]);
+    let mut bytes = std::fs::read(d.path("segs/a.log")).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    d.write("segs/b.log", &bytes);
+    let r = d.run(&["verify", &d.arg("segs/*.log")], b"");
+    r.fails(1, "");
+    assert!(r.out().contains("2 files"), "{}", r.out());
+    assert!(r.out().contains("b.log"), "{}", r.out());
+    let r = d.run(&["verify", &d.arg("segs/*.nothing")], b"");
+    r.fails(2, "no file matches");
+}
