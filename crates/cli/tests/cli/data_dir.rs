@@ -2,7 +2,7 @@
 //! deterministic report, dump and stats over every partition, and a clear error for a
 //! directory with nothing to read.
 
-use crate::util::Dir;
+use crate::util::{walk, Dir};
 
 /// A root with three partitions of two topics, an empty partition directory, meta.properties
 /// and checkpoints naming the partitions.
@@ -411,18 +411,6 @@ fn a_log_read_ends_at_its_end_not_at_damage_after_it() {
     // Named by the segment's file and byte, not a byte of the fetch.
     let at = format!("{} at byte {}", segment.display(), 30 * entry);
     assert!(r.stderr.contains(&at), "{}", r.stderr);
-}
-
-/// Every path below `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut all = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            all.push(e.path());
-            all.extend(walk(&e.path()));
-        }
-    }
-    all
 }
 
 /// A partition directory whose segment is gone but whose index files are left: verify warns

@@ -3,7 +3,7 @@
 //! dataset as a table; the exit codes of a query DataFusion refuses (2) and a corrupt source (1).
 
 use crate::export::{consumed, export, write_log};
-use crate::util::{run, Dir};
+use crate::util::{run, walk, Dir};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -162,20 +162,6 @@ fn one_parquet_file_is_a_table() {
         total += r.ok().lines().nth(1).unwrap().parse::<usize>().unwrap();
     }
     assert_eq!(total, all, "{files:?}");
-}
-
-/// Every file below `dir`.
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

@@ -209,6 +209,18 @@ pub fn misname_third_segment(d: &Dir, dir: &str) -> (i64, i64) {
     (named, real)
 }
 
+/// Every path below `dir` (directories and files, depth first).
+pub fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            all.push(e.path());
+            all.extend(walk(&e.path()));
+        }
+    }
+    all
+}
+
 /// The base offsets of the segments in `krec log info`'s JSON.
 pub fn segment_bases(info: &serde_json::Value) -> Vec<i64> {
     ints(info["segments"].as_array().unwrap(), "base_offset")
