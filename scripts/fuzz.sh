@@ -9,7 +9,8 @@
 # use (libFuzzer coverage, AddressSanitizer, debug assertions and overflow checks; cargo-fuzz
 # itself is neither needed nor installed); replays
 # the committed crash inputs of fuzz/regressions/<target>/; runs each target for
-# SECONDS_PER_TARGET (libFuzzer -max_total_time) and prints the executions per target. A crash,
+# SECONDS_PER_TARGET (libFuzzer -max_total_time), FUZZ_JOBS of them at a time (default: the
+# number of cores), and prints the executions per target. A crash,
 # a timeout (one input over 10 s), an out-of-memory (RSS over 2 GiB, or one allocation over
 # 64 MiB) or a failed replay fails the script; the crashing input stays in
 # fuzz/artifacts/<target>/ and its path is printed with a command to reproduce it.
@@ -89,26 +90,29 @@ BIN_DIR="$FUZZ_TARGET_DIR/$TRIPLE/release"
 
 LOG_DIR=$(mktemp -d)
 trap 'rm -rf "$LOG_DIR"' EXIT
-failed=()
-declare -A executions
 
 for target in $TARGETS; do
-    bin="$BIN_DIR/$target"
-    if [ ! -x "$bin" ]; then
+    if [ ! -x "$BIN_DIR/$target" ]; then
         echo "unknown target $target (targets: $(echo $ALL_TARGETS))" >&2
         exit 2
     fi
+done
+
+# One target: replays its regressions, fuzzes it, and writes what it found to
+# $LOG_DIR/<target>.out (printed in target order at the end), its execution count to
+# $LOG_DIR/<target>.runs and, if it failed, the reason to $LOG_DIR/<target>.failed.
+fuzz_one() {
+    local target=$1 bin="$BIN_DIR/$1" out="$LOG_DIR/$1.out" log="$LOG_DIR/$1.log" status runs artifact
     mkdir -p "fuzz/corpus/$target" "fuzz/artifacts/$target"
+    : >"$out"
     if compgen -G "fuzz/regressions/$target/*" >/dev/null; then
-        step "$target: replaying fuzz/regressions/$target"
+        echo "$target: replaying fuzz/regressions/$target" >>"$out"
         if ! "$bin" -runs=1 fuzz/regressions/"$target"/* >"$LOG_DIR/$target.replay" 2>&1; then
-            grep -E -A3 'panicked at|ERROR: ' "$LOG_DIR/$target.replay" | head -20 || true
-            echo "FAILED: $target regression replay (fuzz/regressions/$target)"
-            failed+=("$target (regression replay)")
+            grep -E -A3 'panicked at|ERROR: ' "$LOG_DIR/$target.replay" | head -20 >>"$out" || true
+            echo "FAILED: $target regression replay (fuzz/regressions/$target)" >>"$out"
+            echo "$target (regression replay)" >>"$LOG_DIR/$target.failed"
         fi
     fi
-    step "$target: fuzzing for ${SECONDS_PER_TARGET}s"
-    log="$LOG_DIR/$target.log"
     set +e
     "$bin" "fuzz/corpus/$target" \
         -artifact_prefix="fuzz/artifacts/$target/" \
@@ -118,22 +122,44 @@ for target in $TARGETS; do
         -print_final_stats=1 >"$log" 2>&1
     status=$?
     set -e
-    runs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{print $2}' | tail -1)
-    executions[$target]=${runs:-?}
+    runs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{print $2}' | tail -1 || true)
+    echo "${runs:-?}" >"$LOG_DIR/$target.runs"
     if [ "$status" -ne 0 ]; then
-        grep -E -A3 'panicked at|ERROR: libFuzzer|SUMMARY' "$log" | head -30 || true
+        grep -E -A3 'panicked at|ERROR: libFuzzer|SUMMARY' "$log" | head -30 >>"$out" || true
         artifact=$(grep -oE 'Test unit written to [^ ]+' "$log" | tail -1 | sed 's/Test unit written to //')
-        echo "FAILED: $target crashed after ${runs:-?} executions; input kept in ${artifact:-fuzz/artifacts/$target/}"
-        echo "  reproduce: $bin ${artifact:-fuzz/artifacts/$target/<file>}   (or, with cargo-fuzz: cd fuzz && cargo +nightly fuzz run -a $target ../<file>)"
-        failed+=("$target")
+        {
+            echo "FAILED: $target crashed after ${runs:-?} executions; input kept in ${artifact:-fuzz/artifacts/$target/}"
+            echo "  reproduce: $bin ${artifact:-fuzz/artifacts/$target/<file>}   (or, with cargo-fuzz: cd fuzz && cargo +nightly fuzz run -a $target ../<file>)"
+        } >>"$out"
+        echo "$target" >>"$LOG_DIR/$target.failed"
     else
-        echo "$target: ${runs:-?} executions in ${SECONDS_PER_TARGET}s, no crash"
+        echo "$target: ${runs:-?} executions in ${SECONDS_PER_TARGET}s, no crash" >>"$out"
+    fi
+}
+
+# FUZZ_JOBS targets at a time (default: one per core): each libFuzzer process uses one core,
+# and the time per target stays SECONDS_PER_TARGET.
+FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+step "fuzzing each target for ${SECONDS_PER_TARGET}s, $FUZZ_JOBS at a time"
+for target in $TARGETS; do
+    while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do
+        wait -n || true
+    done
+    fuzz_one "$target" &
+done
+wait
+
+failed=()
+for target in $TARGETS; do
+    cat "$LOG_DIR/$target.out"
+    if [ -f "$LOG_DIR/$target.failed" ]; then
+        while IFS= read -r reason; do failed+=("$reason"); done <"$LOG_DIR/$target.failed"
     fi
 done
 
 step "executions per target (${SECONDS_PER_TARGET}s each)"
 for target in $TARGETS; do
-    printf '%-20s %s\n' "$target" "${executions[$target]:-not run}"
+    printf '%-20s %s\n' "$target" "$(cat "$LOG_DIR/$target.runs" 2>/dev/null || echo 'not run')"
 done
 
 if [ "${#failed[@]}" -gt 0 ]; then
