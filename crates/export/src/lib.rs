@@ -372,10 +372,10 @@ impl Exporter {
     /// did not write ([`ExportError::Mismatch`]).
     pub fn open(options: ExportOptions, sources: &[PathBuf]) -> Result<Exporter, ExportError> {
         let out = &options.output;
-        if let Some(dir) = sources.iter().find(|s| inside(out, s)) {
+        if let Some(dir) = krecords_source::log::convert::source_holding(out, sources) {
             return Err(ExportError::InsideSource {
                 output: out.clone(),
-                dir: dir.clone(),
+                dir: dir.to_path_buf(),
             });
         }
         if out.exists() && !out.is_dir() {
@@ -1142,37 +1142,6 @@ fn check_dataset(options: &ExportOptions) -> Result<(), ExportError> {
         }
     }
     Ok(())
-}
-
-/// Whether `path` (existing or not) is `dir` or inside it, links resolved; `false` for a
-/// `dir` that is no local directory (a file, a URL).
-fn inside(path: &Path, dir: &Path) -> bool {
-    let Ok(dir) = dir.canonicalize() else {
-        return false;
-    };
-    // The nearest existing ancestor, resolved, and the rest of `path` after it.
-    let mut rest = Vec::new();
-    let mut at = path.to_path_buf();
-    let resolved = loop {
-        if let Ok(p) = at.canonicalize() {
-            break p;
-        }
-        match (at.file_name(), at.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name.to_owned());
-                at = if parent.as_os_str().is_empty() {
-                    PathBuf::from(".")
-                } else {
-                    parent.to_path_buf()
-                };
-            }
-            _ => return false,
-        }
-    };
-    let full: PathBuf = std::iter::once(resolved.into_os_string())
-        .chain(rest.into_iter().rev())
-        .collect();
-    dir.is_dir() && full.starts_with(&dir)
 }
 
 /// The schema and the file metadata (Parquet key-value metadata, Arrow IPC custom metadata) of

@@ -238,6 +238,8 @@ pub enum ConvertError {
     },
     /// Writing the output, or the log's checks of it, failed.
     Output(Error),
+    /// The output is the input directory or inside it ([`check_output`]): a usage error.
+    InsideSource(InsideSource),
 }
 
 impl fmt::Display for ConvertError {
@@ -257,6 +259,7 @@ impl fmt::Display for ConvertError {
                 )
             }
             ConvertError::Output(e) => write!(f, "{e}"),
+            ConvertError::InsideSource(e) => write!(f, "{e}"),
         }
     }
 }
@@ -481,9 +484,9 @@ pub struct ConvertedDir {
 ///
 /// # Errors
 ///
-/// [`ConvertError::NoSegments`], [`ConvertError::Refused`], the errors of
-/// [`convert_entries`], and [`ConvertError::Output`] for the plan, the writer and the checks of
-/// the new log.
+/// [`ConvertError::InsideSource`], [`ConvertError::NoSegments`], [`ConvertError::Refused`],
+/// the errors of [`convert_entries`], and [`ConvertError::Output`] for the plan, the writer and
+/// the checks of the new log.
 pub fn convert_dir(
     input: &Path,
     output: &Path,
@@ -491,6 +494,7 @@ pub fn convert_dir(
     open: &mut dyn FnMut(&Path) -> io::Result<Box<dyn EntrySource>>,
     on_truncated: &mut dyn FnMut(&str, &Partial),
 ) -> std::result::Result<ConvertedDir, ConvertError> {
+    check_output(input, output)?;
     let fs = crate::storage::FsStorage;
     let plan = plan(&fs, input, opts.magic)?;
     if plan.segments.is_empty() {
@@ -623,9 +627,18 @@ impl PartitionWriter {
         let exists = st
             .exists(output)
             .map_err(|e| Error::io("stat", output, e))?;
-        if exists && !st.list_dir(output).is_ok_and(|names| names.is_empty()) {
+        let listed = if exists {
+            Some(st.list_dir(output))
+        } else {
+            None
+        };
+        if let Some(listed) = listed.filter(|l| !l.as_ref().is_ok_and(Vec::is_empty)) {
+            // Unlisted (a file, not a directory): no names to show.
+            let mut holds = listed.unwrap_or_default();
+            holds.sort();
             return Err(Error::AlreadyExists {
                 path: output.to_path_buf(),
+                holds,
             });
         }
         // Killed runs' temporary directories go first; a caller that names them to its user
@@ -963,6 +976,132 @@ pub fn write_file<E: From<ConvertError>>(
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// Whether `path` (existing or not) is the directory `dir` or inside it, links resolved: the
+/// nearest existing ancestor of `path` is resolved and the rest of `path` appended to it.
+/// `false` for a `dir` that is no local directory (a file, a URL, a path that does not exist).
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::convert::is_inside;
+///
+/// let dir = std::env::temp_dir().join(format!("krec-doc-inside-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// assert!(is_inside(&dir, &dir));
+/// assert!(is_inside(&dir.join("new/deeper"), &dir));
+/// assert!(!is_inside(&dir.with_extension("sibling"), &dir));
+/// assert!(!is_inside(&dir, &dir.join("missing")));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn is_inside(path: &Path, dir: &Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    // The nearest existing ancestor, resolved, and the rest of `path` after it.
+    let mut rest = Vec::new();
+    let mut at = path.to_path_buf();
+    let resolved = loop {
+        if let Ok(p) = at.canonicalize() {
+            break p;
+        }
+        match (at.file_name(), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_owned());
+                at = if parent.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    parent.to_path_buf()
+                };
+            }
+            _ => return false,
+        }
+    };
+    let full: PathBuf = std::iter::once(resolved.into_os_string())
+        .chain(rest.into_iter().rev())
+        .collect();
+    dir.is_dir() && full.starts_with(&dir)
+}
+
+/// The first of `sources` that is a local directory `output` is or is inside ([`is_inside`],
+/// links resolved; sources that are no local directories, such as files and URLs, never
+/// hold it). A command writing `output` from `sources` would put its files into the data it
+/// reads, where a broker would take them for its own: `krec export`, `krec salvage` and
+/// `krec convert` refuse such an output before they create anything ([`InsideSource`]).
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::convert::source_holding;
+/// use std::path::PathBuf;
+///
+/// let root = std::env::temp_dir().join(format!("krec-doc-holding-{}", std::process::id()));
+/// let part = root.join("events-0");
+/// std::fs::create_dir_all(&part).unwrap();
+/// let sources = [PathBuf::from("kafka://localhost:9092/events/0"), part.clone()];
+/// assert_eq!(source_holding(&part.join("salvaged"), &sources), Some(part.as_path()));
+/// assert_eq!(source_holding(&root.join("events-copy-0"), &sources), None);
+/// # std::fs::remove_dir_all(&root).unwrap();
+/// ```
+pub fn source_holding<'a, P: AsRef<Path>>(output: &Path, sources: &'a [P]) -> Option<&'a Path> {
+    sources
+        .iter()
+        .map(AsRef::as_ref)
+        .find(|dir| is_inside(output, dir))
+}
+
+/// An output that is a source directory or inside one ([`source_holding`]): refused, as its
+/// files would land in the data read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InsideSource {
+    /// The output, as given.
+    pub output: PathBuf,
+    /// The source directory holding it, as given.
+    pub dir: PathBuf,
+}
+
+impl InsideSource {
+    /// `Err` when one of `sources` holds `output` ([`source_holding`]).
+    ///
+    /// # Errors
+    ///
+    /// The [`InsideSource`] naming `output` and the first source directory holding it.
+    pub fn check<P: AsRef<Path>>(output: &Path, sources: &[P]) -> std::result::Result<(), Self> {
+        match source_holding(output, sources) {
+            Some(dir) => Err(InsideSource {
+                output: output.to_path_buf(),
+                dir: dir.to_path_buf(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for InsideSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the output {} is the source directory {} or inside it: its files would land in \
+             the data read (a broker would take them for its own); write the output into \
+             another directory",
+            self.output.display(),
+            self.dir.display()
+        )
+    }
+}
+
+impl std::error::Error for InsideSource {}
+
+/// Refuses converting `input` into `output` when `output` is the directory `input` or inside
+/// it ([`InsideSource::check`]); a file or a URL input holds no output. `krec convert` asks
+/// before anything is written, removed or created; [`convert_dir`] asks too.
+///
+/// # Errors
+///
+/// [`ConvertError::InsideSource`].
+pub fn check_output(input: &Path, output: &Path) -> std::result::Result<(), ConvertError> {
+    InsideSource::check(output, &[input]).map_err(ConvertError::InsideSource)
 }
 
 /// Removes the temporary outputs that killed runs left next to `output` (files or directories

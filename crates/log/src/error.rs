@@ -10,6 +10,9 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// The names of an [`Error::AlreadyExists`] directory's files its message shows.
+const HOLDS_SHOWN: usize = 5;
+
 /// A result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -180,12 +183,15 @@ pub enum Error {
         /// The damage and the first intact entry after it.
         reason: String,
     },
-    /// `create` on a directory that already holds a log, or a new partition directory
-    /// (`PartitionWriter`: salvage, convert) at a path that holds files
-    /// (`TOPIC_ALREADY_EXISTS`).
+    /// `create` on a directory that holds a log or any other file (its lock file aside), or a
+    /// new partition directory (`PartitionWriter`: salvage, convert) at a path that holds
+    /// files (`TOPIC_ALREADY_EXISTS`): a log is written into a new or empty directory only.
     AlreadyExists {
         /// The directory.
         path: PathBuf,
+        /// The names of what it holds, sorted (empty when they could not be listed); the
+        /// message names the first few.
+        holds: Vec<String>,
     },
     /// `open` on a directory without a log in it (`KAFKA_STORAGE_ERROR`).
     NotALog {
@@ -486,13 +492,23 @@ impl fmt::Display for Error {
             Error::CorruptFile { path, reason } | Error::DamagedSegment { path, reason, .. } => {
                 write!(f, "{}: {reason}", path.display())
             }
-            Error::AlreadyExists { path } => {
+            Error::AlreadyExists { path, holds } => {
                 write!(
                     f,
                     "{}: already holds files (a log is written into a new or empty \
                      directory)",
                     path.display()
-                )
+                )?;
+                if let Some((first, _)) = holds.split_first() {
+                    write!(f, "; it holds {first}")?;
+                    for name in holds.iter().skip(1).take(HOLDS_SHOWN - 1) {
+                        write!(f, ", {name}")?;
+                    }
+                    if holds.len() > HOLDS_SHOWN {
+                        write!(f, " and {} more", holds.len() - HOLDS_SHOWN)?;
+                    }
+                }
+                Ok(())
             }
             Error::NoSuchDirectory { path } => write!(
                 f,
@@ -613,6 +629,7 @@ mod tests {
             },
             Error::AlreadyExists {
                 path: PathBuf::new(),
+                holds: Vec::new(),
             },
             Error::InvalidProducerEpoch {
                 producer_id: 0,

@@ -39,7 +39,8 @@
 )]
 
 use crate::config::LogConfig;
-use crate::convert::PartitionWriter;
+use crate::convert::{InsideSource, PartitionWriter};
+use crate::data_dir;
 use crate::epoch::LeaderEpochCache;
 use crate::error::{Error, Result};
 use crate::files::{self, LOG_SUFFIX};
@@ -1248,8 +1249,7 @@ impl Kept {
     }
 }
 
-/// Salvages the segment `files` (in offset order) on the real file system; see
-/// [`salvage_files_with`].
+/// Salvages the segment `files` on the real file system; see [`salvage_files_with`].
 ///
 /// # Errors
 ///
@@ -1264,9 +1264,10 @@ pub fn salvage_files(
     salvage_files_with(&Env::fs(), files, output, config, options, sink)
 }
 
-/// Salvages the segment `files` (in offset order, never modified) into the new partition
-/// directory `output` with configuration `config` (see the [module](self) docs); with no
-/// output, only reports what a salvage would keep and lose.
+/// Salvages the segment `files` (never modified) into the new partition directory `output`
+/// with configuration `config` (see the [module](self) docs); with no output, only reports
+/// what a salvage would keep and lose. The files are read in offset order whatever order they
+/// are given in, as a partition directory's are ([`in_offset_order`]).
 ///
 /// # Errors
 ///
@@ -1313,6 +1314,7 @@ pub fn salvage_files_with(
     options: SalvageOptions,
     sink: &mut dyn SalvageSink,
 ) -> Result<SalvageReport> {
+    let files = &in_offset_order(files)[..];
     let mut total = 0u64;
     for f in files {
         let file = env
@@ -1356,6 +1358,167 @@ pub fn salvage_files_with(
         report.segments_written = writer.finish()?;
     }
     Ok(report)
+}
+
+/// `files` in offset order, as the segments of a partition directory are read
+/// ([`segment_files`]): the files named by a base offset (`00000000000000004096.log`) sorted by
+/// it, in the places such files take among `files`; the files named otherwise stay where they
+/// were given. Files of the same base offset keep their order.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::salvage::in_offset_order;
+/// use std::path::PathBuf;
+///
+/// let given: Vec<PathBuf> = ["00000000000000000042.log", "copy.bin", "a/00000000000000000007.log"]
+///     .iter()
+///     .map(PathBuf::from)
+///     .collect();
+/// let sorted = in_offset_order(&given);
+/// assert_eq!(sorted, [2, 1, 0].map(|i| given[i].clone()));
+/// ```
+pub fn in_offset_order(files: &[PathBuf]) -> Vec<PathBuf> {
+    let base = |f: &PathBuf| {
+        f.file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| files::parse_file_name(n, LOG_SUFFIX))
+    };
+    let mut named: Vec<(i64, &PathBuf)> = files
+        .iter()
+        .filter_map(|f| base(f).map(|b| (b, f)))
+        .collect();
+    // Stable: files of the same base offset keep their order.
+    named.sort_by_key(|&(b, _)| b);
+    let mut named = named.into_iter().map(|(_, f)| f);
+    files
+        .iter()
+        .map(|f| match base(f) {
+            Some(_) => named.next().unwrap_or(f).clone(),
+            None => f.clone(),
+        })
+        .collect()
+}
+
+/// What a salvage reads, told from the sources it was given ([`Input::of`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Segment files, in offset order ([`in_offset_order`]): salvaged into one partition
+    /// directory ([`salvage_files`]).
+    Files(Vec<PathBuf>),
+    /// A partition directory (one holding segments): salvaged into one partition directory
+    /// ([`salvage_partition`]).
+    Partition(PathBuf),
+    /// A broker's log.dirs root (a directory without segments): each of its partition
+    /// directories is salvaged into the output directory under its own name.
+    Root {
+        /// The root.
+        dir: PathBuf,
+        /// Its partition directories, by topic then partition (never empty).
+        partitions: Vec<data_dir::PartitionDir>,
+    },
+}
+
+/// Why the sources given to a salvage cannot be salvaged ([`Input::of`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum InputError {
+    /// Standard input (`-`) among the sources: salvage reads files it can read again.
+    Stdin,
+    /// A directory among several sources: salvage takes segment files or one directory.
+    NotOneDirectory {
+        /// The directories given.
+        dirs: Vec<PathBuf>,
+        /// How many sources were given.
+        given: usize,
+    },
+    /// The output is a source directory or inside one.
+    InsideSource(InsideSource),
+    /// A directory holding no segment and no partition directory.
+    Empty(PathBuf),
+    /// A directory cannot be listed.
+    Log(Error),
+}
+
+impl InputError {
+    /// Whether the sources or the output are wrong as given (a usage error, exit 2 for `krec
+    /// salvage`), rather than a directory that cannot be read ([`InputError::Log`]).
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, InputError::Log(_))
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::Stdin => f.write_str(
+                "salvage reads segment files and partition directories, not standard input \
+                 (-): write the bytes to a file named by its base offset \
+                 (00000000000000000000.log) and salvage that",
+            ),
+            InputError::NotOneDirectory { dirs, given } => {
+                let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+                write!(
+                    f,
+                    "salvage takes segment files or one directory (a partition directory or a \
+                     log.dirs root), not {given} sources with directories among them ({}): \
+                     salvage each directory into its own output, or give the log.dirs root \
+                     that holds them",
+                    names.join(", "),
+                )
+            }
+            InputError::InsideSource(e) => write!(f, "{e}"),
+            InputError::Empty(dir) => write!(
+                f,
+                "{} holds no segment and no partition directory",
+                dir.display()
+            ),
+            InputError::Log(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl Input {
+    /// What salvaging `sources` into `output` reads, on the real file system: segment files
+    /// (put in offset order), or one directory, a partition directory when it holds segments
+    /// and a log.dirs root otherwise. Nothing is created or changed.
+    ///
+    /// # Errors
+    ///
+    /// `-` among the sources ([`InputError::Stdin`]); a directory among several sources
+    /// ([`InputError::NotOneDirectory`]); an `output` that is a source directory or inside one,
+    /// links resolved ([`InputError::InsideSource`]); a directory with neither segments nor
+    /// partition directories ([`InputError::Empty`]); a directory that cannot be listed.
+    pub fn of(sources: &[PathBuf], output: &Path) -> std::result::Result<Input, InputError> {
+        if sources.iter().any(|s| s == Path::new("-")) {
+            return Err(InputError::Stdin);
+        }
+        let dirs: Vec<PathBuf> = sources.iter().filter(|s| s.is_dir()).cloned().collect();
+        if !dirs.is_empty() && sources.len() > 1 {
+            return Err(InputError::NotOneDirectory {
+                dirs,
+                given: sources.len(),
+            });
+        }
+        InsideSource::check(output, &dirs).map_err(InputError::InsideSource)?;
+        let Some(dir) = dirs.into_iter().next() else {
+            return Ok(Input::Files(in_offset_order(sources)));
+        };
+        if !segment_files(&Env::fs(), &dir)
+            .map_err(InputError::Log)?
+            .is_empty()
+        {
+            return Ok(Input::Partition(dir));
+        }
+        let partitions = data_dir::partition_dirs(&dir)
+            .map_err(|e| InputError::Log(Error::io("list", &dir, e)))?;
+        if partitions.is_empty() {
+            return Err(InputError::Empty(dir));
+        }
+        Ok(Input::Root { dir, partitions })
+    }
 }
 
 /// The segment files of the partition directory `dir`, in offset order.

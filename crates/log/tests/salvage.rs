@@ -1192,3 +1192,68 @@ proptest! {
         out.verify_indexes().unwrap();
     }
 }
+
+/// Segment files handed over out of order are read in the offset order of their names, as a
+/// partition directory's are: nothing is left out (every entry of a file after a later one was
+/// left out as going backwards). A file named otherwise keeps its place.
+#[test]
+fn segment_files_given_out_of_order_are_salvaged_in_offset_order() {
+    let m = mem();
+    let files: Vec<(i64, Vec<u8>)> = (0..3i64)
+        .map(|i| {
+            let mut b = V2Builder::new(i * 2);
+            b.append(&NewRecord::new(NOW, None, Some(&value(i))))
+                .unwrap();
+            b.append(&NewRecord::new(NOW, None, Some(&value(i))))
+                .unwrap();
+            (i * 2, b.finish().unwrap())
+        })
+        .collect();
+    write_input(&m, &files);
+    let mut given = salvage::segment_files(&m.env, &m.dir).unwrap();
+    given.reverse();
+    assert_eq!(
+        salvage::in_offset_order(&given),
+        salvage::segment_files(&m.env, &m.dir).unwrap()
+    );
+    let out = Path::new("/out/reversed-0");
+    let config = LogConfig::default();
+    let report = salvage::salvage_files_with(
+        &m.env,
+        &given,
+        Some(out),
+        &config,
+        SalvageOptions::default(),
+        &mut NoSink,
+    )
+    .unwrap();
+    assert_eq!(
+        (report.kept_entries, report.kept_records),
+        (3, 6),
+        "{report}"
+    );
+    assert!(
+        report.left_out.is_empty() && !report.found_anything(),
+        "{report}"
+    );
+    assert_eq!(
+        Log::open_read_only_with(out, m.env.clone())
+            .unwrap()
+            .log_end_offset(),
+        6
+    );
+    // Files named otherwise keep their places; the named ones are sorted among theirs.
+    let mixed: Vec<PathBuf> = [
+        "b.bin",
+        "00000000000000000009.log",
+        "a.bin",
+        "x/00000000000000000001.log",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    assert_eq!(
+        salvage::in_offset_order(&mixed),
+        [0, 3, 2, 1].map(|i| mixed[i].clone())
+    );
+}

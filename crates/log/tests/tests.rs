@@ -13,6 +13,7 @@ mod interop;
 mod locking;
 mod mixed_formats;
 mod offsets;
+mod outputs;
 mod overflow;
 mod recovery;
 mod retention;

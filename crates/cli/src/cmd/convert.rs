@@ -29,11 +29,11 @@ use std::path::{Path, PathBuf};
 /// always one message per record.
 ///
 /// IN a file (or `-` for stdin) → OUT a file (or `-` for stdout). IN a partition directory →
-/// OUT a new directory: every segment converted under the same name, krec-log.json copied with
-/// message.format.version set to the target format's, then the log is recovered there to build
-/// the .index and .timeindex files (and checked to keep every byte). For --magic 2 the
-/// leader-epoch-checkpoint, .txnindex files and producer snapshots are copied too (offsets
-/// are unchanged); for v0/v1 they no longer apply and are left out.
+/// OUT a new directory, not inside IN: every segment converted under the same name,
+/// krec-log.json copied with message.format.version set to the target format's, then the log
+/// is recovered there to build the .index and .timeindex files (and checked to keep every
+/// byte). For --magic 2 the leader-epoch-checkpoint, .txnindex files and producer snapshots
+/// are copied too (offsets are unchanged); for v0/v1 they no longer apply and are left out.
 ///
 /// IN a live partition, kafka://HOST:PORT/TOPIC/PARTITION (from --start to --end, at
 /// --isolation; default read-uncommitted: a copy of the partition as the broker holds it,
@@ -145,6 +145,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         )));
     }
     if args.output != Path::new("-") {
+        // Not into the input directory: checked before anything is removed or created.
+        convert::check_output(&args.input, &args.output)?;
         let removed = convert::remove_leftovers(&krecords_log::storage::FsStorage, &args.output);
         say_removed(&removed);
     }
@@ -326,7 +328,9 @@ impl From<ConvertError> for Failure {
                 Failure::Io(source, format!("cannot read {name}"))
             }
             ConvertError::Refused { name, error } => refused(&name, &error),
-            e @ ConvertError::NoSegments { .. } => Failure::Usage(e.to_string()),
+            e @ (ConvertError::NoSegments { .. } | ConvertError::InsideSource(_)) => {
+                Failure::Usage(e.to_string())
+            }
             e @ ConvertError::Entry { .. } => Failure::Data(e.to_string()),
             ConvertError::Output(e) => log_error(e),
         }

@@ -142,7 +142,7 @@ struct CompactArgs {
     writer: WriterArgs,
 }
 
-/// Create an empty log in DIR (created if needed).
+/// Create an empty log in DIR, a new or empty directory (created if needed).
 ///
 /// Prints {"dir":"DIR","config":{...}} with every setting.
 ///

@@ -6,8 +6,7 @@ use crate::cmd::convert::say_removed;
 use crate::outcome::{Failure, Outcome};
 use crate::progress::{Progress, Unit};
 use krecords_log::convert::remove_leftovers;
-use krecords_log::data_dir;
-use krecords_log::salvage::{self, SalvageOptions, SalvageReport, SalvageSink};
+use krecords_log::salvage::{self, Input, InputError, SalvageOptions, SalvageReport, SalvageSink};
 use krecords_log::storage::FsStorage;
 use krecords_log::LogConfig;
 use serde::Serialize;
@@ -37,10 +36,12 @@ use std::path::{Path, PathBuf};
 /// (the records stay, hidden at read_committed; --leave-transactions-open writes none). A
 /// transaction the producer writes nothing after is left open and reported.
 ///
-/// SOURCE is segment files (in offset order), a partition directory, or a broker's log.dirs
-/// root: there every partition is scanned, the damaged ones salvaged into OUTPUT/<partition>,
-/// intact ones reported and left alone (--all salvages them too); a partition with a misnamed
-/// segment is not intact.
+/// SOURCE is segment files (read in the offset order of their names, whatever order they are
+/// given in) or one directory: a partition directory, or a broker's log.dirs root, where every
+/// partition is scanned, the damaged ones salvaged into OUTPUT/<partition>, intact ones
+/// reported and left alone (--all salvages them too); a partition with a misnamed segment is
+/// not intact. Several directories are refused (salvage each, or give their root), and so is
+/// an OUTPUT inside the source directory.
 ///
 /// The report, per partition: damaged byte ranges (file, position, length, reason, and the
 /// offsets lost between the entries kept around them), entries left out, entries, records and
@@ -57,11 +58,11 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Segment files, a partition directory or a log.dirs root.
+    /// Segment files, or one directory: a partition directory or a log.dirs root.
     #[arg(required = true)]
     source: Vec<PathBuf>,
     /// The new partition directory (for a log.dirs root: the directory of the new partition
-    /// directories). Must not exist or be empty.
+    /// directories). Must not exist or be empty, and not be inside the source directory.
     #[arg(long, short)]
     output: PathBuf,
     /// Also write the bytes of every damaged region to FILE, in the report's order.
@@ -140,14 +141,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         close_lost_transactions: !args.leave_transactions_open,
         ..SalvageOptions::default()
     };
-    if args.source.iter().any(|s| s == Path::new("-")) {
-        return Err(Failure::Usage(
-            "salvage reads segment files and partition directories, not standard input (-): \
-             write the bytes to a file named by its base offset (00000000000000000000.log) \
-             and salvage that"
-                .into(),
-        ));
-    }
+    // Sources and output checked before anything is created.
+    let input = Input::of(&args.source, &args.output).map_err(|e| match e {
+        InputError::Log(e) => failure(e),
+        e => Failure::Usage(e.to_string()),
+    })?;
     let damaged = match &args.keep_damaged {
         Some(p) => {
             Some(BufWriter::new(File::create(p).map_err(|e| {
@@ -162,59 +160,51 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         damaged,
     };
     let mut lost = false;
-    let first = args.source.first().cloned().unwrap_or_default();
-    let one_dir = args.source.len() == 1 && first.is_dir();
-    if one_dir
-        && salvage::segment_files(&krecords_log::Env::fs(), &first)
-            .map_err(failure)?
-            .is_empty()
-    {
-        // A log.dirs root.
-        let parts = data_dir::partition_dirs(&first)
-            .map_err(|e| Failure::Io(e, format!("listing {}", first.display())))?;
-        if parts.is_empty() {
-            return Err(Failure::Usage(format!(
-                "{} holds no segment and no partition directory",
-                first.display()
-            )));
-        }
-        for p in parts {
-            let name = p.name();
-            let dir = first.join(&name);
-            sink.label = format!("scan {name}");
+    let partitions = match &input {
+        Input::Root { partitions, .. } => partitions.as_slice(),
+        _ => &[],
+    };
+    for p in partitions {
+        let (name, dir) = (p.name(), &p.path);
+        sink.label = format!("scan {name}");
+        sink.progress = None;
+        let scan = salvage::salvage_partition(dir, None, options, &mut NoDamaged(&mut sink))
+            .map_err(failure)?;
+        let (report, output) = if scan.found_anything() || args.all {
+            let to = args.output.join(&name);
+            say_removed(&remove_leftovers(&FsStorage, &to));
+            sink.label = format!("salvage {name}");
             sink.progress = None;
-            let scan = salvage::salvage_partition(&dir, None, options, &mut NoDamaged(&mut sink))
-                .map_err(failure)?;
-            let (report, output) = if scan.found_anything() || args.all {
-                let to = args.output.join(&name);
-                say_removed(&remove_leftovers(&FsStorage, &to));
-                sink.label = format!("salvage {name}");
-                sink.progress = None;
-                let r = salvage::salvage_partition(&dir, Some(&to), options, &mut sink)
-                    .map_err(failure)?;
-                (r, Some(to))
-            } else {
-                (scan, None)
-            };
-            lost |= report.found_anything();
-            print(out, args.format, &dir, output.as_deref(), &report)?;
-        }
-    } else {
-        say_removed(&remove_leftovers(&FsStorage, &args.output));
-        let report = if one_dir {
-            salvage::salvage_partition(&first, Some(&args.output), options, &mut sink)
+            let r =
+                salvage::salvage_partition(dir, Some(&to), options, &mut sink).map_err(failure)?;
+            (r, Some(to))
         } else {
-            salvage::salvage_files(
-                &args.source,
-                Some(&args.output),
-                &LogConfig::default(),
-                options,
-                &mut sink,
-            )
+            (scan, None)
+        };
+        lost |= report.found_anything();
+        print(out, args.format, dir, output.as_deref(), &report)?;
+    }
+    if partitions.is_empty() {
+        say_removed(&remove_leftovers(&FsStorage, &args.output));
+    }
+    let to = Some(args.output.as_path());
+    let single = match &input {
+        Input::Partition(dir) => {
+            Some((dir, salvage::salvage_partition(dir, to, options, &mut sink)))
         }
-        .map_err(failure)?;
+        Input::Files(files) => files.first().map(|first| {
+            let config = LogConfig::default();
+            (
+                first,
+                salvage::salvage_files(files, to, &config, options, &mut sink),
+            )
+        }),
+        _ => None,
+    };
+    if let Some((first, report)) = single {
+        let report = report.map_err(failure)?;
         lost = report.found_anything();
-        print(out, args.format, &first, Some(&args.output), &report)?;
+        print(out, args.format, first, to, &report)?;
     }
     if let Some(mut w) = sink.damaged.take() {
         w.flush()

@@ -555,3 +555,63 @@ fn unwritable_outputs_are_named_as_given() {
     assert!(!d.path("-").exists());
     assert_eq!(std::fs::read_dir(d.path("outdir")).unwrap().count(), 0);
 }
+
+/// The names in `dir`, sorted.
+fn names_in(d: &Dir, dir: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(d.path(dir))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A partition directory converted into a directory inside itself (or into a directory that
+/// is it through a link) would put a partition inside the partition a broker reads: a usage
+/// error naming both paths, found before anything is created (it converted into it).
+#[test]
+fn an_output_inside_the_input_directory_is_refused_and_nothing_created() {
+    let d = Dir::new();
+    let src = zstd_partition(&d, "zstd-0", 2);
+    let before = names_in(&d, "zstd-0");
+    let inside = d.arg("zstd-0/v1");
+    let r = d.run(
+        &[
+            "convert",
+            &src,
+            &inside,
+            "--magic",
+            "1",
+            "--compression",
+            "gzip",
+        ],
+        b"",
+    );
+    r.fails(2, "is the source directory");
+    assert!(
+        r.stderr.contains(&inside) && r.stderr.contains(&format!("directory {src} ")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        names_in(&d, "zstd-0"),
+        before,
+        "nothing created in the input"
+    );
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(d.path("zstd-0"), d.path("link")).unwrap();
+        d.run(
+            &["convert", &d.arg("link"), &d.arg("zstd-0/deeper/v2")],
+            b"",
+        )
+        .fails(2, "is the source directory");
+        assert_eq!(
+            names_in(&d, "zstd-0"),
+            before,
+            "nothing created through the link"
+        );
+    }
+    // Beside it is fine.
+    d.run(&["convert", &src, &d.arg("zstd-copy-0")], b"").ok();
+}

@@ -1283,3 +1283,33 @@ fn read_shows_the_records_before_damage_then_fails() {
     let r = d.run(&["log", "read", &log, "--count", "3"], b"");
     assert_eq!(r.ok().lines().count(), 3);
 }
+
+/// `log create` writes into a new or empty directory, as its error says: a directory holding
+/// files but no log is refused (exit 2), its files named and nothing created in it (a log was
+/// created among them); an empty one is taken.
+#[test]
+fn create_refuses_a_directory_with_files_but_no_log() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("notes")).unwrap();
+    d.write("notes/todo.txt", b"x");
+    d.write("notes/a.md", b"x");
+    let r = d.run(&["log", "create", "notes"], b"");
+    r.fails(
+        2,
+        "notes: already holds files (a log is written into a new or empty directory); it \
+         holds a.md, todo.txt",
+    );
+    assert_eq!(r.out(), "");
+    let mut names: Vec<String> = std::fs::read_dir(d.path("notes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.md", "todo.txt"]);
+    std::fs::create_dir(d.path("empty")).unwrap();
+    create(&d, "empty", &[]);
+    // A failed create's lock file alone does not count.
+    std::fs::create_dir(d.path("locked")).unwrap();
+    d.write("locked/krec.lock", b"");
+    create(&d, "locked", &[]);
+}

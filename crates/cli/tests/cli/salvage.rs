@@ -386,3 +386,106 @@ fn a_misnamed_segment_is_renamed_and_reported() {
     let report = r.fails(1, "").json();
     assert_eq!(report["renamed"][0]["written_as"], real, "{report}");
 }
+
+/// The names below `dir`, sorted.
+fn tree(d: &Dir, dir: &str) -> Vec<std::path::PathBuf> {
+    let mut all = crate::util::walk(&d.path(dir));
+    all.sort();
+    all
+}
+
+/// An output inside the source — the partition directory, a log.dirs root, or the directory
+/// itself through a link — would put a salvaged partition into the data a broker reads: a
+/// usage error naming both paths, before anything is created (it salvaged into it).
+#[test]
+fn an_output_inside_the_source_is_refused_and_nothing_created() {
+    let d = Dir::new();
+    let part = partition(&d, "data/t-0", true);
+    let before = tree(&d, "data");
+    let inside = d.arg("data/t-0/salvaged");
+    d.run(&["salvage", &part, "--output", &inside], b"").fails(
+        2,
+        &format!("the output {inside} is the source directory {part} "),
+    );
+    // Equal to it, under the root, and the root given through a link.
+    d.run(&["salvage", &part, "--output", &part], b"")
+        .fails(2, "is the source directory");
+    let root = d.arg("data");
+    d.run(&["salvage", &root, "--output", &d.arg("data/out")], b"")
+        .fails(2, &format!("is the source directory {root} "));
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(d.path("data"), d.path("link")).unwrap();
+        d.run(
+            &["salvage", &d.arg("link"), "-o", &d.arg("data/via-link")],
+            b"",
+        )
+        .fails(2, "is the source directory");
+    }
+    assert_eq!(tree(&d, "data"), before, "nothing created in the source");
+    // --keep-damaged is not created either when the output is refused.
+    d.run(
+        &["salvage", &part, "-o", &inside, "--keep-damaged", "dmg.bin"],
+        b"",
+    )
+    .fails(2, "is the source directory");
+    assert!(!d.path("dmg.bin").exists());
+}
+
+/// Segment files given out of order are read in the offset order of their names, as a
+/// partition directory's are: everything is kept (they were salvaged in the order given, every
+/// entry of the later files left out as going backwards).
+#[test]
+fn segment_files_given_out_of_order_are_salvaged_in_offset_order() {
+    let d = Dir::new();
+    let log = d.arg("m-0");
+    d.run(
+        &["log", "create", &log, "--config", "segment.bytes=200"],
+        b"",
+    )
+    .ok();
+    let records: String = (0..12)
+        .map(|i| format!("{{\"timestamp\":{i},\"value\":\"v{i}\"}}\n"))
+        .collect();
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "2"],
+        records.as_bytes(),
+    )
+    .ok();
+    let mut segments: Vec<String> = tree(&d, "m-0")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(segments.len() >= 3, "{segments:?}");
+    segments.reverse();
+    let out = d.arg("out");
+    let mut args = vec!["salvage"];
+    args.extend(segments.iter().map(String::as_str));
+    args.extend(["--output", &out, "--format", "json"]);
+    let r = d.run(&args, b"");
+    let report = r.json();
+    assert_eq!(r.code, 0, "{}\n{report}", r.stderr);
+    assert_eq!(report["kept_records"], 12, "{report}");
+    assert_eq!(report["left_out"].as_array().unwrap().len(), 0, "{report}");
+    d.run(&["verify", &out], b"").ok();
+}
+
+/// Salvage takes segment files or one directory, as its help says: several directories (or a
+/// directory among files) are a usage error saying what to do (it was "Is a directory").
+#[test]
+fn several_directories_are_a_usage_error() {
+    let d = Dir::new();
+    let a = partition(&d, "a-0", true);
+    let b = partition(&d, "b-0", false);
+    let out = d.arg("out");
+    d.run(&["salvage", &a, &b, "--output", &out], b"")
+        .fails(2, "salvage takes segment files or one directory")
+        .fails(2, &format!("({a}, {b})"));
+    let seg = d.arg("b-0/00000000000000000000.log");
+    d.run(&["salvage", &seg, &a, "--output", &out], b"")
+        .fails(2, "salvage each directory into its own output");
+    assert!(!d.path("out").exists());
+    let help = d.run(&["salvage", "--help"], b"").ok();
+    assert!(help.contains("Several directories are refused"), "{help}");
+}

@@ -16,6 +16,15 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+/// The names in `dir` but the writer's lock file, sorted: what makes it no new or empty
+/// directory for [`Log::create`].
+fn held(st: &dyn Storage, dir: &Path) -> Result<Vec<String>> {
+    let mut names = st.list_dir(dir).map_err(|e| Error::io("list", dir, e))?;
+    names.retain(|n| n != files::LOCK_FILE);
+    names.sort();
+    Ok(names)
+}
+
 /// Refuses `dir` when a running Kafka broker owns it, then takes the writer's lock.
 pub(crate) fn lock_for_writing(
     st: &dyn Storage,
@@ -229,7 +238,9 @@ impl Log {
     ///
     /// # Errors
     ///
-    /// [`Error::AlreadyExists`] if `dir` holds a log, [`Error::InvalidConfig`], I/O errors.
+    /// [`Error::AlreadyExists`] if `dir` is no new or empty directory: it holds a log, or any
+    /// other file but a lock file (a directory without a log is refused before anything is
+    /// created in it); [`Error::InvalidConfig`], I/O errors.
     pub fn create(dir: impl AsRef<Path>, config: LogConfig) -> Result<Log> {
         Log::create_with(dir, config, Env::fs())
     }
@@ -260,18 +271,28 @@ impl Log {
         let dir = dir.as_ref().to_path_buf();
         let storage = env.storage.clone();
         config.validate()?;
+        // A directory holding files but no log is refused before anything is created in it;
+        // one holding a log only once its lock is taken, so that a log another writer has
+        // open is said to be locked.
+        let exists = storage
+            .exists(&dir)
+            .map_err(|e| Error::io("stat", &dir, e))?;
+        if exists {
+            let holds = held(storage.as_ref(), &dir)?;
+            let is_log = holds
+                .iter()
+                .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some());
+            if !holds.is_empty() && !is_log {
+                return Err(Error::AlreadyExists { path: dir, holds });
+            }
+        }
         storage
             .create_dir_all(&dir)
             .map_err(|e| Error::io("create", &dir, e))?;
         let lock = lock_for_writing(storage.as_ref(), &dir, options)?;
-        let names = storage
-            .list_dir(&dir)
-            .map_err(|e| Error::io("list", &dir, e))?;
-        if names
-            .iter()
-            .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some())
-        {
-            return Err(Error::AlreadyExists { path: dir });
+        let holds = held(storage.as_ref(), &dir)?;
+        if !holds.is_empty() {
+            return Err(Error::AlreadyExists { path: dir, holds });
         }
         let json = serde_json::to_vec_pretty(&config.to_json()).unwrap_or_default();
         files::write_atomic(storage.as_ref(), &dir, CONFIG_FILE, &json)?;

@@ -1,0 +1,223 @@
+//! Where new logs may be written: `Log::create` into a new or empty directory only, and no
+//! output of salvage or convert inside the directories they read.
+
+use crate::util::{config, dir_state, fs_log, mem};
+use krecords_codec::convert::ConvertOptions;
+use krecords_log::check::EntrySource;
+use krecords_log::convert::{self, ConvertError, InsideSource};
+use krecords_log::salvage::{Input, InputError};
+use krecords_log::storage::Storage;
+use krecords_log::{Error, Log};
+use std::io;
+use std::path::{Path, PathBuf};
+
+#[test]
+fn create_refuses_a_directory_holding_files_but_no_log_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("notes");
+    std::fs::create_dir(&dir).unwrap();
+    for name in ["g", "f", "e", "d", "c", "b", "a"] {
+        std::fs::write(dir.join(name), b"x").unwrap();
+    }
+    let before = dir_state(&dir);
+    let e = Log::create(&dir, config(&[])).unwrap_err();
+    match &e {
+        Error::AlreadyExists { path, holds } => {
+            assert_eq!(path, &dir);
+            assert_eq!(holds, &["a", "b", "c", "d", "e", "f", "g"]);
+        }
+        e => panic!("{e}"),
+    }
+    assert_eq!(e.kafka_name(), "TOPIC_ALREADY_EXISTS");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: already holds files (a log is written into a new or empty directory); it \
+             holds a, b, c, d, e and 2 more",
+            dir.display()
+        )
+    );
+    assert_eq!(dir_state(&dir), before, "no lock file, no log");
+    // A new directory, an empty one, and one holding only a lock file left by a refused
+    // create are taken.
+    Log::create(tmp.path().join("new/deeper"), config(&[]))
+        .unwrap()
+        .close()
+        .unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    Log::create(&empty, config(&[])).unwrap().close().unwrap();
+    let locked = tmp.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::write(locked.join("krec.lock"), b"").unwrap();
+    Log::create(&locked, config(&[])).unwrap().close().unwrap();
+    // A log: refused as before, its files named.
+    let e = Log::create(&empty, config(&[])).unwrap_err();
+    assert!(
+        matches!(&e, Error::AlreadyExists { holds, .. } if holds.iter().any(|n| n == "krec-log.json")),
+        "{e}"
+    );
+}
+
+#[test]
+fn create_in_memory_refuses_a_directory_with_a_file() {
+    let m = mem();
+    m.storage.create_dir_all(&m.dir).unwrap();
+    m.storage
+        .create(&m.path("README"))
+        .unwrap()
+        .write_at(b"x", 0)
+        .unwrap();
+    let e = Log::create_with(&m.dir, config(&[]), m.env.clone()).unwrap_err();
+    assert!(
+        matches!(&e, Error::AlreadyExists { holds, .. } if holds == &["README"]),
+        "{e}"
+    );
+    assert_eq!(m.storage.list_dir(&m.dir).unwrap(), ["README"]);
+}
+
+/// Every path below `dir` with its size, sorted.
+fn tree(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            all.extend(tree(&path));
+        }
+        let len = path.metadata().unwrap().len();
+        all.push((path, len));
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn convert_refuses_an_output_inside_its_input_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("t-0");
+    fs_log(&input).close().unwrap();
+    let before = tree(&input);
+    let mut open = |_: &Path| -> io::Result<Box<dyn EntrySource>> {
+        Err(io::Error::other("nothing is opened"))
+    };
+    for output in [input.join("v1"), input.clone(), input.join("a/b")] {
+        let e = convert::convert_dir(
+            &input,
+            &output,
+            &ConvertOptions::default(),
+            &mut open,
+            &mut |_, _| {},
+        )
+        .unwrap_err();
+        let ConvertError::InsideSource(InsideSource { output: o, dir }) = &e else {
+            panic!("{e}");
+        };
+        assert_eq!((o, dir), (&output, &input));
+        let text = e.to_string();
+        assert!(
+            text.contains(&output.display().to_string())
+                && text.contains(&format!("is the source directory {} ", input.display())),
+            "{text}"
+        );
+    }
+    assert_eq!(tree(&input), before);
+    // A file or a URL holds nothing; a sibling is fine.
+    let segment = input.join("00000000000000000000.log");
+    convert::check_output(&segment, &input.join("x")).unwrap();
+    convert::check_output(Path::new("kafka://h:9092/t/0"), &input.join("x")).unwrap();
+    convert::check_output(&input, &tmp.path().join("t-copy-0")).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn links_are_resolved_on_both_sides() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("t-0");
+    std::fs::create_dir(&input).unwrap();
+    std::os::unix::fs::symlink(&input, tmp.path().join("link")).unwrap();
+    let via = tmp.path().join("link/out");
+    assert_eq!(
+        convert::source_holding(&via, &[&input]),
+        Some(input.as_path())
+    );
+    assert!(convert::is_inside(
+        &input.join("out"),
+        &tmp.path().join("link")
+    ));
+    assert!(!convert::is_inside(&tmp.path().join("t-00"), &input));
+}
+
+#[test]
+fn salvage_takes_segment_files_or_one_directory_and_no_output_inside_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("data");
+    let part = root.join("t-0");
+    fs_log(&part).close().unwrap();
+    let before = tree(&root);
+    let input = |sources: &[&Path], output: &Path| {
+        let sources: Vec<PathBuf> = sources.iter().map(|p| p.to_path_buf()).collect();
+        Input::of(&sources, output)
+    };
+    // The partition directory, the root.
+    let out = tmp.path().join("out");
+    assert_eq!(
+        input(&[&part], &out).unwrap(),
+        Input::Partition(part.clone())
+    );
+    match input(&[&root], &out).unwrap() {
+        Input::Root { dir, partitions } => {
+            assert_eq!(dir, root);
+            assert_eq!(partitions.len(), 1);
+            assert_eq!(partitions[0].path, part);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Outputs inside them.
+    for (source, output) in [
+        (&part, part.join("salvaged")),
+        (&part, part.clone()),
+        (&root, root.join("out")),
+        (&root, part.join("x/y")),
+    ] {
+        let e = input(&[source], &output).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        let InputError::InsideSource(i) = &e else {
+            panic!("{e}");
+        };
+        assert_eq!((&i.output, &i.dir), (&output, source));
+    }
+    // Several directories, or a directory among files.
+    let other = tmp.path().join("u-0");
+    std::fs::create_dir(&other).unwrap();
+    let e = input(&[&part, &other], &out).unwrap_err();
+    assert!(matches!(&e, InputError::NotOneDirectory { dirs, given: 2 } if dirs.len() == 2));
+    assert!(
+        e.to_string()
+            .contains("salvage each directory into its own output"),
+        "{e}"
+    );
+    let segment = part.join("00000000000000000000.log");
+    let e = input(&[&segment, &part], &out).unwrap_err();
+    assert!(
+        matches!(&e, InputError::NotOneDirectory { given: 2, .. }),
+        "{e}"
+    );
+    // Standard input, an empty directory.
+    assert!(matches!(
+        input(&[Path::new("-")], &out),
+        Err(InputError::Stdin)
+    ));
+    assert!(matches!(input(&[&other], &out), Err(InputError::Empty(_))));
+    // Segment files, sorted by their names' base offsets.
+    let mut segments =
+        krecords_log::salvage::segment_files(&krecords_log::Env::fs(), &part).unwrap();
+    assert!(segments.len() >= 3);
+    let sorted = segments.clone();
+    segments.reverse();
+    let refs: Vec<&Path> = segments.iter().map(PathBuf::as_path).collect();
+    assert_eq!(
+        input(&refs, &part.join("out")).unwrap(),
+        Input::Files(sorted)
+    );
+    assert_eq!(tree(&root), before, "nothing created");
+}
