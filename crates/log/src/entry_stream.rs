@@ -104,6 +104,23 @@ impl EntryStream {
         })
     }
 
+    /// [`EntryStream::open_file`] from byte `position` of the file on: the entries there and
+    /// after, named by their positions in the whole file.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened or read.
+    pub fn open_file_at(path: &Path, position: u64) -> io::Result<EntryStream> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len().saturating_sub(position);
+        file.seek(SeekFrom::Start(position))?;
+        let input = ReadFill::with_len(Box::new(file) as Box<dyn Read>, len);
+        Ok(EntryStream {
+            stream: Streamer::new(input, position, i32::MAX as usize),
+        })
+    }
+
     /// A stream over any reader; `len`, when known, is how many bytes it holds (so that a
     /// declared entry size beyond them is not read for). The codec's
     /// [`Streamer`](krecords_codec::read::Streamer) reads it, with no bound on an entry but the

@@ -241,12 +241,20 @@ pub(crate) fn clean_dir(storage: &dyn Storage, dir: &Path, names: &[String]) -> 
 
 /// Opens the segments `bases` and recovers them as the module documentation describes.
 /// `recover_from` is the recovery point (`None` after a clean shutdown: no scan).
+///
+/// A segment recovered because its indexes needed rebuilding (not scanned from the recovery
+/// point) keeps the segments after it when it is cut, as Kafka's loader does — unless
+/// `read_only`: a reader's view of the log ends at any cut (the later segments are left out
+/// of the view and named in [`Cut::later`]), so that damage in a middle segment is found by
+/// [`check_cut`] and ends the log as read instead of leaving a hole that a fetch would skip
+/// silently.
 pub(crate) fn load_segments(
     storage: &dyn Storage,
     dir: &Path,
     config: &LogConfig,
     bases: &[i64],
     recover_from: Option<i64>,
+    read_only: bool,
     now_ms: i64,
 ) -> Result<(Vec<Segment>, RecoverInfo)> {
     let mut info = RecoverInfo {
@@ -302,8 +310,8 @@ pub(crate) fn load_segments(
             segments.splice(i..i, new);
             i += n.saturating_sub(1);
         }
-        if truncated > 0 && scan {
-            // Everything after a torn write goes.
+        if truncated > 0 && (scan || read_only) {
+            // Everything after a torn write goes (for a reader, from its view only).
             for later in segments.drain(i + 1..) {
                 info.truncated_bytes += later.size();
                 info.deleted_segments += 1;

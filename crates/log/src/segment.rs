@@ -599,6 +599,22 @@ impl Segment {
         }
     }
 
+    /// The first and last offsets of the entry at `position` (a v0/v1 wrapper's last offset
+    /// stands in for its first), `None` at the end of the segment.
+    ///
+    /// # Errors
+    ///
+    /// The entry cannot be read.
+    pub(crate) fn offsets_at(&self, position: u64) -> Result<Option<(i64, i64)>> {
+        let mut r = segment_reader(self.log.as_ref(), position, self.size, SEEK_WINDOW);
+        Ok(self.next(&mut r)?.map(|b| {
+            (
+                b.first_offset().unwrap_or_else(|| b.last_offset()),
+                b.last_offset(),
+            )
+        }))
+    }
+
     /// Appends whole batches from `position` to `out` while they fit `max_bytes` (the first one
     /// always, as Kafka's `minOneMessage`) and end below `max_offset` (exclusive: the last stable
     /// offset or the high watermark, always a batch boundary). Returns the last offset copied

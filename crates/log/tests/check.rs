@@ -152,6 +152,47 @@ fn a_flipped_byte_in_a_batch_is_an_entry_problem_at_its_position() {
     assert!(r.problems[0].message.contains("crc"), "{:?}", r.problems);
 }
 
+/// A length field damaged in the middle of a segment (it claims more bytes than the file
+/// holds) is not a torn tail: the check finds the intact entries after it, as salvage does,
+/// says where they resume, and checks and counts them.
+#[test]
+fn a_damaged_length_in_the_middle_of_a_segment_is_not_a_torn_tail() {
+    let d = sample_log();
+    let clean = check_partition(d.path(), LIMIT).unwrap().summary;
+    let first = &files_with(d.path(), ".log")[0];
+    let second_batch = v2(NOW, &["a", "b"]).len();
+    patch(first, |b| {
+        b[8..12].copy_from_slice(&0x7fff_ff00u32.to_be_bytes());
+    });
+    let r = check_partition(d.path(), LIMIT).unwrap();
+    let entry: Vec<&Problem> = r
+        .problems
+        .iter()
+        .filter(|p| p.kind != ProblemKind::Index && p.kind != ProblemKind::TimeIndex)
+        .collect();
+    assert_eq!(entry.len(), 1, "{:?}", r.problems);
+    assert_eq!(entry[0].kind, ProblemKind::Entry);
+    assert_eq!(entry[0].position, Some(0));
+    assert!(
+        entry[0].message.contains(&format!(
+            "intact entries follow from byte {second_batch} (offset 2)"
+        )),
+        "{:?}",
+        entry[0]
+    );
+    // Only the damaged batch (two records) is missing from the counts.
+    assert_eq!(r.summary.entries, clean.entries - 1);
+    assert_eq!(r.summary.records, clean.records - 2);
+    // The same file checked alone.
+    let r = krecords_log::check::check_file(first, LIMIT).unwrap();
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert!(
+        r.problems[0].message.contains("offset 2"),
+        "{:?}",
+        r.problems
+    );
+}
+
 #[test]
 fn bad_index_entries_are_index_problems() {
     // A wrong offset or timestamp in the first entry, and the next entry no longer increases

@@ -215,6 +215,11 @@ fn read_only_after(
     let mut bytes = m.storage.file_bytes(&path).unwrap();
     damage(&mut bytes);
     m.storage.put_file(&path, &bytes);
+    open_read_only_unchanged(m)
+}
+
+/// Opens `m`'s log read-only, checking that the open changed nothing in the directory.
+fn open_read_only_unchanged(m: &Mem) -> krecords_log::Result<Log> {
     let before = m.snapshot();
     let opened = Log::open_read_only_with(&m.dir, m.env.clone());
     assert_eq!(
@@ -312,6 +317,32 @@ fn a_read_only_log_refuses_reads_that_reach_damage_that_intact_entries_follow() 
     let m = mem();
     let e = reached(read_only_after(&m, 3, |b| b[..batch].fill(0)));
     assert!(e.to_string().contains("offset 4"), "{e}");
+}
+
+/// A cleanly closed log whose middle segment is damaged and has lost its offset index: the
+/// index rebuild cuts that segment (Kafka's loader keeps the later segments then), so a
+/// reader's view would have a hole a fetch skips silently (offsets 3.. served as 6..). The
+/// read-only view ends at the damage instead: reads before it are served, reads that reach it
+/// fail, and the error names where reads stay whole.
+#[test]
+fn damage_in_a_middle_segment_of_a_cleanly_closed_log_ends_the_read_only_view() {
+    let m = mem();
+    three_segments(&m).close().unwrap();
+    let path = m.path(&seg(3, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    bytes[8..12].copy_from_slice(&0x7fff_ff00u32.to_be_bytes());
+    m.storage.put_file(&path, &bytes);
+    m.storage.remove(&m.path(&seg(3, ".index"))).unwrap();
+    let log = open_read_only_unchanged(&m).unwrap();
+    assert_eq!(log.damage().map(|d| d.offset), Some(3));
+    let e = reached(Ok(log));
+    let text = e.to_string();
+    assert!(text.contains("intact entries follow"), "{text}");
+    assert!(text.contains("offset 4"), "{text}");
+    assert!(
+        text.contains("reads that end before offset 3 are whole"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -431,6 +431,8 @@ pub struct Reader {
     pending: Pending,
     max_bytes: Option<u64>,
     cur: Cur,
+    /// The local file `cur` reads.
+    cur_path: Option<PathBuf>,
     trim: Trim,
     watermarks: Option<Watermarks>,
     open_txn: Option<(i64, i64)>,
@@ -520,6 +522,36 @@ fn reached<'a>(damage: Option<&'a Damage>, trim: &Trim) -> Option<&'a Damage> {
     damage.filter(|d| trim.left != Some(0) && !d.spares(trim.range.asked_end))
 }
 
+/// Why an entry at or past a read's end is not the end of the partition: its offsets reach
+/// the base offset of the next segment file still to read (`pending`), so its offset field
+/// was damaged (no CRC covers a v2 batch's base offset) and the records after it cannot be
+/// read in order. `None` for an entry that ends the read as it should.
+fn overlaps_next(
+    pending: &Pending,
+    path: Option<&std::path::Path>,
+    b: &Batch<'_>,
+) -> Option<krecords_log::Error> {
+    let (Pending::Files(files), Some(path)) = (pending, path) else {
+        return None;
+    };
+    let next = files
+        .front()
+        .and_then(|p| krecords_log::check::segment_base(p))?;
+    let first = b.first_offset().unwrap_or_else(|| b.last_offset());
+    (b.last_offset() >= next).then(|| krecords_log::Error::DamagedSegment {
+        path: path.to_path_buf(),
+        position: b.position() as u64,
+        reason: format!(
+            "byte {}: the entry holds offsets {first}..={} but the next segment starts at \
+             offset {next}: its offset field is damaged, and the records after it cannot be \
+             read in order (`krec verify` lists the damage, `krec salvage` keeps every intact \
+             entry)",
+            b.position(),
+            b.last_offset()
+        ),
+    })
+}
+
 /// The error of a read that reached `damage`.
 pub(crate) fn damage_error(damage: Option<&Damage>) -> Error {
     match damage {
@@ -538,6 +570,7 @@ impl Reader {
             pending: s.pending,
             max_bytes: s.max_bytes,
             cur: Cur::None,
+            cur_path: None,
             trim: Trim {
                 range: s.range,
                 filter: s.aborted.map(|a| ReadCommitted::new(&a)),
@@ -617,6 +650,7 @@ impl Reader {
                     .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
                 let bytes = s.input().unread();
                 self.cur = Cur::File(Box::new(s));
+                self.cur_path = Some(path.clone());
                 (path.display().to_string(), Some(path), bytes, false)
             }
             #[cfg(feature = "remote")]
@@ -698,6 +732,8 @@ impl Reader {
     pub fn next_with_bounds(&mut self) -> io::Result<(Step<'_>, Bounds)> {
         let Reader {
             cur,
+            cur_path,
+            pending,
             trim,
             progress,
             finished,
@@ -715,6 +751,9 @@ impl Reader {
                 match &step {
                     Step::Entry(b) if trim.past_end(b) => {
                         *finished = true;
+                        if let Some(e) = overlaps_next(pending, cur_path.as_deref(), b) {
+                            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                        }
                         if let Some(d) = reached(damage.as_ref(), trim) {
                             return Err(io::Error::new(io::ErrorKind::InvalidData, d.error()));
                         }

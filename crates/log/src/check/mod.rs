@@ -301,6 +301,38 @@ impl From<io::Error> for CheckError {
 
 type CheckResult<T> = std::result::Result<T, CheckError>;
 
+/// After damage at byte `position` of the file at `path` (none: a source that is not a file
+/// here, which is not searched): the first intact entry after it, as salvage finds one — its
+/// position and first offset — and a stream of the file's entries from there. `None` when
+/// nothing intact follows (a torn tail).
+fn resume_after(
+    path: Option<&Path>,
+    position: u64,
+    name: &str,
+) -> CheckResult<Option<(u64, i64, EntryStream)>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let read_error = |e: crate::Error| CheckError::Io {
+        what: format!("cannot read {name}"),
+        error: io::Error::other(e.to_string()),
+    };
+    let files = [path.to_path_buf()];
+    let found = crate::resync::first_intact(
+        &crate::storage::FsStorage,
+        &files,
+        position.saturating_add(1),
+    )
+    .map_err(read_error)?;
+    let Some((_, at, first)) = found else {
+        return Ok(None);
+    };
+    let stream = io_context(EntryStream::open_file_at(path, at), || {
+        format!("cannot read {name}")
+    })?;
+    Ok(Some((at, first, stream)))
+}
+
 /// Adds what failed to an I/O error.
 fn io_context<T>(r: io::Result<T>, what: impl FnOnce() -> String) -> CheckResult<T> {
     r.map_err(|error| CheckError::Io {
@@ -911,7 +943,7 @@ impl<'s> Checker<'s> {
             ],
             _ => [None, None, None],
         };
-        self.entries_with_indexes(source, name, base, chain, indexes)
+        self.entries_with_indexes(source, name, path, base, chain, indexes)
     }
 
     /// Checks a segment held in memory, as [`Checker::segment_file`] checks one on disk: `log`
@@ -962,14 +994,18 @@ impl<'s> Checker<'s> {
                 *slot = Some(self.parse_index(index_name, bytes, kind, base)?);
             }
         }
-        self.entries_with_indexes(source, name, Some(base), chain, loaded)
+        self.entries_with_indexes(source, name, None, Some(base), chain, loaded)
     }
 
-    /// [`Checker::entries`] with its indexes already loaded.
+    /// [`Checker::entries`] with its indexes already loaded. With `path` (the file `source`
+    /// reads), damage in the middle of the file does not end the check: the entries after it
+    /// are found as salvage finds them and checked too, and the problem says where they
+    /// resume.
     fn entries_with_indexes(
         &mut self,
         source: &mut dyn EntrySource,
         name: &str,
+        path: Option<&Path>,
         base: Option<i64>,
         chain: &mut Option<i64>,
         [mut oi, mut ti, mut tx]: [Option<Index>; 3],
@@ -991,28 +1027,39 @@ impl<'s> Checker<'s> {
         let mut running_max = -1i64;
         let mut clean = true;
         let mut end = 0u64;
+        // The rest of the file after damage in its middle, when intact entries follow it.
+        let mut resumed: Option<EntryStream> = None;
         loop {
-            let next = io_context(source.next_entry(), || format!("cannot read {name}"))?;
+            let src: &mut dyn EntrySource = match resumed.as_mut() {
+                Some(r) => r,
+                None => &mut *source,
+            };
+            let next = io_context(src.next_entry(), || format!("cannot read {name}"))?;
             let facts = match next {
                 Next::End => break,
                 Next::Partial(p) => {
                     clean = false;
+                    let (position, bytes) = (p.position as u64, p.bytes);
+                    let what = "damaged entry: its length field runs past the end of the file";
+                    if self.resume(name, path, position, what, &mut resumed)? {
+                        continue;
+                    }
                     self.problem(
                         name,
-                        Some(p.position as u64),
+                        Some(position),
                         ProblemKind::Truncated,
-                        &format!(
-                            "truncated entry: the last {} bytes are not a whole entry",
-                            p.bytes
-                        ),
+                        &format!("truncated entry: the last {bytes} bytes are not a whole entry"),
                     )?;
                     break;
                 }
                 Next::Error(e) => {
                     clean = false;
-                    let position = source.position() as u64;
-                    let rest =
-                        io_context(source.remaining_bytes(), || format!("cannot read {name}"))?;
+                    let e = e.to_string();
+                    let position = src.position() as u64;
+                    let rest = io_context(src.remaining_bytes(), || format!("cannot read {name}"))?;
+                    if self.resume(name, path, position, &e, &mut resumed)? {
+                        continue;
+                    }
                     self.problem(
                         name,
                         Some(position),
@@ -1074,6 +1121,35 @@ impl<'s> Checker<'s> {
             *chain = prev_last;
         }
         Ok(())
+    }
+
+    /// After damage at byte `position` of `name` (`what` it is): when intact entries follow it
+    /// in the file (`path`), reports the damage and where they resume, points `resumed` at them
+    /// and returns `true`; `false` when nothing intact follows (a torn tail) or the source is
+    /// not a file.
+    fn resume(
+        &mut self,
+        name: &str,
+        path: Option<&Path>,
+        position: u64,
+        what: &str,
+        resumed: &mut Option<EntryStream>,
+    ) -> CheckResult<bool> {
+        let Some((at, first, rest)) = resume_after(path, position, name)? else {
+            return Ok(false);
+        };
+        self.problem(
+            name,
+            Some(position),
+            ProblemKind::Entry,
+            &format!(
+                "{what}; intact entries follow from byte {at} (offset {first}); the {} bytes \
+                 before them cannot be read",
+                at - position
+            ),
+        )?;
+        *resumed = Some(rest);
+        Ok(true)
     }
 
     /// Reads a small file beside the segments; `None` when it does not exist.

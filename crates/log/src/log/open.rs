@@ -604,8 +604,15 @@ impl Log {
             }
         };
         let now = env.clock.now_ms();
-        let (mut segments, mut info) =
-            recovery::load_segments(st, dir, &config, &bases, recover_from, now)?;
+        let (mut segments, mut info) = recovery::load_segments(
+            st,
+            dir,
+            &config,
+            &bases,
+            recover_from,
+            writer.is_none(),
+            now,
+        )?;
         if segments.is_empty() {
             segments.push(Segment::create(st, dir, 0, &config, now)?);
             st.sync_dir(dir).map_err(|e| Error::io("sync", dir, e))?;

@@ -156,6 +156,9 @@ impl Log {
             }
         }
         result.range = start..buf.len();
+        if result.range.is_empty() && offset < max_offset {
+            self.check_offsets_beyond_end(&self.segments[first..], offset, log_end)?;
+        }
         if isolation == IsolationLevel::ReadCommitted {
             let mut aborted = Vec::new();
             if !result.range.is_empty() {
@@ -170,6 +173,42 @@ impl Log {
             result.aborted_transactions = Some(aborted);
         }
         Ok(result)
+    }
+
+    /// Why a fetch from `offset`, below what it may read, found nothing: the entry holding
+    /// `offset` (the first of `segments` to hold one at or after it) claims offsets at or past
+    /// the log end offset, which no entry of a log can hold — its offset field was damaged
+    /// (no CRC covers a v2 batch's base offset). That is [`Error::DamagedSegment`]: a reader
+    /// would otherwise take the empty answer for the end of the log and stop quietly. Any
+    /// other empty answer (a compacted log's gap before the batch at the last stable offset)
+    /// is not an error.
+    fn check_offsets_beyond_end(
+        &self,
+        segments: &[Segment],
+        offset: i64,
+        log_end: i64,
+    ) -> Result<()> {
+        for segment in segments {
+            let Some(position) = segment.find_position(offset)? else {
+                continue;
+            };
+            if let Some((first, last)) = segment.offsets_at(position)? {
+                if last >= log_end {
+                    return Err(Error::DamagedSegment {
+                        path: segment.log_path().to_path_buf(),
+                        position,
+                        reason: format!(
+                            "byte {position}: the entry holds offsets {first}..={last}, at or past the log end \
+                             offset {log_end}: its offset field is damaged, and the records \
+                             from offset {offset} on cannot be read in order (`krec verify` \
+                             lists the damage, `krec salvage` keeps every intact entry)"
+                        ),
+                    });
+                }
+            }
+            break;
+        }
+        Ok(())
     }
 
     /// Fetches at `isolation` and filters the bytes as a Kafka consumer does
