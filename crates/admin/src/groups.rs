@@ -457,7 +457,8 @@ pub struct RootGroups {
 /// A stopped broker's consumer groups: every `__consumer_offsets-N` directory under `root`
 /// replayed, lag against the end offsets of the partition directories on the same disk.
 /// `path` may be a root or one of its `__consumer_offsets-N` directories (then only that
-/// partition's groups, with lag against the whole root).
+/// partition's groups, with lag against the whole root). A root without any
+/// `__consumer_offsets-N` directory has no groups, and a warning says why.
 ///
 /// # Errors
 ///
@@ -483,6 +484,7 @@ pub fn describe_root(path: &Path) -> Result<RootGroups, Error> {
     let mut log = GroupLog::default();
     let mut warnings = std::mem::take(&mut cluster.warnings);
     let mut unread = Vec::new();
+    let mut replayed = 0;
     for t in cluster
         .topics
         .iter()
@@ -492,6 +494,7 @@ pub fn describe_root(path: &Path) -> Result<RootGroups, Error> {
             p.on_disk == Some(true) && only.is_none_or(|o| o == p.partition)
         };
         for p in t.partitions.iter().filter(wanted) {
+            replayed += 1;
             let dir = root.join(format!("__consumer_offsets-{}", p.partition));
             if let Err(e) = log.replay_dir(&dir) {
                 warnings.push(format!(
@@ -508,6 +511,13 @@ pub fn describe_root(path: &Path) -> Result<RootGroups, Error> {
         warnings.push(format!(
             "{} __consumer_offsets records could not be decoded",
             log.skipped
+        ));
+    }
+    if replayed == 0 {
+        warnings.push(format!(
+            "{}: no __consumer_offsets partitions here, so no consumer group can be known (a \
+             broker with several log.dirs keeps them in one of its roots)",
+            root.display()
         ));
     }
     Ok(RootGroups {

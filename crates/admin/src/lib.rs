@@ -77,6 +77,11 @@ impl Error {
         Error::Io { what, source }
     }
 
+    /// A `--topic` selection that could not be made: a usage error.
+    pub(crate) fn select(e: krecords_log::data_dir::SelectError) -> Error {
+        Error::Usage(e.to_string())
+    }
+
     /// Which exit code the error calls for (krecords-source's one mapping).
     pub fn class(&self) -> ErrorClass {
         match self {
@@ -86,4 +91,11 @@ impl Error {
             Error::Client(e) => krecords_source::classify_client(e),
         }
     }
+}
+
+/// The filter of the topic globs `topics` (`--topic`, repeatable: a topic matching any of
+/// them), the one rule of every command that selects topics
+/// ([`krecords_log::data_dir::PartitionFilter`]).
+fn topic_filter(topics: &[String]) -> Result<krecords_log::data_dir::PartitionFilter, Error> {
+    krecords_log::data_dir::PartitionFilter::globs(topics, None).map_err(Error::select)
 }

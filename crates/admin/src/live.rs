@@ -16,25 +16,30 @@ pub async fn describe(client: &Client, source: String) -> Result<Cluster> {
 
 /// The cluster as `krec metadata` and `krec offsets` show it from a live cluster: connected
 /// to by `config` (its `bootstrap.servers`), described by [`describe`] (`source` names it),
-/// narrowed by [`Cluster::retain_topics`] to the topics matching `topics` (internal ones only
-/// with `all` or a glob), and with `offsets` = `Some(time)` every partition's offsets
-/// ([`fill_offsets`], with the first offset at or after `time` when given); `offsets` =
-/// `None` leaves them out.
+/// narrowed by [`Cluster::retain_topics`] to the topics matching the globs `topics` (internal
+/// ones only with `all` or a glob), and with `offsets` = `Some(time)` every partition's
+/// offsets ([`fill_offsets`], with the first offset at or after `time` when given); `offsets`
+/// = `None` leaves them out.
 ///
 /// # Errors
 ///
-/// No broker reachable, or the Metadata response is malformed (a partition whose
-/// ListOffsets fails gets the error in [`Partition::error`] instead).
+/// [`crate::Error::Usage`]: a glob that does not parse (before anything is asked), globs
+/// that match no topic (naming the cluster's); [`crate::Error::Client`]: no broker reachable,
+/// or the Metadata response is malformed (a partition whose ListOffsets fails gets the error
+/// in [`Partition::error`] instead).
 pub async fn load(
     config: ClientConfig,
     source: String,
-    topics: &[glob::Pattern],
+    topics: &[String],
     all: bool,
     offsets: Option<Option<i64>>,
-) -> Result<Cluster> {
+) -> std::result::Result<Cluster, crate::Error> {
+    let filter = crate::topic_filter(topics)?;
     let client = Client::connect(config).await?;
     let mut cluster = describe(&client, source).await?;
-    cluster.retain_topics(topics, all);
+    cluster
+        .retain_topics(&filter, all)
+        .map_err(crate::Error::select)?;
     if let Some(time) = offsets {
         fill_offsets(&client, &mut cluster, time).await;
     }
@@ -76,6 +81,7 @@ pub fn from_metadata(m: Metadata, source: String) -> Cluster {
         .collect();
     topics.sort_by(|a, b| a.name.cmp(&b.name));
     Cluster {
+        unanswered: None,
         source,
         live: true,
         cluster_id: m.cluster_id,

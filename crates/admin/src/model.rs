@@ -1,6 +1,8 @@
 //! The answer to "what does this cluster hold": one model for a live cluster and for a broker's
 //! files, serialized as `krec metadata --format json` prints it.
 
+use krecords_log::data_dir::{PartitionFilter, SelectError, Taken};
+use krecords_source::ErrorClass;
 use serde::Serialize;
 
 /// A cluster's metadata: brokers, controller, topics and their partitions.
@@ -20,36 +22,60 @@ pub struct Cluster {
     pub topics: Vec<Topic>,
     /// What could not be read (a torn metadata log tail, an unreadable partition), in words.
     pub warnings: Vec<String>,
+    /// The partitions left without an answer ([`Partition::error`]) because their data is
+    /// damaged ([`ErrorClass::Data`]) or could not be read ([`ErrorClass::Io`]): the worse of
+    /// the two, which a command answering the rest exits with. `None` when every partition
+    /// asked about was answered (a directory that is not a partition's only warns).
+    #[serde(skip)]
+    pub unanswered: Option<ErrorClass>,
 }
 
 impl Cluster {
     /// Keeps the topics `krec metadata` and `krec offsets` show: those whose name matches one
-    /// of `globs` (every topic when there is none); internal topics only with `all` or when
-    /// some glob is given (a topic named explicitly is shown even when internal).
+    /// of the topic globs of `filter` ([`PartitionFilter::take`]: every topic when there is
+    /// none); internal topics only with `all` or when some glob is given (a topic named
+    /// explicitly is shown even when internal).
+    ///
+    /// # Errors
+    ///
+    /// [`SelectError::NoMatch`]: the filter takes no topic (it names the globs and lists the
+    /// cluster's topics).
     ///
     /// ```
     /// use krecords_admin::{Cluster, Topic};
+    /// use krecords_log::data_dir::PartitionFilter;
     ///
     /// let topic = |name: &str, internal| Topic {
     ///     name: name.into(), id: None, internal, error: None, partitions: Vec::new(),
     /// };
     /// let mut cluster = Cluster {
     ///     source: "kafka://localhost:9092".into(), live: true, cluster_id: None,
-    ///     controller: None, brokers: Vec::new(), warnings: Vec::new(),
+    ///     controller: None, brokers: Vec::new(), warnings: Vec::new(), unanswered: None,
     ///     topics: vec![topic("__consumer_offsets", true), topic("orders", false)],
     /// };
     /// let names = |c: &Cluster| c.topics.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
     /// let mut all = cluster.clone();
-    /// all.retain_topics(&[], false);
+    /// all.retain_topics(&PartitionFilter::default(), false).unwrap();
     /// assert_eq!(names(&all), ["orders"]);
-    /// cluster.retain_topics(&[glob::Pattern::new("__*").unwrap()], false);
+    /// let e = cluster.clone().retain_topics(&PartitionFilter::globs(&["x*"], None).unwrap(), false);
+    /// assert_eq!(
+    ///     e.unwrap_err().to_string(),
+    ///     "kafka://localhost:9092: no partition of a topic matching \"x*\" \
+    ///      (its topics: __consumer_offsets, orders)"
+    /// );
+    /// cluster.retain_topics(&PartitionFilter::globs(&["__*"], None).unwrap(), false).unwrap();
     /// assert_eq!(names(&cluster), ["__consumer_offsets"]);
     /// ```
-    pub fn retain_topics(&mut self, globs: &[glob::Pattern], all: bool) {
-        let all = all || !globs.is_empty();
-        self.topics.retain(|t| {
-            (all || !t.internal) && (globs.is_empty() || globs.iter().any(|g| g.matches(&t.name)))
-        });
+    pub fn retain_topics(
+        &mut self,
+        filter: &PartitionFilter,
+        all: bool,
+    ) -> Result<(), SelectError> {
+        let all = all || !filter.is_all();
+        let mut taken = Taken::default();
+        self.topics
+            .retain(|t| (all || !t.internal) && filter.take(&mut taken, Some(&t.name), None));
+        filter.check(&taken, &self.source)
     }
 }
 

@@ -9,7 +9,7 @@
 use crate::model::{Broker, Cluster, Offsets, Partition, Topic, INTERNAL_TOPICS};
 use crate::Error;
 use krecords_codec::read::{Fill, ReadFill, Step, Streamer};
-use krecords_source::{IsolationLevel, Sources};
+use krecords_source::{ErrorClass, IsolationLevel, Sources};
 use krecords_topics::{parse, Kind, Node};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
@@ -378,6 +378,7 @@ impl MetadataState {
             t.partitions.sort_by_key(|p| p.partition);
         }
         Cluster {
+            unanswered: None,
             source,
             live: false,
             cluster_id: None,
@@ -487,24 +488,28 @@ pub fn describe_root(path: &Path) -> Result<Cluster, Error> {
 
 /// The cluster as `krec metadata` and `krec offsets` show it from a stopped broker's disk:
 /// [`describe_root`] of `path`, narrowed by [`Cluster::retain_topics`] to the topics matching
-/// `topics` (internal ones only with `all` or a glob, or when `path` is one partition
-/// directory: that partition, internal or not), and with `offsets` = `Some(time)` the offsets
-/// of every partition on the disk ([`fill_offsets`], with the first offset at or after `time`
-/// when given); `offsets` = `None` leaves them out.
+/// the globs `topics` (internal ones only with `all` or a glob, or when `path` is one
+/// partition directory: that partition, internal or not), and with `offsets` = `Some(time)`
+/// the offsets of every partition on the disk ([`fill_offsets`], with the first offset at or
+/// after `time` when given); `offsets` = `None` leaves them out.
 ///
 /// # Errors
 ///
-/// As [`describe_root`].
+/// As [`describe_root`]; [`Error::Usage`]: a glob that does not parse, globs that match no
+/// topic (naming the root's).
 pub fn load(
     path: &Path,
-    topics: &[glob::Pattern],
+    topics: &[String],
     all: bool,
     offsets: Option<Option<i64>>,
 ) -> Result<Cluster, Error> {
+    let filter = crate::topic_filter(topics)?;
     let mut cluster = describe_root(path)?;
     // One partition directory named: that partition, internal or not.
     let one = root_of(path).is_ok_and(|r| r.partition.is_some());
-    cluster.retain_topics(topics, all || one);
+    cluster
+        .retain_topics(&filter, all || one)
+        .map_err(Error::select)?;
     if let Some(time) = offsets {
         fill_offsets(&mut cluster, path, time);
     }
@@ -646,6 +651,19 @@ pub fn fill_offsets(cluster: &mut Cluster, path: &Path, time: Option<i64>) {
             match dir_offsets(&dir, time) {
                 Ok(o) => p.offsets = o,
                 Err(e) => {
+                    // A directory without segments (or not a partition's) only warns.
+                    let nothing_there = matches!(
+                        &e,
+                        Error::Source(krecords_source::Error::Io { source, .. })
+                            if source.kind() == std::io::ErrorKind::NotFound
+                    );
+                    let class = e.class();
+                    let worse = cluster
+                        .unanswered
+                        .is_none_or(|c| class.exit_code() > c.exit_code());
+                    if class != ErrorClass::Usage && !nothing_there && worse {
+                        cluster.unanswered = Some(class);
+                    }
                     p.error = Some(e.to_string());
                     cluster.warnings.push(e.to_string());
                 }

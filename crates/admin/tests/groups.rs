@@ -149,3 +149,23 @@ fn select_keeps_the_named_groups_and_names_the_missing() {
     assert_eq!(kept, ["b", "d"]);
     assert_eq!(missing, ["nosuch", "c", "x"]);
 }
+
+/// A root without any `__consumer_offsets-N` directory answers no groups, and a warning says
+/// that no group can be known there (it printed only an empty table).
+#[test]
+fn a_root_without_consumer_offsets_warns_that_no_group_can_be_known() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("orders-0")).unwrap();
+    let found = krecords_admin::groups::describe_root(root.path()).unwrap();
+    assert!(found.groups.is_empty());
+    assert!(found.unread.is_empty());
+    let said = format!(
+        "{}: no __consumer_offsets partitions here, so no consumer group can be known",
+        root.path().display()
+    );
+    assert!(
+        found.warnings.iter().any(|w| w.starts_with(&said)),
+        "{:?}",
+        found.warnings
+    );
+}

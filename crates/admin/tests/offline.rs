@@ -190,7 +190,7 @@ fn load_keeps_a_partition_directory_named_even_when_internal() {
     );
     let all = load(&root, &[], true, None).unwrap();
     assert!(names(&all).contains(&"__transaction_state"));
-    let globbed = load(&root, &[glob::Pattern::new("__tr*").unwrap()], false, None).unwrap();
+    let globbed = load(&root, &["__tr*".into()], false, None).unwrap();
     assert_eq!(names(&globbed), ["__transaction_state"]);
     assert_eq!(globbed.topics[0].partitions[0].offsets, None);
 
@@ -208,15 +208,24 @@ fn load_keeps_a_partition_directory_named_even_when_internal() {
         .unwrap();
     assert!(p[0].offsets.is_some());
     assert_eq!(p[0].offsets, want.partitions[0].offsets);
-    // A glob that does not match the directory's topic leaves nothing.
+    // A glob that does not match the directory's topic: a usage error naming the glob and
+    // the topics there are (it left an empty answer).
     let other = load(
         &root.join("__transaction_state-0"),
-        &[glob::Pattern::new("orders").unwrap()],
+        &["orders".into(), "x*".into()],
         false,
         None,
     )
-    .unwrap();
-    assert!(other.topics.is_empty());
+    .unwrap_err();
+    assert!(
+        matches!(other, krecords_admin::Error::Usage(_)),
+        "{other:?}"
+    );
+    let said = "no partition of a topic matching \"orders\" or \"x*\" (its topics: \
+                __transaction_state)";
+    assert!(other.to_string().ends_with(said), "{other}");
+    let e = load(&root, &["[".into()], false, None).unwrap_err();
+    assert!(e.to_string().starts_with("topic glob \"[\""), "{e}");
     // Not a root: describe_root's error.
     let empty = tempfile::tempdir().unwrap();
     let e = load(empty.path(), &[], false, None)

@@ -91,6 +91,7 @@ fn main() -> ExitCode {
     let failure = match result {
         Ok(Outcome::Ok) => return ExitCode::SUCCESS,
         Ok(Outcome::DataProblem) => return ExitCode::from(ErrorClass::Data.exit_code()),
+        Ok(Outcome::Unreadable) => return ExitCode::from(ErrorClass::Io.exit_code()),
         Err(Failure::Io(e, _)) if e.kind() == io::ErrorKind::BrokenPipe => {
             return ExitCode::SUCCESS
         }

@@ -11,6 +11,21 @@ pub enum Outcome {
     Ok,
     /// The data has a problem (exit 1); details were already printed.
     DataProblem,
+    /// Some of the input could not be read (exit 2), the rest was answered; details were
+    /// already printed.
+    Unreadable,
+}
+
+impl Outcome {
+    /// The outcome of a command that answered what it could, `unanswered` being the worst
+    /// class of what it could not ([`krecords_source::ErrorClass`]).
+    pub fn answered_but(unanswered: Option<krecords_source::ErrorClass>) -> Outcome {
+        match unanswered {
+            None => Outcome::Ok,
+            Some(krecords_source::ErrorClass::Data) => Outcome::DataProblem,
+            Some(_) => Outcome::Unreadable,
+        }
+    }
 }
 
 /// A failure that stops a subcommand: usage or I/O (exit 2), or a data problem (exit 1).

@@ -15,7 +15,7 @@
 //! ```
 
 use crate::storage::Storage;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -136,9 +136,13 @@ pub fn is_data_dir(path: &Path) -> bool {
     path.join(META_PROPERTIES).is_file() || partition_dirs(path).is_ok_and(|p| !p.is_empty())
 }
 
-/// Which partitions of a data directory to take: those of topics matching a glob (`*`, `?`,
-/// `[...]`) and with a given number, each condition only when given (the default takes every
-/// partition).
+/// Which partitions to take: those of topics matching one of some globs (`*`, `?`, `[...]`)
+/// and with a given number, each condition only when given (the default takes every
+/// partition). The one rule of `--topic` (and `--partition`) of every krec command that has
+/// it: the partitions of a data directory ([`PartitionFilter::select`]), of the sources of a
+/// read, of a cluster's answer ([`PartitionFilter::take`] and [`PartitionFilter::check`]). A
+/// filter that takes nothing is an error naming it and listing the topics there are
+/// ([`SelectError::NoMatch`]).
 ///
 /// # Examples
 ///
@@ -149,12 +153,33 @@ pub fn is_data_dir(path: &Path) -> bool {
 /// assert!(f.matches_topic("orders.eu") && !f.matches_topic("payments"));
 /// assert!(!f.is_all() && PartitionFilter::default().is_all());
 /// assert!(matches!(PartitionFilter::new(Some("[a"), None), Err(SelectError::Glob { .. })));
+/// let f = PartitionFilter::globs(&["orders*", "payments"], None).unwrap();
+/// assert!(f.matches_topic("payments") && f.matches_topic("orders") && !f.matches_topic("x"));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PartitionFilter {
-    topic: Option<glob::Pattern>,
+    topics: Vec<glob::Pattern>,
     partition: Option<i32>,
 }
+
+/// What a [`PartitionFilter`] took of the partitions it was shown ([`PartitionFilter::take`]):
+/// whether any, and the topics they belong to, which [`PartitionFilter::check`] lists when
+/// it took none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Taken {
+    any: bool,
+    topics: BTreeSet<String>,
+}
+
+impl Taken {
+    /// Whether some partition was taken.
+    pub fn any(&self) -> bool {
+        self.any
+    }
+}
+
+/// The longest list of topics an error names (then how many more there are).
+const LISTED_TOPICS: usize = 20;
 
 impl PartitionFilter {
     /// The partitions of topics matching the glob `topic` (every topic when `None`) numbered
@@ -164,25 +189,37 @@ impl PartitionFilter {
     ///
     /// [`SelectError::Glob`]: `topic` is not a valid glob.
     pub fn new(topic: Option<&str>, partition: Option<i32>) -> Result<Self, SelectError> {
-        let topic = topic
+        Self::globs(topic.as_slice(), partition)
+    }
+
+    /// The partitions of topics matching any of the globs `topics` (every topic when there is
+    /// none) numbered `partition` (any number when `None`).
+    ///
+    /// # Errors
+    ///
+    /// [`SelectError::Glob`]: one of `topics` is not a valid glob.
+    pub fn globs<S: AsRef<str>>(topics: &[S], partition: Option<i32>) -> Result<Self, SelectError> {
+        let topics = topics
+            .iter()
             .map(|glob| {
+                let glob = glob.as_ref();
                 glob::Pattern::new(glob).map_err(|error| SelectError::Glob {
                     glob: glob.to_owned(),
                     error,
                 })
             })
-            .transpose()?;
-        Ok(PartitionFilter { topic, partition })
+            .collect::<Result<_, _>>()?;
+        Ok(PartitionFilter { topics, partition })
     }
 
     /// Whether the filter takes every partition (neither a topic glob nor a number).
     pub fn is_all(&self) -> bool {
-        self.topic.is_none() && self.partition.is_none()
+        self.topics.is_empty() && self.partition.is_none()
     }
 
-    /// Whether the topic glob (if any) matches `topic`.
+    /// Whether a topic glob (if any) matches `topic`.
     pub fn matches_topic(&self, topic: &str) -> bool {
-        self.topic.as_ref().is_none_or(|g| g.matches(topic))
+        self.topics.is_empty() || self.topics.iter().any(|g| g.matches(topic))
     }
 
     /// Whether the filter takes the partition directory `part`.
@@ -190,30 +227,102 @@ impl PartitionFilter {
         self.matches_topic(&part.topic) && self.partition.is_none_or(|n| n == part.partition)
     }
 
+    /// Whether the filter takes partition `partition` of `topic`, noting it in `taken`. A
+    /// source without a topic or number (a file outside a `TOPIC-N` directory, standard input)
+    /// is taken only by a filter that takes everything.
+    ///
+    /// ```
+    /// use krecords_log::data_dir::{PartitionFilter, Taken};
+    ///
+    /// let f = PartitionFilter::globs(&["a*"], None).unwrap();
+    /// let mut taken = Taken::default();
+    /// assert!(!f.take(&mut taken, None, None));
+    /// assert!(!f.take(&mut taken, Some("b"), Some(0)));
+    /// assert!(f.check(&taken, "root").is_err());
+    /// assert!(f.take(&mut taken, Some("ab"), Some(0)));
+    /// assert!(f.check(&taken, "root").is_ok() && taken.any());
+    /// ```
+    pub fn take(&self, taken: &mut Taken, topic: Option<&str>, partition: Option<i32>) -> bool {
+        if let Some(t) = topic {
+            if !taken.topics.contains(t) {
+                taken.topics.insert(t.to_owned());
+            }
+        }
+        let topic_ok = match topic {
+            Some(t) => self.matches_topic(t),
+            None => self.topics.is_empty(),
+        };
+        let yes = topic_ok && self.partition.is_none_or(|n| partition == Some(n));
+        taken.any |= yes;
+        yes
+    }
+
+    /// Nothing to say when the filter took something of `source` (or takes everything);
+    /// otherwise [`SelectError::NoMatch`] naming `source`, the filter and the topics seen.
+    ///
+    /// # Errors
+    ///
+    /// [`SelectError::NoMatch`].
+    pub fn check(&self, taken: &Taken, source: &str) -> Result<(), SelectError> {
+        if taken.any || self.is_all() {
+            return Ok(());
+        }
+        Err(SelectError::NoMatch {
+            source: source.to_owned(),
+            topics: self.topics.iter().map(|g| g.as_str().to_owned()).collect(),
+            partition: self.partition,
+            there: taken.topics.iter().cloned().collect(),
+        })
+    }
+
     /// The partition directories of the data directory `root` that the filter takes.
     ///
     /// # Errors
     ///
-    /// [`SelectError::List`]: `root` cannot be listed; [`SelectError::Empty`]: no partition
-    /// directory is taken (the root has none, or none matches).
+    /// [`SelectError::List`]: `root` cannot be listed; [`SelectError::Empty`]: the root has
+    /// no partition directory; [`SelectError::NoMatch`]: the filter takes none of them.
     pub fn select(&self, root: &Path) -> Result<Selection, SelectError> {
+        let mut taken = Taken::default();
+        let selection = self.select_noting(root, &mut taken)?;
+        self.check(&taken, &root.display().to_string())?;
+        selection.ok_or_else(|| SelectError::Empty {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// [`PartitionFilter::select`] as one source of several: the partitions taken noted in
+    /// `taken` (for [`PartitionFilter::check`] once every source is seen), `None` when the
+    /// filter takes none of the root's partitions.
+    ///
+    /// # Errors
+    ///
+    /// [`SelectError::List`]: `root` cannot be listed; [`SelectError::Empty`]: the root has
+    /// no partition directory.
+    pub fn select_noting(
+        &self,
+        root: &Path,
+        taken: &mut Taken,
+    ) -> Result<Option<Selection>, SelectError> {
         let all = partition_dirs(root).map_err(|error| SelectError::List {
             root: root.to_path_buf(),
             error,
         })?;
-        let chosen: Vec<PartitionDir> = all.iter().filter(|p| self.matches(p)).cloned().collect();
-        if chosen.is_empty() {
+        if all.is_empty() {
             return Err(SelectError::Empty {
                 root: root.to_path_buf(),
-                filtered: !self.is_all(),
             });
         }
-        Ok(Selection {
+        let chosen: Vec<PartitionDir> = all
+            .iter()
+            .filter(|p| self.take(taken, Some(&p.topic), Some(p.partition)))
+            .cloned()
+            .collect();
+        Ok((!chosen.is_empty()).then(|| Selection {
             root: root.to_path_buf(),
             all,
             chosen,
             whole: self.is_all(),
-        })
+        }))
     }
 }
 
@@ -234,7 +343,9 @@ impl PartitionFilter {
 /// assert_eq!(s.chosen.iter().map(|p| p.name()).collect::<Vec<_>>(), ["orders-1"]);
 /// assert_eq!((s.all.len(), s.whole), (3, false));
 /// let e = select_partitions(root.path(), Some("x*"), None).unwrap_err();
-/// assert!(matches!(e, SelectError::Empty { filtered: true, .. }));
+/// assert!(matches!(e, SelectError::NoMatch { .. }));
+/// let said = "no partition of a topic matching \"x*\" (its topics: orders, payments)";
+/// assert!(e.to_string().ends_with(said), "{e}");
 /// ```
 ///
 /// # Errors
@@ -289,13 +400,22 @@ pub enum SelectError {
         /// The error.
         error: io::Error,
     },
-    /// No partition directory was chosen.
+    /// The data directory has no partition directory.
     Empty {
         /// The data directory.
         root: PathBuf,
-        /// Whether a topic glob or a partition number was given (the root may have partitions
-        /// that none matched).
-        filtered: bool,
+    },
+    /// The filter takes no partition of a source that has some (a usage error: a topic
+    /// misspelled, a number the topics do not have).
+    NoMatch {
+        /// The source: a data directory, the paths of a read, a cluster.
+        source: String,
+        /// The filter's topic globs.
+        topics: Vec<String>,
+        /// The filter's partition number.
+        partition: Option<i32>,
+        /// The topics the source has, sorted.
+        there: Vec<String>,
     },
 }
 
@@ -306,16 +426,33 @@ impl std::fmt::Display for SelectError {
             SelectError::List { root, error } => {
                 write!(f, "cannot list {}: {error}", root.display())
             }
-            SelectError::Empty { root, filtered } => write!(
-                f,
-                "{}: no partition directories{}",
-                root.display(),
-                if *filtered {
-                    " match the topic and partition"
-                } else {
-                    ""
+            SelectError::Empty { root } => {
+                write!(f, "{}: no partition directories", root.display())
+            }
+            SelectError::NoMatch {
+                source,
+                topics,
+                partition,
+                there,
+            } => {
+                write!(f, "{source}: no partition")?;
+                if let Some(n) = partition {
+                    write!(f, " {n}")?;
                 }
-            ),
+                if !topics.is_empty() {
+                    let globs: Vec<String> = topics.iter().map(|g| format!("{g:?}")).collect();
+                    write!(f, " of a topic matching {}", globs.join(" or "))?;
+                }
+                if there.is_empty() {
+                    return write!(f, " (it has no topics)");
+                }
+                let listed = there.iter().take(LISTED_TOPICS).cloned();
+                let mut list = listed.collect::<Vec<_>>().join(", ");
+                if there.len() > LISTED_TOPICS {
+                    list.push_str(&format!(" and {} more", there.len() - LISTED_TOPICS));
+                }
+                write!(f, " (its topics: {list})")
+            }
         }
     }
 }
@@ -325,7 +462,7 @@ impl std::error::Error for SelectError {
         match self {
             SelectError::Glob { error, .. } => Some(error),
             SelectError::List { error, .. } => Some(error),
-            SelectError::Empty { .. } => None,
+            SelectError::Empty { .. } | SelectError::NoMatch { .. } => None,
         }
     }
 }

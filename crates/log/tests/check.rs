@@ -504,36 +504,60 @@ fn a_bad_glob_or_nothing_selected_is_an_error() {
         select_partitions(&missing, Some("["), None),
         Err(SelectError::Glob { .. })
     ));
-    for (topic, partition) in [
-        (Some("nope*"), None),
-        (Some("order"), None),
-        (None, Some(9)),
+    // Nothing taken: the filter and the topics there are, named.
+    let topics = "(its topics: orders, payments)";
+    for (topic, partition, says) in [
+        (
+            Some("nope*"),
+            None,
+            "no partition of a topic matching \"nope*\"",
+        ),
+        (
+            Some("order"),
+            None,
+            "no partition of a topic matching \"order\"",
+        ),
+        (None, Some(9), "no partition 9"),
+        (
+            Some("ord*"),
+            Some(7),
+            "no partition 7 of a topic matching \"ord*\"",
+        ),
     ] {
         let e = select_partitions(root.path(), topic, partition).unwrap_err();
         assert!(
-            matches!(&e, SelectError::Empty { root: r, filtered: true } if r == root.path()),
+            matches!(&e, SelectError::NoMatch { source, .. } if *source == root.path().display().to_string()),
             "{e:?}"
         );
-        assert!(
-            e.to_string()
-                .ends_with(": no partition directories match the topic and partition"),
-            "{e}"
-        );
+        let want = format!("{}: {says} {topics}", root.path().display());
+        assert_eq!(e.to_string(), want);
     }
+    // Several globs: any of them.
+    let f = PartitionFilter::globs(&["nope", "pay*"], None).unwrap();
+    let names: Vec<String> = f
+        .select(root.path())
+        .unwrap()
+        .chosen
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    assert_eq!(names, ["payments-0"]);
+    let f = PartitionFilter::globs(&["a", "b*"], None).unwrap();
+    let e = f.select(root.path()).unwrap_err().to_string();
+    assert!(
+        e.ends_with(&format!("matching \"a\" or \"b*\" {topics}")),
+        "{e}"
+    );
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(empty.path().join("meta.properties"), "version=1\n").unwrap();
-    let e = PartitionFilter::default().select(empty.path()).unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            SelectError::Empty {
-                filtered: false,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert!(e.to_string().ends_with(": no partition directories"), "{e}");
+    for filter in [
+        PartitionFilter::default(),
+        PartitionFilter::new(Some("x"), None).unwrap(),
+    ] {
+        let e = filter.select(empty.path()).unwrap_err();
+        assert!(matches!(&e, SelectError::Empty { .. }), "{e:?}");
+        assert!(e.to_string().ends_with(": no partition directories"), "{e}");
+    }
     let e = PartitionFilter::default().select(&missing).unwrap_err();
     assert!(
         matches!(&e, SelectError::List { root: r, .. } if *r == missing),

@@ -234,6 +234,11 @@ impl Dumper {
     /// JSON a line with `"partial"` or `"error"`). Returns whether it showed a problem (an
     /// invalid entry, a truncated tail).
     ///
+    /// A file of which nothing is shown has no `Dumping` lines either when the read shows part
+    /// of the log (a range, a `--count`, a filter: [`DumpOptions::bounded`], a
+    /// [`DumpOptions::filter`] that is not [`Filter::is_all`]); read whole, every file has
+    /// them, an empty segment too, as kafka-dump-log prints it.
+    ///
     /// # Errors
     ///
     /// A file that cannot be opened or read; an error writing to `out` (an [`Error::Io`]
@@ -248,6 +253,8 @@ impl Dumper {
         let mut problem = false;
         self.partition = part.live().map(|l| l.partition);
         let text = self.options.format == Format::Text;
+        let whole = !self.options.bounded && self.options.filter.is_all();
+        let mut header = Vec::new();
         while let Some(file) = reader.next_file()? {
             let name = file.name;
             let decoder_path = match (part.live(), &file.path) {
@@ -256,18 +263,15 @@ impl Dumper {
                 (None, None) => PathBuf::from(&name),
             };
             self.decoder = self.options.decode.for_file(&decoder_path);
+            header.clear();
             if text {
-                writeln!(out, "Dumping {name}").map_err(written)?;
-                if let Some(path) = &file.path {
-                    if let Some(start) = krecords_log::check::segment_base(path) {
-                        writeln!(out, "Log starting offset: {start}").map_err(written)?;
-                    }
-                    if let Some((end, epoch)) = krecords_log::files::snapshot_id(path) {
-                        writeln!(out, "Snapshot end offset: {end}, epoch: {epoch}")
-                            .map_err(written)?;
-                    }
-                }
+                file_header(&mut header, &name, file.path.as_deref());
             }
+            // The header goes out with the file's first line.
+            let mut out = HeaderFirst {
+                header: &mut header,
+                out: &mut *out,
+            };
             let unread = |e| Error::io(format!("cannot read {name}"), e);
             loop {
                 let (next, bounds) = reader.next_with_bounds().map_err(unread)?;
@@ -278,7 +282,7 @@ impl Dumper {
                 match next {
                     Step::End => break,
                     Step::Entry(batch) => {
-                        problem |= !self.entry(&name, &batch, out).map_err(written)?;
+                        problem |= !self.entry(&name, &batch, &mut out).map_err(written)?;
                     }
                     // Cut by a byte budget: not reported, as kafka-dump-log's --max-bytes.
                     Step::Partial(_) if !self.options.partial_tails => {}
@@ -311,6 +315,10 @@ impl Dumper {
                     }
                 }
             }
+            // Nothing of the file shown: its header only when every file is.
+            if whole {
+                out.flush_header().map_err(written)?;
+            }
         }
         Ok(problem)
     }
@@ -319,7 +327,8 @@ impl Dumper {
     /// with `deep` its records (only those inside the filter's ranges). Returns false when it
     /// has a problem (a bad CRC, records that do not decode: text shows the entry and the
     /// records before the error and reports the error to [`Dumper::on_error`]'s callback;
-    /// JSON prints a line with `"error"` instead of the entry).
+    /// JSON shows the entry's header fields, with `deep` the records before the error, then
+    /// `"error"`).
     ///
     /// # Errors
     ///
@@ -419,16 +428,7 @@ impl Dumper {
             (None, None)
         };
         if json {
-            if let Some(e) = &record_error {
-                let line = self.place(name, batch.position(), [("error", e.to_string().into())]);
-                writeln!(out, "{line}")?;
-                return Ok(false);
-            }
-            let tail: &[u8] = if deep { b"]}\n" } else { b"}\n" };
-            if header_first {
-                self.records.extend_from_slice(tail);
-                out.write_all(&self.records)?;
-            } else {
+            if !header_first {
                 let e = entry_json::entry(name, batch, first, cnt);
                 crc_valid = Some(e.crc_valid);
                 self.line.clear();
@@ -437,9 +437,20 @@ impl Dumper {
                     self.line.extend_from_slice(b",\"records\":[");
                     self.line.extend_from_slice(&self.records);
                 }
-                self.line.extend_from_slice(tail);
-                out.write_all(&self.line)?;
+                // The whole line is in `records` from here on, as when the header came first.
+                std::mem::swap(&mut self.line, &mut self.records);
             }
+            if deep {
+                self.records.push(b']');
+            }
+            // Records that do not decode: the header as it is, the records before them, then
+            // what is wrong (a damaged entry's header is what its reader wants to see).
+            if let Some(e) = &record_error {
+                self.records.extend_from_slice(b",\"error\":");
+                crate::json::string(&mut self.records, &e.to_string());
+            }
+            self.records.extend_from_slice(b"}\n");
+            out.write_all(&self.records)?;
         } else {
             let e = entry_json::entry("", batch, first, cnt);
             crc_valid = Some(e.crc_valid);
@@ -452,5 +463,52 @@ impl Dumper {
             }
         }
         Ok(crc_valid.unwrap_or(false) && record_error.is_none())
+    }
+}
+
+/// kafka-dump-log's lines before a file's entries: `Dumping NAME`, and for a segment its
+/// `Log starting offset`, for a snapshot its end offset and epoch.
+fn file_header(header: &mut Vec<u8>, name: &str, path: Option<&Path>) {
+    // Writing to a Vec<u8> cannot fail.
+    let _ = writeln!(header, "Dumping {name}");
+    if let Some(path) = path {
+        if let Some(start) = krecords_log::check::segment_base(path) {
+            let _ = writeln!(header, "Log starting offset: {start}");
+        }
+        if let Some((end, epoch)) = krecords_log::files::snapshot_id(path) {
+            let _ = writeln!(header, "Snapshot end offset: {end}, epoch: {epoch}");
+        }
+    }
+}
+
+/// A writer that writes `header` (a file's `Dumping` lines) before the first bytes written
+/// through it, so that a file of which nothing is shown has no header.
+struct HeaderFirst<'a, W: Write> {
+    header: &'a mut Vec<u8>,
+    out: &'a mut W,
+}
+
+impl<W: Write> HeaderFirst<'_, W> {
+    /// Writes the header if it is still pending.
+    fn flush_header(&mut self) -> io::Result<()> {
+        if !self.header.is_empty() {
+            self.out.write_all(self.header)?;
+            self.header.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for HeaderFirst<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.flush_header()?;
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }

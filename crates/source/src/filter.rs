@@ -138,6 +138,22 @@ impl Filter {
             && min_ts.is_none_or(|t| self.time_end.is_none_or(|e| t < e))
     }
 
+    /// Whether the filter keeps every entry (no range, producer, control or transactional
+    /// condition).
+    ///
+    /// ```
+    /// use krecords_source::filter::Filter;
+    /// assert!(Filter::default().is_all());
+    /// assert!(!Filter { control_only: true, ..Filter::default() }.is_all());
+    /// ```
+    pub fn is_all(&self) -> bool {
+        !self.has_offsets()
+            && !self.has_time()
+            && self.producer_id.is_none()
+            && !self.control_only
+            && !self.transactional_only
+    }
+
     /// Whether records need checking one by one.
     pub fn filters_records(&self) -> bool {
         self.has_offsets() || self.has_time()

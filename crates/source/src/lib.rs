@@ -93,8 +93,8 @@ pub use live::LivePartition;
 pub use position::{Position, Range, Resolved, Watermarks};
 pub use reader::{Bounds, FileInfo, Progress, ProgressFn, Reader, Stop, StopCause};
 pub use spec::{
-    classify_dir, dir_logs, expand_globs, partition_of_dir, DirKind, KafkaUrl, SourceSpec,
-    DEFAULT_PORT,
+    classify_dir, dir_logs, expand_globs, partition_of_dir, partition_of_path, DirKind, KafkaUrl,
+    SourceSpec, DEFAULT_PORT,
 };
 
 /// The client configuration of `kafka://` sources.
@@ -105,6 +105,7 @@ pub use krecords_codec as codec;
 /// The partition log, whose types a directory's reads use (`consumer::ConsumedRecord` of
 /// [`records`], errors): re-exported for the same reason.
 pub use krecords_log as log;
+use krecords_log::data_dir::{PartitionFilter, Taken};
 /// The isolation level of a read. One type for the workspace: krecords-log's, re-exported
 /// here so that the sources layer and its users name it once.
 pub use krecords_log::IsolationLevel;
@@ -402,6 +403,28 @@ impl Sources {
             });
         }
         Ok(())
+    }
+
+    /// Keeps the partitions `filter` takes ([`PartitionFilter::take`]: by topic and number; a
+    /// partition without a topic, a file's or standard input's, only when it takes every
+    /// partition), noting them in `taken`.
+    pub fn retain(&mut self, filter: &PartitionFilter, taken: &mut Taken) {
+        self.partitions
+            .retain(|p| filter.take(taken, p.topic.as_deref(), p.partition));
+    }
+
+    /// [`Sources::retain`] of these sources alone, named `source` in the error.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`]: the filter takes none of the partitions (the message of
+    /// [`krecords_log::data_dir::SelectError::NoMatch`]: the filter and the topics there are).
+    pub fn select(&mut self, filter: &PartitionFilter, source: &str) -> Result<(), Error> {
+        let mut taken = Taken::default();
+        self.retain(filter, &mut taken);
+        filter
+            .check(&taken, source)
+            .map_err(|e| Error::Usage(e.to_string()))
     }
 
     /// Whether any partition is live.

@@ -214,6 +214,25 @@ pub fn partition_of_dir(dir: &Path) -> Option<(String, i32)> {
     data_dir::parse_partition_dir(name).map(|(t, p)| (t.to_owned(), p))
 }
 
+/// The topic and partition of a local path as the sources layer names them: a directory's
+/// from its name ([`partition_of_dir`]), a segment file's (`<base offset>.log`,
+/// `.checkpoint`) from its directory's; `None` for any other file.
+///
+/// ```
+/// use krecords_source::partition_of_path;
+/// use std::path::Path;
+/// let segment = Path::new("data/events-3/00000000000000000000.log");
+/// assert_eq!(partition_of_path(segment), Some(("events".into(), 3)));
+/// assert_eq!(partition_of_path(Path::new("data/events-3/x.bin")), None);
+/// ```
+pub fn partition_of_path(path: &Path) -> Option<(String, i32)> {
+    if path.is_dir() {
+        return partition_of_dir(path);
+    }
+    krecords_log::check::segment_base(path)?;
+    partition_of_dir(path.parent()?)
+}
+
 /// The `.log` files directly in `dir`, in name (so offset) order.
 ///
 /// # Errors
@@ -274,7 +293,7 @@ fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
         let parent = p
             .parent()
             .filter(|_| krecords_log::check::segment_base(&p).is_some());
-        let id = parent.and_then(partition_of_dir);
+        let id = partition_of_path(&p);
         if let Some(last) = out.last_mut() {
             let same = id.is_some()
                 && last.dir.is_none()

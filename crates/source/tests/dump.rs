@@ -209,3 +209,106 @@ fn reports_a_corrupt_entry_through_the_callback() {
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(seen[0].starts_with(&file.display().to_string()), "{seen:?}");
 }
+
+/// An entry whose records do not decode (its CRC bad too): in JSON the line keeps the entry's
+/// header fields, `crc_valid` false, with `--deep` the records before the damage, then the
+/// error (it printed only `file`, `position` and `error`), as the text keeps the batch line.
+#[test]
+fn a_damaged_entry_keeps_its_header_in_json() {
+    let mut bytes = batch_bytes();
+    // The first record's length (byte 61 of a v2 batch): -64.
+    bytes[61] = 0x7f;
+    let batch = Entries::new(&bytes).next().unwrap().unwrap();
+    for deep in [true, false] {
+        let mut out = Vec::new();
+        let options = DumpOptions {
+            format: Format::Json,
+            deep,
+            ..DumpOptions::default()
+        };
+        let ok = Dumper::new(options)
+            .entry("x.log", &batch, &mut out)
+            .unwrap();
+        assert!(!ok);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            (&v["file"], &v["base_offset"], &v["count"], &v["crc_valid"]),
+            (&"x.log".into(), &7.into(), &2.into(), &false.into()),
+            "{v}"
+        );
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        if deep {
+            assert_eq!(v["records"], serde_json::json!([]), "{v}");
+            let error = v["error"].as_str().unwrap();
+            assert!(error.contains("invalid record length -64"), "{error}");
+            assert_eq!(keys[keys.len() - 2..], ["records", "error"], "{v}");
+        } else {
+            // Without --deep a v2 entry's records are not read: its CRC says it is damaged.
+            assert!(v.get("error").is_none(), "{v}");
+            assert_eq!(keys.last().unwrap().as_str(), "delete_horizon_ms");
+        }
+    }
+    let mut out = Vec::new();
+    let options = DumpOptions {
+        deep: true,
+        ..DumpOptions::default()
+    };
+    assert!(!Dumper::new(options)
+        .entry("x.log", &batch, &mut out)
+        .unwrap());
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.ends_with(" isvalid: false\n"), "{text}");
+}
+
+/// A file of which a filter or a range shows nothing prints no `Dumping` lines (a `--count`
+/// ending at a segment's end printed the next segment's); a whole read keeps them for every
+/// file, an empty segment too, as kafka-dump-log prints it.
+#[test]
+fn a_file_with_nothing_shown_has_no_header_unless_every_file_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("00000000000000000007.log"), batch_bytes()).unwrap();
+    std::fs::write(dir.path().join("00000000000000000009.log"), b"").unwrap();
+    let sources = Sources::open_local(&[dir.path().to_path_buf()]).unwrap();
+    let dump = |options: DumpOptions, read: &krecords_source::ReadOptions| {
+        let mut reader = sources.read(0, read).unwrap();
+        let mut out = Vec::new();
+        Dumper::new(options)
+            .partition(&sources.partitions[0], &mut reader, &mut out)
+            .unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let whole = dump(DumpOptions::default(), &Default::default());
+    let heads: Vec<&str> = whole.lines().filter(|l| !l.starts_with("base")).collect();
+    let names = |base: &str| {
+        let file = dir.path().join(format!("{base:0>20}.log"));
+        format!("Dumping {}", file.display())
+    };
+    assert_eq!(
+        heads,
+        [
+            names("7").as_str(),
+            "Log starting offset: 7",
+            &names("9"),
+            "Log starting offset: 9"
+        ]
+    );
+    // A filter that keeps nothing: nothing at all.
+    let mut none = DumpOptions::default();
+    none.filter.producer_id = Some(5);
+    assert_eq!(dump(none, &Default::default()), "");
+    // A range: the empty segment after it is not shown.
+    let read = krecords_source::ReadOptions {
+        range: krecords_source::Range {
+            count: Some(2),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let bounded = DumpOptions {
+        bounded: true,
+        ..DumpOptions::default()
+    };
+    let text = dump(bounded, &read);
+    assert!(!text.contains(&names("9")), "{text}");
+    assert!(text.starts_with(&format!("{}\n", names("7"))), "{text}");
+}

@@ -11,6 +11,7 @@ use crate::outcome::{Failure, Outcome};
 use crate::source::{open_sources, read_options, EachPartition};
 use crate::time_fmt;
 use clap::ValueEnum;
+use krecords_log::data_dir::PartitionFilter;
 use krecords_source::dump::{self, DumpOptions, Dumper};
 use krecords_source::filter::Filter;
 use krecords_source::IsolationLevel;
@@ -132,10 +133,10 @@ pub struct Args {
     /// JSON): auto picks the decoder from the partition directory's topic name.
     #[arg(long, value_enum, default_value_t = Decode::Auto)]
     decode: Decode,
-    /// Only the partitions of topics matching this glob (*, ?, [...]), in a broker root, a
-    /// remote tier location or a kafka:// cluster.
+    /// Only the partitions of topics matching this glob (*, ?, [...]; repeatable): of a broker
+    /// root, partition directories, a remote tier location, kafka:// topics.
     #[arg(long, value_name = "GLOB")]
-    topic: Option<String>,
+    topic: Vec<String>,
     #[command(flatten)]
     positions: PositionArgs,
     #[command(flatten)]
@@ -193,19 +194,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )));
         }
     }
+    let filter =
+        PartitionFilter::globs(&args.topic, None).map_err(|e| Failure::Usage(e.to_string()))?;
     let mut sources = open_sources(&args.paths, &args.client)?;
-    if let Some(t) = &args.topic {
-        let glob =
-            glob::Pattern::new(t).map_err(|e| Failure::Usage(format!("--topic {t:?}: {e}")))?;
-        sources
-            .partitions
-            .retain(|p| p.topic.as_deref().is_some_and(|n| glob.matches(n)));
-        if sources.partitions.is_empty() {
-            return Err(Failure::Usage(format!(
-                "--topic {t:?}: no partition of such a topic"
-            )));
-        }
-    }
+    let given: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+    sources.select(&filter, &given.join(" "))?;
     let mut options = read_options(
         &args.positions.range,
         args.positions.count,

@@ -26,7 +26,9 @@ use std::path::{Path, PathBuf};
 /// makes it under-replicated ("UNDER-REPLICATED"). Internal topics (__consumer_offsets, ...)
 /// are shown with --all.
 ///
-/// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
+/// Exit codes: 0 answered; 1 answered, but with --offsets a partition's data is damaged (its
+/// offsets show "-" and a warning names the damage); 2 usage, an unreachable broker, an
+/// unreadable directory (a partition whose files cannot be read: the others are answered).
 ///
 /// Examples:
 ///   krec metadata kafka://localhost:9092
@@ -66,7 +68,9 @@ pub struct Args {
 /// {"topic","partition","earliest","latest","last_stable","at_time","error"} ("error": null,
 /// or why the partition has no answer).
 ///
-/// Exit codes: 0 answered; 2 usage, an unreachable broker, an unreadable directory.
+/// Exit codes: 0 answered; 1 answered, but a partition's data is damaged (its offsets show
+/// "-" and a warning names the damage); 2 usage, an unreachable broker, an unreadable
+/// directory (a partition whose files cannot be read: the others are answered).
 ///
 /// Examples:
 ///   krec offsets kafka://localhost:9092/orders
@@ -91,7 +95,8 @@ pub struct Select {
     /// kafka://HOST[:PORT][/TOPIC], a broker's log.dirs root, or one TOPIC-N partition directory.
     #[arg(value_name = "SOURCE")]
     source: PathBuf,
-    /// Only topics whose name matches GLOB (`*`, `?`, `[...]`); repeatable.
+    /// Only topics whose name matches GLOB (`*`, `?`, `[...]`); repeatable. Globs matching no
+    /// topic are exit 2, naming the topics there are (as in dump and verify).
     #[arg(long, value_name = "GLOB")]
     topic: Vec<String>,
     /// Internal topics too (__consumer_offsets, __transaction_state, ...).
@@ -122,14 +127,6 @@ fn target(source: &Path) -> Result<Target, Failure> {
     }
 }
 
-/// The globs of `--topic` and the URL's topic.
-fn topic_globs(globs: &[String], url_topic: Option<&str>) -> Result<Vec<glob::Pattern>, Failure> {
-    let globs = globs.iter().map(String::as_str).chain(url_topic);
-    globs
-        .map(|g| glob::Pattern::new(g).map_err(|e| Failure::Usage(format!("--topic {g}: {e}"))))
-        .collect()
-}
-
 fn admin_failure(e: krecords_admin::Error) -> Failure {
     match e {
         krecords_admin::Error::Io { what, source } => Failure::Io(source, what),
@@ -146,14 +143,16 @@ fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failur
     let (globs, all) = (&select.topic, select.all);
     match target(&select.source)? {
         Target::Root(root) => {
-            krecords_admin::offline::load(&root, &topic_globs(globs, None)?, all, offsets)
-                .map_err(admin_failure)
+            krecords_admin::offline::load(&root, globs, all, offsets).map_err(admin_failure)
         }
         Target::Live { servers, topic } => {
-            let globs = topic_globs(globs, topic.as_deref())?;
+            let globs: Vec<String> = globs.iter().cloned().chain(topic).collect();
             let (config, rt, name) = live_setup(&servers, &select.client)?;
             let load = krecords_admin::live::load(config, name.clone(), &globs, all, offsets);
-            rt.block_on(load).map_err(|e| client_failure(e, &name))
+            rt.block_on(load).map_err(|e| match e {
+                krecords_admin::Error::Client(e) => client_failure(e, &name),
+                e => admin_failure(e),
+            })
         }
     }
 }
@@ -209,7 +208,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
         Format::Text => cluster.write_text(out)?,
     }
-    Ok(Outcome::Ok)
+    Ok(Outcome::answered_but(cluster.unanswered))
 }
 
 /// Runs `krec offsets`.
@@ -220,7 +219,7 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
         Format::Json => cluster.write_offsets_json(out)?,
         Format::Text => cluster.write_offsets_text(args.time.is_some(), out)?,
     }
-    Ok(Outcome::Ok)
+    Ok(Outcome::answered_but(cluster.unanswered))
 }
 
 /// Consumer groups: members, committed offsets and lag per partition and in total, from a
@@ -258,7 +257,8 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// deletion is in the damaged batch still shows), and a warning names the file, the byte and
 /// the offset of the damage and what is wrong.
 ///
-/// Exit codes: 0 answered; 1 answered, but a __consumer_offsets partition could not be read
+/// Exit codes: 0 answered (a root without __consumer_offsets partitions: no group, and a
+/// warning saying so); 1 answered, but a __consumer_offsets partition could not be read
 /// whole (damage in the middle of its log, as above); 2 usage, a GROUP named that is not in
 /// SOURCE (no committed offsets and no group metadata there; live: unknown to the
 /// coordinator, which answers Dead), an unreachable broker, an unreadable directory.

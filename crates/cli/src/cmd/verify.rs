@@ -13,8 +13,8 @@ use crate::args::{CountArgs, Format, ReadArgs};
 use crate::outcome::{Context, Failure, Outcome};
 use crate::progress::{Progress, Unit};
 use crate::source::{open_file, open_sources, read_options, EachPartition};
-use krecords_log::check::{self, CheckError, Checker, Problem, Totals};
-use krecords_log::data_dir::{PartitionFilter, SelectError};
+use krecords_log::check::{self, CheckError, Checker, Problem, ProblemKind, Totals};
+use krecords_log::data_dir::{PartitionFilter, SelectError, Taken};
 use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec};
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -47,8 +47,9 @@ use std::sync::Mutex;
 /// (recovery-point, log-start, replication, cleaner) against the partitions they name: a
 /// partition without a directory, an offset past the partition's log end. The report is in
 /// partition order whatever the threading: each problem line names its file, then one line per
-/// partition with problems and a summary of partitions ok and not. --topic and --partition
-/// narrow it.
+/// partition with problems and a summary of partitions ok and not. --topic (repeatable) and
+/// --partition narrow it and any other partitions given (a partition directory, a segment
+/// file of one, kafka://) as in dump; selecting nothing is exit 2, naming the topics there.
 ///
 /// With --start, --end, --count or --isolation read-committed (default: read-uncommitted,
 /// every batch as the files hold it), the entries in that range are checked (not the indexes),
@@ -88,7 +89,8 @@ use std::sync::Mutex;
 /// one decoded segment at a time; the report is in the same order whatever the threading.
 ///
 /// Prints one line per problem with the file and byte position, then a summary. Exit 1 when
-/// there is any problem, 0 when everything is clean, 2 when a path holds nothing to verify.
+/// there is any problem, 0 when everything is clean, 2 when a path holds nothing to verify or
+/// a file could not be read (an `[io]` problem: the rest is still checked and reported).
 ///
 /// Examples:
 ///   krec verify /var/kafka/data                      (a whole broker)
@@ -125,10 +127,10 @@ pub struct Args {
     read: ReadArgs,
     #[command(flatten)]
     count: CountArgs,
-    /// In a data directory, only the partitions of topics matching this glob (*, ?, [...]).
+    /// Only the partitions of topics matching this glob (*, ?, [...]); repeatable.
     #[arg(long, value_name = "GLOB")]
-    topic: Option<String>,
-    /// In a data directory, only this partition number.
+    topic: Vec<String>,
+    /// Only this partition number.
     #[arg(long, value_name = "N")]
     partition: Option<i32>,
     /// Partitions verified at once in a data directory, and remote segments with --remote
@@ -141,11 +143,14 @@ pub struct Args {
 struct Printer<'o, W: Write> {
     format: Format,
     out: &'o mut W,
+    /// Some input could not be read ([`ProblemKind::Io`]): the check is incomplete (exit 2).
+    unreadable: bool,
 }
 
 impl<W: Write> Printer<'_, W> {
     /// Prints `p`, found in the data directory partition `partition` if any.
     fn problem(&mut self, p: &Problem, partition: Option<&str>) -> io::Result<()> {
+        self.unreadable |= p.kind == ProblemKind::Io;
         match self.format {
             Format::Json => writeln!(self.out, "{}", p.to_json(partition)),
             Format::Text => writeln!(self.out, "{p}"),
@@ -164,22 +169,21 @@ fn failure(e: CheckError) -> Failure {
 /// A selection of partitions that could not be made, as the command reports it.
 fn select_failure(e: SelectError) -> Failure {
     match e {
-        SelectError::Glob { glob, error } => Failure::Usage(format!("--topic {glob:?}: {error}")),
         SelectError::List { root, error } => {
             Failure::Io(error, format!("cannot list {}", root.display()))
         }
-        SelectError::Empty { root, filtered } => {
-            let which = if filtered {
-                " match --topic/--partition"
-            } else {
-                ""
-            };
-            Failure::Usage(format!(
-                "{}: no partition directories{which} to verify",
-                root.display()
-            ))
-        }
+        e => Failure::Usage(e.to_string()),
     }
+}
+
+/// Whether `filter` takes the partition directory or segment file `path` (by its TOPIC-N).
+fn takes(filter: &PartitionFilter, taken: &mut Taken, path: &Path) -> bool {
+    let id = krecords_source::partition_of_path(path);
+    filter.take(
+        taken,
+        id.as_ref().map(|i| i.0.as_str()),
+        id.as_ref().map(|i| i.1),
+    )
 }
 
 /// Whether `path` is a data directory (a `log.dirs` root).
@@ -223,6 +227,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let printer = RefCell::new(Printer {
         format: args.format,
         out,
+        unreadable: false,
     });
     let mut sink = |p: Problem| printer.borrow_mut().problem(&p, None);
     let mut checker = Checker::new(limit, &mut sink);
@@ -239,18 +244,8 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let whole = options.range.is_all() && options.isolation == IsolationLevel::ReadUncommitted;
     let mut stops = Vec::new();
     let mut unreadable = 0u64;
-    // --topic and --partition select partitions of a data directory: anything else is refused.
-    if let (Some(p), true) = (
-        args.paths.iter().find(|p| !is_root(p)),
-        args.topic.is_some() || args.partition.is_some(),
-    ) {
-        return Err(Failure::Usage(format!(
-            "--topic and --partition select partitions of a log.dirs root; {} is not one",
-            p.display()
-        )));
-    }
-    let filter =
-        PartitionFilter::new(args.topic.as_deref(), args.partition).map_err(select_failure)?;
+    let filter = PartitionFilter::globs(&args.topic, args.partition).map_err(select_failure)?;
+    let mut taken = Taken::default();
     // Partitions read over the network (counted as files by the checker).
     let mut live = 0u64;
     for path in &args.paths {
@@ -261,11 +256,14 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         if whole && local && path.is_dir() {
             let kind = classify_dir(path).context(|| format!("cannot list {}", path.display()))?;
             if let DirKind::Root(_) = kind {
-                data_dir(path, &filter, &args, &printer, &mut partitions)?;
-            } else {
+                data_dir(path, &filter, &mut taken, &args, &printer, &mut partitions)?;
+            } else if takes(&filter, &mut taken, path) {
                 checker.partition_dir(path).map_err(failure)?;
             }
         } else if whole && local {
+            if !takes(&filter, &mut taken, path) {
+                continue;
+            }
             let base = check::segment_base(path);
             let (name, mut source) =
                 open_file(path).context(|| format!("cannot open {}", path.display()))?;
@@ -274,7 +272,8 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 .map_err(failure)?;
         } else {
             // A live topic, or part of any source: its entries, checked as a file of entries.
-            let sources = open_sources(std::slice::from_ref(path), &args.read.kafka.client)?;
+            let mut sources = open_sources(std::slice::from_ref(path), &args.read.kafka.client)?;
+            sources.retain(&filter, &mut taken);
             let mut each = EachPartition::new(&sources, &options);
             for i in 0..sources.partitions.len() {
                 let Some(mut reader) = each.open(i)? else {
@@ -299,12 +298,18 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             unreadable += each.finish()?;
         }
     }
+    if !args.paths.is_empty() {
+        let given: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        filter
+            .check(&taken, &given.join(" "))
+            .map_err(select_failure)?;
+    }
     let mut s = partitions;
     s.counts.add(&checker.summary());
     s.counts.problems += unreadable;
     drop(checker);
     let printer = printer.into_inner();
-    let out = printer.out;
+    let (out, unreadable) = (printer.out, printer.unreadable);
     let remote = match (&args.remote, remote_metadata, remote_keys) {
         (Some(location), Some(metadata), Some(keys)) => {
             let metadata = remote::read_metadata(&metadata, &args.read.kafka.client, limit)?;
@@ -352,7 +357,9 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     }
     let remote_clean = remote.as_ref().is_none_or(|(_, r)| r.problems == 0);
-    Ok(if s.counts.problems == 0 && remote_clean {
+    Ok(if unreadable {
+        Outcome::Unreadable
+    } else if s.counts.problems == 0 && remote_clean {
         Outcome::Ok
     } else {
         Outcome::DataProblem
@@ -378,16 +385,19 @@ fn warn_orphaned_indexes(dir: &Path) {
     }
 }
 
-/// Verifies the partitions of a broker's data directory that `filter` takes, in parallel, then
-/// its own files, adding what it found to `total`.
+/// Verifies the partitions of a broker's data directory that `filter` takes (noted in `taken`),
+/// in parallel, then its own files, adding what it found to `total`.
 fn data_dir<W: Write>(
     root: &Path,
     filter: &PartitionFilter,
+    taken: &mut Taken,
     args: &Args,
     printer: &RefCell<Printer<'_, W>>,
     total: &mut Totals,
 ) -> Result<(), Failure> {
-    let selection = filter.select(root).map_err(select_failure)?;
+    let Some(selection) = filter.select_noting(root, taken).map_err(select_failure)? else {
+        return Ok(());
+    };
     let threads = args.threads.unwrap_or_else(default_threads);
     let bytes = selection.log_bytes();
     let progress = Mutex::new((Progress::new("verify", Unit::Bytes, bytes, 256 << 20), 0u64));

@@ -148,6 +148,39 @@ fn dump_of_a_flipped_crc_bit_exits_1_with_crc_valid_false() {
     assert_eq!(lines[0]["crc"], 3688505801u64);
 }
 
+/// A batch whose records no longer parse (a bad CRC too): `--deep --format json` keeps the
+/// header fields, `"crc_valid": false`, then the error, as the line without --deep and the
+/// text do (it printed only file, position and error).
+#[test]
+fn dump_deep_json_of_a_damaged_batch_keeps_its_header_then_the_error() {
+    let d = Dir::new();
+    let mut bytes = d.read(&d.hello("hello.bin"));
+    bytes[61] = 0x7f; // the first record's length: -64
+    let path = d.write("damaged.bin", &bytes);
+    let r = d.run(&["dump", "--deep", "--format", "json", &path], b"");
+    assert_eq!(r.code, 1, "{r:?}");
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 1, "{}", r.out());
+    let shallow = d
+        .run(&["dump", "--format", "json", &path], b"")
+        .json_lines();
+    let mut header = lines[0].as_object().unwrap().clone();
+    let error = header.remove("error").unwrap();
+    assert_eq!(header.remove("records").unwrap(), serde_json::json!([]));
+    assert_eq!(serde_json::Value::Object(header), shallow[0]);
+    assert_eq!(shallow[0]["crc_valid"], false);
+    assert!(
+        error.as_str().unwrap().contains("invalid record length"),
+        "{error}"
+    );
+    let text = d.run(&["dump", "--deep", &path], b"");
+    assert!(
+        text.out().contains(" crc: 3688505801 isvalid: false\n"),
+        "{}",
+        text.out()
+    );
+}
+
 #[test]
 fn dump_of_a_truncated_tail_prints_a_partial_line_and_exits_1() {
     let d = Dir::new();

@@ -154,11 +154,78 @@ fn topic_and_partition_narrow_a_root() {
     assert!(r.ok().contains("1 partitions (1 ok"), "{}", r.out());
     let r = d.run(&["verify", &root, "--topic", "nothing*"], b"");
     assert_eq!(r.code, 2);
-    assert!(
-        r.stderr.contains("no partition directories"),
-        "{}",
-        r.stderr
+    let topics = "(its topics: empty, orders, payments)";
+    let said = format!("krec: {root}: no partition of a topic matching \"nothing*\" {topics}\n");
+    assert_eq!(r.stderr, said);
+    // --topic is repeatable (a topic matching any), and selects the same in every command.
+    let two = ["--topic", "ord*", "--topic", "pay*"];
+    let r = d.run(&[&["verify", &root][..], &two[..]].concat(), b"");
+    assert!(r.out().contains("3 partitions ("), "{}", r.out());
+    let r = d.run(
+        &[&["dump", "--format", "json", &root][..], &two[..]].concat(),
+        b"",
     );
+    let files: std::collections::BTreeSet<String> = r
+        .json_lines()
+        .iter()
+        .map(|l| {
+            l["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .nth(1)
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        files.into_iter().collect::<Vec<_>>(),
+        ["orders-0", "orders-1", "payments-0"]
+    );
+    // (dump lists the topics it could read: empty-0 has no segment.)
+    for cmd in ["dump", "verify", "metadata", "offsets"] {
+        let r = d.run(&[cmd, &root, "--topic", "nothing*", "--topic", "x"], b"");
+        assert_eq!(r.code, 2, "{cmd}: {}", r.stderr);
+        let said = format!("{root}: no partition of a topic matching \"nothing*\" or \"x\" (its");
+        assert!(r.stderr.contains(&said), "{cmd}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("orders, payments)"),
+            "{cmd}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// verify of a partition directory (or a segment file of one) with --topic or --partition
+/// filters it as dump does (it was refused); a directory neither selects is exit 2 naming
+/// its topic.
+#[test]
+fn verify_and_dump_filter_a_partition_directory_by_topic() {
+    let d = Dir::new();
+    let root = root(&d);
+    let dir = format!("{root}/payments-0");
+    let segment = format!("{dir}/00000000000000000000.log");
+    for cmd in ["verify", "dump"] {
+        for path in [&dir, &segment] {
+            d.run(&[cmd, path, "--topic", "pay*"], b"").ok();
+            let r = d.run(&[cmd, path, "--topic", "ord*"], b"");
+            let said =
+                format!("{path}: no partition of a topic matching \"ord*\" (its topics: payments)");
+            assert_eq!(
+                (r.code, r.stderr.trim_end()),
+                (2, &*format!("krec: {said}")),
+                "{cmd}"
+            );
+        }
+    }
+    let r = d.run(&["verify", &dir, "--partition", "0"], b"");
+    assert!(r.ok().contains("no problems"), "{}", r.out());
+    d.run(&["verify", &dir, "--partition", "1"], b"")
+        .fails(2, "no partition 1 (its topics: payments)");
+    // Of several, those selected.
+    let orders = format!("{root}/orders-0");
+    let r = d.run(&["verify", &orders, &dir, "--topic", "pay*"], b"");
+    assert_eq!(r.ok(), d.run(&["verify", &dir], b"").ok());
 }
 
 #[test]
@@ -257,9 +324,10 @@ fn damage_in_the_middle_of_a_partition_is_an_error_not_a_shorter_log() {
         ["00000000000000000000-00000000000000000003.parquet"]
     );
     assert_eq!(std::fs::read(&segment).unwrap(), bytes);
-    // The root's offsets: that partition has none to show, and a warning says why.
+    // The root's offsets: that partition has none to show, a warning says why, and the exit
+    // code that its data is damaged.
     let r = d.run(&["offsets", &d.arg("data")], b"");
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.out().contains("t              0             -"),
         "{}",
@@ -449,4 +517,33 @@ fn orphaned_index_files_are_named_by_verify_offsets_and_dump() {
         all.contains("empty-0: no .log segments here (an empty partition directory)"),
         "{all}"
     );
+}
+
+/// A partition of a root whose files cannot be read (a second segment that is a directory): verify,
+/// offsets and metadata --offsets answer for the other partitions and exit 2, as for that
+/// partition alone, since what they say is incomplete.
+#[test]
+fn an_unreadable_partition_of_a_root_is_exit_2_after_the_others_are_answered() {
+    let d = Dir::new();
+    for p in ["good-0", "bad-0"] {
+        let dir = d.arg(&format!("data/{p}"));
+        d.run(&["log", "create", &dir], b"").ok();
+        d.run(&["log", "append", &dir], b"{\"value\":\"a\"}\n").ok();
+    }
+    std::fs::create_dir(d.path("data/bad-0/00000000000000000001.log")).unwrap();
+    let root = d.arg("data");
+    let r = d.run(&["verify", &root], b"");
+    assert_eq!(r.code, 2, "{}", r.out());
+    assert!(r.out().contains("[io]"), "{}", r.out());
+    assert!(r.out().contains("2 partitions (1 ok"), "{}", r.out());
+    assert_eq!(d.run(&["verify", &d.arg("data/bad-0")], b"").code, 2);
+    for args in [
+        &["offsets", &root][..],
+        &["metadata", "--offsets", &root][..],
+    ] {
+        let r = d.run(args, b"");
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("bad-0"), "{args:?}: {}", r.stderr);
+        assert!(r.out().contains("good"), "{args:?}: {}", r.out());
+    }
 }

@@ -78,8 +78,19 @@ fn live_metadata_text_with_offsets_and_a_topic_filter() {
         ),
         "{out}"
     );
-    let none = run(&["metadata", &url, "--topic", "zz*"]).ok();
-    assert!(none.contains("0 topics"), "{none}");
+    // A selection of nothing is a usage error naming the topics there are (it was an empty
+    // answer), as in dump and verify; --topic is repeatable.
+    let said = format!(
+        "{url}: no partition of a topic matching \"zz*\" (its topics: __transaction_state, a)"
+    );
+    for cmd in ["metadata", "offsets"] {
+        run(&[cmd, &url, "--topic", "zz*"]).fails(2, &said);
+        let r = run(&[
+            cmd, &url, "--topic", "zz*", "--topic", "a", "--format", "json",
+        ]);
+        assert_eq!(r.code, 0, "{cmd}: {}", r.stderr);
+    }
+    run(&["metadata", &format!("{url}/zz")]).fails(2, "no partition of a topic matching \"zz\"");
 }
 
 #[test]
@@ -235,6 +246,26 @@ fn one_partition_directory_answers_for_its_partition() {
             "holds neither meta.properties nor TOPIC-N partition directories",
         );
     }
+}
+
+/// A root without __consumer_offsets partitions: no group, a warning saying why, and the exit
+/// code `krec groups --help` documents (0: answered; 2 for a GROUP named).
+#[test]
+fn groups_of_a_root_without_consumer_offsets_warn() {
+    let d = Dir::new();
+    let root = d.arg("root");
+    std::fs::create_dir_all(d.path("root/orders-0")).unwrap();
+    let r = run(&["groups", &root]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().starts_with("GROUP"), "{}", r.out());
+    let said = format!(
+        "krec: warning: {root}: no __consumer_offsets partitions here, so no consumer group can \
+         be known"
+    );
+    assert!(r.stderr.contains(&said), "{}", r.stderr);
+    let r = run(&["groups", &root, "app"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains(&said), "{}", r.stderr);
 }
 
 #[test]

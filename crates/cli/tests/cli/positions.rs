@@ -362,3 +362,130 @@ fn an_endless_input_is_not_read_for_ever() {
         );
     }
 }
+
+/// A `--count` that ends at a segment's end prints nothing of the next segment (it printed
+/// its `Dumping` and `Log starting offset` lines); nor does a filter that shows nothing of a
+/// file. Read whole, every segment keeps its header, as kafka-dump-log prints them.
+#[test]
+fn dump_prints_no_header_for_a_file_it_shows_nothing_of() {
+    let d = Dir::new();
+    let log = d.arg("t-0");
+    std::fs::create_dir(&log).unwrap();
+    // Three segments of one batch of two records each: offsets 0-1, 2-3, 4-5.
+    for base in ["0", "2", "4"] {
+        let name = format!("t-0/{base:0>20}.log");
+        d.gen(&name, &["--records", "2", "--base-offset", base]);
+    }
+    let headers = |args: &[&str]| -> Vec<String> {
+        let r = d.run(&[&["dump"][..], args, &[&log]].concat(), b"");
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r.out()
+            .lines()
+            .filter_map(|l| l.strip_prefix("Dumping "))
+            .map(|f| f.rsplit('/').next().unwrap().to_owned())
+            .collect()
+    };
+    let segment = |base: i64| format!("{base:020}.log");
+    let all = headers(&[]);
+    assert_eq!(all, [segment(0), segment(2), segment(4)]);
+    assert_eq!(headers(&["--count", "2"]), [segment(0)]);
+    assert_eq!(
+        headers(&["--count", "4", "--deep"]),
+        [segment(0), segment(2)]
+    );
+    assert_eq!(headers(&["--start", "2", "--count", "2"]), [segment(2)]);
+    assert!(headers(&["--producer-id", "99"]).is_empty());
+    let out = d.run(&["dump", "--count", "2", &log], b"").out();
+    assert!(out.ends_with("isvalid: true\n"), "{out}");
+}
+
+/// A cleanly closed partition directory `name` of 60 records in batches of 5, three segments
+/// (bases 0, 20, 40), with `damage` done to the bytes of segment 20.
+fn damaged_log(d: &Dir, name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> String {
+    let log = d.arg(name);
+    d.run(
+        &["log", "create", &log, "--config", "segment.bytes=700"],
+        b"",
+    )
+    .ok();
+    let records: String = (0..60)
+        .map(|i| format!("{{\"key\":\"k{i}\",\"value\":\"value-{i}\"}}\n"))
+        .collect();
+    d.run(
+        &["log", "append", &log, "--records-per-batch", "5"],
+        records.as_bytes(),
+    )
+    .ok();
+    let segment = format!("{name}/00000000000000000020.log");
+    let mut bytes = d.read(&segment);
+    damage(&mut bytes);
+    d.write(&segment, &bytes);
+    log
+}
+
+/// Damage in the middle of a log (a batch's length field lying upwards in the middle
+/// segment): a positioned read that reaches it fails after the records before it, whatever
+/// its count; one that ends before it is served; verify names the damage and the intact
+/// entries after it rather than a torn tail.
+#[test]
+fn positioned_reads_that_reach_damage_in_the_middle_fail() {
+    let d = Dir::new();
+    let log = damaged_log(&d, "p", |b| {
+        b[8..12].copy_from_slice(&[0x7f, 0xff, 0xff, 0])
+    });
+    let r = d.run(&["log", "read", &log, "--start", "15", "--count", "8"], b"");
+    assert_eq!(r.code, 1, "{}", r.out());
+    let lines = r.out().lines().filter(|l| l.contains("\"offset\"")).count();
+    assert_eq!(lines, 5, "{}", r.out());
+    let all = format!("{}{}", r.out(), r.stderr);
+    assert!(
+        all.contains("reads that end before offset 20 are whole"),
+        "{all}"
+    );
+    for args in [
+        &["dump", &log, "--start", "15", "--end", "25"][..],
+        &["log", "read", &log, "--start", "45"][..],
+    ] {
+        assert_eq!(d.run(args, b"").code, 1, "{args:?}");
+    }
+    for args in [
+        &["dump", &log, "--end", "15"][..],
+        &["log", "read", &log, "--start", "5", "--end", "20"][..],
+    ] {
+        assert_eq!(d.run(args, b"").code, 0, "{args:?}");
+    }
+    let r = d.run(&["verify", &log], b"");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.out()
+            .contains("intact entries follow from byte 151 (offset 25)"),
+        "{}",
+        r.out()
+    );
+    assert!(r.out().contains(", 55 records"), "{}", r.out());
+}
+
+/// A batch's base offset overwritten (no CRC covers it) with an offset past the log end: a
+/// read through it does not stop quietly at it as if the log ended there.
+#[test]
+fn a_base_offset_damaged_past_the_log_end_is_not_the_end_of_the_log() {
+    let d = Dir::new();
+    let log = damaged_log(&d, "p", |b| b[..8].copy_from_slice(&1000i64.to_be_bytes()));
+    for args in [
+        &["log", "read", &log][..],
+        &["dump", &log, "--start", "0"][..],
+        &["verify", &log, "--start", "0"][..],
+        &[
+            "sql",
+            "--table",
+            &format!("t={log}"),
+            "select count(*) from t",
+        ][..],
+    ] {
+        let r = d.run(args, b"");
+        let all = format!("{}{}", r.out(), r.stderr);
+        assert_eq!(r.code, 1, "{args:?}: {all}");
+        assert!(all.contains("offsets 1000..=1004"), "{args:?}: {all}");
+    }
+    assert_eq!(d.run(&["log", "read", &log, "--end", "20"], b"").code, 0);
+}

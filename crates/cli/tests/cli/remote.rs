@@ -263,7 +263,10 @@ fn remote_failures_are_clear() {
         &["dump", "--rsm-private-key", k, "--topic", "nope*", &url],
         b"",
     )
-    .fails(2, "no partition of such a topic");
+    .fails(
+        2,
+        "no partition of a topic matching \"nope*\" (its topics: ",
+    );
     // verify checks a remote tier against its metadata, with --remote.
     d.run(&["verify", &url], b"").fails(2, "--remote LOCATION");
     // ship cannot take one, and says what to do instead.

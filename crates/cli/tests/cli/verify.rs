@@ -77,14 +77,14 @@ fn a_clean_log_and_a_clean_file_pass() {
         r.ok(),
         "1 file, 1 entry, 2 records, 85 bytes: no problems\n"
     );
-    // --topic and --partition select partitions of a data directory: on a file they are
-    // refused, not ignored (issue 30, item 8).
-    d.run(&["verify", &hello, "--topic", "x"], b"").fails(
-        2,
-        "--topic and --partition select partitions of a log.dirs root",
-    );
+    // --topic and --partition select partitions by topic and number: a file outside a TOPIC-N
+    // directory has neither, so they select nothing: exit 2, not ignored (issue 30, item 8).
+    let none = "hello.bin: no partition of a topic matching \"x\" (it has no topics)";
+    d.run(&["verify", &hello, "--topic", "x"], b"")
+        .fails(2, none);
+    d.run(&["dump", &hello, "--topic", "x"], b"").fails(2, none);
     d.run(&["verify", &hello, "--partition", "1"], b"")
-        .fails(2, "is not one");
+        .fails(2, "no partition 1 (it has no topics)");
     // Stdin too.
     let bytes = d.read("hello.bin");
     assert_eq!(d.run(&["verify", "-"], &bytes).code, 0);
