@@ -522,34 +522,85 @@ fn reached<'a>(damage: Option<&'a Damage>, trim: &Trim) -> Option<&'a Damage> {
     damage.filter(|d| trim.left != Some(0) && !d.spares(trim.range.asked_end))
 }
 
-/// Why an entry at or past a read's end is not the end of the partition: its offsets reach
-/// the base offset of the next segment file still to read (`pending`), so its offset field
-/// was damaged (no CRC covers a v2 batch's base offset) and the records after it cannot be
-/// read in order. `None` for an entry that ends the read as it should.
-fn overlaps_next(
-    pending: &Pending,
-    path: Option<&std::path::Path>,
-    b: &Batch<'_>,
-) -> Option<krecords_log::Error> {
-    let (Pending::Files(files), Some(path)) = (pending, path) else {
-        return None;
-    };
-    let next = files
-        .front()
-        .and_then(|p| krecords_log::check::segment_base(p))?;
-    let first = b.first_offset().unwrap_or_else(|| b.last_offset());
-    (b.last_offset() >= next).then(|| krecords_log::Error::DamagedSegment {
-        path: path.to_path_buf(),
-        position: b.position() as u64,
-        reason: format!(
-            "byte {}: the entry holds offsets {first}..={} but the next segment starts at \
-             offset {next}: its offset field is damaged, and the records after it cannot be \
-             read in order (`krec verify` lists the damage, `krec salvage` keeps every intact \
-             entry)",
-            b.position(),
-            b.last_offset()
-        ),
-    })
+/// An entry at or past a read's end, which ends the read unless its offsets are damaged.
+struct Beyond {
+    position: usize,
+    /// Where the entry after it starts.
+    end: u64,
+    first: i64,
+    last: i64,
+}
+
+impl Beyond {
+    fn of(b: &Batch<'_>) -> Beyond {
+        Beyond {
+            position: b.position(),
+            end: (b.position() + b.size_in_bytes()) as u64,
+            first: b.first_offset().unwrap_or_else(|| b.last_offset()),
+            last: b.last_offset(),
+        }
+    }
+
+    /// The offset field of the entry after this one in `path` (a v2 batch's base offset, a
+    /// v0/v1 entry's offset), when one follows with a plausible size (not the zeros of a
+    /// preallocated segment).
+    fn next_offset_field(&self, path: &std::path::Path) -> io::Result<Option<i64>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut head = [0u8; 12];
+        let mut f = std::fs::File::open(path)?;
+        f.seek(SeekFrom::Start(self.end))?;
+        match f.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let [o0, o1, o2, o3, o4, o5, o6, o7, s0, s1, s2, s3] = head;
+        let size = i32::from_be_bytes([s0, s1, s2, s3]);
+        let plausible = size >= krecords_codec::layout::MIN_ENTRY_SIZE;
+        Ok(plausible.then_some(i64::from_be_bytes([o0, o1, o2, o3, o4, o5, o6, o7])))
+    }
+
+    /// Why this entry of the local file `path` is not the end of the partition: its offsets
+    /// reach the base offset of the next segment file still to read (`pending`), or the entry
+    /// after it in the file goes back below it. Its offset field was then
+    /// damaged (no CRC covers a v2 batch's base offset) and the records after it cannot be
+    /// read in order. `None` for an entry that ends the read as it should (one a writer
+    /// appends after it comes later).
+    fn damaged(
+        &self,
+        pending: &Pending,
+        path: Option<&std::path::Path>,
+    ) -> io::Result<Option<krecords_log::Error>> {
+        let Some(path) = path else {
+            return Ok(None);
+        };
+        let next_segment = match pending {
+            Pending::Files(files) => files
+                .front()
+                .and_then(|p| krecords_log::check::segment_base(p)),
+            _ => None,
+        };
+        let after = match next_segment {
+            Some(next) if self.last >= next => format!("the next segment starts at offset {next}"),
+            Some(_) => return Ok(None),
+            None => match self.next_offset_field(path)? {
+                Some(next) if next < self.first => {
+                    format!("the entry after it starts at offset {next}")
+                }
+                _ => return Ok(None),
+            },
+        };
+        Ok(Some(krecords_log::Error::DamagedSegment {
+            path: path.to_path_buf(),
+            position: self.position as u64,
+            reason: format!(
+                "byte {}: the entry holds offsets {}..={} but {after}: its offset field is \
+                 damaged, and the records after it cannot be read in order (`krec verify` \
+                 lists the damage, `krec salvage` keeps every intact entry)",
+                self.position, self.first, self.last
+            ),
+        }))
+    }
 }
 
 /// The error of a read that reached `damage`.
@@ -748,21 +799,25 @@ impl Reader {
                     while s.skip_entry_if(|b| trim.skip(b))? {}
                 }
                 let step = s.next_entry()?;
-                match &step {
-                    Step::Entry(b) if trim.past_end(b) => {
-                        *finished = true;
-                        if let Some(e) = overlaps_next(pending, cur_path.as_deref(), b) {
-                            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
-                        }
-                        if let Some(d) = reached(damage.as_ref(), trim) {
-                            return Err(io::Error::new(io::ErrorKind::InvalidData, d.error()));
-                        }
-                        *clean = true;
-                        if let Some(p) = progress.as_mut() {
-                            p(Progress::Done);
-                        }
-                        return Ok((Step::End, trim.bounds()));
+                let beyond = match &step {
+                    Step::Entry(b) if trim.past_end(b) => Some(Beyond::of(b)),
+                    _ => None,
+                };
+                if let Some(beyond) = beyond {
+                    *finished = true;
+                    if let Some(e) = beyond.damaged(pending, cur_path.as_deref())? {
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, e));
                     }
+                    if let Some(d) = reached(damage.as_ref(), trim) {
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, d.error()));
+                    }
+                    *clean = true;
+                    if let Some(p) = progress.as_mut() {
+                        p(Progress::Done);
+                    }
+                    return Ok((Step::End, trim.bounds()));
+                }
+                match &step {
                     Step::Entry(b) => {
                         trim.deliver(b);
                         if let Some(p) = progress.as_mut() {

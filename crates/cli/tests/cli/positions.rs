@@ -400,8 +400,8 @@ fn dump_prints_no_header_for_a_file_it_shows_nothing_of() {
 }
 
 /// A cleanly closed partition directory `name` of 60 records in batches of 5, three segments
-/// (bases 0, 20, 40), with `damage` done to the bytes of segment 20.
-fn damaged_log(d: &Dir, name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> String {
+/// (bases 0, 20, 40), with `damage` done to the bytes of segment `base`.
+fn damaged_log(d: &Dir, name: &str, base: i64, damage: impl FnOnce(&mut Vec<u8>)) -> String {
     let log = d.arg(name);
     d.run(
         &["log", "create", &log, "--config", "segment.bytes=700"],
@@ -416,7 +416,7 @@ fn damaged_log(d: &Dir, name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> String
         records.as_bytes(),
     )
     .ok();
-    let segment = format!("{name}/00000000000000000020.log");
+    let segment = format!("{name}/{base:020}.log");
     let mut bytes = d.read(&segment);
     damage(&mut bytes);
     d.write(&segment, &bytes);
@@ -430,7 +430,7 @@ fn damaged_log(d: &Dir, name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> String
 #[test]
 fn positioned_reads_that_reach_damage_in_the_middle_fail() {
     let d = Dir::new();
-    let log = damaged_log(&d, "p", |b| {
+    let log = damaged_log(&d, "p", 20, |b| {
         b[8..12].copy_from_slice(&[0x7f, 0xff, 0xff, 0])
     });
     let r = d.run(&["log", "read", &log, "--start", "15", "--count", "8"], b"");
@@ -470,22 +470,29 @@ fn positioned_reads_that_reach_damage_in_the_middle_fail() {
 #[test]
 fn a_base_offset_damaged_past_the_log_end_is_not_the_end_of_the_log() {
     let d = Dir::new();
-    let log = damaged_log(&d, "p", |b| b[..8].copy_from_slice(&1000i64.to_be_bytes()));
-    for args in [
-        &["log", "read", &log][..],
-        &["dump", &log, "--start", "0"][..],
-        &["verify", &log, "--start", "0"][..],
-        &[
-            "sql",
-            "--table",
-            &format!("t={log}"),
-            "select count(*) from t",
-        ][..],
-    ] {
-        let r = d.run(args, b"");
-        let all = format!("{}{}", r.out(), r.stderr);
-        assert_eq!(r.code, 1, "{args:?}: {all}");
-        assert!(all.contains("offsets 1000..=1004"), "{args:?}: {all}");
+    // In a middle segment (the next segment starts below it) and in the last one (the entry
+    // after it goes back below it).
+    for (name, base) in [("p", 20), ("q", 40)] {
+        let log = damaged_log(&d, name, base, |b| {
+            b[..8].copy_from_slice(&1000i64.to_be_bytes())
+        });
+        for args in [
+            &["log", "read", &log][..],
+            &["dump", &log, "--start", "0"][..],
+            &["verify", &log, "--start", "0"][..],
+            &[
+                "sql",
+                "--table",
+                &format!("t={log}"),
+                "select count(*) from t",
+            ][..],
+        ] {
+            let r = d.run(args, b"");
+            let all = format!("{}{}", r.out(), r.stderr);
+            assert_eq!(r.code, 1, "{args:?}: {all}");
+            assert!(all.contains("offsets 1000..=1004"), "{args:?}: {all}");
+        }
+        let end = base.to_string();
+        assert_eq!(d.run(&["log", "read", &log, "--end", &end], b"").code, 0);
     }
-    assert_eq!(d.run(&["log", "read", &log, "--end", "20"], b"").code, 0);
 }
