@@ -161,7 +161,8 @@ impl PartitionScan {
         index: usize,
         options: &ScanOptions,
     ) -> Result<PartitionScan, ScanError> {
-        let reader = sources.read(index, &options.read_options())?;
+        let mut reader = sources.read(index, &options.read_options())?;
+        reader.check_offsets();
         let part = sources.partitions.get(index);
         let topic = part.and_then(|p| p.topic.clone()).unwrap_or_default();
         let partition = part.and_then(|p| p.partition).unwrap_or(-1);
@@ -267,7 +268,27 @@ impl PartitionScan {
                 self.builder.set_offsets(start..=end);
                 self.bytes_read = self.bytes_read.saturating_add(b.size_in_bytes() as u64);
                 let last = b.last_offset();
-                self.last_offset = Some(self.last_offset.map_or(last, |l| l.max(last)));
+                // Offsets only go up in a partition: an entry that does not follow the last
+                // one (its offset field damaged; no CRC covers a v2 batch's base offset) would
+                // put rows under offsets the partition does not hold.
+                let first = b.first_offset().unwrap_or(last);
+                if let Some(previous) = self.last_offset.filter(|&p| first <= p) {
+                    let reason = format!(
+                        "the entry holds offsets {first}..={last}, not after the previous \
+                         entry's last offset {previous}: its offset field is damaged (`krec \
+                         verify` lists the damage, `krec salvage` keeps every intact entry)"
+                    );
+                    return Err(ScanError::Corrupt {
+                        name,
+                        position: b.position(),
+                        source: krecords_codec::Error::InvalidRecord {
+                            at: b.position(),
+                            reason,
+                        }
+                        .into(),
+                    });
+                }
+                self.last_offset = Some(last);
                 self.builder.push(&b).map_err(|source| ScanError::Corrupt {
                     name: name.clone(),
                     position: b.position(),

@@ -431,6 +431,9 @@ pub fn convert_entries<E: From<ConvertError>>(
     let mut converter = Converter::new(opts.clone()).map_err(ConvertError::Options)?;
     let mut buf = Vec::new();
     let mut truncated = None;
+    // The last offset of the previous entry: offsets only go up (a damaged offset field, which
+    // no CRC covers, is bad data here, not a converted log that fails recovery).
+    let mut previous: Option<i64> = None;
     loop {
         let next = source.next_entry().map_err(|e| ConvertError::Read {
             name: name.to_string(),
@@ -439,6 +442,21 @@ pub fn convert_entries<E: From<ConvertError>>(
         match next {
             Step::End => break,
             Step::Entry(batch) => {
+                let (first, last) = (batch.first_offset(), batch.last_offset());
+                if let Some(p) = previous.filter(|&p| first.unwrap_or(last) <= p) {
+                    return Err(named(krecords_codec::Error::InvalidRecord {
+                        at: batch.position(),
+                        reason: format!(
+                            "the entry holds offsets {}..={last}, not after the previous \
+                             entry's last offset {p}: an offset field is damaged (`krec \
+                             verify` lists the damage, `krec salvage` keeps every intact \
+                             entry)",
+                            first.unwrap_or(last)
+                        ),
+                    })
+                    .into());
+                }
+                previous = Some(last);
                 converter
                     .push(&batch, &mut buf)
                     .map_err(|error| match error {

@@ -147,7 +147,8 @@ pub struct Damage {
     pub file: PathBuf,
     /// The byte of the damaged entry in it.
     pub position: u64,
-    /// The first offset the damage hides: the log, as read, ends here.
+    /// The first offset the damage hides: the log as read ends here, or holds no entry from
+    /// here to its end (reads from it on fail).
     pub offset: i64,
     /// The damage and the first intact entry after it.
     pub reason: String,
@@ -174,7 +175,10 @@ impl Damage {
 /// an intact entry follows it, that is damage in the middle of the log, which Kafka's recovery
 /// would delete with everything after it and a reader of the recovered log would never see;
 /// `None` when only a torn tail was cut (a crash, a writer still writing, zeros of a
-/// preallocated segment). `offset` is where the log, as recovered, ends.
+/// preallocated segment). `offset` is where the log, as recovered, ends; the damage starts
+/// there or at the first intact entry's first offset, whichever is lower (an intact entry cut
+/// because it lies below its segment's base offset, a misnamed segment, hides offsets below
+/// the log's end too).
 ///
 /// # Errors
 ///
@@ -190,6 +194,7 @@ pub(crate) fn check_cut(storage: &dyn Storage, cut: &Cut, offset: i64) -> Result
         Some(f) if j > 0 => format!(" of {}", f.display()),
         _ => String::new(),
     };
+    let offset = offset.min(first);
     Ok(Some(Damage {
         file: cut.file.clone(),
         position: cut.position,

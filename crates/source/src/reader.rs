@@ -433,6 +433,8 @@ pub struct Reader {
     cur: Cur,
     /// The local file `cur` reads.
     cur_path: Option<PathBuf>,
+    /// See [`Reader::check_offsets`].
+    check_offsets: bool,
     trim: Trim,
     watermarks: Option<Watermarks>,
     open_txn: Option<(i64, i64)>,
@@ -574,23 +576,34 @@ impl Beyond {
         let Some(path) = path else {
             return Ok(None);
         };
-        let next_segment = match pending {
-            Pending::Files(files) => files
-                .front()
-                .and_then(|p| krecords_log::check::segment_base(p)),
+        if next_segment(pending).is_some() {
+            return Ok(self.overlaps_next_segment(pending, Some(path)));
+        }
+        Ok(match self.next_offset_field(path)? {
+            Some(next) if next < self.first => {
+                Some(self.error(path, &format!("the entry after it starts at offset {next}")))
+            }
             _ => None,
+        })
+    }
+
+    /// The damage of an entry of the local file `path` whose offsets reach the base offset of
+    /// the next segment file still to read (`pending`).
+    fn overlaps_next_segment(
+        &self,
+        pending: &Pending,
+        path: Option<&std::path::Path>,
+    ) -> Option<krecords_log::Error> {
+        let (Some(path), Some(next)) = (path, next_segment(pending)) else {
+            return None;
         };
-        let after = match next_segment {
-            Some(next) if self.last >= next => format!("the next segment starts at offset {next}"),
-            Some(_) => return Ok(None),
-            None => match self.next_offset_field(path)? {
-                Some(next) if next < self.first => {
-                    format!("the entry after it starts at offset {next}")
-                }
-                _ => return Ok(None),
-            },
-        };
-        Ok(Some(krecords_log::Error::DamagedSegment {
+        (self.last >= next)
+            .then(|| self.error(path, &format!("the next segment starts at offset {next}")))
+    }
+
+    /// The error of this entry of `path`, damaged as `after` says.
+    fn error(&self, path: &std::path::Path, after: &str) -> krecords_log::Error {
+        krecords_log::Error::DamagedSegment {
             path: path.to_path_buf(),
             position: self.position as u64,
             reason: format!(
@@ -599,7 +612,17 @@ impl Beyond {
                  lists the damage, `krec salvage` keeps every intact entry)",
                 self.position, self.first, self.last
             ),
-        }))
+        }
+    }
+}
+
+/// The base offset of the next segment file a read of local files has still to open.
+fn next_segment(pending: &Pending) -> Option<i64> {
+    match pending {
+        Pending::Files(files) => files
+            .front()
+            .and_then(|p| krecords_log::check::segment_base(p)),
+        _ => None,
     }
 }
 
@@ -622,6 +645,7 @@ impl Reader {
             max_bytes: s.max_bytes,
             cur: Cur::None,
             cur_path: None,
+            check_offsets: false,
             trim: Trim {
                 range: s.range,
                 filter: s.aborted.map(|a| ReadCommitted::new(&a)),
@@ -649,6 +673,14 @@ impl Reader {
     /// See [`reached`].
     fn damage_reached(&self) -> Option<&Damage> {
         reached(self.damage.as_ref(), &self.trim)
+    }
+
+    /// Reads records, not files as they are: an entry whose offsets reach the base offset of
+    /// the next segment file (its offset field damaged) is an error however the range is
+    /// given, where `dump` of the whole files shows it as it is. The Arrow layer's scans ask
+    /// for this, so that no row gets an offset the partition does not hold.
+    pub fn check_offsets(&mut self) {
+        self.check_offsets = true;
     }
 
     /// Reports progress to `f`.
@@ -784,6 +816,7 @@ impl Reader {
         let Reader {
             cur,
             cur_path,
+            check_offsets,
             pending,
             trim,
             progress,
@@ -819,6 +852,19 @@ impl Reader {
                 }
                 match &step {
                     Step::Entry(b) => {
+                        // A read of offsets does not take an entry that reaches into the next
+                        // segment (a damaged offset field) for part of the partition.
+                        let of_offsets =
+                            *check_offsets || trim.active() || trim.range.end.is_some();
+                        let overlap = of_offsets
+                            .then(|| {
+                                Beyond::of(b).overlaps_next_segment(pending, cur_path.as_deref())
+                            })
+                            .flatten();
+                        if let Some(e) = overlap {
+                            *finished = true;
+                            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                        }
                         trim.deliver(b);
                         if let Some(p) = progress.as_mut() {
                             p(Progress::Bytes((b.position() + b.size_in_bytes()) as u64));

@@ -109,12 +109,18 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let len = buf.len() as u64;
         (Input::Bytes(buf), len)
     } else {
-        let file = File::open(&args.path).context(|| format!("cannot open {name}"))?;
-        let len = file
-            .metadata()
-            .context(|| format!("cannot read {name}"))?
-            .len();
-        (Input::File(file), len)
+        let mut file = File::open(&args.path).context(|| format!("cannot open {name}"))?;
+        let meta = file.metadata().context(|| format!("cannot read {name}"))?;
+        if meta.is_file() {
+            (Input::File(file), meta.len())
+        } else {
+            // A FIFO or a device has no length: read as standard input is.
+            let mut buf = Vec::new();
+            file.read_to_end(&mut buf)
+                .context(|| format!("cannot read {name}"))?;
+            let len = buf.len() as u64;
+            (Input::Bytes(buf), len)
+        }
     };
     let from = len.saturating_sub(args.position);
     let count = match args.count {

@@ -4,7 +4,7 @@
 use crate::args::{parse_compression, CountArgs, Format, ReadArgs};
 use crate::outcome::{Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use crate::source::{open_sources, read_options, with_progress};
+use crate::source::{open_sources, read_options, EachPartition};
 use krecords_codec::stats::Stats;
 use krecords_codec::what_if::{self, Clock, Feeder};
 use krecords_codec::Compression;
@@ -123,11 +123,18 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let mut stats = Stats::new(limit);
     // How a truncated tail ends the command (the sources layer's rule, as in verify and dump).
     let mut tail = None;
+    // Partitions whose data could not be read (one of several: said, and the others read).
+    let mut damaged = 0;
     let mut scan = |mut feeder: Option<&mut Feeder<'_>>| -> Result<(), Failure> {
+        // A partition the range misses is left out with a note, as in dump and verify.
+        let mut each = EachPartition::new(&sources, &options);
         for i in 0..parts.len() {
-            let mut reader = sources.read(i, &options)?;
-            if !args.what_if {
-                with_progress(&mut reader);
+            let Some(mut reader) = each.open(i)? else {
+                continue;
+            };
+            if args.what_if {
+                // The what-if table draws its own progress.
+                reader.set_progress(Box::new(|_| {}));
             }
             let live = parts.get(i).is_some_and(|p| p.live().is_some());
             let mut warn = |w: String| eprintln!("krec: {w}");
@@ -138,6 +145,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 tail = Some(t);
             }
         }
+        damaged = each.finish()?;
         Ok(())
     };
     let what_if = if args.what_if {
@@ -174,21 +182,10 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let summary = stats.summary();
     let range = &args.read.kafka.range;
     if range.start.is_some() || range.end.is_some() || args.count.count.is_some() {
-        eprintln!(
-            "krec: stats counts whole entries: the {} {} holding the range hold {} {}",
-            summary.entries,
-            if summary.entries == 1 {
-                "entry"
-            } else {
-                "entries"
-            },
-            summary.records,
-            if summary.records == 1 {
-                "record"
-            } else {
-                "records"
-            },
-        );
+        let (e, r) = (summary.entries, summary.records);
+        let entries = if e == 1 { "entry" } else { "entries" };
+        let records = if r == 1 { "record" } else { "records" };
+        eprintln!("krec: stats counts whole entries: the {e} {entries} holding the range hold {r} {records}");
     }
     match args.format {
         Format::Json => {
@@ -208,7 +205,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     }
     let tail_is_data = tail == Some(krecords_source::ErrorClass::Data);
-    Ok(if stats.has_problems() || tail_is_data {
+    Ok(if stats.has_problems() || tail_is_data || damaged > 0 {
         Outcome::DataProblem
     } else {
         Outcome::Ok

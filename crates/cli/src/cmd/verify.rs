@@ -144,13 +144,13 @@ struct Printer<'o, W: Write> {
     format: Format,
     out: &'o mut W,
     /// Some input could not be read ([`ProblemKind::Io`]): the check is incomplete (exit 2).
-    unreadable: bool,
+    io_failed: bool,
 }
 
 impl<W: Write> Printer<'_, W> {
     /// Prints `p`, found in the data directory partition `partition` if any.
     fn problem(&mut self, p: &Problem, partition: Option<&str>) -> io::Result<()> {
-        self.unreadable |= p.kind == ProblemKind::Io;
+        self.io_failed |= p.kind == ProblemKind::Io;
         match self.format {
             Format::Json => writeln!(self.out, "{}", p.to_json(partition)),
             Format::Text => writeln!(self.out, "{p}"),
@@ -227,7 +227,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let printer = RefCell::new(Printer {
         format: args.format,
         out,
-        unreadable: false,
+        io_failed: false,
     });
     let mut sink = |p: Problem| printer.borrow_mut().problem(&p, None);
     let mut checker = Checker::new(limit, &mut sink);
@@ -309,7 +309,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     s.counts.problems += unreadable;
     drop(checker);
     let printer = printer.into_inner();
-    let (out, unreadable) = (printer.out, printer.unreadable);
+    let (out, io_failed) = (printer.out, printer.io_failed);
     let remote = match (&args.remote, remote_metadata, remote_keys) {
         (Some(location), Some(metadata), Some(keys)) => {
             let metadata = remote::read_metadata(&metadata, &args.read.kafka.client, limit)?;
@@ -357,7 +357,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         }
     }
     let remote_clean = remote.as_ref().is_none_or(|(_, r)| r.problems == 0);
-    Ok(if unreadable {
+    Ok(if io_failed {
         Outcome::Unreadable
     } else if s.counts.problems == 0 && remote_clean {
         Outcome::Ok

@@ -29,6 +29,28 @@ fn hello_world_fields_are_explained_exactly() {
     assert_eq!(lines.len(), 13 + 2 * 8 + 2, "{out}");
 }
 
+/// A FIFO (as `<(...)` gives) has no length: it is read as standard input is, not explained
+/// as an empty file (no output, exit 0, before).
+#[test]
+fn a_fifo_is_read_as_standard_input() {
+    let d = Dir::new();
+    let path = d.hello("hello.bin");
+    let fifo = d.arg("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (bytes, to) = (std::fs::read(&path).unwrap(), fifo.clone());
+    let writer = std::thread::spawn(move || std::fs::write(to, bytes).unwrap());
+    let out = d.run(&["explain", &fifo], b"").ok();
+    writer.join().unwrap();
+    assert!(
+        out.contains("# magic 2 record batch at byte 0, 85 bytes"),
+        "{out}"
+    );
+}
+
 #[test]
 fn json_output_lists_position_length_field_and_value() {
     let d = Dir::new();

@@ -122,8 +122,13 @@ impl Log {
             IsolationLevel::ReadCommitted => result.last_stable_offset,
         };
         // Nothing more to read because the damage ends the log here (and, read_committed, may
-        // hide the marker of the transaction that holds the last stable offset).
-        if let Some(d) = self.damage.as_ref().filter(|_| offset >= max_offset) {
+        // hide the marker of the transaction that holds the last stable offset), or hides the
+        // offsets from `d.offset` on.
+        if let Some(d) = self
+            .damage
+            .as_ref()
+            .filter(|d| offset >= max_offset || offset >= d.offset)
+        {
             return Err(d.error());
         }
         let first = self
