@@ -266,6 +266,11 @@ pub struct SalvageReport {
     pub segments_written: u64,
     /// For comparison: what Kafka's recovery would keep.
     pub kafka_recovery: KafkaRecovery,
+    /// Why the partition directory's `krec-log.json` could not be used (not JSON, an invalid
+    /// setting): the salvage went on with the default configuration, as for a broker's
+    /// directory, which has no such file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_problem: Option<String>,
 }
 
 /// A segment the output names after its first kept offset rather than its own name.
@@ -288,7 +293,7 @@ impl SalvageReport {
     /// Whether the input is not as a broker would open it: something lost, or a segment
     /// misnamed (the output differs from a copy of the input).
     pub fn found_anything(&self) -> bool {
-        self.lost_anything() || !self.renamed.is_empty()
+        self.lost_anything() || !self.renamed.is_empty() || self.config_problem.is_some()
     }
 
     /// Bytes of the damaged ranges.
@@ -305,6 +310,12 @@ fn opt(o: Option<i64>) -> String {
 impl fmt::Display for SalvageReport {
     /// The text report: damaged ranges, left-out entries, kept ranges and a summary line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = &self.config_problem {
+            writeln!(
+                f,
+                "configuration: {p}; salvaged with the default configuration"
+            )?;
+        }
         for d in &self.damaged {
             write!(
                 f,
@@ -1540,12 +1551,13 @@ pub fn segment_files(env: &Env, dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Salvages the partition directory `dir` (never modified) into `output`, with its
-/// `krec-log.json` when it has one (the default configuration otherwise); see
-/// [`salvage_files_with`].
+/// `krec-log.json` when it has one and it can be used (the default configuration otherwise:
+/// a damaged configuration is said in [`SalvageReport::config_problem`], not an error, since
+/// salvage is what gets past damage); see [`salvage_files_with`].
 ///
 /// # Errors
 ///
-/// As [`salvage_files_with`]; `dir` cannot be listed or its configuration is invalid.
+/// As [`salvage_files_with`]; `dir` or its configuration cannot be read.
 pub fn salvage_partition_with(
     env: &Env,
     dir: &Path,
@@ -1554,8 +1566,16 @@ pub fn salvage_partition_with(
     sink: &mut dyn SalvageSink,
 ) -> Result<SalvageReport> {
     let segments = segment_files(env, dir)?;
-    let config = files::read_config(env.storage.as_ref(), dir)?.unwrap_or_default();
-    salvage_files_with(env, &segments, output, &config, options, sink)
+    let (config, problem) = match files::read_config(env.storage.as_ref(), dir) {
+        Ok(config) => (config.unwrap_or_default(), None),
+        Err(e @ (Error::CorruptFile { .. } | Error::InvalidConfig { .. })) => {
+            (LogConfig::default(), Some(e.to_string()))
+        }
+        Err(e) => return Err(e),
+    };
+    let mut report = salvage_files_with(env, &segments, output, &config, options, sink)?;
+    report.config_problem = problem;
+    Ok(report)
 }
 
 /// [`salvage_partition_with`] on the real file system.

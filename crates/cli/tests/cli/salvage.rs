@@ -489,3 +489,27 @@ fn several_directories_are_a_usage_error() {
     let help = d.run(&["salvage", "--help"], b"").ok();
     assert!(help.contains("Several directories are refused"), "{help}");
 }
+
+/// A `krec-log.json` that cannot be used does not stop a salvage (a broker's directory has no
+/// such file either): the default configuration is used, the report says why (text and
+/// JSON), the exit code that something was found, and the output verifies.
+#[test]
+fn a_damaged_configuration_is_reported_and_the_defaults_used() {
+    let d = Dir::new();
+    let dir = partition(&d, "p-0", false);
+    d.write("p-0/krec-log.json", b"{bad");
+    let out = d.arg("out");
+    let r = d.run(&["salvage", &dir, "-o", &out], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.out().contains("krec-log.json: not JSON") && r.out().contains("default configuration"),
+        "{}",
+        r.out()
+    );
+    d.run(&["verify", &out], b"").ok();
+    let r = d.run(
+        &["salvage", &dir, "-o", &d.arg("out2"), "--format", "json"],
+        b"",
+    );
+    assert!(r.out().contains("\"config_problem\""), "{}", r.out());
+}
