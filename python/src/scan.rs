@@ -34,8 +34,9 @@ enum Msg {
     Batch(RecordBatch),
     /// The read failed; nothing follows.
     Err(Fail),
-    /// The read is over; per column, the values it could not represent and holds as null.
-    Done(Vec<(String, u64)>),
+    /// The read is over; per column, the values it could not represent and holds as null,
+    /// and what it passed over without an error (a torn tail at the end of a log).
+    Done(Vec<(String, u64)>, Vec<String>),
 }
 
 /// Everything the worker needs (all `Send`).
@@ -111,7 +112,10 @@ fn client_config(pairs: &[(String, String)]) -> Result<ClientConfig, krecords_so
 }
 
 /// The read, on the worker thread: krecords-arrow's scan of every partition of the sources.
-fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<Vec<(String, u64)>, Stop> {
+/// What a read that ended says: per column, the values held as null; the notes.
+type Ended = (Vec<(String, u64)>, Vec<String>);
+
+fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<Ended, Stop> {
     let sources = Sources::open(&job.paths, &mut || client_config(&job.config))?;
     send(tx, Msg::Ready)?;
     let mut scan = ArrowScan::new(&sources, job.options.clone());
@@ -119,13 +123,14 @@ fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<Vec<(String, u64)>, Stop> {
         let batch = batch.map_err(|e| scan_fail(&e))?;
         send(tx, Msg::Batch(batch))?;
     }
-    Ok(scan.totals().invalid)
+    let totals = scan.totals();
+    Ok((totals.invalid, totals.notes))
 }
 
 /// The worker thread's body: the read, its end or error, a panic as an error.
 fn work(job: Job, tx: SyncSender<Msg>) {
     let last = match catch_unwind(AssertUnwindSafe(|| run(&job, &tx))) {
-        Ok(Ok(invalid)) => Msg::Done(invalid),
+        Ok(Ok((invalid, notes))) => Msg::Done(invalid, notes),
         Ok(Err(Stop::Cancelled)) => return,
         Ok(Err(Stop::Fail(f))) => Msg::Err(f),
         Err(payload) => Msg::Err(Fail::internal(payload.as_ref())),
@@ -141,7 +146,9 @@ struct Feed {
     /// What the worker's `Done` said: per column, the values held as null. Shared with the
     /// `Scan`, which reads it after an Arrow consumer took the feed (`__arrow_c_stream__`).
     invalid: Arc<Mutex<Vec<(String, u64)>>>,
-    /// Whether Python was warned of `invalid`.
+    /// What the worker's `Done` said the read passed over, shared as `invalid` is.
+    notes: Arc<Mutex<Vec<String>>>,
+    /// Whether Python was warned of `invalid` and `notes`.
     warned: bool,
     /// A record batch received while waiting for the sources to open.
     pending: Option<RecordBatch>,
@@ -165,6 +172,7 @@ impl Feed {
             schema,
             over: false,
             invalid: Arc::default(),
+            notes: Arc::default(),
             warned: false,
             pending: None,
         }
@@ -189,9 +197,10 @@ impl Feed {
         match msg {
             Some(Msg::Batch(b)) => Ok(Step::Batch(b)),
             Some(Msg::Ready) => Ok(Step::Ready),
-            Some(Msg::Done(invalid)) => {
+            Some(Msg::Done(invalid, notes)) => {
                 self.over = true;
                 *self.invalid.lock().unwrap_or_else(|e| e.into_inner()) = invalid;
+                *self.notes.lock().unwrap_or_else(|e| e.into_inner()) = notes;
                 Ok(Step::End)
             }
             Some(Msg::Err(f)) => {
@@ -249,6 +258,8 @@ pub struct Scan {
     schema: SchemaRef,
     /// The feed's invalid counts, also once an Arrow consumer has it.
     invalid: Arc<Mutex<Vec<(String, u64)>>>,
+    /// The feed's notes, also once an Arrow consumer has it.
+    notes: Arc<Mutex<Vec<String>>>,
 }
 
 /// One record batch, for `pyarrow.record_batch()` (`__arrow_c_array__`).
@@ -297,19 +308,29 @@ impl Scan {
             .clone()
     }
 
-    /// Says once, as a `UserWarning`, which values were read as null because their column
-    /// could not represent them (a read never replaces bytes silently).
+    fn read_notes(&self) -> Vec<String> {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Says once, as `UserWarning`s, which values were read as null because their column
+    /// could not represent them (a read never replaces bytes silently), and what the read
+    /// passed over (a torn tail at the end of a log).
     fn warn_invalid(&self, py: Python<'_>) -> PyResult<()> {
-        let counts = detached(py, || {
+        let (counts, notes) = detached(py, || {
             let mut feed = self.feed.lock().unwrap_or_else(|e| e.into_inner());
             Ok(match feed.as_mut() {
                 Some(f) if !f.warned => {
                     f.warned = true;
-                    self.invalid_counts()
+                    (self.invalid_counts(), self.read_notes())
                 }
-                _ => Vec::new(),
+                _ => (Vec::new(), Vec::new()),
             })
         })?;
+        for note in notes {
+            let message = CString::new(format!("krecords: {note}"))
+                .unwrap_or_else(|_| c"krecords: a torn tail was left out".into());
+            PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)?;
+        }
         if counts.is_empty() {
             return Ok(());
         }
@@ -362,6 +383,15 @@ impl Scan {
     fn invalid(&self, py: Python<'_>) -> PyResult<std::collections::BTreeMap<String, u64>> {
         let counts = detached(py, || Ok(self.invalid_counts()))?;
         Ok(counts.into_iter().collect())
+    }
+
+    /// What the read passed over without an error, once the scan has ended (`[]` before): a
+    /// torn tail at the end of a partition directory's log (a crash, or a writer still
+    /// writing), which is not part of the log Kafka serves. Iterating the scan warns of them
+    /// at its end, as of `invalid`.
+    #[getter]
+    fn notes(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        detached(py, || Ok(self.read_notes()))
     }
 
     /// The Arrow PyCapsule interface: the schema.
@@ -588,6 +618,7 @@ fn scan(
     }
     Ok(Scan {
         invalid: feed.invalid.clone(),
+        notes: feed.notes.clone(),
         feed: Mutex::new(Some(feed)),
         schema,
     })

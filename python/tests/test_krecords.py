@@ -635,6 +635,33 @@ def test_damage_in_the_middle_of_a_partition_directory_raises(tmp_path: Path) ->
     assert f.read_bytes() == bytes(data)
 
 
+def test_a_torn_tail_of_a_partition_directory_ends_its_log_with_a_warning(tmp_path: Path) -> None:
+    # The last entry cut short (a crash, or a writer still writing) is not part of the log
+    # Kafka serves: the rows before it, and a UserWarning naming the file; a file given
+    # without its directory is read as it is (the truncated entry is an error).
+    data = krecords.build_batch(RECORDS, records_per_batch=1)
+    sizes = [b.size for b in krecords.entries(data)]
+    part = tmp_path / "t-0"
+    part.mkdir()
+    f = part / "00000000000000000000.log"
+    f.write_bytes(data[:-3])
+    for isolation in ("read_committed", "read_uncommitted"):
+        with pytest.warns(UserWarning, match="not a whole entry") as w:
+            t = krecords.read_table(part, isolation=isolation)
+        assert t.column("offset").to_pylist() == list(range(len(sizes) - 1))
+        assert str(f) in str(w[0].message)
+        s = krecords.scan(part, isolation=isolation)
+        assert s.notes == []
+        with pytest.warns(UserWarning):
+            assert sum(b.num_rows for b in s) == len(sizes) - 1
+        assert len(s.notes) == 1 and str(f) in s.notes[0]
+    alone = tmp_path / "00000000000000000000.log"
+    alone.write_bytes(data[:-3])
+    with pytest.raises(krecords.CorruptDataError):
+        krecords.read_table(alone, isolation="read_uncommitted")
+    assert f.read_bytes() == data[:-3]
+
+
 # ---------------------------------------------------------------- threads
 
 

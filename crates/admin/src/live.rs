@@ -72,6 +72,7 @@ pub fn from_metadata(m: Metadata, source: String) -> Cluster {
                         isr: p.isr,
                         offline_replicas: p.offline_replicas,
                         error: p.error.map(|c| c.to_string()),
+                        error_label: None,
                         on_disk: None,
                         offsets: None,
                     })

@@ -128,6 +128,11 @@ pub struct Partition {
     pub offline_replicas: Vec<i32>,
     /// The partition's error, if any.
     pub error: Option<String>,
+    /// A word or two for a table row in place of [`Partition::error`] when the whole error is
+    /// said as a warning ([`Cluster::warnings`]): `damaged`, `unreadable`. Not serialized (the
+    /// JSON answers carry the error whole).
+    #[serde(skip)]
+    pub error_label: Option<&'static str>,
     /// Offline answers: whether this disk holds the partition's directory (`None` live).
     pub on_disk: Option<bool>,
     /// Earliest, high watermark and last stable offset, when asked for.

@@ -370,6 +370,7 @@ impl MetadataState {
                 replicas: p.replicas,
                 isr: p.isr,
                 error: None,
+                error_label: None,
                 on_disk: None,
                 offsets: None,
             });
@@ -583,6 +584,7 @@ fn describe_dir(root: &Path) -> Result<Cluster, Error> {
                 isr: Vec::new(),
                 offline_replicas: Vec::new(),
                 error: None,
+                error_label: None,
                 on_disk: Some(true),
                 offsets: None,
             });
@@ -638,7 +640,8 @@ pub fn dir_offsets(dir: &Path, time: Option<i64>) -> Result<Option<Offsets>, Err
 
 /// Fills the offsets of every partition of `cluster` (described by [`describe_root`] of `path`)
 /// whose directory is on this disk, under `path`'s root; a directory that cannot be read adds a
-/// warning.
+/// warning (the partition's [`Partition::error`](crate::Partition::error), with a word for a
+/// table row: `damaged` data, `unreadable`, ...).
 pub fn fill_offsets(cluster: &mut Cluster, path: &Path, time: Option<i64>) {
     let root = root_of(path).map_or_else(|_| path.to_path_buf(), |r| r.root);
     for t in &mut cluster.topics {
@@ -664,6 +667,13 @@ pub fn fill_offsets(cluster: &mut Cluster, path: &Path, time: Option<i64>) {
                     if class != ErrorClass::Usage && !nothing_there && worse {
                         cluster.unanswered = Some(class);
                     }
+                    // The whole error is a warning; a table row says a word of it.
+                    p.error_label = Some(match class {
+                        ErrorClass::Data => "damaged",
+                        _ if nothing_there => "no segments",
+                        ErrorClass::Usage => "not a log",
+                        ErrorClass::Io => "unreadable",
+                    });
                     p.error = Some(e.to_string());
                     cluster.warnings.push(e.to_string());
                 }

@@ -124,6 +124,16 @@ impl Cluster {
         })
     }
 
+    /// Each partition's error as a table row says it: its label when the whole error is a
+    /// warning ([`Partition::error_label`](crate::Partition::error_label)), else the error.
+    fn offset_row_errors(&self) -> impl Iterator<Item = Option<&str>> {
+        self.topics.iter().flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(|p| p.error_label.or(p.error.as_deref()))
+        })
+    }
+
     /// Writes the partitions' offsets as `krec offsets --format json` prints them: one object
     /// per partition per line, {"topic","partition","earliest","latest","last_stable",
     /// "at_time","error"}.
@@ -145,9 +155,14 @@ impl Cluster {
 
     /// Writes the partitions' offsets as `krec offsets` prints them: an aligned table
     /// TOPIC PARTITION EARLIEST LATEST STABLE, with AT_TIME when `at_time` (the offsets were
-    /// looked up for a time), and a partition's error at the end of its line.
+    /// looked up for a time), and a partition's error at the end of its line (a word of it,
+    /// `damaged`, when the whole error is one of [`Cluster::warnings`]).
     pub fn write_offsets_text(&self, at_time: bool, out: &mut impl Write) -> io::Result<()> {
-        let rows: Vec<_> = self.offset_rows().collect();
+        let rows: Vec<_> = self
+            .offset_rows()
+            .zip(self.offset_row_errors())
+            .map(|((t, p, o, _), e)| (t, p, o, e))
+            .collect();
         let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(5).max(5);
         let mut head = format!(
             "{:width$}  {:>9}  {:>12}  {:>12}  {:>12}",

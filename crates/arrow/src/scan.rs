@@ -62,6 +62,8 @@ impl ScanOptions {
             max_bytes: None,
             max_decompressed_bytes: self.batch.decompress_limit,
             counted: None,
+            // Rows are what a consumer is served: a directory is read as its log.
+            as_log: true,
         }
     }
 }
@@ -93,8 +95,9 @@ pub enum ScanError {
         /// The bytes of it present.
         bytes: usize,
     },
-    /// Reading the input failed.
-    #[error("{name}: {source}")]
+    /// Reading the input failed (the file named once: the damage a reader passes on names it
+    /// already).
+    #[error("{}", krecords_source::named_once(name, &source.to_string()))]
     Io {
         /// The file or live partition.
         name: String,
@@ -243,6 +246,12 @@ impl PartitionScan {
         self.reader.stop()
     }
 
+    /// What the read passed over without an error, for a command to show (see
+    /// [`Reader::notes`]: a torn tail at the end of a partition directory's log).
+    pub fn notes(&self) -> &[String] {
+        self.reader.notes()
+    }
+
     /// Reads one step: opens a file or pushes one entry. `Ok(false)` at the end.
     fn step(&mut self) -> Result<bool, ScanError> {
         let Some(name) = self.current.clone() else {
@@ -380,6 +389,9 @@ pub struct Totals {
     /// Per column with any: the values it could not represent and holds as null (bytes that
     /// are not UTF-8 in a `string` key or value, say), as [`Report::invalid`](crate::Report).
     pub invalid: Vec<(String, u64)>,
+    /// What the reads passed over without an error, for a command to show (see
+    /// [`PartitionScan::notes`]).
+    pub notes: Vec<String>,
 }
 
 impl std::fmt::Debug for Scan<'_> {
@@ -444,6 +456,7 @@ fn add(t: &mut Totals, c: &PartitionScan) {
     t.bytes_read = t.bytes_read.saturating_add(c.bytes_read());
     t.rows = t.rows.saturating_add(r.rows);
     t.record_batches = t.record_batches.saturating_add(r.record_batches);
+    t.notes.extend_from_slice(c.notes());
     for (column, n) in r.invalid {
         match t.invalid.iter_mut().find(|(c, _)| *c == column) {
             Some((_, sum)) => *sum = sum.saturating_add(n),

@@ -187,6 +187,7 @@ pub fn read_options(
         max_bytes,
         max_decompressed_bytes,
         counted: None,
+        as_log: false,
     }
 }
 

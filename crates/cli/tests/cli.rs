@@ -37,6 +37,8 @@ mod positions;
 mod produce;
 #[path = "cli/remote.rs"]
 mod remote;
+#[path = "cli/reports.rs"]
+mod reports;
 #[path = "cli/salvage.rs"]
 mod salvage;
 #[path = "cli/ship.rs"]

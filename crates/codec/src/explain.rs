@@ -219,6 +219,9 @@ pub struct Summary {
     pub entries: u64,
     /// Problems found: [`Item::Error`]s and fields with [`Field::problem`].
     pub problems: u64,
+    /// The input held no bytes at all: nothing was explained, and nothing is wrong (an empty
+    /// file is an empty log, not damaged data; `krec explain` says "empty input: no entries").
+    pub empty_input: bool,
 }
 
 /// Why a walk over a reader stopped early.
@@ -457,6 +460,7 @@ impl Explainer {
         result.map(|()| Summary {
             entries,
             problems: walk.problems,
+            empty_input: len == 0,
         })
     }
 }

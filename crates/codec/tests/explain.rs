@@ -240,3 +240,23 @@ fn positions_must_be_entry_boundaries() {
         walk(&one).0.iter().filter(|l| !l.starts_with('#')).count()
     );
 }
+
+/// An empty input is an empty log: nothing explained, no problem, and the summary says the
+/// input was empty (for `krec explain` to say so instead of printing nothing).
+#[test]
+fn an_empty_input_is_said_empty_not_a_problem() {
+    let mut items = 0;
+    let summary = Explainer::new(1 << 20)
+        .explain_slice(&[], 0, u64::MAX, &mut |_: &Item<'_>| {
+            items += 1;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(items, 0);
+    assert_eq!((summary.entries, summary.problems), (0, 0));
+    assert!(summary.empty_input);
+    let summary = Explainer::new(1 << 20)
+        .explain_slice(&hello(), 0, u64::MAX, &mut |_: &Item<'_>| Ok(()))
+        .unwrap();
+    assert!(!summary.empty_input);
+}

@@ -158,6 +158,10 @@ pub struct Summary {
     /// represented: keys and values that are not UTF-8 with `--key-format`/`--value-format
     /// string`, header keys that are not UTF-8.
     pub invalid: std::collections::BTreeMap<String, u64>,
+    /// What the reads passed over without an error, one line each: a torn tail at the end of a
+    /// partition directory's log, which is not part of the log Kafka serves (see
+    /// `krecords_source::Reader::notes`). A `--follow` of a log being written has none.
+    pub notes: Vec<String>,
 }
 
 impl Summary {
@@ -196,6 +200,9 @@ impl Summary {
                 out,
                 "{n} {column} value(s) were not UTF-8 and are null in the dataset"
             )?;
+        }
+        for n in &self.notes {
+            writeln!(out, "{n}")?;
         }
         Ok(())
     }
@@ -713,6 +720,7 @@ impl Summary {
         self.outside.extend(other.outside);
         self.outside.sort();
         self.add_invalid(other.invalid);
+        self.notes.extend(other.notes);
     }
 
     /// Adds invalid counts by column (a scan's [`krecords_arrow::Report::invalid`], another
@@ -940,6 +948,10 @@ impl PartWork<'_> {
             .bytes_in
             .saturating_add(scan.bytes_read().saturating_sub(read_before));
         self.summary.add_invalid(scan.report().invalid);
+        // A log being written (`--follow`) has a partial last entry now and then.
+        if !self.options.allow_truncated_tail {
+            self.summary.notes.extend_from_slice(scan.notes());
+        }
         Ok(())
     }
 

@@ -236,8 +236,8 @@ pub(crate) fn checked_entry<'a>(entry: krecords_codec::Result<Batch<'a>>) -> Res
                 position: batch.position(),
             },
             reason: format!(
-                "record batch at offset {} is invalid (stored crc {}, computed {})",
-                batch.last_offset(),
+                "{} is invalid: crc mismatch (stored {}, computed {})",
+                entry_name(&batch),
                 batch.crc(),
                 batch.compute_crc()
             ),
@@ -245,6 +245,18 @@ pub(crate) fn checked_entry<'a>(entry: krecords_codec::Result<Batch<'a>>) -> Res
         });
     }
     Ok(batch)
+}
+
+/// An entry named as dump, verify and salvage name entries: by its base offset (the error's
+/// location gives its file and byte once the log knows them). A compressed v0/v1 wrapper
+/// carries only its last offset.
+fn entry_name(batch: &Batch<'_>) -> String {
+    let last = batch.last_offset();
+    match batch.first_offset() {
+        Some(first) if first == last => format!("the entry with base offset {first}"),
+        Some(first) => format!("the entry with base offset {first} (offsets {first}..={last})"),
+        None => format!("the wrapper entry with last offset {last}"),
+    }
 }
 
 /// [`ReadCommitted::is_aborted`] with its errors as the log reports them: a control record

@@ -236,6 +236,14 @@ pub enum ConvertError {
         /// The input directory.
         dir: PathBuf,
     },
+    /// The input directory is a broker's data directory (a `log.dirs` root), not a partition
+    /// directory: a usage error.
+    Root {
+        /// The input directory.
+        dir: PathBuf,
+        /// What it holds ([`data_dir::root_summary`](crate::data_dir::root_summary)).
+        holds: String,
+    },
     /// Writing the output, or the log's checks of it, failed.
     Output(Error),
     /// The output is the input directory or inside it ([`check_output`]): a usage error.
@@ -258,6 +266,13 @@ impl fmt::Display for ConvertError {
                     dir.display()
                 )
             }
+            ConvertError::Root { dir, holds } => write!(
+                f,
+                "{}: {holds}, not a partition directory: convert takes one partition directory \
+                 or segment files (convert each partition: `krec convert {}/TOPIC-N OUTPUT`)",
+                dir.display(),
+                dir.display()
+            ),
             ConvertError::Output(e) => write!(f, "{e}"),
             ConvertError::InsideSource(e) => write!(f, "{e}"),
         }
@@ -424,6 +439,73 @@ pub fn convert_entries<E: From<ConvertError>>(
     write: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
     on_truncated: &mut dyn FnMut(&str, &Partial),
 ) -> std::result::Result<Converted, E> {
+    convert_within(
+        source,
+        name,
+        opts,
+        &mut Bounds::default(),
+        write,
+        on_truncated,
+    )
+}
+
+/// Where the entries of one input may hold offsets: after the last offset of what was read
+/// before it (the previous segment's entries too), and, for a segment of a partition
+/// directory, from its base offset up to the next segment's.
+#[derive(Debug, Default)]
+struct Bounds {
+    /// The last offset of the previous entry, and the file holding it when that is another
+    /// input (the previous segment).
+    previous: Option<(i64, Option<String>)>,
+    /// The segment's base offset (its name).
+    base: Option<i64>,
+    /// The next segment's base offset and its file's name.
+    next: Option<(i64, String)>,
+}
+
+impl Bounds {
+    /// Why an entry holding `first..=last` is not where its offsets belong, if it is not: an
+    /// offset field is damaged (no CRC covers a v2 base offset) or a segment file misnamed.
+    /// Such an entry is bad input here, not a converted log that fails recovery.
+    fn refuse(&self, first: i64, last: i64) -> Option<String> {
+        const WHAT: &str = "(`krec verify` lists the damage, `krec salvage` keeps every intact \
+                            entry)";
+        if let Some((p, file)) = self.previous.as_ref().filter(|(p, _)| first <= *p) {
+            let of = file
+                .as_ref()
+                .map_or_else(String::new, |f| format!(" (the last entry of {f})"));
+            return Some(format!(
+                "the entry holds offsets {first}..={last}, not after the previous entry's last \
+                 offset {p}{of}: an offset field is damaged {WHAT}"
+            ));
+        }
+        if let Some(base) = self.base.filter(|&b| first < b) {
+            return Some(format!(
+                "the entry holds offsets {first}..={last}, below the base offset {base} its \
+                 segment file is named by: an offset field is damaged or the file is misnamed \
+                 {WHAT}"
+            ));
+        }
+        if let Some((next, file)) = self.next.as_ref().filter(|(n, _)| last >= *n) {
+            return Some(format!(
+                "the entry holds offsets {first}..={last}, reaching the next segment's base \
+                 offset {next} ({file}): an offset field is damaged or a segment file is \
+                 misnamed {WHAT}"
+            ));
+        }
+        None
+    }
+}
+
+/// [`convert_entries`], refusing entries outside `bounds` (which follow the entries read).
+fn convert_within<E: From<ConvertError>>(
+    source: &mut dyn EntrySource,
+    name: &str,
+    opts: &ConvertOptions,
+    bounds: &mut Bounds,
+    write: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    on_truncated: &mut dyn FnMut(&str, &Partial),
+) -> std::result::Result<Converted, E> {
     let named = |error| ConvertError::Entry {
         name: name.to_string(),
         error,
@@ -431,9 +513,6 @@ pub fn convert_entries<E: From<ConvertError>>(
     let mut converter = Converter::new(opts.clone()).map_err(ConvertError::Options)?;
     let mut buf = Vec::new();
     let mut truncated = None;
-    // The last offset of the previous entry: offsets only go up (a damaged offset field, which
-    // no CRC covers, is bad data here, not a converted log that fails recovery).
-    let mut previous: Option<i64> = None;
     loop {
         let next = source.next_entry().map_err(|e| ConvertError::Read {
             name: name.to_string(),
@@ -442,21 +521,18 @@ pub fn convert_entries<E: From<ConvertError>>(
         match next {
             Step::End => break,
             Step::Entry(batch) => {
-                let (first, last) = (batch.first_offset(), batch.last_offset());
-                if let Some(p) = previous.filter(|&p| first.unwrap_or(last) <= p) {
+                // A v0/v1 wrapper's first offset needs decompression: its last stands in, as
+                // in recovery's check.
+                let last = batch.last_offset();
+                let first = batch.first_offset().unwrap_or(last);
+                if let Some(reason) = bounds.refuse(first, last) {
                     return Err(named(krecords_codec::Error::InvalidRecord {
                         at: batch.position(),
-                        reason: format!(
-                            "the entry holds offsets {}..={last}, not after the previous \
-                             entry's last offset {p}: an offset field is damaged (`krec \
-                             verify` lists the damage, `krec salvage` keeps every intact \
-                             entry)",
-                            first.unwrap_or(last)
-                        ),
+                        reason,
                     })
                     .into());
                 }
-                previous = Some(last);
+                bounds.previous = Some((last, None));
                 converter
                     .push(&batch, &mut buf)
                     .map_err(|error| match error {
@@ -502,7 +578,8 @@ pub struct ConvertedDir {
 ///
 /// # Errors
 ///
-/// [`ConvertError::InsideSource`], [`ConvertError::NoSegments`], [`ConvertError::Refused`],
+/// [`ConvertError::InsideSource`], [`ConvertError::NoSegments`] ([`ConvertError::Root`] for
+/// a broker's data directory), [`ConvertError::Refused`],
 /// the errors of [`convert_entries`], and [`ConvertError::Output`] for the plan, the writer and
 /// the checks of the new log.
 pub fn convert_dir(
@@ -516,6 +593,10 @@ pub fn convert_dir(
     let fs = crate::storage::FsStorage;
     let plan = plan(&fs, input, opts.magic)?;
     if plan.segments.is_empty() {
+        if let Some(holds) = crate::data_dir::root_summary(input) {
+            let dir = input.to_path_buf();
+            return Err(ConvertError::Root { dir, holds });
+        }
         return Err(ConvertError::NoSegments {
             dir: input.to_path_buf(),
         });
@@ -528,7 +609,9 @@ pub fn convert_dir(
     }
     let mut writer = PartitionWriter::create(output, &plan.config)?;
     let mut out = ConvertedDir::default();
-    for segment in &plan.segments {
+    // Offsets go up across segments too, each segment's within its name and the next one's.
+    let mut previous = None;
+    for (i, segment) in plan.segments.iter().enumerate() {
         writer.start_segment(segment.base_offset)?;
         let path = input.join(&segment.name);
         let name = path.display().to_string();
@@ -536,13 +619,25 @@ pub fn convert_dir(
             name: name.clone(),
             source: e,
         })?;
-        let converted = convert_entries(
+        let mut bounds = Bounds {
+            previous,
+            base: Some(segment.base_offset),
+            next: plan
+                .segments
+                .get(i + 1)
+                .map(|n| (n.base_offset, input.join(&n.name).display().to_string())),
+        };
+        let converted = convert_within(
             source.as_mut(),
             &name,
             opts,
+            &mut bounds,
             &mut |bytes: &[u8]| writer.write(bytes).map_err(ConvertError::Output),
             on_truncated,
         )?;
+        previous = bounds
+            .previous
+            .map(|(last, file)| (last, file.or_else(|| Some(name.clone()))));
         out.segments.push(converted);
         if let Some(name) = &segment.copy_with {
             writer.copy_if_exists(&input.join(name), name)?;

@@ -130,6 +130,36 @@ pub fn partition_dirs(root: &Path) -> io::Result<Vec<PartitionDir>> {
     Ok(out)
 }
 
+/// What a broker's data directory `path` holds, for a command that takes one partition
+/// directory and was given a root: "a broker's log.dirs root with 2 partitions (orders-0,
+/// orders-1)" (at most a few named). `None` when `path` does not look like one
+/// ([`is_data_dir`]).
+pub fn root_summary(path: &Path) -> Option<String> {
+    if !is_data_dir(path) {
+        return None;
+    }
+    let parts = partition_dirs(path).unwrap_or_default();
+    const NAMED: usize = 4;
+    let mut names: Vec<String> = parts
+        .iter()
+        .take(NAMED)
+        .map(|p| format!("{}-{}", p.topic, p.partition))
+        .collect();
+    if parts.len() > NAMED {
+        names.push("...".into());
+    }
+    let n = parts.len();
+    let s = if n == 1 { "" } else { "s" };
+    let named = if names.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", names.join(", "))
+    };
+    Some(format!(
+        "a broker's log.dirs root with {n} partition{s}{named}"
+    ))
+}
+
 /// Whether `path` looks like a broker's data directory: it has `meta.properties` or a partition
 /// directory.
 pub fn is_data_dir(path: &Path) -> bool {

@@ -172,6 +172,17 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A partition directory's configuration file (`krec-log.json`) that cannot be used: not
+    /// JSON, or a setting Kafka would refuse (`KAFKA_STORAGE_ERROR`). Damaged data, unlike a
+    /// derived file: nothing rebuilds it from the log, and no command replaces it (`krec
+    /// verify` reports it, `krec salvage` goes on with the default configuration).
+    DamagedConfig {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it: `not JSON: …` with the parser's error, or the refused
+        /// setting.
+        reason: String,
+    },
     /// A segment damaged in the middle of the log, found by a read-only open: recovery would
     /// cut it at the damage although intact entries follow; or segments whose offsets overlap
     /// (position 0), which recovery does not repair (`CORRUPT_MESSAGE`).
@@ -326,6 +337,7 @@ impl Error {
             Error::Io { .. }
             | Error::Poisoned { .. }
             | Error::CorruptFile { .. }
+            | Error::DamagedConfig { .. }
             | Error::NotALog { .. }
             | Error::NoSuchDirectory { .. }
             | Error::LogLocked { .. }
@@ -489,7 +501,9 @@ impl fmt::Display for Error {
                 f,
                 "log refuses writes after an earlier storage failure ({cause}); reopen it to recover"
             ),
-            Error::CorruptFile { path, reason } | Error::DamagedSegment { path, reason, .. } => {
+            Error::CorruptFile { path, reason }
+            | Error::DamagedConfig { path, reason }
+            | Error::DamagedSegment { path, reason, .. } => {
                 write!(f, "{}: {reason}", path.display())
             }
             Error::AlreadyExists { path, holds } => {

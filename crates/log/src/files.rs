@@ -188,17 +188,30 @@ fn small_file(storage: &dyn Storage, path: &Path, read_only: bool) -> Result<Opt
 }
 
 /// The configuration in `dir`'s [`CONFIG_FILE`], `None` when there is none.
+///
+/// # Errors
+///
+/// The file cannot be read; [`Error::DamagedConfig`] when it cannot be used
+/// ([`parse_config`]).
 pub(crate) fn read_config(storage: &dyn Storage, dir: &Path) -> Result<Option<LogConfig>> {
     let path = dir.join(CONFIG_FILE);
     let Some(bytes) = read_small_file(storage, &path)? else {
         return Ok(None);
     };
+    parse_config(&path, &bytes).map(Some)
+}
+
+/// The configuration file `path` holding `bytes`: JSON holding a valid [`LogConfig`], or
+/// [`Error::DamagedConfig`] naming `path` and what is wrong (the one rule of every reader of
+/// the file, `krec verify`'s check included).
+pub(crate) fn parse_config(path: &Path, bytes: &[u8]) -> Result<LogConfig> {
+    let damaged = |reason| Error::DamagedConfig {
+        path: path.to_path_buf(),
+        reason,
+    };
     let json: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| Error::CorruptFile {
-            path,
-            reason: format!("not JSON: {e}"),
-        })?;
-    LogConfig::from_json(&json).map(Some)
+        serde_json::from_slice(bytes).map_err(|e| damaged(format!("not JSON: {e}")))?;
+    LogConfig::from_json(&json).map_err(|e| damaged(e.to_string()))
 }
 
 /// Replaces `dir/name` with `bytes` atomically and durably: temporary file, sync, rename,

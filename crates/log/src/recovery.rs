@@ -183,7 +183,12 @@ impl Damage {
 /// # Errors
 ///
 /// A file cannot be read.
-pub(crate) fn check_cut(storage: &dyn Storage, cut: &Cut, offset: i64) -> Result<Option<Damage>> {
+pub(crate) fn check_cut(
+    storage: &dyn Storage,
+    cut: &Cut,
+    offset: i64,
+    log_start: i64,
+) -> Result<Option<Damage>> {
     let files: Vec<PathBuf> = std::iter::once(cut.file.clone())
         .chain(cut.later.iter().cloned())
         .collect();
@@ -195,15 +200,20 @@ pub(crate) fn check_cut(storage: &dyn Storage, cut: &Cut, offset: i64) -> Result
         _ => String::new(),
     };
     let offset = offset.min(first);
+    // Nothing before the damage: no read of the log is whole (the log as read is empty).
+    let before = if offset <= log_start {
+        "no offset of the log is readable before the damage (the log as read is empty)".to_owned()
+    } else {
+        format!("reads that end before offset {offset} are whole")
+    };
     Ok(Some(Damage {
         file: cut.file.clone(),
         position: cut.position,
         offset,
         reason: format!(
             "{}; intact entries follow (the first at byte {pos}{of}, offset {first}), which \
-             Kafka's recovery would delete with everything after the damage: reads that end \
-             before offset {offset} are whole, `krec verify` lists the damage, `krec salvage` \
-             keeps every intact entry",
+             Kafka's recovery would delete with everything after the damage: {before}, `krec \
+             verify` lists the damage, `krec salvage` keeps every intact entry",
             cut.reason
         ),
     }))

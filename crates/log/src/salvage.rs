@@ -1568,9 +1568,7 @@ pub fn salvage_partition_with(
     let segments = segment_files(env, dir)?;
     let (config, problem) = match files::read_config(env.storage.as_ref(), dir) {
         Ok(config) => (config.unwrap_or_default(), None),
-        Err(e @ (Error::CorruptFile { .. } | Error::InvalidConfig { .. })) => {
-            (LogConfig::default(), Some(e.to_string()))
-        }
+        Err(e @ Error::DamagedConfig { .. }) => (LogConfig::default(), Some(e.to_string())),
         Err(e) => return Err(e),
     };
     let mut report = salvage_files_with(env, &segments, output, &config, options, sink)?;

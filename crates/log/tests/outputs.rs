@@ -221,3 +221,98 @@ fn salvage_takes_segment_files_or_one_directory_and_no_output_inside_it() {
     );
     assert_eq!(tree(&root), before, "nothing created");
 }
+
+/// Offsets that go back across segments are bad input named by the input segment and byte, as
+/// within one (`ConvertError::Entry`), found while converting, and the output is left as it
+/// was: no directory, no temporary one. It was the converted log's recovery that failed,
+/// naming the temporary directory.
+#[test]
+fn convert_refuses_offsets_going_back_across_segments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = |dir: &Path| -> Vec<PathBuf> {
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
+        logs.sort();
+        logs
+    };
+    let mut open = |path: &Path| -> io::Result<Box<dyn EntrySource>> {
+        Ok(Box::new(krecords_log::check::EntryStream::open_file(
+            path, None,
+        )?))
+    };
+    // The second segment's first batch claims offset 0; the second segment renamed one below
+    // its base (the first segment's last batch reaches it); renamed one above it (its first
+    // batch is below its name).
+    for (case, expect) in [
+        ("back", "not after the previous entry's last offset"),
+        ("lower", "reaching the next segment's base offset"),
+        ("higher", "below the base offset"),
+    ] {
+        let input = tmp.path().join(format!("{case}-0"));
+        fs_log(&input).close().unwrap();
+        let segments = logs(&input);
+        assert!(segments.len() >= 3, "{segments:?}");
+        let second = &segments[1];
+        let base: i64 = second
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let named = |b: i64| input.join(format!("{b:020}.log"));
+        let (file, at) = match case {
+            "back" => {
+                let mut bytes = std::fs::read(second).unwrap();
+                bytes[..8].copy_from_slice(&0i64.to_be_bytes());
+                std::fs::write(second, bytes).unwrap();
+                (second.clone(), 0)
+            }
+            _ => {
+                let to = if case == "lower" { base - 1 } else { base + 1 };
+                std::fs::rename(second, named(to)).unwrap();
+                if case == "lower" {
+                    // The first segment's last batch, which holds offset base - 1.
+                    let bytes = std::fs::read(&segments[0]).unwrap();
+                    let mut at = 0;
+                    let mut last = 0;
+                    while at < bytes.len() {
+                        last = at;
+                        let len = i32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap());
+                        at += 12 + len as usize;
+                    }
+                    (segments[0].clone(), last)
+                } else {
+                    (named(base + 1), 0)
+                }
+            }
+        };
+        let out = tmp.path().join(format!("out-{case}"));
+        let e = convert::convert_dir(
+            &input,
+            &out,
+            &ConvertOptions::default(),
+            &mut open,
+            &mut |_, _| {},
+        )
+        .unwrap_err();
+        let ConvertError::Entry { name, error } = &e else {
+            panic!("{case}: {e}");
+        };
+        assert_eq!(name, &file.display().to_string(), "{case}");
+        assert!(
+            matches!(error, krecords_codec::Error::InvalidRecord { at: a, reason }
+                if *a == at && reason.contains(expect)),
+            "{case}: {error}"
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("out") || n.contains("krec-tmp"))
+            .collect();
+        assert!(left.is_empty(), "{case}: {left:?}");
+    }
+}

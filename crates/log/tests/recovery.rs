@@ -646,3 +646,74 @@ fn on_the_real_file_system() {
     drop(log);
     assert_eq!(Log::recover_with(&path, env).unwrap().next_offset, 5);
 }
+
+/// Damage in the first entry of the first segment (its length field lying upwards) with
+/// intact entries after it: nothing before the damage is readable, so the error says that the
+/// log as read is empty rather than that "reads that end before offset 0 are whole".
+#[test]
+fn damage_in_the_first_entry_says_nothing_before_it_is_readable() {
+    let m = mem();
+    three_segments(&m).close().unwrap();
+    let path = m.path(&seg(0, ".log"));
+    let mut bytes = m.storage.file_bytes(&path).unwrap();
+    bytes[8..12].copy_from_slice(&0x7fff_ff00u32.to_be_bytes());
+    m.storage.put_file(&path, &bytes);
+    m.storage.remove(&m.path(&seg(0, ".index"))).unwrap();
+    let log = open_read_only_unchanged(&m).unwrap();
+    assert_eq!(log.damage().map(|d| d.offset), Some(0));
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (0, 0));
+    // Every read reaches it.
+    let e = log
+        .fetch(0, 1 << 20, IsolationLevel::ReadUncommitted)
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("intact entries follow"), "{text}");
+    assert!(
+        text.contains("no offset of the log is readable before the damage"),
+        "{text}"
+    );
+    assert!(!text.contains("reads that end before offset"), "{text}");
+}
+
+/// A `krec-log.json` that cannot be used is `DamagedConfig`, naming the file and what is wrong,
+/// for a reader's open, a writer's and a recovery alike (damaged data, not a derived file the
+/// log rebuilds: it was `CorruptFile`, and an invalid setting `InvalidConfig` without the
+/// file); the file is left as it was.
+#[test]
+fn a_damaged_config_is_refused_by_every_open_and_left_as_it_was() {
+    let m = mem();
+    three_segments(&m).close().unwrap();
+    let path = m.path("krec-log.json");
+    for (bytes, reason) in [
+        (
+            &b"{"[..],
+            "not JSON: EOF while parsing an object at line 1 column 1",
+        ),
+        (
+            &br#"{"segment.bytes":"many"}"#[..],
+            "invalid config segment.bytes=many",
+        ),
+    ] {
+        m.storage.put_file(&path, bytes);
+        for e in [
+            Log::open_with(&m.dir, m.env.clone()).unwrap_err(),
+            Log::open_read_only_with(&m.dir, m.env.clone()).unwrap_err(),
+            Log::recover_with(&m.dir, m.env.clone()).unwrap_err(),
+        ] {
+            match &e {
+                krecords_log::Error::DamagedConfig { path: p, reason: r } => {
+                    assert_eq!(p, &path);
+                    assert!(r.starts_with(reason), "{r}");
+                }
+                e => panic!("{e:?}"),
+            }
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{}: {reason}", path.display())),
+                "{e}"
+            );
+            assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
+        }
+        assert_eq!(m.storage.file_bytes(&path).unwrap(), bytes);
+    }
+}

@@ -37,9 +37,10 @@ pub const TRUNCATED_TAIL: ErrorClass = ErrorClass::Data;
 
 /// How a log error ends a command: a request the log refuses as a broker would (an append that
 /// fails validation, a read outside the log) and a segment damaged in the middle of the log
-/// (`DamagedSegment`) are data problems; storage errors and damaged derived files (indexes,
-/// checkpoints) are I/O; a directory that is not a log, a lock, a configuration are usage
-/// errors.
+/// (`DamagedSegment`) and a damaged `krec-log.json` (`DamagedConfig`, whichever command reads
+/// it, a writer's open included) are data problems; storage errors and damaged derived files
+/// (indexes, checkpoints) are I/O; a directory that is not a log, a lock, a configuration
+/// given as an argument are usage errors.
 pub fn classify_log(e: &krecords_log::Error) -> ErrorClass {
     use krecords_log::Error as E;
     if e.is_storage_error() || matches!(e, E::CorruptFile { .. }) {
@@ -145,8 +146,9 @@ pub enum Error {
         /// The error.
         source: Box<krecords_client::Error>,
     },
-    /// A log error on a partition directory.
-    #[error("{name}: {source}")]
+    /// A log error on a partition directory (the directory named once: not again in front of
+    /// an error that names a file in it, [`named_once`]).
+    #[error("{}", named_once(name, &source.to_string()))]
     Log {
         /// The directory.
         name: String,
@@ -170,6 +172,33 @@ pub enum Error {
         /// The error.
         source: Box<krecords_remote::Error>,
     },
+}
+
+/// `message` after the source's `name` (`name: message`), or alone when it names the source
+/// already: it starts with `name` itself or with a path under it (the log errors of a
+/// partition directory name its segment file), so that a path is not said twice.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_source::named_once;
+/// assert_eq!(named_once("d/t-0", "d/t-0/00000000000000000000.log: byte 0: damaged"),
+///            "d/t-0/00000000000000000000.log: byte 0: damaged");
+/// assert_eq!(named_once("d/t-0", "offset 9 is out of range"), "d/t-0: offset 9 is out of range");
+/// assert_eq!(named_once("d/t-0", "d/t-01: x"), "d/t-0: d/t-01: x");
+/// ```
+pub fn named_once(name: &str, message: &str) -> String {
+    let named = !name.is_empty()
+        && message.strip_prefix(name).is_some_and(|rest| {
+            rest.starts_with(':')
+                || rest.starts_with('/')
+                || rest.starts_with(std::path::MAIN_SEPARATOR)
+        });
+    if named {
+        message.to_owned()
+    } else {
+        format!("{name}: {message}")
+    }
 }
 
 impl Error {

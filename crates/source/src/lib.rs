@@ -84,8 +84,8 @@ pub mod stats;
 pub mod time;
 
 pub use error::{
-    classify_client, classify_codec, classify_io, classify_log, exit_code, passed_log_error, Error,
-    ErrorClass, TRUNCATED_TAIL,
+    classify_client, classify_codec, classify_io, classify_log, exit_code, named_once,
+    passed_log_error, Error, ErrorClass, TRUNCATED_TAIL,
 };
 #[cfg(feature = "remote")]
 pub use krecords_remote::location::{Location as RemoteLocation, RemoteOptions};
@@ -216,6 +216,15 @@ pub struct ReadOptions {
     /// (control records too, when it keeps only control batches). `None`: every data record in
     /// the range. Its offset bounds are not used (the range is the reader's).
     pub counted: Option<filter::Filter>,
+    /// Reads a partition directory as its log, the way a broker serves it to a consumer (the
+    /// consumer-like readers set it: the Arrow layer's scans, so `sql`, `export` and the Python
+    /// package). The log is opened even for a whole read at read_uncommitted, so the read ends
+    /// at the log's end as recovery finds it: an entry claiming offsets past it is damage, and
+    /// a torn tail (a last entry cut short by a crash or a writer still writing, which Kafka's
+    /// recovery cuts) ends the read with a note ([`Reader::notes`]) instead of an error.
+    /// `false` (the default): the files as they are, as the inspecting commands read them
+    /// (`dump`, `verify` and `stats` report a torn tail).
+    pub as_log: bool,
 }
 
 impl Default for ReadOptions {
@@ -229,6 +238,7 @@ impl Default for ReadOptions {
             max_bytes: None,
             max_decompressed_bytes: krecords_codec::DEFAULT_DECOMPRESS_LIMIT,
             counted: None,
+            as_log: false,
         }
     }
 }
@@ -543,7 +553,22 @@ impl Sources {
         })
     }
 
-    /// Opens partition `index` for reading `options.range` at `options.isolation`.
+    /// `options` for one partition, whose files say `facts`, of these sources: when they are
+    /// several partitions, an end offset past its end ends at its end ([`Range::ending_within`])
+    /// — unless damage ends its log as read (a read past it is not whole, and says so).
+    fn one_of(&self, options: &ReadOptions, facts: &local::Facts) -> ReadOptions {
+        match (&facts.watermarks, &facts.damage) {
+            (Some(w), None) if self.partitions.len() > 1 => ReadOptions {
+                range: options.range.ending_within(w),
+                ..*options
+            },
+            _ => *options,
+        }
+    }
+
+    /// Opens partition `index` for reading `options.range` at `options.isolation`. Of several
+    /// partitions, one that ends before an end offset asked for is read to its end
+    /// ([`Range::ending_within`]); a partition read alone refuses an end past it.
     ///
     /// # Errors
     ///
@@ -570,6 +595,7 @@ impl Sources {
             limit,
             damage: None,
             counted: options.counted,
+            as_log: false,
         };
         match &part.kind {
             Kind::Stdin => {
@@ -588,7 +614,10 @@ impl Sources {
             }
             Kind::Local(l) => {
                 let mut files: VecDeque<PathBuf> = l.files.iter().cloned().collect();
-                if !options.range.is_all() || committed {
+                // Files without their directory are read as they are.
+                let as_log = options.as_log && l.dir.is_some();
+                setup.as_log = as_log;
+                if !options.range.is_all() || committed || as_log {
                     let (facts, log) = match &l.dir {
                         Some(d) => {
                             let (f, log) = local::dir_facts(d)?;
@@ -600,6 +629,7 @@ impl Sources {
                         Some(log) => local::dir_time(log, ms),
                         None => local::files_time(&l.files, ms, limit),
                     };
+                    let options = &self.one_of(options, &facts);
                     setup
                         .resolve(options, &facts, &mut time)
                         .map_err(|e| e.named(&part.name))?;
@@ -634,6 +664,7 @@ impl Sources {
                 if !options.range.is_all() || committed {
                     let facts = r.source_facts(committed)?;
                     let mut time = |ms| r.offset_for_time(ms, limit);
+                    let options = &self.one_of(options, &facts);
                     setup
                         .resolve(options, &facts, &mut time)
                         .map_err(|e| e.named(&part.name))?;
@@ -654,7 +685,8 @@ impl Sources {
                     .filter_map(Partition::live)
                     .cloned()
                     .collect();
-                let mut rx = live.chunks(&ahead, options.range, options.isolation)?;
+                let several = self.partitions.len() > 1;
+                let mut rx = live.chunks(&ahead, options.range, options.isolation, several)?;
                 match live.rt.wait(rx.recv()) {
                     Some(Ok(live::Msg::Start(wm, resolved))) => {
                         setup.watermarks = Some(wm);

@@ -39,9 +39,16 @@ async fn resolve(
     x: &LivePartition,
     range: Range,
     isolation: IsolationLevel,
+    several: bool,
 ) -> Result<(Watermarks, Resolved), Error> {
     let fail = |e: ClientError| Error::client(x.name.clone(), e);
     let wm = x.watermarks().await.map_err(fail)?;
+    // One partition of several reads to its end when the end asked for is past it.
+    let range = if several {
+        range.ending_within(&wm)
+    } else {
+        range
+    };
     let mut times = Vec::new();
     for p in [range.start, range.end].into_iter().flatten() {
         if let Position::Time(t) = p {
@@ -296,7 +303,8 @@ impl Live {
     }
 
     /// Starts fetching `parts` (the partition to read now and the ones after it), each from
-    /// `range` resolved against its watermarks, unless already started; returns the messages
+    /// `range` resolved against its watermarks (as one of `several` partitions:
+    /// [`Range::ending_within`]), unless already started; returns the messages
     /// of the first. A fetch started ahead with another range or isolation (the partitions of
     /// an export each continue from their own offset) is dropped and started again.
     pub fn chunks(
@@ -304,6 +312,7 @@ impl Live {
         parts: &[LivePartition],
         range: Range,
         isolation: IsolationLevel,
+        several: bool,
     ) -> Result<ChunkRx, Error> {
         let mut fetching = self.fetching.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(first) = parts.first() {
@@ -322,7 +331,7 @@ impl Live {
             let name = x.name.clone();
             let x = x.clone();
             self.rt.spawn(async move {
-                let start = match resolve(&x, range, isolation).await {
+                let start = match resolve(&x, range, isolation, several).await {
                     Ok(r) => r,
                     Err(e) => {
                         let _ = tx.send(Err(e)).await;

@@ -178,6 +178,40 @@ impl Range {
         }
     }
 
+    /// The range as one partition of a read of several (a `log.dirs` root, a topic, several
+    /// partition directories) takes it: an end offset past the partition's end (`watermarks`'
+    /// high watermark) ends at that end, so the partition is read as far as it goes instead of
+    /// being left out as outside the range (as `krec export` reads it); everything else as
+    /// given. A partition read alone keeps the end as asked, which [`Range::resolve`] refuses
+    /// past its end.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use krecords_source::{Position, Range, Watermarks};
+    /// let wm = Watermarks { log_start: 0, high_watermark: 41, last_stable: Some(41) };
+    /// let r = Range { end: Some(Position::Offset(42)), ..Range::default() };
+    /// assert_eq!(r.ending_within(&wm).end, Some(Position::Offset(41)));
+    /// let r = Range { end: Some(Position::Offset(40)), ..Range::default() };
+    /// assert_eq!(r.ending_within(&wm), r);
+    /// // Nothing of the partition is in [45, 50): left as asked, for resolving to say so.
+    /// let r = Range { start: Some(Position::Offset(45)), end: Some(Position::Offset(50)), ..Range::default() };
+    /// assert_eq!(r.ending_within(&wm), r);
+    /// ```
+    pub fn ending_within(&self, watermarks: &Watermarks) -> Range {
+        let hw = watermarks.high_watermark;
+        // A start offset at or past the end keeps the range as asked: nothing of the
+        // partition is in it, which resolving says.
+        if matches!(self.start, Some(Position::Offset(s)) if s >= hw) {
+            return *self;
+        }
+        let end = self.end.map(|e| match e {
+            Position::Offset(o) if o > hw => Position::Offset(hw),
+            e => e,
+        });
+        Range { end, ..*self }
+    }
+
     /// Whether resolving needs the partition's watermarks or time index.
     pub fn needs_partition(&self) -> bool {
         self.start.is_some_and(Position::needs_partition)

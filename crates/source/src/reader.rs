@@ -234,6 +234,14 @@ impl Trim {
         self.left = Some(left - n);
     }
 
+    /// Whether the entries read so far reach the end of the range.
+    fn at_end(&self) -> bool {
+        let next = self
+            .prev_last
+            .map_or(self.range.start, |p| p.saturating_add(1));
+        self.range.end.is_some_and(|end| next >= end)
+    }
+
     fn bounds(&self) -> Bounds {
         Bounds {
             start: self.range.start(),
@@ -447,6 +455,10 @@ pub struct Reader {
     live: Option<(Arc<Io>, LivePartition)>,
     /// Damage that ends the directory's log as read (see [`Reader::damage_reached`]).
     damage: Option<Damage>,
+    /// See [`crate::ReadOptions::as_log`].
+    as_log: bool,
+    /// See [`Reader::notes`].
+    notes: Vec<String>,
 }
 
 impl fmt::Debug for Reader {
@@ -472,6 +484,7 @@ pub(crate) struct Setup {
     pub limit: usize,
     pub damage: Option<Damage>,
     pub counted: Option<Filter>,
+    pub as_log: bool,
 }
 
 impl Setup {
@@ -616,6 +629,20 @@ impl Beyond {
     }
 }
 
+/// The note of a torn tail at the end of a log read as its log (see [`Reader::notes`]).
+fn torn_tail_note(file: Option<&str>, position: usize, bytes: usize, trim: &Trim) -> String {
+    let end = trim
+        .range
+        .end
+        .map_or_else(String::new, |e| format!(" (offset {e})"));
+    format!(
+        "{}: the last {bytes} bytes, from byte {position}, are not a whole entry (a crash, or a \
+         writer still writing): the log ends before them{end}, as Kafka's recovery would cut \
+         them; nothing was changed",
+        file.unwrap_or("-")
+    )
+}
+
 /// The base offset of the next segment file a read of local files has still to open.
 fn next_segment(pending: &Pending) -> Option<i64> {
     match pending {
@@ -667,7 +694,16 @@ impl Reader {
             clean: false,
             live: None,
             damage: s.damage,
+            as_log: s.as_log,
+            notes: Vec::new(),
         }
+    }
+
+    /// What a read of a directory as its log ([`crate::ReadOptions::as_log`]) passed over
+    /// without an error, one line each, for a command to show on stderr: a torn tail at the
+    /// end of the log (`FILE: the last N bytes, from byte P, are not a whole entry ...`).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// See [`reached`].
@@ -823,6 +859,8 @@ impl Reader {
             finished,
             clean,
             damage,
+            as_log,
+            notes,
             ..
         } = self;
         let step = match cur {
@@ -832,6 +870,22 @@ impl Reader {
                     while s.skip_entry_if(|b| trim.skip(b))? {}
                 }
                 let step = s.next_entry()?;
+                // A torn tail where the log, as its recovery reads it, ends: not part of the
+                // log a broker serves, so the end of a read of the log.
+                let torn = match &step {
+                    Step::Partial(p) if *as_log && trim.at_end() => Some((p.position, p.bytes)),
+                    _ => None,
+                };
+                if let Some((position, bytes)) = torn {
+                    let file = cur_path.as_deref().map(|p| p.display().to_string());
+                    notes.push(torn_tail_note(file.as_deref(), position, bytes, trim));
+                    *finished = true;
+                    *clean = true;
+                    if let Some(p) = progress.as_mut() {
+                        p(Progress::Done);
+                    }
+                    return Ok((Step::End, trim.bounds()));
+                }
                 let beyond = match &step {
                     Step::Entry(b) if trim.past_end(b) => Some(Beyond::of(b)),
                     _ => None,

@@ -6,14 +6,19 @@ use crate::{Error, ErrorClass, Reader, TRUNCATED_TAIL};
 use krecords_codec::read::Step;
 use krecords_codec::stats::Stats;
 use krecords_codec::what_if::Feeder;
+use krecords_log::check::{self, EntrySource, EntryStream};
 
 /// Accounts every entry of `reader`'s files, file by file, in `stats` (each file one input, or
 /// one live input when `live`), and hands each one to `feeder` too when there is one.
 ///
 /// What cannot be accounted is said to `warn`, one message a problem naming the input (an
 /// entry whose CRC fails or whose records do not decode, a truncated tail, bytes that cannot be
-/// read); an input that is not Kafka data at all is said so. The reading of an input stops at
-/// its first malformed entry or truncated tail.
+/// read); an input that is not Kafka data at all is said so. Damage in a file that intact
+/// entries follow (a length field that runs past the end of the file, an entry that cannot be
+/// read) is not a truncated tail: it is said in `krec verify`'s words ("intact entries follow
+/// from byte N (offset O)", [`krecords_log::check::intact_after`]) and, when the files are read
+/// whole, the entries after it are counted too, as verify counts them. Otherwise the reading
+/// of an input stops at its first malformed entry or truncated tail.
 ///
 /// Returns [`TRUNCATED_TAIL`] when an input ends inside an entry (input that is not Kafka data
 /// at all is counted by `stats` instead).
@@ -58,8 +63,28 @@ pub fn feed(
     warn: &mut dyn FnMut(String),
 ) -> Result<Option<ErrorClass>, Error> {
     let mut tail = None;
+    // Damage that intact entries follow in a file is told from a truncated tail as `krec
+    // verify` tells it, and the intact entries are counted, when the files are read whole (a
+    // read of a range ends at the damage).
+    let whole = reader.range() == crate::Resolved::ALL;
     while let Some(file) = reader.next_file()? {
         let name = file.name;
+        let path = file.path.filter(|_| whole);
+        // The rest of the file after damage in its middle, when intact entries follow it.
+        let mut resumed: Option<EntryStream> = None;
+        let intact = |position: u64| -> Result<Option<(u64, i64, EntryStream)>, Error> {
+            let Some(path) = path.as_deref() else {
+                return Ok(None);
+            };
+            let cannot = |e| Error::io(format!("cannot read {}", path.display()), e);
+            let found = check::intact_after(path, position)
+                .map_err(|e| cannot(std::io::Error::other(e.to_string())))?;
+            let Some((at, first)) = found else {
+                return Ok(None);
+            };
+            let rest = EntryStream::open_file_at(path, at).map_err(cannot)?;
+            Ok(Some((at, first, rest)))
+        };
         if live {
             stats.start_live_input();
         } else {
@@ -70,9 +95,22 @@ pub fn feed(
         }
         let cannot_read = |e| Error::io(format!("cannot read {name}"), e);
         loop {
-            match reader.next_entry().map_err(cannot_read)? {
+            let step = match resumed.as_mut() {
+                Some(r) => r.next_entry(),
+                None => reader.next_entry(),
+            };
+            match step.map_err(cannot_read)? {
                 Step::End => break,
                 Step::Partial(p) => {
+                    let position = p.position as u64;
+                    if let Some((at, first, rest)) = intact(position)? {
+                        let what = check::LENGTH_PAST_THE_END;
+                        let said = check::damage_before_intact(what, position, at, first);
+                        warn(format!("{name}: byte {position}: {said}"));
+                        stats.unreadable(at.saturating_sub(position));
+                        resumed = Some(rest);
+                        continue;
+                    }
                     if stats.partial(p.bytes as u64) {
                         warn(format!(
                             "{name}: not Kafka data: its {} bytes are not a whole log entry",
@@ -89,7 +127,22 @@ pub fn feed(
                 }
                 Step::Error(e) => {
                     let e = e.to_string();
-                    let rest = reader.remaining_bytes().map_err(cannot_read)?;
+                    let position = match resumed.as_ref() {
+                        Some(r) => r.position(),
+                        None => reader.position(),
+                    } as u64;
+                    if let Some((at, first, rest)) = intact(position)? {
+                        let said = check::damage_before_intact(&e, position, at, first);
+                        warn(format!("{name}: {said}"));
+                        stats.unreadable(at.saturating_sub(position));
+                        resumed = Some(rest);
+                        continue;
+                    }
+                    let rest = match resumed.as_mut() {
+                        Some(r) => r.remaining_bytes(),
+                        None => reader.remaining_bytes(),
+                    }
+                    .map_err(cannot_read)?;
                     let what = if stats.unreadable(rest) {
                         "not Kafka data: "
                     } else {

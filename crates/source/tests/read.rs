@@ -363,3 +363,41 @@ fn a_missing_path_fails_the_open() {
     assert!(e.contains("no file matches"), "{e}");
     assert_eq!(Sources::open_local(&[file]).unwrap().partitions.len(), 1);
 }
+
+/// Of several partitions (here a broker's root), one that ends before an end offset asked for
+/// is read to its end, not refused as outside the range; a start past its end still leaves it
+/// out; a partition read alone refuses an end past it.
+#[test]
+fn an_end_past_one_of_several_partitions_ends_at_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (long, short) = (dir.path().join("t-0"), dir.path().join("t-1"));
+    assert_eq!(write_log(&long, &[(10, false, false); 6]), 60);
+    assert_eq!(write_log(&short, &[(10, false, false); 4]), 40);
+    let sources = Sources::open(&[dir.path().to_path_buf()], &mut || unreachable!()).unwrap();
+    assert_eq!(sources.partitions.len(), 2);
+    let range = |start, end| ReadOptions {
+        range: Range {
+            start,
+            end: Some(Position::Offset(end)),
+            count: None,
+        },
+        ..ReadOptions::default()
+    };
+    let short_index = sources
+        .partitions
+        .iter()
+        .position(|p| p.name.ends_with("t-1"))
+        .unwrap();
+    let reader = sources.read(short_index, &range(None, 50)).unwrap();
+    assert_eq!((reader.range().start, reader.range().end), (0, Some(40)));
+    let e = sources
+        .read(short_index, &range(Some(Position::Offset(45)), 50))
+        .err()
+        .unwrap();
+    assert!(matches!(e, krecords_source::Error::OutOfRange(_)), "{e}");
+    let e = read(&short, &range(None, 50)).unwrap_err();
+    assert!(
+        e.ends_with("offset 50 is out of range: the partition holds [0, 40)"),
+        "{e}"
+    );
+}

@@ -117,6 +117,7 @@ pub struct ScanCounters {
     /// Log entries (batches, v0/v1 messages) read.
     pub entries: AtomicU64,
     invalid: Mutex<Vec<(String, u64)>>,
+    notes: Mutex<Vec<String>>,
     /// Whether the table is an exported dataset ([`register_dataset`]) rather than sources.
     dataset: bool,
 }
@@ -126,6 +127,13 @@ impl ScanCounters {
     /// are null in the results.
     pub fn invalid(&self) -> Vec<(String, u64)> {
         self.invalid.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// What the scans passed over without an error, one line each: a torn tail at the end of
+    /// a partition directory's log, which is not part of the log Kafka serves (see
+    /// `krecords_source::Reader::notes`).
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().map(|v| v.clone()).unwrap_or_default()
     }
 
     /// Whether the table is an exported dataset ([`register_dataset`]), which holds what its
@@ -141,6 +149,17 @@ impl ScanCounters {
             self.files.load(Ordering::Relaxed),
             self.entries.load(Ordering::Relaxed),
         )
+    }
+
+    fn add_notes(&self, notes: &[String]) {
+        if let Ok(mut v) = self.notes.lock() {
+            // A partition scanned again (a self-join) says the same once.
+            for n in notes {
+                if !v.contains(n) {
+                    v.push(n.clone());
+                }
+            }
+        }
     }
 
     fn add_invalid(&self, column: &str, n: u64) {

@@ -131,5 +131,6 @@ pub(crate) fn scan_partition(
     for (column, n) in scan.report().invalid {
         counters.add_invalid(&column, n);
     }
+    counters.add_notes(scan.notes());
     Ok(())
 }

@@ -328,9 +328,9 @@ impl From<ConvertError> for Failure {
                 Failure::Io(source, format!("cannot read {name}"))
             }
             ConvertError::Refused { name, error } => refused(&name, &error),
-            e @ (ConvertError::NoSegments { .. } | ConvertError::InsideSource(_)) => {
-                Failure::Usage(e.to_string())
-            }
+            e @ (ConvertError::NoSegments { .. }
+            | ConvertError::Root { .. }
+            | ConvertError::InsideSource(_)) => Failure::Usage(e.to_string()),
             e @ ConvertError::Entry { .. } => Failure::Data(e.to_string()),
             ConvertError::Output(e) => log_error(e),
         }

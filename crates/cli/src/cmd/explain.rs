@@ -30,6 +30,8 @@ use std::path::{Path, PathBuf};
 /// Corrupt entries are explained up to the first field that makes no sense, then an "error" line
 /// says what is wrong (exit 1). A truncated tail is explained as far as it goes, then reported
 /// as `krec verify` reports it (exit 1); bytes that are not Kafka data stop the walk (exit 1).
+/// An empty input (an empty file, /dev/null) is an empty log: a note on stderr says "empty
+/// input: no entries" (exit 0).
 ///
 /// Without --count, every entry is explained when the file holds at most 1 MiB from --position,
 /// otherwise only the first one (a note on stderr says so); --count 0 explains all.
@@ -157,6 +159,10 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         WalkError::Position(p) => Failure::Usage(p.to_string()),
     })?;
     em.finish()?;
+    // An empty file is an empty log, not damaged data (a read of a range said so already).
+    if summary.empty_input && !ranged {
+        eprintln!("krec: {name}: empty input: no entries");
+    }
     Ok(if summary.problems > 0 {
         Outcome::DataProblem
     } else {

@@ -7,7 +7,8 @@
 //! Outcomes: a request the broker would refuse (an append that fails validation or a producer
 //! check) exits 1 and prints `{"error":"KAFKA_ERROR_NAME","message":"..."}` on stdout and a
 //! short line on stderr; bad arguments (a position outside the log among them, as in every
-//! command), an invalid configuration and storage (I/O) errors exit 2 with a message on stderr.
+//! command), an invalid configuration given as an argument and storage (I/O) errors exit 2 with
+//! a message on stderr; damaged data, a damaged krec-log.json among it, exits 1.
 
 use crate::args::PositionArgs;
 use crate::bytes_fmt::BytesFormat;
@@ -43,7 +44,9 @@ use std::path::{Path, PathBuf};
 /// Every subcommand prints JSON, one object per line. A request the broker would refuse (an
 /// append that fails validation or a producer check) exits 1 and prints
 /// {"error":"KAFKA_ERROR_NAME","message":"..."}; usage errors (a position outside the log among
-/// them, as in every command) and storage errors exit 2; damaged data exits 1.
+/// them, as in every command) and storage errors exit 2; damaged data exits 1 (a krec-log.json
+/// that is not JSON or holds an invalid setting among it: every subcommand refuses it, naming
+/// the file, and none replaces it).
 ///
 /// One writer at a time: create, append, end-txn, recover and retain hold an OS lock on
 /// krec.lock in the directory while they run. Another writer exits 2 at once with "another

@@ -204,6 +204,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
     });
     let (schema, batches, counters) = result?;
     for c in &counters {
+        for n in c.notes() {
+            eprintln!("krec sql: {n}");
+        }
         for (column, n) in c.invalid() {
             eprintln!("krec sql: {n} {column} value(s) were not UTF-8 and are null");
         }

@@ -615,3 +615,105 @@ fn an_output_inside_the_input_directory_is_refused_and_nothing_created() {
     // Beside it is fine.
     d.run(&["convert", &src, &d.arg("zstd-copy-0")], b"").ok();
 }
+
+/// Offsets that go back across two segments — a base offset overwritten in the first batch of
+/// the second segment, in the last batch of the first, a segment renamed below the one before
+/// or above its entries — are bad input, said of the input file and byte (exit 1), as within
+/// one segment; nothing is left at the output, no temporary directory either. They exited 2
+/// ("the converted log failed recovery", naming the temporary directory) or 1 naming it.
+#[test]
+fn offsets_going_back_across_segments_are_bad_input_naming_the_input() {
+    let d = Dir::new();
+    let records: String = (0..40)
+        .map(|i| format!("{{\"key\":\"k{i}\",\"value\":\"v{i}\",\"timestamp\":1714000000000}}\n"))
+        .collect();
+    // Each case: the directory's name, its damage, the file and text the message names.
+    type Damage = fn(&Dir, &str, &[i64]) -> (String, String);
+    let cases: [(&str, Damage); 4] = [
+        ("first-of-second-0", |d, dir, bases| {
+            let segment = format!("{dir}/{:020}.log", bases[1]);
+            let mut bytes = d.read(&segment);
+            bytes[..8].copy_from_slice(&3i64.to_be_bytes());
+            d.write(&segment, &bytes);
+            (segment, "byte 0: the entry holds offsets 3..=".to_string())
+        }),
+        ("last-of-first-0", |d, dir, bases| {
+            let segment = format!("{dir}/{:020}.log", bases[0]);
+            let mut bytes = d.read(&segment);
+            let mut at = 0;
+            let mut last = 0;
+            while at < bytes.len() {
+                last = at;
+                let len = i32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap());
+                at += 12 + len as usize;
+            }
+            let claimed = bases[1] - 3;
+            bytes[last..last + 8].copy_from_slice(&claimed.to_be_bytes());
+            d.write(&segment, &bytes);
+            (
+                segment,
+                format!("byte {last}: the entry holds offsets {claimed}..="),
+            )
+        }),
+        ("renamed-lower-0", |d, dir, bases| {
+            let named = bases[1] - 5;
+            for ext in ["log", "index", "timeindex"] {
+                std::fs::rename(
+                    d.path(&format!("{dir}/{:020}.{ext}", bases[1])),
+                    d.path(&format!("{dir}/{named:020}.{ext}")),
+                )
+                .unwrap();
+            }
+            (
+                format!("{dir}/{:020}.log", bases[0]),
+                format!("reaching the next segment's base offset {named}"),
+            )
+        }),
+        ("renamed-higher-0", |d, dir, bases| {
+            let named = bases[1] + 2;
+            for ext in ["log", "index", "timeindex"] {
+                std::fs::rename(
+                    d.path(&format!("{dir}/{:020}.{ext}", bases[1])),
+                    d.path(&format!("{dir}/{named:020}.{ext}")),
+                )
+                .unwrap();
+            }
+            (
+                format!("{dir}/{named:020}.log"),
+                format!("byte 0: the entry holds offsets {}..=", bases[1]),
+            )
+        }),
+    ];
+    for (name, damage) in cases {
+        let log = d.arg(name);
+        d.run(
+            &["log", "create", &log, "--config", "segment.bytes=700"],
+            b"",
+        )
+        .ok();
+        d.run(
+            &["log", "append", &log, "--records-per-batch", "5"],
+            records.as_bytes(),
+        )
+        .ok();
+        let info = d.run(&["log", "info", &log], b"").json();
+        let bases = segment_bases(&info);
+        assert!(bases.len() >= 2, "{bases:?}");
+        let (file, text) = damage(&d, name, &bases);
+        let out = format!("out-{name}");
+        let r = d.run(&["convert", &log, &d.arg(&out)], b"");
+        assert_eq!(r.code, 1, "{name}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("{file}: cannot convert: ")) && r.stderr.contains(&text),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("krec-tmp"), "{name}: {}", r.stderr);
+        assert!(!d.path(&out).exists(), "{name}");
+        let left: Vec<_> = names_in(&d, ".")
+            .into_iter()
+            .filter(|n| n.contains("krec-tmp"))
+            .collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+    }
+}

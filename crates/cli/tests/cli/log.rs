@@ -1313,3 +1313,66 @@ fn create_refuses_a_directory_with_files_but_no_log() {
     d.write("locked/krec.lock", b"");
     create(&d, "locked", &[]);
 }
+
+/// A partition directory's `krec-log.json` that cannot be used (not JSON, a setting Kafka
+/// would refuse) is damaged data for every command that reads it: exit 1, the message naming
+/// the file and what is wrong with it (log read, offsets and info exited 2; sql and export 2;
+/// verify 1; an invalid setting was a usage error, exit 2, not naming the file). A writer
+/// refuses the same way and leaves the file as it was.
+#[test]
+fn a_damaged_configuration_is_damaged_data_for_every_command_that_reads_it() {
+    let d = Dir::new();
+    let log = d.arg("t-0");
+    d.run(&["log", "create", &log], b"").ok();
+    d.run(&["log", "append", &log], records(10).as_bytes()).ok();
+    let table = format!("t={log}");
+    let exported = d.arg("exported");
+    let converted = d.arg("converted");
+    let salvaged = d.arg("salvaged");
+    let appended = records(1);
+    let commands: [(&[&str], &[u8]); 12] = [
+        (&["log", "read", &log], b""),
+        (&["log", "offsets", "--latest", &log], b""),
+        (&["log", "info", &log], b""),
+        // dump and stats read the configuration where they read the directory as its log.
+        (&["dump", "--isolation", "read-committed", &log], b""),
+        (&["stats", "--start", "0", &log], b""),
+        (&["sql", "--table", &table, "select count(*) from t"], b""),
+        (&["export", &log, "--output", &exported], b""),
+        (&["verify", &log], b""),
+        (&["convert", &log, &converted], b""),
+        // salvage goes on with the default configuration and says why.
+        (&["salvage", &log, "--output", &salvaged], b""),
+        (&["log", "append", &log], appended.as_bytes()),
+        (&["log", "retain", &log], b""),
+    ];
+    for (damage, what) in [
+        (
+            &b"not json {"[..],
+            "not JSON: expected ident at line 1 column 2",
+        ),
+        (
+            &b"{\"segment.bytes\":\"many\"}"[..],
+            "invalid config segment.bytes=many",
+        ),
+    ] {
+        d.write("t-0/krec-log.json", damage);
+        for (args, stdin) in commands {
+            for out in [&exported, &converted, &salvaged] {
+                let _ = std::fs::remove_dir_all(out);
+            }
+            let r = d.run(args, stdin);
+            let all = format!("{}{}", r.out(), r.stderr);
+            assert_eq!(r.code, 1, "{args:?}: {all}");
+            assert!(
+                all.contains("t-0/krec-log.json") && all.contains(what),
+                "{args:?}: {all}"
+            );
+            assert_eq!(d.read("t-0/krec-log.json"), damage, "{args:?}");
+        }
+        assert!(!d.path("converted").exists());
+        // Reading the segment files as they are, dump and stats do not read it.
+        d.run(&["dump", &log], b"").ok();
+        d.run(&["stats", &log], b"").ok();
+    }
+}

@@ -406,24 +406,8 @@ fn dump_prints_no_header_for_a_file_it_shows_nothing_of() {
 /// A cleanly closed partition directory `name` of 60 records in batches of 5, three segments
 /// (bases 0, 20, 40), with `damage` done to the bytes of segment `base`.
 fn damaged_log(d: &Dir, name: &str, base: i64, damage: impl FnOnce(&mut Vec<u8>)) -> String {
-    let log = d.arg(name);
-    d.run(
-        &["log", "create", &log, "--config", "segment.bytes=700"],
-        b"",
-    )
-    .ok();
-    let records: String = (0..60)
-        .map(|i| format!("{{\"key\":\"k{i}\",\"value\":\"value-{i}\"}}\n"))
-        .collect();
-    d.run(
-        &["log", "append", &log, "--records-per-batch", "5"],
-        records.as_bytes(),
-    )
-    .ok();
-    let segment = format!("{name}/{base:020}.log");
-    let mut bytes = d.read(&segment);
-    damage(&mut bytes);
-    d.write(&segment, &bytes);
+    let log = d.partition(name, 60);
+    d.damage_segment(name, base, damage);
     log
 }
 
@@ -508,10 +492,9 @@ fn a_base_offset_damaged_past_the_log_end_is_not_the_end_of_the_log() {
         }
         let end = base.to_string();
         assert_eq!(d.run(&["log", "read", &log, "--end", &end], b"").code, 0);
-        if base == 40 {
-            continue;
-        }
-        // An export as the files hold them keeps no row under the damaged offsets.
+        // An export keeps no row under the damaged offsets: in the last segment too, where
+        // the damaged entry's rows came before the error (a file ending at offset 1004, which
+        // a rerun would have continued from).
         let out = d.arg(&format!("out-{name}"));
         let r = d.run(
             &[
@@ -535,6 +518,9 @@ fn a_base_offset_damaged_past_the_log_end_is_not_the_end_of_the_log() {
             !files.is_empty() && files.iter().all(|f| f.ends_with(&last)),
             "{files:?}"
         );
+        if base == 40 {
+            continue;
+        }
         // convert says it of the input (it exited 2, naming the converted log's temporary
         // directory, which failed recovery), and writes nothing.
         let converted = d.arg(&format!("converted-{name}"));
@@ -544,6 +530,69 @@ fn a_base_offset_damaged_past_the_log_end_is_not_the_end_of_the_log() {
         assert!(r.stderr.contains(&segment), "{}", r.stderr);
         assert!(!d.path(&format!("converted-{name}")).exists());
     }
+}
+
+/// A torn tail of a log's last segment (a crash mid-write, or a writer still writing) is one
+/// rule: the commands that read a directory as the log a consumer is served (`log read`,
+/// `log offsets`, `sql`, `export`) end at it with a note and exit 0, as Kafka's recovery cuts
+/// it; the commands that inspect the files as they are (`dump`, `verify`, `stats`) report it
+/// and exit 1, as kafka-dump-log does. `sql` exited 1 with no rows and `export` 1 after 55
+/// records before session 20.
+#[test]
+fn a_torn_tail_ends_the_log_a_consumer_reads_and_is_reported_by_inspection() {
+    let d = Dir::new();
+    let log = damaged_log(&d, "torn-0", 40, |b| b.truncate(b.len() - 10));
+    let count = |isolation: &str| {
+        d.run(
+            &[
+                "sql",
+                "--isolation",
+                isolation,
+                "--format",
+                "csv",
+                "--table",
+                &format!("t={log}"),
+                "select count(*), max(\"offset\") from t",
+            ],
+            b"",
+        )
+    };
+    for isolation in ["read-committed", "read-uncommitted"] {
+        let r = count(isolation);
+        assert_eq!(r.code, 0, "{isolation}: {}", r.stderr);
+        assert!(r.out().contains("55,54"), "{isolation}: {}", r.out());
+        assert!(r.stderr.contains("are not a whole entry"), "{}", r.stderr);
+        let out = d.arg(&format!("out-{isolation}"));
+        let r = d.run(
+            &["export", &log, "--output", &out, "--isolation", isolation],
+            b"",
+        );
+        assert_eq!(r.code, 0, "{isolation}: {}", r.stderr);
+        assert!(r.out().contains("exported 55 records"), "{}", r.out());
+        assert!(
+            r.out().contains("the log ends before them (offset 55)"),
+            "{}",
+            r.out()
+        );
+    }
+    let r = d.run(&["log", "read", &log], b"");
+    assert_eq!((r.code, r.out().lines().count()), (0, 55), "{}", r.stderr);
+    let r = d.run(&["log", "offsets", &log, "--latest"], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().contains("\"offset\":55"), "{}", r.out());
+    for args in [
+        &["dump", &log][..],
+        &["verify", &log][..],
+        &["stats", &log][..],
+    ] {
+        assert_eq!(d.run(args, b"").code, 1, "{args:?}");
+    }
+    // A segment file outside its directory is read as it is.
+    let bytes = d.read(&format!("torn-0/{:020}.log", 40));
+    d.write(&format!("{:020}.log", 40), &bytes);
+    let segment = format!("t={}", d.arg(&format!("{:020}.log", 40)));
+    let r = d.run(&["sql", "--table", &segment, "select count(*) from t"], b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
 }
 
 /// A segment named above its first offset (the file renamed, its indexes gone): the log as

@@ -186,6 +186,38 @@ impl Dir {
     }
 }
 
+impl Dir {
+    /// A cleanly closed partition directory `name` of `records` JSON records (keys `k<i>`,
+    /// values `value-<i>`) in batches of 5 (offsets 5i..=5i+4), in segments of 20 records
+    /// (bases 0, 20, 40, ...). Returns its path.
+    pub fn partition(&self, name: &str, records: usize) -> String {
+        let log = self.arg(name);
+        self.run(
+            &["log", "create", &log, "--config", "segment.bytes=700"],
+            b"",
+        )
+        .ok();
+        let lines: String = (0..records)
+            .map(|i| format!("{{\"key\":\"k{i}\",\"value\":\"value-{i}\"}}\n"))
+            .collect();
+        self.run(
+            &["log", "append", &log, "--records-per-batch", "5"],
+            lines.as_bytes(),
+        )
+        .ok();
+        log
+    }
+
+    /// Changes the bytes of segment `base` of the partition directory `name`; returns the
+    /// segment's path.
+    pub fn damage_segment(&self, name: &str, base: i64, f: impl FnOnce(&mut Vec<u8>)) -> String {
+        let segment = format!("{name}/{base:020}.log");
+        let mut bytes = self.read(&segment);
+        f(&mut bytes);
+        self.write(&segment, &bytes)
+    }
+}
+
 /// Renames the third segment of partition directory `dir` (files `.log`, `.index`,
 /// `.timeindex`) one offset below its base, so that it overlaps the segment before: a
 /// directory a broker refuses. Returns (the base it is now named for, its real base).

@@ -301,6 +301,41 @@ impl From<io::Error> for CheckError {
 
 type CheckResult<T> = std::result::Result<T, CheckError>;
 
+/// What `krec verify` calls an entry whose length field runs past the end of its file when
+/// intact entries follow it (with nothing intact after it, it is a truncated tail).
+pub const LENGTH_PAST_THE_END: &str =
+    "damaged entry: its length field runs past the end of the file";
+
+/// After damage at byte `position` of the segment file `path` (an entry that cannot be read, or
+/// one whose length field runs past the end of the file): the first intact entry after it in
+/// the file (whole, its CRC valid), as salvage finds one — its byte and first offset. `None`
+/// when nothing intact follows: the damage is a truncated tail. This is how `krec verify` (and
+/// `krec stats`, in the same words: [`damage_before_intact`]) tells damage in the middle of a
+/// file from a truncated tail.
+///
+/// # Errors
+///
+/// The file cannot be read.
+pub fn intact_after(path: &Path, position: u64) -> crate::Result<Option<(u64, i64)>> {
+    let files = [path.to_path_buf()];
+    let found = crate::resync::first_intact(
+        &crate::storage::FsStorage,
+        &files,
+        position.saturating_add(1),
+    )?;
+    Ok(found.map(|(_, at, first)| (at, first)))
+}
+
+/// `krec verify`'s words for damage (`what`) at byte `position` of a file that intact entries
+/// follow from byte `at` (offset `first`), as [`intact_after`] finds them.
+pub fn damage_before_intact(what: &str, position: u64, at: u64, first: i64) -> String {
+    format!(
+        "{what}; intact entries follow from byte {at} (offset {first}); the {} bytes before \
+         them cannot be read",
+        at.saturating_sub(position)
+    )
+}
+
 /// After damage at byte `position` of the file at `path` (none: a source that is not a file
 /// here, which is not searched): the first intact entry after it, as salvage finds one — its
 /// position and first offset — and a stream of the file's entries from there. `None` when
@@ -317,14 +352,8 @@ fn resume_after(
         what: format!("cannot read {name}"),
         error: io::Error::other(e.to_string()),
     };
-    let files = [path.to_path_buf()];
-    let found = crate::resync::first_intact(
-        &crate::storage::FsStorage,
-        &files,
-        position.saturating_add(1),
-    )
-    .map_err(read_error)?;
-    let Some((_, at, first)) = found else {
+    let found = intact_after(path, position).map_err(read_error)?;
+    let Some((at, first)) = found else {
         return Ok(None);
     };
     let stream = io_context(EntryStream::open_file_at(path, at), || {
@@ -1040,8 +1069,7 @@ impl<'s> Checker<'s> {
                 Next::Partial(p) => {
                     clean = false;
                     let (position, bytes) = (p.position as u64, p.bytes);
-                    let what = "damaged entry: its length field runs past the end of the file";
-                    if self.resume(name, path, position, what, &mut resumed)? {
+                    if self.resume(name, path, position, LENGTH_PAST_THE_END, &mut resumed)? {
                         continue;
                     }
                     self.problem(
@@ -1142,11 +1170,7 @@ impl<'s> Checker<'s> {
             name,
             Some(position),
             ProblemKind::Entry,
-            &format!(
-                "{what}; intact entries follow from byte {at} (offset {first}); the {} bytes \
-                 before them cannot be read",
-                at - position
-            ),
+            &damage_before_intact(what, position, at, first),
         )?;
         *resumed = Some(rest);
         Ok(true)
@@ -1389,15 +1413,13 @@ impl<'s> Checker<'s> {
             return Ok(());
         };
         let name = path.display().to_string();
-        let problem = match serde_json::from_slice::<serde_json::Value>(&bytes) {
-            Err(e) => Some(format!("not JSON: {e}")),
-            Ok(json) => crate::LogConfig::from_json(&json)
-                .err()
-                .map(|e| e.to_string()),
+        // What every other reader of the file refuses (exit 1), said the same way.
+        let problem = match files::parse_config(path, &bytes) {
+            Err(crate::Error::DamagedConfig { reason, .. }) => reason,
+            Err(e) => e.to_string(),
+            Ok(_) => return Ok(()),
         };
-        if let Some(p) = problem {
-            self.problem(&name, None, ProblemKind::Config, &p)?;
-        }
+        self.problem(&name, None, ProblemKind::Config, &problem)?;
         Ok(())
     }
 

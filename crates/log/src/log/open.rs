@@ -402,9 +402,9 @@ impl Log {
             env.clock.clone(),
         );
         let mut log = Log::load(dir.as_ref(), view, false, None)?;
-        let end = log.log_end_offset();
+        let (start, end) = (log.log_start_offset(), log.log_end_offset());
         for cut in &log.recovery.cuts {
-            if let Some(d) = recovery::check_cut(env.storage.as_ref(), cut, end)? {
+            if let Some(d) = recovery::check_cut(env.storage.as_ref(), cut, end, start)? {
                 log.damage = Some(d);
                 break;
             }
