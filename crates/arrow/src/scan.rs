@@ -76,7 +76,7 @@ pub enum ScanError {
     #[error(transparent)]
     Source(#[from] krecords_source::Error),
     /// An entry is corrupt: its file (or live partition), the position of the entry, why.
-    #[error("{name}: corrupt entry at byte {position}: {source}")]
+    #[error("{}", corrupt_message(name, *position, source))]
     Corrupt {
         /// The file or live partition.
         name: String,
@@ -104,6 +104,17 @@ pub enum ScanError {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// `NAME: corrupt entry at byte P: WHY`, the position said once when the codec's error already
+/// says it (`entry at byte P: crc mismatch ...`).
+fn corrupt_message(name: &str, position: usize, source: &ArrowError) -> String {
+    let why = source.to_string();
+    let at = format!("entry at byte {position}: ");
+    match why.strip_prefix(&at) {
+        Some(rest) => format!("{name}: corrupt entry at byte {position}: {rest}"),
+        None => format!("{name}: corrupt entry at byte {position}: {why}"),
+    }
 }
 
 impl ScanError {
