@@ -34,8 +34,9 @@ pub struct Group {
     /// One row per partition that has a committed offset or is assigned to a member, sorted
     /// by topic and partition (kafka-consumer-groups --describe's rows).
     pub offsets: Vec<GroupOffset>,
-    /// The sum of the known lags; `None` when no row's lag is known (a group with no rows
-    /// has 0).
+    /// The sum of the known lags that are above 0 (the records still to read; a partition
+    /// committed past its end has none to read); `None` when no row's lag is known (a group
+    /// with no rows has 0).
     pub total_lag: Option<i64>,
 }
 
@@ -105,7 +106,10 @@ pub struct GroupOffset {
     pub commit_time: Option<i64>,
     /// The partition's end offset (high watermark), when known.
     pub end: Option<i64>,
-    /// `end - committed` (never below 0), when both are known.
+    /// `end - committed`, when both are known, as `kafka-consumer-groups --describe` computes
+    /// it: below 0 when the committed offset is past the end (records the group had read are
+    /// gone: the log was truncated, after an unclean leader election say, or the topic was
+    /// deleted and created again).
     pub lag: Option<i64>,
     /// The member the partition is assigned to (CONSUMER-ID), when one is.
     pub member_id: Option<String>,
@@ -127,7 +131,7 @@ impl GroupOffset {
             None => (None, None, None),
         };
         GroupOffset {
-            lag: end.zip(committed).map(|(e, c)| e.saturating_sub(c).max(0)),
+            lag: end.zip(committed).map(|(e, c)| e.saturating_sub(c)),
             topic,
             partition,
             committed,
@@ -175,7 +179,7 @@ fn rows(
         .collect()
 }
 
-/// The sum of the known lags: `None` when there are rows and none has a known lag.
+/// The sum of the known lags above 0: `None` when there are rows and none has a known lag.
 fn total_lag(rows: &[GroupOffset]) -> Option<i64> {
     if !rows.is_empty() && rows.iter().all(|o| o.lag.is_none()) {
         return None;
@@ -183,6 +187,7 @@ fn total_lag(rows: &[GroupOffset]) -> Option<i64> {
     Some(
         rows.iter()
             .filter_map(|o| o.lag)
+            .map(|l| l.max(0))
             .fold(0i64, i64::saturating_add),
     )
 }

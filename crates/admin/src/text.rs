@@ -242,9 +242,22 @@ pub fn write_groups_text(groups: &[Group], out: &mut impl Write) -> io::Result<(
             (Some(t), 0) => t.to_string(),
             (Some(t), n) => format!("at least {t} ({n} of unknown lag)"),
         };
+        let past = g
+            .offsets
+            .iter()
+            .filter(|o| o.lag.is_some_and(|l| l < 0))
+            .count();
+        let past = match past {
+            0 => String::new(),
+            n => format!(
+                "; {} committed past the end (negative lag: records the group read are gone, \
+                 the log truncated or the topic created again)",
+                count(n, "partition")
+            ),
+        };
         writeln!(
             out,
-            "# {}: {what}{}, {}, total lag {total}",
+            "# {}: {what}{}, {}, total lag {total}{past}",
             g.group,
             count(g.members.len(), "member"),
             count(g.offsets.len(), "partition"),

@@ -46,6 +46,30 @@ fn unknown_lag_totals_none_and_empty_metadata_stays_empty() {
     assert_eq!(groups[1].total_lag, None);
 }
 
+/// A committed offset past the partition's end (its log truncated after an unclean leader
+/// election, or the topic created again) has a negative lag, as `kafka-consumer-groups
+/// --describe` shows it (`end - offset`), where it read 0 before; the total counts the records
+/// still to read, so it takes no part in it; the text's total line says how many there are.
+#[test]
+fn a_commit_past_the_end_has_a_negative_lag_outside_the_total() {
+    let mut log = GroupLog::default();
+    log.apply(Some(&key("g", "t", 0)), Some(&value(4, "")), 0);
+    log.apply(Some(&key("g", "t", 1)), Some(&value(99, "")), 1);
+    let ends = BTreeMap::from([(("t".to_owned(), 0), 10), (("t".to_owned(), 1), 15)]);
+    let groups = log.into_groups(&ends);
+    let lags: Vec<Option<i64>> = groups[0].offsets.iter().map(|o| o.lag).collect();
+    assert_eq!(lags, [Some(6), Some(-84)]);
+    assert_eq!(groups[0].total_lag, Some(6));
+    let mut text = Vec::new();
+    krecords_admin::text::write_groups_text(&groups, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("\t15\t-84\t"), "{text}");
+    assert!(
+        text.contains("total lag 6; 1 partition committed past the end"),
+        "{text}"
+    );
+}
+
 /// A batch with a bad CRC after a clean shutdown (nothing scans the log at open): the
 /// replay applies the batches before it and stops there with the damage named, none after it
 /// applied; the damaged batch is not counted as a record that could not be decoded.
