@@ -97,8 +97,13 @@ def read_batches(
     would read it; remote tier locations, ``s3://`` and the like, take no options here). Errors while reading raise ``KrecordsError`` subclasses from the reader's
     iteration. With ``key_format``/``value_format`` ``"string"``,
     bytes that are not UTF-8 are read as null and counted: a ``UserWarning`` at the end of the
-    read says how many per column (``scan(...).invalid`` gives the counts). Ctrl-C raises
-    ``KeyboardInterrupt`` even while a source gives nothing.
+    read says how many per column (``scan(...).invalid`` gives the counts). What a reader should
+    know of the read is a ``UserWarning`` at its end too (``scan(...).notes`` gives the lines):
+    a partition of several that a position is outside of, left out (a read of one such
+    partition raises ``UsageError``); a stop at the last stable offset (read_committed: an open
+    transaction holds the rest back); a torn last entry of a partition directory's log, which
+    Kafka's recovery would cut, passed over. Ctrl-C raises ``KeyboardInterrupt`` even while a
+    source gives nothing.
     """
     import pyarrow as pa
 

@@ -35,7 +35,7 @@ enum Msg {
     /// The read failed; nothing follows.
     Err(Fail),
     /// The read is over; per column, the values it could not represent and holds as null,
-    /// and what it passed over without an error (a torn tail at the end of a log).
+    /// and its notes (see `Scan::notes`).
     Done(Vec<(String, u64)>, Vec<String>),
 }
 
@@ -146,7 +146,7 @@ struct Feed {
     /// What the worker's `Done` said: per column, the values held as null. Shared with the
     /// `Scan`, which reads it after an Arrow consumer took the feed (`__arrow_c_stream__`).
     invalid: Arc<Mutex<Vec<(String, u64)>>>,
-    /// What the worker's `Done` said the read passed over, shared as `invalid` is.
+    /// The notes of the worker's `Done` (see `Scan::notes`), shared as `invalid` is.
     notes: Arc<Mutex<Vec<String>>>,
     /// Whether Python was warned of `invalid` and `notes`.
     warned: bool,
@@ -313,8 +313,8 @@ impl Scan {
     }
 
     /// Says once, as `UserWarning`s, which values were read as null because their column
-    /// could not represent them (a read never replaces bytes silently), and what the read
-    /// passed over (a torn tail at the end of a log).
+    /// could not represent them (a read never replaces bytes silently), and the read's notes
+    /// (see `Scan::notes`).
     fn warn_invalid(&self, py: Python<'_>) -> PyResult<()> {
         let (counts, notes) = detached(py, || {
             let mut feed = self.feed.lock().unwrap_or_else(|e| e.into_inner());
@@ -328,7 +328,7 @@ impl Scan {
         })?;
         for note in notes {
             let message = CString::new(format!("krecords: {note}"))
-                .unwrap_or_else(|_| c"krecords: a torn tail was left out".into());
+                .unwrap_or_else(|_| c"krecords: see Scan.notes".into());
             PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)?;
         }
         if counts.is_empty() {
@@ -385,10 +385,12 @@ impl Scan {
         Ok(counts.into_iter().collect())
     }
 
-    /// What the read passed over without an error, once the scan has ended (`[]` before): a
-    /// torn tail at the end of a partition directory's log (a crash, or a writer still
-    /// writing), which is not part of the log Kafka serves. Iterating the scan warns of them
-    /// at its end, as of `invalid`.
+    /// What a reader should know of the read, once the scan has ended (`[]` before), one line
+    /// each: a partition of several that a position is outside of, left out; a stop at the
+    /// last stable offset (read_committed: an open transaction holds the rest back); a torn
+    /// tail at the end of a partition directory's log (a crash, or a writer still writing),
+    /// which is not part of the log Kafka serves, passed over. Iterating the scan warns of
+    /// them at its end, as of `invalid`.
     #[getter]
     fn notes(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         detached(py, || Ok(self.read_notes()))

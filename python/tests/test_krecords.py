@@ -662,6 +662,43 @@ def test_a_torn_tail_of_a_partition_directory_ends_its_log_with_a_warning(tmp_pa
     assert f.read_bytes() == data[:-3]
 
 
+def _log(krec: str, part: Path, records: int, *extra: str) -> None:
+    """Appends `records` JSON records to the partition directory `part` with `krec log`."""
+    if not part.exists():
+        subprocess.run([krec, "log", "create", str(part)], check=True, capture_output=True)
+    lines = "".join('{"value":"v%d"}\n' % i for i in range(records))
+    subprocess.run([krec, "log", "append", str(part), *extra], input=lines.encode(), check=True,
+                   capture_output=True)
+
+
+def test_a_position_outside_one_partition_of_several_leaves_it_out(krec: str, tmp_path: Path) -> None:
+    # As every krec command that reads several partitions: the partition the start is past
+    # the end of is left out with a warning, the others are read; only a range outside every
+    # partition raises.
+    _log(krec, tmp_path / "t-0", 3)
+    _log(krec, tmp_path / "t-1", 20)
+    with pytest.warns(UserWarning, match="nothing of it is in the range"):
+        t = krecords.read_table(tmp_path, start=10)
+    assert t.column("partition").to_pylist() == [1] * 10
+    assert t.column("offset").to_pylist() == list(range(10, 20))
+    with pytest.raises(krecords.UsageError, match="out of range"):
+        krecords.read_table(tmp_path, start=50)
+
+
+def test_a_stop_at_the_last_stable_offset_is_a_warning(krec: str, tmp_path: Path) -> None:
+    # read_committed stops at an open transaction: the rows before it, and a warning naming
+    # the transaction (it stopped silently before).
+    part = tmp_path / "t-0"
+    _log(krec, part, 3)
+    _log(krec, part, 2, "--producer-id", "60", "--producer-epoch", "0", "--transactional")
+    _log(krec, part, 2)
+    with pytest.warns(UserWarning, match="stopped at last stable offset 3") as w:
+        t = krecords.read_table(part)
+    assert t.column("offset").to_pylist() == [0, 1, 2]
+    assert "open transaction from producer 60" in str(w[0].message)
+    assert krecords.read_table(part, isolation="read_uncommitted").num_rows == 7
+
+
 # ---------------------------------------------------------------- threads
 
 

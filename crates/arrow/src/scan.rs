@@ -19,7 +19,7 @@ use arrow_schema::SchemaRef;
 use krecords_codec::read::Step;
 use krecords_source::{
     ErrorClass, FileInfo, IsolationLevel, ProgressFn, Range, ReadOptions, Reader, Resolved,
-    Sources, Stop, Watermarks,
+    Sources, Stop, StopCause, Watermarks,
 };
 use std::collections::VecDeque;
 
@@ -149,6 +149,8 @@ pub struct PartitionScan {
     last_offset: Option<i64>,
     error: Option<ScanError>,
     done: bool,
+    /// See [`PartitionScan::notes`].
+    notes: Vec<String>,
 }
 
 impl std::fmt::Debug for PartitionScan {
@@ -193,6 +195,7 @@ impl PartitionScan {
             last_offset: None,
             error: None,
             done: false,
+            notes: Vec::new(),
         })
     }
 
@@ -257,10 +260,22 @@ impl PartitionScan {
         self.reader.stop()
     }
 
-    /// What the read passed over without an error, for a command to show (see
-    /// [`Reader::notes`]: a torn tail at the end of a partition directory's log).
+    /// What a user should know of the read once it has ended, one line each, for a command
+    /// to show: a torn tail at the end of a partition directory's log that it passed over
+    /// ([`Reader::notes`]), and a stop at the last stable offset (read_committed: an open
+    /// transaction holds the rest back; [`Reader::stop`]). Empty before the end.
     pub fn notes(&self) -> &[String] {
-        self.reader.notes()
+        &self.notes
+    }
+
+    /// Takes the reader's notes and a stop at the last stable offset into `notes`.
+    fn take_notes(&mut self) {
+        self.notes.extend_from_slice(self.reader.notes());
+        if let Some(stop) = self.reader.stop() {
+            if stop.cause == StopCause::LastStable {
+                self.notes.push(format!("{}: {stop}", self.reader.name()));
+            }
+        }
     }
 
     /// Reads one step: opens a file or pushes one entry. `Ok(false)` at the end.
@@ -353,6 +368,7 @@ impl Iterator for PartitionScan {
                 Ok(true) => {}
                 Ok(false) => {
                     self.done = true;
+                    self.take_notes();
                     if let Err(e) = self.builder.finish() {
                         self.error = Some(ScanError::Corrupt {
                             name: self.reader.name().to_owned(),
@@ -382,6 +398,9 @@ pub struct Scan<'a> {
     current: Option<PartitionScan>,
     totals: Totals,
     done: bool,
+    /// Partitions opened, and the last one left out because the range is outside it.
+    opened: usize,
+    outside: Option<krecords_source::Error>,
 }
 
 /// What a [`Scan`] has read so far, over its partitions.
@@ -437,6 +456,8 @@ impl<'a> Scan<'a> {
             current: None,
             totals: Totals::default(),
             done: false,
+            opened: 0,
+            outside: None,
         }
     }
 
@@ -503,9 +524,30 @@ impl Iterator for Scan<'_> {
                     }
                 }
             }
-            let index = self.pending.pop_front()?;
+            let Some(index) = self.pending.pop_front() else {
+                self.done = true;
+                // Every partition was left out: the range is outside all of them.
+                return match (self.opened, self.outside.take()) {
+                    (0, Some(e)) => Some(Err(ScanError::Source(e))),
+                    _ => None,
+                };
+            };
             match PartitionScan::open(self.sources, index, &self.options) {
-                Ok(c) => self.current = Some(c),
+                Ok(c) => {
+                    self.opened = self.opened.saturating_add(1);
+                    self.current = Some(c);
+                }
+                // A position outside one of several partitions (past its end, a time window
+                // it holds nothing of) leaves that partition out with a note, as every krec
+                // command that reads several does.
+                Err(ScanError::Source(e @ krecords_source::Error::OutOfRange(_)))
+                    if self.sources.partitions.len() > 1 =>
+                {
+                    self.totals
+                        .notes
+                        .push(format!("{e}; nothing of it is in the range"));
+                    self.outside = Some(e);
+                }
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));

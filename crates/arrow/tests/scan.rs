@@ -175,6 +175,73 @@ fn a_scan_of_all_partitions_has_one_schema_and_every_row() {
     assert_eq!(only, 25);
 }
 
+/// A start past one partition's end leaves that partition out with a note, and the others
+/// are read, as every krec command that reads several partitions does (the scan failed at the
+/// first such partition before); a start past every partition's end is the usage error.
+#[test]
+fn a_start_outside_one_of_several_partitions_leaves_it_out_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    write_log(&dir.path().join("events-0"), &plain(1));
+    write_log(&dir.path().join("events-1"), &plain(4));
+    let sources = Sources::open(&[dir.path().to_path_buf()], &mut || unreachable!()).unwrap();
+    let at = |start| {
+        let range = Range {
+            start: Some(Position::Offset(start)),
+            ..Range::default()
+        };
+        Scan::new(&sources, options(range, IsolationLevel::ReadCommitted))
+    };
+    let mut scan = at(10);
+    let got: Vec<RecordBatch> = scan.by_ref().map(Result::unwrap).collect();
+    assert_eq!(rows(&got).len(), 10);
+    let notes = scan.totals().notes;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("events-0"), "{notes:?}");
+    assert!(
+        notes[0].ends_with("nothing of it is in the range"),
+        "{notes:?}"
+    );
+    let errors: Vec<ScanError> = at(100).filter_map(Result::err).collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].class(), ErrorClass::Usage, "{}", errors[0]);
+}
+
+/// read_committed stops at an open transaction's first offset: the rows before it, and a
+/// note that says where and why (it stopped silently before).
+#[test]
+fn a_stop_at_the_last_stable_offset_is_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("events-0");
+    let mut log = Log::create(&part, LogConfig::default()).unwrap();
+    for (producer, n) in [(None, 3), (Some(9), 2), (None, 2)] {
+        let mut b = V2Builder::new(0);
+        if let Some(p) = producer {
+            b = b.producer(p, 0, 0).transactional(true);
+        }
+        for _ in 0..n {
+            b.append(&NewRecord::new(T0, None, Some(b"v"))).unwrap();
+        }
+        log.append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+    }
+    log.close().unwrap();
+    let sources = Sources::open(&[part], &mut || unreachable!()).unwrap();
+    let mut scan = PartitionScan::open(
+        &sources,
+        0,
+        &options(Range::default(), IsolationLevel::ReadCommitted),
+    )
+    .unwrap();
+    let got: Vec<RecordBatch> = scan.by_ref().map(Result::unwrap).collect();
+    assert_eq!(got.iter().map(RecordBatch::num_rows).sum::<usize>(), 3);
+    let notes = scan.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("stopped at last stable offset 3; high watermark 7: an open transaction from producer 9"),
+        "{notes:?}"
+    );
+}
+
 #[test]
 fn the_totals_sum_the_invalid_values_of_every_partition() {
     let dir = tempfile::tempdir().unwrap();

@@ -403,3 +403,43 @@ fn a_live_topic_is_a_table() {
     let missing = std::path::PathBuf::from(format!("kafka://{}/nope", cluster.addr()));
     sql("SELECT count(*) FROM t", &missing, &[]).fails(2, "nope");
 }
+
+/// read_committed stops at an open transaction: `sql` answers for the records before it and
+/// says where and why it stopped, as `dump` does; `export`'s summary says it too (both were
+/// silent before).
+#[test]
+fn a_stop_at_the_last_stable_offset_is_said() {
+    let d = Dir::new();
+    let log = d.arg("open-0");
+    d.run(&["log", "create", &log], b"").ok();
+    let append = |more: &[&str], n: usize| {
+        let lines: String = (0..n)
+            .map(|i| format!("{{\"value\":\"v{i}\"}}\n"))
+            .collect();
+        let mut args = vec!["log", "append", log.as_str()];
+        args.extend_from_slice(more);
+        d.run(&args, lines.as_bytes()).ok();
+    };
+    append(&[], 3);
+    append(
+        &[
+            "--producer-id",
+            "9",
+            "--producer-epoch",
+            "0",
+            "--transactional",
+        ],
+        2,
+    );
+    append(&[], 2);
+    let r = sql("SELECT count(*) AS n FROM t", Path::new(&log), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().contains('3'), "{}", r.out());
+    let said = "stopped at last stable offset 3; high watermark 7: an open transaction from \
+                producer 9 since offset 3";
+    assert!(r.stderr.contains(said), "{}", r.stderr);
+    let out = d.arg("lake");
+    let r = d.run(&["export", &log, "--output", &out], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().contains(said), "{}", r.out());
+}
