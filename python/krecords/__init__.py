@@ -15,7 +15,9 @@ A thin layer over the krecords Rust crates:
 - ``what_if(data)``: the sizing table of ``krec stats --what-if`` (every magic, codec and level).
 
 Every error is a ``KrecordsError`` (``CorruptDataError``, ``UsageError``, ``KrecordsIOError``),
-with ``file`` and ``position`` where known.
+with ``file`` and ``position`` where known. ``UsageError`` is also a ``ValueError``: every
+integer argument is an ``int`` (never a ``bool``) in its range, else ``UsageError`` names the
+argument and the range (``magic: between 0 and 2, not 3``; ``max_rows: at least 1, not 0``).
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ def read_batches(
     ``read_committed`` (aborted transactions left out, up to the last stable offset) or
     ``read_uncommitted``. ``columns``: the projection, a list of column names, each named once
     (default: all 15 columns of the schema; a ``str`` is refused). ``max_rows``: the most rows in
-    a record batch (at least 1). ``config``: librdkafka-style properties for ``kafka://``
+    a record batch (at least 1). An integer ``start``/``end`` is between -(2**63-1) and 2**63-1;
+    ``max_decompressed_bytes`` is at least 0. ``config``: librdkafka-style properties for ``kafka://``
     sources; a non-empty ``config`` when no source is ``kafka://`` raises ``UsageError`` (nothing
     would read it; remote tier locations, ``s3://`` and the like, take no options here). Errors while reading raise ``KrecordsError`` subclasses from the reader's
     iteration. With ``key_format``/``value_format`` ``"string"``,

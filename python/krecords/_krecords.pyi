@@ -11,7 +11,10 @@ class KrecordsError(Exception):
     position: Optional[int]
 
 class CorruptDataError(KrecordsError): ...
-class UsageError(KrecordsError): ...
+class UsageError(KrecordsError, ValueError):
+    """Bad arguments, or a source that cannot be read as asked (krec's exit code 2). Also a
+    ``ValueError``. An integer argument that is not an ``int`` (a ``bool`` included) or is out
+    of its range raises it, naming the argument and the range."""
 class KrecordsIOError(KrecordsError): ...
 
 class Record:
@@ -174,6 +177,11 @@ def build_batch(
     another timestamp type it raises ``UsageError``. Magic 0 has no timestamps: records'
     timestamps are not written, and ``timestamp_type="log_append_time"`` or ``log_append_time``
     raises ``UsageError`` (``"none"``, magic 0's timestamp type, is refused with magic 1 and 2).
+
+    Offsets are not negative: ``base_offset`` or a record's ``offset`` below 0 raises
+    ``UsageError``, and so do records whose offsets would run past 2**63-1. ``magic`` is 0 to 2,
+    ``records_per_batch`` at least 0, ``producer`` a 64-bit id and a 16-bit epoch; an integer
+    argument out of its range (or a ``bool``) raises ``UsageError`` naming it and the range.
     """
 def scan(
     source: Any,

@@ -2,8 +2,10 @@
 
 use krecords_source::ErrorClass;
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, RecvTimeoutError};
 use std::time::Duration;
@@ -24,12 +26,36 @@ create_exception!(
     "The data has a problem: a corrupt or truncated entry, a bad CRC, a record that does not \
      parse or decompress (krec's exit code 1)."
 );
-create_exception!(
-    krecords,
-    UsageError,
-    KrecordsError,
-    "Bad arguments, or a source that cannot be read as asked (krec's exit code 2)."
-);
+/// The docstring of `UsageError`.
+const USAGE_ERROR_DOC: &str = "Bad arguments, or a source that cannot be read as asked (krec's \
+     exit code 2). Also a ValueError: an argument out of its range or of the wrong kind is a bad \
+     value, as Python's own functions say.";
+
+/// `UsageError`, made once: a `KrecordsError` and a `ValueError` (two bases, which
+/// `create_exception!` cannot give).
+static USAGE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The `UsageError` type.
+pub fn usage_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    USAGE_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(
+                py,
+                [
+                    py.get_type::<KrecordsError>(),
+                    py.get_type::<PyValueError>(),
+                ],
+            )?;
+            let namespace = PyDict::new(py);
+            namespace.set_item("__module__", "krecords")?;
+            namespace.set_item("__doc__", USAGE_ERROR_DOC)?;
+            let made = py
+                .get_type::<PyType>()
+                .call1(("UsageError", bases, namespace))?;
+            Ok::<_, PyErr>(made.cast_into::<PyType>()?.unbind())
+        })
+        .map(|t| t.bind(py))
+}
 create_exception!(
     krecords,
     KrecordsIOError,
@@ -97,7 +123,11 @@ impl Fail {
     pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
         let err = match self.class {
             Some(ErrorClass::Data) => CorruptDataError::new_err(self.message),
-            Some(ErrorClass::Usage) => UsageError::new_err(self.message),
+            Some(ErrorClass::Usage) => match usage_error_type(py) {
+                Ok(t) => PyErr::from_type(t.clone(), self.message),
+                // Only if the type could not be made (it never fails in practice).
+                Err(_) => KrecordsError::new_err(self.message),
+            },
             Some(ErrorClass::Io) => KrecordsIOError::new_err(self.message),
             None => KrecordsError::new_err(self.message),
         };
@@ -245,7 +275,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("KrecordsError", py.get_type::<KrecordsError>())?;
     m.add("CorruptDataError", py.get_type::<CorruptDataError>())?;
-    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("UsageError", usage_error_type(py)?)?;
     m.add("KrecordsIOError", py.get_type::<KrecordsIOError>())?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! [`show::shown`](krecords_codec::explain::show::shown)); `what_if()`: the sizing table of
 //! `krec stats --what-if` ([`krecords_codec::what_if`]).
 
+use crate::args::{Int, DEFAULT_LIMIT};
 use crate::errors::{interruptible, Fail, OnInterrupt};
 use crate::read::bytes_of;
 use krecords_codec::explain::show::{shown, Shown, ShownValue};
@@ -17,14 +18,18 @@ use std::time::Duration;
 /// `field`, `hex`, `value` (int or str) and `note`, the objects `krec explain --format json`
 /// prints: a heading per entry and section, a row per field, `error` rows where the bytes
 /// make no sense (a CRC mismatch, a cut tail, bytes that are not Kafka data). Damaged input is
-/// described, not refused: only a limit (`max_decompressed_bytes`) raises.
+/// described, not refused: only a limit (`max_decompressed_bytes`, at least 0) raises.
 #[pyfunction]
-#[pyo3(signature = (data, *, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+#[pyo3(
+    signature = (data, *, max_decompressed_bytes = DEFAULT_LIMIT),
+    text_signature = "(data, *, max_decompressed_bytes=...)"
+)]
 fn explain<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
-    max_decompressed_bytes: usize,
+    max_decompressed_bytes: Int,
 ) -> PyResult<Bound<'py, PyList>> {
+    let max_decompressed_bytes = crate::args::limit(&max_decompressed_bytes, py)?;
     let bytes = bytes_of(data)?;
     let rows: Vec<Shown> = interruptible(py, OnInterrupt::Abandon, move || {
         let mut rows = Vec::new();
@@ -62,25 +67,48 @@ fn explain<'py>(
 /// is measured, at most 60000 ms). `levels` adds rows at these levels (`[("zstd", 19)]`);
 /// `threads` run rows in parallel. Input that is not whole, CRC-valid entries (a truncated or
 /// corrupt entry, bytes that are not Kafka data) raises `CorruptDataError`, where `krec stats
-/// --what-if` exits 1.
+/// --what-if` exits 1. The integer arguments are ints (not `bool`s) in their ranges, as `krec
+/// stats` has them, else `UsageError`: `min_time_ms`, `threads` and `max_decompressed_bytes`
+/// at least 0, `records_per_batch` 1 to 2147483647, a level 32-bit.
 #[pyfunction]
-#[pyo3(signature = (data, *, timing = false, min_time_ms = 50, threads = 1, levels = Vec::new(), records_per_batch = None, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+#[pyo3(
+    signature = (
+        data, *, timing = false, min_time_ms = Int::new(50), threads = Int::new(1),
+        levels = Vec::new(), records_per_batch = None, max_decompressed_bytes = DEFAULT_LIMIT
+    ),
+    text_signature = "(data, *, timing=False, min_time_ms=50, threads=1, levels=..., \
+        records_per_batch=None, max_decompressed_bytes=...)"
+)]
 #[allow(clippy::too_many_arguments)]
 fn what_if<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     timing: bool,
-    min_time_ms: u64,
-    threads: usize,
-    levels: Vec<(String, i32)>,
-    records_per_batch: Option<u64>,
-    max_decompressed_bytes: usize,
+    min_time_ms: Int,
+    threads: Int,
+    levels: Vec<(String, Int)>,
+    records_per_batch: Option<Int>,
+    max_decompressed_bytes: Int,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let pyerr = |f: Fail| f.into_pyerr(py);
+    let min_time_ms = min_time_ms.at_least("min_time_ms", 0u64).map_err(pyerr)?;
+    let threads = threads.at_least("threads", 0usize).map_err(pyerr)?;
+    let records_per_batch = crate::args::opt(
+        records_per_batch.as_ref(),
+        "records_per_batch",
+        1u64,
+        i32::MAX.unsigned_abs().into(),
+    )
+    .map_err(pyerr)?;
+    let max_decompressed_bytes = crate::args::limit(&max_decompressed_bytes, py)?;
     let bytes = bytes_of(data)?;
     let mut extra = Vec::with_capacity(levels.len());
-    for (codec, level) in levels {
+    for (i, (codec, level)) in levels.into_iter().enumerate() {
         let c = krecords_codec::Compression::from_name(&codec)
             .ok_or_else(|| Fail::usage(format!("unknown codec {codec:?}")).into_pyerr(py))?;
+        let level = level
+            .get(&format!("levels[{i}] level"), i32::MIN, i32::MAX)
+            .map_err(pyerr)?;
         extra.push((c, level));
     }
     let text = interruptible(py, OnInterrupt::Abandon, move || {

@@ -16,6 +16,7 @@
 //! Every error is a `krecords.KrecordsError` subclass; a Rust panic is caught and raised as one
 //! too. The GIL is released while decoding, building and reading.
 
+mod args;
 mod errors;
 mod explain;
 mod read;

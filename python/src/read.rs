@@ -1,5 +1,6 @@
 //! `entries()` and `records()`: the entries of a bytes-like object and their records.
 
+use crate::args::{limit, Int, DEFAULT_LIMIT};
 use crate::errors::{detached, guard, Fail};
 use krecords_codec::read::{Batch as CodecBatch, Entries as CodecEntries, Record as CodecRecord};
 use pyo3::prelude::*;
@@ -404,15 +405,19 @@ impl Entries {
 /// quietly (a fetch response may end inside one; `trailing_bytes` then counts its bytes) unless
 /// `strict=True`, which raises `CorruptDataError` for it. A malformed entry raises
 /// `CorruptDataError` either way; `check_crc=False` lets `Batch.records()` decode records whose
-/// entry's CRC does not match.
+/// entry's CRC does not match. `max_decompressed_bytes` is an int of at least 0.
 #[pyfunction]
-#[pyo3(signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+#[pyo3(
+    signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = DEFAULT_LIMIT),
+    text_signature = "(data, *, check_crc=True, strict=False, max_decompressed_bytes=...)"
+)]
 fn entries(
     data: &Bound<'_, PyAny>,
     check_crc: bool,
     strict: bool,
-    max_decompressed_bytes: usize,
+    max_decompressed_bytes: Int,
 ) -> PyResult<Entries> {
+    let max_decompressed_bytes = limit(&max_decompressed_bytes, data.py())?;
     Ok(Entries {
         data: Input::of(data)?,
         pos: 0,
@@ -428,15 +433,18 @@ fn entries(
 /// them out), as a list of `Record` objects. A truncated last entry is left out quietly (so a
 /// buffer holding only part of one entry gives `[]`) unless `strict=True`, which raises
 /// `CorruptDataError` for it. A malformed entry, a bad CRC (unless `check_crc=False`) or a
-/// record past `max_decompressed_bytes` raises `CorruptDataError`.
+/// record past `max_decompressed_bytes` (an int of at least 0) raises `CorruptDataError`.
 #[pyfunction]
-#[pyo3(signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+#[pyo3(
+    signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = DEFAULT_LIMIT),
+    text_signature = "(data, *, check_crc=True, strict=False, max_decompressed_bytes=...)"
+)]
 fn records<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     check_crc: bool,
     strict: bool,
-    max_decompressed_bytes: usize,
+    max_decompressed_bytes: Int,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut it = entries(data, check_crc, strict, max_decompressed_bytes)?;
     guard(py, || {

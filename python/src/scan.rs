@@ -7,6 +7,7 @@
 //! and one entry). Python waits on the channel without the
 //! GIL; dropping the `Scan` ends the thread at its next send.
 
+use crate::args::{limit, Int, DEFAULT_LIMIT};
 use crate::errors::{damage_place, detached, type_name, wrong_type, Fail, SIGNAL_TICK};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
@@ -18,7 +19,7 @@ use krecords_arrow::{
 use krecords_source::{ClientConfig, IsolationLevel, Position, Range, SourceSpec, Sources};
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyCapsule, PyString};
+use pyo3::types::{PyBytes, PyCapsule, PyString};
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -111,10 +112,10 @@ fn client_config(pairs: &[(String, String)]) -> Result<ClientConfig, krecords_so
     Ok(c)
 }
 
-/// The read, on the worker thread: krecords-arrow's scan of every partition of the sources.
 /// What a read that ended says: per column, the values held as null; the notes.
 type Ended = (Vec<(String, u64)>, Vec<String>);
 
+/// The read, on the worker thread: krecords-arrow's scan of every partition of the sources.
 fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<Ended, Stop> {
     let sources = Sources::open(&job.paths, &mut || client_config(&job.config))?;
     send(tx, Msg::Ready)?;
@@ -124,7 +125,10 @@ fn run(job: &Job, tx: &SyncSender<Msg>) -> Result<Ended, Stop> {
         send(tx, Msg::Batch(batch))?;
     }
     let totals = scan.totals();
-    Ok((totals.invalid, totals.notes))
+    // A partition named twice is read once: said first.
+    let mut notes = sources.notes().to_vec();
+    notes.extend(totals.notes);
+    Ok((totals.invalid, notes))
 }
 
 /// The worker thread's body: the read, its end or error, a panic as an error.
@@ -474,15 +478,20 @@ fn position(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Positio
     let Some(v) = v.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let text = match v.extract::<i64>() {
-        Ok(n) if !v.is_instance_of::<PyBool>() => n.to_string(),
-        _ => v.extract::<String>().map_err(|_| {
+    // An int is an offset, or -N: N before the end (a `bool` is neither).
+    let int = Int::of(v);
+    let text = if int.is_int() {
+        int.get(name, -i64::MAX, i64::MAX)
+            .map_err(|f| f.into_pyerr(v.py()))?
+            .to_string()
+    } else {
+        v.extract::<String>().map_err(|_| {
             wrong_type(
                 name,
                 "an offset (int), \"earliest\", \"latest\", an ISO 8601 time or \"@<ms>\"",
                 v,
             )
-        })?,
+        })?
     };
     Position::parse(&text)
         .map(Some)
@@ -531,9 +540,11 @@ fn column_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
 #[pyfunction]
 #[pyo3(signature = (
     source, *, start = None, end = None, isolation = "read_committed", columns = None,
-    config = None, key_format = "binary", value_format = "binary", max_rows = 8192,
-    max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT
-))]
+    config = None, key_format = "binary", value_format = "binary", max_rows = Int::new(8192),
+    max_decompressed_bytes = DEFAULT_LIMIT
+), text_signature = "(source, *, start=None, end=None, isolation=\"read_committed\", \
+    columns=None, config=None, key_format=\"binary\", value_format=\"binary\", max_rows=8192, \
+    max_decompressed_bytes=...)")]
 #[allow(clippy::too_many_arguments)]
 fn scan(
     py: Python<'_>,
@@ -545,8 +556,8 @@ fn scan(
     config: Option<std::collections::BTreeMap<String, String>>,
     key_format: &str,
     value_format: &str,
-    max_rows: i64,
-    max_decompressed_bytes: usize,
+    max_rows: Int,
+    max_decompressed_bytes: Int,
 ) -> PyResult<Scan> {
     let usage = |m: String| Fail::usage(m).into_pyerr(py);
     let isolation = match isolation.replace('-', "_").as_str() {
@@ -562,10 +573,10 @@ fn scan(
         None => Column::ALL.to_vec(),
         Some(names) => column_list(&names)?,
     };
-    let max_rows = usize::try_from(max_rows)
-        .ok()
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| usage(format!("max_rows: at least 1, not {max_rows}")))?;
+    let max_rows = max_rows
+        .at_least("max_rows", 1usize)
+        .map_err(|f| f.into_pyerr(py))?;
+    let max_decompressed_bytes = limit(&max_decompressed_bytes, py)?;
     let format = |name: &str| {
         BytesFormat::from_name(name)
             .ok_or_else(|| usage(format!("unknown bytes format {name:?}: binary or string")))

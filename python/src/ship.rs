@@ -1,6 +1,7 @@
 //! `ship()`: `krec ship` as a call ([`krecords_ship::ship`]): sources into a Kafka topic
 //! exactly once.
 
+use crate::args::Int;
 use crate::errors::{interruptible, Fail, OnInterrupt};
 use krecords_client::ClientConfig;
 use krecords_ship::{ship as ship_job, Error, ShipOptions, Sources, Target};
@@ -46,8 +47,17 @@ fn client_config(pairs: &BTreeMap<String, String>) -> Result<ClientConfig, Fail>
 /// its positions, then `KeyboardInterrupt` is raised (the same job run again goes on from
 /// there); a second Ctrl-C raises at once, leaving the open transaction to be aborted by the
 /// next run.
+///
+/// `txn_bytes` and `parallel` are ints of at least 0 (not `bool`s), else `UsageError`.
 #[pyfunction]
-#[pyo3(signature = (sources, target, *, job = None, config = None, source_config = None, txn_bytes = 64 << 20, parallel = 4))]
+#[pyo3(
+    signature = (
+        sources, target, *, job = None, config = None, source_config = None,
+        txn_bytes = Int::new(64 << 20), parallel = Int::new(4)
+    ),
+    text_signature = "(sources, target, *, job=None, config=None, source_config=None, \
+        txn_bytes=67108864, parallel=4)"
+)]
 #[allow(clippy::too_many_arguments)]
 fn ship<'py>(
     py: Python<'py>,
@@ -56,9 +66,15 @@ fn ship<'py>(
     job: Option<String>,
     config: Option<BTreeMap<String, String>>,
     source_config: Option<BTreeMap<String, String>>,
-    txn_bytes: u64,
-    parallel: usize,
+    txn_bytes: Int,
+    parallel: Int,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let txn_bytes = txn_bytes
+        .at_least("txn_bytes", 0u64)
+        .map_err(|f| f.into_pyerr(py))?;
+    let parallel = parallel
+        .at_least("parallel", 0usize)
+        .map_err(|f| f.into_pyerr(py))?;
     let paths: Vec<String> = match sources.extract::<String>() {
         Ok(one) => vec![one],
         Err(_) => sources

@@ -1,6 +1,7 @@
 //! `verify()`: the checks of `krec verify` on a broker's data directory, a partition directory
 //! or a segment file ([`krecords_log::check`]).
 
+use crate::args::{limit, opt, Int, DEFAULT_LIMIT};
 use crate::errors::{interruptible, wrong_type, Fail, OnInterrupt};
 use krecords_log::check::{
     check_file, check_partition, check_root, CheckError, Report, RootReport, Summary,
@@ -91,15 +92,22 @@ fn add_problems(
 /// not there for the root's own files), as `krec verify --format json` prints them; the summary counts files, entries,
 /// records, bytes and problems, and for a root `partitions` and `partitions_with_problems`.
 /// Damage is reported, not raised: only a path that cannot be read raises. A `path` that is not
-/// a `str` or `os.PathLike` raises `UsageError`. Ctrl-C raises `KeyboardInterrupt`.
+/// a `str` or `os.PathLike` raises `UsageError`, and so does a directory with no segments
+/// (as `read_table` of it). `threads` and `max_decompressed_bytes` are ints of at least 0,
+/// else `UsageError`. Ctrl-C raises `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (path, *, threads = None, max_decompressed_bytes = krecords_codec::DEFAULT_DECOMPRESS_LIMIT))]
+#[pyo3(
+    signature = (path, *, threads = None, max_decompressed_bytes = DEFAULT_LIMIT),
+    text_signature = "(path, *, threads=None, max_decompressed_bytes=...)"
+)]
 fn verify<'py>(
     py: Python<'py>,
     path: &Bound<'py, PyAny>,
-    threads: Option<usize>,
-    max_decompressed_bytes: usize,
+    threads: Option<Int>,
+    max_decompressed_bytes: Int,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let threads = opt(threads.as_ref(), "threads", 0, usize::MAX).map_err(|f| f.into_pyerr(py))?;
+    let max_decompressed_bytes = limit(&max_decompressed_bytes, py)?;
     let path: PathBuf = path
         .extract()
         .map_err(|_| wrong_type("path", "a path (str or os.PathLike)", path))?;

@@ -1,5 +1,6 @@
 //! `build_batch()`: log entries from records, as `krec build` writes them.
 
+use crate::args::{opt, Int};
 use crate::errors::{detached, guard, type_name, Fail};
 use crate::read::bytes_of;
 use krecords_codec::build::{build, BatchOptions, BuildRecord};
@@ -85,12 +86,17 @@ fn header<'py>(
     Ok((key, given.field("value").map_err(|e| e.to_string())?))
 }
 
-fn opt_int(v: Option<Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
-    v.filter(|v| !v.is_none()).map(|v| v.extract()).transpose()
+/// An optional int field of a record (`None`: not given) in `min..=i64::MAX`, or the message
+/// saying why not (a `bool` is no int here either).
+fn opt_int(v: Option<Bound<'_, PyAny>>, min: i64) -> Result<Option<i64>, String> {
+    v.filter(|v| !v.is_none())
+        .map(|v| Int::of(&v).check(min, i64::MAX))
+        .transpose()
 }
 
 /// Record `index` from Python: a dict (or another mapping) with `value`, and optionally `key`,
-/// `timestamp` (ms; default: now), `headers` (see [`header`]) and `offset`; or a `Record`. Anything else, and a mapping with a field `krec build` does not know, is a
+/// `timestamp` (ms; default: now), `headers` (see [`header`]) and `offset` (not negative: a
+/// Kafka offset never is); or a `Record`. Anything else, and a mapping with a field `krec build` does not know, is a
 /// usage error (a misspelled `value` would otherwise build a null record).
 fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, Fail> {
     let wrong = |m: String| Fail::usage(format!("records[{index}]: {m}"));
@@ -138,11 +144,11 @@ fn record(r: &Bound<'_, PyAny>, index: usize, now: i64) -> Result<BuildRecord, F
         }
     }
     let get = |name: &str| given.field(name).map_err(in_field(name));
+    let int_field =
+        |name: &str, min: i64| opt_int(get(name)?, min).map_err(|m| wrong(format!("{name}: {m}")));
     Ok(BuildRecord {
-        offset: opt_int(get("offset")?).map_err(in_field("offset"))?,
-        timestamp: opt_int(get("timestamp")?)
-            .map_err(in_field("timestamp"))?
-            .unwrap_or(now),
+        offset: int_field("offset", 0)?,
+        timestamp: int_field("timestamp", i64::MIN)?.unwrap_or(now),
         key: opt_bytes(get("key")?).map_err(in_field("key"))?,
         value: opt_bytes(get("value")?).map_err(in_field("value"))?,
         headers,
@@ -199,33 +205,87 @@ fn check_timestamps(
 /// 0's timestamp type, is refused with magic 1 and 2). A field `krec build` does not know (in a record or a header dict), or an item that is
 /// not a record, raises `UsageError`. `compression` is a codec name or `codec:level`
 /// (`"zstd:3"`); levels are checked as `krec` checks them (lz4 only at its default, none for
-/// snappy).
+/// snappy). Offsets are not negative: `base_offset` (and a record's `offset`) below 0 raises
+/// `UsageError`, and so do records whose offsets would run past 2**63-1. Every integer
+/// argument is an `int` (not a `bool`) in its range (`magic` 0 to 2, `records_per_batch` at
+/// least 0, `producer` a 64-bit id and a 16-bit epoch, `base_sequence`,
+/// `partition_leader_epoch` and `level` 32-bit, `log_append_time` and `delete_horizon_ms`
+/// 64-bit), else `UsageError` names it and its range.
 #[pyfunction]
 #[pyo3(signature = (
-    records, *, magic = 2, compression = None, level = None, base_offset = 0, producer = None,
-    base_sequence = -1, transactional = false, partition_leader_epoch = -1,
-    timestamp_type = "create_time", log_append_time = None, records_per_batch = 0,
+    records, *, magic = Int::new(2), compression = None, level = None,
+    base_offset = Int::new(0), producer = None, base_sequence = Int::new(-1),
+    transactional = false, partition_leader_epoch = Int::new(-1),
+    timestamp_type = "create_time", log_append_time = None, records_per_batch = Int::new(0),
     delete_horizon_ms = None
-))]
+), text_signature = "(records, *, magic=2, compression=None, level=None, base_offset=0, \
+    producer=None, base_sequence=-1, transactional=False, partition_leader_epoch=-1, \
+    timestamp_type=\"create_time\", log_append_time=None, records_per_batch=0, \
+    delete_horizon_ms=None)")]
 #[allow(clippy::too_many_arguments)]
 fn build_batch<'py>(
     py: Python<'py>,
     records: &Bound<'py, PyAny>,
-    magic: u8,
+    magic: Int,
     compression: Option<&str>,
-    level: Option<i32>,
-    base_offset: i64,
-    producer: Option<(i64, i16)>,
-    base_sequence: i32,
+    level: Option<Int>,
+    base_offset: Int,
+    producer: Option<Bound<'py, PyAny>>,
+    base_sequence: Int,
     transactional: bool,
-    partition_leader_epoch: i32,
+    partition_leader_epoch: Int,
     timestamp_type: &str,
-    log_append_time: Option<i64>,
-    records_per_batch: usize,
-    delete_horizon_ms: Option<i64>,
+    log_append_time: Option<Int>,
+    records_per_batch: Int,
+    delete_horizon_ms: Option<Int>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(py, || {
         let usage = |m: String| Fail::usage(m).into_pyerr(py);
+        let pyerr = |f: Fail| f.into_pyerr(py);
+        let magic = magic.get::<u8>("magic", 0, 2).map_err(pyerr)?;
+        let level = opt(level.as_ref(), "level", i32::MIN, i32::MAX).map_err(pyerr)?;
+        // Kafka's offsets are not negative (the codec refuses such a base offset as well).
+        let base_offset = base_offset.at_least("base_offset", 0i64).map_err(pyerr)?;
+        let producer = producer
+            .filter(|p| !p.is_none())
+            .map(|p| -> PyResult<(i64, i16)> {
+                let (id, epoch) = p.extract::<(Int, Int)>().map_err(|_| {
+                    usage(format!(
+                        "producer: expected an (id, epoch) tuple of ints, not {}",
+                        type_name(&p)
+                    ))
+                })?;
+                Ok((
+                    id.get("producer id", i64::MIN, i64::MAX).map_err(pyerr)?,
+                    epoch
+                        .get("producer epoch", i16::MIN, i16::MAX)
+                        .map_err(pyerr)?,
+                ))
+            })
+            .transpose()?;
+        let base_sequence = base_sequence
+            .get("base_sequence", i32::MIN, i32::MAX)
+            .map_err(pyerr)?;
+        let partition_leader_epoch = partition_leader_epoch
+            .get("partition_leader_epoch", i32::MIN, i32::MAX)
+            .map_err(pyerr)?;
+        let log_append_time = opt(
+            log_append_time.as_ref(),
+            "log_append_time",
+            i64::MIN,
+            i64::MAX,
+        )
+        .map_err(pyerr)?;
+        let records_per_batch = records_per_batch
+            .at_least("records_per_batch", 0usize)
+            .map_err(pyerr)?;
+        let delete_horizon_ms = opt(
+            delete_horizon_ms.as_ref(),
+            "delete_horizon_ms",
+            i64::MIN,
+            i64::MAX,
+        )
+        .map_err(pyerr)?;
         // `krec build --compression`'s spelling and checks: `zstd`, `zstd:3`; a level the CLI
         // refuses (lz4 at another level, snappy with one) is refused here too.
         let (compression, level) = match compression {

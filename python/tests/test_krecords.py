@@ -685,6 +685,12 @@ def test_a_position_outside_one_partition_of_several_leaves_it_out(krec: str, tm
         krecords.read_table(tmp_path, start=50)
 
 
+def test_a_partition_named_twice_is_read_once_with_a_warning(demo_partition: Path) -> None:
+    once = krecords.read_table(demo_partition, isolation="read_uncommitted")
+    with pytest.warns(UserWarning, match="named more than once, read once"):
+        twice = krecords.read_table([demo_partition, demo_partition], isolation="read_uncommitted")
+    assert twice.num_rows == once.num_rows
+
 def test_a_stop_at_the_last_stable_offset_is_a_warning(krec: str, tmp_path: Path) -> None:
     # read_committed stops at an open transaction: the rows before it, and a warning naming
     # the transaction (it stopped silently before).

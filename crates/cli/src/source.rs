@@ -24,17 +24,35 @@ impl From<krecords_source::Error> for Failure {
 }
 
 /// Lists the partitions of PATH arguments (files, directories, roots, globs, `-`, kafka://,
-/// remote tier locations).
+/// remote tier locations), each once: a partition named more than once is said on stderr
+/// ([`Sources::notes`]).
 pub fn open_sources(paths: &[PathBuf], client: &ClientArgs) -> Result<Sources, Failure> {
-    let to_source = |f: Failure| match f {
-        Failure::Io(e, what) => krecords_source::Error::io(what, e),
-        Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
-    };
+    let sources = open_sources_quietly(paths, client)?;
+    for n in sources.notes() {
+        eprintln!("krec: {n}");
+    }
+    Ok(sources)
+}
+
+/// [`open_sources`] without saying its notes (a source opened again, each pass of a
+/// `--follow`, said them the first time).
+pub fn open_sources_quietly(paths: &[PathBuf], client: &ClientArgs) -> Result<Sources, Failure> {
     Ok(Sources::open_with(
         paths,
-        &mut || client.config().map_err(to_source),
-        &mut || client.remote_options().map_err(to_source),
+        &mut || Ok(client.config()?),
+        &mut || Ok(client.remote_options()?),
     )?)
+}
+
+/// A failure of the command line's own (options that do not parse) as the sources layer's
+/// error, for the callbacks that give it a client's or a remote tier's options.
+impl From<Failure> for krecords_source::Error {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Io(e, what) => krecords_source::Error::io(what, e),
+            Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
+        }
+    }
 }
 
 /// Whether PATH names a partition read through the sources layer only: a `kafka://` URL or a
@@ -57,84 +75,39 @@ pub fn open_reader(
     Ok(reader)
 }
 
-/// The partitions of a read of several, opened one after another with [`open_reader`]: a
-/// position outside one of them (past its end, before its start) leaves that partition out
-/// with a note on stderr, as each partition answers for the range it holds (`sql` does the
-/// same), where it stopped the whole read before; only when every partition is left out does
-/// the read fail, as a read of one partition does. Likewise a partition whose data cannot be
-/// read (corrupt, damaged before the range's end) is said on stderr and the others are read:
-/// the read then exits 1 ([`EachPartition::carry_on`]).
-pub struct EachPartition<'a> {
-    sources: &'a Sources,
-    options: &'a ReadOptions,
-    left_out: usize,
-    last: Option<String>,
-    /// Partitions whose data could not be read ([`EachPartition::carry_on`]).
-    damaged: u64,
-}
+/// The partitions of a read of several ([`krecords_source::EachPartition`]: a partition a
+/// position is outside of is left out, one whose data cannot be read is a problem and the
+/// others are read), with its notes on stderr and a progress line for each.
+pub struct EachPartition<'a>(krecords_source::EachPartition<'a>);
 
 impl<'a> EachPartition<'a> {
     /// Reads the partitions of `sources` as `options` say.
     pub fn new(sources: &'a Sources, options: &'a ReadOptions) -> Self {
-        EachPartition {
-            sources,
-            options,
-            left_out: 0,
-            last: None,
-            damaged: 0,
-        }
+        let note = |n: &str| eprintln!("krec: {}", n.replace('\n', "\nkrec: "));
+        EachPartition(krecords_source::EachPartition::new(sources, options, note))
     }
 
-    /// Opens partition `index`; `None` when the positions are outside it and other
-    /// partitions are read.
+    /// Opens partition `index`; `None` when it is left out.
     pub fn open(&mut self, index: usize) -> Result<Option<Reader>, Failure> {
-        match self.sources.read(index, self.options) {
-            Err(krecords_source::Error::OutOfRange(m)) if self.sources.partitions.len() > 1 => {
-                eprintln!("krec: {m}; nothing of it is in the range");
-                self.left_out += 1;
-                self.last = Some(m);
-                Ok(None)
-            }
-            Err(e)
-                if e.class() == krecords_source::ErrorClass::Data
-                    && self.sources.partitions.len() > 1 =>
-            {
-                self.carry_on(Err(e.into())).map(|_| None)
-            }
-            r => {
-                let mut reader = r?;
-                with_progress(&mut reader);
-                Ok(Some(reader))
-            }
+        let mut reader = self.0.open(index)?;
+        if let Some(r) = reader.as_mut() {
+            with_progress(r);
         }
+        Ok(reader)
     }
 
-    /// The result of reading one partition (whether it showed a problem): a data error of
-    /// one partition of several is said on stderr and is a problem, so that the read goes on
-    /// with the other partitions; any other error ends the read.
+    /// The result of reading one partition (whether it showed a problem), a data error of one
+    /// partition of several being a problem the read goes on after.
     pub fn carry_on(&mut self, r: Result<bool, Failure>) -> Result<bool, Failure> {
         match r {
-            Err(f)
-                if f.class() == krecords_source::ErrorClass::Data
-                    && self.sources.partitions.len() > 1 =>
-            {
-                eprintln!("krec: {f}\nkrec: the other partitions are read");
-                self.damaged += 1;
-                Ok(true)
-            }
+            Err(f) if self.0.goes_on(f.class(), &f.to_string()) => Ok(true),
             r => r,
         }
     }
 
-    /// Fails when every partition was left out; else how many partitions' data could not be
-    /// read (a data problem: exit 1).
+    /// How many partitions' data could not be read; an error when every one was left out.
     pub fn finish(self) -> Result<u64, Failure> {
-        match self.last {
-            Some(m) if self.left_out == self.sources.partitions.len() => Err(Failure::Usage(
-                format!("no partition holds the positions asked for (the last: {m})"),
-            )),
-            _ => Ok(self.damaged),
-        }
+        Ok(self.0.finish()?)
     }
 }
 

@@ -26,8 +26,8 @@ use crate::{Compression, Error, Header, TimestampType};
 /// side gives back is `read::OwnedRecord`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildRecord {
-    /// The record's offset, if given (offsets must increase; gaps are allowed); `None`: the
-    /// next one.
+    /// The record's offset, if given (offsets must increase, and are not negative; gaps are
+    /// allowed); `None`: the next one.
     pub offset: Option<i64>,
     /// The timestamp (ms).
     pub timestamp: i64,
@@ -79,7 +79,7 @@ pub struct BatchOptions {
     pub delete_horizon_ms: Option<i64>,
     /// Records per entry; 0 = all in one.
     pub records_per_batch: usize,
-    /// Offset of the first record.
+    /// Offset of the first record: not negative, as no Kafka offset is ([`check_offsets`]).
     pub base_offset: i64,
     /// Start every batch at `base_offset` again, as a producer writes batches for a broker to
     /// assign offsets (`krec log append`), instead of running offsets on across batches.
@@ -129,18 +129,99 @@ macro_rules! append_all {
     }};
 }
 
+/// Checks a base offset given to build entries from (records, or a transaction marker): Kafka's
+/// offsets are not negative.
+///
+/// # Errors
+///
+/// [`Error::Unencodable`]: `base offset -1 is negative: Kafka's offsets are 0 to
+/// 9223372036854775807`.
+pub fn check_base_offset(base_offset: i64) -> Result<(), Error> {
+    if base_offset < 0 {
+        return Err(Error::Unencodable {
+            reason: format!(
+                "base offset {base_offset} is negative: Kafka's offsets are 0 to {}",
+                i64::MAX
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks the offsets `records` would get from `opts` before anything is built (so that `emit`
+/// sees no entry of a build that fails on them): Kafka's offsets are not negative, so neither
+/// the base offset nor a record's given offset may be, and the offsets the records run on to
+/// may not pass `i64::MAX` (where they would wrap around to negative ones).
+///
+/// # Errors
+///
+/// [`Error::Unencodable`] saying which: `base offset -1 is negative: Kafka's offsets are 0 to
+/// 9223372036854775807`, `records[3]: offset -1 is negative: ...`, `the batch's last offset
+/// would be past 9223372036854775807 (base offset 9223372036854775807 and 3 records)`.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::build::{check_offsets, BatchOptions, BuildRecord};
+///
+/// let records = vec![BuildRecord::new(0, None, None); 2];
+/// let opts = |base_offset| BatchOptions { base_offset, ..BatchOptions::new(2) };
+/// assert!(check_offsets(&opts(0), &records).is_ok());
+/// assert!(check_offsets(&opts(-1), &records).is_err());
+/// assert!(check_offsets(&opts(i64::MAX - 1), &records).is_ok());
+/// let past = check_offsets(&opts(i64::MAX), &records).unwrap_err();
+/// assert!(past.to_string().contains("the batch's last offset would be past 9223372036854775807"));
+/// ```
+pub fn check_offsets(opts: &BatchOptions, records: &[BuildRecord]) -> Result<(), Error> {
+    let refuse = |reason: String| Err(Error::Unencodable { reason });
+    check_base_offset(opts.base_offset)?;
+    let per = if opts.records_per_batch == 0 {
+        records.len().max(1)
+    } else {
+        opts.records_per_batch
+    };
+    // The offset the next record without one gets (`None`: past `i64::MAX`).
+    let mut next = Some(opts.base_offset);
+    for (i, r) in records.iter().enumerate() {
+        if opts.restart_offsets && i % per == 0 {
+            next = Some(opts.base_offset);
+        }
+        let offset = match (r.offset, next) {
+            (Some(o), _) if o < 0 => {
+                return refuse(format!(
+                    "records[{i}]: offset {o} is negative: Kafka's offsets are 0 to {}",
+                    i64::MAX
+                ))
+            }
+            (Some(o), _) | (None, Some(o)) => o,
+            (None, None) => {
+                return refuse(format!(
+                    "the batch's last offset would be past {} (base offset {} and {} records)",
+                    i64::MAX,
+                    opts.base_offset,
+                    records.len()
+                ))
+            }
+        };
+        next = offset.checked_add(1);
+    }
+    Ok(())
+}
+
 /// Builds entries from `records` (`records_per_batch` at a time) and hands each entry's bytes and
 /// record count to `emit`, in order.
 ///
 /// # Errors
 ///
 /// [`Error::Unencodable`] for producer fields, transactions or a delete horizon with magic 0 or
-/// 1; the builders' errors for options the magic cannot carry and records they refuse.
+/// 1, and for offsets [`check_offsets`] refuses (before any entry is emitted); the builders'
+/// errors for options the magic cannot carry and records they refuse.
 pub fn build_batches(
     opts: &BatchOptions,
     records: &[BuildRecord],
     mut emit: impl FnMut(&[u8], usize),
 ) -> Result<(), Error> {
+    check_offsets(opts, records)?;
     if opts.magic < 2
         && (opts.producer_id != -1 || opts.transactional || opts.delete_horizon_ms.is_some())
     {
@@ -265,6 +346,61 @@ mod tests {
         };
         let bytes = build(&restart, &records(5)).unwrap();
         assert!(Entries::new(&bytes).all(|b| b.unwrap().offset_field() == 10));
+    }
+
+    #[test]
+    fn offsets_are_not_negative_and_do_not_pass_i64_max() {
+        let opts = |base_offset| BatchOptions {
+            base_offset,
+            ..BatchOptions::new(2)
+        };
+        for base in [-1, i64::MIN] {
+            let e = build(&opts(base), &records(3)).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains(&format!("base offset {base} is negative")),
+                "{e}"
+            );
+        }
+        // Up to i64::MAX exactly: one record there, or three ending there.
+        assert!(build(&opts(i64::MAX), &records(1)).is_ok());
+        let bytes = build(&opts(i64::MAX - 2), &records(3)).unwrap();
+        assert_eq!(
+            Entries::new(&bytes).next().unwrap().unwrap().last_offset(),
+            i64::MAX
+        );
+        for per in [0, 1, 2] {
+            let o = BatchOptions {
+                records_per_batch: per,
+                ..opts(i64::MAX - 1)
+            };
+            let mut emitted = 0;
+            let e = build_batches(&o, &records(3), |_, _| emitted += 1).unwrap_err();
+            assert!(
+                e.to_string().contains(
+                    "the batch's last offset would be past 9223372036854775807 \
+                     (base offset 9223372036854775806 and 3 records)"
+                ),
+                "{e}"
+            );
+            assert_eq!(emitted, 0, "refused before any entry is emitted");
+        }
+        // Each batch from the base offset again: no offset runs past.
+        let restart = BatchOptions {
+            records_per_batch: 1,
+            restart_offsets: true,
+            ..opts(i64::MAX)
+        };
+        assert!(build(&restart, &records(3)).is_ok());
+        // A given offset is not negative either.
+        let mut given = records(2);
+        given[1].offset = Some(-1);
+        let e = build(&opts(0), &given).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("records[1]: offset -1 is negative: Kafka's offsets are 0 to"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -113,6 +113,20 @@ pub fn orphaned_indexes(names: &[String]) -> Vec<&str> {
         .collect()
 }
 
+/// What to say of the [`orphaned_indexes_in`] `dir`, when it has any: "index files whose
+/// segments are gone: NAMES; Kafka deletes such orphaned index files when it loads the
+/// partition" (they hold no data).
+pub fn orphaned_indexes_note(dir: &Path) -> Option<String> {
+    let orphans = orphaned_indexes_in(dir);
+    (!orphans.is_empty()).then(|| {
+        format!(
+            "index files whose segments are gone: {}; Kafka deletes such orphaned index files \
+             when it loads the partition",
+            orphans.join(", ")
+        )
+    })
+}
+
 /// [`orphaned_indexes`] of the directory `dir` on the real file system, in name order (none
 /// when it cannot be listed).
 pub fn orphaned_indexes_in(dir: &Path) -> Vec<String> {

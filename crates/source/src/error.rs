@@ -80,9 +80,30 @@ pub fn classify_codec(e: &krecords_codec::Error) -> ErrorClass {
 
 /// How an I/O error ends a command: exit 2, except for a log error a reader passed on as one
 /// (the damage a read of a partition directory reached), classified as [`classify_log`] does.
+/// A source with no segments ([`NoSegments`]) is a usage error: nothing failed to read.
 pub fn classify_io(e: &io::Error) -> ErrorClass {
+    if e.get_ref().is_some_and(|i| i.is::<NoSegments>()) {
+        return ErrorClass::Usage;
+    }
     passed_log_error(e).map_or(ErrorClass::Io, classify_log)
 }
+
+/// A local source that holds no `.log` segment (an empty partition directory, a broker's data
+/// directory whose partitions are all empty, a directory that is neither): not an I/O error
+/// (nothing failed to read) but a source that cannot be read as asked, a usage error, as `krec
+/// verify` and `krec convert` have it for the same directory. The listing of local sources
+/// returns it inside an `io::Error` of kind `NotFound`, whose message is its own;
+/// [`classify_io`] finds it there.
+#[derive(Debug)]
+pub(crate) struct NoSegments(pub(crate) String);
+
+impl std::fmt::Display for NoSegments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoSegments {}
 
 /// The log error a reader passed on inside an I/O error (the damage a read of a partition
 /// directory reached), if `e` is one.
@@ -308,6 +329,20 @@ mod tests {
         let e = Error::io("cannot open x", io::Error::from(io::ErrorKind::NotFound));
         assert_eq!(exit_code(&e), 2);
         assert!(e.to_string().starts_with("cannot open x: "), "{e}");
+    }
+
+    #[test]
+    fn a_source_with_no_segments_is_a_usage_error_not_an_io_error() {
+        let empty = tempfile::tempdir().unwrap();
+        let e = crate::spec::expand_local(&[empty.path().to_path_buf()]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert_eq!(classify_io(&e), ErrorClass::Usage);
+        assert!(e.to_string().contains("no .log segments here"), "{e}");
+        let e = Error::io("cannot list input", e);
+        assert_eq!(e.class(), ErrorClass::Usage);
+        // A listing that fails is still an I/O error.
+        let missing = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(classify_io(&missing), ErrorClass::Io);
     }
 
     #[test]

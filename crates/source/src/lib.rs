@@ -67,6 +67,7 @@
 
 pub mod batches;
 pub mod dump;
+mod each;
 pub mod entry_json;
 pub mod entry_text;
 mod error;
@@ -83,6 +84,7 @@ mod spec;
 pub mod stats;
 pub mod time;
 
+pub use each::EachPartition;
 pub use error::{
     classify_client, classify_codec, classify_io, classify_log, exit_code, named_once,
     passed_log_error, Error, ErrorClass, TRUNCATED_TAIL,
@@ -114,7 +116,7 @@ use krecords_log::{ListOffsetsResult, OffsetSpec};
 use live::Live;
 use reader::{Pending, Reader as R, Setup};
 use spec::LocalPartition;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// One partition of a source.
@@ -251,11 +253,20 @@ type RemoteOpts = RemoteOptions;
 struct RemoteOpts;
 
 /// The partitions of a command's source arguments.
+///
+/// Each partition is listed once, however many arguments name it ([`Sources::notes`] says
+/// which were named more than once): a partition directory named twice (`ROOT ROOT`, a root
+/// and one of its partition directories, two spellings of one path: the same directory,
+/// links resolved), a segment file named twice or named with its partition directory (read
+/// with the directory), the same `kafka://` topic partition or remote tier partition twice
+/// (the same URL's topic and partition). A command reads the union of what its arguments
+/// name, every record once.
 #[derive(Debug)]
 pub struct Sources {
-    /// Every partition, in argument order.
+    /// Every partition, in argument order (a partition named again is where it was first).
     pub partitions: Vec<Partition>,
     live: Option<Live>,
+    notes: Vec<String>,
 }
 
 impl Sources {
@@ -327,6 +338,7 @@ impl Sources {
         let mut sources = Sources {
             partitions: Vec::new(),
             live: None,
+            notes: Vec::new(),
         };
         let mut base: Option<ClientConfig> = None;
         let mut files: Vec<PathBuf> = Vec::new();
@@ -380,7 +392,95 @@ impl Sources {
             }
         }
         sources.push_local(&mut files)?;
+        sources.keep_once();
         Ok(sources)
+    }
+
+    /// What opening the sources passed over, one line each: the partitions and files named
+    /// more than once, each listed (and read) once.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Lists each partition once (see [`Sources`]), noting those named more than once.
+    fn keep_once(&mut self) {
+        use std::collections::HashSet;
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        fn note(notes: &mut Vec<String>, n: String) {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        // The files of the partition directories named whole: a file among them is read with
+        // its directory.
+        let mut dirs: HashMap<PathBuf, PathBuf> = HashMap::new();
+        for p in &self.partitions {
+            if let Kind::Local(LocalPartition {
+                dir: Some(d),
+                files,
+                ..
+            }) = &p.kind
+            {
+                for f in files {
+                    dirs.entry(canonical(f)).or_insert_with(|| d.clone());
+                }
+            }
+        }
+        let mut notes = Vec::new();
+        let mut seen_dirs = HashSet::new();
+        let mut seen_files = HashSet::new();
+        let mut seen_names = HashSet::new();
+        let mut kept = Vec::with_capacity(self.partitions.len());
+        for mut p in std::mem::take(&mut self.partitions) {
+            let again = match &mut p.kind {
+                Kind::Stdin => false,
+                Kind::Local(LocalPartition { dir: Some(d), .. }) => !seen_dirs.insert(canonical(d)),
+                Kind::Local(l) => {
+                    l.files.retain(|f| {
+                        let c = canonical(f);
+                        if let Some(d) = dirs.get(&c) {
+                            note(
+                                &mut notes,
+                                format!(
+                                    "{}: named with its partition directory {}, read once, with \
+                                     it",
+                                    f.display(),
+                                    d.display()
+                                ),
+                            );
+                            return false;
+                        }
+                        let first = seen_files.insert(c);
+                        if !first {
+                            let n = format!("{}: named more than once, read once", f.display());
+                            note(&mut notes, n);
+                        }
+                        first
+                    });
+                    match l.files.first() {
+                        Some(f) => {
+                            p.name = f.display().to_string();
+                            false
+                        }
+                        // Every file said above.
+                        None => continue,
+                    }
+                }
+                Kind::Live(_) => !seen_names.insert(p.name.clone()),
+                #[cfg(feature = "remote")]
+                Kind::Remote(_) => !seen_names.insert(p.name.clone()),
+            };
+            if again {
+                note(
+                    &mut notes,
+                    format!("{}: named more than once, read once", p.name),
+                );
+                continue;
+            }
+            kept.push(p);
+        }
+        self.partitions = kept;
+        self.notes = notes;
     }
 
     fn push_local(&mut self, files: &mut Vec<PathBuf>) -> Result<(), Error> {

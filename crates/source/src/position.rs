@@ -56,14 +56,18 @@ impl Position {
             "latest" | "end" => return Ok(Position::Latest),
             _ => {}
         }
-        if let Some(ms) = t.strip_prefix('@') {
-            return parse_time(ms).map(Position::Time);
+        if t.starts_with('@') {
+            return parse_time(t).map(Position::Time);
         }
         let digits = t.strip_prefix('-').unwrap_or(t);
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            let n: i64 = digits
-                .parse()
-                .map_err(|e| format!("invalid offset {text:?}: {e}"))?;
+            let n: i64 = digits.parse().map_err(|_| {
+                format!(
+                    "invalid offset {text:?}: offsets are 0 to {max}, and offsets counted from the \
+                     end -1 to -{max}",
+                    max = i64::MAX
+                )
+            })?;
             return Ok(if t.starts_with('-') {
                 Position::FromEnd(n)
             } else {
@@ -456,6 +460,11 @@ mod tests {
         );
         for bad in ["", "-", "soon", "1.5", "@x", "99999999999999999999"] {
             assert!(Position::parse(bad).is_err(), "{bad:?}");
+        }
+        // Past i64: the allowed range, not the parser's words.
+        for big in ["9223372036854775808", "-9223372036854775808"] {
+            let e = Position::parse(big).unwrap_err();
+            assert!(e.contains("offsets are 0 to 9223372036854775807"), "{e}");
         }
         for p in ["5", "-5", "earliest", "latest", "@7"] {
             assert_eq!(Position::parse(p).unwrap().to_string(), p);

@@ -313,19 +313,12 @@ fn push_path(out: &mut Vec<LocalPartition>, p: PathBuf) -> io::Result<()> {
     }
     // `otherwise`: what the directory is, when it holds no orphaned index files either.
     let no_segments = |otherwise: &str| {
-        let orphans = krecords_log::files::orphaned_indexes_in(&p);
-        let why = if orphans.is_empty() {
-            otherwise.to_owned()
-        } else {
-            format!(
-                "only index files whose segments are gone: {}; Kafka deletes such orphaned \
-                 index files when it loads the partition",
-                orphans.join(", ")
-            )
-        };
+        let why = krecords_log::files::orphaned_indexes_note(&p)
+            .map_or_else(|| otherwise.to_owned(), |n| format!("only {n}"));
+        // A usage error, not an I/O one (`classify_io`): nothing failed to read.
         io::Error::new(
             io::ErrorKind::NotFound,
-            format!("{}: no .log segments here ({why})", p.display()),
+            crate::error::NoSegments(format!("{}: no .log segments here ({why})", p.display())),
         )
     };
     match classify_dir(&p).map_err(named(&p))? {

@@ -107,9 +107,20 @@ pub fn iso(ms: i64) -> String {
 /// Parses a time argument: milliseconds since the epoch (`1714000000000`, may be negative) or
 /// ISO 8601: `YYYY-MM-DD`, optionally followed by `T` (or a space) and `HH:MM`, `HH:MM:SS` or
 /// `HH:MM:SS.fraction` (digits past milliseconds are cut), then `Z` or an offset `+HH:MM`,
-/// `+HHMM`, `+HH` (or `-`). Without a zone the time is UTC.
+/// `+HHMM`, `+HH` (or `-`). Without a zone the time is UTC. Either may follow an `@`, the form
+/// a position takes a time in ([`Position::parse`](crate::Position::parse): `@1714000000000`),
+/// so that every option taking a time takes the same forms.
+///
+/// ```
+/// use krecords_source::time::parse_time;
+/// assert_eq!(parse_time("1714000000005"), Ok(1_714_000_000_005));
+/// assert_eq!(parse_time("@1714000000005"), Ok(1_714_000_000_005));
+/// assert_eq!(parse_time("@2024-04-24T23:06:40Z"), Ok(1_714_000_000_000));
+/// assert!(parse_time("@@1714000000005").is_err());
+/// ```
 pub fn parse_time(text: &str) -> Result<i64, String> {
     let t = text.trim();
+    let t = t.strip_prefix('@').unwrap_or(t);
     let digits = t.strip_prefix('-').unwrap_or(t);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         return t
@@ -118,8 +129,9 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
     }
     parse_iso(t).ok_or_else(|| {
         format!(
-            "invalid time {text:?}: expected epoch milliseconds or ISO 8601 such as \
-             2024-04-24T23:06:40Z or 2024-04-24T23:06:40.123+02:00"
+            "invalid time {text:?}: expected epoch milliseconds (1714000000000, or \
+             @1714000000000 as positions take it) or ISO 8601 such as 2024-04-24T23:06:40Z or \
+             2024-04-24T23:06:40.123+02:00"
         )
     })
 }

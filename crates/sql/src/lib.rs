@@ -11,6 +11,11 @@
 //! - [`new_context`]: a [`SessionContext`] with the JSON functions of
 //!   `datafusion-functions-json` (`json_get_str(value, 'user')`, `json_get_int`, `->>`, ...).
 //! - [`register`]: one `NAME=SOURCE` argument of `krec sql`, whichever of the two it is.
+//! - [`query`]: a query planned read-only: statements that write (`INSERT`, `UPDATE`,
+//!   `DELETE`, `COPY ... TO`) are refused ([`WriteRefused`]), so a query cannot write into
+//!   the files it reads.
+//! - [`check_output`] and [`write_parquet`]: a result written into a Parquet file that is none
+//!   of the query's sources nor inside one, whole or not at all.
 //!
 //! ```
 //! use krecords_sql::{new_context, KrecTable, TableOptions};
@@ -51,6 +56,7 @@
 )]
 
 mod dataset;
+mod output;
 mod pushdown;
 mod read;
 mod table;
@@ -59,6 +65,10 @@ mod table;
 pub use datafusion;
 pub use dataset::{is_dataset, is_dataset_file, register_dataset};
 pub use krecords_arrow::BytesFormat;
+pub use output::{
+    check_output, query, read_only, table_paths, write_parquet, write_refused, OutputError,
+    WriteRefused,
+};
 pub use pushdown::{Interval, Pushdown};
 pub use table::KrecTable;
 
@@ -235,7 +245,7 @@ pub async fn register_with(
     if (path.is_dir() && is_dataset(path)) || dataset::is_dataset_file(path) {
         return register_dataset(ctx, name, path, options).await;
     }
-    let args: Vec<PathBuf> = source.split(',').map(PathBuf::from).collect();
+    let args: Vec<PathBuf> = table_paths(source);
     let table = KrecTable::open_with(&args, options, config, remote)
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     let counters = table.counters();

@@ -134,6 +134,9 @@ impl KrecTable {
             })
             .collect();
         let schema = Arc::new(full_schema(options.key_format, options.value_format));
+        // A partition named more than once is read once: said with the scans' notes.
+        let counters: Arc<ScanCounters> = Arc::default();
+        counters.add_notes(sources.notes());
         Ok(KrecTable {
             source: Arc::new(SourceArgs {
                 args: args.to_vec(),
@@ -143,7 +146,7 @@ impl KrecTable {
             }),
             options,
             schema,
-            counters: Arc::default(),
+            counters,
         })
     }
 

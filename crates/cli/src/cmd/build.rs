@@ -15,8 +15,9 @@ use std::path::PathBuf;
 /// Build log entries from JSON lines of records read on stdin (or --input).
 ///
 /// Each input line: {"timestamp":1714000000000,"key":null,"value":"hello","headers":[{"key":"k","value":"v"}]}
-/// ("offset" is optional: gaps are allowed, offsets must increase). Keys and values are read per
-/// --bytes. Offsets run on from --base-offset across batches; producer sequences likewise.
+/// ("offset" is optional: gaps are allowed, offsets must increase and are not negative). Keys
+/// and values are read per --bytes. Offsets run on from --base-offset across batches; producer
+/// sequences likewise.
 ///
 /// Examples:
 ///   echo '{"timestamp":1714000000000,"value":"hello"}' | krec build --output one.bin
@@ -27,7 +28,7 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     encoding: EncodingArgs,
-    /// Offset of the first record.
+    /// Offset of the first record (not negative; the last record's at most 9223372036854775807).
     #[arg(long, default_value_t = 0)]
     base_offset: i64,
     /// create_time or log_append_time (v1, v2).
@@ -171,6 +172,7 @@ fn build_control(args: &Args, kind: &str) -> Result<Vec<u8>, Failure> {
             "--control needs --producer-id and --producer-epoch".into(),
         ));
     }
+    build::check_base_offset(args.base_offset).map_err(codec_error)?;
     end_txn_marker(&EndTxnBatch {
         base_offset: args.base_offset,
         partition_leader_epoch: args.partition_leader_epoch,

@@ -8,16 +8,21 @@ use std::path::{Path, PathBuf};
 
 /// Build a sample mixed-format partition in a temporary folder and show it.
 ///
+/// The temporary folder is deleted at the end unless --keep; a folder named with --dir is
+/// yours and is always kept.
+///
 /// Examples:
-///   krec demo                      # build, then show dump, explain, stats, reads and verify
-///   krec demo --keep --dir /tmp/x  # keep the files to explore them yourself
+///   krec demo                  # build, then show dump, explain, stats, reads and verify
+///   krec demo --keep           # the same, keeping the temporary folder to explore it
+///   krec demo --dir /tmp/x     # build in /tmp/x/orders-0 (kept)
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Folder to build the partition in (default: a new temporary folder).
+    /// Folder to build the partition in, as DIR/orders-0; it is kept afterwards (default: a
+    /// new temporary folder, deleted at the end unless --keep).
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Keep the folder afterwards.
+    /// Keep the temporary folder afterwards (a --dir folder is always kept).
     #[arg(long)]
     keep: bool,
 }
@@ -82,6 +87,7 @@ impl Drop for Cleanup {
 
 /// Runs the demo.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
+    // A --dir folder is the user's: kept, with or without --keep.
     let (dir, temp) = match &args.dir {
         Some(d) => (d.clone(), false),
         None => {

@@ -32,7 +32,8 @@ use std::path::PathBuf;
 /// files in offset order), `-` for stdin, or a glob pattern with *, ? and [...] that the shell
 /// did not expand (krec expands it, in sorted order), or a live topic or partition:
 /// kafka://HOST:PORT[,HOST:PORT...]/TOPIC[/PARTITION] (its partitions one after another; see
-/// the kafka:// options below).
+/// the kafka:// options below). A partition named more than once (a root twice, a root and
+/// one of its directories, a segment and its directory) is read once, said on stderr.
 ///
 /// Positions (the same on files, directories, broker roots and kafka:// topics):
 ///   --start POS / --end POS   offsets from POS (inclusive) / up to POS (exclusive): an offset,
@@ -108,10 +109,10 @@ pub struct Args {
     bytes: BytesFormat,
     #[command(flatten)]
     decompress: DecompressArgs,
-    /// Only timestamps from T on (inclusive): epoch ms or ISO 8601.
+    /// Only timestamps from T on (inclusive): epoch ms (or @ and epoch ms) or ISO 8601.
     #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time_start: Option<i64>,
-    /// Only timestamps before T (exclusive): epoch ms or ISO 8601.
+    /// Only timestamps before T (exclusive): epoch ms (or @ and epoch ms) or ISO 8601.
     #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
     time_end: Option<i64>,
     /// Only entries with this producer id (-1: non-idempotent and v0/v1).

@@ -8,11 +8,12 @@ use crate::args::Format as ReportFormat;
 use crate::kafka::ClientArgs;
 use crate::outcome::{Failure, Outcome};
 use crate::progress::Progress;
-use crate::source::open_sources;
+use crate::source::{open_sources, open_sources_quietly};
 use clap::ValueEnum;
 use krecords_arrow::BytesFormat;
 use krecords_export::{Event, ExportError, ExportOptions, Exporter, Format};
-use krecords_source::{ErrorClass, IsolationLevel, Position, Range};
+use krecords_log::data_dir::PartitionFilter;
+use krecords_source::{ErrorClass, IsolationLevel, Position, Range, Sources};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -33,6 +34,7 @@ use std::time::{Duration, Instant};
 ///
 /// Examples:
 ///   krec export /var/lib/kafka/data --output /lake/kafka
+///   krec export /var/lib/kafka/data --topic 'orders*' --topic payments -o /lake/kafka
 ///   krec export kafka://localhost:9092/events --output /lake/kafka --follow --roll-ms 60000
 ///   krec export /var/lib/kafka/data/events-0 -o ds --value-format string --format-report json
 ///   duckdb -c "SELECT partition, count(*) FROM read_parquet('ds/**/*.parquet',
@@ -45,6 +47,13 @@ pub struct Args {
     /// (plain segment files have no topic and partition: name their directory).
     #[arg(required = true, value_name = "SOURCE")]
     sources: Vec<PathBuf>,
+    /// Only the partitions of topics matching this glob (*, ?, [...]; repeatable), as in dump
+    /// and verify: of a broker root, partition directories, a remote tier location, kafka://
+    /// topics. Default: every topic of the sources, Kafka's internal ones
+    /// (__consumer_offsets, ...) included. Globs matching no topic are exit 2, naming the
+    /// topics there are.
+    #[arg(long, value_name = "GLOB")]
+    topic: Vec<String>,
     /// The dataset directory (created if missing).
     #[arg(long, short = 'o', value_name = "DIR")]
     output: PathBuf,
@@ -169,8 +178,25 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         Some(n) => usize::try_from(n).unwrap_or(1),
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    // The sources first: a source that cannot be opened leaves no dataset directory behind.
-    let mut first_sources = Some(open_sources(&args.sources, &args.client)?);
+    // --topic: the partitions of the topics chosen, each pass (dump's rule).
+    let filter =
+        PartitionFilter::globs(&args.topic, None).map_err(|e| Failure::Usage(e.to_string()))?;
+    let given: Vec<String> = args
+        .sources
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let open = |first: bool| -> Result<Sources, Failure> {
+        let mut sources = match first {
+            true => open_sources(&args.sources, &args.client)?,
+            false => open_sources_quietly(&args.sources, &args.client)?,
+        };
+        sources.select(&filter, &given.join(" "))?;
+        Ok(sources)
+    };
+    // The sources first: a source that cannot be opened, or a --topic that chooses nothing,
+    // leaves no dataset directory behind.
+    let mut first_sources = Some(open(true)?);
     if let Some(s) = &first_sources {
         krecords_export::check_named(s).map_err(|e| failure(&e))?;
     }
@@ -206,7 +232,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         let started = Instant::now();
         let sources = match first_sources.take() {
             Some(s) => s,
-            None => open_sources(&args.sources, &args.client)?,
+            None => open(false)?,
         };
         let failed = exporter.export_all(&sources, jobs, args.follow, &on);
         for f in failed {

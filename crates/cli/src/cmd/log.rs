@@ -370,8 +370,8 @@ struct OffsetsArgs {
     /// The offset of the record with the largest timestamp.
     #[arg(long)]
     max_timestamp: bool,
-    /// The first offset with a timestamp at or after T: epoch ms or ISO 8601 (as `krec
-    /// offsets --time`).
+    /// The first offset with a timestamp at or after T: epoch ms (or @ and epoch ms) or ISO
+    /// 8601 (as `krec offsets --time`).
     #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_time, allow_negative_numbers = true)]
     time: Option<i64>,
     /// Answer as a consumer at this isolation level does: read-committed --latest is the last
@@ -634,12 +634,6 @@ struct Group {
     context: String,
 }
 
-impl Group {
-    fn context(&self) -> String {
-        self.context.clone()
-    }
-}
-
 fn append(args: AppendArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
     let access = Access::Write(args.writer.options());
     if args.raw {
@@ -675,36 +669,26 @@ fn append(args: AppendArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
 /// Builds one append per batch from JSON lines on stdin.
 fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
     let (compression, level) = crate::args::parse_compression(&args.compression)?;
-    let (producer_id, producer_epoch, base_sequence) =
-        match (args.producer_id, args.producer_epoch, args.base_sequence) {
-            (None, None, None) => (-1, -1, -1),
-            (Some(id), Some(epoch), seq) if id >= 0 && epoch >= 0 => {
-                let seq = seq.unwrap_or(0);
-                if seq < 0 {
-                    return Err(Failure::Usage(format!(
-                        "--base-sequence must be at least 0, not {seq}"
-                    )));
-                }
-                (id, epoch, seq)
+    let usage = |m: &str| Err(Failure::Usage(m.into()));
+    let (producer_id, producer_epoch, base_sequence) = match (args.producer_id, args.producer_epoch)
+    {
+        (None, None) if args.base_sequence.is_none() => (-1, -1, -1),
+        (None, _) => return usage("--producer-epoch and --base-sequence need --producer-id"),
+        (Some(_), None) => return usage("--producer-id needs --producer-epoch"),
+        (Some(id), Some(epoch)) if id < 0 || epoch < 0 => {
+            return usage(&format!(
+                "--producer-id and --producer-epoch must be at least 0, not {id} and {epoch}"
+            ))
+        }
+        (Some(id), Some(epoch)) => match args.base_sequence.unwrap_or(0) {
+            seq if seq < 0 => {
+                return usage(&format!("--base-sequence must be at least 0, not {seq}"))
             }
-            (Some(_), None, _) => {
-                return Err(Failure::Usage(
-                    "--producer-id needs --producer-epoch".into(),
-                ))
-            }
-            (Some(id), Some(epoch), _) => {
-                return Err(Failure::Usage(format!(
-                    "--producer-id and --producer-epoch must be at least 0, not {id} and {epoch}"
-                )))
-            }
-            (None, _, _) => {
-                return Err(Failure::Usage(
-                    "--producer-epoch and --base-sequence need --producer-id".into(),
-                ))
-            }
-        };
+            seq => (id, epoch, seq),
+        },
+    };
     if args.transactional && producer_id < 0 {
-        return Err(Failure::Usage("--transactional needs --producer-id".into()));
+        return usage("--transactional needs --producer-id");
     }
     let records = read_json_records(io::stdin().lock(), args.bytes)?;
     if records.iter().any(|r| r.offset.is_some()) {
@@ -786,7 +770,9 @@ fn append_groups(
         }
         Err(e) => match e.in_entry() {
             Some((i, cause)) => {
-                let context = groups.get(i).map_or_else(String::new, Group::context);
+                let context = groups
+                    .get(i)
+                    .map_or_else(String::new, |g| g.context.clone());
                 let context = match groups.len() {
                     1 => context,
                     n => format!("{context} (nothing of the {n} appends was written)"),

@@ -81,7 +81,8 @@ pub struct Args {
 pub struct OffsetsArgs {
     #[command(flatten)]
     select: Select,
-    /// Also the first offset whose timestamp is at or after T: epoch ms or ISO 8601.
+    /// Also the first offset whose timestamp is at or after T: epoch ms, @ and epoch ms (as
+    /// --start and the other positions take a time), or ISO 8601.
     #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_time, allow_negative_numbers = true)]
     time: Option<i64>,
     /// Text: aligned columns; JSON: one object per partition per line.
@@ -261,7 +262,8 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// warning saying so); 1 answered, but a __consumer_offsets partition could not be read
 /// whole (damage in the middle of its log, as above); 2 usage, a GROUP named that is not in
 /// SOURCE (no committed offsets and no group metadata there; live: unknown to the
-/// coordinator, which answers Dead), an unreachable broker, an unreadable directory.
+/// coordinator, which answers Dead; nothing is printed then, not even the groups found), an
+/// unreachable broker, an unreadable directory.
 ///
 /// Examples:
 ///   krec groups /var/lib/kafka/data                 # a stopped broker's disk: all groups
@@ -309,17 +311,18 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
         }
     };
     let (groups, missing) = krecords_admin::groups::select(groups, &args.groups);
-    match args.format {
-        Format::Json => krecords_admin::text::write_groups_json(&groups, out)?,
-        Format::Text => krecords_admin::text::write_groups_text(&groups, out)?,
-    }
+    // A GROUP that is not there is a usage error before anything is printed: no header or
+    // rows of the others on stdout ahead of the error.
     if !missing.is_empty() {
-        out.flush()?;
         return Err(Failure::Usage(format!(
             "{}: no such group in {} (no committed offsets, no group metadata)",
             missing.join(", "),
             args.source.display()
         )));
+    }
+    match args.format {
+        Format::Json => krecords_admin::text::write_groups_json(&groups, out)?,
+        Format::Text => krecords_admin::text::write_groups_text(&groups, out)?,
     }
     Ok(outcome)
 }

@@ -9,9 +9,9 @@ use krecords_source::ErrorClass;
 use krecords_sql::datafusion::arrow::array::RecordBatch;
 use krecords_sql::datafusion::arrow::datatypes::SchemaRef;
 use krecords_sql::datafusion::common::DataFusionError;
-use krecords_sql::datafusion::dataframe::DataFrameWriteOptions;
 use krecords_sql::{
-    new_context, register_with, source_error, BytesFormat, ScanCounters, TableOptions,
+    check_output, new_context, register_with, source_error, table_paths, write_parquet,
+    write_refused, BytesFormat, ScanCounters, TableOptions,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,6 +48,10 @@ use std::sync::Arc;
 /// datafusion.execution.target_partitions; SELECT * FROM information_schema.df_settings lists
 /// them).
 ///
+/// krec sql only reads: statements that write (INSERT, UPDATE, DELETE, TRUNCATE, COPY ... TO)
+/// are refused (exit 2); --output FILE.parquet writes a result. CREATE VIEW, CREATE EXTERNAL
+/// TABLE, CREATE TABLE AS, DROP and SET change only this run's in-memory session (no file).
+///
 /// A query DataFusion refuses, or a DATAFUSION_* value a setting cannot take, is a usage error
 /// (exit 2) with its message; a corrupt source is a data error (exit 1).
 #[derive(clap::Args, Debug)]
@@ -67,7 +71,11 @@ pub struct Args {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value = "table")]
     format: OutputFormat,
-    /// Write the result to this Parquet file instead of stdout.
+    /// Write the result to this Parquet file instead of stdout: written under a temporary
+    /// name next to it and renamed when complete (a failed query leaves no file, and an
+    /// existing one as it was). An existing file is replaced, unless it is one of the tables'
+    /// sources or inside one of their directories (refused, as in krec export); its directory
+    /// must exist.
     #[arg(long, short = 'o', value_name = "FILE.parquet")]
     output: Option<PathBuf>,
     /// Which records the source tables hold (an exported dataset holds what its export's
@@ -108,13 +116,6 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         value_format: format(&args.value_format),
         ..TableOptions::default()
     };
-    if let Some(path) = args.output.as_ref().filter(|p| p.is_dir()) {
-        return Err(Failure::Usage(format!(
-            "--output {}: is a directory; the result is one Parquet file: name it (e.g. {})",
-            path.display(),
-            path.join("result.parquet").display()
-        )));
-    }
     let mut tables = Vec::new();
     for t in &args.tables {
         let (name, source) = t
@@ -127,18 +128,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
             })?;
         tables.push((name.to_string(), source.to_string()));
     }
+    // Not into what the query reads, and no directory created: refused before anything is read.
+    if let Some(output) = &args.output {
+        let sources: Vec<PathBuf> = tables.iter().flat_map(|(_, s)| table_paths(s)).collect();
+        check_output(output, &sources).map_err(|e| Failure::Usage(e.to_string()))?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context(|| "cannot start the query runtime".into())?;
     let client = args.client.clone();
     let remote = args.client.remote_options()?;
-    let mut config = || {
-        client.config().map_err(|f| match f {
-            Failure::Io(e, what) => krecords_source::Error::io(what, e),
-            Failure::Usage(m) | Failure::Data(m) => krecords_source::Error::Usage(m),
-        })
-    };
+    let mut config = || Ok(client.config()?);
     type Collected = (SchemaRef, Vec<RecordBatch>, Vec<Arc<ScanCounters>>);
     let result: Result<Collected, Failure> = rt.block_on(async {
         let ctx = new_context().map_err(|e| failure(&e, ErrorClass::Usage))?;
@@ -155,7 +156,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
             }
             counters.push(c);
         }
-        let df = ctx.sql(&args.query).await.map_err(|e| {
+        let df = krecords_sql::query(&ctx, &args.query).await.map_err(|e| {
+            if let Some(w) = write_refused(&e) {
+                return Failure::Usage(format!(
+                    "krec sql only reads: {} writes (INSERT, UPDATE, DELETE, TRUNCATE and COPY \
+                     are refused); to write a result, use --output FILE.parquet",
+                    w.statement
+                ));
+            }
             match failure(&e, ErrorClass::Usage) {
                 // DataFusion names the table it lacks by its full path; say which there are.
                 Failure::Usage(m) if m.contains("table '") && m.ends_with("not found") => {
@@ -186,13 +194,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         }
         let batches = match &args.output {
             Some(path) => {
-                df.write_parquet(
-                    &path.display().to_string(),
-                    DataFrameWriteOptions::new().with_single_file_output(true),
-                    None,
-                )
-                .await
-                .map_err(|e| failure(&e, ErrorClass::Usage))?;
+                let (_, removed) = write_parquet(df, path)
+                    .await
+                    .map_err(|e| failure(&e, ErrorClass::Usage))?;
+                crate::cmd::convert::say_removed(&removed);
                 Vec::new()
             }
             None => df

@@ -371,20 +371,6 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// Says on stderr which index files of partition directory `dir` have lost their segment
-/// (Kafka warns about them and deletes them when it loads the partition; they hold no data).
-fn warn_orphaned_indexes(dir: &Path) {
-    let orphans = krecords_log::files::orphaned_indexes_in(dir);
-    if !orphans.is_empty() {
-        eprintln!(
-            "krec: warning: {}: index files whose segments are gone: {}; Kafka deletes such \
-             orphaned index files when it loads the partition",
-            dir.display(),
-            orphans.join(", ")
-        );
-    }
-}
-
 /// Verifies the partitions of a broker's data directory that `filter` takes (noted in `taken`),
 /// in parallel, then its own files, adding what it found to `total`.
 fn data_dir<W: Write>(
@@ -415,7 +401,9 @@ fn data_dir<W: Write>(
     let report = report.map_err(failure)?;
     let mut p = printer.borrow_mut();
     for (part, r) in selection.chosen.iter().zip(&report.partitions) {
-        warn_orphaned_indexes(&part.path);
+        if let Some(n) = krecords_log::files::orphaned_indexes_note(&part.path) {
+            eprintln!("krec: warning: {}: {n}", part.path.display());
+        }
         for problem in &r.problems {
             p.problem(problem, Some(&part.name()))?;
         }

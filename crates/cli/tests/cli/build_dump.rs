@@ -252,6 +252,68 @@ fn build_with_bad_input_exits_2() {
 }
 
 #[test]
+fn build_refuses_negative_offsets_and_offsets_past_i64_max() {
+    let d = Dir::new();
+    let three = b"{\"value\":\"a\"}\n{\"value\":\"b\"}\n{\"value\":\"c\"}\n";
+    // Kafka's offsets are not negative: the base offset, or a record's own.
+    for base in ["-1", "-9223372036854775808"] {
+        d.run(&["build", &format!("--base-offset={base}")], three)
+            .fails(
+                2,
+                &format!(
+                    "base offset {base} is negative: Kafka's offsets are 0 to 9223372036854775807"
+                ),
+            );
+    }
+    let r = d.run(
+        &["build"],
+        b"{\"value\":\"a\"}\n{\"offset\":-1,\"value\":\"b\"}\n",
+    );
+    r.fails(2, "input line 2: offset -1 is negative");
+    assert!(!r.stderr.contains("i32::MAX"), "{}", r.stderr);
+    // Offsets that would run past i64::MAX (and wrap around to negative ones): refused up front.
+    let r = d.run(&["build", "--base-offset", "9223372036854775807"], three);
+    r.fails(
+        2,
+        "the batch's last offset would be past 9223372036854775807",
+    );
+    assert!(!r.stderr.contains("does not follow"), "{}", r.stderr);
+    let r = d.run(
+        &[
+            "build",
+            "--base-offset",
+            "9223372036854775806",
+            "--records-per-batch",
+            "1",
+        ],
+        three,
+    );
+    r.fails(
+        2,
+        "the batch's last offset would be past 9223372036854775807",
+    );
+    assert!(r.stdout.is_empty(), "nothing written");
+    // Up to i64::MAX exactly is fine.
+    d.run(&["build", "--base-offset", "9223372036854775805"], three)
+        .ok();
+    // A transaction marker's base offset is not negative either.
+    d.run(
+        &[
+            "build",
+            "--control",
+            "commit",
+            "--producer-id",
+            "7",
+            "--producer-epoch",
+            "0",
+            "--base-offset=-1",
+        ],
+        b"",
+    )
+    .fails(2, "base offset -1 is negative");
+}
+
+#[test]
 fn dump_into_a_closed_pipe_exits_0_quietly() {
     let d = Dir::new();
     let big = d.gen(

@@ -110,3 +110,24 @@ fn demo_cut_short_by_its_reader_leaves_no_directory() {
     let dir = d.path(&format!("krec-demo-{}", child.id()));
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
+
+/// A folder named with `--dir` is the user's: kept without `--keep`, as the help says (it
+/// said `--keep` kept the folder, and --dir kept it all the same).
+#[test]
+fn demo_keeps_a_dir_folder_and_its_help_says_so() {
+    let d = Dir::new();
+    let dir = d.arg("mine");
+    let out = d.run(&["demo", "--dir", &dir], b"").ok();
+    let part = d.path("mine/orders-0");
+    assert!(
+        out.ends_with(&format!("\n# files kept in {}\n", part.display())),
+        "{out}"
+    );
+    assert!(part.join("00000000000000000000.log").exists());
+    let help = d.run(&["demo", "--help"], b"").ok();
+    assert!(
+        help.contains("Keep the temporary folder afterwards (a --dir folder is always kept)"),
+        "{help}"
+    );
+    assert!(help.contains("it is kept afterwards"), "{help}");
+}

@@ -358,8 +358,9 @@ fn max_bytes_reads_whole_entries_within_the_first_n_bytes() {
     }
     let t = text(&d, &["--max-bytes", &(2 * size).to_string(), "--deep", &f]);
     assert_eq!(text_record_offsets(&t), (0..20).collect::<Vec<_>>());
-    // Per file, and for stdin.
-    let two = json(&d, &["--max-bytes", &size.to_string(), &f, &f]);
+    // Per file (two files: one named twice is read once), and for stdin.
+    let copy = d.write("copy.log", &std::fs::read(&f).unwrap());
+    let two = json(&d, &["--max-bytes", &size.to_string(), &f, &copy]);
     assert_eq!(two.len(), 2);
     let r = d.run(
         &[
@@ -583,4 +584,35 @@ fn man_pages_for_krec_and_its_subcommands() {
         .unwrap()
         .contains(".TH krec 1"));
     assert!(d.path("pages/krec-log-append.1").is_file());
+}
+
+/// A partition named more than once (a root twice, a root and one of its partitions) is read
+/// once, said on stderr (every entry was dumped twice); `--topic` and the counts agree.
+#[test]
+fn dump_reads_a_partition_named_twice_once() {
+    let d = Dir::new();
+    d.partition("root/a-0", 12);
+    d.partition("root/b-0", 8);
+    let root = d.arg("root");
+    let a = d.arg("root/a-0");
+    let entries = |args: &[&str]| -> (usize, String) {
+        let mut all = vec!["dump", "--format", "json"];
+        all.extend_from_slice(args);
+        let r = d.run(&all, b"");
+        let n = r.json_lines().len();
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        (n, r.stderr)
+    };
+    let (once, stderr) = entries(&[&root]);
+    assert_eq!(once, 5, "12 + 8 records in batches of at most 5");
+    assert_eq!(stderr, "");
+    let (twice, stderr) = entries(&[&root, &root]);
+    assert_eq!(twice, once);
+    assert!(
+        stderr.contains(&format!("krec: {a}: named more than once, read once\n")),
+        "{stderr}"
+    );
+    let (n, stderr) = entries(&[&a, &root]);
+    assert_eq!(n, once);
+    assert!(stderr.contains("named more than once"), "{stderr}");
 }

@@ -737,3 +737,47 @@ fn a_source_without_topic_and_partition_is_refused_before_anything_is_written() 
         assert!(!out.exists(), "{source:?}");
     }
 }
+
+/// `--topic GLOB` (repeatable) exports the partitions of the topics it matches, dump's rule:
+/// without it every topic of a root, internal ones included; a glob matching nothing is exit
+/// 2 naming the topics there, before anything is written.
+#[test]
+fn export_topic_chooses_the_topics_of_a_root() {
+    let d = Dir::new();
+    let root = d.path("root");
+    for name in ["orders-0", "orders-1", "payments-0", "__consumer_offsets-0"] {
+        write_log(&root.join(name), 1);
+    }
+    let topics = |out: &Path| -> Vec<String> {
+        let mut t: Vec<String> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("topic="))
+            .collect();
+        t.sort();
+        t
+    };
+    let out = d.path("all");
+    export(&root, &out, &[]).ok();
+    assert_eq!(
+        topics(&out),
+        ["topic=__consumer_offsets", "topic=orders", "topic=payments"]
+    );
+    let out = d.path("some");
+    export(&root, &out, &["--topic", "ord*", "--topic", "payments"]).ok();
+    assert_eq!(topics(&out), ["topic=orders", "topic=payments"]);
+    let parts = std::fs::read_dir(out.join("topic=orders")).unwrap().count();
+    assert_eq!(parts, 2);
+    let out = d.path("none");
+    let r = export(&root, &out, &["--topic", "nope*"]);
+    r.fails(
+        2,
+        &format!(
+            "{}: no partition of a topic matching \"nope*\" (its topics: __consumer_offsets, \
+             orders, payments)",
+            root.display()
+        ),
+    );
+    assert!(!out.exists());
+    export(&root, &out, &["--topic", "[x"]).fails(2, "topic glob \"[x\"");
+}

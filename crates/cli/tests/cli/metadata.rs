@@ -124,6 +124,29 @@ fn live_offsets_per_partition_with_a_time() {
     assert_eq!(cells, ["a", "1", "0", "3", "3"]);
 }
 
+/// `--time` takes a time in every form the positions take it: epoch ms, `@` and epoch ms (it
+/// was exit 2) and ISO 8601, with the same answer.
+#[test]
+fn offsets_time_takes_the_forms_of_the_positions() {
+    let c = cluster();
+    let url = format!("kafka://{}/a", c.addr());
+    let at = |time: &str| {
+        let r = run(&["offsets", &url, "--time", time, "--format", "json"]);
+        assert_eq!(r.code, 0, "{time}: {}", r.stderr);
+        r.json_lines()
+            .iter()
+            .map(|l| l["at_time"].clone())
+            .collect::<Vec<_>>()
+    };
+    let want = at(&(TS + 4).to_string());
+    assert!(!want[0].is_null());
+    assert_eq!(at(&format!("@{}", TS + 4)), want);
+    let iso = krecords_source::time::iso(TS + 4);
+    assert_eq!(at(&iso), want);
+    assert_eq!(at(&format!("@{iso}")), want);
+    run(&["offsets", &url, "--time", "@@1"]).fails(2, "invalid time \"@@1\"");
+}
+
 #[test]
 fn offline_metadata_is_the_metadata_logs_last_state() {
     let root = fixtures();
@@ -708,23 +731,28 @@ fn groups_json_total_lag_is_null_when_unknown_and_empty_metadata_stays_empty() {
 }
 
 /// A GROUP named that the source does not hold is exit 2 naming it (it was exit 0 with the
-/// header alone); the groups that are there are still printed.
+/// header alone), checked before anything is printed: nothing on stdout, not the header (it
+/// was printed ahead of the error) nor the groups that are there.
 #[test]
 fn groups_named_that_do_not_exist_exit_2() {
     let d = Dir::new();
     offsets_root(&d, &[("g", "t", 0, Some((4, "")))]);
     let root = d.arg("data");
-    d.run(&["groups", &root, "nosuch"], b"").fails(
+    let r = d.run(&["groups", &root, "nosuch"], b"");
+    r.fails(
         2,
         &format!("nosuch: no such group in {root} (no committed offsets"),
     );
+    assert_eq!(r.out(), "");
     let r = d.run(&["groups", &root, "g", "nosuch", "--format", "json"], b"");
     r.fails(2, "nosuch: no such group");
-    assert_eq!(r.json_lines().len(), 1);
+    assert_eq!(r.out(), "");
     let c = cluster();
     c.commit("old-app", "a", 1, 1);
     let url = format!("kafka://{}", c.addr());
-    run(&["groups", &url, "nosuch"]).fails(2, "nosuch: no such group");
+    let r = run(&["groups", &url, "nosuch"]);
+    r.fails(2, "nosuch: no such group");
+    assert_eq!(r.out(), "");
     assert_eq!(run(&["groups", &url, "old-app"]).code, 0);
 }
 

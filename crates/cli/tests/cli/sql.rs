@@ -443,3 +443,129 @@ fn a_stop_at_the_last_stable_offset_is_said() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.out().contains(said), "{}", r.out());
 }
+
+/// `--output` inside a source of the query (a segment of a partition directory named through
+/// its log.dirs root, the segment file itself, a partition directory) is refused with the
+/// words of `krec export`, before anything is read or written: the segment stays as it was
+/// (it used to be overwritten, exit 0).
+#[test]
+fn sql_output_inside_a_source_is_refused() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let segment = krecords_source::dir_logs(&part).unwrap()[0].clone();
+    let before = std::fs::read(&segment).unwrap();
+    let root = d.path("");
+    let seg = segment.to_str().unwrap();
+    let query = "SELECT 1 AS x";
+    let r = sql(query, &root, &["-o", seg]);
+    r.fails(
+        2,
+        &format!(
+            "the output {seg} is the source directory {} or inside it: its files would land in \
+             the data read",
+            root.display()
+        ),
+    );
+    assert!(r.stdout.is_empty());
+    sql(query, &part, &["-o", seg]).fails(2, "or inside it");
+    sql(query, &segment, &["-o", seg]).fails(
+        2,
+        &format!("the output {seg} is the source file {seg}: writing it would destroy"),
+    );
+    // A new file inside the partition directory: a broker would take it for its own.
+    let inside = part.join("result.parquet");
+    sql(query, &part, &["-o", inside.to_str().unwrap()]).fails(2, "or inside it");
+    assert!(!inside.exists());
+    // A source among several, and one a glob pattern names.
+    let table = format!("t={}", d.path("other").display());
+    let glob = format!("u={}", d.path("events-*").display());
+    std::fs::create_dir(d.path("other")).unwrap();
+    run(&["sql", query, "--table", &table, "--table", &glob, "-o", seg]).fails(2, "or inside it");
+    // A .parquet table is a source too.
+    let file = d.path("result.parquet");
+    sql("SELECT key FROM t", &part, &["-o", file.to_str().unwrap()]).ok();
+    let f = file.to_str().unwrap();
+    run(&["sql", "SELECT 1", "--table", &format!("t={f}"), "-o", f]).fails(2, "is the source file");
+    assert_eq!(std::fs::read(&segment).unwrap(), before);
+}
+
+/// `--output` in a directory that does not exist is a usage error: no directory is created
+/// (it used to create the missing parents).
+#[test]
+fn sql_output_needs_an_existing_directory() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let out = d.path("missing/deeper/out.parquet");
+    sql("SELECT 1 AS x", &part, &["-o", out.to_str().unwrap()]).fails(
+        2,
+        &format!(
+            "the directory {} does not exist (it is not created",
+            d.path("missing/deeper").display()
+        ),
+    );
+    assert!(!d.path("missing").exists());
+}
+
+/// The result is written under a temporary name and renamed when complete: a query that fails
+/// while it runs leaves an existing output as it was and no temporary file; one that succeeds
+/// replaces it (an existing file that is no source may be overwritten).
+#[test]
+fn sql_output_is_written_whole_or_not_at_all() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let out = d.path("out/result.parquet");
+    std::fs::create_dir(d.path("out")).unwrap();
+    std::fs::write(&out, b"an earlier file").unwrap();
+    let o = out.to_str().unwrap();
+    sql(
+        "SELECT \"offset\" / (\"offset\" - 100) AS x FROM t",
+        &part,
+        &["-o", o],
+    )
+    .fails(2, "Divide by zero");
+    assert_eq!(std::fs::read(&out).unwrap(), b"an earlier file");
+    let names: Vec<_> = std::fs::read_dir(d.path("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["result.parquet"]);
+    sql("SELECT count(*) AS n FROM t", &part, &["-o", o]).ok();
+    let n = run(&[
+        "sql",
+        "SELECT n FROM t",
+        "--table",
+        &format!("t={o}"),
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(n.ok(), format!("n\n{}\n", consumed(&part).len()));
+    assert_eq!(std::fs::read_dir(d.path("out")).unwrap().count(), 1);
+}
+
+/// krec sql only reads: statements that write (COPY ... TO, INSERT) are usage errors saying
+/// so (COPY used to overwrite a segment); DDL changes only the session and is allowed.
+#[test]
+fn sql_refuses_statements_that_write() {
+    let d = Dir::new();
+    let part = partition(&d);
+    let segment = krecords_source::dir_logs(&part).unwrap()[0].clone();
+    let before = std::fs::read(&segment).unwrap();
+    let copy = format!(
+        "COPY (SELECT \"offset\" FROM t) TO '{}' STORED AS CSV",
+        segment.display()
+    );
+    let r = sql(&copy, &part, &[]);
+    r.fails(
+        2,
+        "krec sql only reads: COPY writes (INSERT, UPDATE, DELETE, TRUNCATE and COPY are \
+         refused); to write a result, use --output FILE.parquet",
+    );
+    assert!(r.stdout.is_empty());
+    let elsewhere = format!("COPY (SELECT 1) TO '{}' STORED AS CSV", d.arg("x.csv"));
+    sql(&elsewhere, &part, &[]).fails(2, "COPY writes");
+    sql(&format!("EXPLAIN ANALYZE {elsewhere}"), &part, &[]).fails(2, "COPY writes");
+    assert!(!d.path("x.csv").exists());
+    sql("INSERT INTO t SELECT * FROM t", &part, &[]).fails(2, "INSERT writes");
+    assert_eq!(std::fs::read(&segment).unwrap(), before);
+    sql("CREATE VIEW v AS SELECT 1", &part, &[]).ok();
+}

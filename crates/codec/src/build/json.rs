@@ -99,8 +99,9 @@ impl std::error::Error for JsonLinesError {}
 
 /// Reads records as JSON lines, one object a line:
 /// `{"offset":..,"timestamp":..,"key":..,"value":..,"headers":[{"key":..,"value":..}]}`, every
-/// field optional but a header's key, no other field allowed; keys, values and header values
-/// in `encoding`. Blank lines are skipped; a record without a timestamp gets `now`.
+/// field optional but a header's key, no other field allowed, an offset not negative; keys,
+/// values and header values in `encoding`. Blank lines are skipped; a record without a
+/// timestamp gets `now`.
 ///
 /// # Errors
 ///
@@ -184,6 +185,12 @@ fn read_lines(
             reason,
         };
         let r: InputRecord = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        if let Some(o) = r.offset.filter(|&o| o < 0) {
+            return Err(bad(format!(
+                "offset {o} is negative: Kafka's offsets are 0 to {}",
+                i64::MAX
+            )));
+        }
         let parse = |s: Option<String>| s.map(|s| encoding.parse(&s).map_err(bad)).transpose();
         let mut headers = Vec::with_capacity(r.headers.len());
         for h in r.headers {
@@ -228,5 +235,12 @@ mod tests {
         );
         let e = read_json_records(&b"{\"key\":\"zz\"}"[..], BytesEncoding::Hex, 0).unwrap_err();
         assert!(e.to_string().contains("invalid hex"), "{e}");
+        // Kafka's offsets are not negative: said with the line, not as a builder's error.
+        let input = b"{\"value\":\"a\"}\n\n{\"offset\":-1,\"value\":\"b\"}\n";
+        let e = read_json_records(&input[..], BytesEncoding::Utf8, 0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "input line 3: offset -1 is negative: Kafka's offsets are 0 to 9223372036854775807"
+        );
     }
 }

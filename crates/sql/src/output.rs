@@ -1,0 +1,266 @@
+//! What a query may write: nothing through SQL ([`query`] refuses the statements that write),
+//! and its result only into a file that is none of its sources ([`check_output`]), written
+//! whole or not at all ([`write_parquet`]).
+
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DataFusionError, Result};
+use datafusion::execution::context::SQLOptions;
+use datafusion::logical_expr::{LogicalPlan, WriteOp};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::file::properties::WriterPropertiesBuilder;
+use datafusion::prelude::{DataFrame, SessionContext};
+use futures::StreamExt;
+use krecords_source::log::convert::{remove_leftovers, temporary_path, InsideSource};
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A statement [`query`] refuses: it would write (`INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`,
+/// `COPY ... TO`), and a query over krec sources only reads them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteRefused {
+    /// What it is: `INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`, `CREATE TABLE AS` or `COPY`.
+    pub statement: String,
+}
+
+impl fmt::Display for WriteRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} writes, and a query here only reads (statements that write are refused)",
+            self.statement
+        )
+    }
+}
+
+impl std::error::Error for WriteRefused {}
+
+/// The [`WriteRefused`] inside a DataFusion error, when [`query`] refused a statement.
+pub fn write_refused(e: &DataFusionError) -> Option<&WriteRefused> {
+    match e {
+        DataFusionError::External(inner) => inner.downcast_ref::<WriteRefused>(),
+        DataFusionError::Context(_, inner) => write_refused(inner),
+        _ => None,
+    }
+}
+
+/// The options [`query`] plans with: no DML (`INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`) and no
+/// `COPY ... TO`, which write files, tables' data among them. DDL (`CREATE VIEW`, `CREATE
+/// EXTERNAL TABLE`, `CREATE TABLE AS`, `DROP`) and statements (`SET`) are allowed: they change
+/// only the session's in-memory catalog and settings and write no file.
+pub fn read_only() -> SQLOptions {
+    SQLOptions::new().with_allow_dml(false)
+}
+
+/// Plans `sql` in `ctx` as [`SessionContext::sql`] does, refusing the statements that write
+/// ([`read_only`]).
+///
+/// # Errors
+///
+/// [`DataFusionError::External`] holding a [`WriteRefused`] ([`write_refused`]) for a
+/// statement that writes; DataFusion's errors otherwise.
+pub async fn query(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    let plan = ctx.state().create_logical_plan(sql).await?;
+    if let Some(statement) = writes(&plan)? {
+        return Err(DataFusionError::External(Box::new(WriteRefused {
+            statement,
+        })));
+    }
+    // DataFusion's own check of the same rule, should a writing plan be missed above.
+    read_only().verify_plan(&plan)?;
+    ctx.execute_logical_plan(plan).await
+}
+
+/// The first statement of `plan` (or of a plan inside it: EXPLAIN ANALYZE, subqueries) that
+/// writes.
+fn writes(plan: &LogicalPlan) -> Result<Option<String>> {
+    let mut found = None;
+    plan.apply_with_subqueries(|p| {
+        let name = match p {
+            LogicalPlan::Copy(_) => "COPY",
+            LogicalPlan::Dml(d) => match d.op {
+                WriteOp::Insert(_) => "INSERT",
+                WriteOp::Delete => "DELETE",
+                WriteOp::Update => "UPDATE",
+                WriteOp::Ctas => "CREATE TABLE AS",
+                WriteOp::Truncate => "TRUNCATE",
+            },
+            _ => return Ok(TreeNodeRecursion::Continue),
+        };
+        found = Some(name.to_string());
+        Ok(TreeNodeRecursion::Stop)
+    })?;
+    Ok(found)
+}
+
+/// An output file [`check_output`] refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputError {
+    /// It is a directory (the result is one file).
+    Directory(PathBuf),
+    /// The directory it would be in does not exist (none is created).
+    NoParent {
+        /// The output, as given.
+        output: PathBuf,
+        /// Its directory.
+        parent: PathBuf,
+    },
+    /// It is a source directory (a partition directory, a `log.dirs` root, a dataset) or
+    /// inside one: the words of `krec export`, `convert` and `salvage`.
+    InsideSource(InsideSource),
+    /// It is a source file (a segment, a `.parquet` file), links resolved.
+    SourceFile {
+        /// The output, as given.
+        output: PathBuf,
+        /// The source, as given.
+        source: PathBuf,
+    },
+}
+
+impl fmt::Display for OutputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OutputError::Directory(o) => write!(
+                f,
+                "the output {} is a directory; the result is one Parquet file: name it (e.g. {})",
+                o.display(),
+                o.join("result.parquet").display()
+            ),
+            OutputError::NoParent { output, parent } => write!(
+                f,
+                "the output {}: the directory {} does not exist (it is not created: create it, \
+                 or write the output into an existing directory)",
+                output.display(),
+                parent.display()
+            ),
+            OutputError::InsideSource(e) => write!(f, "{e}"),
+            OutputError::SourceFile { output, source } => write!(
+                f,
+                "the output {} is the source file {}: writing it would destroy the data read; \
+                 write the output into another file",
+                output.display(),
+                source.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// The paths a `NAME=SOURCE` table argument reads ([`register`](crate::register)'s rule): an
+/// exported dataset directory or one `.parquet`/`.arrow` file as it is, anything else the
+/// comma-separated list of sources.
+pub fn table_paths(source: &str) -> Vec<PathBuf> {
+    let path = Path::new(source);
+    if (path.is_dir() && crate::is_dataset(path)) || crate::is_dataset_file(path) {
+        return vec![path.to_path_buf()];
+    }
+    source.split(',').map(PathBuf::from).collect()
+}
+
+/// Refuses writing a query's result into `output` when it would destroy or add to the data the
+/// query reads, or needs more than a file: `output` is a directory, its directory does not
+/// exist, it is one of `sources` (the paths of the tables, [`table_paths`]; glob patterns
+/// expanded; links resolved) or inside one of their directories (a partition directory, a
+/// `log.dirs` root, a dataset: [`InsideSource`], the rule of `krec export`, `convert` and
+/// `salvage`). An existing file that is no source may be replaced ([`write_parquet`]).
+///
+/// # Errors
+///
+/// The [`OutputError`] that says why.
+pub fn check_output(output: &Path, sources: &[PathBuf]) -> Result<(), OutputError> {
+    if output.is_dir() {
+        return Err(OutputError::Directory(output.to_path_buf()));
+    }
+    let parent = match output.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return Err(OutputError::Directory(output.to_path_buf())),
+    };
+    if !parent.is_dir() {
+        return Err(OutputError::NoParent {
+            output: output.to_path_buf(),
+            parent: parent.to_path_buf(),
+        });
+    }
+    // Each pattern with its matches (a pattern matching nothing fails later, when opened).
+    let mut all: Vec<PathBuf> = sources.to_vec();
+    for s in sources {
+        if let Ok(matches) = krecords_source::expand_globs(std::slice::from_ref(s)) {
+            all.extend(matches.into_iter().filter(|m| m != s));
+        }
+    }
+    InsideSource::check(output, &all).map_err(OutputError::InsideSource)?;
+    if let Ok(out) = output.canonicalize() {
+        for s in &all {
+            if s.is_file() && s.canonicalize().is_ok_and(|s| s == out) {
+                return Err(OutputError::SourceFile {
+                    output: output.to_path_buf(),
+                    source: s.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the result of `df` into the Parquet file `output` with the session's Parquet
+/// settings (`datafusion.execution.parquet.*`), whole or not at all: the rows go into a
+/// temporary file next to it (`.NAME.krec-tmp-PID`), which is synced and renamed to `output`
+/// once the query has succeeded; when it fails, the temporary file is removed and `output`,
+/// if there was one, is left as it was. Temporary files that killed runs left next to
+/// `output` are removed first; their paths are returned with the number of rows written.
+/// Check the output first ([`check_output`]): no directory is created.
+///
+/// # Errors
+///
+/// The query's errors, or the temporary file cannot be created, written, synced or renamed.
+pub async fn write_parquet(df: DataFrame, output: &Path) -> Result<(u64, Vec<PathBuf>)> {
+    let removed = remove_leftovers(&krecords_source::log::storage::FsStorage, output);
+    let tmp = temporary_path(output);
+    let written = write_into(df, &tmp).await.and_then(|rows| {
+        std::fs::rename(&tmp, output).map_err(|e| {
+            DataFusionError::IoError(std::io::Error::new(
+                e.kind(),
+                format!("cannot replace {}: {e}", output.display()),
+            ))
+        })?;
+        Ok(rows)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok((written?, removed))
+}
+
+/// Writes the result of `df` into the new file `tmp`, synced.
+async fn write_into(df: DataFrame, tmp: &Path) -> Result<u64> {
+    let io = |what: &str, e: std::io::Error| {
+        DataFusionError::IoError(std::io::Error::new(
+            e.kind(),
+            format!("cannot {what} {}: {e}", tmp.display()),
+        ))
+    };
+    // The session's Parquet settings, as DataFusion's own `write_parquet` takes them.
+    let config = df.task_ctx().session_config().options().clone();
+    let mut table = datafusion::config::TableOptions::default_from_session_config(&config);
+    let mut stream = df.execute_stream().await?;
+    let schema = stream.schema();
+    if !table.parquet.global.skip_arrow_metadata {
+        table.parquet.arrow_schema(&schema);
+    }
+    let properties = WriterPropertiesBuilder::try_from(&table.parquet)?.build();
+    let file = std::fs::File::create_new(tmp).map_err(|e| io("create", e))?;
+    let sink = std::io::BufWriter::with_capacity(1 << 16, file);
+    let mut writer = ArrowWriter::try_new(sink, schema, Some(properties))?;
+    let mut rows = 0u64;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        rows += batch.num_rows() as u64;
+        writer.write(&batch)?;
+    }
+    let mut sink = writer.into_inner()?;
+    sink.flush().map_err(|e| io("write", e))?;
+    sink.get_ref().sync_all().map_err(|e| io("sync", e))?;
+    Ok(rows)
+}

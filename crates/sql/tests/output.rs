@@ -1,0 +1,129 @@
+//! What a query may write: statements that write are refused ([`krecords_sql::query`]), and
+//! a result goes only into a file that is none of the sources nor inside one
+//! ([`krecords_sql::check_output`]), whole or not at all ([`krecords_sql::write_parquet`]).
+
+use krecords_codec::write::{NewRecord, V2Builder};
+use krecords_sql::{
+    check_output, new_context, query, register, write_parquet, write_refused, OutputError,
+    TableOptions,
+};
+use std::path::{Path, PathBuf};
+
+/// `DIR/events-0/00000000000000000000.log` with three records; the segment's path.
+fn partition(dir: &Path) -> PathBuf {
+    let part = dir.join("events-0");
+    std::fs::create_dir_all(&part).unwrap();
+    let mut b = V2Builder::new(0);
+    for i in 0..3i64 {
+        b.append(&NewRecord::new(1_714_000_000_000 + i, None, Some(b"v")))
+            .unwrap();
+    }
+    let segment = part.join("00000000000000000000.log");
+    std::fs::write(&segment, b.finish().unwrap()).unwrap();
+    segment
+}
+
+fn no_config() -> Result<krecords_source::ClientConfig, krecords_source::Error> {
+    Err(krecords_source::Error::Usage("no kafka:// here".into()))
+}
+
+#[test]
+fn statements_that_write_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let segment = partition(dir.path());
+    let before = std::fs::read(&segment).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let ctx = new_context().unwrap();
+        let source = dir.path().display().to_string();
+        register(&ctx, "t", &source, TableOptions::default(), &mut no_config)
+            .await
+            .unwrap();
+        let copy = format!(
+            "COPY (SELECT \"offset\" FROM t) TO '{}' STORED AS CSV",
+            segment.display()
+        );
+        for (sql, statement) in [
+            (copy.as_str(), "COPY"),
+            ("INSERT INTO t SELECT * FROM t", "INSERT"),
+            ("DELETE FROM t", "DELETE"),
+        ] {
+            let e = query(&ctx, sql).await.unwrap_err();
+            let w = write_refused(&e).unwrap_or_else(|| panic!("{sql}: {e}"));
+            assert_eq!(w.statement, statement);
+        }
+        // DDL only changes the session.
+        query(&ctx, "CREATE VIEW v AS SELECT 1 AS x").await.unwrap();
+        let n = query(&ctx, "SELECT count(*) FROM t")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        assert_eq!(n[0].num_rows(), 1);
+    });
+    assert_eq!(std::fs::read(&segment).unwrap(), before);
+}
+
+#[test]
+fn an_output_in_a_source_or_without_its_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let segment = partition(dir.path());
+    let part = segment.parent().unwrap().to_path_buf();
+    let root = dir.path().to_path_buf();
+    let inside = |e: Result<(), OutputError>| matches!(e, Err(OutputError::InsideSource(_)));
+    assert!(inside(check_output(&segment, std::slice::from_ref(&root))));
+    assert!(inside(check_output(
+        &part.join("x.parquet"),
+        std::slice::from_ref(&part)
+    )));
+    let pattern = root.join("events-*");
+    assert!(inside(check_output(&segment, &[pattern])));
+    assert!(matches!(
+        check_output(&segment, std::slice::from_ref(&segment)),
+        Err(OutputError::SourceFile { .. })
+    ));
+    assert!(matches!(
+        check_output(&root.join("no/x.parquet"), &[]),
+        Err(OutputError::NoParent { .. })
+    ));
+    assert!(matches!(
+        check_output(&part, &[]),
+        Err(OutputError::Directory(_))
+    ));
+    // Next to the sources, and over an existing file that is none of them: allowed.
+    let other = root.join("result.parquet");
+    check_output(&other, std::slice::from_ref(&part)).unwrap();
+    std::fs::write(&other, b"old").unwrap();
+    check_output(&other, &[part, segment]).unwrap();
+}
+
+#[test]
+fn a_failed_query_leaves_the_output_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let segment = partition(dir.path());
+    let out = dir.path().join("result.parquet");
+    std::fs::write(&out, b"old").unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let ctx = new_context().unwrap();
+        let source = segment.display().to_string();
+        register(&ctx, "t", &source, TableOptions::default(), &mut no_config)
+            .await
+            .unwrap();
+        let df = query(&ctx, "SELECT 1 / (\"offset\" - 1) FROM t")
+            .await
+            .unwrap();
+        assert!(write_parquet(df, &out).await.is_err());
+        assert_eq!(std::fs::read(&out).unwrap(), b"old");
+        let df = query(&ctx, "SELECT \"offset\" FROM t").await.unwrap();
+        let (rows, removed) = write_parquet(df, &out).await.unwrap();
+        assert_eq!((rows, removed.len()), (3, 0));
+    });
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(std::fs::read(&out).unwrap().starts_with(b"PAR1"));
+}
