@@ -400,7 +400,7 @@ pub struct Scan<'a> {
     done: bool,
     /// Partitions opened, and the last one left out because the range is outside it.
     opened: usize,
-    outside: Option<krecords_source::Error>,
+    outside: Option<String>,
 }
 
 /// What a [`Scan`] has read so far, over its partitions.
@@ -528,7 +528,9 @@ impl Iterator for Scan<'_> {
                 self.done = true;
                 // Every partition was left out: the range is outside all of them.
                 return match (self.opened, self.outside.take()) {
-                    (0, Some(e)) => Some(Err(ScanError::Source(e))),
+                    (0, Some(m)) => Some(Err(ScanError::Source(
+                        krecords_source::EachPartition::all_left_out(&m),
+                    ))),
                     _ => None,
                 };
             };
@@ -540,13 +542,13 @@ impl Iterator for Scan<'_> {
                 // A position outside one of several partitions (past its end, a time window
                 // it holds nothing of) leaves that partition out with a note, as every krec
                 // command that reads several does.
-                Err(ScanError::Source(e @ krecords_source::Error::OutOfRange(_)))
+                Err(ScanError::Source(krecords_source::Error::OutOfRange(m)))
                     if self.sources.partitions.len() > 1 =>
                 {
                     self.totals
                         .notes
-                        .push(format!("{e}; nothing of it is in the range"));
-                    self.outside = Some(e);
+                        .push(format!("{m}; nothing of it is in the range"));
+                    self.outside = Some(m);
                 }
                 Err(e) => {
                     self.done = true;

@@ -128,10 +128,18 @@ impl<'a> EachPartition<'a> {
     /// A usage error when every partition was left out for being outside the positions.
     pub fn finish(self) -> Result<u64, Error> {
         match self.last {
-            Some(m) if self.left_out == self.sources.partitions.len() => Err(Error::Usage(
-                format!("no partition holds the positions asked for (the last: {m})"),
-            )),
+            Some(m) if self.left_out == self.sources.partitions.len() => {
+                Err(EachPartition::all_left_out(&m))
+            }
             _ => Ok(self.damaged),
         }
+    }
+
+    /// The error of a read whose partitions were all left out, the last for `last` (the
+    /// position outside it, as [`Error::OutOfRange`] said it).
+    pub fn all_left_out(last: &str) -> Error {
+        Error::Usage(format!(
+            "no partition holds the positions asked for (the last: {last})"
+        ))
     }
 }

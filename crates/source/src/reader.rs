@@ -236,10 +236,13 @@ impl Trim {
 
     /// Whether the entries read so far reach the end of the range.
     fn at_end(&self) -> bool {
-        let next = self
-            .prev_last
-            .map_or(self.range.start, |p| p.saturating_add(1));
-        self.range.end.is_some_and(|end| next >= end)
+        self.left == Some(0) || self.range.end.is_some_and(|end| self.next_offset() >= end)
+    }
+
+    /// The offset after the entries read so far (the start before the first).
+    fn next_offset(&self) -> i64 {
+        self.prev_last
+            .map_or(self.range.start, |p| p.saturating_add(1))
     }
 
     fn bounds(&self) -> Bounds {
@@ -630,15 +633,23 @@ impl Beyond {
 }
 
 /// The note of a torn tail at the end of a log read as its log (see [`Reader::notes`]).
-fn torn_tail_note(file: Option<&str>, position: usize, bytes: usize, trim: &Trim) -> String {
-    let end = trim
-        .range
-        .end
-        .map_or_else(String::new, |e| format!(" (offset {e})"));
+/// `later`: segment files follow, with no intact entry either.
+fn torn_tail_note(
+    file: Option<&str>,
+    position: usize,
+    bytes: usize,
+    end: i64,
+    later: bool,
+) -> String {
+    let later = if later {
+        ", and the later segment files hold no intact entry"
+    } else {
+        ""
+    };
     format!(
         "{}: the last {bytes} bytes, from byte {position}, are not a whole entry (a crash, or a \
-         writer still writing): the log ends before them{end}, as Kafka's recovery would cut \
-         them; nothing was changed",
+         writer still writing){later}: the log ends before them (offset {end}), as Kafka's \
+         recovery would cut them; nothing was changed",
         file.unwrap_or("-")
     )
 }
@@ -861,6 +872,7 @@ impl Reader {
             damage,
             as_log,
             notes,
+            watermarks,
             ..
         } = self;
         let step = match cur {
@@ -870,21 +882,43 @@ impl Reader {
                     while s.skip_entry_if(|b| trim.skip(b))? {}
                 }
                 let step = s.next_entry()?;
-                // A torn tail where the log, as its recovery reads it, ends: not part of the
-                // log a broker serves, so the end of a read of the log.
-                let torn = match &step {
-                    Step::Partial(p) if *as_log && trim.at_end() => Some((p.position, p.bytes)),
+                // A partial entry in a read of a directory as its log: damage in the middle
+                // of the log is the damage's error; a torn tail of the last segment where the
+                // log as its recovery reads it ends is not part of the log a broker serves,
+                // so the end of the read, with a note; after the read's own end (its count,
+                // `--end`, the last stable offset) it is not the read's at all.
+                let partial = match &step {
+                    Step::Partial(p) if *as_log => Some((p.position, p.bytes)),
                     _ => None,
                 };
-                if let Some((position, bytes)) = torn {
-                    let file = cur_path.as_deref().map(|p| p.display().to_string());
-                    notes.push(torn_tail_note(file.as_deref(), position, bytes, trim));
-                    *finished = true;
-                    *clean = true;
-                    if let Some(p) = progress.as_mut() {
-                        p(Progress::Done);
+                if let Some((position, bytes)) = partial {
+                    if let Some(d) = reached(damage.as_ref(), trim) {
+                        *finished = true;
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, d.error()));
                     }
-                    return Ok((Step::End, trim.bounds()));
+                    // Damage that intact entries follow is the log's damage (above); a cut with
+                    // nothing intact after it, in later segment files too, is the log's end.
+                    let log_end = watermarks.map(|w| w.high_watermark);
+                    let torn = log_end.is_some_and(|end| trim.next_offset() >= end);
+                    if torn || trim.at_end() {
+                        if let (true, Some(end)) = (torn, log_end) {
+                            let file = cur_path.as_deref().map(|p| p.display().to_string());
+                            let later = next_segment(pending).is_some();
+                            notes.push(torn_tail_note(
+                                file.as_deref(),
+                                position,
+                                bytes,
+                                end,
+                                later,
+                            ));
+                        }
+                        *finished = true;
+                        *clean = true;
+                        if let Some(p) = progress.as_mut() {
+                            p(Progress::Done);
+                        }
+                        return Ok((Step::End, trim.bounds()));
+                    }
                 }
                 let beyond = match &step {
                     Step::Entry(b) if trim.past_end(b) => Some(Beyond::of(b)),

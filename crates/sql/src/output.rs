@@ -163,7 +163,9 @@ pub fn table_paths(source: &str) -> Vec<PathBuf> {
 /// exist, it is one of `sources` (the paths of the tables, [`table_paths`]; glob patterns
 /// expanded; links resolved) or inside one of their directories (a partition directory, a
 /// `log.dirs` root, a dataset: [`InsideSource`], the rule of `krec export`, `convert` and
-/// `salvage`). An existing file that is no source may be replaced ([`write_parquet`]).
+/// `salvage`; for a source file, the partition directory of a segment and the dataset of one
+/// of its files count too). An existing file that is no source may be replaced
+/// ([`write_parquet`]).
 ///
 /// # Errors
 ///
@@ -190,7 +192,6 @@ pub fn check_output(output: &Path, sources: &[PathBuf]) -> Result<(), OutputErro
             all.extend(matches.into_iter().filter(|m| m != s));
         }
     }
-    InsideSource::check(output, &all).map_err(OutputError::InsideSource)?;
     if let Ok(out) = output.canonicalize() {
         for s in &all {
             if s.is_file() && s.canonicalize().is_ok_and(|s| s == out) {
@@ -201,7 +202,38 @@ pub fn check_output(output: &Path, sources: &[PathBuf]) -> Result<(), OutputErro
             }
         }
     }
+    // A file of a dataset or a segment file read alone: the directory that holds it is a
+    // source too (a result written there would join the dataset or the partition).
+    let holders: Vec<PathBuf> = all.iter().filter_map(|s| holder(s)).collect();
+    all.extend(holders);
+    InsideSource::check(output, &all).map_err(OutputError::InsideSource)?;
     Ok(())
+}
+
+/// The directory a source file belongs to: the dataset that holds a `.parquet`/`.arrow` file
+/// in `topic=T/partition=P/`, the partition directory of a segment file.
+fn holder(file: &Path) -> Option<PathBuf> {
+    if !file.is_file() {
+        return None;
+    }
+    if crate::is_dataset_file(file) {
+        // Up through `partition=P` and `topic=T`: the dataset's directory.
+        let file = file.canonicalize().ok()?;
+        let parent = file.parent()?;
+        let mut dir = parent;
+        while dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("partition=") || n.starts_with("topic="))
+        {
+            dir = dir.parent()?;
+        }
+        return (dir != parent).then(|| dir.to_path_buf());
+    }
+    krecords_source::partition_of_path(file)
+        .and(file.parent())
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
 }
 
 /// Writes the result of `df` into the Parquet file `output` with the session's Parquet
@@ -250,7 +282,9 @@ async fn write_into(df: DataFrame, tmp: &Path) -> Result<u64> {
         table.parquet.arrow_schema(&schema);
     }
     let properties = WriterPropertiesBuilder::try_from(&table.parquet)?.build();
-    let file = std::fs::File::create_new(tmp).map_err(|e| io("create", e))?;
+    // Named with this process's id: one left by a killed run of the same id (krec as PID 1
+    // of a container) is stale.
+    let file = std::fs::File::create(tmp).map_err(|e| io("create", e))?;
     let sink = std::io::BufWriter::with_capacity(1 << 16, file);
     let mut writer = ArrowWriter::try_new(sink, schema, Some(properties))?;
     let mut rows = 0u64;

@@ -91,6 +91,27 @@ fn an_output_in_a_source_or_without_its_directory_is_refused() {
         check_output(&part, &[]),
         Err(OutputError::Directory(_))
     ));
+    // A source file read alone: the directory that holds it is a source too (the partition
+    // directory of a segment, the dataset of one of its files), so a result written there
+    // would join the data; next to a lone Parquet file it is allowed.
+    assert!(inside(check_output(
+        &part.join("y.parquet"),
+        std::slice::from_ref(&segment)
+    )));
+    let ds = root.join("ds");
+    let files = ds.join("topic=ev/partition=0");
+    std::fs::create_dir_all(&files).unwrap();
+    let one = files.join("00000000000000000000-00000000000000000009.parquet");
+    std::fs::write(&one, b"PAR1").unwrap();
+    for out in [files.join("y.parquet"), ds.join("y.parquet")] {
+        assert!(
+            inside(check_output(&out, std::slice::from_ref(&one))),
+            "{out:?}"
+        );
+    }
+    let lone = root.join("lone.parquet");
+    std::fs::write(&lone, b"PAR1").unwrap();
+    check_output(&root.join("next.parquet"), std::slice::from_ref(&lone)).unwrap();
     // Next to the sources, and over an existing file that is none of them: allowed.
     let other = root.join("result.parquet");
     check_output(&other, std::slice::from_ref(&part)).unwrap();
