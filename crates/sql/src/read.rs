@@ -56,9 +56,13 @@ fn range_of(read: &PartitionRead<'_>) -> Result<Option<Range>, Error> {
     } else {
         None
     };
+    // An end at or past what the isolation level shows is left to the read, which then says
+    // where read_committed stopped (an open transaction), as a read without bounds does.
+    let mut open_end = offsets.hi.is_none();
     if let Some(w) = watermarks {
         let end = w.readable_end(read.isolation);
         offsets.lo = Some(offsets.lo.map_or(w.log_start, |l| l.max(w.log_start)));
+        open_end |= offsets.hi.is_some_and(|h| h >= end);
         offsets.hi = Some(offsets.hi.map_or(end, |h| h.min(end)));
     }
     if offsets.is_empty() {
@@ -66,7 +70,7 @@ fn range_of(read: &PartitionRead<'_>) -> Result<Option<Range>, Error> {
     }
     Ok(Some(Range {
         start: offsets.lo.map(Position::Offset),
-        end: offsets.hi.map(Position::Offset),
+        end: offsets.hi.filter(|_| !open_end).map(Position::Offset),
         count: None,
     }))
 }

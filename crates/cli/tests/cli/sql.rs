@@ -438,6 +438,12 @@ fn a_stop_at_the_last_stable_offset_is_said() {
     let said = "stopped at last stable offset 3; high watermark 7: an open transaction from \
                 producer 9 since offset 3";
     assert!(r.stderr.contains(said), "{}", r.stderr);
+    // With offset bounds pushed down that reach past it, too.
+    let bounded = "SELECT count(*) AS n FROM t WHERE \"offset\" >= 1 AND \"offset\" < 100";
+    let r = sql(bounded, Path::new(&log), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().contains('2'), "{}", r.out());
+    assert!(r.stderr.contains(said), "{}", r.stderr);
     let out = d.arg("lake");
     let r = d.run(&["export", &log, "--output", &out], b"");
     assert_eq!(r.code, 0, "{}", r.stderr);
