@@ -7,8 +7,10 @@
 
 use crate::{Error, ErrorClass, ReadOptions, Reader, Sources};
 
-/// The partitions of `sources` read one after another with one set of options, under the
-/// rule of the [module](self). The notes go to the callback given to [`EachPartition::new`].
+/// The partitions of `sources` read one after another with one set of options: a partition a
+/// position is outside of is left out with a note, and only when every one is left out does
+/// the read fail; a partition whose data cannot be read is a note and a problem, and the
+/// others are read. The notes go to the callback given to [`EachPartition::new`].
 ///
 /// ```
 /// use krecords_source::codec::write::{NewRecord, V2Builder};

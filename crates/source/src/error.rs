@@ -80,7 +80,7 @@ pub fn classify_codec(e: &krecords_codec::Error) -> ErrorClass {
 
 /// How an I/O error ends a command: exit 2, except for a log error a reader passed on as one
 /// (the damage a read of a partition directory reached), classified as [`classify_log`] does.
-/// A source with no segments ([`NoSegments`]) is a usage error: nothing failed to read.
+/// A source with no segments (`NoSegments`) is a usage error: nothing failed to read.
 pub fn classify_io(e: &io::Error) -> ErrorClass {
     if e.get_ref().is_some_and(|i| i.is::<NoSegments>()) {
         return ErrorClass::Usage;
