@@ -18,7 +18,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use krecords_codec::read::Step;
 use krecords_source::{
-    ErrorClass, FileInfo, IsolationLevel, ProgressFn, Range, ReadOptions, Reader, Resolved,
+    ErrorClass, FileInfo, IsolationLevel, LeftOut, ProgressFn, Range, ReadOptions, Reader, Resolved,
     Sources, Stop, StopCause, Watermarks,
 };
 use std::collections::VecDeque;
@@ -177,8 +177,7 @@ impl PartitionScan {
         index: usize,
         options: &ScanOptions,
     ) -> Result<PartitionScan, ScanError> {
-        let mut reader = sources.read(index, &options.read_options())?;
-        reader.check_offsets();
+        let reader = sources.read(index, &options.read_options())?;
         let part = sources.partitions.get(index);
         let topic = part.and_then(|p| p.topic.clone()).unwrap_or_default();
         let partition = part.and_then(|p| p.partition).unwrap_or(-1);
@@ -398,9 +397,8 @@ pub struct Scan<'a> {
     current: Option<PartitionScan>,
     totals: Totals,
     done: bool,
-    /// Partitions opened, and the last one left out because the range is outside it.
-    opened: usize,
-    outside: Option<String>,
+    /// The partitions left out because a position is outside them.
+    outside: LeftOut,
 }
 
 /// What a [`Scan`] has read so far, over its partitions.
@@ -448,16 +446,16 @@ impl<'a> Scan<'a> {
         options: ScanOptions,
     ) -> Scan<'a> {
         let schema = scan_schema(&options);
+        let pending: VecDeque<usize> = indices.into_iter().collect();
         Scan {
             sources,
-            pending: indices.into_iter().collect(),
+            outside: LeftOut::new(sources, pending.len()),
+            pending,
             options,
             schema,
             current: None,
             totals: Totals::default(),
             done: false,
-            opened: 0,
-            outside: None,
         }
     }
 
@@ -527,29 +525,24 @@ impl Iterator for Scan<'_> {
             let Some(index) = self.pending.pop_front() else {
                 self.done = true;
                 // Every partition was left out: the range is outside all of them.
-                return match (self.opened, self.outside.take()) {
-                    (0, Some(m)) => Some(Err(ScanError::Source(
-                        krecords_source::EachPartition::all_left_out(&m),
-                    ))),
-                    _ => None,
-                };
+                return self.outside.finish().err().map(|e| Err(e.into()));
             };
-            match PartitionScan::open(self.sources, index, &self.options) {
-                Ok(c) => {
-                    self.opened = self.opened.saturating_add(1);
-                    self.current = Some(c);
-                }
+            let opened = match PartitionScan::open(self.sources, index, &self.options) {
+                Ok(c) => Ok(c),
                 // A position outside one of several partitions (past its end, a time window
                 // it holds nothing of) leaves that partition out with a note, as every krec
                 // command that reads several does.
-                Err(ScanError::Source(krecords_source::Error::OutOfRange(m)))
-                    if self.sources.partitions.len() > 1 =>
-                {
-                    self.totals
-                        .notes
-                        .push(format!("{m}; nothing of it is in the range"));
-                    self.outside = Some(m);
-                }
+                Err(ScanError::Source(e)) => match self.outside.leave_out(e) {
+                    Ok(note) => {
+                        self.totals.notes.push(note);
+                        continue;
+                    }
+                    Err(e) => Err(e.into()),
+                },
+                Err(e) => Err(e),
+            };
+            match opened {
+                Ok(c) => self.current = Some(c),
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));

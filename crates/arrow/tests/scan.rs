@@ -204,6 +204,24 @@ fn a_start_outside_one_of_several_partitions_leaves_it_out_with_a_note() {
     let errors: Vec<ScanError> = at(100).filter_map(Result::err).collect();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].class(), ErrorClass::Usage, "{}", errors[0]);
+    // A filter on `partition` asking only for the one the range is outside of: every
+    // partition asked for is left out, which is the usage error too.
+    let range = Range {
+        start: Some(Position::Offset(10)),
+        ..Range::default()
+    };
+    let errors: Vec<ScanError> =
+        Scan::of(&sources, [0], options(range, IsolationLevel::ReadCommitted))
+            .filter_map(Result::err)
+            .collect();
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0]
+            .to_string()
+            .starts_with("no partition holds the positions asked for (the last: "),
+        "{}",
+        errors[0]
+    );
 }
 
 /// read_committed stops at an open transaction's first offset: the rows before it, and a

@@ -47,15 +47,79 @@ pub struct EachPartition<'a> {
     sources: &'a Sources,
     options: &'a ReadOptions,
     note: Box<dyn FnMut(&str) + 'a>,
+    outside: LeftOut,
+    damaged: u64,
+}
+
+/// The rule for positions outside some of the partitions a read asks for, on its own for a
+/// reader that opens partitions its own way (the Arrow layer's scans): of several
+/// partitions, one that a position is outside of ([`Error::OutOfRange`]) is left out with a
+/// note; when every partition asked for is left out, the read fails with a usage error.
+/// [`EachPartition`] applies it.
+#[derive(Debug, Clone)]
+pub struct LeftOut {
+    several: bool,
+    asked: usize,
     left_out: usize,
     last: Option<String>,
-    damaged: u64,
+}
+
+impl LeftOut {
+    /// The rule for a read of `asked` partitions of `sources` (several when `sources` holds
+    /// more than one, however many are asked for).
+    pub fn new(sources: &Sources, asked: usize) -> LeftOut {
+        LeftOut {
+            several: sources.partitions.len() > 1,
+            asked,
+            left_out: 0,
+            last: None,
+        }
+    }
+
+    /// Whether the read is of several partitions (the rules of [`EachPartition`] apply only
+    /// then).
+    pub fn several(&self) -> bool {
+        self.several
+    }
+
+    /// What becomes of a partition whose opening failed with `error`: `Ok(note)` when the
+    /// partition is left out (`note` is the line a user should see), the error back when it
+    /// is the read's.
+    ///
+    /// # Errors
+    ///
+    /// `error` itself, when it does not leave the partition out.
+    pub fn leave_out(&mut self, error: Error) -> Result<String, Error> {
+        match error {
+            Error::OutOfRange(m) if self.several => {
+                let note = format!("{m}; nothing of it is in the range");
+                self.left_out = self.left_out.saturating_add(1);
+                self.last = Some(m);
+                Ok(note)
+            }
+            e => Err(e),
+        }
+    }
+
+    /// The end of the read.
+    ///
+    /// # Errors
+    ///
+    /// A usage error when every partition asked for was left out, naming the last.
+    pub fn finish(&self) -> Result<(), Error> {
+        match &self.last {
+            Some(m) if self.left_out == self.asked => Err(Error::Usage(format!(
+                "no partition holds the positions asked for (the last: {m})"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl std::fmt::Debug for EachPartition<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EachPartition")
-            .field("left_out", &self.left_out)
+            .field("outside", &self.outside)
             .field("damaged", &self.damaged)
             .finish_non_exhaustive()
     }
@@ -73,15 +137,9 @@ impl<'a> EachPartition<'a> {
             sources,
             options,
             note: Box::new(note),
-            left_out: 0,
-            last: None,
+            outside: LeftOut::new(sources, sources.partitions.len()),
             damaged: 0,
         }
-    }
-
-    /// Whether the read is of several partitions (the rule applies only then).
-    fn several(&self) -> bool {
-        self.sources.partitions.len() > 1
     }
 
     /// Opens partition `index` ([`Sources::read`]); `None` when it is left out: the
@@ -91,19 +149,18 @@ impl<'a> EachPartition<'a> {
     ///
     /// As [`Sources::read`], for a read of one partition or an error that is not the data's.
     pub fn open(&mut self, index: usize) -> Result<Option<Reader>, Error> {
-        match self.sources.read(index, self.options) {
-            Err(Error::OutOfRange(m)) if self.several() => {
-                (self.note)(&format!("{m}; nothing of it is in the range"));
-                self.left_out = self.left_out.saturating_add(1);
-                self.last = Some(m);
-                Ok(None)
-            }
-            Err(e) if e.class() == ErrorClass::Data && self.several() => {
+        let error = match self.sources.read(index, self.options) {
+            Ok(r) => return Ok(Some(r)),
+            Err(e) => e,
+        };
+        match self.outside.leave_out(error) {
+            Ok(note) => (self.note)(&note),
+            Err(e) if e.class() == ErrorClass::Data && self.outside.several() => {
                 self.damaged_partition(&e.to_string());
-                Ok(None)
             }
-            r => r.map(Some),
+            Err(e) => return Err(e),
         }
+        Ok(None)
     }
 
     /// Whether the read goes on after a partition's read failed with an error of `class`
@@ -111,7 +168,7 @@ impl<'a> EachPartition<'a> {
     /// ([`EachPartition::finish`] counts it), and the other partitions are read; any other
     /// error ends the read.
     pub fn goes_on(&mut self, class: ErrorClass, message: &str) -> bool {
-        let on = class == ErrorClass::Data && self.several();
+        let on = class == ErrorClass::Data && self.outside.several();
         if on {
             self.damaged_partition(message);
         }
@@ -129,19 +186,7 @@ impl<'a> EachPartition<'a> {
     ///
     /// A usage error when every partition was left out for being outside the positions.
     pub fn finish(self) -> Result<u64, Error> {
-        match self.last {
-            Some(m) if self.left_out == self.sources.partitions.len() => {
-                Err(EachPartition::all_left_out(&m))
-            }
-            _ => Ok(self.damaged),
-        }
-    }
-
-    /// The error of a read whose partitions were all left out, the last for `last` (the
-    /// position outside it, as [`Error::OutOfRange`] said it).
-    pub fn all_left_out(last: &str) -> Error {
-        Error::Usage(format!(
-            "no partition holds the positions asked for (the last: {last})"
-        ))
+        self.outside.finish()?;
+        Ok(self.damaged)
     }
 }

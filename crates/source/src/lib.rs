@@ -84,7 +84,7 @@ mod spec;
 pub mod stats;
 pub mod time;
 
-pub use each::EachPartition;
+pub use each::{EachPartition, LeftOut};
 pub use error::{
     classify_client, classify_codec, classify_io, classify_log, exit_code, named_once,
     passed_log_error, Error, ErrorClass, TRUNCATED_TAIL,
@@ -224,8 +224,12 @@ pub struct ReadOptions {
     /// at the log's end as recovery finds it: an entry claiming offsets past it is damage, and
     /// a torn tail (a last entry cut short by a crash or a writer still writing, which Kafka's
     /// recovery cuts) ends the read with a note ([`Reader::notes`]) instead of an error.
+    /// Of any source, it reads records, not files as they are: an entry whose offsets reach
+    /// the base offset of the next segment file (its offset field damaged) is an error however
+    /// the range is given, so that no record gets an offset the partition does not hold.
     /// `false` (the default): the files as they are, as the inspecting commands read them
-    /// (`dump`, `verify` and `stats` report a torn tail).
+    /// (`dump`, `verify` and `stats` report a torn tail, and `dump` of whole files shows an
+    /// entry with a damaged offset field as it is).
     pub as_log: bool,
 }
 
@@ -392,7 +396,11 @@ impl Sources {
             }
         }
         sources.push_local(&mut files)?;
-        sources.keep_once();
+        // One argument names each partition once (a root, a directory, a topic, a glob's
+        // distinct paths): only several can name one twice.
+        if args.len() > 1 {
+            sources.keep_once();
+        }
         Ok(sources)
     }
 
@@ -696,6 +704,7 @@ impl Sources {
             damage: None,
             counted: options.counted,
             as_log: false,
+            check_offsets: options.as_log,
         };
         match &part.kind {
             Kind::Stdin => {

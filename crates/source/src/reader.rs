@@ -444,7 +444,8 @@ pub struct Reader {
     cur: Cur,
     /// The local file `cur` reads.
     cur_path: Option<PathBuf>,
-    /// See [`Reader::check_offsets`].
+    /// An entry whose offsets reach the next segment file's base offset is an error however
+    /// the range is given (see [`crate::ReadOptions::as_log`]).
     check_offsets: bool,
     trim: Trim,
     watermarks: Option<Watermarks>,
@@ -487,7 +488,10 @@ pub(crate) struct Setup {
     pub limit: usize,
     pub damage: Option<Damage>,
     pub counted: Option<Filter>,
+    /// A directory read as its log ([`crate::ReadOptions::as_log`]).
     pub as_log: bool,
+    /// Offsets checked against the next segment ([`crate::ReadOptions::as_log`], any source).
+    pub check_offsets: bool,
 }
 
 impl Setup {
@@ -683,7 +687,7 @@ impl Reader {
             max_bytes: s.max_bytes,
             cur: Cur::None,
             cur_path: None,
-            check_offsets: false,
+            check_offsets: s.check_offsets,
             trim: Trim {
                 range: s.range,
                 filter: s.aborted.map(|a| ReadCommitted::new(&a)),
@@ -720,14 +724,6 @@ impl Reader {
     /// See [`reached`].
     fn damage_reached(&self) -> Option<&Damage> {
         reached(self.damage.as_ref(), &self.trim)
-    }
-
-    /// Reads records, not files as they are: an entry whose offsets reach the base offset of
-    /// the next segment file (its offset field damaged) is an error however the range is
-    /// given, where `dump` of the whole files shows it as it is. The Arrow layer's scans ask
-    /// for this, so that no row gets an offset the partition does not hold.
-    pub fn check_offsets(&mut self) {
-        self.check_offsets = true;
     }
 
     /// Reports progress to `f`.
