@@ -29,6 +29,10 @@ Kafka's ProducerPerformance, then compares:
   ConsoleConsumer reads the same records there, and a second call ships nothing;
 - produce-batches: `krec produce --batches` of two files `krec build` wrote (zstd, lz4) to one
   partition; ConsoleConsumer reads every record back;
+- produce-batches-txn: `krec produce --batches` of the broker's own partition directory of a
+  topic Kafka's transactional producer wrote (every third transaction aborted): only the
+  committed records are sent, and ConsoleConsumer at read_committed reads exactly them back
+  (the aborted ones came back as committed records before);
 - groups-members: with a ConsoleConsumer running in a classic and in a consumer-protocol
   group, `krec groups kafka://B GROUP` gives kafka-consumer-groups --describe's rows (committed,
   end, lag, consumer id, host, client id) and --describe --state's state and member count;
@@ -275,6 +279,34 @@ def check_produce_batches(a, bootstrap, work):
         "partition 1, read back by ConsoleConsumer" if ok else
         f"written {written}, read {len(got)}: first differences "
         f"{[x for x in got if x not in want][:3]} / {[x for x in want if x not in got][:3]}")
+
+
+def check_produce_batches_txn(a, bootstrap):
+    """`krec produce --batches` of a partition directory with aborted transactions sends what a
+    read_committed consumer reads of it, nothing of the aborted transactions."""
+    for name in ("fd-txn", "fd-txn-copy"):
+        java(a.java_cp, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+             "--create", "--topic", name, "--partitions", "1", "--replication-factor", "1")
+    # 6 transactions of 200 records, the 2nd and 5th aborted: 800 committed, 400 aborted.
+    said = java(a.java_cp, "dev.krecords.interop.AbortedTransactions", bootstrap, "1200", "fd-txn")
+    # The markers are written after commitTransaction returns: wait until none is open.
+    for _ in range(60):
+        o = krec_offsets(a.krec, f"kafka://{bootstrap}/fd-txn")[("fd-txn", 0)]
+        if o["last_stable"] == o["latest"]:
+            break
+        time.sleep(0.5)
+    src = os.path.join(a.dir, "logs", "fd-txn-0")
+    written = krec_produce(a, f"kafka://{bootstrap}/fd-txn-copy/0", "", "--batches", src)
+    got = console_consume(a.java_cp, bootstrap, "fd-txn-copy", 800)
+    values = [v.split("-")[2] + "-" + v.split("-")[3][:9] for (_, _, _, v) in got]
+    committed = [v for v in values if v.endswith("-committed")]
+    ok = (written == 800 and len(got) == 800 and len(committed) == 800
+          and "committed=800 aborted=400" in said)
+    out("produce-batches-txn", ok,
+        f"{said.strip()}; krec produce --batches of fd-txn-0 sent {written}, ConsoleConsumer "
+        "read 800 committed back" if ok else
+        f"{said.strip()}; sent {written}, read {len(got)}, {len(committed)} committed, "
+        f"first others {[v for v in values if not v.endswith('-committed')][:3]}")
 
 
 def check_produce(a, bootstrap):
@@ -595,6 +627,7 @@ def main():
         if not a.core:
             check_live_members(a, bootstrap)
             check_produce_batches(a, bootstrap, a.dir)
+            check_produce_batches_txn(a, bootstrap)
             check_produce(a, bootstrap)
             check_ship_lag(a, bootstrap)
             check_diagnostics(a, bootstrap)

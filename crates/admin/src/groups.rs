@@ -23,7 +23,9 @@ pub struct Group {
     /// ConsumerGroupMetadata records); `None` when only offsets are known.
     pub kind: Option<String>,
     /// The state as the coordinator reports it (`Stable`, `Empty`, `PreparingRebalance`,
-    /// `Dead`, ...): live clusters only.
+    /// `Dead`, ...). Offline, the state Kafka's coordinator gives the group when it loads
+    /// `__consumer_offsets` ([`GroupLog::into_groups`]): `Empty` or `Stable` for a classic
+    /// group, `Empty`, `Assigning`, `Reconciling` or `Stable` for a consumer-protocol one.
     pub state: Option<String>,
     /// Classic groups: the protocol type (`consumer`, `connect`, ...).
     pub protocol_type: Option<String>,
@@ -65,6 +67,67 @@ pub fn select<S: AsRef<str>>(mut groups: Vec<Group>, names: &[S]) -> (Vec<Group>
         .map(str::to_owned)
         .collect();
     (groups, missing)
+}
+
+/// The groups as `krec groups kafka://HOST/TOPIC[/PARTITION]` shows them: each group's rows of
+/// the topics matching the glob `topic` only (of partition `partition` only, when given),
+/// its total lag over those rows; with `keep_all` (groups named on the command line) every
+/// group stays, else only those with such a row (that committed an offset of the topic, or
+/// have a member assigned one of its partitions), as `kafka-consumer-groups --describe`
+/// rows filtered to one topic. Members stay as they are.
+///
+/// # Errors
+///
+/// [`Error::Usage`]: the glob does not parse.
+pub fn of_topic(
+    groups: Vec<Group>,
+    topic: &str,
+    partition: Option<i32>,
+    keep_all: bool,
+) -> Result<Vec<Group>, Error> {
+    let filter = krecords_log::data_dir::PartitionFilter::new(Some(topic), partition)
+        .map_err(Error::select)?;
+    let mut out = Vec::new();
+    for mut g in groups {
+        g.offsets.retain(|o| {
+            filter.matches_topic(&o.topic) && partition.is_none_or(|p| p == o.partition)
+        });
+        if !keep_all && g.offsets.is_empty() {
+            continue;
+        }
+        g.total_lag = total_lag(&g.offsets);
+        out.push(g);
+    }
+    Ok(out)
+}
+
+/// The groups `krec groups SOURCE [GROUP...]` prints of `groups` (all of `source`'s): the
+/// groups `names` ([`select`]), then for a `kafka://HOST/TOPIC[/PARTITION]` source (`url`
+/// with a topic) their rows of that topic or partition ([`of_topic`]: the groups named stay,
+/// others only with such a row).
+///
+/// # Errors
+///
+/// [`Error::Usage`]: groups named that are not in `source` (no committed offsets, no group
+/// metadata), checked before anything is printed (no header or rows of the others ahead of
+/// the error) and before the topic; a topic glob that does not parse.
+pub fn answer<S: AsRef<str>>(
+    groups: Vec<Group>,
+    names: &[S],
+    url: Option<&krecords_source::ClusterUrl>,
+    source: &str,
+) -> Result<Vec<Group>, Error> {
+    let (groups, missing) = select(groups, names);
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no such group in {source} (no committed offsets, no group metadata)",
+            missing.join(", ")
+        )));
+    }
+    match url.and_then(|u| Some((u.topic.as_deref()?, u.partition))) {
+        Some((t, p)) => of_topic(groups, t, p, !names.is_empty()),
+        None => Ok(groups),
+    }
 }
 
 /// A member of a group.
@@ -202,6 +265,62 @@ struct GroupState {
     generation: Option<i32>,
     members: Vec<Member>,
     offsets: BTreeMap<(String, i32), Commit>,
+    /// Consumer-protocol groups: the target assignment's epoch
+    /// (ConsumerGroupTargetAssignmentMetadata; 0 until one, as Kafka starts it; -1 deleted).
+    assignment_epoch: i32,
+    /// Consumer-protocol groups: each member's epoch and [member state][MEMBER_STABLE]
+    /// (ConsumerGroupCurrentMemberAssignment; a member without one has epoch 0 and is
+    /// stable, Kafka's defaults).
+    member_epochs: BTreeMap<String, (i64, i64)>,
+    /// Consumer-protocol groups: each member's assigned partitions by topic id
+    /// (ConsumerGroupCurrentMemberAssignment's `assignedPartitions`), named by
+    /// [`GroupLog::name_topics`].
+    assigned: BTreeMap<String, BTreeMap<String, Vec<i32>>>,
+}
+
+/// The member state `STABLE` of a ConsumerGroupCurrentMemberAssignment record (Kafka's
+/// `MemberState`: 0 stable, 1 unrevoked partitions, 2 unreleased partitions).
+const MEMBER_STABLE: i64 = 0;
+
+/// The member epoch of a member whose assignment was deleted (Kafka's
+/// `LEAVE_GROUP_MEMBER_EPOCH`).
+const LEAVE_GROUP_MEMBER_EPOCH: i64 = -1;
+
+impl GroupState {
+    /// The state Kafka's group coordinator gives the group when it loads it from
+    /// `__consumer_offsets`. A classic group (GroupMetadataManager's `loadGroup`, 4.x's
+    /// `ClassicGroup`): `Empty` without members, else `Stable`; a group that only committed
+    /// offsets is an empty classic group. A consumer-protocol group (4.x's `ConsumerGroup`
+    /// `maybeUpdateGroupState`): `Empty` without members, `Assigning` while the group epoch
+    /// is past the target assignment's, `Reconciling` while a member is not stable at the
+    /// target assignment's epoch, else `Stable`.
+    fn state(&self) -> &'static str {
+        if self.members.is_empty() {
+            return "Empty";
+        }
+        // Members of another kind than classic are a consumer-protocol group's (member
+        // records before the group's own, when a log ends between them).
+        if self.kind.as_deref() == Some("classic") {
+            return "Stable";
+        }
+        let target = self.assignment_epoch;
+        if self.generation.unwrap_or(0) > target {
+            return "Assigning";
+        }
+        let reconciled = |m: &Member| {
+            let (epoch, state) = self
+                .member_epochs
+                .get(&m.member_id)
+                .copied()
+                .unwrap_or((0, MEMBER_STABLE));
+            epoch == i64::from(target) && state == MEMBER_STABLE
+        };
+        if self.members.iter().all(reconciled) {
+            "Stable"
+        } else {
+            "Reconciling"
+        }
+    }
 }
 
 /// The coordinator's records replayed: group id → its state.
@@ -294,6 +413,38 @@ impl GroupLog {
                 s.kind = Some("consumer".into());
                 s.generation = int(vd, "epoch").and_then(|v| i32::try_from(v).ok());
             }
+            // ConsumerGroupTargetAssignmentMetadataKey: the target assignment's epoch.
+            "6" => {
+                let Some(g) = string(kd, "groupId") else {
+                    return;
+                };
+                let epoch = match tombstone {
+                    true => Some(-1),
+                    false => int(vd, "assignmentEpoch").and_then(|v| i32::try_from(v).ok()),
+                };
+                if let Some(epoch) = epoch {
+                    self.groups.entry(g).or_default().assignment_epoch = epoch;
+                }
+            }
+            // ConsumerGroupCurrentMemberAssignmentKey: a member's epoch and state.
+            "8" => {
+                let (Some(g), Some(m)) = (string(kd, "groupId"), string(kd, "memberId")) else {
+                    return;
+                };
+                let s = self.groups.entry(g).or_default();
+                let state = int(vd, "state").unwrap_or(MEMBER_STABLE);
+                let kept = s.member_epochs.get(&m).map_or(MEMBER_STABLE, |e| e.1);
+                let epoch = match tombstone {
+                    true => (LEAVE_GROUP_MEMBER_EPOCH, kept),
+                    false => (int(vd, "memberEpoch").unwrap_or(0), state),
+                };
+                if tombstone {
+                    s.assigned.remove(&m);
+                } else {
+                    s.assigned.insert(m.clone(), topic_partitions(vd));
+                }
+                s.member_epochs.insert(m, epoch);
+            }
             // ConsumerGroupMemberMetadataKey: a member joins or leaves.
             "5" => {
                 let (Some(g), Some(m)) = (string(kd, "groupId"), string(kd, "memberId")) else {
@@ -301,7 +452,10 @@ impl GroupLog {
                 };
                 let s = self.groups.entry(g).or_default();
                 s.members.retain(|x| x.member_id != m);
-                if !tombstone {
+                if tombstone {
+                    s.member_epochs.remove(&m);
+                    s.assigned.remove(&m);
+                } else {
                     let mut member = Member::id_only(m);
                     member.client_id = string(vd, "clientId");
                     member.host = string(vd, "clientHost");
@@ -385,19 +539,56 @@ impl GroupLog {
         Ok(())
     }
 
-    /// The groups, with lag against `ends` ((topic, partition) → end offset).
+    /// Names the topics of the consumer-protocol members' assignments, which their records
+    /// give by topic id: `names` maps a topic id as Kafka prints it to its name (the metadata
+    /// log's TopicRecords, a partition directory's `partition.metadata`). Until this is called
+    /// those members have no [`Member::assignment`]. Returns the topic ids assigned that
+    /// `names` does not know (sorted, each once): their partitions stay out of the
+    /// assignments.
+    pub fn name_topics(&mut self, names: &BTreeMap<String, String>) -> Vec<String> {
+        let mut unknown = std::collections::BTreeSet::new();
+        for s in self.groups.values_mut() {
+            for m in &mut s.members {
+                let Some(by_id) = s.assigned.get(&m.member_id) else {
+                    continue;
+                };
+                m.assignment.clear();
+                for (id, ps) in by_id {
+                    match names.get(id) {
+                        Some(name) => {
+                            let list = m.assignment.entry(name.clone()).or_default();
+                            list.extend(ps);
+                            list.sort_unstable();
+                            list.dedup();
+                        }
+                        None => {
+                            unknown.insert(id.clone());
+                        }
+                    }
+                }
+            }
+        }
+        unknown.into_iter().collect()
+    }
+
+    /// The groups, with lag against `ends` ((topic, partition) → end offset), each in the
+    /// state Kafka's group coordinator gives it when it loads these records (a restarted
+    /// broker's answer before any member heartbeats: [`Group::state`]). A group whose
+    /// metadata was deleted (a tombstone, `Dead` to Kafka) and that has no committed offset
+    /// is not among them.
     pub fn into_groups(self, ends: &BTreeMap<(String, i32), i64>) -> Vec<Group> {
         self.groups
             .into_iter()
             .filter(|(_, s)| s.kind.is_some() || !s.offsets.is_empty())
             .map(|(group, s)| {
+                let state = Some(s.state().to_owned());
                 let offsets = rows(s.offsets, &s.members, |t, p| {
                     ends.get(&(t.to_owned(), p)).copied()
                 });
                 Group {
                     group,
                     kind: s.kind,
-                    state: None,
+                    state,
                     protocol_type: s.protocol_type,
                     generation: s.generation,
                     members: s.members,
@@ -431,6 +622,36 @@ fn classic_member(m: &Node) -> Option<Member> {
         }
     }
     Some(member)
+}
+
+/// The partitions of an `assignedPartitions` array (`[{"topicId":..,"partitions":[..]}]`)
+/// by topic id.
+fn topic_partitions(vd: Option<&Node>) -> BTreeMap<String, Vec<i32>> {
+    let mut out: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    if let Some(Node::Arr(tps)) = field(vd, "assignedPartitions") {
+        for tp in tps {
+            let (Some(id), Some(Node::Arr(ps))) =
+                (string(Some(tp), "topicId"), tp.get("partitions"))
+            else {
+                continue;
+            };
+            out.entry(id).or_default().extend(
+                ps.iter()
+                    .filter_map(Node::as_int)
+                    .filter_map(|p| i32::try_from(p).ok()),
+            );
+        }
+    }
+    out
+}
+
+/// Topic id (as Kafka prints it) → name, of every topic of `cluster` whose id is known.
+pub fn topic_names(cluster: &Cluster) -> BTreeMap<String, String> {
+    cluster
+        .topics
+        .iter()
+        .filter_map(|t| Some((t.id.clone()?, t.name.clone())))
+        .collect()
 }
 
 /// The end offsets of every partition of `cluster` that has offsets.
@@ -518,6 +739,15 @@ pub fn describe_root(path: &Path) -> Result<RootGroups, Error> {
             log.skipped
         ));
     }
+    let unknown = log.name_topics(&topic_names(&cluster));
+    if !unknown.is_empty() {
+        warnings.push(format!(
+            "members are assigned partitions of topics whose names are not on this disk \
+             (neither in its metadata log nor in a partition.metadata): topic ids {}; those \
+             partitions are left out of the assignments",
+            unknown.join(", ")
+        ));
+    }
     if replayed == 0 {
         warnings.push(format!(
             "{}: no __consumer_offsets partitions here, so no consumer group can be known (a \
@@ -565,7 +795,10 @@ pub async fn describe_live(
             .await?
         {
             if let Some(committed) = c.offset.filter(|&o| o >= 0) {
-                commits.insert((t.name.clone(), c.partition), (committed, c.metadata, None));
+                // A commit's metadata is a string on the broker (OffsetCommitValue's, "" when
+                // committed empty or null), as offline; the client answers "" as none.
+                let metadata = Some(c.metadata.unwrap_or_default());
+                commits.insert((t.name.clone(), c.partition), (committed, metadata, None));
             }
         }
     }

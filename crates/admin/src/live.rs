@@ -19,7 +19,9 @@ pub async fn describe(client: &Client, source: String) -> Result<Cluster> {
 /// narrowed by [`Cluster::retain_topics`] to the topics matching the globs `topics` (internal
 /// ones only with `all` or a glob), and with `offsets` = `Some(time)` every partition's
 /// offsets ([`fill_offsets`], with the first offset at or after `time` when given); `offsets`
-/// = `None` leaves them out.
+/// = `None` leaves them out. With `partition` = `Some((topic, n))` (a
+/// `kafka://HOST/TOPIC/PARTITION` URL's), the topics matching the glob `topic` keep partition
+/// `n` only ([`Cluster::retain_partition`]), before any offset is asked.
 ///
 /// # Errors
 ///
@@ -33,6 +35,7 @@ pub async fn load(
     topics: &[String],
     all: bool,
     offsets: Option<Option<i64>>,
+    partition: Option<(&str, i32)>,
 ) -> std::result::Result<Cluster, crate::Error> {
     let filter = crate::topic_filter(topics)?;
     let client = Client::connect(config).await?;
@@ -40,6 +43,9 @@ pub async fn load(
     cluster
         .retain_topics(&filter, all)
         .map_err(crate::Error::select)?;
+    if let Some((topic, n)) = partition {
+        cluster.retain_partition(topic, n)?;
+    }
     if let Some(time) = offsets {
         fill_offsets(&client, &mut cluster, time).await;
     }

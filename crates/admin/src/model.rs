@@ -79,6 +79,70 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Writes the cluster as `krec metadata --format json` prints it: one object, one line.
+    ///
+    /// # Errors
+    ///
+    /// `out`'s.
+    pub fn write_json(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        writeln!(out)
+    }
+
+    /// Keeps only partition `partition` of the topics matching the glob `topic` (a
+    /// `kafka://HOST/TOPIC/PARTITION` URL's), as `krec dump` reads that one partition; other
+    /// topics (of `--topic` globs) keep all theirs.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Usage`]: the glob does not parse, or a topic it matches has no such
+    /// partition, worded as `krec dump` words it: `kafka://HOST:PORT/TOPIC: no partition 9
+    /// (the topic has 4)`.
+    ///
+    /// ```
+    /// use krecords_admin::{Cluster, Partition, Topic};
+    ///
+    /// let partition = |partition| Partition {
+    ///     partition, leader: 1, leader_epoch: 0, replicas: vec![1], isr: vec![1],
+    ///     offline_replicas: Vec::new(), error: None, error_label: None, on_disk: None,
+    ///     offsets: None,
+    /// };
+    /// let topic = Topic {
+    ///     name: "multi".into(), id: None, internal: false, error: None,
+    ///     partitions: (0..4).map(partition).collect(),
+    /// };
+    /// let mut cluster = Cluster {
+    ///     source: "kafka://b:9092".into(), live: true, cluster_id: None, controller: None,
+    ///     brokers: Vec::new(), warnings: Vec::new(), unanswered: None, topics: vec![topic],
+    /// };
+    /// let e = cluster.clone().retain_partition("multi", 9).unwrap_err();
+    /// assert_eq!(e.to_string(), "kafka://b:9092/multi: no partition 9 (the topic has 4)");
+    /// cluster.retain_partition("multi", 2).unwrap();
+    /// assert_eq!(cluster.topics[0].partitions.len(), 1);
+    /// assert_eq!(cluster.topics[0].partitions[0].partition, 2);
+    /// ```
+    pub fn retain_partition(&mut self, topic: &str, partition: i32) -> Result<(), crate::Error> {
+        let filter = PartitionFilter::new(Some(topic), None).map_err(crate::Error::select)?;
+        for t in self
+            .topics
+            .iter_mut()
+            .filter(|t| filter.matches_topic(&t.name))
+        {
+            if !t.partitions.iter().any(|p| p.partition == partition) {
+                return Err(crate::Error::Usage(format!(
+                    "{}/{}: no partition {partition} (the topic has {})",
+                    self.source,
+                    t.name,
+                    t.partitions.len()
+                )));
+            }
+            t.partitions.retain(|p| p.partition == partition);
+        }
+        Ok(())
+    }
+}
+
 /// A broker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Broker {
@@ -148,6 +212,13 @@ impl Partition {
     /// Whether some replica is out of the ISR.
     pub fn is_under_replicated(&self) -> bool {
         self.replicas.iter().any(|r| !self.isr.contains(r))
+    }
+
+    /// The partition's error as a text row says it (`krec offsets`, `krec metadata
+    /// --offsets`): its [`Partition::error_label`] when the whole error is one of
+    /// [`Cluster::warnings`] (said once, on stderr), else the error.
+    pub fn row_error(&self) -> Option<&str> {
+        self.error_label.or(self.error.as_deref())
     }
 }
 

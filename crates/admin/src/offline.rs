@@ -434,6 +434,17 @@ pub fn root_of(path: &Path) -> Result<RootPath, Error> {
     }
     let kind = krecords_source::classify_dir(path)
         .map_err(|e| Error::io(format!("cannot list {}", path.display()), e))?;
+    // A directory above a root (a broker's home around its `logs`): the root is the answer.
+    let not_a_partition = !matches!(kind, krecords_source::DirKind::Root(_))
+        && krecords_source::partition_of_dir(path).is_none();
+    if let Some(sub) = root_below(path).filter(|_| not_a_partition) {
+        return Err(Error::Usage(format!(
+            "{}: not a broker's log.dirs root, but its subdirectory {} is one (it holds \
+             meta.properties or TOPIC-N partition directories): give that",
+            path.display(),
+            sub.display()
+        )));
+    }
     match kind {
         krecords_source::DirKind::Root(_) => Ok(RootPath {
             root: path.to_path_buf(),
@@ -465,6 +476,23 @@ pub fn root_of(path: &Path) -> Result<RootPath, Error> {
     }
 }
 
+/// The first subdirectory of `dir` (by name) that is a broker's `log.dirs` root.
+fn root_below(dir: &Path) -> Option<PathBuf> {
+    let mut subs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    subs.sort();
+    subs.into_iter().find(|p| {
+        matches!(
+            krecords_source::classify_dir(p),
+            Ok(krecords_source::DirKind::Root(_))
+        )
+    })
+}
+
 /// The cluster as a stopped broker's `log.dirs` root describes it: the metadata log's last
 /// state (when the root holds `__cluster_metadata-0`), the cluster id of `meta.properties`,
 /// and which partitions this disk holds (`on_disk`); partitions on disk that the metadata does
@@ -479,6 +507,8 @@ pub fn describe_root(path: &Path) -> Result<Cluster, Error> {
     let RootPath { root, partition } = root_of(path)?;
     let mut cluster = describe_dir(&root)?;
     if let Some((topic, partition)) = partition {
+        // Named as given (its root may be `.`).
+        cluster.source = path.display().to_string();
         cluster.topics.retain(|t| t.name == topic);
         for t in &mut cluster.topics {
             t.partitions.retain(|p| p.partition == partition);
@@ -599,14 +629,22 @@ fn describe_dir(root: &Path) -> Result<Cluster, Error> {
 /// log: [`describe_root`] then lists its partitions with leader -1, which means unknown there,
 /// not offline. `None` when the root has one (or `path` is no root).
 pub fn missing_metadata(path: &Path) -> Option<String> {
-    let root = root_of(path).ok()?.root;
+    let RootPath { root, partition } = root_of(path).ok()?;
+    // A partition directory is named as given, with its root (which may be `.`).
+    let here = match partition {
+        Some(_) => format!(
+            "{} (a partition directory of {})",
+            path.display(),
+            root.display()
+        ),
+        None => root.display().to_string(),
+    };
     (!root.join(METADATA_DIR).is_dir()).then(|| {
         format!(
-            "{}: no {METADATA_DIR} here, so leaders, replicas and ISRs are unknown: the \
+            "{here}: no {METADATA_DIR} here, so leaders, replicas and ISRs are unknown: the \
              partitions on this disk are listed with leader -1 (a KRaft broker keeps the \
              metadata log in metadata.log.dir, which may be another directory; a \
-             ZooKeeper-era broker kept it in ZooKeeper)",
-            root.display()
+             ZooKeeper-era broker kept it in ZooKeeper)"
         )
     })
 }

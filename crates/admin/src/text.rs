@@ -8,6 +8,9 @@ use std::io::{self, Write};
 
 /// Node ids joined by commas.
 fn ids(v: &[i32]) -> String {
+    if v.is_empty() {
+        return "-".into();
+    }
     let parts: Vec<String> = v.iter().map(i32::to_string).collect();
     parts.join(",")
 }
@@ -35,7 +38,7 @@ impl Cluster {
             c.cluster_id.as_deref().unwrap_or("-"),
             c.controller.map_or_else(|| "-".into(), |n| n.to_string())
         )?;
-        writeln!(out, "{} brokers:", c.brokers.len())?;
+        writeln!(out, "{}:", count(c.brokers.len(), "broker"))?;
         for b in &c.brokers {
             let mut extra = String::new();
             if let Some(r) = &b.rack {
@@ -57,8 +60,9 @@ impl Cluster {
             .sum();
         writeln!(
             out,
-            "{} topics, {offline} offline partitions:",
-            c.topics.len()
+            "{}, {}:",
+            count(c.topics.len(), "topic"),
+            count(offline, "offline partition")
         )?;
         for t in &c.topics {
             let n = t.partitions.len();
@@ -106,7 +110,8 @@ impl Cluster {
                 } else if p.is_under_replicated() {
                     line.push_str(" UNDER-REPLICATED");
                 }
-                if let Some(e) = &p.error {
+                // A word of the error when the whole of it is a warning, as `krec offsets`.
+                if let Some(e) = p.row_error() {
                     let _ = write!(line, ": {e}");
                 }
                 writeln!(out, "{line}")?;
@@ -124,14 +129,11 @@ impl Cluster {
         })
     }
 
-    /// Each partition's error as a table row says it: its label when the whole error is a
-    /// warning ([`Partition::error_label`](crate::Partition::error_label)), else the error.
+    /// Each partition's error as a table row says it ([`crate::Partition::row_error`]).
     fn offset_row_errors(&self) -> impl Iterator<Item = Option<&str>> {
-        self.topics.iter().flat_map(|t| {
-            t.partitions
-                .iter()
-                .map(|p| p.error_label.or(p.error.as_deref()))
-        })
+        self.topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(crate::Partition::row_error))
     }
 
     /// Writes the partitions' offsets as `krec offsets --format json` prints them: one object

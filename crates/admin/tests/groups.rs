@@ -193,3 +193,173 @@ fn a_root_without_consumer_offsets_warns_that_no_group_can_be_known() {
         found.warnings
     );
 }
+
+/// The batches of the fixture broker's `__consumer_offsets-0` (Kafka 4.x: a classic group and a
+/// consumer-protocol group that each consumed twice, then stopped), read at read_committed:
+/// each batch's records as (key, value).
+type Batches = Vec<Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>>;
+
+fn fixture_batches() -> Batches {
+    use krecords_codec::read::Step;
+    use krecords_source::{IsolationLevel, ReadOptions, Sources};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cli/tests/fixtures/internal/__consumer_offsets-0");
+    let sources = Sources::open_local(&[dir]).unwrap();
+    let options = ReadOptions {
+        isolation: IsolationLevel::ReadCommitted,
+        ..ReadOptions::default()
+    };
+    let mut reader = sources.read(0, &options).unwrap();
+    let mut scratch = Vec::new();
+    let mut batches = Vec::new();
+    while reader.next_file().unwrap().is_some() {
+        while let Step::Entry(b) = reader.next_entry().unwrap() {
+            if b.is_control() {
+                continue;
+            }
+            let records = b.checked_records(&mut scratch, 1 << 20).unwrap();
+            let records = records.map(|r| {
+                let r = r.unwrap();
+                (r.key().map(<[u8]>::to_vec), r.value().map(<[u8]>::to_vec))
+            });
+            batches.push(records.collect());
+        }
+    }
+    batches
+}
+
+/// The states of each group after each step of `steps` (a step's records applied with those
+/// of the steps before), a state in a row said once.
+fn states_after(steps: &Batches) -> BTreeMap<String, Vec<String>> {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for n in 1..=steps.len() {
+        let mut log = GroupLog::default();
+        for (k, v) in steps[..n].iter().flatten() {
+            log.apply(k.as_deref(), v.as_deref(), 0);
+        }
+        assert_eq!(log.skipped, 0);
+        for g in log.into_groups(&BTreeMap::new()) {
+            let states = seen.entry(g.group).or_default();
+            let state = g.state.expect("a state");
+            if states.last() != Some(&state) {
+                states.push(state);
+            }
+        }
+    }
+    seen
+}
+
+/// Offline groups had no state (`null`); each has the state Kafka's group coordinator gives it
+/// when it loads the records, here after each batch of a real broker's `__consumer_offsets`.
+/// A classic group: `Empty` without members, `Stable` with (the GroupMetadata of a join, then
+/// of the leave). A consumer-protocol group: `Stable` once its member is at the target
+/// assignment's epoch (a join's records are one batch), `Empty` when it leaves. A group that
+/// only committed offsets is an empty classic group; once its GroupMetadata is a tombstone and
+/// its offsets are gone (`krecords-standalone`) it is `Dead` to Kafka: not listed. Record by
+/// record, a consumer-protocol group is also `Assigning` while its epoch is past the target
+/// assignment's and `Reconciling` while a member is not at the target assignment's epoch (not
+/// yet, or its assignment deleted as it leaves).
+#[test]
+fn offline_groups_have_the_state_kafka_loads_them_in() {
+    let batches = fixture_batches();
+    let seen = states_after(&batches);
+    let classic = ["Empty", "Stable", "Empty", "Stable", "Empty"];
+    assert_eq!(seen["krecords-classic"], classic);
+    let consumer = ["Stable", "Empty", "Stable", "Empty"];
+    assert_eq!(seen["krecords-consumer"], consumer);
+    assert_eq!(seen["krecords-standalone"], ["Empty"]);
+    let mut log = GroupLog::default();
+    for (k, v) in batches.iter().flatten() {
+        log.apply(k.as_deref(), v.as_deref(), 0);
+    }
+    let last: Vec<(String, Option<String>)> = log
+        .into_groups(&BTreeMap::new())
+        .into_iter()
+        .map(|g| (g.group, g.state))
+        .collect();
+    let empty = Some("Empty".to_owned());
+    let names = ["krecords-classic", "krecords-consumer"].map(str::to_owned);
+    assert_eq!(
+        last,
+        [(names[0].clone(), empty.clone()), (names[1].clone(), empty)]
+    );
+    let records: Batches = batches.into_iter().flatten().map(|r| vec![r]).collect();
+    // A join: the member (epoch 0; listed from the group's own record on), the group's epoch,
+    // the target assignment's, the member's. A leave: the member's assignment deleted, then
+    // the member. The second join's member comes in at epoch 0 under the last target.
+    let consumer = [
+        "Assigning",
+        "Reconciling",
+        "Stable",
+        "Reconciling",
+        "Empty",
+        "Reconciling",
+        "Assigning",
+        "Reconciling",
+        "Stable",
+        "Reconciling",
+        "Empty",
+    ];
+    assert_eq!(states_after(&records)["krecords-consumer"], consumer);
+}
+
+/// A consumer-protocol (KIP-848) member's assignment is on disk by topic id
+/// (ConsumerGroupCurrentMemberAssignment): named through the topic ids of the metadata log or
+/// `partition.metadata` ([`GroupLog::name_topics`]), the member is assigned its partitions and
+/// owns their rows, as live; it had no assignment offline. A topic id no name is known for is
+/// returned (a warning), its partitions left out.
+#[test]
+fn a_consumer_protocol_members_assignment_is_named_by_topic_id() {
+    let batches = fixture_batches();
+    let replay = |n: usize| {
+        let mut log = GroupLog::default();
+        for (k, v) in batches[..n].iter().flatten() {
+            log.apply(k.as_deref(), v.as_deref(), 0);
+        }
+        log
+    };
+    // The batches up to the first join's (a member stable at its assignment).
+    let joined = (1..=batches.len())
+        .find(|&n| {
+            replay(n)
+                .into_groups(&BTreeMap::new())
+                .iter()
+                .any(|g| g.group == "krecords-consumer" && g.state.as_deref() == Some("Stable"))
+        })
+        .unwrap();
+    let mut log = replay(joined);
+    let names = BTreeMap::from([(
+        "pKUax5oxSYWLiBQFT9AaOA".to_owned(),
+        "interop-groups".to_owned(),
+    )]);
+    assert!(log.name_topics(&names).is_empty());
+    let ends = BTreeMap::from([(("interop-groups".to_owned(), 0), 3)]);
+    let groups = log.into_groups(&ends);
+    let g = groups
+        .iter()
+        .find(|g| g.group == "krecords-consumer")
+        .unwrap();
+    let member = &g.members[0];
+    assert_eq!(
+        member.assignment,
+        BTreeMap::from([("interop-groups".to_owned(), vec![0])])
+    );
+    let row = g
+        .offsets
+        .iter()
+        .find(|o| o.topic == "interop-groups" && o.partition == 0)
+        .unwrap();
+    assert_eq!(row.member_id.as_ref(), Some(&member.member_id));
+    assert_eq!(row.end, Some(3));
+    let mut log = replay(joined);
+    assert_eq!(
+        log.name_topics(&BTreeMap::new()),
+        ["pKUax5oxSYWLiBQFT9AaOA"]
+    );
+    let groups = log.into_groups(&BTreeMap::new());
+    let g = groups
+        .iter()
+        .find(|g| g.group == "krecords-consumer")
+        .unwrap();
+    assert!(g.members[0].assignment.is_empty());
+}

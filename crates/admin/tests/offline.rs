@@ -165,11 +165,45 @@ fn a_root_without_a_metadata_log_says_the_leaders_are_unknown() {
             && w.contains("leaders, replicas and ISRs are unknown"),
         "{w}"
     );
-    // The same root through one of its partition directories; a root with the log says
-    // nothing.
-    assert_eq!(missing_metadata(&root.path().join("t-0")), Some(w));
+    // The same root through one of its partition directories, named as given (its root was
+    // named alone, "." for a directory given by its name); a root with the log says nothing.
+    let t0 = root.path().join("t-0");
+    let said = format!(
+        "{} (a partition directory of {}): ",
+        t0.display(),
+        root.path().display()
+    );
+    let w0 = missing_metadata(&t0).unwrap();
+    assert_eq!(
+        w0,
+        w.replacen(&format!("{}: ", root.path().display()), &said, 1)
+    );
+    assert_eq!(describe_root(&t0).unwrap().source, t0.display().to_string());
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/internal");
     assert_eq!(missing_metadata(&fixture), None);
+}
+
+/// A directory above a root (a broker's home, whose `logs` is the root, with a `broker.log`
+/// that makes it look like a partition directory) names the root below it (it said "a
+/// partition directory whose name is not TOPIC-N").
+#[test]
+fn a_directory_above_a_root_names_the_root() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("broker.log"), b"log4j lines").unwrap();
+    std::fs::create_dir(home.path().join("a-tls")).unwrap();
+    let logs = home.path().join("logs");
+    std::fs::create_dir_all(logs.join("t-0")).unwrap();
+    std::fs::write(logs.join("meta.properties"), b"cluster.id=x\n").unwrap();
+    let e = describe_root(home.path()).unwrap_err().to_string();
+    let said = format!(
+        "{}: not a broker's log.dirs root, but its subdirectory {} is one",
+        home.path().display(),
+        logs.display()
+    );
+    assert!(e.starts_with(&said), "{e}");
+    std::fs::remove_file(home.path().join("broker.log")).unwrap();
+    let e = describe_root(home.path()).unwrap_err().to_string();
+    assert!(e.starts_with(&said), "{e}");
 }
 
 fn names(c: &krecords_admin::Cluster) -> Vec<&str> {

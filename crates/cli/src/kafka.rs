@@ -18,7 +18,10 @@ pub struct ClientArgs {
     /// sasl.mechanism, sasl.username, ssl.ca.location, socket.timeout.ms, ...); repeatable.
     /// bootstrap.servers comes from the URL. A new connection must answer within 10 s
     /// (socket.connection.setup.timeout.ms), a request within 60 s (socket.timeout.ms).
-    /// Properties that do not apply to krec (group.id, debug, ...) are ignored with a warning.
+    /// Properties krec does not use (group.id, debug, linger.ms, acks, batch.size,
+    /// compression.type, enable.idempotence, ...) are ignored with a warning saying what krec
+    /// does instead; sasl.jaas.config (PlainLoginModule, ScramLoginModule) sets the SASL
+    /// username and password.
     /// Remote tier options (s3.*, aws.*, gcs.*, azure.*, remote.*, rsm.config.*) apply to
     /// remote tier locations instead (see the end of --help).
     #[arg(short = 'X', value_name = "NAME=VALUE", help_heading = HEADING)]
@@ -42,19 +45,7 @@ impl ClientArgs {
     pub fn config(&self) -> Result<ClientConfig, Failure> {
         let mut c = ClientConfig::default();
         for f in &self.config_file {
-            // Remote tier lines are blanked, so that line numbers stay those of the file.
-            let text = read_config_file(f)?;
-            let client: Vec<&str> = text
-                .lines()
-                .map(|l| {
-                    if RemoteOptions::is_remote_pair(l.trim_start()) {
-                        ""
-                    } else {
-                        l
-                    }
-                })
-                .collect();
-            c.apply_str(&client.join("\n"))
+            c.apply_str(&krecords_source::client_lines(&read_config_file(f)?))
                 .map_err(|e| Failure::Usage(format!("-F {}: {e}", f.display())))?;
         }
         for x in self
@@ -62,13 +53,25 @@ impl ClientArgs {
             .iter()
             .filter(|x| !RemoteOptions::is_remote_pair(x))
         {
-            c.set_pair(x)
-                .map_err(|e| Failure::Usage(format!("-X {x}: {e}")))?;
+            c.set_pair(x).map_err(|e| {
+                // A secret's value is never printed (sasl.jaas.config holds the password).
+                Failure::Usage(format!("-X {}: {e}", krecords_client::Secret::shown(x)))
+            })?;
         }
         for w in std::mem::take(&mut c.ignored) {
             eprintln!("krec: warning: {w}");
         }
         Ok(c)
+    }
+
+    /// For a command given no kafka:// source among `paths`: warns (once) that its client
+    /// properties are ignored.
+    pub fn warn_unused(&self, paths: &[PathBuf]) {
+        let (x, f) = (&self.property, &self.config_file);
+        if let Some(w) = krecords_source::unused_client_properties(paths, x, f) {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| eprintln!("krec: warning: {w}"));
+        }
     }
 
     /// The remote tier options of the `-F` files, then the `-X` properties, and the private

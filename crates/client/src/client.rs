@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
@@ -513,13 +513,18 @@ impl Client {
     }
 
     /// Runs `op` against the partition's leader, retrying (with a metadata refresh and a
-    /// doubling backoff) on leader changes and lost connections, at most `retries` times.
+    /// doubling backoff) on leader changes, lost connections and timeouts, at most `retries`
+    /// times, and only while less than `socket.timeout.ms` has passed since the first attempt:
+    /// a broker that stops answering fails the operation after one timeout, not after one
+    /// timeout per retry (each retry's metadata refresh and new connection would wait for the
+    /// silent broker again).
     async fn on_leader<T, F, Fut>(&self, topic: &str, partition: i32, mut op: F) -> Result<T>
     where
         F: FnMut(Leader) -> Fut,
         Fut: Future<Output = Result<T>>,
     {
         let config = &self.inner.config;
+        let started = Instant::now();
         let mut attempt: u32 = 0;
         loop {
             let result = match self.leader(topic, partition).await {
@@ -527,7 +532,11 @@ impl Client {
                 Err(e) => Err(e),
             };
             match result {
-                Err(e) if e.is_retriable() && attempt < config.retries => {
+                Err(e)
+                    if e.is_retriable()
+                        && attempt < config.retries
+                        && started.elapsed() < config.request_timeout =>
+                {
                     self.forget_leader(topic);
                     let factor = 1u32 << attempt.min(16);
                     let delay = config

@@ -58,8 +58,9 @@ impl SaslMechanism {
 /// Client configuration, built from librdkafka property names.
 ///
 /// Supported properties (the names of librdkafka's and the Java client's properties that do not
-/// apply, such as `group.id` or `debug`, are accepted and listed in [`ClientConfig::ignored`];
-/// anything else is an error naming it and the closest known name):
+/// apply, such as `group.id`, `debug`, `acks`, `linger.ms`, `batch.size`, `compression.type` or
+/// `enable.idempotence`, are accepted and listed in [`ClientConfig::ignored`] with why and what
+/// krec does instead; anything else is an error naming it and the closest known name):
 ///
 /// | property | default | meaning |
 /// | --- | --- | --- |
@@ -79,11 +80,12 @@ impl SaslMechanism {
 /// | `fetch.min.bytes` | 1 | minimum bytes a Fetch response waits for |
 /// | `receive.message.max.bytes` | 104923136 (100 MiB + 64 KiB) | largest response accepted; checked before allocation |
 /// | `isolation.level` | `read_committed` | default isolation of [`crate::Client::stream_partition`] users |
-/// | `retries` | 5 | retries of a request on a leader change or a lost connection |
+/// | `retries` | 5 | retries of a read on a leader change, a lost connection or a timeout, while less than `socket.timeout.ms` has passed since its first attempt |
 /// | `retry.backoff.ms`, `retry.backoff.max.ms` | 100, 1000 | backoff between retries, doubling |
 /// | `transaction.timeout.ms` | 60000 | a producer's transaction timeout (InitProducerId) |
 /// | `message.timeout.ms` (`delivery.timeout.ms`) | 120000 | how long a produce or a transactional request is retried before it fails |
 /// | `max.in.flight.requests.per.connection` (`max.in.flight`) | 5 | Produce requests in flight per partition (1..=5, the idempotent producer's limit) |
+/// | `sasl.jaas.config` | none | the Java client's `PlainLoginModule` or `ScramLoginModule` line: sets `sasl.username` and `sasl.password` |
 /// | `queue.buffering.max.kbytes` (KiB) / `buffer.memory` (bytes) | 32 MiB | a producer's batches not acknowledged yet, all partitions together; a send waits while they take more (librdkafka's default is 1 GiB, Java's 32 MiB) |
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -147,7 +149,7 @@ pub struct ClientConfig {
 /// librdkafka and Java client properties that mean nothing to a client that reads batches,
 /// sends them as they are and commits no consumer offsets of its own: accepted with a warning
 /// (so an existing client.properties works) and ignored. With why.
-const NOT_APPLICABLE: [(&str, &str); 34] = [
+const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("group.id", "krec commits no consumer offsets of its own"),
     ("group.instance.id", "krec joins no group"),
     ("group.protocol", "krec joins no group"),
@@ -209,10 +211,48 @@ const NOT_APPLICABLE: [(&str, &str); 34] = [
     ("allow.auto.create.topics", "krec never creates topics"),
     ("check.crcs", "krec always checks CRCs"),
     ("linger.ms", "krec sends batches as they are"),
+    ("queue.buffering.max.ms", "krec sends batches as they are"),
+    ("acks", "krec always produces with acks=all"),
+    (
+        "request.required.acks",
+        "krec always produces with acks=all",
+    ),
+    ("enable.idempotence", "krec's producer is always idempotent"),
+    ("compression.type", "use --compression"),
+    ("compression.codec", "use --compression"),
+    ("batch.size", "use --records-per-batch"),
+    ("batch.num.messages", "use --records-per-batch"),
+    (
+        "partitioner.class",
+        "krec partitions as Java's default partitioner does (murmur2 of the key)",
+    ),
+    (
+        "partitioner",
+        "krec partitions as Java's default partitioner does (murmur2 of the key)",
+    ),
+    ("max.block.ms", "message.timeout.ms bounds a produce"),
+    (
+        "default.api.timeout.ms",
+        "socket.timeout.ms bounds each request",
+    ),
+    (
+        "connections.max.idle.ms",
+        "krec reopens a connection the broker closed",
+    ),
+    (
+        "client.dns.lookup",
+        "krec connects to each address it resolves",
+    ),
+    ("send.buffer.bytes", "the system's socket buffers apply"),
+    ("receive.buffer.bytes", "the system's socket buffers apply"),
+    (
+        "exclude.internal.topics",
+        "krec reads the topics it is given",
+    ),
 ];
 
 /// The properties [`ClientConfig::set`] takes, for "did you mean" suggestions.
-const KNOWN: [&str; 29] = [
+const KNOWN: &[&str] = &[
     "bootstrap.servers",
     "metadata.broker.list",
     "client.id",
@@ -242,6 +282,10 @@ const KNOWN: [&str; 29] = [
     "message.timeout.ms",
     "delivery.timeout.ms",
     "queue.buffering.max.kbytes",
+    "buffer.memory",
+    "max.in.flight.requests.per.connection",
+    "max.in.flight",
+    "sasl.jaas.config",
 ];
 
 /// Edit distance (insertions, deletions, substitutions), on bytes; property names are short.
@@ -303,6 +347,29 @@ impl std::ops::Deref for Secret {
     fn deref(&self) -> &str {
         &self.0
     }
+}
+
+impl Secret {
+    /// A `NAME=VALUE` property as a message may show it: the value of a property holding a
+    /// secret (`sasl.password`, `sasl.jaas.config`, any `*.password` or `*.secret`) as
+    /// `<redacted>`, others as given.
+    ///
+    /// ```
+    /// use krecords_client::Secret;
+    /// assert_eq!(Secret::shown("sasl.password=hunter2"), "sasl.password=<redacted>");
+    /// assert_eq!(Secret::shown("acks=1"), "acks=1");
+    /// ```
+    pub fn shown(pair: &str) -> String {
+        match pair.split_once('=') {
+            Some((name, _)) if is_secret(name.trim()) => format!("{name}=<redacted>"),
+            _ => pair.to_owned(),
+        }
+    }
+}
+
+/// Whether the property `name` holds a secret.
+fn is_secret(name: &str) -> bool {
+    name == "sasl.jaas.config" || name.ends_with(".password") || name.ends_with(".secret")
 }
 
 impl std::fmt::Debug for Secret {
@@ -439,6 +506,22 @@ impl ClientConfig {
             // Secrets are taken verbatim: a password may start or end with spaces.
             "sasl.username" => self.sasl_username = Some(value.to_owned()),
             "sasl.password" => self.sasl_password = Some(Secret(value.to_owned())),
+            "sasl.jaas.config" => {
+                let (user, password) = parse_jaas(v).map_err(|why| {
+                    config_err(format!(
+                        "{name}: {why}; krec takes PlainLoginModule and ScramLoginModule with \
+                         username and password, or use sasl.username and sasl.password"
+                    ))
+                })?;
+                self.sasl_username = Some(user);
+                self.sasl_password = Some(Secret(password));
+            }
+            "transactional.id" => {
+                return Err(config_err(format!(
+                    "{name}: give it as krec produce --transactional-id (a property would \
+                     not say which command runs the transaction)"
+                )))
+            }
             "ssl.ca.location" => self.ssl_ca_location = Some(PathBuf::from(v)),
             "ssl.certificate.location" => self.ssl_certificate_location = Some(PathBuf::from(v)),
             "ssl.key.location" => self.ssl_key_location = Some(PathBuf::from(v)),
@@ -494,6 +577,9 @@ impl ClientConfig {
                 }
                 self.max_in_flight = n;
             }
+            // What krec's producer does anyway: taken without a warning.
+            "acks" | "request.required.acks" if v.eq_ignore_ascii_case("all") || v == "-1" => {}
+            "enable.idempotence" if v.eq_ignore_ascii_case("true") => {}
             other => {
                 if let Some((n, why)) = NOT_APPLICABLE.iter().find(|(n, _)| *n == other) {
                     self.ignored
@@ -608,6 +694,79 @@ impl ClientConfig {
     }
 }
 
+/// The username and password of a Java client's `sasl.jaas.config` for PLAIN or SCRAM:
+/// `org.apache.kafka.common.security.plain.PlainLoginModule required username="u"
+/// password="p";` (or `...scram.ScramLoginModule`). Values are double-quoted (with `\`
+/// escaping the next character) or bare words. The error never shows a value.
+fn parse_jaas(text: &str) -> std::result::Result<(String, String), String> {
+    let text = text.trim();
+    let (module, rest) = text.split_once(char::is_whitespace).ok_or_else(|| {
+        "expected LOGIN_MODULE required username=\"...\" password=\"...\";".to_owned()
+    })?;
+    let short = module.rsplit('.').next().unwrap_or(module);
+    if !matches!(short, "PlainLoginModule" | "ScramLoginModule") {
+        return Err(format!(
+            "the login module {short} is not supported (SASL mechanisms: PLAIN, SCRAM-SHA-256, \
+             SCRAM-SHA-512)"
+        ));
+    }
+    let rest = rest.trim_start();
+    let Some(mut rest) = ["required", "requisite", "sufficient", "optional"]
+        .iter()
+        .find_map(|flag| rest.strip_prefix(flag))
+    else {
+        return Err(format!("expected a control flag (required) after {short}"));
+    };
+    let (mut user, mut password) = (None, None);
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() || rest.starts_with(';') {
+            break;
+        }
+        let (key, after) = rest
+            .split_once('=')
+            .ok_or_else(|| "expected NAME=VALUE options".to_owned())?;
+        let key = key.trim();
+        let after = after.trim_start();
+        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let mut end = None;
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, e)) = chars.next() {
+                            value.push(e);
+                        }
+                    }
+                    '"' => {
+                        end = Some(i + 1);
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            let end = end.ok_or_else(|| format!("the value of {key} has no closing quote"))?;
+            (value, &quoted[end..])
+        } else {
+            let end = after
+                .find(|c: char| c.is_whitespace() || c == ';')
+                .unwrap_or(after.len());
+            (after[..end].to_owned(), &after[end..])
+        };
+        match key {
+            "username" => user = Some(value),
+            "password" => password = Some(value),
+            _ => {}
+        }
+        rest = next;
+    }
+    match (user, password) {
+        (Some(u), Some(p)) => Ok((u, p)),
+        _ => Err(format!("{short} needs both username and password")),
+    }
+}
+
 fn config_message(e: &Error) -> String {
     match e {
         Error::Config(m) => m.clone(),
@@ -659,6 +818,69 @@ mod tests {
         assert!(e.contains("did you mean \"socket.timeout.ms\"?"), "{e}");
         let e = c.set_pair("zzzz=5").unwrap_err().to_string();
         assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn producer_properties_krec_does_not_use_are_ignored_with_the_krec_way() {
+        let mut c = ClientConfig::default();
+        c.apply_str(
+            "acks=1\nbatch.size=16384\ncompression.type=gzip\nenable.idempotence=false\n\
+             linger.ms=5\nmax.block.ms=1000\n",
+        )
+        .unwrap();
+        let ignored = c.ignored.join("\n");
+        for want in [
+            "acks does not apply to krec and is ignored (krec always produces with acks=all)",
+            "batch.size does not apply to krec and is ignored (use --records-per-batch)",
+            "compression.type does not apply to krec and is ignored (use --compression)",
+            "enable.idempotence does not apply to krec and is ignored (krec's producer is \
+             always idempotent)",
+            "linger.ms does not apply",
+        ] {
+            assert!(ignored.contains(want), "{want}: {ignored}");
+        }
+        // What krec does anyway is taken without a warning.
+        let mut c = ClientConfig::default();
+        c.apply_str("acks=all\nacks=-1\nenable.idempotence=true\n")
+            .unwrap();
+        assert!(c.ignored.is_empty(), "{:?}", c.ignored);
+        // A misspelt one is still an error, with the nearest name.
+        let e = c.set_pair("compresion.type=gzip").unwrap_err().to_string();
+        assert!(e.contains("did you mean \"compression.type\"?"), "{e}");
+        let e = c.set_pair("transactional.id=t").unwrap_err().to_string();
+        assert!(e.contains("--transactional-id"), "{e}");
+    }
+
+    #[test]
+    fn sasl_jaas_config_gives_the_username_and_password() {
+        let mut c = ClientConfig::default();
+        c.set_pair(
+            "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+             username=\"alice\" password=\"s3c \\\"ret\\\";x\";",
+        )
+        .unwrap();
+        assert_eq!(c.sasl_username.as_deref(), Some("alice"));
+        assert_eq!(c.sasl_password.as_deref(), Some("s3c \"ret\";x"));
+        c.set_pair(
+            "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
+             password=p2 username=bob;",
+        )
+        .unwrap();
+        assert_eq!(c.sasl_username.as_deref(), Some("bob"));
+        assert_eq!(c.sasl_password.as_deref(), Some("p2"));
+        for bad in [
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";",
+            "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"hunter2",
+            "x",
+        ] {
+            let e = c
+                .set_pair(&format!("sasl.jaas.config={bad}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("use sasl.username and sasl.password"), "{e}");
+            assert!(!e.contains("hunter2"), "{e}");
+        }
     }
 
     #[test]

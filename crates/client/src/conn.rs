@@ -1,6 +1,7 @@
 //! One broker connection: framing, correlation ids, version negotiation, TLS and SASL.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -68,14 +69,15 @@ impl Connection {
         tls: Option<&Arc<rustls::ClientConfig>>,
     ) -> Result<Connection> {
         let broker = format!("{host}:{port}");
-        let setup = Self::open_inner(host, port, broker.clone(), config, tls);
+        let stage = AtomicU8::new(STAGE_CONNECT);
+        let setup = Self::open_inner(host, port, broker.clone(), config, tls, &stage);
         match tokio::time::timeout(config.connect_timeout, setup).await {
             Ok(r) => r.map_err(diagnose),
-            Err(_) => Err(Error::Timeout {
+            Err(_) => Err(setup_timeout(
                 broker,
-                request: RequestName(ApiKey::ApiVersions),
-                after: config.connect_timeout,
-            }),
+                stage.load(Ordering::Relaxed),
+                config.connect_timeout,
+            )),
         }
     }
 
@@ -85,6 +87,7 @@ impl Connection {
         broker: String,
         config: &ClientConfig,
         tls: Option<&Arc<rustls::ClientConfig>>,
+        stage: &AtomicU8,
     ) -> Result<Connection> {
         let tcp = TcpStream::connect((host, port))
             .await
@@ -104,23 +107,10 @@ impl Connection {
                         }
                     })?;
                 let connector = tokio_rustls::TlsConnector::from(Arc::clone(tls));
-                let s = connector.connect(name, tcp).await.map_err(|e| {
-                    // A plaintext listener reads the ClientHello as a huge frame and hangs up.
-                    let hint = if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::UnexpectedEof
-                            | std::io::ErrorKind::ConnectionReset
-                            | std::io::ErrorKind::InvalidData
-                    ) {
-                        ": the listener probably speaks plaintext (set -X \
-                         security.protocol=PLAINTEXT or SASL_PLAINTEXT)"
-                    } else {
-                        ""
-                    };
-                    Error::Tls {
-                        broker: broker.clone(),
-                        message: format!("handshake failed: {e}{hint}"),
-                    }
+                stage.store(STAGE_TLS, Ordering::Relaxed);
+                let s = connector.connect(name, tcp).await.map_err(|e| Error::Tls {
+                    broker: broker.clone(),
+                    message: format!("handshake failed: {e}{}", handshake_hint(&e, host)),
                 })?;
                 Box::new(s)
             }
@@ -136,6 +126,7 @@ impl Connection {
             frame: BytesMut::new(),
             fresh_plain: false,
         };
+        stage.store(STAGE_API_VERSIONS, Ordering::Relaxed);
         conn.negotiate_versions(config.request_timeout).await?;
         // A KRaft controller's listener answers ApiVersions with the controller's APIs only.
         if !conn.versions.contains_key(&(ApiKey::Metadata as i16)) {
@@ -150,6 +141,7 @@ impl Connection {
         if config.security_protocol.uses_sasl() {
             let user = config.sasl_username.as_deref().unwrap_or_default();
             let password = config.sasl_password.as_deref().unwrap_or_default();
+            stage.store(STAGE_SASL, Ordering::Relaxed);
             conn.authenticate(
                 config.sasl_mechanism,
                 user,
@@ -522,6 +514,84 @@ fn io_error(broker: &str, request: RequestName, source: std::io::Error) -> Error
         broker: broker.to_owned(),
         request,
         source,
+    }
+}
+
+/// What a failed TLS handshake suggests: the CA file for a certificate that does not verify,
+/// the host name for a certificate of another name, plaintext only when the peer did not
+/// speak TLS at all (a plaintext Kafka listener reads the ClientHello as a huge frame and
+/// hangs up, or answers bytes that are not TLS).
+fn handshake_hint(e: &std::io::Error, host: &str) -> String {
+    use rustls::CertificateError as C;
+    let tls = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
+    match tls {
+        Some(rustls::Error::InvalidCertificate(C::NotValidForName))
+        | Some(rustls::Error::InvalidCertificate(C::NotValidForNameContext { .. })) => format!(
+            ": the broker's certificate is not for the host name {host:?}: connect with a \
+             name the certificate holds (as the broker advertises it)"
+        ),
+        Some(rustls::Error::InvalidCertificate(
+            C::UnknownIssuer | C::BadSignature | C::UnhandledCriticalExtension,
+        )) => ": the broker's certificate is not signed by a trusted CA: set -X \
+             ssl.ca.location to the PEM file of the CA that signed it"
+            .to_owned(),
+        Some(rustls::Error::InvalidCertificate(
+            C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. },
+        )) => ": the broker's certificate is outside its validity period (check its dates \
+             and this machine's clock)"
+            .to_owned(),
+        Some(rustls::Error::InvalidCertificate(_)) => ": the broker's certificate does not \
+             verify (check ssl.ca.location: the CA that signed the broker's certificate)"
+            .to_owned(),
+        Some(rustls::Error::InvalidMessage(_))
+        | Some(rustls::Error::InappropriateMessage { .. }) => PLAINTEXT_HINT.to_owned(),
+        Some(_) => String::new(),
+        None if matches!(
+            e.kind(),
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
+        ) =>
+        {
+            PLAINTEXT_HINT.to_owned()
+        }
+        None => String::new(),
+    }
+}
+
+/// The hint of a handshake whose peer did not speak TLS.
+const PLAINTEXT_HINT: &str = ": the listener probably speaks plaintext (set -X \
+     security.protocol=PLAINTEXT or SASL_PLAINTEXT)";
+
+/// The stages of a connection's setup, for naming the one that timed out.
+const STAGE_CONNECT: u8 = 0;
+const STAGE_TLS: u8 = 1;
+const STAGE_API_VERSIONS: u8 = 2;
+const STAGE_SASL: u8 = 3;
+
+/// The error of a connection setup that did not finish within
+/// `socket.connection.setup.timeout.ms`, naming the stage it was in.
+fn setup_timeout(broker: String, stage: u8, after: Duration) -> Error {
+    let request = match stage {
+        STAGE_CONNECT => "TCP connect",
+        STAGE_TLS => "TLS handshake",
+        STAGE_SASL => {
+            return Error::Timeout {
+                broker,
+                request: RequestName(ApiKey::SaslAuthenticate),
+                after,
+            }
+        }
+        _ => {
+            return Error::Timeout {
+                broker,
+                request: RequestName(ApiKey::ApiVersions),
+                after,
+            }
+        }
+    };
+    Error::SetupTimeout {
+        broker,
+        stage: request,
+        after,
     }
 }
 

@@ -255,6 +255,19 @@ pub enum Error {
         after: Duration,
     },
 
+    /// A new connection's TCP connect or TLS handshake did not finish within
+    /// `socket.connection.setup.timeout.ms` (a silent ApiVersions or SASL exchange is an
+    /// [`Error::Timeout`] naming that request).
+    #[error("{broker}: {stage}: timed out after {after:?} (socket.connection.setup.timeout.ms)")]
+    SetupTimeout {
+        /// The broker, `host:port`.
+        broker: String,
+        /// `TCP connect` or `TLS handshake`.
+        stage: &'static str,
+        /// The timeout.
+        after: Duration,
+    },
+
     /// The broker answered with an error code.
     #[error("{broker}: {request}: {code}{}", context.as_ref().map(|c| format!(" for {c}")).unwrap_or_default())]
     Kafka {
@@ -315,6 +328,7 @@ impl Error {
                 | Error::Io { .. }
                 | Error::Disconnected { .. }
                 | Error::Timeout { .. }
+                | Error::SetupTimeout { .. }
         )
     }
 
@@ -383,6 +397,7 @@ impl Error {
             | Error::Disconnected { .. }
             | Error::Truncated { .. }
             | Error::Timeout { .. }
+            | Error::SetupTimeout { .. }
             | Error::Connect { .. } => true,
             Error::NoBrokerReachable { last, .. } => last.is_retriable(),
             _ => false,

@@ -119,9 +119,30 @@ fn coordinator_retry(e: &Error) -> Retry {
         | Error::Disconnected { .. }
         | Error::Truncated { .. }
         | Error::Timeout { .. }
+        | Error::SetupTimeout { .. }
         | Error::Connect { .. } => Retry::Refind,
         Error::NoBrokerReachable { last, .. } => coordinator_retry(last),
         _ => Retry::No,
+    }
+}
+
+/// Whether an idempotent producer's InitProducerId that failed with `e` is asked again: a
+/// retriable error code (Kafka's Java producer retries every `RetriableException` there), or a
+/// lost or refused connection; not a timeout, which has already waited `socket.timeout.ms`.
+fn init_retriable(e: &Error) -> bool {
+    match e {
+        // CONCURRENT_TRANSACTIONS is not marked retriable in the protocol's table, but the
+        // Java producer retries it (ConcurrentTransactionsException is retriable there).
+        Error::Kafka { code, .. } => {
+            code.is_retriable()
+                || code.response_error() == Some(ResponseError::ConcurrentTransactions)
+        }
+        Error::Io { .. }
+        | Error::Disconnected { .. }
+        | Error::Truncated { .. }
+        | Error::Connect { .. } => true,
+        Error::NoBrokerReachable { last, .. } => init_retriable(last),
+        _ => false,
     }
 }
 
@@ -150,6 +171,7 @@ fn produce_retriable(e: &Error) -> bool {
         | Error::Disconnected { .. }
         | Error::Truncated { .. }
         | Error::Timeout { .. }
+        | Error::SetupTimeout { .. }
         | Error::Connect { .. }
         | Error::CorrelationId { .. } => true,
         Error::NoBrokerReachable { last, .. } => produce_retriable(last),
@@ -460,44 +482,60 @@ impl Client {
     /// [`TransactionalProducer::commit`] as for a transaction: `commit` only waits for the
     /// acknowledgements; there is nothing to abort and no offsets to send.
     ///
+    /// As Kafka's Java producer, a retriable error is retried with the doubling
+    /// `retry.backoff.ms` until `message.timeout.ms` has passed: COORDINATOR_LOAD_IN_PROGRESS
+    /// (a broker just restarted loads its coordinator state), COORDINATOR_NOT_AVAILABLE,
+    /// NOT_COORDINATOR, CONCURRENT_TRANSACTIONS and Kafka's other retriable codes, and a lost or
+    /// refused connection. A broker that does not answer within `socket.timeout.ms` is not
+    /// asked again.
+    ///
     /// # Errors
     ///
-    /// The broker's error (CLUSTER_AUTHORIZATION_FAILED, ...), or no broker reachable.
+    /// The broker's error (CLUSTER_AUTHORIZATION_FAILED, ...), a retriable one lasting past
+    /// `message.timeout.ms`, or no broker reachable.
     pub async fn idempotent_producer(&self) -> Result<TransactionalProducer> {
         let mut p = self.new_producer("", true);
         let timeout = self.config().request_timeout;
-        let mut last = None;
-        for (host, port) in self.metadata_candidates() {
-            let build = |conn: &Connection| {
-                let v = conn.version::<InitProducerIdRequest>(INIT_PRODUCER_ID_MAX)?;
-                let req = InitProducerIdRequest::default()
-                    .with_transactional_id(None)
-                    .with_transaction_timeout_ms(i32::MAX)
-                    .with_producer_id(ProducerId(-1))
-                    .with_producer_epoch(-1);
-                Ok((req, v))
-            };
-            match self
-                .send::<InitProducerIdRequest, _>(&host, port, timeout, build)
-                .await
-            {
-                Ok((resp, broker, _)) if resp.error_code != 0 => {
-                    last = Some(Error::Kafka {
-                        broker,
-                        request: name_of::<InitProducerIdRequest>(),
-                        code: KafkaCode(resp.error_code),
-                        context: Some("idempotent producer".into()),
-                    });
+        let deadline = Instant::now() + self.config().delivery_timeout;
+        let mut attempt = 0u32;
+        loop {
+            let mut last = None;
+            for (host, port) in self.metadata_candidates() {
+                let build = |conn: &Connection| {
+                    let v = conn.version::<InitProducerIdRequest>(INIT_PRODUCER_ID_MAX)?;
+                    let req = InitProducerIdRequest::default()
+                        .with_transactional_id(None)
+                        .with_transaction_timeout_ms(i32::MAX)
+                        .with_producer_id(ProducerId(-1))
+                        .with_producer_epoch(-1);
+                    Ok((req, v))
+                };
+                match self
+                    .send::<InitProducerIdRequest, _>(&host, port, timeout, build)
+                    .await
+                {
+                    Ok((resp, broker, _)) if resp.error_code != 0 => {
+                        last = Some(Error::Kafka {
+                            broker,
+                            request: name_of::<InitProducerIdRequest>(),
+                            code: KafkaCode(resp.error_code),
+                            context: Some("idempotent producer".into()),
+                        });
+                    }
+                    Ok((resp, _, _)) => {
+                        p.producer_id = resp.producer_id.0;
+                        p.epoch = resp.producer_epoch;
+                        return Ok(p);
+                    }
+                    Err(e) => last = Some(e),
                 }
-                Ok((resp, _, _)) => {
-                    p.producer_id = resp.producer_id.0;
-                    p.epoch = resp.producer_epoch;
-                    return Ok(p);
-                }
-                Err(e) => last = Some(e),
             }
+            let e = last.unwrap_or_else(|| Error::Config("no bootstrap.servers".into()));
+            if !init_retriable(&e) || Instant::now() >= deadline {
+                return Err(e);
+            }
+            self.backoff(&mut attempt).await;
         }
-        Err(last.unwrap_or_else(|| Error::Config("no bootstrap.servers".into())))
     }
 
     fn new_producer(&self, transactional_id: &str, idempotent: bool) -> TransactionalProducer {

@@ -643,7 +643,8 @@ async fn a_silent_broker_times_out() {
         .unwrap();
     let e = failed_earliest(&client, 0).await;
     assert!(matches!(e, Error::Timeout { .. }), "{e}");
-    assert_eq!(fake.count(ApiKey::ListOffsets), 2);
+    // Not retried: the operation's socket.timeout.ms has passed.
+    assert_eq!(fake.count(ApiKey::ListOffsets), 1);
 }
 
 #[tokio::test]
@@ -1677,4 +1678,192 @@ async fn a_partition_that_failed_stops_the_next_send_to_any_partition() {
         "{e}"
     );
     assert!(matches!(p.flush().await, Err(Error::ProducerState(_))));
+}
+
+#[tokio::test]
+async fn tls_handshake_failures_point_at_their_cause() {
+    let fake = start_tls(false, |ctx, header, _| {
+        basic(ctx, header).unwrap_or(Action::Close)
+    });
+    // A CA that did not sign the broker's certificate: the listener speaks TLS, the CA is
+    // wrong.
+    let other = format!("ssl.ca.location={}", fixture("other-ca.pem").display());
+    let e = Client::connect(tls_config(&fake, "localhost", &[other]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "UnknownIssuer: the broker's certificate is not signed by a trusted CA: set -X \
+             ssl.ca.location to the PEM file of the CA that signed it"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("plaintext"), "{e}");
+
+    // The right CA, another host name.
+    let ca = format!("ssl.ca.location={}", fixture("ca.pem").display());
+    let e = Client::connect(tls_config(&fake, "127.0.0.1", std::slice::from_ref(&ca)))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not for the host name \"127.0.0.1\""), "{e}");
+    assert!(!e.contains("plaintext"), "{e}");
+
+    // TLS to a plaintext listener: the peer does not speak TLS at all (a Kafka listener
+    // reads the ClientHello as a frame size far too large and hangs up).
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = plain.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::Read;
+        if let Ok((mut sock, _)) = plain.accept() {
+            let _ = sock.read(&mut [0; 4]);
+        }
+    });
+    let mut config = tls_config(&fake, "127.0.0.1", &[ca]);
+    config.bootstrap_servers = vec![format!("127.0.0.1:{port}")];
+    let e = Client::connect(config).await.unwrap_err().to_string();
+    assert!(e.contains("the listener probably speaks plaintext"), "{e}");
+}
+
+#[tokio::test]
+async fn a_connection_setup_that_hangs_names_its_stage_and_timeout() {
+    // A listener whose connections are never served: the TCP connect completes (the kernel
+    // accepts into the backlog), the TLS handshake gets no answer.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let config = |extra: &str| {
+        ClientConfig::from_pairs([
+            format!("bootstrap.servers={addr}"),
+            "socket.connection.setup.timeout.ms=300".to_owned(),
+            "retries=0".to_owned(),
+            extra.to_owned(),
+        ])
+        .unwrap()
+    };
+    let started = std::time::Instant::now();
+    let e = Client::connect(config("security.protocol=SSL"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(started.elapsed() < Duration::from_secs(3), "{e}");
+    assert!(
+        e.contains(&format!("{addr}: TLS handshake: timed out after 300ms")),
+        "{e}"
+    );
+    // In plaintext, the ApiVersions request is the one that goes unanswered.
+    let e = Client::connect(config("security.protocol=PLAINTEXT"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("{addr}: ApiVersions: timed out after 300ms")),
+        "{e}"
+    );
+    drop(silent);
+}
+
+#[tokio::test]
+async fn a_broker_that_stops_answering_mid_read_fails_after_one_timeout() {
+    // The broker answers the first Fetch, then stops answering anything, on any connection
+    // (as a broker paused with SIGSTOP: the kernel still accepts connections).
+    let fake =
+        Fake::start(
+            |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+                ApiKey::ApiVersions if ctx.connection == 1 => {
+                    Action::Send(api_versions(header, false))
+                }
+                ApiKey::Metadata if ctx.connection == 1 => {
+                    Action::Send(metadata(ctx, header, 0, 0))
+                }
+                ApiKey::Fetch if ctx.nth == 0 => {
+                    let records: Vec<u8> = batches().concat();
+                    Action::Send(fetch_of_nine(header, records.into()))
+                }
+                _ => Action::Silence,
+            },
+        );
+    let client =
+        Client::connect(fake.config(&["socket.timeout.ms=400", "retries=5", "retry.backoff.ms=1"]))
+            .await
+            .unwrap();
+    client
+        .fetch(TOPIC, 0, 0, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let e = client
+        .fetch(TOPIC, 0, 9, IsolationLevel::ReadCommitted, 1 << 20)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    // One Fetch timeout (socket.timeout.ms + fetch.wait.max.ms), not one per retry.
+    assert!(took < Duration::from_millis(1000), "{took:?}: {e}");
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("{}: Fetch: timed out after 410ms", fake.addr())),
+        "{e}"
+    );
+}
+
+/// A fake that answers an idempotent producer's InitProducerId with `errors` in turn, then
+/// with producer id 77.
+fn init_fake(errors: Vec<ResponseError>) -> Fake {
+    Fake::start(
+        move |ctx, header, _| match ApiKey::try_from(header.request_api_key).unwrap() {
+            ApiKey::ApiVersions => Action::Send(producer_api_versions(header)),
+            ApiKey::Metadata => Action::Send(metadata_of(ctx, header, 0, 0, 1)),
+            ApiKey::InitProducerId => {
+                let resp = match errors.get(ctx.nth) {
+                    Some(e) => InitProducerIdResponse::default().with_error_code(e.code()),
+                    None => InitProducerIdResponse::default()
+                        .with_producer_id(ProducerId(77))
+                        .with_producer_epoch(0),
+                };
+                Action::Send(frame(header, &resp))
+            }
+            _ => Action::Close,
+        },
+    )
+}
+
+#[tokio::test]
+async fn an_idempotent_producer_retries_a_loading_coordinator() {
+    // A broker just restarted: its coordinator state is loading, then moves.
+    let fake = init_fake(vec![
+        ResponseError::CoordinatorLoadInProgress,
+        ResponseError::CoordinatorLoadInProgress,
+        ResponseError::CoordinatorNotAvailable,
+        ResponseError::NotCoordinator,
+        ResponseError::ConcurrentTransactions,
+    ]);
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let p = client.idempotent_producer().await.unwrap();
+    assert_eq!(p.producer_id(), 77);
+    assert_eq!(fake.count(ApiKey::InitProducerId), 6);
+
+    // Not retriable: the first answer is the error.
+    let fake = init_fake(vec![ResponseError::ClusterAuthorizationFailed]);
+    let client = Client::connect(fake.config(&[])).await.unwrap();
+    let e = client.idempotent_producer().await.unwrap_err();
+    assert!(
+        e.to_string().contains("CLUSTER_AUTHORIZATION_FAILED"),
+        "{e}"
+    );
+    assert_eq!(fake.count(ApiKey::InitProducerId), 1);
+
+    // Retried until message.timeout.ms, then the last error.
+    let fake = init_fake(vec![ResponseError::CoordinatorLoadInProgress; 10_000]);
+    let client = Client::connect(fake.config(&["message.timeout.ms=200"]))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let e = client.idempotent_producer().await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(3), "{e}");
+    assert!(
+        e.to_string().contains("COORDINATOR_LOAD_IN_PROGRESS"),
+        "{e}"
+    );
+    assert!(fake.count(ApiKey::InitProducerId) > 2);
 }

@@ -773,21 +773,41 @@ impl PartWork<'_> {
         }
     }
 
+    /// One pass over partition `index`: its source opened first, then its dataset directory
+    /// made if it is not there, so that a partition that cannot be read (a damaged
+    /// `krec-log.json`, a log that does not open) leaves no directory behind.
     fn pass(
         &mut self,
         sources: &Sources,
         index: usize,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
+        let scan = self.open_scan(sources, index)?;
+        std::fs::create_dir_all(&self.dir)
+            .map_err(io_err(format!("cannot create {}", self.dir.display())))?;
+        match scan {
+            Some(scan) => self.write_scan(scan, on),
+            None => Ok(()),
+        }
+    }
+
+    /// The scan of partition `index` from where its dataset ends (or the range's start) to
+    /// the range's end; `None` when there is nothing to export. Makes nothing in the output
+    /// but the temporary files of an earlier run it removes.
+    fn open_scan(
+        &mut self,
+        sources: &Sources,
+        index: usize,
+    ) -> Result<Option<PartitionScan>, ExportError> {
         let isolation = self.options.isolation;
         let name = partition_name(sources, index);
         self.summary.partitions = self.summary.partitions.saturating_add(1);
         self.topic_id = sources.partitions.get(index).and_then(|p| p.topic_id());
         let resume = match &self.open {
             Some(f) => Some(f.last.saturating_add(1)),
+            // A dataset not there yet is made once the source is open.
+            None if !self.dir.is_dir() => None,
             None => {
-                std::fs::create_dir_all(&self.dir)
-                    .map_err(io_err(format!("cannot create {}", self.dir.display())))?;
                 let (last, removed) = scan_dir(&self.dir)?;
                 self.summary.removed_temporary =
                     self.summary.removed_temporary.saturating_add(removed);
@@ -830,7 +850,7 @@ impl PartWork<'_> {
                             "{name}: offset {s} is out of range: the partition holds [{}, {})",
                             w.log_start, w.high_watermark
                         ));
-                        return Ok(());
+                        return Ok(None);
                     }
                 }
                 let resolved = range.resolve(Some(&w), isolation, &mut |ms| {
@@ -839,7 +859,7 @@ impl PartWork<'_> {
                 let asked = match resolved {
                     Err(krecords_source::Error::OutOfRange(m)) => {
                         self.summary.outside.push(format!("{name}: {m}"));
-                        return Ok(());
+                        return Ok(None);
                     }
                     r => r?,
                 };
@@ -851,7 +871,7 @@ impl PartWork<'_> {
                     (r, s) => r.or(s).unwrap_or(w.log_start),
                 };
                 if from >= stop {
-                    return Ok(());
+                    return Ok(None);
                 }
                 if let Some(r) = resume.filter(|&r| r < w.log_start && from == r) {
                     self.summary.gaps.push(Gap {
@@ -886,19 +906,18 @@ impl PartWork<'_> {
             },
             allow_truncated_tail: self.options.allow_truncated_tail,
         };
-        let scan = match PartitionScan::open(sources, index, &options) {
-            Ok(s) => s,
+        match PartitionScan::open(sources, index, &options) {
+            Ok(s) => Ok(Some(s)),
             // An empty partition (nothing at or after the start) has nothing to export.
             Err(ScanError::Source(krecords_source::Error::Usage(_)))
                 if sources
                     .watermarks(index)?
                     .is_some_and(|w| w.readable_end(isolation) <= w.log_start) =>
             {
-                return Ok(())
+                Ok(None)
             }
-            Err(e) => return Err(e.into()),
-        };
-        self.write_scan(scan, on)
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn write_scan(

@@ -1,13 +1,19 @@
 //! The v2 data batches of segment files and partition directories, as they are, for a producer
 //! to send again (`krec produce --batches`, through `krecords_client::produce_batches`).
 //!
+//! The batches are read as a consumer at read_committed reads them: the batches of aborted
+//! transactions are left out, and the read of a partition stops at its last stable offset (an
+//! open transaction's batches, and all after them, are not sent, and that is said). Sent again,
+//! by a producer whose batches are committed once acknowledged, an aborted or undecided
+//! record would become a committed one.
+//!
 //! Only what a Kafka 4 broker takes is handed out: control batches (transaction markers) are
 //! skipped, since the producer writes its own; a v0/v1 entry or an entry whose CRC fails is an
 //! error before anything of it is sent (a broker answers CORRUPT_MESSAGE to the latter and the
 //! producer stops); a truncated entry at the end of a file is passed over, and reported.
 
-use crate::{Error, ReadOptions, Reader, Sources};
-use krecords_codec::read::{Partial, Step};
+use crate::{Error, IsolationLevel, ReadOptions, Reader, Sources};
+use krecords_codec::read::Step;
 use std::path::PathBuf;
 
 /// The v2 data batches of files and partition directories, in argument order (see the
@@ -27,11 +33,13 @@ use std::path::PathBuf;
 /// let batch = b.finish()?.to_vec();
 /// std::fs::write(&file, [batch.as_slice(), &batch[..20]].concat())?;
 ///
-/// let mut batches = SendableBatches::open(&[file])?;
-/// let mut cut = Vec::new();
-/// assert_eq!(batches.next_batch(&mut |_, p| cut.push(p.bytes))?, Some(batch));
-/// assert_eq!(batches.next_batch(&mut |_, p| cut.push(p.bytes))?, None);
-/// assert_eq!(cut, [20]);
+/// let at = batch.len();
+/// let mut batches = SendableBatches::open(&[file.clone()])?;
+/// let mut notes = Vec::new();
+/// assert_eq!(batches.next_batch(&mut |n| notes.push(n.to_owned()))?, Some(batch));
+/// assert_eq!(batches.next_batch(&mut |n| notes.push(n.to_owned()))?, None);
+/// let cut = format!("{}: a truncated entry of 20 bytes at byte {at} is not sent", file.display());
+/// assert_eq!(notes, [cut]);
 /// # Ok(())
 /// # }
 /// ```
@@ -78,17 +86,16 @@ impl SendableBatches {
         })
     }
 
-    /// The bytes of the next v2 data batch, `None` after the last one. A truncated entry at the
-    /// end of a file is handed to `truncated` with the file's name, and passed over.
+    /// The bytes of the next v2 data batch, `None` after the last one. What is not sent is
+    /// said to `note`, a line each, the file or directory named: a truncated entry at the end
+    /// of a file (passed over), a stop at a partition's last stable offset (the open
+    /// transaction's batches and those after them).
     ///
     /// # Errors
     ///
     /// [`Error::Data`] for a v0/v1 entry, an entry whose CRC fails and a malformed entry;
     /// errors reading the files.
-    pub fn next_batch(
-        &mut self,
-        truncated: &mut dyn FnMut(&str, Partial),
-    ) -> Result<Option<Vec<u8>>, Error> {
+    pub fn next_batch(&mut self, note: &mut dyn FnMut(&str)) -> Result<Option<Vec<u8>>, Error> {
         loop {
             let r = match &mut self.reader {
                 Some(r) => r,
@@ -96,7 +103,11 @@ impl SendableBatches {
                     if self.index >= self.sources.partitions.len() {
                         return Ok(None);
                     }
-                    let mut r = self.sources.read(self.index, &ReadOptions::default())?;
+                    let options = ReadOptions {
+                        isolation: IsolationLevel::ReadCommitted,
+                        ..ReadOptions::default()
+                    };
+                    let mut r = self.sources.read(self.index, &options)?;
                     self.index += 1;
                     if r.next_file()?.is_none() {
                         continue;
@@ -128,9 +139,18 @@ impl SendableBatches {
                 }
                 Step::Entry(b) => return Ok(Some(b.as_bytes().to_vec())),
                 Step::Error(e) => return Err(Error::Data(format!("{name}: {e}"))),
-                Step::Partial(p) => truncated(&name, p),
+                Step::Partial(p) => note(&format!(
+                    "{name}: a truncated entry of {} bytes at byte {} is not sent",
+                    p.bytes, p.position
+                )),
                 Step::End => {
                     if r.next_file()?.is_none() {
+                        if let Some(stop) = r.stop() {
+                            note(&format!(
+                                "{name}: {stop}; its batches from offset {} on are not sent",
+                                stop.at
+                            ));
+                        }
                         self.reader = None;
                     }
                 }
@@ -152,7 +172,7 @@ mod tests {
     }
 
     fn next(b: &mut SendableBatches) -> Result<Option<Vec<u8>>, Error> {
-        b.next_batch(&mut |_, _| panic!("no truncated tail"))
+        b.next_batch(&mut |n| panic!("no note: {n}"))
     }
 
     #[test]
@@ -175,6 +195,66 @@ mod tests {
             matches!(&e, Error::Data(m) if m.contains("crc mismatch")),
             "{e}"
         );
+    }
+
+    /// The trial that found it: a partition of committed, aborted and committed records was
+    /// sent whole (the control batches left out), so the aborted records came back committed.
+    /// Now only what a read_committed consumer reads is sent, and an open transaction ends
+    /// what is sent, said in a note.
+    #[test]
+    fn aborted_and_open_transactions_are_not_sent() {
+        use krecords_log::{AppendOrigin, Log, LogConfig};
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("t-0");
+        let mut log = Log::create(&dir, LogConfig::default()).unwrap();
+        let now = 1_714_000_000_000;
+        let mut sent_as = Vec::new();
+        let mut append = |log: &mut Log, producer: Option<i64>, value: &[u8]| {
+            let mut b = V2Builder::new(0);
+            if let Some(p) = producer {
+                b = b.producer(p, 0, 0).transactional(true);
+            }
+            b.append(&NewRecord::new(now, None, Some(value))).unwrap();
+            let info = log
+                .append(&b.finish().unwrap(), AppendOrigin::Client)
+                .unwrap();
+            sent_as.push((value.to_vec(), info.base_offset));
+        };
+        append(&mut log, None, b"c0");
+        append(&mut log, Some(7), b"a0");
+        log.append_end_txn(7, 0, 0, false, now).unwrap();
+        append(&mut log, Some(8), b"t0");
+        log.append_end_txn(8, 0, 0, true, now).unwrap();
+        append(&mut log, None, b"c1");
+        append(&mut log, Some(9), b"open");
+        append(&mut log, None, b"after");
+        log.close().unwrap();
+
+        let mut batches = SendableBatches::open(std::slice::from_ref(&dir)).unwrap();
+        let mut notes = Vec::new();
+        let mut values = Vec::new();
+        while let Some(b) = batches
+            .next_batch(&mut |n| notes.push(n.to_owned()))
+            .unwrap()
+        {
+            let entries = krecords_codec::read::Entries::new(&b);
+            for e in entries {
+                let e = e.unwrap();
+                for r in e.records(&mut Vec::new(), 1 << 20).unwrap() {
+                    values.push(r.unwrap().value().unwrap().to_vec());
+                }
+            }
+        }
+        assert_eq!(values, [b"c0".to_vec(), b"t0".to_vec(), b"c1".to_vec()]);
+        let open_at = sent_as[4].1;
+        let said = format!(
+            "{}: stopped at last stable offset {open_at}; high watermark {}: an open \
+             transaction from producer 9 since offset {open_at}; its batches from offset \
+             {open_at} on are not sent",
+            dir.display(),
+            sent_as[5].1 + 1
+        );
+        assert_eq!(notes, [said]);
     }
 
     #[test]

@@ -75,6 +75,7 @@ pub mod filter;
 pub mod json;
 mod live;
 mod local;
+mod once;
 mod position;
 mod reader;
 pub mod records;
@@ -95,8 +96,8 @@ pub use live::LivePartition;
 pub use position::{Position, Range, Resolved, Watermarks};
 pub use reader::{Bounds, FileInfo, Progress, ProgressFn, Reader, Stop, StopCause};
 pub use spec::{
-    classify_dir, dir_logs, expand_globs, partition_of_dir, partition_of_path, DirKind, KafkaUrl,
-    SourceSpec, DEFAULT_PORT,
+    classify_dir, client_lines, dir_logs, expand_globs, partition_of_dir, partition_of_path,
+    unused_client_properties, ClusterUrl, DirKind, KafkaUrl, SourceSpec, DEFAULT_PORT,
 };
 
 /// The client configuration of `kafka://` sources.

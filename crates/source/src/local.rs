@@ -36,12 +36,23 @@ pub(crate) use krecords_log::check::file_streamer as file_stream;
 /// The entry streamer of local files and standard input.
 pub(crate) type FileStreamer = Streamer<ReadFill<Box<dyn Read>>>;
 
-/// Calls `f` with every complete entry of `files`, in order, until it returns `false`.
+/// Calls `f` with every complete entry of `files`, in order, until it returns `false`. This pass
+/// comes before the read: a FIFO (or a socket), which can be read only once (the read would
+/// wait for a writer for ever), is refused, as standard input is.
 fn each_entry(
     files: &[PathBuf],
     mut f: impl FnMut(&Batch<'_>) -> Result<bool, Error>,
 ) -> Result<(), Error> {
     for path in files {
+        if read_once(path) {
+            return Err(Error::Usage(format!(
+                "{}: read_committed, a start or an end needs the partition's transaction \
+                 markers and offsets before reading, which a FIFO cannot give (it is read \
+                 once, as standard input is); save it to a file, or read all of it \
+                 read_uncommitted",
+                path.display()
+            )));
+        }
         let mut s = file_stream(path, None)
             .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
         loop {
@@ -59,6 +70,20 @@ fn each_entry(
         }
     }
     Ok(())
+}
+
+/// Whether `path` is a FIFO or a socket: its bytes can be read only once.
+fn read_once(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// The facts of a partition directory, from its log.

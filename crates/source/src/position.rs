@@ -11,7 +11,7 @@
 //! message, whatever the source.
 
 use crate::error::Error;
-use crate::time::parse_time;
+use crate::time::parse_lookup_time;
 use crate::IsolationLevel;
 use std::fmt;
 
@@ -44,6 +44,7 @@ impl Position {
     /// assert_eq!(Position::parse("@1714000000000"), Ok(Position::Time(1_714_000_000_000)));
     /// assert_eq!(Position::parse("2024-04-24T23:06:40Z"), Ok(Position::Time(1_714_000_000_000)));
     /// assert!(Position::parse("soon").is_err());
+    /// assert!(Position::parse("@-1").is_err());
     /// ```
     ///
     /// # Errors
@@ -57,7 +58,7 @@ impl Position {
             _ => {}
         }
         if t.starts_with('@') {
-            return parse_time(t).map(Position::Time);
+            return parse_lookup_time(t).map(Position::Time);
         }
         let digits = t.strip_prefix('-').unwrap_or(t);
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -74,13 +75,14 @@ impl Position {
                 Position::Offset(n)
             });
         }
-        parse_time(t).map(Position::Time).map_err(|_| {
-            format!(
+        match crate::time::parse_time(t) {
+            Ok(_) => parse_lookup_time(t).map(Position::Time),
+            Err(_) => Err(format!(
                 "invalid position {text:?}: expected an offset, a negative offset counted from \
                  the end (-10), earliest, latest, an ISO 8601 time (2024-04-24T23:06:40Z) or @ \
                  and epoch milliseconds (@1714000000000)"
-            )
-        })
+            )),
+        }
     }
 
     /// Whether resolving the position needs the partition's watermarks or time index (anything
@@ -453,7 +455,15 @@ mod tests {
         assert_eq!(Position::parse("-1"), Ok(Position::FromEnd(1)));
         assert_eq!(Position::parse("beginning"), Ok(Position::Earliest));
         assert_eq!(Position::parse("end"), Ok(Position::Latest));
-        assert_eq!(Position::parse("@-5"), Ok(Position::Time(-5)));
+        assert_eq!(Position::parse("@0"), Ok(Position::Time(0)));
+        // A negative time is no time (ListOffsets' sentinels live): refused, in both forms.
+        for negative in ["@-5", "1969-12-31"] {
+            let e = Position::parse(negative).unwrap_err();
+            assert!(
+                e.contains("milliseconds since the epoch (0 or more)"),
+                "{e}"
+            );
+        }
         assert_eq!(
             Position::parse("2024-04-24"),
             Ok(Position::Time(1_713_916_800_000))

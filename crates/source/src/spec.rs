@@ -40,82 +40,212 @@ impl KafkaUrl {
     /// assert!(KafkaUrl::parse("events-0/").is_none());
     /// ```
     pub fn parse(text: &str) -> Option<Result<KafkaUrl, String>> {
+        const EXPECTED: &str = "kafka://HOST[:PORT][,HOST[:PORT]...]/TOPIC[/PARTITION]";
         let rest = text.strip_prefix("kafka://")?;
-        let bad = |why: &str| {
-            Err(format!(
-                "{text}: {why} (expected kafka://HOST[:PORT][,HOST[:PORT]...]/TOPIC[/PARTITION])"
-            ))
-        };
         let Some((servers, path)) = rest.split_once('/') else {
-            return Some(bad("no topic"));
+            return Some(Err(bad_url(text, "no topic", EXPECTED)));
         };
-        if servers.is_empty() {
-            return Some(bad("no broker address"));
-        }
-        let mut with_ports = Vec::new();
-        for s in servers.split(',') {
-            let server = match s.rsplit_once(':') {
-                // An IPv6 address in brackets without a port: `[::1]`.
-                Some((h, p)) if !h.is_empty() && !p.contains(']') => match p.parse::<u16>() {
-                    Ok(_) => s.to_owned(),
-                    Err(_) => return Some(bad(&format!("{s:?} is not HOST[:PORT]"))),
-                },
-                _ if !s.is_empty() => format!("{s}:{DEFAULT_PORT}"),
-                _ => return Some(bad("an empty broker address")),
-            };
-            with_ports.push(server);
-        }
-        let path = path.strip_suffix('/').unwrap_or(path);
-        let (topic, partition) = match path.split_once('/') {
-            None => (path, None),
-            Some((t, p)) => match p.parse::<i32>() {
-                Ok(n) if n >= 0 => (t, Some(n)),
-                _ => return Some(bad(&format!("{p:?} is not a partition number"))),
-            },
-        };
-        if topic.is_empty() {
-            return Some(bad("no topic"));
-        }
-        Some(Ok(KafkaUrl {
-            servers: with_ports.join(","),
-            topic: topic.to_owned(),
-            partition,
-        }))
+        Some(
+            parse_parts(text, servers, path, EXPECTED).and_then(|(servers, topic, partition)| {
+                Ok(KafkaUrl {
+                    servers,
+                    topic: topic.ok_or_else(|| bad_url(text, "no topic", EXPECTED))?,
+                    partition,
+                })
+            }),
+        )
     }
 
-    /// Parses a cluster URL, `kafka://HOST[:PORT][,HOST[:PORT]…][/TOPIC]` (the topic optional,
-    /// a filter of `krec metadata`): the servers, each with its port, and the topic if any;
-    /// `None` if `text` is not a `kafka://` URL at all.
+    /// Parses a cluster URL, `kafka://HOST[:PORT][,HOST[:PORT]…][/TOPIC[/PARTITION]]` (the
+    /// topic optional, a filter of `krec metadata` and `krec offsets`, and the partition
+    /// optional after it); `None` if `text` is not a `kafka://` URL at all.
     ///
     /// # Examples
     ///
     /// ```
     /// use krecords_source::KafkaUrl;
-    /// let (servers, topic) = KafkaUrl::parse_cluster("kafka://a,b:9093").unwrap().unwrap();
-    /// assert_eq!((servers.as_str(), topic), ("a:9092,b:9093", None));
-    /// let (_, topic) = KafkaUrl::parse_cluster("kafka://a/orders-*/").unwrap().unwrap();
-    /// assert_eq!(topic.as_deref(), Some("orders-*"));
-    /// assert!(KafkaUrl::parse_cluster("kafka:///").unwrap().unwrap_err().contains("[/TOPIC]"));
+    /// let u = KafkaUrl::parse_cluster("kafka://a,b:9093").unwrap().unwrap();
+    /// assert_eq!((u.servers.as_str(), u.topic, u.partition), ("a:9092,b:9093", None, None));
+    /// let u = KafkaUrl::parse_cluster("kafka://a/orders-*/").unwrap().unwrap();
+    /// assert_eq!(u.topic.as_deref(), Some("orders-*"));
+    /// let u = KafkaUrl::parse_cluster("kafka://a/orders/3").unwrap().unwrap();
+    /// assert_eq!((u.topic.as_deref(), u.partition), (Some("orders"), Some(3)));
+    /// let e = KafkaUrl::parse_cluster("kafka:///").unwrap().unwrap_err();
+    /// assert_eq!(e, "kafka:///: no broker address \
+    ///     (expected kafka://HOST[:PORT][,HOST[:PORT]...][/TOPIC[/PARTITION]])");
+    /// let e = KafkaUrl::parse_cluster("kafka://b:99999").unwrap().unwrap_err();
+    /// assert!(e.starts_with("kafka://b:99999: \"b:99999\" is not HOST[:PORT]"), "{e}");
     /// assert!(KafkaUrl::parse_cluster("/var/lib/kafka").is_none());
     /// ```
-    pub fn parse_cluster(text: &str) -> Option<Result<(String, Option<String>), String>> {
-        if !text.starts_with("kafka://") {
-            return None;
-        }
-        let rest = text.trim_start_matches("kafka://");
-        let (servers, topic) = rest.split_once('/').unwrap_or((rest, ""));
-        let topic = topic.trim_end_matches('/');
-        // The servers as a partition URL takes them; the topic may be absent.
-        Some(match KafkaUrl::parse(&format!("kafka://{servers}/-"))? {
-            Ok(url) => Ok((url.servers, (!topic.is_empty()).then(|| topic.to_owned()))),
-            Err(e) => Err(e.replace("/TOPIC[/PARTITION]", "[/TOPIC]")),
-        })
+    pub fn parse_cluster(text: &str) -> Option<Result<ClusterUrl, String>> {
+        const EXPECTED: &str = "kafka://HOST[:PORT][,HOST[:PORT]...][/TOPIC[/PARTITION]]";
+        let rest = text.strip_prefix("kafka://")?;
+        let (servers, path) = rest.split_once('/').unwrap_or((rest, ""));
+        Some(
+            parse_parts(text, servers, path, EXPECTED).map(|(servers, topic, partition)| {
+                ClusterUrl {
+                    servers,
+                    topic,
+                    partition,
+                }
+            }),
+        )
     }
 
     /// `kafka://servers/topic` (without the partition).
     pub fn topic_name(&self) -> String {
         format!("kafka://{}/{}", self.servers, self.topic)
     }
+}
+
+/// A parsed cluster URL, `kafka://HOST[:PORT][,HOST[:PORT]…][/TOPIC[/PARTITION]]`
+/// ([`KafkaUrl::parse_cluster`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterUrl {
+    /// `host:port,host:port`, each with its port (9092 when the URL has none).
+    pub servers: String,
+    /// The topic (a glob for `krec metadata` and `krec offsets`), if any.
+    pub topic: Option<String>,
+    /// The partition, if any (only after a topic).
+    pub partition: Option<i32>,
+}
+
+/// The error of the URL `text`: why, then the form `expected`.
+fn bad_url(text: &str, why: &str, expected: &str) -> String {
+    format!("{text}: {why} (expected {expected})")
+}
+
+/// The servers (each with its port), topic and partition of a `kafka://` URL `text`, split
+/// into `servers` and the `path` after them (`TOPIC[/PARTITION]`, maybe empty); errors name
+/// `text` as given, and the form `expected`.
+fn parse_parts(
+    text: &str,
+    servers: &str,
+    path: &str,
+    expected: &str,
+) -> Result<(String, Option<String>, Option<i32>), String> {
+    let bad = |why: &str| bad_url(text, why, expected);
+    if servers.is_empty() {
+        return Err(bad("no broker address"));
+    }
+    let mut with_ports = Vec::new();
+    for s in servers.split(',') {
+        let server = match s.rsplit_once(':') {
+            // An IPv6 address in brackets without a port: `[::1]`.
+            Some((h, p)) if !h.is_empty() && !p.contains(']') => match p.parse::<u16>() {
+                Ok(_) => s.to_owned(),
+                Err(_) => return Err(bad(&format!("{s:?} is not HOST[:PORT]"))),
+            },
+            _ if !s.is_empty() => format!("{s}:{DEFAULT_PORT}"),
+            _ => return Err(bad("an empty broker address")),
+        };
+        with_ports.push(server);
+    }
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let (topic, partition) = match path.split_once('/') {
+        None => (path, None),
+        Some((t, p)) => match p.parse::<i32>() {
+            Ok(n) if n >= 0 => (t, Some(n)),
+            _ => return Err(bad(&format!("{p:?} is not a partition number"))),
+        },
+    };
+    if topic.is_empty() && partition.is_some() {
+        return Err(bad("no topic"));
+    }
+    Ok((
+        with_ports.join(","),
+        (!topic.is_empty()).then(|| topic.to_owned()),
+        partition,
+    ))
+}
+
+/// Whether a NAME=VALUE line is a remote tier option (`RemoteOptions::is_remote_pair`; none
+/// without the `remote` feature).
+#[cfg(feature = "remote")]
+fn is_remote_pair(pair: &str) -> bool {
+    crate::RemoteOptions::is_remote_pair(pair)
+}
+
+#[cfg(not(feature = "remote"))]
+fn is_remote_pair(_pair: &str) -> bool {
+    false
+}
+
+/// The text of a client properties file (`-F`) with its remote tier lines
+/// (`RemoteOptions::is_remote_pair`: `s3.*`,
+/// `rsm.config.*`, ...) blanked, so that a broker's properties can be given as they are and
+/// the line numbers of errors stay those of the file.
+///
+/// ```
+/// let text = "security.protocol=SSL\ns3.region=eu-west-1\n# a comment";
+/// assert_eq!(krecords_source::client_lines(text), "security.protocol=SSL\n\n# a comment");
+/// ```
+pub fn client_lines(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| match is_remote_pair(l.trim_start()) {
+            true => "",
+            false => l,
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// What a command given the sources `paths` says of the client properties it was given
+/// (`-X NAME=VALUE` as `properties`; the `-F` files `files`, when one holds a client
+/// property) when none of `paths` is a `kafka://` source: that they apply only to
+/// `kafka://` sources, so they are ignored, unchecked. `None` when some source is a
+/// `kafka://` one, or no client property is given (remote tier options, `s3.*` and the like,
+/// apply to remote tier locations: not counted, nor comments and blank lines; a file that
+/// cannot be read counts as one, said by whoever reads it).
+///
+/// ```
+/// use std::path::PathBuf;
+/// let local = [PathBuf::from("events-0")];
+/// let w = krecords_source::unused_client_properties(&local, &["garbage".into()], &[]);
+/// assert_eq!(w.unwrap(), "client properties apply only to kafka:// sources, and none is \
+///     given: ignored, unchecked: -X garbage");
+/// let remote = ["s3.region=y".to_owned()];
+/// assert_eq!(krecords_source::unused_client_properties(&local, &remote, &[]), None);
+/// let live = [PathBuf::from("kafka://b:9092/events")];
+/// assert_eq!(krecords_source::unused_client_properties(&live, &["acks=all".into()], &[]), None);
+/// let secret = ["sasl.password=hunter2".to_owned()];
+/// let w = krecords_source::unused_client_properties(&local, &secret, &[]).unwrap();
+/// assert!(w.ends_with("-X sasl.password=<redacted>"), "{w}");
+/// ```
+pub fn unused_client_properties(
+    paths: &[PathBuf],
+    properties: &[String],
+    files: &[PathBuf],
+) -> Option<String> {
+    if paths
+        .iter()
+        .any(|p| matches!(SourceSpec::parse(p), Ok(SourceSpec::Kafka(_))))
+    {
+        return None;
+    }
+    let client = |l: &str| {
+        let l = l.trim();
+        !l.is_empty() && !l.starts_with('#') && !is_remote_pair(l)
+    };
+    let mut given: Vec<String> = properties
+        .iter()
+        .filter(|p| client(p))
+        .map(|p| format!("-X {}", krecords_client::Secret::shown(p)))
+        .collect();
+    given.extend(
+        files
+            .iter()
+            .filter(|f| std::fs::read_to_string(f).map_or(true, |t| t.lines().any(client)))
+            .map(|f| format!("-F {}", f.display())),
+    );
+    (!given.is_empty()).then(|| {
+        format!(
+            "client properties apply only to kafka:// sources, and none is given: ignored, \
+             unchecked: {}",
+            given.join(", ")
+        )
+    })
 }
 
 /// One source argument.

@@ -136,6 +136,37 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
     })
 }
 
+/// Parses a time to look an offset up at (`krec offsets --time`, `krec log offsets --time`, a
+/// position's time: `--start @1714000000000`): [`parse_time`]'s forms, and 0 or more. A
+/// negative time is refused (also an ISO 8601 time before 1970): Kafka's ListOffsets takes
+/// -1 for the latest offset and -2 for the earliest, so it would answer a live cluster
+/// differently from a broker's files, and a time before 1970 has no records to find.
+///
+/// ```
+/// use krecords_source::time::parse_lookup_time;
+/// assert_eq!(parse_lookup_time("@0"), Ok(0));
+/// let e = parse_lookup_time("-1").unwrap_err();
+/// assert!(e.contains("milliseconds since the epoch"), "{e}");
+/// assert!(e.contains("earliest and latest offsets are already columns of `krec offsets`"), "{e}");
+/// assert!(parse_lookup_time("1969-12-31").is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`parse_time`]'s, and the negative time, with what a time is.
+pub fn parse_lookup_time(text: &str) -> Result<i64, String> {
+    let ms = parse_time(text)?;
+    if ms < 0 {
+        return Err(format!(
+            "invalid time {text:?}: a time is milliseconds since the epoch (0 or more), ISO \
+             8601 such as 2024-04-24T23:06:40Z, or @ and epoch milliseconds; it is not \
+             ListOffsets' -1 (latest) or -2 (earliest): the earliest and latest offsets are \
+             already columns of `krec offsets` (and positions take earliest and latest)"
+        ));
+    }
+    Ok(ms)
+}
+
 /// A cursor over ASCII text.
 struct Cursor<'a> {
     s: &'a [u8],
@@ -315,5 +346,20 @@ mod tests {
         ] {
             assert_eq!(parse_time(&iso(ms)), Ok(ms), "{}", iso(ms));
         }
+    }
+
+    /// A negative time to look up is refused in every form (it was passed through as
+    /// ListOffsets' sentinel live and read as a time before 1970 offline).
+    #[test]
+    fn a_lookup_time_is_not_negative() {
+        assert_eq!(parse_lookup_time("0"), Ok(0));
+        assert_eq!(parse_lookup_time("@1714000000000"), Ok(1_714_000_000_000));
+        for bad in ["-1", "-7", "@-2", "1969-12-31T23:59:59.999Z"] {
+            let e = parse_lookup_time(bad).unwrap_err();
+            assert!(e.contains("milliseconds since the epoch"), "{bad}: {e}");
+        }
+        assert!(parse_lookup_time("soon")
+            .unwrap_err()
+            .contains("expected epoch"));
     }
 }

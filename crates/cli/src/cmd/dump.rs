@@ -197,6 +197,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     }
     let filter =
         PartitionFilter::globs(&args.topic, None).map_err(|e| Failure::Usage(e.to_string()))?;
+    args.client.warn_unused(&args.paths);
     let mut sources = open_sources(&args.paths, &args.client)?;
     let given: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
     sources.select(&filter, &given.join(" "))?;

@@ -196,6 +196,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     };
     // The sources first: a source that cannot be opened, or a --topic that chooses nothing,
     // leaves no dataset directory behind.
+    args.client.warn_unused(&args.sources);
     let mut first_sources = Some(open(true)?);
     if let Some(s) = &first_sources {
         krecords_export::check_named(s).map_err(|e| failure(&e))?;

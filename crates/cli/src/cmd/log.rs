@@ -372,7 +372,7 @@ struct OffsetsArgs {
     max_timestamp: bool,
     /// The first offset with a timestamp at or after T: epoch ms (or @ and epoch ms) or ISO
     /// 8601 (as `krec offsets --time`).
-    #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_time, allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_lookup_time, allow_negative_numbers = true)]
     time: Option<i64>,
     /// Answer as a consumer at this isolation level does: read-committed --latest is the last
     /// stable offset, and time lookups find nothing past it (without: up to the log end).

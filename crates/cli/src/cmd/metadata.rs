@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 
 /// Brokers, controller, topics and partitions (leader, replicas, ISR, offline) of a cluster.
 ///
-/// SOURCE is a live cluster, kafka://HOST[:PORT][,HOST[:PORT]...][/TOPIC] (the port defaults
-/// to 9092), or a stopped broker's log.dirs root (or one TOPIC-N partition directory of it: that
-/// partition only). Live, the answer is a Metadata request's;
+/// SOURCE is a live cluster, kafka://HOST[:PORT][,HOST[:PORT]...][/TOPIC[/PARTITION]] (port
+/// 9092 by default; with a PARTITION, that partition only), or a stopped broker's log.dirs root
+/// (or one TOPIC-N partition directory of it: that partition only). Live, the answer is a
+/// Metadata request's;
 /// offline, it is the broker's KRaft metadata log (__cluster_metadata-0: its newest snapshot,
 /// then the records after it) replayed to its last state, with the cluster id of
 /// meta.properties, the quorum's last leader as the controller, and for each partition whether
@@ -27,8 +28,8 @@ use std::path::{Path, PathBuf};
 /// are shown with --all.
 ///
 /// Exit codes: 0 answered; 1 answered, but with --offsets a partition's data is damaged (its
-/// offsets show "-" and a warning names the damage); 2 usage, an unreachable broker, an
-/// unreadable directory (a partition whose files cannot be read: the others are answered).
+/// row says "damaged" and a warning names the damage, as in offsets); 2 usage, an unreachable
+/// broker, an unreadable directory (a partition whose files cannot be read; the rest is answered).
 ///
 /// Examples:
 ///   krec metadata kafka://localhost:9092
@@ -52,7 +53,7 @@ pub struct Args {
 /// Per partition: earliest offset, latest (high watermark), last stable offset, and with
 /// --time the first offset at or after a time.
 ///
-/// SOURCE is as for `krec metadata`: kafka://HOST[:PORT][/TOPIC] (ListOffsets on the
+/// SOURCE is as for `krec metadata`: kafka://HOST[:PORT][/TOPIC[/PARTITION]] (ListOffsets on the
 /// partitions' leaders: earliest, latest at read_uncommitted, latest at read_committed, and the
 /// offset for --time) or a stopped broker's log.dirs root (the same from each partition
 /// directory's files and indexes; one TOPIC-N directory of it answers for that partition).
@@ -81,9 +82,9 @@ pub struct Args {
 pub struct OffsetsArgs {
     #[command(flatten)]
     select: Select,
-    /// Also the first offset whose timestamp is at or after T: epoch ms, @ and epoch ms (as
-    /// --start and the other positions take a time), or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_time, allow_negative_numbers = true)]
+    /// Also the first offset whose timestamp is at or after T: epoch ms (0 or more), @ and
+    /// epoch ms (as --start and the other positions take a time), or ISO 8601.
+    #[arg(long, value_name = "T", value_parser = crate::time_fmt::parse_lookup_time, allow_negative_numbers = true)]
     time: Option<i64>,
     /// Text: aligned columns; JSON: one object per partition per line.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -93,7 +94,7 @@ pub struct OffsetsArgs {
 /// The source and topic selection `krec metadata` and `krec offsets` share.
 #[derive(clap::Args)]
 pub struct Select {
-    /// kafka://HOST[:PORT][/TOPIC], a broker's log.dirs root, or one TOPIC-N partition directory.
+    /// kafka://HOST[:PORT][/TOPIC[/PARTITION]], a broker's log.dirs root, or one TOPIC-N directory.
     #[arg(value_name = "SOURCE")]
     source: PathBuf,
     /// Only topics whose name matches GLOB (`*`, `?`, `[...]`); repeatable. Globs matching no
@@ -110,10 +111,7 @@ pub struct Select {
 /// What a SOURCE argument names.
 enum Target {
     /// A live cluster: its servers, and the URL's topic if any.
-    Live {
-        servers: String,
-        topic: Option<String>,
-    },
+    Live(krecords_source::ClusterUrl),
     /// A broker's root directory.
     Root(PathBuf),
 }
@@ -121,10 +119,7 @@ enum Target {
 fn target(source: &Path) -> Result<Target, Failure> {
     match source.to_str().and_then(KafkaUrl::parse_cluster) {
         None => Ok(Target::Root(source.to_path_buf())),
-        Some(url) => {
-            let (servers, topic) = url.map_err(Failure::Usage)?;
-            Ok(Target::Live { servers, topic })
-        }
+        Some(url) => Ok(Target::Live(url.map_err(Failure::Usage)?)),
     }
 }
 
@@ -144,12 +139,14 @@ fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failur
     let (globs, all) = (&select.topic, select.all);
     match target(&select.source)? {
         Target::Root(root) => {
+            select.client.warn_unused(&[]);
             krecords_admin::offline::load(&root, globs, all, offsets).map_err(admin_failure)
         }
-        Target::Live { servers, topic } => {
-            let globs: Vec<String> = globs.iter().cloned().chain(topic).collect();
-            let (config, rt, name) = live_setup(&servers, &select.client)?;
-            let load = krecords_admin::live::load(config, name.clone(), &globs, all, offsets);
+        Target::Live(url) => {
+            let globs: Vec<String> = globs.iter().cloned().chain(url.topic.clone()).collect();
+            let (config, rt, name) = live_setup(&url.servers, &select.client)?;
+            let one = url.topic.as_deref().zip(url.partition);
+            let load = krecords_admin::live::load(config, name.clone(), &globs, all, offsets, one);
             rt.block_on(load).map_err(|e| match e {
                 krecords_admin::Error::Client(e) => client_failure(e, &name),
                 e => admin_failure(e),
@@ -196,17 +193,12 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     // Offline without a metadata log, leader -1 means unknown (said here, where leaders are
     // shown; offsets and groups do not need them).
     if let Target::Root(root) = target(&args.select.source)? {
-        cluster
-            .warnings
-            .extend(krecords_admin::offline::missing_metadata(&root));
+        let missing = krecords_admin::offline::missing_metadata(&root);
+        cluster.warnings.extend(missing);
     }
     warn(&cluster);
     match args.format {
-        Format::Json => {
-            serde_json::to_writer(&mut *out, &cluster)
-                .map_err(|e| Failure::Io(e.into(), String::new()))?;
-            writeln!(out)?;
-        }
+        Format::Json => cluster.write_json(out)?,
         Format::Text => cluster.write_text(out)?,
     }
     Ok(Outcome::answered_but(cluster.unanswered))
@@ -227,15 +219,17 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// stopped broker's files or a live cluster.
 ///
 /// Offline (SOURCE a broker's log.dirs root, or one __consumer_offsets-N directory of it for that
-/// partition's groups): every __consumer_offsets-N directory on the disk
-/// read at read_committed and decoded (classic groups' GroupMetadata with their members and
-/// assignments, consumer-protocol groups' ConsumerGroupMetadata and members, offset commits and
-/// their tombstones), each group's last committed offsets with when they were committed, and
-/// lag against the end offset of the partition's directory on the same disk: how far behind
-/// the group was when the broker stopped ("-" when the partition is not on this disk).
+/// partition's groups): every __consumer_offsets-N directory on the disk read at read_committed
+/// and decoded (GroupMetadata with members and assignments, consumer-protocol group records,
+/// offset commits and their tombstones), each group in the state Kafka's coordinator loads it in
+/// (Empty without members, else Stable; consumer-protocol groups Assigning or Reconciling too),
+/// its last commits with their times, and lag against the end offset of its partition's
+/// directory on the disk: how far behind it was when the broker stopped ("-": not on the disk).
 ///
 /// Live (kafka://HOST[:PORT]): the GROUPs named, or every group of the cluster (ListGroups;
-/// share groups are listed with their state);
+/// share groups are listed with their state); kafka://HOST[:PORT]/TOPIC[/PARTITION]: the rows
+/// of that topic (glob) or partition only, of the groups that have one (a commit, an assigned
+/// partition: who consumes the topic), or of the GROUPs named, total lag over those rows;
 /// each group's state and members from its coordinator (ConsumerGroupDescribe for a
 /// consumer-protocol group, DescribeGroups for a classic one), its committed offsets by
 /// OffsetFetch for every topic, and lag against ListOffsets latest: the rows of
@@ -248,7 +242,8 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 /// "generation","members":[{"member_id","client_id","host","assignment":{TOPIC:[P...]}}],
 /// "offsets":[{"topic","partition","committed","metadata","commit_time","end","lag",
 /// "member_id","host","client_id"}],"total_lag"} (metadata: the string committed, "" when
-/// empty, null when absent; total_lag: the sum of the known lags, null when none is known,
+/// empty, null when absent; total_lag: the sum of the positive known lags, the records still
+/// to read: a negative lag, committed past the end, adds nothing; null when no lag is known,
 /// where the text line says "-"; the text says "at least N" when some are not).
 ///
 /// A damaged batch in a __consumer_offsets partition (a bad CRC, records that do not parse, a
@@ -270,10 +265,11 @@ pub fn run_offsets(args: OffsetsArgs, out: &mut impl Write) -> Result<Outcome, F
 ///   krec groups /var/lib/kafka/data orders-app --format json
 ///   krec groups kafka://localhost:9092              # every group of a live cluster
 ///   krec groups kafka://localhost:9092 orders-app
+///   krec groups kafka://localhost:9092/orders       # the groups consuming orders
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct GroupsArgs {
-    /// A broker's log.dirs root, or kafka://HOST[:PORT].
+    /// A broker's log.dirs root, or kafka://HOST[:PORT][/TOPIC[/PARTITION]].
     #[arg(value_name = "SOURCE")]
     source: PathBuf,
     /// Only these groups (default: every group).
@@ -288,9 +284,10 @@ pub struct GroupsArgs {
 
 /// Runs `krec groups`.
 pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
-    let mut outcome = Outcome::Ok;
+    let (mut outcome, mut live) = (Outcome::Ok, None);
     let groups = match target(&args.source)? {
         Target::Root(root) => {
+            args.client.warn_unused(&[]);
             let found = krecords_admin::groups::describe_root(&root).map_err(admin_failure)?;
             for w in found.warnings {
                 eprintln!("krec: warning: {w}");
@@ -301,8 +298,9 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
             }
             found.groups
         }
-        Target::Live { servers, .. } => {
-            let (config, rt, name) = live_setup(&servers, &args.client)?;
+        Target::Live(url) => {
+            let (config, rt, name) = live_setup(&url.servers, &args.client)?;
+            live = Some(url);
             rt.block_on(async {
                 let c = Client::connect(config).await?;
                 krecords_admin::groups::describe_live_named(&c, &args.groups).await
@@ -310,16 +308,9 @@ pub fn run_groups(args: GroupsArgs, out: &mut impl Write) -> Result<Outcome, Fai
             .map_err(|e| client_failure(e, &name))?
         }
     };
-    let (groups, missing) = krecords_admin::groups::select(groups, &args.groups);
-    // A GROUP that is not there is a usage error before anything is printed: no header or
-    // rows of the others on stdout ahead of the error.
-    if !missing.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{}: no such group in {} (no committed offsets, no group metadata)",
-            missing.join(", "),
-            args.source.display()
-        )));
-    }
+    let source = args.source.display().to_string();
+    let groups = krecords_admin::groups::answer(groups, &args.groups, live.as_ref(), &source)
+        .map_err(admin_failure)?;
     match args.format {
         Format::Json => krecords_admin::text::write_groups_json(&groups, out)?,
         Format::Text => krecords_admin::text::write_groups_text(&groups, out)?,

@@ -12,7 +12,6 @@ use krecords_client::{
     ProduceRecord, Written,
 };
 use krecords_codec::build::{read_json_produce_records, BuildRecord, JsonLinesError};
-use krecords_codec::read::Partial;
 use krecords_source::batches::SendableBatches;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -34,8 +33,10 @@ use std::path::PathBuf;
 ///
 /// With --batches, the v2 batches of existing segment files or partition directories are sent
 /// as they are to TARGET's partition (their records and compression untouched; the producer's
-/// id, epoch and sequences are patched in); control batches are skipped, entries whose CRC
-/// fails and v0/v1 entries refused
+/// id, epoch and sequences are patched in), as a read_committed consumer reads them: aborted
+/// transactions' batches are left out and an open transaction's, and all after, are not sent
+/// (said on stderr); control batches are skipped, entries whose CRC fails and v0/v1 entries
+/// refused
 /// (`krec convert --magic 2` first, or `krec ship`, which also resumes exactly once).
 ///
 /// Records are sent by an idempotent producer with acks=all (a retried batch is never
@@ -164,14 +165,8 @@ fn send_batches(
     };
     let mut batches = SendableBatches::open(&args.batches)?;
     let mut next = || {
-        let mut truncated = |name: &str, p: Partial| {
-            eprintln!(
-                "krec: warning: {name}: a truncated entry of {} bytes at byte {} is not sent",
-                p.bytes, p.position
-            );
-        };
         batches
-            .next_batch(&mut truncated)
+            .next_batch(&mut |n| eprintln!("krec: warning: {n}"))
             .map_err(|e| ProduceError::Input(e.to_string()))
     };
     let name = format!("kafka://{}", url.servers);

@@ -129,8 +129,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         tables.push((name.to_string(), source.to_string()));
     }
     // Not into what the query reads, and no directory created: refused before anything is read.
+    let sources: Vec<PathBuf> = tables.iter().flat_map(|(_, s)| table_paths(s)).collect();
+    args.client.warn_unused(&sources);
     if let Some(output) = &args.output {
-        let sources: Vec<PathBuf> = tables.iter().flat_map(|(_, s)| table_paths(s)).collect();
         check_output(output, &sources).map_err(|e| Failure::Usage(e.to_string()))?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -104,6 +104,7 @@ pub struct Args {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let extra_levels = parse_levels(&args.levels)?;
+    args.read.kafka.client.warn_unused(&args.paths);
     let sources = open_sources(&args.paths, &args.read.kafka.client)?;
     let limit = args.read.max_decompressed_bytes();
     let options = read_options(

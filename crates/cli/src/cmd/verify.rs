@@ -15,7 +15,7 @@ use crate::progress::{Progress, Unit};
 use crate::source::{open_file, open_sources, read_options, EachPartition};
 use krecords_log::check::{self, CheckError, Checker, Problem, ProblemKind, Totals};
 use krecords_log::data_dir::{PartitionFilter, SelectError, Taken};
-use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec};
+use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec, Sources};
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -197,6 +197,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     // Each argument is checked on its own: a quoted pattern is every file it matches.
     args.paths =
         krecords_source::expand_globs(&args.paths).map_err(|e| Failure::Usage(e.to_string()))?;
+    args.paths = Sources::paths_once(&args.paths, &mut |n| eprintln!("krec: {n}"));
     if let Some(p) = args.paths.iter().find(|p| {
         p.to_str()
             .and_then(krecords_remote::location::Location::parse)

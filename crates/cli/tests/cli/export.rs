@@ -12,7 +12,7 @@
 //! once, and starts over. Rounds: `KRECORDS_EXPORT_KILL_ROUNDS` (default 6; 30 or more
 //! locally).
 
-use crate::util::{krec, run, Dir};
+use crate::util::{krec, run, walk, Dir};
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_log::{AppendOrigin, IsolationLevel, Log, LogConfig};
 use std::path::Path;
@@ -780,4 +780,28 @@ fn export_topic_chooses_the_topics_of_a_root() {
     );
     assert!(!out.exists());
     export(&root, &out, &["--topic", "[x"]).fails(2, "topic glob \"[x\"");
+}
+
+/// export made a partition's `topic=T/partition=N` directory before finding its
+/// `krec-log.json` damaged; the partition's source is opened first, so a damaged one leaves no
+/// directory behind, whether it is exported alone or with others (which are exported).
+#[test]
+fn a_damaged_configuration_leaves_no_dataset_directory() {
+    let d = Dir::new();
+    d.partition("data/good-0", 10);
+    d.partition("data/bad-0", 10);
+    d.write("data/bad-0/krec-log.json", b"not json {");
+    let out = d.path("out");
+    for source in [d.arg("data"), d.arg("data/bad-0")] {
+        let _ = std::fs::remove_dir_all(&out);
+        let r = d.run(&["export", &source, "--output", &d.arg("out")], b"");
+        r.fails(1, "bad-0/krec-log.json");
+        assert!(
+            !out.join("topic=bad").exists(),
+            "{source}: {:?}",
+            walk(&out)
+        );
+        let good = out.join("topic=good/partition=0");
+        assert_eq!(good.is_dir(), source.ends_with("data"), "{:?}", walk(&out));
+    }
 }

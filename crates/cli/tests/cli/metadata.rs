@@ -61,11 +61,8 @@ fn live_metadata_text_with_offsets_and_a_topic_filter() {
     let c = cluster();
     let url = format!("kafka://{}", c.addr());
     let out = run(&["metadata", &url, "--offsets", "--topic", "a*"]).ok();
-    assert!(
-        out.contains("1 brokers:\n  broker 0 at 127.0.0.1:"),
-        "{out}"
-    );
-    assert!(out.contains("1 topics, 0 offline partitions:"), "{out}");
+    assert!(out.contains("1 broker:\n  broker 0 at 127.0.0.1:"), "{out}");
+    assert!(out.contains("1 topic, 0 offline partitions:"), "{out}");
     assert!(
         out.contains(
             "    partition 0, leader 0, epoch 7, replicas: 0, isrs: 0, offsets: 0..6 stable 6\n"
@@ -145,6 +142,32 @@ fn offsets_time_takes_the_forms_of_the_positions() {
     assert_eq!(at(&iso), want);
     assert_eq!(at(&format!("@{iso}")), want);
     run(&["offsets", &url, "--time", "@@1"]).fails(2, "invalid time \"@@1\"");
+}
+
+/// A negative `--time` is no time: live it went to ListOffsets as its sentinel (-1: the latest
+/// offsets), offline it found offset 0, and -7 answered "-" everywhere with exit 0. Now a
+/// usage error wherever a time to look up is taken, live or offline, saying what a time is.
+#[test]
+fn a_negative_time_is_a_usage_error_everywhere() {
+    let c = cluster();
+    let url = format!("kafka://{}/a", c.addr());
+    let root = fixtures();
+    let root = root.to_str().unwrap();
+    let said = "a time is milliseconds since the epoch (0 or more), ISO 8601";
+    let columns = "the earliest and latest offsets are already columns of `krec offsets`";
+    for time in ["-1", "-7", "@-2", "1969-12-31"] {
+        for source in [url.as_str(), root] {
+            let r = run(&["offsets", source, "--time", time]);
+            r.fails(2, said).fails(2, columns);
+        }
+        let start = if time.starts_with('-') {
+            format!("@{time}")
+        } else {
+            time.to_owned()
+        };
+        run(&["dump", "--start", &start, root]).fails(2, said);
+        run(&["dump", "--end", &start, root]).fails(2, said);
+    }
 }
 
 #[test]
@@ -305,6 +328,12 @@ fn offline_groups_are_the_last_commits_of_consumer_offsets() {
     assert_eq!(groups[0]["kind"], "classic");
     assert_eq!(groups[0]["protocol_type"], "consumer");
     assert_eq!(groups[1]["kind"], "consumer");
+    // The state Kafka's coordinator loads them in (it was null): the consumers left before the
+    // broker stopped, so neither group has members.
+    for g in &groups {
+        assert_eq!(g["state"], "Empty", "{g}");
+        assert_eq!(g["members"], serde_json::json!([]), "{g}");
+    }
     // The last commit of each partition, as the decoded records show them.
     let dump = run(&[
         "dump",
@@ -355,7 +384,7 @@ fn offline_groups_are_the_last_commits_of_consumer_offsets() {
     assert_eq!(mine, last);
     let text = run(&["groups", root.to_str().unwrap(), "krecords-classic"]).ok();
     assert!(
-        text.contains("# krecords-classic: classic group, generation 4"),
+        text.contains("# krecords-classic: classic group, Empty, generation 4, 0 members"),
         "{text}"
     );
     assert!(!text.contains("krecords-consumer"), "{text}");
@@ -723,9 +752,11 @@ fn groups_json_total_lag_is_null_when_unknown_and_empty_metadata_stays_empty() {
     assert_eq!(groups[1]["group"], "unknown");
     assert_eq!(groups[1]["offsets"][0]["lag"], serde_json::Value::Null);
     assert_eq!(groups[1]["total_lag"], serde_json::Value::Null);
+    // A group that only committed offsets is an empty group to Kafka's coordinator.
+    assert_eq!(groups[1]["state"], "Empty");
     let text = d.run(&["groups", &root, "unknown"], b"").ok();
     assert!(
-        text.contains("# unknown: 0 members, 1 partition, total lag -"),
+        text.contains("# unknown: Empty, 0 members, 1 partition, total lag -"),
         "{text}"
     );
 }
@@ -787,4 +818,269 @@ fn metadata_of_a_root_without_a_metadata_log_says_leaders_are_unknown() {
             r.stderr
         );
     }
+}
+
+/// metadata --offsets printed a damaged partition's whole error in its row, where offsets says
+/// `damaged` there and gives the error on stderr; it does what offsets does: the word in the
+/// row, the error on stderr once, the same exit code. JSON keeps the whole error.
+#[test]
+fn metadata_offsets_says_damaged_in_the_row_as_offsets_does() {
+    let d = Dir::new();
+    d.partition("data/good-0", 60);
+    d.partition("data/mid-0", 60);
+    // A length field lying upwards in the middle of the log: intact entries follow it.
+    let segment = d.path("data/mid-0/00000000000000000020.log");
+    let mut bytes = std::fs::read(&segment).unwrap();
+    bytes[8..12].copy_from_slice(&0x7fff_ff00u32.to_be_bytes());
+    std::fs::write(&segment, bytes).unwrap();
+    let root = d.arg("data");
+    let offsets = d.run(&["offsets", &root], b"");
+    let r = d.run(&["metadata", "--offsets", &root], b"");
+    assert_eq!((r.code, offsets.code), (1, 1), "{}", r.stderr);
+    let error = "intact entries follow";
+    assert_eq!(r.stderr.matches(error).count(), 1, "{}", r.stderr);
+    assert!(!r.out().contains(error), "{}", r.out());
+    let text = r.out();
+    let row = text
+        .lines()
+        .skip_while(|l| !l.contains("topic \"mid\""))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.ends_with(": damaged"), "{row}");
+    let r = d.run(&["metadata", "--offsets", "--format", "json", &root], b"");
+    assert!(r.out().contains(error), "{}", r.out());
+}
+
+/// A consumer-protocol (KIP-848) member offline: its assignment is stored by topic id, named
+/// by the topic's `partition.metadata` (or the metadata log): the member is assigned
+/// `interop-groups:0` and owns the row, as live krec and kafka-consumer-groups show it (it was
+/// CONSUMER-ID `-` and `"assignment":{}`).
+#[test]
+fn offline_consumer_protocol_members_have_their_assignment() {
+    let root = fixture_copy();
+    // The log up to the first join (the batch of offsets 5..=9 ends at byte 1371): the member
+    // is in the group.
+    let log = root
+        .path()
+        .join("__consumer_offsets-0/00000000000000000000.log");
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..1371]).unwrap();
+    let dir = root.path().join("interop-groups-0");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("partition.metadata"),
+        "version: 0\ntopic_id: pKUax5oxSYWLiBQFT9AaOA\n",
+    )
+    .unwrap();
+    let t = numbered(1, 4, |o| (TS + o, b"k".to_vec(), b"v".to_vec()));
+    std::fs::write(dir.join("00000000000000000000.log"), t.concat()).unwrap();
+    let path = root.path().to_str().unwrap();
+    let r = run(&["groups", path, "krecords-consumer", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let g = &r.json_lines()[0];
+    assert_eq!(g["state"], "Stable", "{g}");
+    let member = &g["members"][0];
+    assert_eq!(
+        member["assignment"],
+        serde_json::json!({"interop-groups": [0]})
+    );
+    let row = &g["offsets"][0];
+    assert_eq!(row["topic"], "interop-groups", "{g}");
+    assert_eq!(row["member_id"], member["member_id"], "{g}");
+    assert_eq!(row["end"], 4, "{g}");
+    let text = run(&["groups", path, "krecords-consumer"]).ok();
+    let id = member["member_id"].as_str().unwrap();
+    assert!(text.contains("interop-groups\t0\t"), "{text}");
+    assert!(text.contains(id), "{text}");
+}
+
+/// `kafka://HOST/TOPIC/PARTITION`, as dump and produce take it, answers for that partition in
+/// offsets and metadata (it was "no partition of a topic matching \"a/1\""); a partition the
+/// topic does not have is named as dump names it.
+#[test]
+fn offsets_and_metadata_take_a_partition_url() {
+    let c = cluster();
+    let url = format!("kafka://{}/a/1", c.addr());
+    let r = run(&["offsets", &url, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = r.json_lines();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (&rows[0]["topic"], &rows[0]["partition"]),
+        (&"a".into(), &1.into())
+    );
+    assert_eq!(rows[0]["latest"], 3);
+    let m = run(&["metadata", &url, "--format", "json"]).json_lines();
+    let partitions = m[0]["topics"][0]["partitions"].as_array().unwrap();
+    assert_eq!(partitions.len(), 1);
+    assert_eq!(partitions[0]["partition"], 1);
+    let missing = format!("kafka://{}/a: no partition 9 (the topic has 2)", c.addr());
+    for cmd in ["offsets", "metadata"] {
+        let url = format!("kafka://{}/a/9", c.addr());
+        run(&[cmd, &url]).fails(2, &missing);
+        let url = format!("kafka://{}/a/x", c.addr());
+        run(&[cmd, &url]).fails(2, "\"x\" is not a partition number");
+    }
+    // The URL as given in the error (it was `kafka:///-` and `kafka://b:99999/-`).
+    run(&["offsets", "kafka:///"]).fails(2, "kafka:///: no broker address");
+    run(&["metadata", "kafka://b:99999"]).fails(2, "kafka://b:99999: \"b:99999\" is not");
+}
+
+/// `krec groups kafka://HOST/TOPIC` answers for that topic: the groups with a row of it
+/// (a commit, an assigned partition), those rows only, total lag over them; with a partition,
+/// its rows only; GROUPs named stay even without one. The topic was dropped silently (every
+/// group, every row).
+#[test]
+fn groups_of_a_topic_url_are_the_topics_consumers() {
+    let c = FakeCluster::start(&[("a", 2), ("b", 1)]);
+    let log = |n| numbered(n, 3, |o| (TS + o, b"k".to_vec(), b"v".to_vec()));
+    c.append("a", 0, &log(1));
+    c.append("a", 1, &log(1));
+    c.append("b", 0, &log(2));
+    c.commit("both", "a", 0, 1);
+    c.commit("both", "a", 1, 3);
+    c.commit("both", "b", 0, 2);
+    c.commit("only-b", "b", 0, 5);
+    let groups = |url: &str, names: &[&str]| {
+        let mut args = vec!["groups", url, "--format", "json"];
+        args.extend(names);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json_lines()
+            .iter()
+            .map(|g| {
+                let rows: Vec<(String, i64)> = g["offsets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| {
+                        (
+                            o["topic"].as_str().unwrap().into(),
+                            o["partition"].as_i64().unwrap(),
+                        )
+                    })
+                    .collect();
+                (
+                    g["group"].as_str().unwrap().to_owned(),
+                    rows,
+                    g["total_lag"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let a = format!("kafka://{}/a", c.addr());
+    let rows_a = vec![("a".to_owned(), 0), ("a".to_owned(), 1)];
+    assert_eq!(groups(&a, &[]), [("both".into(), rows_a, 2.into())]);
+    let a1 = format!("kafka://{}/a/1", c.addr());
+    assert_eq!(
+        groups(&a1, &[]),
+        [("both".into(), vec![("a".to_owned(), 1)], 0.into())]
+    );
+    assert_eq!(
+        groups(&a, &["only-b"]),
+        [("only-b".into(), vec![], 0.into())]
+    );
+    let b = format!("kafka://{}/b", c.addr());
+    assert_eq!(groups(&b, &[]).len(), 2);
+}
+
+/// The metadata of a live commit made empty is "" as offline (the broker stores a string; the
+/// JSON help says "" when empty, null when absent): it was null live.
+#[test]
+fn live_commit_metadata_is_empty_not_null() {
+    let c = cluster();
+    c.commit("g", "a", 0, 1);
+    c.set_group(
+        "assigned",
+        FakeGroup {
+            state: "Stable".into(),
+            members: vec![FakeMember {
+                member_id: "m".into(),
+                client_id: "c".into(),
+                host: "/127.0.0.1".into(),
+                assignment: vec![("a".into(), vec![1])],
+            }],
+            ..FakeGroup::default()
+        },
+    );
+    let url = format!("kafka://{}", c.addr());
+    let r = run(&["groups", &url, "g", "assigned", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let groups = r.json_lines();
+    assert_eq!(groups[0]["offsets"][0]["metadata"], "", "{}", groups[0]);
+    // Nothing committed: no metadata, null.
+    let row = &groups[1]["offsets"][0];
+    assert_eq!(row["committed"], serde_json::Value::Null, "{row}");
+    assert_eq!(row["metadata"], serde_json::Value::Null, "{row}");
+}
+
+/// Client properties given to a command with only local sources apply to nothing: a warning
+/// says so, once, naming them (`-X garbage` was silently taken offline, and exit 2 live).
+/// Remote tier options (s3.*) are not client properties: no warning for them.
+#[test]
+fn client_properties_without_a_kafka_source_are_said_to_be_ignored() {
+    let root = fixtures();
+    let root = root.to_str().unwrap();
+    let said = "krec: warning: client properties apply only to kafka:// sources, and none is \
+                given: ignored, unchecked: -X garbage";
+    for args in [
+        &["offsets", root][..],
+        &["metadata", root],
+        &["groups", root],
+        &["dump", &format!("{root}/__transaction_state-0")],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["-X", "garbage", "-X", "s3.region=eu-west-1"]);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.matches(said).count(), 1, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("s3.region"), "{}", r.stderr);
+    }
+    let r = run(&["offsets", root, "-X", "s3.region=eu-west-1"]);
+    assert!(!r.stderr.contains("client properties"), "{}", r.stderr);
+}
+
+/// One partition directory given by its name is named as given ("Metadata of ." and a
+/// warning about "." before); its empty replica lists print "-" (they printed nothing,
+/// `isrs: ,`) and one topic is "1 topic"; the parent of a root (a broker's home, whose
+/// `broker.log` made it look like a partition directory) names the root below it.
+#[test]
+fn partition_directories_and_homes_are_named_as_given() {
+    let d = Dir::new();
+    d.partition("lonely-0", 5);
+    let r = d.run(&["metadata", "lonely-0"], b"");
+    let out = r.ok();
+    assert!(
+        out.starts_with("Metadata of lonely-0 (broker files)\n"),
+        "{out}"
+    );
+    assert!(out.contains("1 topic, 1 offline partition:\n"), "{out}");
+    assert!(out.contains("replicas: -, isrs: - OFFLINE"), "{out}");
+    assert!(
+        r.stderr
+            .contains("lonely-0 (a partition directory of .): no __cluster_metadata-0 here"),
+        "{}",
+        r.stderr
+    );
+    std::fs::create_dir_all(d.path("home/logs")).unwrap();
+    std::fs::rename(d.path("lonely-0"), d.path("home/logs/lonely-0")).unwrap();
+    d.write("home/broker.log", b"[2026-12-07] INFO started");
+    for cmd in ["offsets", "metadata", "groups"] {
+        d.run(&[cmd, "home"], b"").fails(
+            2,
+            "home: not a broker's log.dirs root, but its subdirectory home/logs is one",
+        );
+    }
+}
+
+/// The help says what the total lag adds up: the positive known lags (it said "the sum of the
+/// known lags", where a negative lag, committed past the end, is left out by design).
+#[test]
+fn groups_help_says_the_total_lag_is_of_the_positive_lags() {
+    let help = run(&["groups", "--help"]).ok();
+    assert!(
+        help.contains("the sum of the positive known lags"),
+        "{help}"
+    );
+    assert!(!help.contains("the sum of the known lags,"), "{help}");
 }

@@ -220,3 +220,105 @@ fn batch_files_are_sent_as_they_are_to_the_named_partition() {
     produce(&[&url, "--batches", bad.to_str().unwrap()], "").fails(1, "crc");
     assert_eq!(c.committed_values("copy", 1).len(), 5);
 }
+
+/// A newcomer trial sent a partition of committed, aborted and committed records with
+/// `--batches`, and the aborted records came back committed (the producer commits what it
+/// sends). Only what a read_committed consumer reads is sent; an open transaction ends what is
+/// sent, said on stderr.
+#[test]
+fn batches_of_aborted_and_open_transactions_are_not_sent() {
+    use krecords_codec::write::{NewRecord, V2Builder};
+    use krecords_log::{AppendOrigin, Log, LogConfig};
+    let c = FakeCluster::start(&[("copy", 1)]);
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("t-0");
+    let mut log = Log::create(&part, LogConfig::default()).unwrap();
+    let now = 1_714_000_000_000;
+    let append = |log: &mut Log, producer: Option<i64>, value: &str| {
+        let mut b = V2Builder::new(0);
+        if let Some(p) = producer {
+            b = b.producer(p, 0, 0).transactional(true);
+        }
+        b.append(&NewRecord::new(now, None, Some(value.as_bytes())))
+            .unwrap();
+        log.append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+    };
+    append(&mut log, None, "c0");
+    append(&mut log, Some(7), "aborted");
+    log.append_end_txn(7, 0, 0, false, now).unwrap();
+    append(&mut log, Some(8), "c1");
+    log.append_end_txn(8, 0, 0, true, now).unwrap();
+    append(&mut log, Some(9), "open");
+    append(&mut log, None, "after");
+    log.close().unwrap();
+    let url = format!("kafka://{}/copy/0", c.addr());
+    let r = produce(&[&url, "--batches", part.to_str().unwrap()], "");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(c.committed_values("copy", 0), ["c0", "c1"]);
+    assert!(
+        r.stderr.contains(&format!(
+            "krec: warning: {}: stopped at last stable offset 5; high watermark 7: an open \
+             transaction from producer 9 since offset 5; its batches from offset 5 on are not sent",
+            part.display()
+        )),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_java_producer_properties_file_works_with_warnings_for_what_krec_does_its_own_way() {
+    let c = FakeCluster::start(&[("events", 1)]);
+    let url = format!("kafka://{}/events/0", c.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("producer.properties");
+    std::fs::write(
+        &props,
+        "client.id=ops\nacks=all\nenable.idempotence=true\nlinger.ms=5\nbatch.size=16384\n\
+         compression.type=gzip\nsasl.jaas.config=org.apache.kafka.common.security.plain.\
+         PlainLoginModule required username=\"u\" password=\"hunter2\";\n",
+    )
+    .unwrap();
+    let r = produce(&[&url, "--lines", "-F", props.to_str().unwrap()], "a\nb\n");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(c.committed_values("events", 0), ["a", "b"]);
+    for want in [
+        "krec: warning: batch.size does not apply to krec and is ignored (use --records-per-batch)",
+        "krec: warning: compression.type does not apply to krec and is ignored (use --compression)",
+        "krec: warning: linger.ms does not apply",
+    ] {
+        assert!(r.stderr.contains(want), "{want}: {}", r.stderr);
+    }
+    // acks=all and enable.idempotence=true are what krec does: no warning.
+    assert!(
+        !r.stderr.contains("acks") && !r.stderr.contains("idempotence"),
+        "{}",
+        r.stderr
+    );
+    let r = produce(&[&url, "--lines", "-X", "acks=1"], "c\n");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "acks does not apply to krec and is ignored (krec always produces with acks=all)"
+        ),
+        "{}",
+        r.stderr
+    );
+    // A misspelt name is still an error; a JAAS line krec cannot use names the way out and
+    // never shows the password.
+    produce(&[&url, "--lines", "-X", "compresion.type=gzip"], "d\n")
+        .fails(2, "did you mean \"compression.type\"?");
+    let r = produce(
+        &[
+            &url,
+            "--lines",
+            "-X",
+            "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+             password=\"hunter2\";",
+        ],
+        "d\n",
+    );
+    r.fails(2, "use sasl.username and sasl.password");
+    assert!(!r.stderr.contains("hunter2"), "{}", r.stderr);
+}

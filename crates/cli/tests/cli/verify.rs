@@ -525,3 +525,47 @@ fn a_quoted_pattern_checks_every_file_it_matches() {
     let r = d.run(&["verify", &d.arg("segs/*.nothing")], b"");
     r.fails(2, "no file matches");
 }
+
+/// verify checked a partition as many times as its arguments named it (a root twice, a root
+/// and one of its partition directories, a segment file with its directory, two spellings of
+/// one path), where the other commands read it once; it checks each once, the range of a
+/// `--count` too, and says which were named twice as dump says it.
+#[test]
+fn a_partition_named_twice_is_verified_once_with_dumps_note() {
+    let d = Dir::new();
+    d.partition("data/a-0", 30);
+    d.partition("data/b-0", 30);
+    let (root, dir) = (d.arg("data"), d.arg("data/a-0"));
+    let segment = d.arg("data/a-0/00000000000000000000.log");
+    let (spelled, dot) = (format!("{root}/./"), format!("{dir}/."));
+    let run = |cmd: &str, args: &[&str]| d.run(&[&[cmd][..], args].concat(), b"");
+    let notes = |stderr: &str| -> Vec<String> {
+        let notes: Vec<String> = stderr
+            .lines()
+            .filter(|l| l.contains("read once"))
+            .map(str::to_owned)
+            .collect();
+        assert!(!notes.is_empty(), "{stderr}");
+        notes
+    };
+    let cases: [(&[&str], &[&str]); 7] = [
+        (&[&root, &root], &[&root]),
+        (&[&root, &spelled], &[&root]),
+        (&[&dir, &root], &[&root]),
+        (&[&root, &dir], &[&root]),
+        (&[&segment, &dir, &segment], &[&dir]),
+        (&[&dir, &dot], &[&dir]),
+        (&[&root, &root, "--count", "3"], &[&root, "--count", "3"]),
+    ];
+    for (twice, once) in cases {
+        let r = run("verify", twice);
+        assert_eq!(r.ok(), run("verify", once).ok(), "{twice:?}");
+        assert_eq!(
+            notes(&r.stderr),
+            notes(&run("dump", twice).stderr),
+            "{twice:?}"
+        );
+    }
+    let r = d.run(&["verify", &root, &spelled], b"");
+    assert!(r.out().starts_with("2 partitions (2 ok"), "{}", r.out());
+}
