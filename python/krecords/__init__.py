@@ -17,7 +17,9 @@ A thin layer over the krecords Rust crates:
 Every error is a ``KrecordsError`` (``CorruptDataError``, ``UsageError``, ``KrecordsIOError``),
 with ``file`` and ``position`` where known. ``UsageError`` is also a ``ValueError``: every
 integer argument is an ``int`` (never a ``bool``) in its range, else ``UsageError`` names the
-argument and the range (``magic: between 0 and 2, not 3``; ``max_rows: at least 1, not 0``).
+argument and the range (``magic: between 0 and 2, not 3``; ``max_rows: at least 1, not 0``),
+and any other argument of the wrong type raises ``UsageError`` naming it and what was given
+(``isolation: expected a str, not int``), never ``TypeError``.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def read_batches(
         end=end,
         isolation=isolation,
         columns=columns,
-        config=dict(config) if config is not None else None,
+        config=config,
         key_format=key_format,
         value_format=value_format,
         max_rows=max_rows,

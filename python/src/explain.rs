@@ -3,7 +3,7 @@
 //! [`show::shown`](krecords_codec::explain::show::shown)); `what_if()`: the sizing table of
 //! `krec stats --what-if` ([`krecords_codec::what_if`]).
 
-use crate::args::{Int, DEFAULT_LIMIT};
+use crate::args::{Flag, Int, Levels, DEFAULT_LIMIT};
 use crate::errors::{interruptible, Fail, OnInterrupt};
 use crate::read::bytes_of;
 use krecords_codec::explain::show::{shown, Shown, ShownValue};
@@ -61,8 +61,10 @@ fn explain<'py>(
 }
 
 /// What the records of `data`'s entries would take in every magic, codec and level: a dict
-/// `{"what_if": {...}, "rows": [...]}`, the `what_if` and `rows` of `krec stats --what-if
-/// --format json` (one row per magic × codec × level: bytes, ratio, entries copied, notes and,
+/// `{"what_if": {...}, "rows": [...]}`, equal to the `what_if` and `rows` keys of `krec stats
+/// --what-if --no-timing --format json` with the same `--threads` and `--levels` (that JSON also
+/// has `summary` and `groups`, `krec stats`' own table, which are not here; with `timing`, the
+/// speeds are measured anew) (one row per magic × codec × level: bytes, ratio, entries copied, notes and,
 /// with `timing`, encode and decode MB/s, each row converted again until `min_time_ms` of each
 /// is measured, at most 60000 ms). `levels` adds rows at these levels (`[("zstd", 19)]`);
 /// `threads` run rows in parallel. Input that is not whole, CRC-valid entries (a truncated or
@@ -73,8 +75,8 @@ fn explain<'py>(
 #[pyfunction]
 #[pyo3(
     signature = (
-        data, *, timing = false, min_time_ms = Int::new(50), threads = Int::new(1),
-        levels = Vec::new(), records_per_batch = None, max_decompressed_bytes = DEFAULT_LIMIT
+        data, *, timing = Flag::new(false), min_time_ms = Int::new(50), threads = Int::new(1),
+        levels = Levels::default(), records_per_batch = None, max_decompressed_bytes = DEFAULT_LIMIT
     ),
     text_signature = "(data, *, timing=False, min_time_ms=50, threads=1, levels=..., \
         records_per_batch=None, max_decompressed_bytes=...)"
@@ -83,14 +85,16 @@ fn explain<'py>(
 fn what_if<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
-    timing: bool,
+    timing: Flag,
     min_time_ms: Int,
     threads: Int,
-    levels: Vec<(String, Int)>,
+    levels: Levels,
     records_per_batch: Option<Int>,
     max_decompressed_bytes: Int,
 ) -> PyResult<Bound<'py, PyAny>> {
     let pyerr = |f: Fail| f.into_pyerr(py);
+    let timing = timing.get("timing").map_err(pyerr)?;
+    let levels = levels.get().map_err(pyerr)?;
     let min_time_ms = min_time_ms.at_least("min_time_ms", 0u64).map_err(pyerr)?;
     let threads = threads.at_least("threads", 0usize).map_err(pyerr)?;
     let records_per_batch = crate::args::opt(

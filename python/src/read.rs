@@ -1,11 +1,11 @@
 //! `entries()` and `records()`: the entries of a bytes-like object and their records.
 
-use crate::args::{limit, Int, DEFAULT_LIMIT};
+use crate::args::{limit, Flag, Int, DEFAULT_LIMIT};
 use crate::errors::{detached, guard, Fail};
 use krecords_codec::read::{Batch as CodecBatch, Entries as CodecEntries, Record as CodecRecord};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyList, PyTuple};
 use std::sync::Arc;
 
 /// The input of `entries()` and `records()`: a `bytes` object held as it is (immutable, so its
@@ -231,6 +231,26 @@ impl Batch {
         self.record_count.unwrap_or(0)
     }
 
+    /// Equal to a `Batch` of the same entry: the same position and the same bytes (so every
+    /// header field the same); `NotImplemented` for anything else.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Py<PyAny> {
+        let Ok(other) = other.cast::<Batch>() else {
+            return py.NotImplemented();
+        };
+        let other = other.get();
+        let equal = self.position == other.position && self.entry(py) == other.entry(py);
+        PyBool::new(py, equal).to_owned().into_any().unbind()
+    }
+
+    /// Of the position and the bytes, which never change (`Batch` is immutable).
+    fn __hash__(&self, py: Python<'_>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.position.hash(&mut h);
+        self.entry(py).hash(&mut h);
+        h.finish()
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Batch(position={}, magic={}, offset={}, last_offset={}, record_count={}, compression={})",
@@ -317,6 +337,21 @@ impl Record {
             .get_or_init(py, || PyList::empty(py).unbind())
             .bind(py)
             .clone()
+    }
+
+    /// Equal to a `Record` with equal fields (`offset`, `timestamp`, `key`, `value`, `headers`);
+    /// `NotImplemented` for anything else. Not hashable: its `headers` list can change.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let Ok(other) = other.cast::<Record>() else {
+            return Ok(py.NotImplemented());
+        };
+        let other = other.get();
+        let equal = self.offset.bind(py).eq(&other.offset)?
+            && self.timestamp.bind(py).eq(&other.timestamp)?
+            && self.key.bind(py).eq(&other.key)?
+            && self.value.bind(py).eq(&other.value)?
+            && self.headers(py).eq(other.headers(py))?;
+        Ok(PyBool::new(py, equal).to_owned().into_any().unbind())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -408,15 +443,21 @@ impl Entries {
 /// entry's CRC does not match. `max_decompressed_bytes` is an int of at least 0.
 #[pyfunction]
 #[pyo3(
-    signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = DEFAULT_LIMIT),
+    signature = (
+        data, *, check_crc = Flag::new(true), strict = Flag::new(false),
+        max_decompressed_bytes = DEFAULT_LIMIT
+    ),
     text_signature = "(data, *, check_crc=True, strict=False, max_decompressed_bytes=...)"
 )]
 fn entries(
     data: &Bound<'_, PyAny>,
-    check_crc: bool,
-    strict: bool,
+    check_crc: Flag,
+    strict: Flag,
     max_decompressed_bytes: Int,
 ) -> PyResult<Entries> {
+    let pyerr = |f: Fail| f.into_pyerr(data.py());
+    let check_crc = check_crc.get("check_crc").map_err(pyerr)?;
+    let strict = strict.get("strict").map_err(pyerr)?;
     let max_decompressed_bytes = limit(&max_decompressed_bytes, data.py())?;
     Ok(Entries {
         data: Input::of(data)?,
@@ -436,14 +477,17 @@ fn entries(
 /// record past `max_decompressed_bytes` (an int of at least 0) raises `CorruptDataError`.
 #[pyfunction]
 #[pyo3(
-    signature = (data, *, check_crc = true, strict = false, max_decompressed_bytes = DEFAULT_LIMIT),
+    signature = (
+        data, *, check_crc = Flag::new(true), strict = Flag::new(false),
+        max_decompressed_bytes = DEFAULT_LIMIT
+    ),
     text_signature = "(data, *, check_crc=True, strict=False, max_decompressed_bytes=...)"
 )]
 fn records<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
-    check_crc: bool,
-    strict: bool,
+    check_crc: Flag,
+    strict: Flag,
     max_decompressed_bytes: Int,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut it = entries(data, check_crc, strict, max_decompressed_bytes)?;

@@ -7,7 +7,7 @@
 //! and one entry). Python waits on the channel without the
 //! GIL; dropping the `Scan` ends the thread at its next send.
 
-use crate::args::{limit, Int, DEFAULT_LIMIT};
+use crate::args::{limit, Int, Str, StrMap, DEFAULT_LIMIT};
 use crate::errors::{damage_place, detached, type_name, wrong_type, Fail, SIGNAL_TICK};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
@@ -539,8 +539,9 @@ fn column_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
 /// with no `kafka://` source among the sources is a usage error (nothing would read it).
 #[pyfunction]
 #[pyo3(signature = (
-    source, *, start = None, end = None, isolation = "read_committed", columns = None,
-    config = None, key_format = "binary", value_format = "binary", max_rows = Int::new(8192),
+    source, *, start = None, end = None, isolation = Str::new("read_committed"),
+    columns = None, config = None, key_format = Str::new("binary"),
+    value_format = Str::new("binary"), max_rows = Int::new(8192),
     max_decompressed_bytes = DEFAULT_LIMIT
 ), text_signature = "(source, *, start=None, end=None, isolation=\"read_committed\", \
     columns=None, config=None, key_format=\"binary\", value_format=\"binary\", max_rows=8192, \
@@ -551,15 +552,18 @@ fn scan(
     source: &Bound<'_, PyAny>,
     start: Option<Bound<'_, PyAny>>,
     end: Option<Bound<'_, PyAny>>,
-    isolation: &str,
+    isolation: Str,
     columns: Option<Bound<'_, PyAny>>,
-    config: Option<std::collections::BTreeMap<String, String>>,
-    key_format: &str,
-    value_format: &str,
+    config: Option<StrMap>,
+    key_format: Str,
+    value_format: Str,
     max_rows: Int,
     max_decompressed_bytes: Int,
 ) -> PyResult<Scan> {
     let usage = |m: String| Fail::usage(m).into_pyerr(py);
+    let pyerr = |f: Fail| f.into_pyerr(py);
+    let config = config.map(|c| c.get("config")).transpose().map_err(pyerr)?;
+    let isolation = isolation.get("isolation").map_err(pyerr)?;
     let isolation = match isolation.replace('-', "_").as_str() {
         "read_committed" => IsolationLevel::ReadCommitted,
         "read_uncommitted" => IsolationLevel::ReadUncommitted,
@@ -577,14 +581,15 @@ fn scan(
         .at_least("max_rows", 1usize)
         .map_err(|f| f.into_pyerr(py))?;
     let max_decompressed_bytes = limit(&max_decompressed_bytes, py)?;
-    let format = |name: &str| {
+    let format = |arg: &str, v: &Str| {
+        let name = v.get(arg).map_err(pyerr)?;
         BytesFormat::from_name(name)
             .ok_or_else(|| usage(format!("unknown bytes format {name:?}: binary or string")))
     };
     let options = Options {
         columns,
-        key_format: format(key_format)?,
-        value_format: format(value_format)?,
+        key_format: format("key_format", &key_format)?,
+        value_format: format("value_format", &value_format)?,
         max_rows,
         decompress_limit: max_decompressed_bytes,
         ..Options::default()

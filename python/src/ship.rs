@@ -1,12 +1,13 @@
 //! `ship()`: `krec ship` as a call ([`krecords_ship::ship`]): sources into a Kafka topic
 //! exactly once.
 
-use crate::args::Int;
-use crate::errors::{interruptible, Fail, OnInterrupt};
+use crate::args::{Int, Str, StrMap};
+use crate::errors::{interruptible, type_name, wrong_type, Fail, OnInterrupt};
 use krecords_client::ClientConfig;
 use krecords_ship::{ship as ship_job, Error, ShipOptions, Sources, Target};
 use krecords_source::{ErrorClass, KafkaUrl};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -62,27 +63,31 @@ fn client_config(pairs: &BTreeMap<String, String>) -> Result<ClientConfig, Fail>
 fn ship<'py>(
     py: Python<'py>,
     sources: &Bound<'py, PyAny>,
-    target: &str,
-    job: Option<String>,
-    config: Option<BTreeMap<String, String>>,
-    source_config: Option<BTreeMap<String, String>>,
+    target: Str,
+    job: Option<Str>,
+    config: Option<StrMap>,
+    source_config: Option<StrMap>,
     txn_bytes: Int,
     parallel: Int,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let pyerr = |f: Fail| f.into_pyerr(py);
+    let target = target.get("target").map_err(pyerr)?.to_owned();
+    let job = job
+        .map(|j| j.get("job").map(str::to_owned))
+        .transpose()
+        .map_err(pyerr)?;
+    let config = config.map(|c| c.get("config")).transpose().map_err(pyerr)?;
+    let source_config = source_config
+        .map(|c| c.get("source_config"))
+        .transpose()
+        .map_err(pyerr)?;
     let txn_bytes = txn_bytes
         .at_least("txn_bytes", 0u64)
         .map_err(|f| f.into_pyerr(py))?;
     let parallel = parallel
         .at_least("parallel", 0usize)
         .map_err(|f| f.into_pyerr(py))?;
-    let paths: Vec<String> = match sources.extract::<String>() {
-        Ok(one) => vec![one],
-        Err(_) => sources
-            .try_iter()?
-            .map(|p| p.and_then(|p| Ok(p.str()?.to_cow()?.into_owned())))
-            .collect::<PyResult<_>>()?,
-    };
-    let target = target.to_owned();
+    let paths = source_paths(sources)?;
     let stop = Arc::new(AtomicBool::new(false));
     let stop_job = Arc::clone(&stop);
     let request_stop = move || stop.store(true, Ordering::Relaxed);
@@ -132,6 +137,40 @@ fn ship<'py>(
         Ok(report.to_json().to_string())
     })?;
     py.import("json")?.call_method1("loads", (text,))
+}
+
+/// The `sources` argument: a path (a `str` or an `os.PathLike`; a `kafka://` URL is a `str`) or
+/// a list (or another iterable, not a `str` or `bytes`) of them, else `UsageError`.
+fn source_paths(sources: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    /// One path as a `str`; `Err`: what it is instead.
+    fn one(p: &Bound<'_, PyAny>) -> Result<String, String> {
+        let path = p
+            .extract::<std::path::PathBuf>()
+            .map_err(|_| format!("expected a path (str or os.PathLike), not {}", type_name(p)))?;
+        path.into_os_string()
+            .into_string()
+            .map_err(|p| format!("a path that is not UTF-8: {p:?}"))
+    }
+    let usage = |m: String| Fail::usage(m).into_pyerr(sources.py());
+    if sources.is_instance_of::<PyString>() || sources.hasattr("__fspath__")? {
+        return one(sources)
+            .map(|p| vec![p])
+            .map_err(|m| usage(format!("sources: {m}")));
+    }
+    let what = "a path, a kafka:// URL or a list of them";
+    // Bytes are iterable, but their items (ints) are no paths.
+    if sources.is_instance_of::<PyBytes>() {
+        return Err(wrong_type("sources", what, sources));
+    }
+    let items = sources
+        .try_iter()
+        .map_err(|_| wrong_type("sources", what, sources))?;
+    let mut out = Vec::new();
+    for (i, p) in items.enumerate() {
+        let p = p?;
+        out.push(one(&p).map_err(|m| usage(format!("sources[{i}]: {m}")))?);
+    }
+    Ok(out)
 }
 
 /// Adds the function to the module.

@@ -1,6 +1,6 @@
 //! `build_batch()`: log entries from records, as `krec build` writes them.
 
-use crate::args::{opt, Int};
+use crate::args::{opt, Flag, Int, Str};
 use crate::errors::{detached, guard, type_name, Fail};
 use crate::read::bytes_of;
 use krecords_codec::build::{build, BatchOptions, BuildRecord};
@@ -215,8 +215,8 @@ fn check_timestamps(
 #[pyo3(signature = (
     records, *, magic = Int::new(2), compression = None, level = None,
     base_offset = Int::new(0), producer = None, base_sequence = Int::new(-1),
-    transactional = false, partition_leader_epoch = Int::new(-1),
-    timestamp_type = "create_time", log_append_time = None, records_per_batch = Int::new(0),
+    transactional = Flag::new(false), partition_leader_epoch = Int::new(-1),
+    timestamp_type = Str::new("create_time"), log_append_time = None, records_per_batch = Int::new(0),
     delete_horizon_ms = None
 ), text_signature = "(records, *, magic=2, compression=None, level=None, base_offset=0, \
     producer=None, base_sequence=-1, transactional=False, partition_leader_epoch=-1, \
@@ -227,14 +227,14 @@ fn build_batch<'py>(
     py: Python<'py>,
     records: &Bound<'py, PyAny>,
     magic: Int,
-    compression: Option<&str>,
+    compression: Option<Str>,
     level: Option<Int>,
     base_offset: Int,
     producer: Option<Bound<'py, PyAny>>,
     base_sequence: Int,
-    transactional: bool,
+    transactional: Flag,
     partition_leader_epoch: Int,
-    timestamp_type: &str,
+    timestamp_type: Str,
     log_append_time: Option<Int>,
     records_per_batch: Int,
     delete_horizon_ms: Option<Int>,
@@ -243,6 +243,13 @@ fn build_batch<'py>(
         let usage = |m: String| Fail::usage(m).into_pyerr(py);
         let pyerr = |f: Fail| f.into_pyerr(py);
         let magic = magic.get::<u8>("magic", 0, 2).map_err(pyerr)?;
+        let compression = compression
+            .as_ref()
+            .map(|c| c.get("compression"))
+            .transpose()
+            .map_err(pyerr)?;
+        let transactional = transactional.get("transactional").map_err(pyerr)?;
+        let timestamp_type = timestamp_type.get("timestamp_type").map_err(pyerr)?;
         let level = opt(level.as_ref(), "level", i32::MIN, i32::MAX).map_err(pyerr)?;
         // Kafka's offsets are not negative (the codec refuses such a base offset as well).
         let base_offset = base_offset.at_least("base_offset", 0i64).map_err(pyerr)?;

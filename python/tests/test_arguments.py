@@ -108,6 +108,12 @@ for fn in ("scan", "read_table", "read_batches"):
         ARGS.append(IntArg(fn, position, -I64[1], I64[1], scan_call(fn, position), ok=1))
 
 
+def scan_call_with(fn: str, **kwargs: Any) -> Callable[[Path], Any]:
+    def call(tmp: Path) -> Any:
+        return getattr(krecords, fn)(partition(tmp), **kwargs)
+    return call
+
+
 def range_message(arg: IntArg, value: int) -> str:
     if arg.at_least and value < arg.lo:
         return f"at least {arg.lo}, not {value}"
@@ -227,6 +233,114 @@ def test_a_directory_with_no_segments_is_the_same_usage_error_everywhere(tmp_pat
                 fn(path)
 
 
+class WrongType(NamedTuple):
+    """An argument given a value of the wrong type, and the start of the message naming it."""
+
+    label: str
+    call: Callable[[Path], Any]
+    message: str
+
+
+def ship(tmp: Path, *args: Any, **kwargs: Any) -> Any:
+    if not args:
+        args = (partition(tmp), KAFKA)
+    return krecords.ship(*args, **kwargs)
+
+
+NOT_A_PATH = "expected a path, a kafka:// URL or a list of them"
+WRONG_TYPES: List[WrongType] = [
+    # ship's sources are a path or a list of paths; str() of anything was taken as one.
+    WrongType("ship-sources-int", lambda t: ship(t, 123, KAFKA), f"sources: {NOT_A_PATH}, not int"),
+    WrongType("ship-sources-bytes", lambda t: ship(t, b"t-0", KAFKA),
+              f"sources: {NOT_A_PATH}, not bytes"),
+    WrongType("ship-sources-none", lambda t: ship(t, None, KAFKA),
+              f"sources: {NOT_A_PATH}, not NoneType"),
+    WrongType("ship-sources-item", lambda t: ship(t, [partition(t), 5], KAFKA),
+              "sources[1]: expected a path (str or os.PathLike), not int"),
+    WrongType("ship-sources-item-list", lambda t: ship(t, [[str(partition(t))]], KAFKA),
+              "sources[0]: expected a path (str or os.PathLike), not list"),
+    WrongType("ship-target", lambda t: ship(t, partition(t), 5), "target: expected a str, not int"),
+    WrongType("ship-job", lambda t: ship(t, job=5), "job: expected a str, not int"),
+    WrongType("ship-config", lambda t: ship(t, config=["a=b"]),
+              "config: expected a dict of str to str, not list"),
+    WrongType("ship-config-value", lambda t: ship(t, config={"retries": 0}),
+              'config["retries"]: expected a str, not int'),
+    WrongType("ship-config-key", lambda t: ship(t, config={1: "x"}),
+              "config: key 1: expected a str, not int"),
+    WrongType("ship-source_config", lambda t: ship(t, source_config="a=b"),
+              "source_config: expected a dict of str to str, not str"),
+    # what_if's levels are (codec, level) pairs.
+    WrongType("what_if-levels-int", lambda t: krecords.what_if(DATA, levels=5),
+              "levels: expected a list of (codec, level) pairs, not int"),
+    WrongType("what_if-levels-str", lambda t: krecords.what_if(DATA, levels="zstd:3"),
+              "levels: expected a list of (codec, level) pairs, not str"),
+    WrongType("what_if-levels-item", lambda t: krecords.what_if(DATA, levels=["zstd"]),
+              "levels[0]: expected a (codec, level) pair, not str"),
+    WrongType("what_if-levels-short", lambda t: krecords.what_if(DATA, levels=[("zstd",)]),
+              "levels[0]: expected a (codec, level) pair, not tuple"),
+    WrongType("what_if-levels-codec", lambda t: krecords.what_if(DATA, levels=[(19, "zstd")]),
+              "levels[0] codec: expected a str, not int"),
+    WrongType("what_if-levels-level", lambda t: krecords.what_if(DATA, levels=[("zstd", "19")]),
+              "levels[0] level: expected an int, not str"),
+    WrongType("what_if-timing", lambda t: krecords.what_if(DATA, timing=1),
+              "timing: expected a bool, not int"),
+    # bools are bools, strs are strs.
+    WrongType("entries-check_crc", lambda t: krecords.entries(DATA, check_crc=1),
+              "check_crc: expected a bool, not int"),
+    WrongType("records-strict", lambda t: krecords.records(DATA, strict="yes"),
+              "strict: expected a bool, not str"),
+    WrongType("build_batch-transactional", lambda t: build(transactional=None),
+              "transactional: expected a bool, not NoneType"),
+    WrongType("build_batch-compression", lambda t: build(compression=1),
+              "compression: expected a str, not int"),
+    WrongType("build_batch-timestamp_type", lambda t: build(timestamp_type=0),
+              "timestamp_type: expected a str, not int"),
+]
+for fn in ("scan", "read_table", "read_batches"):
+    WRONG_TYPES += [
+        WrongType(f"{fn}-isolation", scan_call_with(fn, isolation=1),
+                  "isolation: expected a str, not int"),
+        WrongType(f"{fn}-key_format", scan_call_with(fn, key_format=b"string"),
+                  "key_format: expected a str, not bytes"),
+        WrongType(f"{fn}-value_format", scan_call_with(fn, value_format=None),
+                  "value_format: expected a str, not NoneType"),
+        WrongType(f"{fn}-config", scan_call_with(fn, config=5),
+                  "config: expected a dict of str to str, not int"),
+        WrongType(f"{fn}-config-value", scan_call_with(fn, config={"a": b"b"}),
+                  'config["a"]: expected a str, not bytes'),
+    ]
+
+
+@pytest.mark.parametrize("case", WRONG_TYPES, ids=[c.label for c in WRONG_TYPES])
+def test_arguments_of_the_wrong_type_are_usage_errors(case: WrongType, tmp_path: Path) -> None:
+    # Not PyO3's TypeError: a UsageError naming the argument and what was given.
+    with pytest.raises(krecords.UsageError, match=f"^{re.escape(case.message)}$"):
+        case.call(tmp_path)
+
+
+def test_arguments_of_the_right_type_still_work(tmp_path: Path) -> None:
+    got = krecords.what_if(DATA, levels=[("zstd", 3)], timing=False)
+    assert any(r["compression"] == "zstd" and r["level"] == 3 for r in got["rows"])
+    assert krecords.what_if(DATA, levels=(p for p in [("gzip", 1)]))["rows"]
+    assert len(krecords.records(DATA, check_crc=False, strict=True)) == 3
+    assert krecords.entries(DATA, check_crc=True, strict=False) is not None
+    assert build(transactional=True, producer=(1, 0), base_sequence=0, compression="gzip",
+                 timestamp_type="create_time")
+    part = partition(tmp_path)
+    assert krecords.read_table(part, isolation="read_uncommitted", key_format="string",
+                               value_format="binary").num_rows == 3
+    # A mapping that is not a dict is a mapping all the same.
+    from types import MappingProxyType
+    with pytest.raises(krecords.UsageError, match="^config applies to kafka:// sources only"):
+        krecords.read_table(part, config=MappingProxyType({"a": "b"}))
+    # ship takes a path, an os.PathLike or a list of them; its checks pass and the broker is
+    # what fails (nothing listens on port 1).
+    fast = {"socket.connection.setup.timeout.ms": "1000", "retries": "0"}
+    for sources in (part, str(part), [part], (str(part),)):
+        with pytest.raises(krecords.KrecordsIOError, match="127.0.0.1:1"):
+            krecords.ship(sources, KAFKA, job="j", config=fast, source_config={})
+
+
 def test_signatures_keep_their_defaults() -> None:
     sig = inspect.signature(krecords.build_batch)
     assert sig.parameters["magic"].default == 2
@@ -237,3 +351,7 @@ def test_signatures_keep_their_defaults() -> None:
     what_if = inspect.signature(krecords.what_if).parameters
     assert (what_if["min_time_ms"].default, what_if["threads"].default) == (50, 1)
     assert inspect.signature(krecords.ship).parameters["parallel"].default == 4
+    entries = inspect.signature(krecords.entries).parameters
+    assert (entries["check_crc"].default, entries["strict"].default) == (True, False)
+    assert inspect.signature(krecords.scan).parameters["isolation"].default == "read_committed"
+    assert inspect.signature(krecords.what_if).parameters["timing"].default is False

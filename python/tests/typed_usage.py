@@ -16,7 +16,11 @@ def use(path: str) -> Tuple[int, List[Optional[bytes]]]:
     for batch in krecords.entries(data, check_crc=True):
         n: Optional[int] = batch.record_count
         epoch: int = batch.producer_epoch
+        same: bool = batch == batch and hash(batch) == hash(batch)
+        del same
         for r in batch.records():
+            equal: bool = r == r
+            del equal
             values.append(r.value)
             headers: List[Tuple[str, Optional[bytes]]] = r.headers
             ts: Optional[int] = r.timestamp

@@ -49,9 +49,36 @@ pub fn file_streamer(
     let len = file
         .metadata()
         .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len().min(limit));
+        .and_then(|m| known_len(&m))
+        .map(|len| len.min(limit));
     Ok(streamer(Box::new(file.take(limit)), len))
+}
+
+/// The length a file's metadata gives, when it is the number of bytes the file reads: a regular
+/// file's with a length. A length of 0 is not trusted (a file under `/proc` or `/sys` says 0 and
+/// reads text), and a FIFO or a device has none: those are read to their end, as standard input
+/// is (an empty regular file costs one read that returns nothing).
+fn known_len(meta: &std::fs::Metadata) -> Option<u64> {
+    Some(meta.len()).filter(|&len| len > 0 && meta.is_file())
+}
+
+/// Whether `path` is a FIFO or a socket: its bytes can be read only once, so a second pass over
+/// them (looking for intact entries after damage, reading transaction markers first) would wait
+/// for a writer for ever.
+pub fn read_once(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket()
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// The codec's [`Streamer`] over a reader; `len`, when known, is how many bytes it holds.
@@ -113,9 +140,13 @@ impl EntryStream {
     pub fn open_file_at(path: &Path, position: u64) -> io::Result<EntryStream> {
         use std::io::{Seek, SeekFrom};
         let mut file = File::open(path)?;
-        let len = file.metadata()?.len().saturating_sub(position);
+        let len = known_len(&file.metadata()?).map(|len| len.saturating_sub(position));
         file.seek(SeekFrom::Start(position))?;
-        let input = ReadFill::with_len(Box::new(file) as Box<dyn Read>, len);
+        let file = Box::new(file) as Box<dyn Read>;
+        let input = match len {
+            Some(len) => ReadFill::with_len(file, len),
+            None => ReadFill::new(file),
+        };
         Ok(EntryStream {
             stream: Streamer::new(input, position, i32::MAX as usize),
         })

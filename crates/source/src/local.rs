@@ -44,7 +44,7 @@ fn each_entry(
     mut f: impl FnMut(&Batch<'_>) -> Result<bool, Error>,
 ) -> Result<(), Error> {
     for path in files {
-        if read_once(path) {
+        if krecords_log::check::read_once(path) {
             return Err(Error::Usage(format!(
                 "{}: read_committed, a start or an end needs the partition's transaction \
                  markers and offsets before reading, which a FIFO cannot give (it is read \
@@ -70,20 +70,6 @@ fn each_entry(
         }
     }
     Ok(())
-}
-
-/// Whether `path` is a FIFO or a socket: its bytes can be read only once.
-fn read_once(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        false
-    }
 }
 
 /// The facts of a partition directory, from its log.

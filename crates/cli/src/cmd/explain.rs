@@ -113,10 +113,11 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         let mut file = File::open(&args.path).context(|| format!("cannot open {name}"))?;
         let meta = file.metadata().context(|| format!("cannot read {name}"))?;
-        if meta.is_file() {
+        if meta.is_file() && meta.len() > 0 {
             (Input::File(file), meta.len())
         } else {
-            // A FIFO or a device has no length: read as standard input is.
+            // A FIFO or a device has no length, and a file under /proc says 0 and reads text:
+            // read as standard input is.
             let mut buf = Vec::new();
             file.read_to_end(&mut buf)
                 .context(|| format!("cannot read {name}"))?;

@@ -251,3 +251,96 @@ fn explain_says_an_empty_input_is_empty() {
         r.stderr
     );
 }
+
+/// What a read's stderr says of the data: the words after its first "byte N: " up to the
+/// first digit after them ("invalid magic "), or the whole text when it names no byte.
+#[cfg(target_os = "linux")]
+fn error_class(stderr: &str) -> String {
+    let Some((_, rest)) = stderr.split_once("byte ") else {
+        return stderr.to_owned();
+    };
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = rest.trim_start_matches(": ");
+    rest.split(|c: char| c.is_ascii_digit())
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A file whose metadata says 0 bytes but which reads text (/proc/self/status) read as empty:
+/// dump exited 0 where the same bytes through `-` were invalid data. It is read to its end, as
+/// standard input is: the same exit code and the same error.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_proc_file_of_length_0_reads_as_its_bytes_through_stdin_do() {
+    let path = "/proc/self/status";
+    let bytes = std::fs::read(path).unwrap();
+    assert!(!bytes.is_empty());
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 0);
+    for cmd in ["dump", "stats", "explain"] {
+        let file = run(&[cmd, path]);
+        let stdin = run_in(std::path::Path::new("."), &[cmd, "-"], &bytes);
+        assert_eq!(stdin.code, 1, "{cmd} -: {}", stdin.stderr);
+        assert_eq!(file.code, stdin.code, "{cmd} {path}: {}", file.stderr);
+        let (f, s) = (
+            file.stderr.clone() + &file.out(),
+            stdin.stderr.clone() + &stdin.out(),
+        );
+        assert!(f.contains("invalid magic"), "{cmd} {path}: {f}");
+        assert_eq!(error_class(&f), error_class(&s), "{cmd}: {f}\n---\n{s}");
+    }
+    // A file whose bytes are the same whoever reads them: the same report, but for the name.
+    let path = "/proc/version";
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        let bytes = std::fs::read(path).unwrap();
+        for cmd in ["dump", "stats"] {
+            let file = run(&[cmd, path]);
+            let stdin = run_in(std::path::Path::new("."), &[cmd, "-"], &bytes);
+            assert_eq!(file.code, stdin.code, "{cmd} {path}: {}", file.stderr);
+            let named = |s: &str| s.replace(path, "-").replace("of version", "of -");
+            assert_eq!(named(&file.stderr), stdin.stderr, "{cmd}");
+            assert_eq!(named(&file.out()), stdin.out(), "{cmd}");
+        }
+    }
+}
+
+/// A FIFO has no length: it is read to its end, as standard input is (the same report), and a
+/// read that needs a first pass over it (read_committed, a start) is refused as standard
+/// input's is, rather than waiting for a second writer for ever.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fifo_reads_as_standard_input_does() {
+    let d = Dir::new();
+    let fifo = d.tmp.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo: skipped");
+        return;
+    }
+    let fifo = fifo.to_str().unwrap().to_owned();
+    let bytes = b"not Kafka data, but a line of text long enough for an entry's prefix\n".to_vec();
+    for cmd in ["dump", "stats"] {
+        let writer = {
+            let (fifo, bytes) = (fifo.clone(), bytes.clone());
+            std::thread::spawn(move || std::fs::write(fifo, bytes).unwrap())
+        };
+        let file = d.run(&[cmd, &fifo], b"");
+        writer.join().unwrap();
+        let stdin = d.run(&[cmd, "-"], &bytes);
+        assert_eq!((file.code, stdin.code), (1, 1), "{cmd}: {}", file.stderr);
+        let named = |s: &str| s.replace(&fifo, "-").replace("of fifo", "of -");
+        assert_eq!(named(&file.stderr), stdin.stderr, "{cmd}");
+        assert_eq!(named(&file.out()), stdin.out(), "{cmd}");
+    }
+    let file = d.run(&["dump", "--isolation", "read-committed", &fifo], b"");
+    let stdin = d.run(&["dump", "--isolation", "read-committed", "-"], &bytes);
+    assert_eq!(
+        (file.code, stdin.code),
+        (2, 2),
+        "{}\n{}",
+        file.stderr,
+        stdin.stderr
+    );
+    assert!(file.stderr.contains("read once"), "{}", file.stderr);
+    assert!(stdin.stderr.contains("read once"), "{}", stdin.stderr);
+}

@@ -31,7 +31,7 @@
 //! [`Log::open_read_only`]: crate::Log::open_read_only
 
 pub use crate::entry_stream::{
-    count_rest, file_streamer, streamer, EntrySource, EntryStream, Next, COUNT_LIMIT,
+    count_rest, file_streamer, read_once, streamer, EntrySource, EntryStream, Next, COUNT_LIMIT,
 };
 
 use crate::data_dir::{self, PartitionDir, Selection};
@@ -311,12 +311,16 @@ pub const LENGTH_PAST_THE_END: &str =
 /// the file (whole, its CRC valid), as salvage finds one — its byte and first offset. `None`
 /// when nothing intact follows: the damage is a truncated tail. This is how `krec verify` (and
 /// `krec stats`, in the same words: [`damage_before_intact`]) tells damage in the middle of a
-/// file from a truncated tail.
+/// file from a truncated tail. A FIFO, read once, is not searched (as standard input is not):
+/// `None`.
 ///
 /// # Errors
 ///
 /// The file cannot be read.
 pub fn intact_after(path: &Path, position: u64) -> crate::Result<Option<(u64, i64)>> {
+    if crate::entry_stream::read_once(path) {
+        return Ok(None);
+    }
     let files = [path.to_path_buf()];
     let found = crate::resync::first_intact(
         &crate::storage::FsStorage,
