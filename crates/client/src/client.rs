@@ -164,7 +164,9 @@ pub enum OffsetSpec {
     Earliest,
     /// The high watermark (read_uncommitted) or last stable offset (read_committed).
     Latest,
-    /// The first offset whose timestamp is at or after this many ms since the epoch.
+    /// The first offset whose timestamp is at or after this many ms since the epoch (a time
+    /// before the epoch is sent as the epoch: on the wire a negative time is a sentinel, -1
+    /// the latest offset, -2 the earliest, ..., never a time).
     Timestamp(i64),
 }
 
@@ -173,7 +175,7 @@ impl OffsetSpec {
         match self {
             OffsetSpec::Earliest => -2,
             OffsetSpec::Latest => -1,
-            OffsetSpec::Timestamp(t) => t,
+            OffsetSpec::Timestamp(t) => t.max(0),
         }
     }
 }
@@ -944,5 +946,22 @@ impl PartitionStream {
             self.next_offset = next;
             return Ok(Some(chunk));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OffsetSpec;
+
+    /// A time before the epoch (SQL's `timestamp >= '1969-12-31 23:59:59.999'` pushed down is
+    /// -1) went on the wire as itself, which Kafka reads as the latest offset: a live query
+    /// then started at the end and found nothing. It is sent as the epoch.
+    #[test]
+    fn a_time_before_the_epoch_is_never_a_sentinel_on_the_wire() {
+        assert_eq!(OffsetSpec::Timestamp(-1).as_timestamp(), 0);
+        assert_eq!(OffsetSpec::Timestamp(i64::MIN).as_timestamp(), 0);
+        assert_eq!(OffsetSpec::Timestamp(5).as_timestamp(), 5);
+        assert_eq!(OffsetSpec::Latest.as_timestamp(), -1);
+        assert_eq!(OffsetSpec::Earliest.as_timestamp(), -2);
     }
 }

@@ -727,8 +727,17 @@ fn parse_jaas(text: &str) -> std::result::Result<(String, String), String> {
             .split_once('=')
             .ok_or_else(|| "expected NAME=VALUE options".to_owned())?;
         let key = key.trim();
+        // A value is quoted with " or ' (Java's StreamTokenizer, which Kafka's JaasConfig
+        // uses, takes both: Confluent's generated configurations use '), or bare; a missing
+        // value is an error, not the next option taken for it.
         let after = after.trim_start();
-        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
+        let empty = || format!("the value of {key} is empty");
+        if after.is_empty() || after.starts_with(';') {
+            return Err(empty());
+        }
+        let quote = after.chars().next().filter(|&c| c == '"' || c == '\'');
+        let (value, next) = if let Some(q) = quote {
+            let quoted = &after[1..];
             let mut value = String::new();
             let mut chars = quoted.char_indices();
             let mut end = None;
@@ -739,7 +748,7 @@ fn parse_jaas(text: &str) -> std::result::Result<(String, String), String> {
                             value.push(e);
                         }
                     }
-                    '"' => {
+                    c if c == q => {
                         end = Some(i + 1);
                         break;
                     }
@@ -752,6 +761,9 @@ fn parse_jaas(text: &str) -> std::result::Result<(String, String), String> {
             let end = after
                 .find(|c: char| c.is_whitespace() || c == ';')
                 .unwrap_or(after.len());
+            if after[..end].contains('=') {
+                return Err(empty());
+            }
             (after[..end].to_owned(), &after[end..])
         };
         match key {
@@ -868,7 +880,16 @@ mod tests {
         .unwrap();
         assert_eq!(c.sasl_username.as_deref(), Some("bob"));
         assert_eq!(c.sasl_password.as_deref(), Some("p2"));
+        // Single quotes, as Confluent's generated configurations write them; spaces around =.
+        c.set_pair(
+            "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+             username='KEY' password = 'SE\"CRET';",
+        )
+        .unwrap();
+        assert_eq!(c.sasl_username.as_deref(), Some("KEY"));
+        assert_eq!(c.sasl_password.as_deref(), Some("SE\"CRET"));
         for bad in [
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username= password=x;",
             "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
             "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";",
             "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"hunter2",

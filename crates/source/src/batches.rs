@@ -10,7 +10,9 @@
 //! Only what a Kafka 4 broker takes is handed out: control batches (transaction markers) are
 //! skipped, since the producer writes its own; a v0/v1 entry or an entry whose CRC fails is an
 //! error before anything of it is sent (a broker answers CORRUPT_MESSAGE to the latter and the
-//! producer stops); a truncated entry at the end of a file is passed over, and reported.
+//! producer stops); a truncated entry at the end of a partition's last file is passed over, and
+//! reported, and one with more files of the partition after it is damage: an error, after the
+//! batches before it.
 
 use crate::{Error, IsolationLevel, ReadOptions, Reader, Sources};
 use krecords_codec::read::Step;
@@ -56,9 +58,9 @@ impl SendableBatches {
     ///
     /// # Errors
     ///
-    /// [`Error::Usage`] for a `kafka://` URL (a topic is copied with `krec ship`) and for a
+    /// [`Error::Usage`] for a `kafka://` URL (a topic is copied with `krec ship`), for a
     /// directory of several partitions (a broker's root: there is no one order to send them
-    /// in); what [`Sources::open`] refuses.
+    /// in) and for standard input or a pipe (read twice); what [`Sources::open`] refuses.
     pub fn open(paths: &[PathBuf]) -> Result<SendableBatches, Error> {
         if let Some(live) = paths
             .iter()
@@ -78,6 +80,22 @@ impl SendableBatches {
                 names.len(),
                 names.join(", ")
             )));
+        }
+        // Read as a read_committed consumer reads it, a partition is read twice (its
+        // transactions first, then its batches), which a pipe cannot give.
+        for p in &sources.partitions {
+            let piped = p.is_stdin()
+                || p.files()
+                    .iter()
+                    .any(|f| std::fs::metadata(f).is_ok_and(|m| !m.is_file()));
+            if piped {
+                return Err(Error::Usage(format!(
+                    "{}: --batches reads a partition twice (its transactions first, to leave \
+                     out the aborted ones, then its batches), which a pipe or standard input \
+                     cannot give: save it to a file first",
+                    p.name
+                )));
+            }
         }
         Ok(SendableBatches {
             sources,
@@ -103,8 +121,11 @@ impl SendableBatches {
                     if self.index >= self.sources.partitions.len() {
                         return Ok(None);
                     }
+                    // A directory is read as its log: damage in its middle is the log's
+                    // error, a torn tail its end (a note).
                     let options = ReadOptions {
                         isolation: IsolationLevel::ReadCommitted,
+                        as_log: true,
                         ..ReadOptions::default()
                     };
                     let mut r = self.sources.read(self.index, &options)?;
@@ -116,6 +137,7 @@ impl SendableBatches {
                 }
             };
             let name = r.name().to_owned();
+            let more_files = r.more_files();
             let step = r.next_entry().map_err(|e| Error::io(name.as_str(), e))?;
             match step {
                 Step::Entry(b) if b.is_control() => {}
@@ -139,12 +161,24 @@ impl SendableBatches {
                 }
                 Step::Entry(b) => return Ok(Some(b.as_bytes().to_vec())),
                 Step::Error(e) => return Err(Error::Data(format!("{name}: {e}"))),
+                // A read_committed read ends at a truncated entry: with more files of the
+                // partition after it, that is damage in the middle of the log, and what
+                // follows it is not sent (an error, not a note).
+                Step::Partial(p) if more_files => {
+                    return Err(Error::Data(format!(
+                        "{name}: a truncated entry of {} bytes at byte {}, and more of the \
+                         partition after it: the log is damaged there, and nothing from it on \
+                         is sent (krec salvage copies what is intact)",
+                        p.bytes, p.position
+                    )))
+                }
                 Step::Partial(p) => note(&format!(
                     "{name}: a truncated entry of {} bytes at byte {} is not sent",
                     p.bytes, p.position
                 )),
                 Step::End => {
                     if r.next_file()?.is_none() {
+                        r.notes().iter().for_each(|n| note(n));
                         if let Some(stop) = r.stop() {
                             note(&format!(
                                 "{name}: {stop}; its batches from offset {} on are not sent",
@@ -255,6 +289,78 @@ mod tests {
             sent_as[5].1 + 1
         );
         assert_eq!(notes, [said]);
+    }
+
+    /// A truncated entry with more of the partition after it is damage: an error after the
+    /// batches before it, whether the partition is named by its directory or its files (a
+    /// review found the files after it left out, exit 0). At the end of the partition it is a
+    /// torn tail, passed over with a note.
+    #[test]
+    fn a_truncated_entry_in_the_middle_is_an_error_and_at_the_end_a_note() {
+        use krecords_log::{AppendOrigin, Log, LogConfig};
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("t-0");
+        let config = LogConfig::from_pairs([("segment.bytes", "100")]).unwrap();
+        let mut log = Log::create(&dir, config).unwrap();
+        for i in 0..3 {
+            let mut b = V2Builder::new(0);
+            b.append(&NewRecord::new(1_714_000_000_000 + i, None, Some(b"value")))
+                .unwrap();
+            log.append(&b.finish().unwrap(), AppendOrigin::Client)
+                .unwrap();
+        }
+        log.close().unwrap();
+        let files = crate::dir_logs(&dir).unwrap();
+        assert_eq!(files.len(), 3, "{files:?}");
+        let append = |f: &std::path::Path| {
+            use std::io::Write;
+            let mut w = std::fs::OpenOptions::new().append(true).open(f).unwrap();
+            w.write_all(&batch(0)[..30]).unwrap();
+        };
+        // Cut into the last file: every batch sent, the cut said.
+        append(&files[2]);
+        let mut sent = 0;
+        let mut notes = Vec::new();
+        let mut all = SendableBatches::open(std::slice::from_ref(&dir)).unwrap();
+        while all
+            .next_batch(&mut |n| notes.push(n.to_owned()))
+            .unwrap()
+            .is_some()
+        {
+            sent += 1;
+        }
+        assert_eq!(sent, 3);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        // And into the first: its batch is sent, then the error.
+        append(&files[0]);
+        for (args, said) in [
+            (vec![dir.clone()], "intact entries follow"),
+            (files.clone(), "and more of the partition after it"),
+        ] {
+            let mut b = SendableBatches::open(&args).unwrap();
+            assert!(next(&mut b).unwrap().is_some());
+            let e = next(&mut b).unwrap_err();
+            assert!(e.to_string().contains(said), "{args:?}: {e}");
+            assert_eq!(e.class(), crate::ErrorClass::Data);
+        }
+    }
+
+    /// Read at read_committed, a partition is read twice, which a pipe cannot give: a usage
+    /// error before anything is sent (a FIFO was a usage error mid-send, exit 1).
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_refused_before_anything_is_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let e = SendableBatches::open(std::slice::from_ref(&fifo)).unwrap_err();
+        assert_eq!(e.class(), crate::ErrorClass::Usage, "{e}");
+        assert!(e.to_string().contains("save it to a file first"), "{e}");
+        let e = SendableBatches::open(&["-".into()]).unwrap_err();
+        assert_eq!(e.class(), crate::ErrorClass::Usage, "{e}");
     }
 
     #[test]

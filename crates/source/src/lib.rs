@@ -397,9 +397,11 @@ impl Sources {
             }
         }
         sources.push_local(&mut files)?;
-        // One argument names each partition once (a root, a directory, a topic, a glob's
-        // distinct paths): only several can name one twice.
-        if args.len() > 1 {
+        // One argument that is not a pattern names each partition once (a root, a directory,
+        // a topic): only several arguments, or a pattern (`data/**` matches a root and its
+        // partition directories), can name one twice.
+        let pattern = |p: &PathBuf| p.to_str().is_some_and(|t| t.contains(['*', '?', '[']));
+        if args.len() > 1 || args.iter().any(pattern) {
             sources.keep_once();
         }
         Ok(sources)

@@ -117,7 +117,8 @@ impl LivePartition {
     }
 
     /// The first offset whose timestamp is at or after `ms` (ListOffsets), `None` after the
-    /// last record.
+    /// last record (a time before the epoch asks for the epoch: see
+    /// [`OffsetSpec::Timestamp`]).
     ///
     /// # Errors
     ///

@@ -731,6 +731,18 @@ impl Reader {
         self.progress = Some(f);
     }
 
+    /// Whether files (or remote segments) of the partition are still to be opened: a read
+    /// that ended at a truncated entry with more files after it ended at damage, not at the
+    /// partition's end.
+    pub fn more_files(&self) -> bool {
+        match &self.pending {
+            Pending::Files(f) => !f.is_empty(),
+            #[cfg(feature = "remote")]
+            Pending::Remote(f) => !f.is_empty(),
+            Pending::Stdin | Pending::Live(_) => false,
+        }
+    }
+
     /// The partition's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -77,6 +77,11 @@ fn a_partition_named_twice_is_listed_once() {
         assert_eq!(parts.len(), 1);
     }
 
+    // One pattern that matches the root, its partition directories and their files: each
+    // partition once (a single argument was taken for one that cannot name a partition twice).
+    let (parts, notes) = open(&[root.join("**")]);
+    assert_eq!(parts, whole.0, "{notes:?}");
+
     // A segment named twice: one partition of its one file.
     let (parts, notes) = open(&[segments[0].clone(), segments[0].clone()]);
     assert_eq!(parts, [(segments[0].display().to_string(), 1)]);

@@ -164,25 +164,33 @@ fn send_batches(
         )));
     };
     let mut batches = SendableBatches::open(&args.batches)?;
+    // The input's error, kept for its class (damage exit 1, an unreadable file exit 2).
+    let mut failed = None;
     let mut next = || {
         batches
             .next_batch(&mut |n| eprintln!("krec: warning: {n}"))
-            .map_err(|e| ProduceError::Input(e.to_string()))
+            .map_err(|e| {
+                let m = e.to_string();
+                failed = Some(e);
+                ProduceError::Input(m)
+            })
     };
     let name = format!("kafka://{}", url.servers);
-    runtime()?
-        .block_on(async {
-            let client = Client::connect(config).await?;
-            produce_batches(
-                &client,
-                &url.topic,
-                partition,
-                args.transactional_id.as_deref(),
-                &mut next,
-            )
-            .await
-        })
-        .map_err(|e| produce_failure(e, &name))
+    let sent = runtime()?.block_on(async {
+        let client = Client::connect(config).await?;
+        produce_batches(
+            &client,
+            &url.topic,
+            partition,
+            args.transactional_id.as_deref(),
+            &mut next,
+        )
+        .await
+    });
+    match (sent, failed) {
+        (Err(ProduceError::Input(_)), Some(e)) => Err(e.into()),
+        (sent, _) => sent.map_err(|e| produce_failure(e, &name)),
+    }
 }
 
 fn produce_failure(e: ProduceError, name: &str) -> Failure {
