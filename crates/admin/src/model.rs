@@ -98,7 +98,8 @@ impl Cluster {
     ///
     /// [`crate::Error::Usage`]: the glob does not parse, or a topic it matches has no such
     /// partition, worded as `krec dump` words it: `kafka://HOST:PORT/TOPIC: no partition 9
-    /// (the topic has 4)`.
+    /// (the topic has 4)`; for a topic whose metadata carries an error (and so no partitions),
+    /// the error: `kafka://HOST:PORT/TOPIC: TOPIC_AUTHORIZATION_FAILED (29)`.
     ///
     /// ```
     /// use krecords_admin::{Cluster, Partition, Topic};
@@ -130,16 +131,26 @@ impl Cluster {
             .filter(|t| filter.matches_topic(&t.name))
         {
             if !t.partitions.iter().any(|p| p.partition == partition) {
-                return Err(crate::Error::Usage(format!(
-                    "{}/{}: no partition {partition} (the topic has {})",
-                    self.source,
-                    t.name,
-                    t.partitions.len()
-                )));
+                let why = no_partition(&self.source, t, partition);
+                return Err(crate::Error::Usage(why));
             }
             t.partitions.retain(|p| p.partition == partition);
         }
         Ok(())
+    }
+}
+
+/// Why `topic` of `source` has no partition `partition`: the topic's error when the metadata
+/// gives one (`kafka://b:9092/t: TOPIC_AUTHORIZATION_FAILED (29)`, after the topic's name as
+/// `krec metadata` says it), else how many partitions it has.
+fn no_partition(source: &str, topic: &Topic, partition: i32) -> String {
+    match &topic.error {
+        Some(e) => format!("{source}/{}: {e}", topic.name),
+        None => format!(
+            "{source}/{}: no partition {partition} (the topic has {})",
+            topic.name,
+            topic.partitions.len()
+        ),
     }
 }
 
@@ -244,3 +255,61 @@ pub const INTERNAL_TOPICS: [&str; 3] = [
 ];
 
 pub use krecords_client::topic_id_text;
+
+#[cfg(test)]
+mod tests {
+    use super::{Cluster, Partition, Topic};
+
+    /// A cluster of one topic, `t`, with `partitions` and the metadata's `error`.
+    fn cluster(partitions: i32, error: Option<&str>) -> Cluster {
+        let partition = |partition| Partition {
+            partition,
+            leader: 1,
+            leader_epoch: 0,
+            replicas: vec![1],
+            isr: vec![1],
+            offline_replicas: Vec::new(),
+            error: None,
+            error_label: None,
+            on_disk: None,
+            offsets: None,
+        };
+        let topic = Topic {
+            name: "t".into(),
+            id: None,
+            internal: false,
+            error: error.map(str::to_owned),
+            partitions: (0..partitions).map(partition).collect(),
+        };
+        Cluster {
+            source: "kafka://b:9092".into(),
+            live: true,
+            cluster_id: None,
+            controller: None,
+            brokers: Vec::new(),
+            warnings: Vec::new(),
+            unanswered: None,
+            topics: vec![topic],
+        }
+    }
+
+    /// A topic the metadata answers with an error (and no partitions) is said with its error,
+    /// not as a topic of 0 partitions.
+    #[test]
+    fn a_partition_of_a_topic_with_an_error_is_said_with_the_error() {
+        for error in [
+            "TOPIC_AUTHORIZATION_FAILED (29)",
+            "UNKNOWN_TOPIC_OR_PARTITION (3)",
+        ] {
+            let e = cluster(0, Some(error))
+                .retain_partition("t", 0)
+                .unwrap_err();
+            assert_eq!(e.to_string(), format!("kafka://b:9092/t: {error}"));
+        }
+        let e = cluster(2, None).retain_partition("t", 5).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kafka://b:9092/t: no partition 5 (the topic has 2)"
+        );
+    }
+}

@@ -26,9 +26,9 @@ pub struct ClientArgs {
     /// remote tier locations instead (see the end of --help).
     #[arg(short = 'X', value_name = "NAME=VALUE", help_heading = HEADING)]
     pub property: Vec<String>,
-    /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments), read before the -X options.
-    /// Remote tier options in it apply to remote tier locations, so a broker's properties
-    /// (rsm.config.storage.s3.endpoint.url=...) can be given as they are.
+    /// kafka://: a file of NAME=VALUE lines (as -X; `#` comments, `\` at a line's end goes on
+    /// as in Java's .properties), read before -X. Remote tier options in it apply to remote tier
+    /// locations, so a broker's properties (rsm.config.storage.s3.endpoint.url=...) work as is.
     #[arg(short = 'F', value_name = "FILE", help_heading = HEADING)]
     pub config_file: Vec<PathBuf>,
     /// Remote tier: the RSA private key (PEM) of a key pair named in the manifests' dataKey,
@@ -80,7 +80,7 @@ impl ClientArgs {
         let mut o = RemoteOptions::default();
         let mut warnings = Vec::new();
         for f in &self.config_file {
-            let text = read_config_file(f)?;
+            let text = krecords_client::join_continuations(&read_config_file(f)?);
             let what = |i: usize| format!("-F {}: line {}", f.display(), i + 1);
             warnings.extend(o.set_lines(text.lines(), what).map_err(Failure::Usage)?);
         }

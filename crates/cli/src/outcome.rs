@@ -53,12 +53,10 @@ impl Failure {
 
 impl std::fmt::Display for Failure {
     /// The message after `krec: `: what was being done and the error, or the error alone where
-    /// it names its place itself (a log error a reader passed on, or no description).
+    /// it names its place itself (a log or live error a reader passed on, or no description).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Failure::Io(e, what)
-                if what.is_empty() || krecords_source::passed_log_error(e).is_some() =>
-            {
+            Failure::Io(e, what) if what.is_empty() || krecords_source::names_its_place(e) => {
                 write!(f, "{e}")
             }
             Failure::Io(e, what) => write!(f, "{what}: {e}"),

@@ -631,7 +631,8 @@ impl ClientConfig {
     }
 
     /// Applies the `name=value` lines of a file (blank lines and lines starting with `#` are
-    /// skipped), as librdkafka's and kcat's `-F`.
+    /// skipped), as librdkafka's and kcat's `-F`; a line ending in a backslash continues on the
+    /// next, as in a Java `.properties` file ([`join_continuations`]).
     ///
     /// # Errors
     ///
@@ -644,13 +645,15 @@ impl ClientConfig {
             .map_err(|e| config_err(format!("{}: {e}", path.display())))
     }
 
-    /// Applies the `name=value` lines of a string, as [`ClientConfig::apply_file`].
+    /// Applies the `name=value` lines of a string, as [`ClientConfig::apply_file`]; a line
+    /// ending in a backslash continues on the next, as in a Java `.properties` file
+    /// ([`join_continuations`]).
     ///
     /// # Errors
     ///
     /// As [`ClientConfig::set_pair`], naming the line.
     pub fn apply_str(&mut self, text: &str) -> Result<&mut Self> {
-        for (i, line) in text.lines().enumerate() {
+        for (i, line) in join_continuations(text).lines().enumerate() {
             let trimmed = line.trim_start();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
@@ -692,6 +695,53 @@ impl ClientConfig {
         }
         Ok(())
     }
+}
+
+/// The lines of a client properties file (`-F`) with Java `.properties` line continuations
+/// joined: a line ending in an odd number of backslashes continues on the next line, the last
+/// backslash dropped and the next line's leading whitespace too (a multi-line
+/// `sasl.jaas.config`, as Java clients' files often have it); an even number is escaped
+/// backslashes (`\\`), which end the line; a continuation at the end of the text ends there. A
+/// comment line (`#` first) does not continue. Each joined line stays at the number of the
+/// line it starts on, the lines it took in left empty, so that errors name the file's lines.
+/// Nothing else is unescaped: values are taken as they are written, as librdkafka's `-F`.
+///
+/// ```
+/// use krecords_client::join_continuations;
+/// let text = "sasl.jaas.config=PlainLoginModule required \\\n    username=\"u\";\nacks=all";
+/// assert_eq!(join_continuations(text), "sasl.jaas.config=PlainLoginModule required username=\"u\";\n\nacks=all");
+/// ```
+pub fn join_continuations(text: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    // The line being continued, while the previous one ended in a continuation.
+    let mut open: Option<usize> = None;
+    for line in text.lines() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let piece = match open {
+            Some(_) => line.trim_start(),
+            None => line,
+        };
+        let comment = open.is_none() && piece.trim_start().starts_with('#');
+        let backslashes = piece.len() - piece.trim_end_matches('\\').len();
+        let continues = !comment && backslashes % 2 == 1;
+        let piece = match continues {
+            true => piece.strip_suffix('\\').unwrap_or(piece),
+            false => piece,
+        };
+        match open.and_then(|i| lines.get_mut(i)) {
+            Some(joined) => {
+                joined.push_str(piece);
+                lines.push(String::new());
+            }
+            None => lines.push(piece.to_owned()),
+        }
+        open = match (continues, open) {
+            (false, _) => None,
+            (true, Some(i)) => Some(i),
+            (true, None) => Some(lines.len().saturating_sub(1)),
+        };
+    }
+    lines.join("\n")
 }
 
 /// The username and password of a Java client's `sasl.jaas.config` for PLAIN or SCRAM:
@@ -936,6 +986,40 @@ mod tests {
         assert_eq!(f.bootstrap_servers, ["h:1"]);
         assert_eq!(f.client_id, "me");
         f.validate().unwrap();
+    }
+
+    #[test]
+    fn lines_ending_in_a_backslash_continue_as_in_java_properties() {
+        // A multi-line sasl.jaas.config: continued, the next lines' indentation dropped.
+        let text = "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n\
+                    sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule \\\n  \
+                    required \\\n\tusername=\"alice\" \\\r\n    password=\"s3cret\";\n\
+                    client.id=me\n";
+        let mut c = ClientConfig::default();
+        c.apply_str(text).unwrap();
+        assert_eq!(c.sasl_username.as_deref(), Some("alice"));
+        assert_eq!(c.client_id, "me");
+        // Joined lines keep the file's line numbers: an error names the line it starts on.
+        assert_eq!(
+            join_continuations("a=1\nb=2 \\\n  3\nc=4"),
+            "a=1\nb=2 3\n\nc=4"
+        );
+        let e = ClientConfig::default()
+            .apply_str("client.id=x \\\n y\nno.such=\\\n1\nacks=all")
+            .unwrap_err();
+        assert!(e.to_string().contains("line 3"), "{e}");
+        // An escaped backslash (an even number) ends the line; an odd number continues.
+        assert_eq!(join_continuations("a=x\\\\\nb=y"), "a=x\\\\\nb=y");
+        assert_eq!(join_continuations("a=x\\\\\\\n  y\nb=z"), "a=x\\\\y\n\nb=z");
+        // A continuation at the end of the text ends there, its backslash dropped.
+        assert_eq!(join_continuations("a=1\nb=2\\"), "a=1\nb=2");
+        assert_eq!(join_continuations("a=1\\\n"), "a=1");
+        // A comment does not continue; a continued line is taken as it is, `#` or not.
+        assert_eq!(join_continuations("# x \\\nb=2"), "# x \\\nb=2");
+        assert_eq!(join_continuations("a=1\\\n#2"), "a=1#2\n");
+        let mut c = ClientConfig::default();
+        c.apply_str("client.id=a\\\n\n").unwrap();
+        assert_eq!(c.client_id, "a");
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub use client::{
     BrokerMetadata, Chunk, Client, FetchedPartition, ListedOffset, Metadata, OffsetSpec,
     PartitionMetadata, PartitionStream, TopicMetadata,
 };
-pub use config::{ClientConfig, SaslMechanism, Secret, SecurityProtocol};
+pub use config::{join_continuations, ClientConfig, SaslMechanism, Secret, SecurityProtocol};
 pub use error::{Error, KafkaCode, RequestName, Result};
 pub use groups::{GroupDescription, GroupMember, ListedGroup};
 /// The `kafka-protocol` crate this client is built on (its [`kafka_protocol::ResponseError`]

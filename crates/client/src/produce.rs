@@ -26,6 +26,9 @@ pub struct ProduceRecord {
     pub partition: Option<i32>,
     /// The record (its `offset` is ignored: the broker assigns offsets).
     pub record: BuildRecord,
+    /// The input line it was read from (from 1), which errors name; `None`: errors name its
+    /// number among the records (from 1).
+    pub line: Option<usize>,
 }
 
 /// How [`produce_records`] builds and sends batches.
@@ -43,6 +46,10 @@ pub struct ProduceOptions {
     pub transactional_id: Option<String>,
     /// The first sticky partition for keyless records (taken modulo the partition count).
     pub sticky_start: u32,
+    /// The partition of the records that name none (`krec produce kafka://HOST/TOPIC/3`);
+    /// `None`: the default partitioner's. One the topic does not have is
+    /// [`ProduceError::Topic`], before anything is sent.
+    pub partition: Option<i32>,
 }
 
 impl ProduceOptions {
@@ -64,6 +71,7 @@ impl ProduceOptions {
             records_per_batch: 1000,
             transactional_id: None,
             sticky_start: 0,
+            partition: None,
         }
     }
 }
@@ -83,11 +91,15 @@ pub enum ProduceError {
         /// What the metadata said.
         reason: String,
     },
-    /// A record names a partition the topic does not have.
-    #[error("record {index}: partition {partition} does not exist (the topic has {partitions})")]
+    /// A record names a partition the topic does not have: `input line 3: partition 7 does
+    /// not exist (the topic has 2)` (`record 3: ...` when its line is not known).
+    #[error("{}: partition {partition} does not exist (the topic has {partitions})",
+        line.map_or_else(|| format!("record {record}"), |l| format!("input line {l}")))]
     Partition {
-        /// The record's index in the input, from 0.
-        index: usize,
+        /// The record's number in the input, from 1.
+        record: usize,
+        /// The input line it was read from (from 1), when known.
+        line: Option<usize>,
         /// The partition it named.
         partition: i32,
         /// How many partitions the topic has.
@@ -122,7 +134,8 @@ pub fn plan_partitions(
             (Some(p), _) => {
                 if !(0..partitions).contains(&p) {
                     return Err(ProduceError::Partition {
-                        index,
+                        record: index.saturating_add(1),
+                        line: r.line,
                         partition: p,
                         partitions,
                     });
@@ -155,7 +168,8 @@ pub fn plan_partitions(
 ///
 /// # Errors
 ///
-/// [`ProduceError::Topic`] for a topic the cluster does not have; [`ProduceError::Partition`];
+/// [`ProduceError::Topic`] for a topic the cluster does not have, or an `opts.partition` it
+/// does not have; [`ProduceError::Partition`];
 /// [`ProduceError::Build`] (all three before anything is sent); the producer's errors
 /// ([`ProduceError::Client`]). In a transaction, it is then aborted (or left to the broker to
 /// abort when the connection is gone): no record of the call is visible to `read_committed`
@@ -167,12 +181,19 @@ pub async fn produce_records(
     opts: &ProduceOptions,
 ) -> Result<Vec<Produced>, ProduceError> {
     let count = partition_count(client, topic).await?;
+    if let Some(p) = opts.partition {
+        check_partition(topic, p, count)?;
+    }
+    let records = records.into_iter().map(|r| ProduceRecord {
+        partition: r.partition.or(opts.partition),
+        ..r
+    });
     let mut partitioner =
         Partitioner::new(count, opts.sticky_start).ok_or_else(|| ProduceError::Topic {
             topic: topic.to_owned(),
             reason: "the topic has no partitions".into(),
         })?;
-    let planned = plan_partitions(records, &mut partitioner, opts.records_per_batch)?;
+    let planned = plan_partitions(records.collect(), &mut partitioner, opts.records_per_batch)?;
 
     let mut batch_opts = BatchOptions::new(2);
     batch_opts.compression = opts.compression;
@@ -195,6 +216,17 @@ pub async fn produce_records(
     .await?;
     acks.sort_by_key(|a| (a.partition, a.base_sequence));
     Ok(acks)
+}
+
+/// [`ProduceError::Topic`] when `topic`, of `count` partitions, does not have `partition`.
+fn check_partition(topic: &str, partition: i32, count: i32) -> Result<(), ProduceError> {
+    match (0..count).contains(&partition) {
+        true => Ok(()),
+        false => Err(ProduceError::Topic {
+            topic: topic.to_owned(),
+            reason: format!("partition {partition} does not exist (the topic has {count})"),
+        }),
+    }
 }
 
 /// The number of partitions of `topic`, from the cluster's metadata.
@@ -256,7 +288,8 @@ async fn send_all(
 ///
 /// # Errors
 ///
-/// [`ProduceError::Topic`] and [`ProduceError::Partition`] before anything is sent;
+/// [`ProduceError::Topic`] (a topic or `partition` the cluster does not have) before
+/// anything is sent;
 /// [`ProduceError::Input`] from `next`; the producer's errors. As for [`produce_records`], a
 /// transaction is aborted on an error, and without one the acknowledged batches stay.
 pub async fn produce_batches(
@@ -266,14 +299,7 @@ pub async fn produce_batches(
     transactional_id: Option<&str>,
     next: &mut dyn FnMut() -> Result<Option<Vec<u8>>, ProduceError>,
 ) -> Result<Vec<Produced>, ProduceError> {
-    let partitions = partition_count(client, topic).await?;
-    if !(0..partitions).contains(&partition) {
-        return Err(ProduceError::Partition {
-            index: 0,
-            partition,
-            partitions,
-        });
-    }
+    check_partition(topic, partition, partition_count(client, topic).await?)?;
     send_all(client, topic, transactional_id, &mut || {
         Ok(next()?.map(|b| (partition, b)))
     })
@@ -291,6 +317,43 @@ pub struct Written {
     pub first_offset: Option<i64>,
     /// The last offset the records got.
     pub last_offset: Option<i64>,
+}
+
+impl Written {
+    /// The offsets the records got, as people read them: `offsets 0-4`, `offset 7` for one
+    /// record, `offsets unknown (answered as duplicates)` when the broker did not say.
+    ///
+    /// ```
+    /// use krecords_client::Written;
+    /// let w = |first, last| Written { records: 1, batches: 1, first_offset: first, last_offset: last };
+    /// assert_eq!(w(Some(0), Some(4)).offsets(), "offsets 0-4");
+    /// assert_eq!(w(Some(7), Some(7)).offsets(), "offset 7");
+    /// assert_eq!(w(None, None).offsets(), "offsets unknown (answered as duplicates)");
+    /// ```
+    pub fn offsets(&self) -> String {
+        match (self.first_offset, self.last_offset) {
+            (Some(f), Some(l)) if f == l => format!("offset {f}"),
+            (Some(f), Some(l)) => format!("offsets {f}-{l}"),
+            _ => "offsets unknown (answered as duplicates)".to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for Written {
+    /// The records written and their offsets, as `krec produce` reports a partition:
+    /// `4 records, offsets 0-3`, `1 record, offset 7`.
+    ///
+    /// ```
+    /// use krecords_client::Written;
+    /// let w = Written { records: 4, batches: 1, first_offset: Some(0), last_offset: Some(3) };
+    /// assert_eq!(w.to_string(), "4 records, offsets 0-3");
+    /// let w = Written { records: 1, batches: 1, first_offset: Some(7), last_offset: Some(7) };
+    /// assert_eq!(w.to_string(), "1 record, offset 7");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.records == 1 { "" } else { "s" };
+        write!(f, "{} record{s}, {}", self.records, self.offsets())
+    }
 }
 
 /// The acknowledgements of [`produce_records`] summed up per partition.
@@ -333,6 +396,7 @@ mod tests {
     fn rec(partition: Option<i32>, key: Option<&str>, value: &str) -> ProduceRecord {
         ProduceRecord {
             partition,
+            line: None,
             record: BuildRecord {
                 offset: Some(99),
                 ..BuildRecord::new(
@@ -392,14 +456,23 @@ mod tests {
         assert!(matches!(
             e,
             ProduceError::Partition {
-                index: 1,
+                record: 2,
+                line: None,
                 partition: 2,
                 partitions: 2
             }
         ));
         assert_eq!(
             e.to_string(),
-            "record 1: partition 2 does not exist (the topic has 2)"
+            "record 2: partition 2 does not exist (the topic has 2)"
+        );
+        // The input line, when the record says which it was read from.
+        let mut on_line_5 = rec(Some(3), None, "c");
+        on_line_5.line = Some(5);
+        let e = plan_partitions(vec![rec(None, None, "a"), on_line_5], &mut p, 5).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "input line 5: partition 3 does not exist (the topic has 2)"
         );
     }
 }

@@ -66,6 +66,7 @@ fn record(partition: Option<i32>, key: Option<String>, value: String) -> Produce
     ProduceRecord {
         partition,
         record: r,
+        line: None,
     }
 }
 
@@ -142,6 +143,27 @@ async fn bad_partitions_and_topics_fail_before_anything_is_sent() {
     assert!(
         matches!(e, ProduceError::Partition { partition: 5, .. }),
         "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "record 1: partition 5 does not exist (the topic has 2)"
+    );
+    // The partition of the records that name none (a URL's): the topic's error, no record's.
+    let to_9 = ProduceOptions {
+        partition: Some(9),
+        ..ProduceOptions::new("t")
+    };
+    let e = produce_records(
+        &client,
+        "events",
+        vec![record(None, None, "x".into())],
+        &to_9,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "topic events: partition 9 does not exist (the topic has 2)"
     );
     let e = produce_records(&client, "nope", vec![record(None, None, "x".into())], &opts)
         .await

@@ -303,7 +303,9 @@ pub fn build(opts: &BatchOptions, records: &[BuildRecord]) -> Result<Vec<u8>, Er
 #[cfg(feature = "json")]
 mod json;
 #[cfg(feature = "json")]
-pub use json::{read_json_produce_records, read_json_records, BytesEncoding, JsonLinesError};
+pub use json::{
+    read_json_produce_records, read_json_records, read_value_lines, BytesEncoding, JsonLinesError,
+};
 
 #[cfg(test)]
 mod tests {

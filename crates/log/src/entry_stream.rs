@@ -57,28 +57,21 @@ pub fn file_streamer(
 /// The length a file's metadata gives, when it is the number of bytes the file reads: a regular
 /// file's with a length. A length of 0 is not trusted (a file under `/proc` or `/sys` says 0 and
 /// reads text), and a FIFO or a device has none: those are read to their end, as standard input
-/// is (an empty regular file costs one read that returns nothing).
-fn known_len(meta: &std::fs::Metadata) -> Option<u64> {
+/// is (an empty regular file costs one read that returns nothing). `None` is not "read once"
+/// (see [`read_once`]): an empty or `/proc` regular file has no known length but reads again.
+pub fn known_len(meta: &std::fs::Metadata) -> Option<u64> {
     Some(meta.len()).filter(|&len| len > 0 && meta.is_file())
 }
 
-/// Whether `path` is a FIFO or a socket: its bytes can be read only once, so a second pass over
-/// them (looking for intact entries after damage, reading transaction markers first) would wait
-/// for a writer for ever.
+/// Whether the file at `path` is taken as one whose bytes can be read only once: it exists
+/// (symbolic links followed) and is neither a regular file nor a directory — a FIFO, a socket,
+/// a character device (a terminal, `/dev/null`, `/dev/zero`) or a block device.
+/// Only a regular file is read twice; a second pass over anything else (looking for intact
+/// entries after damage, reading transaction markers first) could wait for a writer for ever
+/// or see other bytes, so it is not made, as it is not over standard input. A path that cannot
+/// be looked up is not read once: opening it says why it cannot be read.
 pub fn read_once(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::metadata(path).is_ok_and(|m| {
-            let t = m.file_type();
-            t.is_fifo() || t.is_socket()
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        false
-    }
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// The codec's [`Streamer`] over a reader; `len`, when known, is how many bytes it holds.
@@ -214,4 +207,34 @@ pub fn count_rest(reader: &mut dyn io::Read) -> io::Result<u64> {
         )));
     }
     Ok(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_once;
+    use std::path::Path;
+
+    #[test]
+    fn only_a_regular_file_or_a_directory_is_read_more_than_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("00000000000000000000.log");
+        std::fs::write(&file, b"bytes").unwrap();
+        assert!(!read_once(&file), "a regular file");
+        let empty = dir.path().join("empty");
+        assert!(!read_once(&empty), "a missing file");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(!read_once(&empty), "an empty regular file");
+        assert!(!read_once(dir.path()), "a directory");
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            assert!(read_once(&fifo), "a FIFO");
+        } else {
+            eprintln!("no mkfifo: the FIFO is not tested");
+        }
+        let null = Path::new("/dev/null");
+        if null.exists() {
+            assert!(read_once(null), "a character device");
+        }
+    }
 }

@@ -73,6 +73,8 @@ pub struct Cut {
     pub file: PathBuf,
     /// The first byte cut from it.
     pub position: u64,
+    /// Its length when it was cut: the bytes recovery saw (a writer may have appended since).
+    pub len: u64,
     /// What was wrong there (`byte N: reason`).
     pub reason: String,
     /// The later segment files deleted with it, in offset order.
@@ -192,7 +194,8 @@ pub(crate) fn check_cut(
     let files: Vec<PathBuf> = std::iter::once(cut.file.clone())
         .chain(cut.later.iter().cloned())
         .collect();
-    let Some((j, pos, first)) = crate::resync::first_intact(storage, &files, cut.position)? else {
+    let found = crate::resync::first_intact(storage, &files, cut.position, cut.len)?;
+    let Some((j, pos, first)) = found else {
         return Ok(None);
     };
     let of = match files.get(j) {
@@ -304,6 +307,7 @@ pub(crate) fn load_segments(
                 info.cuts.push(Cut {
                     file: segments[i].log_path().to_path_buf(),
                     position: segments[i].size(),
+                    len: segments[i].size().saturating_add(truncated),
                     reason: problem.clone().unwrap_or_default(),
                     later: Vec::new(),
                 });
@@ -509,6 +513,41 @@ pub(crate) fn split_overflowed(
 mod tests {
     use super::*;
 
+    /// A cut of a torn last entry, which a writer completed before the read-only open looked
+    /// for intact entries after the cut, is a torn tail, not damage (a newcomer's trial: an
+    /// export of a log being appended to failed with "a truncated entry; intact entries follow
+    /// (the first at" the same byte)); an entry that was whole when cut is damage.
+    #[test]
+    fn an_entry_completed_after_the_cut_is_not_damage() {
+        use krecords_codec::write::{NewRecord, V2Builder};
+        let entry = |base: i64| {
+            let mut b = V2Builder::new(base);
+            b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"value")))
+                .unwrap();
+            b.finish().unwrap()
+        };
+        let (first, second) = (entry(0), entry(1));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("00000000000000000000.log");
+        std::fs::write(&file, [first.clone(), second.clone()].concat()).unwrap();
+        let at = first.len() as u64;
+        let cut = |len: u64| Cut {
+            file: file.clone(),
+            position: at,
+            len,
+            reason: format!("byte {at}: a truncated entry"),
+            later: Vec::new(),
+        };
+        let storage = crate::storage::FsStorage;
+        // Half of the second entry was there when it was cut: written since, a torn tail.
+        let torn = cut(at + second.len() as u64 / 2);
+        assert_eq!(check_cut(&storage, &torn, 1, 0).unwrap(), None);
+        // Whole when cut (cut for another reason): damage that hides offset 1 on.
+        let whole = cut(at + second.len() as u64);
+        let damage = check_cut(&storage, &whole, 1, 0).unwrap().unwrap();
+        assert_eq!((damage.position, damage.offset), (at, 1));
+    }
+
     #[test]
     fn notes_say_what_the_open_did() {
         let dir = Path::new("/d");
@@ -549,6 +588,7 @@ mod tests {
             cuts: vec![Cut {
                 file: "/d/0.log".into(),
                 position: 9,
+                len: 39,
                 reason: "byte 9: crc".into(),
                 later: vec!["/d/5.log".into()],
             }],

@@ -19,7 +19,9 @@ const MAX_ENTRY_SIZE: usize = 16 << 20;
 /// then in the later files in order, passing over damage as salvage's scan does (zero runs and
 /// implausible headers quickly): its file's index, its position and its first offset. This is
 /// what a reader asks after Kafka's recovery cut a log at `pos`: whether the cut lost intact
-/// entries, or only a torn tail.
+/// entries, or only a torn tail. Only the first `seen` bytes of `files[0]` are searched (its
+/// length when it was cut; `u64::MAX`: all): an entry that ends after them was written since,
+/// by a writer still appending, and says nothing of what was cut.
 ///
 /// # Errors
 ///
@@ -28,6 +30,7 @@ pub(crate) fn first_intact(
     storage: &dyn Storage,
     files: &[PathBuf],
     pos: u64,
+    seen: u64,
 ) -> Result<Option<(usize, u64, i64)>> {
     let max = MAX_ENTRY_SIZE;
     let cap = max.saturating_add(LOG_OVERHEAD).max(MIN_WINDOW);
@@ -49,6 +52,16 @@ pub(crate) fn first_intact(
                 .clamp(MAGIC_OFFSET + 1, max.saturating_add(LOG_OVERHEAD));
             let avail = w.at(p, want)?;
             let step = match candidate(avail, p, max) {
+                Ok(b)
+                    if j == 0
+                        && p.saturating_add(
+                            u64::try_from(b.as_bytes().len()).unwrap_or(u64::MAX),
+                        ) > seen =>
+                {
+                    // Written since the first file was cut (a writer appending): not what
+                    // was cut.
+                    break;
+                }
                 Ok(b) => {
                     let first = b.first_offset().unwrap_or_else(|| b.last_offset());
                     return Ok(Some((j, p, first)));

@@ -60,7 +60,8 @@ impl SendableBatches {
     ///
     /// [`Error::Usage`] for a `kafka://` URL (a topic is copied with `krec ship`), for a
     /// directory of several partitions (a broker's root: there is no one order to send them
-    /// in) and for standard input or a pipe (read twice); what [`Sources::open`] refuses.
+    /// in) and for standard input or a file that can be read only once (read twice:
+    /// [`krecords_log::check::read_once`]); what [`Sources::open`] refuses.
     pub fn open(paths: &[PathBuf]) -> Result<SendableBatches, Error> {
         if let Some(live) = paths
             .iter()
@@ -84,10 +85,7 @@ impl SendableBatches {
         // Read as a read_committed consumer reads it, a partition is read twice (its
         // transactions first, then its batches), which a pipe cannot give.
         for p in &sources.partitions {
-            let piped = p.is_stdin()
-                || p.files()
-                    .iter()
-                    .any(|f| std::fs::metadata(f).is_ok_and(|m| !m.is_file()));
+            let piped = p.is_stdin() || p.files().iter().any(|f| krecords_log::check::read_once(f));
             if piped {
                 return Err(Error::Usage(format!(
                     "{}: --batches reads a partition twice (its transactions first, to leave \

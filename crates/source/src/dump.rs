@@ -272,7 +272,7 @@ impl Dumper {
                 header: &mut header,
                 out: &mut *out,
             };
-            let unread = |e| Error::io(format!("cannot read {name}"), e);
+            let unread = |e| Error::reading(&name, e);
             loop {
                 let (next, bounds) = reader.next_with_bounds().map_err(unread)?;
                 if self.options.bounded {

@@ -112,6 +112,15 @@ pub fn passed_log_error(e: &io::Error) -> Option<&krecords_log::Error> {
         .and_then(|i| i.downcast_ref::<krecords_log::Error>())
 }
 
+/// Whether an I/O error a reader passed on names its place itself, so that what was being
+/// done (`cannot read NAME`) is not said in front of it: a log error (the damage a read of a
+/// partition directory reached, naming its file) or a live partition's client error (naming
+/// the partition, and where a read it stopped stopped).
+pub fn names_its_place(e: &io::Error) -> bool {
+    let passed = e.get_ref().and_then(|i| i.downcast_ref::<Error>());
+    passed_log_error(e).is_some() || matches!(passed, Some(Error::Client { .. }))
+}
+
 /// How a client error ends a command: data that does not parse as log entries is a data
 /// problem; everything else is exit 2, as an I/O error (no connection, a connection lost, no
 /// answer in time) or a usage error (configuration, TLS, authentication, broker errors).
@@ -160,12 +169,15 @@ pub enum Error {
         source: io::Error,
     },
     /// A client error on a live source.
-    #[error("{name}: {source}")]
+    #[error("{name}: {}{source}", stopped_at(*next_offset))]
     Client {
         /// The source (`kafka://host:port/topic/partition`).
         name: String,
         /// The error.
         source: Box<krecords_client::Error>,
+        /// Where a read the error stopped in its middle stopped: the first offset it did not
+        /// read (`None`: the error is not one of a read, or came before it started).
+        next_offset: Option<i64>,
     },
     /// A log error on a partition directory (the directory named once: not again in front of
     /// an error that names a file in it, [`named_once`]).
@@ -193,6 +205,14 @@ pub enum Error {
         /// The error.
         source: Box<krecords_remote::Error>,
     },
+}
+
+/// What a live read stopped by an error says of where it stopped (`stopped at offset 3 (not
+/// read): `, said once, after the partition's name); nothing for an error outside a read.
+fn stopped_at(next_offset: Option<i64>) -> String {
+    next_offset.map_or_else(String::new, |n| {
+        format!("stopped at offset {n} (not read): ")
+    })
 }
 
 /// `message` after the source's `name` (`name: message`), or alone when it names the source
@@ -228,6 +248,22 @@ impl Error {
         Error::Client {
             name: name.into(),
             source: Box::new(source),
+            next_offset: None,
+        }
+    }
+
+    /// An error met reading `name` (an entry source's I/O error): the client error of a live
+    /// partition when the reader passed one on inside it (it names the partition and where
+    /// its read stopped), so that the source is named once; else an I/O error
+    /// `cannot read NAME`.
+    pub fn reading(name: &str, e: io::Error) -> Error {
+        if passed_log_error(&e).is_some() || !names_its_place(&e) {
+            return Error::io(format!("cannot read {name}"), e);
+        }
+        match e.into_inner().map(|i| i.downcast::<Error>()) {
+            Some(Ok(passed)) => *passed,
+            Some(Err(other)) => Error::io(format!("cannot read {name}"), io::Error::other(other)),
+            None => Error::Usage(format!("cannot read {name}")),
         }
     }
 
@@ -315,6 +351,28 @@ pub fn exit_code(e: &Error) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_live_read_stopped_by_an_error_names_its_partition_and_offset_once() {
+        let name = "kafka://b:9092/t/0";
+        let stopped = Error::Client {
+            name: name.into(),
+            source: Box::new(krecords_client::Error::Config("gone".into())),
+            next_offset: Some(3),
+        };
+        let passed = io::Error::other(stopped);
+        assert!(names_its_place(&passed));
+        let e = Error::reading(name, passed);
+        assert_eq!(
+            e.to_string(),
+            "kafka://b:9092/t/0: stopped at offset 3 (not read): configuration: gone"
+        );
+        // Outside a read, no offset; any other I/O error is what it was.
+        let e = Error::client(name, krecords_client::Error::Config("x".into()));
+        assert_eq!(e.to_string(), "kafka://b:9092/t/0: configuration: x");
+        let e = Error::reading("f.log", io::Error::from(io::ErrorKind::NotFound));
+        assert!(e.to_string().starts_with("cannot read f.log: "), "{e}");
+    }
 
     #[test]
     fn log_errors_split_into_refusals_and_usage() {

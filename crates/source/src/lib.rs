@@ -88,16 +88,17 @@ pub mod time;
 pub use each::{EachPartition, LeftOut};
 pub use error::{
     classify_client, classify_codec, classify_io, classify_log, exit_code, named_once,
-    passed_log_error, Error, ErrorClass, TRUNCATED_TAIL,
+    names_its_place, passed_log_error, Error, ErrorClass, TRUNCATED_TAIL,
 };
 #[cfg(feature = "remote")]
 pub use krecords_remote::location::{Location as RemoteLocation, RemoteOptions};
-pub use live::LivePartition;
+pub use live::{LivePartition, SeenLive};
 pub use position::{Position, Range, Resolved, Watermarks};
 pub use reader::{Bounds, FileInfo, Progress, ProgressFn, Reader, Stop, StopCause};
 pub use spec::{
-    classify_dir, client_lines, dir_logs, expand_globs, partition_of_dir, partition_of_path,
-    unused_client_properties, ClusterUrl, DirKind, KafkaUrl, SourceSpec, DEFAULT_PORT,
+    classify_dir, client_lines, dir_logs, expand_globs, partition_filter, partition_of_dir,
+    partition_of_path, unused_client_properties, ClusterUrl, DirKind, KafkaUrl, SourceSpec,
+    DEFAULT_PORT,
 };
 
 /// The client configuration of `kafka://` sources.
@@ -263,9 +264,12 @@ struct RemoteOpts;
 /// which were named more than once): a partition directory named twice (`ROOT ROOT`, a root
 /// and one of its partition directories, two spellings of one path: the same directory,
 /// links resolved), a segment file named twice or named with its partition directory (read
-/// with the directory), the same `kafka://` topic partition or remote tier partition twice
-/// (the same URL's topic and partition). A command reads the union of what its arguments
-/// name, every record once.
+/// with the directory), the same remote tier partition twice (the same location's topic and
+/// partition), the same `kafka://` topic partition twice: of the same cluster
+/// ([`LivePartition::cluster`]: its cluster id), however its URLs spell the bootstrap servers
+/// (`kafka://localhost:9092/t/0` and `kafka://127.0.0.1:9092/t/0`, or two lists naming
+/// different brokers of one cluster). A command reads the union of what its arguments name,
+/// every record once.
 #[derive(Debug)]
 pub struct Sources {
     /// Every partition, in argument order (a partition named again is where it was first).
@@ -440,7 +444,9 @@ impl Sources {
         let mut notes = Vec::new();
         let mut seen_dirs = HashSet::new();
         let mut seen_files = HashSet::new();
+        #[cfg(feature = "remote")]
         let mut seen_names = HashSet::new();
+        let mut seen_live = SeenLive::new();
         let mut kept = Vec::with_capacity(self.partitions.len());
         for mut p in std::mem::take(&mut self.partitions) {
             let again = match &mut p.kind {
@@ -477,7 +483,14 @@ impl Sources {
                         None => continue,
                     }
                 }
-                Kind::Live(_) => !seen_names.insert(p.name.clone()),
+                // One partition of one cluster, however the URLs spell its servers.
+                Kind::Live(l) => match seen_live.repeat(l) {
+                    Some(n) => {
+                        note(&mut notes, n);
+                        continue;
+                    }
+                    None => false,
+                },
                 #[cfg(feature = "remote")]
                 Kind::Remote(_) => !seen_names.insert(p.name.clone()),
             };

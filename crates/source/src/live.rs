@@ -63,6 +63,61 @@ async fn resolve(
     Ok((wm, resolved))
 }
 
+/// The identity of the cluster that answered `metadata` (see [`LivePartition::cluster`]): its
+/// cluster id, else the brokers it lists (sorted by node id, as the client sorts them).
+fn cluster_of(metadata: &krecords_client::Metadata) -> String {
+    match &metadata.cluster_id {
+        Some(id) if !id.is_empty() => id.clone(),
+        _ => {
+            let brokers: Vec<String> = metadata
+                .brokers
+                .iter()
+                .map(|b| format!("{}@{}:{}", b.node_id, b.host, b.port))
+                .collect();
+            format!("brokers {}", brokers.join(" "))
+        }
+    }
+}
+
+/// The live partitions listed so far, each by its cluster, topic and partition
+/// ([`LivePartition::cluster`]) with the name it was first listed under: [`Sources`]' rule
+/// (each partition read once however many arguments name it, however they spell the
+/// bootstrap servers) for a command that opens its arguments one at a time (`krec verify`).
+///
+/// [`Sources`]: crate::Sources
+#[derive(Debug, Default)]
+pub struct SeenLive {
+    first: HashMap<(String, String, i32), String>,
+}
+
+impl SeenLive {
+    /// Nothing seen yet.
+    pub fn new() -> SeenLive {
+        SeenLive::default()
+    }
+
+    /// `None` the first time `p` (its cluster, topic and partition) is seen, now remembered
+    /// under its name; after that, the note that says it is left out: `NAME: named more than
+    /// once, read once`, and when the name is spelled otherwise than the first time,
+    /// `NAME: named more than once (as FIRST, of the same cluster), read once`.
+    pub fn repeat(&mut self, p: &LivePartition) -> Option<String> {
+        let key = (p.cluster.clone(), p.topic.clone(), p.partition);
+        match self.first.get(&key) {
+            None => {
+                self.first.insert(key, p.name.clone());
+                None
+            }
+            Some(first) if *first == p.name => {
+                Some(format!("{}: named more than once, read once", p.name))
+            }
+            Some(first) => Some(format!(
+                "{}: named more than once (as {first}, of the same cluster), read once",
+                p.name
+            )),
+        }
+    }
+}
+
 /// The client isolation level of ours.
 pub(crate) fn client_isolation(i: IsolationLevel) -> krecords_client::IsolationLevel {
     match i {
@@ -82,6 +137,13 @@ pub struct LivePartition {
     pub partition: i32,
     /// The topic's id as Kafka prints it, when the broker gives one (Metadata v10+).
     pub topic_id: Option<String>,
+    /// The cluster it is of, however its URL spells the bootstrap servers (`localhost` or
+    /// `127.0.0.1`, one broker of the cluster or another): the cluster id of the Metadata
+    /// answer, or, from a broker that sends none (Metadata before v2), the brokers that answer
+    /// lists, as `brokers NODE@HOST:PORT ...` in node order (the addresses the partition is
+    /// fetched from). Two live partitions of one cluster, topic and partition are one
+    /// partition.
+    pub cluster: String,
     /// The connected client.
     pub client: Client,
 }
@@ -280,6 +342,7 @@ impl Live {
         let topic_id = Some(topic.topic_id)
             .filter(|id| !id.is_nil())
             .map(|id| krecords_client::topic_id_text(id.as_bytes()));
+        let cluster = cluster_of(&metadata);
         let mut partitions: Vec<i32> = topic.partitions.iter().map(|p| p.partition).collect();
         partitions.sort_unstable();
         if let Some(p) = url.partition {
@@ -298,6 +361,7 @@ impl Live {
                 topic: url.topic.clone(),
                 partition,
                 topic_id: topic_id.clone(),
+                cluster: cluster.clone(),
                 client: client.clone(),
             })
             .collect())

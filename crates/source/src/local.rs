@@ -37,8 +37,9 @@ pub(crate) use krecords_log::check::file_streamer as file_stream;
 pub(crate) type FileStreamer = Streamer<ReadFill<Box<dyn Read>>>;
 
 /// Calls `f` with every complete entry of `files`, in order, until it returns `false`. This pass
-/// comes before the read: a FIFO (or a socket), which can be read only once (the read would
-/// wait for a writer for ever), is refused, as standard input is.
+/// comes before the read: a file that can be read only once ([`krecords_log::check::read_once`]:
+/// a FIFO, a socket, a device; the read would wait for a writer for ever), is refused, as
+/// standard input is.
 fn each_entry(
     files: &[PathBuf],
     mut f: impl FnMut(&Batch<'_>) -> Result<bool, Error>,
@@ -47,8 +48,8 @@ fn each_entry(
         if krecords_log::check::read_once(path) {
             return Err(Error::Usage(format!(
                 "{}: read_committed, a start or an end needs the partition's transaction \
-                 markers and offsets before reading, which a FIFO cannot give (it is read \
-                 once, as standard input is); save it to a file, or read all of it \
+                 markers and offsets before reading, which a FIFO or a device cannot give (it \
+                 is read once, as standard input is); save it to a file, or read all of it \
                  read_uncommitted",
                 path.display()
             )));

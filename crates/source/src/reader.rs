@@ -274,6 +274,8 @@ struct LiveCursor {
     /// An error or a truncated tail ended the stream.
     done: bool,
     fetched: u64,
+    /// The offset after the chunks received so far (`None` before the first).
+    next_offset: Option<i64>,
 }
 
 impl LiveCursor {
@@ -283,6 +285,7 @@ impl LiveCursor {
         let (records, ends, last) = match msg {
             Some(Ok(Msg::Chunk(c, end))) => {
                 self.fetched += c.records.len() as u64;
+                self.next_offset = Some(c.next_offset);
                 if let Some(p) = progress.as_mut() {
                     p(Progress::Live {
                         next_offset: c.next_offset,
@@ -305,9 +308,16 @@ impl LiveCursor {
             }
             Some(Ok(Msg::Start(..))) => return Ok(()),
             None => (Bytes::new(), Vec::new(), true),
-            Some(Err(Error::Client { source, name })) => match *source {
+            Some(Err(Error::Client { source, name, .. })) => match *source {
                 krecords_client::Error::Corrupt { records, .. } => (*records, Vec::new(), true),
-                other => return Err(Error::client(name, other)),
+                // Every entry of the chunks before was read: the read stops at the next.
+                other => {
+                    return Err(Error::Client {
+                        name,
+                        source: Box::new(other),
+                        next_offset: Some(self.next_offset.unwrap_or(trim.range.start)),
+                    })
+                }
             },
             Some(Err(e)) => return Err(e),
         };
@@ -835,6 +845,7 @@ impl Reader {
                     eof: false,
                     done: false,
                     fetched: 0,
+                    next_offset: None,
                 };
                 let name = cursor.part.name.clone();
                 if let Some(p) = self.progress.as_mut() {

@@ -171,7 +171,8 @@ fn is_remote_pair(_pair: &str) -> bool {
     false
 }
 
-/// The text of a client properties file (`-F`) with its remote tier lines
+/// The text of a client properties file (`-F`) with its line continuations joined
+/// ([`krecords_client::join_continuations`]) and its remote tier lines
 /// (`RemoteOptions::is_remote_pair`: `s3.*`,
 /// `rsm.config.*`, ...) blanked, so that a broker's properties can be given as they are and
 /// the line numbers of errors stay those of the file.
@@ -179,9 +180,12 @@ fn is_remote_pair(_pair: &str) -> bool {
 /// ```
 /// let text = "security.protocol=SSL\ns3.region=eu-west-1\n# a comment";
 /// assert_eq!(krecords_source::client_lines(text), "security.protocol=SSL\n\n# a comment");
+/// let text = "s3.region=\\\n  eu-west-1\nclient.id=\\\n  me";
+/// assert_eq!(krecords_source::client_lines(text), "\n\nclient.id=me");
 /// ```
 pub fn client_lines(text: &str) -> String {
-    let lines: Vec<&str> = text
+    let joined = krecords_client::join_continuations(text);
+    let lines: Vec<&str> = joined
         .lines()
         .map(|l| match is_remote_pair(l.trim_start()) {
             true => "",
@@ -189,6 +193,57 @@ pub fn client_lines(text: &str) -> String {
         })
         .collect();
     lines.join("\n")
+}
+
+/// The partitions a command given the sources `paths` reads of them: those of the topics
+/// matching one of the `--topic` globs `globs` (every topic when there is none), numbered
+/// `partition` (`--partition`) if given ([`PartitionFilter::globs`]).
+///
+/// ```
+/// use std::path::PathBuf;
+/// use krecords_source::partition_filter;
+/// let topics = ["orders*".to_owned()];
+/// let f = partition_filter(&[PathBuf::from("/var/kafka/data")], &topics, None).unwrap();
+/// assert!(f.matches_topic("orders-eu") && !f.matches_topic("payments"));
+/// let f = partition_filter(&[PathBuf::from("kafka://b:9092")], &topics, None).unwrap();
+/// assert!(f.matches_topic("orders-eu"));
+/// let e = partition_filter(&[PathBuf::from("kafka://b/orders")], &topics, None).unwrap_err();
+/// assert_eq!(e.to_string(), "kafka://b/orders: the topic is given twice, in the URL and \
+///     with --topic: give it once");
+/// let e = partition_filter(&[PathBuf::from("kafka://b/orders/1")], &[], Some(1)).unwrap_err();
+/// assert!(e.to_string().contains("the partition is given twice"), "{e}");
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Usage`]: a glob that is not one; `globs` given with a `kafka://` source that names
+/// its topic (`kafka://HOST/TOPIC`), or `partition` with one that names its partition: the
+/// two would be taken together, the URL's topic filtered by the globs, which is never what
+/// was meant.
+///
+/// [`PartitionFilter::globs`]: krecords_log::data_dir::PartitionFilter::globs
+pub fn partition_filter(
+    paths: &[PathBuf],
+    globs: &[String],
+    partition: Option<i32>,
+) -> Result<krecords_log::data_dir::PartitionFilter, Error> {
+    for text in paths.iter().filter_map(|p| p.to_str()) {
+        let Some(Ok(url)) = KafkaUrl::parse_cluster(text) else {
+            continue;
+        };
+        let twice = match (&url.topic, url.partition) {
+            (Some(_), _) if !globs.is_empty() => {
+                "the topic is given twice, in the URL and with --topic"
+            }
+            (_, Some(_)) if partition.is_some() => {
+                "the partition is given twice, in the URL and with --partition"
+            }
+            _ => continue,
+        };
+        return Err(Error::Usage(format!("{text}: {twice}: give it once")));
+    }
+    krecords_log::data_dir::PartitionFilter::globs(globs, partition)
+        .map_err(|e| Error::Usage(e.to_string()))
 }
 
 /// What a command given the sources `paths` says of the client properties it was given
@@ -236,7 +291,11 @@ pub fn unused_client_properties(
     given.extend(
         files
             .iter()
-            .filter(|f| std::fs::read_to_string(f).map_or(true, |t| t.lines().any(client)))
+            .filter(|f| {
+                std::fs::read_to_string(f).map_or(true, |t| {
+                    krecords_client::join_continuations(&t).lines().any(client)
+                })
+            })
             .map(|f| format!("-F {}", f.display())),
     );
     (!given.is_empty()).then(|| {

@@ -93,7 +93,7 @@ pub fn feed(
         if let Some(f) = feeder.as_deref_mut() {
             f.start_input(&name);
         }
-        let cannot_read = |e| Error::io(format!("cannot read {name}"), e);
+        let cannot_read = |e| Error::reading(&name, e);
         loop {
             let step = match resumed.as_mut() {
                 Some(r) => r.next_entry(),

@@ -155,16 +155,50 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
 ///
 /// [`parse_time`]'s, and the negative time, with what a time is.
 pub fn parse_lookup_time(text: &str) -> Result<i64, String> {
+    since_epoch(
+        text,
+        "it is not ListOffsets' -1 (latest) or -2 (earliest): the earliest and latest offsets \
+         are already columns of `krec offsets` (and positions take earliest and latest)",
+    )
+}
+
+/// [`parse_time`], refusing a negative time with what a time is and `why` not.
+fn since_epoch(text: &str, why: &str) -> Result<i64, String> {
     let ms = parse_time(text)?;
     if ms < 0 {
         return Err(format!(
             "invalid time {text:?}: a time is milliseconds since the epoch (0 or more), ISO \
-             8601 such as 2024-04-24T23:06:40Z, or @ and epoch milliseconds; it is not \
-             ListOffsets' -1 (latest) or -2 (earliest): the earliest and latest offsets are \
-             already columns of `krec offsets` (and positions take earliest and latest)"
+             8601 such as 2024-04-24T23:06:40Z, or @ and epoch milliseconds; {why}"
         ));
     }
     Ok(ms)
+}
+
+/// Parses a time that record timestamps are compared with (`krec dump --time-start` and
+/// `--time-end`): [`parse_time`]'s forms, and 0 or more, as [`parse_lookup_time`] has it.
+/// A negative time is refused (also an ISO 8601 time before 1970): it is no timestamp Kafka
+/// writes, and -1 is NO_TIMESTAMP, the timestamp of v0 messages (which have none), which a
+/// filter from a negative time would take for a time.
+///
+/// ```
+/// use krecords_source::time::parse_record_time;
+/// assert_eq!(parse_record_time("@0"), Ok(0));
+/// assert_eq!(parse_record_time("2024-04-24T23:06:40Z"), Ok(1_714_000_000_000));
+/// let e = parse_record_time("-1").unwrap_err();
+/// assert!(e.contains("milliseconds since the epoch (0 or more)"), "{e}");
+/// assert!(e.contains("NO_TIMESTAMP"), "{e}");
+/// assert!(parse_record_time("1969-12-31").is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`parse_time`]'s, and the negative time, with what a time is.
+pub fn parse_record_time(text: &str) -> Result<i64, String> {
+    since_epoch(
+        text,
+        "Kafka writes no timestamp before 1970 (-1 is NO_TIMESTAMP, the timestamp of v0 \
+         messages)",
+    )
 }
 
 /// A cursor over ASCII text.

@@ -115,6 +115,18 @@ pub enum OutputError {
         /// The source, as given.
         source: PathBuf,
     },
+    /// Its directory holds a Kafka log's files (a partition directory's segments, a
+    /// `log.dirs` root's `meta.properties`), a source of this query or not: a broker or a
+    /// later read would take the file for its own.
+    KafkaDirectory {
+        /// The output, as given.
+        output: PathBuf,
+        /// The Kafka file that says so.
+        evidence: PathBuf,
+    },
+    /// It exists and is not a Parquet file (nor empty): only a Parquet file, an earlier
+    /// result, is replaced.
+    NotParquet(PathBuf),
 }
 
 impl fmt::Display for OutputError {
@@ -141,6 +153,19 @@ impl fmt::Display for OutputError {
                 output.display(),
                 source.display()
             ),
+            OutputError::KafkaDirectory { output, evidence } => write!(
+                f,
+                "the output {} is in a Kafka log's directory ({} is there): a broker or a \
+                 later read would take it for its own; write the output outside it",
+                output.display(),
+                evidence.display()
+            ),
+            OutputError::NotParquet(o) => write!(
+                f,
+                "the output {} exists and is not a Parquet file: only an earlier result is \
+                 replaced; remove it first or name another file",
+                o.display()
+            ),
         }
     }
 }
@@ -164,8 +189,9 @@ pub fn table_paths(source: &str) -> Vec<PathBuf> {
 /// expanded; links resolved) or inside one of their directories (a partition directory, a
 /// `log.dirs` root, a dataset: [`InsideSource`], the rule of `krec export`, `convert` and
 /// `salvage`; for a source file, the partition directory of a segment and the dataset of one
-/// of its files count too). An existing file that is no source may be replaced
-/// ([`write_parquet`]).
+/// of its files count too), or in any directory holding a Kafka log's files, a source or not
+/// (segments, `meta.properties`). An existing file may be replaced ([`write_parquet`]) only
+/// when it is a Parquet file (an earlier result) or empty.
 ///
 /// # Errors
 ///
@@ -207,7 +233,46 @@ pub fn check_output(output: &Path, sources: &[PathBuf]) -> Result<(), OutputErro
     let holders: Vec<PathBuf> = all.iter().filter_map(|s| holder(s)).collect();
     all.extend(holders);
     InsideSource::check(output, &all).map_err(OutputError::InsideSource)?;
+    if let Some(evidence) = kafka_file_in(parent) {
+        return Err(OutputError::KafkaDirectory {
+            output: output.to_path_buf(),
+            evidence,
+        });
+    }
+    if !replaceable(output) {
+        return Err(OutputError::NotParquet(output.to_path_buf()));
+    }
     Ok(())
+}
+
+/// A file in `dir` that makes it a Kafka log's directory: a segment (`.log`) of a partition
+/// directory, or a `log.dirs` root's `meta.properties`.
+fn kafka_file_in(dir: &Path) -> Option<PathBuf> {
+    let meta = dir.join(krecords_source::log::data_dir::META_PROPERTIES);
+    if meta.is_file() {
+        return Some(meta);
+    }
+    krecords_source::dir_logs(dir).ok()?.into_iter().next()
+}
+
+/// Whether the file at `output` may be replaced: it does not exist, or is a regular file that
+/// is empty or a Parquet file (it starts with Parquet's magic `PAR1`).
+fn replaceable(output: &Path) -> bool {
+    use std::io::Read;
+    match std::fs::metadata(output) {
+        Err(e) => return e.kind() == std::io::ErrorKind::NotFound,
+        Ok(m) if !m.is_file() => return false,
+        Ok(m) if m.len() == 0 => return true,
+        Ok(_) => {}
+    }
+    let Ok(file) = std::fs::File::open(output) else {
+        return false;
+    };
+    let mut magic = Vec::with_capacity(4);
+    match file.take(4).read_to_end(&mut magic) {
+        Ok(_) => magic.is_empty() || magic == b"PAR1",
+        Err(_) => false,
+    }
 }
 
 /// The directory a source file belongs to: the dataset that holds a `.parquet`/`.arrow` file

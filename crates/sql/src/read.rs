@@ -81,7 +81,7 @@ fn range_of(read: &PartitionRead<'_>) -> Result<Option<Range>, Error> {
 fn source_error(e: ScanError) -> Error {
     match e {
         ScanError::Source(e) => e,
-        ScanError::Io { name, source } => Error::io(format!("cannot read {name}"), source),
+        ScanError::Io { name, source } => Error::reading(&name, source),
         e @ (ScanError::Corrupt { .. } | ScanError::Truncated { .. }) => Error::Data(e.to_string()),
     }
 }

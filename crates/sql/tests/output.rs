@@ -112,11 +112,56 @@ fn an_output_in_a_source_or_without_its_directory_is_refused() {
     let lone = root.join("lone.parquet");
     std::fs::write(&lone, b"PAR1").unwrap();
     check_output(&root.join("next.parquet"), std::slice::from_ref(&lone)).unwrap();
-    // Next to the sources, and over an existing file that is none of them: allowed.
+    // Next to the sources, and over an existing Parquet file (an earlier result) or an empty
+    // file that is none of them: allowed; over any other file: refused.
     let other = root.join("result.parquet");
     check_output(&other, std::slice::from_ref(&part)).unwrap();
-    std::fs::write(&other, b"old").unwrap();
-    check_output(&other, &[part, segment]).unwrap();
+    std::fs::write(&other, b"PAR1 an earlier result").unwrap();
+    check_output(&other, &[part.clone(), segment.clone()]).unwrap();
+    std::fs::write(&other, b"").unwrap();
+    check_output(&other, &[part.clone(), segment.clone()]).unwrap();
+    std::fs::write(&other, b"notes").unwrap();
+    assert!(matches!(
+        check_output(&other, &[part, segment]),
+        Err(OutputError::NotParquet(_))
+    ));
+}
+
+/// An output in a Kafka log's directory that is no source of the query (another partition
+/// directory, a broker's root) is refused, as it is inside a source: a partition's segment
+/// replaced by a query's result was a partition lost (a newcomer's trial, with `-o` naming
+/// the wrong directory).
+#[test]
+fn an_output_in_any_kafka_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = partition(&dir.path().join("a"));
+    let b = partition(&dir.path().join("b"));
+    let source = b.parent().unwrap().to_path_buf();
+    let before = std::fs::read(&a).unwrap();
+    let refused = |out: &Path| match check_output(out, std::slice::from_ref(&source)) {
+        Err(OutputError::KafkaDirectory { evidence, .. }) => evidence,
+        other => panic!("{out:?}: {other:?}"),
+    };
+    assert_eq!(refused(&a), a);
+    assert_eq!(refused(&a.parent().unwrap().join("x.parquet")), a);
+    assert_eq!(std::fs::read(&a).unwrap(), before);
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("meta.properties"), b"node.id=1\n").unwrap();
+    let e = check_output(&root.join("x.parquet"), std::slice::from_ref(&source)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the output {} is in a Kafka log's directory ({} is there): a broker or a later \
+             read would take it for its own; write the output outside it",
+            root.join("x.parquet").display(),
+            root.join("meta.properties").display()
+        )
+    );
+    // A directory that only looks like one by its name is not.
+    let named = dir.path().join("results-2024");
+    std::fs::create_dir(&named).unwrap();
+    check_output(&named.join("x.parquet"), std::slice::from_ref(&source)).unwrap();
 }
 
 #[test]

@@ -97,6 +97,11 @@ struct Cluster {
     produce_errors: Vec<i16>,
     /// Groups with members, as [`FakeCluster::set_group`] made them.
     groups: BTreeMap<String, FakeGroup>,
+    /// Fetch requests still to be answered before the broker stops
+    /// ([`FakeCluster::stop_after_fetches`]); `None`: it never stops.
+    fetches_left: Option<usize>,
+    /// The broker has stopped: every request's connection is closed unanswered.
+    stopped: bool,
 }
 
 /// A group the fake coordinator describes (see [`FakeCluster::set_group`]).
@@ -285,6 +290,14 @@ impl FakeCluster {
     pub fn fail_produce(&self, codes: &[i16]) {
         self.lock().produce_errors.extend_from_slice(codes);
     }
+
+    /// Answers `n` more Fetch requests (a stopped broker starts again), then stops as a broker
+    /// that went down: from the next Fetch on, every request's connection is closed unanswered.
+    pub fn stop_after_fetches(&self, n: usize) {
+        let mut c = self.lock();
+        c.fetches_left = Some(n);
+        c.stopped = false;
+    }
 }
 
 /// A classic consumer's assignment bytes: version 0, then `ConsumerProtocolAssignment`.
@@ -324,6 +337,16 @@ impl Cluster {
         let Ok(key) = ApiKey::try_from(header.request_api_key) else {
             return Action::Close;
         };
+        if key == ApiKey::Fetch {
+            match self.fetches_left {
+                Some(0) => self.stopped = true,
+                Some(n) => self.fetches_left = Some(n - 1),
+                None => {}
+            }
+        }
+        if self.stopped {
+            return Action::Close;
+        }
         let bytes = match key {
             ApiKey::ApiVersions => api_versions_of(
                 header,

@@ -91,6 +91,8 @@ pub struct Args {
 /// Runs the subcommand.
 pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let live = crate::source::is_url_source(&args.input);
+    let input = std::slice::from_ref(&args.input);
+    args.read.kafka.client.warn_unused(input);
     let magic = args.magic;
     let (compression, level) = match &args.compression {
         Some(c) => {

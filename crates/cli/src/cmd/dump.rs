@@ -11,7 +11,6 @@ use crate::outcome::{Failure, Outcome};
 use crate::source::{open_sources, read_options, EachPartition};
 use crate::time_fmt;
 use clap::ValueEnum;
-use krecords_log::data_dir::PartitionFilter;
 use krecords_source::dump::{self, DumpOptions, Dumper};
 use krecords_source::filter::Filter;
 use krecords_source::IsolationLevel;
@@ -33,7 +32,8 @@ use std::path::PathBuf;
 /// did not expand (krec expands it, in sorted order), or a live topic or partition:
 /// kafka://HOST:PORT[,HOST:PORT...]/TOPIC[/PARTITION] (its partitions one after another; see
 /// the kafka:// options below). A partition named more than once (a root twice, a root and
-/// one of its directories, a segment and its directory) is read once, said on stderr.
+/// one of its directories, a segment and its directory, a kafka:// partition of one cluster
+/// however its servers are spelled: by the cluster id) is read once, said on stderr.
 ///
 /// Positions (the same on files, directories, broker roots and kafka:// topics):
 ///   --start POS / --end POS   offsets from POS (inclusive) / up to POS (exclusive): an offset,
@@ -51,7 +51,7 @@ use std::path::PathBuf;
 /// Filters (all optional, combined with AND; entries filtered out are neither decoded nor
 /// checked, so they cannot make the exit code 1):
 ///   --time-start T / --time-end T       timestamps T.. (inclusive) / ..T (exclusive); T is epoch
-///                                       ms or ISO 8601 (2024-04-24T23:06:40Z,
+///                                       ms (0 or more) or ISO 8601 (2024-04-24T23:06:40Z,
 ///                                       2024-04-24T23:06:40.123+02:00, 2024-04-24; UTC if no zone)
 /// An entry is printed when its offsets [base, last] and its timestamps [base timestamp, max
 /// timestamp] overlap the positions and ranges (a v0/v1 compressed wrapper: its inner messages'
@@ -109,11 +109,11 @@ pub struct Args {
     bytes: BytesFormat,
     #[command(flatten)]
     decompress: DecompressArgs,
-    /// Only timestamps from T on (inclusive): epoch ms (or @ and epoch ms) or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
+    /// Only timestamps from T on (inclusive): epoch ms, 0 or more (or @ and epoch ms), ISO 8601.
+    #[arg(long, value_name = "T", value_parser = time_fmt::parse_record_time, allow_negative_numbers = true)]
     time_start: Option<i64>,
-    /// Only timestamps before T (exclusive): epoch ms (or @ and epoch ms) or ISO 8601.
-    #[arg(long, value_name = "T", value_parser = time_fmt::parse_time, allow_negative_numbers = true)]
+    /// Only timestamps before T (exclusive): epoch ms, 0 or more (or @ and epoch ms), ISO 8601.
+    #[arg(long, value_name = "T", value_parser = time_fmt::parse_record_time, allow_negative_numbers = true)]
     time_end: Option<i64>,
     /// Only entries with this producer id (-1: non-idempotent and v0/v1).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -195,8 +195,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             )));
         }
     }
-    let filter =
-        PartitionFilter::globs(&args.topic, None).map_err(|e| Failure::Usage(e.to_string()))?;
+    let filter = krecords_source::partition_filter(&args.paths, &args.topic, None)?;
     args.client.warn_unused(&args.paths);
     let mut sources = open_sources(&args.paths, &args.client)?;
     let given: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();

@@ -88,6 +88,8 @@ enum Input {
 /// Runs the subcommand.
 pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let name = args.path.display().to_string();
+    let given = std::slice::from_ref(&args.path);
+    args.read.kafka.client.warn_unused(given);
     let range = &args.read.kafka.range;
     // A partition directory (or root) is read through the sources layer, from its start
     // unless --start says where.
@@ -113,8 +115,8 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         let mut file = File::open(&args.path).context(|| format!("cannot open {name}"))?;
         let meta = file.metadata().context(|| format!("cannot read {name}"))?;
-        if meta.is_file() && meta.len() > 0 {
-            (Input::File(file), meta.len())
+        if let Some(len) = krecords_log::check::known_len(&meta) {
+            (Input::File(file), len)
         } else {
             // A FIFO or a device has no length, and a file under /proc says 0 and reads text:
             // read as standard input is.

@@ -12,7 +12,6 @@ use crate::source::{open_sources, open_sources_quietly};
 use clap::ValueEnum;
 use krecords_arrow::BytesFormat;
 use krecords_export::{Event, ExportError, ExportOptions, Exporter, Format};
-use krecords_log::data_dir::PartitionFilter;
 use krecords_source::{ErrorClass, IsolationLevel, Position, Range, Sources};
 use std::io::Write;
 use std::path::PathBuf;
@@ -179,8 +178,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     // --topic: the partitions of the topics chosen, each pass (dump's rule).
-    let filter =
-        PartitionFilter::globs(&args.topic, None).map_err(|e| Failure::Usage(e.to_string()))?;
+    let filter = krecords_source::partition_filter(&args.sources, &args.topic, None)?;
     let given: Vec<String> = args
         .sources
         .iter()

@@ -449,15 +449,15 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 end_txn(log, &a, out)
             })
         }
-        Command::Read(a) if is_live(&a.dir) => read_live(&a, out),
+        Command::Read(a) if is_live(&a.dir, &a.client) => read_live(&a, out),
         Command::Read(a) => with_log(&a.dir.clone(), Access::Read, out, |log, out| {
             read(log, &a, out)
         }),
-        Command::Offsets(a) if is_live(&a.dir) => offsets_live(&a, out),
+        Command::Offsets(a) if is_live(&a.dir, &a.client) => offsets_live(&a, out),
         Command::Offsets(a) => with_log(&a.dir.clone(), Access::Read, out, |log, out| {
             offsets(log, &a, out)
         }),
-        Command::Info(a) if is_live(&a.dir) => info_live(&a, out),
+        Command::Info(a) if is_live(&a.dir, &a.client) => info_live(&a, out),
         Command::Info(a) => with_log(&a.dir, Access::Read, out, |log, out| {
             let info = log.info()?;
             print_json(out, &info)?;
@@ -865,8 +865,9 @@ fn report_stop(name: &str, stop: Option<Stop>) {
     }
 }
 
-/// Whether a `log` subcommand's DIR is a live partition or a remote tier location rather than a directory.
-fn is_live(dir: &Path) -> bool {
+/// Whether DIR is a live or remote tier partition, not a directory (warns of unused -X/-F).
+fn is_live(dir: &Path, client: &ClientArgs) -> bool {
+    client.warn_unused(&[dir.to_path_buf()]);
     crate::source::is_url_source(dir)
 }
 

@@ -137,6 +137,7 @@ fn admin_failure(e: krecords_admin::Error) -> Failure {
 /// The cluster of `source`, filtered, with offsets when `offsets`.
 fn load(select: &Select, offsets: Option<Option<i64>>) -> Result<Cluster, Failure> {
     let (globs, all) = (&select.topic, select.all);
+    krecords_source::partition_filter(std::slice::from_ref(&select.source), globs, None)?;
     match target(&select.source)? {
         Target::Root(root) => {
             select.client.warn_unused(&[]);

@@ -11,7 +11,7 @@ use krecords_client::{
     produce_batches, produce_records, written_per_partition, Client, ProduceError, ProduceOptions,
     ProduceRecord, Written,
 };
-use krecords_codec::build::{read_json_produce_records, BuildRecord, JsonLinesError};
+use krecords_codec::build::{read_json_produce_records, read_value_lines, JsonLinesError};
 use krecords_source::batches::SendableBatches;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -119,9 +119,10 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
         return Ok(Outcome::Ok);
     }
     let (compression, level) = parse_compression(&args.compression)?;
-    let records = read_input(&args, url.partition)?;
+    let records = read_input(&args)?;
     let mut opts = ProduceOptions {
         transactional_id: args.transactional_id.clone(),
+        partition: url.partition,
         ..ProduceOptions::idempotent()
     };
     opts.compression = compression;
@@ -206,7 +207,7 @@ fn produce_failure(e: ProduceError, name: &str) -> Failure {
     }
 }
 
-fn read_input(args: &Args, url_partition: Option<i32>) -> Result<Vec<ProduceRecord>, Failure> {
+fn read_input(args: &Args) -> Result<Vec<ProduceRecord>, Failure> {
     let reader: Box<dyn BufRead> = match &args.input {
         Some(p) => Box::new(std::io::BufReader::new(
             std::fs::File::open(p)
@@ -214,25 +215,20 @@ fn read_input(args: &Args, url_partition: Option<i32>) -> Result<Vec<ProduceReco
         )),
         None => Box::new(std::io::stdin().lock()),
     };
-    let now = now_ms();
-    let pairs = if args.lines {
-        let mut out = Vec::new();
-        for line in reader.lines() {
-            let line = line.map_err(|e| Failure::Io(e, "cannot read input".into()))?;
-            out.push((None, BuildRecord::new(now, None, Some(line.into_bytes()))));
-        }
-        out
-    } else {
-        read_json_produce_records(reader, args.bytes.into(), now).map_err(|e| match e {
-            JsonLinesError::Io(e) => Failure::Io(e, "cannot read input".into()),
-            line @ JsonLinesError::Line { .. } => Failure::Usage(line.to_string()),
-        })?
+    let read = match args.lines {
+        true => read_value_lines(reader, now_ms()),
+        false => read_json_produce_records(reader, args.bytes.into(), now_ms()),
     };
-    Ok(pairs
+    let records = read.map_err(|e| match e {
+        JsonLinesError::Io(e) => Failure::Io(e, "cannot read input".into()),
+        line @ JsonLinesError::Line { .. } => Failure::Usage(line.to_string()),
+    })?;
+    Ok(records
         .into_iter()
-        .map(|(partition, record)| ProduceRecord {
-            partition: partition.or(url_partition),
+        .map(|(line, partition, record)| ProduceRecord {
+            partition,
             record,
+            line: Some(line),
         })
         .collect())
 }
@@ -263,16 +259,7 @@ fn report(
             let mut total = 0i64;
             for (p, w) in written {
                 total = total.saturating_add(w.records);
-                let range = match (w.first_offset, w.last_offset) {
-                    (Some(f), Some(l)) => format!("offsets {f}..={l}"),
-                    _ => "offsets unknown (answered as duplicates)".to_owned(),
-                };
-                writeln!(
-                    out,
-                    "{topic}/{p}: {} {}, {range}",
-                    w.records,
-                    if w.records == 1 { "record" } else { "records" }
-                )?;
+                writeln!(out, "{topic}/{p}: {w}")?;
             }
             writeln!(
                 out,

@@ -73,9 +73,9 @@ pub struct Args {
     format: OutputFormat,
     /// Write the result to this Parquet file instead of stdout: written under a temporary
     /// name next to it and renamed when complete (a failed query leaves no file, and an
-    /// existing one as it was). An existing file is replaced, unless it is one of the tables'
-    /// sources or inside one of their directories (refused, as in krec export); its directory
-    /// must exist.
+    /// existing one as it was). An existing Parquet file is replaced, unless it is one of the
+    /// tables' sources or inside one of their directories or of any Kafka log (refused, as in
+    /// krec export); its directory must exist.
     #[arg(long, short = 'o', value_name = "FILE.parquet")]
     output: Option<PathBuf>,
     /// Which records the source tables hold (an exported dataset holds what its export's

@@ -15,7 +15,7 @@ use crate::progress::{Progress, Unit};
 use crate::source::{open_file, open_sources, read_options, EachPartition};
 use krecords_log::check::{self, CheckError, Checker, Problem, ProblemKind, Totals};
 use krecords_log::data_dir::{PartitionFilter, SelectError, Taken};
-use krecords_source::{classify_dir, DirKind, IsolationLevel, SourceSpec, Sources};
+use krecords_source::{classify_dir, DirKind, IsolationLevel, SeenLive, SourceSpec, Sources};
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -209,6 +209,8 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             p.display()
         )));
     }
+    let given = [args.paths.as_slice(), args.remote_metadata.as_slice()].concat();
+    args.read.kafka.client.warn_unused(&given);
     // --remote: where the metadata and the local partitions are, checked before anything runs.
     let root = args.paths.iter().find(|p| is_root(p)).cloned();
     let remote_metadata = match (&args.remote, &args.remote_metadata, &root) {
@@ -245,10 +247,13 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     let whole = options.range.is_all() && options.isolation == IsolationLevel::ReadUncommitted;
     let mut stops = Vec::new();
     let mut unreadable = 0u64;
-    let filter = PartitionFilter::globs(&args.topic, args.partition).map_err(select_failure)?;
+    let filter = krecords_source::partition_filter(&args.paths, &args.topic, args.partition)?;
     let mut taken = Taken::default();
     // Partitions read over the network (counted as files by the checker).
     let mut live = 0u64;
+    // Each live partition is checked once, however many arguments name it and however they
+    // spell the cluster's servers (as `krec dump` reads it once).
+    let mut seen_live = SeenLive::new();
     for path in &args.paths {
         let local = matches!(
             SourceSpec::parse(path)?,
@@ -275,6 +280,13 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             // A live topic, or part of any source: its entries, checked as a file of entries.
             let mut sources = open_sources(std::slice::from_ref(path), &args.read.kafka.client)?;
             sources.retain(&filter, &mut taken);
+            sources.partitions.retain(|p| {
+                let again = p.live().and_then(|l| seen_live.repeat(l));
+                if let Some(n) = &again {
+                    eprintln!("krec: {n}");
+                }
+                again.is_none()
+            });
             let mut each = EachPartition::new(&sources, &options);
             for i in 0..sources.partitions.len() {
                 let Some(mut reader) = each.open(i)? else {

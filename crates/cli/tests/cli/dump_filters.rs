@@ -152,6 +152,19 @@ fn v0_entries_never_match_a_time_range_and_v1_use_their_timestamps() {
     assert_eq!(text(&d, &["--time-start", "0", &v0]), "");
     // v0 entries are kept by the offset filters.
     assert_eq!(bases(&json(&d, &["--start", "3", &v0])), [3, 4]);
+    // A time before 1970 is no timestamp (-1 is v0's NO_TIMESTAMP, which it would take): a
+    // usage error, as a negative --time of `krec offsets`.
+    for args in [
+        &["--time-start", "-1"][..],
+        &["--time-end", "-5"],
+        &["--time-start", "@-1"],
+        &["--time-start", "1969-12-31"],
+    ] {
+        let r = d.run(&[&["dump"][..], args, &[v0.as_str()]].concat(), b"");
+        r.fails(2, "a time is milliseconds since the epoch (0 or more)");
+        assert!(r.stderr.contains("NO_TIMESTAMP"), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}");
+    }
 
     let v1 = d.gen("v1.log", &["--magic", "1", "--records", "5"]);
     let start = (T0 + 2).to_string();

@@ -535,3 +535,153 @@ fn an_unknown_topic_reads_the_same_in_dump_verify_and_ship() {
         );
     }
 }
+
+/// `kafka://localhost:PORT/...`: the fake on 127.0.0.1 under another spelling of its address.
+fn url_by_name(path: &str) -> String {
+    format!("kafka://localhost:{}/{path}", fake())
+}
+
+/// A partition named under two spellings of its cluster's servers (`localhost` and
+/// `127.0.0.1`: one cluster, by its cluster id) is read once, each record printed once and the
+/// repeat said on stderr with the name it is read as.
+#[test]
+fn dump_of_a_partition_spelled_twice_prints_each_record_once() {
+    let (by_name, by_ip) = (url_by_name("t/0"), url("t/0"));
+    let once = krec_live(&["dump", "--deep", "--format", "json", &by_ip]);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    let twice = krec_live(&["dump", "--deep", "--format", "json", &by_name, &by_ip]);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    let lines = twice.json_lines();
+    assert_eq!(record_offsets(&lines), (0..9).collect::<Vec<i64>>());
+    assert!(lines.iter().all(|l| l["file"] == by_name.as_str()));
+    assert_eq!(without_place(lines), without_place(once.json_lines()));
+    assert_eq!(
+        twice.stderr,
+        format!(
+            "krec: {by_ip}: named more than once (as {by_name}, of the same cluster), read once\n"
+        )
+    );
+}
+
+/// `verify`, `sql --table` and `export` of a topic and one of its partitions spelled otherwise
+/// read that partition once, and say so.
+#[test]
+fn verify_sql_and_export_read_a_partition_spelled_twice_once() {
+    let (topic, one) = (url_by_name("t"), url("t/0"));
+    let note = format!(
+        "{one}: named more than once (as {}, of the same cluster), read once\n",
+        url_by_name("t/0")
+    );
+    let r = krec_live(&["verify", "--format", "json", &topic, &one]);
+    assert_eq!(r.code, 0, "{}{}", r.out(), r.stderr);
+    let lines = r.json_lines();
+    let s = &lines.last().unwrap()["summary"];
+    assert_eq!(
+        (s["files"].as_i64(), s["records"].as_i64()),
+        (Some(2), Some(18)),
+        "{s}"
+    );
+    assert_eq!(r.stderr, format!("krec: {note}"));
+
+    let per_partition = |table: &str| {
+        let table = format!("t={table}");
+        let query = "SELECT partition, count(*) AS n, count(DISTINCT \"offset\") AS o FROM t \
+                     GROUP BY partition ORDER BY partition";
+        let r = krec_live(&["sql", query, "--table", &table, "--format", "csv"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        (r.out(), r.stderr)
+    };
+    let (rows, stderr) = per_partition(&format!("{topic},{one}"));
+    assert_eq!(rows, "partition,n,o\n0,9,9\n1,9,9\n");
+    assert_eq!(stderr, format!("krec sql: {note}"));
+
+    let d = crate::util::Dir::new();
+    let out = d.arg("out");
+    let r = krec_live(&["export", &topic, &one, "--output", &out]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("krec: {note}")), "{}", r.stderr);
+    let (rows, _) = per_partition(&out);
+    assert_eq!(rows, "partition,n,o\n0,9,9\n1,9,9\n");
+}
+
+/// A broker that stops in the middle of a read (one batch per Fetch, the second Fetch
+/// unanswered): the error says the partition and the first offset not read, naming the URL
+/// once (it said `cannot read URL: URL: ...`), in every command that reads records.
+#[test]
+fn a_broker_that_stops_mid_read_says_where_the_read_stopped() {
+    let c = FakeCluster::start(&[("t", 1)]);
+    c.append("t", 0, &partition_log(0));
+    let u = format!("kafka://{}/t/0", c.addr());
+    let table = format!("t={u}");
+    let d = crate::util::Dir::new();
+    let out = d.arg("out");
+    for args in [
+        &["dump", &u][..],
+        &["stats", &u],
+        &["verify", &u],
+        &["log", "read", &u],
+        &["sql", "SELECT count(*) FROM t", "--table", &table],
+        &["export", &u, "--output", &out],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["-X", "max.partition.fetch.bytes=1"]);
+        args.extend_from_slice(&FAST);
+        c.stop_after_fetches(1);
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        r.one_line();
+        let said = format!("krec: {u}: stopped at offset 3 (not read): ");
+        assert!(r.stderr.starts_with(&said), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("connection closed"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.matches(&u).count(), 1, "{args:?}: {}", r.stderr);
+        if args[0] == "dump" {
+            assert!(
+                r.out().contains("baseOffset: 0 lastOffset: 2"),
+                "{}",
+                r.out()
+            );
+            assert!(!r.out().contains("baseOffset: 3"), "{}", r.out());
+        }
+    }
+}
+
+/// A topic named by a kafka:// URL and by --topic too (both were taken, the URL's topic
+/// filtered by the globs) is a usage error in every command that takes --topic; a partition
+/// named by the URL and by --partition too, the same.
+#[test]
+fn a_topic_in_the_url_and_with_topic_too_is_a_usage_error() {
+    let u = url("t");
+    let said = format!("{u}: the topic is given twice, in the URL and with --topic: give it once");
+    let d = crate::util::Dir::new();
+    let out = d.arg("out");
+    for args in [
+        &["dump", &u, "--topic", "t"][..],
+        &["dump", &u, "--topic", "other"],
+        &["verify", &u, "--topic", "t*"],
+        &["export", &u, "--topic", "t", "--output", &out],
+        &["metadata", &u, "--topic", "t"],
+        &["offsets", &u, "--topic", "t"],
+    ] {
+        let r = krec_live(args);
+        r.fails(2, &said);
+        r.one_line();
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.out());
+    }
+    assert!(!std::path::Path::new(&out).exists());
+    let one = url("t/0");
+    krec_live(&["verify", &one, "--partition", "0"]).fails(
+        2,
+        &format!(
+            "{one}: the partition is given twice, in the URL and with --partition: give it once"
+        ),
+    );
+    // The cluster's URL without a topic: --topic chooses.
+    let cluster = format!("kafka://127.0.0.1:{}", fake());
+    let r = krec_live(&["offsets", &cluster, "--topic", "t", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json_lines().len(), 2, "{}", r.out());
+}

@@ -1023,11 +1023,20 @@ fn client_properties_without_a_kafka_source_are_said_to_be_ignored() {
     let root = root.to_str().unwrap();
     let said = "krec: warning: client properties apply only to kafka:// sources, and none is \
                 given: ignored, unchecked: -X garbage";
+    let txn = format!("{root}/__transaction_state-0");
+    let d = Dir::new();
+    let copy = d.arg("copy.log");
     for args in [
         &["offsets", root][..],
         &["metadata", root],
         &["groups", root],
-        &["dump", &format!("{root}/__transaction_state-0")],
+        &["dump", &txn],
+        &["verify", &txn],
+        &["log", "read", &txn],
+        &["log", "info", &txn],
+        &["log", "offsets", &txn, "--latest"],
+        &["explain", &txn],
+        &["convert", &txn, &copy],
     ] {
         let mut args = args.to_vec();
         args.extend(["-X", "garbage", "-X", "s3.region=eu-west-1"]);

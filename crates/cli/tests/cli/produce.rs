@@ -89,7 +89,7 @@ fn lines_go_to_the_url_partition_and_the_text_report_counts_them() {
     assert!(c.committed_values("logs", 0).is_empty());
     assert_eq!(
         r.out(),
-        "logs/1: 4 records, offsets 0..=3\nproduced 4 records to logs idempotently, acks=all\n"
+        "logs/1: 4 records, offsets 0-3\nproduced 4 records to logs idempotently, acks=all\n"
     );
     // Idempotent: the batch carries a producer id and sequence 0, and no transactional flag.
     let batches = c.committed_batches("logs", 1);
@@ -112,9 +112,15 @@ fn a_transactional_id_sends_everything_in_one_transaction() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.out(),
-        "logs/0: 2 records, offsets 0..=1\nproduced 2 records to logs in one committed transaction of loader-1\n"
+        "logs/0: 2 records, offsets 0-1\nproduced 2 records to logs in one committed transaction of loader-1\n"
     );
     assert_eq!(c.committed_values("logs", 0), ["a", "b"]);
+    // One record more: its one offset.
+    let r = produce(&[&url, "--lines"], "c\n");
+    assert_eq!(
+        r.ok(),
+        "logs/0: 1 record, offset 2\nproduced 1 record to logs idempotently, acks=all\n"
+    );
     let batches = c.committed_batches("logs", 0);
     let b = krecords_codec::read::Entries::new(&batches[0])
         .next()
@@ -133,9 +139,28 @@ fn bad_input_and_unknown_partitions_send_nothing() {
         "{\"value\":\"a\"}\n{\"value\":\"b\"}\n{\"value\":\n",
     );
     r.fails(2, "line 3");
-    // A partition the topic does not have.
-    let r = produce(&[&url], "{\"partition\":7,\"value\":\"a\"}\n");
-    r.fails(2, "7");
+    // A partition the topic does not have: the input line named (from 1, blank lines
+    // counted), as a line that does not parse is.
+    let r = produce(
+        &[&url],
+        "{\"value\":\"a\"}\n\n{\"partition\":7,\"value\":\"b\"}\n",
+    );
+    r.fails(
+        2,
+        "input line 3: partition 7 does not exist (the topic has 2)",
+    );
+    // The URL's partition: the topic's error, no record's; with --batches too.
+    let to_9 = format!("{url}/9");
+    let said = "topic events: partition 9 does not exist (the topic has 2)";
+    let r = produce(&[&to_9, "--lines"], "a\n");
+    r.fails(2, said);
+    assert!(!r.stderr.contains("record"), "{}", r.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let seg = dir.path().join("00000000000000000000.log");
+    std::fs::write(&seg, krecords_testkit::batches::batch(0, None, &["x"])).unwrap();
+    let r = produce(&[&to_9, "--batches", seg.to_str().unwrap()], "");
+    r.fails(2, said);
+    assert!(!r.stderr.contains("record"), "{}", r.stderr);
     // An unknown topic.
     let r = produce(
         &[&format!("kafka://{}/nope", c.addr())],
@@ -179,7 +204,7 @@ fn batch_files_are_sent_as_they_are_to_the_named_partition() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.out(),
-        "copy/1: 5 records, offsets 0..=4\nproduced 5 records to copy idempotently, acks=all\n"
+        "copy/1: 5 records, offsets 0-4\nproduced 5 records to copy idempotently, acks=all\n"
     );
     assert_eq!(c.committed_values("copy", 1), want);
     // The records bytes are the file's: same codec, same length.
@@ -277,7 +302,7 @@ fn a_java_producer_properties_file_works_with_warnings_for_what_krec_does_its_ow
         &props,
         "client.id=ops\nacks=all\nenable.idempotence=true\nlinger.ms=5\nbatch.size=16384\n\
          compression.type=gzip\nsasl.jaas.config=org.apache.kafka.common.security.plain.\
-         PlainLoginModule required username=\"u\" password=\"hunter2\";\n",
+         PlainLoginModule required \\\n    username=\"u\" \\\n    password=\"hunter2\";\n",
     )
     .unwrap();
     let r = produce(&[&url, "--lines", "-F", props.to_str().unwrap()], "a\nb\n");

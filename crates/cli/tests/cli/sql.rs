@@ -514,22 +514,26 @@ fn sql_output_needs_an_existing_directory() {
 
 /// The result is written under a temporary name and renamed when complete: a query that fails
 /// while it runs leaves an existing output as it was and no temporary file; one that succeeds
-/// replaces it (an existing file that is no source may be overwritten).
+/// replaces it (an existing Parquet file that is no source may be overwritten; another file
+/// is refused).
 #[test]
 fn sql_output_is_written_whole_or_not_at_all() {
     let d = Dir::new();
     let part = partition(&d);
     let out = d.path("out/result.parquet");
     std::fs::create_dir(d.path("out")).unwrap();
-    std::fs::write(&out, b"an earlier file").unwrap();
+    std::fs::write(&out, b"notes").unwrap();
     let o = out.to_str().unwrap();
+    sql("SELECT 1 AS x", &part, &["-o", o]).fails(2, "exists and is not a Parquet file");
+    assert_eq!(std::fs::read(&out).unwrap(), b"notes");
+    std::fs::write(&out, b"PAR1 an earlier file").unwrap();
     sql(
         "SELECT \"offset\" / (\"offset\" - 100) AS x FROM t",
         &part,
         &["-o", o],
     )
     .fails(2, "Divide by zero");
-    assert_eq!(std::fs::read(&out).unwrap(), b"an earlier file");
+    assert_eq!(std::fs::read(&out).unwrap(), b"PAR1 an earlier file");
     let names: Vec<_> = std::fs::read_dir(d.path("out"))
         .unwrap()
         .map(|e| e.unwrap().file_name())

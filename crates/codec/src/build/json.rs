@@ -139,7 +139,9 @@ pub fn read_json_records(
 }
 
 /// Reads records to produce, as [`read_json_records`] with one more optional field,
-/// `"partition"` (an integer): each record with the partition it names, if any.
+/// `"partition"` (an integer): each record with the number of the line it was read from (from
+/// 1: blank lines are skipped, so that errors about a record can name its line) and the
+/// partition it names, if any.
 ///
 /// # Errors
 ///
@@ -150,21 +152,51 @@ pub fn read_json_records(
 /// ```
 /// use krecords_codec::build::{read_json_produce_records, BytesEncoding};
 ///
-/// let input = b"{\"partition\":3,\"value\":\"a\"}\n{\"key\":\"k\"}\n";
+/// let input = b"{\"partition\":3,\"value\":\"a\"}\n\n{\"key\":\"k\"}\n";
 /// let records = read_json_produce_records(&input[..], BytesEncoding::Utf8, 0).unwrap();
-/// assert_eq!((records[0].0, records[1].0), (Some(3), None));
-/// assert_eq!(records[1].1.key.as_deref(), Some(&b"k"[..]));
+/// assert_eq!((records[0].0, records[0].1, records[1].0, records[1].1), (1, Some(3), 3, None));
+/// assert_eq!(records[1].2.key.as_deref(), Some(&b"k"[..]));
 /// ```
 pub fn read_json_produce_records(
     reader: impl BufRead,
     encoding: BytesEncoding,
     now: i64,
-) -> Result<Vec<(Option<i32>, BuildRecord)>, JsonLinesError> {
+) -> Result<Vec<(usize, Option<i32>, BuildRecord)>, JsonLinesError> {
     let mut out = Vec::new();
-    read_lines(reader, encoding, now, |_, partition, record| {
-        out.push((partition, record));
+    read_lines(reader, encoding, now, |line, partition, record| {
+        out.push((line, partition, record));
         Ok(())
     })?;
+    Ok(out)
+}
+
+/// Reads records to produce from plain text, each line one value taken as it is (blank lines
+/// too; no key, no headers, the timestamp `now`): as [`read_json_produce_records`] returns
+/// records, with their line numbers (from 1) and no partition.
+///
+/// # Errors
+///
+/// [`JsonLinesError::Io`]: the input cannot be read, or is not UTF-8.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_codec::build::read_value_lines;
+///
+/// let records = read_value_lines(&b"a\n\n{not json}\n"[..], 7).unwrap();
+/// assert_eq!(records.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3]);
+/// assert_eq!(records[2].2.value.as_deref(), Some(&b"{not json}"[..]));
+/// assert_eq!((records[2].1, records[2].2.timestamp), (None, 7));
+/// ```
+pub fn read_value_lines(
+    reader: impl BufRead,
+    now: i64,
+) -> Result<Vec<(usize, Option<i32>, BuildRecord)>, JsonLinesError> {
+    let mut out = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let value = line.map_err(JsonLinesError::Io)?.into_bytes();
+        out.push((i + 1, None, BuildRecord::new(now, None, Some(value))));
+    }
     Ok(out)
 }
 

@@ -31,7 +31,8 @@
 //! [`Log::open_read_only`]: crate::Log::open_read_only
 
 pub use crate::entry_stream::{
-    count_rest, file_streamer, read_once, streamer, EntrySource, EntryStream, Next, COUNT_LIMIT,
+    count_rest, file_streamer, known_len, read_once, streamer, EntrySource, EntryStream, Next,
+    COUNT_LIMIT,
 };
 
 use crate::data_dir::{self, PartitionDir, Selection};
@@ -311,14 +312,14 @@ pub const LENGTH_PAST_THE_END: &str =
 /// the file (whole, its CRC valid), as salvage finds one — its byte and first offset. `None`
 /// when nothing intact follows: the damage is a truncated tail. This is how `krec verify` (and
 /// `krec stats`, in the same words: [`damage_before_intact`]) tells damage in the middle of a
-/// file from a truncated tail. A FIFO, read once, is not searched (as standard input is not):
-/// `None`.
+/// file from a truncated tail. A file read once ([`read_once`]: a FIFO, a socket, a device) is
+/// not searched (as standard input is not): `None`.
 ///
 /// # Errors
 ///
 /// The file cannot be read.
 pub fn intact_after(path: &Path, position: u64) -> crate::Result<Option<(u64, i64)>> {
-    if crate::entry_stream::read_once(path) {
+    if read_once(path) {
         return Ok(None);
     }
     let files = [path.to_path_buf()];
@@ -326,6 +327,7 @@ pub fn intact_after(path: &Path, position: u64) -> crate::Result<Option<(u64, i6
         &crate::storage::FsStorage,
         &files,
         position.saturating_add(1),
+        u64::MAX,
     )?;
     Ok(found.map(|(_, at, first)| (at, first)))
 }
