@@ -156,7 +156,8 @@ pub struct LeftOut {
     pub position: u64,
     /// Its length, prefix included.
     pub length: u64,
-    /// Its first offset (a v0/v1 wrapper's last offset stands in).
+    /// Its first offset (for a v0/v1 wrapper, its first inner message's; its last offset
+    /// stands in when the inner messages cannot be read).
     pub first_offset: i64,
     /// Its last offset.
     pub last_offset: i64,
@@ -469,6 +470,9 @@ struct Scan<'a> {
     clean_prefix: bool,
     /// Whether the last kept range may grow (no loss since it started).
     range_open: bool,
+    /// Jumps of the kept offsets inside an open kept range (last kept, next kept first): the
+    /// range is split there at the end when a left-out entry's offsets lie between them.
+    jumps: Vec<(i64, i64)>,
     /// Indexes into `report.damaged` still waiting for the next kept offset.
     pending: Vec<usize>,
     scratch: Vec<u8>,
@@ -1061,7 +1065,12 @@ impl Scan<'_> {
                 r.kafka_recovery.records = r.kafka_recovery.records.saturating_add(k.records);
             }
             match r.kept_ranges.last_mut() {
-                Some(range) if self.range_open => range.last = k.last,
+                Some(range) if self.range_open => {
+                    if let Some(p) = self.prev_last.filter(|&p| k.first > p.saturating_add(1)) {
+                        self.jumps.push((p, k.first));
+                    }
+                    range.last = k.last;
+                }
                 _ => r.kept_ranges.push(OffsetRange {
                     first: k.first,
                     last: k.last,
@@ -1237,20 +1246,58 @@ fn next_entries(
     Ok((found, Stop::End))
 }
 
+/// `ranges` split at each of the `jumps` (last kept offset, next kept first offset) whose
+/// offsets between were those of a left-out entry: a kept range holds no left-out entry.
+fn split_at_left_out(
+    ranges: &[OffsetRange],
+    jumps: &[(i64, i64)],
+    left_out: &[LeftOut],
+) -> Vec<OffsetRange> {
+    let mut out = Vec::with_capacity(ranges.len());
+    let mut cuts = jumps
+        .iter()
+        .filter(|&&(before, after)| {
+            left_out
+                .iter()
+                .any(|l| l.first_offset < after && l.last_offset > before)
+        })
+        .peekable();
+    for r in ranges {
+        let mut first = r.first;
+        // Jumps come in offset order, each inside one range.
+        while let Some(&(before, after)) = cuts.next_if(|&&(b, a)| b >= first && a <= r.last) {
+            out.push(OffsetRange {
+                first,
+                last: before,
+            });
+            first = after;
+        }
+        out.push(OffsetRange {
+            first,
+            last: r.last,
+        });
+    }
+    out
+}
+
 impl Kept {
     /// The facts of `b` and its size.
     fn of(b: &Batch<'_>, scratch: &mut Vec<u8>, options: SalvageOptions) -> (Kept, u64) {
         let last = b.last_offset();
-        let records = b.record_count().unwrap_or_else(|| {
-            b.record_span(scratch, options.max_decompressed_bytes)
-                .map_or(0, |s| s.count)
-        }) as u64;
+        // A compressed v0/v1 wrapper has no first offset in its header: its inner messages
+        // give it (the wrapper's last offset stands in when they cannot be read).
+        let (first, records) = match b.record_count() {
+            Some(n) => (b.first_offset().unwrap_or(last), n as u64),
+            None => b
+                .record_span(scratch, options.max_decompressed_bytes)
+                .map_or((last, 0), |s| (s.first_offset.min(last), s.count as u64)),
+        };
         let txn = match b {
             Batch::V2(v) => TxnFacts::of(v, scratch),
             _ => None,
         };
         let kept = Kept {
-            first: b.first_offset().unwrap_or(last),
+            first,
             last,
             records,
             leader_epoch: b.partition_leader_epoch(),
@@ -1347,6 +1394,7 @@ pub fn salvage_files_with(
         prev_last: None,
         clean_prefix: true,
         range_open: false,
+        jumps: Vec::new(),
         pending: Vec::new(),
         scratch: Vec::new(),
         scanned_before: 0,
@@ -1364,6 +1412,7 @@ pub fn salvage_files_with(
     // Transactions interrupted by a loss that nothing kept follows.
     scan.close_interrupted(env, files.len(), 0, None)?;
     let mut report = scan.report;
+    report.kept_ranges = split_at_left_out(&report.kept_ranges, &scan.jumps, &report.left_out);
     if let Some(writer) = scan.writer {
         writer.store_epochs(&scan.epochs)?;
         report.segments_written = writer.finish()?;

@@ -1010,7 +1010,8 @@ pub(crate) fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) ->
     offsets_check(b, base_offset, prev_last)
 }
 
-/// The offsets part of [`recovery_check`]: within the segment, increasing.
+/// The offsets part of [`recovery_check`]: within the segment, increasing, and leaving room
+/// for a next offset.
 pub(crate) fn offsets_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
     let last = b.last_offset();
     // A v0/v1 wrapper's first offset needs decompression: its last offset stands in.
@@ -1023,6 +1024,12 @@ pub(crate) fn offsets_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> 
     if last <= prev_last {
         return Some(format!("last offset {last} does not follow {prev_last}"));
     }
+    if last == i64::MAX {
+        // The log's next offset (its end, the high watermark) would not fit in 64 bits.
+        return Some(format!(
+            "last offset {last}: no offset can follow it, so the log would have no end"
+        ));
+    }
     // Offsets past the 32-bit relative range are not a reason to stop: the batches are valid
     // and the loader splits the segment (see `Segment::has_overflow`).
     None
@@ -1033,6 +1040,29 @@ mod tests {
     use super::*;
     use crate::storage::MemStorage;
     use krecords_codec::write::{LegacyBuilder, NewRecord, V2Builder};
+
+    /// A batch whose last offset is `i64::MAX` leaves the log no next offset: recovery stops
+    /// before it (the next offset, `last + 1`, overflowed: a panic in a debug build, a high
+    /// watermark of `i64::MIN` and nothing read in a release build; a newcomer's trial).
+    #[test]
+    fn a_last_offset_of_i64_max_is_where_recovery_stops() {
+        let base = i64::MAX - 2;
+        let mut b = V2Builder::new(base);
+        for _ in 0..3 {
+            b.append(&NewRecord::new(1_714_000_000_000, None, Some(b"v")))
+                .unwrap();
+        }
+        let bytes = b.finish().unwrap();
+        let batch = krecords_codec::read::Entries::new(&bytes)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(batch.last_offset(), i64::MAX);
+        let why = offsets_check(&batch, base, base - 1).unwrap();
+        assert!(why.contains("no offset can follow it"), "{why}");
+        let why = recovery_check(&batch, base, base - 1).unwrap();
+        assert!(why.contains("no offset can follow it"), "{why}");
+    }
 
     /// A segment of v2 batches of assorted sizes (some larger than the header window), then,
     /// with `legacy`, a v0 message.

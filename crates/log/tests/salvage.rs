@@ -580,9 +580,17 @@ fn entries_going_backwards_or_overlapping_are_left_out_and_reported() {
     let report = salvage_mem(&m, &d, SalvageOptions::default());
     assert_eq!(report.left_out.len(), 1);
     let l = &report.left_out[0];
+    // A wrapper's first offset is its first inner message's.
+    let dup_first = Entries::new(&dup.bytes)
+        .next()
+        .unwrap()
+        .unwrap()
+        .record_span(&mut Vec::new(), 1 << 20)
+        .unwrap()
+        .first_offset;
     assert_eq!(
-        (l.position as usize, l.first_offset),
-        (files[2].1.len(), dup.first)
+        (l.position as usize, l.first_offset, l.last_offset),
+        (files[2].1.len(), dup_first, dup.last)
     );
     assert_eq!(report.kept_entries, entries.len() as u64);
     assert!(report.damaged.is_empty());
@@ -1255,5 +1263,80 @@ fn segment_files_given_out_of_order_are_salvaged_in_offset_order() {
     assert_eq!(
         salvage::in_offset_order(&mixed),
         [0, 3, 2, 1].map(|i| mixed[i].clone())
+    );
+}
+
+/// Segments whose file names were swapped: the entries of the later-named file go backwards
+/// and are left out, and the kept ranges do not claim their offsets.
+#[test]
+fn kept_ranges_leave_out_offsets_of_entries_left_out_after_a_jump() {
+    let segment = |base: i64, end: i64| {
+        let mut bytes = Vec::new();
+        let mut o = base;
+        while o < end {
+            let mut b = V2Builder::new(o).compression(Compression::Zstd, None);
+            for i in o..o + 12 {
+                b.append(&NewRecord::new(NOW + i, None, Some(&value(i))))
+                    .unwrap();
+            }
+            bytes.extend_from_slice(&b.finish().unwrap());
+            o += 12;
+        }
+        bytes
+    };
+    // The 2nd and 3rd segments' file names swapped.
+    let files = vec![
+        (0, segment(0, 384)),
+        (384, segment(816, 900)),
+        (816, segment(384, 816)),
+    ];
+    let m = mem();
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert_eq!(report.left_out.len(), 36, "{report}");
+    let ranges: Vec<(i64, i64)> = report
+        .kept_ranges
+        .iter()
+        .map(|r| (r.first, r.last))
+        .collect();
+    assert_eq!(ranges, [(0, 383), (816, 899)], "{report}");
+}
+
+/// A damaged v0 gzip wrapper: the offsets lost end before the next wrapper's first inner
+/// offset, not its last (the wrapper's own offset).
+#[test]
+fn a_damaged_legacy_wrapper_loses_the_offsets_up_to_the_next_wrappers_first() {
+    let mut bytes = Vec::new();
+    let mut first_len = 0;
+    for w in 0..5i64 {
+        let mut b = LegacyBuilder::new(0, w * 10)
+            .unwrap()
+            .compression(Compression::Gzip, None)
+            .unwrap();
+        for i in w * 10..w * 10 + 10 {
+            b.append(&NewRecord::new(NOW + i, Some(b"kkkk"), Some(&value(i))))
+                .unwrap();
+        }
+        bytes.extend_from_slice(&b.finish().unwrap());
+        if w == 0 {
+            first_len = bytes.len();
+        }
+    }
+    let at = first_len / 2;
+    bytes[at] ^= 0xff;
+    let m = mem();
+    let report = salvage_mem(&m, &[(0, bytes)], SalvageOptions::default());
+    assert_eq!(report.damaged.len(), 1, "{report}");
+    let d = &report.damaged[0];
+    assert_eq!(d.first_kept_after, Some(10), "{report}");
+    assert_eq!(d.lost_offsets(), Some((None, Some(9))), "{report}");
+    let ranges: Vec<(i64, i64)> = report
+        .kept_ranges
+        .iter()
+        .map(|r| (r.first, r.last))
+        .collect();
+    assert_eq!(ranges, [(10, 49)], "{report}");
+    assert!(
+        report.to_string().contains("offsets lost: ?..=9"),
+        "{report}"
     );
 }

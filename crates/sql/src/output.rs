@@ -174,13 +174,41 @@ impl std::error::Error for OutputError {}
 
 /// The paths a `NAME=SOURCE` table argument reads ([`register`](crate::register)'s rule): an
 /// exported dataset directory or one `.parquet`/`.arrow` file as it is, anything else the
-/// comma-separated list of sources.
+/// comma-separated list of sources, where the commas of a `kafka://` URL's list of bootstrap
+/// servers (before its topic) stay in the URL.
+///
+/// ```
+/// use krecords_sql::table_paths;
+/// use std::path::PathBuf;
+///
+/// let paths = table_paths("kafka://h1:9092,h2:9092/t,data/t-0,kafka://h3/u");
+/// let want: Vec<PathBuf> = ["kafka://h1:9092,h2:9092/t", "data/t-0", "kafka://h3/u"]
+///     .iter()
+///     .map(PathBuf::from)
+///     .collect();
+/// assert_eq!(paths, want);
+/// ```
 pub fn table_paths(source: &str) -> Vec<PathBuf> {
     let path = Path::new(source);
     if (path.is_dir() && crate::is_dataset(path)) || crate::is_dataset_file(path) {
         return vec![path.to_path_buf()];
     }
-    source.split(',').map(PathBuf::from).collect()
+    let mut paths: Vec<String> = Vec::new();
+    for piece in source.split(',') {
+        // A URL whose servers are not yet followed by its topic goes on with the next server.
+        let servers_go_on = paths
+            .last()
+            .and_then(|last| last.strip_prefix("kafka://"))
+            .is_some_and(|servers| !servers.contains('/'));
+        match paths.last_mut() {
+            Some(last) if servers_go_on => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => paths.push(piece.to_owned()),
+        }
+    }
+    paths.into_iter().map(PathBuf::from).collect()
 }
 
 /// Refuses writing a query's result into `output` when it would destroy or add to the data the

@@ -293,9 +293,18 @@ fn build_refuses_negative_offsets_and_offsets_past_i64_max() {
         "the batch's last offset would be past 9223372036854775807",
     );
     assert!(r.stdout.is_empty(), "nothing written");
-    // Up to i64::MAX exactly is fine.
-    d.run(&["build", "--base-offset", "9223372036854775805"], three)
-        .ok();
+    // Up to i64::MAX exactly is fine as bytes, but as a log it has no end (its next offset
+    // would be past i64::MAX): verify says so, and a read fails naming it (it wrapped around
+    // to a high watermark of i64::MIN and read nothing, exit 0, or panicked in a debug build).
+    let r = d.run(&["build", "--base-offset", "9223372036854775805"], three);
+    let dir = d.path("m-0");
+    std::fs::create_dir(&dir).unwrap();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::write(dir.join("09223372036854775805.log"), &r.stdout).unwrap();
+    let dir = dir.to_str().unwrap();
+    let none = "no offset can follow it, so the log would have no end";
+    d.run(&["verify", dir], b"").reports(1, none);
+    d.run(&["log", "read", dir], b"").fails(1, none);
     // A transaction marker's base offset is not negative either.
     d.run(
         &[

@@ -399,6 +399,12 @@ fn a_live_topic_is_a_table() {
     assert_eq!(sql(query, &url, &["--format", "csv"]).ok(), want);
     let one = "SELECT count(*) AS n FROM t WHERE partition = 1";
     assert_eq!(sql(one, &url, &["--format", "csv"]).ok(), "n\n300\n");
+    // A list of bootstrap servers: its commas are the URL's, not the table's list (the
+    // table was split into `kafka://HOST` and `HOST/live`).
+    let port = cluster.broker().port();
+    let listed = format!("kafka://127.0.0.1:{port},localhost:{port}/live");
+    let listed = std::path::PathBuf::from(listed);
+    assert_eq!(sql(one, &listed, &["--format", "csv"]).ok(), "n\n300\n");
     // A topic the cluster does not have is the user's mistake: exit 2, named.
     let missing = std::path::PathBuf::from(format!("kafka://{}/nope", cluster.addr()));
     sql("SELECT count(*) FROM t", &missing, &[]).fails(2, "nope");

@@ -1141,6 +1141,19 @@ impl<'s> Checker<'s> {
                     )?;
                 }
             }
+            if facts.last_offset == i64::MAX {
+                // As recovery has it (`segment::offsets_check`): the log would have no end.
+                self.problem(
+                    name,
+                    Some(facts.position),
+                    ProblemKind::Offsets,
+                    &format!(
+                        "entry with offsets {}..={}: no offset can follow it, so the log would \
+                         have no end",
+                        facts.first_offset, facts.last_offset
+                    ),
+                )?;
+            }
             prev_last = Some(prev_last.map_or(facts.last_offset, |p| p.max(facts.last_offset)));
             running_max = running_max.max(facts.max_timestamp);
             self.rules()
