@@ -64,14 +64,30 @@ pub fn known_len(meta: &std::fs::Metadata) -> Option<u64> {
 }
 
 /// Whether the file at `path` is taken as one whose bytes can be read only once: it exists
-/// (symbolic links followed) and is neither a regular file nor a directory — a FIFO, a socket,
-/// a character device (a terminal, `/dev/null`, `/dev/zero`) or a block device.
+/// (symbolic links followed) and is neither a regular file, a directory nor a block device
+/// (which is read again as a file is) — a FIFO, a socket, a character device (a terminal,
+/// `/dev/null`, `/dev/zero`).
 /// Only a regular file is read twice; a second pass over anything else (looking for intact
 /// entries after damage, reading transaction markers first) could wait for a writer for ever
 /// or see other bytes, so it is not made, as it is not over standard input. A path that cannot
 /// be looked up is not read once: opening it says why it cannot be read.
 pub fn read_once(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir() && !is_block_device(&m))
+}
+
+/// Whether `meta` is a block device's (a disk, a loop device): seekable, read again as a file
+/// is.
+fn is_block_device(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        meta.file_type().is_block_device()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
 }
 
 /// The codec's [`Streamer`] over a reader; `len`, when known, is how many bytes it holds.

@@ -431,21 +431,24 @@ fn damaged_base_offset(
     expected: Option<i64>,
 ) -> Option<String> {
     let expected = expected?;
-    if n.first > h.last || prev_last.is_some_and(|p| n.first <= p) || h.first == expected {
+    if n.recovery_first > h.last
+        || prev_last.is_some_and(|p| n.recovery_first <= p)
+        || h.recovery_first == expected
+    {
         return None;
     }
-    let span = h.last.checked_sub(h.first)?.checked_add(1)?;
-    let latest_start = n.first.checked_sub(span)?;
+    let span = h.last.checked_sub(h.recovery_first)?.checked_add(1)?;
+    let latest_start = n.recovery_first.checked_sub(span)?;
     if latest_start < expected {
         return None;
     }
-    let one_bit_away =
-        (0..64).any(|k| (expected..=latest_start).contains(&(h.first ^ 1i64.wrapping_shl(k))));
+    let one_bit_away = (0..64)
+        .any(|k| (expected..=latest_start).contains(&(h.recovery_first ^ 1i64.wrapping_shl(k))));
     (latest_start == expected || one_bit_away).then(|| {
         format!(
             "offsets {}..={} overlap the next entry's (from {}), which follows what was kept: \
              this entry's base offset field (outside the CRC) is damaged",
-            h.first, h.last, n.first
+            h.recovery_first, h.last, n.recovery_first
         )
     })
 }
@@ -949,16 +952,20 @@ impl Scan<'_> {
                 self.damage(&w, start, pos, reason)?;
             }
             let floor = base.unwrap_or(0).max(0);
-            let why_not = if k.last < k.first {
-                Some(format!("last offset {} below first {}", k.last, k.first))
-            } else if k.first < floor {
+            // Recovery's rules, on the offsets recovery sees (`segment::offsets_check`).
+            let first = k.recovery_first;
+            let why_not = if k.last < first {
+                Some(format!("last offset {} below first {first}", k.last))
+            } else if first < floor {
+                Some(format!("offset {first} below the segment's base {floor}"))
+            } else if k.last == i64::MAX {
                 Some(format!(
-                    "offset {} below the segment's base {floor}",
-                    k.first
+                    "last offset {}: no offset can follow it, so the log would have no end",
+                    k.last
                 ))
             } else {
                 self.prev_last
-                    .filter(|&p| k.first <= p)
+                    .filter(|&p| first <= p)
                     .map(|p| format!("offsets {}..={} do not follow {p}", k.first, k.last))
             };
             if let Some(reason) = why_not {
@@ -1011,7 +1018,7 @@ impl Scan<'_> {
                 .unwrap_or(&[]);
             let seg_base = (!started).then(|| {
                 base.filter(|&b| self.prev_last.is_none_or(|p| b > p))
-                    .unwrap_or(k.first)
+                    .unwrap_or(k.recovery_first)
             });
             if let (Some(named), Some(written_as)) = (base, seg_base) {
                 if named != written_as {
@@ -1092,7 +1099,12 @@ impl Scan<'_> {
 
 /// What the scan needs of a kept entry.
 struct Kept {
+    /// The first offset (a v0/v1 wrapper's first inner one), for what the report says.
     first: i64,
+    /// The first offset as Kafka's recovery takes it (a compressed v0/v1 wrapper's last: its
+    /// header has no other), for the rules recovery applies (above the segment's base, after
+    /// the previous entry); a segment is named after it.
+    recovery_first: i64,
     last: i64,
     records: u64,
     leader_epoch: Option<i32>,
@@ -1298,6 +1310,7 @@ impl Kept {
         };
         let kept = Kept {
             first,
+            recovery_first: b.first_offset().unwrap_or(last),
             last,
             records,
             leader_epoch: b.partition_leader_epoch(),

@@ -64,18 +64,17 @@ async fn resolve(
 }
 
 /// The identity of the cluster that answered `metadata` (see [`LivePartition::cluster`]): its
-/// cluster id, else the brokers it lists (sorted by node id, as the client sorts them).
+/// cluster id (when it sends one) and the brokers it lists, sorted by node id as the client
+/// sorts them.
 fn cluster_of(metadata: &krecords_client::Metadata) -> String {
+    let brokers: Vec<String> = metadata
+        .brokers
+        .iter()
+        .map(|b| format!("{}@{}:{}", b.node_id, b.host, b.port))
+        .collect();
     match &metadata.cluster_id {
-        Some(id) if !id.is_empty() => id.clone(),
-        _ => {
-            let brokers: Vec<String> = metadata
-                .brokers
-                .iter()
-                .map(|b| format!("{}@{}:{}", b.node_id, b.host, b.port))
-                .collect();
-            format!("brokers {}", brokers.join(" "))
-        }
+        Some(id) if !id.is_empty() => format!("{id}: brokers {}", brokers.join(" ")),
+        _ => format!("brokers {}", brokers.join(" ")),
     }
 }
 
@@ -139,10 +138,11 @@ pub struct LivePartition {
     pub topic_id: Option<String>,
     /// The cluster it is of, however its URL spells the bootstrap servers (`localhost` or
     /// `127.0.0.1`, one broker of the cluster or another): the cluster id of the Metadata
-    /// answer, or, from a broker that sends none (Metadata before v2), the brokers that answer
-    /// lists, as `brokers NODE@HOST:PORT ...` in node order (the addresses the partition is
-    /// fetched from). Two live partitions of one cluster, topic and partition are one
-    /// partition.
+    /// answer (when the broker sends one: Metadata v2 on) and the brokers that answer lists,
+    /// as `ID: brokers NODE@HOST:PORT ...` in node order (the addresses the partition is
+    /// fetched from). The brokers are part of it because cluster ids repeat: containers of
+    /// one image and copied disks share one. Two live partitions of one cluster, topic and
+    /// partition are one partition.
     pub cluster: String,
     /// The connected client.
     pub client: Client,

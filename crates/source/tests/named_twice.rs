@@ -261,7 +261,8 @@ fn a_live_partition_spelled_twice_is_read_once() {
         )]
     );
     for p in &sources.partitions {
-        assert_eq!(p.live().unwrap().cluster, "fake");
+        let cluster = &p.live().unwrap().cluster;
+        assert!(cluster.starts_with("fake: brokers "), "{cluster}");
     }
     assert_eq!(records(&sources), all);
 
@@ -323,9 +324,10 @@ fn metadata_broker(cluster_id: Option<&'static str>, node: i32, brokers: Vec<(i3
     })
 }
 
-/// Live partitions are one partition when their cluster is: by cluster id (two brokers of one
-/// cluster named apart are one cluster; two clusters with the same topic are two), else, from
-/// a broker that sends no cluster id, by the brokers its Metadata lists.
+/// Live partitions are one partition when their cluster is: the same cluster id (or none) and
+/// the same brokers listed in Metadata (two brokers of one cluster named apart are one
+/// cluster; two clusters with the same topic are two, also when they share an id, as
+/// containers of one image do).
 #[test]
 fn live_partitions_are_one_by_cluster_id_else_by_brokers() {
     let url = |f: &Fake| format!("kafka://127.0.0.1:{}/t/0", f.port());
@@ -344,17 +346,29 @@ fn live_partitions_are_one_by_cluster_id_else_by_brokers() {
         .iter()
         .map(|p| p.live().unwrap().cluster.clone())
         .collect();
-    assert_eq!(ids, ["cluster-a", "cluster-b"]);
-    // Two brokers of one cluster (the same id), named apart: one partition.
-    let c = metadata_broker(Some("cluster-a"), 1, vec![]);
-    let sources = open_live(&[url(&a), url(&c)]);
+    let listed = |f: &Fake| format!("brokers 0@127.0.0.1:{}", f.port());
+    assert_eq!(
+        ids,
+        [
+            format!("cluster-a: {}", listed(&a)),
+            format!("cluster-b: {}", listed(&b))
+        ]
+    );
+    // Another cluster with the same id (its brokers are others): both read.
+    let twin = metadata_broker(Some("cluster-a"), 0, vec![]);
+    assert_eq!(count(&[url(&a), url(&twin)]), (2, 0));
+    // Two brokers of one cluster (the same id, the same brokers), named apart: one partition.
+    let shared = vec![(0, 29092), (1, 29093)];
+    let a0 = metadata_broker(Some("cluster-a"), 0, shared.clone());
+    let a1 = metadata_broker(Some("cluster-a"), 1, shared);
+    let sources = open_live(&[url(&a0), url(&a1)]);
     assert_eq!(sources.partitions.len(), 1);
     assert_eq!(
         sources.notes(),
         [format!(
             "{}: named more than once (as {}, of the same cluster), read once",
-            url(&c),
-            url(&a)
+            url(&a1),
+            url(&a0)
         )]
     );
 

@@ -127,6 +127,8 @@ pub enum OutputError {
     /// It exists and is not a Parquet file (nor empty): only a Parquet file, an earlier
     /// result, is replaced.
     NotParquet(PathBuf),
+    /// It exists and is not a regular file (a device, a FIFO), or cannot be read to tell.
+    NotAFile(PathBuf, String),
 }
 
 impl fmt::Display for OutputError {
@@ -166,6 +168,12 @@ impl fmt::Display for OutputError {
                  replaced; remove it first or name another file",
                 o.display()
             ),
+            OutputError::NotAFile(o, why) => write!(
+                f,
+                "the output {} {why}: the result is written into a new file and renamed over \
+                 it; name a file",
+                o.display()
+            ),
         }
     }
 }
@@ -199,7 +207,8 @@ pub fn table_paths(source: &str) -> Vec<PathBuf> {
         let servers_go_on = paths
             .last()
             .and_then(|last| last.strip_prefix("kafka://"))
-            .is_some_and(|servers| !servers.contains('/'));
+            .is_some_and(|servers| !servers.contains('/'))
+            && !piece.contains("://");
         match paths.last_mut() {
             Some(last) if servers_go_on => {
                 last.push(',');
@@ -267,39 +276,41 @@ pub fn check_output(output: &Path, sources: &[PathBuf]) -> Result<(), OutputErro
             evidence,
         });
     }
-    if !replaceable(output) {
-        return Err(OutputError::NotParquet(output.to_path_buf()));
-    }
-    Ok(())
+    replaceable(output)
 }
 
-/// A file in `dir` that makes it a Kafka log's directory: a segment (`.log`) of a partition
-/// directory, or a `log.dirs` root's `meta.properties`.
+/// A file in `dir` that makes it a Kafka log's directory: a segment of a partition directory
+/// (named by its base offset: 20 digits and `.log`; an `app.log` is not one), or a `log.dirs`
+/// root's `meta.properties`.
 fn kafka_file_in(dir: &Path) -> Option<PathBuf> {
     let meta = dir.join(krecords_source::log::data_dir::META_PROPERTIES);
     if meta.is_file() {
         return Some(meta);
     }
-    krecords_source::dir_logs(dir).ok()?.into_iter().next()
+    krecords_source::dir_logs(dir)
+        .ok()?
+        .into_iter()
+        .find(|f| krecords_source::log::check::segment_base(f).is_some())
 }
 
 /// Whether the file at `output` may be replaced: it does not exist, or is a regular file that
 /// is empty or a Parquet file (it starts with Parquet's magic `PAR1`).
-fn replaceable(output: &Path) -> bool {
+fn replaceable(output: &Path) -> Result<(), OutputError> {
     use std::io::Read;
+    let not_a_file = |why: String| Err(OutputError::NotAFile(output.to_path_buf(), why));
     match std::fs::metadata(output) {
-        Err(e) => return e.kind() == std::io::ErrorKind::NotFound,
-        Ok(m) if !m.is_file() => return false,
-        Ok(m) if m.len() == 0 => return true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return not_a_file(format!("cannot be looked at ({e})")),
+        Ok(m) if !m.is_file() => return not_a_file("is not a regular file".into()),
+        Ok(m) if m.len() == 0 => return Ok(()),
         Ok(_) => {}
     }
-    let Ok(file) = std::fs::File::open(output) else {
-        return false;
-    };
     let mut magic = Vec::with_capacity(4);
-    match file.take(4).read_to_end(&mut magic) {
-        Ok(_) => magic.is_empty() || magic == b"PAR1",
-        Err(_) => false,
+    let read = std::fs::File::open(output).and_then(|f| f.take(4).read_to_end(&mut magic));
+    match read {
+        Err(e) => not_a_file(format!("cannot be read ({e})")),
+        Ok(_) if magic == b"PAR1" => Ok(()),
+        Ok(_) => Err(OutputError::NotParquet(output.to_path_buf())),
     }
 }
 

@@ -158,10 +158,18 @@ fn an_output_in_any_kafka_directory_is_refused() {
             root.join("meta.properties").display()
         )
     );
-    // A directory that only looks like one by its name is not.
+    // A directory that only looks like one by its name is not, nor one with an `app.log`.
     let named = dir.path().join("results-2024");
     std::fs::create_dir(&named).unwrap();
+    std::fs::write(named.join("app.log"), b"started\n").unwrap();
     check_output(&named.join("x.parquet"), std::slice::from_ref(&source)).unwrap();
+    // A device is no file to replace (renaming over /dev/null as root replaced it).
+    let null = Path::new("/dev/null");
+    if null.exists() {
+        let e = check_output(null, &[]).unwrap_err();
+        assert!(matches!(e, OutputError::NotAFile(..)), "{e}");
+        assert!(e.to_string().contains("is not a regular file"), "{e}");
+    }
 }
 
 #[test]

@@ -513,3 +513,33 @@ fn a_damaged_configuration_is_reported_and_the_defaults_used() {
     );
     assert!(r.out().contains("\"config_problem\""), "{}", r.out());
 }
+
+/// A segment named after its first entry's offset as Kafka's recovery takes it: for a
+/// compressed v1 wrapper, its last offset (its header has no other). Salvage keeps it whole,
+/// as recovery does, and reports the offsets its inner messages hold (a change that took the
+/// inner first offset for recovery's checks left it out as "below the segment's base").
+#[test]
+fn a_segment_named_after_its_legacy_wrappers_last_offset_is_kept() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("t-0")).unwrap();
+    let args = [
+        "--magic",
+        "1",
+        "--records",
+        "10",
+        "--compression",
+        "gzip",
+        "--records-per-batch",
+        "10",
+    ];
+    d.gen("t-0/00000000000000000009.log", &args);
+    let out = d.arg("out");
+    let r = d.run(&["salvage", &d.arg("t-0"), "-o", &out], b"");
+    assert!(
+        r.ok()
+            .contains("kept: 1 entries, 10 records, 671 bytes; offsets 0..=9"),
+        "{}",
+        r.out()
+    );
+    assert!(d.path("out/00000000000000000009.log").is_file());
+}
