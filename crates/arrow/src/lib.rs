@@ -71,7 +71,7 @@ pub use columns::{column_builder, timestamp_type_name, ColumnBuilder, EntryInfo}
 /// `IsolationLevel` need no other dependency.
 pub use krecords_source as source;
 pub use scan::{scan_schema, PartitionScan, Scan, ScanError, ScanOptions, Totals};
-pub use schema::{full_schema, BytesFormat, Column};
+pub use schema::{full_schema, BytesFormat, Column, ISOLATION_KEY};
 /// The Arrow crates of the batches this crate makes (`RecordBatch`, arrays, schemas), at the
 /// version it is built with, so that a user needs no Arrow dependency of a matching version.
 pub use {arrow_array, arrow_schema};

@@ -198,3 +198,8 @@ pub(crate) fn format_of(column: Column, key: BytesFormat, value: BytesFormat) ->
         _ => key,
     }
 }
+
+/// The key of an exported file's metadata (Parquet key-value metadata, Arrow IPC custom
+/// metadata) that says at which isolation level its rows were read: `read_committed` or
+/// `read_uncommitted`. Written by krecords-export, read by krecords-sql.
+pub const ISOLATION_KEY: &str = "krec.isolation";

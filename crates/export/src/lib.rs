@@ -773,19 +773,18 @@ impl PartWork<'_> {
         }
     }
 
-    /// One pass over partition `index`: its source opened first, then its dataset directory
-    /// made if it is not there, so that a partition that cannot be read (a damaged
-    /// `krec-log.json`, a log that does not open) leaves no directory behind.
+    /// One pass over partition `index`. Its dataset directory is made only when a file is
+    /// about to be written ([`write_batch`](Self::write_batch)), so that a partition that
+    /// cannot be read (a damaged `krec-log.json`, a log that does not open, corrupt data
+    /// before any row), has nothing to export or is outside the range asked for leaves no
+    /// empty directory behind.
     fn pass(
         &mut self,
         sources: &Sources,
         index: usize,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
-        let scan = self.open_scan(sources, index)?;
-        std::fs::create_dir_all(&self.dir)
-            .map_err(io_err(format!("cannot create {}", self.dir.display())))?;
-        match scan {
+        match self.open_scan(sources, index)? {
             Some(scan) => self.write_scan(scan, on),
             None => Ok(()),
         }
@@ -1013,13 +1012,17 @@ impl PartWork<'_> {
         };
         let f = match &mut self.open {
             Some(f) => f,
-            None => self.open.insert(OpenFile::create(
-                &self.dir,
-                first,
-                batch.schema(),
-                self.options,
-                self.topic_id.as_deref(),
-            )?),
+            None => {
+                std::fs::create_dir_all(&self.dir)
+                    .map_err(io_err(format!("cannot create {}", self.dir.display())))?;
+                self.open.insert(OpenFile::create(
+                    &self.dir,
+                    first,
+                    batch.schema(),
+                    self.options,
+                    self.topic_id.as_deref(),
+                )?)
+            }
         };
         f.write(batch, last, self.options.row_group_bytes)?;
         self.summary.records = self.summary.records.saturating_add(batch.num_rows() as u64);
@@ -1102,10 +1105,7 @@ fn first_file(output: &Path) -> Result<Option<PathBuf>, ExportError> {
     Ok(None)
 }
 
-/// The key of the file metadata (Parquet key-value metadata, Arrow IPC custom metadata) that
-/// says at which isolation level the file's rows were read: `read_committed` or
-/// `read_uncommitted`.
-pub const ISOLATION_KEY: &str = "krec.isolation";
+pub use krecords_arrow::ISOLATION_KEY;
 
 /// The key of the file metadata that holds the source topic's id as Kafka prints it, when the
 /// source says (a partition directory's `partition.metadata`, a live topic's Metadata).

@@ -76,9 +76,13 @@ fn consumed(dir: &Path, isolation: IsolationLevel) -> Vec<(i64, String)> {
 }
 
 /// Every (offset, value) row of a partition's dataset files, in file order; checks that the
-/// files' names cover their rows and do not overlap.
+/// files' names cover their rows and do not overlap. No directory (nothing was exported into
+/// it) holds no rows.
 fn dataset(dir: &Path) -> Vec<(i64, String)> {
     let mut out: Vec<(i64, String)> = Vec::new();
+    if !dir.exists() {
+        return out;
+    }
     let mut prev_last = i64::MIN;
     for (first, last, path) in dataset_files(dir).unwrap() {
         assert!(first > prev_last, "{} overlaps", path.display());
@@ -400,4 +404,35 @@ fn a_corrupt_segment_is_a_data_error_and_the_files_written_stay_valid() {
         let want: Vec<(i64, String)> = (0..base + 5).map(|o| (o, format!("v{o}"))).collect();
         assert_eq!(dataset(&out_dir(root.path())), want);
     }
+}
+
+/// An export that writes no file into a partition's directory (its range is outside the
+/// partition, the partition's data is corrupt before any row) left an empty
+/// `topic=T/partition=P` directory behind; it is made only when a file is about to be written,
+/// and one that was there before stays.
+#[test]
+fn an_export_that_writes_no_file_leaves_no_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-2");
+    append(&part, &[(5, false, false); 2]);
+    let mut options = ExportOptions::new(root.path().join("out"));
+    options.range.start = Some(krecords_source::Position::Offset(1000));
+    let summary = export(&part, options.clone()).unwrap().summary().clone();
+    assert_eq!((summary.files, summary.outside.len()), (0, 1));
+    assert!(!root.path().join("out/topic=events").exists());
+    // One made before stays, empty.
+    std::fs::create_dir_all(out_dir(root.path())).unwrap();
+    export(&part, options).unwrap();
+    assert!(out_dir(root.path()).is_dir());
+
+    let bad = root.path().join("bad/events-2");
+    append(&bad, &[(5, false, false); 2]);
+    let segment = krecords_source::dir_logs(&bad).unwrap()[0].clone();
+    let mut bytes = std::fs::read(&segment).unwrap();
+    bytes[70] ^= 0xff;
+    std::fs::write(&segment, &bytes).unwrap();
+    let out = root.path().join("bad-out");
+    let e = export(&bad, ExportOptions::new(&out)).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Data, "{e}");
+    assert!(!out.join("topic=events").exists());
 }

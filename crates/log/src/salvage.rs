@@ -259,9 +259,11 @@ pub struct SalvageReport {
     /// Transactions open when something was lost whose end marker may have been lost: those
     /// salvage closed with an ABORT marker of its own, and those it left open.
     pub transactions: Vec<Transaction>,
-    /// Segments whose name says a base offset at or below what the segment before holds: the
-    /// output names them after their first kept offset (a broker opens a segment only under
-    /// its own base offset).
+    /// Segments whose name says a base offset at or below what the segment before holds, or
+    /// above the offsets the segment holds: the output names them after their first kept
+    /// offset (a broker opens a segment only under its own base offset). Not a loss: a
+    /// segment is read in the order of its contents whatever its name says
+    /// ([`salvage_files_with`]).
     pub renamed: Vec<Renamed>,
     /// Segments written (0 without an output).
     pub segments_written: u64,
@@ -345,10 +347,15 @@ impl fmt::Display for SalvageReport {
             )?;
         }
         for r in &self.renamed {
+            let why = if r.named > r.written_as {
+                "above the offsets it holds"
+            } else {
+                "at or below the offsets before it"
+            };
             writeln!(
                 f,
-                "renamed: {} is named for base offset {}, at or below the offsets before it; \
-                 its entries start at {}: written as {:020}.log",
+                "renamed: {} is named for base offset {}, {why}; its entries start at {}: \
+                 written as {:020}.log",
                 r.file.display(),
                 r.named,
                 r.written_as,
@@ -481,8 +488,11 @@ struct Scan<'a> {
     scratch: Vec<u8>,
     scanned_before: u64,
     total: u64,
-    /// The input files.
+    /// The input files, in the order of their contents ([`in_content_order`]).
     files: &'a [PathBuf],
+    /// The base offset each file's name gives, when its contents start at or above it: the
+    /// floor of its offsets. A name above them is not trusted (the file was renamed).
+    bases: &'a [Option<i64>],
     /// Open transactions of the output by producer id.
     txns: BTreeMap<i64, OpenTxn>,
     /// The coordinator epoch of each producer's last kept marker.
@@ -903,6 +913,7 @@ impl Scan<'_> {
         let base = path
             .file_name()
             .and_then(|n| files::parse_file_name(&n.to_string_lossy(), LOG_SUFFIX));
+        let trusted = self.bases.get(i).copied().flatten();
         let max = self.options.max_entry_size;
         let need = max.saturating_add(LOG_OVERHEAD);
         let mut w = Window::new(file, path, len, need.saturating_mul(2).max(MIN_WINDOW));
@@ -951,7 +962,7 @@ impl Scan<'_> {
             if let Some((start, reason)) = bad.take() {
                 self.damage(&w, start, pos, reason)?;
             }
-            let floor = base.unwrap_or(0).max(0);
+            let floor = trusted.unwrap_or(0).max(0);
             // Recovery's rules, on the offsets recovery sees (`segment::offsets_check`).
             let first = k.recovery_first;
             let why_not = if k.last < first {
@@ -987,7 +998,7 @@ impl Scan<'_> {
                     None => None,
                 }
             };
-            let expected = match (self.prev_last, base.filter(|_| !started)) {
+            let expected = match (self.prev_last, trusted.filter(|_| !started)) {
                 (Some(p), b) => Some(b.map_or(p.saturating_add(1), |b| b.max(p.saturating_add(1)))),
                 (None, b) => b,
             };
@@ -1017,7 +1028,7 @@ impl Scan<'_> {
                 .get(..usize::try_from(size).unwrap_or(usize::MAX))
                 .unwrap_or(&[]);
             let seg_base = (!started).then(|| {
-                base.filter(|&b| self.prev_last.is_none_or(|p| b > p))
+                base.filter(|&b| self.prev_last.is_none_or(|p| b > p) && b <= k.recovery_first)
                     .unwrap_or(k.recovery_first)
             });
             if let (Some(named), Some(written_as)) = (base, seg_base) {
@@ -1310,7 +1321,7 @@ impl Kept {
         };
         let kept = Kept {
             first,
-            recovery_first: b.first_offset().unwrap_or(last),
+            recovery_first: crate::segment::recovery_first_offset(b),
             last,
             records,
             leader_epoch: b.partition_leader_epoch(),
@@ -1324,7 +1335,8 @@ impl Kept {
 ///
 /// # Errors
 ///
-/// As [`salvage_files_with`].
+/// As [`salvage_files_with`]; a file that is not a regular file (a FIFO, a device; links
+/// followed) is refused before anything is opened, as [`Input::of`] refuses it.
 pub fn salvage_files(
     files: &[PathBuf],
     output: Option<&Path>,
@@ -1332,13 +1344,20 @@ pub fn salvage_files(
     options: SalvageOptions,
     sink: &mut dyn SalvageSink,
 ) -> Result<SalvageReport> {
+    refuse_special(files)?;
     salvage_files_with(&Env::fs(), files, output, config, options, sink)
 }
 
 /// Salvages the segment `files` (never modified) into the new partition directory `output`
 /// with configuration `config` (see the [module](self) docs); with no output, only reports
-/// what a salvage would keep and lose. The files are read in offset order whatever order they
-/// are given in, as a partition directory's are ([`in_offset_order`]).
+/// what a salvage would keep and lose. The segment files named by a base offset are read in
+/// the order of their contents, whatever their names say and whatever order they are given in
+/// (each from where its first intact entry starts, checked against the entry after it; see
+/// `in_content_order`), in the places such files take among `files`; the files named otherwise
+/// stay where they were given. A segment whose name does not match its contents (names
+/// swapped, or a name above its offsets) loses nothing for it: it is written under its first
+/// kept offset and listed in [`SalvageReport::renamed`]. Finding where each file starts reads
+/// its first entries, and a file's whole damaged prefix when it has one.
 ///
 /// # Errors
 ///
@@ -1385,7 +1404,9 @@ pub fn salvage_files_with(
     options: SalvageOptions,
     sink: &mut dyn SalvageSink,
 ) -> Result<SalvageReport> {
-    let files = &in_offset_order(files)[..];
+    let mut scratch = Vec::new();
+    let (files, bases) = in_content_order(env, files, options, &mut scratch)?;
+    let (files, bases) = (&files[..], &bases[..]);
     let mut total = 0u64;
     for f in files {
         let file = env
@@ -1409,10 +1430,11 @@ pub fn salvage_files_with(
         range_open: false,
         jumps: Vec::new(),
         pending: Vec::new(),
-        scratch: Vec::new(),
+        scratch,
         scanned_before: 0,
         total,
         files,
+        bases,
         txns: BTreeMap::new(),
         coordinator_epochs: HashMap::new(),
         bumping: HashSet::new(),
@@ -1433,10 +1455,11 @@ pub fn salvage_files_with(
     Ok(report)
 }
 
-/// `files` in offset order, as the segments of a partition directory are read
-/// ([`segment_files`]): the files named by a base offset (`00000000000000004096.log`) sorted by
-/// it, in the places such files take among `files`; the files named otherwise stay where they
-/// were given. Files of the same base offset keep their order.
+/// `files` in the offset order of their names, as [`segment_files`] lists a partition
+/// directory's: the files named by a base offset (`00000000000000004096.log`) sorted by it, in
+/// the places such files take among `files`; the files named otherwise stay where they were
+/// given. Files of the same base offset keep their order. (A salvage then reads them in the
+/// order of their contents, which a misnamed file does not follow: [`salvage_files_with`].)
 ///
 /// # Examples
 ///
@@ -1473,11 +1496,122 @@ pub fn in_offset_order(files: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `files` in the order of their contents, and for each the base offset its name gives when
+/// that name holds (at or below where its contents start; `None` for a file named otherwise
+/// or misnamed). The files named by a base offset are sorted by [`content_start`] (their
+/// name's base offset when nothing in them checks), then by name, in the places such files
+/// take among `files` ([`in_offset_order`]'s places); the others stay where they were given.
+///
+/// # Errors
+///
+/// A file cannot be read (one that cannot be opened is left to its scan, which says why).
+fn in_content_order(
+    env: &Env,
+    files: &[PathBuf],
+    options: SalvageOptions,
+    scratch: &mut Vec<u8>,
+) -> Result<(Vec<PathBuf>, Vec<Option<i64>>)> {
+    let name_of = |f: &PathBuf| {
+        f.file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| files::parse_file_name(n, LOG_SUFFIX))
+    };
+    let mut named = Vec::new();
+    for f in files {
+        if let Some(name) = name_of(f) {
+            let start = content_start(env, f, name, options, scratch)?;
+            let holds = start.is_none_or(|s| name <= s);
+            named.push((start.unwrap_or(name), name, holds.then_some(name), f));
+        }
+    }
+    // Stable: files of the same start and name keep their order.
+    named.sort_by_key(|&(start, name, ..)| (start, name));
+    let mut named = named.into_iter();
+    Ok(files
+        .iter()
+        .map(|f| match name_of(f).and_then(|_| named.next()) {
+            Some((_, _, base, f)) => (f.clone(), base),
+            None => (f.clone(), None),
+        })
+        .unzip())
+}
+
+/// Where the contents of the segment file `path`, named for base offset `name`, start: its
+/// first intact entry's first offset as recovery takes it ([`order_key`] with the entry right
+/// after it); `None` when nothing in it checks, or it cannot be opened.
+///
+/// # Errors
+///
+/// The file cannot be read.
+fn content_start(
+    env: &Env,
+    path: &Path,
+    name: i64,
+    options: SalvageOptions,
+    scratch: &mut Vec<u8>,
+) -> Result<Option<i64>> {
+    let Ok(file) = env.storage.open_read(path) else {
+        return Ok(None);
+    };
+    let Ok(len) = file.len() else {
+        return Ok(None);
+    };
+    let max = options.max_entry_size;
+    let cap = max.saturating_add(LOG_OVERHEAD).max(MIN_WINDOW);
+    let mut w = Window::new(file, path, len, cap).chunked(MIN_WINDOW);
+    let mut pos = 0u64;
+    while pos < len {
+        let head = w.at(pos, MAGIC_OFFSET + 1)?;
+        if implausible(head, max) {
+            pos = pos.saturating_add(skip_after_failure(head));
+            continue;
+        }
+        match entry_at(&mut w, pos, options, scratch)? {
+            Ok(h) => {
+                let next = pos.saturating_add(h.size);
+                let n = if next < len {
+                    entry_at(&mut w, next, options, scratch)?.ok()
+                } else {
+                    None
+                };
+                return Ok(Some(order_key(&h.kept, n.map(|n| n.kept).as_ref(), name)));
+            }
+            Err((_, skip)) => pos = pos.saturating_add(skip),
+        }
+    }
+    Ok(None)
+}
+
+/// Where a segment named for base offset `name` starts, from its first intact entry `h` and
+/// the entry right after it, `n`: `h`'s first offset as recovery takes it, unless a damaged
+/// base offset (outside every CRC, so the entry still checks) shows. When `n` does not follow
+/// `h`, one of the two has a damaged base offset: `n`'s first offset is taken (a raised one
+/// of `h`), unless it lies below the name (then `h`'s: a lowered one of `n`). When `h` lies
+/// below the name while `n` is at or above it, `h` alone contradicts the name: the name is
+/// taken (the scan then leaves `h` out as below its segment's base).
+fn order_key(h: &Kept, n: Option<&Kept>, name: i64) -> i64 {
+    let Some(n) = n else {
+        return h.recovery_first;
+    };
+    if n.recovery_first <= h.last {
+        return if n.recovery_first < name {
+            h.recovery_first
+        } else {
+            n.recovery_first
+        };
+    }
+    if h.recovery_first < name && name <= n.recovery_first {
+        name
+    } else {
+        h.recovery_first
+    }
+}
+
 /// What a salvage reads, told from the sources it was given ([`Input::of`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
-    /// Segment files, in offset order ([`in_offset_order`]): salvaged into one partition
-    /// directory ([`salvage_files`]).
+    /// Segment files, in the offset order of their names ([`in_offset_order`]): salvaged into
+    /// one partition directory ([`salvage_files`], in the order of their contents).
     Files(Vec<PathBuf>),
     /// A partition directory (one holding segments): salvaged into one partition directory
     /// ([`salvage_partition`]).
@@ -1509,6 +1643,17 @@ pub enum InputError {
     InsideSource(InsideSource),
     /// A directory holding no segment and no partition directory.
     Empty(PathBuf),
+    /// A source, or a segment of the directory given, that is not a regular file (links
+    /// followed): a FIFO, a device such as `/dev/zero`, a socket, a directory named as a
+    /// segment. Salvage reads a file again after damage and needs its length, which only a
+    /// regular file has (a FIFO would be waited on for ever, a device read as empty), so it is
+    /// refused before anything is opened.
+    NotAFile {
+        /// The path, as given or listed.
+        path: PathBuf,
+        /// What it is, in words ("a FIFO", "a character device").
+        kind: &'static str,
+    },
     /// A directory cannot be listed.
     Log(Error),
 }
@@ -1546,8 +1691,79 @@ impl fmt::Display for InputError {
                 "{} holds no segment and no partition directory",
                 dir.display()
             ),
+            InputError::NotAFile { path, kind } => write!(
+                f,
+                "{}: {kind}, not a regular file: salvage reads a segment more than once and \
+                 needs its length, which only a regular file has; copy its bytes to a file \
+                 named by its base offset (00000000000000000000.log) and salvage that",
+                path.display()
+            ),
             InputError::Log(e) => write!(f, "{e}"),
         }
+    }
+}
+
+/// What the file at `path` is, in words, when it is not a regular file (links followed): a
+/// FIFO, a device, a socket, a directory; `None` for a regular file, and for a path that
+/// cannot be looked up (opening it says why). Only its metadata is read: a FIFO is never
+/// opened, which would wait for a writer. Stricter than [`crate::check::read_once`], which
+/// reads a block device as a file: salvage needs a length, and a device's is 0.
+fn not_a_regular_file(path: &Path) -> Option<&'static str> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() {
+        return None;
+    }
+    if meta.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        let kinds = [
+            (t.is_fifo(), "a FIFO"),
+            (t.is_char_device(), "a character device"),
+            (t.is_block_device(), "a block device"),
+            (t.is_socket(), "a socket"),
+        ];
+        if let Some((_, kind)) = kinds.iter().find(|(is, _)| *is) {
+            return Some(kind);
+        }
+    }
+    Some("a special file")
+}
+
+/// The first of `files` that is not a regular file, and what it is ([`not_a_regular_file`]).
+fn first_special(files: &[PathBuf]) -> Option<(&PathBuf, &'static str)> {
+    files
+        .iter()
+        .find_map(|f| not_a_regular_file(f).map(|kind| (f, kind)))
+}
+
+/// [`InputError::NotAFile`] for the first of `files` that is not a regular file.
+fn regular_files(files: &[PathBuf]) -> std::result::Result<(), InputError> {
+    match first_special(files) {
+        Some((path, kind)) => Err(InputError::NotAFile {
+            path: path.clone(),
+            kind,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// [`regular_files`] as a log error (for the salvages of the real file system called without
+/// [`Input::of`]).
+fn refuse_special(files: &[PathBuf]) -> Result<()> {
+    match first_special(files) {
+        Some((path, kind)) => Err(Error::io(
+            "open",
+            path,
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{kind}, not a regular file"),
+            ),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -1563,7 +1779,10 @@ impl Input {
     /// `-` among the sources ([`InputError::Stdin`]); a directory among several sources
     /// ([`InputError::NotOneDirectory`]); an `output` that is a source directory or inside one,
     /// links resolved ([`InputError::InsideSource`]); a directory with neither segments nor
-    /// partition directories ([`InputError::Empty`]); a directory that cannot be listed.
+    /// partition directories ([`InputError::Empty`]); a source file, or a segment of the
+    /// directory's partitions, that is not a regular file, links followed: a FIFO, a device, a
+    /// directory named as a segment ([`InputError::NotAFile`], told from its metadata: nothing
+    /// is opened); a directory that cannot be listed.
     pub fn of(sources: &[PathBuf], output: &Path) -> std::result::Result<Input, InputError> {
         if sources.iter().any(|s| s == Path::new("-")) {
             return Err(InputError::Stdin);
@@ -1577,18 +1796,21 @@ impl Input {
         }
         InsideSource::check(output, &dirs).map_err(InputError::InsideSource)?;
         let Some(dir) = dirs.into_iter().next() else {
+            regular_files(sources)?;
             return Ok(Input::Files(in_offset_order(sources)));
         };
-        if !segment_files(&Env::fs(), &dir)
-            .map_err(InputError::Log)?
-            .is_empty()
-        {
+        let segments = segment_files(&Env::fs(), &dir).map_err(InputError::Log)?;
+        if !segments.is_empty() {
+            regular_files(&segments)?;
             return Ok(Input::Partition(dir));
         }
         let partitions = data_dir::partition_dirs(&dir)
             .map_err(|e| InputError::Log(Error::io("list", &dir, e)))?;
         if partitions.is_empty() {
             return Err(InputError::Empty(dir));
+        }
+        for p in &partitions {
+            regular_files(&segment_files(&Env::fs(), &p.path).map_err(InputError::Log)?)?;
         }
         Ok(Input::Root { dir, partitions })
     }
@@ -1642,13 +1864,16 @@ pub fn salvage_partition_with(
 ///
 /// # Errors
 ///
-/// As [`salvage_partition_with`].
+/// As [`salvage_partition_with`]; a segment that is not a regular file (a FIFO, a device, a
+/// directory; links followed) is refused before anything is opened, as [`Input::of`]
+/// refuses it.
 pub fn salvage_partition(
     dir: &Path,
     output: Option<&Path>,
     options: SalvageOptions,
     sink: &mut dyn SalvageSink,
 ) -> Result<SalvageReport> {
+    refuse_special(&segment_files(&Env::fs(), dir)?)?;
     salvage_partition_with(&Env::fs(), dir, output, options, sink)
 }
 

@@ -1010,12 +1010,21 @@ pub(crate) fn recovery_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) ->
     offsets_check(b, base_offset, prev_last)
 }
 
+/// The first offset of `b` as Kafka's recovery takes it, for the rule that an entry is at or
+/// above its segment's base offset: a compressed v0/v1 wrapper's header has no other offset
+/// than its last (its first needs decompression), so its last stands in. Kafka rolls a
+/// segment at that offset too (`LogAppendInfo.firstOrLastOffsetOfFirstBatch`, the last offset
+/// of a v0/v1 append's first wrapper): a segment written by a broker that took v0/v1 appends,
+/// whose first entry is a wrapper of inner offsets `0..=9`, may be named after offset 9.
+pub(crate) fn recovery_first_offset(b: &Batch<'_>) -> i64 {
+    b.first_offset().unwrap_or_else(|| b.last_offset())
+}
+
 /// The offsets part of [`recovery_check`]: within the segment, increasing, and leaving room
 /// for a next offset.
 pub(crate) fn offsets_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
     let last = b.last_offset();
-    // A v0/v1 wrapper's first offset needs decompression: its last offset stands in.
-    let first = b.first_offset().unwrap_or(last);
+    let first = recovery_first_offset(b);
     if first < base_offset || last < first {
         return Some(format!(
             "offsets {first}..={last} outside the segment based at {base_offset}"

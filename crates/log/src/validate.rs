@@ -88,6 +88,14 @@ pub(crate) struct Validated<'a> {
     pub(crate) trimmed_bytes: usize,
 }
 
+impl Validated<'_> {
+    /// The log's next offset after the append: `last_offset + 1`, which [`offset_after`] made
+    /// sure exists (it saturates only where that was not the case, which is never).
+    pub(crate) fn next_offset(&self) -> i64 {
+        self.last_offset.saturating_add(1)
+    }
+}
+
 /// Where the validator gets its settings.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Settings<'c> {
@@ -95,6 +103,26 @@ pub(crate) struct Settings<'c> {
     pub(crate) now: i64,
     pub(crate) partition_leader_epoch: i32,
     pub(crate) origin: AppendOrigin,
+}
+
+/// The log's next offset after `count` offsets from `first`: an append whose last offset
+/// would be `i64::MAX` (or past it) is `INVALID_RECORD` at `at`, for it would leave the log no
+/// next offset (recovery cuts an entry ending at `i64::MAX`: `segment::offsets_check`). Every
+/// append's offsets go through here, so `last_offset + 1` of a [`Validated`] cannot overflow.
+pub(crate) fn offset_after(first: i64, count: u64, at: Location) -> Result<i64> {
+    i64::try_from(count)
+        .ok()
+        .and_then(|n| first.checked_add(n))
+        .ok_or_else(|| {
+            Error::invalid_record(
+                at,
+                format!(
+                    "{count} offset(s) from {first} would end at or past offset {}: no offset \
+                     could follow, so the log would have no end",
+                    i64::MAX
+                ),
+            )
+        })
 }
 
 fn at(position: usize) -> Location {
@@ -399,7 +427,7 @@ pub(crate) fn import<'a>(
     // Whole entries only: a truncated or corrupt size is an error, not a tail to trim.
     let entries = krecords_codec::read::Entries::new(input).strict();
     let mut first_offset = None;
-    let mut last_offset = next_offset - 1;
+    let mut last_offset = next_offset.saturating_sub(1);
     let mut record_count = 0u64;
     let mut scratch = Vec::new();
     for entry in entries {
@@ -439,6 +467,12 @@ pub(crate) fn import<'a>(
                 ),
             ));
         }
+        // The offset after it must exist (span.last_offset >= span.first_offset >= 0 here).
+        let span_len = span
+            .last_offset
+            .abs_diff(span.first_offset)
+            .saturating_add(1);
+        offset_after(span.first_offset, span_len, loc)?;
         first_offset.get_or_insert(span.first_offset);
         last_offset = span.last_offset;
         record_count = record_count.saturating_add(span.count as u64);
@@ -551,24 +585,27 @@ pub(crate) fn validate<'a>(
         ));
     }
 
-    let done = |bytes: Vec<u8>, tail: &'a [u8], count: u64, rebuilt: bool| Validated {
-        bytes,
-        tail,
-        first_offset: next_offset,
-        last_offset: next_offset + count as i64 - 1,
-        record_count: count,
-        now: s.now,
-        rebuilt,
-        trimmed_bytes,
+    let done = |bytes: Vec<u8>, tail: &'a [u8], count: u64, rebuilt: bool| {
+        Ok(Validated {
+            bytes,
+            tail,
+            first_offset: next_offset,
+            last_offset: offset_after(next_offset, count, at(0))? - 1,
+            record_count: count,
+            now: s.now,
+            rebuilt,
+            trimmed_bytes,
+        })
     };
 
     if source == Compression::None && target == Compression::None {
         if batches.iter().all(|b| b.magic() == to_magic) {
             let (bytes, tail, count) =
                 assign_in_place_uncompressed(input, &batches, next_offset, s)?;
-            return Ok(done(bytes, tail, count, false));
+            return done(bytes, tail, count, false);
         }
         let records = collect_uncompressed(&batches, s, to_magic)?;
+        offset_after(next_offset, records.len() as u64, at(0))?;
         let bytes = build(
             s,
             to_magic,
@@ -578,7 +615,7 @@ pub(crate) fn validate<'a>(
             &first,
             &records,
         )?;
-        return Ok(done(bytes, &[], records.len() as u64, true));
+        return done(bytes, &[], records.len() as u64, true);
     }
 
     // 5. The compressed path (Kafka's validateMessagesAndAssignOffsetsCompressed).
@@ -626,13 +663,13 @@ pub(crate) fn validate<'a>(
         out
     };
     let count = records.len() as u64;
+    let last_offset = offset_after(next_offset, count, at(0))? - 1;
     if !in_place {
         let bytes = build(s, to_magic, target, level, next_offset, &first, &records)?;
-        return Ok(done(bytes, &[], count, true));
+        return done(bytes, &[], count, true);
     }
     // In place: one batch (compressed), patch offsets, timestamp and epoch.
     let mut bytes = input.to_vec();
-    let last_offset = next_offset + count as i64 - 1;
     let ts = if config.message_timestamp_type == TimestampType::LogAppendTime {
         s.now
     } else {
@@ -645,7 +682,7 @@ pub(crate) fn validate<'a>(
         Some((config.message_timestamp_type, ts)),
         s.partition_leader_epoch,
     )?;
-    Ok(done(bytes, &[], count, false))
+    done(bytes, &[], count, false)
 }
 
 /// Validates the records of one batch of the compressed path, collecting them for a rebuild
@@ -738,7 +775,7 @@ fn assign_in_place_uncompressed<'a>(
         let mut errors = Vec::new();
         let mut max_batch_ts = -1i64;
         if let Some((count, max_ts)) = lean_scan(s, b) {
-            counter += count;
+            counter = offset_after(counter, count.unsigned_abs(), at(b.position()))?;
             let ts = match tt {
                 TimestampType::LogAppendTime => Some((tt, s.now)),
                 _ => Some((tt, max_ts)),
@@ -753,7 +790,7 @@ fn assign_in_place_uncompressed<'a>(
             }
             // Offset deltas are kept as they are, even out of order: Kafka's
             // `assignOffsetsNonCompressed` never rebuilds a v2 batch (differential tests).
-            counter += 1;
+            counter = offset_after(counter, 1, at(b.position()))?;
             if b.magic() > 0 {
                 max_batch_ts = max_batch_ts.max(record.timestamp().unwrap_or(-1));
             }
@@ -766,7 +803,7 @@ fn assign_in_place_uncompressed<'a>(
         };
         patches.push((*b, counter - 1, ts));
     }
-    let count = (counter - next_offset) as u64;
+    let count = counter.abs_diff(next_offset);
     if let [(b @ Batch::V2(v), last, ts)] = patches.as_slice() {
         // No timestamp or attribute change, so the CRC stays: patch a copy of the header only.
         let crc_stays =

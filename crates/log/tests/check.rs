@@ -288,6 +288,136 @@ fn a_stream_of_entries_is_checked_without_indexes() {
     assert_eq!((summary.entries, summary.records), (2, 3));
 }
 
+/// A v1 gzip wrapper of ten messages, inner offsets 0..=9 (the wrapper's own offset 9).
+fn v1_wrapper_0_to_9() -> Vec<u8> {
+    let values: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    legacy_compressed(1, krecords_codec::Compression::Gzip, NOW, &values)
+}
+
+/// Kafka rolls a segment at the first entry's `firstOrLastOffsetOfFirstBatch`: for a
+/// compressed v0/v1 wrapper its last offset, so a segment may be named after the last
+/// inner offset of its first wrapper. Verify took that for an entry below the base offset;
+/// it now takes the wrapper's offset as recovery does (`segment::recovery_first_offset`).
+#[test]
+fn a_segment_named_after_its_first_legacy_wrappers_last_offset_is_clean() {
+    let wrapper = v1_wrapper_0_to_9();
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("00000000000000000009.log"), &wrapper).unwrap();
+    let r = check_partition(d.path(), LIMIT).unwrap();
+    assert_eq!(r.problems, Vec::<Problem>::new());
+    assert_eq!((r.summary.records, r.range), (10, Some((9, 10))));
+    // A wrapper whose last offset is below the base offset is still damage.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("00000000000000000010.log"), &wrapper).unwrap();
+    let r = check_partition(d.path(), LIMIT).unwrap();
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].kind, ProblemKind::Offsets);
+    assert_eq!(
+        r.problems[0].message,
+        "entry with offsets 0..=9 is below the segment's base offset 10"
+    );
+}
+
+/// Two-record v2 batches from offset `first`, one per epoch of `epochs`.
+fn epoch_batches(first: i64, epochs: &[i32]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, &epoch) in epochs.iter().enumerate() {
+        let mut b = krecords_codec::write::V2Builder::new(first + 2 * i as i64)
+            .partition_leader_epoch(epoch);
+        for v in ["a", "b"] {
+            b.append(&krecords_codec::write::NewRecord::new(
+                NOW,
+                None,
+                Some(v.as_bytes()),
+            ))
+            .unwrap();
+        }
+        out.extend(b.finish().unwrap());
+    }
+    out
+}
+
+/// A partition directory of segments, each `(base offset, epochs of its batches)`.
+fn epoch_partition(segments: &[(i64, &[i32])]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (base, epochs) in segments {
+        let name = format!("{base:020}.log");
+        std::fs::write(d.path().join(name), epoch_batches(*base, epochs)).unwrap();
+    }
+    d
+}
+
+/// Size of one batch of [`epoch_batches`].
+fn epoch_batch_len() -> usize {
+    epoch_batches(0, &[0]).len()
+}
+
+#[test]
+fn partition_leader_epochs_that_go_up_or_are_unset_are_clean() {
+    for segments in [
+        &[(0, &[0, 0, 3, 3, 5][..])][..],
+        &[(0, &[-1, 2, -1, 2, 5, -1][..])],
+        &[(0, &[0, 0, 3][..]), (6, &[3, 5][..])],
+        &[(0, &[4][..]), (2, &[-1][..]), (4, &[4, 6][..])],
+    ] {
+        let d = epoch_partition(segments);
+        let r = check_partition(d.path(), LIMIT).unwrap();
+        assert_eq!(r.problems, Vec::<Problem>::new(), "{segments:?}");
+    }
+}
+
+/// The partition leader epoch is outside every CRC: a flipped bit there was not found.
+#[test]
+fn a_flipped_bit_in_a_partition_leader_epoch_is_an_entry_problem() {
+    let len = epoch_batch_len();
+    // Epoch 7 of the middle batch becomes 3: found at that batch.
+    let d = epoch_partition(&[(0, &[7, 7, 7, 7, 7])]);
+    let log = d.path().join("00000000000000000000.log");
+    patch(&log, |b| b[2 * len + 15] ^= 0x04);
+    let r = check_partition(d.path(), LIMIT).unwrap();
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    let p = &r.problems[0];
+    assert_eq!(
+        (p.kind, p.position),
+        (ProblemKind::Entry, Some(2 * len as u64))
+    );
+    assert_eq!(p.file, log.display().to_string());
+    assert_eq!(
+        p.message,
+        "entry with offsets 4..=5: partition leader epoch 3 is below epoch 7 of an earlier entry \
+         (last offset 3): epochs never go down in a partition's log (a flipped bit, or logs of \
+         two replicas mixed)"
+    );
+    // Epoch 0 of the middle batch becomes 256: found once, at the batch after it.
+    let d = epoch_partition(&[(0, &[0, 0, 0, 0, 0])]);
+    let log = d.path().join("00000000000000000000.log");
+    patch(&log, |b| b[2 * len + 14] ^= 0x01);
+    let r = check_partition(d.path(), LIMIT).unwrap();
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].position, Some(3 * len as u64));
+    assert!(r.problems[0]
+        .message
+        .starts_with("entry with offsets 6..=7: partition leader epoch 0 is below epoch 256 "));
+}
+
+#[test]
+fn a_partition_leader_epoch_below_the_previous_segments_is_an_entry_problem() {
+    let d = epoch_partition(&[(0, &[5, 5]), (4, &[-1, 3, 5])]);
+    let r = check_partition(d.path(), LIMIT).unwrap();
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    let p = &r.problems[0];
+    let second = d.path().join("00000000000000000004.log");
+    assert_eq!(p.file, second.display().to_string());
+    assert_eq!(p.position, Some(epoch_batch_len() as u64));
+    assert!(p
+        .message
+        .contains("epoch 3 is below epoch 5 of an earlier entry (last offset 3)"));
+    // A file checked on its own (not as a segment of a partition) starts afresh.
+    let r = krecords_log::check::check_file(&second, LIMIT).unwrap();
+    assert_eq!(r.problems, Vec::<Problem>::new());
+}
+
 /// One kind of damage to one file.
 #[derive(Debug, Clone)]
 enum Damage {

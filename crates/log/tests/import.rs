@@ -166,6 +166,74 @@ fn imported_offsets_must_follow_the_log_end_and_each_other() {
     assert_eq!(dst.log_end_offset(), third.last_offset() + 1);
 }
 
+/// A v2 batch of `n` records at `base`.
+fn batch_at(base: i64, n: usize) -> Vec<u8> {
+    let mut b = V2Builder::new(base);
+    for _ in 0..n {
+        b.append(&NewRecord::new(NOW, Some(b"k"), Some(b"v")))
+            .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// No append, imported or assigned offsets, ends at offset `i64::MAX`: the log would have no
+/// next offset (recovery cuts such an entry). Before, the import was taken and the log end,
+/// `last_offset + 1`, overflowed (a panic in a debug build), as did a client's append at a log
+/// end near `i64::MAX`.
+#[test]
+fn an_append_ending_at_i64_max_is_refused_for_the_log_would_have_no_next_offset() {
+    let m = mem();
+    let mut log = m.create(&[]);
+    let before = m.snapshot();
+    let e = log
+        .append(&batch_at(i64::MAX - 2, 3), AppendOrigin::Import)
+        .unwrap_err();
+    assert_eq!(e.kafka_name(), "INVALID_RECORD", "{e}");
+    assert!(
+        e.to_string().ends_with(
+            "3 offset(s) from 9223372036854775805 would end at or past offset \
+             9223372036854775807: no offset could follow, so the log would have no end"
+        ),
+        "{e}"
+    );
+    assert_eq!((m.snapshot(), log.log_end_offset()), (before, 0));
+    // One offset lower is taken: the log end is then i64::MAX - 1.
+    log.append(&batch_at(i64::MAX - 3, 2), AppendOrigin::Import)
+        .unwrap();
+    assert_eq!(log.log_end_offset(), i64::MAX - 1);
+    // Assigned offsets: two records would end at i64::MAX, whatever the path (in place, a
+    // compressed batch, a rebuilt v1 message set); one goes in.
+    for two in [
+        v2(NOW, &["a", "b"]),
+        v2_compressed(Compression::Gzip, NOW, &["a", "b"]),
+        legacy(1, NOW, &["a", "b"]),
+    ] {
+        rejected_for(
+            &m,
+            &mut log,
+            &two,
+            "INVALID_RECORD",
+            "the log would have no end",
+        );
+    }
+    assert_eq!(append(&mut log, &v2(NOW, &["a"])).last_offset, i64::MAX - 1);
+    assert_eq!(log.log_end_offset(), i64::MAX);
+    // Nothing more fits, and no sum overflows.
+    rejected_for(
+        &m,
+        &mut log,
+        &v2(NOW, &["b"]),
+        "INVALID_RECORD",
+        "the log would have no end",
+    );
+    let e = log
+        .append(&batch_at(i64::MAX, 1), AppendOrigin::Import)
+        .unwrap_err();
+    assert_eq!(e.kafka_name(), "INVALID_RECORD", "{e}");
+    log.close().unwrap();
+    assert_eq!(m.open().log_end_offset(), i64::MAX);
+}
+
 #[test]
 fn set_base_offset_moves_a_segment_after_what_a_log_holds() {
     let m = mem();

@@ -222,6 +222,71 @@ fn salvage_takes_segment_files_or_one_directory_and_no_output_inside_it() {
     assert_eq!(tree(&root), before, "nothing created");
 }
 
+/// A source or a segment that is not a regular file is refused before it is opened, naming it:
+/// a FIFO (opening it for reading waits for a writer: salvage hung), a link to /dev/zero (it
+/// has no length: salvaged as an empty file, "nothing lost"), a directory named as a segment;
+/// as a source file, as a segment of a partition directory or of a log.dirs root's partition,
+/// and through `salvage_files` and `salvage_partition` directly.
+#[cfg(unix)]
+#[test]
+fn salvage_refuses_a_fifo_a_device_or_a_directory_named_as_a_segment() {
+    use krecords_log::salvage::{self, NoSink, SalvageOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let refused = |sources: &[PathBuf], path: &Path, kind: &str| {
+        let e = Input::of(sources, &out).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        assert!(
+            matches!(&e, InputError::NotAFile { path: p, kind: k } if p == path && *k == kind),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("{}: {kind}, not a regular file", path.display())),
+            "{text}"
+        );
+    };
+    // A FIFO among a partition's segments (after a regular one), in a log.dirs root.
+    let root = tmp.path().join("data");
+    let part = root.join("t-0");
+    std::fs::create_dir_all(&part).unwrap();
+    std::fs::write(part.join("00000000000000000000.log"), b"").unwrap();
+    let fifo = part.join("00000000000000000010.log");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo: skipped");
+        return;
+    }
+    refused(std::slice::from_ref(&fifo), &fifo, "a FIFO");
+    refused(std::slice::from_ref(&part), &fifo, "a FIFO");
+    refused(std::slice::from_ref(&root), &fifo, "a FIFO");
+    let options = SalvageOptions::default();
+    let e = salvage::salvage_partition(&part, Some(&out), options, &mut NoSink).unwrap_err();
+    assert!(matches!(&e, Error::Io { path, .. } if *path == fifo), "{e}");
+    let config = krecords_log::LogConfig::default();
+    let e = salvage::salvage_files(
+        std::slice::from_ref(&fifo),
+        Some(&out),
+        &config,
+        options,
+        &mut NoSink,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("a FIFO, not a regular file"), "{e}");
+    // A link to /dev/zero.
+    if Path::new("/dev/zero").exists() {
+        let zero = tmp.path().join("00000000000000000000.log");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        refused(std::slice::from_ref(&zero), &zero, "a character device");
+    }
+    // A directory named as a segment.
+    let other = tmp.path().join("u-0");
+    let named = other.join("00000000000000000000.log");
+    std::fs::create_dir_all(&named).unwrap();
+    refused(std::slice::from_ref(&other), &named, "a directory");
+    assert!(!out.exists(), "nothing created");
+}
+
 /// Offsets that go back across segments are bad input named by the input segment and byte, as
 /// within one (`ConvertError::Entry`), found while converting, and the output is left as it
 /// was: no directory, no temporary one. It was the converted log's recovery that failed,

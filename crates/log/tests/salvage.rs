@@ -318,18 +318,8 @@ fn check(original: &[(i64, Vec<u8>)], damaged: &[(i64, Vec<u8>)], entries: &[Ent
         })
         .collect();
     // Output: per segment, the untouched entries of the input segment of the same name.
-    let out = Path::new("/out/t-0");
-    let mut names: Vec<String> = m
-        .storage
-        .list_dir(out)
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    names.sort();
     let mut got = Vec::new();
-    for n in &names {
-        let bytes = read_all(&m, &out.join(n));
+    for (n, bytes) in output_segments(&m) {
         for b in Entries::new(&bytes).strict() {
             got.push((n.clone(), b.unwrap().as_bytes().to_vec()));
         }
@@ -433,7 +423,7 @@ fn check(original: &[(i64, Vec<u8>)], damaged: &[(i64, Vec<u8>)], entries: &[Ent
     assert_eq!(report.kafka_recovery.entries, kafka, "{what}");
     assert_eq!(report.kept_entries, want.len() as u64, "{what}");
     // The output opens as a log, with the kept offsets.
-    let log = Log::open_read_only_with(out, m.env.clone()).unwrap();
+    let log = Log::open_read_only_with(Path::new("/out/t-0"), m.env.clone()).unwrap();
     if let Some(last) = entries.iter().zip(&touched).rfind(|(_, t)| !**t) {
         assert_eq!(log.log_end_offset(), last.0.last + 1, "{what}");
     }
@@ -1266,30 +1256,35 @@ fn segment_files_given_out_of_order_are_salvaged_in_offset_order() {
     );
 }
 
-/// Segments whose file names were swapped: the entries of the later-named file go backwards
-/// and are left out, and the kept ranges do not claim their offsets.
+/// A segment of zstd v2 batches of `per_batch` records holding offsets `base..end`.
+fn batches(base: i64, end: i64, per_batch: i64) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut o = base;
+    while o < end {
+        let mut b = V2Builder::new(o).compression(Compression::Zstd, None);
+        for i in o..o + per_batch {
+            b.append(&NewRecord::new(NOW + i, None, Some(&value(i))))
+                .unwrap();
+        }
+        bytes.extend_from_slice(&b.finish().unwrap());
+        o += per_batch;
+    }
+    bytes
+}
+
+/// A segment whose entries jump ahead (over offsets that come later in it) and then go back:
+/// the entries that go back are left out, and the kept ranges do not claim their offsets.
 #[test]
 fn kept_ranges_leave_out_offsets_of_entries_left_out_after_a_jump() {
-    let segment = |base: i64, end: i64| {
-        let mut bytes = Vec::new();
-        let mut o = base;
-        while o < end {
-            let mut b = V2Builder::new(o).compression(Compression::Zstd, None);
-            for i in o..o + 12 {
-                b.append(&NewRecord::new(NOW + i, None, Some(&value(i))))
-                    .unwrap();
-            }
-            bytes.extend_from_slice(&b.finish().unwrap());
-            o += 12;
-        }
-        bytes
-    };
-    // The 2nd and 3rd segments' file names swapped.
-    let files = vec![
-        (0, segment(0, 384)),
-        (384, segment(816, 900)),
-        (816, segment(384, 816)),
-    ];
+    let files = vec![(
+        0,
+        [
+            batches(0, 384, 12),
+            batches(816, 900, 12),
+            batches(384, 816, 12),
+        ]
+        .concat(),
+    )];
     let m = mem();
     let report = salvage_mem(&m, &files, SalvageOptions::default());
     assert_eq!(report.left_out.len(), 36, "{report}");
@@ -1299,6 +1294,150 @@ fn kept_ranges_leave_out_offsets_of_entries_left_out_after_a_jump() {
         .map(|r| (r.first, r.last))
         .collect();
     assert_eq!(ranges, [(0, 383), (816, 899)], "{report}");
+}
+
+/// The `.log` files of the salvage output `/out/t-0`, sorted, with their bytes.
+fn output_segments(m: &Mem) -> Vec<(String, Vec<u8>)> {
+    let out = Path::new("/out/t-0");
+    let mut names: Vec<String> = m
+        .storage
+        .list_dir(out)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let bytes = read_all(m, &out.join(&n));
+            (n, bytes)
+        })
+        .collect()
+}
+
+/// The renamed segments of `report`: (input file name, named, written as).
+fn renamed(report: &SalvageReport) -> Vec<(String, i64, i64)> {
+    report
+        .renamed
+        .iter()
+        .map(|r| {
+            let name = r.file.file_name().unwrap().to_string_lossy().into_owned();
+            (name, r.named, r.written_as)
+        })
+        .collect()
+}
+
+/// Two segments whose file names were swapped (the file named for offset 0 holds 500..=899,
+/// the one named for 500 holds 0..=499) are read in the order of their contents: nothing is
+/// lost (every entry of the second file was left out as going backwards, 450 of 900 records
+/// kept), each is written under its own base offset, and the report says both were renamed.
+#[test]
+fn segments_whose_names_were_swapped_are_read_in_the_order_of_their_contents() {
+    let (low, high) = (batches(0, 500, 10), batches(500, 900, 10));
+    let files = vec![(0, high.clone()), (500, low.clone())];
+    let m = mem();
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert_eq!(
+        (report.kept_entries, report.kept_records),
+        (90, 900),
+        "{report}"
+    );
+    assert!(!report.lost_anything(), "{report}");
+    assert!(report.found_anything(), "a misnamed segment is found");
+    let order: Vec<Option<i64>> = report.files.iter().map(|f| f.base_offset).collect();
+    assert_eq!(
+        order,
+        [Some(500), Some(0)],
+        "read in the order of their contents"
+    );
+    let ranges: Vec<(i64, i64)> = report
+        .kept_ranges
+        .iter()
+        .map(|r| (r.first, r.last))
+        .collect();
+    assert_eq!(ranges, [(0, 899)], "{report}");
+    let log = |b: i64| krecords_log::files::file_name(b, ".log");
+    assert_eq!(
+        renamed(&report),
+        [(log(500), 500, 0), (log(0), 0, 500)],
+        "{report}"
+    );
+    let text = report.to_string();
+    for line in [
+        "is named for base offset 500, above the offsets it holds; its entries start at 0: \
+         written as 00000000000000000000.log",
+        "is named for base offset 0, at or below the offsets before it; its entries start at \
+         500: written as 00000000000000000500.log",
+        "lost: 0 damaged ranges (0 bytes), 0 entries left out",
+    ] {
+        assert!(text.contains(line), "{text}");
+    }
+    assert_eq!(output_segments(&m), [(log(0), low), (log(500), high)]);
+    let out = Log::open_read_only_with("/out/t-0", m.env.clone()).unwrap();
+    assert_eq!(out.log_end_offset(), 900);
+    out.verify_indexes().unwrap();
+}
+
+/// Misnamed segments with damage at their start: a segment renamed above its offsets (named
+/// for 900, holding 0..=299) is read first; one whose first batch is damaged is placed by its
+/// first intact one; and one whose first batch's base offset (outside every CRC) rose is
+/// placed by the batch after it (the raised one is left out, not taken for where the segment
+/// starts, which would put the segment last and leave out all of it).
+#[test]
+fn misnamed_segments_are_placed_by_their_first_intact_entries() {
+    let log = |b: i64| krecords_log::files::file_name(b, ".log");
+    let (a, b, c) = (
+        batches(0, 300, 10),
+        batches(300, 600, 10),
+        batches(600, 900, 10),
+    );
+    let mut damaged_b = b.clone();
+    damaged_b[30] ^= 0x40; // inside the first batch's CRC-covered bytes
+    let files = vec![(0, damaged_b), (300, c), (900, a)];
+    let m = mem();
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert_eq!(report.kept_records, 890, "{report}");
+    assert!(report.left_out.is_empty(), "{report}");
+    assert_eq!(report.damaged.len(), 1, "{report}");
+    assert_eq!(report.damaged[0].file, m.dir.join(log(0)), "{report}");
+    assert_eq!(
+        report.damaged[0].lost_offsets(),
+        Some((Some(300), Some(309))),
+        "{report}"
+    );
+    assert_eq!(
+        renamed(&report),
+        [(log(900), 900, 0), (log(0), 0, 310), (log(300), 300, 600)],
+        "{report}"
+    );
+    let names: Vec<String> = output_segments(&m).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, [log(0), log(310), log(600)]);
+    let out = Log::open_read_only_with("/out/t-0", m.env.clone()).unwrap();
+    assert_eq!(out.log_end_offset(), 900);
+
+    // Swapped names, and the first batch of the file named 0 (holding 500..=899) has its base
+    // offset raised by 2^40; a third segment follows.
+    let (low, mut high) = (batches(0, 500, 10), batches(500, 900, 10));
+    high[2] |= 0x01;
+    let m = mem();
+    let files = [(0, high), (500, low), (900, batches(900, 1300, 10))];
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert_eq!(report.kept_records, 1290, "{report}");
+    assert!(report.damaged.is_empty(), "{report}");
+    let l: Vec<(u64, i64)> = report
+        .left_out
+        .iter()
+        .map(|l| (l.position, l.first_offset))
+        .collect();
+    assert_eq!(l, [(0, 500 + (1 << 40))], "{report}");
+    assert_eq!(
+        renamed(&report),
+        [(log(500), 500, 0), (log(0), 0, 510)],
+        "{report}"
+    );
+    let out = Log::open_read_only_with("/out/t-0", m.env.clone()).unwrap();
+    assert_eq!(out.log_end_offset(), 1300);
 }
 
 /// A damaged v0 gzip wrapper: the offsets lost end before the next wrapper's first inner

@@ -1,7 +1,7 @@
 //! Exported datasets (`DIR/topic=T/partition=P/<first>-<last>.parquet` or `.arrow`, as
 //! `krec export` writes them) as DataFusion listing tables.
 
-use crate::{BytesFormat, ScanCounters, TableOptions};
+use crate::{BytesFormat, Dataset, ScanCounters, TableOptions};
 use datafusion::arrow::array::{Array, ArrayRef, BinaryArray, StringBuilder};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
@@ -10,9 +10,11 @@ use datafusion::datasource::file_format::options::{ArrowReadOptions, ParquetRead
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
+use datafusion::parquet::file::metadata::ParquetMetaDataReader;
 use datafusion::prelude::{DataFrame, SessionContext};
+use krecords_arrow::ISOLATION_KEY;
 use std::hash::{Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// How deep below a dataset directory its files are looked for (`topic=T/partition=P/FILE`
@@ -53,9 +55,9 @@ pub fn is_dataset_file(path: &Path) -> bool {
             .is_some_and(|e| e == "parquet" || e == "arrow")
 }
 
-/// Counts the `.parquet` and `.arrow` files below `dir` (hidden names, such as an export's
-/// temporary files, left out).
-fn count_files(dir: &Path, depth: usize, counts: &mut [u64; 2]) -> std::io::Result<()> {
+/// The `.parquet` and `.arrow` files below `dir` (hidden names, such as an export's temporary
+/// files, left out).
+fn list_files(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
@@ -65,43 +67,83 @@ fn count_files(dir: &Path, depth: usize, counts: &mut [u64; 2]) -> std::io::Resu
         }
         let kind = entry.file_type()?;
         if kind.is_dir() && depth < MAX_DEPTH {
-            count_files(&entry.path(), depth + 1, counts)?;
-        } else if name.ends_with(".parquet") {
-            counts[0] += 1;
-        } else if name.ends_with(".arrow") {
-            counts[1] += 1;
+            list_files(&entry.path(), depth + 1, files)?;
+        } else if name.ends_with(".parquet") || name.ends_with(".arrow") {
+            files.push(entry.path());
         }
     }
     Ok(())
 }
 
-/// The format of the dataset in `dir`.
+/// The files of the dataset `dir` (or `dir` itself, one file) and their format.
 ///
 /// # Errors
 ///
 /// `dir` cannot be listed, holds no files, or holds files of both formats (a table reads one).
-pub(crate) fn dataset_format(dir: &Path) -> Result<FileFormat> {
+pub(crate) fn dataset_format(dir: &Path) -> Result<(Vec<PathBuf>, FileFormat)> {
     if is_dataset_file(dir) {
-        return Ok(match dir.extension().is_some_and(|e| e == "arrow") {
+        let format = match dir.extension().is_some_and(|e| e == "arrow") {
             true => FileFormat::Arrow,
             false => FileFormat::Parquet,
-        });
+        };
+        return Ok((vec![dir.to_path_buf()], format));
     }
-    let mut counts = [0u64; 2];
-    count_files(dir, 0, &mut counts)
+    let mut files = Vec::new();
+    list_files(dir, 0, &mut files)
         .map_err(|e| DataFusionError::External(Box::new(e)).context(dir.display().to_string()))?;
-    match counts {
+    let arrow = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "arrow"))
+        .count();
+    match [files.len() - arrow, arrow] {
         [0, 0] => plan_err!(
             "{}: the dataset holds no .parquet or .arrow files yet",
             dir.display()
         ),
-        [_, 0] => Ok(FileFormat::Parquet),
-        [0, _] => Ok(FileFormat::Arrow),
+        [_, 0] => Ok((files, FileFormat::Parquet)),
+        [0, _] => Ok((files, FileFormat::Arrow)),
         [p, a] => plan_err!(
             "{}: the dataset mixes {p} Parquet and {a} Arrow IPC files; a table reads one \
              format (export each format to its own directory)",
             dir.display()
         ),
+    }
+}
+
+/// What the metadata of `files` say about the isolation level they were exported at: each
+/// level (`read_committed`, `read_uncommitted`) with how many files say it, in name order;
+/// files that say nothing (written before the key existed, or by another tool) or cannot be
+/// read are left out. Reads each file's footer.
+fn isolations(files: &[PathBuf], format: FileFormat) -> Vec<(String, u64)> {
+    let mut levels: Vec<(String, u64)> = Vec::new();
+    for f in files {
+        let Some(level) = file_isolation(f, format) else {
+            continue;
+        };
+        match levels.iter_mut().find(|(l, _)| *l == level) {
+            Some((_, n)) => *n += 1,
+            None => levels.push((level, 1)),
+        }
+    }
+    levels.sort();
+    levels
+}
+
+/// The isolation level in the metadata of one dataset file, if it says one.
+fn file_isolation(file: &Path, format: FileFormat) -> Option<String> {
+    let f = std::fs::File::open(file).ok()?;
+    match format {
+        FileFormat::Parquet => {
+            let metadata = ParquetMetaDataReader::new().parse_and_finish(&f).ok()?;
+            let kv = metadata.file_metadata().key_value_metadata()?;
+            kv.iter()
+                .find(|kv| kv.key == ISOLATION_KEY)
+                .and_then(|kv| kv.value.clone())
+        }
+        FileFormat::Arrow => {
+            let r = datafusion::arrow::ipc::reader::FileReader::try_new(f, None).ok()?;
+            r.custom_metadata().get(ISOLATION_KEY).cloned()
+        }
     }
 }
 
@@ -149,7 +191,9 @@ async fn read(ctx: &SessionContext, dir: &Path, format: FileFormat) -> Result<Da
 /// the table `name`: DataFusion's listing
 /// table, which reads only the files, row groups and columns a query needs. A binary `key` or
 /// `value` column is given as a string where `options` asks for one (UTF-8; other bytes are
-/// null and counted in the returned counters), as a source table's would be.
+/// null and counted in the returned counters), as a source table's would be. The isolation
+/// level each file was exported at (its metadata's `krec.isolation`, one footer read per file)
+/// goes into the counters too ([`ScanCounters::isolation_note`]).
 ///
 /// # Errors
 ///
@@ -161,10 +205,13 @@ pub async fn register_dataset(
     dir: &Path,
     options: TableOptions,
 ) -> Result<Arc<ScanCounters>> {
-    let format = dataset_format(dir)?;
+    let (files, format) = dataset_format(dir)?;
     let df = read(ctx, dir, format).await?;
     let counters = Arc::new(ScanCounters {
-        dataset: true,
+        dataset: Some(Dataset {
+            dir: dir.to_path_buf(),
+            isolations: isolations(&files, format),
+        }),
         ..ScanCounters::default()
     });
     let mut exprs = Vec::new();

@@ -16,6 +16,9 @@
 //!   the files it reads.
 //! - [`check_output`] and [`write_parquet`]: a result written into a Parquet file that is none
 //!   of the query's sources nor inside one, whole or not at all.
+//! - [`write_result`]: a result as a text table, JSON Lines or CSV ([`ResultFormat`]), a null
+//!   told from an empty string in each (`NULL` in the table; in CSV an empty field, and an
+//!   empty string `""`, as DuckDB writes them).
 //!
 //! ```
 //! use krecords_sql::{new_context, KrecTable, TableOptions};
@@ -57,6 +60,7 @@
 
 mod dataset;
 mod output;
+mod print;
 mod pushdown;
 mod read;
 mod table;
@@ -69,6 +73,7 @@ pub use output::{
     check_output, query, read_only, table_paths, write_parquet, write_refused, OutputError,
     WriteRefused,
 };
+pub use print::{csv_refusal, write_result, ResultFormat};
 pub use pushdown::{Interval, Pushdown};
 pub use table::KrecTable;
 
@@ -128,8 +133,18 @@ pub struct ScanCounters {
     pub entries: AtomicU64,
     invalid: Mutex<Vec<(String, u64)>>,
     notes: Mutex<Vec<String>>,
-    /// Whether the table is an exported dataset ([`register_dataset`]) rather than sources.
-    dataset: bool,
+    /// The exported dataset the table is ([`register_dataset`]); `None` for sources.
+    dataset: Option<Dataset>,
+}
+
+/// What [`register_dataset`] found out about a dataset.
+#[derive(Debug, Clone)]
+pub(crate) struct Dataset {
+    /// The dataset directory (or its one file), as given.
+    pub(crate) dir: PathBuf,
+    /// The isolation levels its files say they were exported at, each with its number of
+    /// files, in name order (files that say none left out).
+    pub(crate) isolations: Vec<(String, u64)>,
 }
 
 impl ScanCounters {
@@ -149,7 +164,62 @@ impl ScanCounters {
     /// Whether the table is an exported dataset ([`register_dataset`]), which holds what its
     /// export's isolation kept, rather than sources read at the table's isolation.
     pub fn is_dataset(&self) -> bool {
-        self.dataset
+        self.dataset.is_some()
+    }
+
+    /// For a table that is an exported dataset: what to say about its isolation level to a
+    /// query reading sources at `isolation` (`asked`: the level was asked for, not the
+    /// default), one line naming the table `name`. A dataset holds the rows its export's level
+    /// kept (in its files' metadata, `krec.isolation`), whatever the query's: said when that
+    /// level differs from `isolation`, or its files were exported at different levels (written
+    /// by other tools than `krec export`, which refuses that); otherwise said only when
+    /// `asked`, since the level asked for does not apply to it. `None` for sources, and for a
+    /// dataset whose level is the query's when it was not asked for.
+    ///
+    /// ```
+    /// # use krecords_sql::ScanCounters;
+    /// # use krecords_source::IsolationLevel;
+    /// let sources = ScanCounters::default();
+    /// assert_eq!(sources.isolation_note("t", IsolationLevel::ReadCommitted, true), None);
+    /// ```
+    pub fn isolation_note(
+        &self,
+        name: &str,
+        isolation: IsolationLevel,
+        asked: bool,
+    ) -> Option<String> {
+        let d = self.dataset.as_ref()?;
+        let dir = d.dir.display();
+        let rule = "(--isolation applies to sources, not datasets)";
+        match d.isolations.as_slice() {
+            [(level, _)] if level != isolation.name() => Some(format!(
+                "table {name}: the dataset {dir} was exported at {level}; its rows are what it \
+                 holds {rule}"
+            )),
+            [_, _, ..] => {
+                let levels: Vec<String> = d
+                    .isolations
+                    .iter()
+                    .map(|(level, n)| format!("{level} ({n} file(s))"))
+                    .collect();
+                Some(format!(
+                    "table {name}: the dataset {dir} mixes files exported at {}; its rows are \
+                     what they hold, each file's at its level {rule}",
+                    levels.join(" and ")
+                ))
+            }
+            levels if asked => {
+                let level = match levels {
+                    [(level, _)] => format!(" ({level})"),
+                    _ => String::new(),
+                };
+                Some(format!(
+                    "table {name}: the dataset {dir} holds what its export's isolation{level} \
+                     kept, and --isolation does not apply to it"
+                ))
+            }
+            _ => None,
+        }
     }
 
     /// `(partitions, files, entries)` read so far.

@@ -135,7 +135,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Decode::Auto)]
     decode: Decode,
     /// Only the partitions of topics matching this glob (*, ?, [...]; repeatable): of a broker
-    /// root, partition directories, a remote tier location, kafka:// topics.
+    /// root, partition directories, a remote tier location, a kafka:// URL naming no topic.
     #[arg(long, value_name = "GLOB")]
     topic: Vec<String>,
     #[command(flatten)]

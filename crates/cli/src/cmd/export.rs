@@ -47,8 +47,8 @@ pub struct Args {
     #[arg(required = true, value_name = "SOURCE")]
     sources: Vec<PathBuf>,
     /// Only the partitions of topics matching this glob (*, ?, [...]; repeatable), as in dump
-    /// and verify: of a broker root, partition directories, a remote tier location, kafka://
-    /// topics. Default: every topic of the sources, Kafka's internal ones
+    /// and verify: of a broker root, partition directories, a remote tier location, a kafka://
+    /// URL naming no topic. Default: every topic of the sources, Kafka's internal ones
     /// (__consumer_offsets, ...) included. Globs matching no topic are exit 2, naming the
     /// topics there are.
     #[arg(long, value_name = "GLOB")]

@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 /// (the records stay, hidden at read_committed; --leave-transactions-open writes none). A
 /// transaction the producer writes nothing after is left open and reported.
 ///
-/// SOURCE is segment files (read in the offset order of their names, whatever order they are
-/// given in) or one directory: a partition directory, or a broker's log.dirs root, where every
+/// SOURCE is segment files (read in the offset order of their contents, whatever their names
+/// and order) or one directory: a partition directory, or a broker's log.dirs root, where every
 /// partition is scanned, the damaged ones salvaged into OUTPUT/<partition>, intact ones
 /// reported and left alone (--all salvages them too); a partition with a misnamed segment is
 /// not intact. Several directories are refused (salvage each, or give their root), and so is
@@ -45,8 +45,8 @@ use std::path::{Path, PathBuf};
 ///
 /// The report, per partition: damaged byte ranges (file, position, length, reason, and the
 /// offsets lost between the entries kept around them), entries left out, entries, records and
-/// offset ranges kept, segments renamed (a name at or below the offsets before it: written
-/// under its first kept offset, as a broker needs), and what Kafka's own recovery would keep.
+/// offset ranges kept, segments renamed (a name at or below the offsets before it, or above its
+/// own: written under its first kept offset, as a broker needs), what Kafka's recovery keeps.
 /// Exit 0 when the input was intact, 1 when something was lost or renamed (the report says
 /// what), 2 for usage or I/O errors.
 ///

@@ -10,8 +10,9 @@ use krecords_sql::datafusion::arrow::array::RecordBatch;
 use krecords_sql::datafusion::arrow::datatypes::SchemaRef;
 use krecords_sql::datafusion::common::DataFusionError;
 use krecords_sql::{
-    check_output, new_context, register_with, source_error, table_paths, write_parquet,
-    write_refused, BytesFormat, ScanCounters, TableOptions,
+    check_output, csv_refusal, new_context, register_with, source_error, table_paths,
+    write_parquet, write_refused, write_result, BytesFormat, ResultFormat, ScanCounters,
+    TableOptions,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -79,7 +80,7 @@ pub struct Args {
     #[arg(long, short = 'o', value_name = "FILE.parquet")]
     output: Option<PathBuf>,
     /// Which records the source tables hold (an exported dataset holds what its export's
-    /// isolation kept).
+    /// isolation kept, said on stderr when that is another).
     #[arg(long, value_name = "LEVEL",
           value_parser = isolation_parser([
               (IsolationLevel::ReadCommitted, "what a consumer sees: aborted records and open transactions left out (default)"),
@@ -99,11 +100,11 @@ pub struct Args {
 /// `--format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum OutputFormat {
-    /// A text table.
+    /// A text table (a null is NULL, an empty string an empty cell).
     Table,
     /// JSON Lines: one object per row.
     Json,
-    /// CSV with a header line.
+    /// CSV with a header line (as DuckDB's: a null is an empty field, an empty string "").
     Csv,
 }
 
@@ -149,11 +150,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
             let c = register_with(&ctx, name, source, options, &mut config, remote.clone())
                 .await
                 .map_err(|e| named(&format!("--table {name}={source}"), &e))?;
-            if c.is_dataset() && args.isolation.is_some() {
-                eprintln!(
-                    "krec sql: --table {name}={source} is an exported dataset: it holds what \
-                     its export's isolation kept, and --isolation does not apply to it"
-                );
+            if let Some(n) = c.isolation_note(name, options.isolation, args.isolation.is_some()) {
+                eprintln!("krec sql: {n}");
             }
             counters.push(c);
         }
@@ -181,17 +179,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
             }
         })?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        if args.output.is_none() && matches!(args.format, OutputFormat::Csv) {
-            // Refused before anything is written: a CSV header followed by an error is no
-            // result.
-            if let Some(f) = schema.fields().iter().find(|f| f.data_type().is_nested()) {
-                return Err(Failure::Usage(format!(
-                    "--format csv: column {} is a {}, which CSV cannot hold; select other \
-                     columns (or its parts), or use --format json or --output FILE.parquet",
-                    f.name(),
-                    f.data_type()
-                )));
-            }
+        // Refused before anything is written: a CSV header followed by an error is no result.
+        if let (OutputFormat::Csv, None, Some(why)) =
+            (args.format, &args.output, csv_refusal(&schema))
+        {
+            return Err(Failure::Usage(format!("--format csv: {why}")));
         }
         let batches = match &args.output {
             Some(path) => {
@@ -245,54 +237,23 @@ fn unquoted_offset(query: &str) -> bool {
     false
 }
 
-/// Prints the result (of `schema`: an empty result still has its header).
+/// Prints the result (of `schema`: an empty result still has its header; one without
+/// columns, of a statement such as CREATE VIEW, nothing).
 fn print(
     schema: &SchemaRef,
     batches: &[RecordBatch],
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    use krecords_sql::datafusion::arrow::{csv, json};
-    let arrow = |e: krecords_sql::datafusion::arrow::error::ArrowError| match e {
+    let format = match format {
+        OutputFormat::Table => ResultFormat::Table,
+        OutputFormat::Json => ResultFormat::Json,
+        OutputFormat::Csv => ResultFormat::Csv,
+    };
+    write_result(schema, batches, format, out).map_err(|e| match e {
         krecords_sql::datafusion::arrow::error::ArrowError::IoError(m, e) => Failure::Io(e, m),
         e => Failure::Usage(e.to_string()),
-    };
-    match format {
-        OutputFormat::Table => {
-            let table =
-                krecords_sql::datafusion::arrow::util::pretty::pretty_format_batches_with_schema(
-                    Arc::clone(schema),
-                    batches,
-                )
-                .map_err(arrow)?;
-            writeln!(out, "{table}")?;
-        }
-        OutputFormat::Json => {
-            // Null columns are written as null (arrow-json leaves them out by default).
-            let mut w = json::WriterBuilder::new()
-                .with_explicit_nulls(true)
-                .build::<_, json::writer::LineDelimited>(out);
-            for b in batches {
-                w.write(b).map_err(arrow)?;
-            }
-            w.finish().map_err(arrow)?;
-        }
-        OutputFormat::Csv => {
-            let mut w = csv::WriterBuilder::new().with_header(true).build(out);
-            // The header comes with the first batch written: an empty result writes an
-            // empty one.
-            let empty = [RecordBatch::new_empty(Arc::clone(schema))];
-            let batches = if batches.is_empty() {
-                &empty[..]
-            } else {
-                batches
-            };
-            for b in batches {
-                w.write(b).map_err(arrow)?;
-            }
-        }
-    }
-    Ok(())
+    })
 }
 
 /// A DataFusion error as a failure: a source's own error keeps its class (a corrupt segment is

@@ -127,7 +127,7 @@ pub struct Args {
     read: ReadArgs,
     #[command(flatten)]
     count: CountArgs,
-    /// Only the partitions of topics matching this glob (*, ?, [...]); repeatable.
+    /// Only topics matching this glob (*, ?, [...]; repeatable); kafka:// URLs naming no topic.
     #[arg(long, value_name = "GLOB")]
     topic: Vec<String>,
     /// Only this partition number.

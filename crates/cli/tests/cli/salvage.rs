@@ -2,7 +2,7 @@
 //! `krec verify` passes, the exit code says whether anything was lost, a log.dirs root salvages
 //! only its damaged partitions, and an existing output is a usage error.
 
-use crate::util::{misname_third_segment, Dir};
+use crate::util::{finish, krec, misname_third_segment, start, Dir, Run};
 
 /// A partition directory `name` holding one zstd segment of `krec gen`, optionally with 64
 /// zeroed bytes in its middle.
@@ -542,4 +542,99 @@ fn a_segment_named_after_its_legacy_wrappers_last_offset_is_kept() {
         r.out()
     );
     assert!(d.path("out/00000000000000000009.log").is_file());
+}
+
+/// Two segments whose file names were swapped: salvage read them in the order of their names,
+/// left out every entry of the second file as going backwards and kept 20 of 60 records. They
+/// are read in the order of their contents: nothing is lost, each is written under its own base
+/// offset, and the report says they were renamed (exit 1, as for every misnamed segment: the
+/// output is not a copy of the input).
+#[test]
+fn segments_whose_names_were_swapped_lose_nothing() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("data")).unwrap();
+    let part = d.partition("data/t-0", 60);
+    let name = |b: i64| format!("data/t-0/{b:020}.log");
+    let (first, second) = (d.read(&name(0)), d.read(&name(20)));
+    d.write(&name(0), &second);
+    d.write(&name(20), &first);
+    let out = d.arg("out");
+    let r = d.run(&["salvage", &part, "-o", &out, "--format", "json"], b"");
+    let report = r.fails(1, "").json();
+    assert_eq!(report["lost_anything"], false, "{report}");
+    assert_eq!(report["kept_records"], 60, "{report}");
+    assert_eq!(report["left_out"].as_array().unwrap().len(), 0, "{report}");
+    assert_eq!(report["damaged"].as_array().unwrap().len(), 0, "{report}");
+    let renamed: Vec<(i64, i64)> = report["renamed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["named"].as_i64().unwrap(),
+                r["written_as"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(renamed, [(20, 0), (0, 20)], "{report}");
+    assert_eq!(d.read(&format!("out/{:020}.log", 0)), first);
+    assert_eq!(d.read(&format!("out/{:020}.log", 20)), second);
+    d.run(&["verify", &out], b"").ok();
+    assert_eq!(d.run(&["log", "read", &out], b"").ok().lines().count(), 60);
+    let r = d.run(&["salvage", &part, "-o", &d.arg("out2")], b"");
+    assert!(
+        r.fails(1, "")
+            .out()
+            .contains("is named for base offset 20, above the offsets it holds"),
+        "{}",
+        r.out()
+    );
+}
+
+/// Runs `krec args...` in `d`, killed after 60 seconds (a FIFO opened for reading would wait
+/// for a writer for ever).
+fn run_within_a_minute(d: &Dir, args: &[&str]) -> Run {
+    let mut started = start(krec().args(args).current_dir(d.tmp.path()), Vec::new());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while started.0.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            started.0.kill().unwrap();
+            panic!(
+                "krec {args:?} still running after a minute: {:?}",
+                finish(started)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    finish(started)
+}
+
+/// A source that is not a regular file is refused with exit 2 naming it, before it is opened: a
+/// link to /dev/zero (salvaged as an empty file: "nothing lost", exit 0) and a FIFO (salvage
+/// waited for a writer for ever), given as a file or as a segment of a partition directory.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_device_is_refused_before_it_is_read() {
+    let d = Dir::new();
+    let out = d.arg("out");
+    if std::path::Path::new("/dev/zero").exists() {
+        let zero = d.arg("00000000000000000000.log");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        run_within_a_minute(&d, &["salvage", &zero, "-o", &out]).fails(
+            2,
+            &format!("{zero}: a character device, not a regular file"),
+        );
+    }
+    std::fs::create_dir(d.path("t-0")).unwrap();
+    let fifo = d.arg("t-0/00000000000000000000.log");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo: the FIFO is not tested");
+        return;
+    }
+    for source in [fifo.clone(), d.arg("t-0")] {
+        run_within_a_minute(&d, &["salvage", &source, "-o", &out])
+            .fails(2, &format!("{fifo}: a FIFO, not a regular file"));
+    }
+    assert!(!d.path("out").exists(), "nothing created");
 }

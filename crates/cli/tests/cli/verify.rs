@@ -350,6 +350,47 @@ fn offsets_must_increase_across_entries_and_segments() {
         .reports(1, "is below the segment's base offset 2");
 }
 
+/// A partition's leader epochs never go down along its log, and no CRC covers them: a flipped
+/// bit that lowers one is found; epochs that go up, or -1 (none), are clean.
+#[test]
+fn a_partition_leader_epoch_that_goes_down_is_reported() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("e")).unwrap();
+    let batches = |epochs: &[i32]| -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, epoch) in epochs.iter().enumerate() {
+            let (base, epoch) = ((2 * i).to_string(), epoch.to_string());
+            let args = [
+                "build",
+                "--base-offset",
+                &base,
+                "--partition-leader-epoch",
+                &epoch,
+            ];
+            out.extend(d.run(&args, records(2).as_bytes()).stdout);
+        }
+        out
+    };
+    let seg = "e/00000000000000000000.log";
+    for epochs in [[0, 0, 3, 3, 5], [-1, 2, -1, 2, 5]] {
+        d.write(seg, &batches(&epochs));
+        d.run(&["verify", &d.arg("e")], b"").ok();
+    }
+    let mut flipped = batches(&[7, 7, 7, 7, 7]);
+    let len = flipped.len() / 5;
+    flipped[2 * len + 15] ^= 0x04; // epoch 7 of the middle batch becomes 3
+    d.write(seg, &flipped);
+    d.run(&["verify", &d.arg("e")], b"").reports(
+        1,
+        &format!(
+            "byte {}: [entry] entry with offsets 4..=5: partition leader epoch 3 is below epoch 7 \
+             of an earlier entry (last offset 3): epochs never go down in a partition's log (a \
+             flipped bit, or logs of two replicas mixed)",
+            2 * len
+        ),
+    );
+}
+
 /// Kafka's producer snapshot with one entry.
 fn snapshot_bytes() -> Vec<u8> {
     let mut entries = Vec::new();

@@ -8,7 +8,9 @@
 //! * every entry of every segment: its CRC, its structure and its records, decompressing
 //!   compressed ones (inner CRCs of v0/v1 wrappers too); a truncated entry at the end of a file
 //!   (a torn write); offsets increasing across entries and segments, each entry at or above its
-//!   segment's base offset;
+//!   segment's base offset (a compressed v0/v1 wrapper counting as its last offset, as recovery
+//!   counts it); the partition leader epochs of v2 batches never going down along the
+//!   partition's log, across segments too (epoch -1, none, skipped; no CRC covers the field);
 //! * the `.index` beside each segment: entries increasing, each at an entry boundary of the log
 //!   with that entry's last offset, none past the end; the `.timeindex`: timestamps increasing,
 //!   each the largest timestamp of the entries up to its offset; the `.txnindex`: each aborted
@@ -43,6 +45,7 @@ use crate::files::{
 use crate::index::rules::{EntryFacts, Index, IndexEntry, IndexKind, Rules};
 use crate::index::{offset, time};
 use crate::producer_state::{self, SNAPSHOT_ENTRY_SIZE, SNAPSHOT_VERSION};
+use crate::segment;
 use crate::transaction::AbortedTxn;
 use krecords_codec::control::{ControlRecordKey, ControlRecordType};
 use krecords_codec::read::Batch;
@@ -54,7 +57,8 @@ use std::path::{Path, PathBuf};
 /// What a [`Problem`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProblemKind {
-    /// An entry that fails its CRC, its structure or its records.
+    /// An entry that fails its CRC, its structure or its records, or whose partition leader
+    /// epoch is below the one of a v2 batch before it in the partition's log.
     Entry,
     /// Offsets that do not increase, or an entry below its segment's base offset.
     Offsets,
@@ -815,6 +819,10 @@ pub struct Checker<'s> {
     sink: &'s mut ProblemSink<'s>,
     summary: Summary,
     scratch: Vec<u8>,
+    /// The last partition leader epoch of the segment checked last, with its entry's last
+    /// offset, and the `chain` that segment left (its last offset): the next segment of the
+    /// same partition, whose `chain` is that one, goes on from it ([`epoch_step`]).
+    epoch_chain: Option<(i64, (i32, i64))>,
 }
 
 impl fmt::Debug for Checker<'_> {
@@ -835,6 +843,7 @@ impl<'s> Checker<'s> {
             sink,
             summary: Summary::default(),
             scratch: Vec::new(),
+            epoch_chain: None,
         }
     }
 
@@ -958,6 +967,8 @@ impl<'s> Checker<'s> {
     /// Checks the entries of `source`, named `name` in problems. With `path` (the file it
     /// reads) and `base` (its base offset), a segment whose indexes are checked too; `chain` is
     /// the last offset of the previous segment, updated to this one's when `base` is given.
+    /// The last partition leader epoch of a segment carries over to the next one this checker
+    /// is given with the `chain` it left, so that epochs are checked across segments too.
     ///
     /// # Errors
     ///
@@ -1059,6 +1070,11 @@ impl<'s> Checker<'s> {
             }
         }
         let mut prev_last = *chain;
+        // The previous segment's last epoch, when `chain` is still where that segment left it.
+        let mut prev_epoch = self
+            .epoch_chain
+            .filter(|(last, _)| *chain == Some(*last))
+            .map(|(_, e)| e);
         let mut running_max = -1i64;
         let mut clean = true;
         let mut end = 0u64;
@@ -1070,7 +1086,7 @@ impl<'s> Checker<'s> {
                 None => &mut *source,
             };
             let next = io_context(src.next_entry(), || format!("cannot read {name}"))?;
-            let facts = match next {
+            let (facts, recovery_first, epoch) = match next {
                 Next::End => break,
                 Next::Partial(p) => {
                     clean = false;
@@ -1112,7 +1128,11 @@ impl<'s> Checker<'s> {
                     if let Some(p) = problem {
                         self.problem(name, Some(facts.position), ProblemKind::Entry, &p)?;
                     }
-                    facts
+                    let epoch = match &batch {
+                        Batch::V2(v) => Some(v.raw_partition_leader_epoch()),
+                        Batch::Legacy(_) => None,
+                    };
+                    (facts, segment::recovery_first_offset(&batch), epoch)
                 }
             };
             if let Some(prev) = prev_last {
@@ -1129,7 +1149,9 @@ impl<'s> Checker<'s> {
                 }
             }
             if let Some(b) = base {
-                if facts.first_offset < b {
+                // Recovery's rule: a compressed v0/v1 wrapper counts as its last offset (a
+                // segment may be named after it).
+                if recovery_first < b {
                     self.problem(
                         name,
                         Some(facts.position),
@@ -1154,6 +1176,9 @@ impl<'s> Checker<'s> {
                     ),
                 )?;
             }
+            if let Some(message) = epoch.and_then(|e| epoch_step(&mut prev_epoch, e, &facts)) {
+                self.problem(name, Some(facts.position), ProblemKind::Entry, &message)?;
+            }
             prev_last = Some(prev_last.map_or(facts.last_offset, |p| p.max(facts.last_offset)));
             running_max = running_max.max(facts.max_timestamp);
             self.rules()
@@ -1166,6 +1191,7 @@ impl<'s> Checker<'s> {
         }
         if base.is_some() {
             *chain = prev_last;
+            self.epoch_chain = prev_last.zip(prev_epoch);
         }
         Ok(())
     }
@@ -1624,6 +1650,35 @@ fn entry_facts(
         Ok(records) => (facts, records, None),
         Err(e) => (facts, 0, Some(e)),
     }
+}
+
+/// The rule that partition leader epochs never go down along a partition's log: a v2 entry
+/// (`facts`) with the stored epoch `epoch` after the last entry with one, `prev` (its epoch
+/// and last offset, updated here). Followers truncate to the leader's log before they fetch,
+/// so a replica's log holds the epochs of its leaders in order; the CRC does not cover the
+/// field, so a flipped bit there shows only here. Epoch -1 ("none", written by some tools) is
+/// skipped; another negative one is reported when it follows an epoch, and never followed.
+///
+/// The problem is the entry whose epoch is lower than the one before it, once: a bit that
+/// lowers an epoch is found at its entry, a bit that raises one (0, 0, 432, 0, 0) at the entry
+/// after it, whose right epoch is then below the raised one (and not at all in the last v2
+/// entry of the partition).
+fn epoch_step(prev: &mut Option<(i32, i64)>, epoch: i32, facts: &EntryFacts) -> Option<String> {
+    if epoch == -1 {
+        return None;
+    }
+    let problem = prev.filter(|(p, _)| epoch < *p).map(|(p, at)| {
+        format!(
+            "entry with offsets {}..={}: partition leader epoch {epoch} is below epoch {p} of \
+             an earlier entry (last offset {at}): epochs never go down in a partition's log \
+             (a flipped bit, or logs of two replicas mixed)",
+            facts.first_offset, facts.last_offset
+        )
+    });
+    if epoch >= 0 {
+        *prev = Some((epoch, facts.last_offset));
+    }
+    problem
 }
 
 /// Fills in what only the records tell (a wrapper's first offset, an abort marker) and

@@ -132,7 +132,7 @@ impl Log {
                 })?;
             if let Prepared::Append(p) = &step {
                 self.producer_state.stage(&mut staged, &p.update);
-                next_offset = p.validated.last_offset + 1;
+                next_offset = p.validated.next_offset();
             }
             steps.push(step);
         }
@@ -341,7 +341,7 @@ impl Log {
             self.producer_state.complete_txn(txn);
         }
         self.producer_state
-            .set_map_end_offset(validated.last_offset + 1);
+            .set_map_end_offset(validated.next_offset());
         self.unflushed_messages = self
             .unflushed_messages
             .saturating_add(i64::try_from(validated.record_count).unwrap_or(i64::MAX));
