@@ -110,8 +110,9 @@ pub struct ExportOptions {
     /// The positions to export between (`--start`, `--end`; its `count` is not used), resolved
     /// per partition as every krec command resolves them. A partition's export starts at the
     /// later of the start and the dataset's end (the offset after its files' last), so no
-    /// offset is ever written twice; the start applies to the first pass of a run only (a
-    /// `--follow` pass continues where the last one ended). Default: everything.
+    /// offset is ever written twice. The start is resolved to an offset once per partition in
+    /// a run (at the first pass it is inside the partition) and that offset stays the floor of
+    /// every later `--follow` pass, whether or not a pass wrote anything. Default: everything.
     pub range: Range,
 }
 
@@ -140,9 +141,13 @@ pub struct Summary {
     pub partitions: u64,
     /// Files completed.
     pub files: u64,
-    /// Records (rows) written.
+    /// Records (rows) written into completed files: the records the dataset gained.
     pub records: u64,
-    /// Bytes of the log entries read.
+    /// Records read into a file that could not be completed (a write error, a full disk):
+    /// not in the dataset, and not counted in [`records`](Summary::records).
+    pub records_not_written: u64,
+    /// Bytes of the log entries read into completed files (and of those, such as control
+    /// batches, that make no rows).
     pub bytes_in: u64,
     /// Bytes of the files completed.
     pub bytes_out: u64,
@@ -178,6 +183,13 @@ impl Summary {
             self.bytes_in,
             self.bytes_out
         )?;
+        if self.records_not_written > 0 {
+            writeln!(
+                out,
+                "{} records read were not written: their file could not be completed",
+                self.records_not_written
+            )?;
+        }
         if self.removed_temporary > 0 {
             writeln!(
                 out,
@@ -361,9 +373,13 @@ pub struct Exporter {
     summary: Summary,
     /// Files kept open between passes, by partition directory.
     open: HashMap<PathBuf, OpenFile>,
-    /// The partition directories passed over once in this run: [`ExportOptions::range`]'s
-    /// start applies to the first pass only (a `--follow` pass continues where the last ended).
+    /// The partition directories passed over once in this run (a partition counts once in
+    /// the summary, a range outside it is reported once).
     passed: HashSet<PathBuf>,
+    /// The offset [`ExportOptions::range`]'s start resolved to, by partition directory, once
+    /// it has: every later pass starts at it or later, whether or not a file was written, and
+    /// a time or `-N` is not resolved again against a partition that has grown since.
+    starts: HashMap<PathBuf, i64>,
 }
 
 impl Exporter {
@@ -415,6 +431,7 @@ impl Exporter {
             summary: Summary::default(),
             open: HashMap::new(),
             passed: HashSet::new(),
+            starts: HashMap::new(),
         })
     }
 
@@ -486,12 +503,14 @@ impl Exporter {
                     None => {
                         let open = self.open.remove(&dir);
                         let first_pass = !self.passed.contains(&dir);
+                        let start = self.starts.get(&dir).copied();
                         tasks.push(Task {
                             dir,
                             label,
                             indices: vec![index],
                             open,
                             first_pass,
+                            start,
                         });
                     }
                 },
@@ -512,6 +531,7 @@ impl Exporter {
                 label: task.label,
                 open: task.open,
                 first_pass: task.first_pass,
+                start: task.start,
                 topic_id: None,
             };
             let mut errors = Vec::new();
@@ -522,6 +542,7 @@ impl Exporter {
             }
             lock(&done).push(Done {
                 dir: part.dir,
+                start: part.start,
                 open: part.open,
                 summary: part.summary,
                 errors,
@@ -539,6 +560,9 @@ impl Exporter {
         for d in done.into_inner().unwrap_or_else(|p| p.into_inner()) {
             let first_pass = self.passed.insert(d.dir.clone());
             self.add(d.summary, first_pass);
+            if let Some(s) = d.start {
+                self.starts.insert(d.dir.clone(), s);
+            }
             if let Some(f) = d.open {
                 self.open.insert(d.dir, f);
             }
@@ -608,6 +632,7 @@ impl Exporter {
         let (dir, label) = partition_dir(&self.options.output, sources, index)?;
         let open = self.open.remove(&dir);
         let first_pass = self.passed.insert(dir.clone());
+        let start = self.starts.get(&dir).copied();
         let mut part = PartWork {
             options: &self.options,
             summary: Summary::default(),
@@ -615,13 +640,21 @@ impl Exporter {
             label,
             open,
             first_pass,
+            start,
             topic_id: None,
         };
         let result = part.run(sources, index, keep_open, on);
         let PartWork {
-            summary, dir, open, ..
+            summary,
+            dir,
+            open,
+            start,
+            ..
         } = part;
         self.add(summary, first_pass);
+        if let Some(s) = start {
+            self.starts.insert(dir.clone(), s);
+        }
         if let Some(f) = open {
             self.open.insert(dir, f);
         }
@@ -641,11 +674,13 @@ struct Task {
     indices: Vec<usize>,
     open: Option<OpenFile>,
     first_pass: bool,
+    start: Option<i64>,
 }
 
 /// What a thread of [`Exporter::export_all`] did with a [`Task`].
 struct Done {
     dir: PathBuf,
+    start: Option<i64>,
     open: Option<OpenFile>,
     summary: Summary,
     errors: Vec<PartitionError>,
@@ -684,17 +719,30 @@ fn partition_dir(
     Ok((output.join(&label), label))
 }
 
-/// Completes `f`, counting it in `summary`.
+/// Completes `f`, counting it and its records in `summary`; a file that cannot be completed
+/// is removed and its records counted as not written.
 fn complete(
     f: OpenFile,
     format: Format,
     summary: &mut Summary,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<(), ExportError> {
-    let records = f.records;
-    let (path, bytes) = f.complete(format)?;
+    let (records, bytes_in) = (f.records, f.bytes_in);
+    let (path, bytes) = match f.complete(format) {
+        Ok(done) => done,
+        Err(e) => {
+            summary.records_not_written = summary.records_not_written.saturating_add(records);
+            return Err(e);
+        }
+    };
+    // Renamed: its records are in the dataset, whether or not the directory's sync succeeds.
     summary.files = summary.files.saturating_add(1);
+    summary.records = summary.records.saturating_add(records);
+    summary.bytes_in = summary.bytes_in.saturating_add(bytes_in);
     summary.bytes_out = summary.bytes_out.saturating_add(bytes);
+    if let Some(dir) = path.parent() {
+        writer::sync_dir(dir)?;
+    }
     on(Event::File {
         path: &path,
         records,
@@ -709,6 +757,9 @@ impl Summary {
         self.partitions = self.partitions.saturating_add(other.partitions);
         self.files = self.files.saturating_add(other.files);
         self.records = self.records.saturating_add(other.records);
+        self.records_not_written = self
+            .records_not_written
+            .saturating_add(other.records_not_written);
         self.bytes_in = self.bytes_in.saturating_add(other.bytes_in);
         self.bytes_out = self.bytes_out.saturating_add(other.bytes_out);
         self.removed_temporary = self
@@ -740,8 +791,12 @@ struct PartWork<'a> {
     dir: PathBuf,
     label: String,
     open: Option<OpenFile>,
-    /// Whether [`ExportOptions::range`]'s start applies (the run's first pass over it).
+    /// Whether this is the run's first pass over the directory (a range outside the
+    /// partition is reported once).
     first_pass: bool,
+    /// The offset [`ExportOptions::range`]'s start resolved to, once it has (see
+    /// `Exporter::starts`); until then the range's start is resolved again at each pass.
+    start: Option<i64>,
     /// The source topic's id, when its source says (see `Partition::topic_id`).
     topic_id: Option<String>,
 }
@@ -757,13 +812,20 @@ impl PartWork<'_> {
         keep_open: bool,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
-        let result = self.pass(sources, index, on);
+        let result = self.pass(sources, index, keep_open, on);
         self.first_pass = false;
         if result.is_err() || !keep_open {
             // After an error, the rows before it make a complete, valid file.
             self.complete(on)?;
         }
         result
+    }
+
+    /// Reports a range outside the partition, on the run's first pass over it only.
+    fn outside(&mut self, message: String) {
+        if self.first_pass {
+            self.summary.outside.push(message);
+        }
     }
 
     fn complete(&mut self, on: &mut dyn FnMut(Event<'_>)) -> Result<(), ExportError> {
@@ -782,9 +844,10 @@ impl PartWork<'_> {
         &mut self,
         sources: &Sources,
         index: usize,
+        keep_open: bool,
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ExportError> {
-        match self.open_scan(sources, index)? {
+        match self.open_scan(sources, index, keep_open)? {
             Some(scan) => self.write_scan(scan, on),
             None => Ok(()),
         }
@@ -792,11 +855,13 @@ impl PartWork<'_> {
 
     /// The scan of partition `index` from where its dataset ends (or the range's start) to
     /// the range's end; `None` when there is nothing to export. Makes nothing in the output
-    /// but the temporary files of an earlier run it removes.
+    /// but the temporary files of an earlier run it removes. Followed (`keep_open`), a start
+    /// offset past the partition's end is waited for rather than outside it.
     fn open_scan(
         &mut self,
         sources: &Sources,
         index: usize,
+        keep_open: bool,
     ) -> Result<Option<PartitionScan>, ExportError> {
         let isolation = self.options.isolation;
         let name = partition_name(sources, index);
@@ -816,14 +881,17 @@ impl PartWork<'_> {
                 last.map(|l| l.saturating_add(1))
             }
         };
+        // The range's start until it has resolved; then the offset it resolved to (a floor
+        // for every later pass, whether or not a file was written).
+        let floor = self.start;
         let range = Range {
-            start: self.options.range.start.filter(|_| self.first_pass),
+            start: self.options.range.start.filter(|_| floor.is_none()),
             end: self.options.range.end,
             count: None,
         };
         let mut start = None;
         let mut end = None;
-        if resume.is_some() || !range.is_all() {
+        if resume.is_some() || floor.is_some() || !range.is_all() {
             if let Some(w) = sources.watermarks(index)? {
                 let readable = w.readable_end(isolation);
                 // The range asked for, in offsets (times looked up in the time index or with
@@ -845,7 +913,7 @@ impl PartWork<'_> {
                 {
                     // Only a start past the partition's end gets here (the end was after it).
                     if e <= s {
-                        self.summary.outside.push(format!(
+                        self.outside(format!(
                             "{name}: offset {s} is out of range: the partition holds [{}, {})",
                             w.log_start, w.high_watermark
                         ));
@@ -856,13 +924,28 @@ impl PartWork<'_> {
                     sources.offset_for_time(index, ms, isolation)
                 });
                 let asked = match resolved {
+                    // A start past the partition's end, followed: nothing yet (a later pass
+                    // exports from it once the partition gets there).
+                    Err(krecords_source::Error::OutOfRange(_))
+                        if keep_open
+                            && matches!(range.start, Some(Position::Offset(s))
+                                if s >= w.high_watermark) =>
+                    {
+                        return Ok(None);
+                    }
                     Err(krecords_source::Error::OutOfRange(m)) => {
-                        self.summary.outside.push(format!("{name}: {m}"));
+                        self.outside(format!("{name}: {m}"));
                         return Ok(None);
                     }
                     r => r?,
                 };
-                let asked_start = range.start.map(|_| asked.start);
+                let asked_start = match range.start {
+                    Some(_) => {
+                        self.start = Some(asked.start);
+                        Some(asked.start)
+                    }
+                    None => floor,
+                };
                 let stop = asked.end.unwrap_or(readable);
                 // Never an offset at or before the dataset's end: each record at most once.
                 let from = match (resume, asked_start) {
@@ -933,10 +1016,12 @@ impl PartWork<'_> {
                 })?;
         let mut read_before = 0;
         let mut bytes_in = 0u64;
+        // Bytes read not yet counted in a file (entries before a batch's rows are written).
+        let mut pending = 0u64;
         while let Some(batch) = scan.next() {
             let bytes_read = scan.bytes_read();
             let read = bytes_read.saturating_sub(read_before);
-            self.summary.bytes_in = self.summary.bytes_in.saturating_add(read);
+            pending = pending.saturating_add(read);
             bytes_in = bytes_in.saturating_add(read);
             read_before = bytes_read;
             let batch = match batch {
@@ -947,6 +1032,9 @@ impl PartWork<'_> {
                 }
             };
             self.write_batch(&batch, offset_col)?;
+            if let Some(f) = &mut self.open {
+                f.bytes_in = f.bytes_in.saturating_add(std::mem::take(&mut pending));
+            }
             on(Event::Batch {
                 partition: &self.label,
                 rows: batch.num_rows(),
@@ -960,11 +1048,13 @@ impl PartWork<'_> {
                 self.complete(on)?;
             }
         }
-        // Entries that made no rows (control batches) after the last record batch.
-        self.summary.bytes_in = self
-            .summary
-            .bytes_in
-            .saturating_add(scan.bytes_read().saturating_sub(read_before));
+        // Entries that made no rows (control batches) after the last record batch: the open
+        // file's, or read and done with when no file is open.
+        pending = pending.saturating_add(scan.bytes_read().saturating_sub(read_before));
+        match &mut self.open {
+            Some(f) => f.bytes_in = f.bytes_in.saturating_add(pending),
+            None => self.summary.bytes_in = self.summary.bytes_in.saturating_add(pending),
+        }
         self.summary.add_invalid(scan.report().invalid);
         // A log being written (`--follow`) has a partial last entry now and then.
         if !self.options.allow_truncated_tail {
@@ -1013,19 +1103,41 @@ impl PartWork<'_> {
         let f = match &mut self.open {
             Some(f) => f,
             None => {
-                std::fs::create_dir_all(&self.dir)
-                    .map_err(io_err(format!("cannot create {}", self.dir.display())))?;
-                self.open.insert(OpenFile::create(
-                    &self.dir,
-                    first,
-                    batch.schema(),
-                    self.options,
-                    self.topic_id.as_deref(),
-                )?)
+                let created = std::fs::create_dir_all(&self.dir)
+                    .map_err(io_err(format!("cannot create {}", self.dir.display())))
+                    .and_then(|()| {
+                        OpenFile::create(
+                            &self.dir,
+                            first,
+                            batch.schema(),
+                            self.options,
+                            self.topic_id.as_deref(),
+                        )
+                    });
+                match created {
+                    Ok(f) => self.open.insert(f),
+                    Err(e) => {
+                        self.summary.records_not_written = self
+                            .summary
+                            .records_not_written
+                            .saturating_add(batch.num_rows() as u64);
+                        return Err(e);
+                    }
+                }
             }
         };
-        f.write(batch, last, self.options.row_group_bytes)?;
-        self.summary.records = self.summary.records.saturating_add(batch.num_rows() as u64);
+        if let Err(e) = f.write(batch, last, self.options.row_group_bytes) {
+            // A file that failed to be written is given up (its records are not exported): its
+            // temporary is removed now rather than by the next run.
+            if let Some(f) = self.open.take() {
+                let lost = f.records.saturating_add(batch.num_rows() as u64);
+                self.summary.records_not_written =
+                    self.summary.records_not_written.saturating_add(lost);
+                f.discard();
+            }
+            return Err(e);
+        }
+        // Counted in the summary once the file is completed.
         Ok(())
     }
 }

@@ -60,6 +60,8 @@ pub(crate) struct OpenFile {
     pub last: i64,
     /// Rows written.
     pub records: u64,
+    /// Bytes of the log entries read into it (counted in the summary once it is completed).
+    pub bytes_in: u64,
     /// When it was created.
     pub opened: Instant,
     writer: Writer,
@@ -90,6 +92,29 @@ impl OpenFile {
         let tmp = dir.join(format!(".{first:020}.{ext}{TMP_SUFFIX}"));
         let file =
             File::create(&tmp).map_err(io_err(format!("cannot create {}", tmp.display())))?;
+        let writer = Self::writer(file, &tmp, schema, options, &metadata).inspect_err(|_| {
+            // Best effort: the space goes back at once; the next run removes it otherwise.
+            let _ = std::fs::remove_file(&tmp);
+        })?;
+        Ok(OpenFile {
+            dir: dir.to_path_buf(),
+            tmp,
+            first,
+            last: first,
+            records: 0,
+            bytes_in: 0,
+            opened: Instant::now(),
+            writer,
+        })
+    }
+
+    fn writer(
+        file: File,
+        tmp: &Path,
+        schema: SchemaRef,
+        options: &ExportOptions,
+        metadata: &[(&str, &str)],
+    ) -> Result<Writer, ExportError> {
         let out = Counting {
             inner: BufWriter::with_capacity(1 << 20, file),
             bytes: 0,
@@ -109,27 +134,19 @@ impl OpenFile {
                     .build();
                 Writer::Parquet(
                     ArrowWriter::try_new(out, schema, Some(props))
-                        .map_err(|e| write_err(&tmp, e))?,
+                        .map_err(|e| write_err(tmp, e))?,
                 )
             }
             Format::Arrow => {
                 let mut w = arrow_ipc::writer::FileWriter::try_new(out, &schema)
-                    .map_err(|e| write_err(&tmp, e))?;
-                for (k, v) in metadata {
+                    .map_err(|e| write_err(tmp, e))?;
+                for &(k, v) in metadata {
                     w.write_metadata(k, v);
                 }
                 Writer::Arrow(w)
             }
         };
-        Ok(OpenFile {
-            dir: dir.to_path_buf(),
-            tmp,
-            first,
-            last: first,
-            records: 0,
-            opened: Instant::now(),
-            writer,
-        })
+        Ok(writer)
     }
 
     /// About the bytes of the file so far (written and buffered).
@@ -161,9 +178,25 @@ impl OpenFile {
         Ok(())
     }
 
-    /// Completes the file: footer, sync, rename to its final name, sync of the directory.
-    /// Returns the final path and size.
+    /// Gives up the file: removes its temporary (best effort; the next run removes it
+    /// otherwise), so that the space it holds is given back at once.
+    pub fn discard(self) {
+        let tmp = self.tmp.clone();
+        drop(self);
+        let _ = std::fs::remove_file(tmp);
+    }
+
+    /// Completes the file: footer, sync, rename to its final name (the caller syncs the
+    /// directory). Returns the final path and size. On an error, its temporary is removed as
+    /// [`discard`](Self::discard) does.
     pub fn complete(self, format: Format) -> Result<(PathBuf, u64), ExportError> {
+        let tmp = self.tmp.clone();
+        self.rename(format).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+    }
+
+    fn rename(self, format: Format) -> Result<(PathBuf, u64), ExportError> {
         let tmp = self.tmp;
         let out = match self.writer {
             Writer::Parquet(w) => w.into_inner().map_err(|e| write_err(&tmp, e))?,
@@ -182,7 +215,6 @@ impl OpenFile {
         drop(file);
         let path = self.dir.join(file_name(self.first, self.last, format));
         std::fs::rename(&tmp, &path).map_err(io_err(format!("cannot rename {}", tmp.display())))?;
-        sync_dir(&self.dir)?;
         Ok((path, bytes))
     }
 }

@@ -436,3 +436,155 @@ fn an_export_that_writes_no_file_leaves_no_directory() {
     assert_eq!(e.class(), ErrorClass::Data, "{e}");
     assert!(!out.join("topic=events").exists());
 }
+
+/// A file that cannot be completed (here its temporary is `/dev/full`, as on a full disk):
+/// the export fails, the report counts only the records of the files completed (and those
+/// read into the failed one as not written), and the failed file's temporary is removed at
+/// once rather than by the next run.
+#[test]
+fn a_file_that_cannot_be_completed_is_not_counted_and_its_temporary_is_removed() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-2");
+    // More records than a scan's batch (the files roll between batches), in larger segments.
+    Log::create(
+        &part,
+        LogConfig::from_pairs([("segment.bytes", "1048576")]).unwrap(),
+    )
+    .unwrap()
+    .close()
+    .unwrap();
+    append(&part, &[(100, false, false); 200]);
+    let mut options = ExportOptions::new(root.path().join("out"));
+    options.roll_bytes = 1;
+    let dir = out_dir(root.path());
+    let args = [part.clone()];
+    let sources = Sources::open(&args, &mut || unreachable!()).unwrap();
+    let mut exporter = Exporter::open(options, &args).unwrap();
+    // Once the first file is completed, the next one's temporary writes into /dev/full.
+    let mut tmp: Option<PathBuf> = None;
+    let e = exporter.export(&sources, 0, &mut |e| {
+        if let (krecords_export::Event::File { path, .. }, None) = (e, &tmp) {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            let (_, last) = krecords_export::parse_file_name(name).unwrap();
+            let t = dir.join(format!(".{:020}.parquet{TMP_SUFFIX}", last + 1));
+            std::os::unix::fs::symlink("/dev/full", &t).unwrap();
+            tmp = Some(t);
+        }
+    });
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let e = e.expect_err(&format!("{names:?} {tmp:?}"));
+    assert!(e.to_string().contains("No space left"), "{e}");
+    let tmp = tmp.expect("a first file was completed");
+    assert!(tmp.symlink_metadata().is_err(), "{} left", tmp.display());
+    assert!(Path::new("/dev/full").exists());
+    let held = dataset(&dir);
+    let summary = exporter.summary();
+    assert_eq!(summary.files, 1);
+    assert!(!held.is_empty());
+    assert_eq!(summary.records, held.len() as u64);
+    assert!(summary.records_not_written > 0);
+    assert!(summary.records + summary.records_not_written <= 20_000);
+    let json = summary.to_json(Path::new("out"));
+    assert_eq!(json["records"], held.len() as u64);
+    let mut text = Vec::new();
+    summary.write_text(Path::new("out"), &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "exported {} records of 1 partitions into 1 files",
+            held.len()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("records read were not written"), "{text}");
+    // Nothing else of the dataset's directory went.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    // The next run continues exactly.
+    drop(exporter);
+    export(&part, {
+        let mut o = ExportOptions::new(root.path().join("out"));
+        o.roll_bytes = 1;
+        o
+    })
+    .unwrap();
+    assert_eq!(
+        dataset(&dir),
+        consumed(&part, IsolationLevel::ReadCommitted)
+    );
+}
+
+/// The records and bytes read count once their file is completed: a run's summary matches
+/// what its files hold, and a failed source read keeps the rows before it in a completed file.
+#[test]
+fn the_summary_counts_what_the_completed_files_hold() {
+    let root = tempfile::tempdir().unwrap();
+    let part = root.path().join("events-2");
+    append(&part, &[(5, true, false); 20]);
+    let mut options = ExportOptions::new(root.path().join("out"));
+    options.roll_bytes = 2000;
+    let e = export(&part, options).unwrap();
+    let held = dataset(&out_dir(root.path()));
+    assert_eq!(e.summary().records, held.len() as u64);
+    assert_eq!(e.summary().records_not_written, 0);
+    // Every entry read, control batches included.
+    let log_bytes: u64 = krecords_source::dir_logs(&part)
+        .unwrap()
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    assert_eq!(e.summary().bytes_in, log_bytes);
+}
+
+/// `--start` with `--follow`: a first pass that writes nothing (the start is past the
+/// partition's end, or resolves to its end) does not drop the start for the later passes,
+/// which exported from the log's start: the offset the start resolved to is kept as the
+/// floor of every pass, and a start past the end is waited for, not reported outside.
+#[test]
+fn a_followed_start_holds_after_a_pass_that_wrote_nothing() {
+    use krecords_source::Position;
+    let cases = [
+        (Position::Offset(8), 8),
+        (Position::Latest, 5),
+        // A time after every record resolves to the end then, and stays that offset.
+        (Position::Time(T0 + 100), 5),
+    ];
+    for (start, from) in cases {
+        let root = tempfile::tempdir().unwrap();
+        let part = root.path().join("events-2");
+        append(&part, &[(5, false, false)]);
+        let mut options = ExportOptions::new(root.path().join("out"));
+        options.range.start = Some(start);
+        let args = [part.clone()];
+        let mut exporter = Exporter::open(options, &args).unwrap();
+        let pass = |exporter: &mut Exporter| {
+            let sources = Sources::open(&args, &mut || unreachable!()).unwrap();
+            exporter.export_open(&sources, 0, &mut |_| {}).unwrap();
+        };
+        pass(&mut exporter);
+        pass(&mut exporter);
+        assert!(dataset(&out_dir(root.path())).is_empty(), "{start:?}");
+        append(&part, &[(7, false, false)]);
+        pass(&mut exporter);
+        pass(&mut exporter);
+        exporter.finish(&mut |_| {}).unwrap();
+        let want: Vec<(i64, String)> = (from..12).map(|o| (o, format!("v{o}"))).collect();
+        assert_eq!(dataset(&out_dir(root.path())), want, "{start:?}");
+        let summary = exporter.summary();
+        assert_eq!(summary.partitions, 1, "{start:?}");
+        assert!(
+            summary.outside.is_empty(),
+            "{start:?}: {:?}",
+            summary.outside
+        );
+    }
+}

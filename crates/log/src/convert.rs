@@ -1067,28 +1067,138 @@ pub fn write_file<E: From<ConvertError>>(
     output: &Path,
     write: impl FnOnce(&mut dyn io::Write) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
-    use std::io::Write as _;
-    let tmp = temporary_path(output);
-    // Errors name the output, as the user gave it, not the temporary file.
-    let fail =
-        |op: &'static str, e: io::Error| E::from(ConvertError::Output(Error::io(op, output, e)));
-    if output.is_dir() {
-        return Err(fail(
-            "write",
-            io::Error::new(io::ErrorKind::IsADirectory, "it is a directory"),
-        ));
+    let fail = |e: Error| E::from(ConvertError::Output(e));
+    let mut file = OutputFile::create(output).map_err(fail)?;
+    // Dropped unfinished on failure: the temporary file is removed.
+    write(&mut file)?;
+    file.finish().map_err(fail)
+}
+
+/// A file written whole or not at all (the rule of [`write_file`], for writers that cannot be
+/// a closure): the bytes go into a buffered file under [`temporary_path`] next to `output`,
+/// and [`OutputFile::finish`] syncs it and renames it to `output`. Dropping it unfinished,
+/// or a failed `finish`, removes the temporary file: `output` keeps what it held before (or
+/// stays absent) and never holds a partial file.
+///
+/// Writes return the plain I/O error; [`OutputFile::path`] names the output for messages.
+///
+/// # Examples
+///
+/// ```
+/// use krecords_log::convert::OutputFile;
+/// use std::io::Write;
+///
+/// let dir = std::env::temp_dir().join(format!("krec-doc-output-file-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let out = dir.join("damaged.bin");
+/// std::fs::write(&out, b"earlier").unwrap();
+/// let mut file = OutputFile::create(&out)?;
+/// file.write_all(b"half").unwrap();
+/// drop(file); // unfinished: `out` is as it was and no temporary file is left
+/// assert_eq!(std::fs::read(&out).unwrap(), b"earlier");
+/// assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+/// let mut file = OutputFile::create(&out)?;
+/// file.write_all(b"whole").unwrap();
+/// file.finish()?;
+/// assert_eq!(std::fs::read(&out).unwrap(), b"whole");
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), krecords_log::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct OutputFile {
+    output: PathBuf,
+    tmp: PathBuf,
+    /// `None` once finished.
+    sink: Option<io::BufWriter<std::fs::File>>,
+}
+
+impl OutputFile {
+    /// Creates the temporary file of `output` ([`temporary_path`]); `output` itself is not
+    /// touched until [`OutputFile::finish`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] naming `output`: it is a directory, or the temporary file cannot be
+    /// created (a missing or read-only directory).
+    pub fn create(output: &Path) -> Result<OutputFile> {
+        if output.is_dir() {
+            let e = io::Error::new(io::ErrorKind::IsADirectory, "it is a directory");
+            return Err(Error::io("write", output, e));
+        }
+        let tmp = temporary_path(output);
+        // Errors name the output, as the user gave it, not the temporary file.
+        let file = std::fs::File::create(&tmp).map_err(|e| Error::io("create", output, e))?;
+        Ok(OutputFile {
+            output: output.to_path_buf(),
+            tmp,
+            sink: Some(io::BufWriter::with_capacity(1 << 16, file)),
+        })
     }
-    let file = std::fs::File::create(&tmp).map_err(|e| fail("create", e))?;
-    let mut sink = io::BufWriter::with_capacity(1 << 16, file);
-    let written = write(&mut sink)
-        .and_then(|()| sink.flush().map_err(|e| fail("write", e)))
-        .and_then(|()| sink.get_ref().sync_all().map_err(|e| fail("sync", e)))
-        .and_then(|()| std::fs::rename(&tmp, output).map_err(|e| fail("replace", e)));
-    if written.is_err() {
+
+    /// The output's path, as given.
+    pub fn path(&self) -> &Path {
+        &self.output
+    }
+
+    /// Flushes and syncs the temporary file and renames it to the output, replacing what was
+    /// there.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] naming the output when the flush, the sync or the rename fails; the
+    /// temporary file is removed then and the output left as it was.
+    pub fn finish(mut self) -> Result<()> {
+        use io::Write as _;
+        let Some(mut sink) = self.sink.take() else {
+            let e = io::Error::other("the file was finished already");
+            return Err(Error::io("write", &self.output, e));
+        };
+        let output = &self.output;
+        let done = sink
+            .flush()
+            .map_err(|e| Error::io("write", output, e))
+            .and_then(|()| {
+                sink.get_ref()
+                    .sync_all()
+                    .map_err(|e| Error::io("sync", output, e))
+            })
+            .and_then(|()| {
+                std::fs::rename(&self.tmp, output).map_err(|e| Error::io("replace", output, e))
+            });
         drop(sink);
-        let _ = std::fs::remove_file(&tmp);
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        done
     }
-    written
+}
+
+impl io::Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.sink.as_mut() {
+            Some(s) => s.write(buf),
+            None => Err(io::Error::other("the file was finished already")),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self.sink.as_mut() {
+            Some(s) => s.write_all(buf),
+            None => Err(io::Error::other("the file was finished already")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.sink.as_mut().map_or(Ok(()), io::Write::flush)
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if self.sink.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Whether `path` (existing or not) is the directory `dir` or inside it, links resolved: the
@@ -1325,6 +1435,66 @@ impl Drop for PartitionWriter {
 mod tests {
     use super::*;
     use crate::storage::MemStorage;
+
+    /// A failed rename (the output became a non-empty directory meanwhile) names the output,
+    /// removes the temporary file and leaves the output as it was; an unfinished file is
+    /// removed when dropped, and a failure of the writing closure leaves the output as well.
+    #[test]
+    fn output_file_failures_leave_the_output_and_no_temporary() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.bin");
+        let names = || -> Vec<String> {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        let mut file = OutputFile::create(&out).unwrap();
+        file.write_all(b"new bytes").unwrap();
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("held"), b"x").unwrap();
+        let e = file.finish().unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("cannot replace {}: ", out.display())),
+            "{e}"
+        );
+        assert_eq!(names(), ["out.bin"]);
+        assert_eq!(std::fs::read(out.join("held")).unwrap(), b"x");
+        // A directory is refused before anything is created.
+        let e = OutputFile::create(&out).unwrap_err();
+        assert!(e.to_string().contains("out.bin: it is a directory"), "{e}");
+        std::fs::remove_dir_all(&out).unwrap();
+        std::fs::write(&out, b"earlier").unwrap();
+        let mut file = OutputFile::create(&out).unwrap();
+        assert_eq!(file.path(), out);
+        file.write_all(&[7; 100_000]).unwrap();
+        drop(file);
+        assert_eq!(names(), ["out.bin"]);
+        assert_eq!(std::fs::read(&out).unwrap(), b"earlier");
+        let failed = write_file(&out, |sink| {
+            sink.write_all(&[7; 100_000]).unwrap();
+            Err(ConvertError::NoSegments {
+                dir: dir.path().into(),
+            })
+        });
+        assert!(failed.is_err());
+        assert_eq!(names(), ["out.bin"]);
+        assert_eq!(std::fs::read(&out).unwrap(), b"earlier");
+        // A missing directory: the error names the output, not the temporary file.
+        let missing = dir.path().join("no/such.bin");
+        let e = OutputFile::create(&missing).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot create {}: No such file or directory (os error 2)",
+                missing.display()
+            )
+        );
+    }
 
     fn dir_with(names: &[(&str, &[u8])]) -> (MemStorage, &'static Path) {
         let st = MemStorage::new();

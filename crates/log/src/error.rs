@@ -314,6 +314,18 @@ pub enum Error {
         /// Why [`crate::Log::append`] would refuse it.
         source: Box<Error>,
     },
+    /// A storage failure while [`crate::Log::append_all`] wrote its entries
+    /// (`KAFKA_STORAGE_ERROR`). The log was rolled back to where it was before the call
+    /// (`undo_failed` is `None`), or rolling back failed too: the log then ends at
+    /// `end_offset` (what a reopen recovers) and refuses writes until it is reopened.
+    AppendFailed {
+        /// The storage error met while writing.
+        source: Box<Error>,
+        /// The log end offset now: the one before the call when it was rolled back.
+        end_offset: i64,
+        /// Why rolling back failed; `None` when the log is as it was before the call.
+        undo_failed: Option<String>,
+    },
 }
 
 impl Error {
@@ -351,6 +363,7 @@ impl Error {
             Error::TransactionCoordinatorFenced { .. } => "TRANSACTION_COORDINATOR_FENCED",
             Error::Codec { .. } | Error::UndecodableRecords { .. } => "UNKNOWN_SERVER_ERROR",
             Error::InEntry { source, .. } => source.kafka_name(),
+            Error::AppendFailed { .. } => "KAFKA_STORAGE_ERROR",
         }
     }
 
@@ -407,7 +420,7 @@ impl Error {
     /// True for I/O failures (the ones that poison the log when they happen while writing).
     pub fn is_storage_error(&self) -> bool {
         match self {
-            Error::Io { .. } | Error::Poisoned { .. } => true,
+            Error::Io { .. } | Error::Poisoned { .. } | Error::AppendFailed { .. } => true,
             Error::InEntry { source, .. } => source.is_storage_error(),
             _ => false,
         }
@@ -570,6 +583,25 @@ impl fmt::Display for Error {
                 write!(f, "{at}: the records cannot be decompressed: {source}")
             }
             Error::InEntry { index, source } => write!(f, "entry {index}: {source}"),
+            Error::AppendFailed {
+                source,
+                end_offset,
+                undo_failed: None,
+            } => write!(
+                f,
+                "{source}; the log is as it was before these appends (end offset {end_offset}): \
+                 nothing was appended"
+            ),
+            Error::AppendFailed {
+                source,
+                end_offset,
+                undo_failed: Some(why),
+            } => write!(
+                f,
+                "{source}; undoing the appends failed too ({why}): the log ends at offset \
+                 {end_offset} (the appends before it are in the log) and refuses writes until \
+                 it is reopened"
+            ),
         }
     }
 }
@@ -599,7 +631,9 @@ impl std::error::Error for Error {
                 source: Some(source),
                 ..
             } => Some(source),
-            Error::InEntry { source, .. } => Some(source.as_ref()),
+            Error::InEntry { source, .. } | Error::AppendFailed { source, .. } => {
+                Some(source.as_ref())
+            }
             _ => None,
         }
     }

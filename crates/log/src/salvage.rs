@@ -108,6 +108,12 @@ pub trait SalvageSink {
     fn damaged(&mut self, _file: &Path, _position: u64, _bytes: &[u8]) -> io::Result<()> {
         Ok(())
     }
+
+    /// The file [`SalvageSink::damaged`] writes into, which an error writing it names (`None`:
+    /// "the damaged bytes' file").
+    fn damaged_path(&self) -> Option<&Path> {
+        None
+    }
 }
 
 /// A sink that wants nothing.
@@ -626,9 +632,11 @@ impl Scan<'_> {
                 w.file
                     .read_exact_at(chunk, pos)
                     .map_err(|e| Error::io("read", &w.path, e))?;
-                self.sink
-                    .damaged(&w.path, pos, chunk)
-                    .map_err(|e| Error::io("write", "the damaged bytes' file", e))?;
+                self.sink.damaged(&w.path, pos, chunk).map_err(|e| {
+                    let path = self.sink.damaged_path();
+                    let path = path.unwrap_or(Path::new("the damaged bytes' file"));
+                    Error::io("write", path, e)
+                })?;
                 pos = pos.saturating_add(n as u64);
             }
         }
@@ -1584,14 +1592,19 @@ fn content_start(
 
 /// Where a segment named for base offset `name` starts, from its first intact entry `h` and
 /// the entry right after it, `n`: `h`'s first offset as recovery takes it, unless a damaged
-/// base offset (outside every CRC, so the entry still checks) shows. When `n` does not follow
-/// `h`, one of the two has a damaged base offset: `n`'s first offset is taken (a raised one
-/// of `h`), unless it lies below the name (then `h`'s: a lowered one of `n`). When `h` lies
-/// below the name while `n` is at or above it, `h` alone contradicts the name: the name is
-/// taken (the scan then leaves `h` out as below its segment's base).
+/// base offset (outside every CRC, so the entry still checks) shows.
+/// - Without `n`, the name: one entry alone does not overrule it, since a flipped bit in its
+///   base offset would move the whole file (and the scan then leaves that entry out).
+/// - When `n` does not follow `h`, one of the two has a damaged base offset: `n`'s first
+///   offset is taken (a raised one of `h`), unless it lies below the name (then `h`'s: a
+///   lowered one of `n`).
+/// - When `h` lies below the name while `n` is at or above it, `h` is taken only when `n`
+///   starts right after it (the two agree, so the name is what is wrong); otherwise `h` alone
+///   contradicts the name, and the name is taken (the scan then leaves `h` out as below its
+///   segment's base).
 fn order_key(h: &Kept, n: Option<&Kept>, name: i64) -> i64 {
     let Some(n) = n else {
-        return h.recovery_first;
+        return name;
     };
     if n.recovery_first <= h.last {
         return if n.recovery_first < name {
@@ -1600,7 +1613,8 @@ fn order_key(h: &Kept, n: Option<&Kept>, name: i64) -> i64 {
             n.recovery_first
         };
     }
-    if h.recovery_first < name && name <= n.recovery_first {
+    let chained = h.last.checked_add(1) == Some(n.recovery_first);
+    if h.recovery_first < name && name <= n.recovery_first && !chained {
         name
     } else {
         h.recovery_first

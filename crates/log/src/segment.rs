@@ -463,6 +463,18 @@ impl Segment {
         Ok((truncated, problem))
     }
 
+    /// Cuts the log file back to `size` bytes (a whole-batch boundary it had before), for a
+    /// rollback that reloads the segment afterwards: the indexes and the in-memory state are
+    /// left as they are, for [`Self::recover`] to rebuild.
+    pub(crate) fn cut(&mut self, size: u64) -> Result<()> {
+        self.log
+            .set_len(size)
+            .map_err(|e| Error::io("truncate", &self.log_path, e))?;
+        self.log
+            .sync()
+            .map_err(|e| Error::io("sync", &self.log_path, e))
+    }
+
     /// Preallocates the indexes again (the active segment after open or recovery).
     pub(crate) fn resize_indexes(&mut self, config: &LogConfig) -> Result<()> {
         let max = max_index_bytes(config);

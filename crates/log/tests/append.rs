@@ -689,3 +689,84 @@ fn append_all_writes_what_the_same_appends_one_by_one_write() {
     b.close().unwrap();
     assert_eq!(all.snapshot(), one_by_one.snapshot());
 }
+
+/// A storage failure partway through `append_all` (a full disk: the nth write fails, or
+/// writes half its bytes) rolls the log back to where it was, at every write the call makes,
+/// rolls included: nothing of the call stays, the producer state is as before, the log reads
+/// clean (no torn tail), takes writes again, and a retry appends every entry once.
+#[test]
+fn append_all_rolls_back_when_a_write_fails_partway() {
+    let batch = |seq: i32| {
+        let mut b = V2Builder::new(0).producer(7, 0, seq);
+        for v in ["a", "b"] {
+            b.append(&NewRecord::new(NOW, None, Some(v.as_bytes())))
+                .unwrap();
+        }
+        b.finish().unwrap()
+    };
+    let entries: Vec<Vec<u8>> = (2..12).map(|i| batch(2 * i)).collect();
+    let refs: Vec<&[u8]> = entries.iter().map(Vec::as_slice).collect();
+    let mut failed = 0;
+    for torn in [false, true] {
+        for n in 1.. {
+            let m = mem();
+            let mut log = m.create(&[("segment.bytes", "400")]);
+            append(&mut log, &batch(0));
+            append(&mut log, &batch(2));
+            let segments = log.segment_files().len();
+            let producer = log.producer_state(7).unwrap();
+            if torn {
+                m.storage.short_write_after(n);
+            } else {
+                m.storage.fail_write_after(n);
+            }
+            let r = log.append_all(&refs, AppendOrigin::Client);
+            m.storage.clear_faults();
+            let Err(e) = r else {
+                assert!(n > 1, "the first write cannot succeed");
+                assert!(log.segment_files().len() > segments, "the call rolls");
+                break;
+            };
+            failed += 1;
+            let at = format!("write {n} (torn: {torn}): {e}");
+            assert!(
+                matches!(
+                    e,
+                    Error::AppendFailed {
+                        end_offset: 4,
+                        undo_failed: None,
+                        ..
+                    }
+                ),
+                "{at}"
+            );
+            assert_eq!(e.kafka_name(), "KAFKA_STORAGE_ERROR");
+            assert!(
+                e.to_string()
+                    .contains("(end offset 4): nothing was appended"),
+                "{at}"
+            );
+            assert!(!log.is_poisoned(), "{at}");
+            assert_eq!(log.log_end_offset(), 4, "{at}");
+            assert_eq!(log.segment_files().len(), segments, "{at}");
+            assert_eq!(log.producer_state(7).unwrap(), producer, "{at}");
+            assert_eq!(read_all(&log, 1).len(), 4, "{at}");
+            log.verify_indexes().unwrap();
+            // What a reader (and the next open) finds: no torn tail.
+            let view = Log::open_read_only_with(&m.dir, m.env.clone()).unwrap();
+            assert_eq!(view.recovery_info().truncated_bytes, 0, "{at}");
+            assert_eq!(view.log_end_offset(), 4, "{at}");
+            drop(view);
+            // The retry goes in once, as new appends.
+            let infos = log.append_all(&refs, AppendOrigin::Client).unwrap();
+            assert!(infos.iter().all(|i| !i.duplicate), "{at}");
+            assert_eq!(log.log_end_offset(), 24, "{at}");
+            log.close().unwrap();
+            let log = m.open();
+            assert_eq!(log.recovery_info().truncated_bytes, 0, "{at}");
+            log.verify_indexes().unwrap();
+            assert_eq!(read_all(&log, 1).len(), 24, "{at}");
+        }
+    }
+    assert!(failed > 10, "{failed}");
+}

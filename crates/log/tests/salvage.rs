@@ -1440,6 +1440,50 @@ fn misnamed_segments_are_placed_by_their_first_intact_entries() {
     assert_eq!(out.log_end_offset(), 1300);
 }
 
+/// One intact entry alone does not overrule its file's name: a flipped bit in the base offset
+/// of a one-batch segment leaves that batch out, in place, and moves no other segment; two
+/// entries that follow each other exactly do overrule a name above them, which loses nothing.
+#[test]
+fn one_entry_alone_does_not_move_its_segment_and_two_that_chain_do() {
+    let log = |b: i64| krecords_log::files::file_name(b, ".log");
+    let first_offsets =
+        |r: &SalvageReport| -> Vec<i64> { r.left_out.iter().map(|l| l.first_offset).collect() };
+    // 1152 read as 1024 (bit 7 of the base offset's last byte): below its segment's base.
+    let mut lowered = batches(1152, 1252, 100);
+    lowered[7] ^= 0x80;
+    let m = mem();
+    let files = [(1052, batches(1052, 1152, 100)), (1152, lowered)];
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert_eq!(report.kept_records, 100, "{report}");
+    assert_eq!(first_offsets(&report), [1024], "{report}");
+    assert!(renamed(&report).is_empty(), "{report}");
+    let names: Vec<String> = output_segments(&m).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, [log(1052)]);
+
+    // 0 read as 2^40 in the first of three one-batch segments: left out, the others kept.
+    let mut raised = batches(0, 100, 100);
+    raised[2] |= 0x01;
+    let m = mem();
+    let files = [
+        (0, raised),
+        (100, batches(100, 200, 100)),
+        (200, batches(200, 300, 100)),
+    ];
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert_eq!(report.kept_records, 200, "{report}");
+    assert_eq!(first_offsets(&report), [1 << 40], "{report}");
+    let out = Log::open_read_only_with("/out/t-0", m.env.clone()).unwrap();
+    assert_eq!(out.log_end_offset(), 300);
+
+    // A segment named 105 holding 100..=199 in batches that chain: renamed, nothing left out.
+    let m = mem();
+    let files = [(0, batches(0, 100, 10)), (105, batches(100, 200, 10))];
+    let report = salvage_mem(&m, &files, SalvageOptions::default());
+    assert_eq!(report.kept_records, 200, "{report}");
+    assert!(report.left_out.is_empty(), "{report}");
+    assert_eq!(renamed(&report), [(log(105), 105, 100)], "{report}");
+}
+
 /// A damaged v0 gzip wrapper: the offsets lost end before the next wrapper's first inner
 /// offset, not its last (the wrapper's own offset).
 #[test]

@@ -828,3 +828,54 @@ fn append_all_checks_epochs_and_transactions_across_its_entries() {
     assert_eq!(consumed(&log, RC), ["plain", "t5"]);
     assert_eq!(log.aborted_txns().len(), 1);
 }
+
+/// A marker whose write fails partway (its index entry, say, on a full disk) is undone: the
+/// transaction stays open, the error says nothing was appended, and a retry writes one marker.
+#[test]
+fn a_marker_whose_write_fails_is_undone_and_its_retry_writes_one() {
+    for n in 1.. {
+        let m = mem();
+        let mut log = m.create(&[("index.interval.bytes", "0"), ("segment.bytes", "300")]);
+        append(&mut log, &idem(7, 0, 0, true, &["a", "b"]));
+        append(&mut log, &idem(7, 0, 2, true, &["c"]));
+        m.storage.fail_write_after(n);
+        let r = log.append_end_txn(7, 0, 0, true, NOW);
+        m.storage.clear_faults();
+        let Err(e) = r else {
+            assert!(n > 1, "the first write cannot succeed");
+            break;
+        };
+        let at = format!("write {n}: {e}");
+        assert!(
+            matches!(
+                e,
+                Error::AppendFailed {
+                    end_offset: 3,
+                    undo_failed: None,
+                    ..
+                }
+            ),
+            "{at}"
+        );
+        assert_eq!(log.log_end_offset(), 3, "{at}");
+        assert_eq!(log.first_unstable_offset(), Some(0), "{at}");
+        assert!(
+            log.consume(0, 1 << 20, RC).unwrap().records.is_empty(),
+            "{at}"
+        );
+        assert_eq!(end_txn(&mut log, 7, 0, 0, true), 3, "{at}");
+        assert_eq!(log.log_end_offset(), 4, "{at}");
+        assert_eq!(
+            log.consume(0, 1 << 20, RC).unwrap().records.len(),
+            3,
+            "{at}"
+        );
+        drop(log);
+        let log = m.open();
+        assert_eq!(log.recovery_info().truncated_bytes, 0, "{at}");
+        assert_eq!(
+            (log.log_end_offset(), log.first_unstable_offset()),
+            (4, None)
+        );
+    }
+}

@@ -100,15 +100,16 @@ fn write_csv(
     let options = FormatOptions::default();
     let mut value = String::new();
     for b in batches {
+        // Logical nulls: a column of type Null (`SELECT NULL`) stores none and is all nulls.
         let columns = b
             .columns()
             .iter()
-            .map(|a| ArrayFormatter::try_new(a.as_ref(), &options).map(|f| (a, f)))
+            .map(|a| ArrayFormatter::try_new(a.as_ref(), &options).map(|f| (a.logical_nulls(), f)))
             .collect::<Result<Vec<_>, _>>()?;
         for row in 0..b.num_rows() {
             line.clear();
-            for (i, (array, formatter)) in columns.iter().enumerate() {
-                if array.is_null(row) {
+            for (i, (nulls, formatter)) in columns.iter().enumerate() {
+                if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
                     push_field(&mut line, i, None);
                     continue;
                 }
@@ -193,6 +194,18 @@ mod tests {
             written(ResultFormat::Csv, &[], &b.schema()),
             "offset,key,value\n"
         );
+    }
+
+    /// A column of type Null (`SELECT NULL AS x`) stores no null bits: it was written as `""`.
+    #[test]
+    fn csv_writes_a_null_typed_column_as_nulls() {
+        use datafusion::arrow::array::NullArray;
+        use datafusion::arrow::datatypes::{DataType, Field};
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Null, true)]));
+        let b =
+            RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(NullArray::new(2))]).unwrap();
+        let csv = written(ResultFormat::Csv, &[b], &schema);
+        assert_eq!(csv, "x\n\n\n");
     }
 
     /// The text table showed a null as an empty cell, like an empty string.

@@ -2,6 +2,7 @@
 
 use crate::args::EncodingArgs;
 use crate::bytes_fmt::BytesFormat;
+use crate::cmd::convert::say_removed;
 use crate::outcome::{Context, Failure, Outcome};
 use crate::time_fmt::now_ms;
 use krecords_codec::build::{self, JsonLinesError};
@@ -9,6 +10,8 @@ pub use krecords_codec::build::{BatchOptions, BuildRecord};
 use krecords_codec::control::ControlRecordType;
 use krecords_codec::write::{end_txn_marker, EndTxnBatch};
 use krecords_codec::TimestampType;
+use krecords_log::convert::{remove_leftovers, write_file};
+use krecords_log::storage::FsStorage;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
@@ -87,8 +90,13 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
         build_records(&args, &records)?
     };
     match &args.output {
+        // Whole or not at all: a failed write leaves an earlier file of that name as it was.
         Some(path) => {
-            std::fs::write(path, &bytes).context(|| format!("cannot write {}", path.display()))?
+            say_removed(&remove_leftovers(&FsStorage, path));
+            write_file(path, |sink| {
+                sink.write_all(&bytes)
+                    .context(|| format!("cannot write {}", path.display()))
+            })?
         }
         None => stdout.write_all(&bytes)?,
     }

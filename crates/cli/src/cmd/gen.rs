@@ -2,12 +2,14 @@
 //! [`krecords_codec::sample`].
 
 use crate::args::EncodingArgs;
-use crate::outcome::{Context, Failure, Outcome};
+use crate::cmd::convert::say_removed;
+use crate::outcome::{Failure, Outcome};
 use crate::progress::{Progress, Unit};
 use clap::ValueEnum;
 use krecords_codec::sample::{self, Sample, SampleSpec};
 use krecords_codec::Compression;
-use std::fs::File;
+use krecords_log::convert::{remove_leftovers, write_file};
+use krecords_log::storage::FsStorage;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -125,32 +127,33 @@ pub fn run(args: Args, stdout: &mut impl Write) -> Result<Outcome, Failure> {
         )));
     }
     let to_file = args.output.as_ref().filter(|p| p.as_os_str() != "-");
-    let mut file = match to_file {
-        Some(path) => Some(io::BufWriter::with_capacity(
-            1 << 20,
-            File::create(path).context(|| format!("cannot create {}", path.display()))?,
-        )),
-        None if io::stdout().is_terminal() => {
-            return Err(Failure::Usage(
-                "refusing to write binary entries to a terminal; use --output FILE or a pipe"
-                    .into(),
-            ))
-        }
-        None => None,
-    };
+    if to_file.is_none() && io::stdout().is_terminal() {
+        return Err(Failure::Usage(
+            "refusing to write binary entries to a terminal; use --output FILE or a pipe".into(),
+        ));
+    }
     let name = to_file.map_or_else(|| "-".to_string(), |p| p.display().to_string());
-    let stats = match file.as_mut() {
-        Some(f) => generate(&args, codec, level, f).map_err(|e| match e {
-            Failure::Io(e, what) if what.is_empty() => {
-                Failure::Io(e, format!("cannot write {name}"))
-            }
-            other => other,
-        })?,
+    let stats = match to_file {
+        // Whole or not at all: a failed run leaves an earlier file of that name as it was.
+        Some(path) => {
+            say_removed(&remove_leftovers(&FsStorage, path));
+            let mut stats = Written {
+                entries: 0,
+                bytes: 0,
+            };
+            write_file(path, |mut sink| {
+                stats = generate(&args, codec, level, &mut sink).map_err(|e| match e {
+                    Failure::Io(e, what) if what.is_empty() => {
+                        Failure::Io(e, format!("cannot write {name}"))
+                    }
+                    other => other,
+                })?;
+                Ok::<_, Failure>(())
+            })?;
+            stats
+        }
         None => generate(&args, codec, level, stdout)?,
     };
-    if let Some(mut file) = file {
-        file.flush().context(|| format!("cannot write {name}"))?;
-    }
     if to_file.is_some() {
         match args.format {
             SummaryFormat::Json => writeln!(

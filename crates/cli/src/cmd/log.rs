@@ -194,8 +194,8 @@ struct CreateArgs {
 /// day) and who have no open transaction.
 ///
 /// All or nothing per command: every append is checked (against the offsets and the producer
-/// state the earlier ones leave) before any is written, so when one is refused nothing at all is
-/// written, and the error message names the batch or input entry refused.
+/// state the earlier ones leave) before any is written, and a write failure (a full disk) undoes
+/// them all, so nothing is written unless all are; the error names the batch or entry refused.
 ///
 /// Examples:
 ///   printf '{"value":"a"}\n{"value":"b"}\n' | krec log append /tmp/events-0
@@ -780,7 +780,7 @@ fn append_groups(
                 Ok(log_outcome(cause, &context, out)?)
             }
             None if e.is_storage_error() && groups.len() > 1 => {
-                let context = "appending (the batches before the failure may be in the log)";
+                let context = "appending";
                 Ok(log_outcome(&e, context, out)?)
             }
             None => Err(e.into()),

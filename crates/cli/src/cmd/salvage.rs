@@ -5,13 +5,12 @@ use crate::args::Format;
 use crate::cmd::convert::say_removed;
 use crate::outcome::{Failure, Outcome};
 use crate::progress::{Progress, Unit};
-use krecords_log::convert::remove_leftovers;
+use krecords_log::convert::{remove_leftovers, OutputFile};
 use krecords_log::salvage::{self, Input, InputError, SalvageOptions, SalvageReport, SalvageSink};
 use krecords_log::storage::FsStorage;
 use krecords_log::LogConfig;
 use serde::Serialize;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Recover every intact entry of damaged segments into a new partition directory.
@@ -100,7 +99,7 @@ struct Line<'a> {
 struct Sink {
     progress: Option<Progress>,
     label: String,
-    damaged: Option<BufWriter<File>>,
+    damaged: Option<OutputFile>,
 }
 
 impl SalvageSink for Sink {
@@ -120,6 +119,10 @@ impl SalvageSink for Sink {
             Some(w) => w.write_all(bytes),
             None => Ok(()),
         }
+    }
+
+    fn damaged_path(&self) -> Option<&Path> {
+        self.damaged.as_ref().map(OutputFile::path)
     }
 }
 
@@ -146,11 +149,11 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         InputError::Log(e) => failure(e),
         e => Failure::Usage(e.to_string()),
     })?;
+    // Whole or not at all: renamed into place when the salvage succeeds, removed otherwise.
     let damaged = match &args.keep_damaged {
         Some(p) => {
-            Some(BufWriter::new(File::create(p).map_err(|e| {
-                Failure::Io(e, format!("creating {}", p.display()))
-            })?))
+            say_removed(&remove_leftovers(&FsStorage, p));
+            Some(OutputFile::create(p).map_err(failure)?)
         }
         None => None,
     };
@@ -206,9 +209,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         lost = report.found_anything();
         print(out, args.format, first, to, &report)?;
     }
-    if let Some(mut w) = sink.damaged.take() {
-        w.flush()
-            .map_err(|e| Failure::Io(e, "writing the damaged bytes".into()))?;
+    if let Some(w) = sink.damaged.take() {
+        w.finish().map_err(failure)?;
     }
     Ok(if lost {
         Outcome::DataProblem

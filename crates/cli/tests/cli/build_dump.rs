@@ -1,7 +1,9 @@
 //! `krec build` and `krec dump` through the binary: docs/design.md's bytes and JSON, round trips,
 //! exit codes, a closed pipe.
 
-use crate::util::{run, Dir, HELLO_HEX, HELLO_INPUT};
+use crate::util::{
+    fails_keeping_earlier, run, run_with_file_limit, temporaries, Dir, HELLO_HEX, HELLO_INPUT,
+};
 use std::io::{BufRead, BufReader, Read};
 use std::process::Stdio;
 
@@ -249,6 +251,36 @@ fn build_with_bad_input_exits_2() {
     let r = d.run(&["build"], b"{\"value\":\"x\",\"bogus\":1}\n");
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("line 1"), "{}", r.stderr);
+}
+
+/// A build that fails, on its input or writing (a full disk; here a file size limit), leaves
+/// an earlier file of that name as it was and no temporary file, and names the output.
+#[test]
+fn a_failed_build_leaves_an_earlier_output_unchanged() {
+    let d = Dir::new();
+    d.write("out.bin", b"earlier");
+    let good = "{\"timestamp\":1714000000000,\"value\":\"hello\"}\n".repeat(4);
+    let bad = format!("{good}{{\"value\":\"x\",\"bogus\":1}}\n");
+    d.run(&["build", "-o", "out.bin"], bad.as_bytes())
+        .fails(2, "line 5");
+    let kept = d.read("out.bin");
+    assert!(
+        kept == b"earlier",
+        "out.bin was changed: {} bytes",
+        kept.len()
+    );
+    let big = format!("{{\"timestamp\":1,\"value\":\"{}\"}}\n", "v".repeat(1000)).repeat(1000);
+    fails_keeping_earlier(
+        &d,
+        128,
+        &["build", "-o", "out.bin"],
+        big.as_bytes(),
+        "out.bin",
+    );
+    // Within the limit the file is replaced whole.
+    run_with_file_limit(&d, 128, &["build", "-o", "out.bin"], good.as_bytes()).ok();
+    assert_eq!(d.run(&["build"], good.as_bytes()).stdout, d.read("out.bin"));
+    assert_eq!(temporaries(&d, "."), Vec::<String>::new());
 }
 
 #[test]

@@ -461,6 +461,81 @@ fn export_follow_stops_at_a_signal_with_its_files_complete_and_its_report() {
     }
 }
 
+/// `--start` past the partition's end with `--follow`: the first pass writes nothing and
+/// the later ones export from the start, not from the log's start (they dropped `--start`,
+/// and the dataset held offsets 0..11), and the run ends without an "outside" usage error.
+#[test]
+fn export_follow_keeps_a_start_past_the_end_after_a_pass_that_wrote_nothing() {
+    let d = Dir::new();
+    let part = d.path("events-0");
+    let append = |n: i64| {
+        let mut log = match part.exists() {
+            true => Log::open(&part).unwrap(),
+            false => Log::create(&part, LogConfig::default()).unwrap(),
+        };
+        let next = log
+            .offsets(krecords_log::OffsetSpec::Latest)
+            .unwrap()
+            .offset;
+        let mut b = V2Builder::new(0);
+        for o in next..next + n {
+            b.append(&NewRecord::new(
+                T0 + o,
+                None,
+                Some(format!("v{o}").as_bytes()),
+            ))
+            .unwrap();
+        }
+        log.append(&b.finish().unwrap(), AppendOrigin::Client)
+            .unwrap();
+        log.close().unwrap();
+    };
+    append(5);
+    let out = d.path("out");
+    let pdir = out.join("topic=events/partition=0");
+    let child = krec()
+        .args([
+            "export",
+            part.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .args([
+            "--start",
+            "8",
+            "--follow",
+            "--poll-ms",
+            "50",
+            "--roll-ms",
+            "100",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A few passes over the 5 records first.
+    std::thread::sleep(Duration::from_millis(300));
+    append(7);
+    let want = consumed_in(&part, 8..12);
+    assert_eq!(want.len(), 4);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while dataset(&pdir) != want {
+        let got = dataset(&pdir);
+        assert!(got.iter().all(|r| r.0 >= 8), "{got:?}");
+        assert!(Instant::now() < deadline, "the dataset did not catch up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(0), "{stderr}");
+    assert_eq!(dataset(&pdir), want);
+}
+
 /// The records of `dir` a read_committed consumer gets at offsets in `range`.
 fn consumed_in(dir: &Path, range: std::ops::Range<i64>) -> Vec<(i64, Vec<u8>)> {
     consumed(dir)

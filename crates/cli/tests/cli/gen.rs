@@ -1,6 +1,6 @@
 //! `krec gen`: deterministic synthetic data.
 
-use crate::util::{ints, Dir};
+use crate::util::{fails_keeping_earlier, ints, run_with_file_limit, temporaries, Dir};
 
 fn dump_records(d: &Dir, path: &str) -> Vec<serde_json::Value> {
     let r = d.run(
@@ -257,4 +257,40 @@ fn impossible_combinations_are_usage_errors() {
     );
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("cannot create"), "{}", r.stderr);
+}
+
+/// A gen that fails writing (a full disk; here a file size limit) leaves an earlier file of
+/// that name as it was and no temporary file, and names the output; `-o -` still streams.
+#[test]
+fn a_failed_gen_leaves_an_earlier_output_unchanged() {
+    let d = Dir::new();
+    d.write("out.bin", b"earlier");
+    let args = [
+        "gen",
+        "--records",
+        "20000",
+        "--value-size",
+        "100",
+        "-o",
+        "out.bin",
+    ];
+    fails_keeping_earlier(&d, 128, &args, b"", "out.bin");
+    // Within the limit the file is replaced whole; to stdout the entries stream.
+    let small = [
+        "gen",
+        "--records",
+        "10",
+        "--value-size",
+        "10",
+        "-o",
+        "out.bin",
+    ];
+    run_with_file_limit(&d, 128, &small, b"").ok();
+    let piped = d.run(
+        &["gen", "--records", "10", "--value-size", "10", "-o", "-"],
+        b"",
+    );
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert_eq!(piped.stdout, d.read("out.bin"));
+    assert_eq!(temporaries(&d, "."), Vec::<String>::new());
 }

@@ -2,7 +2,9 @@
 //! `krec verify` passes, the exit code says whether anything was lost, a log.dirs root salvages
 //! only its damaged partitions, and an existing output is a usage error.
 
-use crate::util::{finish, krec, misname_third_segment, start, Dir, Run};
+use crate::util::{
+    fails_keeping_earlier, finish, krec, misname_third_segment, start, temporaries, Dir, Run,
+};
 
 /// A partition directory `name` holding one zstd segment of `krec gen`, optionally with 64
 /// zeroed bytes in its middle.
@@ -637,4 +639,33 @@ fn a_fifo_or_a_device_is_refused_before_it_is_read() {
             .fails(2, &format!("{fifo}: a FIFO, not a regular file"));
     }
     assert!(!d.path("out").exists(), "nothing created");
+}
+
+/// --keep-damaged is written whole or not at all: a salvage that fails writing it (a full
+/// disk; here a file size limit) names the file, leaves an earlier file of that name as it was
+/// and no temporary file or output; a salvage that succeeds replaces it.
+#[test]
+fn a_failed_keep_damaged_leaves_an_earlier_file_unchanged() {
+    let d = Dir::new();
+    let seg = d.gen("seg.bin", &["--records", "100", "--value-size", "50"]);
+    std::fs::create_dir_all(d.path("data/t-0")).unwrap();
+    // 16 MB of garbage after the entries: above the limit (12 or 24 MiB), unlike the
+    // 10 MiB indexes.
+    let mut bytes = std::fs::read(&seg).unwrap();
+    bytes.resize(bytes.len() + 16_000_000, 0xab);
+    d.write("data/t-0/00000000000000000000.log", &bytes);
+    d.write("dmg.bin", b"earlier");
+    let args = [
+        "salvage",
+        "data/t-0",
+        "-o",
+        "out",
+        "--keep-damaged",
+        "dmg.bin",
+    ];
+    fails_keeping_earlier(&d, 24576, &args, b"", "dmg.bin");
+    assert!(!d.path("out").exists());
+    d.run(&args, b"").fails(1, "");
+    assert_eq!(d.read("dmg.bin").len(), 16_000_000);
+    assert_eq!(temporaries(&d, "."), Vec::<String>::new());
 }

@@ -298,3 +298,41 @@ pub fn zigzag_len(v: i64) -> usize {
     }
     n
 }
+
+/// Runs `krec args...` in `d` with `stdin`, its files limited to `blocks` blocks of `ulimit -f`
+/// (512 or 1024 bytes, by the shell) and SIGXFSZ ignored: a write past the limit fails with
+/// "File too large", as one on a full disk fails with "No space left on device".
+pub fn run_with_file_limit(d: &Dir, blocks: u64, args: &[&str], stdin: &[u8]) -> Run {
+    let script = format!("trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\"");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg(krec().get_program())
+        .args(args)
+        .current_dir(d.tmp.path());
+    finish(start(&mut cmd, stdin.to_vec()))
+}
+
+/// Runs `args` as [`run_with_file_limit`] does and checks that it fails with exit 2 and
+/// "cannot write FILE: File too large", leaving `file`'s earlier bytes (`earlier`) as they were
+/// and no temporary file beside it.
+pub fn fails_keeping_earlier(d: &Dir, blocks: u64, args: &[&str], stdin: &[u8], file: &str) {
+    let r = run_with_file_limit(d, blocks, args, stdin);
+    r.fails(2, &format!("cannot write {file}: File too large"));
+    let kept = d.read(file);
+    assert!(
+        kept == b"earlier",
+        "{file} was changed: {} bytes",
+        kept.len()
+    );
+    assert_eq!(temporaries(d, "."), Vec::<String>::new());
+}
+
+/// The names in `d`'s directory `dir` that are temporary outputs (`.NAME.krec-tmp-PID`).
+pub fn temporaries(d: &Dir, dir: &str) -> Vec<String> {
+    std::fs::read_dir(d.path(dir))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("krec-tmp"))
+        .collect()
+}

@@ -81,10 +81,16 @@ impl Log {
     ///
     /// When any entry is refused, nothing at all is written and the error is
     /// [`Error::InEntry`], naming the entry (its index in `entries`, from 0) and wrapping the
-    /// error [`Log::append`] gives for it ([`Error::kafka_name`] is the wrapped error's). A
-    /// storage error while writing poisons the log as in [`Log::append`]; the entries written
-    /// before it stay in the log (all-or-nothing covers refusals, not storage failures or
-    /// crashes).
+    /// error [`Log::append`] gives for it ([`Error::kafka_name`] is the wrapped error's).
+    ///
+    /// A storage error while writing (a full disk) is [`Error::AppendFailed`]: the log is
+    /// rolled back to where it was before the call (the segments it rolled deleted, the
+    /// active segment cut back, then reloaded as recovery loads it: indexes, producer state
+    /// and leader epochs as they were), so nothing of the call is in it and the log takes
+    /// writes again. Cutting frees space, so this works on a full disk. If rolling back fails
+    /// too, the error says so and where the log ends, and the log stays poisoned as in
+    /// [`Log::append`]. A crash while writing is still recovered as any crash is: the whole
+    /// batches written before it stay.
     ///
     /// # Examples
     ///
@@ -136,15 +142,104 @@ impl Log {
             }
             steps.push(step);
         }
-        // 2. Write them.
+        // 2. Write them, all or nothing.
+        let start = (
+            self.segments.len(),
+            self.active().size(),
+            self.log_end_offset(),
+        );
         let mut infos = Vec::with_capacity(steps.len());
         for step in steps {
             infos.push(match step {
                 Prepared::Duplicate(info) => info,
-                Prepared::Append(p) => self.commit(p, now)?,
+                Prepared::Append(p) => match self.commit(p, now) {
+                    Ok(info) => info,
+                    Err(e) => return Err(self.roll_back(start, e)),
+                },
             });
         }
         Ok(infos)
+    }
+
+    /// Undoes the writes of an [`Log::append_all`] that failed with `error`: deletes the
+    /// segments it rolled (newest first), cuts the segment that was active back to its size,
+    /// moves the recovery point to that segment and reloads the log from the directory with
+    /// the lock it holds, as recovery does. `start` is the number of segments, the active
+    /// segment's size and the log end offset before the call. Returns the error to report.
+    fn roll_back(&mut self, (segments, size, end): (usize, u64, i64), error: Error) -> Error {
+        let mut end_now = self.log_end_offset();
+        let undone = self.undo(segments, size, end, &mut end_now);
+        let undo_failed = match undone.and_then(|()| self.reload()) {
+            Ok(()) => {
+                end_now = end;
+                None
+            }
+            Err(e) => {
+                self.poisoned.get_or_insert_with(|| e.to_string());
+                Some(e.to_string())
+            }
+        };
+        Error::AppendFailed {
+            source: Box::new(error),
+            end_offset: end_now,
+            undo_failed,
+        }
+    }
+
+    /// The file part of [`Log::roll_back`]; `end_now` follows what is left in the log.
+    fn undo(&mut self, segments: usize, size: u64, end: i64, end_now: &mut i64) -> Result<()> {
+        let st = self.env.storage.clone();
+        while self.segments.len() > segments.max(1) {
+            let last = self.segments.len() - 1;
+            self.segments[last].delete(st.as_ref(), &self.dir)?;
+            *end_now = self.segments[last].base_offset();
+            self.segments.pop();
+        }
+        // What the call left besides: the files of a segment whose roll failed halfway, the
+        // producer state snapshots its rolls took.
+        let base = self.active().base_offset();
+        let names = st
+            .list_dir(&self.dir)
+            .map_err(|e| Error::io("list", &self.dir, e))?;
+        for name in names {
+            let segment_file = [
+                files::LOG_SUFFIX,
+                files::INDEX_SUFFIX,
+                files::TIME_INDEX_SUFFIX,
+                files::TXN_INDEX_SUFFIX,
+            ]
+            .iter()
+            .any(|s| files::parse_file_name(&name, s).is_some_and(|o| o > base));
+            let snapshot =
+                files::parse_file_name(&name, files::SNAPSHOT_SUFFIX).is_some_and(|o| o > end);
+            if segment_file || snapshot {
+                files::remove_if_exists(st.as_ref(), &self.dir.join(name))?;
+            }
+        }
+        self.active_mut().cut(size)?;
+        *end_now = end;
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io("sync", &self.dir, e))?;
+        // The cut segment's indexes are rebuilt from its file by the reload, which scans from
+        // the recovery point (a roll of the call moved it past that segment).
+        if self.recovery_point > base {
+            self.set_recovery_point(base)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the log again from its directory (after [`Log::undo`]), keeping the lock, the
+    /// leader epoch, the log start offset and what the open found.
+    fn reload(&mut self) -> Result<()> {
+        let lock = self._lock.take();
+        let options = Some(OpenOptions::default());
+        let mut log = Log::load_locked(&self.dir, self.env.clone(), false, options, lock)?;
+        log.leader_epoch = self.leader_epoch;
+        log.log_start_offset = self.log_start_offset;
+        log.recovery = std::mem::take(&mut self.recovery);
+        log.damage = self.damage.take();
+        *self = log;
+        Ok(())
     }
 
     /// What every append does first: producer id expiration when due; returns the time of the
@@ -375,8 +470,9 @@ impl Log {
     ///
     /// `INVALID_PRODUCER_EPOCH` for an epoch below the producer's, `TRANSACTION_COORDINATOR_FENCED`
     /// for a coordinator epoch below the last marker's, `INVALID_RECORD` for a negative producer
-    /// id or epoch, `UNSUPPORTED_FOR_MESSAGE_FORMAT` below message format v2, `INVALID_TIMESTAMP`,
-    /// storage errors.
+    /// id or epoch, `UNSUPPORTED_FOR_MESSAGE_FORMAT` below message format v2, `INVALID_TIMESTAMP`;
+    /// a storage error while writing is [`Error::AppendFailed`], the marker undone as
+    /// [`Log::append_all`] undoes its appends (so a retry writes one marker).
     ///
     /// # Examples
     ///
@@ -428,7 +524,12 @@ impl Log {
             at: Location::Unknown,
             source: e,
         })?;
-        self.append(&bytes, AppendOrigin::Coordinator)
+        // Through append_all, so that a failed write leaves no marker behind.
+        match self.append_all(&[&bytes], AppendOrigin::Coordinator) {
+            Ok(mut infos) => Ok(infos.remove(0)),
+            Err(Error::InEntry { source, .. }) => Err(*source),
+            Err(e) => Err(e),
+        }
     }
 
     /// Rolls to a new empty segment at the log end offset (nothing happens when the active

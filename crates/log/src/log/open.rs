@@ -545,6 +545,18 @@ impl Log {
         full_scan: bool,
         writer: Option<OpenOptions>,
     ) -> Result<Log> {
+        Log::load_locked(dir, env, full_scan, writer, None)
+    }
+
+    /// As [`Log::load`]; a writer with `held`, the writer's lock it already holds, takes no
+    /// other (how [`Log::append_all`] reloads the log it rolled back).
+    pub(super) fn load_locked(
+        dir: &Path,
+        env: Env,
+        full_scan: bool,
+        writer: Option<OpenOptions>,
+        held: Option<DirLock>,
+    ) -> Result<Log> {
         let storage = env.storage.clone();
         let st = storage.as_ref();
         let list = || match st.list_dir(dir) {
@@ -561,6 +573,7 @@ impl Log {
                 .any(|n| n == CONFIG_FILE || files::parse_file_name(n, LOG_SUFFIX).is_some())
         };
         let lock = match writer {
+            Some(_) if held.is_some() => held,
             Some(options) => {
                 // Nothing is created in a directory that holds no log, not even the lock.
                 if !looks_like_log(&names) {
