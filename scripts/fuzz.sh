@@ -16,9 +16,8 @@
 # fuzz/artifacts/<target>/ and its path is printed with a command to reproduce it.
 #
 # Environment: FUZZ_TARGET_DIR for the instrumented build (default: $CARGO_TARGET_DIR/fuzz if
-# CARGO_TARGET_DIR is set, else fuzz/target); CARGO_TARGET_DIR, if set, also holds the seed
-# program's build, which then shares the workspace's compiled dependencies. A cold build of the
-# targets takes about 2-3 minutes on 2 cores.
+# CARGO_TARGET_DIR is set, else fuzz/target). The seed program builds in the root workspace's
+# target directory. A cold build of the targets takes about 5-7 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -81,7 +80,13 @@ else
 fi
 
 step "seed corpus from tests/vectors"
-cargo run --quiet --manifest-path fuzz/Cargo.toml -p krecords-fuzz-seed -- tests/vectors fuzz/corpus
+# The seed writer is a member of the root workspace. Built with `--workspace --examples`, its
+# features resolve as in `cargo test --workspace`, so after the tests nothing compiles again but
+# the program itself (`-p krecords-fuzz-seed` alone would compile most dependencies anew).
+cargo build --quiet --locked --workspace --examples --bin krecords-fuzz-seed
+ROOT_TARGET_DIR=$(cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+"$ROOT_TARGET_DIR/debug/krecords-fuzz-seed" tests/vectors fuzz/corpus
 
 step "building the fuzz targets"
 RUSTFLAGS="$FUZZ_RUSTFLAGS" RUSTDOCFLAGS="$FUZZ_RUSTFLAGS" "${FUZZ_CARGO[@]}" build --locked --release \

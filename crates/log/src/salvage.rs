@@ -46,6 +46,7 @@ use crate::error::{Error, Result};
 use crate::files::{self, LOG_SUFFIX};
 use crate::log::Env;
 use crate::resync::{candidate, claimed_len, implausible, skip_after_failure, Window, MIN_WINDOW};
+use crate::segment;
 use krecords_codec::control::{ControlRecordKey, EndTxnMarker};
 use krecords_codec::layout::{LOG_OVERHEAD, MAGIC_OFFSET};
 use krecords_codec::read::{Batch, V2Batch};
@@ -977,11 +978,8 @@ impl Scan<'_> {
                 Some(format!("last offset {} below first {first}", k.last))
             } else if first < floor {
                 Some(format!("offset {first} below the segment's base {floor}"))
-            } else if k.last == i64::MAX {
-                Some(format!(
-                    "last offset {}: no offset can follow it, so the log would have no end",
-                    k.last
-                ))
+            } else if let Some(why) = segment::leaves_no_next_offset(k.last) {
+                Some(why)
             } else {
                 self.prev_last
                     .filter(|&p| first <= p)
@@ -1329,7 +1327,7 @@ impl Kept {
         };
         let kept = Kept {
             first,
-            recovery_first: crate::segment::recovery_first_offset(b),
+            recovery_first: segment::recovery_first_offset(b),
             last,
             records,
             leader_epoch: b.partition_leader_epoch(),

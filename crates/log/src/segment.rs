@@ -1032,6 +1032,15 @@ pub(crate) fn recovery_first_offset(b: &Batch<'_>) -> i64 {
     b.first_offset().unwrap_or_else(|| b.last_offset())
 }
 
+/// Recovery's rule for an entry whose last offset is `i64::MAX`: the log's next offset (its end,
+/// the high watermark) would not fit in 64 bits, so no log may hold it. The reason, when it
+/// applies; recovery, salvage and verify all take it from here.
+pub(crate) fn leaves_no_next_offset(last: i64) -> Option<String> {
+    (last == i64::MAX).then(|| {
+        format!("last offset {last}: no offset can follow it, so the log would have no end")
+    })
+}
+
 /// The offsets part of [`recovery_check`]: within the segment, increasing, and leaving room
 /// for a next offset.
 pub(crate) fn offsets_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> Option<String> {
@@ -1045,11 +1054,8 @@ pub(crate) fn offsets_check(b: &Batch<'_>, base_offset: i64, prev_last: i64) -> 
     if last <= prev_last {
         return Some(format!("last offset {last} does not follow {prev_last}"));
     }
-    if last == i64::MAX {
-        // The log's next offset (its end, the high watermark) would not fit in 64 bits.
-        return Some(format!(
-            "last offset {last}: no offset can follow it, so the log would have no end"
-        ));
+    if let Some(why) = leaves_no_next_offset(last) {
+        return Some(why);
     }
     // Offsets past the 32-bit relative range are not a reason to stop: the batches are valid
     // and the loader splits the segment (see `Segment::has_overflow`).

@@ -1163,17 +1163,13 @@ impl<'s> Checker<'s> {
                     )?;
                 }
             }
-            if facts.last_offset == i64::MAX {
-                // As recovery has it (`segment::offsets_check`): the log would have no end.
+            if let Some(why) = segment::leaves_no_next_offset(facts.last_offset) {
+                // As recovery has it (`segment::offsets_check`).
                 self.problem(
                     name,
                     Some(facts.position),
                     ProblemKind::Offsets,
-                    &format!(
-                        "entry with offsets {}..={}: no offset can follow it, so the log would \
-                         have no end",
-                        facts.first_offset, facts.last_offset
-                    ),
+                    &format!("entry with first offset {}: {why}", facts.first_offset),
                 )?;
             }
             if let Some(message) = epoch.and_then(|e| epoch_step(&mut prev_epoch, e, &facts)) {
