@@ -28,6 +28,7 @@ use cmd::{
     build, convert, demo, docs, dump, explain, export, gen, log, metadata, produce, salvage, ship,
     sql, stats, verify,
 };
+use krecords_log::convert::NamedWriter;
 use krecords_source::ErrorClass;
 use outcome::{Failure, Outcome};
 
@@ -65,7 +66,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out = io::BufWriter::with_capacity(1 << 16, NamedWriter::stdout(stdout.lock()));
     let result = match cli.command {
         Command::Dump(args) => dump::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),

@@ -71,6 +71,12 @@ impl From<io::Error> for Failure {
     }
 }
 
+/// Writes `value` as one line of JSON.
+pub fn print_json(out: &mut impl io::Write, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
 /// Adds a path or a description to I/O errors.
 pub trait Context<T> {
     /// Names what was being done when the error happened.

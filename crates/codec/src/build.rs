@@ -107,6 +107,44 @@ impl BatchOptions {
             restart_offsets: false,
         }
     }
+
+    /// These options with the producer of an idempotent or transactional producer's batches,
+    /// as `krec log append` takes it: no `id` and no `epoch` (nor `base_sequence`) is no
+    /// producer; an `id` needs an `epoch`, both at least 0; `base_sequence` (default 0) at
+    /// least 0; `transactional` needs an `id`. The error names the option that is wrong, as
+    /// `--producer-id`, `--producer-epoch`, `--base-sequence` or `--transactional`.
+    pub fn with_producer(
+        self,
+        id: Option<i64>,
+        epoch: Option<i16>,
+        base_sequence: Option<i32>,
+        transactional: bool,
+    ) -> Result<Self, String> {
+        let (producer_id, producer_epoch, base_sequence) = match (id, epoch, base_sequence) {
+            (None, None, None) if !transactional => (-1, -1, -1),
+            (None, None, None) => return Err("--transactional needs --producer-id".into()),
+            (None, ..) => {
+                return Err("--producer-epoch and --base-sequence need --producer-id".into())
+            }
+            (Some(_), None, _) => return Err("--producer-id needs --producer-epoch".into()),
+            (Some(id), Some(epoch), _) if id < 0 || epoch < 0 => {
+                return Err(format!(
+                    "--producer-id and --producer-epoch must be at least 0, not {id} and {epoch}"
+                ))
+            }
+            (Some(_), Some(_), Some(seq)) if seq < 0 => {
+                return Err(format!("--base-sequence must be at least 0, not {seq}"))
+            }
+            (Some(id), Some(epoch), seq) => (id, epoch, seq.unwrap_or(0)),
+        };
+        Ok(BatchOptions {
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            transactional,
+            ..self
+        })
+    }
 }
 
 /// Appends `$recs` (each at its given offset, or at the next one) to `$b`, a `V2Builder` or a
@@ -311,6 +349,74 @@ pub use json::{
 mod tests {
     use super::*;
     use crate::read::{Batch, Entries};
+
+    /// `krec log append`'s producer options: none, a whole producer, and each refusal naming
+    /// its option.
+    #[test]
+    fn a_producer_is_whole_or_refused_naming_the_option() {
+        let o = |id, epoch, seq, txn| BatchOptions::new(2).with_producer(id, epoch, seq, txn);
+        let none = o(None, None, None, false).unwrap();
+        assert_eq!(
+            (none.producer_id, none.producer_epoch, none.base_sequence),
+            (-1, -1, -1)
+        );
+        let p = o(Some(7), Some(1), None, true).unwrap();
+        assert_eq!(
+            (p.producer_id, p.producer_epoch, p.base_sequence),
+            (7, 1, 0)
+        );
+        assert!(p.transactional);
+        assert_eq!(
+            o(Some(7), Some(1), Some(5), false).unwrap().base_sequence,
+            5
+        );
+        let refused = |id, epoch, seq, txn, option: &str| {
+            let e = o(id, epoch, seq, txn).unwrap_err();
+            assert!(e.starts_with(option), "{e}");
+        };
+        refused(
+            None,
+            None,
+            None,
+            true,
+            "--transactional needs --producer-id",
+        );
+        refused(
+            None,
+            Some(0),
+            None,
+            false,
+            "--producer-epoch and --base-sequence need",
+        );
+        refused(
+            None,
+            None,
+            Some(0),
+            false,
+            "--producer-epoch and --base-sequence need",
+        );
+        refused(
+            Some(7),
+            None,
+            None,
+            false,
+            "--producer-id needs --producer-epoch",
+        );
+        refused(
+            Some(-2),
+            Some(0),
+            None,
+            false,
+            "--producer-id and --producer-epoch must",
+        );
+        refused(
+            Some(7),
+            Some(0),
+            Some(-1),
+            false,
+            "--base-sequence must be at least 0",
+        );
+    }
 
     fn records(n: usize) -> Vec<BuildRecord> {
         (0..n)

@@ -67,10 +67,17 @@ pub(crate) struct OpenFile {
     writer: Writer,
 }
 
-fn write_err(path: &Path, e: impl std::fmt::Display) -> ExportError {
-    ExportError::Write {
-        what: path.display().to_string(),
-        message: e.to_string(),
+/// A failed write of `path` through arrow's or parquet's writer: `cannot write PATH: CAUSE`,
+/// the cause being the I/O error behind the library's wrapper (`External: `, `Io error: `),
+/// of its kind, when there is one ([`krecords_source::io_cause`]), else the library's message.
+fn write_err(path: &Path, e: &(dyn std::error::Error + 'static)) -> ExportError {
+    let source = match krecords_source::io_cause(e) {
+        Some(io) => std::io::Error::new(io.kind(), io.to_string()),
+        None => std::io::Error::other(e.to_string()),
+    };
+    ExportError::Io {
+        what: format!("cannot write {}", path.display()),
+        source,
     }
 }
 
@@ -134,12 +141,12 @@ impl OpenFile {
                     .build();
                 Writer::Parquet(
                     ArrowWriter::try_new(out, schema, Some(props))
-                        .map_err(|e| write_err(tmp, e))?,
+                        .map_err(|e| write_err(tmp, &e))?,
                 )
             }
             Format::Arrow => {
                 let mut w = arrow_ipc::writer::FileWriter::try_new(out, &schema)
-                    .map_err(|e| write_err(tmp, e))?;
+                    .map_err(|e| write_err(tmp, &e))?;
                 for &(k, v) in metadata {
                     w.write_metadata(k, v);
                 }
@@ -166,12 +173,12 @@ impl OpenFile {
     ) -> Result<(), ExportError> {
         match &mut self.writer {
             Writer::Parquet(w) => {
-                w.write(batch).map_err(|e| write_err(&self.tmp, e))?;
+                w.write(batch).map_err(|e| write_err(&self.tmp, &e))?;
                 if w.in_progress_size() >= row_group_bytes {
-                    w.flush().map_err(|e| write_err(&self.tmp, e))?;
+                    w.flush().map_err(|e| write_err(&self.tmp, &e))?;
                 }
             }
-            Writer::Arrow(w) => w.write(batch).map_err(|e| write_err(&self.tmp, e))?,
+            Writer::Arrow(w) => w.write(batch).map_err(|e| write_err(&self.tmp, &e))?,
         }
         self.last = last;
         self.records = self.records.saturating_add(batch.num_rows() as u64);
@@ -199,10 +206,10 @@ impl OpenFile {
     fn rename(self, format: Format) -> Result<(PathBuf, u64), ExportError> {
         let tmp = self.tmp;
         let out = match self.writer {
-            Writer::Parquet(w) => w.into_inner().map_err(|e| write_err(&tmp, e))?,
+            Writer::Parquet(w) => w.into_inner().map_err(|e| write_err(&tmp, &e))?,
             Writer::Arrow(mut w) => {
-                w.finish().map_err(|e| write_err(&tmp, e))?;
-                w.into_inner().map_err(|e| write_err(&tmp, e))?
+                w.finish().map_err(|e| write_err(&tmp, &e))?;
+                w.into_inner().map_err(|e| write_err(&tmp, &e))?
             }
         };
         let bytes = out.bytes;

@@ -441,8 +441,22 @@ fn an_export_that_writes_no_file_leaves_no_directory() {
 /// the export fails, the report counts only the records of the files completed (and those
 /// read into the failed one as not written), and the failed file's temporary is removed at
 /// once rather than by the next run.
+///
+/// The error names the file and says the disk's error alone: it said `PATH: External: No
+/// space left on device` (parquet's wrapper), `PATH: Io error: ...` for Arrow (arrow's).
 #[test]
 fn a_file_that_cannot_be_completed_is_not_counted_and_its_temporary_is_removed() {
+    cannot_complete(Format::Parquet);
+}
+
+/// [`a_file_that_cannot_be_completed_is_not_counted_and_its_temporary_is_removed`] in Arrow
+/// IPC files.
+#[test]
+fn an_arrow_file_that_cannot_be_completed_is_named_without_arrows_wrapper() {
+    cannot_complete(Format::Arrow);
+}
+
+fn cannot_complete(format: Format) {
     if !Path::new("/dev/full").exists() {
         return;
     }
@@ -459,6 +473,7 @@ fn a_file_that_cannot_be_completed_is_not_counted_and_its_temporary_is_removed()
     append(&part, &[(100, false, false); 200]);
     let mut options = ExportOptions::new(root.path().join("out"));
     options.roll_bytes = 1;
+    options.format = format;
     let dir = out_dir(root.path());
     let args = [part.clone()];
     let sources = Sources::open(&args, &mut || unreachable!()).unwrap();
@@ -469,7 +484,11 @@ fn a_file_that_cannot_be_completed_is_not_counted_and_its_temporary_is_removed()
         if let (krecords_export::Event::File { path, .. }, None) = (e, &tmp) {
             let name = path.file_name().unwrap().to_str().unwrap();
             let (_, last) = krecords_export::parse_file_name(name).unwrap();
-            let t = dir.join(format!(".{:020}.parquet{TMP_SUFFIX}", last + 1));
+            let t = dir.join(format!(
+                ".{:020}.{}{TMP_SUFFIX}",
+                last + 1,
+                format.extension()
+            ));
             std::os::unix::fs::symlink("/dev/full", &t).unwrap();
             tmp = Some(t);
         }
@@ -479,8 +498,15 @@ fn a_file_that_cannot_be_completed_is_not_counted_and_its_temporary_is_removed()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     let e = e.expect_err(&format!("{names:?} {tmp:?}"));
-    assert!(e.to_string().contains("No space left"), "{e}");
     let tmp = tmp.expect("a first file was completed");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "cannot write {}: No space left on device (os error 28)",
+            tmp.display()
+        )
+    );
+    assert_eq!(e.class(), ErrorClass::Io);
     assert!(tmp.symlink_metadata().is_err(), "{} left", tmp.display());
     assert!(Path::new("/dev/full").exists());
     let held = dataset(&dir);
@@ -514,6 +540,7 @@ fn a_file_that_cannot_be_completed_is_not_counted_and_its_temporary_is_removed()
     export(&part, {
         let mut o = ExportOptions::new(root.path().join("out"));
         o.roll_bytes = 1;
+        o.format = format;
         o
     })
     .unwrap();

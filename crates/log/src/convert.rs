@@ -1032,8 +1032,10 @@ pub fn temporary_path(output: &Path) -> PathBuf {
 
 /// Writes the file `output` whole or not at all, as `krec convert FILE OUT` does: `write` fills
 /// a buffered file under [`temporary_path`], which is synced and renamed to `output` once
-/// `write` has succeeded. On any failure the temporary file is removed and `output` is left as
-/// it was, so a killed or failed run never leaves a shorter file under the output's name.
+/// `write` has succeeded. The sink's write errors name `output`: an [`io::Error`] of the
+/// failure's kind holding an [`Error::Io`] (`cannot write OUT: No space left on device`). On
+/// any failure the temporary file is removed and `output` is left as it was, so a killed or
+/// failed run never leaves a shorter file under the output's name.
 ///
 /// # Errors
 ///
@@ -1070,8 +1072,62 @@ pub fn write_file<E: From<ConvertError>>(
     let fail = |e: Error| E::from(ConvertError::Output(e));
     let mut file = OutputFile::create(output).map_err(fail)?;
     // Dropped unfinished on failure: the temporary file is removed.
-    write(&mut file)?;
+    let name = file.path().to_path_buf();
+    write(&mut NamedWriter::new(&mut file, name))?;
     file.finish().map_err(fail)
+}
+
+/// A writer whose errors name where its bytes go: each is an [`io::Error`] of the failure's
+/// kind (a closed pipe stays [`io::ErrorKind::BrokenPipe`]) holding [`Error::Io`], which reads
+/// `cannot write out.log: No space left on device (os error 28)`. [`write_file`]'s sink names
+/// the output, never its temporary file; `krec` names standard output with [`Self::stdout`].
+/// An error that already holds a log error passes unchanged.
+pub struct NamedWriter<W> {
+    inner: W,
+    op: &'static str,
+    name: PathBuf,
+}
+
+impl<W> NamedWriter<W> {
+    /// `inner`, whose write errors read `cannot write NAME: ...`.
+    pub fn new(inner: W, name: impl Into<PathBuf>) -> Self {
+        NamedWriter {
+            inner,
+            op: "write",
+            name: name.into(),
+        }
+    }
+
+    /// `inner` as standard output: its write errors read `cannot write to standard output:
+    /// ...`.
+    pub fn stdout(inner: W) -> Self {
+        NamedWriter {
+            inner,
+            op: "write to",
+            name: PathBuf::from("standard output"),
+        }
+    }
+
+    fn named(&self, e: io::Error) -> io::Error {
+        if e.get_ref().is_some_and(|i| i.is::<Error>()) {
+            return e;
+        }
+        io::Error::new(e.kind(), Error::io(self.op, &self.name, e))
+    }
+}
+
+impl<W: io::Write> io::Write for NamedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.named(e))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all(buf).map_err(|e| self.named(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().map_err(|e| self.named(e))
+    }
 }
 
 /// A file written whole or not at all (the rule of [`write_file`], for writers that cannot be

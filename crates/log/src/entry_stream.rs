@@ -72,22 +72,73 @@ pub fn known_len(meta: &std::fs::Metadata) -> Option<u64> {
 /// or see other bytes, so it is not made, as it is not over standard input. A path that cannot
 /// be looked up is not read once: opening it says why it cannot be read.
 pub fn read_once(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir() && !is_block_device(&m))
+    file_kind(path).is_some_and(|k| {
+        !matches!(
+            k,
+            FileKind::Regular | FileKind::Directory | FileKind::BlockDevice
+        )
+    })
 }
 
-/// Whether `meta` is a block device's (a disk, a loop device): seekable, read again as a file
-/// is.
-fn is_block_device(meta: &std::fs::Metadata) -> bool {
+/// What a file is, told from its metadata ([`file_kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// A FIFO (a named pipe).
+    Fifo,
+    /// A character device (a terminal, `/dev/null`, `/dev/zero`).
+    CharDevice,
+    /// A block device (a disk, a loop device): seekable, read again as a file is.
+    BlockDevice,
+    /// A socket.
+    Socket,
+    /// Anything else.
+    Other,
+}
+
+impl FileKind {
+    /// What it is, in words ("a FIFO", "a character device").
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            FileKind::Regular => "a regular file",
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO",
+            FileKind::CharDevice => "a character device",
+            FileKind::BlockDevice => "a block device",
+            FileKind::Socket => "a socket",
+            FileKind::Other => "a special file",
+        }
+    }
+}
+
+/// What the file at `path` is (symbolic links followed); `None` when it cannot be looked up.
+/// Only its metadata is read: a FIFO is never opened, which would wait for a writer.
+pub(crate) fn file_kind(path: &Path) -> Option<FileKind> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() {
+        return Some(FileKind::Regular);
+    }
+    if meta.is_dir() {
+        return Some(FileKind::Directory);
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        meta.file_type().is_block_device()
+        let t = meta.file_type();
+        let kinds = [
+            (t.is_fifo(), FileKind::Fifo),
+            (t.is_char_device(), FileKind::CharDevice),
+            (t.is_block_device(), FileKind::BlockDevice),
+            (t.is_socket(), FileKind::Socket),
+        ];
+        if let Some((_, kind)) = kinds.iter().find(|(is, _)| *is) {
+            return Some(*kind);
+        }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        false
-    }
+    Some(FileKind::Other)
 }
 
 /// The codec's [`Streamer`] over a reader; `len`, when known, is how many bytes it holds.
@@ -227,7 +278,7 @@ pub fn count_rest(reader: &mut dyn io::Read) -> io::Result<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::read_once;
+    use super::{file_kind, read_once, FileKind};
     use std::path::Path;
 
     #[test]
@@ -251,6 +302,21 @@ mod tests {
         let null = Path::new("/dev/null");
         if null.exists() {
             assert!(read_once(null), "a character device");
+        }
+    }
+
+    #[test]
+    fn file_kind_tells_files_directories_and_devices_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(file_kind(&file), Some(FileKind::Regular));
+        assert_eq!(file_kind(dir.path()), Some(FileKind::Directory));
+        assert_eq!(file_kind(&dir.path().join("missing")), None);
+        let null = Path::new("/dev/null");
+        if null.exists() {
+            assert_eq!(file_kind(null), Some(FileKind::CharDevice));
+            assert_eq!(FileKind::CharDevice.describe(), "a character device");
         }
     }
 }

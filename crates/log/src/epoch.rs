@@ -94,6 +94,29 @@ impl LeaderEpochCache {
     }
 }
 
+/// The rule that partition leader epochs never go down along a partition's log, shared by
+/// `krec verify` (which reports a fall) and salvage (which keeps the batch, as Kafka's recovery
+/// does, and lists the fall): one v2 entry's stored epoch `epoch`, whose last offset is
+/// `last_offset`, after `prev`, the epoch and last offset of the last entry with one (updated
+/// here). Returns `prev` as it was when `epoch` is below it: the fall.
+///
+/// Epoch -1 ("none", written by some tools) is skipped; another negative one is a fall when it
+/// follows an epoch, and is never followed. v0/v1 entries have no epoch and are not passed.
+pub(crate) fn epoch_falls(
+    prev: &mut Option<(i32, i64)>,
+    epoch: i32,
+    last_offset: i64,
+) -> Option<(i32, i64)> {
+    if epoch == -1 {
+        return None;
+    }
+    let fall = prev.filter(|(p, _)| epoch < *p);
+    if epoch >= 0 {
+        *prev = Some((epoch, last_offset));
+    }
+    fall
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +138,17 @@ mod tests {
         assert_eq!(c.entries(), &[(1, 30)]);
         assert!(c.clear());
         assert_eq!(c.latest_epoch(), None);
+    }
+
+    #[test]
+    fn an_epoch_falls_below_the_last_one_minus_one_aside() {
+        let mut prev = None;
+        assert_eq!(epoch_falls(&mut prev, 3, 0), None);
+        assert_eq!(epoch_falls(&mut prev, 5, 1), None);
+        assert_eq!(epoch_falls(&mut prev, -1, 2), None, "-1 is skipped");
+        assert_eq!(epoch_falls(&mut prev, 4, 3), Some((5, 1)));
+        assert_eq!(epoch_falls(&mut prev, 4, 4), None, "once");
+        assert_eq!(epoch_falls(&mut prev, -7, 5), Some((4, 4)));
+        assert_eq!(prev, Some((4, 4)), "a negative epoch is never followed");
     }
 }

@@ -41,7 +41,8 @@
 use crate::config::LogConfig;
 use crate::convert::{InsideSource, PartitionWriter};
 use crate::data_dir;
-use crate::epoch::LeaderEpochCache;
+use crate::entry_stream::{file_kind, FileKind};
+use crate::epoch::{epoch_falls, LeaderEpochCache};
 use crate::error::{Error, Result};
 use crate::files::{self, LOG_SUFFIX};
 use crate::log::Env;
@@ -210,6 +211,28 @@ pub struct Transaction {
     pub note: String,
 }
 
+/// A kept v2 batch whose partition leader epoch is below an earlier kept batch's. Kafka's
+/// recovery keeps such a batch (its leader-epoch cache drops the higher epochs), and so does
+/// salvage, byte for byte; `krec verify` reports it, by the same rule (epochs never go down in
+/// a partition's log; epoch -1, "none", is skipped).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EpochDown {
+    /// The file.
+    pub file: PathBuf,
+    /// The batch's position.
+    pub position: u64,
+    /// Its first offset.
+    pub first_offset: i64,
+    /// Its last offset.
+    pub last_offset: i64,
+    /// Its partition leader epoch.
+    pub epoch: i32,
+    /// The higher epoch of the batch kept before it.
+    pub earlier_epoch: i32,
+    /// That batch's last offset.
+    pub earlier_last_offset: i64,
+}
+
 /// A range of offsets kept without damage in between.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct OffsetRange {
@@ -272,6 +295,9 @@ pub struct SalvageReport {
     /// segment is read in the order of its contents whatever its name says
     /// ([`salvage_files_with`]).
     pub renamed: Vec<Renamed>,
+    /// Kept v2 batches whose partition leader epoch goes down: kept, as Kafka's recovery
+    /// keeps them, and listed since `krec verify` reports them. Not a loss.
+    pub epochs_down: Vec<EpochDown>,
     /// Segments written (0 without an output).
     pub segments_written: u64,
     /// For comparison: what Kafka's recovery would keep.
@@ -367,6 +393,21 @@ impl fmt::Display for SalvageReport {
                 r.named,
                 r.written_as,
                 r.written_as
+            )?;
+        }
+        for e in &self.epochs_down {
+            writeln!(
+                f,
+                "epoch goes down: {} byte {}: offsets {}..={} have partition leader epoch {}, \
+                 below epoch {} of offset {} kept before them; kept, as Kafka's recovery keeps \
+                 them (krec verify reports it)",
+                e.file.display(),
+                e.position,
+                e.first_offset,
+                e.last_offset,
+                e.epoch,
+                e.earlier_epoch,
+                e.earlier_last_offset
             )?;
         }
         for t in &self.transactions {
@@ -509,6 +550,8 @@ struct Scan<'a> {
     bumping: HashSet<i64>,
     /// The partition leader epoch of the last kept v2 entry.
     leader_epoch: i32,
+    /// The last kept epoch and the last offset of its entry, for [`epoch_falls`].
+    epoch_chain: Option<(i32, i64)>,
     /// The index of the file being scanned.
     file_index: usize,
 }
@@ -1064,6 +1107,21 @@ impl Scan<'_> {
             }
             w.pin = None;
             started = true;
+            if let Some(epoch) = k.stored_epoch {
+                if let Some((earlier_epoch, earlier_last_offset)) =
+                    epoch_falls(&mut self.epoch_chain, epoch, k.last)
+                {
+                    self.report.epochs_down.push(EpochDown {
+                        file: path.to_path_buf(),
+                        position: pos,
+                        first_offset: k.first,
+                        last_offset: k.last,
+                        epoch,
+                        earlier_epoch,
+                        earlier_last_offset,
+                    });
+                }
+            }
             match k.leader_epoch {
                 Some(e) => {
                     self.epochs.assign(e, k.first);
@@ -1125,6 +1183,9 @@ struct Kept {
     last: i64,
     records: u64,
     leader_epoch: Option<i32>,
+    /// A v2 batch's partition leader epoch as stored (-1 and other negatives too); `None` for
+    /// v0/v1.
+    stored_epoch: Option<i32>,
     /// For a v2 batch with a producer id.
     txn: Option<TxnFacts>,
 }
@@ -1321,9 +1382,12 @@ impl Kept {
                 .record_span(scratch, options.max_decompressed_bytes)
                 .map_or((last, 0), |s| (s.first_offset.min(last), s.count as u64)),
         };
-        let txn = match b {
-            Batch::V2(v) => TxnFacts::of(v, scratch),
-            _ => None,
+        let (txn, stored_epoch) = match b {
+            Batch::V2(v) => (
+                TxnFacts::of(v, scratch),
+                Some(v.raw_partition_leader_epoch()),
+            ),
+            _ => (None, None),
         };
         let kept = Kept {
             first,
@@ -1331,6 +1395,7 @@ impl Kept {
             last,
             records,
             leader_epoch: b.partition_leader_epoch(),
+            stored_epoch,
             txn,
         };
         (kept, b.size_in_bytes() as u64)
@@ -1445,6 +1510,7 @@ pub fn salvage_files_with(
         coordinator_epochs: HashMap::new(),
         bumping: HashSet::new(),
         leader_epoch: -1,
+        epoch_chain: None,
         file_index: 0,
     };
     for i in 0..files.len() {
@@ -1666,6 +1732,17 @@ pub enum InputError {
         /// What it is, in words ("a FIFO", "a character device").
         kind: &'static str,
     },
+    /// The output exists and is not an empty directory ([`output_state`]); a salvage never
+    /// writes into or over it.
+    OutputExists {
+        /// The output.
+        path: PathBuf,
+        /// The names it holds, sorted (none when it is not a directory).
+        holds: Vec<String>,
+        /// Whether it is a partition directory as a salvage writes it (an earlier run's): then
+        /// it can be kept and skipped (`skip_existing`).
+        salvaged: bool,
+    },
     /// A directory cannot be listed.
     Log(Error),
 }
@@ -1710,39 +1787,138 @@ impl fmt::Display for InputError {
                  named by its base offset (00000000000000000000.log) and salvage that",
                 path.display()
             ),
+            InputError::OutputExists {
+                path,
+                holds,
+                salvaged,
+            } => {
+                let path = path.display();
+                if holds.is_empty() {
+                    return write!(
+                        f,
+                        "{path}: already exists and is not a directory; salvage writes only \
+                         into a new or empty directory: move it away or give another --output"
+                    );
+                }
+                const SHOWN: usize = 5;
+                let mut names = holds
+                    .iter()
+                    .take(SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if holds.len() > SHOWN {
+                    names.push_str(&format!(" and {} more", holds.len() - SHOWN));
+                }
+                if *salvaged {
+                    write!(
+                        f,
+                        "{path}: already holds a partition salvaged by an earlier run ({names}); \
+                         salvage never writes over it: to keep it and salvage the rest, run \
+                         again with --skip-existing; to salvage it again, move it away first"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "{path}: already holds files a salvage did not write ({names}); salvage \
+                         never writes into or over them, even with --skip-existing: move them \
+                         away or give another --output"
+                    )
+                }
+            }
             InputError::Log(e) => write!(f, "{e}"),
         }
     }
 }
 
+/// What a salvage finds at a partition's output path before it writes there
+/// ([`output_state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputState {
+    /// Nothing, or an empty directory: the salvage writes there.
+    Free,
+    /// A partition directory as a salvage writes it, left by an earlier run (a salvage renames
+    /// a partition into place only when it is complete): skipped, as asked.
+    Salvaged,
+}
+
+/// Whether the name `name` is one a salvage writes into a partition directory: its
+/// `krec-log.json`, `leader-epoch-checkpoint`, recovery point, clean shutdown marker and lock
+/// file, and segments, indexes and producer snapshots named by an offset.
+fn salvage_writes(name: &str) -> bool {
+    [
+        files::CONFIG_FILE,
+        files::LEADER_EPOCH_CHECKPOINT_FILE,
+        files::RECOVERY_POINT_FILE,
+        files::CLEAN_SHUTDOWN_FILE,
+        files::LOCK_FILE,
+    ]
+    .contains(&name)
+        || [
+            LOG_SUFFIX,
+            files::INDEX_SUFFIX,
+            files::TIME_INDEX_SUFFIX,
+            files::TXN_INDEX_SUFFIX,
+            files::SNAPSHOT_SUFFIX,
+        ]
+        .iter()
+        .any(|suffix| files::parse_file_name(name, suffix).is_some())
+}
+
+/// What is at `output`, a partition's output path, on the real file system, before a salvage
+/// writes there: [`OutputState::Free`] when nothing or an empty directory;
+/// [`OutputState::Salvaged`] when `skip_existing` is set and it is a partition directory as a
+/// salvage writes it (a `krec-log.json` and only the files a salvage writes: an earlier run's,
+/// renamed into place when complete), which the caller then skips. Nothing is changed.
+///
+/// # Errors
+///
+/// [`InputError::OutputExists`] for anything else: such a partition directory without
+/// `skip_existing` (the message says how to go on), a directory holding other files or a
+/// file, never written into or over; [`InputError::Log`] when it cannot be looked up.
+pub fn output_state(
+    output: &Path,
+    skip_existing: bool,
+) -> std::result::Result<OutputState, InputError> {
+    let meta = match std::fs::metadata(output) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(OutputState::Free),
+        Err(e) => return Err(InputError::Log(Error::io("stat", output, e))),
+    };
+    let mut holds = Vec::new();
+    if meta.is_dir() {
+        for entry in
+            std::fs::read_dir(output).map_err(|e| InputError::Log(Error::io("list", output, e)))?
+        {
+            let entry = entry.map_err(|e| InputError::Log(Error::io("list", output, e)))?;
+            holds.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        if holds.is_empty() {
+            return Ok(OutputState::Free);
+        }
+        holds.sort();
+    }
+    let salvaged =
+        holds.iter().any(|n| n == files::CONFIG_FILE) && holds.iter().all(|n| salvage_writes(n));
+    if salvaged && skip_existing {
+        return Ok(OutputState::Salvaged);
+    }
+    Err(InputError::OutputExists {
+        path: output.to_path_buf(),
+        holds,
+        salvaged,
+    })
+}
+
 /// What the file at `path` is, in words, when it is not a regular file (links followed): a
 /// FIFO, a device, a socket, a directory; `None` for a regular file, and for a path that
-/// cannot be looked up (opening it says why). Only its metadata is read: a FIFO is never
-/// opened, which would wait for a writer. Stricter than [`crate::check::read_once`], which
-/// reads a block device as a file: salvage needs a length, and a device's is 0.
+/// cannot be looked up (opening it says why). Only its metadata is read ([`file_kind`]).
+/// Stricter than [`crate::check::read_once`], which reads a block device as a file: salvage
+/// needs a length, and a device's is 0.
 fn not_a_regular_file(path: &Path) -> Option<&'static str> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.is_file() {
-        return None;
-    }
-    if meta.is_dir() {
-        return Some("a directory");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        let kinds = [
-            (t.is_fifo(), "a FIFO"),
-            (t.is_char_device(), "a character device"),
-            (t.is_block_device(), "a block device"),
-            (t.is_socket(), "a socket"),
-        ];
-        if let Some((_, kind)) = kinds.iter().find(|(is, _)| *is) {
-            return Some(kind);
-        }
-    }
-    Some("a special file")
+    file_kind(path)
+        .filter(|k| *k != FileKind::Regular)
+        .map(FileKind::describe)
 }
 
 /// The first of `files` that is not a regular file, and what it is ([`not_a_regular_file`]).

@@ -1523,3 +1523,125 @@ fn a_damaged_legacy_wrapper_loses_the_offsets_up_to_the_next_wrappers_first() {
         "{report}"
     );
 }
+
+/// A kept v2 batch whose partition leader epoch is below an earlier one's is kept (as Kafka's
+/// recovery keeps it) and listed in the report, at the places `krec verify` reports on the
+/// output: epoch -1 is skipped, v0/v1 entries have no epoch, one fall is listed once.
+#[test]
+fn leader_epochs_that_go_down_are_kept_and_listed_where_verify_reports_them() {
+    let mut bytes = Vec::new();
+    let mut positions = Vec::new();
+    for (o, epoch) in [(0i64, 3), (1, 5), (2, -1), (3, 4), (4, 4), (5, 6), (6, 2)] {
+        positions.push(bytes.len() as u64);
+        let mut b = V2Builder::new(o).partition_leader_epoch(epoch);
+        b.append(&NewRecord::new(NOW + o, None, Some(&value(o))))
+            .unwrap();
+        bytes.extend_from_slice(&b.finish().unwrap());
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("t-0");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(input.join("00000000000000000000.log"), &bytes).unwrap();
+    let out = tmp.path().join("out");
+    let report =
+        salvage::salvage_partition(&input, Some(&out), SalvageOptions::default(), &mut NoSink)
+            .unwrap();
+    assert_eq!(report.kept_entries, 7, "every batch is kept");
+    let downs: Vec<_> = report
+        .epochs_down
+        .iter()
+        .map(|e| {
+            (
+                e.position,
+                e.first_offset,
+                e.last_offset,
+                e.epoch,
+                e.earlier_epoch,
+                e.earlier_last_offset,
+            )
+        })
+        .collect();
+    assert_eq!(
+        downs,
+        [(positions[3], 3, 3, 4, 5, 1), (positions[6], 6, 6, 2, 6, 5)]
+    );
+    assert!(!report.found_anything(), "not a loss");
+    let text = report.to_string();
+    assert!(
+        text.contains(&format!(
+            "epoch goes down: {} byte {}: offsets 3..=3 have partition leader epoch 4, below \
+             epoch 5 of offset 1 kept before them",
+            input.join("00000000000000000000.log").display(),
+            positions[3]
+        )),
+        "{text}"
+    );
+    // Verify reports the same batches of the output, which holds them byte for byte.
+    let check = krecords_log::check::check_partition(&out, 1 << 26).unwrap();
+    let reported: Vec<Option<u64>> = check
+        .problems
+        .iter()
+        .filter(|p| p.message.contains("partition leader epoch"))
+        .map(|p| p.position)
+        .collect();
+    assert_eq!(reported, [Some(positions[3]), Some(positions[6])]);
+}
+
+/// What is at a salvage's output: nothing or an empty directory is free; a partition directory
+/// as salvage writes it is skipped only when asked and refused otherwise, with the way on in
+/// the message; a directory with anything else in it, or a file, is always refused.
+#[test]
+fn an_existing_output_is_skipped_only_when_an_earlier_salvage_wrote_it_and_asked() {
+    use salvage::{output_state, InputError, OutputState};
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("t-0");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(input.join("00000000000000000000.log"), batches(0, 20, 5)).unwrap();
+    let out = tmp.path().join("out");
+    for skip in [false, true] {
+        assert_eq!(output_state(&out, skip).unwrap(), OutputState::Free);
+    }
+    std::fs::create_dir(&out).unwrap();
+    assert_eq!(output_state(&out, false).unwrap(), OutputState::Free);
+    std::fs::remove_dir(&out).unwrap();
+    salvage::salvage_partition(&input, Some(&out), SalvageOptions::default(), &mut NoSink).unwrap();
+    assert_eq!(output_state(&out, true).unwrap(), OutputState::Salvaged);
+    let e = output_state(&out, false).unwrap_err();
+    assert!(matches!(e, InputError::OutputExists { salvaged: true, .. }));
+    assert!(e.is_usage());
+    assert!(
+        e.to_string()
+            .contains("already holds a partition salvaged by an earlier run"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("run again with --skip-existing"),
+        "{e}"
+    );
+    // Anything else in it: never skipped (nor written into).
+    std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+    for skip in [false, true] {
+        let e = output_state(&out, skip).unwrap_err();
+        assert!(matches!(
+            e,
+            InputError::OutputExists {
+                salvaged: false,
+                ..
+            }
+        ));
+        assert!(
+            e.to_string()
+                .contains("already holds files a salvage did not write"),
+            "{e}"
+        );
+    }
+    // A directory of segments without salvage's krec-log.json (a broker's, say): refused.
+    let broker = tmp.path().join("broker");
+    std::fs::create_dir(&broker).unwrap();
+    std::fs::write(broker.join("00000000000000000000.log"), b"").unwrap();
+    assert!(output_state(&broker, true).is_err());
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let e = output_state(&file, true).unwrap_err();
+    assert!(e.to_string().contains("is not a directory"), "{e}");
+}

@@ -348,6 +348,36 @@ pub fn exit_code(e: &Error) -> u8 {
     e.class().exit_code()
 }
 
+/// The I/O error behind `e`, found down its chain of sources: what a write through a library's
+/// writer failed with (arrow's and parquet's `External` and `Io error`, DataFusion's `IO
+/// error` wrap it), if it was one.
+pub fn io_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Error> {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            return Some(io);
+        }
+        next = e.source();
+    }
+    None
+}
+
+/// A failed write of `path` as an I/O error whose message names it: `cannot {op} PATH: CAUSE`,
+/// the cause being the I/O error behind `e` ([`io_cause`], of its kind: `No space left on
+/// device (os error 28)`, without the writing library's wrapper) or else `e`'s own message
+/// (of kind `Other`).
+pub fn write_error(
+    op: &str,
+    path: &std::path::Path,
+    e: &(dyn std::error::Error + 'static),
+) -> io::Error {
+    let (kind, cause) = match io_cause(e) {
+        Some(io) => (io.kind(), io.to_string()),
+        None => (io::ErrorKind::Other, e.to_string()),
+    };
+    io::Error::new(kind, format!("cannot {op} {}: {cause}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,5 +454,34 @@ mod tests {
             classify_log(&krecords_log::Error::from(level)),
             ErrorClass::Usage
         );
+    }
+
+    /// A write failed through a library's wrapper (`External: ...` as parquet wraps an I/O
+    /// error): the message names the file and says the I/O error alone, of its kind.
+    #[test]
+    fn a_write_error_names_the_file_and_the_cause_without_wrappers() {
+        #[derive(Debug)]
+        struct Wrapper(io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "External: {}", self.0)
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let full = Wrapper(io::Error::from_raw_os_error(28));
+        let e = write_error("write", std::path::Path::new("out/r.parquet"), &full);
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(
+            e.to_string(),
+            "cannot write out/r.parquet: No space left on device (os error 28)"
+        );
+        // Without an I/O error behind it, the library's own message.
+        let other = io::Error::other("not an os error");
+        let e = write_error("write", std::path::Path::new("x"), &other);
+        assert_eq!(e.to_string(), "cannot write x: not an os error");
     }
 }

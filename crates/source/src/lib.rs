@@ -87,8 +87,8 @@ pub mod time;
 
 pub use each::{EachPartition, LeftOut};
 pub use error::{
-    classify_client, classify_codec, classify_io, classify_log, exit_code, named_once,
-    names_its_place, passed_log_error, Error, ErrorClass, TRUNCATED_TAIL,
+    classify_client, classify_codec, classify_io, classify_log, exit_code, io_cause, named_once,
+    names_its_place, passed_log_error, write_error, Error, ErrorClass, TRUNCATED_TAIL,
 };
 #[cfg(feature = "remote")]
 pub use krecords_remote::location::{Location as RemoteLocation, RemoteOptions};

@@ -71,9 +71,9 @@ pub use dataset::{is_dataset, is_dataset_file, register_dataset};
 pub use krecords_arrow::BytesFormat;
 pub use output::{
     check_output, query, read_only, table_paths, write_parquet, write_refused, OutputError,
-    WriteRefused,
+    WriteError, WriteRefused,
 };
-pub use print::{csv_refusal, write_result, ResultFormat};
+pub use print::{csv_refusal, raw_values_note, write_result, ResultFormat};
 pub use pushdown::{Interval, Pushdown};
 pub use table::KrecTable;
 

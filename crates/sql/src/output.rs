@@ -1,6 +1,6 @@
 //! What a query may write: nothing through SQL ([`query`] refuses the statements that write),
 //! and its result only into a file that is none of its sources ([`check_output`]), written
-//! whole or not at all ([`write_parquet`]).
+//! whole or not at all ([`write_parquet`]), its failures naming that file ([`WriteError`]).
 
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result};
@@ -11,6 +11,7 @@ use datafusion::parquet::file::properties::WriterPropertiesBuilder;
 use datafusion::prelude::{DataFrame, SessionContext};
 use futures::StreamExt;
 use krecords_source::log::convert::{remove_leftovers, temporary_path, InsideSource};
+use krecords_source::write_error;
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -340,6 +341,43 @@ fn holder(file: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Why [`write_parquet`] failed: the query, or the output file.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The query failed: its rows could not be computed (a corrupt source among them:
+    /// [`source_error`](crate::source_error) finds it).
+    Query(DataFusionError),
+    /// The output could not be created, written, synced or renamed: an I/O error of the
+    /// failure's kind whose message names the output as it was given, never the temporary
+    /// file, and says the cause without the writing library's wrapper (`cannot write
+    /// out.parquet: No space left on device (os error 28)`).
+    Output(std::io::Error),
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Query(e) => write!(f, "{e}"),
+            WriteError::Output(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Query(e) => Some(e),
+            WriteError::Output(e) => Some(e),
+        }
+    }
+}
+
+impl From<DataFusionError> for WriteError {
+    fn from(e: DataFusionError) -> Self {
+        WriteError::Query(e)
+    }
+}
+
 /// Writes the result of `df` into the Parquet file `output` with the session's Parquet
 /// settings (`datafusion.execution.parquet.*`), whole or not at all: the rows go into a
 /// temporary file next to it (`.NAME.krec-tmp-PID`), which is synced and renamed to `output`
@@ -350,17 +388,17 @@ fn holder(file: &Path) -> Option<PathBuf> {
 ///
 /// # Errors
 ///
-/// The query's errors, or the temporary file cannot be created, written, synced or renamed.
-pub async fn write_parquet(df: DataFrame, output: &Path) -> Result<(u64, Vec<PathBuf>)> {
+/// [`WriteError::Query`] for the query's errors, [`WriteError::Output`] (naming `output`)
+/// when the temporary file cannot be created, written, synced or renamed.
+pub async fn write_parquet(
+    df: DataFrame,
+    output: &Path,
+) -> std::result::Result<(u64, Vec<PathBuf>), WriteError> {
     let removed = remove_leftovers(&krecords_source::log::storage::FsStorage, output);
     let tmp = temporary_path(output);
-    let written = write_into(df, &tmp).await.and_then(|rows| {
-        std::fs::rename(&tmp, output).map_err(|e| {
-            DataFusionError::IoError(std::io::Error::new(
-                e.kind(),
-                format!("cannot replace {}: {e}", output.display()),
-            ))
-        })?;
+    let written = write_into(df, &tmp, output).await.and_then(|rows| {
+        std::fs::rename(&tmp, output)
+            .map_err(|e| WriteError::Output(write_error("replace", output, &e)))?;
         Ok(rows)
     });
     if written.is_err() {
@@ -369,13 +407,14 @@ pub async fn write_parquet(df: DataFrame, output: &Path) -> Result<(u64, Vec<Pat
     Ok((written?, removed))
 }
 
-/// Writes the result of `df` into the new file `tmp`, synced.
-async fn write_into(df: DataFrame, tmp: &Path) -> Result<u64> {
-    let io = |what: &str, e: std::io::Error| {
-        DataFusionError::IoError(std::io::Error::new(
-            e.kind(),
-            format!("cannot {what} {}: {e}", tmp.display()),
-        ))
+/// Writes the result of `df` into the new file `tmp`, synced; errors name `output`.
+async fn write_into(
+    df: DataFrame,
+    tmp: &Path,
+    output: &Path,
+) -> std::result::Result<u64, WriteError> {
+    let failed = |op: &str, e: &(dyn std::error::Error + 'static)| {
+        WriteError::Output(write_error(op, output, e))
     };
     // The session's Parquet settings, as DataFusion's own `write_parquet` takes them.
     let config = df.task_ctx().session_config().options().clone();
@@ -388,17 +427,18 @@ async fn write_into(df: DataFrame, tmp: &Path) -> Result<u64> {
     let properties = WriterPropertiesBuilder::try_from(&table.parquet)?.build();
     // Named with this process's id: one left by a killed run of the same id (krec as PID 1
     // of a container) is stale.
-    let file = std::fs::File::create(tmp).map_err(|e| io("create", e))?;
+    let file = std::fs::File::create(tmp).map_err(|e| failed("write", &e))?;
     let sink = std::io::BufWriter::with_capacity(1 << 16, file);
-    let mut writer = ArrowWriter::try_new(sink, schema, Some(properties))?;
+    let mut writer =
+        ArrowWriter::try_new(sink, schema, Some(properties)).map_err(|e| failed("write", &e))?;
     let mut rows = 0u64;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         rows += batch.num_rows() as u64;
-        writer.write(&batch)?;
+        writer.write(&batch).map_err(|e| failed("write", &e))?;
     }
-    let mut sink = writer.into_inner()?;
-    sink.flush().map_err(|e| io("write", e))?;
-    sink.get_ref().sync_all().map_err(|e| io("sync", e))?;
+    let mut sink = writer.into_inner().map_err(|e| failed("write", &e))?;
+    sink.flush().map_err(|e| failed("write", &e))?;
+    sink.get_ref().sync_all().map_err(|e| failed("sync", &e))?;
     Ok(rows)
 }

@@ -1,8 +1,10 @@
 //! A query's result as text ([`write_result`]): a table for people, JSON Lines, or CSV, each
-//! telling a null from an empty string as DuckDB does.
+//! telling a null from an empty string as DuckDB does, and each writing a date or time that
+//! cannot be shown as one (a timestamp of `i64::MAX` ms) as its raw integer.
 
-use datafusion::arrow::array::{Array, RecordBatch};
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringBuilder};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -38,10 +40,30 @@ pub fn csv_refusal(schema: &Schema) -> Option<String> {
     ))
 }
 
+/// What to tell the user when [`write_result`] wrote `raw` values as their raw integer (none
+/// when `raw` is 0).
+pub fn raw_values_note(raw: u64) -> Option<String> {
+    (raw > 0).then(|| {
+        format!(
+            "{raw} date or time value(s) are outside the calendar's range and were written as \
+             their raw integer, in the column's unit (epoch milliseconds for a record's timestamp)"
+        )
+    })
+}
+
 /// Writes the result `batches` of `schema` in `format` into `out`. A result without rows
 /// still has its header (table, CSV); a result without columns, such as the empty one of
 /// `CREATE VIEW` or `CREATE TABLE AS`, writes nothing in any format (arrow's table printer
-/// drew `++` for it). Formats each value once; the table is built whole in memory first.
+/// drew `++` for it). Formats each value once (a date or time column's twice: the first
+/// pass finds the values below); the table is built whole in memory first.
+///
+/// A date, time or timestamp that no calendar date can show (a record's timestamp of
+/// `i64::MAX` ms, or one before the year -262143) is written as its raw integer, in the
+/// column's unit (epoch milliseconds for a source's `timestamp`), in every format: as the
+/// cell of the table, a JSON string as the column's other values are, a CSV field. Such a
+/// value used to abort CSV after its header and earlier rows, and to be written as `ERROR:
+/// Cast error: ...` text in the table and in JSON. Returns how many values were written so,
+/// for the caller to say.
 ///
 /// # Errors
 ///
@@ -52,10 +74,16 @@ pub fn write_result(
     batches: &[RecordBatch],
     format: ResultFormat,
     out: &mut dyn Write,
-) -> Result<(), ArrowError> {
+) -> Result<u64, ArrowError> {
     if schema.fields().is_empty() {
-        return Ok(());
+        return Ok(0);
     }
+    let mut raw = 0u64;
+    let shown = batches
+        .iter()
+        .map(|b| showable(b, &mut raw))
+        .collect::<Result<Vec<_>, _>>()?;
+    let batches = &shown[..];
     // The header comes from a batch: an empty result writes that of an empty one.
     let empty = [RecordBatch::new_empty(Arc::clone(schema))];
     let batches = match batches.is_empty() {
@@ -68,7 +96,7 @@ pub fn write_result(
                 .with_display_error(true)
                 .with_null("NULL");
             let table = pretty_format_batches_with_options(batches, &options)?;
-            writeln!(out, "{table}").map_err(io)
+            writeln!(out, "{table}").map_err(io)?;
         }
         ResultFormat::Json => {
             // Null columns are written as null (arrow-json leaves them out by default).
@@ -78,10 +106,67 @@ pub fn write_result(
             for b in batches {
                 w.write(b)?;
             }
-            w.finish()
+            w.finish()?;
         }
-        ResultFormat::Csv => write_csv(schema, batches, out),
+        ResultFormat::Csv => write_csv(schema, batches, out)?,
     }
+    Ok(raw)
+}
+
+/// `batch` with each date, time or timestamp column that holds a value no calendar can show
+/// replaced by a string column: the other values as arrow's formatter writes them (the text
+/// every format writes for them), those as their raw integer, counted in `raw`. A batch
+/// without such a value is returned as it is.
+fn showable(batch: &RecordBatch, raw: &mut u64) -> Result<RecordBatch, ArrowError> {
+    let options = FormatOptions::default();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+    let mut fields: Vec<Field> = Vec::with_capacity(batch.num_columns());
+    let mut changed = false;
+    let mut value = String::new();
+    for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
+        let unshowable = |row: usize, f: &ArrayFormatter<'_>, value: &mut String| {
+            value.clear();
+            array.is_valid(row) && f.value(row).write(value).is_err()
+        };
+        let formatter = match array.data_type().is_temporal() {
+            true => Some(ArrayFormatter::try_new(array.as_ref(), &options)?),
+            false => None,
+        };
+        let Some(formatter) =
+            formatter.filter(|f| (0..array.len()).any(|row| unshowable(row, f, &mut value)))
+        else {
+            columns.push(Arc::clone(array));
+            fields.push(field.as_ref().clone());
+            continue;
+        };
+        // The raw integers: the unit's count (epoch milliseconds for a timestamp(ms)).
+        let integers = cast(array, &DataType::Int64)?;
+        let integers = ArrayFormatter::try_new(integers.as_ref(), &options)?;
+        let mut text = StringBuilder::with_capacity(array.len(), array.len() * 24);
+        for row in 0..array.len() {
+            if array.is_null(row) {
+                text.append_null();
+            } else if unshowable(row, &formatter, &mut value) {
+                *raw += 1;
+                value.clear();
+                integers
+                    .value(row)
+                    .write(&mut value)
+                    .map_err(|e| ArrowError::CastError(e.to_string()))?;
+                text.append_value(&value);
+            } else {
+                text.append_value(&value);
+            }
+        }
+        columns.push(Arc::new(text.finish()));
+        fields.push(field.as_ref().clone().with_data_type(DataType::Utf8));
+        changed = true;
+    }
+    if !changed {
+        return Ok(batch.clone());
+    }
+    let schema = Schema::new_with_metadata(fields, batch.schema().metadata().clone());
+    RecordBatch::try_new(Arc::new(schema), columns)
 }
 
 /// The CSV of [`ResultFormat::Csv`], header first.
@@ -99,6 +184,8 @@ fn write_csv(
     // arrow-csv's writer's value formats (dates and times in RFC 3339, binary in hex).
     let options = FormatOptions::default();
     let mut value = String::new();
+    // Rows counted from 1 over the whole result, for messages.
+    let mut before = 0usize;
     for b in batches {
         // Logical nulls: a column of type Null (`SELECT NULL`) stores none and is all nulls.
         let columns = b
@@ -114,15 +201,19 @@ fn write_csv(
                     continue;
                 }
                 value.clear();
-                formatter
-                    .value(row)
-                    .write(&mut value)
-                    .map_err(|e| ArrowError::CsvError(format!("row {row}, column {i}: {e}")))?;
+                formatter.value(row).write(&mut value).map_err(|e| {
+                    let name = schema.fields().get(i).map_or("?", |f| f.name().as_str());
+                    ArrowError::CsvError(format!(
+                        "row {} of the result, column {name}: {e}",
+                        before + row + 1
+                    ))
+                })?;
                 push_field(&mut line, i, Some(&value));
             }
             line.push('\n');
             out.write_all(line.as_bytes()).map_err(io)?;
         }
+        before += b.num_rows();
     }
     out.flush().map_err(io)
 }
@@ -226,6 +317,67 @@ mod tests {
         for format in [ResultFormat::Table, ResultFormat::Json, ResultFormat::Csv] {
             assert_eq!(written(format, &[], &schema), "", "{format:?}");
         }
+    }
+
+    /// A timestamp no calendar date can show (`i64::MAX` ms, far negative): CSV stopped after
+    /// the header and earlier rows ("row 0, column 1", batch-relative), the table and JSON
+    /// wrote `ERROR: Cast error: ...` text. Every format writes its epoch milliseconds now.
+    #[test]
+    fn an_unshowable_timestamp_is_written_as_its_epoch_milliseconds() {
+        use datafusion::arrow::array::TimestampMillisecondArray;
+        let ts = |v: Vec<Option<i64>>| -> ArrayRef {
+            Arc::new(TimestampMillisecondArray::from(v).with_timezone("+00:00"))
+        };
+        let offsets = |v: Vec<i64>| -> ArrayRef { Arc::new(Int64Array::from(v)) };
+        let first = RecordBatch::try_from_iter([
+            ("offset", offsets(vec![0, 1])),
+            ("timestamp", ts(vec![Some(1_714_000_000_000), None])),
+        ])
+        .unwrap();
+        let second = RecordBatch::try_from_iter([
+            ("offset", offsets(vec![2, 3, 4])),
+            (
+                "timestamp",
+                ts(vec![Some(i64::MAX), Some(0), Some(-9_000_000_000_000_000)]),
+            ),
+        ])
+        .unwrap();
+        let schema = first.schema();
+        let batches = [first, second];
+        let mut out = Vec::new();
+        let raw = write_result(&schema, &batches, ResultFormat::Csv, &mut out).unwrap();
+        assert_eq!(raw, 2);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "offset,timestamp\n0,2024-04-24T23:06:40Z\n1,\n2,9223372036854775807\n\
+             3,1970-01-01T00:00:00Z\n4,-9000000000000000\n"
+        );
+        let json = written(ResultFormat::Json, &batches, &schema);
+        let lines: Vec<&str> = json.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "{\"offset\":0,\"timestamp\":\"2024-04-24T23:06:40Z\"}",
+                "{\"offset\":1,\"timestamp\":null}",
+                "{\"offset\":2,\"timestamp\":\"9223372036854775807\"}",
+                "{\"offset\":3,\"timestamp\":\"1970-01-01T00:00:00Z\"}",
+                "{\"offset\":4,\"timestamp\":\"-9000000000000000\"}",
+            ]
+        );
+        let table = written(ResultFormat::Table, &batches, &schema);
+        assert!(!table.contains("ERROR"), "{table}");
+        assert!(
+            table.contains("| 2      | 9223372036854775807  |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 4      | -9000000000000000    |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 0      | 2024-04-24T23:06:40Z |"),
+            "{table}"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use krecords_codec::write::{NewRecord, V2Builder};
 use krecords_sql::{
     check_output, new_context, query, register, write_parquet, write_refused, OutputError,
-    TableOptions,
+    TableOptions, WriteError,
 };
 use std::path::{Path, PathBuf};
 
@@ -200,4 +200,62 @@ fn a_failed_query_leaves_the_output_as_it_was() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(std::fs::read(&out).unwrap().starts_with(b"PAR1"));
+}
+
+/// A write that fails said `Parquet error: External: No space left on device` (a full disk)
+/// and `IO error: cannot create DIR/.result.parquet.krec-tmp-PID: ...` (a temporary that
+/// cannot be created): the error names the output as given, without the writer's wrappers,
+/// keeps the failure's kind, and leaves no file behind.
+#[test]
+fn a_failed_write_names_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let segment = partition(dir.path());
+    let out = dir.path().join("result.parquet");
+    let tmp = krecords_source::log::convert::temporary_path(&out);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let ctx = new_context().unwrap();
+        let source = segment.display().to_string();
+        register(&ctx, "t", &source, TableOptions::default(), &mut no_config)
+            .await
+            .unwrap();
+        // The temporary cannot be created: a directory is in its place.
+        std::fs::create_dir(&tmp).unwrap();
+        let df = query(&ctx, "SELECT * FROM t").await.unwrap();
+        let e = write_parquet(df, &out).await.unwrap_err();
+        assert!(matches!(e, WriteError::Output(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot write {}: Is a directory (os error 21)",
+                out.display()
+            )
+        );
+        std::fs::remove_dir(&tmp).unwrap();
+        // A full disk: the temporary is /dev/full.
+        if Path::new("/dev/full").exists() {
+            std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
+            let df = query(&ctx, "SELECT * FROM t").await.unwrap();
+            let e = write_parquet(df, &out).await.unwrap_err();
+            let WriteError::Output(io) = &e else {
+                panic!("{e:?}")
+            };
+            assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "cannot write {}: No space left on device (os error 28)",
+                    out.display()
+                )
+            );
+            assert!(tmp.symlink_metadata().is_err(), "the temporary was left");
+        }
+        // A query's own failure stays the query's.
+        let df = query(&ctx, "SELECT 1 / (\"offset\" - 1) FROM t")
+            .await
+            .unwrap();
+        let e = write_parquet(df, &out).await.unwrap_err();
+        assert!(matches!(e, WriteError::Query(_)), "{e:?}");
+    });
+    assert!(!out.exists());
 }

@@ -7,6 +7,7 @@ use crate::source::{open_file, open_one_partition};
 use krecords_codec::convert::{batching_text, ConvertOptions};
 use krecords_codec::read::Partial;
 use krecords_log::check::EntrySource;
+use krecords_log::convert::NamedWriter;
 use krecords_log::convert::{self, ConvertError, ConvertReport as Report, PartitionWriter};
 use krecords_log::LogConfig;
 use krecords_source::{classify_log, ErrorClass, Reader};
@@ -159,7 +160,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     } else {
         let to_stdout = args.output == Path::new("-");
         if to_stdout {
-            let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            let mut sink =
+                BufWriter::with_capacity(1 << 16, NamedWriter::stdout(io::stdout().lock()));
             convert_file(&args.input, &mut sink, &opts, &mut report)?;
             sink.flush()?;
         } else {
@@ -204,10 +206,7 @@ pub(crate) fn say_removed(paths: &[PathBuf]) {
 
 fn write_report(out: &mut impl Write, r: &Report, format: Format) -> io::Result<()> {
     match format {
-        Format::Json => {
-            serde_json::to_writer(&mut *out, r).map_err(io::Error::from)?;
-            out.write_all(b"\n")
-        }
+        Format::Json => crate::outcome::print_json(out, r),
         Format::Text => r.write_text(out),
     }
 }
@@ -257,7 +256,7 @@ fn say_truncated(name: &str, p: &Partial) {
 fn convert_live(args: &Args, opts: &ConvertOptions, report: &mut Report) -> Result<(), Failure> {
     let (name, mut reader) = open_one_partition(&args.input, &args.read, "krec convert")?;
     if args.output == Path::new("-") {
-        let mut sink = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+        let mut sink = BufWriter::with_capacity(1 << 16, NamedWriter::stdout(io::stdout().lock()));
         convert_file_source(&name, &mut reader, &mut sink, opts, report)?;
         return sink.flush().map_err(Failure::from);
     }

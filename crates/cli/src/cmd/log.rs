@@ -15,7 +15,7 @@ use crate::bytes_fmt::BytesFormat;
 use crate::cmd::build::{build_batches, read_json_records, BatchOptions};
 use crate::isolation::isolation_parser;
 use crate::kafka::ClientArgs;
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{print_json, Failure, Outcome};
 use crate::source::open_sources;
 use crate::time_fmt::now_ms;
 use clap::Subcommand;
@@ -542,21 +542,12 @@ fn log_outcome(
     }
 }
 
-fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
-    out.write_all(b"\n")
-}
-
 /// Opens the log, says on stderr when the open had to recover it.
 fn open(dir: &Path, access: Access) -> Result<Log, krecords_log::Error> {
     let log = match access {
         Access::Read => Log::open_read_only(dir)?,
         Access::Write(options) => Log::open_with_options(dir, Env::fs(), options)?,
-        Access::WriteAt(options, now) => {
-            let clock = std::sync::Arc::new(krecords_log::clock::ManualClock::new(now));
-            let env = Env::new(Env::fs().storage, clock);
-            Log::open_with_options(dir, env, options)?
-        }
+        Access::WriteAt(options, now) => Log::open_with_options(dir, Env::fs_at(now), options)?,
     };
     let read_only = matches!(access, Access::Read);
     // With damage in the middle, the bytes cut are not a torn tail: a read that reaches them
@@ -669,34 +660,6 @@ fn append(args: AppendArgs, out: &mut impl Write) -> Result<Outcome, Failure> {
 /// Builds one append per batch from JSON lines on stdin.
 fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
     let (compression, level) = crate::args::parse_compression(&args.compression)?;
-    let usage = |m: &str| Err(Failure::Usage(m.into()));
-    let (producer_id, producer_epoch, base_sequence) = match (args.producer_id, args.producer_epoch)
-    {
-        (None, None) if args.base_sequence.is_none() => (-1, -1, -1),
-        (None, _) => return usage("--producer-epoch and --base-sequence need --producer-id"),
-        (Some(_), None) => return usage("--producer-id needs --producer-epoch"),
-        (Some(id), Some(epoch)) if id < 0 || epoch < 0 => {
-            return usage(&format!(
-                "--producer-id and --producer-epoch must be at least 0, not {id} and {epoch}"
-            ))
-        }
-        (Some(id), Some(epoch)) => match args.base_sequence.unwrap_or(0) {
-            seq if seq < 0 => {
-                return usage(&format!("--base-sequence must be at least 0, not {seq}"))
-            }
-            seq => (id, epoch, seq),
-        },
-    };
-    if args.transactional && producer_id < 0 {
-        return usage("--transactional needs --producer-id");
-    }
-    let records = read_json_records(io::stdin().lock(), args.bytes)?;
-    if records.iter().any(|r| r.offset.is_some()) {
-        return Err(Failure::Usage(
-            "records for `krec log append` cannot carry an \"offset\": the log assigns offsets"
-                .into(),
-        ));
-    }
     // As a producer sends them: each batch from offset 0, partition leader epoch -1.
     let opts = BatchOptions {
         compression,
@@ -706,14 +669,24 @@ fn json_groups(args: &AppendArgs) -> Result<Vec<Group>, Failure> {
         } else {
             TimestampType::CreateTime
         },
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        transactional: args.transactional,
         records_per_batch: args.records_per_batch,
         restart_offsets: true,
         ..BatchOptions::new(args.magic)
-    };
+    }
+    .with_producer(
+        args.producer_id,
+        args.producer_epoch,
+        args.base_sequence,
+        args.transactional,
+    )
+    .map_err(Failure::Usage)?;
+    let records = read_json_records(io::stdin().lock(), args.bytes)?;
+    if records.iter().any(|r| r.offset.is_some()) {
+        return Err(Failure::Usage(
+            "records for `krec log append` cannot carry an \"offset\": the log assigns offsets"
+                .into(),
+        ));
+    }
     let mut groups = Vec::new();
     let mut first_record = 1;
     build_batches(&opts, &records, |bytes, count| {
@@ -878,13 +851,12 @@ fn live_partition(
     command: &str,
 ) -> Result<(Sources, String), Failure> {
     let sources = open_sources(&[dir.to_path_buf()], client)?;
-    let name = match sources.partitions.as_slice() {
-        [p] if p.live().is_some() || p.is_remote() => Some(p.name.clone()),
-        _ => None,
-    };
-    match name {
-        Some(n) => Ok((sources, n)),
-        None => Err(Failure::Usage(format!(
+    match sources.partitions.as_slice() {
+        [p] if p.live().is_some() || p.is_remote() => {
+            let name = p.name.clone();
+            Ok((sources, name))
+        }
+        _ => Err(Failure::Usage(format!(
             "{}: {command} reads one partition: kafka://HOST:PORT/TOPIC/PARTITION or a remote \
              tier partition (LOCATION/<topic>-<topicId>/<partition>)",
             dir.display()

@@ -6,7 +6,9 @@ use crate::cmd::convert::say_removed;
 use crate::outcome::{Failure, Outcome};
 use crate::progress::{Progress, Unit};
 use krecords_log::convert::{remove_leftovers, OutputFile};
-use krecords_log::salvage::{self, Input, InputError, SalvageOptions, SalvageReport, SalvageSink};
+use krecords_log::salvage::{
+    self, Input, InputError, OutputState, SalvageOptions, SalvageReport, SalvageSink,
+};
 use krecords_log::storage::FsStorage;
 use krecords_log::LogConfig;
 use serde::Serialize;
@@ -42,10 +44,18 @@ use std::path::{Path, PathBuf};
 /// not intact. Several directories are refused (salvage each, or give their root), and so is
 /// an OUTPUT inside the source directory.
 ///
+/// Each partition's output directory appears only when complete, and salvage never writes
+/// into or over an existing one. To go on after a run that stopped part way (a full disk,
+/// say), run the same command again with --skip-existing: the partitions already salvaged
+/// are kept, reported as skipped (with what their scan finds), and the rest salvaged. A
+/// directory holding anything a salvage does not write is refused even then.
+///
 /// The report, per partition: damaged byte ranges (file, position, length, reason, and the
 /// offsets lost between the entries kept around them), entries left out, entries, records and
 /// offset ranges kept, segments renamed (a name at or below the offsets before it, or above its
-/// own: written under its first kept offset, as a broker needs), what Kafka's recovery keeps.
+/// own: written under its first kept offset, as a broker needs), kept batches whose partition
+/// leader epoch goes down (kept as Kafka's recovery keeps them; krec verify reports them),
+/// what Kafka's recovery keeps.
 /// Exit 0 when the input was intact, 1 when something was lost or renamed (the report says
 /// what), 2 for usage or I/O errors.
 ///
@@ -61,9 +71,15 @@ pub struct Args {
     #[arg(required = true)]
     source: Vec<PathBuf>,
     /// The new partition directory (for a log.dirs root: the directory of the new partition
-    /// directories). Must not exist or be empty, and not be inside the source directory.
+    /// directories). Must not exist or be empty (see --skip-existing), and not be inside the
+    /// source directory.
     #[arg(long, short)]
     output: PathBuf,
+    /// Go on after an earlier run: a partition whose output directory already holds a
+    /// partition salvaged by an earlier run (written only when complete) is kept and skipped;
+    /// one holding other files is still refused.
+    #[arg(long)]
+    skip_existing: bool,
     /// Also write the bytes of every damaged region to FILE, in the report's order.
     #[arg(long, value_name = "FILE")]
     keep_damaged: Option<PathBuf>,
@@ -88,8 +104,11 @@ pub struct Args {
 #[derive(Serialize)]
 struct Line<'a> {
     source: String,
-    /// The new partition directory, when one was written.
+    /// The new partition directory, when one was written (or kept: `skipped`).
     output: Option<String>,
+    /// Whether `output` was salvaged by an earlier run and kept (`--skip-existing`): the
+    /// report is then this run's scan.
+    skipped: bool,
     lost_anything: bool,
     #[serde(flatten)]
     report: &'a SalvageReport,
@@ -126,6 +145,15 @@ impl SalvageSink for Sink {
     }
 }
 
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Failure {
+        match e {
+            InputError::Log(e) => failure(e),
+            e => Failure::Usage(e.to_string()),
+        }
+    }
+}
+
 /// Maps a log error: an existing output is a usage error, I/O errors exit 2 too, the rest 1.
 fn failure(e: krecords_log::Error) -> Failure {
     match e {
@@ -145,10 +173,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
         ..SalvageOptions::default()
     };
     // Sources and output checked before anything is created.
-    let input = Input::of(&args.source, &args.output).map_err(|e| match e {
-        InputError::Log(e) => failure(e),
-        e => Failure::Usage(e.to_string()),
-    })?;
+    let input = Input::of(&args.source, &args.output)?;
     // Whole or not at all: renamed into place when the salvage succeeds, removed otherwise.
     let damaged = match &args.keep_damaged {
         Some(p) => {
@@ -175,22 +200,30 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             .map_err(failure)?;
         let (report, output) = if scan.found_anything() || args.all {
             let to = args.output.join(&name);
-            say_removed(&remove_leftovers(&FsStorage, &to));
-            sink.label = format!("salvage {name}");
-            sink.progress = None;
-            let r =
-                salvage::salvage_partition(dir, Some(&to), options, &mut sink).map_err(failure)?;
-            (r, Some(to))
+            if salvage::output_state(&to, args.skip_existing)? == OutputState::Free {
+                say_removed(&remove_leftovers(&FsStorage, &to));
+                sink.label = format!("salvage {name}");
+                sink.progress = None;
+                let r = salvage::salvage_partition(dir, Some(&to), options, &mut sink)
+                    .map_err(failure)?;
+                (r, Some((to, false)))
+            } else {
+                (scan, Some((to, true)))
+            }
         } else {
             (scan, None)
         };
         lost |= report.found_anything();
-        print(out, args.format, dir, output.as_deref(), &report)?;
+        print(out, args.format, dir, output, &report)?;
     }
+    // One partition: salvaged into the output, or only scanned when an earlier run's salvage
+    // there is kept (--skip-existing).
+    let mut to = None;
     if partitions.is_empty() {
         say_removed(&remove_leftovers(&FsStorage, &args.output));
+        let state = salvage::output_state(&args.output, args.skip_existing)?;
+        to = (state == OutputState::Free).then_some(args.output.as_path());
     }
-    let to = Some(args.output.as_path());
     let single = match &input {
         Input::Partition(dir) => {
             Some((dir, salvage::salvage_partition(dir, to, options, &mut sink)))
@@ -207,7 +240,8 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
     if let Some((first, report)) = single {
         let report = report.map_err(failure)?;
         lost = report.found_anything();
-        print(out, args.format, first, to, &report)?;
+        let written = (args.output.clone(), to.is_none());
+        print(out, args.format, first, Some(written), &report)?;
     }
     if let Some(w) = sink.damaged.take() {
         w.finish().map_err(failure)?;
@@ -228,28 +262,39 @@ impl SalvageSink for NoDamaged<'_> {
     }
 }
 
-/// Prints one partition's report.
+/// Prints one partition's report; `output` is where it went, and whether an earlier run's
+/// salvage there was kept (`--skip-existing`).
 fn print(
     out: &mut impl Write,
     format: Format,
     source: &Path,
-    output: Option<&Path>,
+    output: Option<(PathBuf, bool)>,
     report: &SalvageReport,
 ) -> Result<(), Failure> {
+    let skipped = output.as_ref().is_some_and(|(_, skipped)| *skipped);
     match format {
         Format::Json => {
             let line = Line {
                 source: source.display().to_string(),
-                output: output.map(|o| o.display().to_string()),
+                output: output.as_ref().map(|(o, _)| o.display().to_string()),
+                skipped,
                 lost_anything: report.lost_anything(),
                 report,
             };
-            serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
-            writeln!(out)?;
+            crate::outcome::print_json(out, &line)?;
         }
         Format::Text => {
             match output {
-                Some(o) => writeln!(out, "{}: salvaged into {}", source.display(), o.display())?,
+                Some((o, false)) => {
+                    writeln!(out, "{}: salvaged into {}", source.display(), o.display())?
+                }
+                Some((o, true)) => writeln!(
+                    out,
+                    "{}: skipped, already salvaged into {} by an earlier run (this run's scan \
+                     follows)",
+                    source.display(),
+                    o.display()
+                )?,
                 None => writeln!(out, "{}: intact, left alone", source.display())?,
             }
             write!(out, "{report}")?;

@@ -12,7 +12,7 @@ use krecords_sql::datafusion::common::DataFusionError;
 use krecords_sql::{
     check_output, csv_refusal, new_context, register_with, source_error, table_paths,
     write_parquet, write_refused, write_result, BytesFormat, ResultFormat, ScanCounters,
-    TableOptions,
+    TableOptions, WriteError,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -187,9 +187,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> Result<Outcome, Failure> {
         }
         let batches = match &args.output {
             Some(path) => {
-                let (_, removed) = write_parquet(df, path)
-                    .await
-                    .map_err(|e| failure(&e, ErrorClass::Usage))?;
+                let (_, removed) = write_parquet(df, path).await.map_err(|e| match e {
+                    WriteError::Query(e) => failure(&e, ErrorClass::Usage),
+                    // Its message names the output and says the cause.
+                    WriteError::Output(e) => Failure::Io(e, String::new()),
+                })?;
                 crate::cmd::convert::say_removed(&removed);
                 Vec::new()
             }
@@ -250,10 +252,14 @@ fn print(
         OutputFormat::Json => ResultFormat::Json,
         OutputFormat::Csv => ResultFormat::Csv,
     };
-    write_result(schema, batches, format, out).map_err(|e| match e {
+    let raw = write_result(schema, batches, format, out).map_err(|e| match e {
         krecords_sql::datafusion::arrow::error::ArrowError::IoError(m, e) => Failure::Io(e, m),
         e => Failure::Usage(e.to_string()),
-    })
+    })?;
+    if let Some(note) = krecords_sql::raw_values_note(raw) {
+        eprintln!("krec sql: {note}");
+    }
+    Ok(())
 }
 
 /// A DataFusion error as a failure: a source's own error keeps its class (a corrupt segment is

@@ -195,8 +195,7 @@ pub fn run(args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
                 obj["what_if"] = serde_json::to_value(info).map_err(std::io::Error::from)?;
                 obj["rows"] = serde_json::to_value(rows).map_err(std::io::Error::from)?;
             }
-            serde_json::to_writer(&mut *out, &obj).map_err(std::io::Error::from)?;
-            writeln!(out)?;
+            crate::outcome::print_json(out, &obj)?;
         }
         Format::Text => {
             krecords_codec::stats::write_text(out, summary, &group_rows)?;

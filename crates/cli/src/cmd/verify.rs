@@ -356,9 +356,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<Outcome, Failure> {
             if let (Some((_, r)), Some(o)) = (&remote, summary.as_object_mut()) {
                 o.insert("remote".into(), r.to_json());
             }
-            serde_json::to_writer(&mut *out, &serde_json::json!({ "summary": summary }))
-                .map_err(io::Error::from)?;
-            out.write_all(b"\n")?;
+            crate::outcome::print_json(out, &serde_json::json!({ "summary": summary }))?;
         }
         Format::Text => {
             if local {

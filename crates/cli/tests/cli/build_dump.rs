@@ -354,6 +354,28 @@ fn build_refuses_negative_offsets_and_offsets_past_i64_max() {
     .fails(2, "base offset -1 is negative");
 }
 
+/// A full standard output (`krec dump FILE > /dev/full`) said only `krec: No space left on
+/// device (os error 28)`: it says what it could not write. (A closed pipe stays quiet, below.)
+#[test]
+fn a_full_standard_output_is_named() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    let d = Dir::new();
+    let file = d.hello("hello.bin");
+    let out = crate::util::krec()
+        .args(["dump", &file])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "krec: cannot write to standard output: No space left on device (os error 28)\n"
+    );
+}
+
 #[test]
 fn dump_into_a_closed_pipe_exits_0_quietly() {
     let d = Dir::new();

@@ -717,3 +717,19 @@ fn offsets_going_back_across_segments_are_bad_input_naming_the_input() {
         assert!(left.is_empty(), "{name}: {left:?}");
     }
 }
+
+/// `krec convert FILE OUT` on a full disk said `cannot write the output: File too large`: it
+/// names the file, leaves none (nor its temporary) behind, and exits 2.
+#[test]
+fn a_full_disk_names_the_converted_file() {
+    let d = Dir::new();
+    let all = d.big_log_and_small_dir();
+    let r = crate::util::run_with_file_limit(&d, 128, &["convert", &all, "small/out.log"], b"");
+    r.fails(
+        2,
+        "krec: cannot write small/out.log: File too large (os error 27)",
+    )
+    .one_line();
+    assert_eq!(crate::util::temporaries(&d, "small"), Vec::<String>::new());
+    assert!(!d.path("small/out.log").exists());
+}

@@ -65,17 +65,112 @@ fn a_damaged_partition_is_salvaged_into_a_verified_log() {
     let again = d.run(&["salvage", &input, "--output", &d.arg("out2")], b"");
     again.fails(1, "");
     assert!(again.out().contains("damaged: "), "{}", again.out());
-    // The input is unchanged; an existing output is a usage error, one that holds a log or
-    // any other file alike.
-    d.run(&["salvage", &input, "--output", &out], b"")
-        .fails(2, "already holds files");
+    // The input is unchanged; an existing output is a usage error: an earlier salvage's
+    // (kept and skipped only with --skip-existing) or one holding any other file (never).
+    d.run(&["salvage", &input, "--output", &out], b"").fails(
+        2,
+        "t-0: already holds a partition salvaged by an earlier run",
+    );
+    let skipped = d.run(
+        &["salvage", &input, "--output", &out, "--skip-existing"],
+        b"",
+    );
+    skipped.fails(1, "");
+    assert!(
+        skipped.out().contains(&format!(
+            "skipped, already salvaged into {out} by an earlier run"
+        )),
+        "{}",
+        skipped.out()
+    );
     std::fs::create_dir(d.path("other")).unwrap();
     d.write("other/x", b"x");
-    d.run(&["salvage", &input, "--output", &d.arg("other")], b"")
-        .fails(
+    let other = d.arg("other");
+    for skip in [&[][..], &["--skip-existing"][..]] {
+        let args = [&["salvage", &input, "--output", &other][..], skip].concat();
+        d.run(&args, b"").fails(
             2,
-            "other: already holds files (a log is written into a new or empty directory)",
+            "other: already holds files a salvage did not write (x); salvage never writes into \
+             or over them",
         );
+    }
+    assert_eq!(d.read("other/x"), b"x");
+}
+
+/// A log.dirs root salvage that stopped part way (a full disk; here a file size limit) goes
+/// on when run again with --skip-existing: the partition completed before is kept and
+/// reported as skipped, the rest salvaged; without the flag the rerun says how to go on, and a
+/// partition directory holding anything else is never written into.
+#[test]
+fn a_root_salvage_that_stopped_part_way_goes_on_with_skip_existing() {
+    let d = Dir::new();
+    partition(&d, "data/t-0", true);
+    // t-1: a segment of about 30 MB, above the limit (12 or 24 MiB); t-0's files stay
+    // below it.
+    std::fs::create_dir_all(d.path("data/t-1")).unwrap();
+    let big = d.gen(
+        "big.gen",
+        &[
+            "--records",
+            "30000",
+            "--value-size",
+            "1000",
+            "--records-per-batch",
+            "100",
+        ],
+    );
+    let mut bytes = std::fs::read(&big).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid..mid + 64].fill(0);
+    d.write("data/t-1/00000000000000000000.log", &bytes);
+    let args = ["salvage", "data", "-o", "out"];
+    let r = crate::util::run_with_file_limit(&d, 24576, &args, b"");
+    r.fails(2, "File too large");
+    assert!(d.path("out/t-0").is_dir(), "{}", r.stderr);
+    assert!(!d.path("out/t-1").exists());
+    assert_eq!(temporaries(&d, "out"), Vec::<String>::new());
+    let t0 = tree(&d, "out/t-0");
+    // Without the flag: refused, saying how to go on.
+    d.run(&args, b"").fails(
+        2,
+        "out/t-0: already holds a partition salvaged by an earlier run (00000000000000000000.index, \
+         00000000000000000000.log",
+    );
+    d.run(&args, b"").fails(2, "run again with --skip-existing");
+    assert!(!d.path("out/t-1").exists());
+    let r = d.run(&[&args[..], &["--skip-existing"]].concat(), b"");
+    r.fails(1, "");
+    assert!(
+        r.out()
+            .contains("data/t-0: skipped, already salvaged into out/t-0 by an earlier run"),
+        "{}",
+        r.out()
+    );
+    assert!(
+        r.out().contains("data/t-1: salvaged into out/t-1"),
+        "{}",
+        r.out()
+    );
+    assert_eq!(tree(&d, "out/t-0"), t0, "t-0 left as it was");
+    d.run(&["verify", "out/t-1"], b"").ok();
+    // JSON says which were skipped.
+    let r = d.run(
+        &[&args[..], &["--skip-existing", "--format", "json"]].concat(),
+        b"",
+    );
+    r.fails(1, "");
+    let lines: Vec<serde_json::Value> = r
+        .out()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|l| l["skipped"] == true), "{lines:?}");
+    // A partition directory holding a file salvage did not write is refused, even so.
+    d.write("out/t-1/notes.txt", b"mine");
+    d.run(&[&args[..], &["--skip-existing"]].concat(), b"")
+        .fails(2, "out/t-1: already holds files a salvage did not write");
+    assert_eq!(d.read("out/t-1/notes.txt"), b"mine");
 }
 
 #[test]

@@ -667,3 +667,62 @@ fn sql_refuses_statements_that_write() {
     assert_eq!(sql(ctas, &part, &[]).ok(), "");
     assert_eq!(sql(ctas, &part, &["--format", "csv"]).ok(), "");
 }
+
+/// A record whose timestamp no calendar date can show (`i64::MAX` ms): `--format csv` stopped
+/// after the header and the row before it (exit 2, "row 0, column 1", counted in its batch),
+/// the table and JSON wrote `ERROR: Cast error: ...` text in its place. Every format writes
+/// its epoch milliseconds, says so on stderr, and exits 0.
+#[test]
+fn a_timestamp_past_the_calendar_is_written_as_its_epoch_milliseconds() {
+    let d = Dir::new();
+    let input = "{\"timestamp\":1714000000000,\"key\":\"a\",\"value\":\"x\"}\n\
+                 {\"timestamp\":9223372036854775807,\"key\":\"b\",\"value\":\"y\"}\n";
+    let built = d.run(&["build"], input.as_bytes());
+    let segment = d.write("00000000000000000000.log", &built.stdout);
+    let segment = Path::new(&segment);
+    let query = "SELECT \"offset\", timestamp FROM t ORDER BY \"offset\"";
+    let said = "1 date or time value(s) are outside the calendar's range";
+    let csv = sql(query, segment, &["--format", "csv"]);
+    assert_eq!(
+        csv.ok(),
+        "offset,timestamp\n0,2024-04-24T23:06:40Z\n1,9223372036854775807\n"
+    );
+    assert!(csv.stderr.contains(said), "{}", csv.stderr);
+    let json = sql(query, segment, &["--format", "json"]);
+    assert_eq!(
+        json.ok(),
+        "{\"offset\":0,\"timestamp\":\"2024-04-24T23:06:40Z\"}\n\
+         {\"offset\":1,\"timestamp\":\"9223372036854775807\"}\n"
+    );
+    let table = sql(query, segment, &[]);
+    let text = table.ok();
+    assert!(text.contains("| 1      | 9223372036854775807  |"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    assert!(table.stderr.contains(said), "{}", table.stderr);
+}
+
+/// `--output` on a full disk said `Parquet error: External: File too large` (the writer's
+/// wrappers, no file named): it names the output as given.
+#[test]
+fn a_full_disk_names_the_parquet_output() {
+    let d = Dir::new();
+    let all = d.big_log_and_small_dir();
+    let table = format!("t={all}");
+    let args = [
+        "sql",
+        "SELECT * FROM t",
+        "--table",
+        &table,
+        "--output",
+        "small/r.parquet",
+    ];
+    let r = crate::util::run_with_file_limit(&d, 128, &args, b"");
+    r.fails(
+        2,
+        "krec: cannot write small/r.parquet: File too large (os error 27)",
+    )
+    .one_line();
+    assert!(!r.stderr.contains("Parquet error"), "{}", r.stderr);
+    assert_eq!(crate::util::temporaries(&d, "small"), Vec::<String>::new());
+    assert!(!d.path("small/r.parquet").exists());
+}

@@ -184,6 +184,22 @@ impl Dir {
         self.run(&all, b"").ok();
         self.arg(name)
     }
+
+    /// `all.log`, 20,000 records of 200 random bytes (over 4 MB, too big for a disk that
+    /// `run_with_file_limit` fills), and an empty directory `small` to write into.
+    pub fn big_log_and_small_dir(&self) -> String {
+        let args = [
+            "--records",
+            "20000",
+            "--value-size",
+            "200",
+            "--content",
+            "random",
+        ];
+        let all = self.gen("all.log", &args);
+        std::fs::create_dir(self.path("small")).unwrap();
+        all
+    }
 }
 
 impl Dir {

@@ -389,6 +389,42 @@ fn a_partition_leader_epoch_that_goes_down_is_reported() {
             2 * len
         ),
     );
+    // Salvage keeps that batch, as Kafka's recovery does (nothing lost: exit 0), and lists
+    // the place verify reports, in text and JSON.
+    let r = d.run(&["salvage", &d.arg("e"), "-o", &d.arg("s1")], b"");
+    r.ok();
+    assert!(
+        r.out().contains(&format!(
+            "epoch goes down: {} byte {}: offsets 4..=5 have partition leader epoch 3, below \
+             epoch 7 of offset 3 kept before them; kept, as Kafka's recovery keeps them (krec \
+             verify reports it)",
+            d.arg(seg),
+            2 * len
+        )),
+        "{}",
+        r.out()
+    );
+    let r = d.run(
+        &[
+            "salvage",
+            &d.arg("e"),
+            "-o",
+            &d.arg("s2"),
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    r.ok();
+    let down = &r.json()["epochs_down"];
+    assert_eq!(down.as_array().unwrap().len(), 1, "{down}");
+    assert_eq!(down[0]["position"], 2 * len as u64);
+    assert_eq!(down[0]["first_offset"], 4);
+    assert_eq!(down[0]["epoch"], 3);
+    assert_eq!(down[0]["earlier_epoch"], 7);
+    assert_eq!(down[0]["earlier_last_offset"], 3);
+    d.run(&["verify", &d.arg("s2")], b"")
+        .reports(1, "partition leader epoch 3 is below epoch 7");
 }
 
 /// Kafka's producer snapshot with one entry.

@@ -38,6 +38,7 @@ pub use crate::entry_stream::{
 };
 
 use crate::data_dir::{self, PartitionDir, Selection};
+use crate::epoch::epoch_falls;
 use crate::files::{
     self, INDEX_SUFFIX, LEADER_EPOCH_CHECKPOINT_FILE, LOG_SUFFIX, SNAPSHOT_SUFFIX,
     TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
@@ -1648,9 +1649,9 @@ fn entry_facts(
     }
 }
 
-/// The rule that partition leader epochs never go down along a partition's log: a v2 entry
-/// (`facts`) with the stored epoch `epoch` after the last entry with one, `prev` (its epoch
-/// and last offset, updated here). Followers truncate to the leader's log before they fetch,
+/// The rule that partition leader epochs never go down along a partition's log
+/// ([`epoch_falls`], which salvage shares): a v2 entry (`facts`) with the stored epoch `epoch`
+/// after the last entry with one, `prev` (its epoch and last offset, updated here). Followers truncate to the leader's log before they fetch,
 /// so a replica's log holds the epochs of its leaders in order; the CRC does not cover the
 /// field, so a flipped bit there shows only here. Epoch -1 ("none", written by some tools) is
 /// skipped; another negative one is reported when it follows an epoch, and never followed.
@@ -1660,21 +1661,14 @@ fn entry_facts(
 /// after it, whose right epoch is then below the raised one (and not at all in the last v2
 /// entry of the partition).
 fn epoch_step(prev: &mut Option<(i32, i64)>, epoch: i32, facts: &EntryFacts) -> Option<String> {
-    if epoch == -1 {
-        return None;
-    }
-    let problem = prev.filter(|(p, _)| epoch < *p).map(|(p, at)| {
+    epoch_falls(prev, epoch, facts.last_offset).map(|(p, at)| {
         format!(
             "entry with offsets {}..={}: partition leader epoch {epoch} is below epoch {p} of \
              an earlier entry (last offset {at}): epochs never go down in a partition's log \
              (a flipped bit, or logs of two replicas mixed)",
             facts.first_offset, facts.last_offset
         )
-    });
-    if epoch >= 0 {
-        *prev = Some((epoch, facts.last_offset));
-    }
-    problem
+    })
 }
 
 /// Fills in what only the records tell (a wrapper's first offset, an abort marker) and

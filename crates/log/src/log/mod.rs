@@ -43,6 +43,15 @@ impl Env {
         Env::new(Arc::new(FsStorage), Arc::new(SystemClock))
     }
 
+    /// The real file system and a clock stopped at `now_ms` (epoch milliseconds): what
+    /// retention, roll and timestamps see is that time (`krec log ... --now`).
+    pub fn fs_at(now_ms: i64) -> Self {
+        Env::new(
+            Arc::new(FsStorage),
+            Arc::new(crate::clock::ManualClock::new(now_ms)),
+        )
+    }
+
     /// A fresh [`MemStorage`] and the system clock (for examples and tests).
     pub fn memory() -> Self {
         Env::new(Arc::new(MemStorage::new()), Arc::new(SystemClock))
